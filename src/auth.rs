@@ -1,0 +1,208 @@
+//! Authentication: user JWTs (HS256, RFC 7519) and the admin bearer token.
+//!
+//! Users present `Authorization: Bearer <jwt>` or, for browsers that cannot
+//! set headers on a WebSocket, `?access_token=<jwt>`; the header wins when both
+//! are present. The algorithm is pinned to HS256 (so `alg: none` and every other
+//! algorithm are refused), `exp` and `sub` are required, `nbf` is checked when
+//! present, `iss` and `aud` when configured, with a leeway of at most 60 s.
+
+use axum::http::{header, HeaderMap};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq;
+
+use crate::ids::{now_ms, UserId};
+
+/// Claims of a chatd user token.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Claims {
+    /// The user id.
+    pub sub: String,
+    /// Expiry, seconds since the Unix epoch.
+    pub exp: u64,
+    /// Issued at, seconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iat: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aud: Option<String>,
+}
+
+/// Why a token was refused. Never includes the token.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("missing bearer token")]
+    Missing,
+    #[error("invalid token: {0:?}")]
+    Invalid(jsonwebtoken::errors::ErrorKind),
+    #[error("token subject is not a valid user id")]
+    BadSubject,
+    #[error("could not sign token")]
+    Sign(#[source] jsonwebtoken::errors::Error),
+}
+
+/// A verified user.
+#[derive(Debug, Clone)]
+pub struct AuthUser {
+    pub user_id: UserId,
+    /// Token expiry, seconds since the Unix epoch.
+    pub expires_at: u64,
+}
+
+/// Keys and rules for both kinds of credentials.
+#[derive(Clone)]
+pub struct Auth {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    validation: Validation,
+    admin_token: Vec<u8>,
+    issuer: Option<String>,
+    audience: Option<String>,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth").finish_non_exhaustive()
+    }
+}
+
+impl Auth {
+    /// Builds the verifier. `jwt_secret`'s UTF-8 bytes are the HS256 key.
+    pub fn new(jwt_secret: &str, admin_token: &str, issuer: Option<String>, audience: Option<String>, leeway_secs: u64) -> Self {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_required_spec_claims(&["exp", "sub"]);
+        validation.leeway = leeway_secs.min(60);
+        validation.validate_nbf = true;
+        match &issuer {
+            Some(iss) => validation.set_issuer(&[iss]),
+            None => validation.iss = None,
+        }
+        match &audience {
+            Some(aud) => validation.set_audience(&[aud]),
+            None => validation.validate_aud = false,
+        }
+        Self {
+            encoding: EncodingKey::from_secret(jwt_secret.as_bytes()),
+            decoding: DecodingKey::from_secret(jwt_secret.as_bytes()),
+            validation,
+            admin_token: admin_token.as_bytes().to_vec(),
+            issuer,
+            audience,
+        }
+    }
+
+    /// Verifies a user token.
+    ///
+    /// # Errors
+    /// [`AuthError::Invalid`] (bad signature, algorithm, expiry, `nbf`, `iss`,
+    /// `aud`, shape) or [`AuthError::BadSubject`].
+    pub fn verify(&self, token: &str) -> Result<AuthUser, AuthError> {
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .map_err(|e| AuthError::Invalid(e.into_kind()))?;
+        let user_id = UserId::parse(&data.claims.sub).map_err(|_| AuthError::BadSubject)?;
+        Ok(AuthUser {
+            user_id,
+            expires_at: data.claims.exp,
+        })
+    }
+
+    /// Signs a token for `user_id` valid for `ttl_secs`. Returns the token and
+    /// its expiry in ms since the Unix epoch.
+    ///
+    /// # Errors
+    /// [`AuthError::Sign`] (not expected with an HMAC key).
+    pub fn mint(&self, user_id: &UserId, ttl_secs: u64) -> Result<(String, i64), AuthError> {
+        let now = u64::try_from(now_ms() / 1000).unwrap_or(0);
+        let exp = now.saturating_add(ttl_secs);
+        let claims = Claims {
+            sub: user_id.as_str().to_owned(),
+            exp,
+            iat: Some(now),
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
+        };
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(AuthError::Sign)?;
+        Ok((token, i64::try_from(exp.saturating_mul(1000)).unwrap_or(i64::MAX)))
+    }
+
+    /// Whether `token` is the admin token, compared in constant time
+    /// (for tokens of the right length).
+    pub fn is_admin_token(&self, token: &str) -> bool {
+        bool::from(token.as_bytes().ct_eq(&self.admin_token))
+    }
+}
+
+/// The bearer token of the `Authorization` header, if any.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auth() -> Auth {
+        Auth::new(&"k".repeat(32), "admin-token-0123456789", None, None, 0)
+    }
+
+    #[test]
+    fn minted_tokens_verify() {
+        let a = auth();
+        let (token, exp) = a.mint(&UserId::parse("alice").unwrap(), 60).unwrap();
+        let user = a.verify(&token).unwrap();
+        assert_eq!(user.user_id.as_str(), "alice");
+        assert!(exp > now_ms());
+    }
+
+    #[test]
+    fn other_algorithms_and_keys_are_refused() {
+        let a = auth();
+        let other = Auth::new(&"x".repeat(32), "admin-token-0123456789", None, None, 0);
+        let (token, _) = other.mint(&UserId::parse("alice").unwrap(), 60).unwrap();
+        assert!(a.verify(&token).is_err());
+        // alg: none, unsigned.
+        let header = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0"; // {"alg":"none","typ":"JWT"}
+        let payload = "eyJzdWIiOiJhbGljZSIsImV4cCI6OTk5OTk5OTk5OX0"; // {"sub":"alice","exp":9999999999}
+        assert!(a.verify(&format!("{header}.{payload}.")).is_err());
+        let hs512 = jsonwebtoken::encode(
+            &Header::new(Algorithm::HS512),
+            &Claims { sub: "alice".into(), exp: 9_999_999_999, iat: None, iss: None, aud: None },
+            &EncodingKey::from_secret("k".repeat(32).as_bytes()),
+        )
+        .unwrap();
+        assert!(a.verify(&hs512).is_err());
+    }
+
+    #[test]
+    fn expired_tokens_are_refused() {
+        let a = auth();
+        let expired = jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &Claims { sub: "alice".into(), exp: 1_000, iat: None, iss: None, aud: None },
+            &EncodingKey::from_secret("k".repeat(32).as_bytes()),
+        )
+        .unwrap();
+        assert!(matches!(a.verify(&expired), Err(AuthError::Invalid(_))));
+    }
+
+    #[test]
+    fn issuer_and_audience_are_checked_when_configured() {
+        let plain = auth();
+        let strict = Auth::new(&"k".repeat(32), "admin-token-0123456789", Some("chatd".into()), Some("app".into()), 0);
+        let (token, _) = plain.mint(&UserId::parse("alice").unwrap(), 60).unwrap();
+        assert!(strict.verify(&token).is_err());
+        let (token, _) = strict.mint(&UserId::parse("alice").unwrap(), 60).unwrap();
+        assert!(strict.verify(&token).is_ok());
+    }
+
+    #[test]
+    fn admin_token_comparison() {
+        let a = auth();
+        assert!(a.is_admin_token("admin-token-0123456789"));
+        assert!(!a.is_admin_token("admin-token-0123456788"));
+        assert!(!a.is_admin_token(""));
+    }
+}

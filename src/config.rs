@@ -1,0 +1,421 @@
+//! Settings: defaults, then `config/chatd.toml`, then `CHATD_*` environment
+//! variables, then command-line flags, each overriding the one before
+//! (`docs/configuration.md` lists every key). Secrets that are not configured
+//! are generated on first start into `<data_dir>/secrets.toml` (mode 0600).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
+
+/// The config file read when neither `--config` nor `CHATD_CONFIG` names one.
+pub const DEFAULT_CONFIG_FILE: &str = "config/chatd.toml";
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines (the default).
+    #[default]
+    Pretty,
+    /// One JSON object per line, for log shippers.
+    Json,
+}
+
+/// Every setting of the server. Field names are the TOML keys; the environment
+/// variable is `CHATD_` + the key in upper case (`listen` → `CHATD_LISTEN`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// HTTP and WebSocket listen address, `host:port`.
+    #[serde(deserialize_with = "lenient::string")]
+    pub listen: String,
+    /// `postgres://…` or `sqlite://path`; unset: `sqlite://<data_dir>/chatd.db`.
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub database_url: Option<String>,
+    /// Where the embedded database and generated secrets live.
+    pub data_dir: PathBuf,
+    /// HS256 secret for user tokens (UTF-8 bytes used as they are); unset: generated.
+    #[serde(deserialize_with = "lenient::opt_string", skip_serializing)]
+    pub jwt_secret: Option<String>,
+    /// Bearer token of the admin API; unset: generated.
+    #[serde(deserialize_with = "lenient::opt_string", skip_serializing)]
+    pub admin_token: Option<String>,
+    /// When set, user tokens must carry this `iss`.
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub jwt_issuer: Option<String>,
+    /// When set, user tokens must carry this `aud`.
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub jwt_audience: Option<String>,
+    /// Clock leeway for `exp` and `nbf`, seconds (at most 60).
+    pub jwt_leeway_secs: u64,
+    /// Lifetime of tokens minted by `chatd token` and `POST /v1/tokens` without a TTL, seconds.
+    pub token_ttl_secs: u64,
+    /// NATS server for fan-out across several nodes; unset: single node.
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub nats_url: Option<String>,
+    /// Log filter in `tracing` `EnvFilter` syntax.
+    #[serde(deserialize_with = "lenient::string")]
+    pub log: String,
+    /// `pretty` or `json`.
+    pub log_format: LogFormat,
+    /// Largest WebSocket message after reassembly, bytes; larger closes with 1009.
+    pub max_frame_bytes: usize,
+    /// Largest MSG_SEND body, bytes of UTF-8; larger gets `body_too_large`.
+    pub max_body_bytes: usize,
+    /// Frames queued per session before it counts as too slow and is closed with 1013.
+    pub outbound_queue: usize,
+    /// Sends a connection may have waiting for their ACK; past it the server stops reading.
+    pub max_sends_in_flight: usize,
+    /// Bad frames in a row after which a connection is closed with 1008.
+    pub max_bad_frames: u32,
+    /// Seconds sessions get to finish on SIGTERM/SIGINT before they are dropped.
+    pub shutdown_grace: u64,
+    /// Seconds between WebSocket pings; a peer silent for three intervals is closed.
+    pub ping_interval_secs: u64,
+    /// Largest number of database connections in the pool.
+    pub db_max_connections: u32,
+    /// Milliseconds to wait for a database connection before answering `unavailable`.
+    pub db_timeout_ms: u64,
+    /// Number of group-commit writer tasks; each channel is always served by the same one.
+    pub writer_shards: usize,
+    /// Most sends written in one transaction.
+    pub max_batch: usize,
+    /// WebSocket read buffer per connection, bytes.
+    pub ws_read_buffer_bytes: usize,
+    /// WebSocket write buffer per connection, bytes (writes are flushed past it).
+    pub ws_write_buffer_bytes: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            database_url: None,
+            data_dir: PathBuf::from("./data"),
+            jwt_secret: None,
+            admin_token: None,
+            jwt_issuer: None,
+            jwt_audience: None,
+            jwt_leeway_secs: 30,
+            token_ttl_secs: 86_400,
+            nats_url: None,
+            log: "info".into(),
+            log_format: LogFormat::Pretty,
+            max_frame_bytes: 65_536,
+            max_body_bytes: 16_384,
+            outbound_queue: 1_024,
+            max_sends_in_flight: 1_024,
+            max_bad_frames: 100,
+            shutdown_grace: 10,
+            ping_interval_secs: 30,
+            db_max_connections: 16,
+            db_timeout_ms: 5_000,
+            writer_shards: 4,
+            max_batch: 256,
+            ws_read_buffer_bytes: 8 * 1024,
+            ws_write_buffer_bytes: 8 * 1024,
+        }
+    }
+}
+
+/// Command-line overrides; `None` leaves the value from file and environment.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Overrides {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// A configuration that could not be loaded or is out of range.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration: {0}")]
+    Load(#[from] Box<figment::Error>),
+    #[error("configuration: {0}")]
+    Invalid(String),
+    #[error("secrets file {path}: {source}")]
+    Secrets {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("secrets file {path}: {message}")]
+    SecretsFormat { path: PathBuf, message: String },
+}
+
+impl Config {
+    /// Loads the layered configuration.
+    ///
+    /// `file` is the config file to read (it must exist); `None` reads
+    /// `CHATD_CONFIG` or else [`DEFAULT_CONFIG_FILE`] when it exists.
+    ///
+    /// # Errors
+    /// [`ConfigError::Load`] naming the source and key of a bad value, or
+    /// [`ConfigError::Invalid`] for a value out of range.
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        let env_file = std::env::var_os("CHATD_CONFIG").map(PathBuf::from);
+        match file.map(Path::to_path_buf).or(env_file) {
+            Some(path) => {
+                if !path.is_file() {
+                    return Err(ConfigError::Invalid(format!("config file {} not found", path.display())));
+                }
+                figment = figment.merge(Toml::file(path));
+            }
+            None => figment = figment.merge(Toml::file(DEFAULT_CONFIG_FILE)),
+        }
+        let config: Config = figment
+            .merge(Env::prefixed("CHATD_").ignore(&["config"]))
+            .merge(Serialized::defaults(overrides))
+            .extract()
+            .map_err(Box::new)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks ranges that serde cannot express.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |m: &str| Err(ConfigError::Invalid(m.to_owned()));
+        if self.jwt_leeway_secs > 60 {
+            return bad("jwt_leeway_secs must be at most 60");
+        }
+        if self.max_body_bytes == 0 || self.max_frame_bytes < 1024 {
+            return bad("max_body_bytes must be positive and max_frame_bytes at least 1024");
+        }
+        if self.outbound_queue == 0 || self.max_sends_in_flight == 0 {
+            return bad("outbound_queue and max_sends_in_flight must be positive");
+        }
+        if self.writer_shards == 0 || self.max_batch == 0 || self.db_max_connections == 0 {
+            return bad("writer_shards, max_batch and db_max_connections must be positive");
+        }
+        if self.ping_interval_secs == 0 {
+            return bad("ping_interval_secs must be positive");
+        }
+        if let Some(secret) = &self.jwt_secret {
+            if secret.len() < 32 {
+                return bad("jwt_secret must be at least 32 bytes");
+            }
+        }
+        if matches!(&self.admin_token, Some(t) if t.len() < 16) {
+            return bad("admin_token must be at least 16 bytes");
+        }
+        Ok(())
+    }
+
+    /// The database URL in force: the configured one, or the embedded SQLite file.
+    pub fn database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!("sqlite://{}", self.data_dir.join("chatd.db").display()),
+        }
+    }
+
+    /// Time to wait for a database connection or statement before `unavailable`.
+    pub fn db_timeout(&self) -> Duration {
+        Duration::from_millis(self.db_timeout_ms)
+    }
+}
+
+/// The secrets in force once generated ones are filled in.
+#[derive(Clone)]
+pub struct Secrets {
+    /// HS256 key bytes.
+    pub jwt_secret: String,
+    /// Admin bearer token.
+    pub admin_token: String,
+    /// The secrets file, when any secret came from it.
+    pub file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secrets").field("file", &self.file).finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct SecretsFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jwt_secret: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    admin_token: Option<String>,
+}
+
+/// Name of the generated secrets file inside the data directory.
+pub const SECRETS_FILE: &str = "secrets.toml";
+
+impl Config {
+    /// Returns the configured secrets, reading `<data_dir>/secrets.toml` for
+    /// missing ones and generating (and saving, mode 0600) those still missing.
+    /// A configured secret is used as it is and never written to the file.
+    ///
+    /// # Errors
+    /// [`ConfigError::Secrets`] when the file cannot be read or written,
+    /// [`ConfigError::SecretsFormat`] when it is not valid TOML.
+    pub fn secrets(&self) -> Result<Secrets, ConfigError> {
+        if let (Some(jwt_secret), Some(admin_token)) = (&self.jwt_secret, &self.admin_token) {
+            return Ok(Secrets {
+                jwt_secret: jwt_secret.clone(),
+                admin_token: admin_token.clone(),
+                file: None,
+            });
+        }
+        let path = self.data_dir.join(SECRETS_FILE);
+        let io = |source| ConfigError::Secrets {
+            path: path.clone(),
+            source,
+        };
+        let mut stored = match std::fs::read_to_string(&path) {
+            Ok(text) => toml::from_str::<SecretsFile>(&text).map_err(|e| ConfigError::SecretsFormat {
+                path: path.clone(),
+                message: e.message().to_owned(),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => SecretsFile::default(),
+            Err(e) => return Err(io(e)),
+        };
+        let mut changed = false;
+        if self.jwt_secret.is_none() && stored.jwt_secret.is_none() {
+            stored.jwt_secret = Some(random_secret());
+            changed = true;
+        }
+        if self.admin_token.is_none() && stored.admin_token.is_none() {
+            stored.admin_token = Some(random_secret());
+            changed = true;
+        }
+        if changed {
+            write_private(&path, &toml::to_string(&stored).unwrap_or_default()).map_err(io)?;
+        }
+        let pick = |configured: &Option<String>, stored: Option<String>| configured.clone().or(stored).unwrap_or_default();
+        Ok(Secrets {
+            jwt_secret: pick(&self.jwt_secret, stored.jwt_secret),
+            admin_token: pick(&self.admin_token, stored.admin_token),
+            file: Some(path),
+        })
+    }
+}
+
+/// 32 random bytes as 64 hex characters.
+fn random_secret() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Writes `text` to `path` with mode 0600 (created that way, never widened),
+/// through a temporary file and a rename so a crash leaves the old file whole.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&tmp)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Serde helpers that accept numbers and booleans where text is expected:
+/// figment parses `CHATD_JWT_SECRET=1234…` as a number.
+mod lenient {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Scalar {
+        S(String),
+        I(i64),
+        U(u64),
+        F(f64),
+        B(bool),
+    }
+
+    impl Scalar {
+        fn into_string(self) -> String {
+            match self {
+                Scalar::S(s) => s,
+                Scalar::I(n) => n.to_string(),
+                Scalar::U(n) => n.to_string(),
+                Scalar::F(n) => n.to_string(),
+                Scalar::B(b) => b.to_string(),
+            }
+        }
+    }
+
+    pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        Scalar::deserialize(d).map(Scalar::into_string)
+    }
+
+    pub fn opt_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(Option::<Scalar>::deserialize(d)?.map(Scalar::into_string).filter(|s| !s.is_empty()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_secrets_are_private_and_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        };
+        let first = config.secrets().unwrap();
+        assert_eq!(first.jwt_secret.len(), 64);
+        assert_ne!(first.jwt_secret, first.admin_token);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(SECRETS_FILE)).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let second = config.secrets().unwrap();
+        assert_eq!(first.jwt_secret, second.jwt_secret);
+        assert_eq!(first.admin_token, second.admin_token);
+    }
+
+    #[test]
+    fn configured_secrets_are_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            data_dir: dir.path().to_path_buf(),
+            jwt_secret: Some("s".repeat(32)),
+            ..Config::default()
+        };
+        let secrets = config.secrets().unwrap();
+        assert_eq!(secrets.jwt_secret, "s".repeat(32));
+        let text = std::fs::read_to_string(dir.path().join(SECRETS_FILE)).unwrap();
+        assert!(!text.contains("jwt_secret"), "configured secret written: {text}");
+        assert!(text.contains("admin_token"));
+    }
+
+    #[test]
+    fn short_jwt_secret_is_refused() {
+        let config = Config {
+            jwt_secret: Some("short".into()),
+            ..Config::default()
+        };
+        assert!(matches!(config.validate(), Err(ConfigError::Invalid(_))));
+    }
+}

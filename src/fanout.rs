@@ -1,0 +1,197 @@
+//! Fan-out: the registry of this node's live sessions and delivery of frames
+//! to them.
+//!
+//! Delivery never waits on a socket: each session has a bounded outbound queue
+//! and [`Hub`] only calls `try_send`. A session whose queue is full is closed
+//! with 1013 (try again later) and recovers by reconnecting and syncing, so one
+//! slow reader never slows anyone else (backpressure ends at the queue).
+//!
+//! This is the single-node bus. Fan-out across nodes (`CHATD_NATS_URL`) will
+//! sit behind the same two calls, [`Hub::publish_message`] and
+//! [`Hub::send_to_user`]: a node publishes to the broker after commit and each
+//! node delivers to its own sessions through this hub.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use axum::extract::ws::Utf8Bytes;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::ids::UserId;
+use crate::protocol::ServerFrame;
+use crate::store::StoredMessage;
+use crate::telemetry;
+
+/// WebSocket close codes used by the server (RFC 6455 §7.4.1, IANA registry).
+pub mod close_code {
+    /// Normal closure.
+    pub const NORMAL: u16 = 1000;
+    /// Server going away (shutdown).
+    pub const GOING_AWAY: u16 = 1001;
+    /// Policy violation (token expired, too many bad frames).
+    pub const POLICY: u16 = 1008;
+    /// Message too big (over `max_frame_bytes`).
+    pub const TOO_BIG: u16 = 1009;
+    /// Internal error.
+    pub const INTERNAL: u16 = 1011;
+    /// Try again later: the session could not keep up with its frames.
+    pub const TRY_AGAIN_LATER: u16 = 1013;
+}
+
+/// How and why a session is being closed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloseReason {
+    /// WebSocket close code (see [`close_code`]).
+    pub code: u16,
+    /// Short text sent in the close frame.
+    pub reason: &'static str,
+}
+
+/// A session's close switch, shared by its reader, its writer and the hub.
+/// The first reason set wins.
+#[derive(Debug, Default)]
+pub struct CloseSignal {
+    token: CancellationToken,
+    reason: OnceLock<CloseReason>,
+}
+
+impl CloseSignal {
+    /// Closes the session now with `code`, dropping frames still queued.
+    pub fn kick(&self, code: u16, reason: &'static str) {
+        let _ = self.reason.set(CloseReason { code, reason });
+        self.token.cancel();
+    }
+
+    /// Records the code to close with once the queue has drained, without
+    /// closing now (graceful shutdown).
+    pub fn close_after_drain(&self, code: u16, reason: &'static str) {
+        let _ = self.reason.set(CloseReason { code, reason });
+    }
+
+    /// Resolves when [`Self::kick`] was called.
+    pub async fn kicked(&self) {
+        self.token.cancelled().await;
+    }
+
+    /// Whether [`Self::kick`] was called.
+    pub fn is_kicked(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// The reason in force, if any.
+    pub fn reason(&self) -> Option<CloseReason> {
+        self.reason.get().cloned()
+    }
+}
+
+/// A process-unique session id (UUIDv7 text), also sent in HELLO.
+pub type SessionId = Arc<str>;
+
+/// What the hub holds for one live session.
+#[derive(Debug, Clone)]
+pub struct SessionHandle {
+    /// This session's id.
+    pub id: SessionId,
+    /// The authenticated user.
+    pub user_id: UserId,
+    outbound: mpsc::Sender<Utf8Bytes>,
+    close: Arc<CloseSignal>,
+}
+
+impl SessionHandle {
+    /// A handle over the session's outbound queue and close switch.
+    pub fn new(id: SessionId, user_id: UserId, outbound: mpsc::Sender<Utf8Bytes>, close: Arc<CloseSignal>) -> Self {
+        Self {
+            id,
+            user_id,
+            outbound,
+            close,
+        }
+    }
+
+    /// Queues an encoded frame without waiting. A full queue closes the
+    /// session with 1013; a session already gone is ignored. Returns whether
+    /// the frame was queued.
+    pub fn push(&self, text: Utf8Bytes, type_name: &'static str) -> bool {
+        match self.outbound.try_send(text) {
+            Ok(()) => {
+                telemetry::frame_out(type_name);
+                true
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.close.kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Closes the session now with `code` (see [`CloseSignal::kick`]).
+    pub fn kick(&self, code: u16, reason: &'static str) {
+        self.close.kick(code, reason);
+    }
+
+    /// Encodes and queues a frame (see [`Self::push`]).
+    pub fn send(&self, frame: &ServerFrame) -> bool {
+        self.push(Utf8Bytes::from(frame.encode()), frame.type_name())
+    }
+}
+
+/// The registry of live sessions on this node, by user.
+#[derive(Debug, Default)]
+pub struct Hub {
+    /// A std lock, not tokio's: it is held only to clone handles or call
+    /// `try_send`, never across an await.
+    sessions: RwLock<HashMap<UserId, Vec<SessionHandle>>>,
+}
+
+impl Hub {
+    /// Registers a session; from now on it receives its user's frames.
+    pub fn register(&self, handle: SessionHandle) {
+        let mut sessions = self.sessions.write().unwrap_or_else(|e| e.into_inner());
+        sessions.entry(handle.user_id.clone()).or_default().push(handle);
+    }
+
+    /// Removes a session (no-op when absent).
+    pub fn unregister(&self, user_id: &UserId, id: &SessionId) {
+        let mut sessions = self.sessions.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(list) = sessions.get_mut(user_id) {
+            list.retain(|h| &h.id != id);
+            if list.is_empty() {
+                sessions.remove(user_id);
+            }
+        }
+    }
+
+    /// Number of live sessions on this node.
+    pub fn session_count(&self) -> usize {
+        self.sessions.read().unwrap_or_else(|e| e.into_inner()).values().map(Vec::len).sum()
+    }
+
+    /// Every live session of every user, for shutdown.
+    pub fn all_sessions(&self) -> Vec<SessionHandle> {
+        self.sessions.read().unwrap_or_else(|e| e.into_inner()).values().flatten().cloned().collect()
+    }
+
+    /// Queues an already-encoded frame to every live session of `user_id`
+    /// except `except`.
+    pub fn send_to_user(&self, user_id: &UserId, text: &Utf8Bytes, type_name: &'static str, except: Option<&SessionId>) {
+        let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
+        for handle in sessions.get(user_id).into_iter().flatten() {
+            if Some(&handle.id) != except {
+                handle.push(text.clone(), type_name);
+            }
+        }
+    }
+
+    /// Fans a stored message out as MSG_RECV to every live session of every
+    /// member, except the session whose copy was stored (it has the ACK).
+    /// The frame is serialised once and shared by every recipient.
+    pub fn publish_message(&self, message: &StoredMessage, members: &[UserId], except: &SessionId) {
+        let text = Utf8Bytes::from(ServerFrame::MsgRecv(message.to_recv()).encode());
+        for member in members {
+            self.send_to_user(member, &text, "MSG_RECV", Some(except));
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The WebSocket gateway: `GET /v1/ws`. Authenticates before the upgrade
+//! (401 otherwise), applies the frame-size and buffer limits, and hands the
+//! socket to [`session::run`].
+
+pub mod session;
+
+use std::collections::HashMap;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Query, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use tracing::Instrument;
+
+use crate::auth;
+use crate::http::ApiError;
+use crate::state::AppState;
+
+/// Upgrades an authenticated request to a chat session.
+///
+/// The token comes from `Authorization: Bearer` or else the `access_token`
+/// query parameter. Refusals: 401 `unauthorized` for a missing or bad token
+/// (before any upgrade), 400 when the request is not a WebSocket upgrade,
+/// 503 while shutting down.
+pub async fn ws_handler(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    let query_token = query.as_ref().ok().and_then(|q| q.get("access_token").cloned());
+    let Some(token) = auth::bearer(&headers).map(str::to_owned).or(query_token) else {
+        return ApiError::unauthorized("missing bearer token").into_response();
+    };
+    let user = match state.auth.verify(&token) {
+        Ok(user) => user,
+        Err(e) => return ApiError::unauthorized(&e.to_string()).into_response(),
+    };
+    if state.shutdown.is_cancelled() {
+        return ApiError::unavailable("server is shutting down").into_response();
+    }
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(rejection) => return ApiError::bad_request(&rejection.body_text()).into_response(),
+    };
+    let config = &state.config;
+    let tracker = state.sessions.clone();
+    upgrade
+        .max_message_size(config.max_frame_bytes)
+        .max_frame_size(config.max_frame_bytes)
+        .read_buffer_size(config.ws_read_buffer_bytes)
+        .write_buffer_size(config.ws_write_buffer_bytes)
+        .on_failed_upgrade(|error| tracing::warn!(%error, "websocket upgrade failed"))
+        .on_upgrade(move |socket| {
+            let span = tracing::info_span!("session", user_id = %user.user_id);
+            tracker.track_future(session::run(socket, state, user).instrument(span))
+        })
+}

@@ -1,0 +1,400 @@
+//! One WebSocket session: a reader (this task) and a writer task joined by a
+//! bounded outbound queue.
+//!
+//! - The reader handles frames in arrival order. Sends are pipelined: each is
+//!   queued on its channel's writer and the reader reads on, up to
+//!   `max_sends_in_flight` unfinished sends, past which it stops reading
+//!   (backpressure to the client). Any other frame, and every ERROR reply,
+//!   first waits for the earlier sends to finish, so their effects are in place
+//!   before the reply to a later frame.
+//! - The writer owns the socket's sink: it sends HELLO first, then whatever is
+//!   queued, batching writes (feed, then one flush) and pinging the peer every
+//!   `ping_interval_secs`.
+//! - Close codes: 1001 on shutdown (after in-flight sends are ACKed), 1008 when
+//!   the token expires, after `max_bad_frames` bad frames in a row, or when the
+//!   peer sent nothing (not even a pong) for three ping intervals, 1009 for a
+//!   message over `max_frame_bytes`, 1011 when the database fails at start,
+//!   1013 when the outbound queue is full.
+//!
+//! A panic in a session ends only its own task; the guards below still
+//! unregister it from the hub and fix the connection gauge.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use futures_util::stream::{FuturesOrdered, SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::auth::AuthUser;
+use crate::fanout::{close_code, CloseSignal, Hub, SessionHandle, SessionId};
+use crate::ids::{now_ms, UserId};
+use crate::protocol::{decode_client_frame, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame, TaggedMessage};
+use crate::state::AppState;
+use crate::store::{NewMessage, StoreError};
+use crate::telemetry;
+use crate::writer::SendJob;
+
+/// How long the writer keeps trying to deliver the close frame.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most queued frames written before one flush.
+const WRITE_BATCH: usize = 64;
+
+/// Unregisters the session and lowers the connection gauge on every exit path,
+/// panics included.
+struct Registration {
+    hub: Arc<Hub>,
+    user_id: UserId,
+    id: SessionId,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.hub.unregister(&self.user_id, &self.id);
+        telemetry::connections(-1.0);
+    }
+}
+
+/// Runs one session until the peer leaves, the session is closed, or the
+/// server shuts down.
+pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
+    telemetry::connections(1.0);
+    let id: SessionId = uuid::Uuid::now_v7().to_string().into();
+    let (outbound, outbound_rx) = mpsc::channel(state.config.outbound_queue);
+    let close = Arc::new(CloseSignal::default());
+    let handle = SessionHandle::new(id.clone(), user.user_id.clone(), outbound, close.clone());
+    // Register before reading the channel states, so nothing stored after the
+    // HELLO snapshot is missed (the client drops duplicates by messageId).
+    state.hub.register(handle.clone());
+    let registration = Registration {
+        hub: state.hub.clone(),
+        user_id: user.user_id.clone(),
+        id: id.clone(),
+    };
+
+    let (sink, stream) = socket.split();
+    let hello = match state.store.channel_states(&user.user_id).await {
+        Ok(channels) => ServerFrame::Hello {
+            user_id: user.user_id.as_str().to_owned(),
+            session_id: id.to_string(),
+            server_ts: now_ms(),
+            channels,
+        },
+        Err(error) => {
+            tracing::error!(%error, "cannot read channel states");
+            close.kick(close_code::INTERNAL, "database unavailable");
+            ServerFrame::Error(ErrorFrame::new(ErrorCode::Unavailable, "database unavailable"))
+        }
+    };
+    telemetry::frame_out(hello.type_name());
+    let ping_every = Duration::from_secs(state.config.ping_interval_secs);
+    let writer = tokio::spawn(write_loop(sink, outbound_rx, hello.encode(), close.clone(), ping_every));
+    tracing::debug!("session open");
+
+    if !close.is_kicked() {
+        let mut reader = Reader {
+            state: &state,
+            user: &user,
+            handle: &handle,
+            close: &close,
+            pending: FuturesOrdered::new(),
+            bad_in_row: 0,
+        };
+        reader.run(stream).await;
+    }
+
+    // Let the writer drain: it stops once every sender of the queue is gone.
+    drop(registration);
+    drop(handle);
+    let code = close.reason().map_or(close_code::NORMAL, |r| r.code);
+    if tokio::time::timeout(CLOSE_TIMEOUT * 2, writer).await.is_err() {
+        tracing::warn!("writer did not finish");
+    }
+    telemetry::session_closed(code);
+    tracing::debug!(code, "session closed");
+}
+
+struct Reader<'a> {
+    state: &'a AppState,
+    user: &'a AuthUser,
+    handle: &'a SessionHandle,
+    close: &'a CloseSignal,
+    /// Completion signals of this session's unfinished sends, in send order.
+    pending: FuturesOrdered<oneshot::Receiver<()>>,
+    bad_in_row: u32,
+}
+
+impl Reader<'_> {
+    async fn run(&mut self, mut stream: SplitStream<WebSocket>) {
+        let expires_in = Duration::from_millis(
+            u64::try_from((i64::try_from(self.user.expires_at).unwrap_or(i64::MAX)).saturating_mul(1000) - now_ms()).unwrap_or(0),
+        );
+        let expiry = tokio::time::sleep(expires_in);
+        tokio::pin!(expiry);
+        // A peer that sends nothing, not even a pong to our pings, for three
+        // ping intervals is gone.
+        let idle_limit = Duration::from_secs(self.state.config.ping_interval_secs.saturating_mul(3));
+        let idle = tokio::time::sleep(idle_limit);
+        tokio::pin!(idle);
+        let max_in_flight = self.state.config.max_sends_in_flight;
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.close.kicked() => return,
+                _ = self.state.shutdown.cancelled() => {
+                    self.drain().await;
+                    self.close.close_after_drain(close_code::GOING_AWAY, "server shutting down");
+                    return;
+                }
+                _ = &mut expiry => {
+                    self.drain().await;
+                    self.close.kick(close_code::POLICY, "token expired");
+                    return;
+                }
+                _ = &mut idle => {
+                    self.close.kick(close_code::POLICY, "idle timeout");
+                    return;
+                }
+                Some(_) = self.pending.next(), if !self.pending.is_empty() => {}
+                message = stream.next(), if self.pending.len() < max_in_flight => {
+                    let Some(message) = message else { return };
+                    idle.as_mut().reset(tokio::time::Instant::now() + idle_limit);
+                    match message {
+                        Ok(Message::Text(text)) => self.on_text(text.as_str()).await,
+                        Ok(Message::Binary(_)) => {
+                            telemetry::frame_in("invalid");
+                            self.refuse(ErrorFrame::new(ErrorCode::BadFrame, "binary frames are not accepted")).await;
+                        }
+                        Ok(Message::Close(_)) => {
+                            self.drain().await;
+                            return;
+                        }
+                        Ok(Message::Ping(_) | Message::Pong(_)) => {}
+                        Err(error) => {
+                            // tungstenite reports an over-long message as a
+                            // capacity error ("Space limit exceeded: Message too long").
+                            let text = error.to_string();
+                            if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("too big") {
+                                self.close.kick(close_code::TOO_BIG, "message too big");
+                            }
+                            tracing::debug!(%error, "read failed");
+                            return;
+                        }
+                    }
+                    if self.bad_in_row > self.state.config.max_bad_frames {
+                        self.close.kick(close_code::POLICY, "too many bad frames");
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits until every earlier send of this session is finished.
+    async fn drain(&mut self) {
+        while self.pending.next().await.is_some() {}
+    }
+
+    async fn refuse(&mut self, frame: ErrorFrame) {
+        self.bad_in_row += 1;
+        self.drain().await;
+        self.handle.send(&ServerFrame::Error(frame));
+    }
+
+    async fn on_text(&mut self, text: &str) {
+        let frame = match decode_client_frame(text) {
+            Ok(frame) => frame,
+            Err(error) => {
+                telemetry::frame_in("invalid");
+                return self.refuse(error.to_error_frame()).await;
+            }
+        };
+        telemetry::frame_in(match &frame {
+            ClientFrame::MsgSend { .. } => "MSG_SEND",
+            ClientFrame::MsgDelivered { .. } => "MSG_DELIVERED",
+            ClientFrame::MsgRead { .. } => "MSG_READ",
+            ClientFrame::Sync { .. } => "SYNC",
+        });
+        let command = match frame.validate(self.state.config.max_body_bytes) {
+            Ok(command) => command,
+            Err(error) => {
+                telemetry::send_result("refused", error.code().as_str(), None);
+                return self.refuse(error.to_error_frame()).await;
+            }
+        };
+        self.bad_in_row = 0;
+        match command {
+            Command::Send {
+                channel_id,
+                client_msg_id,
+                body,
+            } => {
+                let (done, finished) = oneshot::channel();
+                let job = SendJob {
+                    message: NewMessage {
+                        sender_id: self.user.user_id.clone(),
+                        channel_id,
+                        client_msg_id,
+                        body,
+                    },
+                    session: self.handle.clone(),
+                    received: Instant::now(),
+                    done,
+                };
+                match self.state.writers.submit(job).await {
+                    Ok(()) => self.pending.push_back(finished),
+                    Err(stopped) => {
+                        let mut frame = ErrorFrame::new(ErrorCode::Unavailable, "server is shutting down; retry");
+                        frame.client_msg_id = Some(stopped.0.message.client_msg_id.as_str().to_owned());
+                        self.handle.send(&ServerFrame::Error(frame));
+                    }
+                }
+            }
+            Command::Receipt { message_id, read } => {
+                self.drain().await;
+                if let Err(frame) = self.receipt(message_id, read).await {
+                    self.handle.send(&ServerFrame::Error(frame));
+                }
+            }
+            Command::Sync {
+                channel_id,
+                after_seq,
+                limit,
+            } => {
+                self.drain().await;
+                let store = &self.state.store;
+                let result = match store.is_member(&channel_id, &self.user.user_id).await {
+                    Ok(true) => store.messages_after(&channel_id, after_seq, limit).await.map(Some),
+                    Ok(false) => Ok(None),
+                    Err(e) => Err(e),
+                };
+                let frame = match result {
+                    Ok(Some((messages, has_more))) => ServerFrame::SyncBatch {
+                        channel_id: channel_id.as_str().to_owned(),
+                        messages: messages.iter().map(|m| TaggedMessage::MsgRecv(m.to_recv())).collect(),
+                        has_more,
+                    },
+                    Ok(None) => {
+                        let mut frame = ErrorFrame::new(ErrorCode::Forbidden, "not a member of this channel");
+                        frame.channel_id = Some(channel_id.as_str().to_owned());
+                        ServerFrame::Error(frame)
+                    }
+                    Err(error) => ServerFrame::Error(store_error(&error)),
+                };
+                self.handle.send(&frame);
+            }
+        }
+    }
+
+    /// Moves a watermark and sends the RECEIPT when it moved.
+    async fn receipt(&self, message_id: uuid::Uuid, read: bool) -> Result<(), ErrorFrame> {
+        let store = &self.state.store;
+        let with_id = |mut frame: ErrorFrame| {
+            frame.message_id = Some(message_id.to_string());
+            frame
+        };
+        let message = store
+            .message(message_id)
+            .await
+            .map_err(|e| with_id(store_error(&e)))?
+            .ok_or_else(|| with_id(ErrorFrame::new(ErrorCode::NotFound, "unknown message")))?;
+        let member = store.is_member(&message.channel_id, &self.user.user_id).await.map_err(|e| with_id(store_error(&e)))?;
+        if !member {
+            return Err(with_id(ErrorFrame::new(ErrorCode::Forbidden, "not a member of this message's channel")));
+        }
+        let moved = store
+            .advance_watermark(&self.user.user_id, &message, read)
+            .await
+            .map_err(|e| with_id(store_error(&e)))?;
+        if !moved {
+            return Ok(());
+        }
+        let frame = ServerFrame::Receipt {
+            channel_id: message.channel_id.as_str().to_owned(),
+            user_id: self.user.user_id.as_str().to_owned(),
+            kind: if read { ReceiptKind::Read } else { ReceiptKind::Delivered },
+            message_id: message.message_id,
+            seq: message.seq,
+            ts: now_ms(),
+        };
+        let text = Utf8Bytes::from(frame.encode());
+        let hub = &self.state.hub;
+        hub.send_to_user(&message.sender_id, &text, "RECEIPT", Some(&self.handle.id));
+        if read && message.sender_id != self.user.user_id {
+            hub.send_to_user(&self.user.user_id, &text, "RECEIPT", Some(&self.handle.id));
+        }
+        Ok(())
+    }
+}
+
+/// The ERROR for a failed store call; details go to the log, not the client.
+fn store_error(error: &StoreError) -> ErrorFrame {
+    match error {
+        StoreError::Unavailable(_) => ErrorFrame::new(ErrorCode::Unavailable, "database unavailable; retry"),
+        other => {
+            tracing::error!(error = %other, cause = ?std::error::Error::source(other), "store call failed");
+            ErrorFrame::new(ErrorCode::Internal, "internal error; retry")
+        }
+    }
+}
+
+/// Writes HELLO, then queued frames, until the queue closes or the session is
+/// kicked; then sends the close frame.
+async fn write_loop(
+    mut sink: SplitSink<WebSocket, Message>,
+    mut queue: mpsc::Receiver<Utf8Bytes>,
+    hello: String,
+    close: Arc<CloseSignal>,
+    ping_every: Duration,
+) {
+    let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + ping_every, ping_every);
+    let mut healthy = tokio::select! {
+        biased;
+        _ = close.kicked() => true,
+        sent = sink.send(Message::Text(hello.into())) => sent.is_ok(),
+    };
+    while healthy && !close.is_kicked() {
+        tokio::select! {
+            biased;
+            _ = close.kicked() => break,
+            item = queue.recv() => {
+                let Some(text) = item else { break };
+                let write = async {
+                    sink.feed(Message::Text(text)).await?;
+                    for _ in 1..WRITE_BATCH {
+                        match queue.try_recv() {
+                            Ok(more) => sink.feed(Message::Text(more)).await?,
+                            Err(_) => break,
+                        }
+                    }
+                    sink.flush().await
+                };
+                healthy = tokio::select! {
+                    biased;
+                    _ = close.kicked() => true,
+                    written = write => written.is_ok(),
+                };
+            }
+            _ = ping.tick() => healthy = sink.send(Message::Ping(Default::default())).await.is_ok(),
+        }
+    }
+    if !healthy {
+        // The socket is gone; tell the reader.
+        close.kick(close_code::NORMAL, "connection lost");
+        return;
+    }
+    let reason = close.reason().unwrap_or(crate::fanout::CloseReason {
+        code: close_code::NORMAL,
+        reason: "bye",
+    });
+    let frame = CloseFrame {
+        code: reason.code,
+        reason: Utf8Bytes::from_static(reason.reason),
+    };
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, async {
+        sink.send(Message::Close(Some(frame))).await?;
+        sink.close().await
+    })
+    .await;
+}

@@ -1,0 +1,182 @@
+//! Channel, membership, token and history routes.
+
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use super::{caller, require_admin, ApiError, Caller};
+use crate::ids::{now_ms, ChannelId, UserId};
+use crate::protocol::{check_after_seq, check_limit, TaggedMessage};
+use crate::state::AppState;
+use crate::store::Channel;
+
+/// The channel object of the API: `{"channelId", "members", "lastSeq", "createdAt"}`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelView {
+    channel_id: String,
+    members: Vec<String>,
+    last_seq: i64,
+    created_at: i64,
+}
+
+impl From<Channel> for ChannelView {
+    fn from(c: Channel) -> Self {
+        Self {
+            channel_id: c.channel_id.as_str().to_owned(),
+            members: c.members.iter().map(|m| m.as_str().to_owned()).collect(),
+            last_seq: c.last_seq,
+            created_at: c.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateChannel {
+    channel_id: Option<String>,
+    #[serde(default)]
+    members: Vec<String>,
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(&format!("body is not the expected JSON: {e}")))
+}
+
+fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
+    ChannelId::parse(raw).map_err(|e| ApiError::invalid_field("channelId", &e.to_string()))
+}
+
+fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
+    UserId::parse(raw).map_err(|e| ApiError::invalid_field(field, &e.to_string()))
+}
+
+/// `POST /v1/channels` (admin): 201 with the channel; 409 if the id exists.
+pub async fn create_channel(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, ApiError> {
+    require_admin(&state, &headers)?;
+    let request: CreateChannel = if body.is_empty() {
+        CreateChannel {
+            channel_id: None,
+            members: Vec::new(),
+        }
+    } else {
+        parse_json(&body)?
+    };
+    let id = match request.channel_id {
+        Some(raw) => channel_id(&raw)?,
+        None => ChannelId::generate(),
+    };
+    let members = request
+        .members
+        .iter()
+        .map(|m| user_id(m, "members"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let channel = state.store.create_channel(&id, &members, now_ms()).await?;
+    tracing::info!(channel_id = %id, members = members.len(), "channel created");
+    Ok((StatusCode::CREATED, Json(ChannelView::from(channel))).into_response())
+}
+
+/// `GET /v1/channels/{channelId}` (admin): 200 or 404.
+pub async fn get_channel(State(state): State<AppState>, headers: HeaderMap, Path(raw): Path<String>) -> Result<Json<ChannelView>, ApiError> {
+    require_admin(&state, &headers)?;
+    let id = channel_id(&raw)?;
+    let channel = state.store.channel(&id).await?.ok_or_else(|| ApiError::not_found("unknown channel"))?;
+    Ok(Json(channel.into()))
+}
+
+/// `PUT /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
+pub async fn add_member(state: State<AppState>, headers: HeaderMap, path: Path<(String, String)>) -> Result<StatusCode, ApiError> {
+    set_member(state, headers, path, true).await
+}
+
+/// `DELETE /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
+pub async fn remove_member(state: State<AppState>, headers: HeaderMap, path: Path<(String, String)>) -> Result<StatusCode, ApiError> {
+    set_member(state, headers, path, false).await
+}
+
+async fn set_member(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((raw_channel, raw_user)): Path<(String, String)>,
+    add: bool,
+) -> Result<StatusCode, ApiError> {
+    require_admin(&state, &headers)?;
+    let channel = channel_id(&raw_channel)?;
+    let user = user_id(&raw_user, "userId")?;
+    state.store.set_member(&channel, &user, add, now_ms()).await?;
+    tracing::info!(channel_id = %channel, user_id = %user, add, "membership changed");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateToken {
+    user_id: String,
+    ttl_seconds: Option<u64>,
+}
+
+/// `POST /v1/tokens` (admin): 201 `{"token", "expiresAt"}`.
+pub async fn create_token(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, ApiError> {
+    require_admin(&state, &headers)?;
+    let request: CreateToken = parse_json(&body)?;
+    let user = user_id(&request.user_id, "userId")?;
+    let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
+    if ttl == 0 || ttl > 10 * 365 * 86_400 {
+        return Err(ApiError::invalid_field("ttlSeconds", "must be between 1 and 315360000"));
+    }
+    let (token, expires_at) = state
+        .auth
+        .mint(&user, ttl)
+        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "could not sign token"))?;
+    let body = serde_json::json!({"token": token, "expiresAt": expires_at});
+    Ok((StatusCode::CREATED, Json(body)).into_response())
+}
+
+/// `GET /v1/channels/{channelId}/messages?afterSeq=N&limit=M` (member or
+/// admin): 200 `{"messages", "hasMore"}`; 403 for a non-member or unknown
+/// channel (user), 404 for an unknown channel (admin).
+pub async fn history(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(raw): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let who = match super::auth_header_or_query(&headers, &query) {
+        Some(headers) => caller(&state, &headers)?,
+        None => return Err(ApiError::unauthorized("missing bearer token")),
+    };
+    let id = channel_id(&raw)?;
+    let after_seq = match query.get("afterSeq") {
+        None => 0,
+        Some(v) => v
+            .parse::<i64>()
+            .ok()
+            .and_then(|n| check_after_seq(n).ok())
+            .ok_or_else(|| ApiError::invalid_field("afterSeq", "must be an integer between 0 and 2^53-1"))?,
+    };
+    let limit = match query.get("limit") {
+        None => None,
+        Some(v) => Some(v.parse::<i64>().map_err(|_| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?),
+    };
+    let limit = check_limit(limit).map_err(|reason| ApiError::invalid_field("limit", reason))?;
+    match who {
+        Caller::Admin => {
+            if state.store.channel(&id).await?.is_none() {
+                return Err(ApiError::not_found("unknown channel"));
+            }
+        }
+        Caller::User(user) => {
+            if !state.store.is_member(&id, &user.user_id).await? {
+                return Err(ApiError::forbidden("not a member of this channel"));
+            }
+        }
+    }
+    let (messages, has_more) = state.store.messages_after(&id, after_seq, limit).await?;
+    let messages: Vec<TaggedMessage> = messages.iter().map(|m| TaggedMessage::MsgRecv(m.to_recv())).collect();
+    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more})).into_response())
+}

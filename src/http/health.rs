@@ -1,0 +1,49 @@
+//! Liveness, readiness and metrics.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+use crate::state::AppState;
+
+/// How long `/readyz` waits for the database.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `GET /healthz`: 200 while the process runs.
+pub async fn healthz() -> Json<serde_json::Value> {
+    Json(serde_json::json!({"status": "ok"}))
+}
+
+/// `GET /readyz`: 200 when the database answers within 2 s and the server is
+/// not shutting down, else 503 with the reason.
+pub async fn readyz(State(state): State<AppState>) -> Response {
+    if state.shutdown.is_cancelled() {
+        return not_ready("shutting down");
+    }
+    match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
+        Ok(Ok(())) => Json(serde_json::json!({
+            "status": "ready",
+            "database": state.store.backend_name(),
+            "sessions": state.hub.session_count(),
+        }))
+        .into_response(),
+        Ok(Err(_)) | Err(_) => not_ready("database unavailable"),
+    }
+}
+
+fn not_ready(reason: &str) -> Response {
+    let body = serde_json::json!({"status": "unavailable", "reason": reason});
+    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
+}
+
+/// `GET /metrics`: Prometheus text exposition format 0.0.4.
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+        .into_response()
+}

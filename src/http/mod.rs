@@ -1,0 +1,165 @@
+//! The HTTP API (`docs/protocol.md` §4): router assembly, the JSON error shape,
+//! and the credential checks shared by the routes.
+
+mod channels;
+mod health;
+
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post, put};
+use axum::{Json, Router};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::auth::{self, AuthUser};
+use crate::gateway;
+use crate::state::AppState;
+use crate::store::StoreError;
+
+/// Builds the router with every route and layer.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/ws", any(gateway::ws_handler))
+        .route("/v1/channels", post(channels::create_channel))
+        .route("/v1/channels/{channel_id}", get(channels::get_channel))
+        .route(
+            "/v1/channels/{channel_id}/members/{user_id}",
+            put(channels::add_member).delete(channels::remove_member),
+        )
+        .route("/v1/channels/{channel_id}/messages", get(channels::history))
+        .route("/v1/tokens", post(channels::create_token))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics))
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error").into_response()
+        }))
+        .layer(
+            // Log the path only: the query may hold an access_token.
+            TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+                tracing::info_span!("http", method = %request.method(), path = %request.uri().path())
+            }),
+        )
+        .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
+        .with_state(state)
+}
+
+/// An HTTP error: `{"error": {"code", "message"}}` with its status.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    /// An error with an explicit status and code.
+    pub fn new(status: StatusCode, code: &'static str, message: &str) -> Self {
+        Self {
+            status,
+            code,
+            message: message.to_owned(),
+        }
+    }
+
+    /// 400 `bad_request`: body not JSON or not the expected shape.
+    pub fn bad_request(message: &str) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    /// 400 `invalid_field`.
+    pub fn invalid_field(field: &str, reason: &str) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_field", &format!("{field}: {reason}"))
+    }
+
+    /// 401 `unauthorized`.
+    pub fn unauthorized(message: &str) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    /// 403 `forbidden`.
+    pub fn forbidden(message: &str) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    /// 404 `not_found`.
+    pub fn not_found(message: &str) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// 503 `unavailable`.
+    pub fn unavailable(message: &str) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Exists => Self::new(StatusCode::CONFLICT, "conflict", "channel already exists"),
+            StoreError::NotFound => Self::not_found("unknown channel"),
+            StoreError::Unavailable(_) => Self::unavailable("database unavailable"),
+            other => {
+                tracing::error!(error = %other, cause = ?std::error::Error::source(&other), "store call failed");
+                Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
+            }
+        }
+    }
+}
+
+/// Who made an authenticated request.
+#[derive(Debug)]
+pub enum Caller {
+    /// The admin token.
+    Admin,
+    /// A user JWT.
+    User(AuthUser),
+}
+
+/// Checks for the admin token.
+///
+/// # Errors
+/// 401 without a bearer token or with an invalid one; 403 for a valid user token.
+pub fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    match caller(state, headers)? {
+        Caller::Admin => Ok(()),
+        Caller::User(_) => Err(ApiError::forbidden("admin token required")),
+    }
+}
+
+/// Identifies the caller from `Authorization: Bearer`: the admin token or a user JWT.
+///
+/// # Errors
+/// 401 when the header is missing or the token is neither.
+pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    let token = auth::bearer(headers).ok_or_else(|| ApiError::unauthorized("missing bearer token"))?;
+    if state.auth.is_admin_token(token) {
+        return Ok(Caller::Admin);
+    }
+    state
+        .auth
+        .verify(token)
+        .map(Caller::User)
+        .map_err(|e| ApiError::unauthorized(&e.to_string()))
+}
+
+/// The request's credentials as headers: the `Authorization` header when
+/// present, else the `access_token` query parameter as a bearer header.
+pub(crate) fn auth_header_or_query(headers: &HeaderMap, query: &std::collections::HashMap<String, String>) -> Option<HeaderMap> {
+    if auth::bearer(headers).is_some() {
+        return Some(headers.clone());
+    }
+    let token = query.get("access_token")?;
+    let mut map = HeaderMap::new();
+    map.insert(header::AUTHORIZATION, format!("Bearer {token}").parse().ok()?);
+    Some(map)
+}

@@ -1,0 +1,33 @@
+//! chatd: a standalone chat server daemon.
+//!
+//! A client sends `MSG_SEND {channelId, clientMsgId, body}` over a WebSocket;
+//! the server stores it keyed on (`senderId`, `clientMsgId`), the idempotency
+//! key, assigns the canonical `messageId` (UUIDv7) and the channel's next
+//! `seq`, commits, answers `MSG_ACK`, then fans `MSG_RECV` out to the
+//! channel's members. `docs/architecture.md` walks through one message.
+//!
+//! Modules, each owning one thing:
+//! - [`config`]: layered settings and generated secrets;
+//! - [`ids`]: validated identifiers and units;
+//! - [`protocol`]: wire frames, their codec and validation;
+//! - [`auth`]: user JWTs and the admin token;
+//! - [`store`]: PostgreSQL / SQLite persistence;
+//! - [`writer`]: group commit, ACK and hand-off to the fan-out;
+//! - [`fanout`]: live sessions and delivery;
+//! - [`gateway`]: the WebSocket endpoint and sessions;
+//! - [`http`]: the HTTP API;
+//! - [`telemetry`]: logs and metrics;
+//! - [`startup`]: building, running and shutting down the server.
+
+pub mod auth;
+pub mod config;
+pub mod fanout;
+pub mod gateway;
+pub mod http;
+pub mod ids;
+pub mod protocol;
+pub mod startup;
+pub mod state;
+pub mod store;
+pub mod telemetry;
+pub mod writer;

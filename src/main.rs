@@ -1,0 +1,123 @@
+//! The `chatd` command: `serve` (the default), `migrate`, `token`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chatd::auth::Auth;
+use chatd::config::{Config, Overrides};
+use chatd::ids::UserId;
+use chatd::startup::{self, Application};
+use chatd::telemetry;
+use clap::{Args, Parser, Subcommand};
+
+/// chatd: chat server daemon (WebSocket, idempotent sends, gapless order).
+#[derive(Debug, Parser)]
+#[command(name = "chatd", version, about)]
+struct Cli {
+    /// Config file (default: $CHATD_CONFIG, else config/chatd.toml when present).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    overrides: OverrideArgs,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Args)]
+struct OverrideArgs {
+    /// Listen address, host:port (CHATD_LISTEN).
+    #[arg(long, global = true)]
+    listen: Option<String>,
+    /// postgres://… or sqlite://path (CHATD_DATABASE_URL).
+    #[arg(long, global = true)]
+    database_url: Option<String>,
+    /// Data directory for the embedded database and generated secrets (CHATD_DATA_DIR).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    /// Log filter, tracing syntax (CHATD_LOG).
+    #[arg(long, global = true)]
+    log: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the server (the default).
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Print a user JWT signed with the configured secret.
+    Token {
+        /// The user id (the token's `sub`).
+        user_id: String,
+        /// Lifetime in seconds (default: token_ttl_secs).
+        #[arg(long)]
+        ttl: Option<u64>,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let overrides = Overrides {
+        listen: cli.overrides.listen,
+        database_url: cli.overrides.database_url,
+        data_dir: cli.overrides.data_dir,
+        log: cli.overrides.log,
+    };
+    let config = match Config::load(cli.config.as_deref(), &overrides) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("chatd: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(config).await,
+        Command::Migrate => migrate(config).await,
+        Command::Token { user_id, ttl } => token(&config, &user_id, ttl),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("chatd: {error}");
+            let mut source = std::error::Error::source(error.as_ref());
+            while let Some(cause) = source {
+                eprintln!("  caused by: {cause}");
+                source = cause.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type AnyError = Box<dyn std::error::Error + Send + Sync>;
+
+async fn serve(config: Config) -> Result<(), AnyError> {
+    telemetry::init_tracing(&config.log, config.log_format)?;
+    let app = Application::build(config).await?;
+    app.run_until_stopped(startup::shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn migrate(config: Config) -> Result<(), AnyError> {
+    telemetry::init_tracing(&config.log, config.log_format)?;
+    let store = startup::open_store(&config).await?;
+    tracing::info!(database = store.backend_name(), "migrations applied");
+    store.close().await;
+    Ok(())
+}
+
+fn token(config: &Config, user_id: &str, ttl: Option<u64>) -> Result<(), AnyError> {
+    let user = UserId::parse(user_id).map_err(|e| format!("invalid user id: {e}"))?;
+    let secrets = config.secrets()?;
+    let auth = Auth::new(
+        &secrets.jwt_secret,
+        &secrets.admin_token,
+        config.jwt_issuer.clone(),
+        config.jwt_audience.clone(),
+        config.jwt_leeway_secs,
+    );
+    let (token, _) = auth.mint(&user, ttl.unwrap_or(config.token_ttl_secs))?;
+    println!("{token}");
+    Ok(())
+}

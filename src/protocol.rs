@@ -1,0 +1,638 @@
+//! The WebSocket frames of the wire contract (`docs/protocol.md` §5) and their codec.
+//!
+//! Client frames are decoded in two steps: [`decode_client_frame`] turns text
+//! into the typed, tagged [`ClientFrame`] (refusing what is not JSON, not an
+//! object, has no string `type`, an unknown `type` or a field of the wrong JSON
+//! type), then [`ClientFrame::validate`] checks each field's grammar and range
+//! and yields a [`Command`] whose ids are the validated newtypes of
+//! [`crate::ids`]. Every refusal is a [`FrameError`] that maps onto one
+//! [`ErrorCode`] of the spec. Nothing here touches a socket or the store.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ids::{self, ChannelId, ClientMsgId, MAX_SEQ};
+
+/// Default and maximum page size of SYNC and the history route.
+pub const DEFAULT_PAGE: u32 = 100;
+/// Largest `limit` accepted by SYNC and the history route.
+pub const MAX_PAGE: u32 = 500;
+
+/// A frame from client to server, as it appears on the wire (camelCase fields,
+/// tagged on `type`). Unknown fields are ignored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ClientFrame {
+    /// Store a message in a channel; answered by MSG_ACK or ERROR.
+    #[serde(rename = "MSG_SEND", rename_all = "camelCase")]
+    MsgSend {
+        channel_id: String,
+        client_msg_id: String,
+        body: String,
+    },
+    /// "I have received everything up to and including this message."
+    #[serde(rename = "MSG_DELIVERED", rename_all = "camelCase")]
+    MsgDelivered { message_id: String },
+    /// "I have read everything up to and including this message."
+    #[serde(rename = "MSG_READ", rename_all = "camelCase")]
+    MsgRead { message_id: String },
+    /// Page through a channel's history after `afterSeq`; answered by SYNC_BATCH.
+    #[serde(rename = "SYNC", rename_all = "camelCase")]
+    Sync {
+        channel_id: String,
+        after_seq: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<i64>,
+    },
+}
+
+/// The JSON kind a field must have, used to name the offending field.
+#[derive(Clone, Copy)]
+enum Kind {
+    Str,
+    Int,
+}
+
+const CLIENT_TYPES: &[(&str, &[(&str, Kind, bool)])] = &[
+    (
+        "MSG_SEND",
+        &[
+            ("clientMsgId", Kind::Str, true),
+            ("channelId", Kind::Str, true),
+            ("body", Kind::Str, true),
+        ],
+    ),
+    ("MSG_DELIVERED", &[("messageId", Kind::Str, true)]),
+    ("MSG_READ", &[("messageId", Kind::Str, true)]),
+    (
+        "SYNC",
+        &[
+            ("channelId", Kind::Str, true),
+            ("afterSeq", Kind::Int, true),
+            ("limit", Kind::Int, false),
+        ],
+    ),
+];
+
+/// Why a client frame was refused, before or after decoding.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// Not JSON, not an object, no string `type`, or a binary frame.
+    #[error("bad frame: {0}")]
+    BadFrame(String),
+    /// A `type` this server does not know.
+    #[error("unknown frame type")]
+    UnknownType,
+    /// A field missing, of the wrong type, or outside its grammar or range.
+    #[error("invalid field {field}: {reason}")]
+    InvalidField {
+        /// The wire name of the field (camelCase).
+        field: &'static str,
+        /// Safe to show to the client.
+        reason: String,
+        /// The send's `clientMsgId`, echoed when it was itself valid.
+        client_msg_id: Option<String>,
+    },
+    /// A MSG_SEND body longer than `max_body_bytes`.
+    #[error("body is {len} bytes, the limit is {max}")]
+    BodyTooLarge {
+        len: usize,
+        max: usize,
+        client_msg_id: Option<String>,
+    },
+}
+
+impl FrameError {
+    /// The spec's error code for this refusal.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::BadFrame(_) => ErrorCode::BadFrame,
+            Self::UnknownType => ErrorCode::UnknownType,
+            Self::InvalidField { .. } => ErrorCode::InvalidField,
+            Self::BodyTooLarge { .. } => ErrorCode::BodyTooLarge,
+        }
+    }
+
+    /// The ERROR frame that answers this refusal.
+    pub fn to_error_frame(&self) -> ErrorFrame {
+        let mut frame = ErrorFrame::new(self.code(), self.to_string());
+        match self {
+            Self::InvalidField {
+                field,
+                client_msg_id,
+                ..
+            } => {
+                frame.field = Some((*field).to_owned());
+                frame.client_msg_id = client_msg_id.clone();
+            }
+            Self::BodyTooLarge { client_msg_id, .. } => {
+                frame.field = Some("body".to_owned());
+                frame.client_msg_id = client_msg_id.clone();
+            }
+            _ => {}
+        }
+        frame
+    }
+}
+
+/// Decodes one text frame into a [`ClientFrame`].
+///
+/// # Errors
+/// [`FrameError::BadFrame`] when the text is not a JSON object with a string
+/// `type`; [`FrameError::UnknownType`]; [`FrameError::InvalidField`] naming the
+/// first required field that is missing or of the wrong JSON type.
+pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| FrameError::BadFrame(format!("not valid JSON ({})", e.classify_name())))?;
+    let Value::Object(map) = value else {
+        return Err(FrameError::BadFrame("not a JSON object".into()));
+    };
+    let Some(Value::String(ty)) = map.get("type") else {
+        return Err(FrameError::BadFrame("no string field \"type\"".into()));
+    };
+    let Some((_, fields)) = CLIENT_TYPES.iter().find(|(name, _)| name == ty) else {
+        return Err(FrameError::UnknownType);
+    };
+    if let Some(err) = check_field_kinds(&map, fields) {
+        return Err(err);
+    }
+    serde_json::from_value(Value::Object(map))
+        .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())))
+}
+
+fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bool)]) -> Option<FrameError> {
+    let client_msg_id = map
+        .get("clientMsgId")
+        .and_then(Value::as_str)
+        .filter(|s| ClientMsgId::parse(s).is_ok())
+        .map(str::to_owned);
+    for (field, kind, required) in fields {
+        let reason = match (map.get(*field), kind) {
+            (None | Some(Value::Null), _) if !required => continue,
+            (None, _) => "is required",
+            (Some(Value::String(_)), Kind::Str) => continue,
+            (Some(Value::Number(n)), Kind::Int) if n.is_i64() || n.is_u64() => continue,
+            (Some(_), Kind::Str) => "must be a string",
+            (Some(_), Kind::Int) => "must be an integer",
+        };
+        return Some(FrameError::InvalidField {
+            field,
+            reason: reason.into(),
+            client_msg_id,
+        });
+    }
+    None
+}
+
+trait ClassifyName {
+    fn classify_name(&self) -> &'static str;
+}
+
+impl ClassifyName for serde_json::Error {
+    fn classify_name(&self) -> &'static str {
+        match self.classify() {
+            serde_json::error::Category::Io => "io",
+            serde_json::error::Category::Syntax => "syntax error",
+            serde_json::error::Category::Data => "unexpected data",
+            serde_json::error::Category::Eof => "unexpected end of input",
+        }
+    }
+}
+
+/// A validated client request, ready for the session to act on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// MSG_SEND with every field in its grammar and the body within the limit.
+    Send {
+        channel_id: ChannelId,
+        client_msg_id: ClientMsgId,
+        body: String,
+    },
+    /// MSG_DELIVERED (`read == false`) or MSG_READ (`read == true`).
+    Receipt { message_id: uuid::Uuid, read: bool },
+    /// SYNC with `after_seq` in 0..=2^53−1 and `limit` in 1..=500.
+    Sync {
+        channel_id: ChannelId,
+        after_seq: i64,
+        limit: u32,
+    },
+}
+
+impl ClientFrame {
+    /// Checks every field's grammar and range (`docs/protocol.md` §1, §5).
+    ///
+    /// `max_body_bytes` is the configured body limit in bytes of UTF-8.
+    ///
+    /// # Errors
+    /// [`FrameError::InvalidField`] naming the field, or
+    /// [`FrameError::BodyTooLarge`]. Errors about a send carry its
+    /// `clientMsgId` when that id was itself valid.
+    pub fn validate(self, max_body_bytes: usize) -> Result<Command, FrameError> {
+        match self {
+            ClientFrame::MsgSend {
+                channel_id,
+                client_msg_id,
+                body,
+            } => {
+                let client_msg_id = ClientMsgId::parse(&client_msg_id)
+                    .map_err(|e| invalid("clientMsgId", e, None))?;
+                let echo = || Some(client_msg_id.as_str().to_owned());
+                let channel_id =
+                    ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, echo()))?;
+                if body.is_empty() {
+                    return Err(invalid("body", "must not be empty", echo()));
+                }
+                if body.len() > max_body_bytes {
+                    return Err(FrameError::BodyTooLarge {
+                        len: body.len(),
+                        max: max_body_bytes,
+                        client_msg_id: echo(),
+                    });
+                }
+                if body.contains('\0') {
+                    return Err(invalid("body", "must not contain U+0000", echo()));
+                }
+                Ok(Command::Send {
+                    channel_id,
+                    client_msg_id,
+                    body,
+                })
+            }
+            ClientFrame::MsgDelivered { message_id } => Ok(Command::Receipt {
+                message_id: ids::parse_message_id(&message_id)
+                    .map_err(|_| invalid("messageId", "must be a lower-case hyphenated UUID", None))?,
+                read: false,
+            }),
+            ClientFrame::MsgRead { message_id } => Ok(Command::Receipt {
+                message_id: ids::parse_message_id(&message_id)
+                    .map_err(|_| invalid("messageId", "must be a lower-case hyphenated UUID", None))?,
+                read: true,
+            }),
+            ClientFrame::Sync {
+                channel_id,
+                after_seq,
+                limit,
+            } => {
+                let channel_id =
+                    ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, None))?;
+                let after_seq = check_after_seq(after_seq).map_err(|r| invalid("afterSeq", r, None))?;
+                let limit = check_limit(limit).map_err(|r| invalid("limit", r, None))?;
+                Ok(Command::Sync {
+                    channel_id,
+                    after_seq,
+                    limit,
+                })
+            }
+        }
+    }
+}
+
+fn invalid(field: &'static str, reason: impl ToString, client_msg_id: Option<String>) -> FrameError {
+    FrameError::InvalidField {
+        field,
+        reason: reason.to_string(),
+        client_msg_id,
+    }
+}
+
+/// Checks an `afterSeq` value: 0 to 2^53 − 1.
+///
+/// # Errors
+/// A reason safe to show to the client.
+pub fn check_after_seq(after_seq: i64) -> Result<i64, &'static str> {
+    if (0..=MAX_SEQ).contains(&after_seq) {
+        Ok(after_seq)
+    } else {
+        Err("must be between 0 and 2^53-1")
+    }
+}
+
+/// Checks a page `limit`: absent means [`DEFAULT_PAGE`], else 1 to [`MAX_PAGE`].
+///
+/// # Errors
+/// A reason safe to show to the client.
+pub fn check_limit(limit: Option<i64>) -> Result<u32, &'static str> {
+    match limit {
+        None => Ok(DEFAULT_PAGE),
+        Some(n) if (1..=i64::from(MAX_PAGE)).contains(&n) => u32::try_from(n).map_err(|_| "out of range"),
+        Some(_) => Err("must be between 1 and 500"),
+    }
+}
+
+/// Error codes of the wire contract (`docs/protocol.md` §5), snake_case on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    BadFrame,
+    UnknownType,
+    InvalidField,
+    BodyTooLarge,
+    Forbidden,
+    NotFound,
+    IdempotencyConflict,
+    RateLimited,
+    Unavailable,
+    Internal,
+}
+
+impl ErrorCode {
+    /// Whether the client may retry the same request unchanged.
+    pub fn retryable(self) -> bool {
+        matches!(self, Self::RateLimited | Self::Unavailable | Self::Internal)
+    }
+
+    /// The code as it appears on the wire and in metrics labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BadFrame => "bad_frame",
+            Self::UnknownType => "unknown_type",
+            Self::InvalidField => "invalid_field",
+            Self::BodyTooLarge => "body_too_large",
+            Self::Forbidden => "forbidden",
+            Self::NotFound => "not_found",
+            Self::IdempotencyConflict => "idempotency_conflict",
+            Self::RateLimited => "rate_limited",
+            Self::Unavailable => "unavailable",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+/// One stored message as clients see it: the MSG_RECV frame's fields, also the
+/// element of SYNC_BATCH and of the history route.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecvMessage {
+    /// Server-assigned UUIDv7, lower-case hyphenated.
+    pub message_id: uuid::Uuid,
+    pub channel_id: ChannelIdWire,
+    pub sender_id: UserIdWire,
+    /// Position in the channel, 1-based and gapless.
+    pub seq: i64,
+    pub body: String,
+    /// Stored time, ms since the Unix epoch; never decreases as `seq` grows.
+    pub ts: i64,
+    /// The sender's idempotency key.
+    pub client_msg_id: String,
+}
+
+/// Plain strings on the decode side, so client code can read frames without
+/// re-validating ids the server already checked.
+pub type ChannelIdWire = String;
+/// See [`ChannelIdWire`].
+pub type UserIdWire = String;
+
+/// A MSG_RECV object with its `type` tag, as it appears inside SYNC_BATCH and history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum TaggedMessage {
+    #[serde(rename = "MSG_RECV")]
+    MsgRecv(RecvMessage),
+}
+
+/// One channel's state in HELLO.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelState {
+    pub channel_id: String,
+    /// Highest stored `seq` (0 when empty).
+    pub last_seq: i64,
+    /// This user's delivered watermark.
+    pub delivered_seq: i64,
+    /// This user's read watermark (≤ `delivered_seq`).
+    pub read_seq: i64,
+}
+
+/// The ERROR frame's fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorFrame {
+    pub code: ErrorCode,
+    pub message: String,
+    pub retryable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_msg_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_id: Option<String>,
+}
+
+impl ErrorFrame {
+    /// An ERROR with `retryable` taken from the code.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            retryable: code.retryable(),
+            field: None,
+            client_msg_id: None,
+            message_id: None,
+            channel_id: None,
+        }
+    }
+}
+
+/// Watermark kinds carried by RECEIPT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReceiptKind {
+    Delivered,
+    Read,
+}
+
+/// A frame from server to client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ServerFrame {
+    /// First frame of every session.
+    #[serde(rename = "HELLO", rename_all = "camelCase")]
+    Hello {
+        user_id: String,
+        session_id: String,
+        server_ts: i64,
+        channels: Vec<ChannelState>,
+    },
+    /// The send is stored and committed (or was already: `duplicate`).
+    #[serde(rename = "MSG_ACK", rename_all = "camelCase")]
+    MsgAck {
+        client_msg_id: String,
+        message_id: uuid::Uuid,
+        channel_id: String,
+        seq: i64,
+        ts: i64,
+        duplicate: bool,
+    },
+    /// A message stored in one of the user's channels.
+    #[serde(rename = "MSG_RECV")]
+    MsgRecv(RecvMessage),
+    /// A watermark moved.
+    #[serde(rename = "RECEIPT", rename_all = "camelCase")]
+    Receipt {
+        channel_id: String,
+        user_id: String,
+        kind: ReceiptKind,
+        message_id: uuid::Uuid,
+        seq: i64,
+        ts: i64,
+    },
+    /// One page of history, the answer to SYNC.
+    #[serde(rename = "SYNC_BATCH", rename_all = "camelCase")]
+    SyncBatch {
+        channel_id: String,
+        messages: Vec<TaggedMessage>,
+        has_more: bool,
+    },
+    /// A refusal; the connection stays open.
+    #[serde(rename = "ERROR")]
+    Error(ErrorFrame),
+}
+
+impl ServerFrame {
+    /// The JSON text of the frame.
+    pub fn encode(&self) -> String {
+        // Serializing these types cannot fail: every map key is a string and
+        // no field has a fallible Serialize impl.
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{\"type\":\"ERROR\",\"code\":\"internal\",\"message\":\"encode\",\"retryable\":true}"))
+    }
+
+    /// The `type` tag, for metrics labels.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::Hello { .. } => "HELLO",
+            Self::MsgAck { .. } => "MSG_ACK",
+            Self::MsgRecv(_) => "MSG_RECV",
+            Self::Receipt { .. } => "RECEIPT",
+            Self::SyncBatch { .. } => "SYNC_BATCH",
+            Self::Error(_) => "ERROR",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_of(err: FrameError) -> &'static str {
+        match err {
+            FrameError::InvalidField { field, .. } => field,
+            other => panic!("expected invalid_field, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_frames_are_classified() {
+        assert_eq!(decode_client_frame("nope").unwrap_err().code(), ErrorCode::BadFrame);
+        assert_eq!(decode_client_frame("[1]").unwrap_err().code(), ErrorCode::BadFrame);
+        assert_eq!(decode_client_frame("{}").unwrap_err().code(), ErrorCode::BadFrame);
+        assert_eq!(decode_client_frame(r#"{"type":1}"#).unwrap_err().code(), ErrorCode::BadFrame);
+        assert_eq!(decode_client_frame(r#"{"type":"msg_send"}"#).unwrap_err(), FrameError::UnknownType);
+        let deep = "[".repeat(10_000);
+        assert_eq!(decode_client_frame(&deep).unwrap_err().code(), ErrorCode::BadFrame);
+    }
+
+    #[test]
+    fn missing_and_mistyped_fields_are_named() {
+        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":"x"}"#).unwrap_err();
+        assert_eq!(field_of(e), "body");
+        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":7,"body":"b"}"#).unwrap_err();
+        match e {
+            FrameError::InvalidField { field, client_msg_id, .. } => {
+                assert_eq!(field, "channelId");
+                assert_eq!(client_msg_id.as_deref(), Some("c1"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1.5}"#).unwrap_err();
+        assert_eq!(field_of(e), "afterSeq");
+        let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1,"limit":"x"}"#).unwrap_err();
+        assert_eq!(field_of(e), "limit");
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        let f = decode_client_frame(r#"{"type":"MSG_READ","messageId":"m","ts":5,"x":{"y":[]}}"#).unwrap();
+        assert_eq!(f, ClientFrame::MsgRead { message_id: "m".into() });
+    }
+
+    #[test]
+    fn validation_checks_grammar_and_limits() {
+        let send = |body: &str, cid: &str| ClientFrame::MsgSend {
+            channel_id: "room".into(),
+            client_msg_id: cid.into(),
+            body: body.into(),
+        };
+        assert!(matches!(send("hi", "c1").validate(16), Ok(Command::Send { .. })));
+        assert_eq!(field_of(send("", "c1").validate(16).unwrap_err()), "body");
+        assert_eq!(field_of(send("a\0b", "c1").validate(16).unwrap_err()), "body");
+        assert_eq!(field_of(send("hi", "c 1").validate(16).unwrap_err()), "clientMsgId");
+        let e = send(&"x".repeat(17), "c1").validate(16).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::BodyTooLarge);
+        assert_eq!(e.to_error_frame().client_msg_id.as_deref(), Some("c1"));
+        assert!(matches!(send(&"é".repeat(8), "c1").validate(16), Ok(_)));
+        assert_eq!(send(&"é".repeat(9), "c1").validate(16).unwrap_err().code(), ErrorCode::BodyTooLarge);
+
+        let sync = |after: i64, limit: Option<i64>| ClientFrame::Sync {
+            channel_id: "room".into(),
+            after_seq: after,
+            limit,
+        };
+        assert!(matches!(sync(0, None).validate(16), Ok(Command::Sync { limit: 100, .. })));
+        assert_eq!(field_of(sync(-1, None).validate(16).unwrap_err()), "afterSeq");
+        assert_eq!(field_of(sync(MAX_SEQ + 1, None).validate(16).unwrap_err()), "afterSeq");
+        assert_eq!(field_of(sync(0, Some(0)).validate(16).unwrap_err()), "limit");
+        assert_eq!(field_of(sync(0, Some(501)).validate(16).unwrap_err()), "limit");
+        assert!(sync(MAX_SEQ, Some(500)).validate(16).is_ok());
+    }
+
+    #[test]
+    fn lone_surrogates_are_refused() {
+        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c","channelId":"r","body":"\ud800"}"#).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::BadFrame);
+    }
+
+    #[test]
+    fn server_frames_have_the_wire_shape() {
+        let id = uuid::Uuid::now_v7();
+        let ack = ServerFrame::MsgAck {
+            client_msg_id: "c1".into(),
+            message_id: id,
+            channel_id: "room".into(),
+            seq: 3,
+            ts: 10,
+            duplicate: false,
+        };
+        let v: Value = serde_json::from_str(&ack.encode()).unwrap();
+        assert_eq!(v["type"], "MSG_ACK");
+        assert_eq!(v["clientMsgId"], "c1");
+        assert_eq!(v["messageId"], id.to_string());
+        assert_eq!(v["duplicate"], false);
+        let msg = RecvMessage {
+            message_id: id,
+            channel_id: "room".into(),
+            sender_id: "alice".into(),
+            seq: 1,
+            body: "hi".into(),
+            ts: 5,
+            client_msg_id: "c1".into(),
+        };
+        let batch = ServerFrame::SyncBatch {
+            channel_id: "room".into(),
+            messages: vec![TaggedMessage::MsgRecv(msg.clone())],
+            has_more: false,
+        };
+        let v: Value = serde_json::from_str(&batch.encode()).unwrap();
+        assert_eq!(v["messages"][0]["type"], "MSG_RECV");
+        assert_eq!(v["messages"][0]["senderId"], "alice");
+        assert_eq!(v["hasMore"], false);
+        let e = ServerFrame::Error(ErrorFrame::new(ErrorCode::RateLimited, "slow down"));
+        let v: Value = serde_json::from_str(&e.encode()).unwrap();
+        assert_eq!(v["code"], "rate_limited");
+        assert_eq!(v["retryable"], true);
+        assert!(v.get("field").is_none());
+        let back: ServerFrame = serde_json::from_str(&ServerFrame::MsgRecv(msg).encode()).unwrap();
+        assert!(matches!(back, ServerFrame::MsgRecv(_)));
+    }
+}

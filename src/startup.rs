@@ -1,0 +1,201 @@
+//! Building and running the server: the composition root shared by `main`
+//! and the tests (which build an [`Application`] on port 0).
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::auth::Auth;
+use crate::config::{Config, ConfigError};
+use crate::fanout::{close_code, Hub};
+use crate::state::AppState;
+use crate::store::{Store, StoreError, StoreOptions};
+use crate::writer::Writers;
+use crate::{http, telemetry};
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("database: {0}")]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("server error: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
+/// Opens the configured database and applies migrations.
+///
+/// # Errors
+/// [`StartupError::Store`].
+pub async fn open_store(config: &Config) -> Result<Store, StartupError> {
+    let store = Store::connect(&StoreOptions {
+        url: config.database_url(),
+        max_connections: config.db_max_connections,
+        acquire_timeout: config.db_timeout(),
+    })
+    .await?;
+    store.migrate().await?;
+    Ok(store)
+}
+
+/// A server bound to its port, ready to run.
+pub struct Application {
+    listener: TcpListener,
+    state: AppState,
+    writer_tasks: TaskTracker,
+    secrets_file: Option<PathBuf>,
+}
+
+impl Application {
+    /// Loads secrets, opens and migrates the database, starts the writers and
+    /// binds the listener (`listen` may use port 0).
+    ///
+    /// # Errors
+    /// [`StartupError`] naming the part that failed.
+    pub async fn build(config: Config) -> Result<Self, StartupError> {
+        let secrets = config.secrets()?;
+        let store = open_store(&config).await?;
+        let hub = Arc::new(Hub::default());
+        let writer_tasks = TaskTracker::new();
+        let writers = Writers::spawn(store.clone(), hub.clone(), config.writer_shards, config.max_batch, &writer_tasks);
+        let auth = Auth::new(
+            &secrets.jwt_secret,
+            &secrets.admin_token,
+            config.jwt_issuer.clone(),
+            config.jwt_audience.clone(),
+            config.jwt_leeway_secs,
+        );
+        let listener = TcpListener::bind(&config.listen).await.map_err(|source| StartupError::Bind {
+            addr: config.listen.clone(),
+            source,
+        })?;
+        let state = AppState {
+            config: Arc::new(config),
+            store,
+            hub,
+            writers,
+            auth: Arc::new(auth),
+            metrics: telemetry::metrics_handle(),
+            shutdown: CancellationToken::new(),
+            sessions: TaskTracker::new(),
+        };
+        Ok(Self {
+            listener,
+            state,
+            writer_tasks,
+            secrets_file: secrets.file,
+        })
+    }
+
+    /// The bound address (the real port when `listen` used port 0).
+    ///
+    /// # Errors
+    /// The socket's error (not expected on a bound listener).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Cancelling this token shuts the server down gracefully.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.state.shutdown.clone()
+    }
+
+    /// The shared state (tests use its store).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `signal` resolves or the shutdown token is cancelled, then
+    /// shuts down: stop accepting, let sessions finish their in-flight sends
+    /// and close with 1001 (within `shutdown_grace`), stop the writers, close
+    /// the database.
+    ///
+    /// # Errors
+    /// [`StartupError::Serve`] when the listener fails.
+    pub async fn run_until_stopped(self, signal: impl Future<Output = ()> + Send + 'static) -> Result<(), StartupError> {
+        let Self {
+            listener,
+            state,
+            writer_tasks,
+            secrets_file,
+        } = self;
+        let addr = listener.local_addr().map_err(StartupError::Serve)?;
+        tracing::info!(%addr, database = state.store.backend_name(), "chatd listening");
+        if let Some(file) = &secrets_file {
+            tracing::info!(file = %file.display(), "generated secrets (jwt_secret, admin_token) are kept in this file");
+        }
+        let token = state.shutdown.clone();
+        let background = CancellationToken::new();
+        let upkeep = tokio::spawn(telemetry::run_upkeep(state.metrics.clone(), Duration::from_secs(5), background.clone()));
+        let stop = token.clone();
+        let result = axum::serve(listener, http::router(state.clone()))
+            .with_graceful_shutdown(async move {
+                tokio::select! {
+                    _ = signal => {},
+                    _ = stop.cancelled() => {},
+                }
+                stop.cancel();
+                tracing::info!("shutting down: no new connections");
+            })
+            .await;
+        token.cancel();
+
+        let grace = Duration::from_secs(state.config.shutdown_grace);
+        state.sessions.close();
+        if tokio::time::timeout(grace, state.sessions.wait()).await.is_err() {
+            tracing::warn!(sessions = state.hub.session_count(), "shutdown grace elapsed; closing the remaining sessions");
+            for session in state.hub.all_sessions() {
+                session.kick(close_code::GOING_AWAY, "server shutting down");
+            }
+            let _ = tokio::time::timeout(Duration::from_secs(2), state.sessions.wait()).await;
+        }
+        let store = state.store.clone();
+        drop(state);
+        writer_tasks.close();
+        if tokio::time::timeout(Duration::from_secs(5), writer_tasks.wait()).await.is_err() {
+            tracing::warn!("writers did not stop in time");
+        }
+        store.close().await;
+        background.cancel();
+        let _ = upkeep.await;
+        tracing::info!("chatd stopped");
+        result.map_err(StartupError::Serve)
+    }
+}
+
+/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}

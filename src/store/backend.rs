@@ -1,0 +1,328 @@
+//! One implementation of the store's operations, generated for each backend by
+//! [`sql_backend!`] over that backend's SQL text ([`super::sql`]). Keeping a
+//! single body means PostgreSQL and SQLite cannot drift apart in behaviour;
+//! the conformance suite in `tests/api/store.rs` checks that they do not.
+
+use std::collections::BTreeMap;
+
+use sqlx::{Postgres, Row, Sqlite};
+
+use super::sql::{self, common};
+use super::{BatchOutcome, Channel, NewMessage, SendOutcome, StoreError, StoredMessage};
+use crate::ids::{ChannelId, ClientMsgId, UserId};
+use crate::protocol::ChannelState;
+
+/// Decodes a row selected with the `message_columns!` column list.
+fn message_from_row<R: Row>(row: &R) -> Result<StoredMessage, StoreError>
+where
+    usize: sqlx::ColumnIndex<R>,
+    String: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    i64: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let id: String = row.try_get(0)?;
+    let message_id = uuid::Uuid::try_parse(&id).map_err(|_| StoreError::Corrupt(format!("message_id {id}")))?;
+    Ok(StoredMessage {
+        message_id,
+        channel_id: ChannelId::from_trusted(row.try_get(1)?),
+        seq: row.try_get(2)?,
+        sender_id: UserId::from_trusted(row.try_get(3)?),
+        client_msg_id: ClientMsgId::from_trusted(row.try_get(4)?),
+        body: row.try_get(5)?,
+        ts: row.try_get(6)?,
+    })
+}
+
+/// The state a batch keeps for one locked channel.
+struct Locked {
+    last_seq: i64,
+    last_ts: i64,
+    members: Vec<UserId>,
+    changed: bool,
+}
+
+macro_rules! sql_backend {
+    ($(#[$doc:meta])* $store:ident, $db:ty, $dialect:ident, $begin:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $store {
+            /// Pool for transactions that write.
+            pub(crate) writer: sqlx::Pool<$db>,
+            /// Pool for reads (the same pool on PostgreSQL).
+            pub(crate) reader: sqlx::Pool<$db>,
+        }
+
+        impl $store {
+            async fn begin_write(&self) -> Result<sqlx::Transaction<'static, $db>, StoreError> {
+                Ok(self.writer.begin_with($begin).await?)
+            }
+
+            pub(super) async fn close(&self) {
+                self.writer.close().await;
+                self.reader.close().await;
+            }
+
+            pub(super) async fn ping(&self) -> Result<(), StoreError> {
+                sqlx::query(common::PING).execute(&self.reader).await?;
+                Ok(())
+            }
+
+            pub(super) async fn create_channel(&self, channel_id: &ChannelId, members: &[UserId], now: i64) -> Result<Channel, StoreError> {
+                let mut tx = self.begin_write().await?;
+                let inserted = sqlx::query(common::INSERT_CHANNEL)
+                    .bind(channel_id.as_str())
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if inserted == 0 {
+                    return Err(StoreError::Exists);
+                }
+                for user in members {
+                    sqlx::query(common::INSERT_MEMBER)
+                        .bind(channel_id.as_str())
+                        .bind(user.as_str())
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+                let mut members = members.to_vec();
+                members.sort();
+                members.dedup();
+                Ok(Channel { channel_id: channel_id.clone(), members, last_seq: 0, created_at: now })
+            }
+
+            pub(super) async fn channel(&self, channel_id: &ChannelId) -> Result<Option<Channel>, StoreError> {
+                let Some(row) = sqlx::query(common::CHANNEL).bind(channel_id.as_str()).fetch_optional(&self.reader).await? else {
+                    return Ok(None);
+                };
+                let members = sqlx::query_scalar::<_, String>(common::CHANNEL_MEMBERS)
+                    .bind(channel_id.as_str())
+                    .fetch_all(&self.reader)
+                    .await?;
+                Ok(Some(Channel {
+                    channel_id: ChannelId::from_trusted(row.try_get(0)?),
+                    created_at: row.try_get(1)?,
+                    last_seq: row.try_get(2)?,
+                    members: members.into_iter().map(UserId::from_trusted).collect(),
+                }))
+            }
+
+            pub(super) async fn set_member(&self, channel_id: &ChannelId, user_id: &UserId, add: bool, now: i64) -> Result<(), StoreError> {
+                let mut tx = self.begin_write().await?;
+                // Lock the channel row like a send does, so a send either sees
+                // the new membership or committed before it.
+                let exists = sqlx::query(sql::$dialect::LOCK_CHANNEL)
+                    .bind(channel_id.as_str())
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .is_some();
+                if !exists {
+                    return Err(StoreError::NotFound);
+                }
+                let statement = if add { common::INSERT_MEMBER } else { common::DELETE_MEMBER };
+                let mut query = sqlx::query(statement).bind(channel_id.as_str()).bind(user_id.as_str());
+                if add {
+                    query = query.bind(now);
+                }
+                query.execute(&mut *tx).await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            pub(super) async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {
+                Ok(sqlx::query(common::IS_MEMBER)
+                    .bind(channel_id.as_str())
+                    .bind(user_id.as_str())
+                    .fetch_optional(&self.reader)
+                    .await?
+                    .is_some())
+            }
+
+            pub(super) async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelState>, StoreError> {
+                let rows = sqlx::query(common::CHANNEL_STATES).bind(user_id.as_str()).fetch_all(&self.reader).await?;
+                rows.iter()
+                    .map(|row| {
+                        Ok(ChannelState {
+                            channel_id: row.try_get(0)?,
+                            last_seq: row.try_get(1)?,
+                            delivered_seq: row.try_get(2)?,
+                            read_seq: row.try_get(3)?,
+                        })
+                    })
+                    .collect::<Result<_, sqlx::Error>>()
+                    .map_err(StoreError::from)
+            }
+
+            pub(super) async fn messages_after(&self, channel_id: &ChannelId, after_seq: i64, limit: u32) -> Result<(Vec<StoredMessage>, bool), StoreError> {
+                let rows = sqlx::query(sql::$dialect::MESSAGES_AFTER)
+                    .bind(channel_id.as_str())
+                    .bind(after_seq)
+                    .bind(i64::from(limit) + 1)
+                    .fetch_all(&self.reader)
+                    .await?;
+                let mut messages = rows.iter().map(message_from_row).collect::<Result<Vec<_>, _>>()?;
+                let has_more = messages.len() > limit as usize;
+                messages.truncate(limit as usize);
+                Ok((messages, has_more))
+            }
+
+            pub(super) async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
+                sqlx::query(sql::$dialect::MESSAGE_BY_ID)
+                    .bind(message_id.hyphenated().to_string())
+                    .fetch_optional(&self.reader)
+                    .await?
+                    .as_ref()
+                    .map(message_from_row)
+                    .transpose()
+            }
+
+            pub(super) async fn message_by_key(&self, sender_id: &UserId, client_msg_id: &ClientMsgId) -> Result<Option<StoredMessage>, StoreError> {
+                sqlx::query(sql::$dialect::MESSAGE_BY_KEY)
+                    .bind(sender_id.as_str())
+                    .bind(client_msg_id.as_str())
+                    .fetch_optional(&self.reader)
+                    .await?
+                    .as_ref()
+                    .map(message_from_row)
+                    .transpose()
+            }
+
+            pub(super) async fn advance_watermark(&self, user_id: &UserId, message: &StoredMessage, read: bool) -> Result<bool, StoreError> {
+                let statement = if read { common::ADVANCE_READ } else { common::ADVANCE_DELIVERED };
+                let moved = sqlx::query(statement)
+                    .bind(message.channel_id.as_str())
+                    .bind(user_id.as_str())
+                    .bind(message.seq)
+                    .execute(&self.writer)
+                    .await?
+                    .rows_affected();
+                Ok(moved > 0)
+            }
+
+            pub(super) async fn write_batch(&self, sends: &[NewMessage], now: i64) -> Result<BatchOutcome, StoreError> {
+                let mut tx = self.begin_write().await?;
+                // Lock every channel of the batch in id order (BTreeMap), read its
+                // sequence state and members once.
+                let mut channels: BTreeMap<&ChannelId, Option<Locked>> = sends.iter().map(|s| (&s.channel_id, None)).collect();
+                for (channel_id, slot) in channels.iter_mut() {
+                    let Some(row) = sqlx::query(sql::$dialect::LOCK_CHANNEL)
+                        .bind(channel_id.as_str())
+                        .fetch_optional(&mut *tx)
+                        .await?
+                    else {
+                        continue;
+                    };
+                    let members = sqlx::query_scalar::<_, String>(common::CHANNEL_MEMBERS)
+                        .bind(channel_id.as_str())
+                        .fetch_all(&mut *tx)
+                        .await?;
+                    *slot = Some(Locked {
+                        last_seq: row.try_get(0)?,
+                        last_ts: row.try_get(1)?,
+                        members: members.into_iter().map(UserId::from_trusted).collect(),
+                        changed: false,
+                    });
+                }
+
+                let mut outcomes = Vec::with_capacity(sends.len());
+                for send in sends {
+                    // The idempotency key comes first (guarantee 2), and the
+                    // lookup runs in the transaction, so it sees this batch's own rows.
+                    if let Some(existing) = self.lookup_in(&mut tx, send).await? {
+                        outcomes.push(existing);
+                        continue;
+                    }
+                    let Some(Some(channel)) = channels.get_mut(&send.channel_id) else {
+                        outcomes.push(SendOutcome::Forbidden);
+                        continue;
+                    };
+                    if channel.members.binary_search(&send.sender_id).is_err() {
+                        outcomes.push(SendOutcome::Forbidden);
+                        continue;
+                    }
+                    let message = StoredMessage {
+                        message_id: uuid::Uuid::now_v7(),
+                        channel_id: send.channel_id.clone(),
+                        sender_id: send.sender_id.clone(),
+                        client_msg_id: send.client_msg_id.clone(),
+                        seq: channel.last_seq + 1,
+                        body: send.body.clone(),
+                        ts: now.max(channel.last_ts),
+                    };
+                    let inserted = sqlx::query(sql::$dialect::INSERT_MESSAGE)
+                        .bind(message.message_id.hyphenated().to_string())
+                        .bind(message.channel_id.as_str())
+                        .bind(message.seq)
+                        .bind(message.sender_id.as_str())
+                        .bind(message.client_msg_id.as_str())
+                        .bind(&message.body)
+                        .bind(message.ts)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                        .is_some();
+                    if inserted {
+                        channel.last_seq = message.seq;
+                        channel.last_ts = message.ts;
+                        channel.changed = true;
+                        outcomes.push(SendOutcome::Stored(message));
+                    } else {
+                        // Another transaction committed the same key after our
+                        // lookup; a fresh statement sees it. No seq was used.
+                        let existing = self.lookup_in(&mut tx, send).await?;
+                        outcomes.push(existing.unwrap_or(SendOutcome::Conflict));
+                    }
+                }
+
+                let mut members = Vec::new();
+                for (channel_id, state) in channels {
+                    let Some(state) = state.filter(|s| s.changed) else { continue };
+                    sqlx::query(common::UPDATE_CHANNEL_SEQ)
+                        .bind(channel_id.as_str())
+                        .bind(state.last_seq)
+                        .bind(state.last_ts)
+                        .execute(&mut *tx)
+                        .await?;
+                    members.push((channel_id.clone(), state.members));
+                }
+                tx.commit().await?;
+                Ok(BatchOutcome { outcomes, members })
+            }
+
+            /// Resolves a send against a stored row with the same key:
+            /// `Duplicate` when channel and body match, else `Conflict`.
+            async fn lookup_in(&self, tx: &mut sqlx::Transaction<'static, $db>, send: &NewMessage) -> Result<Option<SendOutcome>, StoreError> {
+                let row = sqlx::query(sql::$dialect::MESSAGE_BY_KEY)
+                    .bind(send.sender_id.as_str())
+                    .bind(send.client_msg_id.as_str())
+                    .fetch_optional(&mut **tx)
+                    .await?;
+                let Some(row) = row else { return Ok(None) };
+                let existing = message_from_row(&row)?;
+                Ok(Some(if existing.channel_id == send.channel_id && existing.body == send.body {
+                    SendOutcome::Duplicate(existing)
+                } else {
+                    SendOutcome::Conflict
+                }))
+            }
+        }
+    };
+}
+
+sql_backend!(
+    /// The PostgreSQL store: one pool; `FOR UPDATE` on the channel row
+    /// serialises writers of a channel across connections and nodes.
+    PgStore,
+    Postgres,
+    pg,
+    "BEGIN"
+);
+
+sql_backend!(
+    /// The embedded SQLite store: WAL, `synchronous=FULL`, one writer
+    /// connection taking `BEGIN IMMEDIATE`, and a pool of readers.
+    SqliteStore,
+    Sqlite,
+    sqlite,
+    "BEGIN IMMEDIATE"
+);

@@ -1,0 +1,112 @@
+//! Logs (tracing) and metrics (Prometheus text format through the `metrics`
+//! facade). Metric names, all prefixed `chatd_`:
+//!
+//! | name | kind | labels |
+//! | --- | --- | --- |
+//! | `chatd_connections_open` | gauge | |
+//! | `chatd_frames_in_total` | counter | `type` (a client frame type, or `invalid`) |
+//! | `chatd_frames_out_total` | counter | `type` (a server frame type) |
+//! | `chatd_sends_total` | counter | `result` (`stored`, `duplicate`, `refused`), `code` (error code when refused) |
+//! | `chatd_send_ack_seconds` | histogram | |
+//! | `chatd_batch_size` | histogram | messages per group commit |
+//! | `chatd_sessions_closed_total` | counter | `code` (WebSocket close code) |
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::EnvFilter;
+
+use crate::config::LogFormat;
+
+/// Installs the global tracing subscriber writing to stdout. A second call
+/// (tests start many servers in one process) keeps the first subscriber.
+///
+/// # Errors
+/// When `filter` is not valid `EnvFilter` syntax.
+pub fn init_tracing(filter: &str, format: LogFormat) -> Result<(), tracing_subscriber::filter::ParseError> {
+    let filter = EnvFilter::try_new(filter)?;
+    let registry = tracing_subscriber::registry().with(filter);
+    let _ = match format {
+        LogFormat::Pretty => registry.with(tracing_subscriber::fmt::layer()).try_init(),
+        LogFormat::Json => registry
+            .with(tracing_subscriber::fmt::layer().json().flatten_event(true).with_span_list(false))
+            .try_init(),
+    };
+    Ok(())
+}
+
+static PROMETHEUS: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the process-wide metrics recorder once and returns its handle.
+/// Histograms are exported with buckets (seconds), not as summaries.
+pub fn metrics_handle() -> PrometheusHandle {
+    PROMETHEUS
+        .get_or_init(|| {
+            let buckets = [
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ];
+            let sizes = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0];
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &buckets)
+                .and_then(|b| b.set_buckets_for_metric(Matcher::Full("chatd_batch_size".into()), &sizes));
+            match builder {
+                Ok(builder) => {
+                    let recorder = builder.build_recorder();
+                    let handle = recorder.handle();
+                    // Another recorder may already be installed (a host
+                    // application); then ours renders nothing, which is harmless.
+                    let _ = metrics::set_global_recorder(recorder);
+                    handle
+                }
+                Err(_) => PrometheusBuilder::new().build_recorder().handle(),
+            }
+        })
+        .clone()
+}
+
+/// Runs the recorder's upkeep (histogram housekeeping) every `every` until `stop`.
+pub async fn run_upkeep(handle: PrometheusHandle, every: Duration, stop: tokio_util::sync::CancellationToken) {
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => handle.run_upkeep(),
+        }
+    }
+}
+
+/// A connection opened (`+1`) or closed (`-1`).
+pub fn connections(delta: f64) {
+    metrics::gauge!("chatd_connections_open").increment(delta);
+}
+
+/// A client frame was read; `type_name` is its `type` or `invalid`.
+pub fn frame_in(type_name: &'static str) {
+    metrics::counter!("chatd_frames_in_total", "type" => type_name).increment(1);
+}
+
+/// A server frame was queued for a session.
+pub fn frame_out(type_name: &'static str) {
+    metrics::counter!("chatd_frames_out_total", "type" => type_name).increment(1);
+}
+
+/// A send finished: `stored`, `duplicate`, or `refused` with the error code.
+pub fn send_result(result: &'static str, code: &'static str, ack_latency: Option<Duration>) {
+    metrics::counter!("chatd_sends_total", "result" => result, "code" => code).increment(1);
+    if let Some(latency) = ack_latency {
+        metrics::histogram!("chatd_send_ack_seconds").record(latency.as_secs_f64());
+    }
+}
+
+/// A group commit wrote `size` sends.
+pub fn batch(size: usize) {
+    metrics::histogram!("chatd_batch_size").record(size as f64);
+}
+
+/// A session ended with close `code`.
+pub fn session_closed(code: u16) {
+    metrics::counter!("chatd_sessions_closed_total", "code" => code.to_string()).increment(1);
+}
