@@ -13,6 +13,9 @@ use subtle::ConstantTimeEq;
 
 use crate::ids::{now_ms, UserId};
 
+/// Longest lifetime of a minted token, seconds (ten years).
+pub const MAX_TOKEN_TTL_SECS: u64 = 10 * 365 * 86_400;
+
 /// Claims of a chatd user token.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Claims {
@@ -25,8 +28,9 @@ pub struct Claims {
     pub iat: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iss: Option<String>,
+    /// A string or an array of strings (RFC 7519 §4.1.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub aud: Option<String>,
+    pub aud: Option<serde_json::Value>,
 }
 
 /// Why a token was refused. Never includes the token.
@@ -71,7 +75,11 @@ impl Auth {
     /// Builds the verifier. `jwt_secret`'s UTF-8 bytes are the HS256 key.
     pub fn new(jwt_secret: &str, admin_token: &str, issuer: Option<String>, audience: Option<String>, leeway_secs: u64) -> Self {
         let mut validation = Validation::new(Algorithm::HS256);
-        validation.set_required_spec_claims(&["exp", "sub"]);
+        // jsonwebtoken checks iss/aud only when present unless they are required.
+        let mut required = vec!["exp", "sub"];
+        required.extend(issuer.as_ref().map(|_| "iss"));
+        required.extend(audience.as_ref().map(|_| "aud"));
+        validation.set_required_spec_claims(&required);
         validation.leeway = leeway_secs.min(60);
         validation.validate_nbf = true;
         match &issuer {
@@ -120,7 +128,7 @@ impl Auth {
             exp,
             iat: Some(now),
             iss: self.issuer.clone(),
-            aud: self.audience.clone(),
+            aud: self.audience.clone().map(serde_json::Value::String),
         };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(AuthError::Sign)?;
         Ok((token, i64::try_from(exp.saturating_mul(1000)).unwrap_or(i64::MAX)))
@@ -196,6 +204,16 @@ mod tests {
         assert!(strict.verify(&token).is_err());
         let (token, _) = strict.mint(&UserId::parse("alice").unwrap(), 60).unwrap();
         assert!(strict.verify(&token).is_ok());
+    }
+
+    #[test]
+    fn audience_may_be_an_array() {
+        let a = auth();
+        let claims = serde_json::json!({"sub": "alice", "exp": 9_999_999_999u64, "aud": ["x", "y"]});
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret("k".repeat(32).as_bytes())).unwrap();
+        assert!(a.verify(&token).is_ok(), "no audience configured: any aud shape is fine");
+        let strict = Auth::new(&"k".repeat(32), "admin-token-0123456789", None, Some("y".into()), 0);
+        assert!(strict.verify(&token).is_ok(), "configured audience found in the array");
     }
 
     #[test]

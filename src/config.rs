@@ -65,11 +65,13 @@ pub struct Config {
     pub max_frame_bytes: usize,
     /// Largest MSG_SEND body, bytes of UTF-8; larger gets `body_too_large`.
     pub max_body_bytes: usize,
-    /// Frames queued per session before it counts as too slow and is closed with 1013.
+    /// Frames queued per session, beyond room for its in-flight sends' ACKs,
+    /// before it counts as too slow and is closed with 1013.
     pub outbound_queue: usize,
     /// Sends a connection may have waiting for their ACK; past it the server stops reading.
     pub max_sends_in_flight: usize,
-    /// Bad frames in a row after which a connection is closed with 1008.
+    /// Bad frames in a row a connection may send; the next one is answered and
+    /// the connection closed with 1008.
     pub max_bad_frames: u32,
     /// Seconds sessions get to finish on SIGTERM/SIGINT before they are dropped.
     pub shutdown_grace: u64,
@@ -168,9 +170,11 @@ impl Config {
                 if !path.is_file() {
                     return Err(ConfigError::Invalid(format!("config file {} not found", path.display())));
                 }
-                figment = figment.merge(Toml::file(path));
+                figment = figment.merge(Toml::file_exact(path));
             }
-            None => figment = figment.merge(Toml::file(DEFAULT_CONFIG_FILE)),
+            // Only the working directory's file, not a parent's; absent is fine.
+            None if Path::new(DEFAULT_CONFIG_FILE).is_file() => figment = figment.merge(Toml::file_exact(DEFAULT_CONFIG_FILE)),
+            None => {}
         }
         let config: Config = figment
             .merge(Env::prefixed("CHATD_").ignore(&["config"]))

@@ -92,6 +92,9 @@ async fn main() -> ExitCode {
 
 type AnyError = Box<dyn std::error::Error + Send + Sync>;
 
+/// Longest token lifetime `chatd token` and `POST /v1/tokens` mint: ten years.
+const MAX_TOKEN_TTL_SECS: u64 = chatd::auth::MAX_TOKEN_TTL_SECS;
+
 async fn serve(config: Config) -> Result<(), AnyError> {
     telemetry::init_tracing(&config.log, config.log_format)?;
     let app = Application::build(config).await?;
@@ -117,7 +120,11 @@ fn token(config: &Config, user_id: &str, ttl: Option<u64>) -> Result<(), AnyErro
         config.jwt_audience.clone(),
         config.jwt_leeway_secs,
     );
-    let (token, _) = auth.mint(&user, ttl.unwrap_or(config.token_ttl_secs))?;
+    let ttl = ttl.unwrap_or(config.token_ttl_secs);
+    if ttl == 0 || ttl > MAX_TOKEN_TTL_SECS {
+        return Err(format!("--ttl must be between 1 and {MAX_TOKEN_TTL_SECS} seconds").into());
+    }
+    let (token, _) = auth.mint(&user, ttl)?;
     println!("{token}");
     Ok(())
 }

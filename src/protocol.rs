@@ -171,7 +171,8 @@ fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bo
             (None | Some(Value::Null), _) if !required => continue,
             (None, _) => "is required",
             (Some(Value::String(_)), Kind::Str) => continue,
-            (Some(Value::Number(n)), Kind::Int) if n.is_i64() || n.is_u64() => continue,
+            (Some(Value::Number(n)), Kind::Int) if n.is_i64() => continue,
+            (Some(Value::Number(n)), Kind::Int) if n.is_u64() => "is out of range",
             (Some(_), Kind::Str) => "must be a string",
             (Some(_), Kind::Int) => "must be an integer",
         };

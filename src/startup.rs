@@ -133,10 +133,10 @@ impl Application {
             secrets_file,
         } = self;
         let addr = listener.local_addr().map_err(StartupError::Serve)?;
-        tracing::info!(%addr, database = state.store.backend_name(), "chatd listening");
         if let Some(file) = &secrets_file {
-            tracing::info!(file = %file.display(), "generated secrets (jwt_secret, admin_token) are kept in this file");
+            tracing::info!(file = %file.display(), "secrets not configured are generated and kept in this file; the admin API token is its admin_token");
         }
+        tracing::info!(%addr, database = state.store.backend_name(), "chatd listening");
         let token = state.shutdown.clone();
         let background = CancellationToken::new();
         let upkeep = tokio::spawn(telemetry::run_upkeep(state.metrics.clone(), Duration::from_secs(5), background.clone()));

@@ -29,8 +29,9 @@ use crate::config::LogFormat;
 pub fn init_tracing(filter: &str, format: LogFormat) -> Result<(), tracing_subscriber::filter::ParseError> {
     let filter = EnvFilter::try_new(filter)?;
     let registry = tracing_subscriber::registry().with(filter);
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let _ = match format {
-        LogFormat::Pretty => registry.with(tracing_subscriber::fmt::layer()).try_init(),
+        LogFormat::Pretty => registry.with(tracing_subscriber::fmt::layer().with_ansi(ansi)).try_init(),
         LogFormat::Json => registry
             .with(tracing_subscriber::fmt::layer().json().flatten_event(true).with_span_list(false))
             .try_init(),

@@ -61,7 +61,9 @@ impl Drop for Registration {
 pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
     telemetry::connections(1.0);
     let id: SessionId = uuid::Uuid::now_v7().to_string().into();
-    let (outbound, outbound_rx) = mpsc::channel(state.config.outbound_queue);
+    // Room for every in-flight send's ACK on top of the fan-out allowance, so a
+    // client pipelining up to its limit is never closed for its own ACKs.
+    let (outbound, outbound_rx) = mpsc::channel(state.config.outbound_queue + state.config.max_sends_in_flight);
     let close = Arc::new(CloseSignal::default());
     let handle = SessionHandle::new(id.clone(), user.user_id.clone(), outbound, close.clone());
     // Register before reading the channel states, so nothing stored after the
@@ -83,16 +85,17 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
         },
         Err(error) => {
             tracing::error!(%error, "cannot read channel states");
-            close.kick(close_code::INTERNAL, "database unavailable");
+            close.close_after_drain(close_code::INTERNAL, "database unavailable");
             ServerFrame::Error(ErrorFrame::new(ErrorCode::Unavailable, "database unavailable"))
         }
     };
     telemetry::frame_out(hello.type_name());
     let ping_every = Duration::from_secs(state.config.ping_interval_secs);
     let writer = tokio::spawn(write_loop(sink, outbound_rx, hello.encode(), close.clone(), ping_every));
+    let hello_failed = matches!(hello, ServerFrame::Error(_));
     tracing::debug!("session open");
 
-    if !close.is_kicked() {
+    if !hello_failed {
         let mut reader = Reader {
             state: &state,
             user: &user,
@@ -127,9 +130,12 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     async fn run(&mut self, mut stream: SplitStream<WebSocket>) {
-        let expires_in = Duration::from_millis(
-            u64::try_from((i64::try_from(self.user.expires_at).unwrap_or(i64::MAX)).saturating_mul(1000) - now_ms()).unwrap_or(0),
-        );
+        // The token was accepted within the clock leeway; the session lives
+        // as long as that acceptance would hold.
+        let expires_at_ms = i64::try_from(self.user.expires_at.saturating_add(self.state.config.jwt_leeway_secs.min(60)))
+            .unwrap_or(i64::MAX / 1000)
+            .saturating_mul(1000);
+        let expires_in = Duration::from_millis(u64::try_from(expires_at_ms.saturating_sub(now_ms())).unwrap_or(0));
         let expiry = tokio::time::sleep(expires_in);
         tokio::pin!(expiry);
         // A peer that sends nothing, not even a pong to our pings, for three
@@ -149,11 +155,11 @@ impl Reader<'_> {
                 }
                 _ = &mut expiry => {
                     self.drain().await;
-                    self.close.kick(close_code::POLICY, "token expired");
+                    self.close.close_after_drain(close_code::POLICY, "token expired");
                     return;
                 }
                 _ = &mut idle => {
-                    self.close.kick(close_code::POLICY, "idle timeout");
+                    self.close.close_after_drain(close_code::POLICY, "idle timeout");
                     return;
                 }
                 Some(_) = self.pending.next(), if !self.pending.is_empty() => {}
@@ -176,14 +182,14 @@ impl Reader<'_> {
                             // capacity error ("Space limit exceeded: Message too long").
                             let text = error.to_string();
                             if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("too big") {
-                                self.close.kick(close_code::TOO_BIG, "message too big");
+                                self.close.close_after_drain(close_code::TOO_BIG, "message too big");
                             }
                             tracing::debug!(%error, "read failed");
                             return;
                         }
                     }
                     if self.bad_in_row > self.state.config.max_bad_frames {
-                        self.close.kick(close_code::POLICY, "too many bad frames");
+                        self.close.close_after_drain(close_code::POLICY, "too many bad frames");
                         return;
                     }
                 }
@@ -392,8 +398,11 @@ async fn write_loop(
         code: reason.code,
         reason: Utf8Bytes::from_static(reason.reason),
     };
+    // When the peer closed first, tungstenite has queued its reply and refuses
+    // ours; the flush and close below still deliver that reply.
     let _ = tokio::time::timeout(CLOSE_TIMEOUT, async {
-        sink.send(Message::Close(Some(frame))).await?;
+        let _ = sink.send(Message::Close(Some(frame))).await;
+        let _ = sink.flush().await;
         sink.close().await
     })
     .await;

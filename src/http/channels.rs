@@ -126,7 +126,7 @@ pub async fn create_token(State(state): State<AppState>, headers: HeaderMap, bod
     let request: CreateToken = parse_json(&body)?;
     let user = user_id(&request.user_id, "userId")?;
     let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
-    if ttl == 0 || ttl > 10 * 365 * 86_400 {
+    if ttl == 0 || ttl > crate::auth::MAX_TOKEN_TTL_SECS {
         return Err(ApiError::invalid_field("ttlSeconds", "must be between 1 and 315360000"));
     }
     let (token, expires_at) = state

@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+use super::ApiError;
 use crate::state::AppState;
 
 /// How long `/readyz` waits for the database.
@@ -35,8 +36,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 }
 
 fn not_ready(reason: &str) -> Response {
-    let body = serde_json::json!({"status": "unavailable", "reason": reason});
-    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
+    ApiError::unavailable(reason).into_response()
 }
 
 /// `GET /metrics`: Prometheus text exposition format 0.0.4.

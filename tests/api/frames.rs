@@ -1,0 +1,141 @@
+//! Malformed and refused frames: each gets the spec's ERROR code, the
+//! connection stays open, and the next valid frame works. Oversized messages
+//! close with 1009.
+
+use futures_util::SinkExt;
+use serde_json::json;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::helpers::{spawn_app, spawn_app_with, Backend};
+use crate::on_both_stores;
+
+on_both_stores!(
+    a_client_close_is_answered_with_a_close_frame,
+    every_bad_frame_gets_its_error_and_the_connection_survives,
+    frames_over_the_limit_close_with_1009_and_at_the_limit_are_accepted,
+    too_many_bad_frames_in_a_row_close_with_1008,
+    nothing_stored_is_changed_by_bad_input,
+);
+
+async fn a_client_close_is_answered_with_a_close_frame(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let mut alice = app.connect("alice").await;
+    alice.stream.send(Message::Close(None)).await.expect("close");
+    // RFC 6455 §5.5.1: the server answers the close frame before closing TCP.
+    let reply = tokio::time::timeout(std::time::Duration::from_secs(5), futures_util::StreamExt::next(&mut alice.stream))
+        .await
+        .expect("reply in time");
+    assert!(matches!(reply, Some(Ok(Message::Close(_)))), "got {reply:?}");
+    app.stop().await;
+}
+
+async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let long_id = "x".repeat(129);
+    let cases: Vec<(String, &str, Option<&str>)> = vec![
+        ("not json".into(), "bad_frame", None),
+        ("[1,2]".into(), "bad_frame", None),
+        ("\"MSG_SEND\"".into(), "bad_frame", None),
+        ("{}".into(), "bad_frame", None),
+        (r#"{"type":42}"#.into(), "bad_frame", None),
+        (format!("{}{}", "[".repeat(5000), "]".repeat(5000)), "bad_frame", None),
+        (r#"{"type":"msg_send"}"#.into(), "unknown_type", None),
+        (r#"{"type":"PING"}"#.into(), "unknown_type", None),
+        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1"}"#.into(), "invalid_field", Some("body")),
+        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1","body":""}"#.into(), "invalid_field", Some("body")),
+        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1","body":"a\u0000b"}"#.into(), "invalid_field", Some("body")),
+        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1","body":"\ud800"}"#.into(), "bad_frame", None),
+        (r#"{"type":"MSG_SEND","channelId":"ro om","clientMsgId":"c1","body":"b"}"#.into(), "invalid_field", Some("channelId")),
+        (r#"{"type":"MSG_SEND","channelId":"..","clientMsgId":"c1","body":"b"}"#.into(), "invalid_field", Some("channelId")),
+        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c 1","body":"b"}"#.into(), "invalid_field", Some("clientMsgId")),
+        (format!(r#"{{"type":"MSG_SEND","channelId":"room","clientMsgId":"{long_id}","body":"b"}}"#), "invalid_field", Some("clientMsgId")),
+        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":7,"body":"b"}"#.into(), "invalid_field", Some("clientMsgId")),
+        (r#"{"type":"MSG_READ","messageId":"nope"}"#.into(), "invalid_field", Some("messageId")),
+        (r#"{"type":"MSG_DELIVERED"}"#.into(), "invalid_field", Some("messageId")),
+        (r#"{"type":"SYNC","channelId":"room","afterSeq":-1}"#.into(), "invalid_field", Some("afterSeq")),
+        (r#"{"type":"SYNC","channelId":"room","afterSeq":9007199254740992}"#.into(), "invalid_field", Some("afterSeq")),
+        (r#"{"type":"SYNC","channelId":"room","afterSeq":0,"limit":501}"#.into(), "invalid_field", Some("limit")),
+        (r#"{"type":"SYNC","channelId":"room","afterSeq":"0"}"#.into(), "invalid_field", Some("afterSeq")),
+        (r#"{"type":"SYNC","channelId":"room","afterSeq":18446744073709551615}"#.into(), "invalid_field", Some("afterSeq")),
+        (r#"{"type":"SYNC","channelId":"room","afterSeq":0,"limit":18446744073709551615}"#.into(), "invalid_field", Some("limit")),
+    ];
+    for (text, code, field) in &cases {
+        alice.send_text(text).await;
+        let err = alice.recv_type("ERROR").await;
+        assert_eq!(err["code"], *code, "frame {text}: {err}");
+        assert_eq!(err["retryable"], false);
+        if let Some(field) = field {
+            assert_eq!(err["field"], *field, "frame {text}: {err}");
+        }
+    }
+    // Sends refused for a bad field echo a valid clientMsgId.
+    alice.send_text(r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"echo-me"}"#).await;
+    assert_eq!(alice.recv_type("ERROR").await["clientMsgId"], "echo-me");
+    let big = "x".repeat(16_385);
+    alice.send_msg("room", "too-big", &big).await;
+    let err = alice.recv_type("ERROR").await;
+    assert_eq!(err["code"], "body_too_large");
+    assert_eq!(err["clientMsgId"], "too-big");
+    alice.stream.send(Message::binary(vec![1u8, 2, 3])).await.expect("send binary");
+    assert_eq!(alice.recv_type("ERROR").await["code"], "bad_frame");
+    // The connection still works.
+    let ack = alice.send_and_ack("room", "ok-1", &"y".repeat(16_384)).await;
+    assert_eq!(ack["seq"], 1);
+    app.stop().await;
+}
+
+async fn frames_over_the_limit_close_with_1009_and_at_the_limit_are_accepted(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    // Exactly max_frame_bytes (65536): padded with an ignored field.
+    let base = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "exact", "body": "b", "pad": ""}).to_string();
+    let pad = 65_536 - base.len();
+    let exact = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "exact", "body": "b", "pad": "p".repeat(pad)}).to_string();
+    assert_eq!(exact.len(), 65_536);
+    alice.send_text(&exact).await;
+    assert_eq!(alice.recv_type("MSG_ACK").await["clientMsgId"], "exact");
+    let over = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "overs", "body": "b", "pad": "p".repeat(pad + 1)}).to_string();
+    assert_eq!(over.len(), 65_537);
+    alice.send_text(&over).await;
+    assert_eq!(alice.recv_close_code().await, 1009);
+    // The server is fine and nothing of the oversized frame was stored.
+    let mut again = app.connect("alice").await;
+    assert_eq!(again.send_and_ack("room", "after", "b").await["seq"], 2);
+    app.stop().await;
+}
+
+async fn too_many_bad_frames_in_a_row_close_with_1008(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.max_bad_frames = 20).await;
+    let mut alice = app.connect("alice").await;
+    // The spec's floor: at least 20 bad frames in a row are answered.
+    for _ in 0..20 {
+        alice.send_text("garbage").await;
+        assert_eq!(alice.recv_type("ERROR").await["code"], "bad_frame");
+    }
+    alice.send_text("garbage").await;
+    assert_eq!(alice.recv_close_code().await, 1008);
+    app.stop().await;
+}
+
+async fn nothing_stored_is_changed_by_bad_input(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let ack = alice.send_and_ack("room", "keep", "original").await;
+    for frame in [
+        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "keep", "body": "overwrite"}),
+        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "keep", "body": ""}),
+        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "keep", "body": "a\u{0}b"}),
+    ] {
+        alice.send_json(frame).await;
+        assert_eq!(alice.recv_type("ERROR").await["type"], "ERROR");
+    }
+    let stored = app.all_messages("room").await;
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0]["body"], "original");
+    assert_eq!(stored[0]["messageId"], ack["messageId"]);
+    app.stop().await;
+}

@@ -1,0 +1,241 @@
+//! The HTTP API and authentication: routes, status codes, the error shape,
+//! 401 before any WebSocket upgrade, health, readiness and metrics.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::helpers::{postgres_url, spawn_app, spawn_app_with, Backend, ADMIN_TOKEN};
+use crate::on_both_stores;
+
+on_both_stores!(
+    channel_routes,
+    token_route_mints_working_tokens,
+    admin_routes_refuse_users_and_strangers,
+    websocket_auth_is_checked_before_the_upgrade,
+    a_session_is_closed_with_1008_when_its_token_expires,
+    health_and_metrics,
+);
+
+async fn channel_routes(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let res = app.post_channel(json!({"channelId": "room", "members": ["bob", "alice", "bob"]})).await;
+    assert_eq!(res.status(), 201);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(body["channelId"], "room");
+    assert_eq!(body["members"], json!(["alice", "bob"]));
+    assert_eq!(body["lastSeq"], 0);
+    assert!(body["createdAt"].as_i64().expect("createdAt") > 1_600_000_000_000);
+
+    let res = app.post_channel(json!({"channelId": "room"})).await;
+    assert_eq!(res.status(), 409);
+    assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "conflict");
+
+    // Server-assigned id: a UUIDv7.
+    let res = app.post_channel(json!({"members": ["alice"]})).await;
+    assert_eq!(res.status(), 201);
+    let id = res.json::<Value>().await.expect("json")["channelId"].as_str().expect("id").to_owned();
+    assert_eq!(uuid::Uuid::parse_str(&id).expect("uuid").get_version_num(), 7);
+
+    for bad in [json!({"channelId": "a b"}), json!({"channelId": ".."}), json!({"members": ["ok", "not ok"]})] {
+        let res = app.post_channel(bad.clone()).await;
+        assert_eq!(res.status(), 400, "{bad}");
+        assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "invalid_field");
+    }
+    let res = app
+        .http
+        .post(app.url("/v1/channels"))
+        .bearer_auth(ADMIN_TOKEN)
+        .body("{not json")
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 400);
+    assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "bad_request");
+
+    let res = app.http.get(app.url("/v1/channels/room")).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(body["members"], json!(["alice", "bob"]));
+    let res = app.http.get(app.url("/v1/channels/nope")).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
+    assert_eq!(res.status(), 404);
+    assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "not_found");
+    // Unknown routes and methods answer in the same error shape.
+    let res = app.http.get(app.url("/v2/nothing")).send().await.expect("http");
+    assert_eq!(res.status(), 404);
+    assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "not_found");
+    let res = app.http.patch(app.url("/v1/channels/room")).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
+    assert_eq!(res.status(), 405);
+    assert!(res.json::<Value>().await.expect("json")["error"]["code"].is_string());
+    app.stop().await;
+}
+
+async fn token_route_mints_working_tokens(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let res = app
+        .http
+        .post(app.url("/v1/tokens"))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({"userId": "alice", "ttlSeconds": 120}))
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 201);
+    let body: Value = res.json().await.expect("json");
+    let expires_at = body["expiresAt"].as_i64().expect("expiresAt");
+    let now = chatd::ids::now_ms();
+    assert!((now + 110_000..=now + 130_000).contains(&expires_at), "expiresAt in ms, 120 s ahead");
+    let mut client = app.connect_raw(body["token"].as_str().expect("token")).await.expect("connect");
+    assert_eq!(client.recv_type("HELLO").await["userId"], "alice");
+    let res = app
+        .http
+        .post(app.url("/v1/tokens"))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({"userId": "not valid"}))
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 400);
+    app.stop().await;
+}
+
+async fn admin_routes_refuse_users_and_strangers(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let user = app.token("alice");
+    let routes = [
+        ("POST", "/v1/channels"),
+        ("GET", "/v1/channels/room"),
+        ("PUT", "/v1/channels/room/members/bob"),
+        ("DELETE", "/v1/channels/room/members/alice"),
+        ("POST", "/v1/tokens"),
+    ];
+    for (method, path) in routes {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let as_user = app.http.request(method.clone(), app.url(path)).bearer_auth(&user).json(&json!({"userId": "x"})).send().await.expect("http");
+        assert_eq!(as_user.status(), 403, "{method} {path} as a user");
+        assert_eq!(as_user.json::<Value>().await.expect("json")["error"]["code"], "forbidden");
+        let anonymous = app.http.request(method.clone(), app.url(path)).send().await.expect("http");
+        assert_eq!(anonymous.status(), 401, "{method} {path} without a token");
+        let wrong = app.http.request(method.clone(), app.url(path)).bearer_auth("wrong-admin-token").send().await.expect("http");
+        assert_eq!(wrong.status(), 401, "{method} {path} with a wrong token");
+    }
+    // Nothing changed.
+    let res = app.http.get(app.url("/v1/channels/room")).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
+    assert_eq!(res.json::<Value>().await.expect("json")["members"], json!(["alice"]));
+    app.stop().await;
+}
+
+async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
+    use tokio_tungstenite::tungstenite::Error;
+    let app = spawn_app(backend).await;
+    let status_of = |result: Result<crate::helpers::WsClient, Error>| match result {
+        Err(Error::Http(response)) => response.status().as_u16(),
+        Err(other) => panic!("unexpected error {other:?}"),
+        Ok(_) => 101,
+    };
+    let other_key = chatd::auth::Auth::new(&"z".repeat(40), "whatever-admin-token", None, None, 0)
+        .mint(&chatd::ids::UserId::parse("alice").expect("id"), 60)
+        .expect("mint")
+        .0;
+    assert_eq!(status_of(app.connect_raw("not-a-jwt").await), 401);
+    assert_eq!(status_of(app.connect_raw(&other_key).await), 401, "wrong signature");
+    assert_eq!(status_of(app.connect_raw(ADMIN_TOKEN).await), 401, "the admin token is not a user");
+    // Expired beyond the leeway.
+    let expired = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &chatd::auth::Claims { sub: "alice".into(), exp: 1_000_000, iat: None, iss: None, aud: None },
+        &jsonwebtoken::EncodingKey::from_secret(crate::helpers::JWT_SECRET.as_bytes()),
+    )
+    .expect("encode");
+    assert_eq!(status_of(app.connect_raw(&expired).await), 401, "expired");
+    // No token at all.
+    let plain = tokio_tungstenite::connect_async(format!("ws://{}/v1/ws", app.addr)).await;
+    assert!(matches!(plain, Err(Error::Http(ref r)) if r.status() == 401));
+    // Query parameter works; the header wins over it.
+    let good = app.token("alice");
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/v1/ws?access_token={good}", app.addr)).await.expect("query token");
+    let hello = futures_util::StreamExt::next(&mut ws).await.expect("frame").expect("ok");
+    assert!(hello.to_text().expect("text").contains("\"HELLO\""));
+    let mut request = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!("ws://{}/v1/ws?access_token={good}", app.addr)).expect("request");
+    request.headers_mut().insert("authorization", "Bearer garbage".parse().expect("header"));
+    let header_wins = tokio_tungstenite::connect_async(request).await;
+    assert!(matches!(header_wins, Err(Error::Http(ref r)) if r.status() == 401));
+    app.stop().await;
+}
+
+async fn a_session_is_closed_with_1008_when_its_token_expires(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.jwt_leeway_secs = 0).await;
+    let token = app.token_ttl("alice", 2);
+    let mut client = app.connect_raw(&token).await.expect("connect");
+    client.recv_type("HELLO").await;
+    let started = std::time::Instant::now();
+    assert_eq!(client.recv_close_code().await, 1008);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    app.stop().await;
+}
+
+async fn health_and_metrics(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    alice.send_and_ack("room", "m1", "x").await;
+    alice.send_and_ack("room", "m1", "x").await;
+    alice.send_text("garbage").await;
+    alice.recv_type("ERROR").await;
+    let health = app.http.get(app.url("/healthz")).send().await.expect("http");
+    assert_eq!(health.status(), 200);
+    let ready = app.http.get(app.url("/readyz")).send().await.expect("http");
+    assert_eq!(ready.status(), 200);
+    let metrics = app.http.get(app.url("/metrics")).send().await.expect("http");
+    assert_eq!(metrics.status(), 200);
+    assert!(metrics.headers()["content-type"].to_str().expect("ct").starts_with("text/plain"));
+    let text = metrics.text().await.expect("text");
+    for needle in [
+        "chatd_connections_open",
+        "chatd_frames_in_total{type=\"MSG_SEND\"}",
+        "chatd_frames_in_total{type=\"invalid\"}",
+        "chatd_frames_out_total{type=\"MSG_ACK\"}",
+        "chatd_frames_out_total{type=\"HELLO\"}",
+        "chatd_sends_total{result=\"stored\",code=\"\"}",
+        "chatd_sends_total{result=\"duplicate\",code=\"\"}",
+        "chatd_send_ack_seconds_bucket",
+        "chatd_batch_size_bucket",
+    ] {
+        assert!(text.contains(needle), "metrics lack {needle}:\n{text}");
+    }
+    app.stop().await;
+}
+
+/// `/readyz` says 503 while PostgreSQL refuses connections and 200 again
+/// when it accepts them, without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_is_503_while_the_database_is_down() {
+    let Some(admin_url) = postgres_url() else { return };
+    let app = spawn_app(Backend::Postgres).await;
+    let name = app.db.url.rsplit('/').next().expect("db name").to_owned();
+    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url).await.expect("admin connection");
+    sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false")).execute(&mut admin).await.expect("alter");
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+        .bind(&name)
+        .execute(&mut admin)
+        .await
+        .expect("terminate");
+    let ready = app.http.get(app.url("/readyz")).send().await.expect("http");
+    assert_eq!(ready.status(), 503);
+    let body: Value = ready.json().await.expect("json");
+    assert_eq!(body["error"]["code"], "unavailable");
+    assert_eq!(app.http.get(app.url("/healthz")).send().await.expect("http").status(), 200);
+    sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true")).execute(&mut admin).await.expect("alter");
+    let mut ok = false;
+    for _ in 0..50 {
+        if app.http.get(app.url("/readyz")).send().await.expect("http").status() == 200 {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ok, "ready again once the database is back");
+    app.stop().await;
+}

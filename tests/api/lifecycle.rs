@@ -1,0 +1,296 @@
+//! The real `chatd` binary: zero-configuration start, generated secrets,
+//! configuration layering, `migrate`, `token`, and graceful shutdown on
+//! SIGTERM / SIGINT.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::helpers::{postgres_url, Backend, TestDb};
+
+const BIN: &str = env!("CARGO_BIN_EXE_chatd");
+
+/// A `chatd` command with a clean environment, run in `dir`.
+fn chatd(dir: &Path) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default()).current_dir(dir);
+    cmd
+}
+
+struct Server {
+    child: Child,
+    addr: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    /// Starts `chatd serve --listen 127.0.0.1:0` and waits for its address.
+    fn start(mut cmd: Command) -> Self {
+        let mut child = cmd
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn chatd");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        for pipe in [
+            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().expect("stderr")),
+        ] {
+            let log = log.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    if let Some(rest) = line.split("addr=").nth(1) {
+                        let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
+                    }
+                    log.lock().expect("log").push(line);
+                }
+            });
+        }
+        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(addr) => addr,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("chatd did not start: {:?}", log.lock().expect("log"));
+            }
+        };
+        Self { child, addr, log }
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill").args([&format!("-{name}"), &self.child.id().to_string()]).status().expect("kill");
+        assert!(status.success());
+    }
+
+    /// Waits for exit and returns the exit code.
+    fn wait(mut self) -> i32 {
+        for _ in 0..300 {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code().unwrap_or(-1);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        panic!("chatd did not exit: {:?}", self.log.lock().expect("log"));
+    }
+
+    fn log_text(&self) -> String {
+        self.log.lock().expect("log").join("\n")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn get(addr: &str, path: &str, bearer: Option<&str>) -> reqwest::Response {
+    let mut request = reqwest::Client::new().get(format!("http://{addr}{path}"));
+    if let Some(token) = bearer {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.expect("http")
+}
+
+fn read_secrets(dir: &Path) -> toml::Table {
+    let text = std::fs::read_to_string(dir.join("secrets.toml")).expect("secrets file");
+    toml::from_str(&text).expect("toml")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_no_configuration_uses_embedded_sqlite_and_generated_secrets() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(chatd(dir.path()));
+    let ready = get(&server.addr, "/readyz", None).await;
+    assert_eq!(ready.status(), 200);
+    assert_eq!(ready.json::<Value>().await.expect("json")["database"], "sqlite");
+    assert!(dir.path().join("data/chatd.db").exists(), "embedded database in ./data");
+    let secrets = read_secrets(&dir.path().join("data"));
+    let admin = secrets["admin_token"].as_str().expect("admin token").to_owned();
+    let jwt = secrets["jwt_secret"].as_str().expect("jwt secret").to_owned();
+    assert!(jwt.len() >= 32);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("data/secrets.toml")).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let log = server.log_text();
+    assert!(log.contains("secrets.toml"), "the server says where the admin token is: {log}");
+    assert!(!log.contains(&admin) && !log.contains(&jwt), "secrets never logged");
+    // The generated admin token works on the admin API.
+    assert_eq!(get(&server.addr, "/v1/channels/nope", Some(&admin)).await.status(), 404);
+    server.signal("TERM");
+    assert_eq!(server.wait(), 0);
+    // A second start reuses the same secrets.
+    let server = Server::start(chatd(dir.path()));
+    assert_eq!(read_secrets(&dir.path().join("data"))["admin_token"].as_str(), Some(admin.as_str()));
+    server.signal("INT");
+    assert_eq!(server.wait(), 0, "SIGINT also exits 0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_command_and_configuration_layers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file_secret = "f".repeat(32);
+    let env_secret = "e".repeat(32);
+    std::fs::write(dir.path().join("chatd.toml"), format!("jwt_secret = \"{file_secret}\"\ndata_dir = \"from-file\"\n")).expect("write");
+    let verify = |token: &str, secret: &str| {
+        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
+        validation.validate_aud = false;
+        jsonwebtoken::decode::<Value>(token, &jsonwebtoken::DecodingKey::from_secret(secret.as_bytes()), &validation).map(|d| d.claims)
+    };
+    // File only.
+    let out = chatd(dir.path()).args(["--config", "chatd.toml", "token", "alice", "--ttl", "60"]).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).expect("utf8");
+    assert_eq!(stdout.lines().count(), 1, "the JWT alone on one line");
+    let claims = verify(stdout.trim(), &file_secret).expect("signed with the file's secret");
+    assert_eq!(claims["sub"], "alice");
+    let ttl = claims["exp"].as_u64().expect("exp") - claims["iat"].as_u64().expect("iat");
+    assert_eq!(ttl, 60);
+    // The configured jwt_secret is not written; the missing admin token is generated in the file's data_dir.
+    let secrets = read_secrets(&dir.path().join("from-file"));
+    assert!(secrets.get("jwt_secret").is_none());
+    assert!(secrets.get("admin_token").is_some());
+    // Env overrides the file.
+    let out = chatd(dir.path())
+        .env("CHATD_CONFIG", "chatd.toml")
+        .env("CHATD_JWT_SECRET", &env_secret)
+        .args(["token", "bob"])
+        .output()
+        .expect("run");
+    assert!(verify(String::from_utf8_lossy(&out.stdout).trim(), &env_secret).is_ok(), "env beats file");
+    // Flags override env.
+    let out = chatd(dir.path())
+        .env("CHATD_DATA_DIR", "from-env")
+        .args(["--data-dir", "from-flag", "token", "carol"])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    assert!(dir.path().join("from-flag/secrets.toml").exists(), "flag beats env");
+    assert!(!dir.path().join("from-env").exists());
+    // Bad input gets a clear error and a failing exit code.
+    let out = chatd(dir.path()).args(["token", "not valid"]).output().expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid user id"));
+    let out = chatd(dir.path()).env("CHATD_JWT_SECRET", "short").args(["token", "x"]).output().expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 32 bytes"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_command_applies_the_schema() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        if backend == Backend::Postgres && postgres_url().is_none() {
+            continue;
+        }
+        let db = TestDb::new(backend).await;
+        let out = chatd(db.dir.path())
+            .env("CHATD_DATABASE_URL", &db.url)
+            .env("CHATD_DATA_DIR", db.dir.path())
+            .arg("migrate")
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{backend:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let store = chatd::store::Store::connect(&chatd::store::StoreOptions {
+            url: db.url.clone(),
+            max_connections: 1,
+            acquire_timeout: Duration::from_secs(5),
+        })
+        .await
+        .expect("connect");
+        // The tables exist: a channel can be created without running migrations again.
+        store
+            .create_channel(&chatd::ids::ChannelId::parse("c").expect("id"), &[], 1)
+            .await
+            .expect("schema present");
+        store.close().await;
+    }
+}
+
+/// SIGTERM while a client has sends in flight: every send the server read is
+/// either ACKed and stored or not stored at all; ACKed ones are all stored;
+/// the session closes with 1001 and the process exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
+    let db = TestDb::new(if postgres_url().is_some() { Backend::Postgres } else { Backend::Sqlite }).await;
+    let admin = "lifecycle-admin-token-0123456789";
+    let secret = "lifecycle-jwt-secret-0123456789-abcdef";
+    let mut cmd = chatd(db.dir.path());
+    cmd.env("CHATD_DATABASE_URL", &db.url)
+        .env("CHATD_DATA_DIR", db.dir.path())
+        .env("CHATD_ADMIN_TOKEN", admin)
+        .env("CHATD_JWT_SECRET", secret);
+    let server = Server::start(cmd);
+    let http = reqwest::Client::new();
+    let res = http
+        .post(format!("http://{}/v1/channels", server.addr))
+        .bearer_auth(admin)
+        .json(&json!({"channelId": "room", "members": ["alice"]}))
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 201);
+    let token = chatd::auth::Auth::new(secret, admin, None, None, 0)
+        .mint(&chatd::ids::UserId::parse("alice").expect("id"), 600)
+        .expect("mint")
+        .0;
+    let mut request = format!("ws://{}/v1/ws", server.addr).into_client_request().expect("request");
+    request.headers_mut().insert("authorization", format!("Bearer {token}").parse().expect("header"));
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
+    let _hello = ws.next().await.expect("hello").expect("ok");
+    const SENDS: usize = 300;
+    for n in 0..SENDS {
+        let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": format!("k{n}"), "body": "x"});
+        ws.feed(Message::text(frame.to_string())).await.expect("feed");
+    }
+    ws.flush().await.expect("flush");
+    server.signal("TERM");
+    let mut acked = HashSet::new();
+    let close_code = loop {
+        match tokio::time::timeout(Duration::from_secs(20), ws.next()).await.expect("frames until close") {
+            Some(Ok(Message::Text(text))) => {
+                let frame: Value = serde_json::from_str(text.as_str()).expect("json");
+                if frame["type"] == "MSG_ACK" {
+                    acked.insert(frame["clientMsgId"].as_str().expect("id").to_owned());
+                } else {
+                    assert_eq!(frame["type"], "ERROR", "{frame}");
+                    assert_eq!(frame["retryable"], true, "refusals at shutdown are retryable: {frame}");
+                }
+            }
+            Some(Ok(Message::Close(Some(frame)))) => break u16::from(frame.code),
+            Some(Ok(_)) => {}
+            other => panic!("ended without a close frame: {other:?}"),
+        }
+    };
+    assert_eq!(close_code, 1001);
+    assert_eq!(server.wait(), 0);
+    assert!(!acked.is_empty(), "sends read before the signal were ACKed");
+    // Every ACKed message is stored, and nothing unACKed is.
+    let store = chatd::store::Store::connect(&chatd::store::StoreOptions {
+        url: db.url.clone(),
+        max_connections: 1,
+        acquire_timeout: Duration::from_secs(5),
+    })
+    .await
+    .expect("connect");
+    let (stored, _) = store.messages_after(&chatd::ids::ChannelId::parse("room").expect("id"), 0, 500).await.expect("read");
+    let stored_keys: HashSet<String> = stored.iter().map(|m| m.client_msg_id.as_str().to_owned()).collect();
+    assert_eq!(stored_keys, acked, "stored exactly the ACKed sends");
+    let seqs: Vec<i64> = stored.iter().map(|m| m.seq).collect();
+    assert_eq!(seqs, (1..=stored.len() as i64).collect::<Vec<_>>());
+    store.close().await;
+}

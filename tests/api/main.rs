@@ -1,0 +1,13 @@
+//! Integration tests: one binary (one link step), one module per area.
+//! Every test that touches storage runs on both stores (`on_both_stores!`).
+
+mod helpers;
+
+mod fanout;
+mod frames;
+mod http;
+mod lifecycle;
+mod receipts;
+mod send;
+mod store;
+mod sync;

@@ -1,0 +1,86 @@
+//! Receipts (guarantee 6): watermarks only move forward, read implies
+//! delivered, RECEIPT reaches the right sessions.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::helpers::{spawn_app, Backend};
+use crate::on_both_stores;
+
+on_both_stores!(receipts_move_watermarks_forward_and_reach_the_right_sessions, receipt_errors,);
+
+async fn receipts_move_watermarks_forward_and_reach_the_right_sessions(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob_phone = app.connect("bob").await;
+    let mut bob_laptop = app.connect("bob").await;
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let ack = alice.send_and_ack("room", &format!("c{n}"), "x").await;
+        ids.push(ack["messageId"].clone());
+        bob_phone.recv_type("MSG_RECV").await;
+        bob_laptop.recv_type("MSG_RECV").await;
+    }
+    // Sending does not move the sender's own watermarks.
+    let check = app.connect("alice").await;
+    assert_eq!(check.hello["channels"][0]["deliveredSeq"], 0);
+    assert_eq!(check.hello["channels"][0]["readSeq"], 0);
+    drop(check);
+
+    // delivered → the sender's sessions only.
+    bob_phone.send_json(json!({"type": "MSG_DELIVERED", "messageId": ids[1]})).await;
+    let receipt = alice.recv_type("RECEIPT").await;
+    assert_eq!(receipt["kind"], "delivered");
+    assert_eq!(receipt["channelId"], "room");
+    assert_eq!(receipt["userId"], "bob");
+    assert_eq!(receipt["messageId"], ids[1]);
+    assert_eq!(receipt["seq"], 2);
+    assert!(receipt["ts"].as_i64().expect("ts") > 1_600_000_000_000);
+    bob_laptop.expect_silence(Duration::from_millis(200)).await;
+
+    // Going backwards moves nothing and sends nothing.
+    bob_phone.send_json(json!({"type": "MSG_DELIVERED", "messageId": ids[0]})).await;
+    bob_phone.send_json(json!({"type": "MSG_DELIVERED", "messageId": ids[1]})).await;
+    alice.expect_silence(Duration::from_millis(300)).await;
+
+    // read (also moving delivered) → one read RECEIPT to the sender and the reader's other sessions.
+    bob_phone.send_json(json!({"type": "MSG_READ", "messageId": ids[2]})).await;
+    let to_sender = alice.recv_type("RECEIPT").await;
+    assert_eq!(to_sender["kind"], "read");
+    assert_eq!(to_sender["seq"], 3);
+    let to_other = bob_laptop.recv_type("RECEIPT").await;
+    assert_eq!(to_other["kind"], "read");
+    assert_eq!(to_other["messageId"], ids[2]);
+    alice.expect_silence(Duration::from_millis(200)).await;
+    bob_phone.expect_silence(Duration::from_millis(100)).await;
+
+    // Reading an older message moves nothing.
+    bob_laptop.send_json(json!({"type": "MSG_READ", "messageId": ids[0]})).await;
+    alice.expect_silence(Duration::from_millis(300)).await;
+    let hello = app.connect("bob").await.hello;
+    assert_eq!(hello["channels"][0]["deliveredSeq"], 3);
+    assert_eq!(hello["channels"][0]["readSeq"], 3);
+    app.stop().await;
+}
+
+async fn receipt_errors(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    app.create_channel("secret", &["carol"]).await;
+    let mut carol = app.connect("carol").await;
+    let secret = carol.send_and_ack("secret", "s1", "x").await;
+    let mut alice = app.connect("alice").await;
+    let unknown = uuid::Uuid::now_v7().to_string();
+    alice.send_json(json!({"type": "MSG_READ", "messageId": unknown})).await;
+    let err = alice.recv_type("ERROR").await;
+    assert_eq!(err["code"], "not_found");
+    assert_eq!(err["messageId"], unknown);
+    alice.send_json(json!({"type": "MSG_DELIVERED", "messageId": secret["messageId"]})).await;
+    assert_eq!(alice.recv_type("ERROR").await["code"], "forbidden");
+    carol.expect_silence(Duration::from_millis(200)).await;
+    let hello = app.connect("carol").await.hello;
+    assert_eq!(hello["channels"][0]["deliveredSeq"], 0);
+    app.stop().await;
+}

@@ -1,0 +1,178 @@
+//! Catch-up: HELLO's per-channel state, SYNC / SYNC_BATCH paging, the history
+//! route, and a member who was offline recovering everything once, in order.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use crate::helpers::{seqs, spawn_app, sync, Backend, ADMIN_TOKEN};
+use crate::on_both_stores;
+
+on_both_stores!(
+    hello_reports_each_channels_state,
+    sync_pages_through_history_in_order,
+    history_route_pages_and_checks_membership,
+    offline_member_recovers_all_30_messages_once_in_order,
+    sync_after_send_on_the_same_connection_sees_it,
+);
+
+async fn hello_reports_each_channels_state(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("a-room", &["alice", "bob"]).await;
+    app.create_channel("b-room", &["alice"]).await;
+    let mut bob = app.connect("bob").await;
+    for n in 0..3 {
+        bob.send_and_ack("a-room", &format!("c{n}"), "x").await;
+    }
+    let mut alice = app.connect("alice").await;
+    let hello = &alice.hello;
+    assert_eq!(hello["userId"], "alice");
+    assert!(hello["sessionId"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(hello["serverTs"].as_i64().expect("serverTs") > 1_600_000_000_000);
+    let channels = hello["channels"].as_array().expect("channels");
+    assert_eq!(channels.len(), 2);
+    assert_eq!(channels[0]["channelId"], "a-room");
+    assert_eq!(channels[0]["lastSeq"], 3);
+    assert_eq!(channels[0]["deliveredSeq"], 0);
+    assert_eq!(channels[0]["readSeq"], 0);
+    assert_eq!(channels[1]["channelId"], "b-room");
+    assert_eq!(channels[1]["lastSeq"], 0);
+    // Watermarks show up in the next HELLO.
+    let second = app.all_messages("a-room").await[1]["messageId"].clone();
+    alice.send_json(serde_json::json!({"type": "MSG_READ", "messageId": second})).await;
+    bob.recv_type("RECEIPT").await;
+    let again = app.connect("alice").await;
+    assert_eq!(again.hello["channels"][0]["readSeq"], 2);
+    assert_eq!(again.hello["channels"][0]["deliveredSeq"], 2);
+    app.stop().await;
+}
+
+async fn sync_pages_through_history_in_order(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    for n in 0..25 {
+        alice.send_and_ack("room", &format!("c{n}"), &format!("body {n}")).await;
+    }
+    let mut after = 0;
+    let mut got = Vec::new();
+    loop {
+        alice.send_json(sync("room", after, Some(10))).await;
+        let batch = alice.recv_type("SYNC_BATCH").await;
+        assert_eq!(batch["channelId"], "room");
+        let messages = batch["messages"].as_array().expect("messages").clone();
+        assert!(messages.iter().all(|m| m["type"] == "MSG_RECV"));
+        after = messages.last().map_or(after, |m| m["seq"].as_i64().expect("seq"));
+        got.extend(messages);
+        if batch["hasMore"] == false {
+            break;
+        }
+    }
+    assert_eq!(seqs(&got), (1..=25).collect::<Vec<_>>());
+    assert_eq!(got[24]["body"], "body 24");
+    // The page that reaches the last seq says hasMore: false.
+    alice.send_json(sync("room", 15, Some(10))).await;
+    let batch = alice.recv_type("SYNC_BATCH").await;
+    assert_eq!(batch["messages"].as_array().expect("messages").len(), 10);
+    assert_eq!(batch["hasMore"], false);
+    // Default limit is 100; past the end is empty.
+    alice.send_json(sync("room", 25, None)).await;
+    let batch = alice.recv_type("SYNC_BATCH").await;
+    assert_eq!(batch["messages"].as_array().expect("messages").len(), 0);
+    assert_eq!(batch["hasMore"], false);
+    // Unknown channel and non-member: forbidden alike.
+    alice.send_json(sync("nope", 0, None)).await;
+    assert_eq!(alice.recv_type("ERROR").await["code"], "forbidden");
+    app.stop().await;
+}
+
+async fn history_route_pages_and_checks_membership(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    for n in 0..5 {
+        alice.send_and_ack("room", &format!("c{n}"), "x").await;
+    }
+    let token = app.token("alice");
+    let (status, body) = app.history("room", &token, "afterSeq=1&limit=2").await;
+    assert_eq!(status, 200);
+    assert_eq!(seqs(body["messages"].as_array().expect("messages")), vec![2, 3]);
+    assert_eq!(body["hasMore"], true);
+    assert_eq!(body["messages"][0]["type"], "MSG_RECV");
+    let (_, body) = app.history("room", &token, "afterSeq=3&limit=2").await;
+    assert_eq!(seqs(body["messages"].as_array().expect("messages")), vec![4, 5]);
+    assert_eq!(body["hasMore"], false);
+    let (_, body) = app.history("room", &token, "").await;
+    assert_eq!(body["messages"].as_array().expect("messages").len(), 5, "defaults: afterSeq=0, limit=100");
+    // access_token query parameter works too.
+    let res = app
+        .http
+        .get(app.url(&format!("/v1/channels/room/messages?access_token={token}")))
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 200);
+    // Non-member and unknown channel: 403 alike for users; admin gets 404.
+    let outsider = app.token("mallory");
+    assert_eq!(app.history("room", &outsider, "").await.0, 403);
+    let (status, body) = app.history("nope", &outsider, "").await;
+    assert_eq!(status, 403);
+    assert_eq!(body["error"]["code"], "forbidden");
+    assert_eq!(app.history("nope", ADMIN_TOKEN, "").await.0, 404);
+    // Bad parameters.
+    for query in ["limit=0", "limit=501", "limit=x", "afterSeq=-1", "afterSeq=9007199254740992"] {
+        let (status, body) = app.history("room", &token, query).await;
+        assert_eq!(status, 400, "{query}");
+        assert_eq!(body["error"]["code"], "invalid_field", "{query}");
+    }
+    assert_eq!(app.history("room", "garbage", "").await.0, 401);
+    app.stop().await;
+}
+
+async fn offline_member_recovers_all_30_messages_once_in_order(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    alice.send_and_ack("room", "before", "seen live").await;
+    let seen = bob.recv_type("MSG_RECV").await;
+    let last_seen = seen["seq"].as_i64().expect("seq");
+    drop(bob);
+    let mut sent = Vec::new();
+    for n in 0..30 {
+        sent.push(alice.send_and_ack("room", &format!("offline-{n}"), &format!("missed {n}")).await);
+    }
+    let mut bob = app.connect("bob").await;
+    let last_seq = bob.hello["channels"][0]["lastSeq"].as_i64().expect("lastSeq");
+    assert_eq!(last_seq, 31);
+    let mut recovered: Vec<Value> = Vec::new();
+    let mut after = last_seen;
+    while after < last_seq {
+        bob.send_json(sync("room", after, Some(7))).await;
+        let batch = bob.recv_type("SYNC_BATCH").await;
+        let page = batch["messages"].as_array().expect("messages").clone();
+        after = page.last().expect("non-empty page")["seq"].as_i64().expect("seq");
+        recovered.extend(page);
+    }
+    assert_eq!(recovered.len(), 30);
+    let ids: HashSet<_> = recovered.iter().map(|m| m["messageId"].clone()).collect();
+    assert_eq!(ids.len(), 30, "nothing twice");
+    for (ack, message) in sent.iter().zip(&recovered) {
+        assert_eq!(ack["messageId"], message["messageId"], "in order");
+    }
+    assert_eq!(seqs(&recovered), (2..=31).collect::<Vec<_>>());
+    app.stop().await;
+}
+
+async fn sync_after_send_on_the_same_connection_sees_it(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    // Pipelined: the SYNC is read before the send's ACK is out.
+    alice.send_msg("room", "p-1", "first").await;
+    alice.send_json(sync("room", 0, None)).await;
+    assert_eq!(alice.recv_type("MSG_ACK").await["seq"], 1);
+    let batch = alice.recv_type("SYNC_BATCH").await;
+    assert_eq!(seqs(batch["messages"].as_array().expect("messages")), vec![1]);
+    app.stop().await;
+}
