@@ -73,7 +73,13 @@ impl std::fmt::Debug for Auth {
 
 impl Auth {
     /// Builds the verifier. `jwt_secret`'s UTF-8 bytes are the HS256 key.
-    pub fn new(jwt_secret: &str, admin_token: &str, issuer: Option<String>, audience: Option<String>, leeway_secs: u64) -> Self {
+    pub fn new(
+        jwt_secret: &str,
+        admin_token: &str,
+        issuer: Option<String>,
+        audience: Option<String>,
+        leeway_secs: u64,
+    ) -> Self {
         let mut validation = Validation::new(Algorithm::HS256);
         // jsonwebtoken checks iss/aud only when present unless they are required.
         let mut required = vec!["exp", "sub"];
@@ -130,8 +136,12 @@ impl Auth {
             iss: self.issuer.clone(),
             aud: self.audience.clone().map(serde_json::Value::String),
         };
-        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(AuthError::Sign)?;
-        Ok((token, i64::try_from(exp.saturating_mul(1000)).unwrap_or(i64::MAX)))
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .map_err(AuthError::Sign)?;
+        Ok((
+            token,
+            i64::try_from(exp.saturating_mul(1000)).unwrap_or(i64::MAX),
+        ))
     }
 
     /// Whether `token` is the admin token, compared in constant time
@@ -145,7 +155,9 @@ impl Auth {
 pub fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
 }
 
 #[cfg(test)]
@@ -177,7 +189,13 @@ mod tests {
         assert!(a.verify(&format!("{header}.{payload}.")).is_err());
         let hs512 = jsonwebtoken::encode(
             &Header::new(Algorithm::HS512),
-            &Claims { sub: "alice".into(), exp: 9_999_999_999, iat: None, iss: None, aud: None },
+            &Claims {
+                sub: "alice".into(),
+                exp: 9_999_999_999,
+                iat: None,
+                iss: None,
+                aud: None,
+            },
             &EncodingKey::from_secret("k".repeat(32).as_bytes()),
         )
         .unwrap();
@@ -189,7 +207,13 @@ mod tests {
         let a = auth();
         let expired = jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
-            &Claims { sub: "alice".into(), exp: 1_000, iat: None, iss: None, aud: None },
+            &Claims {
+                sub: "alice".into(),
+                exp: 1_000,
+                iat: None,
+                iss: None,
+                aud: None,
+            },
             &EncodingKey::from_secret("k".repeat(32).as_bytes()),
         )
         .unwrap();
@@ -199,7 +223,13 @@ mod tests {
     #[test]
     fn issuer_and_audience_are_checked_when_configured() {
         let plain = auth();
-        let strict = Auth::new(&"k".repeat(32), "admin-token-0123456789", Some("chatd".into()), Some("app".into()), 0);
+        let strict = Auth::new(
+            &"k".repeat(32),
+            "admin-token-0123456789",
+            Some("chatd".into()),
+            Some("app".into()),
+            0,
+        );
         let (token, _) = plain.mint(&UserId::parse("alice").unwrap(), 60).unwrap();
         assert!(strict.verify(&token).is_err());
         let (token, _) = strict.mint(&UserId::parse("alice").unwrap(), 60).unwrap();
@@ -209,11 +239,29 @@ mod tests {
     #[test]
     fn audience_may_be_an_array() {
         let a = auth();
-        let claims = serde_json::json!({"sub": "alice", "exp": 9_999_999_999u64, "aud": ["x", "y"]});
-        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret("k".repeat(32).as_bytes())).unwrap();
-        assert!(a.verify(&token).is_ok(), "no audience configured: any aud shape is fine");
-        let strict = Auth::new(&"k".repeat(32), "admin-token-0123456789", None, Some("y".into()), 0);
-        assert!(strict.verify(&token).is_ok(), "configured audience found in the array");
+        let claims =
+            serde_json::json!({"sub": "alice", "exp": 9_999_999_999u64, "aud": ["x", "y"]});
+        let token = jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret("k".repeat(32).as_bytes()),
+        )
+        .unwrap();
+        assert!(
+            a.verify(&token).is_ok(),
+            "no audience configured: any aud shape is fine"
+        );
+        let strict = Auth::new(
+            &"k".repeat(32),
+            "admin-token-0123456789",
+            None,
+            Some("y".into()),
+            0,
+        );
+        assert!(
+            strict.verify(&token).is_ok(),
+            "configured audience found in the array"
+        );
     }
 
     #[test]

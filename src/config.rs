@@ -168,12 +168,17 @@ impl Config {
         match file.map(Path::to_path_buf).or(env_file) {
             Some(path) => {
                 if !path.is_file() {
-                    return Err(ConfigError::Invalid(format!("config file {} not found", path.display())));
+                    return Err(ConfigError::Invalid(format!(
+                        "config file {} not found",
+                        path.display()
+                    )));
                 }
                 figment = figment.merge(Toml::file_exact(path));
             }
             // Only the working directory's file, not a parent's; absent is fine.
-            None if Path::new(DEFAULT_CONFIG_FILE).is_file() => figment = figment.merge(Toml::file_exact(DEFAULT_CONFIG_FILE)),
+            None if Path::new(DEFAULT_CONFIG_FILE).is_file() => {
+                figment = figment.merge(Toml::file_exact(DEFAULT_CONFIG_FILE))
+            }
             None => {}
         }
         let config: Config = figment
@@ -244,7 +249,9 @@ pub struct Secrets {
 
 impl std::fmt::Debug for Secrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Secrets").field("file", &self.file).finish_non_exhaustive()
+        f.debug_struct("Secrets")
+            .field("file", &self.file)
+            .finish_non_exhaustive()
     }
 }
 
@@ -281,10 +288,12 @@ impl Config {
             source,
         };
         let mut stored = match std::fs::read_to_string(&path) {
-            Ok(text) => toml::from_str::<SecretsFile>(&text).map_err(|e| ConfigError::SecretsFormat {
-                path: path.clone(),
-                message: e.message().to_owned(),
-            })?,
+            Ok(text) => {
+                toml::from_str::<SecretsFile>(&text).map_err(|e| ConfigError::SecretsFormat {
+                    path: path.clone(),
+                    message: e.message().to_owned(),
+                })?
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => SecretsFile::default(),
             Err(e) => return Err(io(e)),
         };
@@ -300,7 +309,9 @@ impl Config {
         if changed {
             write_private(&path, &toml::to_string(&stored).unwrap_or_default()).map_err(io)?;
         }
-        let pick = |configured: &Option<String>, stored: Option<String>| configured.clone().or(stored).unwrap_or_default();
+        let pick = |configured: &Option<String>, stored: Option<String>| {
+            configured.clone().or(stored).unwrap_or_default()
+        };
         Ok(Secrets {
             jwt_secret: pick(&self.jwt_secret, stored.jwt_secret),
             admin_token: pick(&self.admin_token, stored.admin_token),
@@ -370,7 +381,9 @@ mod lenient {
     }
 
     pub fn opt_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        Ok(Option::<Scalar>::deserialize(d)?.map(Scalar::into_string).filter(|s| !s.is_empty()))
+        Ok(Option::<Scalar>::deserialize(d)?
+            .map(Scalar::into_string)
+            .filter(|s| !s.is_empty()))
     }
 }
 
@@ -391,7 +404,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join(SECRETS_FILE)).unwrap().permissions().mode();
+            let mode = std::fs::metadata(dir.path().join(SECRETS_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         let second = config.secrets().unwrap();
@@ -410,7 +426,10 @@ mod tests {
         let secrets = config.secrets().unwrap();
         assert_eq!(secrets.jwt_secret, "s".repeat(32));
         let text = std::fs::read_to_string(dir.path().join(SECRETS_FILE)).unwrap();
-        assert!(!text.contains("jwt_secret"), "configured secret written: {text}");
+        assert!(
+            !text.contains("jwt_secret"),
+            "configured secret written: {text}"
+        );
         assert!(text.contains("admin_token"));
     }
 

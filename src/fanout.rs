@@ -101,7 +101,12 @@ pub struct SessionHandle {
 
 impl SessionHandle {
     /// A handle over the session's outbound queue and close switch.
-    pub fn new(id: SessionId, user_id: UserId, outbound: mpsc::Sender<Utf8Bytes>, close: Arc<CloseSignal>) -> Self {
+    pub fn new(
+        id: SessionId,
+        user_id: UserId,
+        outbound: mpsc::Sender<Utf8Bytes>,
+        close: Arc<CloseSignal>,
+    ) -> Self {
         Self {
             id,
             user_id,
@@ -120,7 +125,8 @@ impl SessionHandle {
                 true
             }
             Err(mpsc::error::TrySendError::Full(_)) => {
-                self.close.kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
+                self.close
+                    .kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
                 false
             }
             Err(mpsc::error::TrySendError::Closed(_)) => false,
@@ -150,7 +156,10 @@ impl Hub {
     /// Registers a session; from now on it receives its user's frames.
     pub fn register(&self, handle: SessionHandle) {
         let mut sessions = self.sessions.write().unwrap_or_else(|e| e.into_inner());
-        sessions.entry(handle.user_id.clone()).or_default().push(handle);
+        sessions
+            .entry(handle.user_id.clone())
+            .or_default()
+            .push(handle);
     }
 
     /// Removes a session (no-op when absent).
@@ -166,17 +175,34 @@ impl Hub {
 
     /// Number of live sessions on this node.
     pub fn session_count(&self) -> usize {
-        self.sessions.read().unwrap_or_else(|e| e.into_inner()).values().map(Vec::len).sum()
+        self.sessions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(Vec::len)
+            .sum()
     }
 
     /// Every live session of every user, for shutdown.
     pub fn all_sessions(&self) -> Vec<SessionHandle> {
-        self.sessions.read().unwrap_or_else(|e| e.into_inner()).values().flatten().cloned().collect()
+        self.sessions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .flatten()
+            .cloned()
+            .collect()
     }
 
     /// Queues an already-encoded frame to every live session of `user_id`
     /// except `except`.
-    pub fn send_to_user(&self, user_id: &UserId, text: &Utf8Bytes, type_name: &'static str, except: Option<&SessionId>) {
+    pub fn send_to_user(
+        &self,
+        user_id: &UserId,
+        text: &Utf8Bytes,
+        type_name: &'static str,
+        except: Option<&SessionId>,
+    ) {
         let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
         for handle in sessions.get(user_id).into_iter().flatten() {
             if Some(&handle.id) != except {

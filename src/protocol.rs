@@ -53,7 +53,11 @@ enum Kind {
     Int,
 }
 
-const CLIENT_TYPES: &[(&str, &[(&str, Kind, bool)])] = &[
+/// A field's wire name, JSON kind, and whether it is required.
+type FieldSpec = (&'static str, Kind, bool);
+
+/// Each client frame type with its fields.
+const CLIENT_TYPES: &[(&str, &[FieldSpec])] = &[
     (
         "MSG_SEND",
         &[
@@ -160,7 +164,10 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
         .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())))
 }
 
-fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bool)]) -> Option<FrameError> {
+fn check_field_kinds(
+    map: &Map<String, Value>,
+    fields: &[(&'static str, Kind, bool)],
+) -> Option<FrameError> {
     let client_msg_id = map
         .get("clientMsgId")
         .and_then(Value::as_str)
@@ -260,13 +267,15 @@ impl ClientFrame {
                 })
             }
             ClientFrame::MsgDelivered { message_id } => Ok(Command::Receipt {
-                message_id: ids::parse_message_id(&message_id)
-                    .map_err(|_| invalid("messageId", "must be a lower-case hyphenated UUID", None))?,
+                message_id: ids::parse_message_id(&message_id).map_err(|_| {
+                    invalid("messageId", "must be a lower-case hyphenated UUID", None)
+                })?,
                 read: false,
             }),
             ClientFrame::MsgRead { message_id } => Ok(Command::Receipt {
-                message_id: ids::parse_message_id(&message_id)
-                    .map_err(|_| invalid("messageId", "must be a lower-case hyphenated UUID", None))?,
+                message_id: ids::parse_message_id(&message_id).map_err(|_| {
+                    invalid("messageId", "must be a lower-case hyphenated UUID", None)
+                })?,
                 read: true,
             }),
             ClientFrame::Sync {
@@ -276,7 +285,8 @@ impl ClientFrame {
             } => {
                 let channel_id =
                     ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, None))?;
-                let after_seq = check_after_seq(after_seq).map_err(|r| invalid("afterSeq", r, None))?;
+                let after_seq =
+                    check_after_seq(after_seq).map_err(|r| invalid("afterSeq", r, None))?;
                 let limit = check_limit(limit).map_err(|r| invalid("limit", r, None))?;
                 Ok(Command::Sync {
                     channel_id,
@@ -288,7 +298,11 @@ impl ClientFrame {
     }
 }
 
-fn invalid(field: &'static str, reason: impl ToString, client_msg_id: Option<String>) -> FrameError {
+fn invalid(
+    field: &'static str,
+    reason: impl ToString,
+    client_msg_id: Option<String>,
+) -> FrameError {
     FrameError::InvalidField {
         field,
         reason: reason.to_string(),
@@ -315,7 +329,9 @@ pub fn check_after_seq(after_seq: i64) -> Result<i64, &'static str> {
 pub fn check_limit(limit: Option<i64>) -> Result<u32, &'static str> {
     match limit {
         None => Ok(DEFAULT_PAGE),
-        Some(n) if (1..=i64::from(MAX_PAGE)).contains(&n) => u32::try_from(n).map_err(|_| "out of range"),
+        Some(n) if (1..=i64::from(MAX_PAGE)).contains(&n) => {
+            u32::try_from(n).map_err(|_| "out of range")
+        }
         Some(_) => Err("must be between 1 and 500"),
     }
 }
@@ -525,37 +541,71 @@ mod tests {
 
     #[test]
     fn bad_frames_are_classified() {
-        assert_eq!(decode_client_frame("nope").unwrap_err().code(), ErrorCode::BadFrame);
-        assert_eq!(decode_client_frame("[1]").unwrap_err().code(), ErrorCode::BadFrame);
-        assert_eq!(decode_client_frame("{}").unwrap_err().code(), ErrorCode::BadFrame);
-        assert_eq!(decode_client_frame(r#"{"type":1}"#).unwrap_err().code(), ErrorCode::BadFrame);
-        assert_eq!(decode_client_frame(r#"{"type":"msg_send"}"#).unwrap_err(), FrameError::UnknownType);
+        assert_eq!(
+            decode_client_frame("nope").unwrap_err().code(),
+            ErrorCode::BadFrame
+        );
+        assert_eq!(
+            decode_client_frame("[1]").unwrap_err().code(),
+            ErrorCode::BadFrame
+        );
+        assert_eq!(
+            decode_client_frame("{}").unwrap_err().code(),
+            ErrorCode::BadFrame
+        );
+        assert_eq!(
+            decode_client_frame(r#"{"type":1}"#).unwrap_err().code(),
+            ErrorCode::BadFrame
+        );
+        assert_eq!(
+            decode_client_frame(r#"{"type":"msg_send"}"#).unwrap_err(),
+            FrameError::UnknownType
+        );
         let deep = "[".repeat(10_000);
-        assert_eq!(decode_client_frame(&deep).unwrap_err().code(), ErrorCode::BadFrame);
+        assert_eq!(
+            decode_client_frame(&deep).unwrap_err().code(),
+            ErrorCode::BadFrame
+        );
     }
 
     #[test]
     fn missing_and_mistyped_fields_are_named() {
-        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":"x"}"#).unwrap_err();
+        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":"x"}"#)
+            .unwrap_err();
         assert_eq!(field_of(e), "body");
-        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":7,"body":"b"}"#).unwrap_err();
+        let e = decode_client_frame(
+            r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":7,"body":"b"}"#,
+        )
+        .unwrap_err();
         match e {
-            FrameError::InvalidField { field, client_msg_id, .. } => {
+            FrameError::InvalidField {
+                field,
+                client_msg_id,
+                ..
+            } => {
                 assert_eq!(field, "channelId");
                 assert_eq!(client_msg_id.as_deref(), Some("c1"));
             }
             other => panic!("{other:?}"),
         }
-        let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1.5}"#).unwrap_err();
+        let e =
+            decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1.5}"#).unwrap_err();
         assert_eq!(field_of(e), "afterSeq");
-        let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1,"limit":"x"}"#).unwrap_err();
+        let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1,"limit":"x"}"#)
+            .unwrap_err();
         assert_eq!(field_of(e), "limit");
     }
 
     #[test]
     fn unknown_fields_are_ignored() {
-        let f = decode_client_frame(r#"{"type":"MSG_READ","messageId":"m","ts":5,"x":{"y":[]}}"#).unwrap();
-        assert_eq!(f, ClientFrame::MsgRead { message_id: "m".into() });
+        let f = decode_client_frame(r#"{"type":"MSG_READ","messageId":"m","ts":5,"x":{"y":[]}}"#)
+            .unwrap();
+        assert_eq!(
+            f,
+            ClientFrame::MsgRead {
+                message_id: "m".into()
+            }
+        );
     }
 
     #[test]
@@ -565,32 +615,62 @@ mod tests {
             client_msg_id: cid.into(),
             body: body.into(),
         };
-        assert!(matches!(send("hi", "c1").validate(16), Ok(Command::Send { .. })));
+        assert!(matches!(
+            send("hi", "c1").validate(16),
+            Ok(Command::Send { .. })
+        ));
         assert_eq!(field_of(send("", "c1").validate(16).unwrap_err()), "body");
-        assert_eq!(field_of(send("a\0b", "c1").validate(16).unwrap_err()), "body");
-        assert_eq!(field_of(send("hi", "c 1").validate(16).unwrap_err()), "clientMsgId");
+        assert_eq!(
+            field_of(send("a\0b", "c1").validate(16).unwrap_err()),
+            "body"
+        );
+        assert_eq!(
+            field_of(send("hi", "c 1").validate(16).unwrap_err()),
+            "clientMsgId"
+        );
         let e = send(&"x".repeat(17), "c1").validate(16).unwrap_err();
         assert_eq!(e.code(), ErrorCode::BodyTooLarge);
         assert_eq!(e.to_error_frame().client_msg_id.as_deref(), Some("c1"));
-        assert!(matches!(send(&"é".repeat(8), "c1").validate(16), Ok(_)));
-        assert_eq!(send(&"é".repeat(9), "c1").validate(16).unwrap_err().code(), ErrorCode::BodyTooLarge);
+        assert!(send(&"é".repeat(8), "c1").validate(16).is_ok());
+        assert_eq!(
+            send(&"é".repeat(9), "c1").validate(16).unwrap_err().code(),
+            ErrorCode::BodyTooLarge
+        );
 
         let sync = |after: i64, limit: Option<i64>| ClientFrame::Sync {
             channel_id: "room".into(),
             after_seq: after,
             limit,
         };
-        assert!(matches!(sync(0, None).validate(16), Ok(Command::Sync { limit: 100, .. })));
-        assert_eq!(field_of(sync(-1, None).validate(16).unwrap_err()), "afterSeq");
-        assert_eq!(field_of(sync(MAX_SEQ + 1, None).validate(16).unwrap_err()), "afterSeq");
-        assert_eq!(field_of(sync(0, Some(0)).validate(16).unwrap_err()), "limit");
-        assert_eq!(field_of(sync(0, Some(501)).validate(16).unwrap_err()), "limit");
+        assert!(matches!(
+            sync(0, None).validate(16),
+            Ok(Command::Sync { limit: 100, .. })
+        ));
+        assert_eq!(
+            field_of(sync(-1, None).validate(16).unwrap_err()),
+            "afterSeq"
+        );
+        assert_eq!(
+            field_of(sync(MAX_SEQ + 1, None).validate(16).unwrap_err()),
+            "afterSeq"
+        );
+        assert_eq!(
+            field_of(sync(0, Some(0)).validate(16).unwrap_err()),
+            "limit"
+        );
+        assert_eq!(
+            field_of(sync(0, Some(501)).validate(16).unwrap_err()),
+            "limit"
+        );
         assert!(sync(MAX_SEQ, Some(500)).validate(16).is_ok());
     }
 
     #[test]
     fn lone_surrogates_are_refused() {
-        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c","channelId":"r","body":"\ud800"}"#).unwrap_err();
+        let e = decode_client_frame(
+            r#"{"type":"MSG_SEND","clientMsgId":"c","channelId":"r","body":"\ud800"}"#,
+        )
+        .unwrap_err();
         assert_eq!(e.code(), ErrorCode::BadFrame);
     }
 

@@ -70,7 +70,13 @@ impl Application {
         let store = open_store(&config).await?;
         let hub = Arc::new(Hub::default());
         let writer_tasks = TaskTracker::new();
-        let writers = Writers::spawn(store.clone(), hub.clone(), config.writer_shards, config.max_batch, &writer_tasks);
+        let writers = Writers::spawn(
+            store.clone(),
+            hub.clone(),
+            config.writer_shards,
+            config.max_batch,
+            &writer_tasks,
+        );
         let auth = Auth::new(
             &secrets.jwt_secret,
             &secrets.admin_token,
@@ -78,10 +84,13 @@ impl Application {
             config.jwt_audience.clone(),
             config.jwt_leeway_secs,
         );
-        let listener = TcpListener::bind(&config.listen).await.map_err(|source| StartupError::Bind {
-            addr: config.listen.clone(),
-            source,
-        })?;
+        let listener =
+            TcpListener::bind(&config.listen)
+                .await
+                .map_err(|source| StartupError::Bind {
+                    addr: config.listen.clone(),
+                    source,
+                })?;
         let state = AppState {
             config: Arc::new(config),
             store,
@@ -125,7 +134,10 @@ impl Application {
     ///
     /// # Errors
     /// [`StartupError::Serve`] when the listener fails.
-    pub async fn run_until_stopped(self, signal: impl Future<Output = ()> + Send + 'static) -> Result<(), StartupError> {
+    pub async fn run_until_stopped(
+        self,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), StartupError> {
         let Self {
             listener,
             state,
@@ -139,7 +151,11 @@ impl Application {
         tracing::info!(%addr, database = state.store.backend_name(), "chatd listening");
         let token = state.shutdown.clone();
         let background = CancellationToken::new();
-        let upkeep = tokio::spawn(telemetry::run_upkeep(state.metrics.clone(), Duration::from_secs(5), background.clone()));
+        let upkeep = tokio::spawn(telemetry::run_upkeep(
+            state.metrics.clone(),
+            Duration::from_secs(5),
+            background.clone(),
+        ));
         let stop = token.clone();
         let result = axum::serve(listener, http::router(state.clone()))
             .with_graceful_shutdown(async move {
@@ -155,8 +171,14 @@ impl Application {
 
         let grace = Duration::from_secs(state.config.shutdown_grace);
         state.sessions.close();
-        if tokio::time::timeout(grace, state.sessions.wait()).await.is_err() {
-            tracing::warn!(sessions = state.hub.session_count(), "shutdown grace elapsed; closing the remaining sessions");
+        if tokio::time::timeout(grace, state.sessions.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                sessions = state.hub.session_count(),
+                "shutdown grace elapsed; closing the remaining sessions"
+            );
             for session in state.hub.all_sessions() {
                 session.kick(close_code::GOING_AWAY, "server shutting down");
             }
@@ -165,7 +187,10 @@ impl Application {
         let store = state.store.clone();
         drop(state);
         writer_tasks.close();
-        if tokio::time::timeout(Duration::from_secs(5), writer_tasks.wait()).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(5), writer_tasks.wait())
+            .await
+            .is_err()
+        {
             tracing::warn!("writers did not stop in time");
         }
         store.close().await;

@@ -30,7 +30,10 @@ use tokio::sync::{mpsc, oneshot};
 use crate::auth::AuthUser;
 use crate::fanout::{close_code, CloseSignal, Hub, SessionHandle, SessionId};
 use crate::ids::{now_ms, UserId};
-use crate::protocol::{decode_client_frame, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame, TaggedMessage};
+use crate::protocol::{
+    decode_client_frame, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame,
+    TaggedMessage,
+};
 use crate::state::AppState;
 use crate::store::{NewMessage, StoreError};
 use crate::telemetry;
@@ -63,7 +66,8 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
     let id: SessionId = uuid::Uuid::now_v7().to_string().into();
     // Room for every in-flight send's ACK on top of the fan-out allowance, so a
     // client pipelining up to its limit is never closed for its own ACKs.
-    let (outbound, outbound_rx) = mpsc::channel(state.config.outbound_queue + state.config.max_sends_in_flight);
+    let (outbound, outbound_rx) =
+        mpsc::channel(state.config.outbound_queue + state.config.max_sends_in_flight);
     let close = Arc::new(CloseSignal::default());
     let handle = SessionHandle::new(id.clone(), user.user_id.clone(), outbound, close.clone());
     // Register before reading the channel states, so nothing stored after the
@@ -86,12 +90,21 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
         Err(error) => {
             tracing::error!(%error, "cannot read channel states");
             close.close_after_drain(close_code::INTERNAL, "database unavailable");
-            ServerFrame::Error(ErrorFrame::new(ErrorCode::Unavailable, "database unavailable"))
+            ServerFrame::Error(ErrorFrame::new(
+                ErrorCode::Unavailable,
+                "database unavailable",
+            ))
         }
     };
     telemetry::frame_out(hello.type_name());
     let ping_every = Duration::from_secs(state.config.ping_interval_secs);
-    let writer = tokio::spawn(write_loop(sink, outbound_rx, hello.encode(), close.clone(), ping_every));
+    let writer = tokio::spawn(write_loop(
+        sink,
+        outbound_rx,
+        hello.encode(),
+        close.clone(),
+        ping_every,
+    ));
     let hello_failed = matches!(hello, ServerFrame::Error(_));
     tracing::debug!("session open");
 
@@ -111,7 +124,10 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
     drop(registration);
     drop(handle);
     let code = close.reason().map_or(close_code::NORMAL, |r| r.code);
-    if tokio::time::timeout(CLOSE_TIMEOUT * 2, writer).await.is_err() {
+    if tokio::time::timeout(CLOSE_TIMEOUT * 2, writer)
+        .await
+        .is_err()
+    {
         tracing::warn!("writer did not finish");
     }
     telemetry::session_closed(code);
@@ -132,15 +148,22 @@ impl Reader<'_> {
     async fn run(&mut self, mut stream: SplitStream<WebSocket>) {
         // The token was accepted within the clock leeway; the session lives
         // as long as that acceptance would hold.
-        let expires_at_ms = i64::try_from(self.user.expires_at.saturating_add(self.state.config.jwt_leeway_secs.min(60)))
-            .unwrap_or(i64::MAX / 1000)
-            .saturating_mul(1000);
-        let expires_in = Duration::from_millis(u64::try_from(expires_at_ms.saturating_sub(now_ms())).unwrap_or(0));
+        let expires_at_ms = i64::try_from(
+            self.user
+                .expires_at
+                .saturating_add(self.state.config.jwt_leeway_secs.min(60)),
+        )
+        .unwrap_or(i64::MAX / 1000)
+        .saturating_mul(1000);
+        let expires_in = Duration::from_millis(
+            u64::try_from(expires_at_ms.saturating_sub(now_ms())).unwrap_or(0),
+        );
         let expiry = tokio::time::sleep(expires_in);
         tokio::pin!(expiry);
         // A peer that sends nothing, not even a pong to our pings, for three
         // ping intervals is gone.
-        let idle_limit = Duration::from_secs(self.state.config.ping_interval_secs.saturating_mul(3));
+        let idle_limit =
+            Duration::from_secs(self.state.config.ping_interval_secs.saturating_mul(3));
         let idle = tokio::time::sleep(idle_limit);
         tokio::pin!(idle);
         let max_in_flight = self.state.config.max_sends_in_flight;
@@ -251,8 +274,12 @@ impl Reader<'_> {
                 match self.state.writers.submit(job).await {
                     Ok(()) => self.pending.push_back(finished),
                     Err(stopped) => {
-                        let mut frame = ErrorFrame::new(ErrorCode::Unavailable, "server is shutting down; retry");
-                        frame.client_msg_id = Some(stopped.0.message.client_msg_id.as_str().to_owned());
+                        let mut frame = ErrorFrame::new(
+                            ErrorCode::Unavailable,
+                            "server is shutting down; retry",
+                        );
+                        frame.client_msg_id =
+                            Some(stopped.0.message.client_msg_id.as_str().to_owned());
                         self.handle.send(&ServerFrame::Error(frame));
                     }
                 }
@@ -271,18 +298,25 @@ impl Reader<'_> {
                 self.drain().await;
                 let store = &self.state.store;
                 let result = match store.is_member(&channel_id, &self.user.user_id).await {
-                    Ok(true) => store.messages_after(&channel_id, after_seq, limit).await.map(Some),
+                    Ok(true) => store
+                        .messages_after(&channel_id, after_seq, limit)
+                        .await
+                        .map(Some),
                     Ok(false) => Ok(None),
                     Err(e) => Err(e),
                 };
                 let frame = match result {
                     Ok(Some((messages, has_more))) => ServerFrame::SyncBatch {
                         channel_id: channel_id.as_str().to_owned(),
-                        messages: messages.iter().map(|m| TaggedMessage::MsgRecv(m.to_recv())).collect(),
+                        messages: messages
+                            .iter()
+                            .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
+                            .collect(),
                         has_more,
                     },
                     Ok(None) => {
-                        let mut frame = ErrorFrame::new(ErrorCode::Forbidden, "not a member of this channel");
+                        let mut frame =
+                            ErrorFrame::new(ErrorCode::Forbidden, "not a member of this channel");
                         frame.channel_id = Some(channel_id.as_str().to_owned());
                         ServerFrame::Error(frame)
                     }
@@ -305,9 +339,15 @@ impl Reader<'_> {
             .await
             .map_err(|e| with_id(store_error(&e)))?
             .ok_or_else(|| with_id(ErrorFrame::new(ErrorCode::NotFound, "unknown message")))?;
-        let member = store.is_member(&message.channel_id, &self.user.user_id).await.map_err(|e| with_id(store_error(&e)))?;
+        let member = store
+            .is_member(&message.channel_id, &self.user.user_id)
+            .await
+            .map_err(|e| with_id(store_error(&e)))?;
         if !member {
-            return Err(with_id(ErrorFrame::new(ErrorCode::Forbidden, "not a member of this message's channel")));
+            return Err(with_id(ErrorFrame::new(
+                ErrorCode::Forbidden,
+                "not a member of this message's channel",
+            )));
         }
         let moved = store
             .advance_watermark(&self.user.user_id, &message, read)
@@ -319,7 +359,11 @@ impl Reader<'_> {
         let frame = ServerFrame::Receipt {
             channel_id: message.channel_id.as_str().to_owned(),
             user_id: self.user.user_id.as_str().to_owned(),
-            kind: if read { ReceiptKind::Read } else { ReceiptKind::Delivered },
+            kind: if read {
+                ReceiptKind::Read
+            } else {
+                ReceiptKind::Delivered
+            },
             message_id: message.message_id,
             seq: message.seq,
             ts: now_ms(),
@@ -337,7 +381,9 @@ impl Reader<'_> {
 /// The ERROR for a failed store call; details go to the log, not the client.
 fn store_error(error: &StoreError) -> ErrorFrame {
     match error {
-        StoreError::Unavailable(_) => ErrorFrame::new(ErrorCode::Unavailable, "database unavailable; retry"),
+        StoreError::Unavailable(_) => {
+            ErrorFrame::new(ErrorCode::Unavailable, "database unavailable; retry")
+        }
         other => {
             tracing::error!(error = %other, cause = ?std::error::Error::source(other), "store call failed");
             ErrorFrame::new(ErrorCode::Internal, "internal error; retry")

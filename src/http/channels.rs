@@ -45,7 +45,8 @@ struct CreateChannel {
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(&format!("body is not the expected JSON: {e}")))
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(&format!("body is not the expected JSON: {e}")))
 }
 
 fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
@@ -57,7 +58,11 @@ fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
 }
 
 /// `POST /v1/channels` (admin): 201 with the channel; 409 if the id exists.
-pub async fn create_channel(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, ApiError> {
+pub async fn create_channel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
     let request: CreateChannel = if body.is_empty() {
         CreateChannel {
@@ -82,20 +87,36 @@ pub async fn create_channel(State(state): State<AppState>, headers: HeaderMap, b
 }
 
 /// `GET /v1/channels/{channelId}` (admin): 200 or 404.
-pub async fn get_channel(State(state): State<AppState>, headers: HeaderMap, Path(raw): Path<String>) -> Result<Json<ChannelView>, ApiError> {
+pub async fn get_channel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(raw): Path<String>,
+) -> Result<Json<ChannelView>, ApiError> {
     require_admin(&state, &headers)?;
     let id = channel_id(&raw)?;
-    let channel = state.store.channel(&id).await?.ok_or_else(|| ApiError::not_found("unknown channel"))?;
+    let channel = state
+        .store
+        .channel(&id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("unknown channel"))?;
     Ok(Json(channel.into()))
 }
 
 /// `PUT /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
-pub async fn add_member(state: State<AppState>, headers: HeaderMap, path: Path<(String, String)>) -> Result<StatusCode, ApiError> {
+pub async fn add_member(
+    state: State<AppState>,
+    headers: HeaderMap,
+    path: Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
     set_member(state, headers, path, true).await
 }
 
 /// `DELETE /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
-pub async fn remove_member(state: State<AppState>, headers: HeaderMap, path: Path<(String, String)>) -> Result<StatusCode, ApiError> {
+pub async fn remove_member(
+    state: State<AppState>,
+    headers: HeaderMap,
+    path: Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
     set_member(state, headers, path, false).await
 }
 
@@ -108,7 +129,10 @@ async fn set_member(
     require_admin(&state, &headers)?;
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
-    state.store.set_member(&channel, &user, add, now_ms()).await?;
+    state
+        .store
+        .set_member(&channel, &user, add, now_ms())
+        .await?;
     tracing::info!(channel_id = %channel, user_id = %user, add, "membership changed");
     Ok(StatusCode::NO_CONTENT)
 }
@@ -121,18 +145,28 @@ struct CreateToken {
 }
 
 /// `POST /v1/tokens` (admin): 201 `{"token", "expiresAt"}`.
-pub async fn create_token(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, ApiError> {
+pub async fn create_token(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
     let request: CreateToken = parse_json(&body)?;
     let user = user_id(&request.user_id, "userId")?;
     let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
     if ttl == 0 || ttl > crate::auth::MAX_TOKEN_TTL_SECS {
-        return Err(ApiError::invalid_field("ttlSeconds", "must be between 1 and 315360000"));
+        return Err(ApiError::invalid_field(
+            "ttlSeconds",
+            "must be between 1 and 315360000",
+        ));
     }
-    let (token, expires_at) = state
-        .auth
-        .mint(&user, ttl)
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "could not sign token"))?;
+    let (token, expires_at) = state.auth.mint(&user, ttl).map_err(|_| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "could not sign token",
+        )
+    })?;
     let body = serde_json::json!({"token": token, "expiresAt": expires_at});
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
@@ -157,11 +191,15 @@ pub async fn history(
             .parse::<i64>()
             .ok()
             .and_then(|n| check_after_seq(n).ok())
-            .ok_or_else(|| ApiError::invalid_field("afterSeq", "must be an integer between 0 and 2^53-1"))?,
+            .ok_or_else(|| {
+                ApiError::invalid_field("afterSeq", "must be an integer between 0 and 2^53-1")
+            })?,
     };
     let limit = match query.get("limit") {
         None => None,
-        Some(v) => Some(v.parse::<i64>().map_err(|_| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?),
+        Some(v) => Some(v.parse::<i64>().map_err(|_| {
+            ApiError::invalid_field("limit", "must be an integer between 1 and 500")
+        })?),
     };
     let limit = check_limit(limit).map_err(|reason| ApiError::invalid_field("limit", reason))?;
     match who {
@@ -177,6 +215,9 @@ pub async fn history(
         }
     }
     let (messages, has_more) = state.store.messages_after(&id, after_seq, limit).await?;
-    let messages: Vec<TaggedMessage> = messages.iter().map(|m| TaggedMessage::MsgRecv(m.to_recv())).collect();
+    let messages: Vec<TaggedMessage> = messages
+        .iter()
+        .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
+        .collect();
     Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more})).into_response())
 }

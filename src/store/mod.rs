@@ -147,14 +147,19 @@ impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         use sqlx::Error as E;
         match &e {
-            E::PoolTimedOut | E::PoolClosed | E::Io(_) | E::Tls(_) | E::Protocol(_) | E::WorkerCrashed => {
-                StoreError::Unavailable(e)
-            }
+            E::PoolTimedOut
+            | E::PoolClosed
+            | E::Io(_)
+            | E::Tls(_)
+            | E::Protocol(_)
+            | E::WorkerCrashed => StoreError::Unavailable(e),
             E::Database(db) => match db.code().as_deref() {
                 // PostgreSQL: deadlock, serialization failure.
                 Some("40P01" | "40001") => StoreError::Retry(e),
                 // PostgreSQL: connection exceptions, admin/crash shutdown, cannot connect now.
-                Some(c) if c.starts_with("08") || matches!(c, "57P01" | "57P02" | "57P03") => StoreError::Unavailable(e),
+                Some(c) if c.starts_with("08") || matches!(c, "57P01" | "57P02" | "57P03") => {
+                    StoreError::Unavailable(e)
+                }
                 // SQLite: SQLITE_BUSY, SQLITE_LOCKED (and extended codes).
                 Some("5" | "6" | "261" | "262" | "517") => StoreError::Unavailable(e),
                 _ => StoreError::Internal(e),
@@ -200,7 +205,8 @@ impl Store {
     pub async fn connect(options: &StoreOptions) -> Result<Self, StoreError> {
         let url = options.url.as_str();
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?.options([("synchronous_commit", "on")]);
+            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?
+                .options([("synchronous_commit", "on")]);
             let pool = PgPoolOptions::new()
                 .max_connections(options.max_connections)
                 .acquire_timeout(options.acquire_timeout)
@@ -219,7 +225,8 @@ impl Store {
                 .foreign_keys(true);
             if let Some(dir) = connect.get_filename().parent() {
                 if !dir.as_os_str().is_empty() {
-                    std::fs::create_dir_all(dir).map_err(|e| StoreError::Unavailable(sqlx::Error::Io(e)))?;
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| StoreError::Unavailable(sqlx::Error::Io(e)))?;
                 }
             }
             // One writer connection: SQLite has one writer at a time anyway, and
@@ -277,7 +284,12 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::Exists`] when the id is taken.
-    pub async fn create_channel(&self, channel_id: &ChannelId, members: &[UserId], now: i64) -> Result<Channel, StoreError> {
+    pub async fn create_channel(
+        &self,
+        channel_id: &ChannelId,
+        members: &[UserId],
+        now: i64,
+    ) -> Result<Channel, StoreError> {
         dispatch!(self.create_channel(channel_id, members, now))
     }
 
@@ -291,12 +303,22 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::NotFound`] for an unknown channel.
-    pub async fn set_member(&self, channel_id: &ChannelId, user_id: &UserId, add: bool, now: i64) -> Result<(), StoreError> {
+    pub async fn set_member(
+        &self,
+        channel_id: &ChannelId,
+        user_id: &UserId,
+        add: bool,
+        now: i64,
+    ) -> Result<(), StoreError> {
         dispatch!(self.set_member(channel_id, user_id, add, now))
     }
 
     /// Whether `user_id` is a current member of `channel_id` (false for an unknown channel).
-    pub async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {
+    pub async fn is_member(
+        &self,
+        channel_id: &ChannelId,
+        user_id: &UserId,
+    ) -> Result<bool, StoreError> {
         dispatch!(self.is_member(channel_id, user_id))
     }
 
@@ -307,23 +329,40 @@ impl Store {
 
     /// Up to `limit` messages with `seq > after_seq`, in `seq` order, and
     /// whether more were stored after the last one returned.
-    pub async fn messages_after(&self, channel_id: &ChannelId, after_seq: i64, limit: u32) -> Result<(Vec<StoredMessage>, bool), StoreError> {
+    pub async fn messages_after(
+        &self,
+        channel_id: &ChannelId,
+        after_seq: i64,
+        limit: u32,
+    ) -> Result<(Vec<StoredMessage>, bool), StoreError> {
         dispatch!(self.messages_after(channel_id, after_seq, limit))
     }
 
     /// The message with this id, or `None`.
-    pub async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
+    pub async fn message(
+        &self,
+        message_id: uuid::Uuid,
+    ) -> Result<Option<StoredMessage>, StoreError> {
         dispatch!(self.message(message_id))
     }
 
     /// The message stored under the idempotency key, or `None`.
-    pub async fn message_by_key(&self, sender_id: &UserId, client_msg_id: &ClientMsgId) -> Result<Option<StoredMessage>, StoreError> {
+    pub async fn message_by_key(
+        &self,
+        sender_id: &UserId,
+        client_msg_id: &ClientMsgId,
+    ) -> Result<Option<StoredMessage>, StoreError> {
         dispatch!(self.message_by_key(sender_id, client_msg_id))
     }
 
     /// Moves `user_id`'s delivered (or read) watermark in the message's channel
     /// forward to the message's `seq`. Returns whether it moved.
-    pub async fn advance_watermark(&self, user_id: &UserId, message: &StoredMessage, read: bool) -> Result<bool, StoreError> {
+    pub async fn advance_watermark(
+        &self,
+        user_id: &UserId,
+        message: &StoredMessage,
+        read: bool,
+    ) -> Result<bool, StoreError> {
         dispatch!(self.advance_watermark(user_id, message, read))
     }
 
@@ -334,7 +373,11 @@ impl Store {
     /// # Errors
     /// Any database error fails the whole batch and stores nothing;
     /// [`StoreError::Retry`] when it lost a deadlock and may be run again.
-    pub async fn write_batch(&self, sends: &[NewMessage], now: i64) -> Result<BatchOutcome, StoreError> {
+    pub async fn write_batch(
+        &self,
+        sends: &[NewMessage],
+        now: i64,
+    ) -> Result<BatchOutcome, StoreError> {
         dispatch!(self.write_batch(sends, now))
     }
 }

@@ -5,14 +5,18 @@
 /// Columns of a message row, in the order [`super::backend`] reads them.
 macro_rules! message_columns {
     ($id:literal) => {
-        concat!($id, " AS message_id, channel_id, seq, sender_id, client_msg_id, body, ts")
+        concat!(
+            $id,
+            " AS message_id, channel_id, seq, sender_id, client_msg_id, body, ts"
+        )
     };
 }
 
 /// PostgreSQL: `FOR UPDATE` row locks serialise writers per channel across
 /// connections and nodes; `message_id` is a `uuid` column.
 pub mod pg {
-    pub const LOCK_CHANNEL: &str = "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE";
+    pub const LOCK_CHANNEL: &str =
+        "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE";
     pub const INSERT_MESSAGE: &str = "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
          VALUES ($1::uuid, $2, $3, $4, $5, $6, $7) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
     pub const MESSAGE_BY_KEY: &str = concat!(
@@ -20,7 +24,11 @@ pub mod pg {
         message_columns!("message_id::text"),
         " FROM messages WHERE sender_id = $1 AND client_msg_id = $2"
     );
-    pub const MESSAGE_BY_ID: &str = concat!("SELECT ", message_columns!("message_id::text"), " FROM messages WHERE message_id = $1::uuid");
+    pub const MESSAGE_BY_ID: &str = concat!(
+        "SELECT ",
+        message_columns!("message_id::text"),
+        " FROM messages WHERE message_id = $1::uuid"
+    );
     pub const MESSAGES_AFTER: &str = concat!(
         "SELECT ",
         message_columns!("message_id::text"),
@@ -39,7 +47,11 @@ pub mod sqlite {
         message_columns!("message_id"),
         " FROM messages WHERE sender_id = $1 AND client_msg_id = $2"
     );
-    pub const MESSAGE_BY_ID: &str = concat!("SELECT ", message_columns!("message_id"), " FROM messages WHERE message_id = $1");
+    pub const MESSAGE_BY_ID: &str = concat!(
+        "SELECT ",
+        message_columns!("message_id"),
+        " FROM messages WHERE message_id = $1"
+    );
     pub const MESSAGES_AFTER: &str = concat!(
         "SELECT ",
         message_columns!("message_id"),
@@ -49,16 +61,20 @@ pub mod sqlite {
 
 /// Statements whose text is the same on both backends.
 pub mod common {
-    pub const UPDATE_CHANNEL_SEQ: &str = "UPDATE channels SET last_seq = $2, last_ts = $3 WHERE channel_id = $1";
-    pub const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
+    pub const UPDATE_CHANNEL_SEQ: &str =
+        "UPDATE channels SET last_seq = $2, last_ts = $3 WHERE channel_id = $1";
+    pub const CHANNEL_MEMBERS: &str =
+        "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
     pub const INSERT_CHANNEL: &str =
         "INSERT INTO channels (channel_id, created_at) VALUES ($1, $2) ON CONFLICT (channel_id) DO NOTHING";
     pub const INSERT_MEMBER: &str =
         "INSERT INTO members (channel_id, user_id, joined_at) VALUES ($1, $2, $3) ON CONFLICT (channel_id, user_id) DO NOTHING";
     pub const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
-    pub const CHANNEL: &str = "SELECT channel_id, created_at, last_seq FROM channels WHERE channel_id = $1";
+    pub const CHANNEL: &str =
+        "SELECT channel_id, created_at, last_seq FROM channels WHERE channel_id = $1";
     pub const IS_MEMBER: &str = "SELECT 1 FROM members WHERE channel_id = $1 AND user_id = $2";
-    pub const CHANNEL_STATES: &str = "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
+    pub const CHANNEL_STATES: &str =
+        "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
          FROM members m JOIN channels c ON c.channel_id = m.channel_id \
          LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
          WHERE m.user_id = $1 ORDER BY c.channel_id";

@@ -25,7 +25,11 @@ async fn every_session_of_every_member_but_the_sending_one(backend: Backend) {
     let mut bob2 = app.connect("bob").await;
     let mut eve = app.connect("eve").await;
     let ack = alice_phone.send_and_ack("room", "c-1", "hi all").await;
-    for (name, client) in [("alice's other session", &mut alice_laptop), ("bob1", &mut bob1), ("bob2", &mut bob2)] {
+    for (name, client) in [
+        ("alice's other session", &mut alice_laptop),
+        ("bob1", &mut bob1),
+        ("bob2", &mut bob2),
+    ] {
         let recv = client.recv_type("MSG_RECV").await;
         assert_eq!(recv["messageId"], ack["messageId"], "{name}");
         assert_eq!(recv["channelId"], "room");
@@ -51,9 +55,17 @@ async fn membership_changes_apply_at_once(backend: Backend) {
     bob.recv_type("MSG_RECV").await;
 
     assert_eq!(app.delete_member("room", "bob").await, 204);
-    assert_eq!(app.delete_member("room", "bob").await, 204, "also when not a member");
+    assert_eq!(
+        app.delete_member("room", "bob").await,
+        204,
+        "also when not a member"
+    );
     assert_eq!(app.put_member("room", "carol").await, 204);
-    assert_eq!(app.put_member("room", "carol").await, 204, "also when already a member");
+    assert_eq!(
+        app.put_member("room", "carol").await,
+        204,
+        "also when already a member"
+    );
     alice.send_and_ack("room", "c-2", "two").await;
     let recv = carol.recv_type("MSG_RECV").await;
     assert_eq!(recv["seq"], 2);
@@ -95,7 +107,11 @@ async fn a_slow_session_is_closed_with_1013_and_others_keep_receiving(backend: B
         for chunk in 0..(SENDS / 100) {
             for n in 0..100 {
                 let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": format!("m-{chunk}-{n}"), "body": body});
-                alice.stream.feed(Message::text(frame.to_string())).await.expect("feed");
+                alice
+                    .stream
+                    .feed(Message::text(frame.to_string()))
+                    .await
+                    .expect("feed");
             }
             alice.stream.flush().await.expect("flush");
             for _ in 0..100 {
@@ -107,19 +123,31 @@ async fn a_slow_session_is_closed_with_1013_and_others_keep_receiving(backend: B
     // Wait until the server dropped the slow session (3 sessions → 2) ...
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while app.state.hub.session_count() > 2 {
-        assert!(tokio::time::Instant::now() < deadline, "the slow session was never closed");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the slow session was never closed"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // ... then it reads its backlog and finds the close frame.
     assert_eq!(slow.recv_close_code().await, 1013);
     let _alice = sender.await.expect("sender");
-    let seqs = tokio::time::timeout(Duration::from_secs(60), fast_reader).await.expect("fast member got everything").expect("task");
-    assert_eq!(seqs, (1..=SENDS as i64).collect::<Vec<_>>(), "the fast member got every message in order");
+    let seqs = tokio::time::timeout(Duration::from_secs(60), fast_reader)
+        .await
+        .expect("fast member got everything")
+        .expect("task");
+    assert_eq!(
+        seqs,
+        (1..=SENDS as i64).collect::<Vec<_>>(),
+        "the fast member got every message in order"
+    );
     // And recovers by reconnecting and syncing.
     let mut again = app.connect("slow").await;
     let state = &again.hello["channels"][0];
     assert_eq!(state["lastSeq"], SENDS as i64);
-    again.send_json(crate::helpers::sync("room", SENDS as i64 - 1, None)).await;
+    again
+        .send_json(crate::helpers::sync("room", SENDS as i64 - 1, None))
+        .await;
     let batch = again.recv_type("SYNC_BATCH").await;
     assert_eq!(batch["messages"][0]["seq"], SENDS as i64);
     app.stop().await;

@@ -20,12 +20,22 @@ on_both_stores!(
 async fn a_client_close_is_answered_with_a_close_frame(backend: Backend) {
     let app = spawn_app(backend).await;
     let mut alice = app.connect("alice").await;
-    alice.stream.send(Message::Close(None)).await.expect("close");
-    // RFC 6455 §5.5.1: the server answers the close frame before closing TCP.
-    let reply = tokio::time::timeout(std::time::Duration::from_secs(5), futures_util::StreamExt::next(&mut alice.stream))
+    alice
+        .stream
+        .send(Message::Close(None))
         .await
-        .expect("reply in time");
-    assert!(matches!(reply, Some(Ok(Message::Close(_)))), "got {reply:?}");
+        .expect("close");
+    // RFC 6455 §5.5.1: the server answers the close frame before closing TCP.
+    let reply = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        futures_util::StreamExt::next(&mut alice.stream),
+    )
+    .await
+    .expect("reply in time");
+    assert!(
+        matches!(reply, Some(Ok(Message::Close(_)))),
+        "got {reply:?}"
+    );
     app.stop().await;
 }
 
@@ -40,26 +50,101 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
         ("\"MSG_SEND\"".into(), "bad_frame", None),
         ("{}".into(), "bad_frame", None),
         (r#"{"type":42}"#.into(), "bad_frame", None),
-        (format!("{}{}", "[".repeat(5000), "]".repeat(5000)), "bad_frame", None),
+        (
+            format!("{}{}", "[".repeat(5000), "]".repeat(5000)),
+            "bad_frame",
+            None,
+        ),
         (r#"{"type":"msg_send"}"#.into(), "unknown_type", None),
         (r#"{"type":"PING"}"#.into(), "unknown_type", None),
-        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1"}"#.into(), "invalid_field", Some("body")),
-        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1","body":""}"#.into(), "invalid_field", Some("body")),
-        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1","body":"a\u0000b"}"#.into(), "invalid_field", Some("body")),
-        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1","body":"\ud800"}"#.into(), "bad_frame", None),
-        (r#"{"type":"MSG_SEND","channelId":"ro om","clientMsgId":"c1","body":"b"}"#.into(), "invalid_field", Some("channelId")),
-        (r#"{"type":"MSG_SEND","channelId":"..","clientMsgId":"c1","body":"b"}"#.into(), "invalid_field", Some("channelId")),
-        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c 1","body":"b"}"#.into(), "invalid_field", Some("clientMsgId")),
-        (format!(r#"{{"type":"MSG_SEND","channelId":"room","clientMsgId":"{long_id}","body":"b"}}"#), "invalid_field", Some("clientMsgId")),
-        (r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":7,"body":"b"}"#.into(), "invalid_field", Some("clientMsgId")),
-        (r#"{"type":"MSG_READ","messageId":"nope"}"#.into(), "invalid_field", Some("messageId")),
-        (r#"{"type":"MSG_DELIVERED"}"#.into(), "invalid_field", Some("messageId")),
-        (r#"{"type":"SYNC","channelId":"room","afterSeq":-1}"#.into(), "invalid_field", Some("afterSeq")),
-        (r#"{"type":"SYNC","channelId":"room","afterSeq":9007199254740992}"#.into(), "invalid_field", Some("afterSeq")),
-        (r#"{"type":"SYNC","channelId":"room","afterSeq":0,"limit":501}"#.into(), "invalid_field", Some("limit")),
-        (r#"{"type":"SYNC","channelId":"room","afterSeq":"0"}"#.into(), "invalid_field", Some("afterSeq")),
-        (r#"{"type":"SYNC","channelId":"room","afterSeq":18446744073709551615}"#.into(), "invalid_field", Some("afterSeq")),
-        (r#"{"type":"SYNC","channelId":"room","afterSeq":0,"limit":18446744073709551615}"#.into(), "invalid_field", Some("limit")),
+        (
+            r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1"}"#.into(),
+            "invalid_field",
+            Some("body"),
+        ),
+        (
+            r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1","body":""}"#.into(),
+            "invalid_field",
+            Some("body"),
+        ),
+        (
+            r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1","body":"a\u0000b"}"#.into(),
+            "invalid_field",
+            Some("body"),
+        ),
+        (
+            r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c1","body":"\ud800"}"#.into(),
+            "bad_frame",
+            None,
+        ),
+        (
+            r#"{"type":"MSG_SEND","channelId":"ro om","clientMsgId":"c1","body":"b"}"#.into(),
+            "invalid_field",
+            Some("channelId"),
+        ),
+        (
+            r#"{"type":"MSG_SEND","channelId":"..","clientMsgId":"c1","body":"b"}"#.into(),
+            "invalid_field",
+            Some("channelId"),
+        ),
+        (
+            r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"c 1","body":"b"}"#.into(),
+            "invalid_field",
+            Some("clientMsgId"),
+        ),
+        (
+            format!(
+                r#"{{"type":"MSG_SEND","channelId":"room","clientMsgId":"{long_id}","body":"b"}}"#
+            ),
+            "invalid_field",
+            Some("clientMsgId"),
+        ),
+        (
+            r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":7,"body":"b"}"#.into(),
+            "invalid_field",
+            Some("clientMsgId"),
+        ),
+        (
+            r#"{"type":"MSG_READ","messageId":"nope"}"#.into(),
+            "invalid_field",
+            Some("messageId"),
+        ),
+        (
+            r#"{"type":"MSG_DELIVERED"}"#.into(),
+            "invalid_field",
+            Some("messageId"),
+        ),
+        (
+            r#"{"type":"SYNC","channelId":"room","afterSeq":-1}"#.into(),
+            "invalid_field",
+            Some("afterSeq"),
+        ),
+        (
+            r#"{"type":"SYNC","channelId":"room","afterSeq":9007199254740992}"#.into(),
+            "invalid_field",
+            Some("afterSeq"),
+        ),
+        (
+            r#"{"type":"SYNC","channelId":"room","afterSeq":0,"limit":501}"#.into(),
+            "invalid_field",
+            Some("limit"),
+        ),
+        (
+            r#"{"type":"SYNC","channelId":"room","afterSeq":"0"}"#.into(),
+            "invalid_field",
+            Some("afterSeq"),
+        ),
+        (
+            r#"{"type":"SYNC","channelId":"room","afterSeq":18446744073709551615}"#.into(),
+            "invalid_field",
+            Some("afterSeq"),
+        ),
+        (
+            r#"{"type":"SYNC","channelId":"room","afterSeq":0,"limit":18446744073709551615}"#
+                .into(),
+            "invalid_field",
+            Some("limit"),
+        ),
     ];
     for (text, code, field) in &cases {
         alice.send_text(text).await;
@@ -71,17 +156,25 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
         }
     }
     // Sends refused for a bad field echo a valid clientMsgId.
-    alice.send_text(r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"echo-me"}"#).await;
+    alice
+        .send_text(r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"echo-me"}"#)
+        .await;
     assert_eq!(alice.recv_type("ERROR").await["clientMsgId"], "echo-me");
     let big = "x".repeat(16_385);
     alice.send_msg("room", "too-big", &big).await;
     let err = alice.recv_type("ERROR").await;
     assert_eq!(err["code"], "body_too_large");
     assert_eq!(err["clientMsgId"], "too-big");
-    alice.stream.send(Message::binary(vec![1u8, 2, 3])).await.expect("send binary");
+    alice
+        .stream
+        .send(Message::binary(vec![1u8, 2, 3]))
+        .await
+        .expect("send binary");
     assert_eq!(alice.recv_type("ERROR").await["code"], "bad_frame");
     // The connection still works.
-    let ack = alice.send_and_ack("room", "ok-1", &"y".repeat(16_384)).await;
+    let ack = alice
+        .send_and_ack("room", "ok-1", &"y".repeat(16_384))
+        .await;
     assert_eq!(ack["seq"], 1);
     app.stop().await;
 }

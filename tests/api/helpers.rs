@@ -102,7 +102,8 @@ impl TestDb {
                 dir,
             },
             Backend::Postgres => {
-                let admin_url = postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
+                let admin_url =
+                    postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
                 let name = format!("chatd_test_{}", uuid::Uuid::now_v7().simple());
                 let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url)
                     .await
@@ -124,15 +125,23 @@ impl TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        let Some((admin_url, name)) = self.pg.take() else { return };
+        let Some((admin_url, name)) = self.pg.take() else {
+            return;
+        };
         // Drop may run inside a runtime: use a thread with its own.
         let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
             rt.block_on(async {
-                if let Ok(mut conn) = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url).await {
-                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                        .execute(&mut conn)
-                        .await;
+                if let Ok(mut conn) =
+                    <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url).await
+                {
+                    let _ =
+                        sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                            .execute(&mut conn)
+                            .await;
                 }
             });
         })
@@ -170,7 +179,8 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
 
 pub async fn spawn_app_with(backend: Backend, adjust: impl FnOnce(&mut Config)) -> TestApp {
     if std::env::var_os("TEST_LOG").is_some() {
-        let _ = chatd::telemetry::init_tracing("chatd=debug,info", chatd::config::LogFormat::Pretty);
+        let _ =
+            chatd::telemetry::init_tracing("chatd=debug,info", chatd::config::LogFormat::Pretty);
     }
     let db = TestDb::new(backend).await;
     let mut config = test_config(&db);
@@ -198,37 +208,74 @@ impl TestApp {
 
     /// A valid token for `user`, valid for an hour.
     pub fn token(&self, user: &str) -> String {
-        self.auth.mint(&UserId::parse(user).expect("user id"), 3600).expect("mint").0
+        self.auth
+            .mint(&UserId::parse(user).expect("user id"), 3600)
+            .expect("mint")
+            .0
     }
 
     pub fn token_ttl(&self, user: &str, ttl: u64) -> String {
-        self.auth.mint(&UserId::parse(user).expect("user id"), ttl).expect("mint").0
+        self.auth
+            .mint(&UserId::parse(user).expect("user id"), ttl)
+            .expect("mint")
+            .0
     }
 
     pub async fn post_channel(&self, body: Value) -> reqwest::Response {
-        self.http.post(self.url("/v1/channels")).bearer_auth(ADMIN_TOKEN).json(&body).send().await.expect("http")
+        self.http
+            .post(self.url("/v1/channels"))
+            .bearer_auth(ADMIN_TOKEN)
+            .json(&body)
+            .send()
+            .await
+            .expect("http")
     }
 
     /// Creates a channel and asserts 201.
     pub async fn create_channel(&self, id: &str, members: &[&str]) {
-        let res = self.post_channel(json!({"channelId": id, "members": members})).await;
-        assert_eq!(res.status(), 201, "create channel {id}: {}", res.text().await.unwrap_or_default());
+        let res = self
+            .post_channel(json!({"channelId": id, "members": members}))
+            .await;
+        assert_eq!(
+            res.status(),
+            201,
+            "create channel {id}: {}",
+            res.text().await.unwrap_or_default()
+        );
     }
 
     pub async fn put_member(&self, channel: &str, user: &str) -> reqwest::StatusCode {
         let url = self.url(&format!("/v1/channels/{channel}/members/{user}"));
-        self.http.put(url).bearer_auth(ADMIN_TOKEN).send().await.expect("http").status()
+        self.http
+            .put(url)
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .expect("http")
+            .status()
     }
 
     pub async fn delete_member(&self, channel: &str, user: &str) -> reqwest::StatusCode {
         let url = self.url(&format!("/v1/channels/{channel}/members/{user}"));
-        self.http.delete(url).bearer_auth(ADMIN_TOKEN).send().await.expect("http").status()
+        self.http
+            .delete(url)
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .expect("http")
+            .status()
     }
 
     /// GET history with `bearer`; returns status and JSON body.
     pub async fn history(&self, channel: &str, bearer: &str, query: &str) -> (u16, Value) {
         let url = self.url(&format!("/v1/channels/{channel}/messages?{query}"));
-        let res = self.http.get(url).bearer_auth(bearer).send().await.expect("http");
+        let res = self
+            .http
+            .get(url)
+            .bearer_auth(bearer)
+            .send()
+            .await
+            .expect("http");
         let status = res.status().as_u16();
         (status, res.json().await.unwrap_or(Value::Null))
     }
@@ -238,7 +285,9 @@ impl TestApp {
         let mut after = 0;
         let mut out = Vec::new();
         loop {
-            let (status, body) = self.history(channel, ADMIN_TOKEN, &format!("afterSeq={after}&limit=500")).await;
+            let (status, body) = self
+                .history(channel, ADMIN_TOKEN, &format!("afterSeq={after}&limit=500"))
+                .await;
             assert_eq!(status, 200, "{body}");
             let page = body["messages"].as_array().expect("messages").clone();
             if let Some(last) = page.last() {
@@ -261,9 +310,15 @@ impl TestApp {
     }
 
     /// Opens a WebSocket with `token` in the Authorization header.
-    pub async fn connect_raw(&self, token: &str) -> Result<WsClient, tokio_tungstenite::tungstenite::Error> {
+    pub async fn connect_raw(
+        &self,
+        token: &str,
+    ) -> Result<WsClient, tokio_tungstenite::tungstenite::Error> {
         let mut request = format!("ws://{}/v1/ws", self.addr).into_client_request()?;
-        request.headers_mut().insert("authorization", format!("Bearer {token}").parse().expect("header"));
+        request.headers_mut().insert(
+            "authorization",
+            format!("Bearer {token}").parse().expect("header"),
+        );
         let (stream, _) = tokio_tungstenite::connect_async(request).await?;
         Ok(WsClient {
             stream,
@@ -286,11 +341,17 @@ pub struct WsClient {
 
 impl WsClient {
     pub async fn send_json(&mut self, frame: Value) {
-        self.stream.send(Message::text(frame.to_string())).await.expect("ws send");
+        self.stream
+            .send(Message::text(frame.to_string()))
+            .await
+            .expect("ws send");
     }
 
     pub async fn send_text(&mut self, text: &str) {
-        self.stream.send(Message::text(text.to_owned())).await.expect("ws send");
+        self.stream
+            .send(Message::text(text.to_owned()))
+            .await
+            .expect("ws send");
     }
 
     pub async fn send_msg(&mut self, channel: &str, client_msg_id: &str, body: &str) {
@@ -301,9 +362,13 @@ impl WsClient {
     /// The next frame as JSON; panics on close or after [`FRAME_TIMEOUT`].
     pub async fn recv(&mut self) -> Value {
         loop {
-            let next = tokio::time::timeout(FRAME_TIMEOUT, self.stream.next()).await.expect("timed out waiting for a frame");
+            let next = tokio::time::timeout(FRAME_TIMEOUT, self.stream.next())
+                .await
+                .expect("timed out waiting for a frame");
             match next {
-                Some(Ok(Message::Text(text))) => return serde_json::from_str(text.as_str()).expect("server sent JSON"),
+                Some(Ok(Message::Text(text))) => {
+                    return serde_json::from_str(text.as_str()).expect("server sent JSON")
+                }
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
                 other => panic!("expected a text frame, got {other:?}"),
             }
@@ -339,7 +404,9 @@ impl WsClient {
     /// Reads until the close frame and returns its code, skipping other frames.
     pub async fn recv_close_code(&mut self) -> u16 {
         loop {
-            let next = tokio::time::timeout(FRAME_TIMEOUT, self.stream.next()).await.expect("timed out waiting for close");
+            let next = tokio::time::timeout(FRAME_TIMEOUT, self.stream.next())
+                .await
+                .expect("timed out waiting for close");
             match next {
                 Some(Ok(Message::Close(Some(frame)))) => return u16::from(frame.code),
                 Some(Ok(Message::Close(None))) => return u16::from(CloseCode::Status),
@@ -361,5 +428,8 @@ pub fn sync(channel: &str, after_seq: i64, limit: Option<i64>) -> Value {
 
 /// Seqs of a list of MSG_RECV objects.
 pub fn seqs(messages: &[Value]) -> Vec<i64> {
-    messages.iter().map(|m| m["seq"].as_i64().expect("seq")).collect()
+    messages
+        .iter()
+        .map(|m| m["seq"].as_i64().expect("seq"))
+        .collect()
 }

@@ -19,7 +19,9 @@ on_both_stores!(
 
 async fn channel_routes(backend: Backend) {
     let app = spawn_app(backend).await;
-    let res = app.post_channel(json!({"channelId": "room", "members": ["bob", "alice", "bob"]})).await;
+    let res = app
+        .post_channel(json!({"channelId": "room", "members": ["bob", "alice", "bob"]}))
+        .await;
     assert_eq!(res.status(), 201);
     let body: Value = res.json().await.expect("json");
     assert_eq!(body["channelId"], "room");
@@ -29,18 +31,34 @@ async fn channel_routes(backend: Backend) {
 
     let res = app.post_channel(json!({"channelId": "room"})).await;
     assert_eq!(res.status(), 409);
-    assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "conflict");
+    assert_eq!(
+        res.json::<Value>().await.expect("json")["error"]["code"],
+        "conflict"
+    );
 
     // Server-assigned id: a UUIDv7.
     let res = app.post_channel(json!({"members": ["alice"]})).await;
     assert_eq!(res.status(), 201);
-    let id = res.json::<Value>().await.expect("json")["channelId"].as_str().expect("id").to_owned();
-    assert_eq!(uuid::Uuid::parse_str(&id).expect("uuid").get_version_num(), 7);
+    let id = res.json::<Value>().await.expect("json")["channelId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    assert_eq!(
+        uuid::Uuid::parse_str(&id).expect("uuid").get_version_num(),
+        7
+    );
 
-    for bad in [json!({"channelId": "a b"}), json!({"channelId": ".."}), json!({"members": ["ok", "not ok"]})] {
+    for bad in [
+        json!({"channelId": "a b"}),
+        json!({"channelId": ".."}),
+        json!({"members": ["ok", "not ok"]}),
+    ] {
         let res = app.post_channel(bad.clone()).await;
         assert_eq!(res.status(), 400, "{bad}");
-        assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "invalid_field");
+        assert_eq!(
+            res.json::<Value>().await.expect("json")["error"]["code"],
+            "invalid_field"
+        );
     }
     let res = app
         .http
@@ -51,20 +69,52 @@ async fn channel_routes(backend: Backend) {
         .await
         .expect("http");
     assert_eq!(res.status(), 400);
-    assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "bad_request");
+    assert_eq!(
+        res.json::<Value>().await.expect("json")["error"]["code"],
+        "bad_request"
+    );
 
-    let res = app.http.get(app.url("/v1/channels/room")).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
+    let res = app
+        .http
+        .get(app.url("/v1/channels/room"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .expect("http");
     assert_eq!(res.status(), 200);
     let body: Value = res.json().await.expect("json");
     assert_eq!(body["members"], json!(["alice", "bob"]));
-    let res = app.http.get(app.url("/v1/channels/nope")).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
+    let res = app
+        .http
+        .get(app.url("/v1/channels/nope"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .expect("http");
     assert_eq!(res.status(), 404);
-    assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "not_found");
+    assert_eq!(
+        res.json::<Value>().await.expect("json")["error"]["code"],
+        "not_found"
+    );
     // Unknown routes and methods answer in the same error shape.
-    let res = app.http.get(app.url("/v2/nothing")).send().await.expect("http");
+    let res = app
+        .http
+        .get(app.url("/v2/nothing"))
+        .send()
+        .await
+        .expect("http");
     assert_eq!(res.status(), 404);
-    assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "not_found");
-    let res = app.http.patch(app.url("/v1/channels/room")).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
+    assert_eq!(
+        res.json::<Value>().await.expect("json")["error"]["code"],
+        "not_found"
+    );
+    let res = app
+        .http
+        .patch(app.url("/v1/channels/room"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .expect("http");
     assert_eq!(res.status(), 405);
     assert!(res.json::<Value>().await.expect("json")["error"]["code"].is_string());
     app.stop().await;
@@ -85,8 +135,14 @@ async fn token_route_mints_working_tokens(backend: Backend) {
     let body: Value = res.json().await.expect("json");
     let expires_at = body["expiresAt"].as_i64().expect("expiresAt");
     let now = chatd::ids::now_ms();
-    assert!((now + 110_000..=now + 130_000).contains(&expires_at), "expiresAt in ms, 120 s ahead");
-    let mut client = app.connect_raw(body["token"].as_str().expect("token")).await.expect("connect");
+    assert!(
+        (now + 110_000..=now + 130_000).contains(&expires_at),
+        "expiresAt in ms, 120 s ahead"
+    );
+    let mut client = app
+        .connect_raw(body["token"].as_str().expect("token"))
+        .await
+        .expect("connect");
     assert_eq!(client.recv_type("HELLO").await["userId"], "alice");
     let res = app
         .http
@@ -113,17 +169,47 @@ async fn admin_routes_refuse_users_and_strangers(backend: Backend) {
     ];
     for (method, path) in routes {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let as_user = app.http.request(method.clone(), app.url(path)).bearer_auth(&user).json(&json!({"userId": "x"})).send().await.expect("http");
+        let as_user = app
+            .http
+            .request(method.clone(), app.url(path))
+            .bearer_auth(&user)
+            .json(&json!({"userId": "x"}))
+            .send()
+            .await
+            .expect("http");
         assert_eq!(as_user.status(), 403, "{method} {path} as a user");
-        assert_eq!(as_user.json::<Value>().await.expect("json")["error"]["code"], "forbidden");
-        let anonymous = app.http.request(method.clone(), app.url(path)).send().await.expect("http");
+        assert_eq!(
+            as_user.json::<Value>().await.expect("json")["error"]["code"],
+            "forbidden"
+        );
+        let anonymous = app
+            .http
+            .request(method.clone(), app.url(path))
+            .send()
+            .await
+            .expect("http");
         assert_eq!(anonymous.status(), 401, "{method} {path} without a token");
-        let wrong = app.http.request(method.clone(), app.url(path)).bearer_auth("wrong-admin-token").send().await.expect("http");
+        let wrong = app
+            .http
+            .request(method.clone(), app.url(path))
+            .bearer_auth("wrong-admin-token")
+            .send()
+            .await
+            .expect("http");
         assert_eq!(wrong.status(), 401, "{method} {path} with a wrong token");
     }
     // Nothing changed.
-    let res = app.http.get(app.url("/v1/channels/room")).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
-    assert_eq!(res.json::<Value>().await.expect("json")["members"], json!(["alice"]));
+    let res = app
+        .http
+        .get(app.url("/v1/channels/room"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(
+        res.json::<Value>().await.expect("json")["members"],
+        json!(["alice"])
+    );
     app.stop().await;
 }
 
@@ -140,12 +226,26 @@ async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
         .expect("mint")
         .0;
     assert_eq!(status_of(app.connect_raw("not-a-jwt").await), 401);
-    assert_eq!(status_of(app.connect_raw(&other_key).await), 401, "wrong signature");
-    assert_eq!(status_of(app.connect_raw(ADMIN_TOKEN).await), 401, "the admin token is not a user");
+    assert_eq!(
+        status_of(app.connect_raw(&other_key).await),
+        401,
+        "wrong signature"
+    );
+    assert_eq!(
+        status_of(app.connect_raw(ADMIN_TOKEN).await),
+        401,
+        "the admin token is not a user"
+    );
     // Expired beyond the leeway.
     let expired = jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &chatd::auth::Claims { sub: "alice".into(), exp: 1_000_000, iat: None, iss: None, aud: None },
+        &chatd::auth::Claims {
+            sub: "alice".into(),
+            exp: 1_000_000,
+            iat: None,
+            iss: None,
+            aud: None,
+        },
         &jsonwebtoken::EncodingKey::from_secret(crate::helpers::JWT_SECRET.as_bytes()),
     )
     .expect("encode");
@@ -155,11 +255,24 @@ async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
     assert!(matches!(plain, Err(Error::Http(ref r)) if r.status() == 401));
     // Query parameter works; the header wins over it.
     let good = app.token("alice");
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/v1/ws?access_token={good}", app.addr)).await.expect("query token");
-    let hello = futures_util::StreamExt::next(&mut ws).await.expect("frame").expect("ok");
+    let (mut ws, _) =
+        tokio_tungstenite::connect_async(format!("ws://{}/v1/ws?access_token={good}", app.addr))
+            .await
+            .expect("query token");
+    let hello = futures_util::StreamExt::next(&mut ws)
+        .await
+        .expect("frame")
+        .expect("ok");
     assert!(hello.to_text().expect("text").contains("\"HELLO\""));
-    let mut request = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!("ws://{}/v1/ws?access_token={good}", app.addr)).expect("request");
-    request.headers_mut().insert("authorization", "Bearer garbage".parse().expect("header"));
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
+            "ws://{}/v1/ws?access_token={good}",
+            app.addr
+        ))
+        .expect("request");
+    request
+        .headers_mut()
+        .insert("authorization", "Bearer garbage".parse().expect("header"));
     let header_wins = tokio_tungstenite::connect_async(request).await;
     assert!(matches!(header_wins, Err(Error::Http(ref r)) if r.status() == 401));
     app.stop().await;
@@ -184,13 +297,26 @@ async fn health_and_metrics(backend: Backend) {
     alice.send_and_ack("room", "m1", "x").await;
     alice.send_text("garbage").await;
     alice.recv_type("ERROR").await;
-    let health = app.http.get(app.url("/healthz")).send().await.expect("http");
+    let health = app
+        .http
+        .get(app.url("/healthz"))
+        .send()
+        .await
+        .expect("http");
     assert_eq!(health.status(), 200);
     let ready = app.http.get(app.url("/readyz")).send().await.expect("http");
     assert_eq!(ready.status(), 200);
-    let metrics = app.http.get(app.url("/metrics")).send().await.expect("http");
+    let metrics = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("http");
     assert_eq!(metrics.status(), 200);
-    assert!(metrics.headers()["content-type"].to_str().expect("ct").starts_with("text/plain"));
+    assert!(metrics.headers()["content-type"]
+        .to_str()
+        .expect("ct")
+        .starts_with("text/plain"));
     let text = metrics.text().await.expect("text");
     for needle in [
         "chatd_connections_open",
@@ -212,11 +338,20 @@ async fn health_and_metrics(backend: Backend) {
 /// when it accepts them, without a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_is_503_while_the_database_is_down() {
-    let Some(admin_url) = postgres_url() else { return };
+    let Some(admin_url) = postgres_url() else {
+        return;
+    };
     let app = spawn_app(Backend::Postgres).await;
     let name = app.db.url.rsplit('/').next().expect("db name").to_owned();
-    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url).await.expect("admin connection");
-    sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false")).execute(&mut admin).await.expect("alter");
+    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url)
+        .await
+        .expect("admin connection");
+    sqlx::query(&format!(
+        "ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false"
+    ))
+    .execute(&mut admin)
+    .await
+    .expect("alter");
     sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
         .bind(&name)
         .execute(&mut admin)
@@ -226,11 +361,30 @@ async fn readyz_is_503_while_the_database_is_down() {
     assert_eq!(ready.status(), 503);
     let body: Value = ready.json().await.expect("json");
     assert_eq!(body["error"]["code"], "unavailable");
-    assert_eq!(app.http.get(app.url("/healthz")).send().await.expect("http").status(), 200);
-    sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true")).execute(&mut admin).await.expect("alter");
+    assert_eq!(
+        app.http
+            .get(app.url("/healthz"))
+            .send()
+            .await
+            .expect("http")
+            .status(),
+        200
+    );
+    sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true"))
+        .execute(&mut admin)
+        .await
+        .expect("alter");
     let mut ok = false;
     for _ in 0..50 {
-        if app.http.get(app.url("/readyz")).send().await.expect("http").status() == 200 {
+        if app
+            .http
+            .get(app.url("/readyz"))
+            .send()
+            .await
+            .expect("http")
+            .status()
+            == 200
+        {
             ok = true;
             break;
         }

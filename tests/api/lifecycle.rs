@@ -21,7 +21,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_chatd");
 /// A `chatd` command with a clean environment, run in `dir`.
 fn chatd(dir: &Path) -> Command {
     let mut cmd = Command::new(BIN);
-    cmd.env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default()).current_dir(dir);
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(dir);
     cmd
 }
 
@@ -51,7 +53,12 @@ impl Server {
             std::thread::spawn(move || {
                 for line in BufReader::new(pipe).lines().map_while(Result::ok) {
                     if let Some(rest) = line.split("addr=").nth(1) {
-                        let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
+                        let _ = tx.send(
+                            rest.split_whitespace()
+                                .next()
+                                .unwrap_or_default()
+                                .to_owned(),
+                        );
                     }
                     log.lock().expect("log").push(line);
                 }
@@ -68,7 +75,10 @@ impl Server {
     }
 
     fn signal(&self, name: &str) {
-        let status = Command::new("kill").args([&format!("-{name}"), &self.child.id().to_string()]).status().expect("kill");
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill");
         assert!(status.success());
     }
 
@@ -115,28 +125,57 @@ async fn serve_with_no_configuration_uses_embedded_sqlite_and_generated_secrets(
     let server = Server::start(chatd(dir.path()));
     let ready = get(&server.addr, "/readyz", None).await;
     assert_eq!(ready.status(), 200);
-    assert_eq!(ready.json::<Value>().await.expect("json")["database"], "sqlite");
-    assert!(dir.path().join("data/chatd.db").exists(), "embedded database in ./data");
+    assert_eq!(
+        ready.json::<Value>().await.expect("json")["database"],
+        "sqlite"
+    );
+    assert!(
+        dir.path().join("data/chatd.db").exists(),
+        "embedded database in ./data"
+    );
     let secrets = read_secrets(&dir.path().join("data"));
-    let admin = secrets["admin_token"].as_str().expect("admin token").to_owned();
-    let jwt = secrets["jwt_secret"].as_str().expect("jwt secret").to_owned();
+    let admin = secrets["admin_token"]
+        .as_str()
+        .expect("admin token")
+        .to_owned();
+    let jwt = secrets["jwt_secret"]
+        .as_str()
+        .expect("jwt secret")
+        .to_owned();
     assert!(jwt.len() >= 32);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(dir.path().join("data/secrets.toml")).expect("meta").permissions().mode();
+        let mode = std::fs::metadata(dir.path().join("data/secrets.toml"))
+            .expect("meta")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
     let log = server.log_text();
-    assert!(log.contains("secrets.toml"), "the server says where the admin token is: {log}");
-    assert!(!log.contains(&admin) && !log.contains(&jwt), "secrets never logged");
+    assert!(
+        log.contains("secrets.toml"),
+        "the server says where the admin token is: {log}"
+    );
+    assert!(
+        !log.contains(&admin) && !log.contains(&jwt),
+        "secrets never logged"
+    );
     // The generated admin token works on the admin API.
-    assert_eq!(get(&server.addr, "/v1/channels/nope", Some(&admin)).await.status(), 404);
+    assert_eq!(
+        get(&server.addr, "/v1/channels/nope", Some(&admin))
+            .await
+            .status(),
+        404
+    );
     server.signal("TERM");
     assert_eq!(server.wait(), 0);
     // A second start reuses the same secrets.
     let server = Server::start(chatd(dir.path()));
-    assert_eq!(read_secrets(&dir.path().join("data"))["admin_token"].as_str(), Some(admin.as_str()));
+    assert_eq!(
+        read_secrets(&dir.path().join("data"))["admin_token"].as_str(),
+        Some(admin.as_str())
+    );
     server.signal("INT");
     assert_eq!(server.wait(), 0, "SIGINT also exits 0");
 }
@@ -146,15 +185,31 @@ async fn token_command_and_configuration_layers() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file_secret = "f".repeat(32);
     let env_secret = "e".repeat(32);
-    std::fs::write(dir.path().join("chatd.toml"), format!("jwt_secret = \"{file_secret}\"\ndata_dir = \"from-file\"\n")).expect("write");
+    std::fs::write(
+        dir.path().join("chatd.toml"),
+        format!("jwt_secret = \"{file_secret}\"\ndata_dir = \"from-file\"\n"),
+    )
+    .expect("write");
     let verify = |token: &str, secret: &str| {
         let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
         validation.validate_aud = false;
-        jsonwebtoken::decode::<Value>(token, &jsonwebtoken::DecodingKey::from_secret(secret.as_bytes()), &validation).map(|d| d.claims)
+        jsonwebtoken::decode::<Value>(
+            token,
+            &jsonwebtoken::DecodingKey::from_secret(secret.as_bytes()),
+            &validation,
+        )
+        .map(|d| d.claims)
     };
     // File only.
-    let out = chatd(dir.path()).args(["--config", "chatd.toml", "token", "alice", "--ttl", "60"]).output().expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = chatd(dir.path())
+        .args(["--config", "chatd.toml", "token", "alice", "--ttl", "60"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).expect("utf8");
     assert_eq!(stdout.lines().count(), 1, "the JWT alone on one line");
     let claims = verify(stdout.trim(), &file_secret).expect("signed with the file's secret");
@@ -172,7 +227,10 @@ async fn token_command_and_configuration_layers() {
         .args(["token", "bob"])
         .output()
         .expect("run");
-    assert!(verify(String::from_utf8_lossy(&out.stdout).trim(), &env_secret).is_ok(), "env beats file");
+    assert!(
+        verify(String::from_utf8_lossy(&out.stdout).trim(), &env_secret).is_ok(),
+        "env beats file"
+    );
     // Flags override env.
     let out = chatd(dir.path())
         .env("CHATD_DATA_DIR", "from-env")
@@ -180,13 +238,23 @@ async fn token_command_and_configuration_layers() {
         .output()
         .expect("run");
     assert!(out.status.success());
-    assert!(dir.path().join("from-flag/secrets.toml").exists(), "flag beats env");
+    assert!(
+        dir.path().join("from-flag/secrets.toml").exists(),
+        "flag beats env"
+    );
     assert!(!dir.path().join("from-env").exists());
     // Bad input gets a clear error and a failing exit code.
-    let out = chatd(dir.path()).args(["token", "not valid"]).output().expect("run");
+    let out = chatd(dir.path())
+        .args(["token", "not valid"])
+        .output()
+        .expect("run");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid user id"));
-    let out = chatd(dir.path()).env("CHATD_JWT_SECRET", "short").args(["token", "x"]).output().expect("run");
+    let out = chatd(dir.path())
+        .env("CHATD_JWT_SECRET", "short")
+        .args(["token", "x"])
+        .output()
+        .expect("run");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 32 bytes"));
 }
@@ -204,7 +272,11 @@ async fn migrate_command_applies_the_schema() {
             .arg("migrate")
             .output()
             .expect("run");
-        assert!(out.status.success(), "{backend:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{backend:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let store = chatd::store::Store::connect(&chatd::store::StoreOptions {
             url: db.url.clone(),
             max_connections: 1,
@@ -226,7 +298,12 @@ async fn migrate_command_applies_the_schema() {
 /// the session closes with 1001 and the process exits 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
-    let db = TestDb::new(if postgres_url().is_some() { Backend::Postgres } else { Backend::Sqlite }).await;
+    let db = TestDb::new(if postgres_url().is_some() {
+        Backend::Postgres
+    } else {
+        Backend::Sqlite
+    })
+    .await;
     let admin = "lifecycle-admin-token-0123456789";
     let secret = "lifecycle-jwt-secret-0123456789-abcdef";
     let mut cmd = chatd(db.dir.path());
@@ -248,27 +325,42 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
         .mint(&chatd::ids::UserId::parse("alice").expect("id"), 600)
         .expect("mint")
         .0;
-    let mut request = format!("ws://{}/v1/ws", server.addr).into_client_request().expect("request");
-    request.headers_mut().insert("authorization", format!("Bearer {token}").parse().expect("header"));
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
+    let mut request = format!("ws://{}/v1/ws", server.addr)
+        .into_client_request()
+        .expect("request");
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("header"),
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("connect");
     let _hello = ws.next().await.expect("hello").expect("ok");
     const SENDS: usize = 300;
     for n in 0..SENDS {
         let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": format!("k{n}"), "body": "x"});
-        ws.feed(Message::text(frame.to_string())).await.expect("feed");
+        ws.feed(Message::text(frame.to_string()))
+            .await
+            .expect("feed");
     }
     ws.flush().await.expect("flush");
     server.signal("TERM");
     let mut acked = HashSet::new();
     let close_code = loop {
-        match tokio::time::timeout(Duration::from_secs(20), ws.next()).await.expect("frames until close") {
+        match tokio::time::timeout(Duration::from_secs(20), ws.next())
+            .await
+            .expect("frames until close")
+        {
             Some(Ok(Message::Text(text))) => {
                 let frame: Value = serde_json::from_str(text.as_str()).expect("json");
                 if frame["type"] == "MSG_ACK" {
                     acked.insert(frame["clientMsgId"].as_str().expect("id").to_owned());
                 } else {
                     assert_eq!(frame["type"], "ERROR", "{frame}");
-                    assert_eq!(frame["retryable"], true, "refusals at shutdown are retryable: {frame}");
+                    assert_eq!(
+                        frame["retryable"], true,
+                        "refusals at shutdown are retryable: {frame}"
+                    );
                 }
             }
             Some(Ok(Message::Close(Some(frame)))) => break u16::from(frame.code),
@@ -287,8 +379,14 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
     })
     .await
     .expect("connect");
-    let (stored, _) = store.messages_after(&chatd::ids::ChannelId::parse("room").expect("id"), 0, 500).await.expect("read");
-    let stored_keys: HashSet<String> = stored.iter().map(|m| m.client_msg_id.as_str().to_owned()).collect();
+    let (stored, _) = store
+        .messages_after(&chatd::ids::ChannelId::parse("room").expect("id"), 0, 500)
+        .await
+        .expect("read");
+    let stored_keys: HashSet<String> = stored
+        .iter()
+        .map(|m| m.client_msg_id.as_str().to_owned())
+        .collect();
     assert_eq!(stored_keys, acked, "stored exactly the ACKed sends");
     let seqs: Vec<i64> = stored.iter().map(|m| m.seq).collect();
     assert_eq!(seqs, (1..=stored.len() as i64).collect::<Vec<_>>());

@@ -8,7 +8,10 @@ use serde_json::json;
 use crate::helpers::{spawn_app, Backend};
 use crate::on_both_stores;
 
-on_both_stores!(receipts_move_watermarks_forward_and_reach_the_right_sessions, receipt_errors,);
+on_both_stores!(
+    receipts_move_watermarks_forward_and_reach_the_right_sessions,
+    receipt_errors,
+);
 
 async fn receipts_move_watermarks_forward_and_reach_the_right_sessions(backend: Backend) {
     let app = spawn_app(backend).await;
@@ -30,7 +33,9 @@ async fn receipts_move_watermarks_forward_and_reach_the_right_sessions(backend: 
     drop(check);
 
     // delivered → the sender's sessions only.
-    bob_phone.send_json(json!({"type": "MSG_DELIVERED", "messageId": ids[1]})).await;
+    bob_phone
+        .send_json(json!({"type": "MSG_DELIVERED", "messageId": ids[1]}))
+        .await;
     let receipt = alice.recv_type("RECEIPT").await;
     assert_eq!(receipt["kind"], "delivered");
     assert_eq!(receipt["channelId"], "room");
@@ -41,12 +46,18 @@ async fn receipts_move_watermarks_forward_and_reach_the_right_sessions(backend: 
     bob_laptop.expect_silence(Duration::from_millis(200)).await;
 
     // Going backwards moves nothing and sends nothing.
-    bob_phone.send_json(json!({"type": "MSG_DELIVERED", "messageId": ids[0]})).await;
-    bob_phone.send_json(json!({"type": "MSG_DELIVERED", "messageId": ids[1]})).await;
+    bob_phone
+        .send_json(json!({"type": "MSG_DELIVERED", "messageId": ids[0]}))
+        .await;
+    bob_phone
+        .send_json(json!({"type": "MSG_DELIVERED", "messageId": ids[1]}))
+        .await;
     alice.expect_silence(Duration::from_millis(300)).await;
 
     // read (also moving delivered) → one read RECEIPT to the sender and the reader's other sessions.
-    bob_phone.send_json(json!({"type": "MSG_READ", "messageId": ids[2]})).await;
+    bob_phone
+        .send_json(json!({"type": "MSG_READ", "messageId": ids[2]}))
+        .await;
     let to_sender = alice.recv_type("RECEIPT").await;
     assert_eq!(to_sender["kind"], "read");
     assert_eq!(to_sender["seq"], 3);
@@ -57,7 +68,9 @@ async fn receipts_move_watermarks_forward_and_reach_the_right_sessions(backend: 
     bob_phone.expect_silence(Duration::from_millis(100)).await;
 
     // Reading an older message moves nothing.
-    bob_laptop.send_json(json!({"type": "MSG_READ", "messageId": ids[0]})).await;
+    bob_laptop
+        .send_json(json!({"type": "MSG_READ", "messageId": ids[0]}))
+        .await;
     alice.expect_silence(Duration::from_millis(300)).await;
     let hello = app.connect("bob").await.hello;
     assert_eq!(hello["channels"][0]["deliveredSeq"], 3);
@@ -73,11 +86,15 @@ async fn receipt_errors(backend: Backend) {
     let secret = carol.send_and_ack("secret", "s1", "x").await;
     let mut alice = app.connect("alice").await;
     let unknown = uuid::Uuid::now_v7().to_string();
-    alice.send_json(json!({"type": "MSG_READ", "messageId": unknown})).await;
+    alice
+        .send_json(json!({"type": "MSG_READ", "messageId": unknown}))
+        .await;
     let err = alice.recv_type("ERROR").await;
     assert_eq!(err["code"], "not_found");
     assert_eq!(err["messageId"], unknown);
-    alice.send_json(json!({"type": "MSG_DELIVERED", "messageId": secret["messageId"]})).await;
+    alice
+        .send_json(json!({"type": "MSG_DELIVERED", "messageId": secret["messageId"]}))
+        .await;
     assert_eq!(alice.recv_type("ERROR").await["code"], "forbidden");
     carol.expect_silence(Duration::from_millis(200)).await;
     let hello = app.connect("carol").await.hello;

@@ -34,7 +34,10 @@ async fn ack_carries_ids_after_the_message_is_stored(backend: Backend) {
     let parsed = uuid::Uuid::parse_str(message_id).expect("uuid");
     assert_eq!(parsed.get_version_num(), 7, "messageId is a UUIDv7");
     assert_eq!(message_id, message_id.to_lowercase());
-    assert!(ack["ts"].as_i64().expect("ts") > 1_600_000_000_000, "ts is in ms");
+    assert!(
+        ack["ts"].as_i64().expect("ts") > 1_600_000_000_000,
+        "ts is in ms"
+    );
     // The ACK came after the commit: the row is visible to any reader now.
     let stored = app.all_messages("room").await;
     assert_eq!(stored.len(), 1);
@@ -67,7 +70,8 @@ async fn retry_on_same_and_new_connection_is_a_duplicate(backend: Backend) {
     }
     // No new row, no new MSG_RECV.
     assert_eq!(app.all_messages("room").await.len(), 1);
-    bob.expect_silence(std::time::Duration::from_millis(300)).await;
+    bob.expect_silence(std::time::Duration::from_millis(300))
+        .await;
     // A new message still takes the next seq: the duplicates used none.
     let next = alice2.send_and_ack("room", "c-2", "next").await;
     assert_eq!(next["seq"], 2);
@@ -90,7 +94,11 @@ async fn same_key_with_other_body_or_channel_is_a_conflict(backend: Backend) {
     assert_eq!(err["code"], "idempotency_conflict");
     assert_eq!(app.all_messages("room").await.len(), 1);
     assert_eq!(app.all_messages("other").await.len(), 0);
-    assert_eq!(app.all_messages("room").await[0]["body"], "hello", "stored message unchanged");
+    assert_eq!(
+        app.all_messages("room").await[0]["body"],
+        "hello",
+        "stored message unchanged"
+    );
     app.stop().await;
 }
 
@@ -117,12 +125,18 @@ async fn concurrent_copies_store_one_message(backend: Backend) {
         clients.push(app.connect("alice").await);
     }
     // Every connection sends the same send at once.
-    let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "dup", "body": "once"}).to_string();
+    let frame =
+        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "dup", "body": "once"})
+            .to_string();
     let mut tasks = Vec::new();
     for mut client in clients {
         let frame = frame.clone();
         tasks.push(tokio::spawn(async move {
-            client.stream.send(Message::text(frame)).await.expect("send");
+            client
+                .stream
+                .send(Message::text(frame))
+                .await
+                .expect("send");
             loop {
                 let f = client.recv().await;
                 if f["type"] == "MSG_ACK" {
@@ -138,8 +152,16 @@ async fn concurrent_copies_store_one_message(backend: Backend) {
         acks.push(task.await.expect("task"));
     }
     let ids: HashSet<_> = acks.iter().map(|a| a["messageId"].clone()).collect();
-    assert_eq!(ids.len(), 1, "every ACK carries the same messageId: {acks:?}");
-    assert_eq!(acks.iter().filter(|a| a["duplicate"] == false).count(), 1, "exactly one copy was stored");
+    assert_eq!(
+        ids.len(),
+        1,
+        "every ACK carries the same messageId: {acks:?}"
+    );
+    assert_eq!(
+        acks.iter().filter(|a| a["duplicate"] == false).count(),
+        1,
+        "exactly one copy was stored"
+    );
     assert!(acks.iter().all(|a| a["seq"] == 1));
     assert_eq!(app.all_messages("room").await.len(), 1);
     app.stop().await;
@@ -194,22 +216,46 @@ async fn gapless_sequence_under_concurrent_pipelined_load(backend: Backend) {
         let (acks, recv_seqs) = task.await.expect("client task");
         // ACKs come back in send order with increasing seq.
         for (n, ack) in acks.iter().enumerate() {
-            assert_eq!(ack["clientMsgId"], format!("u{i}-{n}"), "ACK order on connection {i}");
+            assert_eq!(
+                ack["clientMsgId"],
+                format!("u{i}-{n}"),
+                "ACK order on connection {i}"
+            );
             assert_eq!(ack["duplicate"], false);
         }
         let mine = seqs(&acks);
-        assert!(mine.windows(2).all(|w| w[0] < w[1]), "seqs increase in send order on connection {i}");
+        assert!(
+            mine.windows(2).all(|w| w[0] < w[1]),
+            "seqs increase in send order on connection {i}"
+        );
         // Every session received the others' messages in seq order.
-        assert!(recv_seqs.windows(2).all(|w| w[0] < w[1]), "MSG_RECV in seq order on connection {i}");
+        assert!(
+            recv_seqs.windows(2).all(|w| w[0] < w[1]),
+            "MSG_RECV in seq order on connection {i}"
+        );
         all_seqs.extend(mine);
     }
     all_seqs.sort_unstable();
     let n = (CONNECTIONS * SENDS) as i64;
-    assert_eq!(all_seqs, (1..=n).collect::<Vec<_>>(), "ACK seqs are exactly 1..N");
+    assert_eq!(
+        all_seqs,
+        (1..=n).collect::<Vec<_>>(),
+        "ACK seqs are exactly 1..N"
+    );
     let history = app.all_messages("load").await;
-    assert_eq!(seqs(&history), (1..=n).collect::<Vec<_>>(), "history is exactly 1..N");
+    assert_eq!(
+        seqs(&history),
+        (1..=n).collect::<Vec<_>>(),
+        "history is exactly 1..N"
+    );
     let (status, channel) = {
-        let res = app.http.get(app.url("/v1/channels/load")).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
+        let res = app
+            .http
+            .get(app.url("/v1/channels/load"))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .expect("http");
         (res.status(), res.json::<Value>().await.expect("json"))
     };
     assert_eq!(status, 200);
@@ -227,7 +273,10 @@ async fn non_member_and_unknown_channel_are_forbidden_alike(backend: Backend) {
     let b = mallory.recv_type("ERROR").await;
     assert_eq!(a["code"], "forbidden");
     assert_eq!(b["code"], "forbidden");
-    assert_eq!(a["message"], b["message"], "unknown and not-a-member are not told apart");
+    assert_eq!(
+        a["message"], b["message"],
+        "unknown and not-a-member are not told apart"
+    );
     assert_eq!(a["clientMsgId"], "m-1");
     assert_eq!(app.all_messages("room").await.len(), 0);
     // A refused send used up no seq.
@@ -262,7 +311,9 @@ async fn client_ts_is_ignored_and_ts_never_decreases(backend: Backend) {
     assert_eq!(ack["seq"], 1);
     let mut last = 0;
     for n in 0..20 {
-        let ack = alice.send_and_ack("room", &format!("t-{}", n + 2), "y").await;
+        let ack = alice
+            .send_and_ack("room", &format!("t-{}", n + 2), "y")
+            .await;
         let ts = ack["ts"].as_i64().expect("ts");
         assert!(ts >= last, "ts never decreases as seq grows");
         last = ts;

@@ -50,20 +50,51 @@ fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewMessage {
 
 async fn channels_and_members(backend: Backend) {
     let (store, _db) = open(backend).await;
-    let created = store.create_channel(&ch("room"), &[user("bob"), user("alice")], 42).await.expect("create");
+    let created = store
+        .create_channel(&ch("room"), &[user("bob"), user("alice")], 42)
+        .await
+        .expect("create");
     assert_eq!(created.members, vec![user("alice"), user("bob")]);
-    assert!(matches!(store.create_channel(&ch("room"), &[], 43).await, Err(StoreError::Exists)));
-    let got = store.channel(&ch("room")).await.expect("read").expect("exists");
+    assert!(matches!(
+        store.create_channel(&ch("room"), &[], 43).await,
+        Err(StoreError::Exists)
+    ));
+    let got = store
+        .channel(&ch("room"))
+        .await
+        .expect("read")
+        .expect("exists");
     assert_eq!(got.created_at, 42);
     assert_eq!(got.last_seq, 0);
     assert!(store.channel(&ch("nope")).await.expect("read").is_none());
-    store.set_member(&ch("room"), &user("carol"), true, 50).await.expect("add");
-    store.set_member(&ch("room"), &user("carol"), true, 50).await.expect("add again");
-    store.set_member(&ch("room"), &user("bob"), false, 50).await.expect("remove");
-    assert!(matches!(store.set_member(&ch("nope"), &user("bob"), true, 50).await, Err(StoreError::NotFound)));
-    assert!(store.is_member(&ch("room"), &user("carol")).await.expect("member"));
-    assert!(!store.is_member(&ch("room"), &user("bob")).await.expect("member"));
-    assert!(!store.is_member(&ch("nope"), &user("carol")).await.expect("member"));
+    store
+        .set_member(&ch("room"), &user("carol"), true, 50)
+        .await
+        .expect("add");
+    store
+        .set_member(&ch("room"), &user("carol"), true, 50)
+        .await
+        .expect("add again");
+    store
+        .set_member(&ch("room"), &user("bob"), false, 50)
+        .await
+        .expect("remove");
+    assert!(matches!(
+        store.set_member(&ch("nope"), &user("bob"), true, 50).await,
+        Err(StoreError::NotFound)
+    ));
+    assert!(store
+        .is_member(&ch("room"), &user("carol"))
+        .await
+        .expect("member"));
+    assert!(!store
+        .is_member(&ch("room"), &user("bob"))
+        .await
+        .expect("member"));
+    assert!(!store
+        .is_member(&ch("nope"), &user("carol"))
+        .await
+        .expect("member"));
     let states = store.channel_states(&user("carol")).await.expect("states");
     assert_eq!(states.len(), 1);
     assert_eq!(states[0].channel_id, "room");
@@ -72,33 +103,59 @@ async fn channels_and_members(backend: Backend) {
 
 async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
     let (store, _db) = open(backend).await;
-    store.create_channel(&ch("a"), &[user("alice"), user("bob")], 1).await.expect("create");
-    store.create_channel(&ch("b"), &[user("alice")], 1).await.expect("create");
+    store
+        .create_channel(&ch("a"), &[user("alice"), user("bob")], 1)
+        .await
+        .expect("create");
+    store
+        .create_channel(&ch("b"), &[user("alice")], 1)
+        .await
+        .expect("create");
     let batch = vec![
         send("alice", "a", "k1", "one"),
         send("alice", "b", "k2", "two"),
-        send("alice", "a", "k1", "one"),        // duplicate inside the batch
-        send("alice", "a", "k1", "different"),  // conflict inside the batch
+        send("alice", "a", "k1", "one"), // duplicate inside the batch
+        send("alice", "a", "k1", "different"), // conflict inside the batch
         send("bob", "b", "k3", "not a member"), // forbidden
-        send("bob", "zzz", "k4", "unknown"),    // forbidden
+        send("bob", "zzz", "k4", "unknown"), // forbidden
         send("bob", "a", "k1", "same key, other sender"),
         send("alice", "a", "k5", "three"),
     ];
     let out = store.write_batch(&batch, 100).await.expect("batch");
-    let SendOutcome::Stored(first) = &out.outcomes[0] else { panic!("{:?}", out.outcomes[0]) };
+    let SendOutcome::Stored(first) = &out.outcomes[0] else {
+        panic!("{:?}", out.outcomes[0])
+    };
     assert_eq!(first.seq, 1);
-    assert!(matches!(&out.outcomes[1], SendOutcome::Stored(m) if m.seq == 1 && m.channel_id == ch("b")));
-    assert!(matches!(&out.outcomes[2], SendOutcome::Duplicate(m) if m.message_id == first.message_id));
+    assert!(
+        matches!(&out.outcomes[1], SendOutcome::Stored(m) if m.seq == 1 && m.channel_id == ch("b"))
+    );
+    assert!(
+        matches!(&out.outcomes[2], SendOutcome::Duplicate(m) if m.message_id == first.message_id)
+    );
     assert_eq!(out.outcomes[3], SendOutcome::Conflict);
     assert_eq!(out.outcomes[4], SendOutcome::Forbidden);
     assert_eq!(out.outcomes[5], SendOutcome::Forbidden);
     assert!(matches!(&out.outcomes[6], SendOutcome::Stored(m) if m.seq == 2));
-    assert!(matches!(&out.outcomes[7], SendOutcome::Stored(m) if m.seq == 3), "no seq used by refusals");
-    let members: Vec<_> = out.members.iter().map(|(c, m)| (c.as_str().to_owned(), m.len())).collect();
+    assert!(
+        matches!(&out.outcomes[7], SendOutcome::Stored(m) if m.seq == 3),
+        "no seq used by refusals"
+    );
+    let members: Vec<_> = out
+        .members
+        .iter()
+        .map(|(c, m)| (c.as_str().to_owned(), m.len()))
+        .collect();
     assert_eq!(members, vec![("a".to_owned(), 2), ("b".to_owned(), 1)]);
     // Against stored rows in a later batch.
     let out = store
-        .write_batch(&[send("alice", "a", "k1", "one"), send("alice", "b", "k1", "one"), send("alice", "a", "k6", "four")], 200)
+        .write_batch(
+            &[
+                send("alice", "a", "k1", "one"),
+                send("alice", "b", "k1", "one"),
+                send("alice", "a", "k6", "four"),
+            ],
+            200,
+        )
         .await
         .expect("batch");
     assert!(matches!(&out.outcomes[0], SendOutcome::Duplicate(m) if m.seq == 1 && m.ts == 100));
@@ -106,24 +163,58 @@ async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
     assert!(matches!(&out.outcomes[2], SendOutcome::Stored(m) if m.seq == 4));
     let (messages, more) = store.messages_after(&ch("a"), 0, 100).await.expect("read");
     assert!(!more);
-    assert_eq!(messages.iter().map(|m| m.seq).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
-    assert_eq!(store.channel(&ch("a")).await.expect("read").expect("exists").last_seq, 4);
+    assert_eq!(
+        messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4]
+    );
+    assert_eq!(
+        store
+            .channel(&ch("a"))
+            .await
+            .expect("read")
+            .expect("exists")
+            .last_seq,
+        4
+    );
     let by_key = store
         .message_by_key(&user("alice"), &ClientMsgId::parse("k1").expect("key"))
         .await
         .expect("read")
         .expect("stored");
     assert_eq!(by_key.message_id, first.message_id);
-    assert_eq!(store.message(first.message_id).await.expect("read").expect("stored"), *first);
-    assert!(store.message(uuid::Uuid::now_v7()).await.expect("read").is_none());
+    assert_eq!(
+        store
+            .message(first.message_id)
+            .await
+            .expect("read")
+            .expect("stored"),
+        *first
+    );
+    assert!(store
+        .message(uuid::Uuid::now_v7())
+        .await
+        .expect("read")
+        .is_none());
 }
 
 async fn ts_never_decreases_when_the_clock_steps_back(backend: Backend) {
     let (store, _db) = open(backend).await;
-    store.create_channel(&ch("a"), &[user("alice")], 1).await.expect("create");
-    let first = store.write_batch(&[send("alice", "a", "k1", "x")], 5_000).await.expect("batch");
-    let later = store.write_batch(&[send("alice", "a", "k2", "x")], 4_000).await.expect("batch");
-    let (SendOutcome::Stored(a), SendOutcome::Stored(b)) = (&first.outcomes[0], &later.outcomes[0]) else { panic!() };
+    store
+        .create_channel(&ch("a"), &[user("alice")], 1)
+        .await
+        .expect("create");
+    let first = store
+        .write_batch(&[send("alice", "a", "k1", "x")], 5_000)
+        .await
+        .expect("batch");
+    let later = store
+        .write_batch(&[send("alice", "a", "k2", "x")], 4_000)
+        .await
+        .expect("batch");
+    let (SendOutcome::Stored(a), SendOutcome::Stored(b)) = (&first.outcomes[0], &later.outcomes[0])
+    else {
+        panic!()
+    };
     assert_eq!(a.ts, 5_000);
     assert_eq!(b.ts, 5_000, "the clock stepped back; ts did not");
     assert_eq!(b.seq, 2);
@@ -131,8 +222,13 @@ async fn ts_never_decreases_when_the_clock_steps_back(backend: Backend) {
 
 async fn pages_report_has_more_exactly(backend: Backend) {
     let (store, _db) = open(backend).await;
-    store.create_channel(&ch("a"), &[user("alice")], 1).await.expect("create");
-    let sends: Vec<_> = (0..10).map(|n| send("alice", "a", &format!("k{n}"), "x")).collect();
+    store
+        .create_channel(&ch("a"), &[user("alice")], 1)
+        .await
+        .expect("create");
+    let sends: Vec<_> = (0..10)
+        .map(|n| send("alice", "a", &format!("k{n}"), "x"))
+        .collect();
     store.write_batch(&sends, 10).await.expect("batch");
     let (page, more) = store.messages_after(&ch("a"), 0, 9).await.expect("read");
     assert_eq!((page.len(), more), (9, true));
@@ -146,8 +242,13 @@ async fn pages_report_has_more_exactly(backend: Backend) {
 
 async fn watermarks_only_move_forward(backend: Backend) {
     let (store, _db) = open(backend).await;
-    store.create_channel(&ch("a"), &[user("alice"), user("bob")], 1).await.expect("create");
-    let sends: Vec<_> = (0..5).map(|n| send("alice", "a", &format!("k{n}"), "x")).collect();
+    store
+        .create_channel(&ch("a"), &[user("alice"), user("bob")], 1)
+        .await
+        .expect("create");
+    let sends: Vec<_> = (0..5)
+        .map(|n| send("alice", "a", &format!("k{n}"), "x"))
+        .collect();
     let out = store.write_batch(&sends, 10).await.expect("batch");
     let m: Vec<_> = out
         .outcomes
@@ -158,23 +259,52 @@ async fn watermarks_only_move_forward(backend: Backend) {
         })
         .collect();
     let bob = user("bob");
-    assert!(store.advance_watermark(&bob, &m[2], false).await.expect("delivered"));
-    assert!(!store.advance_watermark(&bob, &m[1], false).await.expect("backwards"));
-    assert!(!store.advance_watermark(&bob, &m[2], false).await.expect("same"));
-    assert!(store.advance_watermark(&bob, &m[3], true).await.expect("read"));
+    assert!(store
+        .advance_watermark(&bob, &m[2], false)
+        .await
+        .expect("delivered"));
+    assert!(!store
+        .advance_watermark(&bob, &m[1], false)
+        .await
+        .expect("backwards"));
+    assert!(!store
+        .advance_watermark(&bob, &m[2], false)
+        .await
+        .expect("same"));
+    assert!(store
+        .advance_watermark(&bob, &m[3], true)
+        .await
+        .expect("read"));
     let state = &store.channel_states(&bob).await.expect("states")[0];
-    assert_eq!((state.delivered_seq, state.read_seq), (4, 4), "read implies delivered");
-    assert!(!store.advance_watermark(&bob, &m[0], true).await.expect("read backwards"));
-    assert!(store.advance_watermark(&bob, &m[4], false).await.expect("delivered ahead of read"));
+    assert_eq!(
+        (state.delivered_seq, state.read_seq),
+        (4, 4),
+        "read implies delivered"
+    );
+    assert!(!store
+        .advance_watermark(&bob, &m[0], true)
+        .await
+        .expect("read backwards"));
+    assert!(store
+        .advance_watermark(&bob, &m[4], false)
+        .await
+        .expect("delivered ahead of read"));
     let state = &store.channel_states(&bob).await.expect("states")[0];
     assert_eq!((state.delivered_seq, state.read_seq), (5, 4));
     let alice_state = &store.channel_states(&user("alice")).await.expect("states")[0];
-    assert_eq!((alice_state.delivered_seq, alice_state.read_seq), (0, 0), "sending moves no watermark");
+    assert_eq!(
+        (alice_state.delivered_seq, alice_state.read_seq),
+        (0, 0),
+        "sending moves no watermark"
+    );
 }
 
 async fn bodies_round_trip_byte_identical(backend: Backend) {
     let (store, _db) = open(backend).await;
-    store.create_channel(&ch("a"), &[user("alice")], 1).await.expect("create");
+    store
+        .create_channel(&ch("a"), &[user("alice")], 1)
+        .await
+        .expect("create");
     let bodies = [
         " leading and trailing spaces ",
         "tabs\tand\nnewlines\r\n",
@@ -188,7 +318,11 @@ async fn bodies_round_trip_byte_identical(backend: Backend) {
         "\u{10ffff}\u{fffd}\u{1}\u{1f}",
         "ＡＢＣ full width",
     ];
-    let sends: Vec<_> = bodies.iter().enumerate().map(|(n, b)| send("alice", "a", &format!("k{n}"), b)).collect();
+    let sends: Vec<_> = bodies
+        .iter()
+        .enumerate()
+        .map(|(n, b)| send("alice", "a", &format!("k{n}"), b))
+        .collect();
     store.write_batch(&sends, 10).await.expect("batch");
     let (page, _) = store.messages_after(&ch("a"), 0, 100).await.expect("read");
     for (stored, body) in page.iter().zip(bodies) {

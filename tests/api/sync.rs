@@ -39,7 +39,9 @@ async fn hello_reports_each_channels_state(backend: Backend) {
     assert_eq!(channels[1]["lastSeq"], 0);
     // Watermarks show up in the next HELLO.
     let second = app.all_messages("a-room").await[1]["messageId"].clone();
-    alice.send_json(serde_json::json!({"type": "MSG_READ", "messageId": second})).await;
+    alice
+        .send_json(serde_json::json!({"type": "MSG_READ", "messageId": second}))
+        .await;
     bob.recv_type("RECEIPT").await;
     let again = app.connect("alice").await;
     assert_eq!(again.hello["channels"][0]["readSeq"], 2);
@@ -52,7 +54,9 @@ async fn sync_pages_through_history_in_order(backend: Backend) {
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     for n in 0..25 {
-        alice.send_and_ack("room", &format!("c{n}"), &format!("body {n}")).await;
+        alice
+            .send_and_ack("room", &format!("c{n}"), &format!("body {n}"))
+            .await;
     }
     let mut after = 0;
     let mut got = Vec::new();
@@ -62,7 +66,9 @@ async fn sync_pages_through_history_in_order(backend: Backend) {
         assert_eq!(batch["channelId"], "room");
         let messages = batch["messages"].as_array().expect("messages").clone();
         assert!(messages.iter().all(|m| m["type"] == "MSG_RECV"));
-        after = messages.last().map_or(after, |m| m["seq"].as_i64().expect("seq"));
+        after = messages
+            .last()
+            .map_or(after, |m| m["seq"].as_i64().expect("seq"));
         got.extend(messages);
         if batch["hasMore"] == false {
             break;
@@ -96,14 +102,24 @@ async fn history_route_pages_and_checks_membership(backend: Backend) {
     let token = app.token("alice");
     let (status, body) = app.history("room", &token, "afterSeq=1&limit=2").await;
     assert_eq!(status, 200);
-    assert_eq!(seqs(body["messages"].as_array().expect("messages")), vec![2, 3]);
+    assert_eq!(
+        seqs(body["messages"].as_array().expect("messages")),
+        vec![2, 3]
+    );
     assert_eq!(body["hasMore"], true);
     assert_eq!(body["messages"][0]["type"], "MSG_RECV");
     let (_, body) = app.history("room", &token, "afterSeq=3&limit=2").await;
-    assert_eq!(seqs(body["messages"].as_array().expect("messages")), vec![4, 5]);
+    assert_eq!(
+        seqs(body["messages"].as_array().expect("messages")),
+        vec![4, 5]
+    );
     assert_eq!(body["hasMore"], false);
     let (_, body) = app.history("room", &token, "").await;
-    assert_eq!(body["messages"].as_array().expect("messages").len(), 5, "defaults: afterSeq=0, limit=100");
+    assert_eq!(
+        body["messages"].as_array().expect("messages").len(),
+        5,
+        "defaults: afterSeq=0, limit=100"
+    );
     // access_token query parameter works too.
     let res = app
         .http
@@ -120,7 +136,13 @@ async fn history_route_pages_and_checks_membership(backend: Backend) {
     assert_eq!(body["error"]["code"], "forbidden");
     assert_eq!(app.history("nope", ADMIN_TOKEN, "").await.0, 404);
     // Bad parameters.
-    for query in ["limit=0", "limit=501", "limit=x", "afterSeq=-1", "afterSeq=9007199254740992"] {
+    for query in [
+        "limit=0",
+        "limit=501",
+        "limit=x",
+        "afterSeq=-1",
+        "afterSeq=9007199254740992",
+    ] {
         let (status, body) = app.history("room", &token, query).await;
         assert_eq!(status, 400, "{query}");
         assert_eq!(body["error"]["code"], "invalid_field", "{query}");
@@ -140,10 +162,16 @@ async fn offline_member_recovers_all_30_messages_once_in_order(backend: Backend)
     drop(bob);
     let mut sent = Vec::new();
     for n in 0..30 {
-        sent.push(alice.send_and_ack("room", &format!("offline-{n}"), &format!("missed {n}")).await);
+        sent.push(
+            alice
+                .send_and_ack("room", &format!("offline-{n}"), &format!("missed {n}"))
+                .await,
+        );
     }
     let mut bob = app.connect("bob").await;
-    let last_seq = bob.hello["channels"][0]["lastSeq"].as_i64().expect("lastSeq");
+    let last_seq = bob.hello["channels"][0]["lastSeq"]
+        .as_i64()
+        .expect("lastSeq");
     assert_eq!(last_seq, 31);
     let mut recovered: Vec<Value> = Vec::new();
     let mut after = last_seen;
@@ -151,7 +179,9 @@ async fn offline_member_recovers_all_30_messages_once_in_order(backend: Backend)
         bob.send_json(sync("room", after, Some(7))).await;
         let batch = bob.recv_type("SYNC_BATCH").await;
         let page = batch["messages"].as_array().expect("messages").clone();
-        after = page.last().expect("non-empty page")["seq"].as_i64().expect("seq");
+        after = page.last().expect("non-empty page")["seq"]
+            .as_i64()
+            .expect("seq");
         recovered.extend(page);
     }
     assert_eq!(recovered.len(), 30);
@@ -173,6 +203,9 @@ async fn sync_after_send_on_the_same_connection_sees_it(backend: Backend) {
     alice.send_json(sync("room", 0, None)).await;
     assert_eq!(alice.recv_type("MSG_ACK").await["seq"], 1);
     let batch = alice.recv_type("SYNC_BATCH").await;
-    assert_eq!(seqs(batch["messages"].as_array().expect("messages")), vec![1]);
+    assert_eq!(
+        seqs(batch["messages"].as_array().expect("messages")),
+        vec![1]
+    );
     app.stop().await;
 }
