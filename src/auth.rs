@@ -106,6 +106,17 @@ impl Auth {
         }
     }
 
+    /// The verifier for a configuration and its resolved secrets.
+    pub fn from_config(config: &crate::config::Config, secrets: &crate::config::Secrets) -> Self {
+        Self::new(
+            &secrets.jwt_secret,
+            &secrets.admin_token,
+            config.jwt_issuer.clone(),
+            config.jwt_audience.clone(),
+            config.jwt_leeway_secs,
+        )
+    }
+
     /// Verifies a user token.
     ///
     /// # Errors
@@ -136,12 +147,9 @@ impl Auth {
             iss: self.issuer.clone(),
             aud: self.audience.clone().map(serde_json::Value::String),
         };
-        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
-            .map_err(AuthError::Sign)?;
-        Ok((
-            token,
-            i64::try_from(exp.saturating_mul(1000)).unwrap_or(i64::MAX),
-        ))
+        let token =
+            jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(AuthError::Sign)?;
+        Ok((token, i64::try_from(exp.saturating_mul(1000)).unwrap_or(i64::MAX)))
     }
 
     /// Whether `token` is the admin token, compared in constant time
@@ -155,9 +163,7 @@ impl Auth {
 pub fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then_some(token.trim())
+    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
 }
 
 #[cfg(test)]
@@ -239,8 +245,7 @@ mod tests {
     #[test]
     fn audience_may_be_an_array() {
         let a = auth();
-        let claims =
-            serde_json::json!({"sub": "alice", "exp": 9_999_999_999u64, "aud": ["x", "y"]});
+        let claims = serde_json::json!({"sub": "alice", "exp": 9_999_999_999u64, "aud": ["x", "y"]});
         let token = jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
             &claims,
@@ -251,17 +256,8 @@ mod tests {
             a.verify(&token).is_ok(),
             "no audience configured: any aud shape is fine"
         );
-        let strict = Auth::new(
-            &"k".repeat(32),
-            "admin-token-0123456789",
-            None,
-            Some("y".into()),
-            0,
-        );
-        assert!(
-            strict.verify(&token).is_ok(),
-            "configured audience found in the array"
-        );
+        let strict = Auth::new(&"k".repeat(32), "admin-token-0123456789", None, Some("y".into()), 0);
+        assert!(strict.verify(&token).is_ok(), "configured audience found in the array");
     }
 
     #[test]

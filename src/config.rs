@@ -288,12 +288,10 @@ impl Config {
             source,
         };
         let mut stored = match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                toml::from_str::<SecretsFile>(&text).map_err(|e| ConfigError::SecretsFormat {
-                    path: path.clone(),
-                    message: e.message().to_owned(),
-                })?
-            }
+            Ok(text) => toml::from_str::<SecretsFile>(&text).map_err(|e| ConfigError::SecretsFormat {
+                path: path.clone(),
+                message: e.message().to_owned(),
+            })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => SecretsFile::default(),
             Err(e) => return Err(io(e)),
         };
@@ -309,9 +307,8 @@ impl Config {
         if changed {
             write_private(&path, &toml::to_string(&stored).unwrap_or_default()).map_err(io)?;
         }
-        let pick = |configured: &Option<String>, stored: Option<String>| {
-            configured.clone().or(stored).unwrap_or_default()
-        };
+        let pick =
+            |configured: &Option<String>, stored: Option<String>| configured.clone().or(stored).unwrap_or_default();
         Ok(Secrets {
             jwt_secret: pick(&self.jwt_secret, stored.jwt_secret),
             admin_token: pick(&self.admin_token, stored.admin_token),
@@ -426,10 +423,7 @@ mod tests {
         let secrets = config.secrets().unwrap();
         assert_eq!(secrets.jwt_secret, "s".repeat(32));
         let text = std::fs::read_to_string(dir.path().join(SECRETS_FILE)).unwrap();
-        assert!(
-            !text.contains("jwt_secret"),
-            "configured secret written: {text}"
-        );
+        assert!(!text.contains("jwt_secret"), "configured secret written: {text}");
         assert!(text.contains("admin_token"));
     }
 

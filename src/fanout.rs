@@ -101,12 +101,7 @@ pub struct SessionHandle {
 
 impl SessionHandle {
     /// A handle over the session's outbound queue and close switch.
-    pub fn new(
-        id: SessionId,
-        user_id: UserId,
-        outbound: mpsc::Sender<Utf8Bytes>,
-        close: Arc<CloseSignal>,
-    ) -> Self {
+    pub fn new(id: SessionId, user_id: UserId, outbound: mpsc::Sender<Utf8Bytes>, close: Arc<CloseSignal>) -> Self {
         Self {
             id,
             user_id,
@@ -156,10 +151,7 @@ impl Hub {
     /// Registers a session; from now on it receives its user's frames.
     pub fn register(&self, handle: SessionHandle) {
         let mut sessions = self.sessions.write().unwrap_or_else(|e| e.into_inner());
-        sessions
-            .entry(handle.user_id.clone())
-            .or_default()
-            .push(handle);
+        sessions.entry(handle.user_id.clone()).or_default().push(handle);
     }
 
     /// Removes a session (no-op when absent).

@@ -113,13 +113,7 @@ async fn migrate(config: Config) -> Result<(), AnyError> {
 fn token(config: &Config, user_id: &str, ttl: Option<u64>) -> Result<(), AnyError> {
     let user = UserId::parse(user_id).map_err(|e| format!("invalid user id: {e}"))?;
     let secrets = config.secrets()?;
-    let auth = Auth::new(
-        &secrets.jwt_secret,
-        &secrets.admin_token,
-        config.jwt_issuer.clone(),
-        config.jwt_audience.clone(),
-        config.jwt_leeway_secs,
-    );
+    let auth = Auth::from_config(config, &secrets);
     let ttl = ttl.unwrap_or(config.token_ttl_secs);
     if ttl == 0 || ttl > MAX_TOKEN_TTL_SECS {
         return Err(format!("--ttl must be between 1 and {MAX_TOKEN_TTL_SECS} seconds").into());

@@ -122,9 +122,7 @@ impl FrameError {
         let mut frame = ErrorFrame::new(self.code(), self.to_string());
         match self {
             Self::InvalidField {
-                field,
-                client_msg_id,
-                ..
+                field, client_msg_id, ..
             } => {
                 frame.field = Some((*field).to_owned());
                 frame.client_msg_id = client_msg_id.clone();
@@ -164,10 +162,7 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
         .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())))
 }
 
-fn check_field_kinds(
-    map: &Map<String, Value>,
-    fields: &[(&'static str, Kind, bool)],
-) -> Option<FrameError> {
+fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bool)]) -> Option<FrameError> {
     let client_msg_id = map
         .get("clientMsgId")
         .and_then(Value::as_str)
@@ -242,11 +237,9 @@ impl ClientFrame {
                 client_msg_id,
                 body,
             } => {
-                let client_msg_id = ClientMsgId::parse(&client_msg_id)
-                    .map_err(|e| invalid("clientMsgId", e, None))?;
+                let client_msg_id = ClientMsgId::parse(&client_msg_id).map_err(|e| invalid("clientMsgId", e, None))?;
                 let echo = || Some(client_msg_id.as_str().to_owned());
-                let channel_id =
-                    ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, echo()))?;
+                let channel_id = ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, echo()))?;
                 if body.is_empty() {
                     return Err(invalid("body", "must not be empty", echo()));
                 }
@@ -267,15 +260,13 @@ impl ClientFrame {
                 })
             }
             ClientFrame::MsgDelivered { message_id } => Ok(Command::Receipt {
-                message_id: ids::parse_message_id(&message_id).map_err(|_| {
-                    invalid("messageId", "must be a lower-case hyphenated UUID", None)
-                })?,
+                message_id: ids::parse_message_id(&message_id)
+                    .map_err(|_| invalid("messageId", "must be a lower-case hyphenated UUID", None))?,
                 read: false,
             }),
             ClientFrame::MsgRead { message_id } => Ok(Command::Receipt {
-                message_id: ids::parse_message_id(&message_id).map_err(|_| {
-                    invalid("messageId", "must be a lower-case hyphenated UUID", None)
-                })?,
+                message_id: ids::parse_message_id(&message_id)
+                    .map_err(|_| invalid("messageId", "must be a lower-case hyphenated UUID", None))?,
                 read: true,
             }),
             ClientFrame::Sync {
@@ -283,10 +274,8 @@ impl ClientFrame {
                 after_seq,
                 limit,
             } => {
-                let channel_id =
-                    ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, None))?;
-                let after_seq =
-                    check_after_seq(after_seq).map_err(|r| invalid("afterSeq", r, None))?;
+                let channel_id = ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, None))?;
+                let after_seq = check_after_seq(after_seq).map_err(|r| invalid("afterSeq", r, None))?;
                 let limit = check_limit(limit).map_err(|r| invalid("limit", r, None))?;
                 Ok(Command::Sync {
                     channel_id,
@@ -298,11 +287,7 @@ impl ClientFrame {
     }
 }
 
-fn invalid(
-    field: &'static str,
-    reason: impl ToString,
-    client_msg_id: Option<String>,
-) -> FrameError {
+fn invalid(field: &'static str, reason: impl ToString, client_msg_id: Option<String>) -> FrameError {
     FrameError::InvalidField {
         field,
         reason: reason.to_string(),
@@ -329,9 +314,7 @@ pub fn check_after_seq(after_seq: i64) -> Result<i64, &'static str> {
 pub fn check_limit(limit: Option<i64>) -> Result<u32, &'static str> {
     match limit {
         None => Ok(DEFAULT_PAGE),
-        Some(n) if (1..=i64::from(MAX_PAGE)).contains(&n) => {
-            u32::try_from(n).map_err(|_| "out of range")
-        }
+        Some(n) if (1..=i64::from(MAX_PAGE)).contains(&n) => u32::try_from(n).map_err(|_| "out of range"),
         Some(_) => Err("must be between 1 and 500"),
     }
 }
@@ -512,7 +495,9 @@ impl ServerFrame {
     pub fn encode(&self) -> String {
         // Serializing these types cannot fail: every map key is a string and
         // no field has a fallible Serialize impl.
-        serde_json::to_string(self).unwrap_or_else(|_| String::from("{\"type\":\"ERROR\",\"code\":\"internal\",\"message\":\"encode\",\"retryable\":true}"))
+        serde_json::to_string(self).unwrap_or_else(|_| {
+            String::from("{\"type\":\"ERROR\",\"code\":\"internal\",\"message\":\"encode\",\"retryable\":true}")
+        })
     }
 
     /// The `type` tag, for metrics labels.
@@ -541,18 +526,9 @@ mod tests {
 
     #[test]
     fn bad_frames_are_classified() {
-        assert_eq!(
-            decode_client_frame("nope").unwrap_err().code(),
-            ErrorCode::BadFrame
-        );
-        assert_eq!(
-            decode_client_frame("[1]").unwrap_err().code(),
-            ErrorCode::BadFrame
-        );
-        assert_eq!(
-            decode_client_frame("{}").unwrap_err().code(),
-            ErrorCode::BadFrame
-        );
+        assert_eq!(decode_client_frame("nope").unwrap_err().code(), ErrorCode::BadFrame);
+        assert_eq!(decode_client_frame("[1]").unwrap_err().code(), ErrorCode::BadFrame);
+        assert_eq!(decode_client_frame("{}").unwrap_err().code(), ErrorCode::BadFrame);
         assert_eq!(
             decode_client_frame(r#"{"type":1}"#).unwrap_err().code(),
             ErrorCode::BadFrame
@@ -562,50 +538,33 @@ mod tests {
             FrameError::UnknownType
         );
         let deep = "[".repeat(10_000);
-        assert_eq!(
-            decode_client_frame(&deep).unwrap_err().code(),
-            ErrorCode::BadFrame
-        );
+        assert_eq!(decode_client_frame(&deep).unwrap_err().code(), ErrorCode::BadFrame);
     }
 
     #[test]
     fn missing_and_mistyped_fields_are_named() {
-        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":"x"}"#)
-            .unwrap_err();
+        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":"x"}"#).unwrap_err();
         assert_eq!(field_of(e), "body");
-        let e = decode_client_frame(
-            r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":7,"body":"b"}"#,
-        )
-        .unwrap_err();
+        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":7,"body":"b"}"#).unwrap_err();
         match e {
             FrameError::InvalidField {
-                field,
-                client_msg_id,
-                ..
+                field, client_msg_id, ..
             } => {
                 assert_eq!(field, "channelId");
                 assert_eq!(client_msg_id.as_deref(), Some("c1"));
             }
             other => panic!("{other:?}"),
         }
-        let e =
-            decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1.5}"#).unwrap_err();
+        let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1.5}"#).unwrap_err();
         assert_eq!(field_of(e), "afterSeq");
-        let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1,"limit":"x"}"#)
-            .unwrap_err();
+        let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1,"limit":"x"}"#).unwrap_err();
         assert_eq!(field_of(e), "limit");
     }
 
     #[test]
     fn unknown_fields_are_ignored() {
-        let f = decode_client_frame(r#"{"type":"MSG_READ","messageId":"m","ts":5,"x":{"y":[]}}"#)
-            .unwrap();
-        assert_eq!(
-            f,
-            ClientFrame::MsgRead {
-                message_id: "m".into()
-            }
-        );
+        let f = decode_client_frame(r#"{"type":"MSG_READ","messageId":"m","ts":5,"x":{"y":[]}}"#).unwrap();
+        assert_eq!(f, ClientFrame::MsgRead { message_id: "m".into() });
     }
 
     #[test]
@@ -615,19 +574,10 @@ mod tests {
             client_msg_id: cid.into(),
             body: body.into(),
         };
-        assert!(matches!(
-            send("hi", "c1").validate(16),
-            Ok(Command::Send { .. })
-        ));
+        assert!(matches!(send("hi", "c1").validate(16), Ok(Command::Send { .. })));
         assert_eq!(field_of(send("", "c1").validate(16).unwrap_err()), "body");
-        assert_eq!(
-            field_of(send("a\0b", "c1").validate(16).unwrap_err()),
-            "body"
-        );
-        assert_eq!(
-            field_of(send("hi", "c 1").validate(16).unwrap_err()),
-            "clientMsgId"
-        );
+        assert_eq!(field_of(send("a\0b", "c1").validate(16).unwrap_err()), "body");
+        assert_eq!(field_of(send("hi", "c 1").validate(16).unwrap_err()), "clientMsgId");
         let e = send(&"x".repeat(17), "c1").validate(16).unwrap_err();
         assert_eq!(e.code(), ErrorCode::BodyTooLarge);
         assert_eq!(e.to_error_frame().client_msg_id.as_deref(), Some("c1"));
@@ -646,31 +596,17 @@ mod tests {
             sync(0, None).validate(16),
             Ok(Command::Sync { limit: 100, .. })
         ));
-        assert_eq!(
-            field_of(sync(-1, None).validate(16).unwrap_err()),
-            "afterSeq"
-        );
-        assert_eq!(
-            field_of(sync(MAX_SEQ + 1, None).validate(16).unwrap_err()),
-            "afterSeq"
-        );
-        assert_eq!(
-            field_of(sync(0, Some(0)).validate(16).unwrap_err()),
-            "limit"
-        );
-        assert_eq!(
-            field_of(sync(0, Some(501)).validate(16).unwrap_err()),
-            "limit"
-        );
+        assert_eq!(field_of(sync(-1, None).validate(16).unwrap_err()), "afterSeq");
+        assert_eq!(field_of(sync(MAX_SEQ + 1, None).validate(16).unwrap_err()), "afterSeq");
+        assert_eq!(field_of(sync(0, Some(0)).validate(16).unwrap_err()), "limit");
+        assert_eq!(field_of(sync(0, Some(501)).validate(16).unwrap_err()), "limit");
         assert!(sync(MAX_SEQ, Some(500)).validate(16).is_ok());
     }
 
     #[test]
     fn lone_surrogates_are_refused() {
-        let e = decode_client_frame(
-            r#"{"type":"MSG_SEND","clientMsgId":"c","channelId":"r","body":"\ud800"}"#,
-        )
-        .unwrap_err();
+        let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c","channelId":"r","body":"\ud800"}"#)
+            .unwrap_err();
         assert_eq!(e.code(), ErrorCode::BadFrame);
     }
 

@@ -77,20 +77,13 @@ impl Application {
             config.max_batch,
             &writer_tasks,
         );
-        let auth = Auth::new(
-            &secrets.jwt_secret,
-            &secrets.admin_token,
-            config.jwt_issuer.clone(),
-            config.jwt_audience.clone(),
-            config.jwt_leeway_secs,
-        );
-        let listener =
-            TcpListener::bind(&config.listen)
-                .await
-                .map_err(|source| StartupError::Bind {
-                    addr: config.listen.clone(),
-                    source,
-                })?;
+        let auth = Auth::from_config(&config, &secrets);
+        let listener = TcpListener::bind(&config.listen)
+            .await
+            .map_err(|source| StartupError::Bind {
+                addr: config.listen.clone(),
+                source,
+            })?;
         let state = AppState {
             config: Arc::new(config),
             store,
@@ -171,10 +164,7 @@ impl Application {
 
         let grace = Duration::from_secs(state.config.shutdown_grace);
         state.sessions.close();
-        if tokio::time::timeout(grace, state.sessions.wait())
-            .await
-            .is_err()
-        {
+        if tokio::time::timeout(grace, state.sessions.wait()).await.is_err() {
             tracing::warn!(
                 sessions = state.hub.session_count(),
                 "shutdown grace elapsed; closing the remaining sessions"

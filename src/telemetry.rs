@@ -26,10 +26,7 @@ use crate::config::LogFormat;
 ///
 /// # Errors
 /// When `filter` is not valid `EnvFilter` syntax.
-pub fn init_tracing(
-    filter: &str,
-    format: LogFormat,
-) -> Result<(), tracing_subscriber::filter::ParseError> {
+pub fn init_tracing(filter: &str, format: LogFormat) -> Result<(), tracing_subscriber::filter::ParseError> {
     let filter = EnvFilter::try_new(filter)?;
     let registry = tracing_subscriber::registry().with(filter);
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
@@ -57,17 +54,12 @@ pub fn metrics_handle() -> PrometheusHandle {
     PROMETHEUS
         .get_or_init(|| {
             let buckets = [
-                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-                10.0,
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
             ];
-            let sizes = [
-                1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
-            ];
+            let sizes = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0];
             let builder = PrometheusBuilder::new()
                 .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &buckets)
-                .and_then(|b| {
-                    b.set_buckets_for_metric(Matcher::Full("chatd_batch_size".into()), &sizes)
-                });
+                .and_then(|b| b.set_buckets_for_metric(Matcher::Full("chatd_batch_size".into()), &sizes));
             match builder {
                 Ok(builder) => {
                     let recorder = builder.build_recorder();
@@ -84,11 +76,7 @@ pub fn metrics_handle() -> PrometheusHandle {
 }
 
 /// Runs the recorder's upkeep (histogram housekeeping) every `every` until `stop`.
-pub async fn run_upkeep(
-    handle: PrometheusHandle,
-    every: Duration,
-    stop: tokio_util::sync::CancellationToken,
-) {
+pub async fn run_upkeep(handle: PrometheusHandle, every: Duration, stop: tokio_util::sync::CancellationToken) {
     let mut tick = tokio::time::interval(every);
     loop {
         tokio::select! {

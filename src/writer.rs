@@ -59,13 +59,7 @@ pub struct WritersStopped(pub SendJob);
 impl Writers {
     /// Starts `shards` writer tasks on `tracker`. They stop when every
     /// [`Writers`] clone is dropped and their queues are empty.
-    pub fn spawn(
-        store: Store,
-        hub: Arc<Hub>,
-        shards: usize,
-        max_batch: usize,
-        tracker: &TaskTracker,
-    ) -> Self {
+    pub fn spawn(store: Store, hub: Arc<Hub>, shards: usize, max_batch: usize, tracker: &TaskTracker) -> Self {
         let senders: Vec<_> = (0..shards.max(1))
             .map(|_| {
                 let (tx, rx) = mpsc::channel(QUEUE);
@@ -73,9 +67,7 @@ impl Writers {
                 tx
             })
             .collect();
-        Self {
-            shards: senders.into(),
-        }
+        Self { shards: senders.into() }
     }
 
     /// Queues a send on its channel's writer, waiting while that queue is full.
@@ -86,19 +78,11 @@ impl Writers {
         let mut hasher = DefaultHasher::new();
         job.message.channel_id.hash(&mut hasher);
         let shard = (hasher.finish() % self.shards.len() as u64) as usize;
-        self.shards[shard]
-            .send(job)
-            .await
-            .map_err(|e| WritersStopped(e.0))
+        self.shards[shard].send(job).await.map_err(|e| WritersStopped(e.0))
     }
 }
 
-async fn run_writer(
-    mut rx: mpsc::Receiver<SendJob>,
-    store: Store,
-    hub: Arc<Hub>,
-    max_batch: usize,
-) {
+async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, hub: Arc<Hub>, max_batch: usize) {
     let mut jobs = Vec::with_capacity(max_batch);
     while rx.recv_many(&mut jobs, max_batch).await > 0 {
         telemetry::batch(jobs.len());
@@ -156,9 +140,7 @@ fn acknowledge(job: &SendJob, outcome: &SendOutcome) {
                 "this clientMsgId was already used for another message",
             )
         }
-        SendOutcome::Forbidden => {
-            return refuse(job, ErrorCode::Forbidden, "not a member of this channel")
-        }
+        SendOutcome::Forbidden => return refuse(job, ErrorCode::Forbidden, "not a member of this channel"),
     };
     job.session.send(&ServerFrame::MsgAck {
         client_msg_id: message.client_msg_id.as_str().to_owned(),

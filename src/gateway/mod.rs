@@ -30,10 +30,7 @@ pub async fn ws_handler(
     query: Result<Query<HashMap<String, String>>, QueryRejection>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
-    let query_token = query
-        .as_ref()
-        .ok()
-        .and_then(|q| q.get("access_token").cloned());
+    let query_token = query.as_ref().ok().and_then(|q| q.get("access_token").cloned());
     let Some(token) = auth::bearer(&headers).map(str::to_owned).or(query_token) else {
         return ApiError::unauthorized("missing bearer token").into_response();
     };

@@ -31,8 +31,7 @@ use crate::auth::AuthUser;
 use crate::fanout::{close_code, CloseSignal, Hub, SessionHandle, SessionId};
 use crate::ids::{now_ms, UserId};
 use crate::protocol::{
-    decode_client_frame, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame,
-    TaggedMessage,
+    decode_client_frame, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame, TaggedMessage,
 };
 use crate::state::AppState;
 use crate::store::{NewMessage, StoreError};
@@ -66,8 +65,7 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
     let id: SessionId = uuid::Uuid::now_v7().to_string().into();
     // Room for every in-flight send's ACK on top of the fan-out allowance, so a
     // client pipelining up to its limit is never closed for its own ACKs.
-    let (outbound, outbound_rx) =
-        mpsc::channel(state.config.outbound_queue + state.config.max_sends_in_flight);
+    let (outbound, outbound_rx) = mpsc::channel(state.config.outbound_queue + state.config.max_sends_in_flight);
     let close = Arc::new(CloseSignal::default());
     let handle = SessionHandle::new(id.clone(), user.user_id.clone(), outbound, close.clone());
     // Register before reading the channel states, so nothing stored after the
@@ -90,21 +88,12 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
         Err(error) => {
             tracing::error!(%error, "cannot read channel states");
             close.close_after_drain(close_code::INTERNAL, "database unavailable");
-            ServerFrame::Error(ErrorFrame::new(
-                ErrorCode::Unavailable,
-                "database unavailable",
-            ))
+            ServerFrame::Error(ErrorFrame::new(ErrorCode::Unavailable, "database unavailable"))
         }
     };
     telemetry::frame_out(hello.type_name());
     let ping_every = Duration::from_secs(state.config.ping_interval_secs);
-    let writer = tokio::spawn(write_loop(
-        sink,
-        outbound_rx,
-        hello.encode(),
-        close.clone(),
-        ping_every,
-    ));
+    let writer = tokio::spawn(write_loop(sink, outbound_rx, hello.encode(), close.clone(), ping_every));
     let hello_failed = matches!(hello, ServerFrame::Error(_));
     tracing::debug!("session open");
 
@@ -124,10 +113,7 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
     drop(registration);
     drop(handle);
     let code = close.reason().map_or(close_code::NORMAL, |r| r.code);
-    if tokio::time::timeout(CLOSE_TIMEOUT * 2, writer)
-        .await
-        .is_err()
-    {
+    if tokio::time::timeout(CLOSE_TIMEOUT * 2, writer).await.is_err() {
         tracing::warn!("writer did not finish");
     }
     telemetry::session_closed(code);
@@ -155,15 +141,12 @@ impl Reader<'_> {
         )
         .unwrap_or(i64::MAX / 1000)
         .saturating_mul(1000);
-        let expires_in = Duration::from_millis(
-            u64::try_from(expires_at_ms.saturating_sub(now_ms())).unwrap_or(0),
-        );
+        let expires_in = Duration::from_millis(u64::try_from(expires_at_ms.saturating_sub(now_ms())).unwrap_or(0));
         let expiry = tokio::time::sleep(expires_in);
         tokio::pin!(expiry);
         // A peer that sends nothing, not even a pong to our pings, for three
         // ping intervals is gone.
-        let idle_limit =
-            Duration::from_secs(self.state.config.ping_interval_secs.saturating_mul(3));
+        let idle_limit = Duration::from_secs(self.state.config.ping_interval_secs.saturating_mul(3));
         let idle = tokio::time::sleep(idle_limit);
         tokio::pin!(idle);
         let max_in_flight = self.state.config.max_sends_in_flight;
@@ -274,12 +257,8 @@ impl Reader<'_> {
                 match self.state.writers.submit(job).await {
                     Ok(()) => self.pending.push_back(finished),
                     Err(stopped) => {
-                        let mut frame = ErrorFrame::new(
-                            ErrorCode::Unavailable,
-                            "server is shutting down; retry",
-                        );
-                        frame.client_msg_id =
-                            Some(stopped.0.message.client_msg_id.as_str().to_owned());
+                        let mut frame = ErrorFrame::new(ErrorCode::Unavailable, "server is shutting down; retry");
+                        frame.client_msg_id = Some(stopped.0.message.client_msg_id.as_str().to_owned());
                         self.handle.send(&ServerFrame::Error(frame));
                     }
                 }
@@ -298,25 +277,18 @@ impl Reader<'_> {
                 self.drain().await;
                 let store = &self.state.store;
                 let result = match store.is_member(&channel_id, &self.user.user_id).await {
-                    Ok(true) => store
-                        .messages_after(&channel_id, after_seq, limit)
-                        .await
-                        .map(Some),
+                    Ok(true) => store.messages_after(&channel_id, after_seq, limit).await.map(Some),
                     Ok(false) => Ok(None),
                     Err(e) => Err(e),
                 };
                 let frame = match result {
                     Ok(Some((messages, has_more))) => ServerFrame::SyncBatch {
                         channel_id: channel_id.as_str().to_owned(),
-                        messages: messages
-                            .iter()
-                            .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
-                            .collect(),
+                        messages: messages.iter().map(|m| TaggedMessage::MsgRecv(m.to_recv())).collect(),
                         has_more,
                     },
                     Ok(None) => {
-                        let mut frame =
-                            ErrorFrame::new(ErrorCode::Forbidden, "not a member of this channel");
+                        let mut frame = ErrorFrame::new(ErrorCode::Forbidden, "not a member of this channel");
                         frame.channel_id = Some(channel_id.as_str().to_owned());
                         ServerFrame::Error(frame)
                     }
@@ -381,9 +353,7 @@ impl Reader<'_> {
 /// The ERROR for a failed store call; details go to the log, not the client.
 fn store_error(error: &StoreError) -> ErrorFrame {
     match error {
-        StoreError::Unavailable(_) => {
-            ErrorFrame::new(ErrorCode::Unavailable, "database unavailable; retry")
-        }
+        StoreError::Unavailable(_) => ErrorFrame::new(ErrorCode::Unavailable, "database unavailable; retry"),
         other => {
             tracing::error!(error = %other, cause = ?std::error::Error::source(other), "store call failed");
             ErrorFrame::new(ErrorCode::Internal, "internal error; retry")

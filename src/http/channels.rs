@@ -45,8 +45,7 @@ struct CreateChannel {
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(&format!("body is not the expected JSON: {e}")))
+    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(&format!("body is not the expected JSON: {e}")))
 }
 
 fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
@@ -129,10 +128,7 @@ async fn set_member(
     require_admin(&state, &headers)?;
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
-    state
-        .store
-        .set_member(&channel, &user, add, now_ms())
-        .await?;
+    state.store.set_member(&channel, &user, add, now_ms()).await?;
     tracing::info!(channel_id = %channel, user_id = %user, add, "membership changed");
     Ok(StatusCode::NO_CONTENT)
 }
@@ -155,18 +151,12 @@ pub async fn create_token(
     let user = user_id(&request.user_id, "userId")?;
     let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
     if ttl == 0 || ttl > crate::auth::MAX_TOKEN_TTL_SECS {
-        return Err(ApiError::invalid_field(
-            "ttlSeconds",
-            "must be between 1 and 315360000",
-        ));
+        return Err(ApiError::invalid_field("ttlSeconds", "must be between 1 and 315360000"));
     }
-    let (token, expires_at) = state.auth.mint(&user, ttl).map_err(|_| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "could not sign token",
-        )
-    })?;
+    let (token, expires_at) = state
+        .auth
+        .mint(&user, ttl)
+        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "could not sign token"))?;
     let body = serde_json::json!({"token": token, "expiresAt": expires_at});
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
@@ -191,15 +181,14 @@ pub async fn history(
             .parse::<i64>()
             .ok()
             .and_then(|n| check_after_seq(n).ok())
-            .ok_or_else(|| {
-                ApiError::invalid_field("afterSeq", "must be an integer between 0 and 2^53-1")
-            })?,
+            .ok_or_else(|| ApiError::invalid_field("afterSeq", "must be an integer between 0 and 2^53-1"))?,
     };
     let limit = match query.get("limit") {
         None => None,
-        Some(v) => Some(v.parse::<i64>().map_err(|_| {
-            ApiError::invalid_field("limit", "must be an integer between 1 and 500")
-        })?),
+        Some(v) => Some(
+            v.parse::<i64>()
+                .map_err(|_| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?,
+        ),
     };
     let limit = check_limit(limit).map_err(|reason| ApiError::invalid_field("limit", reason))?;
     match who {
@@ -215,9 +204,6 @@ pub async fn history(
         }
     }
     let (messages, has_more) = state.store.messages_after(&id, after_seq, limit).await?;
-    let messages: Vec<TaggedMessage> = messages
-        .iter()
-        .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
-        .collect();
+    let messages: Vec<TaggedMessage> = messages.iter().map(|m| TaggedMessage::MsgRecv(m.to_recv())).collect();
     Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more})).into_response())
 }

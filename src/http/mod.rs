@@ -74,11 +74,7 @@ impl ApiError {
 
     /// 400 `invalid_field`.
     pub fn invalid_field(field: &str, reason: &str) -> Self {
-        Self::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_field",
-            &format!("{field}: {reason}"),
-        )
+        Self::new(StatusCode::BAD_REQUEST, "invalid_field", &format!("{field}: {reason}"))
     }
 
     /// 401 `unauthorized`.
@@ -112,18 +108,12 @@ impl IntoResponse for ApiError {
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         match error {
-            StoreError::Exists => {
-                Self::new(StatusCode::CONFLICT, "conflict", "channel already exists")
-            }
+            StoreError::Exists => Self::new(StatusCode::CONFLICT, "conflict", "channel already exists"),
             StoreError::NotFound => Self::not_found("unknown channel"),
             StoreError::Unavailable(_) => Self::unavailable("database unavailable"),
             other => {
                 tracing::error!(error = %other, cause = ?std::error::Error::source(&other), "store call failed");
-                Self::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal",
-                    "internal error",
-                )
+                Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
             }
         }
     }
@@ -154,8 +144,7 @@ pub fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiErr
 /// # Errors
 /// 401 when the header is missing or the token is neither.
 pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
-    let token =
-        auth::bearer(headers).ok_or_else(|| ApiError::unauthorized("missing bearer token"))?;
+    let token = auth::bearer(headers).ok_or_else(|| ApiError::unauthorized("missing bearer token"))?;
     if state.auth.is_admin_token(token) {
         return Ok(Caller::Admin);
     }
@@ -177,9 +166,6 @@ pub(crate) fn auth_header_or_query(
     }
     let token = query.get("access_token")?;
     let mut map = HeaderMap::new();
-    map.insert(
-        header::AUTHORIZATION,
-        format!("Bearer {token}").parse().ok()?,
-    );
+    map.insert(header::AUTHORIZATION, format!("Bearer {token}").parse().ok()?);
     Some(map)
 }

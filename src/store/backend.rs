@@ -20,8 +20,7 @@ where
     i64: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
 {
     let id: String = row.try_get(0)?;
-    let message_id =
-        uuid::Uuid::try_parse(&id).map_err(|_| StoreError::Corrupt(format!("message_id {id}")))?;
+    let message_id = uuid::Uuid::try_parse(&id).map_err(|_| StoreError::Corrupt(format!("message_id {id}")))?;
     Ok(StoredMessage {
         message_id,
         channel_id: ChannelId::from_trusted(row.try_get(1)?),

@@ -147,12 +147,9 @@ impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         use sqlx::Error as E;
         match &e {
-            E::PoolTimedOut
-            | E::PoolClosed
-            | E::Io(_)
-            | E::Tls(_)
-            | E::Protocol(_)
-            | E::WorkerCrashed => StoreError::Unavailable(e),
+            E::PoolTimedOut | E::PoolClosed | E::Io(_) | E::Tls(_) | E::Protocol(_) | E::WorkerCrashed => {
+                StoreError::Unavailable(e)
+            }
             E::Database(db) => match db.code().as_deref() {
                 // PostgreSQL: deadlock, serialization failure.
                 Some("40P01" | "40001") => StoreError::Retry(e),
@@ -205,8 +202,7 @@ impl Store {
     pub async fn connect(options: &StoreOptions) -> Result<Self, StoreError> {
         let url = options.url.as_str();
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?
-                .options([("synchronous_commit", "on")]);
+            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?.options([("synchronous_commit", "on")]);
             let pool = PgPoolOptions::new()
                 .max_connections(options.max_connections)
                 .acquire_timeout(options.acquire_timeout)
@@ -225,8 +221,7 @@ impl Store {
                 .foreign_keys(true);
             if let Some(dir) = connect.get_filename().parent() {
                 if !dir.as_os_str().is_empty() {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| StoreError::Unavailable(sqlx::Error::Io(e)))?;
+                    std::fs::create_dir_all(dir).map_err(|e| StoreError::Unavailable(sqlx::Error::Io(e)))?;
                 }
             }
             // One writer connection: SQLite has one writer at a time anyway, and
@@ -314,11 +309,7 @@ impl Store {
     }
 
     /// Whether `user_id` is a current member of `channel_id` (false for an unknown channel).
-    pub async fn is_member(
-        &self,
-        channel_id: &ChannelId,
-        user_id: &UserId,
-    ) -> Result<bool, StoreError> {
+    pub async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {
         dispatch!(self.is_member(channel_id, user_id))
     }
 
@@ -339,10 +330,7 @@ impl Store {
     }
 
     /// The message with this id, or `None`.
-    pub async fn message(
-        &self,
-        message_id: uuid::Uuid,
-    ) -> Result<Option<StoredMessage>, StoreError> {
+    pub async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
         dispatch!(self.message(message_id))
     }
 
@@ -373,11 +361,7 @@ impl Store {
     /// # Errors
     /// Any database error fails the whole batch and stores nothing;
     /// [`StoreError::Retry`] when it lost a deadlock and may be run again.
-    pub async fn write_batch(
-        &self,
-        sends: &[NewMessage],
-        now: i64,
-    ) -> Result<BatchOutcome, StoreError> {
+    pub async fn write_batch(&self, sends: &[NewMessage], now: i64) -> Result<BatchOutcome, StoreError> {
         dispatch!(self.write_batch(sends, now))
     }
 }

@@ -15,9 +15,9 @@ macro_rules! message_columns {
 /// PostgreSQL: `FOR UPDATE` row locks serialise writers per channel across
 /// connections and nodes; `message_id` is a `uuid` column.
 pub mod pg {
-    pub const LOCK_CHANNEL: &str =
-        "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE";
-    pub const INSERT_MESSAGE: &str = "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
+    pub const LOCK_CHANNEL: &str = "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE";
+    pub const INSERT_MESSAGE: &str =
+        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
          VALUES ($1::uuid, $2, $3, $4, $5, $6, $7) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
     pub const MESSAGE_BY_KEY: &str = concat!(
         "SELECT ",
@@ -40,7 +40,8 @@ pub mod pg {
 /// so no row lock is needed; `message_id` is text.
 pub mod sqlite {
     pub const LOCK_CHANNEL: &str = "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1";
-    pub const INSERT_MESSAGE: &str = "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
+    pub const INSERT_MESSAGE: &str =
+        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
     pub const MESSAGE_BY_KEY: &str = concat!(
         "SELECT ",
@@ -61,17 +62,14 @@ pub mod sqlite {
 
 /// Statements whose text is the same on both backends.
 pub mod common {
-    pub const UPDATE_CHANNEL_SEQ: &str =
-        "UPDATE channels SET last_seq = $2, last_ts = $3 WHERE channel_id = $1";
-    pub const CHANNEL_MEMBERS: &str =
-        "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
+    pub const UPDATE_CHANNEL_SEQ: &str = "UPDATE channels SET last_seq = $2, last_ts = $3 WHERE channel_id = $1";
+    pub const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
     pub const INSERT_CHANNEL: &str =
         "INSERT INTO channels (channel_id, created_at) VALUES ($1, $2) ON CONFLICT (channel_id) DO NOTHING";
     pub const INSERT_MEMBER: &str =
         "INSERT INTO members (channel_id, user_id, joined_at) VALUES ($1, $2, $3) ON CONFLICT (channel_id, user_id) DO NOTHING";
     pub const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
-    pub const CHANNEL: &str =
-        "SELECT channel_id, created_at, last_seq FROM channels WHERE channel_id = $1";
+    pub const CHANNEL: &str = "SELECT channel_id, created_at, last_seq FROM channels WHERE channel_id = $1";
     pub const IS_MEMBER: &str = "SELECT 1 FROM members WHERE channel_id = $1 AND user_id = $2";
     pub const CHANNEL_STATES: &str =
         "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
@@ -79,7 +77,8 @@ pub mod common {
          LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
          WHERE m.user_id = $1 ORDER BY c.channel_id";
     /// Moves `delivered_seq` forward only; affects no row when it would not move.
-    pub const ADVANCE_DELIVERED: &str = "INSERT INTO watermarks (channel_id, user_id, delivered_seq, read_seq) VALUES ($1, $2, $3, 0) \
+    pub const ADVANCE_DELIVERED: &str =
+        "INSERT INTO watermarks (channel_id, user_id, delivered_seq, read_seq) VALUES ($1, $2, $3, 0) \
          ON CONFLICT (channel_id, user_id) DO UPDATE SET delivered_seq = excluded.delivered_seq \
          WHERE watermarks.delivered_seq < excluded.delivered_seq";
     /// Moves `read_seq` forward only, and `delivered_seq` with it (read implies delivered).

@@ -55,17 +55,9 @@ async fn membership_changes_apply_at_once(backend: Backend) {
     bob.recv_type("MSG_RECV").await;
 
     assert_eq!(app.delete_member("room", "bob").await, 204);
-    assert_eq!(
-        app.delete_member("room", "bob").await,
-        204,
-        "also when not a member"
-    );
+    assert_eq!(app.delete_member("room", "bob").await, 204, "also when not a member");
     assert_eq!(app.put_member("room", "carol").await, 204);
-    assert_eq!(
-        app.put_member("room", "carol").await,
-        204,
-        "also when already a member"
-    );
+    assert_eq!(app.put_member("room", "carol").await, 204, "also when already a member");
     alice.send_and_ack("room", "c-2", "two").await;
     let recv = carol.recv_type("MSG_RECV").await;
     assert_eq!(recv["seq"], 2);
@@ -107,11 +99,7 @@ async fn a_slow_session_is_closed_with_1013_and_others_keep_receiving(backend: B
         for chunk in 0..(SENDS / 100) {
             for n in 0..100 {
                 let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": format!("m-{chunk}-{n}"), "body": body});
-                alice
-                    .stream
-                    .feed(Message::text(frame.to_string()))
-                    .await
-                    .expect("feed");
+                alice.stream.feed(Message::text(frame.to_string())).await.expect("feed");
             }
             alice.stream.flush().await.expect("flush");
             for _ in 0..100 {

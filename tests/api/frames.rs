@@ -20,11 +20,7 @@ on_both_stores!(
 async fn a_client_close_is_answered_with_a_close_frame(backend: Backend) {
     let app = spawn_app(backend).await;
     let mut alice = app.connect("alice").await;
-    alice
-        .stream
-        .send(Message::Close(None))
-        .await
-        .expect("close");
+    alice.stream.send(Message::Close(None)).await.expect("close");
     // RFC 6455 §5.5.1: the server answers the close frame before closing TCP.
     let reply = tokio::time::timeout(
         std::time::Duration::from_secs(5),
@@ -32,10 +28,7 @@ async fn a_client_close_is_answered_with_a_close_frame(backend: Backend) {
     )
     .await
     .expect("reply in time");
-    assert!(
-        matches!(reply, Some(Ok(Message::Close(_)))),
-        "got {reply:?}"
-    );
+    assert!(matches!(reply, Some(Ok(Message::Close(_)))), "got {reply:?}");
     app.stop().await;
 }
 
@@ -50,11 +43,7 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
         ("\"MSG_SEND\"".into(), "bad_frame", None),
         ("{}".into(), "bad_frame", None),
         (r#"{"type":42}"#.into(), "bad_frame", None),
-        (
-            format!("{}{}", "[".repeat(5000), "]".repeat(5000)),
-            "bad_frame",
-            None,
-        ),
+        (format!("{}{}", "[".repeat(5000), "]".repeat(5000)), "bad_frame", None),
         (r#"{"type":"msg_send"}"#.into(), "unknown_type", None),
         (r#"{"type":"PING"}"#.into(), "unknown_type", None),
         (
@@ -93,9 +82,7 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
             Some("clientMsgId"),
         ),
         (
-            format!(
-                r#"{{"type":"MSG_SEND","channelId":"room","clientMsgId":"{long_id}","body":"b"}}"#
-            ),
+            format!(r#"{{"type":"MSG_SEND","channelId":"room","clientMsgId":"{long_id}","body":"b"}}"#),
             "invalid_field",
             Some("clientMsgId"),
         ),
@@ -109,11 +96,7 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
             "invalid_field",
             Some("messageId"),
         ),
-        (
-            r#"{"type":"MSG_DELIVERED"}"#.into(),
-            "invalid_field",
-            Some("messageId"),
-        ),
+        (r#"{"type":"MSG_DELIVERED"}"#.into(), "invalid_field", Some("messageId")),
         (
             r#"{"type":"SYNC","channelId":"room","afterSeq":-1}"#.into(),
             "invalid_field",
@@ -140,8 +123,7 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
             Some("afterSeq"),
         ),
         (
-            r#"{"type":"SYNC","channelId":"room","afterSeq":0,"limit":18446744073709551615}"#
-                .into(),
+            r#"{"type":"SYNC","channelId":"room","afterSeq":0,"limit":18446744073709551615}"#.into(),
             "invalid_field",
             Some("limit"),
         ),
@@ -172,9 +154,7 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
         .expect("send binary");
     assert_eq!(alice.recv_type("ERROR").await["code"], "bad_frame");
     // The connection still works.
-    let ack = alice
-        .send_and_ack("room", "ok-1", &"y".repeat(16_384))
-        .await;
+    let ack = alice.send_and_ack("room", "ok-1", &"y".repeat(16_384)).await;
     assert_eq!(ack["seq"], 1);
     app.stop().await;
 }
@@ -184,9 +164,12 @@ async fn frames_over_the_limit_close_with_1009_and_at_the_limit_are_accepted(bac
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     // Exactly max_frame_bytes (65536): padded with an ignored field.
-    let base = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "exact", "body": "b", "pad": ""}).to_string();
+    let base =
+        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "exact", "body": "b", "pad": ""}).to_string();
     let pad = 65_536 - base.len();
-    let exact = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "exact", "body": "b", "pad": "p".repeat(pad)}).to_string();
+    let exact =
+        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "exact", "body": "b", "pad": "p".repeat(pad)})
+            .to_string();
     assert_eq!(exact.len(), 65_536);
     alice.send_text(&exact).await;
     assert_eq!(alice.recv_type("MSG_ACK").await["clientMsgId"], "exact");

@@ -102,8 +102,7 @@ impl TestDb {
                 dir,
             },
             Backend::Postgres => {
-                let admin_url =
-                    postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
+                let admin_url = postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
                 let name = format!("chatd_test_{}", uuid::Uuid::now_v7().simple());
                 let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url)
                     .await
@@ -135,17 +134,27 @@ impl Drop for TestDb {
                 .build()
                 .expect("runtime");
             rt.block_on(async {
-                if let Ok(mut conn) =
-                    <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url).await
-                {
-                    let _ =
-                        sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                            .execute(&mut conn)
-                            .await;
+                if let Ok(mut conn) = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url).await {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                        .execute(&mut conn)
+                        .await;
                 }
             });
         })
         .join();
+    }
+}
+
+impl TestDb {
+    /// Opens the database with the server's store code (no migrations run).
+    pub async fn store(&self) -> chatd::store::Store {
+        chatd::store::Store::connect(&chatd::store::StoreOptions {
+            url: self.url.clone(),
+            max_connections: 4,
+            acquire_timeout: Duration::from_secs(5),
+        })
+        .await
+        .expect("connect to the test database")
     }
 }
 
@@ -179,8 +188,7 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
 
 pub async fn spawn_app_with(backend: Backend, adjust: impl FnOnce(&mut Config)) -> TestApp {
     if std::env::var_os("TEST_LOG").is_some() {
-        let _ =
-            chatd::telemetry::init_tracing("chatd=debug,info", chatd::config::LogFormat::Pretty);
+        let _ = chatd::telemetry::init_tracing("chatd=debug,info", chatd::config::LogFormat::Pretty);
     }
     let db = TestDb::new(backend).await;
     let mut config = test_config(&db);
@@ -221,6 +229,21 @@ impl TestApp {
             .0
     }
 
+    /// Any HTTP request; returns the status and the JSON body (`Null` when none).
+    pub async fn request(&self, method: &str, path: &str, bearer: Option<&str>, body: Option<&str>) -> (u16, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut request = self.http.request(method, self.url(path));
+        if let Some(token) = bearer {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body.to_owned());
+        }
+        let res = request.send().await.expect("http");
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
     pub async fn post_channel(&self, body: Value) -> reqwest::Response {
         self.http
             .post(self.url("/v1/channels"))
@@ -233,9 +256,7 @@ impl TestApp {
 
     /// Creates a channel and asserts 201.
     pub async fn create_channel(&self, id: &str, members: &[&str]) {
-        let res = self
-            .post_channel(json!({"channelId": id, "members": members}))
-            .await;
+        let res = self.post_channel(json!({"channelId": id, "members": members})).await;
         assert_eq!(
             res.status(),
             201,
@@ -269,13 +290,7 @@ impl TestApp {
     /// GET history with `bearer`; returns status and JSON body.
     pub async fn history(&self, channel: &str, bearer: &str, query: &str) -> (u16, Value) {
         let url = self.url(&format!("/v1/channels/{channel}/messages?{query}"));
-        let res = self
-            .http
-            .get(url)
-            .bearer_auth(bearer)
-            .send()
-            .await
-            .expect("http");
+        let res = self.http.get(url).bearer_auth(bearer).send().await.expect("http");
         let status = res.status().as_u16();
         (status, res.json().await.unwrap_or(Value::Null))
     }
@@ -310,15 +325,11 @@ impl TestApp {
     }
 
     /// Opens a WebSocket with `token` in the Authorization header.
-    pub async fn connect_raw(
-        &self,
-        token: &str,
-    ) -> Result<WsClient, tokio_tungstenite::tungstenite::Error> {
+    pub async fn connect_raw(&self, token: &str) -> Result<WsClient, tokio_tungstenite::tungstenite::Error> {
         let mut request = format!("ws://{}/v1/ws", self.addr).into_client_request()?;
-        request.headers_mut().insert(
-            "authorization",
-            format!("Bearer {token}").parse().expect("header"),
-        );
+        request
+            .headers_mut()
+            .insert("authorization", format!("Bearer {token}").parse().expect("header"));
         let (stream, _) = tokio_tungstenite::connect_async(request).await?;
         Ok(WsClient {
             stream,
@@ -348,10 +359,7 @@ impl WsClient {
     }
 
     pub async fn send_text(&mut self, text: &str) {
-        self.stream
-            .send(Message::text(text.to_owned()))
-            .await
-            .expect("ws send");
+        self.stream.send(Message::text(text.to_owned())).await.expect("ws send");
     }
 
     pub async fn send_msg(&mut self, channel: &str, client_msg_id: &str, body: &str) {
@@ -366,9 +374,7 @@ impl WsClient {
                 .await
                 .expect("timed out waiting for a frame");
             match next {
-                Some(Ok(Message::Text(text))) => {
-                    return serde_json::from_str(text.as_str()).expect("server sent JSON")
-                }
+                Some(Ok(Message::Text(text))) => return serde_json::from_str(text.as_str()).expect("server sent JSON"),
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
                 other => panic!("expected a text frame, got {other:?}"),
             }
@@ -428,8 +434,5 @@ pub fn sync(channel: &str, after_seq: i64, limit: Option<i64>) -> Value {
 
 /// Seqs of a list of MSG_RECV objects.
 pub fn seqs(messages: &[Value]) -> Vec<i64> {
-    messages
-        .iter()
-        .map(|m| m["seq"].as_i64().expect("seq"))
-        .collect()
+    messages.iter().map(|m| m["seq"].as_i64().expect("seq")).collect()
 }

@@ -31,10 +31,7 @@ async fn channel_routes(backend: Backend) {
 
     let res = app.post_channel(json!({"channelId": "room"})).await;
     assert_eq!(res.status(), 409);
-    assert_eq!(
-        res.json::<Value>().await.expect("json")["error"]["code"],
-        "conflict"
-    );
+    assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], "conflict");
 
     // Server-assigned id: a UUIDv7.
     let res = app.post_channel(json!({"members": ["alice"]})).await;
@@ -43,10 +40,7 @@ async fn channel_routes(backend: Backend) {
         .as_str()
         .expect("id")
         .to_owned();
-    assert_eq!(
-        uuid::Uuid::parse_str(&id).expect("uuid").get_version_num(),
-        7
-    );
+    assert_eq!(uuid::Uuid::parse_str(&id).expect("uuid").get_version_num(), 7);
 
     for bad in [
         json!({"channelId": "a b"}),
@@ -60,63 +54,20 @@ async fn channel_routes(backend: Backend) {
             "invalid_field"
         );
     }
-    let res = app
-        .http
-        .post(app.url("/v1/channels"))
-        .bearer_auth(ADMIN_TOKEN)
-        .body("{not json")
-        .send()
-        .await
-        .expect("http");
-    assert_eq!(res.status(), 400);
-    assert_eq!(
-        res.json::<Value>().await.expect("json")["error"]["code"],
-        "bad_request"
-    );
-
-    let res = app
-        .http
-        .get(app.url("/v1/channels/room"))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .expect("http");
-    assert_eq!(res.status(), 200);
-    let body: Value = res.json().await.expect("json");
+    let admin = Some(ADMIN_TOKEN);
+    let (status, body) = app.request("POST", "/v1/channels", admin, Some("{not json")).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("bad_request")));
+    let (status, body) = app.request("GET", "/v1/channels/room", admin, None).await;
+    assert_eq!(status, 200);
     assert_eq!(body["members"], json!(["alice", "bob"]));
-    let res = app
-        .http
-        .get(app.url("/v1/channels/nope"))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .expect("http");
-    assert_eq!(res.status(), 404);
-    assert_eq!(
-        res.json::<Value>().await.expect("json")["error"]["code"],
-        "not_found"
-    );
+    let (status, body) = app.request("GET", "/v1/channels/nope", admin, None).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")));
     // Unknown routes and methods answer in the same error shape.
-    let res = app
-        .http
-        .get(app.url("/v2/nothing"))
-        .send()
-        .await
-        .expect("http");
-    assert_eq!(res.status(), 404);
-    assert_eq!(
-        res.json::<Value>().await.expect("json")["error"]["code"],
-        "not_found"
-    );
-    let res = app
-        .http
-        .patch(app.url("/v1/channels/room"))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .expect("http");
-    assert_eq!(res.status(), 405);
-    assert!(res.json::<Value>().await.expect("json")["error"]["code"].is_string());
+    let (status, body) = app.request("GET", "/v2/nothing", None, None).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")));
+    let (status, body) = app.request("PATCH", "/v1/channels/room", admin, None).await;
+    assert_eq!(status, 405);
+    assert!(body["error"]["code"].is_string());
     app.stop().await;
 }
 
@@ -168,35 +119,20 @@ async fn admin_routes_refuse_users_and_strangers(backend: Backend) {
         ("POST", "/v1/tokens"),
     ];
     for (method, path) in routes {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let as_user = app
-            .http
-            .request(method.clone(), app.url(path))
-            .bearer_auth(&user)
-            .json(&json!({"userId": "x"}))
-            .send()
-            .await
-            .expect("http");
-        assert_eq!(as_user.status(), 403, "{method} {path} as a user");
+        let body = Some(r#"{"userId": "x"}"#);
+        let (status, reply) = app.request(method, path, Some(&user), body).await;
         assert_eq!(
-            as_user.json::<Value>().await.expect("json")["error"]["code"],
-            "forbidden"
+            (status, reply["error"]["code"].as_str()),
+            (403, Some("forbidden")),
+            "{method} {path} as a user"
         );
-        let anonymous = app
-            .http
-            .request(method.clone(), app.url(path))
-            .send()
-            .await
-            .expect("http");
-        assert_eq!(anonymous.status(), 401, "{method} {path} without a token");
-        let wrong = app
-            .http
-            .request(method.clone(), app.url(path))
-            .bearer_auth("wrong-admin-token")
-            .send()
-            .await
-            .expect("http");
-        assert_eq!(wrong.status(), 401, "{method} {path} with a wrong token");
+        assert_eq!(
+            app.request(method, path, None, body).await.0,
+            401,
+            "{method} {path} without a token"
+        );
+        let wrong = app.request(method, path, Some("wrong-admin-token"), body).await.0;
+        assert_eq!(wrong, 401, "{method} {path} with a wrong token");
     }
     // Nothing changed.
     let res = app
@@ -206,10 +142,7 @@ async fn admin_routes_refuse_users_and_strangers(backend: Backend) {
         .send()
         .await
         .expect("http");
-    assert_eq!(
-        res.json::<Value>().await.expect("json")["members"],
-        json!(["alice"])
-    );
+    assert_eq!(res.json::<Value>().await.expect("json")["members"], json!(["alice"]));
     app.stop().await;
 }
 
@@ -226,11 +159,7 @@ async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
         .expect("mint")
         .0;
     assert_eq!(status_of(app.connect_raw("not-a-jwt").await), 401);
-    assert_eq!(
-        status_of(app.connect_raw(&other_key).await),
-        401,
-        "wrong signature"
-    );
+    assert_eq!(status_of(app.connect_raw(&other_key).await), 401, "wrong signature");
     assert_eq!(
         status_of(app.connect_raw(ADMIN_TOKEN).await),
         401,
@@ -255,21 +184,19 @@ async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
     assert!(matches!(plain, Err(Error::Http(ref r)) if r.status() == 401));
     // Query parameter works; the header wins over it.
     let good = app.token("alice");
-    let (mut ws, _) =
-        tokio_tungstenite::connect_async(format!("ws://{}/v1/ws?access_token={good}", app.addr))
-            .await
-            .expect("query token");
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/v1/ws?access_token={good}", app.addr))
+        .await
+        .expect("query token");
     let hello = futures_util::StreamExt::next(&mut ws)
         .await
         .expect("frame")
         .expect("ok");
     assert!(hello.to_text().expect("text").contains("\"HELLO\""));
-    let mut request =
-        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
-            "ws://{}/v1/ws?access_token={good}",
-            app.addr
-        ))
-        .expect("request");
+    let mut request = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
+        "ws://{}/v1/ws?access_token={good}",
+        app.addr
+    ))
+    .expect("request");
     request
         .headers_mut()
         .insert("authorization", "Bearer garbage".parse().expect("header"));
@@ -297,21 +224,11 @@ async fn health_and_metrics(backend: Backend) {
     alice.send_and_ack("room", "m1", "x").await;
     alice.send_text("garbage").await;
     alice.recv_type("ERROR").await;
-    let health = app
-        .http
-        .get(app.url("/healthz"))
-        .send()
-        .await
-        .expect("http");
+    let health = app.http.get(app.url("/healthz")).send().await.expect("http");
     assert_eq!(health.status(), 200);
     let ready = app.http.get(app.url("/readyz")).send().await.expect("http");
     assert_eq!(ready.status(), 200);
-    let metrics = app
-        .http
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .expect("http");
+    let metrics = app.http.get(app.url("/metrics")).send().await.expect("http");
     assert_eq!(metrics.status(), 200);
     assert!(metrics.headers()["content-type"]
         .to_str()
@@ -346,12 +263,10 @@ async fn readyz_is_503_while_the_database_is_down() {
     let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url)
         .await
         .expect("admin connection");
-    sqlx::query(&format!(
-        "ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false"
-    ))
-    .execute(&mut admin)
-    .await
-    .expect("alter");
+    sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false"))
+        .execute(&mut admin)
+        .await
+        .expect("alter");
     sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
         .bind(&name)
         .execute(&mut admin)
@@ -362,12 +277,7 @@ async fn readyz_is_503_while_the_database_is_down() {
     let body: Value = ready.json().await.expect("json");
     assert_eq!(body["error"]["code"], "unavailable");
     assert_eq!(
-        app.http
-            .get(app.url("/healthz"))
-            .send()
-            .await
-            .expect("http")
-            .status(),
+        app.http.get(app.url("/healthz")).send().await.expect("http").status(),
         200
     );
     sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true"))
@@ -376,15 +286,7 @@ async fn readyz_is_503_while_the_database_is_down() {
         .expect("alter");
     let mut ok = false;
     for _ in 0..50 {
-        if app
-            .http
-            .get(app.url("/readyz"))
-            .send()
-            .await
-            .expect("http")
-            .status()
-            == 200
-        {
+        if app.http.get(app.url("/readyz")).send().await.expect("http").status() == 200 {
             ok = true;
             break;
         }

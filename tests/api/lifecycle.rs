@@ -53,12 +53,7 @@ impl Server {
             std::thread::spawn(move || {
                 for line in BufReader::new(pipe).lines().map_while(Result::ok) {
                     if let Some(rest) = line.split("addr=").nth(1) {
-                        let _ = tx.send(
-                            rest.split_whitespace()
-                                .next()
-                                .unwrap_or_default()
-                                .to_owned(),
-                        );
+                        let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
                     }
                     log.lock().expect("log").push(line);
                 }
@@ -125,23 +120,11 @@ async fn serve_with_no_configuration_uses_embedded_sqlite_and_generated_secrets(
     let server = Server::start(chatd(dir.path()));
     let ready = get(&server.addr, "/readyz", None).await;
     assert_eq!(ready.status(), 200);
-    assert_eq!(
-        ready.json::<Value>().await.expect("json")["database"],
-        "sqlite"
-    );
-    assert!(
-        dir.path().join("data/chatd.db").exists(),
-        "embedded database in ./data"
-    );
+    assert_eq!(ready.json::<Value>().await.expect("json")["database"], "sqlite");
+    assert!(dir.path().join("data/chatd.db").exists(), "embedded database in ./data");
     let secrets = read_secrets(&dir.path().join("data"));
-    let admin = secrets["admin_token"]
-        .as_str()
-        .expect("admin token")
-        .to_owned();
-    let jwt = secrets["jwt_secret"]
-        .as_str()
-        .expect("jwt secret")
-        .to_owned();
+    let admin = secrets["admin_token"].as_str().expect("admin token").to_owned();
+    let jwt = secrets["jwt_secret"].as_str().expect("jwt secret").to_owned();
     assert!(jwt.len() >= 32);
     #[cfg(unix)]
     {
@@ -157,17 +140,9 @@ async fn serve_with_no_configuration_uses_embedded_sqlite_and_generated_secrets(
         log.contains("secrets.toml"),
         "the server says where the admin token is: {log}"
     );
-    assert!(
-        !log.contains(&admin) && !log.contains(&jwt),
-        "secrets never logged"
-    );
+    assert!(!log.contains(&admin) && !log.contains(&jwt), "secrets never logged");
     // The generated admin token works on the admin API.
-    assert_eq!(
-        get(&server.addr, "/v1/channels/nope", Some(&admin))
-            .await
-            .status(),
-        404
-    );
+    assert_eq!(get(&server.addr, "/v1/channels/nope", Some(&admin)).await.status(), 404);
     server.signal("TERM");
     assert_eq!(server.wait(), 0);
     // A second start reuses the same secrets.
@@ -205,11 +180,7 @@ async fn token_command_and_configuration_layers() {
         .args(["--config", "chatd.toml", "token", "alice", "--ttl", "60"])
         .output()
         .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8(out.stdout).expect("utf8");
     assert_eq!(stdout.lines().count(), 1, "the JWT alone on one line");
     let claims = verify(stdout.trim(), &file_secret).expect("signed with the file's secret");
@@ -238,16 +209,10 @@ async fn token_command_and_configuration_layers() {
         .output()
         .expect("run");
     assert!(out.status.success());
-    assert!(
-        dir.path().join("from-flag/secrets.toml").exists(),
-        "flag beats env"
-    );
+    assert!(dir.path().join("from-flag/secrets.toml").exists(), "flag beats env");
     assert!(!dir.path().join("from-env").exists());
     // Bad input gets a clear error and a failing exit code.
-    let out = chatd(dir.path())
-        .args(["token", "not valid"])
-        .output()
-        .expect("run");
+    let out = chatd(dir.path()).args(["token", "not valid"]).output().expect("run");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid user id"));
     let out = chatd(dir.path())
@@ -277,13 +242,7 @@ async fn migrate_command_applies_the_schema() {
             "{backend:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let store = chatd::store::Store::connect(&chatd::store::StoreOptions {
-            url: db.url.clone(),
-            max_connections: 1,
-            acquire_timeout: Duration::from_secs(5),
-        })
-        .await
-        .expect("connect");
+        let store = db.store().await;
         // The tables exist: a channel can be created without running migrations again.
         store
             .create_channel(&chatd::ids::ChannelId::parse("c").expect("id"), &[], 1)
@@ -328,20 +287,15 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
     let mut request = format!("ws://{}/v1/ws", server.addr)
         .into_client_request()
         .expect("request");
-    request.headers_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("header"),
-    );
-    let (mut ws, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("connect");
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {token}").parse().expect("header"));
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
     let _hello = ws.next().await.expect("hello").expect("ok");
     const SENDS: usize = 300;
     for n in 0..SENDS {
         let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": format!("k{n}"), "body": "x"});
-        ws.feed(Message::text(frame.to_string()))
-            .await
-            .expect("feed");
+        ws.feed(Message::text(frame.to_string())).await.expect("feed");
     }
     ws.flush().await.expect("flush");
     server.signal("TERM");
@@ -357,10 +311,7 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
                     acked.insert(frame["clientMsgId"].as_str().expect("id").to_owned());
                 } else {
                     assert_eq!(frame["type"], "ERROR", "{frame}");
-                    assert_eq!(
-                        frame["retryable"], true,
-                        "refusals at shutdown are retryable: {frame}"
-                    );
+                    assert_eq!(frame["retryable"], true, "refusals at shutdown are retryable: {frame}");
                 }
             }
             Some(Ok(Message::Close(Some(frame)))) => break u16::from(frame.code),
@@ -372,21 +323,12 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
     assert_eq!(server.wait(), 0);
     assert!(!acked.is_empty(), "sends read before the signal were ACKed");
     // Every ACKed message is stored, and nothing unACKed is.
-    let store = chatd::store::Store::connect(&chatd::store::StoreOptions {
-        url: db.url.clone(),
-        max_connections: 1,
-        acquire_timeout: Duration::from_secs(5),
-    })
-    .await
-    .expect("connect");
+    let store = db.store().await;
     let (stored, _) = store
         .messages_after(&chatd::ids::ChannelId::parse("room").expect("id"), 0, 500)
         .await
         .expect("read");
-    let stored_keys: HashSet<String> = stored
-        .iter()
-        .map(|m| m.client_msg_id.as_str().to_owned())
-        .collect();
+    let stored_keys: HashSet<String> = stored.iter().map(|m| m.client_msg_id.as_str().to_owned()).collect();
     assert_eq!(stored_keys, acked, "stored exactly the ACKed sends");
     let seqs: Vec<i64> = stored.iter().map(|m| m.seq).collect();
     assert_eq!(seqs, (1..=stored.len() as i64).collect::<Vec<_>>());

@@ -86,9 +86,7 @@ async fn receipt_errors(backend: Backend) {
     let secret = carol.send_and_ack("secret", "s1", "x").await;
     let mut alice = app.connect("alice").await;
     let unknown = uuid::Uuid::now_v7().to_string();
-    alice
-        .send_json(json!({"type": "MSG_READ", "messageId": unknown}))
-        .await;
+    alice.send_json(json!({"type": "MSG_READ", "messageId": unknown})).await;
     let err = alice.recv_type("ERROR").await;
     assert_eq!(err["code"], "not_found");
     assert_eq!(err["messageId"], unknown);

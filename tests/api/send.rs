@@ -34,10 +34,7 @@ async fn ack_carries_ids_after_the_message_is_stored(backend: Backend) {
     let parsed = uuid::Uuid::parse_str(message_id).expect("uuid");
     assert_eq!(parsed.get_version_num(), 7, "messageId is a UUIDv7");
     assert_eq!(message_id, message_id.to_lowercase());
-    assert!(
-        ack["ts"].as_i64().expect("ts") > 1_600_000_000_000,
-        "ts is in ms"
-    );
+    assert!(ack["ts"].as_i64().expect("ts") > 1_600_000_000_000, "ts is in ms");
     // The ACK came after the commit: the row is visible to any reader now.
     let stored = app.all_messages("room").await;
     assert_eq!(stored.len(), 1);
@@ -70,8 +67,7 @@ async fn retry_on_same_and_new_connection_is_a_duplicate(backend: Backend) {
     }
     // No new row, no new MSG_RECV.
     assert_eq!(app.all_messages("room").await.len(), 1);
-    bob.expect_silence(std::time::Duration::from_millis(300))
-        .await;
+    bob.expect_silence(std::time::Duration::from_millis(300)).await;
     // A new message still takes the next seq: the duplicates used none.
     let next = alice2.send_and_ack("room", "c-2", "next").await;
     assert_eq!(next["seq"], 2);
@@ -125,18 +121,12 @@ async fn concurrent_copies_store_one_message(backend: Backend) {
         clients.push(app.connect("alice").await);
     }
     // Every connection sends the same send at once.
-    let frame =
-        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "dup", "body": "once"})
-            .to_string();
+    let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "dup", "body": "once"}).to_string();
     let mut tasks = Vec::new();
     for mut client in clients {
         let frame = frame.clone();
         tasks.push(tokio::spawn(async move {
-            client
-                .stream
-                .send(Message::text(frame))
-                .await
-                .expect("send");
+            client.stream.send(Message::text(frame)).await.expect("send");
             loop {
                 let f = client.recv().await;
                 if f["type"] == "MSG_ACK" {
@@ -152,11 +142,7 @@ async fn concurrent_copies_store_one_message(backend: Backend) {
         acks.push(task.await.expect("task"));
     }
     let ids: HashSet<_> = acks.iter().map(|a| a["messageId"].clone()).collect();
-    assert_eq!(
-        ids.len(),
-        1,
-        "every ACK carries the same messageId: {acks:?}"
-    );
+    assert_eq!(ids.len(), 1, "every ACK carries the same messageId: {acks:?}");
     assert_eq!(
         acks.iter().filter(|a| a["duplicate"] == false).count(),
         1,
@@ -216,11 +202,7 @@ async fn gapless_sequence_under_concurrent_pipelined_load(backend: Backend) {
         let (acks, recv_seqs) = task.await.expect("client task");
         // ACKs come back in send order with increasing seq.
         for (n, ack) in acks.iter().enumerate() {
-            assert_eq!(
-                ack["clientMsgId"],
-                format!("u{i}-{n}"),
-                "ACK order on connection {i}"
-            );
+            assert_eq!(ack["clientMsgId"], format!("u{i}-{n}"), "ACK order on connection {i}");
             assert_eq!(ack["duplicate"], false);
         }
         let mine = seqs(&acks);
@@ -237,17 +219,9 @@ async fn gapless_sequence_under_concurrent_pipelined_load(backend: Backend) {
     }
     all_seqs.sort_unstable();
     let n = (CONNECTIONS * SENDS) as i64;
-    assert_eq!(
-        all_seqs,
-        (1..=n).collect::<Vec<_>>(),
-        "ACK seqs are exactly 1..N"
-    );
+    assert_eq!(all_seqs, (1..=n).collect::<Vec<_>>(), "ACK seqs are exactly 1..N");
     let history = app.all_messages("load").await;
-    assert_eq!(
-        seqs(&history),
-        (1..=n).collect::<Vec<_>>(),
-        "history is exactly 1..N"
-    );
+    assert_eq!(seqs(&history), (1..=n).collect::<Vec<_>>(), "history is exactly 1..N");
     let (status, channel) = {
         let res = app
             .http
@@ -311,9 +285,7 @@ async fn client_ts_is_ignored_and_ts_never_decreases(backend: Backend) {
     assert_eq!(ack["seq"], 1);
     let mut last = 0;
     for n in 0..20 {
-        let ack = alice
-            .send_and_ack("room", &format!("t-{}", n + 2), "y")
-            .await;
+        let ack = alice.send_and_ack("room", &format!("t-{}", n + 2), "y").await;
         let ts = ack["ts"].as_i64().expect("ts");
         assert!(ts >= last, "ts never decreases as seq grows");
         last = ts;

@@ -1,9 +1,7 @@
 //! Store conformance suite: the same cases against PostgreSQL and SQLite.
 
-use std::time::Duration;
-
 use chatd::ids::{ChannelId, ClientMsgId, UserId};
-use chatd::store::{NewMessage, SendOutcome, Store, StoreError, StoreOptions};
+use chatd::store::{NewMessage, SendOutcome, Store, StoreError};
 
 use crate::helpers::{Backend, TestDb};
 use crate::on_both_stores;
@@ -20,13 +18,7 @@ on_both_stores!(
 
 async fn open(backend: Backend) -> (Store, TestDb) {
     let db = TestDb::new(backend).await;
-    let store = Store::connect(&StoreOptions {
-        url: db.url.clone(),
-        max_connections: 4,
-        acquire_timeout: Duration::from_secs(5),
-    })
-    .await
-    .expect("connect");
+    let store = db.store().await;
     store.migrate().await.expect("migrate");
     (store, db)
 }
@@ -59,11 +51,7 @@ async fn channels_and_members(backend: Backend) {
         store.create_channel(&ch("room"), &[], 43).await,
         Err(StoreError::Exists)
     ));
-    let got = store
-        .channel(&ch("room"))
-        .await
-        .expect("read")
-        .expect("exists");
+    let got = store.channel(&ch("room")).await.expect("read").expect("exists");
     assert_eq!(got.created_at, 42);
     assert_eq!(got.last_seq, 0);
     assert!(store.channel(&ch("nope")).await.expect("read").is_none());
@@ -83,18 +71,9 @@ async fn channels_and_members(backend: Backend) {
         store.set_member(&ch("nope"), &user("bob"), true, 50).await,
         Err(StoreError::NotFound)
     ));
-    assert!(store
-        .is_member(&ch("room"), &user("carol"))
-        .await
-        .expect("member"));
-    assert!(!store
-        .is_member(&ch("room"), &user("bob"))
-        .await
-        .expect("member"));
-    assert!(!store
-        .is_member(&ch("nope"), &user("carol"))
-        .await
-        .expect("member"));
+    assert!(store.is_member(&ch("room"), &user("carol")).await.expect("member"));
+    assert!(!store.is_member(&ch("room"), &user("bob")).await.expect("member"));
+    assert!(!store.is_member(&ch("nope"), &user("carol")).await.expect("member"));
     let states = store.channel_states(&user("carol")).await.expect("states");
     assert_eq!(states.len(), 1);
     assert_eq!(states[0].channel_id, "room");
@@ -114,10 +93,10 @@ async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
     let batch = vec![
         send("alice", "a", "k1", "one"),
         send("alice", "b", "k2", "two"),
-        send("alice", "a", "k1", "one"), // duplicate inside the batch
-        send("alice", "a", "k1", "different"), // conflict inside the batch
+        send("alice", "a", "k1", "one"),        // duplicate inside the batch
+        send("alice", "a", "k1", "different"),  // conflict inside the batch
         send("bob", "b", "k3", "not a member"), // forbidden
-        send("bob", "zzz", "k4", "unknown"), // forbidden
+        send("bob", "zzz", "k4", "unknown"),    // forbidden
         send("bob", "a", "k1", "same key, other sender"),
         send("alice", "a", "k5", "three"),
     ];
@@ -126,12 +105,8 @@ async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
         panic!("{:?}", out.outcomes[0])
     };
     assert_eq!(first.seq, 1);
-    assert!(
-        matches!(&out.outcomes[1], SendOutcome::Stored(m) if m.seq == 1 && m.channel_id == ch("b"))
-    );
-    assert!(
-        matches!(&out.outcomes[2], SendOutcome::Duplicate(m) if m.message_id == first.message_id)
-    );
+    assert!(matches!(&out.outcomes[1], SendOutcome::Stored(m) if m.seq == 1 && m.channel_id == ch("b")));
+    assert!(matches!(&out.outcomes[2], SendOutcome::Duplicate(m) if m.message_id == first.message_id));
     assert_eq!(out.outcomes[3], SendOutcome::Conflict);
     assert_eq!(out.outcomes[4], SendOutcome::Forbidden);
     assert_eq!(out.outcomes[5], SendOutcome::Forbidden);
@@ -163,17 +138,9 @@ async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
     assert!(matches!(&out.outcomes[2], SendOutcome::Stored(m) if m.seq == 4));
     let (messages, more) = store.messages_after(&ch("a"), 0, 100).await.expect("read");
     assert!(!more);
+    assert_eq!(messages.iter().map(|m| m.seq).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
     assert_eq!(
-        messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
-        vec![1, 2, 3, 4]
-    );
-    assert_eq!(
-        store
-            .channel(&ch("a"))
-            .await
-            .expect("read")
-            .expect("exists")
-            .last_seq,
+        store.channel(&ch("a")).await.expect("read").expect("exists").last_seq,
         4
     );
     let by_key = store
@@ -183,18 +150,10 @@ async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
         .expect("stored");
     assert_eq!(by_key.message_id, first.message_id);
     assert_eq!(
-        store
-            .message(first.message_id)
-            .await
-            .expect("read")
-            .expect("stored"),
+        store.message(first.message_id).await.expect("read").expect("stored"),
         *first
     );
-    assert!(store
-        .message(uuid::Uuid::now_v7())
-        .await
-        .expect("read")
-        .is_none());
+    assert!(store.message(uuid::Uuid::now_v7()).await.expect("read").is_none());
 }
 
 async fn ts_never_decreases_when_the_clock_steps_back(backend: Backend) {
@@ -211,8 +170,7 @@ async fn ts_never_decreases_when_the_clock_steps_back(backend: Backend) {
         .write_batch(&[send("alice", "a", "k2", "x")], 4_000)
         .await
         .expect("batch");
-    let (SendOutcome::Stored(a), SendOutcome::Stored(b)) = (&first.outcomes[0], &later.outcomes[0])
-    else {
+    let (SendOutcome::Stored(a), SendOutcome::Stored(b)) = (&first.outcomes[0], &later.outcomes[0]) else {
         panic!()
     };
     assert_eq!(a.ts, 5_000);
@@ -226,9 +184,7 @@ async fn pages_report_has_more_exactly(backend: Backend) {
         .create_channel(&ch("a"), &[user("alice")], 1)
         .await
         .expect("create");
-    let sends: Vec<_> = (0..10)
-        .map(|n| send("alice", "a", &format!("k{n}"), "x"))
-        .collect();
+    let sends: Vec<_> = (0..10).map(|n| send("alice", "a", &format!("k{n}"), "x")).collect();
     store.write_batch(&sends, 10).await.expect("batch");
     let (page, more) = store.messages_after(&ch("a"), 0, 9).await.expect("read");
     assert_eq!((page.len(), more), (9, true));
@@ -246,9 +202,7 @@ async fn watermarks_only_move_forward(backend: Backend) {
         .create_channel(&ch("a"), &[user("alice"), user("bob")], 1)
         .await
         .expect("create");
-    let sends: Vec<_> = (0..5)
-        .map(|n| send("alice", "a", &format!("k{n}"), "x"))
-        .collect();
+    let sends: Vec<_> = (0..5).map(|n| send("alice", "a", &format!("k{n}"), "x")).collect();
     let out = store.write_batch(&sends, 10).await.expect("batch");
     let m: Vec<_> = out
         .outcomes
@@ -259,28 +213,12 @@ async fn watermarks_only_move_forward(backend: Backend) {
         })
         .collect();
     let bob = user("bob");
-    assert!(store
-        .advance_watermark(&bob, &m[2], false)
-        .await
-        .expect("delivered"));
-    assert!(!store
-        .advance_watermark(&bob, &m[1], false)
-        .await
-        .expect("backwards"));
-    assert!(!store
-        .advance_watermark(&bob, &m[2], false)
-        .await
-        .expect("same"));
-    assert!(store
-        .advance_watermark(&bob, &m[3], true)
-        .await
-        .expect("read"));
+    assert!(store.advance_watermark(&bob, &m[2], false).await.expect("delivered"));
+    assert!(!store.advance_watermark(&bob, &m[1], false).await.expect("backwards"));
+    assert!(!store.advance_watermark(&bob, &m[2], false).await.expect("same"));
+    assert!(store.advance_watermark(&bob, &m[3], true).await.expect("read"));
     let state = &store.channel_states(&bob).await.expect("states")[0];
-    assert_eq!(
-        (state.delivered_seq, state.read_seq),
-        (4, 4),
-        "read implies delivered"
-    );
+    assert_eq!((state.delivered_seq, state.read_seq), (4, 4), "read implies delivered");
     assert!(!store
         .advance_watermark(&bob, &m[0], true)
         .await

@@ -54,9 +54,7 @@ async fn sync_pages_through_history_in_order(backend: Backend) {
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     for n in 0..25 {
-        alice
-            .send_and_ack("room", &format!("c{n}"), &format!("body {n}"))
-            .await;
+        alice.send_and_ack("room", &format!("c{n}"), &format!("body {n}")).await;
     }
     let mut after = 0;
     let mut got = Vec::new();
@@ -66,9 +64,7 @@ async fn sync_pages_through_history_in_order(backend: Backend) {
         assert_eq!(batch["channelId"], "room");
         let messages = batch["messages"].as_array().expect("messages").clone();
         assert!(messages.iter().all(|m| m["type"] == "MSG_RECV"));
-        after = messages
-            .last()
-            .map_or(after, |m| m["seq"].as_i64().expect("seq"));
+        after = messages.last().map_or(after, |m| m["seq"].as_i64().expect("seq"));
         got.extend(messages);
         if batch["hasMore"] == false {
             break;
@@ -102,17 +98,11 @@ async fn history_route_pages_and_checks_membership(backend: Backend) {
     let token = app.token("alice");
     let (status, body) = app.history("room", &token, "afterSeq=1&limit=2").await;
     assert_eq!(status, 200);
-    assert_eq!(
-        seqs(body["messages"].as_array().expect("messages")),
-        vec![2, 3]
-    );
+    assert_eq!(seqs(body["messages"].as_array().expect("messages")), vec![2, 3]);
     assert_eq!(body["hasMore"], true);
     assert_eq!(body["messages"][0]["type"], "MSG_RECV");
     let (_, body) = app.history("room", &token, "afterSeq=3&limit=2").await;
-    assert_eq!(
-        seqs(body["messages"].as_array().expect("messages")),
-        vec![4, 5]
-    );
+    assert_eq!(seqs(body["messages"].as_array().expect("messages")), vec![4, 5]);
     assert_eq!(body["hasMore"], false);
     let (_, body) = app.history("room", &token, "").await;
     assert_eq!(
@@ -169,9 +159,7 @@ async fn offline_member_recovers_all_30_messages_once_in_order(backend: Backend)
         );
     }
     let mut bob = app.connect("bob").await;
-    let last_seq = bob.hello["channels"][0]["lastSeq"]
-        .as_i64()
-        .expect("lastSeq");
+    let last_seq = bob.hello["channels"][0]["lastSeq"].as_i64().expect("lastSeq");
     assert_eq!(last_seq, 31);
     let mut recovered: Vec<Value> = Vec::new();
     let mut after = last_seen;
@@ -179,9 +167,7 @@ async fn offline_member_recovers_all_30_messages_once_in_order(backend: Backend)
         bob.send_json(sync("room", after, Some(7))).await;
         let batch = bob.recv_type("SYNC_BATCH").await;
         let page = batch["messages"].as_array().expect("messages").clone();
-        after = page.last().expect("non-empty page")["seq"]
-            .as_i64()
-            .expect("seq");
+        after = page.last().expect("non-empty page")["seq"].as_i64().expect("seq");
         recovered.extend(page);
     }
     assert_eq!(recovered.len(), 30);
@@ -203,9 +189,6 @@ async fn sync_after_send_on_the_same_connection_sees_it(backend: Backend) {
     alice.send_json(sync("room", 0, None)).await;
     assert_eq!(alice.recv_type("MSG_ACK").await["seq"], 1);
     let batch = alice.recv_type("SYNC_BATCH").await;
-    assert_eq!(
-        seqs(batch["messages"].as_array().expect("messages")),
-        vec![1]
-    );
+    assert_eq!(seqs(batch["messages"].as_array().expect("messages")), vec![1]);
     app.stop().await;
 }
