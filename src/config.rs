@@ -70,6 +70,23 @@ pub struct Config {
     pub outbound_queue: usize,
     /// Sends a connection may have waiting for their ACK; past it the server stops reading.
     pub max_sends_in_flight: usize,
+    /// Longest time a client may take to send its HTTP request head (the
+    /// WebSocket handshake included), ms; slower connections are closed.
+    pub handshake_timeout_ms: u64,
+    /// Most WebSocket sessions on this node; past it the upgrade gets 503.
+    pub max_connections: usize,
+    /// Most WebSocket sessions of one user on this node; past it the upgrade gets 429.
+    pub max_connections_per_user: usize,
+    /// Frames per second one connection may send on average; 0 switches the limit off.
+    pub rate_limit_per_sec: u32,
+    /// Frames one connection may send at once above its average rate.
+    pub rate_limit_burst: u32,
+    /// Frames per second one user may send across its connections on this node; 0: off.
+    pub user_rate_limit_per_sec: u32,
+    /// Frames one user may send at once above its average rate.
+    pub user_rate_limit_burst: u32,
+    /// Rate-limited frames in a row a connection may send; the next one closes it with 1008.
+    pub max_rate_limited: u32,
     /// Bad frames in a row a connection may send; the next one is answered and
     /// the connection closed with 1008.
     pub max_bad_frames: u32,
@@ -111,6 +128,14 @@ impl Default for Config {
             outbound_queue: 1_024,
             max_sends_in_flight: 1_024,
             max_bad_frames: 100,
+            handshake_timeout_ms: 10_000,
+            max_connections: 10_000,
+            max_connections_per_user: 100,
+            rate_limit_per_sec: 100,
+            rate_limit_burst: 1_000,
+            user_rate_limit_per_sec: 300,
+            user_rate_limit_burst: 3_000,
+            max_rate_limited: 100,
             shutdown_grace: 10,
             ping_interval_secs: 30,
             db_max_connections: 16,
@@ -208,6 +233,9 @@ impl Config {
         if self.writer_shards == 0 || self.max_batch == 0 || self.db_max_connections == 0 {
             return bad("writer_shards, max_batch and db_max_connections must be positive");
         }
+        if self.max_connections == 0 || self.max_connections_per_user == 0 || self.handshake_timeout_ms == 0 {
+            return bad("max_connections, max_connections_per_user and handshake_timeout_ms must be positive");
+        }
         if self.ping_interval_secs == 0 {
             return bad("ping_interval_secs must be positive");
         }
@@ -228,6 +256,11 @@ impl Config {
             Some(url) => url.clone(),
             None => format!("sqlite://{}", self.data_dir.join("chatd.db").display()),
         }
+    }
+
+    /// See `handshake_timeout_ms`.
+    pub fn handshake_timeout(&self) -> Duration {
+        Duration::from_millis(self.handshake_timeout_ms)
     }
 
     /// Time to wait for a database connection or statement before `unavailable`.

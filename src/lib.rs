@@ -16,6 +16,8 @@
 //! - [`fanout`]: live sessions and delivery;
 //! - [`gateway`]: the WebSocket endpoint and sessions;
 //! - [`http`]: the HTTP API;
+//! - [`listener`]: the accept loop (handshake timeout, graceful HTTP shutdown);
+//! - [`limits`]: connection counts and frame rates;
 //! - [`telemetry`]: logs and metrics;
 //! - [`startup`]: building, running and shutting down the server.
 
@@ -25,6 +27,8 @@ pub mod fanout;
 pub mod gateway;
 pub mod http;
 pub mod ids;
+pub mod limits;
+pub mod listener;
 pub mod protocol;
 pub mod startup;
 pub mod state;

@@ -418,6 +418,9 @@ pub struct ErrorFrame {
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel_id: Option<String>,
+    /// With `rate_limited`: milliseconds to wait before sending again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
 }
 
 impl ErrorFrame {
@@ -431,6 +434,7 @@ impl ErrorFrame {
             client_msg_id: None,
             message_id: None,
             channel_id: None,
+            retry_after_ms: None,
         }
     }
 }

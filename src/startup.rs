@@ -14,10 +14,11 @@ use tokio_util::task::TaskTracker;
 use crate::auth::Auth;
 use crate::config::{Config, ConfigError};
 use crate::fanout::{close_code, Hub};
+use crate::limits::Limits;
 use crate::state::AppState;
 use crate::store::{Store, StoreError, StoreOptions};
 use crate::writer::Writers;
-use crate::{http, telemetry};
+use crate::{http, listener, telemetry};
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +85,7 @@ impl Application {
                 addr: config.listen.clone(),
                 source,
             })?;
+        let config_for_limits = config.clone();
         let state = AppState {
             config: Arc::new(config),
             store,
@@ -93,6 +95,7 @@ impl Application {
             metrics: telemetry::metrics_handle(),
             shutdown: CancellationToken::new(),
             sessions: TaskTracker::new(),
+            limits: Arc::new(Limits::new(&config_for_limits)),
         };
         Ok(Self {
             listener,
@@ -150,17 +153,32 @@ impl Application {
             background.clone(),
         ));
         let stop = token.clone();
-        let result = axum::serve(listener, http::router(state.clone()))
-            .with_graceful_shutdown(async move {
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = signal => {},
+                _ = stop.cancelled() => {},
+            }
+            stop.cancel();
+            tracing::info!("shutting down: no new connections");
+        });
+        let limits = state.limits.clone();
+        let housekeeping = background.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            loop {
                 tokio::select! {
-                    _ = signal => {},
-                    _ = stop.cancelled() => {},
+                    _ = housekeeping.cancelled() => return,
+                    _ = tick.tick() => limits.retain_recent(),
                 }
-                stop.cancel();
-                tracing::info!("shutting down: no new connections");
-            })
-            .await;
-        token.cancel();
+            }
+        });
+        listener::serve(
+            listener,
+            http::router(state.clone()),
+            state.config.handshake_timeout(),
+            token.clone(),
+        )
+        .await;
 
         let grace = Duration::from_secs(state.config.shutdown_grace);
         state.sessions.close();
@@ -187,7 +205,7 @@ impl Application {
         background.cancel();
         let _ = upkeep.await;
         tracing::info!("chatd stopped");
-        result.map_err(StartupError::Serve)
+        Ok(())
     }
 }
 

@@ -9,6 +9,7 @@ use tokio_util::task::TaskTracker;
 use crate::auth::Auth;
 use crate::config::Config;
 use crate::fanout::Hub;
+use crate::limits::Limits;
 use crate::store::Store;
 use crate::writer::Writers;
 
@@ -31,4 +32,6 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Tracks live WebSocket sessions so shutdown can wait for them.
     pub sessions: TaskTracker,
+    /// Connection counts and frame rates.
+    pub limits: Arc<Limits>,
 }

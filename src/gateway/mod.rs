@@ -10,12 +10,13 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tracing::Instrument;
 
 use crate::auth;
 use crate::http::ApiError;
+use crate::limits::ConnectionRefused;
 use crate::state::AppState;
 
 /// Upgrades an authenticated request to a chat session.
@@ -23,7 +24,8 @@ use crate::state::AppState;
 /// The token comes from `Authorization: Bearer` or else the `access_token`
 /// query parameter. Refusals: 401 `unauthorized` for a missing or bad token
 /// (before any upgrade), 400 when the request is not a WebSocket upgrade,
-/// 503 while shutting down.
+/// 429 `rate_limited` when the user has `max_connections_per_user` sessions,
+/// 503 when the node has `max_connections` sessions or is shutting down.
 pub async fn ws_handler(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -41,6 +43,13 @@ pub async fn ws_handler(
     if state.shutdown.is_cancelled() {
         return ApiError::unavailable("server is shutting down").into_response();
     }
+    let permit = match state.limits.acquire(&user.user_id) {
+        Ok(permit) => permit,
+        Err(refused @ ConnectionRefused::PerUser) => {
+            return ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", &refused.to_string()).into_response()
+        }
+        Err(refused @ ConnectionRefused::Total) => return ApiError::unavailable(&refused.to_string()).into_response(),
+    };
     let upgrade = match upgrade {
         Ok(u) => u,
         Err(rejection) => return ApiError::bad_request(&rejection.body_text()).into_response(),
@@ -55,6 +64,6 @@ pub async fn ws_handler(
         .on_failed_upgrade(|error| tracing::warn!(%error, "websocket upgrade failed"))
         .on_upgrade(move |socket| {
             let span = tracing::info_span!("session", user_id = %user.user_id);
-            tracker.track_future(session::run(socket, state, user).instrument(span))
+            tracker.track_future(session::run(socket, state, user, permit).instrument(span))
         })
 }

@@ -29,7 +29,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::AuthUser;
 use crate::fanout::{close_code, CloseSignal, Hub, SessionHandle, SessionId};
-use crate::ids::{now_ms, UserId};
+use crate::ids::{now_ms, ClientMsgId, UserId};
+use crate::limits::ConnectionPermit;
 use crate::protocol::{
     decode_client_frame, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame, TaggedMessage,
 };
@@ -40,6 +41,8 @@ use crate::writer::SendJob;
 
 /// How long the writer keeps trying to deliver the close frame.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long to wait for the client's close frame after ours.
+const LINGER: Duration = Duration::from_secs(2);
 /// Most queued frames written before one flush.
 const WRITE_BATCH: usize = 64;
 
@@ -60,7 +63,7 @@ impl Drop for Registration {
 
 /// Runs one session until the peer leaves, the session is closed, or the
 /// server shuts down.
-pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
+pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: ConnectionPermit) {
     telemetry::connections(1.0);
     let id: SessionId = uuid::Uuid::now_v7().to_string().into();
     // Room for every in-flight send's ACK on top of the fan-out allowance, so a
@@ -77,7 +80,7 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
         id: id.clone(),
     };
 
-    let (sink, stream) = socket.split();
+    let (sink, mut stream) = socket.split();
     let hello = match state.store.channel_states(&user.user_id).await {
         Ok(channels) => ServerFrame::Hello {
             user_id: user.user_id.as_str().to_owned(),
@@ -105,8 +108,10 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
             close: &close,
             pending: FuturesOrdered::new(),
             bad_in_row: 0,
+            rate: state.limits.connection_rate(),
+            limited_in_row: 0,
         };
-        reader.run(stream).await;
+        reader.run(&mut stream).await;
     }
 
     // Let the writer drain: it stops once every sender of the queue is gone.
@@ -116,6 +121,17 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser) {
     if tokio::time::timeout(CLOSE_TIMEOUT * 2, writer).await.is_err() {
         tracing::warn!("writer did not finish");
     }
+    // Lingering close (RFC 6455 §7.1.1): read, and discard, until the client's
+    // close frame. Closing a socket with unread input makes the kernel send a
+    // reset, which can destroy frames still on their way to the client.
+    let _ = tokio::time::timeout(LINGER, async {
+        while let Some(Ok(message)) = stream.next().await {
+            if matches!(message, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
     telemetry::session_closed(code);
     tracing::debug!(code, "session closed");
 }
@@ -128,10 +144,14 @@ struct Reader<'a> {
     /// Completion signals of this session's unfinished sends, in send order.
     pending: FuturesOrdered<oneshot::Receiver<()>>,
     bad_in_row: u32,
+    /// This connection's frame-rate bucket (`None`: unlimited).
+    rate: Option<governor::DefaultDirectRateLimiter>,
+    /// Rate-limited frames in a row.
+    limited_in_row: u32,
 }
 
 impl Reader<'_> {
-    async fn run(&mut self, mut stream: SplitStream<WebSocket>) {
+    async fn run(&mut self, stream: &mut SplitStream<WebSocket>) {
         // The token was accepted within the clock leeway; the session lives
         // as long as that acceptance would hold.
         let expires_at_ms = i64::try_from(
@@ -176,7 +196,9 @@ impl Reader<'_> {
                         Ok(Message::Text(text)) => self.on_text(text.as_str()).await,
                         Ok(Message::Binary(_)) => {
                             telemetry::frame_in("invalid");
-                            self.refuse(ErrorFrame::new(ErrorCode::BadFrame, "binary frames are not accepted")).await;
+                            if self.within_rate(None).await {
+                                self.refuse(ErrorFrame::new(ErrorCode::BadFrame, "binary frames are not accepted")).await;
+                            }
                         }
                         Ok(Message::Close(_)) => {
                             self.drain().await;
@@ -198,6 +220,10 @@ impl Reader<'_> {
                         self.close.close_after_drain(close_code::POLICY, "too many bad frames");
                         return;
                     }
+                    if self.limited_in_row > self.state.config.max_rate_limited {
+                        self.close.close_after_drain(close_code::POLICY, "rate limit exceeded");
+                        return;
+                    }
                 }
             }
         }
@@ -214,8 +240,39 @@ impl Reader<'_> {
         self.handle.send(&ServerFrame::Error(frame));
     }
 
+    /// Counts a frame against the rate limits; when over, answers
+    /// `rate_limited` (echoing the send's `clientMsgId`) and returns false.
+    async fn within_rate(&mut self, client_msg_id: Option<&str>) -> bool {
+        match self.state.limits.check_frame(self.rate.as_ref(), &self.user.user_id) {
+            Ok(()) => {
+                self.limited_in_row = 0;
+                true
+            }
+            Err(wait) => {
+                self.limited_in_row += 1;
+                let mut frame = ErrorFrame::new(ErrorCode::RateLimited, "too many frames; slow down");
+                frame.retry_after_ms = Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1));
+                frame.client_msg_id = client_msg_id.map(str::to_owned);
+                telemetry::send_result("refused", ErrorCode::RateLimited.as_str(), None);
+                self.drain().await;
+                self.handle.send(&ServerFrame::Error(frame));
+                false
+            }
+        }
+    }
+
     async fn on_text(&mut self, text: &str) {
-        let frame = match decode_client_frame(text) {
+        let decoded = decode_client_frame(text);
+        let client_msg_id = match &decoded {
+            Ok(ClientFrame::MsgSend { client_msg_id, .. }) if ClientMsgId::parse(client_msg_id).is_ok() => {
+                Some(client_msg_id.as_str())
+            }
+            _ => None,
+        };
+        if !self.within_rate(client_msg_id).await {
+            return;
+        }
+        let frame = match decoded {
             Ok(frame) => frame,
             Err(error) => {
                 telemetry::frame_in("invalid");

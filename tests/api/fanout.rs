@@ -76,6 +76,7 @@ async fn a_slow_session_is_closed_with_1013_and_others_keep_receiving(backend: B
     let app = spawn_app_with(backend, |c| {
         c.outbound_queue = 16;
         c.max_sends_in_flight = 100;
+        c.rate_limit_per_sec = 0;
     })
     .await;
     app.create_channel("room", &["alice", "fast", "slow"]).await;
