@@ -29,6 +29,9 @@ pub mod close_code {
     pub const NORMAL: u16 = 1000;
     /// Server going away (shutdown).
     pub const GOING_AWAY: u16 = 1001;
+    /// Abnormal closure: the connection dropped without a close frame. Only
+    /// recorded (metrics); RFC 6455 forbids sending it.
+    pub const ABNORMAL: u16 = 1006;
     /// Policy violation (token expired, too many bad frames).
     pub const POLICY: u16 = 1008;
     /// Message too big (over `max_frame_bytes`).

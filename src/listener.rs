@@ -46,13 +46,19 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
             },
         };
         let _ = stream.set_nodelay(true);
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
         let service = TowerToHyperService::new(router.clone());
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
+            // hyper's header timeout starts with the first byte; a client that
+            // sends nothing at all gets the same allowance here.
+            let mut first = [0u8; 1];
+            match tokio::time::timeout(handshake_timeout, stream.peek(&mut first)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => return,
+            }
+            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
+            if let Err(error) = watcher.watch(connection).await {
                 tracing::debug!(%error, "http connection ended with an error");
             }
         });

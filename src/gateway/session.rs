@@ -459,24 +459,27 @@ async fn write_loop(
         }
     }
     if !healthy {
-        // The socket is gone; tell the reader.
-        close.kick(close_code::NORMAL, "connection lost");
-        return;
+        // A write failed: the peer is gone or has closed. Tell the reader
+        // (1006, abnormal closure: recorded, never sent on the wire).
+        close.kick(close_code::ABNORMAL, "connection lost");
     }
     let reason = close.reason().unwrap_or(crate::fanout::CloseReason {
         code: close_code::NORMAL,
         reason: "bye",
     });
-    let frame = CloseFrame {
-        code: reason.code,
-        reason: Utf8Bytes::from_static(reason.reason),
-    };
     // When the peer closed first, tungstenite has queued its reply and refuses
     // ours; the flush and close below still deliver that reply.
     let _ = tokio::time::timeout(CLOSE_TIMEOUT, async {
-        let _ = sink.send(Message::Close(Some(frame))).await;
-        let _ = sink.flush().await;
-        sink.close().await
+        if reason.code != close_code::ABNORMAL {
+            let frame = CloseFrame {
+                code: reason.code,
+                reason: Utf8Bytes::from_static(reason.reason),
+            };
+            let _ = sink.send(Message::Close(Some(frame))).await;
+        }
+        // Not `sink.close()`: it waits for the peer's close reply, which only
+        // the reader half sees (the session's lingering read does).
+        sink.flush().await
     })
     .await;
 }

@@ -8,6 +8,7 @@ mod frames;
 mod http;
 mod lifecycle;
 mod receipts;
+mod security;
 mod send;
 mod store;
 mod sync;

@@ -1,0 +1,269 @@
+//! Hostile input and abuse: authorization on every frame and route, rate and
+//! connection limits, slow and silent peers, bad-token floods, and a corpus of
+//! naughty strings that must round-trip byte-identical on both stores.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::helpers::{spawn_app, spawn_app_with, sync, Backend, ADMIN_TOKEN};
+use crate::on_both_stores;
+
+on_both_stores!(
+    outsiders_and_non_members_are_forbidden_everywhere_alike,
+    frames_past_the_rate_get_rate_limited_then_1008,
+    connection_limits_per_user_and_per_node,
+    a_slow_handshake_is_cut_off,
+    an_idle_or_dribbling_peer_is_closed,
+    bad_token_floods_are_refused_and_the_server_keeps_serving,
+    naughty_strings_round_trip_byte_identical,
+);
+
+async fn outsiders_and_non_members_are_forbidden_everywhere_alike(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    app.create_channel("elsewhere", &["nonmember"]).await;
+    let mut alice = app.connect("alice").await;
+    let ack = alice.send_and_ack("room", "a1", "secret").await;
+    let message_id = ack["messageId"].clone();
+    for who in ["nonmember", "outsider"] {
+        let mut c = app.connect(who).await;
+        let mut answers = Vec::new();
+        for channel in ["room", "no-such-channel"] {
+            c.send_msg(channel, &format!("{who}-{channel}"), "hi").await;
+            let send = c.recv_type("ERROR").await;
+            c.send_json(sync(channel, 0, None)).await;
+            let synced = c.recv_type("ERROR").await;
+            let (status, history) = app.history(channel, &app.token(who), "").await;
+            assert_eq!(status, 403, "{who} history of {channel}");
+            answers.push((send["code"].clone(), send["message"].clone(), synced["code"].clone(), synced["message"].clone(), history));
+        }
+        assert_eq!(answers[0], answers[1], "{who}: an unknown channel looks exactly like a foreign one");
+        assert_eq!(answers[0].0, "forbidden");
+        assert_eq!(answers[0].2, "forbidden");
+        for kind in ["MSG_DELIVERED", "MSG_READ"] {
+            c.send_json(json!({"type": kind, "messageId": message_id})).await;
+            assert_eq!(c.recv_type("ERROR").await["code"], "forbidden", "{who} {kind}");
+        }
+    }
+    // Nothing leaked to alice, nothing stored.
+    alice.expect_silence(Duration::from_millis(300)).await;
+    assert_eq!(app.all_messages("room").await.len(), 1);
+    app.stop().await;
+}
+
+async fn frames_past_the_rate_get_rate_limited_then_1008(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.rate_limit_per_sec = 1;
+        c.rate_limit_burst = 10;
+        c.max_rate_limited = 5;
+    })
+    .await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    for n in 0..16 {
+        alice.send_msg("room", &format!("k{n}"), "x").await;
+    }
+    let mut acked = HashSet::new();
+    let mut limited = 0;
+    for _ in 0..16 {
+        let frame = alice.recv().await;
+        match frame["type"].as_str() {
+            Some("MSG_ACK") => {
+                acked.insert(frame["clientMsgId"].as_str().expect("id").to_owned());
+            }
+            Some("ERROR") => {
+                assert_eq!(frame["code"], "rate_limited");
+                assert_eq!(frame["retryable"], true);
+                assert!(frame["retryAfterMs"].as_u64().expect("retryAfterMs") > 0);
+                assert!(frame["clientMsgId"].is_string(), "echoes the send's id: {frame}");
+                limited += 1;
+            }
+            _ => panic!("{frame}"),
+        }
+    }
+    assert_eq!(acked.len(), 10, "the burst is served");
+    assert_eq!(limited, 6);
+    // Keeping on past max_rate_limited closes the connection with 1008.
+    assert_eq!(alice.recv_close_code().await, 1008);
+    let stored: HashSet<String> =
+        app.all_messages("room").await.iter().map(|m| m["clientMsgId"].as_str().expect("id").to_owned()).collect();
+    assert_eq!(stored, acked, "nothing rate-limited was stored");
+    app.stop().await;
+}
+
+async fn connection_limits_per_user_and_per_node(backend: Backend) {
+    use tokio_tungstenite::tungstenite::Error;
+    let app = spawn_app_with(backend, |c| {
+        c.max_connections_per_user = 2;
+        c.max_connections = 3;
+    })
+    .await;
+    let status = |r: Result<crate::helpers::WsClient, Error>| match r {
+        Err(Error::Http(response)) => response.status().as_u16(),
+        Err(other) => panic!("{other:?}"),
+        Ok(_) => 101,
+    };
+    let a1 = app.connect("alice").await;
+    let _a2 = app.connect("alice").await;
+    assert_eq!(status(app.connect_raw(&app.token("alice")).await), 429);
+    let _b1 = app.connect("bob").await;
+    assert_eq!(status(app.connect_raw(&app.token("carol")).await), 503);
+    drop(a1);
+    // The place is free again once the session has ended.
+    let mut ok = false;
+    for _ in 0..50 {
+        if status(app.connect_raw(&app.token("carol")).await) == 101 {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(ok);
+    app.stop().await;
+}
+
+async fn a_slow_handshake_is_cut_off(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.handshake_timeout_ms = 500).await;
+    // A request head sent one byte at a time, never finished.
+    let mut slow = TcpStream::connect(app.addr).await.expect("connect");
+    let started = std::time::Instant::now();
+    let mut closed = false;
+    for byte in b"GET /v1/ws HTTP/1.1\r\nHost: x\r\n".iter().cycle().take(200) {
+        if slow.write_all(&[*byte]).await.is_err() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut buf = [0u8; 512];
+        if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(1), slow.read(&mut buf)).await {
+            // The server answered (408) or closed (0 bytes): either way it gave up.
+            let _ = n;
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "the server kept a slow handshake open for {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // A client that opens a connection and sends nothing is closed too.
+    let mut silent = TcpStream::connect(app.addr).await.expect("connect");
+    let mut buf = [0u8; 512];
+    let read = tokio::time::timeout(Duration::from_secs(5), silent.read(&mut buf)).await;
+    assert!(read.is_ok(), "silent connection not closed");
+    // The server still serves.
+    let mut alice = app.connect("alice").await;
+    alice.send_json(sync("nope", 0, None)).await;
+    assert_eq!(alice.recv_type("ERROR").await["code"], "forbidden");
+    app.stop().await;
+}
+
+async fn an_idle_or_dribbling_peer_is_closed(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.ping_interval_secs = 1).await;
+    // Idle: connected, reads nothing (so never answers pings), sends nothing.
+    let mut idle = app.connect("idle").await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(idle.recv_close_code().await, 1008);
+    // Dribbling: a WebSocket frame sent one byte every 400 ms never completes.
+    let mut raw = TcpStream::connect(app.addr).await.expect("connect");
+    let request = format!(
+        "GET /v1/ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {}\r\n\r\n",
+        app.addr,
+        app.token("dribbler")
+    );
+    raw.write_all(request.as_bytes()).await.expect("handshake");
+    let mut head = vec![0u8; 4096];
+    let n = raw.read(&mut head).await.expect("response");
+    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 101"));
+    // Text frame, FIN, masked, 100-byte payload: header then a byte at a time.
+    raw.write_all(&[0x81, 0x80 | 100, 1, 2, 3, 4]).await.expect("frame header");
+    let started = std::time::Instant::now();
+    let mut alive = true;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        if raw.write_all(b"x").await.is_err() {
+            alive = false;
+            break;
+        }
+        let mut buf = [0u8; 65536];
+        if let Ok(Ok(0)) = tokio::time::timeout(Duration::from_millis(1), raw.read(&mut buf)).await {
+            alive = false;
+            break;
+        }
+    }
+    assert!(!alive, "a dribbling peer was kept open");
+    assert!(started.elapsed() < Duration::from_secs(30), "closed after {:?}", started.elapsed());
+    app.stop().await;
+}
+
+async fn bad_token_floods_are_refused_and_the_server_keeps_serving(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    let addr = app.addr;
+    let mut tasks = Vec::new();
+    for worker in 0..20 {
+        tasks.push(tokio::spawn(async move {
+            let mut refused = 0;
+            for n in 0..100 {
+                let url = format!("ws://{addr}/v1/ws?access_token=bad.{worker}.{n}");
+                match tokio_tungstenite::connect_async(url).await {
+                    Err(tokio_tungstenite::tungstenite::Error::Http(r)) if r.status() == 401 => refused += 1,
+                    other => panic!("bad token not refused: {:?}", other.map(|_| ())),
+                }
+            }
+            refused
+        }));
+    }
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.expect("task");
+    }
+    assert_eq!(total, 2000);
+    let ack = alice.send_and_ack("room", "still", "working").await;
+    assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+    app.stop().await;
+}
+
+async fn naughty_strings_round_trip_byte_identical(backend: Backend) {
+    let corpus: Vec<String> =
+        serde_json::from_str(include_str!("../data/naughty_strings.json")).expect("corpus is a JSON array of strings");
+    let app = spawn_app_with(backend, |c| c.rate_limit_per_sec = 0).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    for (n, body) in corpus.iter().enumerate() {
+        alice.send_and_ack("room", &format!("n{n}"), body).await;
+        let recv = bob.recv_type("MSG_RECV").await;
+        assert_eq!(recv["body"].as_str().expect("body").as_bytes(), body.as_bytes(), "MSG_RECV of #{n}");
+    }
+    let history = app.all_messages("room").await;
+    let mut synced: Vec<Value> = Vec::new();
+    let mut after = 0;
+    loop {
+        bob.send_json(sync("room", after, Some(500))).await;
+        let batch = bob.recv_type("SYNC_BATCH").await;
+        let page = batch["messages"].as_array().expect("messages").clone();
+        after = page.last().map_or(after, |m| m["seq"].as_i64().expect("seq"));
+        synced.extend(page);
+        if batch["hasMore"] == false {
+            break;
+        }
+    }
+    assert_eq!(history.len(), corpus.len());
+    assert_eq!(synced.len(), corpus.len());
+    for (n, body) in corpus.iter().enumerate() {
+        assert_eq!(history[n]["body"].as_str().expect("body").as_bytes(), body.as_bytes(), "history of #{n}");
+        assert_eq!(synced[n]["body"].as_str().expect("body").as_bytes(), body.as_bytes(), "SYNC of #{n}");
+    }
+    // U+0000 is refused on every store, never altered or an internal error.
+    alice.send_msg("room", "nul", "before\u{0}after").await;
+    let err = alice.recv_type("ERROR").await;
+    assert_eq!((err["code"].as_str(), err["field"].as_str()), (Some("invalid_field"), Some("body")));
+    let (_, channel) = app.request("GET", "/v1/channels/room", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(channel["lastSeq"], corpus.len() as i64);
+    app.stop().await;
+}
