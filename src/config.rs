@@ -13,6 +13,19 @@ use serde::{Deserialize, Serialize};
 /// The config file read when neither `--config` nor `CHATD_CONFIG` names one.
 pub const DEFAULT_CONFIG_FILE: &str = "config/chatd.toml";
 
+/// Settings that are text even when they look like numbers.
+const TEXT_KEYS: &[&str] = &[
+    "listen",
+    "database_url",
+    "data_dir",
+    "jwt_secret",
+    "admin_token",
+    "jwt_issuer",
+    "jwt_audience",
+    "nats_url",
+    "log",
+];
+
 /// Log output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -206,8 +219,23 @@ impl Config {
             }
             None => {}
         }
+        // figment parses env values ("1.50" becomes 1.5); text settings are
+        // taken verbatim instead.
+        let text_from_env: std::collections::BTreeMap<&str, String> = TEXT_KEYS
+            .iter()
+            .filter_map(|key| {
+                std::env::var(format!("CHATD_{}", key.to_uppercase()))
+                    .ok()
+                    .map(|v| (*key, v))
+            })
+            .collect();
         let config: Config = figment
-            .merge(Env::prefixed("CHATD_").ignore(&["config"]))
+            .merge(
+                Env::prefixed("CHATD_")
+                    .ignore(&["config"])
+                    .filter(|key| !TEXT_KEYS.contains(&key.as_str())),
+            )
+            .merge(Serialized::defaults(text_from_env))
             .merge(Serialized::defaults(overrides))
             .extract()
             .map_err(Box::new)?;
@@ -235,6 +263,15 @@ impl Config {
         }
         if self.max_connections == 0 || self.max_connections_per_user == 0 || self.handshake_timeout_ms == 0 {
             return bad("max_connections, max_connections_per_user and handshake_timeout_ms must be positive");
+        }
+        if self.token_ttl_secs == 0 || self.token_ttl_secs > crate::auth::MAX_TOKEN_TTL_SECS {
+            return bad("token_ttl_secs must be between 1 and 315360000");
+        }
+        if self.db_timeout_ms == 0 {
+            return bad("db_timeout_ms must be positive");
+        }
+        if tracing_subscriber::EnvFilter::try_new(&self.log).is_err() {
+            return bad("log is not a valid tracing filter (e.g. \"info\" or \"chatd=debug,info\")");
         }
         if self.ping_interval_secs == 0 {
             return bad("ping_interval_secs must be positive");
@@ -342,11 +379,19 @@ impl Config {
         }
         let pick =
             |configured: &Option<String>, stored: Option<String>| configured.clone().or(stored).unwrap_or_default();
-        Ok(Secrets {
+        let secrets = Secrets {
             jwt_secret: pick(&self.jwt_secret, stored.jwt_secret),
             admin_token: pick(&self.admin_token, stored.admin_token),
-            file: Some(path),
-        })
+            file: Some(path.clone()),
+        };
+        // A hand-edited file gets the same floor as a configured secret.
+        if secrets.jwt_secret.len() < 32 || secrets.admin_token.len() < 16 {
+            return Err(ConfigError::SecretsFormat {
+                path,
+                message: "jwt_secret must be at least 32 bytes and admin_token at least 16".into(),
+            });
+        }
+        Ok(secrets)
     }
 }
 

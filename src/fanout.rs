@@ -29,6 +29,10 @@ pub mod close_code {
     pub const NORMAL: u16 = 1000;
     /// Server going away (shutdown).
     pub const GOING_AWAY: u16 = 1001;
+    /// Protocol error (a frame that breaks RFC 6455).
+    pub const PROTOCOL_ERROR: u16 = 1002;
+    /// Invalid frame payload data (a text frame that is not UTF-8).
+    pub const INVALID_DATA: u16 = 1007;
     /// Abnormal closure: the connection dropped without a close frame. Only
     /// recorded (metrics); RFC 6455 forbids sending it.
     pub const ABNORMAL: u16 = 1006;

@@ -57,7 +57,9 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
                 Ok(Ok(n)) if n > 0 => {}
                 _ => return,
             }
-            let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
+            let connection = builder
+                .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                .into_owned();
             if let Err(error) = watcher.watch(connection).await {
                 tracing::debug!(%error, "http connection ended with an error");
             }

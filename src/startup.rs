@@ -190,18 +190,20 @@ impl Application {
             for session in state.hub.all_sessions() {
                 session.kick(close_code::GOING_AWAY, "server shutting down");
             }
-            let _ = tokio::time::timeout(Duration::from_secs(2), state.sessions.wait()).await;
+            let _ = tokio::time::timeout(Duration::from_secs(1), state.sessions.wait()).await;
         }
         let store = state.store.clone();
         drop(state);
         writer_tasks.close();
-        if tokio::time::timeout(Duration::from_secs(5), writer_tasks.wait())
+        // Writers finish at once when every session has; sessions still
+        // stuck on a peer past the grace period do not hold up the exit.
+        if tokio::time::timeout(Duration::from_secs(1), writer_tasks.wait())
             .await
             .is_err()
         {
             tracing::warn!("writers did not stop in time");
         }
-        store.close().await;
+        let _ = tokio::time::timeout(Duration::from_secs(1), store.close()).await;
         background.cancel();
         let _ = upkeep.await;
         tracing::info!("chatd stopped");

@@ -152,15 +152,11 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     async fn run(&mut self, stream: &mut SplitStream<WebSocket>) {
-        // The token was accepted within the clock leeway; the session lives
-        // as long as that acceptance would hold.
-        let expires_at_ms = i64::try_from(
-            self.user
-                .expires_at
-                .saturating_add(self.state.config.jwt_leeway_secs.min(60)),
-        )
-        .unwrap_or(i64::MAX / 1000)
-        .saturating_mul(1000);
+        // Closed when the token expires (`exp`); a token accepted within the
+        // clock leeway but already expired ends its session at once.
+        let expires_at_ms = i64::try_from(self.user.expires_at)
+            .unwrap_or(i64::MAX / 1000)
+            .saturating_mul(1000);
         let expires_in = Duration::from_millis(u64::try_from(expires_at_ms.saturating_sub(now_ms())).unwrap_or(0));
         let expiry = tokio::time::sleep(expires_in);
         tokio::pin!(expiry);
@@ -206,13 +202,10 @@ impl Reader<'_> {
                         }
                         Ok(Message::Ping(_) | Message::Pong(_)) => {}
                         Err(error) => {
-                            // tungstenite reports an over-long message as a
-                            // capacity error ("Space limit exceeded: Message too long").
-                            let text = error.to_string();
-                            if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("too big") {
-                                self.close.close_after_drain(close_code::TOO_BIG, "message too big");
-                            }
                             tracing::debug!(%error, "read failed");
+                            if let Some((code, reason)) = read_error_close(&error.to_string()) {
+                                self.close.close_after_drain(code, reason);
+                            }
                             return;
                         }
                     }
@@ -404,6 +397,22 @@ impl Reader<'_> {
             hub.send_to_user(&self.user.user_id, &text, "RECEIPT", Some(&self.handle.id));
         }
         Ok(())
+    }
+}
+
+/// The close code for a failed read (RFC 6455 §7.4.1), from tungstenite's
+/// error text (axum does not expose the error type): 1009 for an over-long
+/// message, 1007 for a text frame that is not UTF-8, 1002 for other protocol
+/// violations; `None` when the connection itself failed (nothing to send).
+fn read_error_close(text: &str) -> Option<(u16, &'static str)> {
+    if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("too big") {
+        Some((close_code::TOO_BIG, "message too big"))
+    } else if text.contains("UTF-8") || text.contains("utf-8") || text.contains("Utf8") {
+        Some((close_code::INVALID_DATA, "text frame is not UTF-8"))
+    } else if text.to_ascii_lowercase().contains("protocol") {
+        Some((close_code::PROTOCOL_ERROR, "websocket protocol error"))
+    } else {
+        None
     }
 }
 

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -44,6 +45,12 @@ struct CreateChannel {
     members: Vec<String>,
 }
 
+/// The request body, or the extractor's refusal (413 past the 2 MB limit) in
+/// the API's error shape.
+fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    body.map_err(|rejection| ApiError::new(rejection.status(), "bad_request", &rejection.body_text()))
+}
+
 fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(|e| ApiError::bad_request(&format!("body is not the expected JSON: {e}")))
 }
@@ -60,9 +67,10 @@ fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
 pub async fn create_channel(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
+    let body = body_bytes(body)?;
     let request: CreateChannel = if body.is_empty() {
         CreateChannel {
             channel_id: None,
@@ -144,9 +152,10 @@ struct CreateToken {
 pub async fn create_token(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
+    let body = body_bytes(body)?;
     let request: CreateToken = parse_json(&body)?;
     let user = user_id(&request.user_id, "userId")?;
     let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);

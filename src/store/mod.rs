@@ -153,8 +153,17 @@ impl From<sqlx::Error> for StoreError {
             E::Database(db) => match db.code().as_deref() {
                 // PostgreSQL: deadlock, serialization failure.
                 Some("40P01" | "40001") => StoreError::Retry(e),
-                // PostgreSQL: connection exceptions, admin/crash shutdown, cannot connect now.
-                Some(c) if c.starts_with("08") || matches!(c, "57P01" | "57P02" | "57P03") => {
+                // PostgreSQL: connection exceptions (08), insufficient resources
+                // (53), operator intervention (57P: admin/crash shutdown, cannot
+                // connect now), a database not accepting connections (55000) or
+                // gone (3D000), refused credentials (28).
+                Some(c)
+                    if c.starts_with("08")
+                        || c.starts_with("53")
+                        || c.starts_with("57P")
+                        || c.starts_with("28")
+                        || matches!(c, "55000" | "3D000") =>
+                {
                     StoreError::Unavailable(e)
                 }
                 // SQLite: SQLITE_BUSY, SQLITE_LOCKED (and extended codes).

@@ -34,9 +34,12 @@ async fn a_client_close_is_answered_with_a_close_frame(backend: Backend) {
     let mut reply = reply;
     // The ACK may still come first; then the close reply.
     if matches!(reply, Some(Ok(Message::Text(_)))) {
-        reply = tokio::time::timeout(std::time::Duration::from_secs(5), futures_util::StreamExt::next(&mut alice.stream))
-            .await
-            .expect("reply in time");
+        reply = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            futures_util::StreamExt::next(&mut alice.stream),
+        )
+        .await
+        .expect("reply in time");
     }
     assert!(matches!(reply, Some(Ok(Message::Close(_)))), "got {reply:?}");
     app.stop().await;

@@ -55,6 +55,24 @@ async fn channel_routes(backend: Backend) {
         );
     }
     let admin = Some(ADMIN_TOKEN);
+    // A body past the 2 MB limit: 413 in the API's error shape. Raw TCP, since
+    // the server answers before reading the body and HTTP clients give up.
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let body = format!("{{\"members\": [\"{}\"]}}", "m".repeat(3 * 1024 * 1024));
+        let mut tcp = tokio::net::TcpStream::connect(app.addr).await.expect("connect");
+        let head = format!(
+            "POST /v1/channels HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        tcp.write_all(head.as_bytes()).await.expect("head");
+        let _ = tcp.write_all(body.as_bytes()).await;
+        let mut response = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut response)).await;
+        let response = String::from_utf8_lossy(&response);
+        assert!(response.starts_with("HTTP/1.1 413"), "{response}");
+        assert!(response.contains("\"code\":\"bad_request\""), "{response}");
+    }
     let (status, body) = app.request("POST", "/v1/channels", admin, Some("{not json")).await;
     assert_eq!((status, body["error"]["code"].as_str()), (400, Some("bad_request")));
     let (status, body) = app.request("GET", "/v1/channels/room", admin, None).await;
@@ -206,6 +224,30 @@ async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
 }
 
 async fn a_session_is_closed_with_1008_when_its_token_expires(backend: Backend) {
+    // Within the leeway an expired token is still let in, and closed at once.
+    let lenient = spawn_app_with(backend, |c| c.jwt_leeway_secs = 30).await;
+    let expired = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &chatd::auth::Claims {
+            sub: "alice".into(),
+            exp: u64::try_from(chatd::ids::now_ms() / 1000).expect("now") - 5,
+            iat: None,
+            iss: None,
+            aud: None,
+        },
+        &jsonwebtoken::EncodingKey::from_secret(crate::helpers::JWT_SECRET.as_bytes()),
+    )
+    .expect("encode");
+    let mut client = lenient.connect_raw(&expired).await.expect("accepted within the leeway");
+    client.recv_type("HELLO").await;
+    let started = std::time::Instant::now();
+    assert_eq!(client.recv_close_code().await, 1008);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "closed at once, not at exp + leeway"
+    );
+    lenient.stop().await;
+
     let app = spawn_app_with(backend, |c| c.jwt_leeway_secs = 0).await;
     let token = app.token_ttl("alice", 2);
     let mut client = app.connect_raw(&token).await.expect("connect");
@@ -259,6 +301,8 @@ async fn readyz_is_503_while_the_database_is_down() {
         return;
     };
     let app = spawn_app(Backend::Postgres).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
     let name = app.db.url.rsplit('/').next().expect("db name").to_owned();
     let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url)
         .await
@@ -274,6 +318,15 @@ async fn readyz_is_503_while_the_database_is_down() {
         .expect("terminate");
     let ready = app.http.get(app.url("/readyz")).send().await.expect("http");
     assert_eq!(ready.status(), 503);
+    // Storage down: sends get `unavailable` (retryable), HTTP gets 503.
+    alice.send_msg("room", "during-outage", "x").await;
+    let err = alice.recv_type("ERROR").await;
+    assert_eq!(
+        (err["code"].as_str(), err["retryable"].as_bool()),
+        (Some("unavailable"), Some(true))
+    );
+    let (status, body) = app.request("GET", "/v1/channels/room", Some(ADMIN_TOKEN), None).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (503, Some("unavailable")));
     let body: Value = ready.json().await.expect("json");
     assert_eq!(body["error"]["code"], "unavailable");
     assert_eq!(
@@ -293,5 +346,11 @@ async fn readyz_is_503_while_the_database_is_down() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(ok, "ready again once the database is back");
+    let ack = alice.send_and_ack("room", "during-outage", "x").await;
+    assert_eq!(
+        (ack["seq"].as_i64(), ack["duplicate"].as_bool()),
+        (Some(1), Some(false)),
+        "nothing was stored during the outage"
+    );
     app.stop().await;
 }

@@ -222,6 +222,40 @@ async fn token_command_and_configuration_layers() {
         .expect("run");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 32 bytes"));
+    let out = chatd(dir.path())
+        .env("CHATD_LOG", "garbage[[[")
+        .args(["token", "x"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "a bad setting is a configuration error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("log"));
+    // Text settings stay text even when they look like numbers.
+    let out = chatd(dir.path())
+        .env("CHATD_JWT_SECRET", &env_secret)
+        .env("CHATD_JWT_ISSUER", "1.50")
+        .env("CHATD_JWT_AUDIENCE", "007")
+        .args(["token", "dave"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let claims = verify(String::from_utf8_lossy(&out.stdout).trim(), &env_secret).expect("verify");
+    assert_eq!(
+        (claims["iss"].as_str(), claims["aud"].as_str()),
+        (Some("1.50"), Some("007"))
+    );
+    // A weak secret in a hand-edited secrets file is refused, not used.
+    let weak = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        weak.path().join("secrets.toml"),
+        "jwt_secret = \"short\"\nadmin_token = \"long-enough-admin-token\"\n",
+    )
+    .expect("write");
+    let out = chatd(weak.path())
+        .args(["--data-dir", ".", "token", "x"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 32 bytes"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -269,7 +303,9 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
     cmd.env("CHATD_DATABASE_URL", &db.url)
         .env("CHATD_DATA_DIR", db.dir.path())
         .env("CHATD_ADMIN_TOKEN", admin)
-        .env("CHATD_JWT_SECRET", secret);
+        .env("CHATD_JWT_SECRET", secret)
+        .env("CHATD_RATE_LIMIT_PER_SEC", "0")
+        .env("CHATD_USER_RATE_LIMIT_PER_SEC", "0");
     let server = Server::start(cmd);
     let http = reqwest::Client::new();
     let res = http
@@ -292,7 +328,7 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
         .insert("authorization", format!("Bearer {token}").parse().expect("header"));
     let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
     let _hello = ws.next().await.expect("hello").expect("ok");
-    const SENDS: usize = 300;
+    const SENDS: usize = 3000;
     for n in 0..SENDS {
         let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": format!("k{n}"), "body": "x"});
         ws.feed(Message::text(frame.to_string())).await.expect("feed");
@@ -324,10 +360,16 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
     assert!(!acked.is_empty(), "sends read before the signal were ACKed");
     // Every ACKed message is stored, and nothing unACKed is.
     let store = db.store().await;
-    let (stored, _) = store
-        .messages_after(&chatd::ids::ChannelId::parse("room").expect("id"), 0, 500)
-        .await
-        .expect("read");
+    let room = chatd::ids::ChannelId::parse("room").expect("id");
+    let mut stored = Vec::new();
+    loop {
+        let after = stored.last().map_or(0, |m: &chatd::store::StoredMessage| m.seq);
+        let (page, more) = store.messages_after(&room, after, 500).await.expect("read");
+        stored.extend(page);
+        if !more {
+            break;
+        }
+    }
     let stored_keys: HashSet<String> = stored.iter().map(|m| m.client_msg_id.as_str().to_owned()).collect();
     assert_eq!(stored_keys, acked, "stored exactly the ACKed sends");
     let seqs: Vec<i64> = stored.iter().map(|m| m.seq).collect();

@@ -19,6 +19,7 @@ on_both_stores!(
     a_slow_handshake_is_cut_off,
     an_idle_or_dribbling_peer_is_closed,
     bad_token_floods_are_refused_and_the_server_keeps_serving,
+    protocol_violations_close_with_1002_or_1007,
     naughty_strings_round_trip_byte_identical,
 );
 
@@ -39,9 +40,18 @@ async fn outsiders_and_non_members_are_forbidden_everywhere_alike(backend: Backe
             let synced = c.recv_type("ERROR").await;
             let (status, history) = app.history(channel, &app.token(who), "").await;
             assert_eq!(status, 403, "{who} history of {channel}");
-            answers.push((send["code"].clone(), send["message"].clone(), synced["code"].clone(), synced["message"].clone(), history));
+            answers.push((
+                send["code"].clone(),
+                send["message"].clone(),
+                synced["code"].clone(),
+                synced["message"].clone(),
+                history,
+            ));
         }
-        assert_eq!(answers[0], answers[1], "{who}: an unknown channel looks exactly like a foreign one");
+        assert_eq!(
+            answers[0], answers[1],
+            "{who}: an unknown channel looks exactly like a foreign one"
+        );
         assert_eq!(answers[0].0, "forbidden");
         assert_eq!(answers[0].2, "forbidden");
         for kind in ["MSG_DELIVERED", "MSG_READ"] {
@@ -89,8 +99,12 @@ async fn frames_past_the_rate_get_rate_limited_then_1008(backend: Backend) {
     assert_eq!(limited, 6);
     // Keeping on past max_rate_limited closes the connection with 1008.
     assert_eq!(alice.recv_close_code().await, 1008);
-    let stored: HashSet<String> =
-        app.all_messages("room").await.iter().map(|m| m["clientMsgId"].as_str().expect("id").to_owned()).collect();
+    let stored: HashSet<String> = app
+        .all_messages("room")
+        .await
+        .iter()
+        .map(|m| m["clientMsgId"].as_str().expect("id").to_owned())
+        .collect();
     assert_eq!(stored, acked, "nothing rate-limited was stored");
     app.stop().await;
 }
@@ -146,7 +160,11 @@ async fn a_slow_handshake_is_cut_off(backend: Backend) {
             break;
         }
     }
-    assert!(closed, "the server kept a slow handshake open for {:?}", started.elapsed());
+    assert!(
+        closed,
+        "the server kept a slow handshake open for {:?}",
+        started.elapsed()
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
     // A client that opens a connection and sends nothing is closed too.
     let mut silent = TcpStream::connect(app.addr).await.expect("connect");
@@ -167,18 +185,11 @@ async fn an_idle_or_dribbling_peer_is_closed(backend: Backend) {
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(idle.recv_close_code().await, 1008);
     // Dribbling: a WebSocket frame sent one byte every 400 ms never completes.
-    let mut raw = TcpStream::connect(app.addr).await.expect("connect");
-    let request = format!(
-        "GET /v1/ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {}\r\n\r\n",
-        app.addr,
-        app.token("dribbler")
-    );
-    raw.write_all(request.as_bytes()).await.expect("handshake");
-    let mut head = vec![0u8; 4096];
-    let n = raw.read(&mut head).await.expect("response");
-    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 101"));
+    let mut raw = raw_websocket(&app, "dribbler").await;
     // Text frame, FIN, masked, 100-byte payload: header then a byte at a time.
-    raw.write_all(&[0x81, 0x80 | 100, 1, 2, 3, 4]).await.expect("frame header");
+    raw.write_all(&[0x81, 0x80 | 100, 1, 2, 3, 4])
+        .await
+        .expect("frame header");
     let started = std::time::Instant::now();
     let mut alive = true;
     for _ in 0..100 {
@@ -194,7 +205,78 @@ async fn an_idle_or_dribbling_peer_is_closed(backend: Backend) {
         }
     }
     assert!(!alive, "a dribbling peer was kept open");
-    assert!(started.elapsed() < Duration::from_secs(30), "closed after {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "closed after {:?}",
+        started.elapsed()
+    );
+    app.stop().await;
+}
+
+/// A WebSocket opened over a plain TCP stream, past the 101 response and the
+/// HELLO frame, for sending frames no client library would.
+async fn raw_websocket(app: &crate::helpers::TestApp, user: &str) -> TcpStream {
+    let mut raw = TcpStream::connect(app.addr).await.expect("connect");
+    let request = format!(
+        "GET /v1/ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {}\r\n\r\n",
+        app.addr,
+        app.token(user)
+    );
+    raw.write_all(request.as_bytes()).await.expect("handshake");
+    let mut head = vec![0u8; 4096];
+    let n = raw.read(&mut head).await.expect("response");
+    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 101"));
+    raw
+}
+
+/// Reads raw frames until a close frame and returns its code.
+async fn raw_close_code(raw: &mut TcpStream) -> u16 {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        // Walk the unmasked server frames read so far.
+        let mut at = 0;
+        while at + 2 <= data.len() {
+            let opcode = data[at] & 0x0f;
+            let (len, header) = match data[at + 1] & 0x7f {
+                126 if at + 4 <= data.len() => (usize::from(u16::from_be_bytes([data[at + 2], data[at + 3]])), 4),
+                127 => panic!("unexpected huge frame"),
+                126 => break,
+                n => (usize::from(n), 2),
+            };
+            if at + header + len > data.len() {
+                break;
+            }
+            if opcode == 0x8 {
+                return u16::from_be_bytes([data[at + header], data[at + header + 1]]);
+            }
+            at += header + len;
+        }
+        let n = tokio::time::timeout(Duration::from_secs(5), raw.read(&mut buf))
+            .await
+            .expect("frame in time")
+            .expect("read");
+        assert!(n > 0, "closed without a close frame");
+        data.extend_from_slice(&buf[..n]);
+    }
+}
+
+async fn protocol_violations_close_with_1002_or_1007(backend: Backend) {
+    let app = spawn_app(backend).await;
+    // A text frame whose payload is not UTF-8 (masked with a zero key).
+    let mut raw = raw_websocket(&app, "alice").await;
+    raw.write_all(&[0x81, 0x82, 0, 0, 0, 0, 0xff, 0xfe])
+        .await
+        .expect("write");
+    assert_eq!(raw_close_code(&mut raw).await, 1007);
+    // An unmasked client frame.
+    let mut raw = raw_websocket(&app, "alice").await;
+    raw.write_all(&[0x81, 0x02, b'h', b'i']).await.expect("write");
+    assert_eq!(raw_close_code(&mut raw).await, 1002);
+    // A reserved opcode.
+    let mut raw = raw_websocket(&app, "alice").await;
+    raw.write_all(&[0x83, 0x80, 0, 0, 0, 0]).await.expect("write");
+    assert_eq!(raw_close_code(&mut raw).await, 1002);
     app.stop().await;
 }
 
@@ -238,7 +320,11 @@ async fn naughty_strings_round_trip_byte_identical(backend: Backend) {
     for (n, body) in corpus.iter().enumerate() {
         alice.send_and_ack("room", &format!("n{n}"), body).await;
         let recv = bob.recv_type("MSG_RECV").await;
-        assert_eq!(recv["body"].as_str().expect("body").as_bytes(), body.as_bytes(), "MSG_RECV of #{n}");
+        assert_eq!(
+            recv["body"].as_str().expect("body").as_bytes(),
+            body.as_bytes(),
+            "MSG_RECV of #{n}"
+        );
     }
     let history = app.all_messages("room").await;
     let mut synced: Vec<Value> = Vec::new();
@@ -256,13 +342,24 @@ async fn naughty_strings_round_trip_byte_identical(backend: Backend) {
     assert_eq!(history.len(), corpus.len());
     assert_eq!(synced.len(), corpus.len());
     for (n, body) in corpus.iter().enumerate() {
-        assert_eq!(history[n]["body"].as_str().expect("body").as_bytes(), body.as_bytes(), "history of #{n}");
-        assert_eq!(synced[n]["body"].as_str().expect("body").as_bytes(), body.as_bytes(), "SYNC of #{n}");
+        assert_eq!(
+            history[n]["body"].as_str().expect("body").as_bytes(),
+            body.as_bytes(),
+            "history of #{n}"
+        );
+        assert_eq!(
+            synced[n]["body"].as_str().expect("body").as_bytes(),
+            body.as_bytes(),
+            "SYNC of #{n}"
+        );
     }
     // U+0000 is refused on every store, never altered or an internal error.
     alice.send_msg("room", "nul", "before\u{0}after").await;
     let err = alice.recv_type("ERROR").await;
-    assert_eq!((err["code"].as_str(), err["field"].as_str()), (Some("invalid_field"), Some("body")));
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("invalid_field"), Some("body"))
+    );
     let (_, channel) = app.request("GET", "/v1/channels/room", Some(ADMIN_TOKEN), None).await;
     assert_eq!(channel["lastSeq"], corpus.len() as i64);
     app.stop().await;
