@@ -144,6 +144,11 @@ impl FrameError {
 /// `type`; [`FrameError::UnknownType`]; [`FrameError::InvalidField`] naming the
 /// first required field that is missing or of the wrong JSON type.
 pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
+    // Fast path: one pass straight into the typed frame. Only a refusal takes
+    // the slower path below, which finds the spec's code and the field.
+    if let Ok(frame) = serde_json::from_str::<ClientFrame>(text) {
+        return Ok(frame);
+    }
     let value: Value = serde_json::from_str(text)
         .map_err(|e| FrameError::BadFrame(format!("not valid JSON ({})", e.classify_name())))?;
     let Value::Object(map) = value else {
@@ -200,6 +205,24 @@ impl ClassifyName for serde_json::Error {
             serde_json::error::Category::Eof => "unexpected end of input",
         }
     }
+}
+
+/// The `clientMsgId` of a MSG_SEND, read without decoding the rest of the
+/// frame, when it is a valid id: for replies that echo it (`rate_limited`).
+pub fn peek_client_msg_id(text: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Peek<'a> {
+        #[serde(rename = "type", borrow)]
+        ty: Option<std::borrow::Cow<'a, str>>,
+        #[serde(rename = "clientMsgId", borrow)]
+        client_msg_id: Option<std::borrow::Cow<'a, str>>,
+    }
+    let peek: Peek<'_> = serde_json::from_str(text).ok()?;
+    if peek.ty.as_deref() != Some("MSG_SEND") {
+        return None;
+    }
+    let id = peek.client_msg_id?;
+    ClientMsgId::parse(&id).ok().map(|_| id.into_owned())
 }
 
 /// A validated client request, ready for the session to act on.
@@ -566,6 +589,38 @@ mod tests {
     }
 
     #[test]
+    fn client_msg_id_can_be_peeked() {
+        let send = r#"{"type":"MSG_SEND","channelId":"r","clientMsgId":"c-1","body":"b","x":[1,{"y":2}]}"#;
+        assert_eq!(peek_client_msg_id(send).as_deref(), Some("c-1"));
+        assert_eq!(
+            peek_client_msg_id(r#"{"type":"MSG_SEND","clientMsgId":"bad id"}"#),
+            None
+        );
+        assert_eq!(peek_client_msg_id(r#"{"type":"SYNC","clientMsgId":"c-1"}"#), None);
+        assert_eq!(peek_client_msg_id("nope"), None);
+    }
+
+    #[test]
+    fn fast_and_slow_paths_agree() {
+        // Duplicate keys: the typed decoder refuses them; the slow path must still answer.
+        let dup = r#"{"type":"MSG_READ","messageId":"a","messageId":"b"}"#;
+        assert_eq!(
+            decode_client_frame(dup).unwrap(),
+            ClientFrame::MsgRead { message_id: "b".into() },
+            "the last key wins"
+        );
+        let ok = r#"{"type":"SYNC","channelId":"c","afterSeq":3}"#;
+        assert_eq!(
+            decode_client_frame(ok).unwrap(),
+            ClientFrame::Sync {
+                channel_id: "c".into(),
+                after_seq: 3,
+                limit: None
+            }
+        );
+    }
+
+    #[test]
     fn unknown_fields_are_ignored() {
         let f = decode_client_frame(r#"{"type":"MSG_READ","messageId":"m","ts":5,"x":{"y":[]}}"#).unwrap();
         assert_eq!(f, ClientFrame::MsgRead { message_id: "m".into() });
@@ -655,5 +710,119 @@ mod tests {
         assert!(v.get("field").is_none());
         let back: ServerFrame = serde_json::from_str(&ServerFrame::MsgRecv(msg).encode()).unwrap();
         assert!(matches!(back, ServerFrame::MsgRecv(_)));
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    //! Property tests: the decoder and validator never panic, refuse with a
+    //! spec code, and accept every well-formed frame unchanged.
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    fn name_id() -> impl Strategy<Value = String> {
+        "[A-Za-z0-9._:@-]{1,128}".prop_filter("not . or ..", |s| s != "." && s != "..")
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(|f| json!(f)),
+            ".{0,40}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,12}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn frame_like() -> impl Strategy<Value = Value> {
+        let ty = prop_oneof![
+            Just("MSG_SEND".to_owned()),
+            Just("MSG_DELIVERED".to_owned()),
+            Just("MSG_READ".to_owned()),
+            Just("SYNC".to_owned()),
+            ".{0,12}",
+        ];
+        let field = prop_oneof![
+            Just("channelId".to_owned()),
+            Just("clientMsgId".to_owned()),
+            Just("body".to_owned()),
+            Just("messageId".to_owned()),
+            Just("afterSeq".to_owned()),
+            Just("limit".to_owned()),
+            ".{0,10}",
+        ];
+        (ty, prop::collection::vec((field, json_value()), 0..6)).prop_map(|(ty, fields)| {
+            let mut map: Map<String, Value> = fields.into_iter().collect();
+            map.insert("type".into(), Value::String(ty));
+            Value::Object(map)
+        })
+    }
+
+    fn check(text: &str) -> Result<(), TestCaseError> {
+        match decode_client_frame(text).and_then(|f| f.validate(16_384)) {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let frame = e.to_error_frame();
+                prop_assert!(!frame.retryable, "refusals of bad input are not retryable");
+                if frame.code == ErrorCode::InvalidField {
+                    prop_assert!(frame.field.is_some(), "invalid_field names its field");
+                }
+                Ok(())
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(text in ".{0,300}") {
+            check(&text)?;
+        }
+
+        #[test]
+        fn arbitrary_frame_shaped_json_never_panics(value in frame_like()) {
+            check(&value.to_string())?;
+        }
+
+        #[test]
+        fn well_formed_sends_are_accepted_unchanged(
+            channel in name_id(),
+            key in "[!-~]{1,128}",
+            body in any::<String>().prop_filter("1..=16384 bytes without NUL", |b| !b.is_empty() && b.len() <= 16_384 && !b.contains('\0')),
+        ) {
+            let text = json!({"type": "MSG_SEND", "channelId": channel, "clientMsgId": key, "body": body}).to_string();
+            let command = decode_client_frame(&text).and_then(|f| f.validate(16_384));
+            match command {
+                Ok(Command::Send { channel_id, client_msg_id, body: got }) => {
+                    prop_assert_eq!(channel_id.as_str(), channel.as_str());
+                    prop_assert_eq!(client_msg_id.as_str(), key.as_str());
+                    prop_assert_eq!(got.as_bytes(), body.as_bytes());
+                }
+                other => prop_assert!(false, "refused a well-formed send: {:?}", other),
+            }
+        }
+
+        #[test]
+        fn sync_bounds_are_exact(after in any::<i64>(), limit in proptest::option::of(any::<i64>())) {
+            let mut frame = json!({"type": "SYNC", "channelId": "room", "afterSeq": after});
+            if let Some(limit) = limit {
+                frame["limit"] = json!(limit);
+            }
+            let result = decode_client_frame(&frame.to_string()).and_then(|f| f.validate(16));
+            let after_ok = (0..=MAX_SEQ).contains(&after);
+            let limit_ok = limit.is_none_or(|l| (1..=500).contains(&l));
+            prop_assert_eq!(result.is_ok(), after_ok && limit_ok);
+        }
     }
 }

@@ -29,10 +29,11 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::AuthUser;
 use crate::fanout::{close_code, CloseSignal, Hub, SessionHandle, SessionId};
-use crate::ids::{now_ms, ClientMsgId, UserId};
+use crate::ids::{now_ms, UserId};
 use crate::limits::ConnectionPermit;
 use crate::protocol::{
-    decode_client_frame, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame, TaggedMessage,
+    decode_client_frame, peek_client_msg_id, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame,
+    TaggedMessage,
 };
 use crate::state::AppState;
 use crate::store::{NewMessage, StoreError};
@@ -192,7 +193,7 @@ impl Reader<'_> {
                         Ok(Message::Text(text)) => self.on_text(text.as_str()).await,
                         Ok(Message::Binary(_)) => {
                             telemetry::frame_in("invalid");
-                            if self.within_rate(None).await {
+                            if self.within_rate(|| None).await {
                                 self.refuse(ErrorFrame::new(ErrorCode::BadFrame, "binary frames are not accepted")).await;
                             }
                         }
@@ -235,7 +236,7 @@ impl Reader<'_> {
 
     /// Counts a frame against the rate limits; when over, answers
     /// `rate_limited` (echoing the send's `clientMsgId`) and returns false.
-    async fn within_rate(&mut self, client_msg_id: Option<&str>) -> bool {
+    async fn within_rate(&mut self, client_msg_id: impl FnOnce() -> Option<String>) -> bool {
         match self.state.limits.check_frame(self.rate.as_ref(), &self.user.user_id) {
             Ok(()) => {
                 self.limited_in_row = 0;
@@ -245,7 +246,7 @@ impl Reader<'_> {
                 self.limited_in_row += 1;
                 let mut frame = ErrorFrame::new(ErrorCode::RateLimited, "too many frames; slow down");
                 frame.retry_after_ms = Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1));
-                frame.client_msg_id = client_msg_id.map(str::to_owned);
+                frame.client_msg_id = client_msg_id();
                 telemetry::send_result("refused", ErrorCode::RateLimited.as_str(), None);
                 self.drain().await;
                 self.handle.send(&ServerFrame::Error(frame));
@@ -255,16 +256,12 @@ impl Reader<'_> {
     }
 
     async fn on_text(&mut self, text: &str) {
-        let decoded = decode_client_frame(text);
-        let client_msg_id = match &decoded {
-            Ok(ClientFrame::MsgSend { client_msg_id, .. }) if ClientMsgId::parse(client_msg_id).is_ok() => {
-                Some(client_msg_id.as_str())
-            }
-            _ => None,
-        };
-        if !self.within_rate(client_msg_id).await {
+        // The rate check comes first, so a flood costs as little as possible;
+        // a refused send still gets its clientMsgId echoed.
+        if !self.within_rate(|| peek_client_msg_id(text)).await {
             return;
         }
+        let decoded = decode_client_frame(text);
         let frame = match decoded {
             Ok(frame) => frame,
             Err(error) => {

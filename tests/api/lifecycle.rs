@@ -376,3 +376,58 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
     assert_eq!(seqs, (1..=stored.len() as i64).collect::<Vec<_>>());
     store.close().await;
 }
+
+/// Tokens never reach the logs, even at debug level with HTTP tracing on:
+/// not from the `access_token` query parameter, not from the header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_never_logged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let admin = "logging-admin-token-0123456789";
+    let secret = "logging-jwt-secret-0123456789-abcdefgh";
+    let mut cmd = chatd(dir.path());
+    cmd.env("CHATD_ADMIN_TOKEN", admin)
+        .env("CHATD_JWT_SECRET", secret)
+        .env("CHATD_LOG", "debug,tower_http=trace");
+    let server = Server::start(cmd);
+    let token = chatd::auth::Auth::new(secret, admin, None, None, 0)
+        .mint(&chatd::ids::UserId::parse("alice").expect("id"), 600)
+        .expect("mint")
+        .0;
+    let http = reqwest::Client::new();
+    let base = format!("http://{}", server.addr);
+    http.post(format!("{base}/v1/channels"))
+        .bearer_auth(admin)
+        .json(&json!({"channelId": "room", "members": ["alice"]}))
+        .send()
+        .await
+        .expect("http");
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/v1/ws?access_token={token}", server.addr))
+        .await
+        .expect("connect");
+    ws.next().await.expect("hello").expect("ok");
+    ws.send(Message::text(
+        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "c", "body": "b"}).to_string(),
+    ))
+    .await
+    .expect("send");
+    ws.next().await.expect("ack").expect("ok");
+    let res = http
+        .get(format!("{base}/v1/channels/room/messages?access_token={token}"))
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 200);
+    let bad = format!("{token}x");
+    let _ = tokio_tungstenite::connect_async(format!("ws://{}/v1/ws?access_token={bad}", server.addr)).await;
+    drop(ws);
+    server.signal("TERM");
+    let lines = server.log.clone();
+    assert_eq!(server.wait(), 0);
+    std::thread::sleep(Duration::from_millis(200));
+    let log = lines.lock().expect("log").join("\n");
+    assert!(log.contains("/v1/ws"), "requests are logged: {log}");
+    let signature = token.rsplit('.').next().expect("signature");
+    for secret_text in [token.as_str(), signature, admin, secret] {
+        assert!(!log.contains(secret_text), "a credential reached the log");
+    }
+}
