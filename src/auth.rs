@@ -242,6 +242,34 @@ mod tests {
         assert!(strict.verify(&token).is_ok());
     }
 
+    fn sign(claims: &serde_json::Value) -> String {
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            claims,
+            &EncodingKey::from_secret("k".repeat(32).as_bytes()),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn exp_and_sub_are_required_and_nbf_is_checked() {
+        let a = auth();
+        assert!(a.verify(&sign(&serde_json::json!({"sub": "alice"}))).is_err(), "no exp");
+        assert!(
+            a.verify(&sign(&serde_json::json!({"exp": 9_999_999_999u64}))).is_err(),
+            "no sub"
+        );
+        assert!(
+            a.verify(&sign(&serde_json::json!({"sub": "a b", "exp": 9_999_999_999u64})))
+                .is_err(),
+            "bad sub"
+        );
+        let future = serde_json::json!({"sub": "alice", "exp": 9_999_999_999u64, "nbf": 9_999_999_000u64});
+        assert!(a.verify(&sign(&future)).is_err(), "not valid yet");
+        let past = serde_json::json!({"sub": "alice", "exp": 9_999_999_999u64, "nbf": 1_000u64});
+        assert!(a.verify(&sign(&past)).is_ok());
+    }
+
     #[test]
     fn audience_may_be_an_array() {
         let a = auth();

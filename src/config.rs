@@ -39,7 +39,7 @@ pub enum LogFormat {
 
 /// Every setting of the server. Field names are the TOML keys; the environment
 /// variable is `CHATD_` + the key in upper case (`listen` → `CHATD_LISTEN`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
     /// HTTP and WebSocket listen address, `host:port`.
@@ -157,6 +157,17 @@ impl Default for Config {
             max_batch: 256,
             ws_read_buffer_bytes: 8 * 1024,
             ws_write_buffer_bytes: 8 * 1024,
+        }
+    }
+}
+
+/// Shows every setting but the secrets (they are `skip_serializing`), so a
+/// `Debug` print never leaks them.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_string(self) {
+            Ok(json) => write!(f, "Config {json}"),
+            Err(_) => f.write_str("Config { .. }"),
         }
     }
 }
@@ -503,6 +514,18 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join(SECRETS_FILE)).unwrap();
         assert!(!text.contains("jwt_secret"), "configured secret written: {text}");
         assert!(text.contains("admin_token"));
+    }
+
+    #[test]
+    fn debug_output_hides_secrets() {
+        let config = Config {
+            jwt_secret: Some("j".repeat(40)),
+            admin_token: Some("a".repeat(40)),
+            ..Config::default()
+        };
+        let shown = format!("{config:?}");
+        assert!(shown.contains("max_body_bytes"));
+        assert!(!shown.contains(&"j".repeat(40)) && !shown.contains(&"a".repeat(40)));
     }
 
     #[test]

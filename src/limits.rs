@@ -177,6 +177,27 @@ mod tests {
     }
 
     #[test]
+    fn the_user_rate_is_shared_by_its_connections() {
+        let l = limits(|c| {
+            c.rate_limit_per_sec = 0;
+            c.user_rate_limit_per_sec = 1;
+            c.user_rate_limit_burst = 4;
+        });
+        let alice = UserId::parse("alice").unwrap();
+        let bob = UserId::parse("bob").unwrap();
+        let (one, two) = (l.connection_rate(), l.connection_rate());
+        for _ in 0..2 {
+            assert!(l.check_frame(one.as_ref(), &alice).is_ok());
+            assert!(l.check_frame(two.as_ref(), &alice).is_ok());
+        }
+        assert!(
+            l.check_frame(one.as_ref(), &alice).is_err(),
+            "alice's connections share her allowance"
+        );
+        assert!(l.check_frame(one.as_ref(), &bob).is_ok(), "bob has his own");
+    }
+
+    #[test]
     fn zero_rate_means_unlimited() {
         let l = limits(|c| {
             c.rate_limit_per_sec = 0;

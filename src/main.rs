@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use chatd::auth::Auth;
-use chatd::config::{Config, Overrides};
+use chatd::config::{Config, ConfigError, Overrides};
 use chatd::ids::UserId;
-use chatd::startup::{self, Application};
+use chatd::startup::{self, Application, StartupError};
 use chatd::telemetry;
 use clap::{Args, Parser, Subcommand};
 
@@ -85,7 +85,14 @@ async fn main() -> ExitCode {
                 eprintln!("  caused by: {cause}");
                 source = cause.source();
             }
-            ExitCode::FAILURE
+            // Configuration problems (secrets file included) exit 2, like a bad setting.
+            let config_error = error.downcast_ref::<ConfigError>().is_some()
+                || matches!(error.downcast_ref::<StartupError>(), Some(StartupError::Config(_)));
+            if config_error {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

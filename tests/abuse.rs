@@ -14,7 +14,11 @@ use futures_util::{SinkExt, StreamExt};
 use helpers::{postgres_url, spawn_app_with, Backend};
 use tokio_tungstenite::tungstenite::Message;
 
-const SAMPLES: usize = 40;
+/// Rounds of (quiet, flooded) measurement, interleaved so that other load on
+/// the machine falls on both sides alike.
+const ROUNDS: usize = 6;
+/// Chat round trips measured per side and round.
+const SAMPLES: usize = 12;
 
 async fn chat_latencies(bob: &mut helpers::WsClient, carol: &mut helpers::WsClient, tag: &str) -> Vec<Duration> {
     let mut out = Vec::with_capacity(SAMPLES);
@@ -43,10 +47,9 @@ async fn flood_keeps_others_within_2x(backend: Backend) {
     let mut bob = app.connect("bob").await;
     let mut carol = app.connect("carol").await;
 
-    let before = chat_latencies(&mut bob, &mut carol, "before").await;
-
     let alice = app.connect("alice").await;
     let (mut sink, mut stream) = alice.stream.split();
+    let flooding = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
     let refused = Arc::new(AtomicU64::new(0));
     let reader = {
@@ -60,10 +63,14 @@ async fn flood_keeps_others_within_2x(backend: Backend) {
         })
     };
     let flooder = {
-        let stop = stop.clone();
+        let (stop, flooding) = (stop.clone(), flooding.clone());
         tokio::spawn(async move {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
+                if !flooding.load(Ordering::Relaxed) {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    continue;
+                }
                 for _ in 0..50 {
                     // Formatted by hand: the flooder's own CPU is not what is measured.
                     let frame =
@@ -81,15 +88,21 @@ async fn flood_keeps_others_within_2x(backend: Backend) {
             n
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let during = chat_latencies(&mut bob, &mut carol, "during").await;
+    let (mut quiet, mut flooded) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        flooding.store(false, Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        quiet.extend(chat_latencies(&mut bob, &mut carol, &format!("quiet{round}")).await);
+        flooding.store(true, Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        flooded.extend(chat_latencies(&mut bob, &mut carol, &format!("flood{round}")).await);
+    }
     stop.store(true, Ordering::Relaxed);
     let sent = flooder.await.expect("flooder");
-    let after = chat_latencies(&mut bob, &mut carol, "after").await;
     reader.abort();
 
-    let baseline = median(before.into_iter().chain(after).collect());
-    let flooded = median(during);
+    let baseline = median(quiet);
+    let flooded = median(flooded);
     println!(
         "{backend:?}: baseline p50 {baseline:?}, during flood p50 {flooded:?}, flood frames {sent}, refused {}",
         refused.load(Ordering::Relaxed)

@@ -43,16 +43,16 @@ pub async fn ws_handler(
     if state.shutdown.is_cancelled() {
         return ApiError::unavailable("server is shutting down").into_response();
     }
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(rejection) => return ApiError::bad_request(&rejection.body_text()).into_response(),
+    };
     let permit = match state.limits.acquire(&user.user_id) {
         Ok(permit) => permit,
         Err(refused @ ConnectionRefused::PerUser) => {
             return ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", &refused.to_string()).into_response()
         }
         Err(refused @ ConnectionRefused::Total) => return ApiError::unavailable(&refused.to_string()).into_response(),
-    };
-    let upgrade = match upgrade {
-        Ok(u) => u,
-        Err(rejection) => return ApiError::bad_request(&rejection.body_text()).into_response(),
     };
     let config = &state.config;
     let tracker = state.sessions.clone();

@@ -42,6 +42,10 @@ use crate::writer::SendJob;
 
 /// How long the writer keeps trying to deliver the close frame.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// With the `test-hooks` feature, this text frame makes its session panic.
+#[cfg(feature = "test-hooks")]
+pub const TEST_PANIC_FRAME: &str = "__chatd_test_panic__";
+
 /// How long to wait for the client's close frame after ours.
 const LINGER: Duration = Duration::from_secs(2);
 /// Most queued frames written before one flush.
@@ -53,10 +57,15 @@ struct Registration {
     hub: Arc<Hub>,
     user_id: UserId,
     id: SessionId,
+    close: Arc<CloseSignal>,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // The writer task outlives this one: have it close with 1011.
+            self.close.kick(close_code::INTERNAL, "internal error");
+        }
         self.hub.unregister(&self.user_id, &self.id);
         telemetry::connections(-1.0);
     }
@@ -79,6 +88,7 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
         hub: state.hub.clone(),
         user_id: user.user_id.clone(),
         id: id.clone(),
+        close: close.clone(),
     };
 
     let (sink, mut stream) = socket.split();
@@ -256,6 +266,10 @@ impl Reader<'_> {
     }
 
     async fn on_text(&mut self, text: &str) {
+        #[cfg(feature = "test-hooks")]
+        if text == TEST_PANIC_FRAME {
+            panic!("test hook: a session panics");
+        }
         // The rate check comes first, so a flood costs as little as possible;
         // a refused send still gets its clientMsgId echoed.
         if !self.within_rate(|| peek_client_msg_id(text)).await {

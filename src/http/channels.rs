@@ -4,13 +4,13 @@ use std::collections::HashMap;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::{caller, require_admin, ApiError, Caller};
+use super::{caller, require_admin, ApiError, ApiPath, ApiQuery, Caller};
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::protocol::{check_after_seq, check_limit, TaggedMessage};
 use crate::state::AppState;
@@ -97,7 +97,7 @@ pub async fn create_channel(
 pub async fn get_channel(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(raw): Path<String>,
+    ApiPath(raw): ApiPath<String>,
 ) -> Result<Json<ChannelView>, ApiError> {
     require_admin(&state, &headers)?;
     let id = channel_id(&raw)?;
@@ -113,7 +113,7 @@ pub async fn get_channel(
 pub async fn add_member(
     state: State<AppState>,
     headers: HeaderMap,
-    path: Path<(String, String)>,
+    path: ApiPath<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     set_member(state, headers, path, true).await
 }
@@ -122,7 +122,7 @@ pub async fn add_member(
 pub async fn remove_member(
     state: State<AppState>,
     headers: HeaderMap,
-    path: Path<(String, String)>,
+    path: ApiPath<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     set_member(state, headers, path, false).await
 }
@@ -130,7 +130,7 @@ pub async fn remove_member(
 async fn set_member(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((raw_channel, raw_user)): Path<(String, String)>,
+    ApiPath((raw_channel, raw_user)): ApiPath<(String, String)>,
     add: bool,
 ) -> Result<StatusCode, ApiError> {
     require_admin(&state, &headers)?;
@@ -176,8 +176,8 @@ pub async fn create_token(
 pub async fn history(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(raw): Path<String>,
-    Query(query): Query<HashMap<String, String>>,
+    ApiPath(raw): ApiPath<String>,
+    ApiQuery(query): ApiQuery<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let who = match super::auth_header_or_query(&headers, &query) {
         Some(headers) => caller(&state, &headers)?,

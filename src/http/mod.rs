@@ -169,3 +169,42 @@ pub(crate) fn auth_header_or_query(
     map.insert(header::AUTHORIZATION, format!("Bearer {token}").parse().ok()?);
     Some(map)
 }
+
+/// `axum::extract::Path` whose refusals (say, a path segment that is not
+/// UTF-8 once percent-decoded) use the API's error shape (400 `invalid_field`).
+#[derive(Debug)]
+pub struct ApiPath<T>(pub T);
+
+impl<S, T> axum::extract::FromRequestParts<S> for ApiPath<T>
+where
+    S: Send + Sync,
+    T: serde::de::DeserializeOwned + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| ApiPath(value))
+            .map_err(|rejection| ApiError::new(rejection.status(), "invalid_field", &rejection.body_text()))
+    }
+}
+
+/// `axum::extract::Query` whose refusals use the API's error shape (400 `bad_request`).
+#[derive(Debug)]
+pub struct ApiQuery<T>(pub T);
+
+impl<S, T> axum::extract::FromRequestParts<S> for ApiQuery<T>
+where
+    S: Send + Sync,
+    T: serde::de::DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Query(value)| ApiQuery(value))
+            .map_err(|rejection| ApiError::new(rejection.status(), "bad_request", &rejection.body_text()))
+    }
+}

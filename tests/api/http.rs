@@ -78,6 +78,12 @@ async fn channel_routes(backend: Backend) {
     let (status, body) = app.request("GET", "/v1/channels/room", admin, None).await;
     assert_eq!(status, 200);
     assert_eq!(body["members"], json!(["alice", "bob"]));
+    let (status, body) = app.request("GET", "/v1/channels/%FF", admin, None).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("invalid_field")),
+        "a path that is not UTF-8"
+    );
     let (status, body) = app.request("GET", "/v1/channels/nope", admin, None).await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")));
     // Unknown routes and methods answer in the same error shape.

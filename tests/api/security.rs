@@ -20,6 +20,7 @@ on_both_stores!(
     an_idle_or_dribbling_peer_is_closed,
     bad_token_floods_are_refused_and_the_server_keeps_serving,
     protocol_violations_close_with_1002_or_1007,
+    a_panicking_session_affects_no_other,
     naughty_strings_round_trip_byte_identical,
 );
 
@@ -362,5 +363,35 @@ async fn naughty_strings_round_trip_byte_identical(backend: Backend) {
     );
     let (_, channel) = app.request("GET", "/v1/channels/room", Some(ADMIN_TOKEN), None).await;
     assert_eq!(channel["lastSeq"], corpus.len() as i64);
+    app.stop().await;
+}
+
+async fn a_panicking_session_affects_no_other(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob", "carol"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    let mut carol = app.connect("carol").await;
+    assert_eq!(app.state.hub.session_count(), 3);
+    alice.send_text(chatd::gateway::session::TEST_PANIC_FRAME).await;
+    // Alice's session ends with 1011 (internal error) and is unregistered.
+    assert_eq!(alice.recv_close_code().await, 1011);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while app.state.hub.session_count() != 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the panicked session stayed registered"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Everyone else carries on, and alice can come back.
+    let ack = bob.send_and_ack("room", "after-panic", "still here").await;
+    assert_eq!(carol.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+    let mut alice = app.connect("alice").await;
+    alice.send_json(sync("room", 0, None)).await;
+    assert_eq!(
+        alice.recv_type("SYNC_BATCH").await["messages"][0]["messageId"],
+        ack["messageId"]
+    );
     app.stop().await;
 }
