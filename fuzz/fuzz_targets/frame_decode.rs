@@ -1,5 +1,6 @@
 //! Fuzzes the client frame decoder and validator: no input may panic.
-//! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run frame_decode -- -max_total_time=60`.
+//! Run from `fuzz/`:
+//! `RUSTC_BOOTSTRAP=1 cargo fuzz run frame_decode -- -max_total_time=60 seeds/frame_decode`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
