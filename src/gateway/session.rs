@@ -128,10 +128,10 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
     // Let the writer drain: it stops once every sender of the queue is gone.
     drop(registration);
     drop(handle);
-    let code = close.reason().map_or(close_code::NORMAL, |r| r.code);
     if tokio::time::timeout(CLOSE_TIMEOUT * 2, writer).await.is_err() {
         tracing::warn!("writer did not finish");
     }
+    let code = close.reason().map_or(close_code::NORMAL, |r| r.code);
     // Lingering close (RFC 6455 §7.1.1): read, and discard, until the client's
     // close frame. Closing a socket with unread input makes the kernel send a
     // reset, which can destroy frames still on their way to the client.

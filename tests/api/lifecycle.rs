@@ -54,6 +54,10 @@ impl Server {
                 for line in BufReader::new(pipe).lines().map_while(Result::ok) {
                     if let Some(rest) = line.split("addr=").nth(1) {
                         let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
+                    } else if let Ok(json) = serde_json::from_str::<Value>(&line) {
+                        if let Some(addr) = json["addr"].as_str() {
+                            let _ = tx.send(addr.to_owned());
+                        }
                     }
                     log.lock().expect("log").push(line);
                 }
@@ -433,5 +437,25 @@ async fn tokens_are_never_logged() {
     let signature = token.rsplit('.').next().expect("signature");
     for secret_text in [token.as_str(), signature, admin, secret] {
         assert!(!log.contains(secret_text), "a credential reached the log");
+    }
+}
+
+/// `log_format = "json"` gives one JSON object per log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_are_one_object_per_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = chatd(dir.path());
+    cmd.env("CHATD_LOG_FORMAT", "json");
+    let server = Server::start(cmd);
+    assert_eq!(get(&server.addr, "/healthz", None).await.status(), 200);
+    server.signal("TERM");
+    let lines = server.log.clone();
+    assert_eq!(server.wait(), 0);
+    std::thread::sleep(Duration::from_millis(200));
+    let lines = lines.lock().expect("log").clone();
+    assert!(lines.len() >= 2, "{lines:?}");
+    for line in &lines {
+        let value: Value = serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}"));
+        assert!(value["level"].is_string() && value["message"].is_string(), "{line}");
     }
 }

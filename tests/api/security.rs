@@ -395,3 +395,66 @@ async fn a_panicking_session_affects_no_other(backend: Backend) {
     );
     app.stop().await;
 }
+
+/// With `max_sends_in_flight` sends waiting on the store, the server stops
+/// reading the connection (the client's writes back up) instead of queueing
+/// without bound; once the store moves again, every send is ACKed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sends_in_flight_are_bounded_by_not_reading() {
+    use futures_util::SinkExt;
+    use sqlx::Connection;
+    let app = spawn_app_with(Backend::Sqlite, |c| {
+        c.max_sends_in_flight = 1;
+        c.rate_limit_per_sec = 0;
+        c.user_rate_limit_per_sec = 0;
+    })
+    .await;
+    app.create_channel("room", &["alice"]).await;
+    let alice = app.connect("alice").await;
+    // Hold SQLite's write lock from outside, so the first send cannot commit.
+    let mut blocker = sqlx::SqliteConnection::connect(&app.db.url)
+        .await
+        .expect("second connection");
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut blocker)
+        .await
+        .expect("take the write lock");
+    const FRAMES: usize = 400;
+    let (mut sink, mut stream) = futures_util::StreamExt::split(alice.stream);
+    let writer = tokio::spawn(async move {
+        let pad = "p".repeat(60_000);
+        for n in 0..FRAMES {
+            let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": format!("k{n}"), "body": "x", "pad": pad});
+            sink.send(tokio_tungstenite::tungstenite::Message::text(frame.to_string()))
+                .await
+                .expect("send");
+        }
+        sink
+    });
+    // 400 frames of 60 KB (24 MB) cannot all fit in socket buffers: the writes back up.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert!(
+        !writer.is_finished(),
+        "the server kept reading past its in-flight limit"
+    );
+    sqlx::query("ROLLBACK")
+        .execute(&mut blocker)
+        .await
+        .expect("release the lock");
+    let _sink = tokio::time::timeout(Duration::from_secs(60), writer)
+        .await
+        .expect("writes resume")
+        .expect("writer");
+    let mut acks = 0;
+    while acks < FRAMES {
+        let next = tokio::time::timeout(Duration::from_secs(30), futures_util::StreamExt::next(&mut stream)).await;
+        let Ok(Some(Ok(tokio_tungstenite::tungstenite::Message::Text(text)))) = next else {
+            panic!("{next:?}")
+        };
+        let frame: Value = serde_json::from_str(text.as_str()).expect("json");
+        assert_eq!(frame["type"], "MSG_ACK", "{frame}");
+        assert_eq!(frame["clientMsgId"], format!("k{acks}"));
+        acks += 1;
+    }
+    app.stop().await;
+}
