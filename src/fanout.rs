@@ -220,3 +220,71 @@ impl Hub {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{ChannelId, ClientMsgId};
+
+    fn session(hub: &Hub, user: &str, n: usize) -> (SessionHandle, mpsc::Receiver<Utf8Bytes>) {
+        let (tx, rx) = mpsc::channel(n);
+        let handle = SessionHandle::new(
+            uuid::Uuid::now_v7().to_string().into(),
+            UserId::parse(user).unwrap(),
+            tx,
+            Arc::new(CloseSignal::default()),
+        );
+        hub.register(handle.clone());
+        (handle, rx)
+    }
+
+    fn message() -> StoredMessage {
+        StoredMessage {
+            message_id: uuid::Uuid::now_v7(),
+            channel_id: ChannelId::parse("room").unwrap(),
+            sender_id: UserId::parse("alice").unwrap(),
+            client_msg_id: ClientMsgId::parse("c1").unwrap(),
+            seq: 1,
+            body: "hello".into(),
+            ts: 1,
+        }
+    }
+
+    #[test]
+    fn msg_recv_is_serialised_once_and_shared() {
+        let hub = Hub::default();
+        let (sender, mut sender_rx) = session(&hub, "alice", 4);
+        let (_other, mut other_rx) = session(&hub, "alice", 4);
+        let (_b1, mut b1) = session(&hub, "bob", 4);
+        let (_b2, mut b2) = session(&hub, "bob", 4);
+        let (_eve, mut eve) = session(&hub, "eve", 4);
+        let members = [UserId::parse("alice").unwrap(), UserId::parse("bob").unwrap()];
+        hub.publish_message(&message(), &members, &sender.id);
+        let frames: Vec<Utf8Bytes> = [&mut other_rx, &mut b1, &mut b2]
+            .into_iter()
+            .map(|rx| rx.try_recv().unwrap())
+            .collect();
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.as_str().as_ptr() == frames[0].as_str().as_ptr()),
+            "one buffer for all"
+        );
+        assert!(frames[0].as_str().contains("\"MSG_RECV\""));
+        assert!(sender_rx.try_recv().is_err(), "not the sending session");
+        assert!(eve.try_recv().is_err(), "never a non-member");
+    }
+
+    #[test]
+    fn a_full_queue_closes_the_session_with_1013() {
+        let hub = Hub::default();
+        let (sender, _rx) = session(&hub, "alice", 1);
+        let (slow, _slow_rx) = session(&hub, "bob", 1);
+        let members = [UserId::parse("bob").unwrap()];
+        hub.publish_message(&message(), &members, &sender.id);
+        assert!(!slow.close.is_kicked());
+        hub.publish_message(&message(), &members, &sender.id);
+        assert!(slow.close.is_kicked());
+        assert_eq!(slow.close.reason().map(|r| r.code), Some(close_code::TRY_AGAIN_LATER));
+    }
+}
