@@ -59,6 +59,14 @@ pub fn postgres_url() -> Option<String> {
     }
 }
 
+/// A connection to the test PostgreSQL's maintenance database.
+pub async fn pg_admin() -> sqlx::PgConnection {
+    let url = postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
+    <sqlx::PgConnection as sqlx::Connection>::connect(&url)
+        .await
+        .expect("cannot reach the test PostgreSQL (CHATD_TEST_DATABASE_URL)")
+}
+
 /// Runs each named `async fn name(backend: Backend)` once per store:
 /// `sqlite::name` and `postgres::name`.
 #[macro_export]
@@ -104,9 +112,7 @@ impl TestDb {
             Backend::Postgres => {
                 let admin_url = postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
                 let name = format!("chatd_test_{}", uuid::Uuid::now_v7().simple());
-                let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url)
-                    .await
-                    .expect("cannot reach the test PostgreSQL (CHATD_TEST_DATABASE_URL)");
+                let mut conn = pg_admin().await;
                 sqlx::query(&format!("CREATE DATABASE \"{name}\""))
                     .execute(&mut conn)
                     .await

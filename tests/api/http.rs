@@ -303,16 +303,14 @@ async fn health_and_metrics(backend: Backend) {
 /// when it accepts them, without a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_is_503_while_the_database_is_down() {
-    let Some(admin_url) = postgres_url() else {
+    if postgres_url().is_none() {
         return;
-    };
+    }
     let app = spawn_app(Backend::Postgres).await;
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     let name = app.db.url.rsplit('/').next().expect("db name").to_owned();
-    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url)
-        .await
-        .expect("admin connection");
+    let mut admin = crate::helpers::pg_admin().await;
     sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false"))
         .execute(&mut admin)
         .await
