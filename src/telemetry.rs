@@ -28,7 +28,13 @@ use crate::config::LogFormat;
 /// When `filter` is not valid `EnvFilter` syntax.
 pub fn init_tracing(filter: &str, format: LogFormat) -> Result<(), tracing_subscriber::filter::ParseError> {
     let filter = EnvFilter::try_new(filter)?;
-    let registry = tracing_subscriber::registry().with(filter);
+    // tungstenite logs whole frames (message bodies) at TRACE: never keep those,
+    // whatever the filter says.
+    let no_frame_dumps = tracing_subscriber::filter::filter_fn(|meta| {
+        !(*meta.level() == tracing::Level::TRACE
+            && (meta.target().starts_with("tungstenite") || meta.target().starts_with("tokio_tungstenite")))
+    });
+    let registry = tracing_subscriber::registry().with(filter).with(no_frame_dumps);
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let _ = match format {
         LogFormat::Pretty => registry

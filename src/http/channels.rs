@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::{caller, require_admin, ApiError, ApiPath, ApiQuery, Caller};
+use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller};
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::protocol::{check_after_seq, check_limit, TaggedMessage};
 use crate::state::AppState;
@@ -179,10 +179,7 @@ pub async fn history(
     ApiPath(raw): ApiPath<String>,
     ApiQuery(query): ApiQuery<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let who = match super::auth_header_or_query(&headers, &query) {
-        Some(headers) => caller(&state, &headers)?,
-        None => return Err(ApiError::unauthorized("missing bearer token")),
-    };
+    let who = super::caller_from_header_or_query(&state, &headers, &query)?;
     let id = channel_id(&raw)?;
     let after_seq = match query.get("afterSeq") {
         None => 0,

@@ -36,6 +36,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "method not allowed on this route")
         })
+        .layer(axum::middleware::from_fn_with_state(state.config.handshake_timeout(), request_deadline))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error").into_response()
         }))
@@ -47,6 +48,26 @@ pub fn router(state: AppState) -> Router {
         )
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
         .with_state(state)
+}
+
+/// Bounds the whole HTTP request (head, body and handling) by
+/// `handshake_timeout_ms`: a client that sends its body a byte at a time gets
+/// 408 instead of holding the connection. A WebSocket upgrade answers at once,
+/// so upgraded sessions are not affected.
+async fn request_deadline(
+    axum::extract::State(limit): axum::extract::State<std::time::Duration>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "bad_request",
+            "request not completed in time",
+        )
+        .into_response(),
+    }
 }
 
 /// An HTTP error: `{"error": {"code", "message"}}` with its status.
@@ -155,19 +176,29 @@ pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError>
         .map_err(|e| ApiError::unauthorized(&e.to_string()))
 }
 
-/// The request's credentials as headers: the `Authorization` header when
-/// present, else the `access_token` query parameter as a bearer header.
-pub(crate) fn auth_header_or_query(
+/// Identifies the caller of a route open to users: the `Authorization`
+/// header (admin token or user JWT) when present, else the `access_token`
+/// query parameter, which only ever carries a user JWT (the admin token is
+/// never accepted in a URL, where proxies log it).
+///
+/// # Errors
+/// 401 when both are missing or the token is refused.
+pub(crate) fn caller_from_header_or_query(
+    state: &AppState,
     headers: &HeaderMap,
     query: &std::collections::HashMap<String, String>,
-) -> Option<HeaderMap> {
+) -> Result<Caller, ApiError> {
     if auth::bearer(headers).is_some() {
-        return Some(headers.clone());
+        return caller(state, headers);
     }
-    let token = query.get("access_token")?;
-    let mut map = HeaderMap::new();
-    map.insert(header::AUTHORIZATION, format!("Bearer {token}").parse().ok()?);
-    Some(map)
+    let token = query
+        .get("access_token")
+        .ok_or_else(|| ApiError::unauthorized("missing bearer token"))?;
+    state
+        .auth
+        .verify(token)
+        .map(Caller::User)
+        .map_err(|e| ApiError::unauthorized(&e.to_string()))
 }
 
 /// `axum::extract::Path` whose refusals (say, a path segment that is not

@@ -172,6 +172,24 @@ async fn a_slow_handshake_is_cut_off(backend: Backend) {
     let mut buf = [0u8; 512];
     let read = tokio::time::timeout(Duration::from_secs(5), silent.read(&mut buf)).await;
     assert!(read.is_ok(), "silent connection not closed");
+    // A request whose body trickles in gets 408, token or not.
+    let mut trickle = TcpStream::connect(app.addr).await.expect("connect");
+    trickle
+        .write_all(
+            b"POST /v1/channels HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+        )
+        .await
+        .expect("head");
+    let started = std::time::Instant::now();
+    let mut response = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), trickle.read_to_end(&mut response)).await;
+    let response = String::from_utf8_lossy(&response);
+    assert!(
+        response.starts_with("HTTP/1.1 408"),
+        "slow body not cut off: {response:?}"
+    );
+    assert!(response.contains("\"code\":\"bad_request\""), "{response}");
+    assert!(started.elapsed() < Duration::from_secs(3));
     // The server still serves.
     let mut alice = app.connect("alice").await;
     alice.send_json(sync("nope", 0, None)).await;

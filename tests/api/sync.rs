@@ -138,6 +138,16 @@ async fn history_route_pages_and_checks_membership(backend: Backend) {
         assert_eq!(body["error"]["code"], "invalid_field", "{query}");
     }
     assert_eq!(app.history("room", "garbage", "").await.0, 401);
+    // The admin token is never accepted in the URL (proxies log URLs).
+    let (status, _) = app
+        .request(
+            "GET",
+            &format!("/v1/channels/room/messages?access_token={ADMIN_TOKEN}"),
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(status, 401);
     app.stop().await;
 }
 
