@@ -144,10 +144,10 @@ impl Default for Config {
             handshake_timeout_ms: 10_000,
             max_connections: 10_000,
             max_connections_per_user: 100,
-            rate_limit_per_sec: 100,
-            rate_limit_burst: 1_000,
-            user_rate_limit_per_sec: 300,
-            user_rate_limit_burst: 3_000,
+            rate_limit_per_sec: 200,
+            rate_limit_burst: 2_000,
+            user_rate_limit_per_sec: 1_000,
+            user_rate_limit_burst: 10_000,
             max_rate_limited: 100,
             shutdown_grace: 10,
             ping_interval_secs: 30,
@@ -514,6 +514,33 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join(SECRETS_FILE)).unwrap();
         assert!(!text.contains("jwt_secret"), "configured secret written: {text}");
         assert!(text.contains("admin_token"));
+    }
+
+    #[test]
+    fn the_shipped_config_file_holds_exactly_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CONFIG_FILE);
+        let from_file: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Toml::file_exact(&path))
+            .extract()
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&from_file).unwrap(),
+            serde_json::to_value(Config::default()).unwrap()
+        );
+        assert!(
+            from_file.jwt_secret.is_none() && from_file.admin_token.is_none(),
+            "no secret is shipped"
+        );
+        // Every key is written out (commented keys count for the unset ones).
+        let text = std::fs::read_to_string(&path).unwrap();
+        for key in serde_json::to_value(Config::default())
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+        {
+            assert!(text.contains(&format!("{key} =")), "config/chatd.toml lacks {key}");
+        }
     }
 
     #[test]
