@@ -172,14 +172,16 @@ impl Application {
                 }
             }
         });
-        listener::serve(
+        let http = tokio::spawn(listener::serve(
             listener,
             http::router(state.clone()),
             state.config.handshake_timeout(),
             token.clone(),
-        )
-        .await;
+        ));
+        token.cancelled().await;
 
+        // The grace period runs from the signal; HTTP connections drain
+        // (at most 5 s, in `listener::serve`) while sessions finish.
         let grace = Duration::from_secs(state.config.shutdown_grace);
         state.sessions.close();
         if tokio::time::timeout(grace, state.sessions.wait()).await.is_err() {
@@ -192,6 +194,7 @@ impl Application {
             }
             let _ = tokio::time::timeout(Duration::from_secs(1), state.sessions.wait()).await;
         }
+        let _ = http.await;
         let store = state.store.clone();
         drop(state);
         writer_tasks.close();
