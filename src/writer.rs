@@ -113,10 +113,7 @@ async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, hub: Arc<Hub>
                 }
             }
             Err(error) => {
-                let code = match error {
-                    StoreError::Unavailable(_) => ErrorCode::Unavailable,
-                    _ => ErrorCode::Internal,
-                };
+                let code = error.wire_code();
                 tracing::error!(error = %error, cause = ?std::error::Error::source(&error), sends = jobs.len(), "batch not stored");
                 for job in &jobs {
                     refuse(job, code, "the message was not stored; retry");

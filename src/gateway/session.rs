@@ -429,13 +429,15 @@ fn read_error_close(text: &str) -> Option<(u16, &'static str)> {
 
 /// The ERROR for a failed store call; details go to the log, not the client.
 fn store_error(error: &StoreError) -> ErrorFrame {
-    match error {
-        StoreError::Unavailable(_) => ErrorFrame::new(ErrorCode::Unavailable, "database unavailable; retry"),
-        other => {
-            tracing::error!(error = %other, cause = ?std::error::Error::source(other), "store call failed");
-            ErrorFrame::new(ErrorCode::Internal, "internal error; retry")
-        }
+    let code = error.wire_code();
+    if code == ErrorCode::Internal {
+        tracing::error!(%error, cause = ?std::error::Error::source(error), "store call failed");
     }
+    let message = match code {
+        ErrorCode::Unavailable => "database unavailable; retry",
+        _ => "internal error; retry",
+    };
+    ErrorFrame::new(code, message)
 }
 
 /// Writes HELLO, then queued frames, until the queue closes or the session is

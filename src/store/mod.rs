@@ -23,7 +23,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 pub use backend::{PgStore, SqliteStore};
 
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::protocol::{ChannelState, RecvMessage};
+use crate::protocol::{ChannelState, ErrorCode, RecvMessage};
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -141,6 +141,18 @@ pub enum StoreError {
     /// Migrations failed.
     #[error("migration failed")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl StoreError {
+    /// The wire error code for a failed store call: `unavailable` when the
+    /// database could not be reached (nothing was stored), else `internal`.
+    /// Both are retryable.
+    pub fn wire_code(&self) -> ErrorCode {
+        match self {
+            StoreError::Unavailable(_) => ErrorCode::Unavailable,
+            _ => ErrorCode::Internal,
+        }
+    }
 }
 
 impl From<sqlx::Error> for StoreError {
