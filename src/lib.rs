@@ -21,15 +21,15 @@
 //! - [`telemetry`]: logs and metrics;
 //! - [`startup`]: building, running and shutting down the server.
 
+pub use chatd_proto::{ids, protocol};
+
 pub mod auth;
 pub mod config;
 pub mod fanout;
 pub mod gateway;
 pub mod http;
-pub mod ids;
 pub mod limits;
 pub mod listener;
-pub mod protocol;
 pub mod startup;
 pub mod state;
 pub mod store;

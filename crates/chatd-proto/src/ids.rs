@@ -44,8 +44,10 @@ macro_rules! name_id {
                 check_name(s).map(|()| Self(s.to_owned()))
             }
 
-            /// Wraps a value already known to be valid (read back from the store).
-            pub(crate) fn from_trusted(s: String) -> Self {
+            /// Wraps a value already known to be valid (read back from the
+            /// store, which only ever holds parsed ids). Never use it on input.
+            #[doc(hidden)]
+            pub fn from_trusted(s: String) -> Self {
                 Self(s)
             }
 
@@ -114,7 +116,10 @@ impl ClientMsgId {
         Ok(Self(s.to_owned()))
     }
 
-    pub(crate) fn from_trusted(s: String) -> Self {
+    /// Wraps a value already known to be valid (read back from the store).
+    /// Never use it on input.
+    #[doc(hidden)]
+    pub fn from_trusted(s: String) -> Self {
         Self(s)
     }
 
