@@ -341,7 +341,9 @@ async fn open(config: &ClientConfig) -> Result<(Socket, Hello), Failure> {
         request.headers_mut().insert("authorization", bearer);
         let ws_config = WebSocketConfig::default()
             .max_message_size(Some(config.max_message_bytes))
-            .max_frame_size(Some(config.max_message_bytes));
+            .max_frame_size(Some(config.max_message_bytes))
+            .read_buffer_size(config.read_buffer_bytes)
+            .write_buffer_size(config.write_buffer_bytes);
         let (mut socket, _) = tokio_tungstenite::connect_async_with_config(request, Some(ws_config), true)
             .await
             .map_err(|e| match &e {

@@ -48,6 +48,12 @@ pub struct ClientConfig {
     pub event_capacity: usize,
     /// Largest incoming WebSocket message, bytes. Default 1 MiB.
     pub max_message_bytes: usize,
+    /// WebSocket read buffer, bytes. tungstenite's default reserves 128 KiB
+    /// per connection; chat frames are small. Default 8 KiB.
+    pub read_buffer_bytes: usize,
+    /// WebSocket write buffer, bytes (frames are flushed in batches).
+    /// Default 8 KiB.
+    pub write_buffer_bytes: usize,
 }
 
 impl ClientConfig {
@@ -68,6 +74,8 @@ impl ClientConfig {
             sync_limit: 500,
             event_capacity: 4096,
             max_message_bytes: 1 << 20,
+            read_buffer_bytes: 8 << 10,
+            write_buffer_bytes: 8 << 10,
         }
     }
 }
