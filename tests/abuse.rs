@@ -119,7 +119,7 @@ async fn flood_keeps_others_within_2x(backend: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flooding_client_does_not_slow_the_others() {
-    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = SERIAL.lock().await;
     flood_keeps_others_within_2x(Backend::Sqlite).await;
     if postgres_url().is_some() {
         flood_keeps_others_within_2x(Backend::Postgres).await;
@@ -146,7 +146,7 @@ async fn closes_1013(app: &helpers::TestApp) -> u64 {
 
 /// The measuring tests take turns: each measures a ratio and must not share
 /// the machine with the other.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Opens a session for `user` whose socket takes almost nothing: a 4 KiB
 /// receive buffer, and the test never reads it. Reads HELLO only.
@@ -275,7 +275,7 @@ async fn slow_reader_keeps_others_within_2x(backend: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_reader_does_not_slow_the_others() {
-    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = SERIAL.lock().await;
     slow_reader_keeps_others_within_2x(Backend::Sqlite).await;
     if postgres_url().is_some() {
         slow_reader_keeps_others_within_2x(Backend::Postgres).await;
