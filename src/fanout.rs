@@ -350,8 +350,14 @@ mod tests {
         }
         let other_kind = (key.0.clone(), key.1.clone(), false);
         hub.send_receipt(&alice, &other_kind, 4, &Utf8Bytes::from_static("d4"), None);
-        let got: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok()).map(|t| t.to_string()).collect();
-        assert_eq!(got, ["r5", "r6", "d4"], "stale and repeated receipts dropped, kinds apart");
+        let got: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(
+            got,
+            ["r5", "r6", "d4"],
+            "stale and repeated receipts dropped, kinds apart"
+        );
     }
 
     #[test]
