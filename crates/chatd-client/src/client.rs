@@ -697,6 +697,7 @@ impl Task {
                         };
                     }
                     self.expire_deadlines();
+                    self.syncs_due(&mut out);
                     self.sends_due(&mut out);
                 }
             }
@@ -762,7 +763,7 @@ impl Task {
     fn syncs_due(&mut self, out: &mut Vec<ClientFrame>) {
         let limit = i64::from(self.config.sync_limit.clamp(1, 500));
         for (channel_id, order) in &mut self.channels {
-            if let Some(after_seq) = order.sync_needed() {
+            if let Some(after_seq) = order.sync_needed_after(self.config.gap_sync_delay) {
                 out.push(ClientFrame::Sync {
                     channel_id: channel_id.clone(),
                     after_seq,
