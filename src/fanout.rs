@@ -6,10 +6,10 @@
 //! with 1013 (try again later) and recovers by reconnecting and syncing, so one
 //! slow reader never slows anyone else (backpressure ends at the queue).
 //!
-//! This is the single-node bus. Fan-out across nodes (`CHATD_NATS_URL`) will
-//! sit behind the same two calls, [`Hub::publish_message`] and
-//! [`Hub::send_to_user`]: a node publishes to the broker after commit and each
-//! node delivers to its own sessions through this hub.
+//! This is the node's own bus. With `nats_url` set, the writers and receipts
+//! go through [`crate::cluster::Cluster`] instead, which publishes to NATS and
+//! hands each channel's messages, local or from other nodes, to this hub in
+//! `seq` order ([`Hub::deliver`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -215,8 +215,14 @@ impl Hub {
     /// The frame is serialised once and shared by every recipient.
     pub fn publish_message(&self, message: &StoredMessage, members: &[UserId], except: &SessionId) {
         let text = Utf8Bytes::from(ServerFrame::MsgRecv(message.to_recv()).encode());
+        self.deliver(&text, members, Some(except));
+    }
+
+    /// Queues an encoded MSG_RECV to every live session of every member,
+    /// except `except`.
+    pub fn deliver(&self, text: &Utf8Bytes, members: &[UserId], except: Option<&SessionId>) {
         for member in members {
-            self.send_to_user(member, &text, "MSG_RECV", Some(except));
+            self.send_to_user(member, text, "MSG_RECV", except);
         }
     }
 }
