@@ -6,9 +6,13 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use axum::extract::ws::Utf8Bytes;
+
 use crate::auth::Auth;
+use crate::cluster::Cluster;
 use crate::config::Config;
-use crate::fanout::Hub;
+use crate::fanout::{Hub, SessionId};
+use crate::ids::UserId;
 use crate::limits::Limits;
 use crate::store::Store;
 use crate::writer::Writers;
@@ -22,6 +26,8 @@ pub struct AppState {
     pub store: Store,
     /// Live sessions of this node.
     pub hub: Arc<Hub>,
+    /// The NATS bridge, when `nats_url` is set.
+    pub cluster: Option<Cluster>,
     /// The group-commit writers.
     pub writers: Writers,
     /// Token verification and minting.
@@ -34,4 +40,21 @@ pub struct AppState {
     pub sessions: TaskTracker,
     /// Connection counts and frame rates.
     pub limits: Arc<Limits>,
+}
+
+impl AppState {
+    /// Queues an encoded frame to every live session of `user_id` except
+    /// `except`: on this node, and with NATS on the other nodes too.
+    pub fn send_to_user(
+        &self,
+        user_id: &UserId,
+        text: &Utf8Bytes,
+        type_name: &'static str,
+        except: Option<&SessionId>,
+    ) {
+        match &self.cluster {
+            Some(cluster) => cluster.send_to_user(user_id, text, type_name, except),
+            None => self.hub.send_to_user(user_id, text, type_name, except),
+        }
+    }
 }
