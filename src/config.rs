@@ -585,6 +585,31 @@ mod tests {
     }
 
     #[test]
+    fn nats_settings_are_checked() {
+        let with = |f: fn(&mut Config)| {
+            let mut config = Config::default();
+            f(&mut config);
+            config.validate()
+        };
+        assert!(with(|_| {}).is_ok(), "NATS unset by default");
+        assert!(with(|c| c.nats_url = Some("nats://127.0.0.1:4222,nats://b:4222".into())).is_ok());
+        assert!(with(|c| c.nats_url = Some(",".into())).is_err());
+        assert!(with(|c| c.nats_subject_prefix = "prod.chatd".into()).is_ok());
+        for bad in ["", "a.", "a.*", "a b", "x.>"] {
+            let mut config = Config {
+                nats_subject_prefix: bad.into(),
+                ..Config::default()
+            };
+            assert!(config.validate().is_err(), "{bad:?}");
+            config.nats_subject_prefix = "chatd".into();
+            assert!(config.validate().is_ok());
+        }
+        assert!(with(|c| c.cluster_gap_wait_ms = 0).is_err());
+        assert!(with(|c| c.cluster_gap_wait_ms = 60_001).is_err());
+        assert!(with(|c| c.cluster_gap_wait_ms = 1).is_ok());
+    }
+
+    #[test]
     fn short_jwt_secret_is_refused() {
         let config = Config {
             jwt_secret: Some("short".into()),

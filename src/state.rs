@@ -2,11 +2,10 @@
 
 use std::sync::Arc;
 
+use axum::extract::ws::Utf8Bytes;
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-
-use axum::extract::ws::Utf8Bytes;
 
 use crate::auth::Auth;
 use crate::cluster::Cluster;
