@@ -42,8 +42,26 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Queues an encoded frame to every live session of `user_id` except
-    /// `except`: on this node, and with NATS on the other nodes too.
+    /// Queues an encoded RECEIPT for watermark `key` = (channel, owner,
+    /// read?) at `seq` to every session of `user_id` on every node, except
+    /// `except`; a session never gets one below a RECEIPT it already got for
+    /// that watermark ([`Hub::send_receipt`]).
+    pub fn send_receipt(
+        &self,
+        user_id: &UserId,
+        key: &crate::fanout::WatermarkKey,
+        seq: i64,
+        text: &Utf8Bytes,
+        except: Option<&SessionId>,
+    ) {
+        match &self.cluster {
+            Some(cluster) => cluster.send_receipt(user_id, key, seq, text, except),
+            None => self.hub.send_receipt(user_id, key, seq, text, except),
+        }
+    }
+
+    /// Queues an encoded frame to every session of `user_id` on every node
+    /// (this node's hub, and NATS when configured), except `except`.
     pub fn send_to_user(
         &self,
         user_id: &UserId,

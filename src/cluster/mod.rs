@@ -305,6 +305,31 @@ impl Cluster {
         }
     }
 
+    /// Delivers a RECEIPT on this node ([`Hub::send_receipt`]) and publishes
+    /// it to the nodes holding `user_id`'s sessions, which apply the same
+    /// per-session filter.
+    pub fn send_receipt(
+        &self,
+        user_id: &UserId,
+        key: &crate::fanout::WatermarkKey,
+        seq: i64,
+        text: &Utf8Bytes,
+        except: Option<&SessionId>,
+    ) {
+        self.0.hub.send_receipt(user_id, key, seq, text, except);
+        let envelope = UserEnvelope::Receipt {
+            channel_id: key.0.as_str().to_owned(),
+            owner: key.1.as_str().to_owned(),
+            read: key.2,
+            seq,
+            text: text.as_str().to_owned(),
+        };
+        if let Ok(payload) = serde_json::to_vec(&envelope) {
+            self.0
+                .publish(user_subject(&self.0.prefix, user_id), Bytes::from(payload));
+        }
+    }
+
     /// `user` joined (`add`) or left `channel`, committed when the channel's
     /// last seq was `seq`: applied to this node's interest at once and
     /// published to the nodes holding the user's sessions.
@@ -662,6 +687,20 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
             };
             inner.hub.send_to_user(user, &Utf8Bytes::from(text), type_name, None);
         }
+        Ok(UserEnvelope::Receipt {
+            channel_id,
+            owner,
+            read,
+            seq,
+            text,
+        }) => match (ChannelId::parse(&channel_id), UserId::parse(&owner)) {
+            (Ok(channel), Ok(owner)) => {
+                inner
+                    .hub
+                    .send_receipt(user, &(channel, owner, read), seq, &Utf8Bytes::from(text), None);
+            }
+            _ => tracing::warn!("bad receipt ids from NATS"),
+        },
         Ok(UserEnvelope::Membership { channel_id, add, seq }) => match ChannelId::parse(&channel_id) {
             Ok(channel) => inner.membership(user, &channel, add, seq),
             Err(error) => tracing::warn!(%error, "bad channel id from NATS"),

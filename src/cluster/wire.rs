@@ -102,6 +102,21 @@ pub enum UserEnvelope {
         /// The frame as sent on the WebSocket.
         text: String,
     },
+    /// A RECEIPT for every session of the user, with the watermark it
+    /// carries, so each node can drop one below what a session already got.
+    #[serde(rename_all = "camelCase")]
+    Receipt {
+        /// The watermark's channel.
+        channel_id: String,
+        /// Whose watermark moved.
+        owner: String,
+        /// `read` (true) or `delivered`.
+        read: bool,
+        /// The watermark's new seq.
+        seq: i64,
+        /// The RECEIPT frame as sent on the WebSocket.
+        text: String,
+    },
     /// The user joined (`add`) or left a channel; `seq` is the channel's
     /// last seq when the change committed (messages after it saw it).
     #[serde(rename_all = "camelCase")]

@@ -390,6 +390,13 @@ impl Reader<'_> {
                 "not a member of this message's channel",
             )));
         }
+        // Held until the RECEIPT is queued, so moves of this watermark reach
+        // the hub in the order they committed.
+        let _order = self
+            .state
+            .hub
+            .receipt_order(&message.channel_id, &self.user.user_id)
+            .await;
         let moved = store
             .advance_watermark(&self.user.user_id, &message, read)
             .await
@@ -411,9 +418,11 @@ impl Reader<'_> {
         };
         let text = Utf8Bytes::from(frame.encode());
         let state = self.state;
-        state.send_to_user(&message.sender_id, &text, "RECEIPT", Some(&self.handle.id));
+        let key = (message.channel_id.clone(), self.user.user_id.clone(), read);
+        let except = Some(&self.handle.id);
+        state.send_receipt(&message.sender_id, &key, message.seq, &text, except);
         if read && message.sender_id != self.user.user_id {
-            state.send_to_user(&self.user.user_id, &text, "RECEIPT", Some(&self.handle.id));
+            state.send_receipt(&self.user.user_id, &key, message.seq, &text, except);
         }
         Ok(())
     }

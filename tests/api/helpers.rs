@@ -343,6 +343,41 @@ impl TestApp {
         })
     }
 
+    /// Stops the server gracefully and starts a new one on the same address
+    /// and database (what a client sees as a server restart).
+    pub async fn restart(self, adjust: impl FnOnce(&mut Config)) -> TestApp {
+        let TestApp {
+            addr,
+            shutdown,
+            handle,
+            db,
+            ..
+        } = self;
+        shutdown.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(20), handle).await;
+        let mut config = test_config(&db);
+        config.listen = addr.to_string();
+        adjust(&mut config);
+        let app = Application::build(config).await.expect("rebuild app");
+        let state = app.state().clone();
+        let shutdown = app.shutdown_token();
+        let handle = tokio::spawn(app.run_until_stopped(std::future::pending()));
+        TestApp {
+            addr,
+            state,
+            shutdown,
+            handle,
+            http: reqwest::Client::new(),
+            auth: Auth::new(JWT_SECRET, ADMIN_TOKEN, None, None, 0),
+            db,
+        }
+    }
+
+    /// The WebSocket URL of this server.
+    pub fn ws_url(&self) -> String {
+        format!("ws://{}/v1/ws", self.addr)
+    }
+
     /// Stops the server gracefully and waits for it.
     pub async fn stop(self) {
         self.shutdown.cancel();

@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod client;
 mod fanout;
 mod frames;
 mod http;

@@ -1,0 +1,819 @@
+//! `chatd-bench`: a load generator for a running chatd server.
+//!
+//! It sets up its own users, channels and tokens through the admin API (ids
+//! carry a per-run prefix, so runs never collide), drives the server through
+//! the project's client library (`chatd-client`), and reports acked sends/s,
+//! delivered MSG_RECV/s, send→ACK and send→RECV latency percentiles (HDR
+//! histograms), errors by code and the server's RSS. After the run it reads
+//! every channel it used back through the history route and checks that
+//! every ACKed message is stored exactly once and every channel's `seq` is
+//! gapless. Exit status 1 when that check fails.
+//!
+//! Latency is measured from a send's *intended* time: in closed-loop mode
+//! (`--in-flight W`) that is when the send was handed to the client; in
+//! fixed-rate mode (`--rate R`) it is the send's slot in the schedule, so a
+//! stall that delays later sends shows in their latency (no coordinated
+//! omission; Gil Tene, "How NOT to Measure Latency"). The intended time
+//! travels in the first 17 bytes of the body, so a receiver can measure
+//! send→RECV without a side channel.
+//!
+//! Usage is in README.md ("Benchmarks") and docs/performance.md.
+
+mod stats;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use chatd_client::admin::AdminClient;
+use chatd_client::{Ack, Client, ClientConfig, Event, SendError, StartFrom};
+use clap::{Parser, Subcommand};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use hdrhistogram::Histogram;
+use serde_json::json;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use crate::stats::{histogram, record, CpuSample, CpuSplit, Percentiles, Report, Verification};
+
+#[derive(Parser, Debug)]
+#[command(name = "chatd-bench", version, about = "Load generator for chatd")]
+struct Cli {
+    /// The server's base URL.
+    #[arg(long, default_value = "http://127.0.0.1:8080", global = true)]
+    url: String,
+    /// The server's admin token (or CHATD_ADMIN_TOKEN).
+    #[arg(long, env = "CHATD_ADMIN_TOKEN", hide_env_values = true, global = true)]
+    admin_token: Option<String>,
+    /// Measured time, after the warm-up (e.g. 10s, 1m).
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration, global = true)]
+    duration: Duration,
+    /// Time before measuring starts (load runs, figures are not kept).
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration, global = true)]
+    warmup: Duration,
+    /// Message body size in bytes (at least 17: the send time travels in it).
+    #[arg(long, default_value_t = 100, global = true)]
+    body_bytes: usize,
+    /// The server's pid, to read its RSS (default: the only process named `chatd`).
+    #[arg(long, global = true)]
+    server_pid: Option<u32>,
+    /// Print one JSON object instead of the table.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Skip the post-run history check.
+    #[arg(long, global = true)]
+    no_verify: bool,
+    #[command(subcommand)]
+    scenario: Scenario,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+enum Scenario {
+    /// C connections (one user each), K channels of M members; each
+    /// connection sends into its user's channels in turn.
+    Send {
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        #[arg(long, default_value_t = 100)]
+        channels: usize,
+        #[arg(long, default_value_t = 8)]
+        members: usize,
+        /// Closed loop: sends in flight per connection.
+        #[arg(long, default_value_t = 16)]
+        in_flight: usize,
+        /// Open loop: total sends per second at fixed intervals (overrides --in-flight).
+        #[arg(long)]
+        rate: Option<f64>,
+    },
+    /// Every connection sends into one channel (all are its members).
+    Hot {
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        #[arg(long, default_value_t = 16)]
+        in_flight: usize,
+        #[arg(long)]
+        rate: Option<f64>,
+    },
+    /// One channel with N connected members; `senders` of them send.
+    Fanout {
+        #[arg(long, default_value_t = 1000)]
+        members: usize,
+        #[arg(long, default_value_t = 1)]
+        senders: usize,
+        #[arg(long, default_value_t = 4)]
+        in_flight: usize,
+        /// Total sends per second (recommended: deliveries = rate × (members − 1)).
+        #[arg(long)]
+        rate: Option<f64>,
+    },
+    /// Hold N connections open; report the server's RSS per connection.
+    Idle {
+        #[arg(long, default_value_t = 10_000)]
+        connections: usize,
+        /// Connections per user (the server allows 100 per user by default).
+        #[arg(long, default_value_t = 50)]
+        per_user: usize,
+    },
+    /// A member that missed X messages catches up with SYNC; then random
+    /// history pages are read through the HTTP route.
+    Sync {
+        #[arg(long, default_value_t = 100_000)]
+        messages: usize,
+        /// Reuse this channel (created and filled on first use) instead of a fresh one.
+        #[arg(long)]
+        channel: Option<String>,
+        /// History pages to read after the catch-up.
+        #[arg(long, default_value_t = 200)]
+        history_reads: usize,
+        /// The member missed only the last N messages (default: all of them),
+        /// so catching up in a long channel can be timed apart from its length.
+        #[arg(long)]
+        catch_up: Option<usize>,
+    },
+}
+
+/// Shared by every worker of a run.
+struct Ctx {
+    admin: AdminClient,
+    ws_url: String,
+    run: String,
+    base: Instant,
+    measure_from: Instant,
+    measure_to: Instant,
+    body_bytes: usize,
+}
+
+impl Ctx {
+    fn in_window(&self, t: Instant) -> bool {
+        t >= self.measure_from && t < self.measure_to
+    }
+
+    fn body(&self, intended: Instant) -> String {
+        let nanos = intended.duration_since(self.base).as_nanos() as u64;
+        let mut body = format!("{nanos:016x}.");
+        body.extend(std::iter::repeat_n('x', self.body_bytes.saturating_sub(body.len())));
+        body
+    }
+
+    fn intended_of(&self, body: &str) -> Option<Instant> {
+        let nanos = u64::from_str_radix(body.get(..16)?, 16).ok()?;
+        Some(self.base + Duration::from_nanos(nanos))
+    }
+
+    fn client_config(&self, token: String) -> ClientConfig {
+        let mut config = ClientConfig::new(self.ws_url.clone(), token);
+        config.ack_timeout = Duration::from_secs(30);
+        config.connect_timeout = Duration::from_secs(30);
+        config.event_capacity = 65_536;
+        config
+    }
+}
+
+/// How a connection sends.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    /// Keep this many sends in flight.
+    Closed(usize),
+    /// One send every this long, on a fixed schedule.
+    Open(Duration),
+    /// Receive only.
+    Silent,
+}
+
+/// One connection of the run.
+struct Plan {
+    user: String,
+    targets: Vec<String>,
+    mode: Mode,
+}
+
+/// What one connection measured.
+#[derive(Default)]
+struct Tally {
+    ack: Option<Histogram<u64>>,
+    recv: Option<Histogram<u64>>,
+    acked: u64,
+    delivered: u64,
+    retried: u64,
+    errors: BTreeMap<String, u64>,
+    acks: Vec<Ack>,
+}
+
+impl Tally {
+    fn merge(&mut self, other: Tally) {
+        merge_hist(&mut self.ack, other.ack);
+        merge_hist(&mut self.recv, other.recv);
+        self.acked += other.acked;
+        self.delivered += other.delivered;
+        self.retried += other.retried;
+        for (k, v) in other.errors {
+            *self.errors.entry(k).or_default() += v;
+        }
+        self.acks.extend(other.acks);
+    }
+}
+
+fn merge_hist(into: &mut Option<Histogram<u64>>, from: Option<Histogram<u64>>) {
+    match (into.as_mut(), from) {
+        (Some(a), Some(b)) => {
+            let _ = a.add(b);
+        }
+        (None, Some(b)) => *into = Some(b),
+        _ => {}
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    if cli.body_bytes < 17 {
+        bail!("--body-bytes must be at least 17");
+    }
+    let admin_token = cli
+        .admin_token
+        .clone()
+        .context("the admin token is needed: --admin-token or CHATD_ADMIN_TOKEN")?;
+    let base = Instant::now();
+    let run = format!(
+        "b{}",
+        uuid::Uuid::now_v7().simple().to_string().get(20..).unwrap_or("0")
+    );
+    let ctx = Arc::new(Ctx {
+        admin: AdminClient::new(&cli.url, admin_token),
+        ws_url: format!("{}/v1/ws", cli.url.replacen("http", "ws", 1)),
+        run,
+        base,
+        measure_from: base,
+        measure_to: base,
+        body_bytes: cli.body_bytes,
+    });
+    let pid = cli.server_pid.or_else(stats::find_server_pid);
+    let mut report = match cli.scenario.clone() {
+        Scenario::Send {
+            connections,
+            channels,
+            members,
+            in_flight,
+            rate,
+        } => {
+            let members = members.clamp(1, connections.max(1));
+            let users: Vec<String> = (0..connections).map(|i| format!("{}-u{i}", ctx.run)).collect();
+            let layout: Vec<(String, Vec<String>)> = (0..channels)
+                .map(|k| {
+                    let ids = (0..members)
+                        .map(|j| users[(k * members + j) % users.len()].clone())
+                        .collect();
+                    (format!("{}-c{k}", ctx.run), ids)
+                })
+                .collect();
+            let mode = mode_for(rate, connections, in_flight);
+            let plans = users
+                .iter()
+                .map(|u| Plan {
+                    user: u.clone(),
+                    targets: layout
+                        .iter()
+                        .filter(|(_, m)| m.contains(u))
+                        .map(|(c, _)| c.clone())
+                        .collect(),
+                    mode,
+                })
+                .collect();
+            let settings = json!({"connections": connections, "channels": channels, "members": members, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes});
+            load(&cli, ctx, pid, "send", settings, layout, plans).await?
+        }
+        Scenario::Hot {
+            connections,
+            in_flight,
+            rate,
+        } => {
+            let users: Vec<String> = (0..connections).map(|i| format!("{}-u{i}", ctx.run)).collect();
+            let channel = format!("{}-hot", ctx.run);
+            let mode = mode_for(rate, connections, in_flight);
+            let plans = users
+                .iter()
+                .map(|u| Plan {
+                    user: u.clone(),
+                    targets: vec![channel.clone()],
+                    mode,
+                })
+                .collect();
+            let settings =
+                json!({"connections": connections, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes});
+            load(&cli, ctx, pid, "hot", settings, vec![(channel, users)], plans).await?
+        }
+        Scenario::Fanout {
+            members,
+            senders,
+            in_flight,
+            rate,
+        } => {
+            let users: Vec<String> = (0..members.max(1)).map(|i| format!("{}-u{i}", ctx.run)).collect();
+            let channel = format!("{}-fan", ctx.run);
+            let senders = senders.clamp(1, users.len());
+            let send_mode = mode_for(rate, senders, in_flight);
+            let plans = users
+                .iter()
+                .enumerate()
+                .map(|(i, u)| Plan {
+                    user: u.clone(),
+                    targets: vec![channel.clone()],
+                    mode: if i < senders { send_mode } else { Mode::Silent },
+                })
+                .collect();
+            let settings = json!({"members": members, "senders": senders, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes});
+            load(&cli, ctx, pid, "fanout", settings, vec![(channel, users)], plans).await?
+        }
+        Scenario::Idle { connections, per_user } => idle(&cli, ctx, pid, connections, per_user.max(1)).await?,
+        Scenario::Sync {
+            messages,
+            channel,
+            history_reads,
+            catch_up,
+        } => sync(&cli, ctx, messages, channel, history_reads, catch_up).await?,
+    };
+    if report.server_rss_bytes.is_none() {
+        report.server_rss_bytes = pid.and_then(stats::rss_bytes);
+    }
+    if cli.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", report.table());
+    }
+    if report.verification.ran && !report.verification.ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+fn mode_for(rate: Option<f64>, senders: usize, in_flight: usize) -> Mode {
+    match rate {
+        Some(r) if r > 0.0 => Mode::Open(Duration::from_secs_f64(senders.max(1) as f64 / r)),
+        _ => Mode::Closed(in_flight.max(1)),
+    }
+}
+
+/// Creates the channels, mints one token per user (32 requests at a time).
+async fn setup(
+    ctx: &Ctx,
+    layout: &[(String, Vec<String>)],
+    users: &[String],
+    ttl: u64,
+) -> anyhow::Result<HashMap<String, String>> {
+    for (channel, members) in layout {
+        ctx.admin
+            .create_channel(Some(channel), members)
+            .await
+            .with_context(|| format!("create channel {channel}"))?;
+    }
+    let limit = Arc::new(Semaphore::new(32));
+    let mut minting = FuturesUnordered::new();
+    for user in users {
+        let admin = ctx.admin.clone();
+        let limit = limit.clone();
+        let user = user.clone();
+        minting.push(async move {
+            let _permit = limit.acquire().await;
+            let token = admin.token(&user, Some(ttl)).await;
+            (user, token)
+        });
+    }
+    let mut tokens = HashMap::new();
+    while let Some((user, token)) = minting.next().await {
+        tokens.insert(user, token.context("mint a token")?);
+    }
+    Ok(tokens)
+}
+
+async fn connect_all(
+    ctx: &Arc<Ctx>,
+    plans: &[Plan],
+    tokens: &HashMap<String, String>,
+) -> anyhow::Result<Vec<(Client, tokio::sync::mpsc::Receiver<Event>)>> {
+    let limit = Arc::new(Semaphore::new(64));
+    let mut connecting = FuturesUnordered::new();
+    for (i, plan) in plans.iter().enumerate() {
+        let config = ctx.client_config(tokens.get(&plan.user).cloned().unwrap_or_default());
+        let limit = limit.clone();
+        connecting.push(async move {
+            let _permit = limit.acquire().await;
+            (i, Client::connect(config).await)
+        });
+    }
+    let mut clients: Vec<Option<(Client, tokio::sync::mpsc::Receiver<Event>)>> =
+        (0..plans.len()).map(|_| None).collect();
+    while let Some((i, result)) = connecting.next().await {
+        clients[i] = Some(result.context("connect")?);
+    }
+    Ok(clients.into_iter().flatten().collect())
+}
+
+async fn load(
+    cli: &Cli,
+    ctx: Arc<Ctx>,
+    pid: Option<u32>,
+    scenario: &str,
+    settings: serde_json::Value,
+    layout: Vec<(String, Vec<String>)>,
+    plans: Vec<Plan>,
+) -> anyhow::Result<Report> {
+    let users: Vec<String> = plans.iter().map(|p| p.user.clone()).collect();
+    let ttl = (cli.warmup + cli.duration).as_secs() + 3600;
+    let tokens = setup(&ctx, &layout, &users, ttl).await?;
+    let clients = connect_all(&ctx, &plans, &tokens).await?;
+    let start = Instant::now() + Duration::from_millis(200);
+    let ctx = Arc::new(Ctx {
+        admin: ctx.admin.clone(),
+        ws_url: ctx.ws_url.clone(),
+        run: ctx.run.clone(),
+        base: ctx.base,
+        measure_from: start + cli.warmup,
+        measure_to: start + cli.warmup + cli.duration,
+        body_bytes: ctx.body_bytes,
+    });
+    // CPU counters at the start and the end of the measured window.
+    let cpu = {
+        let (from, to) = (ctx.measure_from, ctx.measure_to);
+        tokio::spawn(async move {
+            tokio::time::sleep_until(from).await;
+            let a = CpuSample::take(pid);
+            tokio::time::sleep_until(to).await;
+            CpuSplit::between(&a, &CpuSample::take(pid))
+        })
+    };
+    let mut workers = Vec::new();
+    for (i, (plan, (client, events))) in plans.into_iter().zip(clients).enumerate() {
+        let ctx = ctx.clone();
+        workers.push(tokio::spawn(async move {
+            connection(ctx, i, plan, client, events, start).await
+        }));
+    }
+    let mut tally = Tally::default();
+    for worker in workers {
+        tally.merge(worker.await.context("worker")?);
+    }
+    let measured = cli.duration.as_secs_f64();
+    let mut report = Report {
+        scenario: scenario.into(),
+        settings,
+        measured_secs: measured,
+        acked: tally.acked,
+        acked_per_sec: tally.acked as f64 / measured,
+        delivered: tally.delivered,
+        delivered_per_sec: tally.delivered as f64 / measured,
+        send_to_ack_ms: tally.ack.as_ref().map(Percentiles::of).unwrap_or_default(),
+        send_to_recv_ms: tally.recv.as_ref().map(Percentiles::of).unwrap_or_default(),
+        errors: tally.errors.clone(),
+        retried: tally.retried,
+        connections: users.len(),
+        cpu: cpu.await.ok(),
+        ..Report::default()
+    };
+    if !cli.no_verify {
+        let channels: Vec<String> = layout.iter().map(|(c, _)| c.clone()).collect();
+        report.verification = verify(&ctx.admin, &channels, &tally.acks).await?;
+    }
+    Ok(report)
+}
+
+/// Runs one connection: sends per its mode until the window ends, receives
+/// until shortly after, and tallies what it saw.
+async fn connection(
+    ctx: Arc<Ctx>,
+    index: usize,
+    plan: Plan,
+    client: Client,
+    mut events: tokio::sync::mpsc::Receiver<Event>,
+    start: Instant,
+) -> Tally {
+    let receiver = {
+        let ctx = ctx.clone();
+        let user = plan.user.clone();
+        tokio::spawn(async move {
+            let mut h = histogram();
+            let mut delivered = 0u64;
+            let until = ctx.measure_to + Duration::from_secs(3);
+            while let Ok(Some(event)) = tokio::time::timeout_at(until, events.recv()).await {
+                if let Event::Message(m) = event {
+                    if m.sender_id == user {
+                        continue;
+                    }
+                    let now = Instant::now();
+                    if let Some(intended) = ctx.intended_of(&m.body) {
+                        if ctx.in_window(intended) {
+                            record(&mut h, now.saturating_duration_since(intended));
+                            delivered += 1;
+                        }
+                    }
+                }
+            }
+            (h, delivered)
+        })
+    };
+    let mut tally = Tally {
+        ack: Some(histogram()),
+        ..Tally::default()
+    };
+    if !plan.targets.is_empty() && !matches!(plan.mode, Mode::Silent) {
+        let mut in_flight = FuturesUnordered::new();
+        let mut counter = 0u64;
+        let mut slot = start;
+        tokio::time::sleep_until(start).await;
+        loop {
+            let now = Instant::now();
+            let want = match plan.mode {
+                Mode::Closed(w) => now < ctx.measure_to && in_flight.len() < w,
+                Mode::Open(_) => slot < ctx.measure_to && slot <= now,
+                Mode::Silent => false,
+            };
+            if want {
+                let intended = match plan.mode {
+                    Mode::Open(every) => {
+                        let s = slot;
+                        slot += every;
+                        s
+                    }
+                    _ => now,
+                };
+                let target = &plan.targets[(counter as usize) % plan.targets.len()];
+                let key = format!("{}-{index}-{counter}", ctx.run);
+                counter += 1;
+                match client.submit(target, &key, ctx.body(intended)).await {
+                    Ok(pending) => in_flight.push(async move { (intended, pending.await) }),
+                    Err(e) => count_error(&mut tally, &e),
+                }
+                continue;
+            }
+            let done_sending = match plan.mode {
+                Mode::Closed(_) => now >= ctx.measure_to,
+                Mode::Open(_) => slot >= ctx.measure_to,
+                Mode::Silent => true,
+            };
+            if done_sending && in_flight.is_empty() {
+                break;
+            }
+            let wake = match plan.mode {
+                Mode::Open(_) if !done_sending => slot,
+                _ => ctx.measure_to.max(now) + Duration::from_secs(60),
+            };
+            tokio::select! {
+                Some((intended, result)) = in_flight.next(), if !in_flight.is_empty() => {
+                    let now = Instant::now();
+                    match result {
+                        Ok(ack) => {
+                            if ctx.in_window(intended) {
+                                if let Some(h) = tally.ack.as_mut() {
+                                    record(h, now.saturating_duration_since(intended));
+                                }
+                                if !ack.duplicate {
+                                    tally.acked += 1;
+                                }
+                            }
+                            tally.retried += u64::from(ack.attempts > 1);
+                            tally.acks.push(ack);
+                        }
+                        Err(e) => count_error(&mut tally, &e),
+                    }
+                }
+                () = tokio::time::sleep_until(wake) => {
+                    if done_sending {
+                        // Sends still unanswered a minute after the end.
+                        *tally.errors.entry("timeout".into()).or_default() += in_flight.len() as u64;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let (h, delivered) = receiver.await.unwrap_or_else(|_| (histogram(), 0));
+    tally.recv = Some(h);
+    tally.delivered = delivered;
+    client.close().await;
+    tally
+}
+
+fn count_error(tally: &mut Tally, error: &SendError) {
+    let key = match error {
+        SendError::Refused { code, .. } => code.as_str().to_owned(),
+        SendError::Invalid { .. } => "invalid".into(),
+        SendError::DeadlineExceeded => "deadline".into(),
+        SendError::Closed(_) => "closed".into(),
+    };
+    *tally.errors.entry(key).or_default() += 1;
+}
+
+/// Every ACKed message stored once, with the ACK's seq and id; every
+/// channel's seqs 1..=N; no idempotency key twice.
+async fn verify(admin: &AdminClient, channels: &[String], acks: &[Ack]) -> anyhow::Result<Verification> {
+    let mut v = Verification {
+        ran: true,
+        channels: channels.len(),
+        acked: acks.len(),
+        ..Verification::default()
+    };
+    // The generator's keys are unique across its connections, so a key
+    // alone names one intended message.
+    let mut stored: HashMap<String, (i64, uuid::Uuid)> = HashMap::new();
+    let mut seen = std::collections::HashSet::new();
+    for channel in channels {
+        let history = admin
+            .history(channel)
+            .await
+            .with_context(|| format!("history of {channel}"))?;
+        v.stored += history.len();
+        for (i, m) in history.iter().enumerate() {
+            if m.seq != i as i64 + 1 {
+                v.problems
+                    .push(format!("{channel}: position {} holds seq {}", i + 1, m.seq));
+                break;
+            }
+        }
+        for m in history {
+            if !seen.insert((m.sender_id.clone(), m.client_msg_id.clone())) {
+                v.problems.push(format!(
+                    "{channel}: key {} of {} stored twice",
+                    m.client_msg_id, m.sender_id
+                ));
+            }
+            stored.insert(m.client_msg_id, (m.seq, m.message_id));
+        }
+    }
+    let mut acked_keys = std::collections::HashSet::new();
+    for ack in acks {
+        acked_keys.insert(ack.client_msg_id.clone());
+        match stored.get(&ack.client_msg_id) {
+            Some(&(seq, id)) if seq == ack.seq && id == ack.message_id => {}
+            Some((seq, id)) => v.problems.push(format!(
+                "{}: ACKed as seq {} / {}, stored as seq {seq} / {id}",
+                ack.client_msg_id, ack.seq, ack.message_id
+            )),
+            None => v.problems.push(format!("{}: ACKed but not stored", ack.client_msg_id)),
+        }
+    }
+    if acked_keys.len() != acks.len() {
+        v.problems.push("a key was ACKed twice".into());
+    }
+    v.problems.truncate(20);
+    v.ok = v.problems.is_empty();
+    Ok(v)
+}
+
+async fn idle(
+    cli: &Cli,
+    ctx: Arc<Ctx>,
+    pid: Option<u32>,
+    connections: usize,
+    per_user: usize,
+) -> anyhow::Result<Report> {
+    let users: Vec<String> = (0..connections.div_ceil(per_user))
+        .map(|i| format!("{}-i{i}", ctx.run))
+        .collect();
+    let tokens = setup(&ctx, &[], &users, cli.duration.as_secs() + 3600).await?;
+    let before = pid.and_then(stats::rss_bytes);
+    let plans: Vec<Plan> = (0..connections)
+        .map(|i| Plan {
+            user: users[i / per_user].clone(),
+            targets: Vec::new(),
+            mode: Mode::Silent,
+        })
+        .collect();
+    let started = Instant::now();
+    let clients = connect_all(&ctx, &plans, &tokens).await?;
+    let connect_secs = started.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = pid.and_then(stats::rss_bytes);
+    tokio::time::sleep(cli.duration).await;
+    let still = clients.iter().filter(|(c, _)| c.is_connected()).count();
+    let mut report = Report {
+        scenario: "idle".into(),
+        settings: json!({"connections": connections, "perUser": per_user}),
+        measured_secs: cli.duration.as_secs_f64(),
+        connections: clients.len(),
+        server_rss_bytes: after,
+        rss_per_connection_bytes: match (before, after) {
+            (Some(b), Some(a)) if connections > 0 => Some((a.saturating_sub(b)) as f64 / connections as f64),
+            _ => None,
+        },
+        ..Report::default()
+    };
+    report.extra.insert("connect_secs".into(), json!(connect_secs));
+    report.extra.insert("still_connected".into(), json!(still));
+    report.extra.insert("server_rss_before_bytes".into(), json!(before));
+    report.verification = Verification {
+        ran: !cli.no_verify,
+        ok: still == connections,
+        problems: if still == connections {
+            Vec::new()
+        } else {
+            vec![format!("{} of {connections} connections dropped", connections - still)]
+        },
+        ..Verification::default()
+    };
+    for (client, _) in &clients {
+        client.close().await;
+    }
+    Ok(report)
+}
+
+async fn sync(
+    cli: &Cli,
+    ctx: Arc<Ctx>,
+    messages: usize,
+    reuse: Option<String>,
+    history_reads: usize,
+    catch_up: Option<usize>,
+) -> anyhow::Result<Report> {
+    let channel = reuse.unwrap_or_else(|| format!("{}-sync", ctx.run));
+    let (writer, reader) = (format!("{channel}-w"), format!("{channel}-r"));
+    let existing = ctx.admin.channel(&channel).await.ok();
+    if existing.is_none() {
+        ctx.admin
+            .create_channel(Some(&channel), &[writer.clone(), reader.clone()])
+            .await
+            .context("create the sync channel")?;
+    }
+    let have = existing.map_or(0, |c| c.last_seq.max(0) as usize);
+    let mut acks = Vec::new();
+    let fill_started = Instant::now();
+    if have < messages {
+        let token = ctx.admin.token(&writer, Some(86_400)).await?;
+        let (client, _events) = Client::connect(ctx.client_config(token)).await?;
+        let mut in_flight = FuturesUnordered::new();
+        let mut next = have;
+        while next < messages || !in_flight.is_empty() {
+            while next < messages && in_flight.len() < 512 {
+                let key = format!("{channel}-fill-{next}");
+                in_flight.push(client.submit(&channel, &key, ctx.body(Instant::now())).await?);
+                next += 1;
+            }
+            if let Some(result) = in_flight.next().await {
+                acks.push(result?);
+            }
+        }
+        client.close().await;
+    }
+    let fill_secs = fill_started.elapsed().as_secs_f64();
+    let token = ctx.admin.token(&reader, Some(86_400)).await?;
+    let mut config = ctx.client_config(token);
+    let catch_up = catch_up.unwrap_or(messages).min(messages);
+    let skipped = (messages - catch_up) as i64;
+    if skipped > 0 {
+        config.resume = vec![(channel.clone(), skipped)];
+    } else {
+        config.start_from = StartFrom::Beginning;
+    }
+    let started = Instant::now();
+    let (client, mut events) = Client::connect(config).await?;
+    let mut got = 0usize;
+    let mut last_seq = skipped;
+    let mut in_order = true;
+    while got < catch_up {
+        match tokio::time::timeout(Duration::from_secs(60), events.recv()).await {
+            Ok(Some(Event::Message(m))) if m.channel_id == channel => {
+                in_order &= m.seq == last_seq + 1;
+                last_seq = m.seq;
+                got += 1;
+            }
+            Ok(Some(_)) => {}
+            _ => break,
+        }
+    }
+    let catch_up_secs = started.elapsed().as_secs_f64();
+    client.close().await;
+    let mut pages = histogram();
+    let total = messages.max(1) as u64;
+    for i in 0..history_reads {
+        // Pages spread over the whole channel, in a scattered order.
+        let after = (i as u64).wrapping_mul(2_654_435_761) % total;
+        let t = Instant::now();
+        ctx.admin.history_page(&channel, after as i64, 100).await?;
+        record(&mut pages, t.elapsed());
+    }
+    let mut report = Report {
+        scenario: "sync".into(),
+        settings: json!({"messages": messages, "channel": channel, "historyReads": history_reads, "catchUp": catch_up, "bodyBytes": cli.body_bytes}),
+        measured_secs: catch_up_secs,
+        delivered: got as u64,
+        delivered_per_sec: got as f64 / catch_up_secs.max(1e-9),
+        connections: 1,
+        ..Report::default()
+    };
+    report.extra.insert("fill_secs".into(), json!(fill_secs));
+    report.extra.insert("filled".into(), json!(acks.len()));
+    report.extra.insert("catch_up_secs".into(), json!(catch_up_secs));
+    report.extra.insert(
+        "history_page_100_ms".into(),
+        serde_json::to_value(Percentiles::of(&pages))?,
+    );
+    if !cli.no_verify {
+        let mut v = verify(&ctx.admin, std::slice::from_ref(&channel), &acks).await?;
+        if got != catch_up || !in_order {
+            v.problems
+                .push(format!("catch-up delivered {got} of {catch_up} (in order: {in_order})"));
+        }
+        v.ok = v.problems.is_empty();
+        report.verification = v;
+    }
+    Ok(report)
+}

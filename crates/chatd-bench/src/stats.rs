@@ -1,0 +1,279 @@
+//! Latency histograms, counters and the report (table or JSON).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Latencies in microseconds, 1 µs to 10 min, 3 significant digits.
+pub fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 600_000_000, 3).expect("constant bounds are valid")
+}
+
+/// Records `latency` (saturating at the histogram's top).
+pub fn record(h: &mut Histogram<u64>, latency: Duration) {
+    let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX).max(1);
+    h.saturating_record(micros);
+}
+
+/// Percentiles of one histogram, in milliseconds.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Percentiles {
+    /// Samples recorded.
+    pub count: u64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl Percentiles {
+    /// Reads the percentiles off `h`.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        let ms = |v: u64| v as f64 / 1000.0;
+        if h.is_empty() {
+            return Self::default();
+        }
+        Self {
+            count: h.len(),
+            p50: ms(h.value_at_quantile(0.50)),
+            p90: ms(h.value_at_quantile(0.90)),
+            p99: ms(h.value_at_quantile(0.99)),
+            p999: ms(h.value_at_quantile(0.999)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// What the post-run check found.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Verification {
+    /// Whether the check ran.
+    pub ran: bool,
+    /// No problem found.
+    pub ok: bool,
+    /// Channels checked.
+    pub channels: usize,
+    /// Messages found stored in them.
+    pub stored: usize,
+    /// ACKs the generator received.
+    pub acked: usize,
+    /// What is wrong (at most 20 lines).
+    pub problems: Vec<String>,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Report {
+    pub scenario: String,
+    /// The scenario's settings, as given.
+    pub settings: serde_json::Value,
+    /// Measured window (after warm-up), seconds.
+    pub measured_secs: f64,
+    /// Sends ACKed (not duplicate) in the window.
+    pub acked: u64,
+    pub acked_per_sec: f64,
+    /// MSG_RECV received by the generator's connections in the window.
+    pub delivered: u64,
+    pub delivered_per_sec: f64,
+    /// From the send's intended time (its slot in fixed-rate mode) to MSG_ACK.
+    pub send_to_ack_ms: Percentiles,
+    /// From the send's intended time to each MSG_RECV.
+    pub send_to_recv_ms: Percentiles,
+    /// Failed sends by code, and sends that needed more than one attempt.
+    pub errors: BTreeMap<String, u64>,
+    /// Sends that needed more than one attempt (retried by the client).
+    pub retried: u64,
+    /// Connections open during the run.
+    pub connections: usize,
+    /// The server's resident set, bytes (None when unreadable).
+    pub server_rss_bytes: Option<u64>,
+    /// Server RSS growth per connection, bytes (`idle`).
+    pub rss_per_connection_bytes: Option<f64>,
+    /// CPU used during the measured window by the server, the generator and
+    /// the machine as a whole (None when not measured).
+    pub cpu: Option<CpuSplit>,
+    /// Scenario-specific figures (`sync`: catch-up rate, history page latency).
+    pub extra: BTreeMap<String, serde_json::Value>,
+    pub verification: Verification,
+}
+
+impl Report {
+    /// The report as a readable table.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let mut line = |k: &str, v: String| out.push_str(&format!("{k:<26} {v}\n"));
+        line("scenario", self.scenario.clone());
+        line("settings", self.settings.to_string());
+        line("connections", self.connections.to_string());
+        line("measured", format!("{:.1} s", self.measured_secs));
+        line(
+            "acked sends",
+            format!("{} ({:.0}/s), retried {}", self.acked, self.acked_per_sec, self.retried),
+        );
+        line(
+            "delivered MSG_RECV",
+            format!("{} ({:.0}/s)", self.delivered, self.delivered_per_sec),
+        );
+        let p = |p: &Percentiles| {
+            format!(
+                "p50 {:.2}  p90 {:.2}  p99 {:.2}  p99.9 {:.2}  max {:.2} ms  (n={})",
+                p.p50, p.p90, p.p99, p.p999, p.max, p.count
+            )
+        };
+        line("send→ACK", p(&self.send_to_ack_ms));
+        line("send→RECV", p(&self.send_to_recv_ms));
+        line(
+            "errors",
+            if self.errors.is_empty() {
+                "none".into()
+            } else {
+                format!("{:?}", self.errors)
+            },
+        );
+        if let Some(rss) = self.server_rss_bytes {
+            line("server RSS", format!("{:.1} MiB", rss as f64 / (1 << 20) as f64));
+        }
+        if let Some(per) = self.rss_per_connection_bytes {
+            line("server RSS / connection", format!("{:.1} KiB", per / 1024.0));
+        }
+        if let Some(cpu) = &self.cpu {
+            let pct = |v: Option<f64>| v.map_or("?".to_owned(), |v| format!("{v:.0}%"));
+            line(
+                "CPU (measured window)",
+                format!(
+                    "server {} of a core, generator {} of a core, machine {} busy ({} cores)",
+                    pct(cpu.server_core_pct),
+                    pct(cpu.generator_core_pct),
+                    pct(cpu.machine_busy_pct),
+                    cpu.cores
+                ),
+            );
+        }
+        for (k, v) in &self.extra {
+            line(k, v.to_string());
+        }
+        let v = &self.verification;
+        line(
+            "verification",
+            if !v.ran {
+                "skipped".into()
+            } else if v.ok && v.channels == 0 {
+                "ok: every connection stayed open".into()
+            } else if v.ok {
+                format!(
+                    "ok: {} channels, {} stored, {} acked, each once, seqs gapless",
+                    v.channels, v.stored, v.acked
+                )
+            } else {
+                format!("FAILED: {}", v.problems.join("; "))
+            },
+        );
+        out
+    }
+}
+
+/// The server's resident set size in bytes, from `/proc/<pid>/status`.
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The pid of the only running process named `chatd`, if exactly one runs.
+pub fn find_server_pid() -> Option<u32> {
+    let mut found = None;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "chatd") {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(pid);
+        }
+    }
+    found
+}
+
+/// CPU time a process has used so far (user + system), in clock ticks of
+/// `/proc/<pid>/stat` (USER_HZ, 100 per second on Linux).
+fn process_ticks(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; fields after it are plain.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 here.
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Busy and total ticks of the whole machine, from the `cpu` line of `/proc/stat`.
+fn machine_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let v: Vec<u64> = line.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal (guest time is inside user).
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    Some((total.saturating_sub(idle), total))
+}
+
+/// One reading of the CPU counters.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuSample {
+    at: std::time::Instant,
+    server: Option<u64>,
+    generator: Option<u64>,
+    machine: Option<(u64, u64)>,
+}
+
+impl CpuSample {
+    /// Reads the counters now (`server`: the server's pid, if known).
+    pub fn take(server: Option<u32>) -> Self {
+        Self {
+            at: std::time::Instant::now(),
+            server: server.and_then(|p| process_ticks(&p.to_string())),
+            generator: process_ticks("self"),
+            machine: machine_ticks(),
+        }
+    }
+}
+
+/// Where the CPU went between two samples: percent of one core for the
+/// server and the generator (200 = two cores busy), and how busy the whole
+/// machine was, in percent of all its cores (the rest of it is PostgreSQL,
+/// the kernel, and whatever else runs).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct CpuSplit {
+    pub server_core_pct: Option<f64>,
+    pub generator_core_pct: Option<f64>,
+    pub machine_busy_pct: Option<f64>,
+    pub cores: usize,
+}
+
+impl CpuSplit {
+    /// The split between `a` and a later `b`.
+    pub fn between(a: &CpuSample, b: &CpuSample) -> Self {
+        let secs = b.at.duration_since(a.at).as_secs_f64().max(1e-9);
+        let pct = |x: Option<u64>, y: Option<u64>| match (x, y) {
+            (Some(x), Some(y)) => Some(((y.saturating_sub(x)) as f64 / 100.0 / secs * 100.0 * 10.0).round() / 10.0),
+            _ => None,
+        };
+        let machine = match (a.machine, b.machine) {
+            (Some((b0, t0)), Some((b1, t1))) if t1 > t0 => {
+                Some(((b1 - b0) as f64 / (t1 - t0) as f64 * 1000.0).round() / 10.0)
+            }
+            _ => None,
+        };
+        Self {
+            server_core_pct: pct(a.server, b.server),
+            generator_core_pct: pct(a.generator, b.generator),
+            machine_busy_pct: machine,
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+}

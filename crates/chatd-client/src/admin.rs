@@ -1,0 +1,176 @@
+//! The admin HTTP API (`docs/protocol.md` §4), for back ends, tests, the load
+//! generator and the fault harness.
+
+use chatd_proto::protocol::{RecvMessage, TaggedMessage};
+use serde::Deserialize;
+use serde_json::json;
+
+/// An admin API error.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    /// The request did not get an answer.
+    #[error("request failed: {0}")]
+    Transport(#[from] reqwest::Error),
+    /// The server answered with an error status.
+    #[error("HTTP {status}: {body}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The response body (`{"error": {"code", "message"}}`).
+        body: String,
+    },
+}
+
+/// A channel as the admin API returns it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Channel {
+    /// Its id.
+    pub channel_id: String,
+    /// Current members.
+    pub members: Vec<String>,
+    /// Highest stored `seq` (0 when empty).
+    pub last_seq: i64,
+    /// Creation time, ms since the Unix epoch.
+    pub created_at: i64,
+}
+
+#[derive(Deserialize)]
+struct Token {
+    token: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Page {
+    messages: Vec<TaggedMessage>,
+    has_more: bool,
+}
+
+/// A client of the admin API, holding the base URL (`http://host:port`) and
+/// the admin token.
+#[derive(Debug, Clone)]
+pub struct AdminClient {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl AdminClient {
+    /// A client for the server at `base` (e.g. `http://127.0.0.1:8080`).
+    pub fn new(base: impl Into<String>, admin_token: impl Into<String>) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            base: base.into().trim_end_matches('/').to_owned(),
+            token: admin_token.into(),
+        }
+    }
+
+    async fn call(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, AdminError> {
+        let response = request.bearer_auth(&self.token).send().await?;
+        if response.status().is_success() {
+            Ok(response)
+        } else {
+            let status = response.status().as_u16();
+            let body = response.text().await.unwrap_or_default();
+            Err(AdminError::Status { status, body })
+        }
+    }
+
+    /// `POST /v1/channels`: creates a channel (a server-assigned id when
+    /// `channel_id` is `None`).
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 409 when the id exists, 400 on a bad id.
+    pub async fn create_channel(&self, channel_id: Option<&str>, members: &[String]) -> Result<Channel, AdminError> {
+        let mut body = json!({ "members": members });
+        if let Some(id) = channel_id {
+            body["channelId"] = json!(id);
+        }
+        let request = self.http.post(format!("{}/v1/channels", self.base)).json(&body);
+        Ok(self.call(request).await?.json().await?)
+    }
+
+    /// `GET /v1/channels/{channelId}`.
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 404 for an unknown channel.
+    pub async fn channel(&self, channel_id: &str) -> Result<Channel, AdminError> {
+        let request = self.http.get(format!("{}/v1/channels/{channel_id}", self.base));
+        Ok(self.call(request).await?.json().await?)
+    }
+
+    /// `PUT /v1/channels/{channelId}/members/{userId}`.
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 404 for an unknown channel.
+    pub async fn add_member(&self, channel_id: &str, user_id: &str) -> Result<(), AdminError> {
+        let request = self
+            .http
+            .put(format!("{}/v1/channels/{channel_id}/members/{user_id}", self.base));
+        self.call(request).await.map(drop)
+    }
+
+    /// `DELETE /v1/channels/{channelId}/members/{userId}`.
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 404 for an unknown channel.
+    pub async fn remove_member(&self, channel_id: &str, user_id: &str) -> Result<(), AdminError> {
+        let request = self
+            .http
+            .delete(format!("{}/v1/channels/{channel_id}/members/{user_id}", self.base));
+        self.call(request).await.map(drop)
+    }
+
+    /// `POST /v1/tokens`: a user JWT valid for `ttl_seconds` (the server's
+    /// default when `None`).
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 400 on a bad user id or ttl.
+    pub async fn token(&self, user_id: &str, ttl_seconds: Option<u64>) -> Result<String, AdminError> {
+        let mut body = json!({ "userId": user_id });
+        if let Some(ttl) = ttl_seconds {
+            body["ttlSeconds"] = json!(ttl);
+        }
+        let request = self.http.post(format!("{}/v1/tokens", self.base)).json(&body);
+        let token: Token = self.call(request).await?.json().await?;
+        Ok(token.token)
+    }
+
+    /// One page of `GET /v1/channels/{channelId}/messages`: messages after
+    /// `after_seq` (at most `limit`, 1..=500) and whether more follow.
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 404 for an unknown channel.
+    pub async fn history_page(
+        &self,
+        channel_id: &str,
+        after_seq: i64,
+        limit: u32,
+    ) -> Result<(Vec<RecvMessage>, bool), AdminError> {
+        let request = self.http.get(format!(
+            "{}/v1/channels/{channel_id}/messages?afterSeq={after_seq}&limit={limit}",
+            self.base
+        ));
+        let page: Page = self.call(request).await?.json().await?;
+        let messages = page.messages.into_iter().map(|TaggedMessage::MsgRecv(m)| m).collect();
+        Ok((messages, page.has_more))
+    }
+
+    /// A channel's whole history, paged 500 at a time.
+    ///
+    /// # Errors
+    /// As [`Self::history_page`].
+    pub async fn history(&self, channel_id: &str) -> Result<Vec<RecvMessage>, AdminError> {
+        let mut all: Vec<RecvMessage> = Vec::new();
+        loop {
+            let after = all.last().map_or(0, |m| m.seq);
+            let (page, has_more) = self.history_page(channel_id, after, 500).await?;
+            let empty = page.is_empty();
+            all.extend(page);
+            if !has_more || empty {
+                return Ok(all);
+            }
+        }
+    }
+}

@@ -1,0 +1,957 @@
+//! The client handle and the connection task behind it.
+//!
+//! One task per client owns the WebSocket. The [`Client`] handle talks to it
+//! over a queue of commands; the application gets [`Event`]s from another
+//! queue. The task connects, reads HELLO, fills gaps with SYNC, re-sends
+//! every send not yet ACKed (same `clientMsgId`), and on any trouble
+//! reconnects with backoff and does it all again.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use chatd_proto::ids::{ChannelId, ClientMsgId};
+use chatd_proto::protocol::{
+    ChannelState, ClientFrame, ErrorCode, ErrorFrame, ReceiptKind, RecvMessage, ServerFrame, TaggedMessage,
+};
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{sleep_until, Instant};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use crate::config::{Backoff, ClientConfig};
+use crate::order::{ChannelOrder, StartFrom};
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A send the server stored (now or on an earlier attempt).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ack {
+    /// The idempotency key the client used on every attempt.
+    pub client_msg_id: String,
+    /// The canonical id the server assigned.
+    pub message_id: uuid::Uuid,
+    /// The channel the message is in.
+    pub channel_id: String,
+    /// Its position in the channel.
+    pub seq: i64,
+    /// When it was stored, ms since the Unix epoch.
+    pub ts: i64,
+    /// True when this answer came from a retry of a message already stored.
+    pub duplicate: bool,
+    /// How many times the frame was sent (1 = no retry).
+    pub attempts: u32,
+}
+
+/// Why a send did not end with an [`Ack`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// The server refused it for good (`forbidden`, `invalid_field`,
+    /// `body_too_large`, `idempotency_conflict`, …). Nothing was stored.
+    #[error("refused: {code:?}: {message}")]
+    Refused {
+        /// The ERROR's code.
+        code: ErrorCode,
+        /// The ERROR's message.
+        message: String,
+    },
+    /// Refused locally before sending (a bad `channelId` or `clientMsgId`).
+    #[error("invalid {field}: {message}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// [`ClientConfig::send_deadline`] passed. The message may or may not be
+    /// stored: send it again with the same `clientMsgId` to find out.
+    #[error("no ACK before the send deadline")]
+    DeadlineExceeded,
+    /// The client was closed or stopped (e.g. the token was refused) before
+    /// an ACK came. As above, the message may be stored.
+    #[error("the client stopped: {0}")]
+    Closed(String),
+}
+
+/// Why the client could not connect.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    /// HTTP 401 at the handshake: the token is missing, expired or wrong.
+    #[error("the server refused the token (401)")]
+    Unauthorized,
+    /// No session within `connect_timeout`: the last error is given.
+    #[error("could not connect: {0}")]
+    Unreachable(String),
+    /// The URL could not be used.
+    #[error("bad url: {0}")]
+    BadUrl(String),
+}
+
+/// What the application receives, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A session started (first connect or reconnect); HELLO's content.
+    Connected {
+        /// The user of the token.
+        user_id: String,
+        /// The server's id of this session.
+        session_id: String,
+        /// The user's channels with their `lastSeq` and watermarks.
+        channels: Vec<ChannelState>,
+    },
+    /// A message, delivered once and in `seq` order per channel. The
+    /// client's own messages are included (built from their ACK).
+    Message(RecvMessage),
+    /// A watermark moved (someone read or received up to a message).
+    Receipt {
+        /// The channel.
+        channel_id: String,
+        /// Whose watermark.
+        user_id: String,
+        /// Delivered or read.
+        kind: ReceiptKind,
+        /// The message at the watermark.
+        message_id: uuid::Uuid,
+        /// The watermark's `seq`.
+        seq: i64,
+        /// When it moved, ms since the Unix epoch.
+        ts: i64,
+    },
+    /// An ERROR not tied to a send (a receipt or SYNC refused).
+    Error(ErrorFrame),
+    /// The session ended; the client reconnects by itself unless stopped.
+    Disconnected {
+        /// The server's close code, when it sent one.
+        code: Option<u16>,
+        /// What happened.
+        reason: String,
+    },
+    /// The client stopped for good (closed, or the token was refused).
+    Stopped {
+        /// Why.
+        reason: String,
+    },
+}
+
+enum Command {
+    Send {
+        channel_id: String,
+        client_msg_id: String,
+        body: String,
+        reply: oneshot::Sender<Result<Ack, SendError>>,
+    },
+    Receipt {
+        message_id: uuid::Uuid,
+        read: bool,
+    },
+    SetToken(String),
+    Reconnect,
+    Close,
+}
+
+/// A send handed to the client, not yet answered. Resolves to its outcome.
+#[derive(Debug)]
+pub struct PendingAck {
+    rx: oneshot::Receiver<Result<Ack, SendError>>,
+}
+
+impl std::future::Future for PendingAck {
+    type Output = Result<Ack, SendError>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.rx)
+            .poll(cx)
+            .map(|r| r.unwrap_or_else(|_| Err(SendError::Closed("the client task ended".into()))))
+    }
+}
+
+/// A connected chatd client. Cheap to clone; every clone drives the same
+/// connection. The connection closes when [`Client::close`] is called or
+/// every clone is dropped.
+#[derive(Debug, Clone)]
+pub struct Client {
+    commands: mpsc::Sender<Command>,
+    user_id: String,
+    connected: watch::Receiver<bool>,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Command")
+    }
+}
+
+impl Client {
+    /// Connects and waits for the first HELLO. The connection task then runs
+    /// in the background; events arrive on the returned receiver.
+    ///
+    /// # Errors
+    /// [`ConnectError::Unauthorized`] when the token is refused,
+    /// [`ConnectError::Unreachable`] when no session started within
+    /// `connect_timeout` (attempts are retried with backoff until then).
+    pub async fn connect(config: ClientConfig) -> Result<(Client, mpsc::Receiver<Event>), ConnectError> {
+        config
+            .url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| ConnectError::BadUrl(e.to_string()))?;
+        let deadline = Instant::now() + config.connect_timeout;
+        let mut backoff = Backoff::new(config.backoff_initial, config.backoff_max);
+        let (socket, hello) = loop {
+            match open(&config).await {
+                Ok(opened) => break opened,
+                Err(Failure::Fatal(e)) => return Err(e),
+                Err(Failure::Transient(why)) => {
+                    let wait = backoff.next_delay();
+                    if Instant::now() + wait >= deadline {
+                        return Err(ConnectError::Unreachable(why));
+                    }
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        };
+        let (commands, command_rx) = mpsc::channel(1024);
+        let (events, event_rx) = mpsc::channel(config.event_capacity.max(1));
+        let (connected_tx, connected) = watch::channel(true);
+        let user_id = hello.user_id.clone();
+        let mut task = Task::new(config, command_rx, events, connected_tx, user_id.clone());
+        tokio::spawn(async move { task.run(socket, hello).await });
+        Ok((
+            Client {
+                commands,
+                user_id,
+                connected,
+            },
+            event_rx,
+        ))
+    }
+
+    /// The user this client is signed in as (the token's `sub`).
+    pub fn user_id(&self) -> &str {
+        &self.user_id
+    }
+
+    /// Whether a session is up right now.
+    pub fn is_connected(&self) -> bool {
+        *self.connected.borrow()
+    }
+
+    /// Sends a message with a fresh `clientMsgId` (a UUIDv7) and waits for
+    /// its ACK, retrying with the same id as long as needed.
+    ///
+    /// # Errors
+    /// See [`SendError`].
+    pub async fn send(&self, channel_id: &str, body: impl Into<String>) -> Result<Ack, SendError> {
+        self.submit(channel_id, &uuid::Uuid::now_v7().to_string(), body)
+            .await?
+            .await
+    }
+
+    /// Hands a send with a given `clientMsgId` to the client and returns at
+    /// once with a future of its outcome, so many sends can be in flight.
+    /// Use the same `clientMsgId` again only to retry the same message.
+    ///
+    /// # Errors
+    /// [`SendError::Invalid`] for a malformed channel or key,
+    /// [`SendError::Closed`] when the client has stopped.
+    pub async fn submit(
+        &self,
+        channel_id: &str,
+        client_msg_id: &str,
+        body: impl Into<String>,
+    ) -> Result<PendingAck, SendError> {
+        ChannelId::parse(channel_id).map_err(|e| SendError::Invalid {
+            field: "channelId",
+            message: e.to_string(),
+        })?;
+        ClientMsgId::parse(client_msg_id).map_err(|e| SendError::Invalid {
+            field: "clientMsgId",
+            message: e.to_string(),
+        })?;
+        let (reply, rx) = oneshot::channel();
+        self.commands
+            .send(Command::Send {
+                channel_id: channel_id.to_owned(),
+                client_msg_id: client_msg_id.to_owned(),
+                body: body.into(),
+                reply,
+            })
+            .await
+            .map_err(|_| SendError::Closed("the client task ended".into()))?;
+        Ok(PendingAck { rx })
+    }
+
+    /// Tells the server this user has received everything up to and
+    /// including `message_id` in its channel (MSG_DELIVERED). Sent now, or
+    /// after the next reconnect. A refusal arrives as [`Event::Error`].
+    pub async fn mark_delivered(&self, message_id: uuid::Uuid) {
+        let _ = self
+            .commands
+            .send(Command::Receipt {
+                message_id,
+                read: false,
+            })
+            .await;
+    }
+
+    /// As [`Self::mark_delivered`], for MSG_READ.
+    pub async fn mark_read(&self, message_id: uuid::Uuid) {
+        let _ = self.commands.send(Command::Receipt { message_id, read: true }).await;
+    }
+
+    /// Replaces the token used by later reconnects.
+    pub async fn set_token(&self, token: impl Into<String>) {
+        let _ = self.commands.send(Command::SetToken(token.into())).await;
+    }
+
+    /// Drops the current connection and reconnects (as after a network
+    /// failure): sends in flight are re-sent, gaps synced. Does nothing while
+    /// disconnected.
+    pub async fn reconnect(&self) {
+        let _ = self.commands.send(Command::Reconnect).await;
+    }
+
+    /// Closes the connection (1000). Sends not yet ACKed fail with
+    /// [`SendError::Closed`].
+    pub async fn close(&self) {
+        let _ = self.commands.send(Command::Close).await;
+    }
+}
+
+/// Why one connection attempt failed.
+enum Failure {
+    /// Give up (and tell the application).
+    Fatal(ConnectError),
+    /// Try again after a backoff.
+    Transient(String),
+}
+
+/// HELLO's fields.
+struct Hello {
+    user_id: String,
+    session_id: String,
+    channels: Vec<ChannelState>,
+}
+
+async fn open(config: &ClientConfig) -> Result<(Socket, Hello), Failure> {
+    let attempt = async {
+        let mut request = config
+            .url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| Failure::Fatal(ConnectError::BadUrl(e.to_string())))?;
+        let bearer = HeaderValue::from_str(&format!("Bearer {}", config.token))
+            .map_err(|_| Failure::Fatal(ConnectError::Unauthorized))?;
+        request.headers_mut().insert("authorization", bearer);
+        let ws_config = WebSocketConfig::default()
+            .max_message_size(Some(config.max_message_bytes))
+            .max_frame_size(Some(config.max_message_bytes))
+            .read_buffer_size(config.read_buffer_bytes)
+            .write_buffer_size(config.write_buffer_bytes);
+        let (mut socket, _) = tokio_tungstenite::connect_async_with_config(request, Some(ws_config), true)
+            .await
+            .map_err(|e| match &e {
+                tokio_tungstenite::tungstenite::Error::Http(response) if response.status().as_u16() == 401 => {
+                    Failure::Fatal(ConnectError::Unauthorized)
+                }
+                _ => Failure::Transient(e.to_string()),
+            })?;
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Text(text))) => match serde_json::from_str::<ServerFrame>(&text) {
+                    Ok(ServerFrame::Hello {
+                        user_id,
+                        session_id,
+                        channels,
+                        ..
+                    }) => {
+                        return Ok((
+                            socket,
+                            Hello {
+                                user_id,
+                                session_id,
+                                channels,
+                            },
+                        ))
+                    }
+                    _ => return Err(Failure::Transient("the first frame was not HELLO".into())),
+                },
+                Some(Ok(Message::Close(frame))) => {
+                    return Err(Failure::Transient(format!("closed before HELLO: {frame:?}")))
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(Failure::Transient(e.to_string())),
+                None => return Err(Failure::Transient("closed before HELLO".into())),
+            }
+        }
+    };
+    tokio::time::timeout(config.connect_timeout, attempt)
+        .await
+        .unwrap_or_else(|_| Err(Failure::Transient("connect timed out".into())))
+}
+
+/// A send not yet answered.
+struct Pending {
+    channel_id: String,
+    body: String,
+    reply: Option<oneshot::Sender<Result<Ack, SendError>>>,
+    /// Frames sent so far.
+    attempts: u32,
+    /// When the last frame went out on the current connection (None: not
+    /// sent on it yet).
+    sent_at: Option<Instant>,
+    /// Hold until then before sending again (after a retryable ERROR).
+    retry_at: Option<Instant>,
+    backoff: Backoff,
+    deadline: Option<Instant>,
+}
+
+/// How a session ended.
+enum SessionEnd {
+    /// Reconnect.
+    Lost { code: Option<u16>, reason: String },
+    /// Stop for good.
+    Stop(String),
+}
+
+struct Task {
+    config: ClientConfig,
+    commands: mpsc::Receiver<Command>,
+    events: mpsc::Sender<Event>,
+    connected: watch::Sender<bool>,
+    user_id: String,
+    /// Unanswered sends by key, and their keys in submission order.
+    pending: HashMap<String, Pending>,
+    order: VecDeque<String>,
+    channels: HashMap<String, ChannelOrder>,
+    /// Receipts asked for while disconnected, sent after the next HELLO.
+    queued_receipts: Vec<(uuid::Uuid, bool)>,
+}
+
+impl Task {
+    fn new(
+        config: ClientConfig,
+        commands: mpsc::Receiver<Command>,
+        events: mpsc::Sender<Event>,
+        connected: watch::Sender<bool>,
+        user_id: String,
+    ) -> Self {
+        let channels = config
+            .resume
+            .iter()
+            .map(|(channel, seq)| (channel.clone(), ChannelOrder::after(*seq)))
+            .collect();
+        Self {
+            config,
+            commands,
+            events,
+            connected,
+            user_id,
+            pending: HashMap::new(),
+            order: VecDeque::new(),
+            channels,
+            queued_receipts: Vec::new(),
+        }
+    }
+
+    async fn run(&mut self, socket: Socket, hello: Hello) {
+        let mut backoff = Backoff::new(self.config.backoff_initial, self.config.backoff_max);
+        let mut next = Some((socket, hello));
+        let reason = loop {
+            let (socket, hello) = match next.take() {
+                Some(opened) => opened,
+                None => {
+                    let wait = backoff.next_delay();
+                    if let Some(reason) = self.wait_offline(wait).await {
+                        break reason;
+                    }
+                    match open(&self.config).await {
+                        Ok(opened) => opened,
+                        Err(Failure::Fatal(e)) => break e.to_string(),
+                        Err(Failure::Transient(why)) => {
+                            tracing::debug!(why, "reconnect failed");
+                            continue;
+                        }
+                    }
+                }
+            };
+            backoff.reset();
+            let _ = self.connected.send(true);
+            match self.session(socket, hello).await {
+                SessionEnd::Stop(reason) => break reason,
+                SessionEnd::Lost { code, reason } => {
+                    let _ = self.connected.send(false);
+                    for channel in self.channels.values_mut() {
+                        channel.connection_lost();
+                    }
+                    for pending in self.pending.values_mut() {
+                        pending.sent_at = None;
+                    }
+                    if self.events.send(Event::Disconnected { code, reason }).await.is_err() {
+                        break "the application dropped the event receiver".into();
+                    }
+                }
+            }
+        };
+        let _ = self.connected.send(false);
+        for (_, mut pending) in self.pending.drain() {
+            if let Some(reply) = pending.reply.take() {
+                let _ = reply.send(Err(SendError::Closed(reason.clone())));
+            }
+        }
+        self.order.clear();
+        let _ = self.events.send(Event::Stopped { reason }).await;
+    }
+
+    /// Waits `wait` while disconnected, still taking commands. Returns a
+    /// reason to stop, if one came.
+    async fn wait_offline(&mut self, wait: Duration) -> Option<String> {
+        let until = Instant::now() + wait;
+        loop {
+            tokio::select! {
+                () = sleep_until(until) => return None,
+                command = self.commands.recv() => match command {
+                    None | Some(Command::Close) => return Some("closed by the application".into()),
+                    Some(command) => self.take_command_offline(command),
+                },
+            }
+            self.expire_deadlines();
+        }
+    }
+
+    fn take_command_offline(&mut self, command: Command) {
+        match command {
+            Command::Send {
+                channel_id,
+                client_msg_id,
+                body,
+                reply,
+            } => self.add_pending(channel_id, client_msg_id, body, reply),
+            Command::Receipt { message_id, read } => self.queued_receipts.push((message_id, read)),
+            Command::SetToken(token) => self.config.token = token,
+            Command::Reconnect | Command::Close => {}
+        }
+    }
+
+    fn add_pending(
+        &mut self,
+        channel_id: String,
+        client_msg_id: String,
+        body: String,
+        reply: oneshot::Sender<Result<Ack, SendError>>,
+    ) {
+        if let Some(existing) = self.pending.get_mut(&client_msg_id) {
+            // The application retried a key still in flight: answer both
+            // with the one outcome by keeping the newer waiter (the older
+            // one is told to retry).
+            if let Some(old) = existing.reply.replace(reply) {
+                let _ = old.send(Err(SendError::Closed("superseded by a retry with the same key".into())));
+            }
+            return;
+        }
+        self.pending.insert(
+            client_msg_id.clone(),
+            Pending {
+                channel_id,
+                body,
+                reply: Some(reply),
+                attempts: 0,
+                sent_at: None,
+                retry_at: None,
+                backoff: Backoff::new(self.config.backoff_initial, self.config.backoff_max),
+                deadline: self.config.send_deadline.map(|d| Instant::now() + d),
+            },
+        );
+        self.order.push_back(client_msg_id);
+    }
+
+    fn expire_deadlines(&mut self) {
+        let now = Instant::now();
+        let expired: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.deadline.is_some_and(|d| d <= now))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in expired {
+            if let Some(mut pending) = self.pending.remove(&key) {
+                if let Some(reply) = pending.reply.take() {
+                    let _ = reply.send(Err(SendError::DeadlineExceeded));
+                }
+            }
+        }
+    }
+
+    /// Runs one session until it ends.
+    async fn session(&mut self, mut socket: Socket, hello: Hello) -> SessionEnd {
+        let Hello {
+            user_id,
+            session_id,
+            channels,
+        } = hello;
+        self.user_id.clone_from(&user_id);
+        for state in &channels {
+            let order = self
+                .channels
+                .entry(state.channel_id.clone())
+                .or_insert_with(ChannelOrder::unknown);
+            order.observe_last_seq(state.last_seq, self.config.start_from);
+        }
+        if self
+            .events
+            .send(Event::Connected {
+                user_id,
+                session_id,
+                channels,
+            })
+            .await
+            .is_err()
+        {
+            return SessionEnd::Stop("the application dropped the event receiver".into());
+        }
+        let mut out: Vec<ClientFrame> = Vec::new();
+        self.syncs_due(&mut out);
+        for (message_id, read) in std::mem::take(&mut self.queued_receipts) {
+            out.push(receipt_frame(message_id, read));
+        }
+        self.sends_due(&mut out);
+        if let Err(e) = write_all(&mut socket, &mut out).await {
+            return SessionEnd::Lost { code: None, reason: e };
+        }
+        // Timers (retries, ACK and idle timeouts, send deadlines) are checked
+        // on a tick rather than per frame, so the cost per frame stays flat
+        // however many sends are in flight.
+        let mut tick = tokio::time::interval(Duration::from_millis(20));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last_heard = Instant::now();
+        loop {
+            tokio::select! {
+                command = self.commands.recv() => {
+                    let Some(command) = command else {
+                        let _ = socket.close(None).await;
+                        return SessionEnd::Stop("every client handle was dropped".into());
+                    };
+                    let mut next = Some(command);
+                    // Take whatever else is queued, then write once.
+                    let mut budget = 256;
+                    while let Some(command) = next.take() {
+                        match command {
+                            Command::Close => {
+                                let _ = socket.close(None).await;
+                                return SessionEnd::Stop("closed by the application".into());
+                            }
+                            Command::Send { channel_id, client_msg_id, body, reply } => {
+                                self.add_pending(channel_id, client_msg_id, body, reply);
+                                self.send_now(&mut out);
+                            }
+                            Command::Receipt { message_id, read } => out.push(receipt_frame(message_id, read)),
+                            Command::SetToken(token) => self.config.token = token,
+                            Command::Reconnect => {
+                                let _ = socket.close(None).await;
+                                return SessionEnd::Lost {
+                                    code: None,
+                                    reason: "reconnect asked by the application".into(),
+                                };
+                            }
+                        }
+                        budget -= 1;
+                        if budget > 0 {
+                            next = self.commands.try_recv().ok();
+                        }
+                    }
+                }
+                frame = socket.next() => {
+                    last_heard = Instant::now();
+                    match frame {
+                        Some(Ok(Message::Text(text))) => {
+                            if let Some(end) = self.on_frame(text.as_str(), &mut out).await {
+                                return end;
+                            }
+                        }
+                        Some(Ok(Message::Close(frame))) => {
+                            let code = frame.as_ref().map(|f| u16::from(f.code));
+                            let reason = frame.map(|f| f.reason.to_string()).unwrap_or_default();
+                            return SessionEnd::Lost { code, reason };
+                        }
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => return SessionEnd::Lost { code: None, reason: e.to_string() },
+                        None => return SessionEnd::Lost { code: None, reason: "connection closed".into() },
+                    }
+                }
+                _ = tick.tick() => {
+                    let now = Instant::now();
+                    if now.duration_since(last_heard) > self.config.idle_timeout {
+                        return SessionEnd::Lost {
+                            code: None,
+                            reason: "nothing heard from the server within idle_timeout".into(),
+                        };
+                    }
+                    if self.ack_overdue(now) {
+                        return SessionEnd::Lost {
+                            code: None,
+                            reason: "no ACK within ack_timeout".into(),
+                        };
+                    }
+                    self.expire_deadlines();
+                    self.sends_due(&mut out);
+                }
+            }
+            if let Err(e) = write_all(&mut socket, &mut out).await {
+                return SessionEnd::Lost { code: None, reason: e };
+            }
+        }
+    }
+
+    /// Puts the send just added (the last key in order) on the wire.
+    fn send_now(&mut self, out: &mut Vec<ClientFrame>) {
+        let Some(key) = self.order.back() else {
+            return;
+        };
+        let Some(pending) = self.pending.get_mut(key) else {
+            return;
+        };
+        if pending.sent_at.is_some() {
+            return;
+        }
+        pending.sent_at = Some(Instant::now());
+        pending.attempts += 1;
+        out.push(ClientFrame::MsgSend {
+            channel_id: pending.channel_id.clone(),
+            client_msg_id: key.clone(),
+            body: pending.body.clone(),
+        });
+    }
+
+    /// Whether a send went out on this connection longer than `ack_timeout` ago.
+    fn ack_overdue(&self, now: Instant) -> bool {
+        self.order.iter().any(|key| {
+            self.pending
+                .get(key)
+                .and_then(|p| p.sent_at)
+                .is_some_and(|sent| now.duration_since(sent) > self.config.ack_timeout)
+        })
+    }
+
+    /// Queues every send that is not on the wire of this connection and not
+    /// waiting for a retry, in submission order.
+    fn sends_due(&mut self, out: &mut Vec<ClientFrame>) {
+        let now = Instant::now();
+        self.order.retain(|key| self.pending.contains_key(key));
+        for key in &self.order {
+            let Some(pending) = self.pending.get_mut(key) else {
+                continue;
+            };
+            if pending.sent_at.is_some() || pending.retry_at.is_some_and(|at| at > now) {
+                continue;
+            }
+            pending.retry_at = None;
+            pending.sent_at = Some(now);
+            pending.attempts += 1;
+            out.push(ClientFrame::MsgSend {
+                channel_id: pending.channel_id.clone(),
+                client_msg_id: key.clone(),
+                body: pending.body.clone(),
+            });
+        }
+    }
+
+    fn syncs_due(&mut self, out: &mut Vec<ClientFrame>) {
+        let limit = i64::from(self.config.sync_limit.clamp(1, 500));
+        for (channel_id, order) in &mut self.channels {
+            if let Some(after_seq) = order.sync_needed() {
+                out.push(ClientFrame::Sync {
+                    channel_id: channel_id.clone(),
+                    after_seq,
+                    limit: Some(limit),
+                });
+            }
+        }
+    }
+
+    /// Handles one server frame. Returns how the session ends, if it does.
+    async fn on_frame(&mut self, text: &str, out: &mut Vec<ClientFrame>) -> Option<SessionEnd> {
+        let frame = match serde_json::from_str::<ServerFrame>(text) {
+            Ok(frame) => frame,
+            Err(e) => {
+                // Additive protocol changes (a new frame type) must not break
+                // old clients: skip what is not understood.
+                tracing::debug!(error = %e, "ignoring a frame this client does not understand");
+                return None;
+            }
+        };
+        let mut delivered: Vec<RecvMessage> = Vec::new();
+        match frame {
+            ServerFrame::MsgAck {
+                client_msg_id,
+                message_id,
+                channel_id,
+                seq,
+                ts,
+                duplicate,
+            } => {
+                // An ACK for a key no longer pending (answered already) is dropped.
+                let mut pending = self.pending.remove(&client_msg_id)?;
+                let own = RecvMessage {
+                    message_id,
+                    channel_id: channel_id.clone(),
+                    sender_id: self.user_id.clone(),
+                    seq,
+                    body: std::mem::take(&mut pending.body),
+                    ts,
+                    client_msg_id: client_msg_id.clone(),
+                };
+                self.offer(own, &mut delivered);
+                if let Some(reply) = pending.reply.take() {
+                    let _ = reply.send(Ok(Ack {
+                        client_msg_id,
+                        message_id,
+                        channel_id,
+                        seq,
+                        ts,
+                        duplicate,
+                        attempts: pending.attempts,
+                    }));
+                }
+            }
+            ServerFrame::MsgRecv(message) => self.offer(message, &mut delivered),
+            ServerFrame::SyncBatch {
+                channel_id,
+                messages,
+                has_more,
+            } => {
+                for TaggedMessage::MsgRecv(message) in messages {
+                    self.offer(message, &mut delivered);
+                }
+                let limit = i64::from(self.config.sync_limit.clamp(1, 500));
+                if let Some(order) = self.channels.get_mut(&channel_id) {
+                    if let Some(after_seq) = order.sync_done(has_more) {
+                        out.push(ClientFrame::Sync {
+                            channel_id,
+                            after_seq,
+                            limit: Some(limit),
+                        });
+                    }
+                }
+            }
+            ServerFrame::Receipt {
+                channel_id,
+                user_id,
+                kind,
+                message_id,
+                seq,
+                ts,
+            } => {
+                if self
+                    .events
+                    .send(Event::Receipt {
+                        channel_id,
+                        user_id,
+                        kind,
+                        message_id,
+                        seq,
+                        ts,
+                    })
+                    .await
+                    .is_err()
+                {
+                    return Some(SessionEnd::Stop("the application dropped the event receiver".into()));
+                }
+            }
+            ServerFrame::Error(error) => {
+                if let Some(end) = self.on_error(error).await {
+                    return Some(end);
+                }
+            }
+            ServerFrame::Hello { .. } => {}
+        }
+        self.syncs_due(out);
+        self.deliver(delivered, out).await
+    }
+
+    fn offer(&mut self, message: RecvMessage, delivered: &mut Vec<RecvMessage>) {
+        let start = self.config.start_from;
+        let order = self
+            .channels
+            .entry(message.channel_id.clone())
+            .or_insert_with(|| match start {
+                StartFrom::Beginning => ChannelOrder::after(0),
+                StartFrom::Now => ChannelOrder::unknown(),
+            });
+        delivered.extend(order.offer(message));
+    }
+
+    async fn deliver(&mut self, delivered: Vec<RecvMessage>, out: &mut Vec<ClientFrame>) -> Option<SessionEnd> {
+        let mut last_from_others: HashMap<String, uuid::Uuid> = HashMap::new();
+        for message in delivered {
+            if self.config.auto_delivered && message.sender_id != self.user_id {
+                last_from_others.insert(message.channel_id.clone(), message.message_id);
+            }
+            if self.events.send(Event::Message(message)).await.is_err() {
+                return Some(SessionEnd::Stop("the application dropped the event receiver".into()));
+            }
+        }
+        for message_id in last_from_others.into_values() {
+            out.push(receipt_frame(message_id, false));
+        }
+        None
+    }
+
+    async fn on_error(&mut self, error: ErrorFrame) -> Option<SessionEnd> {
+        let key = error.client_msg_id.clone();
+        if let Some(pending) = key.as_deref().and_then(|k| self.pending.get_mut(k)) {
+            if error.retryable {
+                let wait = match error.retry_after_ms {
+                    Some(ms) => Duration::from_millis(ms).max(pending.backoff.next_delay()),
+                    None => pending.backoff.next_delay(),
+                };
+                pending.sent_at = None;
+                pending.retry_at = Some(Instant::now() + wait);
+                return None;
+            }
+            if let Some(mut pending) = key.as_deref().and_then(|k| self.pending.remove(k)) {
+                if let Some(reply) = pending.reply.take() {
+                    let _ = reply.send(Err(SendError::Refused {
+                        code: error.code,
+                        message: error.message,
+                    }));
+                }
+            }
+            return None;
+        }
+        if error.code == ErrorCode::Forbidden {
+            // A SYNC for a channel this user left: stop asking.
+            if let Some(channel) = error.channel_id.as_deref() {
+                self.channels.remove(channel);
+            }
+        }
+        if self.events.send(Event::Error(error)).await.is_err() {
+            return Some(SessionEnd::Stop("the application dropped the event receiver".into()));
+        }
+        None
+    }
+}
+
+fn receipt_frame(message_id: uuid::Uuid, read: bool) -> ClientFrame {
+    let message_id = message_id.to_string();
+    if read {
+        ClientFrame::MsgRead { message_id }
+    } else {
+        ClientFrame::MsgDelivered { message_id }
+    }
+}
+
+/// Writes queued frames with one flush.
+async fn write_all(socket: &mut Socket, out: &mut Vec<ClientFrame>) -> Result<(), String> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    for frame in out.drain(..) {
+        let text = serde_json::to_string(&frame).map_err(|e| e.to_string())?;
+        socket.feed(Message::text(text)).await.map_err(|e| e.to_string())?;
+    }
+    socket.flush().await.map_err(|e| e.to_string())
+}
