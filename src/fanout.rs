@@ -6,10 +6,10 @@
 //! with 1013 (try again later) and recovers by reconnecting and syncing, so one
 //! slow reader never slows anyone else (backpressure ends at the queue).
 //!
-//! This is the single-node bus. Fan-out across nodes (`CHATD_NATS_URL`) will
-//! sit behind the same two calls, [`Hub::publish_message`] and
-//! [`Hub::send_to_user`]: a node publishes to the broker after commit and each
-//! node delivers to its own sessions through this hub.
+//! This is the node's own bus. With `nats_url` set, the writers and receipts
+//! go through [`crate::cluster::Cluster`] instead, which publishes to NATS and
+//! hands each channel's messages, local or from other nodes, to this hub in
+//! `seq` order ([`Hub::deliver`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -92,6 +92,9 @@ impl CloseSignal {
     }
 }
 
+/// A watermark: (channel, owner, `read`? else `delivered`).
+pub type WatermarkKey = (ChannelId, UserId, bool);
+
 /// A process-unique session id (UUIDv7 text), also sent in HELLO.
 pub type SessionId = Arc<str>;
 
@@ -108,7 +111,7 @@ pub struct SessionHandle {
     /// watermark owner, read?). Two watermark moves can commit in one order
     /// and reach the hub in the other; a RECEIPT below one already queued is
     /// stale and dropped, so a session never sees a watermark go back.
-    receipts: Arc<Mutex<HashMap<(ChannelId, UserId, bool), i64>>>,
+    receipts: Arc<Mutex<HashMap<WatermarkKey, i64>>>,
 }
 
 impl SessionHandle {
@@ -251,7 +254,7 @@ impl Hub {
     pub fn send_receipt(
         &self,
         user_id: &UserId,
-        key: &(ChannelId, UserId, bool),
+        key: &WatermarkKey,
         seq: i64,
         text: &Utf8Bytes,
         except: Option<&SessionId>,
@@ -279,8 +282,14 @@ impl Hub {
     /// The frame is serialised once and shared by every recipient.
     pub fn publish_message(&self, message: &StoredMessage, members: &[UserId], except: &SessionId) {
         let text = Utf8Bytes::from(ServerFrame::MsgRecv(message.to_recv()).encode());
+        self.deliver(&text, members, Some(except));
+    }
+
+    /// Queues an encoded MSG_RECV to every live session of every member,
+    /// except `except`.
+    pub fn deliver(&self, text: &Utf8Bytes, members: &[UserId], except: Option<&SessionId>) {
         for member in members {
-            self.send_to_user(member, &text, "MSG_RECV", Some(except));
+            self.send_to_user(member, text, "MSG_RECV", except);
         }
     }
 }
