@@ -40,9 +40,14 @@ use crate::stats::{histogram, record, CpuSample, CpuSplit, Percentiles, Report, 
 #[derive(Parser, Debug)]
 #[command(name = "chatd-bench", version, about = "Load generator for chatd")]
 struct Cli {
-    /// The server's base URL.
+    /// The server's base URL (admin API, and WebSocket connections).
     #[arg(long, default_value = "http://127.0.0.1:8080", global = true)]
     url: String,
+    /// More nodes of the same cluster (comma-separated base URLs): connection
+    /// `i` goes to node `i mod n` of `--url` followed by these, so a
+    /// multi-node run spreads its clients over the nodes.
+    #[arg(long, value_delimiter = ',', global = true)]
+    nodes: Vec<String>,
     /// The server's admin token (or CHATD_ADMIN_TOKEN).
     #[arg(long, env = "CHATD_ADMIN_TOKEN", hide_env_values = true, global = true)]
     admin_token: Option<String>,
@@ -140,7 +145,8 @@ enum Scenario {
 /// Shared by every worker of a run.
 struct Ctx {
     admin: AdminClient,
-    ws_url: String,
+    /// WebSocket URLs, one per node; connection `i` uses `ws_urls[i % n]`.
+    ws_urls: Vec<String>,
     run: String,
     base: Instant,
     measure_from: Instant,
@@ -165,8 +171,9 @@ impl Ctx {
         Some(self.base + Duration::from_nanos(nanos))
     }
 
-    fn client_config(&self, token: String) -> ClientConfig {
-        let mut config = ClientConfig::new(self.ws_url.clone(), token);
+    fn client_config(&self, index: usize, token: String) -> ClientConfig {
+        let url = self.ws_urls[index % self.ws_urls.len()].clone();
+        let mut config = ClientConfig::new(url, token);
         config.ack_timeout = Duration::from_secs(30);
         config.connect_timeout = Duration::from_secs(30);
         config.event_capacity = 65_536;
@@ -245,7 +252,10 @@ async fn main() -> anyhow::Result<()> {
     );
     let ctx = Arc::new(Ctx {
         admin: AdminClient::new(&cli.url, admin_token),
-        ws_url: format!("{}/v1/ws", cli.url.replacen("http", "ws", 1)),
+        ws_urls: std::iter::once(&cli.url)
+            .chain(&cli.nodes)
+            .map(|u| format!("{}/v1/ws", u.trim_end_matches('/').replacen("http", "ws", 1)))
+            .collect(),
         run,
         base,
         measure_from: base,
@@ -337,6 +347,9 @@ async fn main() -> anyhow::Result<()> {
             catch_up,
         } => sync(&cli, ctx, messages, channel, history_reads, catch_up).await?,
     };
+    if let Some(settings) = report.settings.as_object_mut() {
+        settings.insert("nodes".into(), json!(1 + cli.nodes.len()));
+    }
     if report.server_rss_bytes.is_none() {
         report.server_rss_bytes = pid.and_then(stats::rss_bytes);
     }
@@ -398,7 +411,7 @@ async fn connect_all(
     let limit = Arc::new(Semaphore::new(64));
     let mut connecting = FuturesUnordered::new();
     for (i, plan) in plans.iter().enumerate() {
-        let config = ctx.client_config(tokens.get(&plan.user).cloned().unwrap_or_default());
+        let config = ctx.client_config(i, tokens.get(&plan.user).cloned().unwrap_or_default());
         let limit = limit.clone();
         connecting.push(async move {
             let _permit = limit.acquire().await;
@@ -429,7 +442,7 @@ async fn load(
     let start = Instant::now() + Duration::from_millis(200);
     let ctx = Arc::new(Ctx {
         admin: ctx.admin.clone(),
-        ws_url: ctx.ws_url.clone(),
+        ws_urls: ctx.ws_urls.clone(),
         run: ctx.run.clone(),
         base: ctx.base,
         measure_from: start + cli.warmup,
@@ -743,7 +756,7 @@ async fn sync(
     let fill_started = Instant::now();
     if have < messages {
         let token = ctx.admin.token(&writer, Some(86_400)).await?;
-        let (client, _events) = Client::connect(ctx.client_config(token)).await?;
+        let (client, _events) = Client::connect(ctx.client_config(0, token)).await?;
         let mut in_flight = FuturesUnordered::new();
         let mut next = have;
         while next < messages || !in_flight.is_empty() {
@@ -760,7 +773,8 @@ async fn sync(
     }
     let fill_secs = fill_started.elapsed().as_secs_f64();
     let token = ctx.admin.token(&reader, Some(86_400)).await?;
-    let mut config = ctx.client_config(token);
+    // The reader on the last node: with several nodes the catch-up crosses them.
+    let mut config = ctx.client_config(ctx.ws_urls.len() - 1, token);
     let catch_up = catch_up.unwrap_or(messages).min(messages);
     let skipped = (messages - catch_up) as i64;
     if skipped > 0 {
