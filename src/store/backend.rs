@@ -227,20 +227,21 @@ macro_rules! sql_backend {
 
                 let mut outcomes = Vec::with_capacity(sends.len());
                 for send in sends {
-                    // The idempotency key comes first (guarantee 2), and the
-                    // lookup runs in the transaction, so it sees this batch's own rows.
-                    if let Some(existing) = self.lookup_in(&mut tx, send).await? {
-                        outcomes.push(existing);
-                        continue;
-                    }
-                    let Some(Some(channel)) = channels.get_mut(&send.channel_id) else {
-                        outcomes.push(SendOutcome::Forbidden);
-                        continue;
+                    // The idempotency key decides first (guarantee 2): a send that
+                    // may not be stored still gets the message stored under its
+                    // key, and a send that may is inserted only if its key is
+                    // new (ON CONFLICT DO NOTHING), else the stored one is looked
+                    // up. So a new message costs one statement, not a lookup and
+                    // an insert. Lookups run in the transaction, so they see
+                    // this batch's own rows.
+                    let channel = match channels.get_mut(&send.channel_id) {
+                        Some(Some(channel)) if channel.members.binary_search(&send.sender_id).is_ok() => channel,
+                        _ => {
+                            let existing = self.lookup_in(&mut tx, send).await?;
+                            outcomes.push(existing.unwrap_or(SendOutcome::Forbidden));
+                            continue;
+                        }
                     };
-                    if channel.members.binary_search(&send.sender_id).is_err() {
-                        outcomes.push(SendOutcome::Forbidden);
-                        continue;
-                    }
                     let message = StoredMessage {
                         message_id: uuid::Uuid::now_v7(),
                         channel_id: send.channel_id.clone(),
@@ -267,8 +268,9 @@ macro_rules! sql_backend {
                         channel.changed = true;
                         outcomes.push(SendOutcome::Stored(message));
                     } else {
-                        // Another transaction committed the same key after our
-                        // lookup; a fresh statement sees it. No seq was used.
+                        // The key is taken (stored earlier, earlier in this batch,
+                        // or by a transaction that committed meanwhile; a fresh
+                        // statement sees it). No seq was used.
                         let existing = self.lookup_in(&mut tx, send).await?;
                         outcomes.push(existing.unwrap_or(SendOutcome::Conflict));
                     }

@@ -136,6 +136,29 @@ async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
     assert!(matches!(&out.outcomes[0], SendOutcome::Duplicate(m) if m.seq == 1 && m.ts == 100));
     assert_eq!(out.outcomes[1], SendOutcome::Conflict);
     assert!(matches!(&out.outcomes[2], SendOutcome::Stored(m) if m.seq == 4));
+    // A sender who left: a retry of a stored key still gets the original
+    // (the key decides before membership); a new key is refused.
+    store
+        .set_member(&ch("a"), &user("bob"), false, 300)
+        .await
+        .expect("remove");
+    let out = store
+        .write_batch(
+            &[
+                send("bob", "a", "k1", "same key, other sender"),
+                send("bob", "a", "k7", "after leaving"),
+                send("bob", "b", "k1", "same key, other sender"),
+                send("bob", "zzz", "k1", "same key, other sender"),
+            ],
+            300,
+        )
+        .await
+        .expect("batch");
+    assert!(matches!(&out.outcomes[0], SendOutcome::Duplicate(m) if m.seq == 2));
+    assert_eq!(out.outcomes[1], SendOutcome::Forbidden);
+    assert_eq!(out.outcomes[2], SendOutcome::Conflict);
+    assert_eq!(out.outcomes[3], SendOutcome::Conflict);
+    assert!(out.members.is_empty(), "nothing new stored");
     let (messages, more) = store.messages_after(&ch("a"), 0, 100).await.expect("read");
     assert!(!more);
     assert_eq!(messages.iter().map(|m| m.seq).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
