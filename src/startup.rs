@@ -45,7 +45,7 @@ pub async fn open_store(config: &Config) -> Result<Store, StartupError> {
     let store = Store::connect(&StoreOptions {
         url: config.database_url(),
         max_connections: config.db_max_connections,
-        acquire_timeout: config.db_timeout(),
+        timeout: config.db_timeout(),
     })
     .await?;
     store.migrate().await?;

@@ -157,7 +157,7 @@ impl TestDb {
         chatd::store::Store::connect(&chatd::store::StoreOptions {
             url: self.url.clone(),
             max_connections: 4,
-            acquire_timeout: Duration::from_secs(5),
+            timeout: Duration::from_secs(5),
         })
         .await
         .expect("connect to the test database")
