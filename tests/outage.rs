@@ -735,36 +735,77 @@ async fn a_frozen_postgres() {
     app.stop().await;
 }
 
-/// Another connection holds the channel's row lock (as a stuck transaction of
-/// another node would): the send's transaction waits on it, and must still be
-/// answered within the bound, and leave nothing behind.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_send_blocked_on_a_lock() {
-    if postgres_url().is_none() {
-        return;
+/// A connection of the test's own to the server's database.
+enum Locker {
+    Postgres(sqlx::PgConnection),
+    Sqlite(sqlx::SqliteConnection),
+}
+
+impl Locker {
+    async fn connect(backend: Backend, url: &str) -> Self {
+        match backend {
+            Backend::Postgres => Self::Postgres(sqlx::PgConnection::connect(url).await.expect("connect")),
+            Backend::Sqlite => Self::Sqlite(sqlx::SqliteConnection::connect(url).await.expect("connect")),
+        }
     }
-    let app = spawn_app_with(Backend::Postgres, |c| c.db_timeout_ms = DB_TIMEOUT_MS).await;
+
+    async fn execute(&mut self, sql: &str) {
+        let result = match self {
+            Self::Postgres(c) => sqlx::query(sql).execute(c).await.map(drop),
+            Self::Sqlite(c) => sqlx::query(sql).execute(c).await.map(drop),
+        };
+        result.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+/// Another connection holds the lock a send needs (PostgreSQL: the channel's
+/// row, as a stuck transaction of another node would; SQLite: the database's
+/// write lock): the send must still be answered within the bound, and leave
+/// nothing behind.
+async fn a_send_blocked_on_a_lock(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.db_timeout_ms = DB_TIMEOUT_MS).await;
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     send_acked(&mut alice, "room", "l-1").await;
 
-    let mut locker = sqlx::PgConnection::connect(&app.db.url).await.expect("connect");
-    let mut tx = locker.begin().await.expect("begin");
-    sqlx::query("SELECT 1 FROM channels WHERE channel_id = 'room' FOR UPDATE")
-        .execute(&mut *tx)
-        .await
-        .expect("lock the channel row");
+    let mut locker = Locker::connect(backend, &app.db.url).await;
+    match backend {
+        Backend::Postgres => {
+            locker.execute("BEGIN").await;
+            locker
+                .execute("SELECT 1 FROM channels WHERE channel_id = 'room' FOR UPDATE")
+                .await;
+        }
+        Backend::Sqlite => {
+            locker.execute("BEGIN IMMEDIATE").await;
+            locker
+                .execute("INSERT INTO channels (channel_id, created_at) VALUES ('lock', 0)")
+                .await;
+        }
+    }
 
     send_refused(&mut alice, "room", "l-2", "unavailable").await;
     alice.expect_silence(Duration::from_millis(300)).await;
-    // The rest of the store still answers.
+    // Reads still answer.
     assert_eq!(readyz(&app).await.0, 200);
 
-    tx.rollback().await.expect("release the lock");
+    locker.execute("ROLLBACK").await;
     retry_stored(&mut alice, "room", "l-2", 2).await;
     send_acked(&mut alice, "room", "l-3").await;
     assert_history(&app, "room", &keys(&["l-1", "l-2", "l-3"])).await;
     app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_blocked_on_a_lock_postgres() {
+    if postgres_url().is_some() {
+        a_send_blocked_on_a_lock(Backend::Postgres).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_blocked_on_a_lock_sqlite() {
+    a_send_blocked_on_a_lock(Backend::Sqlite).await;
 }
 
 /// `pg_terminate_backend` on every connection to the test's database, over
