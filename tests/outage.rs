@@ -71,8 +71,15 @@ impl OwnPostgres {
             notice("outage tests with their own PostgreSQL SKIPPED: initdb not found");
             return None;
         };
-        let dir = tempfile::tempdir().expect("tempdir");
         let as_postgres = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
+        // The postgres user must reach the directory: /tmp rather than a
+        // TMPDIR that may sit in root's home.
+        let dir = if as_postgres {
+            tempfile::Builder::new().prefix("chatd-pg-").tempdir_in("/tmp")
+        } else {
+            tempfile::Builder::new().prefix("chatd-pg-").tempdir()
+        }
+        .expect("tempdir");
         if as_postgres {
             let status = Command::new("chown")
                 .args(["-R", "postgres:postgres"])
@@ -678,6 +685,17 @@ async fn stopping_and_restarting_postgres() {
         "history answered after {:?}",
         started.elapsed()
     );
+    // A session opened now gets ERROR unavailable instead of HELLO, and 1011.
+    let started = Instant::now();
+    let mut carol = app.connect_raw(&app.token("bob")).await.expect("upgrade");
+    let error = carol.recv_type("ERROR").await;
+    assert_eq!(error["code"], "unavailable", "{error}");
+    assert!(
+        started.elapsed() <= bound(),
+        "HELLO's ERROR after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(carol.recv_close_code().await, 1011);
 
     pg.start();
 
