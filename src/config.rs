@@ -23,6 +23,7 @@ const TEXT_KEYS: &[&str] = &[
     "jwt_issuer",
     "jwt_audience",
     "nats_url",
+    "nats_subject_prefix",
     "log",
 ];
 
@@ -66,9 +67,17 @@ pub struct Config {
     pub jwt_leeway_secs: u64,
     /// Lifetime of tokens minted by `chatd token` and `POST /v1/tokens` without a TTL, seconds.
     pub token_ttl_secs: u64,
-    /// NATS server for fan-out across several nodes; unset: single node.
+    /// NATS server(s) for fan-out across several nodes, comma-separated
+    /// (`nats://host:4222,nats://other:4222`); unset: single node, in-process fan-out.
     #[serde(deserialize_with = "lenient::opt_string")]
     pub nats_url: Option<String>,
+    /// First token(s) of every NATS subject this node uses (`<prefix>.c.…`,
+    /// `<prefix>.u.…`); nodes of one cluster must share it.
+    #[serde(deserialize_with = "lenient::string")]
+    pub nats_subject_prefix: String,
+    /// How long a node holds a channel's message whose lower `seq` has not
+    /// arrived yet before reading the missing ones from the database, ms.
+    pub cluster_gap_wait_ms: u64,
     /// Log filter in `tracing` `EnvFilter` syntax.
     #[serde(deserialize_with = "lenient::string")]
     pub log: String,
@@ -137,6 +146,8 @@ impl Default for Config {
             jwt_leeway_secs: 30,
             token_ttl_secs: 86_400,
             nats_url: None,
+            nats_subject_prefix: "chatd".into(),
+            cluster_gap_wait_ms: 100,
             log: "info".into(),
             log_format: LogFormat::Pretty,
             max_frame_bytes: 65_536,
@@ -290,6 +301,19 @@ impl Config {
         if self.ping_interval_secs == 0 {
             return bad("ping_interval_secs must be positive");
         }
+        if let Some(url) = &self.nats_url {
+            if crate::cluster::parse_nats_urls(url).is_err() {
+                return bad("nats_url must be one or more NATS URLs, comma-separated (e.g. nats://localhost:4222)");
+            }
+        }
+        if !crate::cluster::valid_subject_prefix(&self.nats_subject_prefix) {
+            return bad(
+                "nats_subject_prefix must be dot-separated tokens of letters, digits, '_' and '-' (e.g. \"chatd\")",
+            );
+        }
+        if self.cluster_gap_wait_ms == 0 || self.cluster_gap_wait_ms > 60_000 {
+            return bad("cluster_gap_wait_ms must be between 1 and 60000");
+        }
         if let Some(secret) = &self.jwt_secret {
             if secret.len() < 32 {
                 return bad("jwt_secret must be at least 32 bytes");
@@ -312,6 +336,11 @@ impl Config {
     /// See `handshake_timeout_ms`.
     pub fn handshake_timeout(&self) -> Duration {
         Duration::from_millis(self.handshake_timeout_ms)
+    }
+
+    /// See `cluster_gap_wait_ms`.
+    pub fn cluster_gap_wait(&self) -> Duration {
+        Duration::from_millis(self.cluster_gap_wait_ms)
     }
 
     /// See `db_timeout_ms`.
@@ -556,6 +585,31 @@ mod tests {
         let shown = format!("{config:?}");
         assert!(shown.contains("max_body_bytes"));
         assert!(!shown.contains(&"j".repeat(40)) && !shown.contains(&"a".repeat(40)));
+    }
+
+    #[test]
+    fn nats_settings_are_checked() {
+        let with = |f: fn(&mut Config)| {
+            let mut config = Config::default();
+            f(&mut config);
+            config.validate()
+        };
+        assert!(with(|_| {}).is_ok(), "NATS unset by default");
+        assert!(with(|c| c.nats_url = Some("nats://127.0.0.1:4222,nats://b:4222".into())).is_ok());
+        assert!(with(|c| c.nats_url = Some(",".into())).is_err());
+        assert!(with(|c| c.nats_subject_prefix = "prod.chatd".into()).is_ok());
+        for bad in ["", "a.", "a.*", "a b", "x.>"] {
+            let mut config = Config {
+                nats_subject_prefix: bad.into(),
+                ..Config::default()
+            };
+            assert!(config.validate().is_err(), "{bad:?}");
+            config.nats_subject_prefix = "chatd".into();
+            assert!(config.validate().is_ok());
+        }
+        assert!(with(|c| c.cluster_gap_wait_ms = 0).is_err());
+        assert!(with(|c| c.cluster_gap_wait_ms = 60_001).is_err());
+        assert!(with(|c| c.cluster_gap_wait_ms = 1).is_ok());
     }
 
     #[test]

@@ -6,19 +6,19 @@
 //! with 1013 (try again later) and recovers by reconnecting and syncing, so one
 //! slow reader never slows anyone else (backpressure ends at the queue).
 //!
-//! This is the single-node bus. Fan-out across nodes (`CHATD_NATS_URL`) will
-//! sit behind the same two calls, [`Hub::publish_message`] and
-//! [`Hub::send_to_user`]: a node publishes to the broker after commit and each
-//! node delivers to its own sessions through this hub.
+//! This is the node's own bus. With `nats_url` set, the writers and receipts
+//! go through [`crate::cluster::Cluster`] instead, which publishes to NATS and
+//! hands each channel's messages, local or from other nodes, to this hub in
+//! `seq` order ([`Hub::deliver`]).
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use axum::extract::ws::Utf8Bytes;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::ids::UserId;
+use crate::ids::{ChannelId, UserId};
 use crate::protocol::ServerFrame;
 use crate::store::StoredMessage;
 use crate::telemetry;
@@ -92,6 +92,9 @@ impl CloseSignal {
     }
 }
 
+/// A watermark: (channel, owner, `read`? else `delivered`).
+pub type WatermarkKey = (ChannelId, UserId, bool);
+
 /// A process-unique session id (UUIDv7 text), also sent in HELLO.
 pub type SessionId = Arc<str>;
 
@@ -104,6 +107,11 @@ pub struct SessionHandle {
     pub user_id: UserId,
     outbound: mpsc::Sender<Utf8Bytes>,
     close: Arc<CloseSignal>,
+    /// The highest RECEIPT `seq` queued to this session per (channel,
+    /// watermark owner, read?). Two watermark moves can commit in one order
+    /// and reach the hub in the other; a RECEIPT below one already queued is
+    /// stale and dropped, so a session never sees a watermark go back.
+    receipts: Arc<Mutex<HashMap<WatermarkKey, i64>>>,
 }
 
 impl SessionHandle {
@@ -114,6 +122,7 @@ impl SessionHandle {
             user_id,
             outbound,
             close,
+            receipts: Arc::default(),
         }
     }
 
@@ -147,14 +156,41 @@ impl SessionHandle {
 }
 
 /// The registry of live sessions on this node, by user.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Hub {
     /// A std lock, not tokio's: it is held only to clone handles or call
     /// `try_send`, never across an await.
     sessions: RwLock<HashMap<UserId, Vec<SessionHandle>>>,
+    /// Striped locks that order watermark moves with their RECEIPTs: a
+    /// session holds the stripe of (channel, owner) from the store update
+    /// until its RECEIPT is queued, so two moves of one watermark reach the
+    /// hub in commit order.
+    receipt_stripes: Box<[tokio::sync::Mutex<()>]>,
+}
+
+/// Stripes of [`Hub::receipt_order`].
+const RECEIPT_STRIPES: usize = 64;
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self {
+            sessions: RwLock::default(),
+            receipt_stripes: (0..RECEIPT_STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
+        }
+    }
 }
 
 impl Hub {
+    /// Waits for, and holds, the lock that orders moves of the watermarks of
+    /// `owner` in `channel` with their RECEIPTs (see [`Self::send_receipt`]).
+    pub async fn receipt_order(&self, channel: &ChannelId, owner: &UserId) -> tokio::sync::MutexGuard<'_, ()> {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        (channel, owner).hash(&mut hasher);
+        let stripe = (hasher.finish() % self.receipt_stripes.len() as u64) as usize;
+        self.receipt_stripes[stripe].lock().await
+    }
+
     /// Registers a session; from now on it receives its user's frames.
     pub fn register(&self, handle: SessionHandle) {
         let mut sessions = self.sessions.write().unwrap_or_else(|e| e.into_inner());
@@ -210,13 +246,50 @@ impl Hub {
         }
     }
 
+    /// Queues an encoded RECEIPT for watermark `key` = (channel, owner,
+    /// read?) at `seq` to every live session of `user_id` except `except`,
+    /// skipping sessions that already got a RECEIPT at or above `seq` for
+    /// that watermark (so receipts never go back, whatever order concurrent
+    /// watermark moves reach the hub in).
+    pub fn send_receipt(
+        &self,
+        user_id: &UserId,
+        key: &WatermarkKey,
+        seq: i64,
+        text: &Utf8Bytes,
+        except: Option<&SessionId>,
+    ) {
+        let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
+        for handle in sessions.get(user_id).into_iter().flatten() {
+            if Some(&handle.id) == except {
+                continue;
+            }
+            let fresh = {
+                let mut seen = handle.receipts.lock().unwrap_or_else(|e| e.into_inner());
+                let last = seen.entry(key.clone()).or_insert(0);
+                let fresh = seq > *last;
+                *last = (*last).max(seq);
+                fresh
+            };
+            if fresh {
+                handle.push(text.clone(), "RECEIPT");
+            }
+        }
+    }
+
     /// Fans a stored message out as MSG_RECV to every live session of every
     /// member, except the session whose copy was stored (it has the ACK).
     /// The frame is serialised once and shared by every recipient.
     pub fn publish_message(&self, message: &StoredMessage, members: &[UserId], except: &SessionId) {
         let text = Utf8Bytes::from(ServerFrame::MsgRecv(message.to_recv()).encode());
+        self.deliver(&text, members, Some(except));
+    }
+
+    /// Queues an encoded MSG_RECV to every live session of every member,
+    /// except `except`.
+    pub fn deliver(&self, text: &Utf8Bytes, members: &[UserId], except: Option<&SessionId>) {
         for member in members {
-            self.send_to_user(member, &text, "MSG_RECV", Some(except));
+            self.send_to_user(member, text, "MSG_RECV", except);
         }
     }
 }
@@ -224,7 +297,7 @@ impl Hub {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{ChannelId, ClientMsgId};
+    use crate::ids::ClientMsgId;
 
     fn session(hub: &Hub, user: &str, n: usize) -> (SessionHandle, mpsc::Receiver<Utf8Bytes>) {
         let (tx, rx) = mpsc::channel(n);
@@ -273,6 +346,27 @@ mod tests {
         assert!(frames[0].as_str().contains("\"MSG_RECV\""));
         assert!(sender_rx.try_recv().is_err(), "not the sending session");
         assert!(eve.try_recv().is_err(), "never a non-member");
+    }
+
+    #[test]
+    fn a_receipt_below_one_already_queued_is_dropped() {
+        let hub = Hub::default();
+        let (_alice, mut rx) = session(&hub, "alice", 8);
+        let key = (ChannelId::parse("room").unwrap(), UserId::parse("bob").unwrap(), true);
+        let alice = UserId::parse("alice").unwrap();
+        for (seq, text) in [(5, "r5"), (3, "r3"), (5, "r5-again"), (6, "r6")] {
+            hub.send_receipt(&alice, &key, seq, &Utf8Bytes::from_static(text), None);
+        }
+        let other_kind = (key.0.clone(), key.1.clone(), false);
+        hub.send_receipt(&alice, &other_kind, 4, &Utf8Bytes::from_static("d4"), None);
+        let got: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(
+            got,
+            ["r5", "r6", "d4"],
+            "stale and repeated receipts dropped, kinds apart"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! - [`store`]: PostgreSQL / SQLite persistence;
 //! - [`writer`]: group commit, ACK and hand-off to the fan-out;
 //! - [`fanout`]: live sessions and delivery;
+//! - [`cluster`]: fan-out across nodes through NATS (`nats_url`);
 //! - [`gateway`]: the WebSocket endpoint and sessions;
 //! - [`http`]: the HTTP API;
 //! - [`listener`]: the accept loop (handshake timeout, graceful HTTP shutdown);
@@ -24,6 +25,7 @@
 pub use chatd_proto::{ids, protocol};
 
 pub mod auth;
+pub mod cluster;
 pub mod config;
 pub mod fanout;
 pub mod gateway;

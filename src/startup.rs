@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::Auth;
+use crate::cluster::{Cluster, ClusterError};
 use crate::config::{Config, ConfigError};
 use crate::fanout::{close_code, Hub};
 use crate::limits::Limits;
@@ -27,6 +28,8 @@ pub enum StartupError {
     Config(#[from] ConfigError),
     #[error("database: {0}")]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: String,
@@ -68,12 +71,19 @@ impl Application {
     /// [`StartupError`] naming the part that failed.
     pub async fn build(config: Config) -> Result<Self, StartupError> {
         let secrets = config.secrets()?;
+        // The recorder first, so every metric set while starting is kept.
+        let metrics = telemetry::metrics_handle();
         let store = open_store(&config).await?;
         let hub = Arc::new(Hub::default());
+        let cluster = match &config.nats_url {
+            Some(_) => Some(Cluster::start(&config, store.clone(), hub.clone()).await?),
+            None => None,
+        };
         let writer_tasks = TaskTracker::new();
         let writers = Writers::spawn(
             store.clone(),
             hub.clone(),
+            cluster.clone(),
             config.writer_shards,
             config.max_batch,
             &writer_tasks,
@@ -90,9 +100,10 @@ impl Application {
             config: Arc::new(config),
             store,
             hub,
+            cluster,
             writers,
             auth: Arc::new(auth),
-            metrics: telemetry::metrics_handle(),
+            metrics,
             shutdown: CancellationToken::new(),
             sessions: TaskTracker::new(),
             limits: Arc::new(Limits::new(&config_for_limits)),
@@ -144,7 +155,12 @@ impl Application {
         if let Some(file) = &secrets_file {
             tracing::info!(file = %file.display(), "secrets not configured are generated and kept in this file; the admin API token is its admin_token");
         }
-        tracing::info!(%addr, database = state.store.backend_name(), "chatd listening");
+        tracing::info!(
+            %addr,
+            database = state.store.backend_name(),
+            fanout = if state.cluster.is_some() { "nats" } else { "local" },
+            "chatd listening"
+        );
         let token = state.shutdown.clone();
         let background = CancellationToken::new();
         let upkeep = tokio::spawn(telemetry::run_upkeep(
@@ -195,6 +211,9 @@ impl Application {
             let _ = tokio::time::timeout(Duration::from_secs(1), state.sessions.wait()).await;
         }
         let _ = http.await;
+        if let Some(cluster) = &state.cluster {
+            cluster.shutdown().await;
+        }
         let store = state.store.clone();
         drop(state);
         writer_tasks.close();

@@ -10,6 +10,13 @@
 //! | `chatd_send_ack_seconds` | histogram | |
 //! | `chatd_batch_size` | histogram | messages per group commit |
 //! | `chatd_sessions_closed_total` | counter | `code` (WebSocket close code) |
+//! | `chatd_nats_connected` | gauge | 1 while the NATS connection is up, 0 while down (only with `nats_url`) |
+//! | `chatd_nats_subscriptions` | gauge | `kind` (`channel`, `user`): NATS subscriptions of this node |
+//! | `chatd_nats_publish_failures_total` | counter | `reason` (`queue_full`: dropped while NATS was away too long; `error`) |
+//! | `chatd_nats_slow_consumer_total` | counter | NATS dropped messages for a subscription that fell behind |
+//! | `chatd_cluster_held_total` | counter | messages held because a lower `seq` of their channel had not arrived |
+//! | `chatd_cluster_filled_total` | counter | `reason` (`gap`, `catch_up`): messages read from the database instead of NATS |
+//! | `chatd_cluster_stale_total` | counter | messages that arrived after their `seq` was handed out (dropped) |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -123,4 +130,39 @@ pub fn batch(size: usize) {
 /// A session ended with close `code`.
 pub fn session_closed(code: u16) {
     metrics::counter!("chatd_sessions_closed_total", "code" => code.to_string()).increment(1);
+}
+
+/// The NATS connection went up (`true`) or down.
+pub fn nats_connected(up: bool) {
+    metrics::gauge!("chatd_nats_connected").set(if up { 1.0 } else { 0.0 });
+}
+
+/// A NATS subscription of `kind` (`channel` or `user`) was added (`+1`) or removed (`-1`).
+pub fn nats_subscriptions(kind: &'static str, delta: f64) {
+    metrics::gauge!("chatd_nats_subscriptions", "kind" => kind).increment(delta);
+}
+
+/// A publication to NATS was dropped (`queue_full`) or failed (`error`).
+pub fn nats_publish_failed(reason: &'static str) {
+    metrics::counter!("chatd_nats_publish_failures_total", "reason" => reason).increment(1);
+}
+
+/// NATS reported a subscription that could not keep up.
+pub fn nats_slow_consumer() {
+    metrics::counter!("chatd_nats_slow_consumer_total").increment(1);
+}
+
+/// A message waits for a lower `seq` of its channel.
+pub fn cluster_held() {
+    metrics::counter!("chatd_cluster_held_total").increment(1);
+}
+
+/// `count` messages were read from the database to fill a gap or catch up.
+pub fn cluster_filled(reason: &'static str, count: usize) {
+    metrics::counter!("chatd_cluster_filled_total", "reason" => reason).increment(count as u64);
+}
+
+/// A message arrived after its `seq` was handed out.
+pub fn cluster_stale() {
+    metrics::counter!("chatd_cluster_stale_total").increment(1);
 }

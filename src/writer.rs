@@ -7,7 +7,9 @@
 //! when idle), stores them in one transaction with one durable commit
 //! ([`crate::store::Store::write_batch`]), and only then, in order:
 //! 1. queues MSG_ACK (or the ERROR) to each sending session,
-//! 2. fans each new message out as MSG_RECV to the channel's members,
+//! 2. fans each new message out as MSG_RECV to the channel's members (with
+//!    NATS: publishes it and hands it to the channel's sequencer, see
+//!    [`crate::cluster`]),
 //! 3. signals the session that the send is finished.
 //!
 //! Because a channel's batches are committed and fanned out by one task, every
@@ -30,10 +32,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
+use crate::cluster::Cluster;
 use crate::fanout::{Hub, SessionHandle};
-use crate::ids::now_ms;
+use crate::ids::{now_ms, ChannelId, UserId};
 use crate::protocol::{ErrorCode, ErrorFrame, ServerFrame};
-use crate::store::{NewMessage, SendOutcome, Store, StoreError};
+use crate::store::{BatchOutcome, NewMessage, SendOutcome, Store, StoreError};
 use crate::telemetry;
 
 /// Attempts of a batch that lost a deadlock before its sends get `internal`.
@@ -74,12 +77,24 @@ pub struct WritersStopped(pub SendJob);
 
 impl Writers {
     /// Starts `shards` writer tasks on `tracker`. They stop when every
-    /// [`Writers`] clone is dropped and their queues are empty.
-    pub fn spawn(store: Store, hub: Arc<Hub>, shards: usize, max_batch: usize, tracker: &TaskTracker) -> Self {
+    /// [`Writers`] clone is dropped and their queues are empty. New messages
+    /// go to `hub`, or through `cluster` when NATS is configured.
+    pub fn spawn(
+        store: Store,
+        hub: Arc<Hub>,
+        cluster: Option<Cluster>,
+        shards: usize,
+        max_batch: usize,
+        tracker: &TaskTracker,
+    ) -> Self {
         let senders: Vec<_> = (0..shards.max(1))
             .map(|_| {
                 let (tx, rx) = mpsc::channel(QUEUE);
-                tracker.spawn(run_writer(rx, store.clone(), hub.clone(), max_batch.max(1)));
+                let fanout = Fanout {
+                    hub: hub.clone(),
+                    cluster: cluster.clone(),
+                };
+                tracker.spawn(run_writer(rx, store.clone(), fanout, max_batch.max(1)));
                 tx
             })
             .collect();
@@ -98,7 +113,55 @@ impl Writers {
     }
 }
 
-async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, hub: Arc<Hub>, max_batch: usize) {
+/// Where a writer hands its new messages.
+struct Fanout {
+    hub: Arc<Hub>,
+    cluster: Option<Cluster>,
+}
+
+impl Fanout {
+    /// Fans each message the batch stored out to its channel's members.
+    fn stored(&self, jobs: &[SendJob], batch: &BatchOutcome) {
+        let stored = jobs
+            .iter()
+            .zip(&batch.outcomes)
+            .filter_map(|(job, outcome)| match outcome {
+                SendOutcome::Stored(message) => Some((job, message)),
+                _ => None,
+            });
+        match &self.cluster {
+            None => {
+                for (job, message) in stored {
+                    let members = batch
+                        .members
+                        .iter()
+                        .find(|(channel, _)| channel == &message.channel_id)
+                        .map(|(_, members)| members.as_slice())
+                        .unwrap_or_default();
+                    self.hub.publish_message(message, members, &job.session.id);
+                }
+            }
+            Some(cluster) => {
+                // One shared member list per channel of the batch.
+                let members: Vec<(&ChannelId, Arc<[UserId]>)> = batch
+                    .members
+                    .iter()
+                    .map(|(channel, members)| (channel, Arc::from(members.as_slice())))
+                    .collect();
+                let none: Arc<[UserId]> = Arc::from(Vec::new());
+                for (job, message) in stored {
+                    let members = members
+                        .iter()
+                        .find(|(channel, _)| *channel == &message.channel_id)
+                        .map_or(&none, |(_, members)| members);
+                    cluster.committed(message, members, &job.session.id);
+                }
+            }
+        }
+    }
+}
+
+async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, fanout: Fanout, max_batch: usize) {
     let mut jobs = Vec::with_capacity(max_batch);
     while rx.recv_many(&mut jobs, max_batch).await > 0 {
         // Sends whose answer is already due (they waited in the queue behind
@@ -137,17 +200,7 @@ async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, hub: Arc<Hub>
                 for (job, outcome) in jobs.iter().zip(&batch.outcomes) {
                     acknowledge(job, outcome);
                 }
-                for (job, outcome) in jobs.iter().zip(&batch.outcomes) {
-                    if let SendOutcome::Stored(message) = outcome {
-                        let members = batch
-                            .members
-                            .iter()
-                            .find(|(channel, _)| channel == &message.channel_id)
-                            .map(|(_, members)| members.as_slice())
-                            .unwrap_or_default();
-                        hub.publish_message(message, members, &job.session.id);
-                    }
-                }
+                fanout.stored(&jobs, &batch);
             }
             Err(error) => {
                 let code = error.wire_code();

@@ -1,7 +1,8 @@
 //! Abuse under load, in a test binary of its own so no other test shares the
-//! machine while it measures: one client floods sends while two others chat;
-//! the others' send-to-receive latency must stay within 2x of the same chat
-//! without the flood. Compared as a ratio within one run (medians).
+//! machine while it measures: one client floods sends while two others chat,
+//! or one member stops reading while bulk traffic flows to it; the others'
+//! send-to-receive latency must stay within 2x of the same chat without the
+//! flood or the slow reader. Compared as a ratio within one run (medians).
 
 #[path = "api/helpers.rs"]
 mod helpers;
@@ -118,8 +119,165 @@ async fn flood_keeps_others_within_2x(backend: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flooding_client_does_not_slow_the_others() {
+    let _turn = SERIAL.lock().await;
     flood_keeps_others_within_2x(Backend::Sqlite).await;
     if postgres_url().is_some() {
         flood_keeps_others_within_2x(Backend::Postgres).await;
+    }
+}
+
+/// The server's count of sessions closed with 1013 (`/metrics`).
+async fn closes_1013(app: &helpers::TestApp) -> u64 {
+    let text = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .find(|l| l.starts_with("chatd_sessions_closed_total{code=\"1013\"}"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .map_or(0, |v| v as u64)
+}
+
+/// The measuring tests take turns: each measures a ratio and must not share
+/// the machine with the other.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Opens a session for `user` whose socket takes almost nothing: a 4 KiB
+/// receive buffer, and the test never reads it. Reads HELLO only.
+async fn stalled_session(app: &helpers::TestApp, user: &str) -> helpers::WsClient {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
+    let tcp = socket.connect(app.addr).await.expect("tcp");
+    let mut request = format!("ws://{}/v1/ws", app.addr)
+        .into_client_request()
+        .expect("request");
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {}", app.token(user)).parse().expect("header"),
+    );
+    let (stream, _) = tokio_tungstenite::client_async(request, tokio_tungstenite::MaybeTlsStream::Plain(tcp))
+        .await
+        .expect("handshake");
+    let mut client = helpers::WsClient {
+        stream,
+        hello: serde_json::Value::Null,
+    };
+    assert_eq!(client.recv().await["type"], "HELLO");
+    client
+}
+
+async fn slow_reader_keeps_others_within_2x(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.outbound_queue = 64;
+        c.max_sends_in_flight = 64;
+        c.rate_limit_per_sec = 0;
+        c.user_rate_limit_per_sec = 0;
+    })
+    .await;
+    app.create_channel("chat", &["bob", "carol"]).await;
+    app.create_channel("bulk", &["alice", "fast", "slowpoke"]).await;
+    let mut bob = app.connect("bob").await;
+    let mut carol = app.connect("carol").await;
+
+    // Bulk traffic flows the whole time, with or without the slow reader: 8 KiB
+    // messages at about 300/s, read at once by `fast`.
+    let alice = app.connect("alice").await;
+    let fast = app.connect("fast").await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let fast_reader = tokio::spawn(async move {
+        let mut fast = fast;
+        let mut got = 0u64;
+        while let Some(Ok(_)) = fast.stream.next().await {
+            got += 1;
+        }
+        got
+    });
+    let bulk = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let (mut sink, mut acks) = alice.stream.split();
+            let ack_reader = tokio::spawn(async move { while let Some(Ok(_)) = acks.next().await {} });
+            let body = "b".repeat(8192);
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                for _ in 0..3 {
+                    let frame = serde_json::json!({"type": "MSG_SEND", "channelId": "bulk", "clientMsgId": format!("b{n}"), "body": body});
+                    n += 1;
+                    if sink.send(Message::text(frame.to_string())).await.is_err() {
+                        return n;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            ack_reader.abort();
+            n
+        })
+    };
+    let (mut quiet, mut slowed) = (Vec::new(), Vec::new());
+    let mut stalled = Vec::new();
+    let closed_before = closes_1013(&app).await;
+    for round in 0..ROUNDS {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        quiet.extend(chat_latencies(&mut bob, &mut carol, &format!("q{round}")).await);
+        // A fresh member that never reads joins the bulk traffic.
+        stalled.push(stalled_session(&app, "slowpoke").await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        slowed.extend(chat_latencies(&mut bob, &mut carol, &format!("s{round}")).await);
+    }
+    // Bulk keeps flowing until every stalled session's queue filled and the
+    // server closed it (bob, carol, alice and fast remain).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while app.state.hub.session_count() > 4 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a stalled session was never closed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let bulk_sent = bulk.await.expect("bulk");
+    // Every stalled session was closed with 1013 once its queue filled. A
+    // peer that reads nothing cannot take the close frame itself (the server
+    // gives up on the closing handshake after its linger and resets), so the
+    // code is read from the server's own count of closes.
+    // The count is taken once a session has fully ended (after the close
+    // timeout and the linger), so wait for it.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut closed_1013 = closes_1013(&app).await - closed_before;
+    while closed_1013 < stalled.len() as u64 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        closed_1013 = closes_1013(&app).await - closed_before;
+    }
+    assert!(
+        closed_1013 >= stalled.len() as u64,
+        "{closed_1013} closes with 1013 for {} stalled readers",
+        stalled.len()
+    );
+    drop(stalled);
+    let baseline = median(quiet);
+    let slowed = median(slowed);
+    println!("{backend:?}: baseline p50 {baseline:?}, with a stalled reader p50 {slowed:?}, bulk messages {bulk_sent}");
+    assert!(bulk_sent > 500, "bulk traffic flowed ({bulk_sent})");
+    assert!(
+        slowed <= baseline * 2,
+        "others' latency with a stalled reader {slowed:?} > 2x baseline {baseline:?}"
+    );
+    app.stop().await;
+    fast_reader.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_reader_does_not_slow_the_others() {
+    let _turn = SERIAL.lock().await;
+    slow_reader_keeps_others_within_2x(Backend::Sqlite).await;
+    if postgres_url().is_some() {
+        slow_reader_keeps_others_within_2x(Backend::Postgres).await;
     }
 }

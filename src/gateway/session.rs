@@ -91,6 +91,13 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
         close: close.clone(),
     };
 
+    // With NATS: subscribe to what this user needs (confirmed, sequencers
+    // started) before the HELLO snapshot, so nothing falls between them.
+    let interest = match &state.cluster {
+        Some(cluster) => Some(cluster.join(&user.user_id).await),
+        None => None,
+    };
+
     let (sink, mut stream) = socket.split();
     let hello = match state.store.channel_states(&user.user_id).await {
         Ok(channels) => ServerFrame::Hello {
@@ -127,6 +134,7 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
 
     // Let the writer drain: it stops once every sender of the queue is gone.
     drop(registration);
+    drop(interest);
     drop(handle);
     if tokio::time::timeout(CLOSE_TIMEOUT * 2, writer).await.is_err() {
         tracing::warn!("writer did not finish");
@@ -382,6 +390,13 @@ impl Reader<'_> {
                 "not a member of this message's channel",
             )));
         }
+        // Held until the RECEIPT is queued, so moves of this watermark reach
+        // the hub in the order they committed.
+        let _order = self
+            .state
+            .hub
+            .receipt_order(&message.channel_id, &self.user.user_id)
+            .await;
         let moved = store
             .advance_watermark(&self.user.user_id, &message, read)
             .await
@@ -402,10 +417,12 @@ impl Reader<'_> {
             ts: now_ms(),
         };
         let text = Utf8Bytes::from(frame.encode());
-        let hub = &self.state.hub;
-        hub.send_to_user(&message.sender_id, &text, "RECEIPT", Some(&self.handle.id));
+        let state = self.state;
+        let key = (message.channel_id.clone(), self.user.user_id.clone(), read);
+        let except = Some(&self.handle.id);
+        state.send_receipt(&message.sender_id, &key, message.seq, &text, except);
         if read && message.sender_id != self.user.user_id {
-            hub.send_to_user(&self.user.user_id, &text, "RECEIPT", Some(&self.handle.id));
+            state.send_receipt(&self.user.user_id, &key, message.seq, &text, except);
         }
         Ok(())
     }

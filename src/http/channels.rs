@@ -136,7 +136,10 @@ async fn set_member(
     require_admin(&state, &headers)?;
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
-    state.store.set_member(&channel, &user, add, now_ms()).await?;
+    let seq = state.store.set_member(&channel, &user, add, now_ms()).await?;
+    if let Some(cluster) = &state.cluster {
+        cluster.membership_changed(&user, &channel, add, seq);
+    }
     tracing::info!(channel_id = %channel, user_id = %user, add, "membership changed");
     Ok(StatusCode::NO_CONTENT)
 }

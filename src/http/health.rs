@@ -19,18 +19,30 @@ pub async fn healthz() -> Json<serde_json::Value> {
 }
 
 /// `GET /readyz`: 200 when the database answers within 2 s and the server is
-/// not shutting down, else 503 with the reason.
+/// not shutting down, else 503 with the reason. With NATS configured the body
+/// says `"nats": "connected"` or `"disconnected"`.
 pub async fn readyz(State(state): State<AppState>) -> Response {
     if state.shutdown.is_cancelled() {
         return not_ready("shutting down");
     }
     match tokio::time::timeout(READY_TIMEOUT, state.store.ping()).await {
-        Ok(Ok(())) => Json(serde_json::json!({
-            "status": "ready",
-            "database": state.store.backend_name(),
-            "sessions": state.hub.session_count(),
-        }))
-        .into_response(),
+        Ok(Ok(())) => {
+            let mut body = serde_json::json!({
+                "status": "ready",
+                "database": state.store.backend_name(),
+                "sessions": state.hub.session_count(),
+            });
+            // The database is the readiness criterion; NATS is a detail: a
+            // node without it still stores, ACKs and delivers locally.
+            if let Some(cluster) = &state.cluster {
+                body["nats"] = serde_json::json!(if cluster.is_connected() {
+                    "connected"
+                } else {
+                    "disconnected"
+                });
+            }
+            Json(body).into_response()
+        }
         Ok(Err(_)) | Err(_) => not_ready("database unavailable"),
     }
 }

@@ -118,18 +118,18 @@ macro_rules! sql_backend {
                 }))
             }
 
-            pub(super) async fn set_member(&self, channel_id: &ChannelId, user_id: &UserId, add: bool, now: i64, sent: &CommitSent) -> Result<(), StoreError> {
+            pub(super) async fn set_member(&self, channel_id: &ChannelId, user_id: &UserId, add: bool, now: i64, sent: &CommitSent) -> Result<i64, StoreError> {
                 let mut tx = self.begin_write().await?;
                 // Lock the channel row like a send does, so a send either sees
                 // the new membership or committed before it.
-                let exists = sqlx::query(sql::$dialect::LOCK_CHANNEL)
+                let Some(row) = sqlx::query(sql::$dialect::LOCK_CHANNEL)
                     .bind(channel_id.as_str())
                     .fetch_optional(&mut *tx)
                     .await?
-                    .is_some();
-                if !exists {
+                else {
                     return Err(StoreError::NotFound);
-                }
+                };
+                let last_seq: i64 = row.try_get(0)?;
                 let statement = if add { common::INSERT_MEMBER } else { common::DELETE_MEMBER };
                 let mut query = sqlx::query(statement).bind(channel_id.as_str()).bind(user_id.as_str());
                 if add {
@@ -137,7 +137,7 @@ macro_rules! sql_backend {
                 }
                 query.execute(&mut *tx).await?;
                 Self::commit(tx, sent).await?;
-                Ok(())
+                Ok(last_seq)
             }
 
             pub(super) async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {

@@ -449,6 +449,8 @@ impl Store {
 
     /// Adds (`add == true`) or removes a member; no-op when already so.
     /// Takes the channel lock, so sends committed after it see the change.
+    /// Returns the channel's last `seq` at the change: every message after it
+    /// was stored with the new membership.
     ///
     /// # Errors
     /// [`StoreError::NotFound`] for an unknown channel.
@@ -458,7 +460,7 @@ impl Store {
         user_id: &UserId,
         add: bool,
         now: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<i64, StoreError> {
         let sent = CommitSent::default();
         Self::write(self.deadline(), &sent, async {
             dispatch!(self.set_member(channel_id, user_id, add, now, &sent))

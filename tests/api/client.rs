@@ -19,6 +19,7 @@ on_both_stores!(
     receipts_reach_the_sender_and_refusals_are_not_retried,
     rate_limited_sends_are_retried_until_stored_once,
     a_refused_token_fails_connect_without_retrying,
+    a_reconnect_storm_completes_without_errors,
 );
 
 fn config(app: &TestApp, user: &str) -> ClientConfig {
@@ -272,5 +273,54 @@ async fn a_refused_token_fails_connect_without_retrying(backend: Backend) {
     let result = Client::connect(config).await;
     assert!(matches!(result, Err(ConnectError::Unauthorized)), "{result:?}");
     assert!(started.elapsed() < Duration::from_secs(5), "401 is final, not retried");
+    app.stop().await;
+}
+
+async fn a_reconnect_storm_completes_without_errors(backend: Backend) {
+    const CLIENTS: usize = 60;
+    let app = spawn_app(backend).await;
+    let users: Vec<String> = (0..CLIENTS).map(|i| format!("u{i}")).collect();
+    let members: Vec<&str> = users.iter().map(String::as_str).collect();
+    app.create_channel("room", &members).await;
+    let mut clients = Vec::new();
+    for user in &users {
+        let mut c = config(&app, user);
+        c.start_from = StartFrom::Beginning;
+        clients.push(Client::connect(c).await.expect("connect"));
+    }
+    for i in 0..100 {
+        clients[i % CLIENTS]
+            .0
+            .send("room", format!("before {i}"))
+            .await
+            .expect("ack");
+    }
+    // Every client loses its connection at the same moment, reconnects at
+    // once (with jittered backoff) and syncs what it missed.
+    let app = app.restart(|_| {}).await;
+    for i in 0..100 {
+        clients[(i * 7) % CLIENTS]
+            .0
+            .send("room", format!("after {i}"))
+            .await
+            .expect("ack");
+    }
+    for (client, events) in &mut clients {
+        let mut got = Vec::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        let mut sessions = 0;
+        while got.len() < 200 {
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Some(Event::Message(m))) => got.push(m),
+                Ok(Some(Event::Connected { .. })) => sessions += 1,
+                Ok(Some(Event::Error(e))) => panic!("{}: error during the storm: {e:?}", client.user_id()),
+                Ok(Some(Event::Stopped { reason })) => panic!("{}: stopped: {reason}", client.user_id()),
+                Ok(Some(_)) => {}
+                _ => panic!("{}: only {} of 200 messages", client.user_id(), got.len()),
+            }
+        }
+        assert!(sessions >= 2, "{} reconnected after the restart", client.user_id());
+        assert_seqs(&got, 1, 200);
+    }
     app.stop().await;
 }

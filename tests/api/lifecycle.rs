@@ -124,7 +124,9 @@ async fn serve_with_no_configuration_uses_embedded_sqlite_and_generated_secrets(
     let server = Server::start(chatd(dir.path()));
     let ready = get(&server.addr, "/readyz", None).await;
     assert_eq!(ready.status(), 200);
-    assert_eq!(ready.json::<Value>().await.expect("json")["database"], "sqlite");
+    let ready = ready.json::<Value>().await.expect("json");
+    assert_eq!(ready["database"], "sqlite");
+    assert!(ready.get("nats").is_none(), "no NATS detail without nats_url: {ready}");
     assert!(dir.path().join("data/chatd.db").exists(), "embedded database in ./data");
     let secrets = read_secrets(&dir.path().join("data"));
     let admin = secrets["admin_token"].as_str().expect("admin token").to_owned();

@@ -11,6 +11,7 @@ use crate::on_both_stores;
 on_both_stores!(
     receipts_move_watermarks_forward_and_reach_the_right_sessions,
     receipt_errors,
+    concurrent_reads_from_two_devices_never_show_a_watermark_going_back,
 );
 
 async fn receipts_move_watermarks_forward_and_reach_the_right_sessions(backend: Backend) {
@@ -97,5 +98,46 @@ async fn receipt_errors(backend: Backend) {
     carol.expect_silence(Duration::from_millis(200)).await;
     let hello = app.connect("carol").await.hello;
     assert_eq!(hello["channels"][0]["deliveredSeq"], 0);
+    app.stop().await;
+}
+
+/// Found by the fault harness: two devices of one user reading at the same
+/// time could commit their moves in one order and queue the RECEIPTs in the
+/// other, so the sender saw the read watermark go back.
+async fn concurrent_reads_from_two_devices_never_show_a_watermark_going_back(backend: Backend) {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    const N: usize = 300;
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut ids = Vec::new();
+    for n in 0..N {
+        alice.send_msg("room", &format!("m{n}"), "x").await;
+    }
+    for _ in 0..N {
+        ids.push(alice.recv_type("MSG_ACK").await["messageId"].clone());
+    }
+    let mut phone = app.connect("bob").await;
+    let mut laptop = app.connect("bob").await;
+    // Both devices read every message, in step, as fast as they can.
+    for id in &ids {
+        let frame = json!({"type": "MSG_READ", "messageId": id}).to_string();
+        phone.stream.feed(Message::text(frame.clone())).await.expect("feed");
+        laptop.stream.feed(Message::text(frame)).await.expect("feed");
+    }
+    let (a, b) = tokio::join!(phone.stream.flush(), laptop.stream.flush());
+    a.expect("flush");
+    b.expect("flush");
+    let mut last = 0;
+    loop {
+        let receipt = alice.recv_type("RECEIPT").await;
+        let seq = receipt["seq"].as_i64().expect("seq");
+        assert!(seq > last, "read watermark went from {last} back to {seq}");
+        last = seq;
+        if seq == N as i64 {
+            break;
+        }
+    }
     app.stop().await;
 }

@@ -35,7 +35,7 @@ use serde_json::json;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
-use crate::stats::{histogram, record, Percentiles, Report, Verification};
+use crate::stats::{histogram, record, CpuSample, CpuSplit, Percentiles, Report, Verification};
 
 #[derive(Parser, Debug)]
 #[command(name = "chatd-bench", version, about = "Load generator for chatd")]
@@ -126,6 +126,10 @@ enum Scenario {
         /// History pages to read after the catch-up.
         #[arg(long, default_value_t = 200)]
         history_reads: usize,
+        /// The member missed only the last N messages (default: all of them),
+        /// so catching up in a long channel can be timed apart from its length.
+        #[arg(long)]
+        catch_up: Option<usize>,
     },
 }
 
@@ -277,7 +281,7 @@ async fn main() -> anyhow::Result<()> {
                 })
                 .collect();
             let settings = json!({"connections": connections, "channels": channels, "members": members, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes});
-            load(&cli, ctx, "send", settings, layout, plans).await?
+            load(&cli, ctx, pid, "send", settings, layout, plans).await?
         }
         Scenario::Hot {
             connections,
@@ -297,7 +301,7 @@ async fn main() -> anyhow::Result<()> {
                 .collect();
             let settings =
                 json!({"connections": connections, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes});
-            load(&cli, ctx, "hot", settings, vec![(channel, users)], plans).await?
+            load(&cli, ctx, pid, "hot", settings, vec![(channel, users)], plans).await?
         }
         Scenario::Fanout {
             members,
@@ -319,14 +323,15 @@ async fn main() -> anyhow::Result<()> {
                 })
                 .collect();
             let settings = json!({"members": members, "senders": senders, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes});
-            load(&cli, ctx, "fanout", settings, vec![(channel, users)], plans).await?
+            load(&cli, ctx, pid, "fanout", settings, vec![(channel, users)], plans).await?
         }
         Scenario::Idle { connections, per_user } => idle(&cli, ctx, pid, connections, per_user.max(1)).await?,
         Scenario::Sync {
             messages,
             channel,
             history_reads,
-        } => sync(&cli, ctx, messages, channel, history_reads).await?,
+            catch_up,
+        } => sync(&cli, ctx, messages, channel, history_reads, catch_up).await?,
     };
     if report.server_rss_bytes.is_none() {
         report.server_rss_bytes = pid.and_then(stats::rss_bytes);
@@ -407,6 +412,7 @@ async fn connect_all(
 async fn load(
     cli: &Cli,
     ctx: Arc<Ctx>,
+    pid: Option<u32>,
     scenario: &str,
     settings: serde_json::Value,
     layout: Vec<(String, Vec<String>)>,
@@ -426,6 +432,16 @@ async fn load(
         measure_to: start + cli.warmup + cli.duration,
         body_bytes: ctx.body_bytes,
     });
+    // CPU counters at the start and the end of the measured window.
+    let cpu = {
+        let (from, to) = (ctx.measure_from, ctx.measure_to);
+        tokio::spawn(async move {
+            tokio::time::sleep_until(from).await;
+            let a = CpuSample::take(pid);
+            tokio::time::sleep_until(to).await;
+            CpuSplit::between(&a, &CpuSample::take(pid))
+        })
+    };
     let mut workers = Vec::new();
     for (i, (plan, (client, events))) in plans.into_iter().zip(clients).enumerate() {
         let ctx = ctx.clone();
@@ -451,6 +467,7 @@ async fn load(
         errors: tally.errors.clone(),
         retried: tally.retried,
         connections: users.len(),
+        cpu: cpu.await.ok(),
         ..Report::default()
     };
     if !cli.no_verify {
@@ -705,6 +722,7 @@ async fn sync(
     messages: usize,
     reuse: Option<String>,
     history_reads: usize,
+    catch_up: Option<usize>,
 ) -> anyhow::Result<Report> {
     let channel = reuse.unwrap_or_else(|| format!("{}-sync", ctx.run));
     let (writer, reader) = (format!("{channel}-w"), format!("{channel}-r"));
@@ -738,13 +756,19 @@ async fn sync(
     let fill_secs = fill_started.elapsed().as_secs_f64();
     let token = ctx.admin.token(&reader, Some(86_400)).await?;
     let mut config = ctx.client_config(token);
-    config.start_from = StartFrom::Beginning;
+    let catch_up = catch_up.unwrap_or(messages).min(messages);
+    let skipped = (messages - catch_up) as i64;
+    if skipped > 0 {
+        config.resume = vec![(channel.clone(), skipped)];
+    } else {
+        config.start_from = StartFrom::Beginning;
+    }
     let started = Instant::now();
     let (client, mut events) = Client::connect(config).await?;
     let mut got = 0usize;
-    let mut last_seq = 0i64;
+    let mut last_seq = skipped;
     let mut in_order = true;
-    while got < messages {
+    while got < catch_up {
         match tokio::time::timeout(Duration::from_secs(60), events.recv()).await {
             Ok(Some(Event::Message(m))) if m.channel_id == channel => {
                 in_order &= m.seq == last_seq + 1;
@@ -755,37 +779,38 @@ async fn sync(
             _ => break,
         }
     }
-    let catch_up = started.elapsed().as_secs_f64();
+    let catch_up_secs = started.elapsed().as_secs_f64();
     client.close().await;
     let mut pages = histogram();
     let total = messages.max(1) as u64;
     for i in 0..history_reads {
-        let after = (i as u64 * 7_919) % total;
+        // Pages spread over the whole channel, in a scattered order.
+        let after = (i as u64).wrapping_mul(2_654_435_761) % total;
         let t = Instant::now();
         ctx.admin.history_page(&channel, after as i64, 100).await?;
         record(&mut pages, t.elapsed());
     }
     let mut report = Report {
         scenario: "sync".into(),
-        settings: json!({"messages": messages, "channel": channel, "historyReads": history_reads, "bodyBytes": cli.body_bytes}),
-        measured_secs: catch_up,
+        settings: json!({"messages": messages, "channel": channel, "historyReads": history_reads, "catchUp": catch_up, "bodyBytes": cli.body_bytes}),
+        measured_secs: catch_up_secs,
         delivered: got as u64,
-        delivered_per_sec: got as f64 / catch_up.max(1e-9),
+        delivered_per_sec: got as f64 / catch_up_secs.max(1e-9),
         connections: 1,
         ..Report::default()
     };
     report.extra.insert("fill_secs".into(), json!(fill_secs));
     report.extra.insert("filled".into(), json!(acks.len()));
-    report.extra.insert("catch_up_secs".into(), json!(catch_up));
+    report.extra.insert("catch_up_secs".into(), json!(catch_up_secs));
     report.extra.insert(
         "history_page_100_ms".into(),
         serde_json::to_value(Percentiles::of(&pages))?,
     );
     if !cli.no_verify {
         let mut v = verify(&ctx.admin, std::slice::from_ref(&channel), &acks).await?;
-        if got != messages || !in_order {
+        if got != catch_up || !in_order {
             v.problems
-                .push(format!("catch-up delivered {got} of {messages} (in order: {in_order})"));
+                .push(format!("catch-up delivered {got} of {catch_up} (in order: {in_order})"));
         }
         v.ok = v.problems.is_empty();
         report.verification = v;

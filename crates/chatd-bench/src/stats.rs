@@ -92,6 +92,9 @@ pub struct Report {
     pub server_rss_bytes: Option<u64>,
     /// Server RSS growth per connection, bytes (`idle`).
     pub rss_per_connection_bytes: Option<f64>,
+    /// CPU used during the measured window by the server, the generator and
+    /// the machine as a whole (None when not measured).
+    pub cpu: Option<CpuSplit>,
     /// Scenario-specific figures (`sync`: catch-up rate, history page latency).
     pub extra: BTreeMap<String, serde_json::Value>,
     pub verification: Verification,
@@ -135,6 +138,19 @@ impl Report {
         }
         if let Some(per) = self.rss_per_connection_bytes {
             line("server RSS / connection", format!("{:.1} KiB", per / 1024.0));
+        }
+        if let Some(cpu) = &self.cpu {
+            let pct = |v: Option<f64>| v.map_or("?".to_owned(), |v| format!("{v:.0}%"));
+            line(
+                "CPU (measured window)",
+                format!(
+                    "server {} of a core, generator {} of a core, machine {} busy ({} cores)",
+                    pct(cpu.server_core_pct),
+                    pct(cpu.generator_core_pct),
+                    pct(cpu.machine_busy_pct),
+                    cpu.cores
+                ),
+            );
         }
         for (k, v) in &self.extra {
             line(k, v.to_string());
@@ -182,4 +198,82 @@ pub fn find_server_pid() -> Option<u32> {
         }
     }
     found
+}
+
+/// CPU time a process has used so far (user + system), in clock ticks of
+/// `/proc/<pid>/stat` (USER_HZ, 100 per second on Linux).
+fn process_ticks(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; fields after it are plain.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 here.
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Busy and total ticks of the whole machine, from the `cpu` line of `/proc/stat`.
+fn machine_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let v: Vec<u64> = line.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal (guest time is inside user).
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    Some((total.saturating_sub(idle), total))
+}
+
+/// One reading of the CPU counters.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuSample {
+    at: std::time::Instant,
+    server: Option<u64>,
+    generator: Option<u64>,
+    machine: Option<(u64, u64)>,
+}
+
+impl CpuSample {
+    /// Reads the counters now (`server`: the server's pid, if known).
+    pub fn take(server: Option<u32>) -> Self {
+        Self {
+            at: std::time::Instant::now(),
+            server: server.and_then(|p| process_ticks(&p.to_string())),
+            generator: process_ticks("self"),
+            machine: machine_ticks(),
+        }
+    }
+}
+
+/// Where the CPU went between two samples: percent of one core for the
+/// server and the generator (200 = two cores busy), and how busy the whole
+/// machine was, in percent of all its cores (the rest of it is PostgreSQL,
+/// the kernel, and whatever else runs).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct CpuSplit {
+    pub server_core_pct: Option<f64>,
+    pub generator_core_pct: Option<f64>,
+    pub machine_busy_pct: Option<f64>,
+    pub cores: usize,
+}
+
+impl CpuSplit {
+    /// The split between `a` and a later `b`.
+    pub fn between(a: &CpuSample, b: &CpuSample) -> Self {
+        let secs = b.at.duration_since(a.at).as_secs_f64().max(1e-9);
+        let pct = |x: Option<u64>, y: Option<u64>| match (x, y) {
+            (Some(x), Some(y)) => Some(((y.saturating_sub(x)) as f64 / 100.0 / secs * 100.0 * 10.0).round() / 10.0),
+            _ => None,
+        };
+        let machine = match (a.machine, b.machine) {
+            (Some((b0, t0)), Some((b1, t1))) if t1 > t0 => {
+                Some(((b1 - b0) as f64 / (t1 - t0) as f64 * 1000.0).round() / 10.0)
+            }
+            _ => None,
+        };
+        Self {
+            server_core_pct: pct(a.server, b.server),
+            generator_core_pct: pct(a.generator, b.generator),
+            machine_busy_pct: machine,
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
 }

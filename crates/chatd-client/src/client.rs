@@ -149,6 +149,7 @@ enum Command {
         read: bool,
     },
     SetToken(String),
+    Reconnect,
     Close,
 }
 
@@ -305,6 +306,13 @@ impl Client {
     /// Replaces the token used by later reconnects.
     pub async fn set_token(&self, token: impl Into<String>) {
         let _ = self.commands.send(Command::SetToken(token.into())).await;
+    }
+
+    /// Drops the current connection and reconnects (as after a network
+    /// failure): sends in flight are re-sent, gaps synced. Does nothing while
+    /// disconnected.
+    pub async fn reconnect(&self) {
+        let _ = self.commands.send(Command::Reconnect).await;
     }
 
     /// Closes the connection (1000). Sends not yet ACKed fail with
@@ -525,7 +533,7 @@ impl Task {
             } => self.add_pending(channel_id, client_msg_id, body, reply),
             Command::Receipt { message_id, read } => self.queued_receipts.push((message_id, read)),
             Command::SetToken(token) => self.config.token = token,
-            Command::Close => {}
+            Command::Reconnect | Command::Close => {}
         }
     }
 
@@ -642,6 +650,13 @@ impl Task {
                             }
                             Command::Receipt { message_id, read } => out.push(receipt_frame(message_id, read)),
                             Command::SetToken(token) => self.config.token = token,
+                            Command::Reconnect => {
+                                let _ = socket.close(None).await;
+                                return SessionEnd::Lost {
+                                    code: None,
+                                    reason: "reconnect asked by the application".into(),
+                                };
+                            }
                         }
                         budget -= 1;
                         if budget > 0 {
@@ -682,6 +697,7 @@ impl Task {
                         };
                     }
                     self.expire_deadlines();
+                    self.syncs_due(&mut out);
                     self.sends_due(&mut out);
                 }
             }
@@ -747,7 +763,7 @@ impl Task {
     fn syncs_due(&mut self, out: &mut Vec<ClientFrame>) {
         let limit = i64::from(self.config.sync_limit.clamp(1, 500));
         for (channel_id, order) in &mut self.channels {
-            if let Some(after_seq) = order.sync_needed() {
+            if let Some(after_seq) = order.sync_needed_after(self.config.gap_sync_delay) {
                 out.push(ClientFrame::Sync {
                     channel_id: channel_id.clone(),
                     after_seq,

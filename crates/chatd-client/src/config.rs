@@ -41,6 +41,14 @@ pub struct ClientConfig {
     pub auto_delivered: bool,
     /// Page size of the SYNCs that fill gaps (1..=500). Default 500.
     pub sync_limit: u32,
+    /// How long a gap below a live message may stay open before a SYNC is
+    /// sent for it. The server ACKs every send of a commit before it fans the
+    /// commit's messages out, so a sender can get the ACK of its own message
+    /// just before the MSG_RECV of an earlier one; waiting a moment lets that
+    /// frame fill the gap instead of a SYNC (which also holds up the
+    /// connection's later frames on the server). Gaps known from HELLO are
+    /// synced at once. Default 100 ms.
+    pub gap_sync_delay: Duration,
     /// Capacity of the event queue to the application. When the application
     /// does not take events, the client stops reading the socket (and the
     /// server eventually closes it with 1013, after which the client
@@ -72,6 +80,7 @@ impl ClientConfig {
             resume: Vec::new(),
             auto_delivered: false,
             sync_limit: 500,
+            gap_sync_delay: Duration::from_millis(100),
             event_capacity: 4096,
             max_message_bytes: 1 << 20,
             read_buffer_bytes: 8 << 10,

@@ -10,6 +10,7 @@
 //! `next` is held until the gap below it is filled.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use chatd_proto::protocol::RecvMessage;
 
@@ -36,6 +37,8 @@ pub struct ChannelOrder {
     missing_up_to: i64,
     /// A SYNC for this channel is outstanding.
     syncing: bool,
+    /// Since when messages have been held above a gap (None: nothing held).
+    gap_since: Option<Instant>,
 }
 
 impl ChannelOrder {
@@ -84,6 +87,11 @@ impl ChannelOrder {
             ready.push(message);
             self.next += 1;
         }
+        if self.held.is_empty() {
+            self.gap_since = None;
+        } else if self.gap_since.is_none() {
+            self.gap_since = Some(Instant::now());
+        }
         ready
     }
 
@@ -105,10 +113,20 @@ impl ChannelOrder {
     /// The `afterSeq` of the SYNC to send now, if one is needed and none is
     /// outstanding; marks the SYNC as outstanding.
     pub fn sync_needed(&mut self) -> Option<i64> {
+        self.sync_needed_after(Duration::ZERO)
+    }
+
+    /// As [`Self::sync_needed`], but a gap below held messages asks for a
+    /// SYNC only once it has stayed open for `grace`: the frame that fills it
+    /// is often already on its way (the MSG_ACK of an own message can come
+    /// just before the MSG_RECV of an earlier message committed with it).
+    /// Messages known to be missing from HELLO ask at once.
+    pub fn sync_needed_after(&mut self, grace: Duration) -> Option<i64> {
         if self.syncing || self.next == 0 {
             return None;
         }
-        let behind = !self.held.is_empty() || self.missing_up_to >= self.next;
+        let gap_due = self.gap_since.is_some_and(|since| since.elapsed() >= grace);
+        let behind = (!self.held.is_empty() && gap_due) || self.missing_up_to >= self.next;
         if behind {
             self.syncing = true;
             Some(self.next - 1)
@@ -222,6 +240,27 @@ mod tests {
         let mut live = ChannelOrder::unknown();
         assert_eq!(seqs(&live.offer(m(9))), [9]);
         assert!(live.offer(m(8)).is_empty());
+    }
+
+    #[test]
+    fn a_gap_waits_for_the_grace_before_asking_for_a_sync() {
+        let grace = Duration::from_millis(30);
+        let mut o = ChannelOrder::after(4);
+        // An own ACK (seq 6) ahead of the MSG_RECV of seq 5.
+        assert!(o.offer(m(6)).is_empty());
+        assert_eq!(o.sync_needed_after(grace), None, "within the grace");
+        assert_eq!(seqs(&o.offer(m(5))), [5, 6]);
+        std::thread::sleep(grace * 2);
+        assert_eq!(o.sync_needed_after(grace), None, "the gap was filled");
+        // A gap nobody fills asks once the grace is over.
+        assert!(o.offer(m(8)).is_empty());
+        assert_eq!(o.sync_needed_after(grace), None);
+        std::thread::sleep(grace * 2);
+        assert_eq!(o.sync_needed_after(grace), Some(6));
+        // What HELLO says is missing asks at once.
+        let mut h = ChannelOrder::after(2);
+        h.observe_last_seq(5, StartFrom::Now);
+        assert_eq!(h.sync_needed_after(Duration::from_secs(3600)), Some(2));
     }
 
     #[test]

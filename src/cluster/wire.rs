@@ -1,0 +1,207 @@
+//! What travels between nodes: NATS subjects and payloads.
+//!
+//! Subjects (interest-based: a node subscribes only to what its own sessions
+//! need):
+//! - `<prefix>.c.<enc(channelId)>`: messages committed in one channel, as a
+//!   [`ChannelEnvelope`];
+//! - `<prefix>.u.<enc(userId)>`: what is addressed to one user, as a
+//!   [`UserEnvelope`] (RECEIPT frames, membership changes);
+//! - `<prefix>.ping`: never subscribed; a request to it comes back at once as
+//!   "no responders", which proves the server has processed every earlier
+//!   subscription of this connection.
+//!
+//! Payloads are JSON. Unknown fields are ignored, so a newer node can add some.
+
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{ChannelId, UserId};
+use crate::protocol::RecvMessage;
+
+/// Encodes a `userId` or `channelId` (`[A-Za-z0-9._:@-]{1,128}`) as one NATS
+/// subject token: `_` becomes `__` and `.` becomes `_d`, so the encoding is
+/// injective and the token has no `.` (the token separator), no whitespace and
+/// no wildcard.
+pub fn encode_token(id: &str) -> String {
+    let mut out = String::with_capacity(id.len() + 4);
+    for c in id.chars() {
+        match c {
+            '_' => out.push_str("__"),
+            '.' => out.push_str("_d"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `<prefix>.c.<enc(channel)>`: the subject of a channel's committed messages.
+pub fn channel_subject(prefix: &str, channel: &ChannelId) -> String {
+    format!("{prefix}.c.{}", encode_token(channel.as_str()))
+}
+
+/// `<prefix>.u.<enc(user)>`: the subject of what is addressed to one user.
+pub fn user_subject(prefix: &str, user: &UserId) -> String {
+    format!("{prefix}.u.{}", encode_token(user.as_str()))
+}
+
+/// `<prefix>.ping`: the subject of the round trip that confirms subscriptions.
+pub fn ping_subject(prefix: &str) -> String {
+    format!("{prefix}.ping")
+}
+
+/// Whether `prefix` is one or more dot-separated tokens of ASCII letters,
+/// digits, `_` and `-` (no wildcard, no empty token, no whitespace).
+pub fn valid_subject_prefix(prefix: &str) -> bool {
+    !prefix.is_empty()
+        && prefix.len() <= 64
+        && prefix.split('.').all(|token| {
+            !token.is_empty()
+                && token
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
+}
+
+/// Parses `nats_url`: one or more NATS server URLs, comma-separated.
+///
+/// # Errors
+/// The text of the first URL that does not parse.
+pub fn parse_nats_urls(text: &str) -> Result<Vec<async_nats::ServerAddr>, String> {
+    let urls: Vec<&str> = text.split(',').map(str::trim).filter(|u| !u.is_empty()).collect();
+    if urls.is_empty() {
+        return Err("no URL".into());
+    }
+    urls.into_iter()
+        .map(|url| async_nats::ServerAddr::from_str(url).map_err(|e| format!("{url}: {e}")))
+        .collect()
+}
+
+/// A committed message on `<prefix>.c.<channel>`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelEnvelope {
+    /// The message as clients see it in MSG_RECV.
+    pub message: RecvMessage,
+    /// The channel's members read in the transaction that stored the message:
+    /// the recipients on every node. Absent when the list would not fit in
+    /// one NATS message; receivers then read the current members.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<Vec<String>>,
+}
+
+/// Something addressed to one user, on `<prefix>.u.<user>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum UserEnvelope {
+    /// An encoded server frame for every session of the user (a RECEIPT).
+    #[serde(rename_all = "camelCase")]
+    Frame {
+        /// The frame's `type`.
+        frame_type: String,
+        /// The frame as sent on the WebSocket.
+        text: String,
+    },
+    /// A RECEIPT for every session of the user, with the watermark it
+    /// carries, so each node can drop one below what a session already got.
+    #[serde(rename_all = "camelCase")]
+    Receipt {
+        /// The watermark's channel.
+        channel_id: String,
+        /// Whose watermark moved.
+        owner: String,
+        /// `read` (true) or `delivered`.
+        read: bool,
+        /// The watermark's new seq.
+        seq: i64,
+        /// The RECEIPT frame as sent on the WebSocket.
+        text: String,
+    },
+    /// The user joined (`add`) or left a channel; `seq` is the channel's
+    /// last seq when the change committed (messages after it saw it).
+    #[serde(rename_all = "camelCase")]
+    Membership {
+        /// The channel.
+        channel_id: String,
+        /// Joined (`true`) or left.
+        add: bool,
+        /// The channel's `lastSeq` at the change.
+        seq: i64,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(token: &str) -> String {
+        let mut out = String::new();
+        let mut chars = token.chars();
+        while let Some(c) = chars.next() {
+            if c == '_' {
+                match chars.next() {
+                    Some('_') => out.push('_'),
+                    Some('d') => out.push('.'),
+                    other => panic!("bad escape {other:?}"),
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn tokens_are_injective_and_valid() {
+        let ids = [
+            "a", "a.b", "a_b", "a_db", "a_.b", "a._b", "_", ".x", "x.", "__", "_d", "u:1@x-y", "A.B_C.D",
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for id in ids {
+            let token = encode_token(id);
+            assert!(!token.contains('.'), "{token}");
+            assert!(!token.contains(['*', '>', ' ', '\t']), "{token}");
+            assert_eq!(decode(&token), id, "round trip");
+            assert!(seen.insert(token), "two ids, one token: {id}");
+        }
+        assert_eq!(encode_token("a.b_c"), "a_db__c");
+    }
+
+    #[test]
+    fn subjects() {
+        let c = ChannelId::parse("room.1").unwrap();
+        let u = UserId::parse("bob_smith").unwrap();
+        assert_eq!(channel_subject("chatd", &c), "chatd.c.room_d1");
+        assert_eq!(user_subject("prod.chatd", &u), "prod.chatd.u.bob__smith");
+    }
+
+    #[test]
+    fn prefixes() {
+        for good in ["chatd", "prod.chatd", "t-1_x", "a.b.c"] {
+            assert!(valid_subject_prefix(good), "{good}");
+        }
+        for bad in ["", ".", "a.", ".a", "a..b", "a b", "a.*", ">", "a.>", "ä"] {
+            assert!(!valid_subject_prefix(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn urls() {
+        assert_eq!(parse_nats_urls("nats://127.0.0.1:4222").unwrap().len(), 1);
+        assert_eq!(parse_nats_urls("nats://a:4222, nats://b:4222").unwrap().len(), 2);
+        assert!(parse_nats_urls("").is_err());
+        assert!(parse_nats_urls("http://[::1").is_err());
+    }
+
+    #[test]
+    fn user_envelopes_round_trip() {
+        let e = UserEnvelope::Membership {
+            channel_id: "room".into(),
+            add: true,
+            seq: 7,
+        };
+        let text = serde_json::to_string(&e).unwrap();
+        assert_eq!(text, r#"{"kind":"membership","channelId":"room","add":true,"seq":7}"#);
+        assert_eq!(serde_json::from_str::<UserEnvelope>(&text).unwrap(), e);
+    }
+}

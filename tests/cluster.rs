@@ -1,0 +1,836 @@
+//! Several `chatd` processes on one PostgreSQL database and NATS: every
+//! guarantee of the wire contract across nodes (issue #4). A test binary of
+//! its own: real processes (the `chatd` binary), a fresh database per test, the
+//! machine's NATS at 127.0.0.1:4222 (a unique subject prefix per test, so
+//! parallel tests never see each other), or a NATS server a test starts itself.
+//!
+//! Without `CHATD_TEST_DATABASE_URL` every test returns at once after a notice
+//! (a failure with `CHATD_REQUIRE_POSTGRES=1`), like the PostgreSQL tests of
+//! `tests/api`. NATS must be running (`.ci/run` starts it).
+
+#[path = "api/helpers.rs"]
+mod helpers;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use helpers::{postgres_url, seqs, sync, Backend, TestDb, WsClient, ADMIN_TOKEN, JWT_SECRET};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+const BIN: &str = env!("CARGO_BIN_EXE_chatd");
+/// The machine's NATS server.
+const NATS_URL: &str = "nats://127.0.0.1:4222";
+/// The `nats-server` program (Debian's package puts it in /usr/sbin).
+fn nats_server() -> &'static str {
+    if std::path::Path::new("/usr/sbin/nats-server").exists() {
+        "/usr/sbin/nats-server"
+    } else {
+        "nats-server"
+    }
+}
+
+/// Fails clearly when the machine's NATS is not running.
+fn require_nats() {
+    assert!(
+        std::net::TcpStream::connect("127.0.0.1:4222").is_ok(),
+        "NATS is not running on 127.0.0.1:4222 (`.ci/run` starts it; by hand: nats-server -a 127.0.0.1 -p 4222)"
+    );
+}
+/// Long enough to be sure a frame is not coming (cross-node delivery takes
+/// milliseconds).
+const SILENCE: Duration = Duration::from_millis(800);
+
+/// One `chatd serve` process.
+struct Node {
+    child: Child,
+    addr: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Node {
+    /// Starts a node on `db` with NATS at `nats_url` and waits for its address.
+    fn start(db: &TestDb, nats_url: &str, prefix: &str, extra: &[(&str, &str)]) -> Self {
+        let data = db.dir.path().join(format!("node-{}", uuid::Uuid::now_v7().simple()));
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(db.dir.path())
+            .env("CHATD_DATABASE_URL", &db.url)
+            .env("CHATD_DATA_DIR", &data)
+            .env("CHATD_JWT_SECRET", JWT_SECRET)
+            .env("CHATD_ADMIN_TOKEN", ADMIN_TOKEN)
+            .env("CHATD_NATS_URL", nats_url)
+            .env("CHATD_NATS_SUBJECT_PREFIX", prefix)
+            .env("CHATD_LOG", "info")
+            .env("CHATD_SHUTDOWN_GRACE", "2");
+        for (key, value) in extra {
+            cmd.env(key, value);
+        }
+        let mut child = cmd
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn chatd");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        for pipe in [
+            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().expect("stderr")),
+        ] {
+            let log = log.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    if line.contains("chatd listening") {
+                        if let Some(rest) = line.split("addr=").nth(1) {
+                            let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
+                        }
+                    }
+                    log.lock().expect("log").push(line);
+                }
+            });
+        }
+        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(addr) => addr,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("chatd did not start: {:?}", log.lock().expect("log"));
+            }
+        };
+        Self { child, addr, log }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Connects `user` and reads HELLO.
+    async fn connect(&self, user: &str) -> WsClient {
+        let token = chatd::auth::Auth::new(JWT_SECRET, ADMIN_TOKEN, None, None, 0)
+            .mint(&chatd::ids::UserId::parse(user).expect("user id"), 3600)
+            .expect("mint")
+            .0;
+        let mut request = format!("ws://{}/v1/ws", self.addr)
+            .into_client_request()
+            .expect("request");
+        request
+            .headers_mut()
+            .insert("authorization", format!("Bearer {token}").parse().expect("header"));
+        let (stream, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
+        let mut client = WsClient {
+            stream,
+            hello: Value::Null,
+        };
+        let hello = client.recv().await;
+        assert_eq!(hello["type"], "HELLO", "first frame: {hello}");
+        client.hello = hello;
+        client
+    }
+
+    async fn admin(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = reqwest::Client::new()
+            .request(method, self.url(path))
+            .bearer_auth(ADMIN_TOKEN);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let res = request.send().await.expect("http");
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn create_channel(&self, id: &str, members: &[&str]) {
+        let (status, body) = self
+            .admin(
+                reqwest::Method::POST,
+                "/v1/channels",
+                Some(json!({"channelId": id, "members": members})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+
+    async fn set_member(&self, channel: &str, user: &str, add: bool) {
+        let method = if add {
+            reqwest::Method::PUT
+        } else {
+            reqwest::Method::DELETE
+        };
+        let (status, _) = self
+            .admin(method, &format!("/v1/channels/{channel}/members/{user}"), None)
+            .await;
+        assert_eq!(status, 204);
+    }
+
+    /// Every stored message of a channel (admin history route, paged).
+    async fn history(&self, channel: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut after = 0;
+        loop {
+            let (status, body) = self
+                .admin(
+                    reqwest::Method::GET,
+                    &format!("/v1/channels/{channel}/messages?afterSeq={after}&limit=500"),
+                    None,
+                )
+                .await;
+            assert_eq!(status, 200, "{body}");
+            let page = body["messages"].as_array().expect("messages").clone();
+            if let Some(last) = page.last() {
+                after = last["seq"].as_i64().expect("seq");
+            }
+            out.extend(page);
+            if body["hasMore"] == false {
+                return out;
+            }
+        }
+    }
+
+    async fn readyz(&self) -> (u16, Value) {
+        let res = reqwest::get(self.url("/readyz")).await.expect("http");
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    /// The value of one metric series (`name` with its labels, as rendered),
+    /// 0 when the series does not exist yet.
+    async fn metric(&self, series: &str) -> f64 {
+        let text = reqwest::get(self.url("/metrics"))
+            .await
+            .expect("http")
+            .text()
+            .await
+            .expect("text");
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.trim().parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    /// Waits until `/readyz` reports `nats` as `state`.
+    async fn wait_nats(&self, state: &str) {
+        let started = Instant::now();
+        loop {
+            let (status, body) = self.readyz().await;
+            assert_eq!(status, 200, "readiness follows the database, not NATS: {body}");
+            if body["nats"] == state {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "NATS never became {state}: {body}\n{}",
+                self.log_text()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn log_text(&self) -> String {
+        self.log.lock().expect("log").join("\n")
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A database of its own, a unique subject prefix, and nodes on both.
+struct Cluster {
+    nodes: Vec<Node>,
+    /// Kept for the nodes' lifetime: dropping it drops the database.
+    _db: TestDb,
+}
+
+impl Cluster {
+    /// `None` when PostgreSQL tests are skipped.
+    async fn start(nodes: usize, extra: &[(&str, &str)]) -> Option<Self> {
+        postgres_url()?;
+        require_nats();
+        Self::start_on(nodes, NATS_URL, extra).await
+    }
+
+    async fn start_on(nodes: usize, nats_url: &str, extra: &[(&str, &str)]) -> Option<Self> {
+        postgres_url()?;
+        let db = TestDb::new(Backend::Postgres).await;
+        let prefix = format!("t{}", uuid::Uuid::now_v7().simple());
+        // The first node applies the migrations; the others start together.
+        let mut started = vec![Node::start(&db, nats_url, &prefix, extra)];
+        let rest: Vec<Node> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..nodes)
+                .map(|_| scope.spawn(|| Node::start(&db, nats_url, &prefix, extra)))
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("node start")).collect()
+        });
+        started.extend(rest);
+        Some(Self {
+            nodes: started,
+            _db: db,
+        })
+    }
+}
+
+/// Reads the next MSG_ACK, skipping MSG_RECV (another session of the same
+/// user may store a message first: a session gets the MSG_RECV of its
+/// user's messages stored through other sessions).
+async fn next_ack(client: &mut WsClient) -> Value {
+    loop {
+        let frame = client.recv().await;
+        match frame["type"].as_str() {
+            Some("MSG_ACK") => return frame,
+            Some("MSG_RECV") => assert_eq!(frame["senderId"], "alice", "{frame}"),
+            _ => panic!("expected MSG_ACK, got {frame}"),
+        }
+    }
+}
+
+/// Reads `n` MSG_RECV, failing on any other frame.
+async fn recv_msgs(client: &mut WsClient, n: usize) -> Vec<Value> {
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        out.push(client.recv_type("MSG_RECV").await);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_reaches_members_on_every_node_and_the_senders_other_sessions() {
+    let Some(cluster) = Cluster::start(3, &[]).await else {
+        return;
+    };
+    let [a, b, c] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob", "carol"]).await;
+    let mut alice = a.connect("alice").await;
+    let mut alice_on_a = a.connect("alice").await;
+    let mut alice_on_c = c.connect("alice").await;
+    let mut bob = b.connect("bob").await;
+    let mut carol = c.connect("carol").await;
+    let mut eve = b.connect("eve").await;
+    for node in [a, b, c] {
+        assert_eq!(node.readyz().await.1["nats"], "connected");
+    }
+
+    let ack = alice.send_and_ack("room", "m1", "hello from A").await;
+    assert_eq!(
+        (ack["seq"].as_i64(), ack["duplicate"].as_bool()),
+        (Some(1), Some(false))
+    );
+    for (who, client) in [
+        ("bob on B", &mut bob),
+        ("carol on C", &mut carol),
+        ("alice's session on C", &mut alice_on_c),
+        ("alice's other session on A", &mut alice_on_a),
+    ] {
+        let recv = client.recv_type("MSG_RECV").await;
+        assert_eq!(recv["messageId"], ack["messageId"], "{who}");
+        assert_eq!(recv["seq"], 1, "{who}");
+        assert_eq!(recv["body"], "hello from A", "{who}");
+        assert_eq!(recv["senderId"], "alice", "{who}");
+    }
+    alice.expect_silence(SILENCE).await;
+    eve.expect_silence(Duration::from_millis(10)).await;
+
+    // And the other way round: from C to A and B.
+    let ack = carol.send_and_ack("room", "c1", "hello from C").await;
+    assert_eq!(ack["seq"], 2);
+    for client in [&mut alice, &mut alice_on_a, &mut alice_on_c, &mut bob] {
+        let recv = client.recv_type("MSG_RECV").await;
+        assert_eq!(
+            (recv["seq"].as_i64(), recv["senderId"].as_str()),
+            (Some(2), Some("carol"))
+        );
+    }
+    carol.expect_silence(SILENCE).await;
+    eve.expect_silence(Duration::from_millis(10)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_on_another_node_gets_the_original_ack_and_stores_nothing() {
+    let Some(cluster) = Cluster::start(3, &[]).await else {
+        return;
+    };
+    let [a, b, c] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = c.connect("bob").await;
+    let mut alice = a.connect("alice").await;
+    let first = alice.send_and_ack("room", "k1", "once").await;
+    assert_eq!(first["duplicate"], false);
+    assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], first["messageId"]);
+
+    // The connection drops; the client retries on another node.
+    drop(alice);
+    let mut alice = b.connect("alice").await;
+    let retry = alice.send_and_ack("room", "k1", "once").await;
+    assert_eq!(retry["duplicate"], true);
+    for field in ["messageId", "seq", "ts", "channelId"] {
+        assert_eq!(retry[field], first[field], "{field}");
+    }
+    // The same key with another body is a conflict, on any node.
+    alice.send_msg("room", "k1", "something else").await;
+    let error = alice.recv_type("ERROR").await;
+    assert_eq!(error["code"], "idempotency_conflict");
+
+    // Concurrent copies of one send on two nodes: one stored, both the same ids.
+    let mut alice_b = b.connect("alice").await;
+    let mut alice_c = c.connect("alice").await;
+    alice_b.send_msg("room", "k2", "twice").await;
+    alice_c.send_msg("room", "k2", "twice").await;
+    let (x, y) = tokio::join!(next_ack(&mut alice_b), next_ack(&mut alice_c));
+    assert_eq!(x["messageId"], y["messageId"]);
+    assert_eq!(x["seq"], y["seq"]);
+    let duplicates: Vec<bool> = [&x, &y]
+        .iter()
+        .map(|a| a["duplicate"].as_bool().expect("bool"))
+        .collect();
+    assert_eq!(
+        duplicates.iter().filter(|d| !**d).count(),
+        1,
+        "exactly one copy stored: {duplicates:?}"
+    );
+
+    // Bob got each message once; the store holds two.
+    let recv = bob.recv_type("MSG_RECV").await;
+    assert_eq!(recv["messageId"], x["messageId"]);
+    bob.expect_silence(SILENCE).await;
+    let stored = c.history("room").await;
+    assert_eq!(seqs(&stored), vec![1, 2]);
+    assert_eq!(
+        stored
+            .iter()
+            .map(|m| m["clientMsgId"].as_str().expect("id"))
+            .collect::<Vec<_>>(),
+        vec!["k1", "k2"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_senders_on_different_nodes_get_gapless_seqs_and_everyone_sees_them_in_order() {
+    const PER_SENDER: usize = 60;
+    let Some(cluster) = Cluster::start(3, &[]).await else {
+        return;
+    };
+    let members = ["s0", "s1", "s2", "r0", "r1", "r2"];
+    cluster.nodes[0].create_channel("busy", &members).await;
+    let mut receivers = Vec::new();
+    let mut senders = Vec::new();
+    for (i, node) in cluster.nodes.iter().enumerate() {
+        receivers.push(node.connect(&format!("r{i}")).await);
+        senders.push(node.connect(&format!("s{i}")).await);
+    }
+    let total = PER_SENDER * senders.len();
+    let sending = senders.into_iter().enumerate().map(|(i, mut sender)| async move {
+        for n in 0..PER_SENDER {
+            let frame = json!({"type": "MSG_SEND", "channelId": "busy", "clientMsgId": format!("s{i}-{n}"), "body": format!("{i}/{n}")});
+            sender
+                .stream
+                .feed(Message::text(frame.to_string()))
+                .await
+                .expect("feed");
+        }
+        sender.stream.flush().await.expect("flush");
+        let (mut acked, mut received) = (Vec::new(), Vec::new());
+        while acked.len() < PER_SENDER {
+            let frame = sender.recv().await;
+            match frame["type"].as_str() {
+                Some("MSG_ACK") => acked.push(frame["seq"].as_i64().expect("seq")),
+                Some("MSG_RECV") => received.push(frame["seq"].as_i64().expect("seq")),
+                _ => panic!("unexpected {frame}"),
+            }
+        }
+        (acked, received)
+    });
+    let receiving = receivers.into_iter().map(|mut receiver| async move {
+        let got = recv_msgs(&mut receiver, total).await;
+        seqs(&got)
+    });
+    let (sent, received) = tokio::join!(
+        futures_util::future::join_all(sending),
+        futures_util::future::join_all(receiving)
+    );
+    let mut all_acked: Vec<i64> = Vec::new();
+    for (acked, seen) in &sent {
+        assert!(
+            acked.windows(2).all(|w| w[0] < w[1]),
+            "a pipeline's ACKs increase: {acked:?}"
+        );
+        assert!(
+            seen.windows(2).all(|w| w[0] < w[1]),
+            "a sender sees others in order: {seen:?}"
+        );
+        all_acked.extend(acked);
+    }
+    all_acked.sort_unstable();
+    let expected: Vec<i64> = (1..=total as i64).collect();
+    assert_eq!(all_acked, expected, "gapless, each seq once, across nodes");
+    for (i, got) in received.iter().enumerate() {
+        assert_eq!(got, &expected, "receiver on node {i}: every message, in seq order");
+    }
+    assert_eq!(seqs(&cluster.nodes[2].history("busy").await), expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn membership_changed_on_one_node_applies_on_another_at_once() {
+    let Some(cluster) = Cluster::start(3, &[]).await else {
+        return;
+    };
+    let [a, b, c] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = b.connect("alice").await;
+    let mut bob = c.connect("bob").await;
+    let mut carol = c.connect("carol").await;
+    alice.send_and_ack("room", "m1", "before").await;
+    assert_eq!(bob.recv_type("MSG_RECV").await["seq"], 1);
+
+    // Removed through node A: bob on C gets nothing after that.
+    a.set_member("room", "bob", false).await;
+    alice.send_and_ack("room", "m2", "after the removal").await;
+    // Added through node A: carol on C gets the next message at once.
+    a.set_member("room", "carol", true).await;
+    let ack = alice.send_and_ack("room", "m3", "after the add").await;
+    let recv = carol.recv_type("MSG_RECV").await;
+    assert_eq!(recv["seq"], ack["seq"]);
+    assert_eq!(recv["body"], "after the add");
+    bob.expect_silence(SILENCE).await;
+    carol.expect_silence(Duration::from_millis(10)).await;
+
+    // Bob back in: receives again (node C subscribes the channel anew for him).
+    a.set_member("room", "bob", true).await;
+    let ack = alice.send_and_ack("room", "m4", "bob is back").await;
+    assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+    assert_eq!(carol.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn receipts_reach_the_sender_and_the_readers_other_sessions_on_other_nodes() {
+    let Some(cluster) = Cluster::start(3, &[]).await else {
+        return;
+    };
+    let [a, b, c] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = a.connect("alice").await;
+    let mut bob = b.connect("bob").await;
+    let mut bob_on_c = c.connect("bob").await;
+    let ack = alice.send_and_ack("room", "m1", "read me").await;
+    let id = ack["messageId"].as_str().expect("id").to_owned();
+    bob.recv_type("MSG_RECV").await;
+    bob_on_c.recv_type("MSG_RECV").await;
+
+    bob.send_json(json!({"type": "MSG_DELIVERED", "messageId": id})).await;
+    let receipt = alice.recv_type("RECEIPT").await;
+    assert_eq!(
+        (
+            receipt["kind"].as_str(),
+            receipt["userId"].as_str(),
+            receipt["seq"].as_i64()
+        ),
+        (Some("delivered"), Some("bob"), Some(1))
+    );
+    bob.send_json(json!({"type": "MSG_READ", "messageId": id})).await;
+    let receipt = alice.recv_type("RECEIPT").await;
+    assert_eq!(receipt["kind"], "read");
+    assert_eq!(receipt["messageId"], ack["messageId"]);
+    // The reader's other session (on C) gets the read receipt; not the delivered one.
+    let other = bob_on_c.recv_type("RECEIPT").await;
+    assert_eq!(
+        (other["kind"].as_str(), other["userId"].as_str()),
+        (Some("read"), Some("bob"))
+    );
+    bob.expect_silence(SILENCE).await;
+    bob_on_c.expect_silence(Duration::from_millis(10)).await;
+    alice.expect_silence(Duration::from_millis(10)).await;
+}
+
+/// Test hook (`test-hooks`): a message published to NATS 400 ms late reaches
+/// another node after its successor; the successor is held and both are
+/// delivered in order when the late one arrives (no fill: the wait is 3 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_seq_that_arrives_first_is_held_until_the_earlier_one() {
+    let Some(cluster) = Cluster::start(2, &[("CHATD_CLUSTER_GAP_WAIT_MS", "3000")]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = a.connect("alice").await;
+    let mut bob = b.connect("bob").await;
+    let delayed = format!("{} one", chatd::cluster::TEST_NATS_DELAY);
+    alice.send_and_ack("room", "m1", &delayed).await;
+    alice.send_and_ack("room", "m2", "two").await;
+    let started = Instant::now();
+    let got = recv_msgs(&mut bob, 2).await;
+    assert_eq!(seqs(&got), vec![1, 2], "in seq order");
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "released by the late message, not by the fill: {:?}",
+        started.elapsed()
+    );
+    assert!(b.metric("chatd_cluster_held_total").await >= 1.0, "seq 2 was held on B");
+    assert_eq!(b.metric("chatd_cluster_filled_total{reason=\"gap\"}").await, 0.0);
+}
+
+/// Test hook: a message never published to NATS leaves a gap on the other
+/// node; its successor is held for `cluster_gap_wait_ms`, then the gap is
+/// read from the database and both are delivered in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gap_that_does_not_close_is_filled_from_the_database_after_the_wait() {
+    let Some(cluster) = Cluster::start(2, &[("CHATD_CLUSTER_GAP_WAIT_MS", "400")]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = a.connect("alice").await;
+    let mut alice_on_a = a.connect("alice").await;
+    let mut bob = b.connect("bob").await;
+    let lost = format!("{} lost on the way", chatd::cluster::TEST_NATS_DROP);
+    alice.send_and_ack("room", "m1", &lost).await;
+    // Local delivery does not depend on NATS.
+    assert_eq!(alice_on_a.recv_type("MSG_RECV").await["seq"], 1);
+    bob.expect_silence(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    alice.send_and_ack("room", "m2", "two").await;
+    let first = bob.recv_type("MSG_RECV").await;
+    let waited = started.elapsed();
+    let second = bob.recv_type("MSG_RECV").await;
+    assert_eq!((first["seq"].as_i64(), second["seq"].as_i64()), (Some(1), Some(2)));
+    assert_eq!(first["body"], lost.as_str(), "read from the database");
+    assert!(
+        waited >= Duration::from_millis(350),
+        "held for the gap wait first: {waited:?}"
+    );
+    assert!(b.metric("chatd_cluster_filled_total{reason=\"gap\"}").await >= 1.0);
+}
+
+/// A NATS server of the test's own, on a free port.
+struct NatsServer {
+    child: Child,
+    port: u16,
+}
+
+impl NatsServer {
+    fn start(port: u16) -> Self {
+        let child = Command::new(nats_server())
+            .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nats-server");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(10), "nats-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, port }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// NATS goes away: nodes keep storing, ACKing and delivering locally, and say
+/// so (`/readyz` detail, gauge); when it is back on the same port they
+/// resubscribe by themselves, remote members get what was sent during the
+/// outage (catch-up) and what is sent after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nats_outage_degrades_to_local_delivery_and_recovers_after_restart() {
+    if postgres_url().is_none() {
+        return;
+    }
+    let mut nats = NatsServer::start(free_port());
+    let url = format!("nats://127.0.0.1:{}", nats.port);
+    let Some(cluster) = Cluster::start_on(2, &url, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob", "carol"]).await;
+    let mut alice = a.connect("alice").await;
+    let mut carol = a.connect("carol").await;
+    let mut bob = b.connect("bob").await;
+    alice.send_and_ack("room", "m1", "before").await;
+    assert_eq!(bob.recv_type("MSG_RECV").await["seq"], 1);
+    assert_eq!(carol.recv_type("MSG_RECV").await["seq"], 1);
+    assert_eq!(a.metric("chatd_nats_connected").await, 1.0);
+
+    nats.kill();
+    a.wait_nats("disconnected").await;
+    b.wait_nats("disconnected").await;
+    assert_eq!(a.metric("chatd_nats_connected").await, 0.0);
+    let during = alice.send_and_ack("room", "m2", "during the outage").await;
+    assert_eq!(during["seq"], 2, "still stored and ACKed");
+    assert_eq!(
+        carol.recv_type("MSG_RECV").await["seq"],
+        2,
+        "still delivered on the node"
+    );
+    // A session starting during the outage still gets its HELLO.
+    let late = b.connect("carol").await;
+    assert_eq!(late.hello["channels"][0]["lastSeq"], 2);
+    drop(late);
+    bob.expect_silence(Duration::from_millis(300)).await;
+
+    let _nats = NatsServer::start(nats.port);
+    a.wait_nats("connected").await;
+    b.wait_nats("connected").await;
+    assert_eq!(b.metric("chatd_nats_connected").await, 1.0);
+    // What was sent during the outage reaches bob without anything new.
+    let recv = bob.recv_type("MSG_RECV").await;
+    assert_eq!(recv["messageId"], during["messageId"]);
+    // And the subscriptions are back: live delivery in both directions.
+    let ack = alice.send_and_ack("room", "m3", "after").await;
+    assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+    let ack = bob.send_and_ack("room", "b1", "from B").await;
+    assert_eq!(alice.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+    assert_eq!(carol.recv_type("MSG_RECV").await["seq"], 3);
+    assert_eq!(carol.recv_type("MSG_RECV").await["seq"], 4);
+    bob.expect_silence(SILENCE).await;
+}
+
+/// SIGKILL of a node while a client pipelines sends into it: the client
+/// reconnects to another node, syncs, and resends what was not ACKed (same
+/// clientMsgIds). Every ACKed message is stored once with the ids of its ACK,
+/// nothing is stored twice, and seqs are gapless.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_node_loses_no_acked_message_and_its_clients_catch_up_elsewhere() {
+    const SENDS: usize = 400;
+    let Some(mut cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    cluster.nodes[0].create_channel("room", &["alice", "bob"]).await;
+    let mut bob = cluster.nodes[1].connect("bob").await;
+    let mut alice = cluster.nodes[0].connect("alice").await;
+    for n in 0..SENDS {
+        let frame =
+            json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": format!("k{n}"), "body": format!("n{n}")});
+        alice.stream.feed(Message::text(frame.to_string())).await.expect("feed");
+    }
+    alice.stream.flush().await.expect("flush");
+    // Read ACKs for a while, then the node dies mid-stream.
+    let mut acked: HashMap<String, Value> = HashMap::new();
+    while acked.len() < 40 {
+        let ack = alice.recv_type("MSG_ACK").await;
+        acked.insert(ack["clientMsgId"].as_str().expect("id").to_owned(), ack);
+    }
+    cluster.nodes[0].kill();
+    while let Ok(Some(Ok(Message::Text(text)))) =
+        tokio::time::timeout(Duration::from_secs(2), alice.stream.next()).await
+    {
+        let frame: Value = serde_json::from_str(text.as_str()).expect("json");
+        if frame["type"] == "MSG_ACK" {
+            acked.insert(frame["clientMsgId"].as_str().expect("id").to_owned(), frame);
+        }
+    }
+    assert!(acked.len() < SENDS, "the node died before answering everything");
+
+    // Reconnect to B, catch up with SYNC, resend what was not ACKed.
+    let b = &cluster.nodes[1];
+    let mut alice = b.connect("alice").await;
+    let last_seq = alice.hello["channels"][0]["lastSeq"].as_i64().expect("lastSeq");
+    assert!(last_seq >= acked.len() as i64, "HELLO counts every ACKed message");
+    let mut synced = Vec::new();
+    loop {
+        alice.send_json(sync("room", synced.len() as i64, Some(500))).await;
+        let batch = alice.recv_type("SYNC_BATCH").await;
+        synced.extend(batch["messages"].as_array().expect("messages").clone());
+        if batch["hasMore"] == false {
+            break;
+        }
+    }
+    assert_eq!(seqs(&synced), (1..=last_seq).collect::<Vec<_>>(), "SYNC: gapless");
+    for n in 0..SENDS {
+        let key = format!("k{n}");
+        alice.send_msg("room", &key, &format!("n{n}")).await;
+        // MSG_RECV may come in between: what node A stored but had not yet
+        // published when it died reaches B's sessions when B finds the gap.
+        let ack = next_ack(&mut alice).await;
+        assert_eq!(ack["clientMsgId"], key.as_str());
+        if let Some(before) = acked.get(&key) {
+            assert_eq!(ack["duplicate"], true, "{key}");
+            assert_eq!(ack["messageId"], before["messageId"], "{key}: the ids of the first ACK");
+            assert_eq!(ack["seq"], before["seq"], "{key}");
+        }
+    }
+    let stored = b.history("room").await;
+    assert_eq!(seqs(&stored), (1..=SENDS as i64).collect::<Vec<_>>(), "gapless");
+    let keys: HashSet<&str> = stored.iter().map(|m| m["clientMsgId"].as_str().expect("id")).collect();
+    assert_eq!(keys.len(), SENDS, "each send stored exactly once");
+    let by_key: HashMap<&str, &Value> = stored
+        .iter()
+        .map(|m| (m["clientMsgId"].as_str().expect("id"), m))
+        .collect();
+    for (key, ack) in &acked {
+        assert_eq!(
+            by_key[key.as_str()]["messageId"],
+            ack["messageId"],
+            "{key} stored as ACKed"
+        );
+    }
+    // Bob, on the surviving node, saw increasing seqs throughout.
+    let mut seen = BTreeSet::new();
+    let mut last = 0;
+    while let Ok(Some(Ok(Message::Text(text)))) =
+        tokio::time::timeout(Duration::from_millis(500), bob.stream.next()).await
+    {
+        let frame: Value = serde_json::from_str(text.as_str()).expect("json");
+        if frame["type"] == "MSG_RECV" {
+            let seq = frame["seq"].as_i64().expect("seq");
+            assert!(seq > last, "bob's MSG_RECV increase: {seq} after {last}");
+            last = seq;
+            seen.insert(seq);
+        }
+    }
+    assert!(!seen.is_empty(), "bob received live messages");
+}
+
+/// What the subscription round trip relies on: a request nobody subscribed to
+/// comes back at once as "no responders", also on a `no_echo` connection, so
+/// its reply proves the server has processed every earlier SUB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_nobody_answers_comes_back_at_once_on_a_no_echo_connection() {
+    require_nats();
+    let client = async_nats::ConnectOptions::new()
+        .no_echo()
+        .connect(NATS_URL)
+        .await
+        .expect("connect to NATS");
+    let prefix = format!("t{}", uuid::Uuid::now_v7().simple());
+    let started = Instant::now();
+    let reply = tokio::time::timeout(
+        Duration::from_secs(2),
+        client.request(chatd::cluster::ping_subject(&prefix), Default::default()),
+    )
+    .await
+    .expect("an answer in time");
+    let error = reply.expect_err("nobody answers");
+    assert_eq!(error.kind(), async_nats::client::RequestErrorKind::NoResponders);
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+}
