@@ -58,6 +58,10 @@ struct Cli {
     /// The server's pid, to read its RSS (default: the only process named `chatd`).
     #[arg(long, global = true)]
     server_pid: Option<u32>,
+    /// The server's PostgreSQL database, to report the CPU of its backends
+    /// (processes `postgres: … <name> …` on this machine).
+    #[arg(long, global = true)]
+    pg_database: Option<String>,
     /// Print one JSON object instead of the table.
     #[arg(long, global = true)]
     json: bool,
@@ -435,11 +439,12 @@ async fn load(
     // CPU counters at the start and the end of the measured window.
     let cpu = {
         let (from, to) = (ctx.measure_from, ctx.measure_to);
+        let database = cli.pg_database.clone();
         tokio::spawn(async move {
             tokio::time::sleep_until(from).await;
-            let a = CpuSample::take(pid);
+            let a = CpuSample::take(pid, database.as_deref());
             tokio::time::sleep_until(to).await;
-            CpuSplit::between(&a, &CpuSample::take(pid))
+            CpuSplit::between(&a, &CpuSample::take(pid, database.as_deref()))
         })
     };
     let mut workers = Vec::new();

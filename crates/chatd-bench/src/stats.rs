@@ -144,9 +144,10 @@ impl Report {
             line(
                 "CPU (measured window)",
                 format!(
-                    "server {} of a core, generator {} of a core, machine {} busy ({} cores)",
+                    "server {}, generator {}, its PostgreSQL backends {} (of one core); machine {} busy ({} cores)",
                     pct(cpu.server_core_pct),
                     pct(cpu.generator_core_pct),
+                    pct(cpu.database_core_pct),
                     pct(cpu.machine_busy_pct),
                     cpu.cores
                 ),
@@ -211,6 +212,29 @@ fn process_ticks(pid: &str) -> Option<u64> {
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
+/// CPU ticks of the PostgreSQL backends serving `database` (processes whose
+/// command line reads `postgres: … <database> …`), summed.
+fn backend_ticks(database: &str) -> Option<u64> {
+    let mut sum = 0;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().filter(|s| s.bytes().all(|b| b.is_ascii_digit())) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read_to_string(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        if cmdline.starts_with("postgres:")
+            && cmdline
+                .split(|c: char| c.is_whitespace() || c == '\0')
+                .any(|w| w == database)
+        {
+            sum += process_ticks(pid).unwrap_or(0);
+        }
+    }
+    Some(sum)
+}
+
 /// Busy and total ticks of the whole machine, from the `cpu` line of `/proc/stat`.
 fn machine_ticks() -> Option<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
@@ -228,29 +252,34 @@ pub struct CpuSample {
     at: std::time::Instant,
     server: Option<u64>,
     generator: Option<u64>,
+    database: Option<u64>,
     machine: Option<(u64, u64)>,
 }
 
 impl CpuSample {
-    /// Reads the counters now (`server`: the server's pid, if known).
-    pub fn take(server: Option<u32>) -> Self {
+    /// Reads the counters now (`server`: the server's pid, if known;
+    /// `database`: the PostgreSQL database whose backends to count).
+    pub fn take(server: Option<u32>, database: Option<&str>) -> Self {
         Self {
             at: std::time::Instant::now(),
             server: server.and_then(|p| process_ticks(&p.to_string())),
             generator: process_ticks("self"),
+            database: database.and_then(backend_ticks),
             machine: machine_ticks(),
         }
     }
 }
 
 /// Where the CPU went between two samples: percent of one core for the
-/// server and the generator (200 = two cores busy), and how busy the whole
-/// machine was, in percent of all its cores (the rest of it is PostgreSQL,
-/// the kernel, and whatever else runs).
+/// server, the generator and the PostgreSQL backends of the server's
+/// database (200 = two cores busy), and how busy the whole machine was, in
+/// percent of all its cores (the rest is PostgreSQL's shared processes, such
+/// as the WAL writer, the kernel, and whatever else runs).
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CpuSplit {
     pub server_core_pct: Option<f64>,
     pub generator_core_pct: Option<f64>,
+    pub database_core_pct: Option<f64>,
     pub machine_busy_pct: Option<f64>,
     pub cores: usize,
 }
@@ -272,6 +301,7 @@ impl CpuSplit {
         Self {
             server_core_pct: pct(a.server, b.server),
             generator_core_pct: pct(a.generator, b.generator),
+            database_core_pct: pct(a.database, b.database),
             machine_busy_pct: machine,
             cores: std::thread::available_parallelism().map_or(1, usize::from),
         }
