@@ -118,7 +118,10 @@ pub struct Config {
     pub ping_interval_secs: u64,
     /// Largest number of database connections in the pool.
     pub db_max_connections: u32,
-    /// Milliseconds to wait for a database connection before answering `unavailable`.
+    /// Milliseconds any one database call may take (getting a connection, every
+    /// statement, the commit), and within which a send is answered: past it the
+    /// answer is `unavailable` (nothing stored), or `internal` when a commit was
+    /// in flight (outcome unknown).
     pub db_timeout_ms: u64,
     /// Number of group-commit writer tasks; each channel is always served by the same one.
     pub writer_shards: usize,
@@ -340,7 +343,7 @@ impl Config {
         Duration::from_millis(self.cluster_gap_wait_ms)
     }
 
-    /// Time to wait for a database connection or statement before `unavailable`.
+    /// See `db_timeout_ms`.
     pub fn db_timeout(&self) -> Duration {
         Duration::from_millis(self.db_timeout_ms)
     }

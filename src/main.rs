@@ -104,8 +104,10 @@ const MAX_TOKEN_TTL_SECS: u64 = chatd::auth::MAX_TOKEN_TTL_SECS;
 
 async fn serve(config: Config) -> Result<(), AnyError> {
     telemetry::init_tracing(&config.log, config.log_format)?;
+    // Installed before anything is announced (see `shutdown_signal`).
+    let signal = startup::shutdown_signal();
     let app = Application::build(config).await?;
-    app.run_until_stopped(startup::shutdown_signal()).await?;
+    app.run_until_stopped(signal).await?;
     Ok(())
 }
 

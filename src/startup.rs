@@ -48,7 +48,7 @@ pub async fn open_store(config: &Config) -> Result<Store, StartupError> {
     let store = Store::connect(&StoreOptions {
         url: config.database_url(),
         max_connections: config.db_max_connections,
-        acquire_timeout: config.db_timeout(),
+        timeout: config.db_timeout(),
     })
     .await?;
     store.migrate().await?;
@@ -233,26 +233,45 @@ impl Application {
     }
 }
 
-/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
+/// A future that resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+///
+/// The handlers are installed when this function is called, not when the
+/// future is first polled: call it before the server announces that it is
+/// listening, so a signal sent right after that announcement already stops
+/// the server gracefully instead of killing the process.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let interrupt = signal(SignalKind::interrupt());
+        let terminate = signal(SignalKind::terminate());
+        async move {
+            let interrupt = async {
+                match interrupt {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            let terminate = async {
+                match terminate {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = interrupt => {},
+                _ = terminate => {},
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
     }
 }

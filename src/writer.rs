@@ -14,6 +14,16 @@
 //!
 //! Because a channel's batches are committed and fanned out by one task, every
 //! session receives a channel's MSG_RECV in `seq` order.
+//!
+//! Every send is answered within the store's timeout (`db_timeout_ms`) of the
+//! moment its frame was read, however the database fails: a send that already
+//! waited that long in the queue is refused with `unavailable` without touching
+//! the database, and a batch (its deadlock retries included) is abandoned at the
+//! deadline of its oldest send ([`Store::write_batch_by`]). `unavailable` means
+//! the batch's `COMMIT` was never sent, so nothing was stored; when the
+//! connection failed or the deadline passed with the `COMMIT` in flight the
+//! outcome is unknown and the sends get `internal` instead (also retryable: a
+//! retry with the same `clientMsgId` gets the original ACK if it was stored).
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -34,6 +44,12 @@ const RETRIES: usize = 3;
 
 /// Sends waiting per writer before submitters wait (backpressure to sessions).
 const QUEUE: usize = 4096;
+
+/// The ERROR message when the batch's commit was never sent.
+const NOT_STORED: &str = "the message was not stored; retry";
+/// The ERROR message (`internal`) when the commit was in flight as the database failed.
+const IN_DOUBT: &str =
+    "the database failed while storing the message; it may have been stored: retry with the same clientMsgId";
 
 /// One send on its way to the store.
 #[derive(Debug)]
@@ -148,15 +164,36 @@ impl Fanout {
 async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, fanout: Fanout, max_batch: usize) {
     let mut jobs = Vec::with_capacity(max_batch);
     while rx.recv_many(&mut jobs, max_batch).await > 0 {
+        // Sends whose answer is already due (they waited in the queue behind
+        // a stalled database) are refused without another attempt.
+        let timeout = store.timeout();
+        let started = Instant::now();
+        let due = |job: &SendJob| started.duration_since(job.received) >= timeout;
+        if jobs.iter().any(due) {
+            let (late, ready): (Vec<_>, Vec<_>) = jobs.drain(..).partition(due);
+            jobs.extend(ready);
+            for job in late {
+                refuse(&job, ErrorCode::Unavailable, NOT_STORED);
+                let _ = job.done.send(());
+            }
+        }
+        let Some(oldest) = jobs.iter().map(|j| j.received).min() else {
+            continue;
+        };
+        let deadline = tokio::time::Instant::from_std(oldest + timeout);
         telemetry::batch(jobs.len());
         let sends: Vec<NewMessage> = jobs.iter().map(|j| j.message.clone()).collect();
-        let mut result = store.write_batch(&sends, now_ms()).await;
+        let mut result = store.write_batch_by(&sends, now_ms(), deadline).await;
         for attempt in 1..RETRIES {
             if !matches!(result, Err(StoreError::Retry(_))) {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(5 * attempt as u64)).await;
-            result = store.write_batch(&sends, now_ms()).await;
+            let pause = Duration::from_millis(5 * attempt as u64);
+            if tokio::time::Instant::now() + pause >= deadline {
+                break;
+            }
+            tokio::time::sleep(pause).await;
+            result = store.write_batch_by(&sends, now_ms(), deadline).await;
         }
         match result {
             Ok(batch) => {
@@ -167,9 +204,15 @@ async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, fanout: Fanou
             }
             Err(error) => {
                 let code = error.wire_code();
-                tracing::error!(error = %error, cause = ?std::error::Error::source(&error), sends = jobs.len(), "batch not stored");
+                let message = if matches!(error, StoreError::InDoubt(_)) {
+                    tracing::error!(error = %error, cause = ?std::error::Error::source(&error), sends = jobs.len(), "batch outcome unknown");
+                    IN_DOUBT
+                } else {
+                    tracing::error!(error = %error, cause = ?std::error::Error::source(&error), sends = jobs.len(), "batch not stored");
+                    NOT_STORED
+                };
                 for job in &jobs {
-                    refuse(job, code, "the message was not stored; retry");
+                    refuse(job, code, message);
                 }
             }
         }

@@ -305,7 +305,7 @@ mod tests {
         let store = Store::connect(&StoreOptions {
             url: format!("sqlite://{}", dir.path().join("t.db").display()),
             max_connections: 2,
-            acquire_timeout: Duration::from_secs(5),
+            timeout: Duration::from_secs(5),
         })
         .await
         .unwrap();

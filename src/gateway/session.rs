@@ -450,8 +450,9 @@ fn store_error(error: &StoreError) -> ErrorFrame {
     if code == ErrorCode::Internal {
         tracing::error!(%error, cause = ?std::error::Error::source(error), "store call failed");
     }
-    let message = match code {
-        ErrorCode::Unavailable => "database unavailable; retry",
+    let message = match (code, error) {
+        (ErrorCode::Unavailable, _) => "database unavailable; retry",
+        (_, StoreError::InDoubt(_)) => "the database failed while committing; it may have been done; retry",
         _ => "internal error; retry",
     };
     ErrorFrame::new(code, message)

@@ -131,7 +131,15 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::Exists => Self::new(StatusCode::CONFLICT, "conflict", "channel already exists"),
             StoreError::NotFound => Self::not_found("unknown channel"),
-            StoreError::Unavailable(_) => Self::unavailable("database unavailable"),
+            StoreError::Unavailable(_) | StoreError::TimedOut => Self::unavailable("database unavailable"),
+            StoreError::InDoubt(_) => {
+                tracing::error!(error = %error, cause = ?std::error::Error::source(&error), "store call outcome unknown");
+                Self::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "the database failed while committing; the change may have been made",
+                )
+            }
             other => {
                 tracing::error!(error = %other, cause = ?std::error::Error::source(&other), "store call failed");
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")

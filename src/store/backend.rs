@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use sqlx::{Postgres, Row, Sqlite};
 
 use super::sql::{self, common};
-use super::{BatchOutcome, Channel, NewMessage, SendOutcome, StoreError, StoredMessage};
+use super::{BatchOutcome, Channel, CommitSent, NewMessage, SendOutcome, StoreError, StoredMessage};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 use crate::protocol::ChannelState;
 
@@ -49,11 +49,21 @@ macro_rules! sql_backend {
             pub(crate) writer: sqlx::Pool<$db>,
             /// Pool for reads (the same pool on PostgreSQL).
             pub(crate) reader: sqlx::Pool<$db>,
+            /// The bound on every call (`db_timeout_ms`), applied by [`super::Store`].
+            pub(crate) timeout: std::time::Duration,
         }
 
         impl $store {
             async fn begin_write(&self) -> Result<sqlx::Transaction<'static, $db>, StoreError> {
                 Ok(self.writer.begin_with($begin).await?)
+            }
+
+            /// Commits, marking `sent` first: from here on a failure leaves the
+            /// outcome unknown ([`StoreError::InDoubt`]) unless the server
+            /// reported that it rolled back.
+            async fn commit(tx: sqlx::Transaction<'static, $db>, sent: &CommitSent) -> Result<(), StoreError> {
+                sent.set();
+                tx.commit().await.map_err(StoreError::after_commit_sent)
             }
 
             pub(super) async fn close(&self) {
@@ -66,7 +76,7 @@ macro_rules! sql_backend {
                 Ok(())
             }
 
-            pub(super) async fn create_channel(&self, channel_id: &ChannelId, members: &[UserId], now: i64) -> Result<Channel, StoreError> {
+            pub(super) async fn create_channel(&self, channel_id: &ChannelId, members: &[UserId], now: i64, sent: &CommitSent) -> Result<Channel, StoreError> {
                 let mut tx = self.begin_write().await?;
                 let inserted = sqlx::query(common::INSERT_CHANNEL)
                     .bind(channel_id.as_str())
@@ -85,7 +95,7 @@ macro_rules! sql_backend {
                         .execute(&mut *tx)
                         .await?;
                 }
-                tx.commit().await?;
+                Self::commit(tx, sent).await?;
                 let mut members = members.to_vec();
                 members.sort();
                 members.dedup();
@@ -108,7 +118,7 @@ macro_rules! sql_backend {
                 }))
             }
 
-            pub(super) async fn set_member(&self, channel_id: &ChannelId, user_id: &UserId, add: bool, now: i64) -> Result<i64, StoreError> {
+            pub(super) async fn set_member(&self, channel_id: &ChannelId, user_id: &UserId, add: bool, now: i64, sent: &CommitSent) -> Result<i64, StoreError> {
                 let mut tx = self.begin_write().await?;
                 // Lock the channel row like a send does, so a send either sees
                 // the new membership or committed before it.
@@ -126,7 +136,7 @@ macro_rules! sql_backend {
                     query = query.bind(now);
                 }
                 query.execute(&mut *tx).await?;
-                tx.commit().await?;
+                Self::commit(tx, sent).await?;
                 Ok(last_seq)
             }
 
@@ -188,19 +198,24 @@ macro_rules! sql_backend {
                     .transpose()
             }
 
-            pub(super) async fn advance_watermark(&self, user_id: &UserId, message: &StoredMessage, read: bool) -> Result<bool, StoreError> {
+            pub(super) async fn advance_watermark(&self, user_id: &UserId, message: &StoredMessage, read: bool, sent: &CommitSent) -> Result<bool, StoreError> {
                 let statement = if read { common::ADVANCE_READ } else { common::ADVANCE_DELIVERED };
+                // One autocommit statement: its commit is "sent" with it, so a
+                // failure once the connection is ours is classified like a COMMIT's.
+                let mut conn = self.writer.acquire().await?;
+                sent.set();
                 let moved = sqlx::query(statement)
                     .bind(message.channel_id.as_str())
                     .bind(user_id.as_str())
                     .bind(message.seq)
-                    .execute(&self.writer)
-                    .await?
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(StoreError::after_commit_sent)?
                     .rows_affected();
                 Ok(moved > 0)
             }
 
-            pub(super) async fn write_batch(&self, sends: &[NewMessage], now: i64) -> Result<BatchOutcome, StoreError> {
+            pub(super) async fn write_batch(&self, sends: &[NewMessage], now: i64, sent: &CommitSent) -> Result<BatchOutcome, StoreError> {
                 let mut tx = self.begin_write().await?;
                 // Lock every channel of the batch in id order (BTreeMap), read its
                 // sequence state and members once.
@@ -287,7 +302,7 @@ macro_rules! sql_backend {
                         .await?;
                     members.push((channel_id.clone(), state.members));
                 }
-                tx.commit().await?;
+                Self::commit(tx, sent).await?;
                 Ok(BatchOutcome { outcomes, members })
             }
 

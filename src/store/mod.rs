@@ -14,10 +14,12 @@
 mod backend;
 mod sql;
 
+use std::future::Future;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgDatabaseError, PgPoolOptions, PgSeverity};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 pub use backend::{PgStore, SqliteStore};
@@ -123,9 +125,19 @@ pub enum StoreError {
     /// No channel with that id.
     #[error("channel not found")]
     NotFound,
-    /// The database cannot be reached (or timed out); the operation stored nothing.
+    /// The database cannot be reached, or refused the work for lack of time or
+    /// resources; the operation stored nothing.
     #[error("database unavailable")]
     Unavailable(#[source] sqlx::Error),
+    /// The operation did not finish within the store's timeout (`db_timeout_ms`)
+    /// and was abandoned before its commit was sent: nothing was stored.
+    #[error("database did not answer in time")]
+    TimedOut,
+    /// The connection failed, or the timeout ran out, after a write's commit
+    /// was sent: the write may or may not have been stored. Not `Unavailable`,
+    /// whose promise is that nothing was stored.
+    #[error("outcome unknown: the database failed while committing")]
+    InDoubt(#[source] Option<sqlx::Error>),
     /// Two transactions deadlocked or failed to serialise; safe to retry.
     #[error("transaction conflict, retry")]
     Retry(#[source] sqlx::Error),
@@ -145,13 +157,57 @@ pub enum StoreError {
 
 impl StoreError {
     /// The wire error code for a failed store call: `unavailable` when the
-    /// database could not be reached (nothing was stored), else `internal`.
-    /// Both are retryable.
+    /// database could not be reached or did not answer in time and nothing was
+    /// stored, else `internal` (which makes no such promise: [`StoreError::InDoubt`]
+    /// is one). Both are retryable.
     pub fn wire_code(&self) -> ErrorCode {
         match self {
-            StoreError::Unavailable(_) => ErrorCode::Unavailable,
+            StoreError::Unavailable(_) | StoreError::TimedOut => ErrorCode::Unavailable,
             _ => ErrorCode::Internal,
         }
+    }
+
+    /// Classifies an error that came back after a write's commit was sent
+    /// (`COMMIT`, or an autocommit write statement): only an error the server
+    /// reported for the statement while the session lived on (PostgreSQL
+    /// severity `ERROR`; SQLite busy/locked, which leave the transaction open
+    /// and then rolled back) means the write was rolled back. Anything else (the
+    /// connection dropped, a `FATAL` such as `pg_terminate_backend`, which can
+    /// come after the commit record is durable) leaves the outcome unknown.
+    fn after_commit_sent(e: sqlx::Error) -> Self {
+        let definite = match &e {
+            sqlx::Error::Database(db) => match db.try_downcast_ref::<PgDatabaseError>() {
+                Some(pg) => pg.severity() == PgSeverity::Error,
+                None => StoreError::sqlite_busy(db.code().as_deref()),
+            },
+            _ => false,
+        };
+        if definite {
+            StoreError::from(e)
+        } else {
+            StoreError::InDoubt(Some(e))
+        }
+    }
+
+    /// SQLite: SQLITE_BUSY, SQLITE_LOCKED (and extended codes).
+    fn sqlite_busy(code: Option<&str>) -> bool {
+        matches!(code, Some("5" | "6" | "261" | "262" | "517"))
+    }
+}
+
+/// Set just before a write's outcome leaves the server's hands (its `COMMIT`,
+/// or an autocommit write statement, is sent). A failure or timeout after that
+/// point is [`StoreError::InDoubt`]; before it, the database stored nothing.
+#[derive(Debug, Default)]
+pub(crate) struct CommitSent(AtomicBool);
+
+impl CommitSent {
+    pub(crate) fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire)
     }
 }
 
@@ -168,18 +224,21 @@ impl From<sqlx::Error> for StoreError {
                 // PostgreSQL: connection exceptions (08), insufficient resources
                 // (53), operator intervention (57P: admin/crash shutdown, cannot
                 // connect now), a database not accepting connections (55000) or
-                // gone (3D000), refused credentials (28).
+                // gone (3D000), refused credentials (28); a statement cancelled
+                // (57014: `statement_timeout`), a lock not obtained in time
+                // (55P03), a session ended for idling in a transaction (25P03).
+                // Seen before a commit was sent, each means nothing was stored;
+                // after it, `after_commit_sent` decides.
                 Some(c)
                     if c.starts_with("08")
                         || c.starts_with("53")
                         || c.starts_with("57P")
                         || c.starts_with("28")
-                        || matches!(c, "55000" | "3D000") =>
+                        || matches!(c, "55000" | "3D000" | "57014" | "55P03" | "25P03") =>
                 {
                     StoreError::Unavailable(e)
                 }
-                // SQLite: SQLITE_BUSY, SQLITE_LOCKED (and extended codes).
-                Some("5" | "6" | "261" | "262" | "517") => StoreError::Unavailable(e),
+                code if StoreError::sqlite_busy(code) => StoreError::Unavailable(e),
                 _ => StoreError::Internal(e),
             },
             _ => StoreError::Internal(e),
@@ -194,8 +253,9 @@ pub struct StoreOptions {
     pub url: String,
     /// Pool size (PostgreSQL) or reader pool size (SQLite).
     pub max_connections: u32,
-    /// How long to wait for a connection before [`StoreError::Unavailable`].
-    pub acquire_timeout: Duration,
+    /// The longest any one store call may take (`db_timeout_ms`): waiting for
+    /// a connection, every statement, the commit. See [`Store::connect`].
+    pub timeout: Duration,
 }
 
 /// The database, whichever backend the URL names.
@@ -218,27 +278,47 @@ impl Store {
     /// Opens the database named by `options.url` (creating an SQLite file and
     /// its directory when missing) without running migrations.
     ///
+    /// Every later call is bounded by `options.timeout`, however the database
+    /// fails (down, unreachable, hung, locked):
+    /// - waiting for a pooled connection (connecting included) gives up after it;
+    /// - PostgreSQL sessions run with `statement_timeout` and
+    ///   `idle_in_transaction_session_timeout` set to it, so the server itself
+    ///   cancels a statement stuck on a lock and ends a transaction its client
+    ///   abandoned (its row locks are released, its writes rolled back);
+    /// - SQLite waits at most that long for a lock (`busy_timeout`);
+    /// - and each call runs under a `tokio` timeout of the same length, the last
+    ///   resort when the database does not answer at all. A call abandoned
+    ///   before its commit was sent is [`StoreError::TimedOut`] (nothing stored);
+    ///   one abandoned after it is [`StoreError::InDoubt`].
+    ///
     /// # Errors
     /// [`StoreError::UnsupportedUrl`], or the connection error.
     pub async fn connect(options: &StoreOptions) -> Result<Self, StoreError> {
         let url = options.url.as_str();
+        let timeout = options.timeout;
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?.options([("synchronous_commit", "on")]);
+            let ms = timeout.as_millis().max(1).to_string();
+            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?.options([
+                ("synchronous_commit", "on"),
+                ("statement_timeout", ms.as_str()),
+                ("idle_in_transaction_session_timeout", ms.as_str()),
+            ]);
             let pool = PgPoolOptions::new()
                 .max_connections(options.max_connections)
-                .acquire_timeout(options.acquire_timeout)
+                .acquire_timeout(timeout)
                 .connect_with(connect)
                 .await?;
             Ok(Store::Postgres(PgStore {
                 writer: pool.clone(),
                 reader: pool,
+                timeout,
             }))
         } else if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
-                .busy_timeout(Duration::from_secs(5))
+                .busy_timeout(timeout)
                 .foreign_keys(true);
             if let Some(dir) = connect.get_filename().parent() {
                 if !dir.as_os_str().is_empty() {
@@ -249,27 +329,42 @@ impl Store {
             // queueing in the pool avoids SQLITE_BUSY between our own connections.
             let writer = SqlitePoolOptions::new()
                 .max_connections(1)
-                .acquire_timeout(options.acquire_timeout)
+                .acquire_timeout(timeout)
                 .connect_with(connect.clone())
                 .await?;
             let reader = SqlitePoolOptions::new()
                 .max_connections(options.max_connections.max(1))
-                .acquire_timeout(options.acquire_timeout)
+                .acquire_timeout(timeout)
                 .connect_with(connect)
                 .await?;
-            Ok(Store::Sqlite(SqliteStore { writer, reader }))
+            Ok(Store::Sqlite(SqliteStore {
+                writer,
+                reader,
+                timeout,
+            }))
         } else {
             Err(StoreError::UnsupportedUrl)
         }
     }
 
-    /// Applies the backend's pending migrations.
+    /// Applies the backend's pending migrations. On PostgreSQL they run on a
+    /// connection of their own without the store's timeouts (a migration may
+    /// rightly take long, and waits for another node's migration lock), which
+    /// is closed afterwards.
     ///
     /// # Errors
     /// [`StoreError::Migrate`].
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match self {
-            Store::Postgres(s) => PG_MIGRATOR.run(&s.writer).await?,
+            Store::Postgres(s) => {
+                let mut conn = s.writer.acquire().await?.detach();
+                sqlx::query("SET statement_timeout = 0").execute(&mut conn).await?;
+                sqlx::query("SET idle_in_transaction_session_timeout = 0")
+                    .execute(&mut conn)
+                    .await?;
+                PG_MIGRATOR.run(&mut conn).await?;
+                let _ = sqlx::Connection::close(conn).await;
+            }
             Store::Sqlite(s) => SQLITE_MIGRATOR.run(&s.writer).await?,
         }
         Ok(())
@@ -283,6 +378,39 @@ impl Store {
         }
     }
 
+    /// The bound on every store call (`db_timeout_ms`).
+    pub fn timeout(&self) -> Duration {
+        match self {
+            Store::Postgres(s) => s.timeout,
+            Store::Sqlite(s) => s.timeout,
+        }
+    }
+
+    /// Runs a call that writes nothing within the store's timeout.
+    async fn read<T>(&self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+        tokio::time::timeout(self.timeout(), call)
+            .await
+            .unwrap_or(Err(StoreError::TimedOut))
+    }
+
+    /// Runs a call that writes until `deadline`: abandoned before its commit
+    /// was sent, it is [`StoreError::TimedOut`]; after, [`StoreError::InDoubt`].
+    async fn write<T>(
+        deadline: tokio::time::Instant,
+        sent: &CommitSent,
+        call: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout_at(deadline, call).await {
+            Ok(result) => result,
+            Err(_) if sent.is_set() => Err(StoreError::InDoubt(None)),
+            Err(_) => Err(StoreError::TimedOut),
+        }
+    }
+
+    fn deadline(&self) -> tokio::time::Instant {
+        tokio::time::Instant::now() + self.timeout()
+    }
+
     /// Closes every pooled connection.
     pub async fn close(&self) {
         dispatch!(self.close())
@@ -291,9 +419,10 @@ impl Store {
     /// Runs `SELECT 1`.
     ///
     /// # Errors
-    /// The database's error, typically [`StoreError::Unavailable`].
+    /// The database's error, typically [`StoreError::Unavailable`] or
+    /// [`StoreError::TimedOut`].
     pub async fn ping(&self) -> Result<(), StoreError> {
-        dispatch!(self.ping())
+        self.read(async { dispatch!(self.ping()) }).await
     }
 
     /// Creates a channel with its first members.
@@ -306,12 +435,16 @@ impl Store {
         members: &[UserId],
         now: i64,
     ) -> Result<Channel, StoreError> {
-        dispatch!(self.create_channel(channel_id, members, now))
+        let sent = CommitSent::default();
+        Self::write(self.deadline(), &sent, async {
+            dispatch!(self.create_channel(channel_id, members, now, &sent))
+        })
+        .await
     }
 
     /// The channel and its members, or `None`.
     pub async fn channel(&self, channel_id: &ChannelId) -> Result<Option<Channel>, StoreError> {
-        dispatch!(self.channel(channel_id))
+        self.read(async { dispatch!(self.channel(channel_id)) }).await
     }
 
     /// Adds (`add == true`) or removes a member; no-op when already so.
@@ -328,17 +461,22 @@ impl Store {
         add: bool,
         now: i64,
     ) -> Result<i64, StoreError> {
-        dispatch!(self.set_member(channel_id, user_id, add, now))
+        let sent = CommitSent::default();
+        Self::write(self.deadline(), &sent, async {
+            dispatch!(self.set_member(channel_id, user_id, add, now, &sent))
+        })
+        .await
     }
 
     /// Whether `user_id` is a current member of `channel_id` (false for an unknown channel).
     pub async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {
-        dispatch!(self.is_member(channel_id, user_id))
+        self.read(async { dispatch!(self.is_member(channel_id, user_id)) })
+            .await
     }
 
     /// The HELLO state of every channel `user_id` is a member of, by channel id.
     pub async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelState>, StoreError> {
-        dispatch!(self.channel_states(user_id))
+        self.read(async { dispatch!(self.channel_states(user_id)) }).await
     }
 
     /// Up to `limit` messages with `seq > after_seq`, in `seq` order, and
@@ -349,12 +487,13 @@ impl Store {
         after_seq: i64,
         limit: u32,
     ) -> Result<(Vec<StoredMessage>, bool), StoreError> {
-        dispatch!(self.messages_after(channel_id, after_seq, limit))
+        self.read(async { dispatch!(self.messages_after(channel_id, after_seq, limit)) })
+            .await
     }
 
     /// The message with this id, or `None`.
     pub async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
-        dispatch!(self.message(message_id))
+        self.read(async { dispatch!(self.message(message_id)) }).await
     }
 
     /// The message stored under the idempotency key, or `None`.
@@ -363,28 +502,59 @@ impl Store {
         sender_id: &UserId,
         client_msg_id: &ClientMsgId,
     ) -> Result<Option<StoredMessage>, StoreError> {
-        dispatch!(self.message_by_key(sender_id, client_msg_id))
+        self.read(async { dispatch!(self.message_by_key(sender_id, client_msg_id)) })
+            .await
     }
 
     /// Moves `user_id`'s delivered (or read) watermark in the message's channel
     /// forward to the message's `seq`. Returns whether it moved.
+    ///
+    /// # Errors
+    /// [`StoreError::InDoubt`] when the connection failed after the statement
+    /// was sent (the watermark may have moved; moving it again is harmless).
     pub async fn advance_watermark(
         &self,
         user_id: &UserId,
         message: &StoredMessage,
         read: bool,
     ) -> Result<bool, StoreError> {
-        dispatch!(self.advance_watermark(user_id, message, read))
+        let sent = CommitSent::default();
+        Self::write(self.deadline(), &sent, async {
+            dispatch!(self.advance_watermark(user_id, message, read, &sent))
+        })
+        .await
     }
 
-    /// Stores a batch of sends in one transaction with one durable commit.
-    /// Channels are locked in id order, so concurrent batches cannot deadlock
-    /// on channel rows. Returns after the commit.
+    /// Stores a batch of sends in one transaction with one durable commit,
+    /// within the store's timeout. See [`Store::write_batch_by`].
     ///
     /// # Errors
-    /// Any database error fails the whole batch and stores nothing;
-    /// [`StoreError::Retry`] when it lost a deadlock and may be run again.
+    /// As [`Store::write_batch_by`].
     pub async fn write_batch(&self, sends: &[NewMessage], now: i64) -> Result<BatchOutcome, StoreError> {
-        dispatch!(self.write_batch(sends, now))
+        self.write_batch_by(sends, now, self.deadline()).await
+    }
+
+    /// Stores a batch of sends in one transaction with one durable commit,
+    /// giving up at `deadline`. Channels are locked in id order, so concurrent
+    /// batches cannot deadlock on channel rows. Returns after the commit.
+    ///
+    /// # Errors
+    /// Any error fails the whole batch. [`StoreError::Retry`] when it lost a
+    /// deadlock and may be run again; [`StoreError::Unavailable`] or
+    /// [`StoreError::TimedOut`] when it failed before its `COMMIT` was sent
+    /// (nothing stored); [`StoreError::InDoubt`] when the connection failed or
+    /// the deadline passed while the `COMMIT` was in flight (stored or not:
+    /// a retry with the same keys finds out).
+    pub async fn write_batch_by(
+        &self,
+        sends: &[NewMessage],
+        now: i64,
+        deadline: tokio::time::Instant,
+    ) -> Result<BatchOutcome, StoreError> {
+        let sent = CommitSent::default();
+        Self::write(deadline, &sent, async {
+            dispatch!(self.write_batch(sends, now, &sent))
+        })
+        .await
     }
 }

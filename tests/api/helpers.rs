@@ -128,6 +128,18 @@ impl TestDb {
     }
 }
 
+impl TestDb {
+    /// A database the test manages itself (e.g. its own PostgreSQL server),
+    /// with a fresh data directory; nothing is dropped afterwards.
+    pub fn external(url: String) -> Self {
+        Self {
+            url,
+            pg: None,
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+}
+
 impl Drop for TestDb {
     fn drop(&mut self) {
         let Some((admin_url, name)) = self.pg.take() else {
@@ -157,7 +169,7 @@ impl TestDb {
         chatd::store::Store::connect(&chatd::store::StoreOptions {
             url: self.url.clone(),
             max_connections: 4,
-            acquire_timeout: Duration::from_secs(5),
+            timeout: Duration::from_secs(5),
         })
         .await
         .expect("connect to the test database")
@@ -193,10 +205,14 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
 }
 
 pub async fn spawn_app_with(backend: Backend, adjust: impl FnOnce(&mut Config)) -> TestApp {
+    spawn_app_on(TestDb::new(backend).await, adjust).await
+}
+
+/// A server on `db`, with `adjust` applied to the test configuration.
+pub async fn spawn_app_on(db: TestDb, adjust: impl FnOnce(&mut Config)) -> TestApp {
     if std::env::var_os("TEST_LOG").is_some() {
         let _ = chatd::telemetry::init_tracing("chatd=debug,info", chatd::config::LogFormat::Pretty);
     }
-    let db = TestDb::new(backend).await;
     let mut config = test_config(&db);
     adjust(&mut config);
     let app = Application::build(config).await.expect("build app");
