@@ -756,7 +756,11 @@ async fn sync(
     let fill_started = Instant::now();
     if have < messages {
         let token = ctx.admin.token(&writer, Some(86_400)).await?;
-        let (client, _events) = Client::connect(ctx.client_config(0, token)).await?;
+        let (client, mut events) = Client::connect(ctx.client_config(0, token)).await?;
+        // The client hands every own ACKed message to the application as an
+        // event too; undrained, its queue fills after event_capacity messages
+        // and the client stops reading the socket (the fill stalled at 65,536).
+        let drain = tokio::spawn(async move { while events.recv().await.is_some() {} });
         let mut in_flight = FuturesUnordered::new();
         let mut next = have;
         while next < messages || !in_flight.is_empty() {
@@ -770,6 +774,7 @@ async fn sync(
             }
         }
         client.close().await;
+        let _ = drain.await;
     }
     let fill_secs = fill_started.elapsed().as_secs_f64();
     let token = ctx.admin.token(&reader, Some(86_400)).await?;
