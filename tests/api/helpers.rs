@@ -371,22 +371,11 @@ impl TestApp {
         } = self;
         shutdown.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(20), handle).await;
-        let mut config = test_config(&db);
-        config.listen = addr.to_string();
-        adjust(&mut config);
-        let app = Application::build(config).await.expect("rebuild app");
-        let state = app.state().clone();
-        let shutdown = app.shutdown_token();
-        let handle = tokio::spawn(app.run_until_stopped(std::future::pending()));
-        TestApp {
-            addr,
-            state,
-            shutdown,
-            handle,
-            http: reqwest::Client::new(),
-            auth: Auth::new(JWT_SECRET, ADMIN_TOKEN, None, None, 0),
-            db,
-        }
+        spawn_app_on(db, |config| {
+            config.listen = addr.to_string();
+            adjust(config);
+        })
+        .await
     }
 
     /// The WebSocket URL of this server.
