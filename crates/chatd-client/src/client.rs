@@ -601,17 +601,15 @@ impl Task {
                 .or_insert_with(ChannelOrder::unknown);
             order.observe_last_seq(state.last_seq, self.config.start_from);
         }
-        if self
-            .events
-            .send(Event::Connected {
+        if let Some(end) = self
+            .emit(Event::Connected {
                 user_id,
                 session_id,
                 channels,
             })
             .await
-            .is_err()
         {
-            return SessionEnd::Stop("the application dropped the event receiver".into());
+            return end;
         }
         let mut out: Vec<ClientFrame> = Vec::new();
         self.syncs_due(&mut out);
@@ -846,20 +844,16 @@ impl Task {
                 seq,
                 ts,
             } => {
-                if self
-                    .events
-                    .send(Event::Receipt {
-                        channel_id,
-                        user_id,
-                        kind,
-                        message_id,
-                        seq,
-                        ts,
-                    })
-                    .await
-                    .is_err()
-                {
-                    return Some(SessionEnd::Stop("the application dropped the event receiver".into()));
+                let receipt = Event::Receipt {
+                    channel_id,
+                    user_id,
+                    kind,
+                    message_id,
+                    seq,
+                    ts,
+                };
+                if let Some(end) = self.emit(receipt).await {
+                    return Some(end);
                 }
             }
             ServerFrame::Error(error) => {
@@ -891,8 +885,8 @@ impl Task {
             if self.config.auto_delivered && message.sender_id != self.user_id {
                 last_from_others.insert(message.channel_id.clone(), message.message_id);
             }
-            if self.events.send(Event::Message(message)).await.is_err() {
-                return Some(SessionEnd::Stop("the application dropped the event receiver".into()));
+            if let Some(end) = self.emit(Event::Message(message)).await {
+                return Some(end);
             }
         }
         for message_id in last_from_others.into_values() {
@@ -929,10 +923,16 @@ impl Task {
                 self.channels.remove(channel);
             }
         }
-        if self.events.send(Event::Error(error)).await.is_err() {
-            return Some(SessionEnd::Stop("the application dropped the event receiver".into()));
+        self.emit(Event::Error(error)).await
+    }
+
+    /// Hands `event` to the application; the session ends (stop) when the
+    /// application dropped its receiver.
+    async fn emit(&self, event: Event) -> Option<SessionEnd> {
+        match self.events.send(event).await {
+            Ok(()) => None,
+            Err(_) => Some(SessionEnd::Stop("the application dropped the event receiver".into())),
         }
-        None
     }
 }
 
