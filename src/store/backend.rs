@@ -32,6 +32,15 @@ where
     })
 }
 
+/// User ids in byte order, the order `binary_search` on [`UserId`] needs.
+/// The database's `ORDER BY` is not enough: under a collation such as ICU's
+/// `en-US`, `alice` sorts before `Bob`, and a member would be refused.
+fn sorted_members(members: Vec<String>) -> Vec<UserId> {
+    let mut members: Vec<UserId> = members.into_iter().map(UserId::from_trusted).collect();
+    members.sort_unstable();
+    members
+}
+
 /// The state a batch keeps for one locked channel.
 struct Locked {
     last_seq: i64,
@@ -114,7 +123,7 @@ macro_rules! sql_backend {
                     channel_id: ChannelId::from_trusted(row.try_get(0)?),
                     created_at: row.try_get(1)?,
                     last_seq: row.try_get(2)?,
-                    members: members.into_iter().map(UserId::from_trusted).collect(),
+                    members: sorted_members(members),
                 }))
             }
 
@@ -235,7 +244,7 @@ macro_rules! sql_backend {
                     *slot = Some(Locked {
                         last_seq: row.try_get(0)?,
                         last_ts: row.try_get(1)?,
-                        members: members.into_iter().map(UserId::from_trusted).collect(),
+                        members: sorted_members(members),
                         changed: false,
                     });
                 }

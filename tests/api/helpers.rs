@@ -109,21 +109,26 @@ impl TestDb {
                 pg: None,
                 dir,
             },
-            Backend::Postgres => {
-                let admin_url = postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
-                let name = format!("chatd_test_{}", uuid::Uuid::now_v7().simple());
-                let mut conn = pg_admin().await;
-                sqlx::query(&format!("CREATE DATABASE \"{name}\""))
-                    .execute(&mut conn)
-                    .await
-                    .expect("create test database");
-                let (base, _) = admin_url.rsplit_once('/').expect("database URL has a path");
-                Self {
-                    url: format!("{base}/{name}"),
-                    pg: Some((admin_url, name)),
-                    dir,
-                }
-            }
+            Backend::Postgres => Self::postgres_with("").await,
+        }
+    }
+
+    /// A PostgreSQL database of the test's own, created with `options`
+    /// appended to `CREATE DATABASE` (e.g. another collation).
+    pub async fn postgres_with(options: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let admin_url = postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
+        let name = format!("chatd_test_{}", uuid::Uuid::now_v7().simple());
+        let mut conn = pg_admin().await;
+        sqlx::query(&format!("CREATE DATABASE \"{name}\" {options}"))
+            .execute(&mut conn)
+            .await
+            .expect("create test database");
+        let (base, _) = admin_url.rsplit_once('/').expect("database URL has a path");
+        Self {
+            url: format!("{base}/{name}"),
+            pg: Some((admin_url, name)),
+            dir,
         }
     }
 }

@@ -14,7 +14,56 @@ on_both_stores!(
     watermarks_only_move_forward,
     bodies_round_trip_byte_identical,
     migrations_are_idempotent,
+    large_batches_over_many_channels,
+    batches_mixing_new_sends_and_stored_keys,
+    concurrent_batches_over_overlapping_channels_neither_deadlock_nor_gap,
 );
+
+mod postgres_only {
+    use super::*;
+
+    /// Membership is checked against the member list in byte order, whatever
+    /// collation the database sorts text with: a member must never be
+    /// refused because `ORDER BY user_id` put `Bob` after `alice`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn members_are_recognised_under_an_icu_collation() {
+        if crate::helpers::postgres_url().is_none() {
+            return;
+        }
+        let db = TestDb::postgres_with("TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'").await;
+        let store = db.store().await;
+        store.migrate().await.expect("migrate");
+        let names = [
+            "alice", "Bob", "carol", "Dave", "erin", "Frank", "a-c", "ab", "Zed", "zoe",
+        ];
+        let members: Vec<_> = names.iter().map(|n| user(n)).collect();
+        store.create_channel(&ch("room"), &members, 1).await.expect("create");
+        for (n, name) in names.iter().enumerate() {
+            let out = store
+                .write_batch(&[send(name, "room", &format!("k{n}"), "hi")], 10)
+                .await
+                .expect("batch");
+            assert!(
+                matches!(&out.outcomes[0], SendOutcome::Stored(m) if m.seq == n as i64 + 1),
+                "{name}: {:?}",
+                out.outcomes[0]
+            );
+        }
+        let all: Vec<_> = names
+            .iter()
+            .enumerate()
+            .map(|(n, name)| send(name, "room", &format!("b{n}"), "hi"))
+            .collect();
+        let out = store.write_batch(&all, 20).await.expect("batch");
+        for (name, outcome) in names.iter().zip(&out.outcomes) {
+            assert!(matches!(outcome, SendOutcome::Stored(_)), "{name}: {outcome:?}");
+        }
+        let channel = store.channel(&ch("room")).await.expect("read").expect("exists");
+        let mut sorted = members.clone();
+        sorted.sort();
+        assert_eq!(channel.members, sorted, "members in byte order");
+    }
+}
 
 async fn open(backend: Backend) -> (Store, TestDb) {
     let db = TestDb::new(backend).await;
@@ -295,4 +344,176 @@ async fn migrations_are_idempotent(backend: Backend) {
     let (store, _db) = open(backend).await;
     store.migrate().await.expect("second run is a no-op");
     store.close().await;
+}
+
+/// Channel `c{n}` for n in 0..channels, each with `members` users `u0..`.
+async fn channels(store: &Store, channels: usize, members: usize) {
+    let users: Vec<_> = (0..members).map(|u| user(&format!("u{u}"))).collect();
+    for c in 0..channels {
+        store
+            .create_channel(&ch(&format!("c{c}")), &users, 1)
+            .await
+            .expect("create");
+    }
+}
+
+/// Checks that every channel's stored seqs are exactly 1..=last_seq.
+async fn assert_gapless(store: &Store, channels: usize) -> Vec<i64> {
+    let mut lasts = Vec::new();
+    for c in 0..channels {
+        let channel = ch(&format!("c{c}"));
+        let (page, more) = store.messages_after(&channel, 0, 100_000).await.expect("read");
+        assert!(!more);
+        let seqs: Vec<i64> = page.iter().map(|m| m.seq).collect();
+        let want: Vec<i64> = (1..=seqs.len() as i64).collect();
+        assert_eq!(seqs, want, "c{c} gapless");
+        let last = store.channel(&channel).await.expect("read").expect("exists").last_seq;
+        assert_eq!(last, seqs.len() as i64, "c{c} last_seq matches the rows");
+        lasts.push(last);
+    }
+    lasts
+}
+
+/// A batch the size group commit builds under load: hundreds of new sends
+/// over dozens of channels, interleaved, with refusals among them.
+async fn large_batches_over_many_channels(backend: Backend) {
+    let (store, _db) = open(backend).await;
+    channels(&store, 30, 4).await;
+    let mut batch = Vec::new();
+    for n in 0..300 {
+        let channel = format!("c{}", (n * 7) % 30);
+        if n % 50 == 49 {
+            // Not a member of any channel.
+            batch.push(send("stranger", &channel, &format!("s{n}"), "no"));
+        } else {
+            batch.push(send(
+                &format!("u{}", n % 4),
+                &channel,
+                &format!("k{n}"),
+                &format!("body {n}"),
+            ));
+        }
+    }
+    let out = store.write_batch(&batch, 100).await.expect("batch");
+    assert_eq!(out.outcomes.len(), batch.len());
+    let mut next = std::collections::HashMap::new();
+    for (send, outcome) in batch.iter().zip(&out.outcomes) {
+        if send.sender_id.as_str() == "stranger" {
+            assert_eq!(*outcome, SendOutcome::Forbidden);
+            continue;
+        }
+        let SendOutcome::Stored(m) = outcome else {
+            panic!("{outcome:?}")
+        };
+        let seq = next.entry(send.channel_id.clone()).or_insert(0);
+        *seq += 1;
+        assert_eq!(m.seq, *seq, "seqs follow the batch order within a channel");
+        assert_eq!((&m.channel_id, &m.body, m.ts), (&send.channel_id, &send.body, 100));
+        assert_eq!(store.message(m.message_id).await.expect("read").as_ref(), Some(m));
+    }
+    assert_eq!(out.members.len(), 30);
+    for (_, members) in &out.members {
+        assert_eq!(
+            members.iter().map(|u| u.as_str()).collect::<Vec<_>>(),
+            ["u0", "u1", "u2", "u3"]
+        );
+    }
+    let lasts = assert_gapless(&store, 30).await;
+    assert_eq!(lasts.iter().sum::<i64>(), 294);
+}
+
+/// Retries of stored keys in a batch of new sends: the retries get their
+/// original message (or `Conflict`), the new sends get the next seqs, and
+/// no seq is used by a retry.
+async fn batches_mixing_new_sends_and_stored_keys(backend: Backend) {
+    let (store, _db) = open(backend).await;
+    channels(&store, 3, 2).await;
+    let first: Vec<_> = (0..30)
+        .map(|n| send("u0", &format!("c{}", n % 3), &format!("k{n}"), "one"))
+        .collect();
+    let stored = store.write_batch(&first, 10).await.expect("batch");
+    let mut batch = Vec::new();
+    for n in 30..60 {
+        batch.push(send("u1", &format!("c{}", n % 3), &format!("k{n}"), "new"));
+        if n % 10 == 0 {
+            let old = n - 30;
+            batch.push(send("u0", &format!("c{}", old % 3), &format!("k{old}"), "one"));
+            batch.push(send(
+                "u0",
+                &format!("c{}", old % 3),
+                &format!("k{}", old + 1),
+                "changed",
+            ));
+        }
+    }
+    let out = store.write_batch(&batch, 20).await.expect("batch");
+    let mut next = [10i64; 3];
+    for (send, outcome) in batch.iter().zip(&out.outcomes) {
+        let key: usize = send.client_msg_id.as_str()[1..].parse().expect("n");
+        if key < 30 {
+            if send.body == "one" {
+                let SendOutcome::Stored(original) = &stored.outcomes[key] else {
+                    panic!()
+                };
+                assert!(
+                    matches!(outcome, SendOutcome::Duplicate(m) if m == original),
+                    "{outcome:?}"
+                );
+            } else {
+                assert_eq!(*outcome, SendOutcome::Conflict);
+            }
+            continue;
+        }
+        let c = key % 3;
+        next[c] += 1;
+        assert!(
+            matches!(outcome, SendOutcome::Stored(m) if m.seq == next[c]),
+            "{outcome:?}"
+        );
+    }
+    assert_eq!(assert_gapless(&store, 3).await, vec![20, 20, 20]);
+}
+
+/// Writers batching over overlapping channels at the same time (several
+/// writer shards, or several nodes on one PostgreSQL) lock channels in one
+/// order, so they neither deadlock nor leave gaps.
+async fn concurrent_batches_over_overlapping_channels_neither_deadlock_nor_gap(backend: Backend) {
+    let (store, _db) = open(backend).await;
+    channels(&store, 12, 2).await;
+    let mut tasks = Vec::new();
+    for w in 0..4 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut stored = 0;
+            for b in 0..15 {
+                // Each writer walks the channels in its own order.
+                let batch: Vec<_> = (0..24)
+                    .map(|n| {
+                        let c = if w % 2 == 0 { n % 12 } else { 11 - n % 12 };
+                        send(&format!("u{}", w % 2), &format!("c{c}"), &format!("w{w}b{b}n{n}"), "x")
+                    })
+                    .collect();
+                let out = loop {
+                    match store.write_batch(&batch, 10).await {
+                        Ok(out) => break out,
+                        // A deadlock would surface as Retry (PostgreSQL aborts one side).
+                        Err(e) => panic!("writer {w} batch {b}: {e:?}"),
+                    }
+                };
+                stored += out
+                    .outcomes
+                    .iter()
+                    .filter(|o| matches!(o, SendOutcome::Stored(_)))
+                    .count();
+            }
+            stored
+        }));
+    }
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.expect("writer");
+    }
+    assert_eq!(total, 4 * 15 * 24);
+    let lasts = assert_gapless(&store, 12).await;
+    assert_eq!(lasts.iter().sum::<i64>(), 4 * 15 * 24);
 }
