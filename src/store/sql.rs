@@ -34,6 +34,24 @@ pub mod pg {
         message_columns!("message_id::text"),
         " FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
     );
+    /// Locks every channel of a batch (`$1` text[]) in one statement. The
+    /// rows are sorted before they are locked (PostgreSQL applies `ORDER BY`
+    /// below the locking clause), so the locks are taken in byte order of the
+    /// id, the order the per-row path uses: no deadlock between batches.
+    pub const LOCK_CHANNELS: &str = "SELECT channel_id, last_seq, last_ts FROM channels \
+         WHERE channel_id = ANY($1) ORDER BY channel_id COLLATE \"C\" FOR UPDATE";
+    /// Members of every channel of a batch (`$1` text[]), in no order.
+    pub const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)";
+    /// Inserts a batch's messages from one array per column; the affected-row
+    /// count tells whether any key was taken.
+    pub const INSERT_MESSAGES: &str =
+        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[]) \
+         ON CONFLICT (sender_id, client_msg_id) DO NOTHING";
+    /// Sets `last_seq`/`last_ts` of every channel a batch wrote to.
+    pub const UPDATE_CHANNELS: &str = "UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
+         FROM UNNEST($1::text[], $2::int8[], $3::int8[]) AS u(channel_id, last_seq, last_ts) \
+         WHERE c.channel_id = u.channel_id";
 }
 
 /// SQLite: one writer connection (and `BEGIN IMMEDIATE`) serialises writers,

@@ -472,6 +472,30 @@ async fn batches_mixing_new_sends_and_stored_keys(backend: Backend) {
         );
     }
     assert_eq!(assert_gapless(&store, 3).await, vec![20, 20, 20]);
+    // A sender who left retries a stored message beside a member's new one:
+    // the key decides before membership.
+    store
+        .set_member(&ch("c0"), &user("u0"), false, 30)
+        .await
+        .expect("leave");
+    let out = store
+        .write_batch(
+            &[
+                send("u0", "c0", "k0", "one"),
+                send("u0", "c0", "k99", "new after leaving"),
+                send("u1", "c0", "k100", "new"),
+            ],
+            30,
+        )
+        .await
+        .expect("batch");
+    let SendOutcome::Stored(original) = &stored.outcomes[0] else {
+        panic!()
+    };
+    assert!(matches!(&out.outcomes[0], SendOutcome::Duplicate(m) if m == original));
+    assert_eq!(out.outcomes[1], SendOutcome::Forbidden);
+    assert!(matches!(&out.outcomes[2], SendOutcome::Stored(m) if m.seq == 21));
+    assert_eq!(assert_gapless(&store, 3).await, vec![21, 20, 20]);
 }
 
 /// Writers batching over overlapping channels at the same time (several
@@ -493,13 +517,11 @@ async fn concurrent_batches_over_overlapping_channels_neither_deadlock_nor_gap(b
                         send(&format!("u{}", w % 2), &format!("c{c}"), &format!("w{w}b{b}n{n}"), "x")
                     })
                     .collect();
-                let out = loop {
-                    match store.write_batch(&batch, 10).await {
-                        Ok(out) => break out,
-                        // A deadlock would surface as Retry (PostgreSQL aborts one side).
-                        Err(e) => panic!("writer {w} batch {b}: {e:?}"),
-                    }
-                };
+                // A deadlock would surface as an error (PostgreSQL aborts one side).
+                let out = store
+                    .write_batch(&batch, 10)
+                    .await
+                    .unwrap_or_else(|e| panic!("writer {w} batch {b}: {e:?}"));
                 stored += out
                     .outcomes
                     .iter()
