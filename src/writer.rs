@@ -5,12 +5,14 @@
 //! order the sessions submitted them. A writer takes the first queued send and
 //! whatever else is already waiting (up to `max_batch`; no artificial delay
 //! when idle), stores them in one transaction with one durable commit
-//! ([`crate::store::Store::write_batch`]), and only then, in order:
-//! 1. queues MSG_ACK (or the ERROR) to each sending session,
-//! 2. fans each new message out as MSG_RECV to the channel's members (with
-//!    NATS: publishes it and hands it to the channel's sequencer, see
-//!    [`crate::cluster`]),
-//! 3. signals the session that the send is finished.
+//! ([`crate::store::Store::write_batch`]), and only then, send by send in
+//! batch order:
+//! 1. queues MSG_ACK (or the ERROR) to the sending session,
+//! 2. fans the message, if new, out as MSG_RECV to the channel's members
+//!    (with NATS: publishes it and hands it to the channel's sequencer, see
+//!    [`crate::cluster`]);
+//!
+//! and last signals each session that its send is finished.
 //!
 //! Because a channel's batches are committed and fanned out by one task, every
 //! session receives a channel's MSG_RECV in `seq` order.
@@ -120,18 +122,28 @@ struct Fanout {
 }
 
 impl Fanout {
-    /// Fans each message the batch stored out to its channel's members.
-    fn stored(&self, jobs: &[SendJob], batch: &BatchOutcome) {
-        let stored = jobs
-            .iter()
-            .zip(&batch.outcomes)
-            .filter_map(|(job, outcome)| match outcome {
-                SendOutcome::Stored(message) => Some((job, message)),
-                _ => None,
-            });
-        match &self.cluster {
-            None => {
-                for (job, message) in stored {
+    /// Answers each send of a committed batch in batch order, and fans each
+    /// new message out right after its own ACK. Interleaving keeps a
+    /// session's view of a channel in seq order when it both sends and
+    /// receives in one batch: its ACK for seq n never arrives before the
+    /// MSG_RECV of seq n-1, which a client would take for a gap.
+    fn committed(&self, jobs: &[SendJob], batch: &BatchOutcome) {
+        // With NATS, one shared member list per channel of the batch.
+        let shared: Vec<(&ChannelId, Arc<[UserId]>)> = match self.cluster {
+            Some(_) => batch
+                .members
+                .iter()
+                .map(|(channel, members)| (channel, Arc::from(members.as_slice())))
+                .collect(),
+            None => Vec::new(),
+        };
+        for (job, outcome) in jobs.iter().zip(&batch.outcomes) {
+            acknowledge(job, outcome);
+            let SendOutcome::Stored(message) = outcome else {
+                continue;
+            };
+            match &self.cluster {
+                None => {
                     let members = batch
                         .members
                         .iter()
@@ -140,21 +152,13 @@ impl Fanout {
                         .unwrap_or_default();
                     self.hub.publish_message(message, members, &job.session.id);
                 }
-            }
-            Some(cluster) => {
-                // One shared member list per channel of the batch.
-                let members: Vec<(&ChannelId, Arc<[UserId]>)> = batch
-                    .members
-                    .iter()
-                    .map(|(channel, members)| (channel, Arc::from(members.as_slice())))
-                    .collect();
-                let none: Arc<[UserId]> = Arc::from(Vec::new());
-                for (job, message) in stored {
-                    let members = members
+                Some(cluster) => {
+                    let members = shared
                         .iter()
                         .find(|(channel, _)| *channel == &message.channel_id)
-                        .map_or(&none, |(_, members)| members);
-                    cluster.committed(message, members, &job.session.id);
+                        .map(|(_, members)| members.clone())
+                        .unwrap_or_else(|| Arc::from(Vec::new()));
+                    cluster.committed(message, &members, &job.session.id);
                 }
             }
         }
@@ -196,12 +200,7 @@ async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, fanout: Fanou
             result = store.write_batch_by(&sends, now_ms(), deadline).await;
         }
         match result {
-            Ok(batch) => {
-                for (job, outcome) in jobs.iter().zip(&batch.outcomes) {
-                    acknowledge(job, outcome);
-                }
-                fanout.stored(&jobs, &batch);
-            }
+            Ok(batch) => fanout.committed(&jobs, &batch),
             Err(error) => {
                 let code = error.wire_code();
                 let message = if matches!(error, StoreError::InDoubt(_)) {

@@ -14,7 +14,47 @@ on_both_stores!(
     every_session_of_every_member_but_the_sending_one,
     membership_changes_apply_at_once,
     a_slow_session_is_closed_with_1013_and_others_keep_receiving,
+    a_session_that_sends_and_receives_sees_the_channel_in_seq_order,
 );
+
+/// Two members pipeline sends into one channel at once, so group commit puts
+/// both senders' messages in the same batches. Each session must see the
+/// channel's seqs, its own ACKs and the other's MSG_RECVs together, strictly
+/// increasing: an ACK for seq n arriving before the MSG_RECV of seq n-1 looks
+/// like a gap to a client (protocol.md section 4.4).
+async fn a_session_that_sends_and_receives_sees_the_channel_in_seq_order(backend: Backend) {
+    const SENDS: usize = 150;
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut tasks = Vec::new();
+    for user in ["alice", "bob"] {
+        let mut client = app.connect(user).await;
+        tasks.push(tokio::spawn(async move {
+            for n in 0..SENDS {
+                client.send_msg("room", &format!("{user}-{n}"), "x").await;
+            }
+            let mut seqs = Vec::with_capacity(2 * SENDS);
+            let mut acks = 0;
+            while seqs.len() < 2 * SENDS {
+                let frame = client.recv().await;
+                match frame["type"].as_str() {
+                    Some("MSG_ACK") => acks += 1,
+                    Some("MSG_RECV") => {}
+                    _ => panic!("{user}: unexpected {frame}"),
+                }
+                seqs.push(frame["seq"].as_i64().expect("seq"));
+            }
+            assert_eq!(acks, SENDS, "{user}");
+            let out_of_order: Vec<_> = seqs.windows(2).filter(|w| w[1] <= w[0]).collect();
+            assert!(out_of_order.is_empty(), "{user} saw seqs go back: {out_of_order:?}");
+            assert_eq!(seqs.last().copied(), Some(2 * SENDS as i64), "{user}");
+        }));
+    }
+    for task in tasks {
+        task.await.expect("client");
+    }
+    app.stop().await;
+}
 
 async fn every_session_of_every_member_but_the_sending_one(backend: Backend) {
     let app = spawn_app(backend).await;
