@@ -127,7 +127,10 @@ pub struct Config {
     pub writer_shards: usize,
     /// Most sends written in one transaction.
     pub max_batch: usize,
-    /// WebSocket read buffer per connection, bytes.
+    /// WebSocket read buffer per connection, bytes: allocated when the
+    /// connection opens and held while it is open, so it is most of what an
+    /// idle connection costs. Frames larger than it are read in several
+    /// chunks (the frame limit is `max_frame_bytes`, not this).
     pub ws_read_buffer_bytes: usize,
     /// WebSocket write buffer per connection, bytes (writes are flushed past it).
     pub ws_write_buffer_bytes: usize,
@@ -169,7 +172,7 @@ impl Default for Config {
             db_timeout_ms: 5_000,
             writer_shards: 4,
             max_batch: 256,
-            ws_read_buffer_bytes: 8 * 1024,
+            ws_read_buffer_bytes: 4 * 1024,
             ws_write_buffer_bytes: 8 * 1024,
         }
     }
