@@ -42,16 +42,18 @@ pub mod pg {
          WHERE channel_id = ANY($1) ORDER BY channel_id COLLATE \"C\" FOR UPDATE";
     /// Members of every channel of a batch (`$1` text[]), in no order.
     pub const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)";
-    /// Inserts a batch's messages from one array per column; the affected-row
-    /// count tells whether any key was taken.
-    pub const INSERT_MESSAGES: &str =
-        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
+    /// Inserts a batch's messages from one array per column (`$1`..`$7`) and
+    /// sets `last_seq`/`last_ts` of every channel it wrote to (`$8`..`$10`),
+    /// in one statement. Returns the number of messages inserted: fewer than
+    /// given means a key was taken, and the caller rolls back.
+    pub const INSERT_MESSAGES: &str = "WITH inserted AS (\
+         INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
          SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[]) \
-         ON CONFLICT (sender_id, client_msg_id) DO NOTHING";
-    /// Sets `last_seq`/`last_ts` of every channel a batch wrote to.
-    pub const UPDATE_CHANNELS: &str = "UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
-         FROM UNNEST($1::text[], $2::int8[], $3::int8[]) AS u(channel_id, last_seq, last_ts) \
-         WHERE c.channel_id = u.channel_id";
+         ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING 1), \
+         updated AS (UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
+         FROM UNNEST($8::text[], $9::int8[], $10::int8[]) AS u(channel_id, last_seq, last_ts) \
+         WHERE c.channel_id = u.channel_id RETURNING 1) \
+         SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)";
 }
 
 /// SQLite: one writer connection (and `BEGIN IMMEDIATE`) serialises writers,
