@@ -1,5 +1,6 @@
 //! Micro-benchmarks of the hot pure code: client frame decode (fast path and
-//! refusal path), validation, and server frame encoding. Run with
+//! refusal path), validation, server frame encoding, and the client's decode
+//! of server frames (`ServerFrame::decode` against serde's tagged-enum path). Run with
 //! `cargo bench --bench frames`; compare the figures as ratios within one run.
 
 use std::hint::black_box;
@@ -57,5 +58,26 @@ fn encode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, decode, encode);
+fn decode_server(c: &mut Criterion) {
+    let mut group = c.benchmark_group("decode_server");
+    let recv = ServerFrame::MsgRecv(RecvMessage {
+        message_id: uuid::Uuid::now_v7(),
+        channel_id: "room-42".into(),
+        sender_id: "alice".into(),
+        seq: 123_456,
+        body: "x".repeat(100),
+        ts: 1_795_957_534_946,
+        client_msg_id: "0192f1a4-7c1e-7d2a-9b1a-3c4d5e6f7a8b".into(),
+    })
+    .encode();
+    group.bench_function("msg_recv_100B_decode", |b| {
+        b.iter(|| ServerFrame::decode(black_box(&recv)))
+    });
+    group.bench_function("msg_recv_100B_serde_tagged", |b| {
+        b.iter(|| serde_json::from_str::<ServerFrame>(black_box(&recv)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, decode, encode, decode_server);
 criterion_main!(benches);

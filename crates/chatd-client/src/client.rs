@@ -362,7 +362,7 @@ async fn open(config: &ClientConfig) -> Result<(Socket, Hello), Failure> {
             })?;
         loop {
             match socket.next().await {
-                Some(Ok(Message::Text(text))) => match serde_json::from_str::<ServerFrame>(&text) {
+                Some(Ok(Message::Text(text))) => match ServerFrame::decode(&text) {
                     Ok(ServerFrame::Hello {
                         user_id,
                         session_id,
@@ -773,7 +773,7 @@ impl Task {
 
     /// Handles one server frame. Returns how the session ends, if it does.
     async fn on_frame(&mut self, text: &str, out: &mut Vec<ClientFrame>) -> Option<SessionEnd> {
-        let frame = match serde_json::from_str::<ServerFrame>(text) {
+        let frame = match ServerFrame::decode(text) {
             Ok(frame) => frame,
             Err(e) => {
                 // Additive protocol changes (a new frame type) must not break

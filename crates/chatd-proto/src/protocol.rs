@@ -527,6 +527,62 @@ impl ServerFrame {
         })
     }
 
+    /// Decodes one text frame from the server.
+    ///
+    /// Equivalent to `serde_json::from_str::<ServerFrame>`, but the frequent
+    /// frames (`MSG_RECV`, `MSG_ACK`, `ERROR`) skip serde's internally tagged
+    /// enum path, which buffers every field into an intermediate `Content`
+    /// tree before decoding it (serde's documented cost of `#[serde(tag)]`):
+    /// the `type` is read first, then the frame's own struct straight from
+    /// the text. The other frames take the generic path.
+    ///
+    /// # Errors
+    /// The JSON error when the text is not a frame of a known type.
+    pub fn decode(text: &str) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Tag<'a> {
+            #[serde(rename = "type", borrow)]
+            ty: std::borrow::Cow<'a, str>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Ack {
+            client_msg_id: String,
+            message_id: uuid::Uuid,
+            channel_id: String,
+            seq: i64,
+            ts: i64,
+            duplicate: bool,
+        }
+        // chatd writes `type` first (the enum's tag), so the prefix usually
+        // names the frame without a pass over the text; any other layout is
+        // read with a pass that skips every other field.
+        let tag = match ["MSG_RECV", "MSG_ACK", "ERROR"].into_iter().find(|ty| {
+            text.strip_prefix("{\"type\":\"")
+                .and_then(|t| t.strip_prefix(ty))
+                .is_some_and(|t| t.starts_with('"'))
+        }) {
+            Some(ty) => Some(std::borrow::Cow::Borrowed(ty)),
+            None => serde_json::from_str::<Tag<'_>>(text).ok().map(|t| t.ty),
+        };
+        match tag.as_deref() {
+            Some("MSG_RECV") => serde_json::from_str(text).map(Self::MsgRecv),
+            Some("MSG_ACK") => {
+                let ack: Ack = serde_json::from_str(text)?;
+                Ok(Self::MsgAck {
+                    client_msg_id: ack.client_msg_id,
+                    message_id: ack.message_id,
+                    channel_id: ack.channel_id,
+                    seq: ack.seq,
+                    ts: ack.ts,
+                    duplicate: ack.duplicate,
+                })
+            }
+            Some("ERROR") => serde_json::from_str(text).map(Self::Error),
+            _ => serde_json::from_str(text),
+        }
+    }
+
     /// The `type` tag, for metrics labels.
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -823,6 +879,114 @@ mod properties {
             let after_ok = (0..=MAX_SEQ).contains(&after);
             let limit_ok = limit.is_none_or(|l| (1..=500).contains(&l));
             prop_assert_eq!(result.is_ok(), after_ok && limit_ok);
+        }
+    }
+}
+
+#[cfg(test)]
+mod server_frame_decode {
+    //! `ServerFrame::decode` must agree with the generic serde decode on
+    //! every frame the server encodes and on malformed text.
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn recv(text: String, n: i64) -> RecvMessage {
+        RecvMessage {
+            message_id: uuid::Uuid::from_u128(n as u128),
+            channel_id: format!("c{n}"),
+            sender_id: "u\"1".into(),
+            seq: n,
+            body: text,
+            ts: n.wrapping_mul(7),
+            client_msg_id: "k\\1".into(),
+        }
+    }
+
+    fn frames(text: String, n: i64, flag: bool) -> Vec<ServerFrame> {
+        let mut error = ErrorFrame::new(ErrorCode::RateLimited, text.clone());
+        error.retry_after_ms = Some(n.unsigned_abs());
+        error.client_msg_id = flag.then(|| text.clone());
+        vec![
+            ServerFrame::MsgRecv(recv(text.clone(), n)),
+            ServerFrame::MsgAck {
+                client_msg_id: text.clone(),
+                message_id: uuid::Uuid::from_u128(n as u128),
+                channel_id: "room".into(),
+                seq: n,
+                ts: -n,
+                duplicate: flag,
+            },
+            ServerFrame::Error(error),
+            ServerFrame::Error(ErrorFrame::new(ErrorCode::BadFrame, "x")),
+            ServerFrame::Receipt {
+                channel_id: text.clone(),
+                user_id: "u".into(),
+                kind: ReceiptKind::Read,
+                message_id: uuid::Uuid::nil(),
+                seq: n,
+                ts: n,
+            },
+            ServerFrame::SyncBatch {
+                channel_id: "room".into(),
+                messages: vec![TaggedMessage::MsgRecv(recv(text.clone(), n))],
+                has_more: flag,
+            },
+            ServerFrame::Hello {
+                user_id: text,
+                session_id: "s".into(),
+                server_ts: n,
+                channels: Vec::new(),
+            },
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn decode_round_trips_every_frame(text in any::<String>(), n in any::<i64>(), flag in any::<bool>()) {
+            for frame in frames(text.clone(), n, flag) {
+                let encoded = frame.encode();
+                prop_assert_eq!(ServerFrame::decode(&encoded).ok(), Some(frame));
+            }
+        }
+
+        #[test]
+        fn decode_agrees_with_serde_on_field_order_and_extra_fields(n in any::<i64>(), text in ".{0,20}") {
+            for frame in frames(text.clone(), n, true) {
+                let mut value = serde_json::to_value(&frame).expect("value");
+                let map = value.as_object_mut().expect("object");
+                // Reversed field order ("type" last) and an unknown field.
+                let mut fields: Vec<_> = std::mem::take(map).into_iter().collect();
+                fields.reverse();
+                fields.push(("futureField".into(), serde_json::json!([1, {"a": text.clone()}])));
+                let text = Value::Object(fields.into_iter().collect()).to_string();
+                prop_assert_eq!(
+                    ServerFrame::decode(&text).ok(),
+                    serde_json::from_str::<ServerFrame>(&text).ok()
+                );
+                prop_assert_eq!(ServerFrame::decode(&text).ok(), Some(frame));
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_frames_are_errors_as_with_serde() {
+        let cases = [
+            "",
+            "null",
+            "[]",
+            "{}",
+            r#"{"type":"MSG_RECV"}"#,
+            r#"{"type":"MSG_RECV","messageId":"nope","channelId":"c","senderId":"u","seq":1,"body":"b","ts":1,"clientMsgId":"k"}"#,
+            r#"{"type":"MSG_ACK","clientMsgId":"k","messageId":"00000000-0000-0000-0000-000000000000","channelId":"c","seq":"1","ts":1,"duplicate":false}"#,
+            r#"{"type":"ERROR","code":"no_such_code","message":"m","retryable":false}"#,
+            r#"{"type":"NEW_FRAME_TYPE","x":1}"#,
+            r#"{"type":7}"#,
+            r#"{"type":"MSG_ACK""#,
+        ];
+        for text in cases {
+            assert!(ServerFrame::decode(text).is_err(), "{text}");
+            assert!(serde_json::from_str::<ServerFrame>(text).is_err(), "{text}");
         }
     }
 }
