@@ -123,7 +123,8 @@ pub struct Config {
     /// answer is `unavailable` (nothing stored), or `internal` when a commit was
     /// in flight (outcome unknown).
     pub db_timeout_ms: u64,
-    /// Number of group-commit writer tasks; each channel is always served by the same one.
+    /// Number of group-commit writer tasks; each channel is always served by
+    /// the same one. Each has one transaction in flight at a time.
     pub writer_shards: usize,
     /// Most sends written in one transaction.
     pub max_batch: usize,
@@ -170,7 +171,7 @@ impl Default for Config {
             ping_interval_secs: 30,
             db_max_connections: 16,
             db_timeout_ms: 5_000,
-            writer_shards: 4,
+            writer_shards: 2,
             max_batch: 256,
             ws_read_buffer_bytes: 4 * 1024,
             ws_write_buffer_bytes: 8 * 1024,
