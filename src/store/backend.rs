@@ -447,6 +447,7 @@ impl PgStore {
         let mut outcomes = Vec::with_capacity(sends.len());
         let mut rows = MessageColumns::with_capacity(sends.len());
         let mut refused = Vec::new();
+        let mut new = Vec::new();
         for (index, send) in sends.iter().enumerate() {
             let channel = match channels.get_mut(send.channel_id.as_str()) {
                 Some(channel) if channel.members.binary_search(&send.sender_id).is_ok() => channel,
@@ -468,8 +469,18 @@ impl PgStore {
             channel.last_seq = message.seq;
             channel.last_ts = message.ts;
             channel.changed = true;
-            rows.push(send, &message);
+            new.push(index);
             outcomes.push(SendOutcome::Stored(message));
+        }
+        // Rows go in in byte order of their idempotency key, not batch order:
+        // a key being inserted by another transaction makes this one wait,
+        // and two batches taking the same keys in opposite orders would
+        // deadlock. Seqs are already assigned, so the order is free.
+        new.sort_unstable_by_key(|&index| (sends[index].sender_id.as_str(), sends[index].client_msg_id.as_str()));
+        for &index in &new {
+            if let SendOutcome::Stored(message) = &outcomes[index] {
+                rows.push(&sends[index], message);
+            }
         }
         // The new messages and the channels' seqs in one statement.
         if !rows.is_empty() {
