@@ -49,6 +49,34 @@ struct Locked {
     changed: bool,
 }
 
+impl Locked {
+    /// Whether `user` is a current member (`members` is in byte order).
+    fn may_send(&self, user: &UserId) -> bool {
+        self.members.binary_search(user).is_ok()
+    }
+
+    /// The message `send` becomes if stored next in this channel: a new
+    /// UUIDv7, the next seq, and a ts that never goes back.
+    fn next_message(&self, send: &NewMessage, now: i64) -> StoredMessage {
+        StoredMessage {
+            message_id: uuid::Uuid::now_v7(),
+            channel_id: send.channel_id.clone(),
+            sender_id: send.sender_id.clone(),
+            client_msg_id: send.client_msg_id.clone(),
+            seq: self.last_seq + 1,
+            body: send.body.clone(),
+            ts: now.max(self.last_ts),
+        }
+    }
+
+    /// Records that `message` (from [`Locked::next_message`]) is stored.
+    fn stored(&mut self, message: &StoredMessage) {
+        self.last_seq = message.seq;
+        self.last_ts = message.ts;
+        self.changed = true;
+    }
+}
+
 macro_rules! sql_backend {
     ($(#[$doc:meta])* $store:ident, $db:ty, $dialect:ident, $begin:literal) => {
         $(#[$doc])*
@@ -264,22 +292,14 @@ macro_rules! sql_backend {
                     // an insert. Lookups run in the transaction, so they see
                     // this batch's own rows.
                     let channel = match channels.get_mut(&send.channel_id) {
-                        Some(Some(channel)) if channel.members.binary_search(&send.sender_id).is_ok() => channel,
+                        Some(Some(channel)) if channel.may_send(&send.sender_id) => channel,
                         _ => {
                             let existing = self.lookup_in(&mut tx, send).await?;
                             outcomes.push(existing.unwrap_or(SendOutcome::Forbidden));
                             continue;
                         }
                     };
-                    let message = StoredMessage {
-                        message_id: uuid::Uuid::now_v7(),
-                        channel_id: send.channel_id.clone(),
-                        sender_id: send.sender_id.clone(),
-                        client_msg_id: send.client_msg_id.clone(),
-                        seq: channel.last_seq + 1,
-                        body: send.body.clone(),
-                        ts: now.max(channel.last_ts),
-                    };
+                    let message = channel.next_message(send, now);
                     let inserted = sqlx::query(sql::$dialect::INSERT_MESSAGE)
                         .bind(message.message_id.hyphenated().to_string())
                         .bind(message.channel_id.as_str())
@@ -292,9 +312,7 @@ macro_rules! sql_backend {
                         .await?
                         .is_some();
                     if inserted {
-                        channel.last_seq = message.seq;
-                        channel.last_ts = message.ts;
-                        channel.changed = true;
+                        channel.stored(&message);
                         outcomes.push(SendOutcome::Stored(message));
                     } else {
                         // The key is taken (stored earlier, earlier in this batch,
@@ -450,25 +468,15 @@ impl PgStore {
         let mut new = Vec::new();
         for (index, send) in sends.iter().enumerate() {
             let channel = match channels.get_mut(send.channel_id.as_str()) {
-                Some(channel) if channel.members.binary_search(&send.sender_id).is_ok() => channel,
+                Some(channel) if channel.may_send(&send.sender_id) => channel,
                 _ => {
                     refused.push(index);
                     outcomes.push(SendOutcome::Forbidden);
                     continue;
                 }
             };
-            let message = StoredMessage {
-                message_id: uuid::Uuid::now_v7(),
-                channel_id: send.channel_id.clone(),
-                sender_id: send.sender_id.clone(),
-                client_msg_id: send.client_msg_id.clone(),
-                seq: channel.last_seq + 1,
-                body: send.body.clone(),
-                ts: now.max(channel.last_ts),
-            };
-            channel.last_seq = message.seq;
-            channel.last_ts = message.ts;
-            channel.changed = true;
+            let message = channel.next_message(send, now);
+            channel.stored(&message);
             new.push(index);
             outcomes.push(SendOutcome::Stored(message));
         }
