@@ -37,7 +37,7 @@ use tokio_util::task::TaskTracker;
 use crate::cluster::Cluster;
 use crate::fanout::{Hub, SessionHandle};
 use crate::ids::{now_ms, ChannelId, UserId};
-use crate::protocol::{ErrorCode, ErrorFrame, ServerFrame};
+use crate::protocol::{AckFrame, ErrorCode, ErrorFrame, ServerFrame};
 use crate::store::{BatchOutcome, NewMessage, SendOutcome, Store, StoreError};
 use crate::telemetry;
 
@@ -234,14 +234,14 @@ fn acknowledge(job: &SendJob, outcome: &SendOutcome) {
         }
         SendOutcome::Forbidden => return refuse(job, ErrorCode::Forbidden, "not a member of this channel"),
     };
-    job.session.send(&ServerFrame::MsgAck {
+    job.session.send(&ServerFrame::MsgAck(AckFrame {
         client_msg_id: message.client_msg_id.as_str().to_owned(),
         message_id: message.message_id,
         channel_id: message.channel_id.as_str().to_owned(),
         seq: message.seq,
         ts: message.ts,
         duplicate,
-    });
+    }));
     let result = if duplicate { "duplicate" } else { "stored" };
     telemetry::send_result(result, "", Some(job.received.elapsed()));
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use chatd_proto::ids::{ChannelId, ClientMsgId};
 use chatd_proto::protocol::{
-    ChannelState, ClientFrame, ErrorCode, ErrorFrame, ReceiptKind, RecvMessage, ServerFrame, TaggedMessage,
+    AckFrame, ChannelState, ClientFrame, ErrorCode, ErrorFrame, ReceiptKind, RecvMessage, ServerFrame, TaggedMessage,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
@@ -784,14 +784,14 @@ impl Task {
         };
         let mut delivered: Vec<RecvMessage> = Vec::new();
         match frame {
-            ServerFrame::MsgAck {
+            ServerFrame::MsgAck(AckFrame {
                 client_msg_id,
                 message_id,
                 channel_id,
                 seq,
                 ts,
                 duplicate,
-            } => {
+            }) => {
                 // An ACK for a key no longer pending (answered already) is dropped.
                 let mut pending = self.pending.remove(&client_msg_id)?;
                 let own = RecvMessage {

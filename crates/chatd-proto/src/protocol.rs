@@ -426,6 +426,23 @@ pub struct ChannelState {
     pub read_seq: i64,
 }
 
+/// The MSG_ACK frame's fields: the send is stored and committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AckFrame {
+    /// The sender's idempotency key, as sent.
+    pub client_msg_id: String,
+    /// Server-assigned UUIDv7 of the stored message.
+    pub message_id: uuid::Uuid,
+    pub channel_id: String,
+    /// Position in the channel, 1-based and gapless.
+    pub seq: i64,
+    /// Stored time, ms since the Unix epoch.
+    pub ts: i64,
+    /// `true` when the key was already stored: this is the original message.
+    pub duplicate: bool,
+}
+
 /// The ERROR frame's fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -483,15 +500,8 @@ pub enum ServerFrame {
         channels: Vec<ChannelState>,
     },
     /// The send is stored and committed (or was already: `duplicate`).
-    #[serde(rename = "MSG_ACK", rename_all = "camelCase")]
-    MsgAck {
-        client_msg_id: String,
-        message_id: uuid::Uuid,
-        channel_id: String,
-        seq: i64,
-        ts: i64,
-        duplicate: bool,
-    },
+    #[serde(rename = "MSG_ACK")]
+    MsgAck(AckFrame),
     /// A message stored in one of the user's channels.
     #[serde(rename = "MSG_RECV")]
     MsgRecv(RecvMessage),
@@ -544,16 +554,6 @@ impl ServerFrame {
             #[serde(rename = "type", borrow)]
             ty: std::borrow::Cow<'a, str>,
         }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Ack {
-            client_msg_id: String,
-            message_id: uuid::Uuid,
-            channel_id: String,
-            seq: i64,
-            ts: i64,
-            duplicate: bool,
-        }
         // chatd writes `type` first (the enum's tag), so the prefix usually
         // names the frame without a pass over the text; any other layout is
         // read with a pass that skips every other field.
@@ -567,17 +567,7 @@ impl ServerFrame {
         };
         match tag.as_deref() {
             Some("MSG_RECV") => serde_json::from_str(text).map(Self::MsgRecv),
-            Some("MSG_ACK") => {
-                let ack: Ack = serde_json::from_str(text)?;
-                Ok(Self::MsgAck {
-                    client_msg_id: ack.client_msg_id,
-                    message_id: ack.message_id,
-                    channel_id: ack.channel_id,
-                    seq: ack.seq,
-                    ts: ack.ts,
-                    duplicate: ack.duplicate,
-                })
-            }
+            Some("MSG_ACK") => serde_json::from_str(text).map(Self::MsgAck),
             Some("ERROR") => serde_json::from_str(text).map(Self::Error),
             _ => serde_json::from_str(text),
         }
@@ -587,7 +577,7 @@ impl ServerFrame {
     pub fn type_name(&self) -> &'static str {
         match self {
             Self::Hello { .. } => "HELLO",
-            Self::MsgAck { .. } => "MSG_ACK",
+            Self::MsgAck(_) => "MSG_ACK",
             Self::MsgRecv(_) => "MSG_RECV",
             Self::Receipt { .. } => "RECEIPT",
             Self::SyncBatch { .. } => "SYNC_BATCH",
@@ -728,14 +718,14 @@ mod tests {
     #[test]
     fn server_frames_have_the_wire_shape() {
         let id = uuid::Uuid::now_v7();
-        let ack = ServerFrame::MsgAck {
+        let ack = ServerFrame::MsgAck(AckFrame {
             client_msg_id: "c1".into(),
             message_id: id,
             channel_id: "room".into(),
             seq: 3,
             ts: 10,
             duplicate: false,
-        };
+        });
         let v: Value = serde_json::from_str(&ack.encode()).unwrap();
         assert_eq!(v["type"], "MSG_ACK");
         assert_eq!(v["clientMsgId"], "c1");
@@ -909,14 +899,14 @@ mod server_frame_decode {
         error.client_msg_id = flag.then(|| text.clone());
         vec![
             ServerFrame::MsgRecv(recv(text.clone(), n)),
-            ServerFrame::MsgAck {
+            ServerFrame::MsgAck(AckFrame {
                 client_msg_id: text.clone(),
                 message_id: uuid::Uuid::from_u128(n as u128),
                 channel_id: "room".into(),
                 seq: n,
                 ts: -n,
                 duplicate: flag,
-            },
+            }),
             ServerFrame::Error(error),
             ServerFrame::Error(ErrorFrame::new(ErrorCode::BadFrame, "x")),
             ServerFrame::Receipt {
