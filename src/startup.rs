@@ -243,28 +243,22 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
+        /// The first delivery of a signal whose handler is installed; never,
+        /// when it could not be installed.
+        async fn received(signal: std::io::Result<tokio::signal::unix::Signal>) {
+            match signal {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        }
         let interrupt = signal(SignalKind::interrupt());
         let terminate = signal(SignalKind::terminate());
         async move {
-            let interrupt = async {
-                match interrupt {
-                    Ok(mut s) => {
-                        s.recv().await;
-                    }
-                    Err(_) => std::future::pending::<()>().await,
-                }
-            };
-            let terminate = async {
-                match terminate {
-                    Ok(mut s) => {
-                        s.recv().await;
-                    }
-                    Err(_) => std::future::pending::<()>().await,
-                }
-            };
             tokio::select! {
-                _ = interrupt => {},
-                _ = terminate => {},
+                _ = received(interrupt) => {},
+                _ = received(terminate) => {},
             }
         }
     }
