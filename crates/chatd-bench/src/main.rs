@@ -206,6 +206,22 @@ struct Plan {
     mode: Mode,
 }
 
+impl Plan {
+    /// Whether this connection sends at all.
+    fn sends(&self) -> bool {
+        !self.targets.is_empty() && !matches!(self.mode, Mode::Silent)
+    }
+}
+
+/// The first slot of the sending connection `rank` (0-based) of `senders`, in
+/// fixed-rate mode where each sends once every `every`: the schedules are
+/// spread evenly over one interval, so the connections together send once
+/// every `every / senders`, a steady stream at the requested total rate
+/// (rather than a burst of `senders` sends at once every `every`).
+fn first_slot(start: Instant, every: Duration, rank: usize, senders: usize) -> Instant {
+    start + every.mul_f64(rank as f64 / senders.max(1) as f64)
+}
+
 /// What one connection measured.
 #[derive(Default)]
 struct Tally {
@@ -467,11 +483,22 @@ async fn load(
             CpuSplit::between(&a, &CpuSample::take(pid, database.as_deref()))
         })
     };
+    // In fixed-rate mode the sending connections' schedules are offset from
+    // each other, so together they send at evenly spaced times.
+    let sending = plans.iter().filter(|p| p.sends()).count();
+    let mut rank = 0;
     let mut workers = Vec::new();
     for (i, (plan, (client, events))) in plans.into_iter().zip(clients).enumerate() {
         let ctx = ctx.clone();
+        let first = match plan.mode {
+            Mode::Open(every) if plan.sends() => {
+                rank += 1;
+                first_slot(start, every, rank - 1, sending)
+            }
+            _ => start,
+        };
         workers.push(tokio::spawn(async move {
-            connection(ctx, i, plan, client, events, start).await
+            connection(ctx, i, plan, client, events, first).await
         }));
     }
     let mut tally = Tally::default();
@@ -502,15 +529,16 @@ async fn load(
     Ok(report)
 }
 
-/// Runs one connection: sends per its mode until the window ends, receives
-/// until shortly after, and tallies what it saw.
+/// Runs one connection: sends per its mode from `first` (its first slot in
+/// fixed-rate mode) until the window ends, receives until shortly after, and
+/// tallies what it saw.
 async fn connection(
     ctx: Arc<Ctx>,
     index: usize,
     plan: Plan,
     client: Client,
     mut events: tokio::sync::mpsc::Receiver<Event>,
-    start: Instant,
+    first: Instant,
 ) -> Tally {
     let receiver = {
         let ctx = ctx.clone();
@@ -540,11 +568,11 @@ async fn connection(
         ack: Some(histogram()),
         ..Tally::default()
     };
-    if !plan.targets.is_empty() && !matches!(plan.mode, Mode::Silent) {
+    if plan.sends() {
         let mut in_flight = FuturesUnordered::new();
         let mut counter = 0u64;
-        let mut slot = start;
-        tokio::time::sleep_until(start).await;
+        let mut slot = first;
+        tokio::time::sleep_until(first).await;
         loop {
             let now = Instant::now();
             let want = match plan.mode {
@@ -847,4 +875,36 @@ async fn sync(
         report.verification = v;
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_rate_connections_together_send_at_even_intervals() {
+        let start = Instant::now();
+        let (senders, rate) = (64usize, 6000.0);
+        let every = Duration::from_secs_f64(senders as f64 / rate);
+        let mut slots: Vec<Instant> = (0..senders)
+            .flat_map(|rank| {
+                let first = first_slot(start, every, rank, senders);
+                (0..3u32).map(move |k| first + every * k)
+            })
+            .collect();
+        slots.sort();
+        assert_eq!(slots[0], start);
+        let gap = Duration::from_secs_f64(1.0 / rate);
+        for pair in slots.windows(2) {
+            let d = pair[1] - pair[0];
+            assert!(d.abs_diff(gap) < Duration::from_micros(1), "gap {d:?}, want {gap:?}");
+        }
+    }
+
+    #[test]
+    fn one_sender_starts_at_the_start() {
+        let start = Instant::now();
+        assert_eq!(first_slot(start, Duration::from_millis(10), 0, 1), start);
+        assert_eq!(first_slot(start, Duration::from_millis(10), 0, 0), start);
+    }
 }
