@@ -11,9 +11,11 @@
 //!
 //! Latency is measured from a send's *intended* time: in closed-loop mode
 //! (`--in-flight W`) that is when the send was handed to the client; in
-//! fixed-rate mode (`--rate R`) it is the send's slot in the schedule, so a
-//! stall that delays later sends shows in their latency (no coordinated
-//! omission; Gil Tene, "How NOT to Measure Latency"). The intended time
+//! fixed-rate mode (`--rate R`) it is the send's slot in the schedule (the
+//! connections' schedules are offset from each other, so together they send
+//! a steady stream of R per second), so a stall that delays later sends shows
+//! in their latency (no coordinated omission; Gil Tene, "How NOT to Measure
+//! Latency"). The intended time
 //! travels in the first 17 bytes of the body, so a receiver can measure
 //! send→RECV without a side channel.
 //!
