@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The database-alone ceiling of a chatd send: pgbench running exactly one send
-# per transaction against a scratch database whose schema mirrors
-# migrations/postgres/0001_init.sql (channels with their last seq; messages
-# with UNIQUE (channel_id, seq) and UNIQUE (sender_id, client_msg_id)):
+# per transaction against a scratch database with chatd's schema, from
+# migrations/postgres/ (channels with their last seq; messages with
+# UNIQUE (channel_id, seq) and UNIQUE (sender_id, client_msg_id)):
 #
 #   BEGIN;
 #   UPDATE channels SET last_seq = last_seq + 1, last_ts = … WHERE channel_id = …
@@ -60,24 +60,11 @@ trap cleanup EXIT
 q() { psql -qXAt -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 
 psql -qX -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE $DB" >/dev/null
+# chatd's own schema: its PostgreSQL migrations, applied in order.
+for migration in "$(dirname "$0")"/../migrations/postgres/*.sql; do
+  q -f "$migration"
+done
 q <<'SQL'
-CREATE TABLE channels (
-    channel_id TEXT PRIMARY KEY,
-    created_at BIGINT NOT NULL,
-    last_seq   BIGINT NOT NULL DEFAULT 0,
-    last_ts    BIGINT NOT NULL DEFAULT 0
-);
-CREATE TABLE messages (
-    message_id    UUID PRIMARY KEY,
-    channel_id    TEXT NOT NULL REFERENCES channels (channel_id),
-    seq           BIGINT NOT NULL CHECK (seq >= 1),
-    sender_id     TEXT NOT NULL,
-    client_msg_id TEXT NOT NULL,
-    body          TEXT NOT NULL,
-    ts            BIGINT NOT NULL,
-    CONSTRAINT messages_channel_seq UNIQUE (channel_id, seq),
-    CONSTRAINT messages_idempotency_key UNIQUE (sender_id, client_msg_id)
-);
 -- chatd's message ids are UUIDv7 (time-ordered, so the primary key index is
 -- appended to, not written at random); PostgreSQL 15 has no uuidv7().
 CREATE FUNCTION uuid_v7() RETURNS uuid LANGUAGE sql VOLATILE AS $$
