@@ -27,6 +27,7 @@
 //! outcome is unknown and the sends get `internal` instead (also retryable: a
 //! retry with the same `clientMsgId` gets the original ACK if it was stored).
 
+use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -128,14 +129,19 @@ impl Fanout {
     /// receives in one batch: its ACK for seq n never arrives before the
     /// MSG_RECV of seq n-1, which a client would take for a gap.
     fn committed(&self, jobs: &[SendJob], batch: &BatchOutcome) {
-        // With NATS, one shared member list per channel of the batch.
-        let shared: Vec<(&ChannelId, Arc<[UserId]>)> = match self.cluster {
-            Some(_) => batch
-                .members
+        // The member list of each channel of the batch, found by channel id;
+        // with NATS, one shared copy per channel.
+        let members: HashMap<&ChannelId, &[UserId]> = batch
+            .members
+            .iter()
+            .map(|(channel, members)| (channel, members.as_slice()))
+            .collect();
+        let shared: HashMap<&ChannelId, Arc<[UserId]>> = match self.cluster {
+            Some(_) => members
                 .iter()
-                .map(|(channel, members)| (channel, Arc::from(members.as_slice())))
+                .map(|(&channel, &list)| (channel, Arc::from(list)))
                 .collect(),
-            None => Vec::new(),
+            None => HashMap::new(),
         };
         for (job, outcome) in jobs.iter().zip(&batch.outcomes) {
             acknowledge(job, outcome);
@@ -144,21 +150,15 @@ impl Fanout {
             };
             match &self.cluster {
                 None => {
-                    let members = batch
-                        .members
-                        .iter()
-                        .find(|(channel, _)| channel == &message.channel_id)
-                        .map(|(_, members)| members.as_slice())
-                        .unwrap_or_default();
-                    self.hub.publish_message(message, members, &job.session.id);
+                    let list = members.get(&message.channel_id).copied().unwrap_or_default();
+                    self.hub.publish_message(message, list, &job.session.id);
                 }
                 Some(cluster) => {
-                    let members = shared
-                        .iter()
-                        .find(|(channel, _)| *channel == &message.channel_id)
-                        .map(|(_, members)| members.clone())
+                    let list = shared
+                        .get(&message.channel_id)
+                        .cloned()
                         .unwrap_or_else(|| Arc::from(Vec::new()));
-                    cluster.committed(message, &members, &job.session.id);
+                    cluster.committed(message, &list, &job.session.id);
                 }
             }
         }
