@@ -128,6 +128,13 @@ async fn a_flooding_client_does_not_slow_the_others() {
 
 /// The server's count of sessions closed with 1013 (`/metrics`).
 async fn closes_1013(app: &helpers::TestApp) -> u64 {
+    closes_with(app, 1013).await
+}
+
+/// The server's count of sessions closed with `code` (`/metrics`,
+/// process-wide: only meaningful while no other test runs, see [`SERIAL`]).
+async fn closes_with(app: &helpers::TestApp, code: u16) -> u64 {
+    let needle = format!("chatd_sessions_closed_total{{code=\"{code}\"}}");
     let text = app
         .http
         .get(app.url("/metrics"))
@@ -138,14 +145,49 @@ async fn closes_1013(app: &helpers::TestApp) -> u64 {
         .await
         .expect("text");
     text.lines()
-        .find(|l| l.starts_with("chatd_sessions_closed_total{code=\"1013\"}"))
+        .find(|l| l.starts_with(&needle))
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse::<f64>().ok())
         .map_or(0, |v| v as u64)
 }
 
+/// Peers that go away without a close handshake, one with a FIN and one
+/// with a reset, are recorded as 1006 (abnormal closure, never sent; spec
+/// section 6), not as a protocol error (1002) or a normal close (1000).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_connection_is_recorded_as_1006() {
+    let _turn = SERIAL.lock().await;
+    let app = spawn_app_with(Backend::Sqlite, |_| {}).await;
+    let before: Vec<u64> = futures_util::future::join_all([1000, 1002, 1006].map(|c| closes_with(&app, c))).await;
+    for reset in [false, true] {
+        let client = stalled_session(&app, "alice").await;
+        let tcp = match client.stream.get_ref() {
+            tokio_tungstenite::MaybeTlsStream::Plain(tcp) => tcp,
+            _ => unreachable!("a plain connection"),
+        };
+        if reset {
+            tcp.set_zero_linger().expect("SO_LINGER 0");
+        }
+        // Dropped without a close frame: the socket closes with a FIN, or
+        // with a reset when lingering is off.
+        drop(client);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while closes_with(&app, 1006).await < before[2] + 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let after: Vec<u64> = futures_util::future::join_all([1000, 1002, 1006].map(|c| closes_with(&app, c))).await;
+    assert_eq!(
+        (after[0] - before[0], after[1] - before[1], after[2] - before[2]),
+        (0, 0, 2),
+        "sessions closed with (1000, 1002, 1006)"
+    );
+    app.stop().await;
+}
+
 /// The measuring tests take turns: each measures a ratio and must not share
-/// the machine with the other.
+/// the machine with the other (and the close-code test reads process-wide
+/// counters).
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Opens a session for `user` whose socket takes almost nothing: a 4 KiB

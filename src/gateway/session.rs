@@ -222,9 +222,8 @@ impl Reader<'_> {
                         Ok(Message::Ping(_) | Message::Pong(_)) => {}
                         Err(error) => {
                             tracing::debug!(%error, "read failed");
-                            if let Some((code, reason)) = read_error_close(&error.to_string()) {
-                                self.close.close_after_drain(code, reason);
-                            }
+                            let (code, reason) = read_error_close(&error.to_string());
+                            self.close.close_after_drain(code, reason);
                             return;
                         }
                     }
@@ -428,19 +427,25 @@ impl Reader<'_> {
     }
 }
 
-/// The close code for a failed read (RFC 6455 §7.4.1), from tungstenite's
-/// error text (axum does not expose the error type): 1009 for an over-long
-/// message, 1007 for a text frame that is not UTF-8, 1002 for other protocol
-/// violations; `None` when the connection itself failed (nothing to send).
-fn read_error_close(text: &str) -> Option<(u16, &'static str)> {
-    if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("too big") {
-        Some((close_code::TOO_BIG, "message too big"))
+/// The close code for a failed read (RFC 6455 §7.4.1), recognised from
+/// tungstenite's error text (axum does not expose the error type): 1009 for
+/// an over-long message, 1007 for a text frame that is not UTF-8, 1002 for
+/// other protocol violations. A peer that went away without a close
+/// handshake (its socket closed or reset) gets 1006, abnormal closure:
+/// recorded, never sent (§7.4.1 reserves it; spec section 6). tungstenite
+/// reports a close without handshake as a protocol error, so that case is
+/// checked first.
+fn read_error_close(text: &str) -> (u16, &'static str) {
+    if text.contains("without closing handshake") {
+        (close_code::ABNORMAL, "connection lost")
+    } else if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("too big") {
+        (close_code::TOO_BIG, "message too big")
     } else if text.contains("UTF-8") || text.contains("utf-8") || text.contains("Utf8") {
-        Some((close_code::INVALID_DATA, "text frame is not UTF-8"))
+        (close_code::INVALID_DATA, "text frame is not UTF-8")
     } else if text.to_ascii_lowercase().contains("protocol") {
-        Some((close_code::PROTOCOL_ERROR, "websocket protocol error"))
+        (close_code::PROTOCOL_ERROR, "websocket protocol error")
     } else {
-        None
+        (close_code::ABNORMAL, "connection lost")
     }
 }
 
