@@ -13,6 +13,12 @@ use serde::{Deserialize, Serialize};
 /// The config file read when neither `--config` nor `CHATD_CONFIG` names one.
 pub const DEFAULT_CONFIG_FILE: &str = "config/chatd.toml";
 
+/// Most bytes of messages one SYNC_BATCH carries, bytes of JSON (an upper
+/// bound of their encoding): a batch stops early, with `hasMore: true`, once
+/// the next message would pass it (it always carries at least one), so a
+/// page of 500 large messages does not become one frame of tens of MB.
+pub const SYNC_BATCH_BYTES: usize = 1024 * 1024;
+
 /// Settings that are text even when they look like numbers.
 const TEXT_KEYS: &[&str] = &[
     "listen",
@@ -90,6 +96,10 @@ pub struct Config {
     /// Frames queued per session, beyond room for its in-flight sends' ACKs,
     /// before it counts as too slow and is closed with 1013.
     pub outbound_queue: usize,
+    /// Bytes of encoded frames queued per session before it counts as too
+    /// slow and is closed with 1013 (the frame bound alone let a session that
+    /// does not read hold 1024 SYNC_BATCH frames of megabytes each).
+    pub outbound_queue_bytes: usize,
     /// Sends a connection may have waiting for their ACK; past it the server stops reading.
     pub max_sends_in_flight: usize,
     /// Longest time a client may take to send its HTTP request head (the
@@ -157,6 +167,7 @@ impl Default for Config {
             max_frame_bytes: 65_536,
             max_body_bytes: 16_384,
             outbound_queue: 1_024,
+            outbound_queue_bytes: 16 * 1024 * 1024,
             max_sends_in_flight: 1_024,
             max_bad_frames: 100,
             handshake_timeout_ms: 10_000,
@@ -286,6 +297,9 @@ impl Config {
         }
         if self.outbound_queue == 0 || self.max_sends_in_flight == 0 {
             return bad("outbound_queue and max_sends_in_flight must be positive");
+        }
+        if self.outbound_queue_bytes < 2 * SYNC_BATCH_BYTES {
+            return bad("outbound_queue_bytes must be at least 2 MiB (two SYNC_BATCH frames)");
         }
         if self.writer_shards == 0 || self.max_batch == 0 || self.db_max_connections == 0 {
             return bad("writer_shards, max_batch and db_max_connections must be positive");

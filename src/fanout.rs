@@ -12,6 +12,7 @@
 //! `seq` order ([`Hub::deliver`]).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use axum::extract::ws::Utf8Bytes;
@@ -106,6 +107,7 @@ pub struct SessionHandle {
     /// The authenticated user.
     pub user_id: UserId,
     outbound: mpsc::Sender<Utf8Bytes>,
+    queued: Arc<QueuedBytes>,
     close: Arc<CloseSignal>,
     /// The highest RECEIPT `seq` queued to this session per (channel,
     /// watermark owner, read?). Two watermark moves can commit in one order
@@ -115,32 +117,51 @@ pub struct SessionHandle {
 }
 
 impl SessionHandle {
-    /// A handle over the session's outbound queue and close switch.
-    pub fn new(id: SessionId, user_id: UserId, outbound: mpsc::Sender<Utf8Bytes>, close: Arc<CloseSignal>) -> Self {
+    /// A handle over the session's outbound queue, its byte count (the
+    /// session's writer calls [`QueuedBytes::taken`] for each frame it takes)
+    /// and close switch.
+    pub fn new(
+        id: SessionId,
+        user_id: UserId,
+        outbound: mpsc::Sender<Utf8Bytes>,
+        queued: Arc<QueuedBytes>,
+        close: Arc<CloseSignal>,
+    ) -> Self {
         Self {
             id,
             user_id,
             outbound,
+            queued,
             close,
             receipts: Arc::default(),
         }
     }
 
-    /// Queues an encoded frame without waiting. A full queue closes the
-    /// session with 1013; a session already gone is ignored. Returns whether
-    /// the frame was queued.
+    /// Queues an encoded frame without waiting. A full queue (in frames, or
+    /// in bytes: [`QueuedBytes`]) closes the session with 1013; a session
+    /// already gone is ignored. Returns whether the frame was queued.
     pub fn push(&self, text: Utf8Bytes, type_name: &'static str) -> bool {
+        let len = text.len();
+        if !self.queued.add(len) {
+            self.close
+                .kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
+            return false;
+        }
         match self.outbound.try_send(text) {
             Ok(()) => {
                 telemetry::frame_out(type_name);
                 true
             }
             Err(mpsc::error::TrySendError::Full(_)) => {
+                self.queued.taken(len);
                 self.close
                     .kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
                 false
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.queued.taken(len);
+                false
+            }
         }
     }
 
@@ -152,6 +173,42 @@ impl SessionHandle {
     /// Encodes and queues a frame (see [`Self::push`]).
     pub fn send(&self, frame: &ServerFrame) -> bool {
         self.push(Utf8Bytes::from(frame.encode()), frame.type_name())
+    }
+}
+
+/// Bytes of encoded frames in one session's outbound queue, against its
+/// bound (`outbound_queue_bytes`). Shared by the session's handles, which
+/// add each frame they queue, and its writer, which takes them off.
+#[derive(Debug)]
+pub struct QueuedBytes {
+    queued: AtomicUsize,
+    limit: usize,
+}
+
+impl QueuedBytes {
+    /// An empty queue that may hold `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        Self {
+            queued: AtomicUsize::new(0),
+            limit,
+        }
+    }
+
+    /// Counts `len` more bytes queued; `false` (and nothing counted) when
+    /// that would pass the bound.
+    pub fn add(&self, len: usize) -> bool {
+        self.queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| {
+                q.checked_add(len).filter(|&n| n <= self.limit)
+            })
+            .is_ok()
+    }
+
+    /// Counts `len` bytes taken off the queue.
+    pub fn taken(&self, len: usize) {
+        let _ = self
+            .queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| Some(q.saturating_sub(len)));
     }
 }
 
@@ -305,6 +362,7 @@ mod tests {
             uuid::Uuid::now_v7().to_string().into(),
             UserId::parse(user).unwrap(),
             tx,
+            Arc::new(QueuedBytes::new(usize::MAX)),
             Arc::new(CloseSignal::default()),
         );
         hub.register(handle.clone());

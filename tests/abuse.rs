@@ -185,6 +185,42 @@ async fn a_dropped_connection_is_recorded_as_1006() {
     app.stop().await;
 }
 
+/// A session that asks for SYNC pages of large messages and never reads them
+/// is closed with 1013 once its outbound queue holds `outbound_queue_bytes`,
+/// long before its 1024-frame bound: one user cannot pin gigabytes of server
+/// memory that way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_never_reads_its_sync_pages_is_closed() {
+    let _turn = SERIAL.lock().await;
+    let app = spawn_app_with(Backend::Sqlite, |c| c.outbound_queue_bytes = 2 * 1024 * 1024).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let body = "x".repeat(16_000);
+    for n in 0..100 {
+        alice.send_and_ack("room", &format!("big{n}"), &body).await;
+    }
+    let before = closes_1013(&app).await;
+    let mut stalled = stalled_session(&app, "alice").await;
+    // 40 pages of about 1 MiB each: far past 2 MiB, far below 1024 frames.
+    for _ in 0..40 {
+        stalled
+            .send_json(serde_json::json!({"type": "SYNC", "channelId": "room", "afterSeq": 0, "limit": 100}))
+            .await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while closes_1013(&app).await == before && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        closes_1013(&app).await,
+        before + 1,
+        "the stalled session was closed with 1013"
+    );
+    // The other session still works.
+    alice.send_and_ack("room", "after", "still here").await;
+    app.stop().await;
+}
+
 /// The measuring tests take turns: each measures a ratio and must not share
 /// the machine with the other (and the close-code test reads process-wide
 /// counters).

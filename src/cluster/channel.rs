@@ -336,6 +336,7 @@ mod tests {
             "bob-1".into(),
             members[1].clone(),
             tx,
+            Arc::new(crate::fanout::QueuedBytes::new(usize::MAX)),
             Arc::new(CloseSignal::default()),
         ));
         Fixture {

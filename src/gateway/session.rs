@@ -28,7 +28,8 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::AuthUser;
-use crate::fanout::{close_code, CloseSignal, Hub, SessionHandle, SessionId};
+use crate::config::SYNC_BATCH_BYTES;
+use crate::fanout::{close_code, CloseSignal, Hub, QueuedBytes, SessionHandle, SessionId};
 use crate::ids::{now_ms, UserId};
 use crate::limits::ConnectionPermit;
 use crate::protocol::{
@@ -36,7 +37,7 @@ use crate::protocol::{
     TaggedMessage,
 };
 use crate::state::AppState;
-use crate::store::{NewMessage, StoreError};
+use crate::store::{NewMessage, StoreError, StoredMessage};
 use crate::telemetry;
 use crate::writer::SendJob;
 
@@ -80,7 +81,14 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
     // client pipelining up to its limit is never closed for its own ACKs.
     let (outbound, outbound_rx) = mpsc::channel(state.config.outbound_queue + state.config.max_sends_in_flight);
     let close = Arc::new(CloseSignal::default());
-    let handle = SessionHandle::new(id.clone(), user.user_id.clone(), outbound, close.clone());
+    let queued = Arc::new(QueuedBytes::new(state.config.outbound_queue_bytes));
+    let handle = SessionHandle::new(
+        id.clone(),
+        user.user_id.clone(),
+        outbound,
+        queued.clone(),
+        close.clone(),
+    );
     // Register before reading the channel states, so nothing stored after the
     // HELLO snapshot is missed (the client drops duplicates by messageId).
     state.hub.register(handle.clone());
@@ -114,7 +122,14 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
     };
     telemetry::frame_out(hello.type_name());
     let ping_every = Duration::from_secs(state.config.ping_interval_secs);
-    let writer = tokio::spawn(write_loop(sink, outbound_rx, hello.encode(), close.clone(), ping_every));
+    let writer = tokio::spawn(write_loop(
+        sink,
+        outbound_rx,
+        queued,
+        hello.encode(),
+        close.clone(),
+        ping_every,
+    ));
     let hello_failed = matches!(hello, ServerFrame::Error(_));
     tracing::debug!("session open");
 
@@ -350,11 +365,19 @@ impl Reader<'_> {
                     Err(e) => Err(e),
                 };
                 let frame = match result {
-                    Ok(Some((messages, has_more))) => ServerFrame::SyncBatch {
-                        channel_id: channel_id.as_str().to_owned(),
-                        messages: messages.iter().map(|m| TaggedMessage::MsgRecv(m.to_recv())).collect(),
-                        has_more,
-                    },
+                    Ok(Some((messages, has_more))) => {
+                        // A page stops early past SYNC_BATCH_BYTES: the
+                        // client asks again from its last seq.
+                        let fits = sync_page_len(&messages, SYNC_BATCH_BYTES);
+                        ServerFrame::SyncBatch {
+                            channel_id: channel_id.as_str().to_owned(),
+                            messages: messages[..fits]
+                                .iter()
+                                .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
+                                .collect(),
+                            has_more: has_more || fits < messages.len(),
+                        }
+                    }
                     Ok(None) => {
                         let mut frame = ErrorFrame::new(ErrorCode::Forbidden, "not a member of this channel");
                         frame.channel_id = Some(channel_id.as_str().to_owned());
@@ -449,6 +472,41 @@ fn read_error_close(text: &str) -> (u16, &'static str) {
     }
 }
 
+/// How many of `messages`, from the first, fit in `budget` bytes of JSON
+/// ([`json_len_bound`] each); always at least one, so a page makes progress.
+fn sync_page_len(messages: &[StoredMessage], budget: usize) -> usize {
+    let mut used = 0usize;
+    let mut fits = 0;
+    for message in messages {
+        used = used.saturating_add(json_len_bound(message));
+        if fits > 0 && used > budget {
+            break;
+        }
+        fits += 1;
+    }
+    fits
+}
+
+/// An upper bound of a message's size as a MSG_RECV object in JSON, bytes:
+/// every byte of its text fields as escaped at worst (`\u00XX`, 6 bytes, for
+/// a control character; 2 for `"` and `\`; 1 otherwise) plus room for the
+/// field names, the UUID and the numbers.
+fn json_len_bound(message: &StoredMessage) -> usize {
+    let escaped = |text: &str| -> usize {
+        text.bytes()
+            .map(|b| match b {
+                0x00..=0x1f => 6,
+                b'"' | b'\\' => 2,
+                _ => 1,
+            })
+            .sum()
+    };
+    256 + escaped(&message.body)
+        + escaped(message.channel_id.as_str())
+        + escaped(message.sender_id.as_str())
+        + escaped(message.client_msg_id.as_str())
+}
+
 /// The ERROR for a failed store call; details go to the log, not the client.
 fn store_error(error: &StoreError) -> ErrorFrame {
     let code = error.wire_code();
@@ -468,6 +526,7 @@ fn store_error(error: &StoreError) -> ErrorFrame {
 async fn write_loop(
     mut sink: SplitSink<WebSocket, Message>,
     mut queue: mpsc::Receiver<Utf8Bytes>,
+    queued: Arc<QueuedBytes>,
     hello: String,
     close: Arc<CloseSignal>,
     ping_every: Duration,
@@ -484,11 +543,15 @@ async fn write_loop(
             _ = close.kicked() => break,
             item = queue.recv() => {
                 let Some(text) = item else { break };
+                queued.taken(text.len());
                 let write = async {
                     sink.feed(Message::Text(text)).await?;
                     for _ in 1..WRITE_BATCH {
                         match queue.try_recv() {
-                            Ok(more) => sink.feed(Message::Text(more)).await?,
+                            Ok(more) => {
+                                queued.taken(more.len());
+                                sink.feed(Message::Text(more)).await?
+                            }
                             Err(_) => break,
                         }
                     }
@@ -527,4 +590,56 @@ async fn write_loop(
         sink.flush().await
     })
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{ChannelId, ClientMsgId};
+    use crate::protocol::TaggedMessage;
+
+    fn message(body: &str) -> StoredMessage {
+        StoredMessage {
+            message_id: uuid::Uuid::now_v7(),
+            channel_id: ChannelId::from_trusted("room-1".into()),
+            sender_id: UserId::from_trusted("alice".into()),
+            client_msg_id: ClientMsgId::from_trusted("5b0e6c4e-8f0a-4c52-9d1e-2a7b3c4d5e6f".into()),
+            seq: i64::MAX,
+            body: body.into(),
+            ts: i64::MAX,
+        }
+    }
+
+    #[test]
+    fn the_json_bound_is_never_below_the_encoding() {
+        for body in [
+            String::new(),
+            "hello".into(),
+            "\"\\".repeat(1000),
+            "\u{1}\n\t\u{1f}".repeat(1000),
+            "é漢字🙂".repeat(500),
+            "x".repeat(16_384),
+        ] {
+            let m = message(&body);
+            let encoded = serde_json::to_string(&TaggedMessage::MsgRecv(m.to_recv())).unwrap();
+            assert!(
+                encoded.len() <= json_len_bound(&m),
+                "{} > {}",
+                encoded.len(),
+                json_len_bound(&m)
+            );
+        }
+    }
+
+    #[test]
+    fn a_sync_page_stops_at_its_budget_but_holds_one_message() {
+        let big = message(&"x".repeat(10_000));
+        let each = json_len_bound(&big);
+        let page = vec![big; 10];
+        assert_eq!(sync_page_len(&page, each * 3), 3);
+        assert_eq!(sync_page_len(&page, each * 3 - 1), 2);
+        assert_eq!(sync_page_len(&page, 1), 1);
+        assert_eq!(sync_page_len(&page, usize::MAX), 10);
+        assert_eq!(sync_page_len(&[], 1), 0);
+    }
 }

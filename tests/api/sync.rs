@@ -14,7 +14,39 @@ on_both_stores!(
     history_route_pages_and_checks_membership,
     offline_member_recovers_all_30_messages_once_in_order,
     sync_after_send_on_the_same_connection_sees_it,
+    a_sync_page_of_large_messages_stops_early,
 );
+
+/// A SYNC page of large messages stops past about 1 MiB of JSON with
+/// `hasMore: true` (one frame of 500 × 16 KiB would be 8 MB or more), and
+/// paging on from its last seq still yields every message once, in order.
+async fn a_sync_page_of_large_messages_stops_early(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let body = "\"x".repeat(8_000);
+    for n in 0..100 {
+        alice.send_and_ack("room", &format!("big{n}"), &body).await;
+    }
+    alice.send_json(sync("room", 0, Some(100))).await;
+    let first = alice.recv_type("SYNC_BATCH").await;
+    let page = first["messages"].as_array().expect("messages").len();
+    assert!((2..100).contains(&page), "first page held {page} of 100 messages");
+    assert_eq!(first["hasMore"], true);
+    let mut got = first["messages"].as_array().expect("messages").clone();
+    loop {
+        let after = got.last().map_or(0, |m| m["seq"].as_i64().expect("seq"));
+        alice.send_json(sync("room", after, Some(100))).await;
+        let batch = alice.recv_type("SYNC_BATCH").await;
+        got.extend(batch["messages"].as_array().expect("messages").iter().cloned());
+        if batch["hasMore"] == false {
+            break;
+        }
+    }
+    assert_eq!(seqs(&got), (1..=100).collect::<Vec<_>>());
+    assert!(got.iter().all(|m| m["body"] == body.as_str()));
+    app.stop().await;
+}
 
 async fn hello_reports_each_channels_state(backend: Backend) {
     let app = spawn_app(backend).await;
