@@ -142,27 +142,22 @@ impl SessionHandle {
     /// already gone is ignored. Returns whether the frame was queued.
     pub fn push(&self, text: Utf8Bytes, type_name: &'static str) -> bool {
         let len = text.len();
-        if !self.queued.add(len) {
-            self.close
-                .kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
-            return false;
-        }
-        match self.outbound.try_send(text) {
-            Ok(()) => {
-                telemetry::frame_out(type_name);
-                true
-            }
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.queued.taken(len);
-                self.close
-                    .kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
-                false
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                self.queued.taken(len);
-                false
+        if self.queued.add(len) {
+            match self.outbound.try_send(text) {
+                Ok(()) => {
+                    telemetry::frame_out(type_name);
+                    return true;
+                }
+                Err(mpsc::error::TrySendError::Full(_)) => self.queued.taken(len),
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    self.queued.taken(len);
+                    return false;
+                }
             }
         }
+        self.close
+            .kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
+        false
     }
 
     /// Closes the session now with `code` (see [`CloseSignal::kick`]).
