@@ -13,11 +13,13 @@ use serde::{Deserialize, Serialize};
 /// The config file read when neither `--config` nor `CHATD_CONFIG` names one.
 pub const DEFAULT_CONFIG_FILE: &str = "config/chatd.toml";
 
-/// Most bytes of messages one SYNC_BATCH carries, bytes of JSON (an upper
-/// bound of their encoding): a batch stops early, with `hasMore: true`, once
+/// Most bytes of messages one SYNC_BATCH or one history page
+/// (`GET /v1/channels/{channelId}/messages`) carries, bytes of JSON (an upper
+/// bound of their encoding): a page stops early, with `hasMore: true`, once
 /// the next message would pass it (it always carries at least one), so a
-/// page of 500 large messages does not become one frame of tens of MB.
-pub const SYNC_BATCH_BYTES: usize = 1024 * 1024;
+/// page of 500 large messages does not become one frame or response of tens
+/// of MB.
+pub const MESSAGE_PAGE_BYTES: usize = 1024 * 1024;
 
 /// Settings that are text even when they look like numbers.
 const TEXT_KEYS: &[&str] = &[
@@ -298,7 +300,7 @@ impl Config {
         if self.outbound_queue == 0 || self.max_sends_in_flight == 0 {
             return bad("outbound_queue and max_sends_in_flight must be positive");
         }
-        if self.outbound_queue_bytes < 2 * SYNC_BATCH_BYTES {
+        if self.outbound_queue_bytes < 2 * MESSAGE_PAGE_BYTES {
             return bad("outbound_queue_bytes must be at least 2 MiB (two SYNC_BATCH frames)");
         }
         if self.writer_shards == 0 || self.max_batch == 0 || self.db_max_connections == 0 {

@@ -28,7 +28,7 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::AuthUser;
-use crate::config::SYNC_BATCH_BYTES;
+use crate::config::MESSAGE_PAGE_BYTES;
 use crate::fanout::{close_code, CloseSignal, Hub, QueuedBytes, SessionHandle, SessionId};
 use crate::ids::{now_ms, UserId};
 use crate::limits::ConnectionPermit;
@@ -37,7 +37,7 @@ use crate::protocol::{
     TaggedMessage,
 };
 use crate::state::AppState;
-use crate::store::{NewMessage, StoreError, StoredMessage};
+use crate::store::{page_len, NewMessage, StoreError};
 use crate::telemetry;
 use crate::writer::SendJob;
 
@@ -366,9 +366,9 @@ impl Reader<'_> {
                 };
                 let frame = match result {
                     Ok(Some((messages, has_more))) => {
-                        // A page stops early past SYNC_BATCH_BYTES: the
+                        // A page stops early past MESSAGE_PAGE_BYTES: the
                         // client asks again from its last seq.
-                        let fits = sync_page_len(&messages, SYNC_BATCH_BYTES);
+                        let fits = page_len(&messages, MESSAGE_PAGE_BYTES);
                         ServerFrame::SyncBatch {
                             channel_id: channel_id.as_str().to_owned(),
                             messages: messages[..fits]
@@ -472,41 +472,6 @@ fn read_error_close(text: &str) -> (u16, &'static str) {
     }
 }
 
-/// How many of `messages`, from the first, fit in `budget` bytes of JSON
-/// ([`json_len_bound`] each); always at least one, so a page makes progress.
-fn sync_page_len(messages: &[StoredMessage], budget: usize) -> usize {
-    let mut used = 0usize;
-    let mut fits = 0;
-    for message in messages {
-        used = used.saturating_add(json_len_bound(message));
-        if fits > 0 && used > budget {
-            break;
-        }
-        fits += 1;
-    }
-    fits
-}
-
-/// An upper bound of a message's size as a MSG_RECV object in JSON, bytes:
-/// every byte of its text fields as escaped at worst (`\u00XX`, 6 bytes, for
-/// a control character; 2 for `"` and `\`; 1 otherwise) plus room for the
-/// field names, the UUID and the numbers.
-fn json_len_bound(message: &StoredMessage) -> usize {
-    let escaped = |text: &str| -> usize {
-        text.bytes()
-            .map(|b| match b {
-                0x00..=0x1f => 6,
-                b'"' | b'\\' => 2,
-                _ => 1,
-            })
-            .sum()
-    };
-    256 + escaped(&message.body)
-        + escaped(message.channel_id.as_str())
-        + escaped(message.sender_id.as_str())
-        + escaped(message.client_msg_id.as_str())
-}
-
 /// The ERROR for a failed store call; details go to the log, not the client.
 fn store_error(error: &StoreError) -> ErrorFrame {
     let code = error.wire_code();
@@ -590,56 +555,4 @@ async fn write_loop(
         sink.flush().await
     })
     .await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ids::{ChannelId, ClientMsgId};
-    use crate::protocol::TaggedMessage;
-
-    fn message(body: &str) -> StoredMessage {
-        StoredMessage {
-            message_id: uuid::Uuid::now_v7(),
-            channel_id: ChannelId::from_trusted("room-1".into()),
-            sender_id: UserId::from_trusted("alice".into()),
-            client_msg_id: ClientMsgId::from_trusted("5b0e6c4e-8f0a-4c52-9d1e-2a7b3c4d5e6f".into()),
-            seq: i64::MAX,
-            body: body.into(),
-            ts: i64::MAX,
-        }
-    }
-
-    #[test]
-    fn the_json_bound_is_never_below_the_encoding() {
-        for body in [
-            String::new(),
-            "hello".into(),
-            "\"\\".repeat(1000),
-            "\u{1}\n\t\u{1f}".repeat(1000),
-            "é漢字🙂".repeat(500),
-            "x".repeat(16_384),
-        ] {
-            let m = message(&body);
-            let encoded = serde_json::to_string(&TaggedMessage::MsgRecv(m.to_recv())).unwrap();
-            assert!(
-                encoded.len() <= json_len_bound(&m),
-                "{} > {}",
-                encoded.len(),
-                json_len_bound(&m)
-            );
-        }
-    }
-
-    #[test]
-    fn a_sync_page_stops_at_its_budget_but_holds_one_message() {
-        let big = message(&"x".repeat(10_000));
-        let each = json_len_bound(&big);
-        let page = vec![big; 10];
-        assert_eq!(sync_page_len(&page, each * 3), 3);
-        assert_eq!(sync_page_len(&page, each * 3 - 1), 2);
-        assert_eq!(sync_page_len(&page, 1), 1);
-        assert_eq!(sync_page_len(&page, usize::MAX), 10);
-        assert_eq!(sync_page_len(&[], 1), 0);
-    }
 }

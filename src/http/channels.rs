@@ -11,10 +11,11 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller};
+use crate::config::MESSAGE_PAGE_BYTES;
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::protocol::{check_after_seq, check_limit, TaggedMessage};
 use crate::state::AppState;
-use crate::store::Channel;
+use crate::store::{page_len, Channel};
 
 /// The channel object of the API: `{"channelId", "members", "lastSeq", "createdAt"}`.
 #[derive(Debug, Serialize)]
@@ -213,6 +214,13 @@ pub async fn history(
         }
     }
     let (messages, has_more) = state.store.messages_after(&id, after_seq, limit).await?;
-    let messages: Vec<TaggedMessage> = messages.iter().map(|m| TaggedMessage::MsgRecv(m.to_recv())).collect();
+    // Like a SYNC_BATCH, a page stops early past MESSAGE_PAGE_BYTES; the
+    // caller asks again after its last seq.
+    let fits = page_len(&messages, MESSAGE_PAGE_BYTES);
+    let has_more = has_more || fits < messages.len();
+    let messages: Vec<TaggedMessage> = messages[..fits]
+        .iter()
+        .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
+        .collect();
     Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more})).into_response())
 }

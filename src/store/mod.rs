@@ -61,6 +61,44 @@ impl StoredMessage {
             client_msg_id: self.client_msg_id.as_str().to_owned(),
         }
     }
+
+    /// An upper bound of the message's size as a MSG_RECV object in JSON,
+    /// bytes: every byte of its text fields as escaped at worst (`\u00XX`,
+    /// 6 bytes, for a control character; 2 for `"` and `\`; 1 otherwise)
+    /// plus room for the field names, the UUID and the numbers.
+    pub fn json_len_bound(&self) -> usize {
+        let escaped = |text: &str| -> usize {
+            text.bytes()
+                .map(|b| match b {
+                    0x00..=0x1f => 6,
+                    b'"' | b'\\' => 2,
+                    _ => 1,
+                })
+                .sum()
+        };
+        256 + escaped(&self.body)
+            + escaped(self.channel_id.as_str())
+            + escaped(self.sender_id.as_str())
+            + escaped(self.client_msg_id.as_str())
+    }
+}
+
+/// How many of `messages`, from the first, fit in `budget` bytes of JSON
+/// ([`StoredMessage::json_len_bound`] each); always at least one (when there
+/// is one), so a reader paging by seq makes progress. A SYNC_BATCH and a
+/// history page keep this many and say `hasMore`
+/// ([`crate::config::MESSAGE_PAGE_BYTES`]).
+pub fn page_len(messages: &[StoredMessage], budget: usize) -> usize {
+    let mut used = 0usize;
+    let mut fits = 0;
+    for message in messages {
+        used = used.saturating_add(message.json_len_bound());
+        if fits > 0 && used > budget {
+            break;
+        }
+        fits += 1;
+    }
+    fits
 }
 
 /// A channel and its current members.
@@ -556,5 +594,56 @@ impl Store {
             dispatch!(self.write_batch(sends, now, &sent))
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::TaggedMessage;
+
+    fn message(body: &str) -> StoredMessage {
+        StoredMessage {
+            message_id: uuid::Uuid::now_v7(),
+            channel_id: ChannelId::from_trusted("room-1".into()),
+            sender_id: UserId::from_trusted("alice".into()),
+            client_msg_id: ClientMsgId::from_trusted("5b0e6c4e-8f0a-4c52-9d1e-2a7b3c4d5e6f".into()),
+            seq: i64::MAX,
+            body: body.into(),
+            ts: i64::MAX,
+        }
+    }
+
+    #[test]
+    fn the_json_bound_is_never_below_the_encoding() {
+        for body in [
+            String::new(),
+            "hello".into(),
+            "\"\\".repeat(1000),
+            "\u{1}\n\t\u{1f}".repeat(1000),
+            "é漢字🙂".repeat(500),
+            "x".repeat(16_384),
+        ] {
+            let m = message(&body);
+            let encoded = serde_json::to_string(&TaggedMessage::MsgRecv(m.to_recv())).unwrap();
+            assert!(
+                encoded.len() <= m.json_len_bound(),
+                "{} > {}",
+                encoded.len(),
+                m.json_len_bound()
+            );
+        }
+    }
+
+    #[test]
+    fn a_page_stops_at_its_budget_but_holds_one_message() {
+        let big = message(&"x".repeat(10_000));
+        let each = big.json_len_bound();
+        let page = vec![big; 10];
+        assert_eq!(page_len(&page, each * 3), 3);
+        assert_eq!(page_len(&page, each * 3 - 1), 2);
+        assert_eq!(page_len(&page, 1), 1);
+        assert_eq!(page_len(&page, usize::MAX), 10);
+        assert_eq!(page_len(&[], 1), 0);
     }
 }

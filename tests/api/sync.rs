@@ -15,6 +15,7 @@ on_both_stores!(
     offline_member_recovers_all_30_messages_once_in_order,
     sync_after_send_on_the_same_connection_sees_it,
     a_sync_page_of_large_messages_stops_early,
+    a_history_page_of_large_messages_stops_early,
 );
 
 /// A SYNC page of large messages stops past about 1 MiB of JSON with
@@ -43,6 +44,30 @@ async fn a_sync_page_of_large_messages_stops_early(backend: Backend) {
             break;
         }
     }
+    assert_eq!(seqs(&got), (1..=100).collect::<Vec<_>>());
+    assert!(got.iter().all(|m| m["body"] == body.as_str()));
+    app.stop().await;
+}
+
+/// The history route pages like SYNC: a page of large messages stops past
+/// about 1 MiB of JSON with `hasMore: true` (before, 500 messages of escaped
+/// characters made one response of tens of MB), and paging on from its last
+/// seq yields every message once, in order.
+async fn a_history_page_of_large_messages_stops_early(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let body = "\"x".repeat(8_000);
+    for n in 0..100 {
+        alice.send_and_ack("room", &format!("big{n}"), &body).await;
+    }
+    let token = app.token("alice");
+    let (status, first) = app.history("room", &token, "afterSeq=0&limit=100").await;
+    assert_eq!(status, 200, "{first}");
+    let page = first["messages"].as_array().expect("messages").len();
+    assert!((2..100).contains(&page), "first page held {page} of 100 messages");
+    assert_eq!(first["hasMore"], true);
+    let got = app.all_messages("room").await;
     assert_eq!(seqs(&got), (1..=100).collect::<Vec<_>>());
     assert!(got.iter().all(|m| m["body"] == body.as_str()));
     app.stop().await;
