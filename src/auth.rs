@@ -38,12 +38,32 @@ pub struct Claims {
 pub enum AuthError {
     #[error("missing bearer token")]
     Missing,
-    #[error("invalid token: {0:?}")]
+    /// Refused by the JWT checks; the message says which in a few stable
+    /// words ([`refusal`]), never the decoder's internals.
+    #[error("invalid token: {}", refusal(.0))]
     Invalid(jsonwebtoken::errors::ErrorKind),
     #[error("token subject is not a valid user id")]
     BadSubject,
     #[error("could not sign token")]
     Sign(#[source] jsonwebtoken::errors::Error),
+}
+
+/// The reason a client is told for a refused JWT (RFC 7519 claim names):
+/// expiry and `nbf` apart, since a client acts on them (refresh the token,
+/// check its clock); a parse or decode failure only as `malformed`, without
+/// the decoder's message.
+fn refusal(kind: &jsonwebtoken::errors::ErrorKind) -> &'static str {
+    use jsonwebtoken::errors::ErrorKind as K;
+    match kind {
+        K::ExpiredSignature => "expired",
+        K::ImmatureSignature => "not yet valid (nbf)",
+        K::InvalidSignature => "bad signature",
+        K::InvalidAlgorithm | K::InvalidAlgorithmName => "algorithm not accepted",
+        K::InvalidIssuer => "issuer not accepted",
+        K::InvalidAudience => "audience not accepted",
+        K::MissingRequiredClaim(_) => "a required claim is missing",
+        _ => "malformed",
+    }
 }
 
 /// A verified user.
@@ -223,7 +243,20 @@ mod tests {
             &EncodingKey::from_secret("k".repeat(32).as_bytes()),
         )
         .unwrap();
-        assert!(matches!(a.verify(&expired), Err(AuthError::Invalid(_))));
+        let refused = a.verify(&expired).map(|_| ()).unwrap_err();
+        assert!(matches!(refused, AuthError::Invalid(_)));
+        assert_eq!(refused.to_string(), "invalid token: expired");
+    }
+
+    #[test]
+    fn a_malformed_token_is_refused_without_decoder_details() {
+        let a = auth();
+        // A header that is base64 of JSON missing its "alg": the decoder's
+        // own message names the field, line and column.
+        for token in ["not-a-jwt", "eyJ0eXAiOiJKV1QifQ.eyJzdWIiOiJhIn0.c2ln", "a.b.c"] {
+            let message = a.verify(token).map(|_| ()).unwrap_err().to_string();
+            assert_eq!(message, "invalid token: malformed", "{token}");
+        }
     }
 
     #[test]
