@@ -466,12 +466,32 @@ fn random_secret() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Creates `dir` and its missing parents with mode 0700 (on Unix); existing
+/// directories are left as they are. Used for `data_dir`, which holds the
+/// secrets and the SQLite database.
+///
+/// # Errors
+/// The file system's error.
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
 /// Writes `text` to `path` with mode 0600 (created that way, never widened),
 /// through a temporary file and a rename so a crash leaves the old file whole.
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        create_private_dir(dir)?;
     }
     let tmp = path.with_extension("toml.tmp");
     let mut options = std::fs::OpenOptions::new();
@@ -538,6 +558,17 @@ mod tests {
         };
         let first = config.secrets().unwrap();
         assert_eq!(first.jwt_secret.len(), 64);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let made = Config {
+                data_dir: dir.path().join("new"),
+                ..Config::default()
+            };
+            made.secrets().unwrap();
+            let mode = std::fs::metadata(dir.path().join("new")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "a data_dir chatd creates is private");
+        }
         assert_ne!(first.jwt_secret, first.admin_token);
         #[cfg(unix)]
         {

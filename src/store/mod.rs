@@ -303,6 +303,32 @@ pub enum Store {
     Sqlite(SqliteStore),
 }
 
+/// Creates the SQLite database file `path`, if missing, with mode 0600 in
+/// directories created with mode 0700 (existing ones are left as they are),
+/// so that stored messages are readable by the server's user only. SQLite
+/// gives the `-wal` and `-shm` files the database file's mode. The file is
+/// empty until SQLite writes its header on first use.
+fn create_private_file(path: &std::path::Path) -> std::io::Result<()> {
+    if path.as_os_str().is_empty() || path.to_str() == Some(":memory:") {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        crate::config::create_private_dir(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 macro_rules! dispatch {
     ($self:ident . $method:ident ( $($arg:expr),* )) => {
         match $self {
@@ -358,11 +384,7 @@ impl Store {
                 .synchronous(SqliteSynchronous::Full)
                 .busy_timeout(timeout)
                 .foreign_keys(true);
-            if let Some(dir) = connect.get_filename().parent() {
-                if !dir.as_os_str().is_empty() {
-                    std::fs::create_dir_all(dir).map_err(|e| StoreError::Unavailable(sqlx::Error::Io(e)))?;
-                }
-            }
+            create_private_file(connect.get_filename()).map_err(|e| StoreError::Unavailable(sqlx::Error::Io(e)))?;
             // One writer connection: SQLite has one writer at a time anyway, and
             // queueing in the pool avoids SQLITE_BUSY between our own connections.
             let writer = SqlitePoolOptions::new()
@@ -633,6 +655,31 @@ mod tests {
                 m.json_len_bound()
             );
         }
+    }
+
+    /// A fresh data directory and the database in it (and its WAL) are
+    /// private to the server's user; before, they were made with the
+    /// umask's modes (0755 and 0644: every local user could read messages).
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_new_sqlite_database_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("data").join("db");
+        let file = dir.join("chatd.db");
+        let options = StoreOptions {
+            url: format!("sqlite://{}", file.display()),
+            max_connections: 2,
+            timeout: Duration::from_secs(5),
+        };
+        let store = Store::connect(&options).await.unwrap();
+        store.migrate().await.unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&root.path().join("data")), 0o700);
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&dir.join("chatd.db-wal")), 0o600);
+        store.close().await;
     }
 
     #[test]
