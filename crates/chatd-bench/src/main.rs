@@ -101,7 +101,7 @@ enum Scenario {
         #[arg(long, default_value_t = 16)]
         in_flight: usize,
         /// Open loop: total sends per second at fixed intervals (overrides --in-flight).
-        #[arg(long)]
+        #[arg(long, value_parser = positive_rate)]
         rate: Option<f64>,
     },
     /// Every connection sends into one channel (all are its members).
@@ -110,7 +110,7 @@ enum Scenario {
         connections: usize,
         #[arg(long, default_value_t = 16)]
         in_flight: usize,
-        #[arg(long)]
+        #[arg(long, value_parser = positive_rate)]
         rate: Option<f64>,
     },
     /// One channel with N connected members; `senders` of them send.
@@ -122,7 +122,7 @@ enum Scenario {
         #[arg(long, default_value_t = 4)]
         in_flight: usize,
         /// Total sends per second (recommended: deliveries = rate × (members − 1)).
-        #[arg(long)]
+        #[arg(long, value_parser = positive_rate)]
         rate: Option<f64>,
     },
     /// Hold N connections open; report the server's RSS per connection.
@@ -389,10 +389,20 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Parses `--rate`: a finite number of sends per second above 0 and at
+/// most 10,000,000 (a 0 used to fall back to the closed loop silently).
+fn positive_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 && r <= 10_000_000.0 => Ok(r),
+        Ok(_) => Err("must be a number of sends per second above 0 and at most 10000000".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn mode_for(rate: Option<f64>, senders: usize, in_flight: usize) -> Mode {
     match rate {
-        Some(r) if r > 0.0 => Mode::Open(Duration::from_secs_f64(senders.max(1) as f64 / r)),
-        _ => Mode::Closed(in_flight.max(1)),
+        Some(r) => Mode::Open(Duration::from_secs_f64(senders.max(1) as f64 / r)),
+        None => Mode::Closed(in_flight.max(1)),
     }
 }
 
@@ -901,6 +911,17 @@ mod tests {
             let d = pair[1] - pair[0];
             assert!(d.abs_diff(gap) < Duration::from_micros(1), "gap {d:?}, want {gap:?}");
         }
+    }
+
+    #[test]
+    fn a_rate_must_be_positive_and_finite() {
+        assert_eq!(positive_rate("6000"), Ok(6000.0));
+        assert_eq!(positive_rate("0.5"), Ok(0.5));
+        for bad in ["0", "-1", "NaN", "inf", "1e300", "fast"] {
+            assert!(positive_rate(bad).is_err(), "{bad}");
+        }
+        let cli = Cli::try_parse_from(["chatd-bench", "send", "--rate", "0"]);
+        assert!(cli.is_err(), "--rate 0 is refused, not a closed loop");
     }
 
     #[test]
