@@ -152,6 +152,14 @@ impl Report {
                     cpu.cores
                 ),
             );
+            if cpu.generator_may_be_limit == Some(true) {
+                line(
+                    "note",
+                    "the machine was saturated and the generator used as much CPU as the server: \
+                     these figures may be the generator's limit, not the server's"
+                        .into(),
+                );
+            }
         }
         for (k, v) in &self.extra {
             line(k, v.to_string());
@@ -282,6 +290,18 @@ pub struct CpuSplit {
     pub database_core_pct: Option<f64>,
     pub machine_busy_pct: Option<f64>,
     pub cores: usize,
+    /// True when the machine was at least 90% busy and the generator used at
+    /// least as much CPU as the server: the figures may show the generator's
+    /// limit rather than the server's (they share the machine's cores).
+    pub generator_may_be_limit: Option<bool>,
+}
+
+impl CpuSplit {
+    /// See [`CpuSplit::generator_may_be_limit`].
+    fn generator_limit(&self) -> Option<bool> {
+        let (machine, generator, server) = (self.machine_busy_pct?, self.generator_core_pct?, self.server_core_pct?);
+        Some(machine >= 90.0 && generator >= server)
+    }
 }
 
 impl CpuSplit {
@@ -298,12 +318,50 @@ impl CpuSplit {
             }
             _ => None,
         };
-        Self {
+        let mut split = Self {
             server_core_pct: pct(a.server, b.server),
             generator_core_pct: pct(a.generator, b.generator),
             database_core_pct: pct(a.database, b.database),
             machine_busy_pct: machine,
             cores: std::thread::available_parallelism().map_or(1, usize::from),
-        }
+            generator_may_be_limit: None,
+        };
+        split.generator_may_be_limit = split.generator_limit();
+        split
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(server: f64, generator: f64, machine: f64) -> CpuSplit {
+        let mut s = CpuSplit {
+            server_core_pct: Some(server),
+            generator_core_pct: Some(generator),
+            database_core_pct: None,
+            machine_busy_pct: Some(machine),
+            cores: 2,
+            generator_may_be_limit: None,
+        };
+        s.generator_may_be_limit = s.generator_limit();
+        s
+    }
+
+    #[test]
+    fn a_saturated_machine_with_a_busy_generator_is_flagged() {
+        // session 4's fanout at 110 sends/s: server 85%, generator 92%, machine 96%.
+        assert_eq!(split(85.0, 92.0, 96.0).generator_may_be_limit, Some(true));
+        // send at half rate: the machine is not saturated.
+        assert_eq!(split(48.0, 48.0, 84.0).generator_may_be_limit, Some(false));
+        // saturated, but the server is the bigger user.
+        assert_eq!(split(120.0, 60.0, 95.0).generator_may_be_limit, Some(false));
+        let unknown = CpuSplit::default();
+        assert_eq!(unknown.generator_limit(), None);
+        let report = Report {
+            cpu: Some(split(85.0, 92.0, 96.0)),
+            ..Report::default()
+        };
+        assert!(report.table().contains("may be the generator's limit"));
     }
 }
