@@ -338,6 +338,15 @@ macro_rules! dispatch {
     };
 }
 
+/// Runs a backend's write method with a fresh [`CommitSent`] (passed as its
+/// last argument) until `deadline`, through [`Store::write`].
+macro_rules! dispatch_write {
+    ($self:ident, $deadline:expr, $method:ident ( $($arg:expr),* )) => {{
+        let sent = CommitSent::default();
+        Self::write($deadline, &sent, async { dispatch!($self.$method($($arg,)* &sent)) }).await
+    }};
+}
+
 impl Store {
     /// Opens the database named by `options.url` (creating an SQLite file and
     /// its directory when missing) without running migrations.
@@ -495,11 +504,7 @@ impl Store {
         members: &[UserId],
         now: i64,
     ) -> Result<Channel, StoreError> {
-        let sent = CommitSent::default();
-        Self::write(self.deadline(), &sent, async {
-            dispatch!(self.create_channel(channel_id, members, now, &sent))
-        })
-        .await
+        dispatch_write!(self, self.deadline(), create_channel(channel_id, members, now))
     }
 
     /// The channel and its members, or `None`.
@@ -521,11 +526,7 @@ impl Store {
         add: bool,
         now: i64,
     ) -> Result<i64, StoreError> {
-        let sent = CommitSent::default();
-        Self::write(self.deadline(), &sent, async {
-            dispatch!(self.set_member(channel_id, user_id, add, now, &sent))
-        })
-        .await
+        dispatch_write!(self, self.deadline(), set_member(channel_id, user_id, add, now))
     }
 
     /// Whether `user_id` is a current member of `channel_id` (false for an unknown channel).
@@ -578,11 +579,7 @@ impl Store {
         message: &StoredMessage,
         read: bool,
     ) -> Result<bool, StoreError> {
-        let sent = CommitSent::default();
-        Self::write(self.deadline(), &sent, async {
-            dispatch!(self.advance_watermark(user_id, message, read, &sent))
-        })
-        .await
+        dispatch_write!(self, self.deadline(), advance_watermark(user_id, message, read))
     }
 
     /// Stores a batch of sends in one transaction with one durable commit,
@@ -611,11 +608,7 @@ impl Store {
         now: i64,
         deadline: tokio::time::Instant,
     ) -> Result<BatchOutcome, StoreError> {
-        let sent = CommitSent::default();
-        Self::write(deadline, &sent, async {
-            dispatch!(self.write_batch(sends, now, &sent))
-        })
-        .await
+        dispatch_write!(self, deadline, write_batch(sends, now))
     }
 }
 
