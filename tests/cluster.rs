@@ -12,15 +12,15 @@
 mod helpers;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use helpers::{postgres_url, seqs, sync, Backend, TestDb, WsClient, ADMIN_TOKEN, JWT_SECRET};
+use helpers::{
+    all_messages_at, postgres_url, seqs, sync, ws_connect_hello, Backend, ServerProcess, TestDb, WsClient, ADMIN_TOKEN,
+    JWT_SECRET,
+};
 use serde_json::{json, Value};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 const BIN: &str = env!("CARGO_BIN_EXE_chatd");
@@ -48,9 +48,8 @@ const SILENCE: Duration = Duration::from_millis(800);
 
 /// One `chatd serve` process.
 struct Node {
-    child: Child,
+    process: ServerProcess,
     addr: String,
-    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Node {
@@ -72,39 +71,11 @@ impl Node {
         for (key, value) in extra {
             cmd.env(key, value);
         }
-        let mut child = cmd
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn chatd");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        for pipe in [
-            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().expect("stderr")),
-        ] {
-            let log = log.clone();
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                    if line.contains("chatd listening") {
-                        if let Some(rest) = line.split("addr=").nth(1) {
-                            let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
-                        }
-                    }
-                    log.lock().expect("log").push(line);
-                }
-            });
+        let process = ServerProcess::start(cmd);
+        Self {
+            addr: process.addr.clone(),
+            process,
         }
-        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(addr) => addr,
-            Err(_) => {
-                let _ = child.kill();
-                panic!("chatd did not start: {:?}", log.lock().expect("log"));
-            }
-        };
-        Self { child, addr, log }
     }
 
     fn url(&self, path: &str) -> String {
@@ -117,21 +88,7 @@ impl Node {
             .mint(&chatd::ids::UserId::parse(user).expect("user id"), 3600)
             .expect("mint")
             .0;
-        let mut request = format!("ws://{}/v1/ws", self.addr)
-            .into_client_request()
-            .expect("request");
-        request
-            .headers_mut()
-            .insert("authorization", format!("Bearer {token}").parse().expect("header"));
-        let (stream, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
-        let mut client = WsClient {
-            stream,
-            hello: Value::Null,
-        };
-        let hello = client.recv().await;
-        assert_eq!(hello["type"], "HELLO", "first frame: {hello}");
-        client.hello = hello;
-        client
+        ws_connect_hello(&self.addr, &token).await
     }
 
     async fn admin(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
@@ -171,26 +128,7 @@ impl Node {
 
     /// Every stored message of a channel (admin history route, paged).
     async fn history(&self, channel: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut after = 0;
-        loop {
-            let (status, body) = self
-                .admin(
-                    reqwest::Method::GET,
-                    &format!("/v1/channels/{channel}/messages?afterSeq={after}&limit=500"),
-                    None,
-                )
-                .await;
-            assert_eq!(status, 200, "{body}");
-            let page = body["messages"].as_array().expect("messages").clone();
-            if let Some(last) = page.last() {
-                after = last["seq"].as_i64().expect("seq");
-            }
-            out.extend(page);
-            if body["hasMore"] == false {
-                return out;
-            }
-        }
+        all_messages_at(&reqwest::Client::new(), &self.url(""), channel).await
     }
 
     async fn readyz(&self) -> (u16, Value) {
@@ -232,18 +170,12 @@ impl Node {
     }
 
     fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.process.child.kill();
+        let _ = self.process.child.wait();
     }
 
     fn log_text(&self) -> String {
-        self.log.lock().expect("log").join("\n")
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        self.kill();
+        self.process.log_text()
     }
 }
 

@@ -4,9 +4,11 @@
 
 #![allow(dead_code)]
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
 use std::sync::Once;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chatd::auth::Auth;
@@ -324,44 +326,17 @@ impl TestApp {
 
     /// Every message of a channel, paging through the history route as admin.
     pub async fn all_messages(&self, channel: &str) -> Vec<Value> {
-        let mut after = 0;
-        let mut out = Vec::new();
-        loop {
-            let (status, body) = self
-                .history(channel, ADMIN_TOKEN, &format!("afterSeq={after}&limit=500"))
-                .await;
-            assert_eq!(status, 200, "{body}");
-            let page = body["messages"].as_array().expect("messages").clone();
-            if let Some(last) = page.last() {
-                after = last["seq"].as_i64().expect("seq");
-            }
-            out.extend(page);
-            if body["hasMore"] == false {
-                return out;
-            }
-        }
+        all_messages_at(&self.http, &self.url(""), channel).await
     }
 
     /// Connects `user` and reads HELLO.
     pub async fn connect(&self, user: &str) -> WsClient {
-        let mut client = self.connect_raw(&self.token(user)).await.expect("connect");
-        let hello = client.recv().await;
-        assert_eq!(hello["type"], "HELLO", "first frame: {hello}");
-        client.hello = hello;
-        client
+        ws_connect_hello(self.addr, &self.token(user)).await
     }
 
     /// Opens a WebSocket with `token` in the Authorization header.
     pub async fn connect_raw(&self, token: &str) -> Result<WsClient, tokio_tungstenite::tungstenite::Error> {
-        let mut request = format!("ws://{}/v1/ws", self.addr).into_client_request()?;
-        request
-            .headers_mut()
-            .insert("authorization", format!("Bearer {token}").parse().expect("header"));
-        let (stream, _) = tokio_tungstenite::connect_async(request).await?;
-        Ok(WsClient {
-            stream,
-            hello: Value::Null,
-        })
+        ws_connect(self.addr, token).await
     }
 
     /// Stops the server gracefully and starts a new one on the same address
@@ -392,6 +367,142 @@ impl TestApp {
     pub async fn stop(self) {
         self.shutdown.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(20), self.handle).await;
+    }
+}
+
+/// Every message of `channel` on the server at `base` (`http://host:port`),
+/// paging through the history route as admin until `hasMore` is false.
+pub async fn all_messages_at(http: &reqwest::Client, base: &str, channel: &str) -> Vec<Value> {
+    let mut after = 0;
+    let mut out = Vec::new();
+    loop {
+        let url = format!("{base}/v1/channels/{channel}/messages?afterSeq={after}&limit=500");
+        let res = http.get(url).bearer_auth(ADMIN_TOKEN).send().await.expect("http");
+        let status = res.status().as_u16();
+        let body = res.json::<Value>().await.unwrap_or(Value::Null);
+        assert_eq!(status, 200, "{body}");
+        let page = body["messages"].as_array().expect("messages").clone();
+        if let Some(last) = page.last() {
+            after = last["seq"].as_i64().expect("seq");
+        }
+        out.extend(page);
+        if body["hasMore"] == false {
+            return out;
+        }
+    }
+}
+
+/// Opens a WebSocket to the server at `addr` (`host:port`) with `token` in
+/// the Authorization header; HELLO is not read yet.
+pub async fn ws_connect(
+    addr: impl std::fmt::Display,
+    token: &str,
+) -> Result<WsClient, tokio_tungstenite::tungstenite::Error> {
+    let mut request = format!("ws://{addr}/v1/ws").into_client_request()?;
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {token}").parse().expect("header"));
+    let (stream, _) = tokio_tungstenite::connect_async(request).await?;
+    Ok(WsClient {
+        stream,
+        hello: Value::Null,
+    })
+}
+
+/// Connects to `addr` with `token` and reads HELLO, asserting it is one.
+pub async fn ws_connect_hello(addr: impl std::fmt::Display, token: &str) -> WsClient {
+    let mut client = ws_connect(addr, token).await.expect("connect");
+    let hello = client.recv().await;
+    assert_eq!(hello["type"], "HELLO", "first frame: {hello}");
+    client.hello = hello;
+    client
+}
+
+/// A `chatd serve` process started by a test, with its output kept.
+pub struct ServerProcess {
+    pub child: Child,
+    /// `host:port` it listens on.
+    pub addr: String,
+    /// Every line of its stdout and stderr so far.
+    pub log: Arc<Mutex<Vec<String>>>,
+}
+
+impl ServerProcess {
+    /// Starts `chatd serve --listen 127.0.0.1:0` and waits for its address.
+    pub fn start(mut cmd: Command) -> Self {
+        let mut child = cmd
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn chatd");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        for pipe in [
+            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().expect("stderr")),
+        ] {
+            let log = log.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    // The address is in the "chatd listening" line, as
+                    // `addr=…` in text logs or an `addr` field in JSON logs.
+                    if line.contains("chatd listening") {
+                        if let Some(rest) = line.split("addr=").nth(1) {
+                            let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
+                        } else if let Ok(json) = serde_json::from_str::<Value>(&line) {
+                            let addr = json["addr"].as_str().or(json["fields"]["addr"].as_str());
+                            if let Some(addr) = addr {
+                                let _ = tx.send(addr.to_owned());
+                            }
+                        }
+                    }
+                    log.lock().expect("log").push(line);
+                }
+            });
+        }
+        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(addr) => addr,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("chatd did not start: {:?}", log.lock().expect("log"));
+            }
+        };
+        Self { child, addr, log }
+    }
+
+    /// Sends signal `name` (e.g. `TERM`) with kill(1).
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+
+    /// Waits for exit and returns the exit code.
+    pub fn wait(mut self) -> i32 {
+        for _ in 0..300 {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code().unwrap_or(-1);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        panic!("chatd did not exit: {:?}", self.log.lock().expect("log"));
+    }
+
+    /// Its output so far, one line each.
+    pub fn log_text(&self) -> String {
+        self.log.lock().expect("log").join("\n")
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -3,10 +3,8 @@
 //! SIGTERM / SIGINT.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -14,7 +12,7 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{postgres_url, Backend, TestDb};
+use crate::helpers::{postgres_url, Backend, ServerProcess, TestDb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_chatd");
 
@@ -25,84 +23,6 @@ fn chatd(dir: &Path) -> Command {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .current_dir(dir);
     cmd
-}
-
-struct Server {
-    child: Child,
-    addr: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Server {
-    /// Starts `chatd serve --listen 127.0.0.1:0` and waits for its address.
-    fn start(mut cmd: Command) -> Self {
-        let mut child = cmd
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn chatd");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        for pipe in [
-            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().expect("stderr")),
-        ] {
-            let log = log.clone();
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                    if let Some(rest) = line.split("addr=").nth(1) {
-                        let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
-                    } else if let Ok(json) = serde_json::from_str::<Value>(&line) {
-                        if let Some(addr) = json["addr"].as_str() {
-                            let _ = tx.send(addr.to_owned());
-                        }
-                    }
-                    log.lock().expect("log").push(line);
-                }
-            });
-        }
-        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(addr) => addr,
-            Err(_) => {
-                let _ = child.kill();
-                panic!("chatd did not start: {:?}", log.lock().expect("log"));
-            }
-        };
-        Self { child, addr, log }
-    }
-
-    fn signal(&self, name: &str) {
-        let status = Command::new("kill")
-            .args([&format!("-{name}"), &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
-    }
-
-    /// Waits for exit and returns the exit code.
-    fn wait(mut self) -> i32 {
-        for _ in 0..300 {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status.code().unwrap_or(-1);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        panic!("chatd did not exit: {:?}", self.log.lock().expect("log"));
-    }
-
-    fn log_text(&self) -> String {
-        self.log.lock().expect("log").join("\n")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 async fn get(addr: &str, path: &str, bearer: Option<&str>) -> reqwest::Response {
@@ -121,7 +41,7 @@ fn read_secrets(dir: &Path) -> toml::Table {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_with_no_configuration_uses_embedded_sqlite_and_generated_secrets() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(chatd(dir.path()));
+    let server = ServerProcess::start(chatd(dir.path()));
     let ready = get(&server.addr, "/readyz", None).await;
     assert_eq!(ready.status(), 200);
     let ready = ready.json::<Value>().await.expect("json");
@@ -152,7 +72,7 @@ async fn serve_with_no_configuration_uses_embedded_sqlite_and_generated_secrets(
     server.signal("TERM");
     assert_eq!(server.wait(), 0);
     // A second start reuses the same secrets.
-    let server = Server::start(chatd(dir.path()));
+    let server = ServerProcess::start(chatd(dir.path()));
     assert_eq!(
         read_secrets(&dir.path().join("data"))["admin_token"].as_str(),
         Some(admin.as_str())
@@ -316,7 +236,7 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
         .env("CHATD_JWT_SECRET", secret)
         .env("CHATD_RATE_LIMIT_PER_SEC", "0")
         .env("CHATD_USER_RATE_LIMIT_PER_SEC", "0");
-    let server = Server::start(cmd);
+    let server = ServerProcess::start(cmd);
     let http = reqwest::Client::new();
     let res = http
         .post(format!("http://{}/v1/channels", server.addr))
@@ -398,7 +318,7 @@ async fn tokens_are_never_logged() {
     cmd.env("CHATD_ADMIN_TOKEN", admin)
         .env("CHATD_JWT_SECRET", secret)
         .env("CHATD_LOG", "trace");
-    let server = Server::start(cmd);
+    let server = ServerProcess::start(cmd);
     let token = chatd::auth::Auth::new(secret, admin, None, None, 0)
         .mint(&chatd::ids::UserId::parse("alice").expect("id"), 600)
         .expect("mint")
@@ -448,7 +368,7 @@ async fn json_logs_are_one_object_per_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cmd = chatd(dir.path());
     cmd.env("CHATD_LOG_FORMAT", "json");
-    let server = Server::start(cmd);
+    let server = ServerProcess::start(cmd);
     assert_eq!(get(&server.addr, "/healthz", None).await.status(), 200);
     server.signal("TERM");
     let lines = server.log.clone();
