@@ -146,9 +146,10 @@ impl FrameError {
 pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
     // Fast path: one pass straight into the typed frame. Only a refusal takes
     // the slower path below, which finds the spec's code and the field.
-    if let Ok(frame) = serde_json::from_str::<ClientFrame>(text) {
-        return Ok(frame);
-    }
+    let typed = match serde_json::from_str::<ClientFrame>(text) {
+        Ok(frame) => return Ok(frame),
+        Err(e) => e,
+    };
     let value: Value = serde_json::from_str(text)
         .map_err(|e| FrameError::BadFrame(format!("not valid JSON ({})", e.classify_name())))?;
     let Value::Object(map) = value else {
@@ -163,16 +164,40 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
     if let Some(err) = check_field_kinds(&map, fields) {
         return Err(err);
     }
+    // The typed decoder refuses a field given twice, where `Map` keeps the
+    // last value: refuse it here too, so which value counts never depends on
+    // the parser (RFC 8259 §4 leaves repeated names unspecified).
+    if let Some(field) = repeated_field(&typed, fields) {
+        return Err(FrameError::InvalidField {
+            field,
+            reason: "appears more than once".into(),
+            client_msg_id: valid_client_msg_id(&map),
+        });
+    }
     serde_json::from_value(Value::Object(map))
         .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())))
 }
 
-fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bool)]) -> Option<FrameError> {
-    let client_msg_id = map
-        .get("clientMsgId")
+/// The frame's `clientMsgId` when it is a valid id, to echo in a refusal.
+fn valid_client_msg_id(map: &Map<String, Value>) -> Option<String> {
+    map.get("clientMsgId")
         .and_then(Value::as_str)
         .filter(|s| ClientMsgId::parse(s).is_ok())
-        .map(str::to_owned);
+        .map(str::to_owned)
+}
+
+/// The field of `fields` (or `type`) that serde's "duplicate field" error
+/// names, if that is what `error` is.
+fn repeated_field(error: &serde_json::Error, fields: &[(&'static str, Kind, bool)]) -> Option<&'static str> {
+    let message = error.to_string();
+    let name = message.strip_prefix("duplicate field `")?.split('`').next()?;
+    std::iter::once("type")
+        .chain(fields.iter().map(|(field, _, _)| *field))
+        .find(|field| *field == name)
+}
+
+fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bool)]) -> Option<FrameError> {
+    let client_msg_id = valid_client_msg_id(map);
     for (field, kind, required) in fields {
         let reason = match (map.get(*field), kind) {
             (None | Some(Value::Null), _) if !required => continue,
@@ -635,6 +660,31 @@ mod tests {
     }
 
     #[test]
+    fn a_field_given_twice_is_refused_and_named() {
+        let e =
+            decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c1","channelId":"a","channelId":"b","body":"x"}"#)
+                .unwrap_err();
+        match e {
+            FrameError::InvalidField {
+                field,
+                reason,
+                client_msg_id,
+            } => {
+                assert_eq!(field, "channelId");
+                assert_eq!(reason, "appears more than once");
+                assert_eq!(client_msg_id.as_deref(), Some("c1"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1,"afterSeq":2}"#).unwrap_err();
+        assert_eq!(field_of(e), "afterSeq");
+        let e = decode_client_frame(r#"{"type":"MSG_READ","type":"MSG_READ","messageId":"m"}"#).unwrap_err();
+        assert_eq!(field_of(e), "type");
+        // An unknown field may repeat: unknown fields are ignored.
+        assert!(decode_client_frame(r#"{"type":"MSG_READ","messageId":"m","x":1,"x":2}"#).is_ok());
+    }
+
+    #[test]
     fn client_msg_id_can_be_peeked() {
         let send = r#"{"type":"MSG_SEND","channelId":"r","clientMsgId":"c-1","body":"b","x":[1,{"y":2}]}"#;
         assert_eq!(peek_client_msg_id(send).as_deref(), Some("c-1"));
@@ -648,13 +698,10 @@ mod tests {
 
     #[test]
     fn fast_and_slow_paths_agree() {
-        // Duplicate keys: the typed decoder refuses them; the slow path must still answer.
+        // Duplicate keys: the typed decoder refuses them, and so does the
+        // slow path (it used to take the last one), naming the field.
         let dup = r#"{"type":"MSG_READ","messageId":"a","messageId":"b"}"#;
-        assert_eq!(
-            decode_client_frame(dup).unwrap(),
-            ClientFrame::MsgRead { message_id: "b".into() },
-            "the last key wins"
-        );
+        assert_eq!(field_of(decode_client_frame(dup).unwrap_err()), "messageId");
         let ok = r#"{"type":"SYNC","channelId":"c","afterSeq":3}"#;
         assert_eq!(
             decode_client_frame(ok).unwrap(),
