@@ -105,6 +105,11 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
             Some("clientMsgId"),
         ),
         (
+            r#"{"type":"MSG_SEND","channelId":"room","channelId":"room","clientMsgId":"c1","body":"b"}"#.into(),
+            "invalid_field",
+            Some("channelId"),
+        ),
+        (
             r#"{"type":"MSG_READ","messageId":"nope"}"#.into(),
             "invalid_field",
             Some("messageId"),
