@@ -221,6 +221,102 @@ async fn a_session_that_never_reads_its_sync_pages_is_closed() {
     app.stop().await;
 }
 
+/// The resident set of this test process (server and clients), bytes.
+fn own_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS");
+    kib * 1024
+}
+
+/// A client that never reads and floods pings: the server answers each with
+/// a pong that cannot be sent. Those pongs are bounded by the session's byte
+/// bound (tungstenite's write buffer was unbounded: the process grew by
+/// about the pings' size, 48 MB here). Rate limits are off, so only the
+/// bound holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_flood_from_a_client_that_never_reads_stays_bounded() {
+    use tokio::io::AsyncWriteExt;
+    let _turn = SERIAL.lock().await;
+    let app = spawn_app_with(Backend::Sqlite, |c| {
+        c.outbound_queue_bytes = 2 * 1024 * 1024;
+        c.rate_limit_per_sec = 0;
+        c.user_rate_limit_per_sec = 0;
+    })
+    .await;
+    app.create_channel("room", &["alice"]).await;
+    let mut stalled = stalled_session(&app, "alice").await;
+    // Masked pings with a 125-byte payload and a zero mask key (RFC 6455
+    // §5.2), written straight to the socket: 1 MiB of them per write.
+    let mut ping = vec![0x89, 0x80 | 125, 0, 0, 0, 0];
+    ping.extend(std::iter::repeat_n(b'p', 125));
+    let chunk: Vec<u8> = ping.iter().copied().cycle().take(ping.len() * 8_000).collect();
+    let before = own_rss();
+    let tokio_tungstenite::MaybeTlsStream::Plain(tcp) = stalled.stream.get_mut() else {
+        panic!("plain TCP expected");
+    };
+    for _ in 0..48 {
+        tcp.write_all(&chunk).await.expect("the server keeps reading pings");
+    }
+    // Let the server read the last ones.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let grown = own_rss().saturating_sub(before);
+    assert!(
+        grown < 16 * 1024 * 1024,
+        "48 MB of pings to a client that never reads grew the process by {} MiB",
+        grown / (1024 * 1024)
+    );
+    // Another session still works.
+    let mut alice = app.connect("alice").await;
+    alice.send_and_ack("room", "after", "still here").await;
+    drop(stalled);
+    app.stop().await;
+}
+
+/// Pings count against the frame rate limit: a ping flood is answered with
+/// `rate_limited` and closed with 1008, like a flood of any other frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_flood_is_rate_limited_and_closed() {
+    let _turn = SERIAL.lock().await;
+    let app = spawn_app_with(Backend::Sqlite, |c| {
+        c.rate_limit_per_sec = 5;
+        c.rate_limit_burst = 10;
+        c.max_rate_limited = 5;
+    })
+    .await;
+    app.create_channel("room", &["alice"]).await;
+    let mut flooder = app.connect("alice").await;
+    for _ in 0..100 {
+        if flooder.stream.send(Message::Ping(vec![1u8; 8].into())).await.is_err() {
+            break;
+        }
+    }
+    let mut limited = 0;
+    let code = loop {
+        let next = tokio::time::timeout(Duration::from_secs(10), flooder.stream.next())
+            .await
+            .expect("the server answers the flood");
+        match next {
+            Some(Ok(Message::Text(text))) => {
+                let frame: serde_json::Value = serde_json::from_str(&text).expect("json");
+                if frame["code"] == "rate_limited" {
+                    limited += 1;
+                }
+            }
+            Some(Ok(Message::Close(Some(frame)))) => break u16::from(frame.code),
+            Some(Ok(_)) => {}
+            other => panic!("connection ended without a close frame: {other:?}"),
+        }
+    };
+    assert_eq!(code, 1008, "a ping flood is closed as a policy violation");
+    assert!(limited > 0, "the flood got rate_limited first");
+    app.stop().await;
+}
+
 /// The measuring tests take turns: each measures a ratio and must not share
 /// the machine with the other (and the close-code test reads process-wide
 /// counters).

@@ -61,6 +61,11 @@ pub async fn ws_handler(
         .max_frame_size(config.max_frame_bytes)
         .read_buffer_size(config.ws_read_buffer_bytes)
         .write_buffer_size(config.ws_write_buffer_bytes)
+        // tungstenite's default is unbounded: a client that never reads and
+        // sends pings made it queue pongs in this buffer without end (about
+        // 200 MB/s). The session's byte bound covers it too; past it a pong
+        // replaces the unsent one.
+        .max_write_buffer_size(config.ws_write_buffer_bytes.saturating_add(config.outbound_queue_bytes))
         .on_failed_upgrade(|error| tracing::warn!(%error, "websocket upgrade failed"))
         .on_upgrade(move |socket| {
             let span = tracing::info_span!("session", user_id = %user.user_id);

@@ -234,7 +234,13 @@ impl Reader<'_> {
                             self.drain().await;
                             return;
                         }
-                        Ok(Message::Ping(_) | Message::Pong(_)) => {}
+                        // Pings count against the frame rate limits like any
+                        // frame (tungstenite answers each with a pong), so a
+                        // ping flood is refused and closed with 1008.
+                        Ok(Message::Ping(_)) => {
+                            self.within_rate(|| None).await;
+                        }
+                        Ok(Message::Pong(_)) => {}
                         Err(error) => {
                             tracing::debug!(%error, "read failed");
                             let (code, reason) = read_error_close(&error.to_string());
@@ -461,6 +467,10 @@ impl Reader<'_> {
 fn read_error_close(text: &str) -> (u16, &'static str) {
     if text.contains("without closing handshake") {
         (close_code::ABNORMAL, "connection lost")
+    } else if text.contains("Control frame too big") {
+        // A ping, pong or close over 125 bytes breaks RFC 6455 §5.5; it is
+        // not a message over max_frame_bytes.
+        (close_code::PROTOCOL_ERROR, "websocket protocol error")
     } else if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("too big") {
         (close_code::TOO_BIG, "message too big")
     } else if text.contains("UTF-8") || text.contains("utf-8") || text.contains("Utf8") {

@@ -15,6 +15,7 @@ on_both_stores!(
     frames_over_the_limit_close_with_1009_and_at_the_limit_are_accepted,
     too_many_bad_frames_in_a_row_close_with_1008,
     nothing_stored_is_changed_by_bad_input,
+    a_control_frame_over_125_bytes_closes_with_1002,
 );
 
 async fn a_client_close_is_answered_with_a_close_frame(backend: Backend) {
@@ -231,5 +232,23 @@ async fn nothing_stored_is_changed_by_bad_input(backend: Backend) {
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0]["body"], "original");
     assert_eq!(stored[0]["messageId"], ack["messageId"]);
+    app.stop().await;
+}
+
+/// A ping with a 126-byte payload breaks RFC 6455 §5.5 (control frames carry
+/// at most 125 bytes): 1002, protocol error, not 1009 (which is for messages
+/// over `max_frame_bytes`; it was 1009 before).
+async fn a_control_frame_over_125_bytes_closes_with_1002(backend: Backend) {
+    use tokio::io::AsyncWriteExt;
+    let app = spawn_app(backend).await;
+    let mut alice = app.connect("alice").await;
+    // FIN + ping, masked, 16-bit length 126, zero mask key, payload.
+    let mut frame = vec![0x89, 0x80 | 126, 0, 126, 0, 0, 0, 0];
+    frame.extend(std::iter::repeat_n(b'p', 126));
+    let tokio_tungstenite::MaybeTlsStream::Plain(tcp) = alice.stream.get_mut() else {
+        panic!("plain TCP expected");
+    };
+    tcp.write_all(&frame).await.expect("write");
+    assert_eq!(alice.recv_close_code().await, 1002);
     app.stop().await;
 }
