@@ -158,14 +158,27 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
     // Lingering close (RFC 6455 §7.1.1): read, and discard, until the client's
     // close frame. Closing a socket with unread input makes the kernel send a
     // reset, which can destroy frames still on their way to the client.
-    let _ = tokio::time::timeout(LINGER, async {
+    let linger_until = tokio::time::Instant::now() + LINGER;
+    let got_close = tokio::time::timeout_at(linger_until, async {
         while let Some(Ok(message)) = stream.next().await {
             if matches!(message, Message::Close(_)) {
-                break;
+                return true;
             }
         }
+        false
     })
     .await;
+    // After a read error (1002, 1007, 1009) the stream has ended with the
+    // rest of the bad frame still unread: dropping the socket now resets the
+    // connection at once, and a client that reads a little later loses our
+    // close frame. Hold the socket for the rest of the linger instead.
+    let read_error = matches!(
+        code,
+        close_code::PROTOCOL_ERROR | close_code::INVALID_DATA | close_code::TOO_BIG
+    );
+    if got_close == Ok(false) && read_error {
+        tokio::time::sleep_until(linger_until).await;
+    }
     telemetry::session_closed(code);
     tracing::debug!(code, "session closed");
 }

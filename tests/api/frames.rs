@@ -16,6 +16,7 @@ on_both_stores!(
     too_many_bad_frames_in_a_row_close_with_1008,
     nothing_stored_is_changed_by_bad_input,
     a_control_frame_over_125_bytes_closes_with_1002,
+    an_oversized_frame_read_late_still_gets_its_close,
 );
 
 async fn a_client_close_is_answered_with_a_close_frame(backend: Backend) {
@@ -250,5 +251,41 @@ async fn a_control_frame_over_125_bytes_closes_with_1002(backend: Backend) {
     };
     tcp.write_all(&frame).await.expect("write");
     assert_eq!(alice.recv_close_code().await, 1002);
+    app.stop().await;
+}
+
+/// A client that sends one frame over `max_frame_bytes` and reads a moment
+/// later still gets the 1009 close frame. Before, the server dropped the
+/// socket with the rest of the frame unread, the kernel reset the
+/// connection, and the close frame was lost (the client saw a reset).
+async fn an_oversized_frame_read_late_still_gets_its_close(backend: Backend) {
+    let app = spawn_app(backend).await;
+    use tokio::io::AsyncWriteExt;
+    let mut alice = app.connect("alice").await;
+    // A masked text frame of 70,000 bytes (64-bit length, zero mask key),
+    // written in two parts, the second after the server has refused the
+    // frame, as a slower client would.
+    let mut frame = vec![0x81, 0x80 | 127];
+    frame.extend(70_000u64.to_be_bytes());
+    frame.extend([0, 0, 0, 0]);
+    frame.extend(std::iter::repeat_n(b'x', 70_000));
+    let tokio_tungstenite::MaybeTlsStream::Plain(tcp) = alice.stream.get_mut() else {
+        panic!("plain TCP expected");
+    };
+    tcp.write_all(&frame[..8_192]).await.expect("write");
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let _ = tcp.write_all(&frame[8_192..]).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(alice.recv_close_code().await, 1009);
+    // The connection is still open (not reset) for a while, so the client
+    // can answer the close frame (RFC 6455 §7.1.1); a client library that
+    // answers it (Python's websocket-client does) used to fail with a reset.
+    use tokio::io::AsyncReadExt;
+    let tokio_tungstenite::MaybeTlsStream::Plain(tcp) = alice.stream.get_mut() else {
+        panic!("plain TCP expected");
+    };
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(std::time::Duration::from_millis(1000), tcp.read(&mut buf)).await;
+    assert!(read.is_err(), "the server ended the connection at once: {read:?}");
     app.stop().await;
 }
