@@ -12,7 +12,7 @@
 //! `seq` order ([`Hub::deliver`]).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use axum::extract::ws::Utf8Bytes;
@@ -160,6 +160,12 @@ impl SessionHandle {
         false
     }
 
+    /// Waits until at most `bytes` of this session's encoded frames are
+    /// queued ([`QueuedBytes::at_most`]).
+    pub async fn queued_at_most(&self, bytes: usize) {
+        self.queued.at_most(bytes).await;
+    }
+
     /// Closes the session now with `code` (see [`CloseSignal::kick`]).
     pub fn kick(&self, code: u16, reason: &'static str) {
         self.close.kick(code, reason);
@@ -178,6 +184,10 @@ impl SessionHandle {
 pub struct QueuedBytes {
     queued: AtomicUsize,
     limit: usize,
+    /// Set while a task waits in [`QueuedBytes::at_most`], so that
+    /// [`QueuedBytes::taken`] wakes it only then.
+    waiting: AtomicBool,
+    drained: tokio::sync::Notify,
 }
 
 impl QueuedBytes {
@@ -186,6 +196,25 @@ impl QueuedBytes {
         Self {
             queued: AtomicUsize::new(0),
             limit,
+            waiting: AtomicBool::new(false),
+            drained: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Waits until at most `level` bytes are queued (backpressure for work
+    /// that queues a lot at once, such as a SYNC_BATCH page).
+    pub async fn at_most(&self, level: usize) {
+        loop {
+            let notified = self.drained.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a `taken` after it wakes us.
+            notified.as_mut().enable();
+            self.waiting.store(true, Ordering::SeqCst);
+            if self.queued.load(Ordering::SeqCst) <= level {
+                self.waiting.store(false, Ordering::SeqCst);
+                return;
+            }
+            notified.await;
         }
     }
 
@@ -203,7 +232,10 @@ impl QueuedBytes {
     pub fn taken(&self, len: usize) {
         let _ = self
             .queued
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| Some(q.saturating_sub(len)));
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |q| Some(q.saturating_sub(len)));
+        if self.waiting.load(Ordering::SeqCst) {
+            self.drained.notify_waiters();
+        }
     }
 }
 

@@ -134,7 +134,12 @@ async fn closes_1013(app: &helpers::TestApp) -> u64 {
 /// The server's count of sessions closed with `code` (`/metrics`,
 /// process-wide: only meaningful while no other test runs, see [`SERIAL`]).
 async fn closes_with(app: &helpers::TestApp, code: u16) -> u64 {
-    let needle = format!("chatd_sessions_closed_total{{code=\"{code}\"}}");
+    metric(app, &format!("chatd_sessions_closed_total{{code=\"{code}\"}}")).await
+}
+
+/// The value of the counter `needle` (name and labels) on `/metrics`, 0 when
+/// absent (process-wide, see [`SERIAL`]).
+async fn metric(app: &helpers::TestApp, needle: &str) -> u64 {
     let text = app
         .http
         .get(app.url("/metrics"))
@@ -145,7 +150,7 @@ async fn closes_with(app: &helpers::TestApp, code: u16) -> u64 {
         .await
         .expect("text");
     text.lines()
-        .find(|l| l.starts_with(&needle))
+        .find(|l| l.starts_with(needle))
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse::<f64>().ok())
         .map_or(0, |v| v as u64)
@@ -192,7 +197,12 @@ async fn a_dropped_connection_is_recorded_as_1006() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_never_reads_its_sync_pages_is_closed() {
     let _turn = SERIAL.lock().await;
-    let app = spawn_app_with(Backend::Sqlite, |c| c.outbound_queue_bytes = 2 * 1024 * 1024).await;
+    let app = spawn_app_with(Backend::Sqlite, |c| {
+        c.outbound_queue_bytes = 2 * 1024 * 1024;
+        // SYNC waits for the queue to drain at most this long (x3).
+        c.ping_interval_secs = 1;
+    })
+    .await;
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     let body = "x".repeat(16_000);
@@ -207,7 +217,9 @@ async fn a_session_that_never_reads_its_sync_pages_is_closed() {
             .send_json(serde_json::json!({"type": "SYNC", "channelId": "room", "afterSeq": 0, "limit": 100}))
             .await;
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // The count is taken when the session has ended (see
+    // sync_pages_wait_for_the_client_to_read).
+    let deadline = Instant::now() + Duration::from_secs(20);
     while closes_1013(&app).await == before && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -217,7 +229,65 @@ async fn a_session_that_never_reads_its_sync_pages_is_closed() {
         "the stalled session was closed with 1013"
     );
     // The other session still works.
-    alice.send_and_ack("room", "after", "still here").await;
+    // A new session works (alice's first one, idle for longer than the
+    // 3 s idle limit, was closed too).
+    drop(alice);
+    let mut again = app.connect("alice").await;
+    again.send_and_ack("room", "after", "still here").await;
+    app.stop().await;
+}
+
+/// The server's count of frames of `type_name` it queued (`/metrics`).
+async fn frames_out(app: &helpers::TestApp, type_name: &str) -> u64 {
+    metric(app, &format!("chatd_frames_out_total{{type=\"{type_name}\"}}")).await
+}
+
+/// SYNC has backpressure: a session that asks for many large pages and does
+/// not read them gets at most about two queued (the server reads the next
+/// page only once at most one waits), not `outbound_queue_bytes` (16 MiB)
+/// of them, and is closed with 1013 once it has taken nothing for the idle
+/// limit. Before, 100 such connections of one user held 1.7 GB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_pages_wait_for_the_client_to_read() {
+    let _turn = SERIAL.lock().await;
+    let app = spawn_app_with(Backend::Sqlite, |c| c.ping_interval_secs = 1).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let body = "x".repeat(16_000);
+    for n in 0..100 {
+        alice.send_and_ack("room", &format!("big{n}"), &body).await;
+    }
+    let pages_before = frames_out(&app, "SYNC_BATCH").await;
+    let closed_before = closes_1013(&app).await;
+    let mut stalled = stalled_session(&app, "alice").await;
+    for _ in 0..40 {
+        stalled
+            .send_json(serde_json::json!({"type": "SYNC", "channelId": "room", "afterSeq": 0, "limit": 100}))
+            .await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let pages = frames_out(&app, "SYNC_BATCH").await - pages_before;
+    // Two in the queue, one with the session's writer, and what the kernel's
+    // socket buffers took (up to a few MB on loopback); before, 16 MiB of
+    // pages were queued on top.
+    assert!(
+        (1..=8).contains(&pages),
+        "{pages} SYNC pages of about 1 MiB queued for a client that reads nothing"
+    );
+    // The count is taken when the session has ended: after the idle limit
+    // (3 s), the close frame's timeout (5 s) and the linger (2 s).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while closes_1013(&app).await == closed_before && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        closes_1013(&app).await,
+        closed_before + 1,
+        "the stalled session was closed with 1013"
+    );
+    drop(alice);
+    let mut again = app.connect("alice").await;
+    again.send_and_ack("room", "after", "still here").await;
     app.stop().await;
 }
 

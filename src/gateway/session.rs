@@ -209,7 +209,7 @@ impl Reader<'_> {
         tokio::pin!(expiry);
         // A peer that sends nothing, not even a pong to our pings, for three
         // ping intervals is gone.
-        let idle_limit = Duration::from_secs(self.state.config.ping_interval_secs.saturating_mul(3));
+        let idle_limit = self.idle_limit();
         let idle = tokio::time::sleep(idle_limit);
         tokio::pin!(idle);
         let max_in_flight = self.state.config.max_sends_in_flight;
@@ -272,6 +272,13 @@ impl Reader<'_> {
                 }
             }
         }
+    }
+
+    /// How long a peer may go without sending anything, not even a pong to
+    /// our pings, or without taking a queued SYNC page, before it is
+    /// considered gone: three ping intervals.
+    fn idle_limit(&self) -> Duration {
+        Duration::from_secs(self.state.config.ping_interval_secs.saturating_mul(3))
     }
 
     /// Waits until every earlier send of this session is finished.
@@ -377,6 +384,21 @@ impl Reader<'_> {
                 limit,
             } => {
                 self.drain().await;
+                // Backpressure: a page is read only once at most one page
+                // waits in the queue, so a client that asks for pages and
+                // does not read them is answered as fast as it reads, and
+                // one that reads nothing for the idle limit is closed. Before,
+                // it could make the server queue `outbound_queue_bytes` (16
+                // MiB) per connection, times 100 connections per user.
+                tokio::select! {
+                    () = self.handle.queued_at_most(MESSAGE_PAGE_BYTES) => {}
+                    () = tokio::time::sleep(self.idle_limit()) => {
+                        self.handle.kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
+                        return;
+                    }
+                    () = self.close.kicked() => return,
+                    () = self.state.shutdown.cancelled() => return,
+                }
                 let store = &self.state.store;
                 let result = match store.is_member(&channel_id, &self.user.user_id).await {
                     Ok(true) => store.messages_after(&channel_id, after_seq, limit).await.map(Some),
