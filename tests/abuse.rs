@@ -217,24 +217,32 @@ async fn a_session_that_never_reads_its_sync_pages_is_closed() {
             .send_json(serde_json::json!({"type": "SYNC", "channelId": "room", "afterSeq": 0, "limit": 100}))
             .await;
     }
-    // The count is taken when the session has ended (see
-    // sync_pages_wait_for_the_client_to_read).
+    stalled_was_closed_and_a_new_session_works(&app, alice, before).await;
+    app.stop().await;
+}
+
+/// Asserts that one more session was closed with 1013 than `closed_before`,
+/// waiting for the count: it is taken when the session has ended, after the
+/// idle limit (3 s with a 1 s ping interval), the close frame's timeout
+/// (5 s) and the linger (2 s). Then a new session of alice's works (`alice`,
+/// idle past the idle limit too, is closed).
+async fn stalled_was_closed_and_a_new_session_works(
+    app: &helpers::TestApp,
+    alice: helpers::WsClient,
+    closed_before: u64,
+) {
     let deadline = Instant::now() + Duration::from_secs(20);
-    while closes_1013(&app).await == before && Instant::now() < deadline {
+    while closes_1013(app).await == closed_before && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(
-        closes_1013(&app).await,
-        before + 1,
+        closes_1013(app).await,
+        closed_before + 1,
         "the stalled session was closed with 1013"
     );
-    // The other session still works.
-    // A new session works (alice's first one, idle for longer than the
-    // 3 s idle limit, was closed too).
     drop(alice);
     let mut again = app.connect("alice").await;
     again.send_and_ack("room", "after", "still here").await;
-    app.stop().await;
 }
 
 /// The server's count of frames of `type_name` it queued (`/metrics`).
@@ -274,20 +282,7 @@ async fn sync_pages_wait_for_the_client_to_read() {
         (1..=8).contains(&pages),
         "{pages} SYNC pages of about 1 MiB queued for a client that reads nothing"
     );
-    // The count is taken when the session has ended: after the idle limit
-    // (3 s), the close frame's timeout (5 s) and the linger (2 s).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while closes_1013(&app).await == closed_before && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(
-        closes_1013(&app).await,
-        closed_before + 1,
-        "the stalled session was closed with 1013"
-    );
-    drop(alice);
-    let mut again = app.connect("alice").await;
-    again.send_and_ack("room", "after", "still here").await;
+    stalled_was_closed_and_a_new_session_works(&app, alice, closed_before).await;
     app.stop().await;
 }
 

@@ -18,10 +18,10 @@ on_both_stores!(
     a_history_page_of_large_messages_stops_early,
 );
 
-/// A SYNC page of large messages stops past about 1 MiB of JSON with
-/// `hasMore: true` (one frame of 500 × 16 KiB would be 8 MB or more), and
-/// paging on from its last seq still yields every message once, in order.
-async fn a_sync_page_of_large_messages_stops_early(backend: Backend) {
+/// A server whose channel `room` holds 100 messages of 16,000 bytes
+/// (8,000 times `"x`, 24,000 bytes as JSON) from alice; her session, and
+/// the body.
+async fn room_of_100_large_messages(backend: Backend) -> (crate::helpers::TestApp, crate::helpers::WsClient, String) {
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
@@ -29,6 +29,14 @@ async fn a_sync_page_of_large_messages_stops_early(backend: Backend) {
     for n in 0..100 {
         alice.send_and_ack("room", &format!("big{n}"), &body).await;
     }
+    (app, alice, body)
+}
+
+/// A SYNC page of large messages stops past about 1 MiB of JSON with
+/// `hasMore: true` (one frame of 500 × 16 KiB would be 8 MB or more), and
+/// paging on from its last seq still yields every message once, in order.
+async fn a_sync_page_of_large_messages_stops_early(backend: Backend) {
+    let (app, mut alice, body) = room_of_100_large_messages(backend).await;
     alice.send_json(sync("room", 0, Some(100))).await;
     let first = alice.recv_type("SYNC_BATCH").await;
     let page = first["messages"].as_array().expect("messages").len();
@@ -54,13 +62,7 @@ async fn a_sync_page_of_large_messages_stops_early(backend: Backend) {
 /// characters made one response of tens of MB), and paging on from its last
 /// seq yields every message once, in order.
 async fn a_history_page_of_large_messages_stops_early(backend: Backend) {
-    let app = spawn_app(backend).await;
-    app.create_channel("room", &["alice"]).await;
-    let mut alice = app.connect("alice").await;
-    let body = "\"x".repeat(8_000);
-    for n in 0..100 {
-        alice.send_and_ack("room", &format!("big{n}"), &body).await;
-    }
+    let (app, _alice, body) = room_of_100_large_messages(backend).await;
     let token = app.token("alice");
     let (status, first) = app.history("room", &token, "afterSeq=0&limit=100").await;
     assert_eq!(status, 200, "{first}");
