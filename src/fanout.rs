@@ -202,7 +202,8 @@ impl QueuedBytes {
     }
 
     /// Waits until at most `level` bytes are queued (backpressure for work
-    /// that queues a lot at once, such as a SYNC_BATCH page).
+    /// that queues a lot at once, such as a SYNC_BATCH page). One waiter at
+    /// a time: the session's reader is the only caller.
     pub async fn at_most(&self, level: usize) {
         loop {
             let notified = self.drained.notified();
