@@ -34,10 +34,9 @@ use crate::ids::{now_ms, UserId};
 use crate::limits::ConnectionPermit;
 use crate::protocol::{
     decode_client_frame, peek_client_msg_id, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame,
-    TaggedMessage,
 };
 use crate::state::AppState;
-use crate::store::{page_len, NewMessage, StoreError};
+use crate::store::{recv_page, NewMessage, StoreError};
 use crate::telemetry;
 use crate::writer::SendJob;
 
@@ -409,14 +408,11 @@ impl Reader<'_> {
                     Ok(Some((messages, has_more))) => {
                         // A page stops early past MESSAGE_PAGE_BYTES: the
                         // client asks again from its last seq.
-                        let fits = page_len(&messages, MESSAGE_PAGE_BYTES);
+                        let (messages, has_more) = recv_page(&messages, has_more);
                         ServerFrame::SyncBatch {
                             channel_id: channel_id.as_str().to_owned(),
-                            messages: messages[..fits]
-                                .iter()
-                                .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
-                                .collect(),
-                            has_more: has_more || fits < messages.len(),
+                            messages,
+                            has_more,
                         }
                     }
                     Ok(None) => {

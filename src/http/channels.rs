@@ -11,11 +11,10 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller};
-use crate::config::MESSAGE_PAGE_BYTES;
 use crate::ids::{now_ms, ChannelId, UserId};
-use crate::protocol::{check_after_seq, check_limit, TaggedMessage};
+use crate::protocol::{check_after_seq, check_limit};
 use crate::state::AppState;
-use crate::store::{page_len, Channel};
+use crate::store::{recv_page, Channel};
 
 /// The channel object of the API: `{"channelId", "members", "lastSeq", "createdAt"}`.
 #[derive(Debug, Serialize)]
@@ -216,11 +215,6 @@ pub async fn history(
     let (messages, has_more) = state.store.messages_after(&id, after_seq, limit).await?;
     // Like a SYNC_BATCH, a page stops early past MESSAGE_PAGE_BYTES; the
     // caller asks again after its last seq.
-    let fits = page_len(&messages, MESSAGE_PAGE_BYTES);
-    let has_more = has_more || fits < messages.len();
-    let messages: Vec<TaggedMessage> = messages[..fits]
-        .iter()
-        .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
-        .collect();
+    let (messages, has_more) = recv_page(&messages, has_more);
     Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more})).into_response())
 }

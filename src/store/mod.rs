@@ -25,7 +25,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 pub use backend::{PgStore, SqliteStore};
 
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::protocol::{ChannelState, ErrorCode, RecvMessage};
+use crate::protocol::{ChannelState, ErrorCode, RecvMessage, TaggedMessage};
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -99,6 +99,19 @@ pub fn page_len(messages: &[StoredMessage], budget: usize) -> usize {
         fits += 1;
     }
     fits
+}
+
+/// A page read with `has_more`, as clients get it (SYNC_BATCH and the
+/// history route): the messages that fit
+/// [`crate::config::MESSAGE_PAGE_BYTES`] ([`page_len`]) as MSG_RECV objects,
+/// and `hasMore`, also true when the page stopped early.
+pub fn recv_page(messages: &[StoredMessage], has_more: bool) -> (Vec<TaggedMessage>, bool) {
+    let fits = page_len(messages, crate::config::MESSAGE_PAGE_BYTES);
+    let page = messages[..fits]
+        .iter()
+        .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
+        .collect();
+    (page, has_more || fits < messages.len())
 }
 
 /// A channel and its current members.
