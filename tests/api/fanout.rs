@@ -26,9 +26,17 @@ async fn a_session_that_sends_and_receives_sees_the_channel_in_seq_order(backend
     const SENDS: usize = 150;
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice", "bob"]).await;
-    let mut tasks = Vec::new();
+    // Both sessions exist before either sends: a message committed before a
+    // session registered is not fanned out to it (that session catches up
+    // with SYNC from HELLO's lastSeq), so a session connected while the other
+    // was already sending would wait forever for frames it is not owed.
+    let mut clients = Vec::new();
     for user in ["alice", "bob"] {
-        let mut client = app.connect(user).await;
+        clients.push((user, app.connect(user).await));
+    }
+    let mut tasks = Vec::new();
+    for (user, mut client) in clients {
+        assert_eq!(client.hello["channels"][0]["lastSeq"], 0, "{user}: {}", client.hello);
         tasks.push(tokio::spawn(async move {
             for n in 0..SENDS {
                 client.send_msg("room", &format!("{user}-{n}"), "x").await;
