@@ -51,8 +51,35 @@ fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
     body.map_err(|rejection| ApiError::new(rejection.status(), "bad_request", &rejection.body_text()))
 }
 
-fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(&format!("body is not the expected JSON: {e}")))
+/// The shape of the `POST /v1/channels` body, as its refusals name it.
+const CHANNEL_SHAPE: &str = r#"{"channelId"?: string, "members"?: [string]}"#;
+/// The shape of the `POST /v1/tokens` body, as its refusals name it.
+const TOKEN_SHAPE: &str = r#"{"userId": string, "ttlSeconds"?: integer}"#;
+
+/// Decodes a request body of `shape`. A refusal (400 `bad_request`) says
+/// whether the body is not JSON or not that shape, names a missing field, and
+/// gives the line and column, in words of its own: serde's text names Rust
+/// types ("expected struct CreateChannel") that mean nothing to a client.
+fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes, shape: &str) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        use serde_json::error::Category;
+        let at = format!("line {}, column {}", e.line(), e.column());
+        let message = match e.classify() {
+            Category::Syntax | Category::Eof | Category::Io => format!("body is not valid JSON ({at})"),
+            Category::Data => match missing_field(&e) {
+                Some(field) => format!("body must be {shape}: \"{field}\" is missing"),
+                None => format!("body must be {shape} ({at})"),
+            },
+        };
+        ApiError::bad_request(&message)
+    })
+}
+
+/// The field a "missing field" decode error names.
+fn missing_field(error: &serde_json::Error) -> Option<String> {
+    let text = error.to_string();
+    let name = text.strip_prefix("missing field `")?.split('`').next()?;
+    Some(name.to_owned())
 }
 
 fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
@@ -77,7 +104,7 @@ pub async fn create_channel(
             members: Vec::new(),
         }
     } else {
-        parse_json(&body)?
+        parse_json(&body, CHANNEL_SHAPE)?
     };
     let id = match request.channel_id {
         Some(raw) => channel_id(&raw)?,
@@ -159,7 +186,7 @@ pub async fn create_token(
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
     let body = body_bytes(body)?;
-    let request: CreateToken = parse_json(&body)?;
+    let request: CreateToken = parse_json(&body, TOKEN_SHAPE)?;
     let user = user_id(&request.user_id, "userId")?;
     let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
     if ttl == 0 || ttl > crate::auth::MAX_TOKEN_TTL_SECS {

@@ -73,8 +73,42 @@ async fn channel_routes(backend: Backend) {
         assert!(response.starts_with("HTTP/1.1 413"), "{response}");
         assert!(response.contains("\"code\":\"bad_request\""), "{response}");
     }
-    let (status, body) = app.request("POST", "/v1/channels", admin, Some("{not json")).await;
-    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("bad_request")));
+    // Refusals of a body name the problem and the expected shape in the API's
+    // words, never serde's ("expected struct CreateChannel").
+    for (path, body, says) in [
+        ("/v1/channels", "{not json", "body is not valid JSON (line 1, column 2)"),
+        (
+            "/v1/channels",
+            "[]",
+            r#"body must be {"channelId"?: string, "members"?: [string]} (line 1, column 2)"#,
+        ),
+        (
+            "/v1/channels",
+            r#"{"members": [5]}"#,
+            r#"body must be {"channelId"?: string, "members"?: [string]} (line 1, column 14)"#,
+        ),
+        (
+            "/v1/tokens",
+            r#"{"ttlSeconds": 60}"#,
+            r#"body must be {"userId": string, "ttlSeconds"?: integer}: "userId" is missing"#,
+        ),
+        (
+            "/v1/tokens",
+            r#"{"userId": "alice", "ttlSeconds": -1}"#,
+            r#"body must be {"userId": string, "ttlSeconds"?: integer} (line 1, column 36)"#,
+        ),
+    ] {
+        let (status, reply) = app.request("POST", path, admin, Some(body)).await;
+        assert_eq!(
+            (
+                status,
+                reply["error"]["code"].as_str(),
+                reply["error"]["message"].as_str()
+            ),
+            (400, Some("bad_request"), Some(says)),
+            "{path} {body}"
+        );
+    }
     let (status, body) = app.request("GET", "/v1/channels/room", admin, None).await;
     assert_eq!(status, 200);
     assert_eq!(body["members"], json!(["alice", "bob"]));
