@@ -182,6 +182,8 @@ impl Node {
 /// A database of its own, a unique subject prefix, and nodes on both.
 struct Cluster {
     nodes: Vec<Node>,
+    /// The nodes' NATS subject prefix.
+    prefix: String,
     /// Kept for the nodes' lifetime: dropping it drops the database.
     _db: TestDb,
 }
@@ -209,6 +211,7 @@ impl Cluster {
         started.extend(rest);
         Some(Self {
             nodes: started,
+            prefix,
             _db: db,
         })
     }
@@ -442,6 +445,51 @@ async fn membership_changed_on_one_node_applies_on_another_at_once() {
     let ack = alice.send_and_ack("room", "m4", "bob is back").await;
     assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
     assert_eq!(carol.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+}
+
+/// Membership changes made on different nodes reach a node in any order (each
+/// node applies its own at once; the others' come through NATS). A removal
+/// that committed before an add but arrives after it must not end the
+/// member's delivery: the database decides, not the order of arrival. The
+/// late removal is published by hand, as a slow node's would arrive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_removal_that_arrives_after_a_later_add_does_not_stop_delivery() {
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice"]).await;
+    let mut bob = a.connect("bob").await;
+    let mut alice = b.connect("alice").await;
+    // Added through node A, which takes the channel for bob at once.
+    a.set_member("room", "bob", true).await;
+    let ack = alice.send_and_ack("room", "m1", "first").await;
+    assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+
+    // A removal from before that add arrives late, then a marker frame on the
+    // same subject: NATS keeps one publisher's order, so once bob has the
+    // marker, node A has handled the removal.
+    let nats = async_nats::connect(NATS_URL).await.expect("connect to NATS");
+    let subject = chatd::cluster::user_subject(&cluster.prefix, &chatd::ids::UserId::parse("bob").expect("id"));
+    let stale = chatd::cluster::UserEnvelope::Membership {
+        channel_id: "room".into(),
+        add: false,
+        seq: 0,
+    };
+    let marker = chatd::cluster::UserEnvelope::Frame {
+        frame_type: "ERROR".into(),
+        text: json!({"type": "ERROR", "code": "internal", "message": "marker", "retryable": true}).to_string(),
+    };
+    for envelope in [stale, marker] {
+        let payload = serde_json::to_vec(&envelope).expect("envelope");
+        nats.publish(subject.clone(), payload.into()).await.expect("publish");
+    }
+    nats.flush().await.expect("flush");
+    assert_eq!(bob.recv_type("ERROR").await["message"], "marker");
+
+    // Bob is still a member (the database says so): he keeps receiving.
+    let ack = alice.send_and_ack("room", "m2", "second").await;
+    assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

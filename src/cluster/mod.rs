@@ -148,6 +148,9 @@ struct ChannelEntry {
 enum UserCmd {
     /// NATS came back: add channels joined while it was away.
     Reconcile,
+    /// The user joined (`add`) or left `channel`, committed when its last
+    /// seq was `seq` (on this node or another): see [`Inner::membership`].
+    Membership { channel: ChannelId, add: bool, seq: i64 },
 }
 
 struct Outbound {
@@ -331,8 +334,9 @@ impl Cluster {
     }
 
     /// `user` joined (`add`) or left `channel`, committed when the channel's
-    /// last seq was `seq`: applied to this node's interest at once and
-    /// published to the nodes holding the user's sessions.
+    /// last seq was `seq`: handed to this node's interest at once (applied as
+    /// the database has it, see [`Inner::membership`]) and published to the
+    /// nodes holding the user's sessions.
     pub fn membership_changed(&self, user: &UserId, channel: &ChannelId, add: bool, seq: i64) {
         self.0.membership(user, channel, add, seq);
         let envelope = UserEnvelope::Membership {
@@ -502,15 +506,33 @@ impl Inner {
         ready
     }
 
-    /// Applies a membership change to this node's interest (no-op for a
-    /// user without local sessions).
-    fn membership(self: &Arc<Self>, user: &UserId, channel: &ChannelId, add: bool, seq: i64) {
+    /// Hands a membership change to the user's task (no-op for a user
+    /// without local sessions), which applies them one at a time as the
+    /// database has them ([`run_user`]). Changes made on different nodes
+    /// arrive here in any order (each node applies its own at once, the
+    /// others' come through NATS later), so the event's `add` cannot be
+    /// applied as it is: an older removal arriving after a newer add would
+    /// end the member's delivery for good.
+    fn membership(&self, user: &UserId, channel: &ChannelId, add: bool, seq: i64) {
+        if let Some(entry) = self.lock().users.get(user) {
+            let _ = entry.commands.send(UserCmd::Membership {
+                channel: channel.clone(),
+                add,
+                seq,
+            });
+        }
+    }
+
+    /// Takes (`member`) or gives back `channel` for the user's entry, if it
+    /// is still `generation`. `seq`: the channel's last seq at the change,
+    /// the floor of a join.
+    fn set_membership(self: &Arc<Self>, user: &UserId, generation: u64, channel: &ChannelId, member: bool, seq: i64) {
         let mut guard = self.lock();
         let interest = &mut *guard;
-        let Some(entry) = interest.users.get_mut(user) else {
+        let Some(entry) = interest.users.get_mut(user).filter(|e| e.generation == generation) else {
             return;
         };
-        if add {
+        if member {
             if entry.channels.insert(channel.clone()) {
                 let _ = self.acquire(&mut interest.channels, channel, Some(seq));
             }
@@ -668,6 +690,20 @@ async fn run_user(
                         }
                         Err(error) => tracing::warn!(user_id = %user, %error, "cannot re-read a user's channels"),
                     }
+                }
+                Some(UserCmd::Membership { channel, add, seq }) => {
+                    // The database decides, read after the change committed:
+                    // every change is followed by its own event, so the last
+                    // one handled reads the final state, whatever order the
+                    // events came in. Without the database, the event's word.
+                    let member = match inner.store.is_member(&channel, &user).await {
+                        Ok(member) => member,
+                        Err(error) => {
+                            tracing::warn!(user_id = %user, channel_id = %channel, %error, "cannot read a membership; applying the change as sent");
+                            add
+                        }
+                    };
+                    inner.set_membership(&user, generation, &channel, member, seq);
                 }
             },
             payload = inbound.next() => match payload {
