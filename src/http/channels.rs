@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::State;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -45,10 +45,14 @@ struct CreateChannel {
     members: Vec<String>,
 }
 
-/// The request body, or the extractor's refusal (413 past the 2 MB limit) in
-/// the API's error shape.
-fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
-    body.map_err(|rejection| ApiError::new(rejection.status(), "bad_request", &rejection.body_text()))
+/// Reads the request's body, or answers with the extractor's refusal (413
+/// past [`super::MAX_REQUEST_BODY`]) in the API's error shape. Handlers call
+/// it after the credential check, so a request without valid credentials is
+/// refused before its body is read (and is never told `100 Continue`).
+async fn read_body(request: Request) -> Result<Bytes, ApiError> {
+    Bytes::from_request(request, &())
+        .await
+        .map_err(|rejection: BytesRejection| ApiError::new(rejection.status(), "bad_request", &rejection.body_text()))
 }
 
 /// The shape of the `POST /v1/channels` body, as its refusals name it.
@@ -61,6 +65,17 @@ const TOKEN_SHAPE: &str = r#"{"userId": string, "ttlSeconds"?: integer}"#;
 /// gives the line and column, in words of its own: serde's text names Rust
 /// types ("expected struct CreateChannel") that mean nothing to a client.
 fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes, shape: &str) -> Result<T, ApiError> {
+    // serde also takes a struct written as a JSON array (`["room", ["alice"]]`):
+    // only an object is the documented shape.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        let not_json = serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err();
+        let message = if not_json {
+            "body is not valid JSON".to_owned()
+        } else {
+            format!("body must be {shape}")
+        };
+        return Err(ApiError::bad_request(&message));
+    }
     serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
         let at = format!("line {}, column {}", e.line(), e.column());
@@ -94,10 +109,10 @@ fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
 pub async fn create_channel(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    request: Request,
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
-    let body = body_bytes(body)?;
+    let body = read_body(request).await?;
     let request: CreateChannel = if body.is_empty() {
         CreateChannel {
             channel_id: None,
@@ -182,10 +197,10 @@ struct CreateToken {
 pub async fn create_token(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    request: Request,
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
-    let body = body_bytes(body)?;
+    let body = read_body(request).await?;
     let request: CreateToken = parse_json(&body, TOKEN_SHAPE)?;
     let user = user_id(&request.user_id, "userId")?;
     let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);

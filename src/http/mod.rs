@@ -6,7 +6,7 @@ mod health;
 
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post, put};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
@@ -20,7 +20,7 @@ use crate::store::StoreError;
 /// Builds the router with every route and layer.
 pub fn router(state: AppState) -> Router {
     Router::new()
-        .route("/v1/ws", any(gateway::ws_handler))
+        .route("/v1/ws", get(gateway::ws_handler))
         .route("/v1/channels", post(channels::create_channel))
         .route("/v1/channels/{channel_id}", get(channels::get_channel))
         .route(
@@ -36,6 +36,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "method not allowed on this route")
         })
+        .layer(axum::middleware::from_fn(declared_body_limit))
         .layer(axum::middleware::from_fn_with_state(state.config.handshake_timeout(), request_deadline))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error").into_response()
@@ -48,6 +49,27 @@ pub fn router(state: AppState) -> Router {
         )
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
         .with_state(state)
+}
+
+/// Largest HTTP request body, in bytes (2 MiB, axum's default limit, also
+/// applied by the body extractor); past it the answer is 413.
+pub const MAX_REQUEST_BODY: usize = 2 * 1024 * 1024;
+
+/// Answers 413 at once to a request whose `Content-Length` says its body is
+/// over [`MAX_REQUEST_BODY`], before any handler (or authentication) and
+/// without reading the body: the extractor alone would wait for the body to
+/// arrive, and a client that declares a gigabyte and sends nothing would
+/// hold the connection until the request deadline.
+async fn declared_body_limit(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    if declared.is_some_and(|len| len > MAX_REQUEST_BODY as u64) {
+        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "bad_request", "request body over 2 MiB").into_response();
+    }
+    next.run(request).await
 }
 
 /// Bounds the whole HTTP request (head, body and handling) by
