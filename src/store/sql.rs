@@ -40,6 +40,10 @@ pub mod pg {
     /// id, the order the per-row path uses: no deadlock between batches.
     pub const LOCK_CHANNELS: &str = "SELECT channel_id, last_seq, last_ts FROM channels \
          WHERE channel_id = ANY($1) ORDER BY channel_id COLLATE \"C\" FOR UPDATE";
+    /// Adds members (`$2` text[]) to channel `$1`, joined at `$3`; repeats
+    /// and existing members are skipped.
+    pub const INSERT_MEMBERS: &str = "INSERT INTO members (channel_id, user_id, joined_at) \
+         SELECT $1, u, $3 FROM UNNEST($2::text[]) AS u ON CONFLICT (channel_id, user_id) DO NOTHING";
     /// Members of every channel of a batch (`$1` text[]), in no order.
     pub const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)";
     /// Inserts a batch's messages from one array per column (`$1`..`$7`) and
@@ -59,6 +63,10 @@ pub mod pg {
 /// SQLite: one writer connection (and `BEGIN IMMEDIATE`) serialises writers,
 /// so no row lock is needed; `message_id` is text.
 pub mod sqlite {
+    /// Adds members (`$2`, a JSON array of ids) to channel `$1`, joined at
+    /// `$3`; repeats and existing members are skipped.
+    pub const INSERT_MEMBERS: &str = "INSERT INTO members (channel_id, user_id, joined_at) \
+         SELECT $1, value, $3 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING";
     pub const LOCK_CHANNEL: &str = "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1";
     pub const INSERT_MESSAGE: &str =
         "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \

@@ -16,6 +16,7 @@ on_both_stores!(
     a_session_is_closed_with_1008_when_its_token_expires,
     health_and_metrics,
     request_bodies_are_refused_before_they_are_read,
+    a_channel_with_100_000_members_is_created_in_one_request,
 );
 
 /// Sends a raw HTTP/1.1 request head (and `body`) and returns what the
@@ -99,6 +100,26 @@ async fn request_bodies_are_refused_before_they_are_read(backend: Backend) {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     assert!(allow.contains("GET"), "Allow: {allow:?}");
+    app.stop().await;
+}
+
+/// Found by a breaker helper: on PostgreSQL a member list this long took a
+/// round trip per member, outlasted `db_timeout_ms` (5 s) and got 503
+/// `unavailable`, which no retry could fix. It is one statement now.
+async fn a_channel_with_100_000_members_is_created_in_one_request(backend: Backend) {
+    const MEMBERS: usize = 100_000;
+    let app = spawn_app(backend).await;
+    let members: Vec<String> = (0..MEMBERS).map(|n| format!("u{n}")).collect();
+    let body = json!({"channelId": "big", "members": members}).to_string();
+    let started = std::time::Instant::now();
+    let (status, reply) = app
+        .request("POST", "/v1/channels", Some(ADMIN_TOKEN), Some(&body))
+        .await;
+    println!("{backend:?}: {MEMBERS} members in {:?}", started.elapsed());
+    assert_eq!(status, 201, "{reply}");
+    let (status, channel) = app.request("GET", "/v1/channels/big", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(channel["members"].as_array().map(Vec::len), Some(MEMBERS));
     app.stop().await;
 }
 
