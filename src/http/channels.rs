@@ -109,10 +109,10 @@ fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
 pub async fn create_channel(
     State(state): State<AppState>,
     headers: HeaderMap,
-    request: Request,
+    raw: Request,
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
-    let body = read_body(request).await?;
+    let body = read_body(raw).await?;
     let request: CreateChannel = if body.is_empty() {
         CreateChannel {
             channel_id: None,
@@ -197,10 +197,10 @@ struct CreateToken {
 pub async fn create_token(
     State(state): State<AppState>,
     headers: HeaderMap,
-    request: Request,
+    raw: Request,
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
-    let body = read_body(request).await?;
+    let body = read_body(raw).await?;
     let request: CreateToken = parse_json(&body, TOKEN_SHAPE)?;
     let user = user_id(&request.user_id, "userId")?;
     let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
