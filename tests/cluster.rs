@@ -486,10 +486,151 @@ async fn a_stale_removal_that_arrives_after_a_later_add_does_not_stop_delivery()
     }
     nats.flush().await.expect("flush");
     assert_eq!(bob.recv_type("ERROR").await["message"], "marker");
+    // The removal is checked against the database by the user's membership
+    // task, beside the frames: give that read a moment.
+    tokio::time::sleep(Duration::from_millis(500)).await;
 
     // Bob is still a member (the database says so): he keeps receiving.
     let ack = alice.send_and_ack("room", "m2", "second").await;
     assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+}
+
+/// A TCP relay to PostgreSQL that can stall: while paused, nothing is
+/// forwarded either way, so the node behind it sees its database hang.
+struct PausableProxy {
+    addr: std::net::SocketAddr,
+    paused: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl PausableProxy {
+    async fn start(upstream: String) -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
+        let addr = listener.local_addr().expect("proxy addr");
+        let paused = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let task = tokio::spawn({
+            let paused = paused.clone();
+            async move {
+                while let Ok((client, _)) = listener.accept().await {
+                    let (upstream, paused) = (upstream.clone(), paused.clone());
+                    tokio::spawn(async move {
+                        let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
+                            return;
+                        };
+                        let (cr, cw) = client.into_split();
+                        let (sr, sw) = server.into_split();
+                        let pump =
+                            |mut from: tokio::net::tcp::OwnedReadHalf,
+                             mut to: tokio::net::tcp::OwnedWriteHalf,
+                             paused: std::sync::Arc<std::sync::atomic::AtomicBool>| async move {
+                                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                                let mut buf = vec![0u8; 16 * 1024];
+                                loop {
+                                    let Ok(n) = from.read(&mut buf).await else { return };
+                                    if n == 0 {
+                                        return;
+                                    }
+                                    while paused.load(Ordering::SeqCst) {
+                                        tokio::time::sleep(Duration::from_millis(20)).await;
+                                    }
+                                    if to.write_all(&buf[..n]).await.is_err() {
+                                        return;
+                                    }
+                                }
+                            };
+                        let up = tokio::spawn(pump(cr, sw, paused.clone()));
+                        let down = tokio::spawn(pump(sr, cw, paused));
+                        let _ = tokio::join!(up, down);
+                    });
+                }
+            }
+        });
+        Self { addr, paused, task }
+    }
+
+    fn pause(&self, paused: bool) {
+        self.paused.store(paused, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for PausableProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Found by a breaker helper: when a node could not read a membership from
+/// the database, it applied the event as sent, which brings back arrival
+/// order: a stale removal ended a current member's delivery for good. The
+/// node now keeps the channel when it cannot tell (a channel held for a
+/// non-member costs traffic, never a delivery). And the user's frames (a
+/// RECEIPT from another node) no longer wait behind that read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_cannot_read_a_membership_keeps_the_channel() {
+    let Some(cluster) = Cluster::start(1, &[]).await else {
+        return;
+    };
+    let a = &cluster.nodes[0];
+    // Node D reaches PostgreSQL through a proxy that can stall, with a short
+    // database timeout.
+    let upstream = url_host_port(&cluster._db.url);
+    let proxy = PausableProxy::start(upstream.clone()).await;
+    let proxied = cluster._db.url.replacen(&upstream, &proxy.addr.to_string(), 1);
+    let d = Node::start(
+        &cluster._db,
+        NATS_URL,
+        &cluster.prefix,
+        &[
+            ("CHATD_DATABASE_URL", proxied.as_str()),
+            ("CHATD_DB_TIMEOUT_MS", "2000"),
+        ],
+    );
+    a.create_channel("room", &["alice", "dave"]).await;
+    let mut dave = d.connect("dave").await;
+    let mut alice = a.connect("alice").await;
+    let ack = alice.send_and_ack("room", "m1", "first").await;
+    assert_eq!(dave.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+
+    // D's database stalls, and a stale removal of dave arrives: D cannot
+    // check it against the database (dave is still a member there).
+    proxy.pause(true);
+    let nats = async_nats::connect(NATS_URL).await.expect("connect to NATS");
+    let subject = chatd::cluster::user_subject(&cluster.prefix, &chatd::ids::UserId::parse("dave").expect("id"));
+    let stale = chatd::cluster::UserEnvelope::Membership {
+        channel_id: "room".into(),
+        add: false,
+        seq: 0,
+    };
+    let marker = chatd::cluster::UserEnvelope::Frame {
+        frame_type: "ERROR".into(),
+        text: json!({"type": "ERROR", "code": "internal", "message": "marker", "retryable": true}).to_string(),
+    };
+    let paused_at = Instant::now();
+    for envelope in [stale, marker] {
+        let payload = serde_json::to_vec(&envelope).expect("envelope");
+        nats.publish(subject.clone(), payload.into()).await.expect("publish");
+    }
+    nats.flush().await.expect("flush");
+    // A frame for dave behind the removal is not held up by the stalled
+    // read (which takes D's 2 s database timeout to fail).
+    let marker = tokio::time::timeout(Duration::from_secs(1), dave.recv_type("ERROR"))
+        .await
+        .expect("the user's frames wait for a membership read");
+    assert_eq!(marker["message"], "marker");
+    // Well past D's database timeout: the read has failed by now.
+    tokio::time::sleep_until((paused_at + Duration::from_secs(4)).into()).await;
+    proxy.pause(false);
+
+    let ack = alice.send_and_ack("room", "m2", "second").await;
+    assert_eq!(dave.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
+    drop(d);
+}
+
+/// `host:port` of a `postgres://user@host:port/db` URL.
+fn url_host_port(url: &str) -> String {
+    let rest = url.split_once('@').map_or(url, |(_, rest)| rest);
+    rest.split('/').next().unwrap_or(rest).to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -133,6 +133,8 @@ struct UserEntry {
     channels: HashSet<ChannelId>,
     ready: watch::Receiver<bool>,
     commands: mpsc::UnboundedSender<UserCmd>,
+    /// The user's membership changes, for [`run_membership`].
+    memberships: mpsc::UnboundedSender<MembershipChange>,
     stop: CancellationToken,
 }
 
@@ -148,9 +150,14 @@ struct ChannelEntry {
 enum UserCmd {
     /// NATS came back: add channels joined while it was away.
     Reconcile,
-    /// The user joined (`add`) or left `channel`, committed when its last
-    /// seq was `seq` (on this node or another): see [`Inner::membership`].
-    Membership { channel: ChannelId, add: bool, seq: i64 },
+}
+
+/// The user joined (`add`) or left `channel`, committed when its last seq
+/// was `seq` (on this node or another): see [`Inner::membership`].
+struct MembershipChange {
+    channel: ChannelId,
+    add: bool,
+    seq: i64,
 }
 
 struct Outbound {
@@ -439,6 +446,7 @@ impl Inner {
         interest.next_generation += 1;
         let (ready_tx, ready) = watch::channel(false);
         let (commands, commands_rx) = mpsc::unbounded_channel();
+        let (memberships, memberships_rx) = mpsc::unbounded_channel();
         let stop = self.stop.child_token();
         interest.users.insert(
             user.clone(),
@@ -448,9 +456,17 @@ impl Inner {
                 channels: HashSet::new(),
                 ready: ready.clone(),
                 commands,
+                memberships,
                 stop: stop.clone(),
             },
         );
+        self.tasks.spawn(run_membership(
+            self.clone(),
+            user.clone(),
+            generation,
+            memberships_rx,
+            stop.clone(),
+        ));
         telemetry::nats_subscriptions("user", 1.0);
         self.tasks.spawn(run_user(
             self.clone(),
@@ -506,16 +522,16 @@ impl Inner {
         ready
     }
 
-    /// Hands a membership change to the user's task (no-op for a user
-    /// without local sessions), which applies them one at a time as the
-    /// database has them ([`run_user`]). Changes made on different nodes
-    /// arrive here in any order (each node applies its own at once, the
-    /// others' come through NATS later), so the event's `add` cannot be
+    /// Hands a membership change to the user's membership task (no-op for
+    /// a user without local sessions), which applies them one at a time as
+    /// the database has them ([`run_membership`]). Changes made on different
+    /// nodes arrive here in any order (each node applies its own at once,
+    /// the others' come through NATS later), so the event's `add` cannot be
     /// applied as it is: an older removal arriving after a newer add would
     /// end the member's delivery for good.
     fn membership(&self, user: &UserId, channel: &ChannelId, add: bool, seq: i64) {
         if let Some(entry) = self.lock().users.get(user) {
-            let _ = entry.commands.send(UserCmd::Membership {
+            let _ = entry.memberships.send(MembershipChange {
                 channel: channel.clone(),
                 add,
                 seq,
@@ -691,26 +707,49 @@ async fn run_user(
                         Err(error) => tracing::warn!(user_id = %user, %error, "cannot re-read a user's channels"),
                     }
                 }
-                Some(UserCmd::Membership { channel, add, seq }) => {
-                    // The database decides, read after the change committed:
-                    // every change is followed by its own event, so the last
-                    // one handled reads the final state, whatever order the
-                    // events came in. Without the database, the event's word.
-                    let member = match inner.store.is_member(&channel, &user).await {
-                        Ok(member) => member,
-                        Err(error) => {
-                            tracing::warn!(user_id = %user, channel_id = %channel, %error, "cannot read a membership; applying the change as sent");
-                            add
-                        }
-                    };
-                    inner.set_membership(&user, generation, &channel, member, seq);
-                }
             },
             payload = inbound.next() => match payload {
                 Some(payload) => on_user_payload(&inner, &user, &payload),
                 None => inbound = futures_util::stream::pending().boxed(),
             },
         }
+    }
+}
+
+/// One user's membership changes, one at a time, in a task of their own so
+/// that the database reads never hold up the user's RECEIPT frames.
+///
+/// The database decides, read after the change committed: every change is
+/// followed by its own event, so the last one handled reads the final state,
+/// whatever order the events came in. When the read fails, the node keeps (or
+/// takes) the channel: delivery goes by each message's own member list, so a
+/// channel held for a user who left costs traffic until the user's last
+/// session here ends, never a delivery, while one given up for a member would
+/// lose that member's messages for good.
+async fn run_membership(
+    inner: Arc<Inner>,
+    user: UserId,
+    generation: u64,
+    mut changes: mpsc::UnboundedReceiver<MembershipChange>,
+    stop: CancellationToken,
+) {
+    loop {
+        let change = tokio::select! {
+            _ = stop.cancelled() => return,
+            change = changes.recv() => match change {
+                Some(change) => change,
+                None => return,
+            },
+        };
+        let MembershipChange { channel, add, seq } = change;
+        let member = match inner.store.is_member(&channel, &user).await {
+            Ok(member) => member,
+            Err(error) => {
+                tracing::warn!(user_id = %user, channel_id = %channel, add, %error, "cannot read a membership; keeping the channel");
+                true
+            }
+        };
+        inner.set_membership(&user, generation, &channel, member, seq);
     }
 }
 
