@@ -58,7 +58,16 @@ pub const MAX_MEMBERS_PER_REQUEST: usize = 100_000;
 async fn read_body(request: Request) -> Result<Bytes, ApiError> {
     Bytes::from_request(request, &())
         .await
-        .map_err(|rejection: BytesRejection| ApiError::new(rejection.status(), "bad_request", &rejection.body_text()))
+        .map_err(|rejection: BytesRejection| {
+            let status = rejection.status();
+            if status == StatusCode::PAYLOAD_TOO_LARGE {
+                // The same words as a declared over-long body (a chunked one
+                // is only found out while it is read).
+                ApiError::new(status, "bad_request", super::BODY_TOO_LARGE)
+            } else {
+                ApiError::new(status, "bad_request", &rejection.body_text())
+            }
+        })
 }
 
 /// The shape of the `POST /v1/channels` body, as its refusals name it.

@@ -55,6 +55,9 @@ pub fn router(state: AppState) -> Router {
 /// applied by the body extractor); past it the answer is 413.
 pub const MAX_REQUEST_BODY: usize = 2 * 1024 * 1024;
 
+/// The message of a 413.
+const BODY_TOO_LARGE: &str = "request body over 2 MiB";
+
 /// Answers 413 at once to a request whose `Content-Length` says its body is
 /// over [`MAX_REQUEST_BODY`], before any handler (or authentication) and
 /// without reading the body: the extractor alone would wait for the body to
@@ -67,7 +70,7 @@ async fn declared_body_limit(request: axum::extract::Request, next: axum::middle
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok());
     if declared.is_some_and(|len| len > MAX_REQUEST_BODY as u64) {
-        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "bad_request", "request body over 2 MiB").into_response();
+        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "bad_request", BODY_TOO_LARGE).into_response();
     }
     next.run(request).await
 }

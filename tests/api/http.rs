@@ -60,6 +60,28 @@ async fn request_bodies_are_refused_before_they_are_read(backend: Backend) {
         assert!(response.starts_with("HTTP/1.1 413"), "{auth:?}: {response:?}");
         assert!(response.contains("\"code\":\"bad_request\""), "{response}");
     }
+    // A chunked body has no length up front: refused with the same 413 once
+    // it passes 2 MiB while it is read.
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut tcp = tokio::net::TcpStream::connect(app.addr).await.expect("connect");
+        let head = format!(
+            "POST /v1/channels HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        );
+        tcp.write_all(head.as_bytes()).await.expect("head");
+        let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, "m".repeat(64 * 1024));
+        for _ in 0..40 {
+            // The server may answer and close before the upload ends.
+            if tcp.write_all(chunk.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        let mut response = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut response)).await;
+        let response = String::from_utf8_lossy(&response);
+        assert!(response.starts_with("HTTP/1.1 413"), "{response:?}");
+        assert!(response.contains("request body over 2 MiB"), "{response}");
+    }
     // No valid credentials: 401 before the body is asked for.
     for (path, auth) in [
         ("/v1/channels", String::new()),
