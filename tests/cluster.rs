@@ -627,6 +627,51 @@ async fn a_node_that_cannot_read_a_membership_keeps_the_channel() {
     drop(d);
 }
 
+/// Found by a breaker helper: a node that took a channel for a member on a
+/// stale event started its catch-up at that event's seq, and catch-up hands
+/// messages to the current members, so a re-added member got what was stored
+/// while it was not one. The floor is now the join's own seq, from the
+/// database (`members.joined_seq`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_who_joins_late_is_not_handed_what_came_before_the_join() {
+    use sqlx::Connection;
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [a, d] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice"]).await;
+    let mut dave = d.connect("dave").await;
+    let mut alice = a.connect("alice").await;
+    alice.send_and_ack("room", "m1", "before dave").await;
+    alice.send_and_ack("room", "m2", "still before dave").await;
+    // Dave joins when the last seq is 2; the join's own event has not reached
+    // node D yet, but an older add (seq 0, from an earlier membership) does.
+    let mut db = sqlx::PgConnection::connect(&cluster._db.url).await.expect("connect");
+    sqlx::query("INSERT INTO members (channel_id, user_id, joined_at, joined_seq) VALUES ('room', 'dave', 0, 2)")
+        .execute(&mut db)
+        .await
+        .expect("join");
+    let nats = async_nats::connect(NATS_URL).await.expect("connect to NATS");
+    let subject = chatd::cluster::user_subject(&cluster.prefix, &chatd::ids::UserId::parse("dave").expect("id"));
+    let stale = chatd::cluster::UserEnvelope::Membership {
+        channel_id: "room".into(),
+        add: true,
+        seq: 0,
+    };
+    let payload = serde_json::to_vec(&stale).expect("envelope");
+    nats.publish(subject, payload.into()).await.expect("publish");
+    nats.flush().await.expect("flush");
+    // Node D takes the channel for dave (a catch-up from before the join
+    // would arrive now).
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let ack = alice.send_and_ack("room", "m3", "after dave joined").await;
+    let first = dave.recv_type("MSG_RECV").await;
+    assert_eq!(
+        first["seq"], ack["seq"],
+        "dave got a message from before his join: {first}"
+    );
+}
+
 /// `host:port` of a `postgres://user@host:port/db` URL.
 fn url_host_port(url: &str) -> String {
     let rest = url.split_once('@').map_or(url, |(_, rest)| rest);

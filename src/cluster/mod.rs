@@ -742,14 +742,19 @@ async fn run_membership(
             },
         };
         let MembershipChange { channel, add, seq } = change;
-        let member = match inner.store.is_member(&channel, &user).await {
-            Ok(member) => member,
+        // The floor of a join is the join's own seq from the database, not
+        // the event's: a stale event (an earlier join, or a removal) has a
+        // lower seq, and catching up from it would hand the member what was
+        // stored while it was not one.
+        let (member, floor) = match inner.store.member_since(&channel, &user).await {
+            Ok(Some(joined)) => (true, joined),
+            Ok(None) => (false, seq),
             Err(error) => {
                 tracing::warn!(user_id = %user, channel_id = %channel, add, %error, "cannot read a membership; keeping the channel");
-                true
+                (true, seq)
             }
         };
-        inner.set_membership(&user, generation, &channel, member, seq);
+        inner.set_membership(&user, generation, &channel, member, floor);
     }
 }
 

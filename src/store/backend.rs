@@ -163,11 +163,20 @@ macro_rules! sql_backend {
                 let statement = if add { common::INSERT_MEMBER } else { common::DELETE_MEMBER };
                 let mut query = sqlx::query(statement).bind(channel_id.as_str()).bind(user_id.as_str());
                 if add {
-                    query = query.bind(now);
+                    query = query.bind(now).bind(last_seq);
                 }
                 query.execute(&mut *tx).await?;
                 Self::commit(tx, sent).await?;
                 Ok(last_seq)
+            }
+
+            pub(super) async fn member_since(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<Option<i64>, StoreError> {
+                let row = sqlx::query(common::MEMBER_SINCE)
+                    .bind(channel_id.as_str())
+                    .bind(user_id.as_str())
+                    .fetch_optional(&self.reader)
+                    .await?;
+                Ok(row.map(|row| row.try_get(0)).transpose()?)
             }
 
             pub(super) async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {

@@ -542,6 +542,15 @@ impl Store {
         dispatch_write!(self, self.deadline(), set_member(channel_id, user_id, add, now))
     }
 
+    /// `Some(seq)` when `user_id` is a current member of `channel_id`: the
+    /// channel's last seq when the member (last) joined, so every message
+    /// after it was stored with this member (0 for members added with the
+    /// channel). `None` for a non-member or an unknown channel.
+    pub async fn member_since(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<Option<i64>, StoreError> {
+        self.read(async { dispatch!(self.member_since(channel_id, user_id)) })
+            .await
+    }
+
     /// Whether `user_id` is a current member of `channel_id` (false for an unknown channel).
     pub async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {
         self.read(async { dispatch!(self.is_member(channel_id, user_id)) })

@@ -94,11 +94,15 @@ pub mod common {
     pub const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
     pub const INSERT_CHANNEL: &str =
         "INSERT INTO channels (channel_id, created_at) VALUES ($1, $2) ON CONFLICT (channel_id) DO NOTHING";
+    /// Adds member `$2` to channel `$1` at `$3` (ms), when the channel's last
+    /// seq was `$4`; a member already in keeps its row.
     pub const INSERT_MEMBER: &str =
-        "INSERT INTO members (channel_id, user_id, joined_at) VALUES ($1, $2, $3) ON CONFLICT (channel_id, user_id) DO NOTHING";
+        "INSERT INTO members (channel_id, user_id, joined_at, joined_seq) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (channel_id, user_id) DO NOTHING";
     pub const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
     pub const CHANNEL: &str = "SELECT channel_id, created_at, last_seq FROM channels WHERE channel_id = $1";
     pub const IS_MEMBER: &str = "SELECT 1 FROM members WHERE channel_id = $1 AND user_id = $2";
+    pub const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1 AND user_id = $2";
     pub const CHANNEL_STATES: &str =
         "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
          FROM members m JOIN channels c ON c.channel_id = m.channel_id \

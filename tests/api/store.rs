@@ -18,6 +18,7 @@ on_both_stores!(
     batches_mixing_new_sends_and_stored_keys,
     concurrent_batches_over_overlapping_channels_neither_deadlock_nor_gap,
     batches_racing_for_the_same_keys_in_opposite_orders_do_not_deadlock,
+    a_member_is_recorded_with_the_seq_it_joined_at,
 );
 
 mod postgres_only {
@@ -88,6 +89,53 @@ fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewMessage {
         client_msg_id: ClientMsgId::parse(key).expect("key"),
         body: body.into(),
     }
+}
+
+/// `member_since` gives the channel's last seq at the (last) join: 0 for the
+/// channel's first members, the seq at the `PUT` for later ones, kept by a
+/// repeated `PUT`, renewed by a join after a removal.
+async fn a_member_is_recorded_with_the_seq_it_joined_at(backend: Backend) {
+    let (store, _db) = open(backend).await;
+    store
+        .create_channel(&ch("room"), &[user("alice")], 1)
+        .await
+        .expect("create");
+    let since = |who: &'static str| {
+        let store = store.clone();
+        async move { store.member_since(&ch("room"), &user(who)).await.expect("read") }
+    };
+    assert_eq!(since("alice").await, Some(0));
+    assert_eq!(since("bob").await, None);
+    let two = [send("alice", "room", "k1", "x"), send("alice", "room", "k2", "y")];
+    store.write_batch(&two, 10).await.expect("batch");
+    assert_eq!(
+        store
+            .set_member(&ch("room"), &user("bob"), true, 20)
+            .await
+            .expect("add"),
+        2
+    );
+    assert_eq!(since("bob").await, Some(2));
+    store
+        .write_batch(&[send("alice", "room", "k3", "z")], 30)
+        .await
+        .expect("batch");
+    store
+        .set_member(&ch("room"), &user("bob"), true, 40)
+        .await
+        .expect("add again");
+    assert_eq!(since("bob").await, Some(2), "a repeated PUT keeps the join");
+    store
+        .set_member(&ch("room"), &user("bob"), false, 50)
+        .await
+        .expect("remove");
+    assert_eq!(since("bob").await, None);
+    store
+        .set_member(&ch("room"), &user("bob"), true, 60)
+        .await
+        .expect("rejoin");
+    assert_eq!(since("bob").await, Some(3), "a join after a removal is a new join");
+    assert_eq!(store.member_since(&ch("nope"), &user("bob")).await.expect("read"), None);
 }
 
 async fn channels_and_members(backend: Backend) {
