@@ -70,6 +70,37 @@ pub(crate) enum ChannelCmd {
     CatchUp,
 }
 
+/// The recipients of messages read back from the database, in seq order:
+/// the members whose `joined_seq` is below each message's seq. Messages in a
+/// row with the same recipients share one list.
+struct Recipients<'a> {
+    /// Earliest join first.
+    members: &'a [(UserId, i64)],
+    /// `members[..count]` joined before the last seq asked for.
+    count: usize,
+    shared: Arc<[UserId]>,
+}
+
+impl<'a> Recipients<'a> {
+    fn new(members: &'a [(UserId, i64)]) -> Self {
+        Self {
+            members,
+            count: 0,
+            shared: Arc::from(Vec::new()),
+        }
+    }
+
+    /// Who gets the message at `seq`; `seq` must not go down between calls.
+    fn before(&mut self, seq: i64) -> Arc<[UserId]> {
+        let count = self.members.partition_point(|(_, joined)| *joined < seq);
+        if count != self.count {
+            self.count = count;
+            self.shared = self.members[..count].iter().map(|(user, _)| user.clone()).collect();
+        }
+        self.shared.clone()
+    }
+}
+
 /// The state of one channel's task, apart from its inputs.
 pub(crate) struct ChannelCore {
     channel: ChannelId,
@@ -128,20 +159,22 @@ impl ChannelCore {
         }
     }
 
-    /// Reads up to `limit` messages after `after` and the channel's current
-    /// members (the recipients of what is read back).
+    /// Reads up to `limit` messages after `after`, each for the current
+    /// members who joined before it (`joined_seq` below its seq): a member
+    /// who joined later, or left and came back, is not handed what was stored
+    /// while it was not one. (A member who left and came back also misses, in
+    /// this read, what was stored during its earlier membership; it sees the
+    /// seq jump and can SYNC it.)
     async fn read(&self, after: i64, limit: u32) -> Result<(Vec<Delivery>, bool), StoreError> {
         let (messages, more) = self.store.messages_after(&self.channel, after, limit).await?;
         if messages.is_empty() {
             return Ok((Vec::new(), more));
         }
-        let members: Arc<[UserId]> = match self.store.channel(&self.channel).await? {
-            Some(channel) => channel.members.into(),
-            None => Arc::from(Vec::new()),
-        };
+        let members = self.store.members_since(&self.channel).await?;
+        let mut recipients = Recipients::new(&members);
         let deliveries = messages
             .iter()
-            .map(|m| Delivery::stored(m, members.clone(), None))
+            .map(|m| Delivery::stored(m, recipients.before(m.seq), None))
             .collect();
         Ok((deliveries, more))
     }
@@ -225,10 +258,10 @@ impl ChannelCore {
                     return None;
                 }
             },
-            // Too many members for one NATS message: the current ones.
-            None => match self.store.channel(&self.channel).await {
-                Ok(Some(channel)) => channel.members.into(),
-                Ok(None) => return None,
+            // Too many members for one NATS message: the current ones who
+            // joined before it.
+            None => match self.store.members_since(&self.channel).await {
+                Ok(members) => Recipients::new(&members).before(envelope.message.seq),
                 Err(error) => {
                     // Dropped; the next message finds the gap and fills it.
                     tracing::warn!(channel_id = %self.channel, %error, "cannot read the members");
@@ -369,6 +402,32 @@ mod tests {
             .expect("a MSG_RECV in time")
             .expect("queue open");
         seq_of(&frame)
+    }
+
+    /// Found by a breaker helper: a catch-up handed what it read back to the
+    /// current members, so a member who left and came back got what was
+    /// stored while it was away. Only members who joined before a message get
+    /// it now.
+    #[tokio::test]
+    async fn a_catch_up_skips_members_who_joined_after_the_message() {
+        let mut f = fixture(2).await;
+        let room = ChannelId::parse("room").unwrap();
+        // Bob leaves and comes back when the last seq is 2; seq 3 follows.
+        f.store.set_member(&room, &f.members[1], false, 20).await.unwrap();
+        assert_eq!(f.store.set_member(&room, &f.members[1], true, 30).await.unwrap(), 2);
+        let third = NewMessage {
+            sender_id: f.members[0].clone(),
+            channel_id: room.clone(),
+            client_msg_id: ClientMsgId::parse("m-after").unwrap(),
+            body: "after bob came back".into(),
+        };
+        f.store.write_batch(&[third], 40).await.unwrap();
+        // A catch-up from the channel's start (a NATS reconnect, or a floor
+        // from a stale event).
+        let mut core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1);
+        core.catch_up().await;
+        assert_eq!(next_seq(&mut f.bob).await, 3, "nothing from before bob came back");
+        assert!(f.bob.try_recv().is_err());
     }
 
     #[tokio::test]

@@ -170,6 +170,16 @@ macro_rules! sql_backend {
                 Ok(last_seq)
             }
 
+            pub(super) async fn members_since(&self, channel_id: &ChannelId) -> Result<Vec<(UserId, i64)>, StoreError> {
+                let rows = sqlx::query(common::MEMBERS_SINCE)
+                    .bind(channel_id.as_str())
+                    .fetch_all(&self.reader)
+                    .await?;
+                rows.iter()
+                    .map(|row| Ok((UserId::from_trusted(row.try_get(0)?), row.try_get(1)?)))
+                    .collect()
+            }
+
             pub(super) async fn member_since(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<Option<i64>, StoreError> {
                 let row = sqlx::query(common::MEMBER_SINCE)
                     .bind(channel_id.as_str())

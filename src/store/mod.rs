@@ -542,6 +542,14 @@ impl Store {
         dispatch_write!(self, self.deadline(), set_member(channel_id, user_id, add, now))
     }
 
+    /// The current members of `channel_id` with the seq each (last) joined
+    /// at (see [`Self::member_since`]), earliest join first; empty for an
+    /// unknown channel. Messages read back from the database go to the
+    /// members who joined before them.
+    pub async fn members_since(&self, channel_id: &ChannelId) -> Result<Vec<(UserId, i64)>, StoreError> {
+        self.read(async { dispatch!(self.members_since(channel_id)) }).await
+    }
+
     /// `Some(seq)` when `user_id` is a current member of `channel_id`: the
     /// channel's last seq when the member (last) joined, so every message
     /// after it was stored with this member (0 for members added with the

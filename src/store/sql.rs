@@ -103,6 +103,8 @@ pub mod common {
     pub const CHANNEL: &str = "SELECT channel_id, created_at, last_seq FROM channels WHERE channel_id = $1";
     pub const IS_MEMBER: &str = "SELECT 1 FROM members WHERE channel_id = $1 AND user_id = $2";
     pub const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1 AND user_id = $2";
+    /// The members of channel `$1` with their `joined_seq`, earliest join first.
+    pub const MEMBERS_SINCE: &str = "SELECT user_id, joined_seq FROM members WHERE channel_id = $1 ORDER BY joined_seq";
     pub const CHANNEL_STATES: &str =
         "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
          FROM members m JOIN channels c ON c.channel_id = m.channel_id \
