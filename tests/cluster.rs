@@ -217,6 +217,38 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Publishes `envelopes` in order on `user`'s NATS subject, as another
+    /// node's publications arrive there (NATS keeps one publisher's order).
+    async fn publish_to_user(&self, user: &str, envelopes: &[chatd::cluster::UserEnvelope]) {
+        let nats = async_nats::connect(NATS_URL).await.expect("connect to NATS");
+        let subject = chatd::cluster::user_subject(&self.prefix, &chatd::ids::UserId::parse(user).expect("id"));
+        for envelope in envelopes {
+            let payload = serde_json::to_vec(envelope).expect("envelope");
+            nats.publish(subject.clone(), payload.into()).await.expect("publish");
+        }
+        nats.flush().await.expect("flush");
+    }
+}
+
+/// A membership change of a user in `channel` as a node publishes it.
+fn membership_event(channel: &str, add: bool, seq: i64) -> chatd::cluster::UserEnvelope {
+    chatd::cluster::UserEnvelope::Membership {
+        channel_id: channel.into(),
+        add,
+        seq,
+    }
+}
+
+/// A frame for every session of a user: an ERROR whose message is "marker".
+/// Once a session has it, the node has handled what was published before it.
+fn marker_event() -> chatd::cluster::UserEnvelope {
+    chatd::cluster::UserEnvelope::Frame {
+        frame_type: "ERROR".into(),
+        text: json!({"type": "ERROR", "code": "internal", "message": "marker", "retryable": true}).to_string(),
+    }
+}
+
 /// Reads the next MSG_ACK, skipping MSG_RECV (another session of the same
 /// user may store a message first: a session gets the MSG_RECV of its
 /// user's messages stored through other sessions).
@@ -469,22 +501,9 @@ async fn a_stale_removal_that_arrives_after_a_later_add_does_not_stop_delivery()
     // A removal from before that add arrives late, then a marker frame on the
     // same subject: NATS keeps one publisher's order, so once bob has the
     // marker, node A has handled the removal.
-    let nats = async_nats::connect(NATS_URL).await.expect("connect to NATS");
-    let subject = chatd::cluster::user_subject(&cluster.prefix, &chatd::ids::UserId::parse("bob").expect("id"));
-    let stale = chatd::cluster::UserEnvelope::Membership {
-        channel_id: "room".into(),
-        add: false,
-        seq: 0,
-    };
-    let marker = chatd::cluster::UserEnvelope::Frame {
-        frame_type: "ERROR".into(),
-        text: json!({"type": "ERROR", "code": "internal", "message": "marker", "retryable": true}).to_string(),
-    };
-    for envelope in [stale, marker] {
-        let payload = serde_json::to_vec(&envelope).expect("envelope");
-        nats.publish(subject.clone(), payload.into()).await.expect("publish");
-    }
-    nats.flush().await.expect("flush");
+    cluster
+        .publish_to_user("bob", &[membership_event("room", false, 0), marker_event()])
+        .await;
     assert_eq!(bob.recv_type("ERROR").await["message"], "marker");
     // The removal is checked against the database by the user's membership
     // task, beside the frames: give that read a moment.
@@ -595,23 +614,10 @@ async fn a_node_that_cannot_read_a_membership_keeps_the_channel() {
     // D's database stalls, and a stale removal of dave arrives: D cannot
     // check it against the database (dave is still a member there).
     proxy.pause(true);
-    let nats = async_nats::connect(NATS_URL).await.expect("connect to NATS");
-    let subject = chatd::cluster::user_subject(&cluster.prefix, &chatd::ids::UserId::parse("dave").expect("id"));
-    let stale = chatd::cluster::UserEnvelope::Membership {
-        channel_id: "room".into(),
-        add: false,
-        seq: 0,
-    };
-    let marker = chatd::cluster::UserEnvelope::Frame {
-        frame_type: "ERROR".into(),
-        text: json!({"type": "ERROR", "code": "internal", "message": "marker", "retryable": true}).to_string(),
-    };
     let paused_at = Instant::now();
-    for envelope in [stale, marker] {
-        let payload = serde_json::to_vec(&envelope).expect("envelope");
-        nats.publish(subject.clone(), payload.into()).await.expect("publish");
-    }
-    nats.flush().await.expect("flush");
+    cluster
+        .publish_to_user("dave", &[membership_event("room", false, 0), marker_event()])
+        .await;
     // A frame for dave behind the removal is not held up by the stalled
     // read (which takes D's 2 s database timeout to fail).
     let marker = tokio::time::timeout(Duration::from_secs(1), dave.recv_type("ERROR"))
@@ -651,16 +657,9 @@ async fn a_member_who_joins_late_is_not_handed_what_came_before_the_join() {
         .execute(&mut db)
         .await
         .expect("join");
-    let nats = async_nats::connect(NATS_URL).await.expect("connect to NATS");
-    let subject = chatd::cluster::user_subject(&cluster.prefix, &chatd::ids::UserId::parse("dave").expect("id"));
-    let stale = chatd::cluster::UserEnvelope::Membership {
-        channel_id: "room".into(),
-        add: true,
-        seq: 0,
-    };
-    let payload = serde_json::to_vec(&stale).expect("envelope");
-    nats.publish(subject, payload.into()).await.expect("publish");
-    nats.flush().await.expect("flush");
+    cluster
+        .publish_to_user("dave", &[membership_event("room", true, 0)])
+        .await;
     // Node D takes the channel for dave (a catch-up from before the join
     // would arrive now).
     tokio::time::sleep(Duration::from_millis(800)).await;
