@@ -540,9 +540,9 @@ impl Inner {
     }
 
     /// Takes (`member`) or gives back `channel` for the user's entry, if it
-    /// is still `generation`. `seq`: the channel's last seq at the change,
-    /// the floor of a join.
-    fn set_membership(self: &Arc<Self>, user: &UserId, generation: u64, channel: &ChannelId, member: bool, seq: i64) {
+    /// is still `generation`. `floor`: the seq after which a newly taken
+    /// channel starts delivering (the join's own seq).
+    fn set_membership(self: &Arc<Self>, user: &UserId, generation: u64, channel: &ChannelId, member: bool, floor: i64) {
         let mut guard = self.lock();
         let interest = &mut *guard;
         let Some(entry) = interest.users.get_mut(user).filter(|e| e.generation == generation) else {
@@ -550,7 +550,7 @@ impl Inner {
         };
         if member {
             if entry.channels.insert(channel.clone()) {
-                let _ = self.acquire(&mut interest.channels, channel, Some(seq));
+                let _ = self.acquire(&mut interest.channels, channel, Some(floor));
             }
         } else if entry.channels.remove(channel) {
             release(&mut interest.channels, channel);

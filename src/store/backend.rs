@@ -189,15 +189,6 @@ macro_rules! sql_backend {
                 Ok(row.map(|row| row.try_get(0)).transpose()?)
             }
 
-            pub(super) async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {
-                Ok(sqlx::query(common::IS_MEMBER)
-                    .bind(channel_id.as_str())
-                    .bind(user_id.as_str())
-                    .fetch_optional(&self.reader)
-                    .await?
-                    .is_some())
-            }
-
             pub(super) async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelState>, StoreError> {
                 let rows = sqlx::query(common::CHANNEL_STATES).bind(user_id.as_str()).fetch_all(&self.reader).await?;
                 rows.iter()

@@ -561,8 +561,7 @@ impl Store {
 
     /// Whether `user_id` is a current member of `channel_id` (false for an unknown channel).
     pub async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {
-        self.read(async { dispatch!(self.is_member(channel_id, user_id)) })
-            .await
+        Ok(self.member_since(channel_id, user_id).await?.is_some())
     }
 
     /// The HELLO state of every channel `user_id` is a member of, by channel id.

@@ -101,7 +101,6 @@ pub mod common {
          ON CONFLICT (channel_id, user_id) DO NOTHING";
     pub const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
     pub const CHANNEL: &str = "SELECT channel_id, created_at, last_seq FROM channels WHERE channel_id = $1";
-    pub const IS_MEMBER: &str = "SELECT 1 FROM members WHERE channel_id = $1 AND user_id = $2";
     pub const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1 AND user_id = $2";
     /// The members of channel `$1` with their `joined_seq`, earliest join first.
     pub const MEMBERS_SINCE: &str = "SELECT user_id, joined_seq FROM members WHERE channel_id = $1 ORDER BY joined_seq";
