@@ -8,7 +8,7 @@
 
 use axum::http::{header, HeaderMap};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use subtle::ConstantTimeEq;
 
 use crate::ids::{now_ms, UserId};
@@ -21,16 +21,47 @@ pub const MAX_TOKEN_TTL_SECS: u64 = 10 * 365 * 86_400;
 pub struct Claims {
     /// The user id.
     pub sub: String,
-    /// Expiry, seconds since the Unix epoch.
+    /// Expiry, seconds since the Unix epoch. Read as a NumericDate
+    /// ([`numeric_date`]): a token whose `exp` has a fraction is accepted.
+    #[serde(deserialize_with = "numeric_date")]
     pub exp: u64,
-    /// Issued at, seconds since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Issued at, seconds since the Unix epoch. Not checked: when it is not a
+    /// NumericDate it reads as absent.
+    #[serde(default, deserialize_with = "lenient_numeric_date", skip_serializing_if = "Option::is_none")]
     pub iat: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iss: Option<String>,
     /// A string or an array of strings (RFC 7519 §4.1.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aud: Option<serde_json::Value>,
+}
+
+/// A NumericDate (RFC 7519 §2): seconds since the Unix epoch, "which may be
+/// non-integer" (PyJWT writes `time.time() + ttl` as it is). A fraction is
+/// rounded to whole seconds, as jsonwebtoken's own `exp` and `nbf` checks
+/// round it, so the expiry a session is closed at is the one that was
+/// validated. Negative or non-numeric values are refused (the token is
+/// `malformed`).
+fn numeric_date<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let number = serde_json::Number::deserialize(deserializer)?;
+    seconds(&number).ok_or_else(|| serde::de::Error::custom("not a NumericDate (seconds since the epoch, >= 0)"))
+}
+
+/// [`numeric_date`] for a claim that is not checked: anything else reads as absent.
+fn lenient_numeric_date<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(deserializer)?;
+    Ok(match value {
+        Some(serde_json::Value::Number(number)) => seconds(&number),
+        _ => None,
+    })
+}
+
+fn seconds(number: &serde_json::Number) -> Option<u64> {
+    if let Some(whole) = number.as_u64() {
+        return Some(whole);
+    }
+    // `as` saturates at u64::MAX; NaN and infinities cannot come from JSON.
+    number.as_f64().filter(|f| *f >= 0.0).map(|f| f.round() as u64)
 }
 
 /// Why a token was refused. Never includes the token.
@@ -235,6 +266,41 @@ mod tests {
         )
         .unwrap();
         assert!(a.verify(&hs512).is_err());
+    }
+
+    fn signed(claims: serde_json::Value) -> String {
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret("k".repeat(32).as_bytes()),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn times_with_a_fraction_are_numeric_dates() {
+        let a = auth();
+        let now = now_ms() as f64 / 1000.0;
+        // What PyJWT writes for `exp=time.time() + 60`.
+        let user = a
+            .verify(&signed(serde_json::json!({"sub": "alice", "exp": now + 60.4, "iat": now})))
+            .unwrap();
+        assert_eq!(user.user_id.as_str(), "alice");
+        assert_eq!(user.expires_at, (now + 60.4).round() as u64);
+        // An iat that is not a date is not checked.
+        assert!(a
+            .verify(&signed(serde_json::json!({"sub": "alice", "exp": now + 60.0, "iat": "yesterday"})))
+            .is_ok());
+        let refused = a
+            .verify(&signed(serde_json::json!({"sub": "alice", "exp": -5.5})))
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(refused.to_string(), "invalid token: malformed");
+        let past = a
+            .verify(&signed(serde_json::json!({"sub": "alice", "exp": now - 120.5})))
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(past.to_string(), "invalid token: expired");
     }
 
     #[test]
