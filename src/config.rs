@@ -334,14 +334,9 @@ impl Config {
         if self.cluster_gap_wait_ms == 0 || self.cluster_gap_wait_ms > 60_000 {
             return bad("cluster_gap_wait_ms must be between 1 and 60000");
         }
-        if let Some(secret) = &self.jwt_secret {
-            if secret.len() < 32 {
-                return bad("jwt_secret must be at least 32 bytes");
-            }
-        }
-        if matches!(&self.admin_token, Some(t) if t.len() < 16) {
-            return bad("admin_token must be at least 16 bytes");
-        }
+        // Secrets have no length floor: a configured one is used as it is
+        // (the wire contract), with a warning at start when it is short
+        // ([`Secrets::warnings`]); an empty value counts as unset.
         Ok(())
     }
 
@@ -378,6 +373,39 @@ pub struct Secrets {
     pub admin_token: String,
     /// The secrets file, when any secret came from it.
     pub file: Option<PathBuf>,
+}
+
+/// Shortest `jwt_secret` that is not warned about, bytes: RFC 7518 §3.2 asks
+/// for an HS256 key at least as long as the hash output (256 bits).
+pub const JWT_SECRET_RECOMMENDED_BYTES: usize = 32;
+
+/// Shortest `admin_token` that is not warned about, bytes (128 bits).
+pub const ADMIN_TOKEN_RECOMMENDED_BYTES: usize = 16;
+
+impl Secrets {
+    /// What is weak about these secrets, one sentence each (never the
+    /// secrets themselves): a `jwt_secret` shorter than
+    /// [`JWT_SECRET_RECOMMENDED_BYTES`] or an `admin_token` shorter than
+    /// [`ADMIN_TOKEN_RECOMMENDED_BYTES`]. They are still used as they are (the
+    /// wire contract says a configured secret is used as it is); `chatd serve`
+    /// logs each as a warning and `chatd token` prints it on stderr.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.jwt_secret.len() < JWT_SECRET_RECOMMENDED_BYTES {
+            warnings.push(format!(
+                "jwt_secret is {} bytes; RFC 7518 §3.2 asks for at least {JWT_SECRET_RECOMMENDED_BYTES} for HS256, \
+                 and a short one can be guessed offline from any token",
+                self.jwt_secret.len()
+            ));
+        }
+        if self.admin_token.len() < ADMIN_TOKEN_RECOMMENDED_BYTES {
+            warnings.push(format!(
+                "admin_token is {} bytes; use at least {ADMIN_TOKEN_RECOMMENDED_BYTES} random bytes",
+                self.admin_token.len()
+            ));
+        }
+        warnings
+    }
 }
 
 impl std::fmt::Debug for Secrets {
@@ -447,11 +475,11 @@ impl Config {
             admin_token: pick(&self.admin_token, stored.admin_token),
             file: Some(path.clone()),
         };
-        // A hand-edited file gets the same floor as a configured secret.
-        if secrets.jwt_secret.len() < 32 || secrets.admin_token.len() < 16 {
+        // A hand-edited file is held to the same rule as a configured secret.
+        if secrets.jwt_secret.is_empty() || secrets.admin_token.is_empty() {
             return Err(ConfigError::SecretsFormat {
                 path,
-                message: "jwt_secret must be at least 32 bytes and admin_token at least 16".into(),
+                message: "jwt_secret and admin_token must not be empty (delete the line to have one generated)".into(),
             });
         }
         Ok(secrets)
@@ -664,11 +692,26 @@ mod tests {
     }
 
     #[test]
-    fn short_jwt_secret_is_refused() {
+    fn short_secrets_are_used_with_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
         let config = Config {
             jwt_secret: Some("short".into()),
+            admin_token: Some("adm".into()),
+            data_dir: dir.path().to_path_buf(),
             ..Config::default()
         };
-        assert!(matches!(config.validate(), Err(ConfigError::Invalid(_))));
+        assert!(config.validate().is_ok());
+        let secrets = config.secrets().unwrap();
+        assert_eq!((secrets.jwt_secret.as_str(), secrets.admin_token.as_str()), ("short", "adm"));
+        let warnings = secrets.warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].starts_with("jwt_secret is 5 bytes"), "{warnings:?}");
+        assert!(warnings[1].starts_with("admin_token is 3 bytes"), "{warnings:?}");
+        let strong = Secrets {
+            jwt_secret: "j".repeat(JWT_SECRET_RECOMMENDED_BYTES),
+            admin_token: "a".repeat(ADMIN_TOKEN_RECOMMENDED_BYTES),
+            file: None,
+        };
+        assert!(strong.warnings().is_empty());
     }
 }

@@ -122,6 +122,9 @@ async fn migrate(config: Config) -> Result<(), AnyError> {
 fn token(config: &Config, user_id: &str, ttl: Option<u64>) -> Result<(), AnyError> {
     let user = UserId::parse(user_id).map_err(|e| format!("invalid user id: {e}"))?;
     let secrets = config.secrets()?;
+    for warning in secrets.warnings() {
+        eprintln!("chatd: warning: weak secret: {warning}");
+    }
     let auth = Auth::from_config(config, &secrets);
     let ttl = ttl.unwrap_or(config.token_ttl_secs);
     if ttl == 0 || ttl > MAX_TOKEN_TTL_SECS {

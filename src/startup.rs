@@ -71,6 +71,9 @@ impl Application {
     /// [`StartupError`] naming the part that failed.
     pub async fn build(config: Config) -> Result<Self, StartupError> {
         let secrets = config.secrets()?;
+        for warning in secrets.warnings() {
+            tracing::warn!("weak secret: {warning}");
+        }
         // The recorder first, so every metric set while starting is kept.
         let metrics = telemetry::metrics_handle();
         let store = open_store(&config).await?;

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{postgres_url, Backend, ServerProcess, TestDb};
+use crate::helpers::{postgres_url, ws_connect_hello, Backend, ServerProcess, TestDb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_chatd");
 
@@ -141,13 +141,18 @@ async fn token_command_and_configuration_layers() {
     let out = chatd(dir.path()).args(["token", "not valid"]).output().expect("run");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid user id"));
+    // A short secret is used as it is (the wire contract), with a warning
+    // on stderr that names the length, never the secret.
     let out = chatd(dir.path())
-        .env("CHATD_JWT_SECRET", "short")
+        .env("CHATD_JWT_SECRET", "q7x2z")
         .args(["token", "x"])
         .output()
         .expect("run");
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 32 bytes"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(verify(String::from_utf8_lossy(&out.stdout).trim(), "q7x2z").is_ok());
+    let warned = String::from_utf8_lossy(&out.stderr);
+    assert!(warned.contains("weak secret: jwt_secret is 5 bytes"), "{warned}");
+    assert!(!warned.contains("q7x2z"), "the warning must not show the secret: {warned}");
     let out = chatd(dir.path())
         .env("CHATD_LOG", "garbage[[[")
         .args(["token", "x"])
@@ -169,7 +174,8 @@ async fn token_command_and_configuration_layers() {
         (claims["iss"].as_str(), claims["aud"].as_str()),
         (Some("1.50"), Some("007"))
     );
-    // A weak secret in a hand-edited secrets file is refused, not used.
+    // A hand-edited secrets file: a short secret is used with a warning,
+    // an empty one is refused.
     let weak = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         weak.path().join("secrets.toml"),
@@ -180,12 +186,24 @@ async fn token_command_and_configuration_layers() {
         .args(["--data-dir", ".", "token", "x"])
         .output()
         .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(verify(String::from_utf8_lossy(&out.stdout).trim(), "short").is_ok());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("weak secret: jwt_secret is 5 bytes"));
+    std::fs::write(
+        weak.path().join("secrets.toml"),
+        "jwt_secret = \"\"\nadmin_token = \"long-enough-admin-token\"\n",
+    )
+    .expect("write");
+    let out = chatd(weak.path())
+        .args(["--data-dir", ".", "token", "x"])
+        .output()
+        .expect("run");
     assert_eq!(
         out.status.code(),
         Some(2),
-        "a weak secrets file is a configuration error"
+        "an empty secret in the file is a configuration error"
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 32 bytes"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must not be empty"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -380,4 +398,47 @@ async fn json_logs_are_one_object_per_line() {
         let value: Value = serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}"));
         assert!(value["level"].is_string() && value["message"].is_string(), "{line}");
     }
+}
+
+/// The wire contract says a configured secret is used as it is: a server
+/// started with short test secrets runs (with a warning in its log), and a
+/// token signed with that secret the way PyJWT writes one (`exp` and `iat`
+/// with a fraction, from `time.time()`) opens a session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn short_secrets_are_used_as_they_are() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = chatd(dir.path());
+    cmd.env("CHATD_ADMIN_TOKEN", "admin").env("CHATD_JWT_SECRET", "s3cr3t");
+    let server = ServerProcess::start(cmd);
+    let res = reqwest::Client::new()
+        .post(format!("http://{}/v1/channels", server.addr))
+        .bearer_auth("admin")
+        .json(&json!({"channelId": "room", "members": ["alice"]}))
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 201);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs_f64();
+    let token = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &json!({"sub": "alice", "exp": now + 600.25, "iat": now}),
+        &jsonwebtoken::EncodingKey::from_secret(b"s3cr3t"),
+    )
+    .expect("sign");
+    let mut alice = ws_connect_hello(&server.addr, &token).await;
+    assert_eq!(alice.hello["userId"], "alice");
+    alice.send_msg("room", "k1", "hello").await;
+    let ack = alice.recv().await;
+    assert_eq!((ack["type"].as_str(), ack["seq"].as_i64()), (Some("MSG_ACK"), Some(1)), "{ack}");
+    server.signal("TERM");
+    let lines = server.log.clone();
+    assert_eq!(server.wait(), 0);
+    std::thread::sleep(Duration::from_millis(200));
+    let log = lines.lock().expect("log").join("\n");
+    assert!(log.contains("weak secret: jwt_secret is 6 bytes"), "{log}");
+    assert!(log.contains("weak secret: admin_token is 5 bytes"), "{log}");
+    assert!(!log.contains("s3cr3t"), "the warning must not show the secret");
 }
