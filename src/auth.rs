@@ -27,7 +27,11 @@ pub struct Claims {
     pub exp: u64,
     /// Issued at, seconds since the Unix epoch. Not checked: when it is not a
     /// NumericDate it reads as absent.
-    #[serde(default, deserialize_with = "lenient_numeric_date", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "lenient_numeric_date",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub iat: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iss: Option<String>,
@@ -283,13 +287,17 @@ mod tests {
         let now = now_ms() as f64 / 1000.0;
         // What PyJWT writes for `exp=time.time() + 60`.
         let user = a
-            .verify(&signed(serde_json::json!({"sub": "alice", "exp": now + 60.4, "iat": now})))
+            .verify(&signed(
+                serde_json::json!({"sub": "alice", "exp": now + 60.4, "iat": now}),
+            ))
             .unwrap();
         assert_eq!(user.user_id.as_str(), "alice");
         assert_eq!(user.expires_at, (now + 60.4).round() as u64);
         // An iat that is not a date is not checked.
         assert!(a
-            .verify(&signed(serde_json::json!({"sub": "alice", "exp": now + 60.0, "iat": "yesterday"})))
+            .verify(&signed(
+                serde_json::json!({"sub": "alice", "exp": now + 60.0, "iat": "yesterday"})
+            ))
             .is_ok());
         let refused = a
             .verify(&signed(serde_json::json!({"sub": "alice", "exp": -5.5})))

@@ -13,14 +13,6 @@ use serde::{Deserialize, Serialize};
 /// The config file read when neither `--config` nor `CHATD_CONFIG` names one.
 pub const DEFAULT_CONFIG_FILE: &str = "config/chatd.toml";
 
-/// Most bytes of messages one SYNC_BATCH or one history page
-/// (`GET /v1/channels/{channelId}/messages`) carries, bytes of JSON (an upper
-/// bound of their encoding): a page stops early, with `hasMore: true`, once
-/// the next message would pass it (it always carries at least one), so a
-/// page of 500 large messages does not become one frame or response of tens
-/// of MB.
-pub const MESSAGE_PAGE_BYTES: usize = 1024 * 1024;
-
 /// Settings that are text even when they look like numbers.
 const TEXT_KEYS: &[&str] = &[
     "listen",
@@ -102,6 +94,23 @@ pub struct Config {
     /// slow and is closed with 1013 (the frame bound alone let a session that
     /// does not read hold 1024 SYNC_BATCH frames of megabytes each).
     pub outbound_queue_bytes: usize,
+    /// Most bytes of messages one SYNC_BATCH or one history page
+    /// (`GET /v1/channels/{channelId}/messages`) carries, bytes of JSON (an
+    /// upper bound of their encoding): a page stops early, with `hasMore:
+    /// true`, once the next message would pass it (it always carries at least
+    /// one), so a page of 500 large messages does not become one frame or
+    /// response of tens of MB. The default, 1 MiB, is also the largest
+    /// message common WebSocket clients take by default (Python `websockets`).
+    pub max_page_bytes: usize,
+    /// Largest HTTP request body, bytes; past it the answer is 413 (at once
+    /// when `Content-Length` declares more).
+    pub max_request_bytes: usize,
+    /// Most `members` one `POST /v1/channels` may name; more get 400
+    /// `invalid_field` (more join with `PUT`). A 2 MiB body holds about
+    /// 300,000 short ids, which PostgreSQL takes longer than the default
+    /// `db_timeout_ms` to insert: a clear refusal beats a 503 that no retry
+    /// can fix.
+    pub max_members_per_request: usize,
     /// Sends a connection may have waiting for their ACK; past it the server stops reading.
     pub max_sends_in_flight: usize,
     /// Longest time a client may take to send its HTTP request head (the
@@ -170,6 +179,9 @@ impl Default for Config {
             max_body_bytes: 16_384,
             outbound_queue: 1_024,
             outbound_queue_bytes: 16 * 1024 * 1024,
+            max_page_bytes: 1024 * 1024,
+            max_request_bytes: 2 * 1024 * 1024,
+            max_members_per_request: 100_000,
             max_sends_in_flight: 1_024,
             max_bad_frames: 100,
             handshake_timeout_ms: 10_000,
@@ -300,8 +312,11 @@ impl Config {
         if self.outbound_queue == 0 || self.max_sends_in_flight == 0 {
             return bad("outbound_queue and max_sends_in_flight must be positive");
         }
-        if self.outbound_queue_bytes < 2 * MESSAGE_PAGE_BYTES {
-            return bad("outbound_queue_bytes must be at least 2 MiB (two SYNC_BATCH frames)");
+        if self.max_page_bytes == 0 || self.max_request_bytes == 0 || self.max_members_per_request == 0 {
+            return bad("max_page_bytes, max_request_bytes and max_members_per_request must be positive");
+        }
+        if self.outbound_queue_bytes < self.max_page_bytes.saturating_mul(2) {
+            return bad("outbound_queue_bytes must be at least twice max_page_bytes (two SYNC_BATCH frames)");
         }
         if self.writer_shards == 0 || self.max_batch == 0 || self.db_max_connections == 0 {
             return bad("writer_shards, max_batch and db_max_connections must be positive");
@@ -702,7 +717,10 @@ mod tests {
         };
         assert!(config.validate().is_ok());
         let secrets = config.secrets().unwrap();
-        assert_eq!((secrets.jwt_secret.as_str(), secrets.admin_token.as_str()), ("short", "adm"));
+        assert_eq!(
+            (secrets.jwt_secret.as_str(), secrets.admin_token.as_str()),
+            ("short", "adm")
+        );
         let warnings = secrets.warnings();
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].starts_with("jwt_secret is 5 bytes"), "{warnings:?}");

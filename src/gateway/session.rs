@@ -28,7 +28,6 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::AuthUser;
-use crate::config::MESSAGE_PAGE_BYTES;
 use crate::fanout::{close_code, CloseSignal, Hub, QueuedBytes, SessionHandle, SessionId};
 use crate::ids::{now_ms, UserId};
 use crate::limits::ConnectionPermit;
@@ -390,7 +389,7 @@ impl Reader<'_> {
                 // it could make the server queue `outbound_queue_bytes` (16
                 // MiB) per connection, times 100 connections per user.
                 tokio::select! {
-                    () = self.handle.queued_at_most(MESSAGE_PAGE_BYTES) => {}
+                    () = self.handle.queued_at_most(self.state.config.max_page_bytes) => {}
                     () = tokio::time::sleep(self.idle_limit()) => {
                         self.handle.kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
                         return;
@@ -406,9 +405,9 @@ impl Reader<'_> {
                 };
                 let frame = match result {
                     Ok(Some((messages, has_more))) => {
-                        // A page stops early past MESSAGE_PAGE_BYTES: the
+                        // A page stops early past `max_page_bytes`: the
                         // client asks again from its last seq.
-                        let (messages, has_more) = recv_page(&messages, has_more);
+                        let (messages, has_more) = recv_page(&messages, has_more, self.state.config.max_page_bytes);
                         ServerFrame::SyncBatch {
                             channel_id: channel_id.as_str().to_owned(),
                             messages,

@@ -45,17 +45,11 @@ struct CreateChannel {
     members: Option<Vec<String>>,
 }
 
-/// Most entries in the `members` of one `POST /v1/channels`. A 2 MiB body
-/// holds about 300,000 short ids, which PostgreSQL takes longer than
-/// `db_timeout_ms` to insert: a clear refusal beats a 503 that no retry can
-/// fix. More members join with `PUT`.
-pub const MAX_MEMBERS_PER_REQUEST: usize = 100_000;
-
 /// Reads the request's body, or answers with the extractor's refusal (413
-/// past [`super::MAX_REQUEST_BODY`]) in the API's error shape. Handlers call
+/// past `max_request_bytes`) in the API's error shape. Handlers call
 /// it after the credential check, so a request without valid credentials is
 /// refused before its body is read (and is never told `100 Continue`).
-async fn read_body(request: Request) -> Result<Bytes, ApiError> {
+async fn read_body(request: Request, limit: usize) -> Result<Bytes, ApiError> {
     Bytes::from_request(request, &())
         .await
         .map_err(|rejection: BytesRejection| {
@@ -63,7 +57,7 @@ async fn read_body(request: Request) -> Result<Bytes, ApiError> {
             if status == StatusCode::PAYLOAD_TOO_LARGE {
                 // The same words as a declared over-long body (a chunked one
                 // is only found out while it is read).
-                ApiError::new(status, "bad_request", super::BODY_TOO_LARGE)
+                ApiError::new(status, "bad_request", &super::body_too_large(limit))
             } else {
                 ApiError::new(status, "bad_request", &rejection.body_text())
             }
@@ -127,7 +121,7 @@ pub async fn create_channel(
     raw: Request,
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
-    let body = read_body(raw).await?;
+    let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: CreateChannel = if body.is_empty() {
         CreateChannel {
             channel_id: None,
@@ -141,10 +135,11 @@ pub async fn create_channel(
         None => ChannelId::generate(),
     };
     let members = request.members.unwrap_or_default();
-    if members.len() > MAX_MEMBERS_PER_REQUEST {
+    let most = state.config.max_members_per_request;
+    if members.len() > most {
         return Err(ApiError::invalid_field(
             "members",
-            &format!("at most {MAX_MEMBERS_PER_REQUEST} per request; add more with PUT /v1/channels/{{channelId}}/members/{{userId}}"),
+            &format!("at most {most} per request; add more with PUT /v1/channels/{{channelId}}/members/{{userId}}"),
         ));
     }
     let members = members
@@ -221,7 +216,7 @@ pub async fn create_token(
     raw: Request,
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
-    let body = read_body(raw).await?;
+    let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: CreateToken = parse_json(&body, TOKEN_SHAPE)?;
     let user = user_id(&request.user_id, "userId")?;
     let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
@@ -276,8 +271,8 @@ pub async fn history(
         }
     }
     let (messages, has_more) = state.store.messages_after(&id, after_seq, limit).await?;
-    // Like a SYNC_BATCH, a page stops early past MESSAGE_PAGE_BYTES; the
+    // Like a SYNC_BATCH, a page stops early past `max_page_bytes`; the
     // caller asks again after its last seq.
-    let (messages, has_more) = recv_page(&messages, has_more);
+    let (messages, has_more) = recv_page(&messages, has_more, state.config.max_page_bytes);
     Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more})).into_response())
 }

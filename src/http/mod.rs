@@ -36,7 +36,13 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "method not allowed on this route")
         })
-        .layer(axum::middleware::from_fn(declared_body_limit))
+        // The body extractor's limit (axum's default is 2 MiB), and the
+        // same limit on a declared length before anything reads the body.
+        .layer(axum::extract::DefaultBodyLimit::max(state.config.max_request_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            state.config.max_request_bytes,
+            declared_body_limit,
+        ))
         .layer(axum::middleware::from_fn_with_state(state.config.handshake_timeout(), request_deadline))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error").into_response()
@@ -51,26 +57,32 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Largest HTTP request body, in bytes (2 MiB, axum's default limit, also
-/// applied by the body extractor); past it the answer is 413.
-pub const MAX_REQUEST_BODY: usize = 2 * 1024 * 1024;
-
-/// The message of a 413.
-const BODY_TOO_LARGE: &str = "request body over 2 MiB";
+/// The message of a 413 for a body over `limit` bytes.
+fn body_too_large(limit: usize) -> String {
+    if limit.is_multiple_of(1024 * 1024) {
+        format!("request body over {} MiB", limit / (1024 * 1024))
+    } else {
+        format!("request body over {limit} bytes")
+    }
+}
 
 /// Answers 413 at once to a request whose `Content-Length` says its body is
-/// over [`MAX_REQUEST_BODY`], before any handler (or authentication) and
-/// without reading the body: the extractor alone would wait for the body to
-/// arrive, and a client that declares a gigabyte and sends nothing would
-/// hold the connection until the request deadline.
-async fn declared_body_limit(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+/// over `limit` (`max_request_bytes`), before any handler (or
+/// authentication) and without reading the body: the extractor alone would
+/// wait for the body to arrive, and a client that declares a gigabyte and
+/// sends nothing would hold the connection until the request deadline.
+async fn declared_body_limit(
+    axum::extract::State(limit): axum::extract::State<usize>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok());
-    if declared.is_some_and(|len| len > MAX_REQUEST_BODY as u64) {
-        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "bad_request", BODY_TOO_LARGE).into_response();
+    if declared.is_some_and(|len| len > limit as u64) {
+        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "bad_request", &body_too_large(limit)).into_response();
     }
     next.run(request).await
 }

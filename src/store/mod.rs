@@ -87,7 +87,7 @@ impl StoredMessage {
 /// ([`StoredMessage::json_len_bound`] each); always at least one (when there
 /// is one), so a reader paging by seq makes progress. A SYNC_BATCH and a
 /// history page keep this many and say `hasMore`
-/// ([`crate::config::MESSAGE_PAGE_BYTES`]).
+/// (`max_page_bytes`).
 pub fn page_len(messages: &[StoredMessage], budget: usize) -> usize {
     let mut used = 0usize;
     let mut fits = 0;
@@ -102,11 +102,11 @@ pub fn page_len(messages: &[StoredMessage], budget: usize) -> usize {
 }
 
 /// A page read with `has_more`, as clients get it (SYNC_BATCH and the
-/// history route): the messages that fit
-/// [`crate::config::MESSAGE_PAGE_BYTES`] ([`page_len`]) as MSG_RECV objects,
-/// and `hasMore`, also true when the page stopped early.
-pub fn recv_page(messages: &[StoredMessage], has_more: bool) -> (Vec<TaggedMessage>, bool) {
-    let fits = page_len(messages, crate::config::MESSAGE_PAGE_BYTES);
+/// history route): the messages that fit `budget` bytes of JSON
+/// (`max_page_bytes`, [`page_len`]) as MSG_RECV objects, and `hasMore`, also
+/// true when the page stopped early.
+pub fn recv_page(messages: &[StoredMessage], has_more: bool, budget: usize) -> (Vec<TaggedMessage>, bool) {
+    let fits = page_len(messages, budget);
     let page = messages[..fits]
         .iter()
         .map(|m| TaggedMessage::MsgRecv(m.to_recv()))

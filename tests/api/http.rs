@@ -17,6 +17,7 @@ on_both_stores!(
     health_and_metrics,
     request_bodies_are_refused_before_they_are_read,
     a_channel_of_up_to_100_000_members_is_created_in_one_request,
+    the_size_limits_of_requests_and_pages_are_settings,
 );
 
 /// Sends a raw HTTP/1.1 request head (and `body`) and returns what the
@@ -549,6 +550,70 @@ async fn readyz_is_503_while_the_database_is_down() {
         (ack["seq"].as_i64(), ack["duplicate"].as_bool()),
         (Some(1), Some(false)),
         "nothing was stored during the outage"
+    );
+    app.stop().await;
+}
+
+/// Found by the spec audit: "every limit is a documented setting", and the
+/// request body size, the members per request and the page size were fixed
+/// constants. Each is a setting now, and a small value takes effect.
+async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.max_request_bytes = 1_000;
+        c.max_members_per_request = 3;
+        c.max_page_bytes = 8_192;
+    })
+    .await;
+    let admin = Some(ADMIN_TOKEN);
+    // max_request_bytes: a declared length past it, and a body that is.
+    let head = format!(
+        "POST /v1/channels HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1001\r\n\r\n"
+    );
+    let response = raw_request(app.addr, &head, b"").await;
+    assert!(response.starts_with("HTTP/1.1 413"), "{response:?}");
+    assert!(response.contains("request body over 1000 bytes"), "{response}");
+    let long = json!({"channelId": "long", "members": vec!["m".repeat(100); 12]}).to_string();
+    assert!(long.len() > 1_000);
+    let (status, reply) = app.request("POST", "/v1/channels", admin, Some(&long)).await;
+    assert_eq!(status, 413, "{reply}");
+    // max_members_per_request: three go in one request, four do not.
+    let four = json!({"channelId": "four", "members": ["a", "b", "c", "d"]}).to_string();
+    let (status, reply) = app.request("POST", "/v1/channels", admin, Some(&four)).await;
+    assert_eq!(
+        (status, reply["error"]["code"].as_str()),
+        (400, Some("invalid_field")),
+        "{reply}"
+    );
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("at most 3"),
+        "{reply}"
+    );
+    let three = json!({"channelId": "room", "members": ["alice", "b", "c"]}).to_string();
+    let (status, reply) = app.request("POST", "/v1/channels", admin, Some(&three)).await;
+    assert_eq!(status, 201, "{reply}");
+    // max_page_bytes: 10 messages of 1,000 bytes do not fit one 8 KiB page,
+    // on SYNC and on the history route; paging on still yields all 10.
+    let mut alice = app.connect("alice").await;
+    let body = "y".repeat(1_000);
+    for n in 0..10 {
+        alice.send_and_ack("room", &format!("k{n}"), &body).await;
+    }
+    alice.send_json(crate::helpers::sync("room", 0, Some(10))).await;
+    let batch = alice.recv_type("SYNC_BATCH").await;
+    let page = batch["messages"].as_array().expect("messages").len();
+    assert!((1..10).contains(&page), "a SYNC page held {page} of 10");
+    assert_eq!(batch["hasMore"], true);
+    let (status, first) = app.history("room", &app.token("alice"), "afterSeq=0&limit=10").await;
+    assert_eq!(status, 200, "{first}");
+    let page = first["messages"].as_array().expect("messages").len();
+    assert!((1..10).contains(&page), "a history page held {page} of 10");
+    assert_eq!(first["hasMore"], true);
+    assert_eq!(
+        crate::helpers::seqs(&app.all_messages("room").await),
+        (1..=10).collect::<Vec<_>>()
     );
     app.stop().await;
 }

@@ -152,7 +152,10 @@ async fn token_command_and_configuration_layers() {
     assert!(verify(String::from_utf8_lossy(&out.stdout).trim(), "q7x2z").is_ok());
     let warned = String::from_utf8_lossy(&out.stderr);
     assert!(warned.contains("weak secret: jwt_secret is 5 bytes"), "{warned}");
-    assert!(!warned.contains("q7x2z"), "the warning must not show the secret: {warned}");
+    assert!(
+        !warned.contains("q7x2z"),
+        "the warning must not show the secret: {warned}"
+    );
     let out = chatd(dir.path())
         .env("CHATD_LOG", "garbage[[[")
         .args(["token", "x"])
@@ -432,7 +435,11 @@ async fn short_secrets_are_used_as_they_are() {
     assert_eq!(alice.hello["userId"], "alice");
     alice.send_msg("room", "k1", "hello").await;
     let ack = alice.recv().await;
-    assert_eq!((ack["type"].as_str(), ack["seq"].as_i64()), (Some("MSG_ACK"), Some(1)), "{ack}");
+    assert_eq!(
+        (ack["type"].as_str(), ack["seq"].as_i64()),
+        (Some("MSG_ACK"), Some(1)),
+        "{ack}"
+    );
     server.signal("TERM");
     let lines = server.log.clone();
     assert_eq!(server.wait(), 0);
