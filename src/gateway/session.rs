@@ -32,7 +32,8 @@ use crate::fanout::{close_code, CloseSignal, Hub, QueuedBytes, SessionHandle, Se
 use crate::ids::{now_ms, UserId};
 use crate::limits::ConnectionPermit;
 use crate::protocol::{
-    decode_client_frame, peek_client_msg_id, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind, ServerFrame,
+    decode_client_frame, peek_client_msg_id, peek_send_key, AckFrame, ClientFrame, Command, ErrorCode, ErrorFrame,
+    ReceiptKind, ServerFrame,
 };
 use crate::state::AppState;
 use crate::store::{recv_page, NewMessage, StoreError};
@@ -284,6 +285,59 @@ impl Reader<'_> {
         while self.pending.next().await.is_some() {}
     }
 
+    /// A MSG_SEND that failed its checks, answered by its idempotency key
+    /// when that key is already stored (the wire contract's guarantee 2: the
+    /// key "is looked up before anything else about the send"): the stored
+    /// send's MSG_ACK with `duplicate: true` when the frame's `channelId` and
+    /// `body` are the stored ones (a retry of a long message after
+    /// `max_body_bytes` was lowered), else `idempotency_conflict`. Earlier
+    /// sends of the session finish first, so a key they stored is found.
+    /// Returns false, and answers nothing, when the frame is not such a send,
+    /// the key is not stored, or the lookup fails: the frame's own refusal
+    /// is then the answer.
+    async fn answer_by_stored_key(&mut self, text: &str) -> bool {
+        let Some(key) = peek_send_key(text) else {
+            return false;
+        };
+        self.drain().await;
+        let stored = match self
+            .state
+            .store
+            .message_by_key(&self.user.user_id, &key.client_msg_id)
+            .await
+        {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return false,
+            Err(error) => {
+                tracing::debug!(%error, "idempotency key lookup for a refused send failed");
+                return false;
+            }
+        };
+        let same = key.channel_id.as_deref() == Some(stored.channel_id.as_str())
+            && key.body.as_deref() == Some(stored.body.as_str());
+        if same {
+            self.handle.send(&ServerFrame::MsgAck(AckFrame {
+                client_msg_id: stored.client_msg_id.as_str().to_owned(),
+                message_id: stored.message_id,
+                channel_id: stored.channel_id.as_str().to_owned(),
+                seq: stored.seq,
+                ts: stored.ts,
+                duplicate: true,
+            }));
+            telemetry::send_result("duplicate", "", None);
+        } else {
+            let mut frame = ErrorFrame::new(
+                ErrorCode::IdempotencyConflict,
+                "this clientMsgId was already used for another message",
+            );
+            frame.client_msg_id = Some(key.client_msg_id.as_str().to_owned());
+            frame.channel_id = key.channel_id.filter(|raw| crate::ids::ChannelId::parse(raw).is_ok());
+            self.handle.send(&ServerFrame::Error(frame));
+            telemetry::send_result("refused", ErrorCode::IdempotencyConflict.as_str(), None);
+        }
+        true
+    }
+
     async fn refuse(&mut self, frame: ErrorFrame) {
         self.bad_in_row += 1;
         self.drain().await;
@@ -326,6 +380,9 @@ impl Reader<'_> {
             Ok(frame) => frame,
             Err(error) => {
                 telemetry::frame_in("invalid");
+                if self.answer_by_stored_key(text).await {
+                    return;
+                }
                 return self.refuse(error.to_error_frame()).await;
             }
         };
@@ -338,6 +395,9 @@ impl Reader<'_> {
         let command = match frame.validate(self.state.config.max_body_bytes) {
             Ok(command) => command,
             Err(error) => {
+                if self.answer_by_stored_key(text).await {
+                    return;
+                }
                 telemetry::send_result("refused", error.code().as_str(), None);
                 return self.refuse(error.to_error_frame()).await;
             }
@@ -477,10 +537,13 @@ impl Reader<'_> {
         let text = Utf8Bytes::from(frame.encode());
         let state = self.state;
         let key = (message.channel_id.clone(), self.user.user_id.clone(), read);
-        let except = Some(&self.handle.id);
-        state.send_receipt(&message.sender_id, &key, message.seq, &text, except);
+        // The wire contract's recipients: "the sessions of that message's
+        // sender" (every one of them, so when users mark their own message
+        // the session that sent the receipt gets it too) and, for `read`,
+        // "the reader's other sessions".
+        state.send_receipt(&message.sender_id, &key, message.seq, &text, None);
         if read && message.sender_id != self.user.user_id {
-            state.send_receipt(&self.user.user_id, &key, message.seq, &text, except);
+            state.send_receipt(&self.user.user_id, &key, message.seq, &text, Some(&self.handle.id));
         }
         Ok(())
     }

@@ -12,6 +12,7 @@ on_both_stores!(
     receipts_move_watermarks_forward_and_reach_the_right_sessions,
     receipt_errors,
     concurrent_reads_from_two_devices_never_show_a_watermark_going_back,
+    users_marking_their_own_message_get_the_receipt_on_every_session,
 );
 
 async fn receipts_move_watermarks_forward_and_reach_the_right_sessions(backend: Backend) {
@@ -138,6 +139,41 @@ async fn concurrent_reads_from_two_devices_never_show_a_watermark_going_back(bac
         if seq == N as i64 {
             break;
         }
+    }
+    app.stop().await;
+}
+
+/// Found by the spec audit: a receipt goes to "the sessions of that message's
+/// sender", and when users marked their own message, the session that sent
+/// the receipt did not get it. Now every session of the sender does; other
+/// members get nothing.
+async fn users_marking_their_own_message_get_the_receipt_on_every_session(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut phone = app.connect("alice").await;
+    let mut laptop = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    let ack = phone.send_and_ack("room", "c1", "note to self").await;
+    laptop.recv_type("MSG_RECV").await;
+    bob.recv_type("MSG_RECV").await;
+    for (kind, frame) in [("delivered", "MSG_DELIVERED"), ("read", "MSG_READ")] {
+        phone
+            .send_json(json!({"type": frame, "messageId": ack["messageId"]}))
+            .await;
+        for session in [&mut phone, &mut laptop] {
+            let receipt = session.recv_type("RECEIPT").await;
+            assert_eq!(
+                (
+                    receipt["kind"].as_str(),
+                    receipt["userId"].as_str(),
+                    receipt["seq"].as_i64()
+                ),
+                (Some(kind), Some("alice"), Some(1)),
+                "{receipt}"
+            );
+            assert_eq!(receipt["messageId"], ack["messageId"]);
+        }
+        bob.expect_silence(Duration::from_millis(200)).await;
     }
     app.stop().await;
 }

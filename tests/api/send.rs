@@ -20,6 +20,7 @@ on_both_stores!(
     non_member_and_unknown_channel_are_forbidden_alike,
     retry_after_leaving_the_channel_is_still_a_duplicate,
     client_ts_is_ignored_and_ts_never_decreases,
+    a_refused_send_is_answered_by_its_stored_key_first,
 );
 
 async fn ack_carries_ids_after_the_message_is_stored(backend: Backend) {
@@ -290,5 +291,76 @@ async fn client_ts_is_ignored_and_ts_never_decreases(backend: Backend) {
         assert!(ts >= last, "ts never decreases as seq grows");
         last = ts;
     }
+    app.stop().await;
+}
+
+/// Found by the spec audit: guarantee 2 says the idempotency key "is looked
+/// up before anything else about the send", and a send that failed its checks
+/// got its refusal even when its key was stored. Now a stored key answers
+/// first: `idempotency_conflict` when the frame is another message, the
+/// original ACK (`duplicate: true`) when it is the stored one, also after
+/// `max_body_bytes` was lowered. Nothing new is stored.
+async fn a_refused_send_is_answered_by_its_stored_key_first(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let long = "L".repeat(100);
+    let original = alice.send_and_ack("room", "k", &long).await;
+    // The same key on frames that fail their own checks.
+    for (what, frame) in [
+        (
+            "an empty body",
+            json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k", "body": ""}),
+        ),
+        (
+            "a body with U+0000",
+            json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k", "body": "a\u{0}b"}),
+        ),
+        (
+            "a bad channel id",
+            json!({"type": "MSG_SEND", "channelId": "no room", "clientMsgId": "k", "body": long}),
+        ),
+        (
+            "no body",
+            json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k"}),
+        ),
+        (
+            "a number for a body",
+            json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k", "body": 5}),
+        ),
+    ] {
+        alice.send_json(frame).await;
+        let reply = alice.recv().await;
+        assert_eq!(reply["type"], "ERROR", "{what}: {reply}");
+        assert_eq!(reply["code"], "idempotency_conflict", "{what}: {reply}");
+        assert_eq!(reply["clientMsgId"], "k", "{what}: {reply}");
+    }
+    // A key that is not stored: the frame's own refusal, as before.
+    alice
+        .send_json(json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "fresh", "body": ""}))
+        .await;
+    let reply = alice.recv().await;
+    assert_eq!(
+        (reply["code"].as_str(), reply["field"].as_str()),
+        (Some("invalid_field"), Some("body")),
+        "{reply}"
+    );
+    // The stored message, retried after the body limit went below its size.
+    drop(alice);
+    let app = app.restart(|c| c.max_body_bytes = 10).await;
+    let mut alice = app.connect("alice").await;
+    alice.send_msg("room", "k", &long).await;
+    let ack = alice.recv().await;
+    assert_eq!(ack["type"], "MSG_ACK", "{ack}");
+    assert_eq!(ack["duplicate"], true);
+    for field in ["messageId", "seq", "ts", "channelId"] {
+        assert_eq!(ack[field], original[field], "{field}");
+    }
+    // A new message over the new limit is still refused.
+    alice.send_msg("room", "k2", &long).await;
+    assert_eq!(alice.recv().await["code"], "body_too_large");
+    let stored = app.all_messages("room").await;
+    assert_eq!(seqs(&stored), vec![1], "nothing new stored");
+    assert_eq!(stored[0]["body"], long.as_str());
     app.stop().await;
 }

@@ -250,6 +250,51 @@ pub fn peek_client_msg_id(text: &str) -> Option<String> {
     ClientMsgId::parse(&id).ok().map(|_| id.into_owned())
 }
 
+/// What a MSG_SEND that failed its checks says about itself, read leniently:
+/// enough to look its idempotency key up before answering (the wire
+/// contract's guarantee 2: the key "is looked up before anything else about
+/// the send").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendKey {
+    /// The valid `clientMsgId`.
+    pub client_msg_id: ClientMsgId,
+    /// `channelId` when it is a JSON string (of any grammar).
+    pub channel_id: Option<String>,
+    /// `body` when it is a JSON string (of any length).
+    pub body: Option<String>,
+}
+
+/// The [`SendKey`] of a MSG_SEND frame: `None` unless `text` is a JSON object
+/// with `type` `MSG_SEND`, a valid `clientMsgId`, and no field given twice
+/// (a repeated field leaves which value counts to the parser, so such a frame
+/// is answered by its refusal alone). Unknown fields are ignored.
+pub fn peek_send_key(text: &str) -> Option<SendKey> {
+    #[derive(Deserialize)]
+    struct Peek<'a> {
+        #[serde(rename = "type", borrow)]
+        ty: std::borrow::Cow<'a, str>,
+        #[serde(rename = "clientMsgId", borrow)]
+        client_msg_id: std::borrow::Cow<'a, str>,
+        #[serde(rename = "channelId", default)]
+        channel_id: Option<Value>,
+        #[serde(default)]
+        body: Option<Value>,
+    }
+    let peek: Peek<'_> = serde_json::from_str(text).ok()?;
+    if peek.ty != "MSG_SEND" {
+        return None;
+    }
+    let text_of = |value: Option<Value>| match value {
+        Some(Value::String(text)) => Some(text),
+        _ => None,
+    };
+    Some(SendKey {
+        client_msg_id: ClientMsgId::parse(&peek.client_msg_id).ok()?,
+        channel_id: text_of(peek.channel_id),
+        body: text_of(peek.body),
+    })
+}
+
 /// A validated client request, ready for the session to act on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
