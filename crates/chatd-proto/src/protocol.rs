@@ -280,6 +280,10 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         #[serde(default)]
         body: Option<Value>,
     }
+    // serde reads a struct from a JSON array too; a frame is an object.
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
     let peek: Peek<'_> = serde_json::from_str(text).ok()?;
     if peek.ty != "MSG_SEND" {
         return None;
@@ -659,6 +663,27 @@ impl ServerFrame {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_send_key_is_peeked_only_from_an_unambiguous_send() {
+        let key = peek_send_key(r#"{"type":"MSG_SEND","clientMsgId":"k","channelId":"no room","body":7,"x":[1]}"#)
+            .expect("a send");
+        assert_eq!(key.client_msg_id.as_str(), "k");
+        assert_eq!(key.channel_id.as_deref(), Some("no room"));
+        assert_eq!(key.body, None, "a body that is not a string");
+        for text in [
+            r#"{"type":"MSG_READ","clientMsgId":"k"}"#,
+            r#"{"type":"MSG_SEND","clientMsgId":"has space"}"#,
+            r#"{"type":"MSG_SEND","body":"b"}"#,
+            r#"{"type":"MSG_SEND","clientMsgId":"k","body":"a","body":"b"}"#,
+            r#"{"type":"MSG_SEND","clientMsgId":"k","body":"\ud800"}"#,
+            r#"["MSG_SEND","k"]"#,
+            r#" ["MSG_SEND","k",null,"b"]"#,
+            "not json",
+        ] {
+            assert_eq!(peek_send_key(text), None, "{text}");
+        }
+    }
 
     fn field_of(err: FrameError) -> &'static str {
         match err {
