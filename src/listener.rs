@@ -1,4 +1,4 @@
-//! The accept loop: HTTP/1.1 and HTTP/2 with upgrades (hyper-util), a bound on
+//! The accept loop: HTTP/1.1 with upgrades (hyper), a bound on
 //! the time a client may take to send its request head (the WebSocket
 //! handshake included), and graceful shutdown of HTTP connections.
 //!
@@ -11,26 +11,30 @@
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto::Builder;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// How long HTTP connections get to finish after shutdown starts.
 const HTTP_DRAIN: Duration = Duration::from_secs(5);
 
 /// Serves `router` on `listener` until `shutdown` is cancelled, then stops
 /// accepting and waits (at most 5 s) for HTTP connections in progress.
+///
+/// HTTP/1.1 only. hyper's HTTP/2 server has no idle or header timeout: a
+/// client that sent the h2c preface and then nothing held its connection
+/// forever, and a breaker helper locked every client out with 300 of them.
+/// Nothing here needs HTTP/2: the WebSocket upgrade is HTTP/1.1 (RFC 6455),
+/// and TLS, where browsers would use h2, ends at the reverse proxy. An h2c
+/// preface is answered as a malformed HTTP/1.1 request and the connection closed.
 pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Duration, shutdown: CancellationToken) {
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(handshake_timeout);
-    builder.http2().timer(TokioTimer::new());
-    let graceful = GracefulShutdown::new();
+    let mut builder = http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(handshake_timeout);
+    let connections = TaskTracker::new();
+    let draining = CancellationToken::new();
     loop {
         let stream = tokio::select! {
             biased;
@@ -47,9 +51,9 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
         };
         let _ = stream.set_nodelay(true);
         let builder = builder.clone();
-        let watcher = graceful.watcher();
+        let draining = draining.clone();
         let service = TowerToHyperService::new(router.clone());
-        tokio::spawn(async move {
+        connections.spawn(async move {
             // hyper's header timeout starts with the first byte; a client that
             // sends nothing at all gets the same allowance here.
             let mut first = [0u8; 1];
@@ -57,16 +61,25 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
                 Ok(Ok(n)) if n > 0 => {}
                 _ => return,
             }
-            let connection = builder
-                .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                .into_owned();
-            if let Err(error) = watcher.watch(connection).await {
+            let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
+            tokio::pin!(connection);
+            let result = tokio::select! {
+                result = connection.as_mut() => result,
+                () = draining.cancelled() => {
+                    // Finish the request in progress, then close.
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(error) = result {
                 tracing::debug!(%error, "http connection ended with an error");
             }
         });
     }
     drop(listener);
-    if tokio::time::timeout(HTTP_DRAIN, graceful.shutdown()).await.is_err() {
+    draining.cancel();
+    connections.close();
+    if tokio::time::timeout(HTTP_DRAIN, connections.wait()).await.is_err() {
         tracing::debug!("http connections still open after the drain period");
     }
 }

@@ -172,6 +172,17 @@ async fn a_slow_handshake_is_cut_off(backend: Backend) {
     let mut buf = [0u8; 512];
     let read = tokio::time::timeout(Duration::from_secs(5), silent.read(&mut buf)).await;
     assert!(read.is_ok(), "silent connection not closed");
+    // Found by a breaker helper: an HTTP/2 (h2c prior knowledge) connection
+    // that sent its preface and an empty SETTINGS frame, then nothing, was
+    // never closed, and enough of them locked every client out. HTTP/2 is
+    // not served: the connection ends at once.
+    let mut h2 = TcpStream::connect(app.addr).await.expect("connect");
+    h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        .await
+        .expect("preface");
+    let mut seen = Vec::new();
+    let ended = tokio::time::timeout(Duration::from_secs(5), h2.read_to_end(&mut seen)).await;
+    assert!(ended.is_ok(), "an idle HTTP/2 connection stayed open");
     // A request whose body trickles in cannot hold the connection: without
     // credentials it is refused (401) before its body is read; with them it
     // gets 408 at the request deadline.
