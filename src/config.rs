@@ -349,10 +349,47 @@ impl Config {
         if self.cluster_gap_wait_ms == 0 || self.cluster_gap_wait_ms > 60_000 {
             return bad("cluster_gap_wait_ms must be between 1 and 60000");
         }
+        if let Some(url) = &self.database_url {
+            if let Some(message) = database_url_problem(url) {
+                return bad(&message);
+            }
+        }
+        // Upper bounds: past them a value allocates, overflows a time or
+        // passes a database's own limit, and the server would panic or abort
+        // after it started (a breaker helper found each one).
+        for (key, value, most) in self.upper_bounds() {
+            if value > most {
+                return Err(ConfigError::Invalid(format!("{key} must be at most {most}")));
+            }
+        }
         // Secrets have no length floor: a configured one is used as it is
         // (the wire contract), with a warning at start when it is short
         // ([`Secrets::warnings`]); an empty value counts as unset.
         Ok(())
+    }
+
+    /// Each numeric setting with an upper bound: (key, value, most).
+    /// Documented in docs/configuration.md, "Validation".
+    fn upper_bounds(&self) -> [(&'static str, u64, u64); 15] {
+        const MIB: u64 = 1024 * 1024;
+        let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
+        [
+            ("max_frame_bytes", n(self.max_frame_bytes), 64 * MIB),
+            ("max_body_bytes", n(self.max_body_bytes), 64 * MIB),
+            ("ws_read_buffer_bytes", n(self.ws_read_buffer_bytes), 64 * MIB),
+            ("ws_write_buffer_bytes", n(self.ws_write_buffer_bytes), 64 * MIB),
+            ("outbound_queue", n(self.outbound_queue), 1_000_000),
+            ("max_sends_in_flight", n(self.max_sends_in_flight), 1_000_000),
+            ("max_connections", n(self.max_connections), 10_000_000),
+            ("max_connections_per_user", n(self.max_connections_per_user), 10_000_000),
+            ("writer_shards", n(self.writer_shards), 256),
+            ("max_batch", n(self.max_batch), 10_000),
+            ("db_max_connections", u64::from(self.db_max_connections), 10_000),
+            ("db_timeout_ms", self.db_timeout_ms, 3_600_000),
+            ("handshake_timeout_ms", self.handshake_timeout_ms, 3_600_000),
+            ("ping_interval_secs", self.ping_interval_secs, 86_400),
+            ("shutdown_grace", self.shutdown_grace, 86_400),
+        ]
     }
 
     /// The database URL in force: the configured one, or the embedded SQLite file.
@@ -499,6 +536,31 @@ impl Config {
         }
         Ok(secrets)
     }
+}
+
+/// Why `url` cannot be the database, or `None`. Only PostgreSQL and SQLite
+/// files: an SQLite URL without a path (`sqlite://`) started a server whose
+/// sessions all failed, and an in-memory one (`sqlite::memory:`,
+/// `mode=memory`) acknowledged messages a restart then lost, against
+/// "persist before ACK" (both found by a breaker helper).
+fn database_url_problem(url: &str) -> Option<String> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return None;
+    }
+    let Some(rest) = url.strip_prefix("sqlite:") else {
+        return Some("database_url must be postgres://… or sqlite://path".into());
+    };
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let path = path.strip_prefix("//").unwrap_or(path);
+    let in_memory = path == ":memory:" || query.split('&').any(|pair| pair == "mode=memory");
+    if path.is_empty() || in_memory {
+        return Some(
+            "database_url: an SQLite URL needs a file (sqlite://relative/path or sqlite:///absolute/path); \
+             an in-memory database would lose acknowledged messages"
+                .into(),
+        );
+    }
+    None
 }
 
 /// 32 random bytes as 64 hex characters.
@@ -679,6 +741,81 @@ mod tests {
         let shown = format!("{config:?}");
         assert!(shown.contains("max_body_bytes"));
         assert!(!shown.contains(&"j".repeat(40)) && !shown.contains(&"a".repeat(40)));
+    }
+
+    #[test]
+    fn database_urls_are_files_or_postgres() {
+        for good in [
+            "postgres://u@h/db",
+            "postgresql://h/db",
+            "sqlite://data/chatd.db",
+            "sqlite:///var/lib/chatd/chatd.db",
+            "sqlite://x.db?mode=rwc",
+        ] {
+            assert_eq!(database_url_problem(good), None, "{good}");
+        }
+        for bad in [
+            "sqlite://",
+            "sqlite:",
+            "sqlite::memory:",
+            "sqlite://:memory:",
+            "sqlite://x.db?mode=memory",
+            "mysql://h/db",
+        ] {
+            assert!(database_url_problem(bad).is_some(), "{bad}");
+            let config = Config {
+                database_url: Some(bad.into()),
+                ..Config::default()
+            };
+            assert!(matches!(config.validate(), Err(ConfigError::Invalid(_))), "{bad}");
+        }
+    }
+
+    /// Found by a breaker helper: each of these passed validation, then
+    /// panicked the writers or sessions, aborted on allocation, was killed
+    /// for memory, or failed in the database driver after start.
+    #[test]
+    fn values_that_would_panic_or_abort_later_are_refused_up_front() {
+        type Case = (&'static str, fn(&mut Config));
+        let cases: [Case; 5] = [
+            ("max_batch", |c| c.max_batch = usize::MAX),
+            ("max_batch", |c| c.max_batch = 100_000_000_000),
+            ("writer_shards", |c| c.writer_shards = 100_000_000),
+            ("ping_interval_secs", |c| c.ping_interval_secs = u64::MAX),
+            ("db_timeout_ms", |c| c.db_timeout_ms = 2_147_483_648),
+        ];
+        for (key, set) in cases {
+            let mut config = Config::default();
+            set(&mut config);
+            match config.validate() {
+                Err(ConfigError::Invalid(message)) => assert!(message.starts_with(key), "{key}: {message}"),
+                other => panic!("{key}: {other:?}"),
+            }
+        }
+        // Each bound itself is allowed.
+        let mut config = Config::default();
+        for (key, _, most) in config.upper_bounds() {
+            let most = usize::try_from(most).unwrap();
+            match key {
+                "max_frame_bytes" => config.max_frame_bytes = most,
+                "max_body_bytes" => config.max_body_bytes = most,
+                "ws_read_buffer_bytes" => config.ws_read_buffer_bytes = most,
+                "ws_write_buffer_bytes" => config.ws_write_buffer_bytes = most,
+                "outbound_queue" => config.outbound_queue = most,
+                "max_sends_in_flight" => config.max_sends_in_flight = most,
+                "max_connections" => config.max_connections = most,
+                "max_connections_per_user" => config.max_connections_per_user = most,
+                "writer_shards" => config.writer_shards = most,
+                "max_batch" => config.max_batch = most,
+                "db_max_connections" => config.db_max_connections = u32::try_from(most).unwrap(),
+                "db_timeout_ms" => config.db_timeout_ms = most as u64,
+                "handshake_timeout_ms" => config.handshake_timeout_ms = most as u64,
+                "ping_interval_secs" => config.ping_interval_secs = most as u64,
+                "shutdown_grace" => config.shutdown_grace = most as u64,
+                other => panic!("no case for {other}"),
+            }
+        }
+        assert!(config.validate().is_ok(), "{:?}", config.validate());
     }
 
     #[test]
