@@ -4,8 +4,6 @@
 
 pub mod session;
 
-use std::collections::HashMap;
-
 use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::WebSocketUpgrade;
@@ -15,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use tracing::Instrument;
 
 use crate::auth;
-use crate::http::ApiError;
+use crate::http::{ApiError, QueryParams};
 use crate::limits::ConnectionRefused;
 use crate::state::AppState;
 
@@ -29,11 +27,19 @@ use crate::state::AppState;
 pub async fn ws_handler(
     State(state): State<AppState>,
     headers: HeaderMap,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
-    let query_token = query.as_ref().ok().and_then(|q| q.get("access_token").cloned());
-    let Some(token) = auth::bearer(&headers).map(str::to_owned).or(query_token) else {
+    let query = QueryParams::new(query.map(|Query(pairs)| pairs).unwrap_or_default());
+    let token: Option<String> = match auth::bearer(&headers) {
+        Some(token) => Some(token.to_owned()),
+        // The header wins; without it, the query's one `access_token`.
+        None => match query.get("access_token") {
+            Ok(token) => token.map(str::to_owned),
+            Err(repeated) => return ApiError::unauthorized(&repeated.to_string()).into_response(),
+        },
+    };
+    let Some(token) = token else {
         return ApiError::unauthorized("missing bearer token").into_response();
     };
     let user = match state.auth.verify(&token) {

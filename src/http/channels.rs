@@ -1,7 +1,5 @@
 //! Channel, membership, token and history routes.
 
-use std::collections::HashMap;
-
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Request, State};
@@ -10,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller};
+use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::protocol::{check_after_seq, check_limit};
 use crate::state::AppState;
@@ -238,11 +236,17 @@ pub async fn history(
     State(state): State<AppState>,
     headers: HeaderMap,
     ApiPath(raw): ApiPath<String>,
-    ApiQuery(query): ApiQuery<HashMap<String, String>>,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
+    let query = QueryParams::new(query);
     let who = super::caller_from_header_or_query(&state, &headers, &query)?;
     let id = channel_id(&raw)?;
-    let after_seq = match query.get("afterSeq") {
+    let param = |name: &'static str| {
+        query
+            .get(name)
+            .map_err(|_| ApiError::invalid_field(name, "given more than once"))
+    };
+    let after_seq = match param("afterSeq")? {
         None => 0,
         Some(v) => v
             .parse::<i64>()
@@ -250,7 +254,7 @@ pub async fn history(
             .and_then(|n| check_after_seq(n).ok())
             .ok_or_else(|| ApiError::invalid_field("afterSeq", "must be an integer between 0 and 2^53-1"))?,
     };
-    let limit = match query.get("limit") {
+    let limit = match param("limit")? {
         None => None,
         Some(v) => Some(
             v.parse::<i64>()

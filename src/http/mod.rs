@@ -231,19 +231,66 @@ pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError>
 pub(crate) fn caller_from_header_or_query(
     state: &AppState,
     headers: &HeaderMap,
-    query: &std::collections::HashMap<String, String>,
+    query: &QueryParams,
 ) -> Result<Caller, ApiError> {
     if auth::bearer(headers).is_some() {
         return caller(state, headers);
     }
     let token = query
         .get("access_token")
+        .map_err(|repeated| ApiError::unauthorized(&repeated.to_string()))?
         .ok_or_else(|| ApiError::unauthorized("missing bearer token"))?;
     state
         .auth
         .verify(token)
         .map(Caller::User)
         .map_err(|e| ApiError::unauthorized(&e.to_string()))
+}
+
+/// A query parameter given more than once, where chatd reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("query parameter {0} given more than once")]
+pub struct RepeatedParam(pub String);
+
+/// A request's query parameters (`application/x-www-form-urlencoded`, as
+/// percent-decoded by `serde_urlencoded`), with the names given more than
+/// once remembered: which of several values counts would depend on the
+/// parser (a proxy that reads the first `access_token` and a server that
+/// reads the last see two different users), so a parameter chatd reads is
+/// refused when repeated. Names chatd does not read may repeat.
+#[derive(Debug, Default)]
+pub struct QueryParams {
+    values: std::collections::HashMap<String, String>,
+    repeated: std::collections::HashSet<String>,
+}
+
+impl QueryParams {
+    /// Collects `pairs`, noting repeated names.
+    pub fn new(pairs: Vec<(String, String)>) -> Self {
+        let mut params = Self::default();
+        for (name, value) in pairs {
+            match params.values.entry(name) {
+                std::collections::hash_map::Entry::Occupied(seen) => {
+                    params.repeated.insert(seen.key().clone());
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+            }
+        }
+        params
+    }
+
+    /// The value of `name`, `None` when absent.
+    ///
+    /// # Errors
+    /// [`RepeatedParam`] when `name` was given more than once.
+    pub fn get(&self, name: &str) -> Result<Option<&str>, RepeatedParam> {
+        if self.repeated.contains(name) {
+            return Err(RepeatedParam(name.to_owned()));
+        }
+        Ok(self.values.get(name).map(String::as_str))
+    }
 }
 
 /// `axum::extract::Path` whose refusals (say, a path segment that is not

@@ -18,6 +18,7 @@ on_both_stores!(
     request_bodies_are_refused_before_they_are_read,
     a_channel_of_up_to_100_000_members_is_created_in_one_request,
     the_size_limits_of_requests_and_pages_are_settings,
+    repeated_query_parameters_are_refused,
 );
 
 /// Sends a raw HTTP/1.1 request head (and `body`) and returns what the
@@ -615,5 +616,63 @@ async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
         crate::helpers::seqs(&app.all_messages("room").await),
         (1..=10).collect::<Vec<_>>()
     );
+    app.stop().await;
+}
+
+/// Found by a breaker helper: `?access_token=<alice>&access_token=<mallory>`
+/// opened a session as mallory (the last value won, where a proxy reading
+/// the first would see alice), and `afterSeq` / `limit` given twice took the
+/// last value. A parameter chatd reads is now refused when repeated.
+async fn repeated_query_parameters_are_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "mallory"]).await;
+    let (alice, mallory) = (app.token("alice"), app.token("mallory"));
+    // The WebSocket upgrade: 401 before any upgrade.
+    let twice = format!("ws://{}/v1/ws?access_token={alice}&access_token={mallory}", app.addr);
+    match tokio_tungstenite::connect_async(twice.as_str()).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => assert_eq!(response.status(), 401),
+        other => panic!("expected 401, got {:?}", other.map(|(_, r)| r.status())),
+    }
+    let once = format!("ws://{}/v1/ws?access_token={alice}", app.addr);
+    assert!(tokio_tungstenite::connect_async(once.as_str()).await.is_ok());
+    // The history route.
+    let url = |query: &str| app.url(&format!("/v1/channels/room/messages?{query}"));
+    let status = |query: String| {
+        let request = app.http.get(url(&query));
+        async move { request.send().await.expect("http") }
+    };
+    let response = status(format!("access_token={alice}&access_token={mallory}")).await;
+    assert_eq!(response.status(), 401);
+    let body: Value = response.json().await.expect("json");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("more than once"),
+        "{body}"
+    );
+    for (query, field) in [("afterSeq=0&afterSeq=2", "afterSeq"), ("limit=1&limit=3", "limit")] {
+        let response = status(format!("access_token={alice}&{query}")).await;
+        assert_eq!(response.status(), 400, "{query}");
+        let body: Value = response.json().await.expect("json");
+        assert_eq!(body["error"]["code"], "invalid_field", "{body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap_or_default().contains(field),
+            "{body}"
+        );
+    }
+    // Once each: served; a name chatd does not read may repeat.
+    let response = status(format!("access_token={alice}&afterSeq=0&limit=3&x=1&x=2")).await;
+    assert_eq!(response.status(), 200);
+    // The header wins, whatever the query holds.
+    let (status_code, _) = app
+        .request(
+            "GET",
+            &format!("/v1/channels/room/messages?access_token={alice}&access_token={mallory}"),
+            Some(&alice),
+            None,
+        )
+        .await;
+    assert_eq!(status_code, 200);
     app.stop().await;
 }
