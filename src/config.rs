@@ -260,10 +260,12 @@ impl Config {
         match file.map(Path::to_path_buf).or(env_file) {
             Some(path) => {
                 if !path.is_file() {
-                    return Err(ConfigError::Invalid(format!(
-                        "config file {} not found",
-                        path.display()
-                    )));
+                    let what = if path.is_dir() {
+                        "is a directory, not a file"
+                    } else {
+                        "not found"
+                    };
+                    return Err(ConfigError::Invalid(format!("config file {} {what}", path.display())));
                 }
                 figment = figment.merge(Toml::file_exact(path));
             }
@@ -348,6 +350,9 @@ impl Config {
         }
         if self.cluster_gap_wait_ms == 0 || self.cluster_gap_wait_ms > 60_000 {
             return bad("cluster_gap_wait_ms must be between 1 and 60000");
+        }
+        if self.data_dir.exists() && !self.data_dir.is_dir() {
+            return bad(&format!("data_dir {} is not a directory", self.data_dir.display()));
         }
         if let Some(url) = &self.database_url {
             if let Some(message) = database_url_problem(url) {

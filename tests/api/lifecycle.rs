@@ -156,6 +156,25 @@ async fn token_command_and_configuration_layers() {
         !warned.contains("q7x2z"),
         "the warning must not show the secret: {warned}"
     );
+    // A directory given as the config file, and a file as the data dir:
+    // configuration errors that say so (found by a breaker helper: "not
+    // found", and "database unavailable … File exists").
+    let out = chatd(dir.path())
+        .arg("--config")
+        .arg(dir.path())
+        .args(["token", "x"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory, not a file"));
+    std::fs::write(dir.path().join("plain-file"), "x").expect("write");
+    let out = chatd(dir.path())
+        .env("CHATD_DATA_DIR", "plain-file")
+        .args(["token", "x"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("data_dir plain-file is not a directory"));
     let out = chatd(dir.path())
         .env("CHATD_LOG", "garbage[[[")
         .args(["token", "x"])
