@@ -55,6 +55,14 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
     let cases: Vec<(String, &str, Option<&str>)> = vec![
         ("not json".into(), "bad_frame", None),
         ("[1,2]".into(), "bad_frame", None),
+        // Found by a breaker helper: the typed decoder read a frame from an
+        // array, which stored this message (the last send below got seq 2).
+        (
+            r#"["MSG_SEND","room","arr-1","stored from an array"]"#.into(),
+            "bad_frame",
+            None,
+        ),
+        (r#" ["SYNC","room",0]"#.into(), "bad_frame", None),
         ("\"MSG_SEND\"".into(), "bad_frame", None),
         ("{}".into(), "bad_frame", None),
         (r#"{"type":42}"#.into(), "bad_frame", None),

@@ -145,10 +145,13 @@ impl FrameError {
 /// first required field that is missing or of the wrong JSON type.
 pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
     // Fast path: one pass straight into the typed frame. Only a refusal takes
-    // the slower path below, which finds the spec's code and the field.
-    let typed = match serde_json::from_str::<ClientFrame>(text) {
-        Ok(frame) => return Ok(frame),
-        Err(e) => e,
+    // the slower path below, which finds the spec's code and the field. serde
+    // reads a tagged enum from a JSON array too (`["MSG_SEND","room","k","hi"]`
+    // was stored; found by a breaker helper), so the fast path takes objects only.
+    let typed = match is_json_object(text).then(|| serde_json::from_str::<ClientFrame>(text)) {
+        Some(Ok(frame)) => return Ok(frame),
+        Some(Err(e)) => e,
+        None => return Err(FrameError::BadFrame(not_an_object(text))),
     };
     let value: Value = serde_json::from_str(text)
         .map_err(|e| FrameError::BadFrame(format!("not valid JSON ({})", e.classify_name())))?;
@@ -176,6 +179,20 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
     }
     serde_json::from_value(Value::Object(map))
         .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())))
+}
+
+/// Whether `text` starts, after JSON whitespace (RFC 8259 §2), with `{`:
+/// the only JSON value that can be a frame is an object.
+fn is_json_object(text: &str) -> bool {
+    text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{')
+}
+
+/// The refusal of a text that is not a JSON object: whether it is JSON at all.
+fn not_an_object(text: &str) -> String {
+    match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        Ok(_) => "not a JSON object".into(),
+        Err(e) => format!("not valid JSON ({})", e.classify_name()),
+    }
 }
 
 /// The frame's `clientMsgId` when it is a valid id, to echo in a refusal.
@@ -281,7 +298,7 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         body: Option<Value>,
     }
     // serde reads a struct from a JSON array too; a frame is an object.
-    if !text.trim_start().starts_with('{') {
+    if !is_json_object(text) {
         return None;
     }
     let peek: Peek<'_> = serde_json::from_str(text).ok()?;
@@ -663,6 +680,22 @@ impl ServerFrame {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_are_objects_never_arrays() {
+        for text in [
+            r#"["MSG_SEND","room","k","hi"]"#,
+            "\n\t [\"SYNC\",\"room\",0]",
+            r#"["MSG_READ","01938f5e-6c2a-7b3e-9d41-2f0c8a1b7e55"]"#,
+        ] {
+            match decode_client_frame(text) {
+                Err(FrameError::BadFrame(reason)) => assert_eq!(reason, "not a JSON object", "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        assert!(matches!(decode_client_frame("[1,"), Err(FrameError::BadFrame(r)) if r.starts_with("not valid JSON")));
+        assert!(decode_client_frame(" \r\n{\"type\":\"SYNC\",\"channelId\":\"room\",\"afterSeq\":0}").is_ok());
+    }
 
     #[test]
     fn a_send_key_is_peeked_only_from_an_unambiguous_send() {
