@@ -317,8 +317,12 @@ impl Config {
         if self.max_page_bytes == 0 || self.max_request_bytes == 0 || self.max_members_per_request == 0 {
             return bad("max_page_bytes, max_request_bytes and max_members_per_request must be positive");
         }
-        if self.outbound_queue_bytes < self.max_page_bytes.saturating_mul(2) {
-            return bad("outbound_queue_bytes must be at least twice max_page_bytes (two SYNC_BATCH frames)");
+        let least = self.least_outbound_queue_bytes();
+        if self.outbound_queue_bytes < least {
+            return bad(&format!(
+                "outbound_queue_bytes must be at least {least}: 2 MiB, and two of the largest frame \
+                 (a SYNC_BATCH page of max_page_bytes, or one MSG_RECV of max_body_bytes)"
+            ));
         }
         if self.writer_shards == 0 || self.max_batch == 0 || self.db_max_connections == 0 {
             return bad("writer_shards, max_batch and db_max_connections must be positive");
@@ -373,9 +377,21 @@ impl Config {
         Ok(())
     }
 
+    /// The smallest `outbound_queue_bytes` that can always take the largest
+    /// frame twice: 2 MiB, or twice the larger of a SYNC_BATCH page
+    /// (`max_page_bytes`; a page holds at least one message, however large)
+    /// and one message of `max_body_bytes` in the worst JSON escaping (6
+    /// bytes per byte, `\u00XX`, plus 1 KiB of ids and field names). Below it
+    /// a session is closed with 1013 on every large message, however fast it
+    /// reads (found by a breaker helper with a 4 KiB queue).
+    pub fn least_outbound_queue_bytes(&self) -> usize {
+        let message = self.max_body_bytes.saturating_mul(6).saturating_add(1024);
+        self.max_page_bytes.max(message).saturating_mul(2).max(2 * 1024 * 1024)
+    }
+
     /// Each numeric setting with an upper bound: (key, value, most).
     /// Documented in docs/configuration.md, "Validation".
-    fn upper_bounds(&self) -> [(&'static str, u64, u64); 15] {
+    fn upper_bounds(&self) -> [(&'static str, u64, u64); 16] {
         const MIB: u64 = 1024 * 1024;
         let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
         [
@@ -384,6 +400,7 @@ impl Config {
             ("ws_read_buffer_bytes", n(self.ws_read_buffer_bytes), 64 * MIB),
             ("ws_write_buffer_bytes", n(self.ws_write_buffer_bytes), 64 * MIB),
             ("outbound_queue", n(self.outbound_queue), 1_000_000),
+            ("max_page_bytes", n(self.max_page_bytes), 64 * MIB),
             ("max_sends_in_flight", n(self.max_sends_in_flight), 1_000_000),
             ("max_connections", n(self.max_connections), 10_000_000),
             ("max_connections_per_user", n(self.max_connections_per_user), 10_000_000),
@@ -543,11 +560,15 @@ impl Config {
     }
 }
 
-/// Why `url` cannot be the database, or `None`. Only PostgreSQL and SQLite
-/// files: an SQLite URL without a path (`sqlite://`) started a server whose
-/// sessions all failed, and an in-memory one (`sqlite::memory:`,
-/// `mode=memory`) acknowledged messages a restart then lost, against
-/// "persist before ACK" (both found by a breaker helper).
+/// Why `url` cannot be the database, or `None`. Only PostgreSQL, and SQLite
+/// as a plain file path: `sqlite://relative/path` or `sqlite:///absolute/path`,
+/// without a query string, percent-escapes or a `file:` URI (chatd sets every
+/// SQLite option itself). A breaker helper found that an SQLite URL without
+/// a path started a server whose sessions all failed, and that an in-memory
+/// database (`sqlite::memory:`, `?mode=memory`, and spellings of them that
+/// sqlx decodes: `%6Demory`, `file::memory:`, `vfs=memdb`) acknowledged
+/// messages a restart then lost, against "persist before ACK". Only the
+/// plain form is accepted, so no spelling can slip through.
 fn database_url_problem(url: &str) -> Option<String> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return None;
@@ -555,17 +576,18 @@ fn database_url_problem(url: &str) -> Option<String> {
     let Some(rest) = url.strip_prefix("sqlite:") else {
         return Some("database_url must be postgres://… or sqlite://path".into());
     };
-    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let path = path.strip_prefix("//").unwrap_or(path);
-    let in_memory = path == ":memory:" || query.split('&').any(|pair| pair == "mode=memory");
-    if path.is_empty() || in_memory {
-        return Some(
-            "database_url: an SQLite URL needs a file (sqlite://relative/path or sqlite:///absolute/path); \
-             an in-memory database would lose acknowledged messages"
-                .into(),
-        );
+    let path = rest.strip_prefix("//").unwrap_or(rest);
+    let plain =
+        !path.is_empty() && !path.contains(['?', '#', '%']) && !path.starts_with("file:") && !path.starts_with(':');
+    if plain {
+        return None;
     }
-    None
+    Some(
+        "database_url: an SQLite URL is a file path without query or escapes \
+         (sqlite://relative/path or sqlite:///absolute/path); in-memory databases \
+         would lose acknowledged messages"
+            .into(),
+    )
 }
 
 /// 32 random bytes as 64 hex characters.
@@ -752,10 +774,10 @@ mod tests {
     fn database_urls_are_files_or_postgres() {
         for good in [
             "postgres://u@h/db",
-            "postgresql://h/db",
+            "postgresql://h/db?sslmode=require",
             "sqlite://data/chatd.db",
             "sqlite:///var/lib/chatd/chatd.db",
-            "sqlite://x.db?mode=rwc",
+            "sqlite://./data/chatd.db",
         ] {
             assert_eq!(database_url_problem(good), None, "{good}");
         }
@@ -765,6 +787,14 @@ mod tests {
             "sqlite::memory:",
             "sqlite://:memory:",
             "sqlite://x.db?mode=memory",
+            "sqlite://x.db?mode=%6Demory",
+            "sqlite://x.db?m%6Fde=memory",
+            "sqlite://file::memory:",
+            "sqlite://file:x3.db%3Fmode=memory",
+            "sqlite://%3Amemory%3A",
+            "sqlite://x.db?vfs=memdb",
+            "sqlite://x.db?mode=rwc",
+            "sqlite://x.db#frag",
             "mysql://h/db",
         ] {
             assert!(database_url_problem(bad).is_some(), "{bad}");
@@ -807,6 +837,7 @@ mod tests {
                 "ws_read_buffer_bytes" => config.ws_read_buffer_bytes = most,
                 "ws_write_buffer_bytes" => config.ws_write_buffer_bytes = most,
                 "outbound_queue" => config.outbound_queue = most,
+                "max_page_bytes" => config.max_page_bytes = most,
                 "max_sends_in_flight" => config.max_sends_in_flight = most,
                 "max_connections" => config.max_connections = most,
                 "max_connections_per_user" => config.max_connections_per_user = most,
@@ -820,7 +851,31 @@ mod tests {
                 other => panic!("no case for {other}"),
             }
         }
+        config.outbound_queue_bytes = config.least_outbound_queue_bytes();
         assert!(config.validate().is_ok(), "{:?}", config.validate());
+    }
+
+    /// Found by a breaker helper: `max_page_bytes = 2048` with
+    /// `outbound_queue_bytes = 4096` passed ("twice max_page_bytes"), and
+    /// every 16 KB message then closed its recipients with 1013, again after
+    /// every reconnect.
+    #[test]
+    fn the_outbound_queue_takes_the_largest_frame_twice() {
+        let defaults = Config::default();
+        assert_eq!(defaults.least_outbound_queue_bytes(), 2 * 1024 * 1024);
+        let config = Config {
+            max_page_bytes: 2048,
+            outbound_queue_bytes: 4096,
+            ..Config::default()
+        };
+        assert!(matches!(config.validate(), Err(ConfigError::Invalid(m)) if m.starts_with("outbound_queue_bytes")));
+        let config = Config {
+            max_body_bytes: 1024 * 1024,
+            outbound_queue_bytes: 4 * 1024 * 1024,
+            ..Config::default()
+        };
+        assert_eq!(config.least_outbound_queue_bytes(), 2 * (6 * 1024 * 1024 + 1024));
+        assert!(config.validate().is_err());
     }
 
     #[test]
