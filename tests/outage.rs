@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use helpers::{postgres_url, spawn_app_on, spawn_app_with, sync, Backend, TestApp, TestDb, WsClient, ADMIN_TOKEN};
-use serde_json::Value;
+use serde_json::{json, Value};
 use sqlx::Connection;
 
 /// `db_timeout_ms` in these tests.
@@ -672,6 +672,23 @@ async fn stopping_and_restarting_postgres() {
         started.elapsed() <= bound(),
         "SYNC answered after {:?}",
         started.elapsed()
+    );
+    // A refused send is looked up by its key first; with the database down
+    // that lookup fails, and the answer is `unavailable` (retryable), not the
+    // frame's own final refusal (found by a breaker helper: `invalid_field`,
+    // `retryable: false`, for a key that was stored).
+    alice
+        .send_json(json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "a-1", "body": ""}))
+        .await;
+    let error = alice.recv_type("ERROR").await;
+    assert_eq!(
+        (
+            error["code"].as_str(),
+            error["retryable"].as_bool(),
+            error["clientMsgId"].as_str()
+        ),
+        (Some("unavailable"), Some(true), Some("a-1")),
+        "{error}"
     );
     let started = Instant::now();
     let (status, body) = app.history("room", ADMIN_TOKEN, "afterSeq=0").await;

@@ -292,9 +292,12 @@ impl Reader<'_> {
     /// `body` are the stored ones (a retry of a long message after
     /// `max_body_bytes` was lowered), else `idempotency_conflict`. Earlier
     /// sends of the session finish first, so a key they stored is found.
-    /// Returns false, and answers nothing, when the frame is not such a send,
-    /// the key is not stored, or the lookup fails: the frame's own refusal
-    /// is then the answer.
+    /// When the lookup fails, the answer is the store's error (`unavailable`,
+    /// retryable): the frame's own refusal would be final, and might be wrong
+    /// for a send that is stored. An `idempotency_conflict` counts as a bad
+    /// frame (`max_bad_frames`), like the refusal it stands for. Returns
+    /// false, and answers nothing, when the frame is not such a send or the
+    /// key is not stored: the frame's own refusal is then the answer.
     async fn answer_by_stored_key(&mut self, text: &str) -> bool {
         let Some(key) = peek_send_key(text) else {
             return false;
@@ -309,8 +312,12 @@ impl Reader<'_> {
             Ok(Some(stored)) => stored,
             Ok(None) => return false,
             Err(error) => {
-                tracing::debug!(%error, "idempotency key lookup for a refused send failed");
-                return false;
+                tracing::warn!(%error, "idempotency key lookup for a refused send failed");
+                let mut frame = store_error(&error);
+                frame.client_msg_id = Some(key.client_msg_id.as_str().to_owned());
+                self.handle.send(&ServerFrame::Error(frame));
+                telemetry::send_result("refused", error.wire_code().as_str(), None);
+                return true;
             }
         };
         let same = key.channel_id.as_deref() == Some(stored.channel_id.as_str())
@@ -332,6 +339,7 @@ impl Reader<'_> {
             );
             frame.client_msg_id = Some(key.client_msg_id.as_str().to_owned());
             frame.channel_id = key.channel_id.filter(|raw| crate::ids::ChannelId::parse(raw).is_ok());
+            self.bad_in_row += 1;
             self.handle.send(&ServerFrame::Error(frame));
             telemetry::send_result("refused", ErrorCode::IdempotencyConflict.as_str(), None);
         }

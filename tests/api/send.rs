@@ -335,6 +335,9 @@ async fn a_refused_send_is_answered_by_its_stored_key_first(backend: Backend) {
         assert_eq!(reply["code"], "idempotency_conflict", "{what}: {reply}");
         assert_eq!(reply["clientMsgId"], "k", "{what}: {reply}");
     }
+    // Those conflicts stand for refusals, so they count as bad frames
+    // (found by a breaker helper: 1,500 in a row never closed the
+    // connection); checked below with a low max_bad_frames.
     // A key that is not stored: the frame's own refusal, as before.
     alice
         .send_json(json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "fresh", "body": ""}))
@@ -359,6 +362,20 @@ async fn a_refused_send_is_answered_by_its_stored_key_first(backend: Backend) {
     // A new message over the new limit is still refused.
     alice.send_msg("room", "k2", &long).await;
     assert_eq!(alice.recv().await["code"], "body_too_large");
+    drop(alice);
+    let app = app.restart(|c| c.max_bad_frames = 2).await;
+    let mut alice = app.connect("alice").await;
+    for _ in 0..3 {
+        alice
+            .send_json(json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k", "body": ""}))
+            .await;
+        assert_eq!(alice.recv_type("ERROR").await["code"], "idempotency_conflict");
+    }
+    assert_eq!(
+        alice.recv_close_code().await,
+        1008,
+        "three bad frames in a row, two allowed"
+    );
     let stored = app.all_messages("room").await;
     assert_eq!(seqs(&stored), vec![1], "nothing new stored");
     assert_eq!(stored[0]["body"], long.as_str());
