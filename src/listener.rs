@@ -35,6 +35,9 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
     builder.timer(TokioTimer::new()).header_read_timeout(handshake_timeout);
     let connections = TaskTracker::new();
     let draining = CancellationToken::new();
+    // Ends the connections still open when the drain period is over, so none
+    // outlives the listener (each holds the router, and with it the writers).
+    let abort = CancellationToken::new();
     loop {
         let stream = tokio::select! {
             biased;
@@ -52,14 +55,19 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
         let _ = stream.set_nodelay(true);
         let builder = builder.clone();
         let draining = draining.clone();
+        let abort = abort.clone();
         let service = TowerToHyperService::new(router.clone());
-        connections.spawn(async move {
+        let connection_task = async move {
             // hyper's header timeout starts with the first byte; a client that
             // sends nothing at all gets the same allowance here.
+            // Shutdown does not wait for a connection that has sent nothing.
             let mut first = [0u8; 1];
-            match tokio::time::timeout(handshake_timeout, stream.peek(&mut first)).await {
-                Ok(Ok(n)) if n > 0 => {}
-                _ => return,
+            tokio::select! {
+                peeked = tokio::time::timeout(handshake_timeout, stream.peek(&mut first)) => match peeked {
+                    Ok(Ok(n)) if n > 0 => {}
+                    _ => return,
+                },
+                () = draining.cancelled() => return,
             }
             let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
             tokio::pin!(connection);
@@ -74,12 +82,20 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
             if let Err(error) = result {
                 tracing::debug!(%error, "http connection ended with an error");
             }
+        };
+        connections.spawn(async move {
+            tokio::select! {
+                () = connection_task => {}
+                () = abort.cancelled() => {}
+            }
         });
     }
     drop(listener);
     draining.cancel();
     connections.close();
     if tokio::time::timeout(HTTP_DRAIN, connections.wait()).await.is_err() {
-        tracing::debug!("http connections still open after the drain period");
+        tracing::debug!("http connections still open after the drain period; closing them");
+        abort.cancel();
+        connections.wait().await;
     }
 }

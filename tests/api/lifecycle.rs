@@ -468,3 +468,41 @@ async fn short_secrets_are_used_as_they_are() {
     assert!(log.contains("weak secret: admin_token is 5 bytes"), "{log}");
     assert!(!log.contains("s3cr3t"), "the warning must not show the secret");
 }
+
+/// Found by a breaker helper: with `shutdown_grace = 0`, a TCP connection
+/// that had sent nothing held the exit for 6 s (the listener waited for its
+/// first byte, then the writers for the connection's router), with a
+/// spurious "writers did not stop in time"; a request still uploading its
+/// body held it past the 5 s HTTP drain the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_does_not_wait_for_silent_or_stuck_http_connections() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for upload in [false, true] {
+        let mut cmd = chatd(dir.path());
+        cmd.env("CHATD_SHUTDOWN_GRACE", "0")
+            .env("CHATD_ADMIN_TOKEN", "shutdown-admin-token-0123456789");
+        let server = ServerProcess::start(cmd);
+        let mut tcp = tokio::net::TcpStream::connect(&server.addr).await.expect("connect");
+        if upload {
+            use tokio::io::AsyncWriteExt;
+            let head = "POST /v1/channels HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer shutdown-admin-token-0123456789\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{";
+            tcp.write_all(head.as_bytes()).await.expect("head");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let started = std::time::Instant::now();
+        server.signal("TERM");
+        let lines = server.log.clone();
+        assert_eq!(server.wait(), 0);
+        let took = started.elapsed();
+        let most = if upload {
+            Duration::from_millis(5_900)
+        } else {
+            Duration::from_secs(2)
+        };
+        assert!(took < most, "upload {upload}: exit took {took:?}");
+        std::thread::sleep(Duration::from_millis(200));
+        let log = lines.lock().expect("log").join("\n");
+        assert!(!log.contains("writers did not stop in time"), "{log}");
+        drop(tcp);
+    }
+}
