@@ -8,6 +8,12 @@
 //! Upgraded WebSocket connections leave this loop's accounting at the upgrade:
 //! their limits live in [`crate::gateway`].
 
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -69,7 +75,9 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
                 },
                 () = draining.cancelled() => return,
             }
-            let connection = builder.serve_connection(TokioIo::new(stream), service).with_upgrades();
+            let io = WriteDeadline::new(TokioIo::new(stream), handshake_timeout);
+            let upgraded = io.off.clone();
+            let connection = builder.serve_connection(io, service).with_upgrades();
             tokio::pin!(connection);
             let result = tokio::select! {
                 result = connection.as_mut() => result,
@@ -79,6 +87,9 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
                     connection.await
                 }
             };
+            // Past hyper's part (an upgrade, or the end) the socket is the
+            // WebSocket session's, which bounds slow peers itself (1013).
+            upgraded.store(true, Ordering::Relaxed);
             if let Err(error) = result {
                 tracing::debug!(%error, "http connection ended with an error");
             }
@@ -97,5 +108,100 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
         tracing::debug!("http connections still open after the drain period; closing them");
         abort.cancel();
         connections.wait().await;
+    }
+}
+
+/// An HTTP connection's socket whose writes fail with `TimedOut` once one has
+/// waited `limit` for the peer to take data. hyper's HTTP/1.1 server has no
+/// write timeout: a client that pipelines requests and never reads the
+/// responses held its connection forever (a breaker helper kept 50 open with
+/// `GET /healthz` alone). Off (`off`) once the connection is upgraded: the
+/// WebSocket session has its own bound on a slow peer.
+struct WriteDeadline<I> {
+    inner: I,
+    limit: Duration,
+    /// Set when the socket stops being an HTTP connection.
+    off: Arc<AtomicBool>,
+    /// Running while a write waits for the peer.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<I> WriteDeadline<I> {
+    fn new(inner: I, limit: Duration) -> Self {
+        Self {
+            inner,
+            limit,
+            off: Arc::new(AtomicBool::new(false)),
+            stalled: None,
+        }
+    }
+
+    /// After a write returned `Pending`: whether it has now waited too long
+    /// (the timer wakes the task when it has).
+    fn timed_out(&mut self, cx: &mut Context<'_>) -> bool {
+        if self.off.load(Ordering::Relaxed) {
+            self.stalled = None;
+            return false;
+        }
+        let limit = self.limit;
+        let timer = self.stalled.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        timer.as_mut().poll(cx).is_ready()
+    }
+
+    /// Maps an inner write's outcome: progress resets the timer.
+    fn guard<T>(&mut self, cx: &mut Context<'_>, outcome: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        match outcome {
+            Poll::Pending if self.timed_out(cx) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the peer took no data for handshake_timeout_ms",
+            ))),
+            Poll::Pending => Poll::Pending,
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
+    }
+}
+
+impl<I: hyper::rt::Read + Unpin> hyper::rt::Read for WriteDeadline<I> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for WriteDeadline<I> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let outcome = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.guard(cx, outcome)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let outcome = Pin::new(&mut this.inner).poll_flush(cx);
+        this.guard(cx, outcome)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let outcome = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.guard(cx, outcome)
     }
 }

@@ -183,6 +183,27 @@ async fn a_slow_handshake_is_cut_off(backend: Backend) {
     let mut seen = Vec::new();
     let ended = tokio::time::timeout(Duration::from_secs(5), h2.read_to_end(&mut seen)).await;
     assert!(ended.is_ok(), "an idle HTTP/2 connection stayed open");
+    // Found by a breaker helper: a client that pipelines requests and never
+    // reads a response held its connection forever (no write timeout). Now a
+    // write that waits `handshake_timeout_ms` for the peer ends it, so the
+    // client's own writes start failing.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("rcvbuf");
+    let mut greedy = socket.connect(app.addr).await.expect("connect");
+    let requests = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".repeat(1000);
+    let flood = tokio::spawn(async move {
+        for _ in 0..2000 {
+            if greedy.write_all(requests.as_bytes()).await.is_err() {
+                return true;
+            }
+        }
+        false
+    });
+    let cut = tokio::time::timeout(Duration::from_secs(8), flood).await;
+    assert!(
+        matches!(cut, Ok(Ok(true))),
+        "a client that reads no responses kept its connection: {cut:?}"
+    );
     // A request whose body trickles in cannot hold the connection: without
     // credentials it is refused (401) before its body is read; with them it
     // gets 408 at the request deadline.
