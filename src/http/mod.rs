@@ -43,6 +43,7 @@ pub fn router(state: AppState) -> Router {
             state.config.max_request_bytes,
             declared_body_limit,
         ))
+        .layer(axum::middleware::from_fn(one_authorization))
         .layer(axum::middleware::from_fn_with_state(state.config.handshake_timeout(), request_deadline))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error").into_response()
@@ -57,12 +58,23 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Answers 401 to a request with more than one `Authorization` header, on
+/// every route: a singleton field (RFC 9110 §11.6.2), and which of several
+/// counts would depend on the parser (a proxy that reads the last and chatd
+/// the first saw two users; found by a breaker helper).
+async fn one_authorization(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    if request.headers().get_all(header::AUTHORIZATION).iter().nth(1).is_some() {
+        return ApiError::unauthorized("Authorization header given more than once").into_response();
+    }
+    next.run(request).await
+}
+
 /// The message of a 413 for a body over `limit` bytes.
 fn body_too_large(limit: usize) -> String {
-    if limit.is_multiple_of(1024 * 1024) {
-        format!("request body over {} MiB", limit / (1024 * 1024))
-    } else {
-        format!("request body over {limit} bytes")
+    match limit {
+        1 => "request body over 1 byte".to_owned(),
+        _ if limit.is_multiple_of(1024 * 1024) => format!("request body over {} MiB", limit / (1024 * 1024)),
+        _ => format!("request body over {limit} bytes"),
     }
 }
 

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::helpers::{postgres_url, spawn_app, spawn_app_with, Backend, ADMIN_TOKEN};
 use crate::on_both_stores;
@@ -622,7 +623,8 @@ async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
 /// Found by a breaker helper: `?access_token=<alice>&access_token=<mallory>`
 /// opened a session as mallory (the last value won, where a proxy reading
 /// the first would see alice), and `afterSeq` / `limit` given twice took the
-/// last value. A parameter chatd reads is now refused when repeated.
+/// last value. A parameter chatd reads is now refused when repeated, and so
+/// is a second `Authorization` header (the first used to win).
 async fn repeated_query_parameters_are_refused(backend: Backend) {
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice", "mallory"]).await;
@@ -664,6 +666,28 @@ async fn repeated_query_parameters_are_refused(backend: Backend) {
     // Once each: served; a name chatd does not read may repeat.
     let response = status(format!("access_token={alice}&afterSeq=0&limit=3&x=1&x=2")).await;
     assert_eq!(response.status(), 200);
+    // Two Authorization headers: 401 on every route, and before any upgrade.
+    let response = app
+        .http
+        .get(url("afterSeq=0"))
+        .header("authorization", format!("Bearer {alice}"))
+        .header("authorization", format!("Bearer {mallory}"))
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(response.status(), 401);
+    let mut request = format!("ws://{}/v1/ws", app.addr)
+        .into_client_request()
+        .expect("request");
+    for token in [&alice, &mallory] {
+        request
+            .headers_mut()
+            .append("authorization", format!("Bearer {token}").parse().expect("header"));
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => assert_eq!(response.status(), 401),
+        other => panic!("expected 401, got {:?}", other.map(|(_, r)| r.status())),
+    }
     // The header wins, whatever the query holds.
     let (status_code, _) = app
         .request(
