@@ -40,32 +40,47 @@ pub struct Claims {
     pub aud: Option<serde_json::Value>,
 }
 
+/// The claims [`Auth::verify`] reads, `exp` to the millisecond.
+#[derive(Deserialize)]
+struct Checked {
+    sub: String,
+    /// Expiry, ms since the Unix epoch ([`numeric_date_ms`]).
+    #[serde(deserialize_with = "numeric_date_ms")]
+    exp: u64,
+}
+
 /// A NumericDate (RFC 7519 §2): seconds since the Unix epoch, "which may be
-/// non-integer" (PyJWT writes `time.time() + ttl` as it is). A fraction is
-/// rounded to whole seconds, as jsonwebtoken's own `exp` and `nbf` checks
-/// round it, so the expiry a session is closed at is the one that was
-/// validated. Negative or non-numeric values are refused (the token is
-/// `malformed`).
+/// non-integer" (PyJWT writes `time.time() + ttl` as it is), in whole
+/// seconds, rounded down. Negative or non-numeric values are refused (the
+/// token is `malformed`).
 fn numeric_date<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    numeric_date_ms(deserializer).map(|ms| ms / 1000)
+}
+
+/// A NumericDate in milliseconds, rounded down.
+fn numeric_date_ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
     let number = serde_json::Number::deserialize(deserializer)?;
-    seconds(&number).ok_or_else(|| serde::de::Error::custom("not a NumericDate (seconds since the epoch, >= 0)"))
+    millis(&number).ok_or_else(|| serde::de::Error::custom("not a NumericDate (seconds since the epoch, >= 0)"))
 }
 
 /// [`numeric_date`] for a claim that is not checked: anything else reads as absent.
 fn lenient_numeric_date<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
     let value = Option::<serde_json::Value>::deserialize(deserializer)?;
     Ok(match value {
-        Some(serde_json::Value::Number(number)) => seconds(&number),
+        Some(serde_json::Value::Number(number)) => millis(&number).map(|ms| ms / 1000),
         _ => None,
     })
 }
 
-fn seconds(number: &serde_json::Number) -> Option<u64> {
+fn millis(number: &serde_json::Number) -> Option<u64> {
     if let Some(whole) = number.as_u64() {
-        return Some(whole);
+        return Some(whole.saturating_mul(1000));
     }
     // `as` saturates at u64::MAX; NaN and infinities cannot come from JSON.
-    number.as_f64().filter(|f| *f >= 0.0).map(|f| f.round() as u64)
+    number
+        .as_f64()
+        .filter(|f| *f >= 0.0)
+        .map(|f| (f * 1000.0).floor() as u64)
 }
 
 /// Why a token was refused. Never includes the token.
@@ -187,12 +202,21 @@ impl Auth {
     /// [`AuthError::Invalid`] (bad signature, algorithm, expiry, `nbf`, `iss`,
     /// `aud`, shape) or [`AuthError::BadSubject`].
     pub fn verify(&self, token: &str) -> Result<AuthUser, AuthError> {
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+        let data = jsonwebtoken::decode::<Checked>(token, &self.decoding, &self.validation)
             .map_err(|e| AuthError::Invalid(e.into_kind()))?;
+        // jsonwebtoken compares whole seconds (and rounds a fraction), which
+        // accepts a token up to a second after its `exp`; RFC 7519 §4.1.4:
+        // the token must not be accepted "on or after" it. Checked again to
+        // the millisecond (found by a breaker helper with a fractional `exp`).
+        let now = u64::try_from(now_ms()).unwrap_or(0);
+        let leeway_ms = self.validation.leeway.saturating_mul(1000);
+        if data.claims.exp.saturating_add(leeway_ms) <= now {
+            return Err(AuthError::Invalid(jsonwebtoken::errors::ErrorKind::ExpiredSignature));
+        }
         let user_id = UserId::parse(&data.claims.sub).map_err(|_| AuthError::BadSubject)?;
         Ok(AuthUser {
             user_id,
-            expires_at: data.claims.exp,
+            expires_at: data.claims.exp / 1000,
         })
     }
 
@@ -292,7 +316,7 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(user.user_id.as_str(), "alice");
-        assert_eq!(user.expires_at, (now + 60.4).round() as u64);
+        assert_eq!(user.expires_at, (now + 60.4).floor() as u64);
         // An iat that is not a date is not checked.
         assert!(a
             .verify(&signed(
@@ -309,6 +333,16 @@ mod tests {
             .map(|_| ())
             .unwrap_err();
         assert_eq!(past.to_string(), "invalid token: expired");
+        // Expired a moment ago, with no leeway: refused, though jsonwebtoken's
+        // whole-second check (it rounds the fraction) would let it through.
+        for ago in [0.001, 0.4, 0.9] {
+            let now = now_ms() as f64 / 1000.0;
+            let refused = a
+                .verify(&signed(serde_json::json!({"sub": "alice", "exp": now - ago})))
+                .map(|_| ())
+                .unwrap_err();
+            assert_eq!(refused.to_string(), "invalid token: expired", "{ago} s ago");
+        }
     }
 
     #[test]
