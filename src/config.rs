@@ -262,6 +262,8 @@ impl Config {
                 if !path.is_file() {
                     let what = if path.is_dir() {
                         "is a directory, not a file"
+                    } else if path.exists() {
+                        "is not a regular file"
                     } else {
                         "not found"
                     };

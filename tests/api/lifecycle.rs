@@ -167,6 +167,12 @@ async fn token_command_and_configuration_layers() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory, not a file"));
+    let out = chatd(dir.path())
+        .args(["--config", "/dev/null", "token", "x"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/dev/null is not a regular file"));
     std::fs::write(dir.path().join("plain-file"), "x").expect("write");
     let out = chatd(dir.path())
         .env("CHATD_DATA_DIR", "plain-file")
