@@ -129,8 +129,9 @@ fn refusal(kind: &jsonwebtoken::errors::ErrorKind) -> &'static str {
 #[derive(Debug, Clone)]
 pub struct AuthUser {
     pub user_id: UserId,
-    /// Token expiry, seconds since the Unix epoch.
-    pub expires_at: u64,
+    /// Token expiry (`exp`), milliseconds since the Unix epoch (a fractional
+    /// `exp` keeps its milliseconds).
+    pub expires_at_ms: u64,
 }
 
 /// Keys and rules for both kinds of credentials.
@@ -216,7 +217,7 @@ impl Auth {
         let user_id = UserId::parse(&data.claims.sub).map_err(|_| AuthError::BadSubject)?;
         Ok(AuthUser {
             user_id,
-            expires_at: data.claims.exp / 1000,
+            expires_at_ms: data.claims.exp,
         })
     }
 
@@ -226,12 +227,14 @@ impl Auth {
     /// # Errors
     /// [`AuthError::Sign`] (not expected with an HMAC key).
     pub fn mint(&self, user_id: &UserId, ttl_secs: u64) -> Result<(String, i64), AuthError> {
-        let now = u64::try_from(now_ms() / 1000).unwrap_or(0);
-        let exp = now.saturating_add(ttl_secs);
+        let now_ms = u64::try_from(now_ms()).unwrap_or(0);
+        // `exp` is whole seconds: rounded up, so the token lives at least
+        // `ttl_secs` (expiry is checked to the millisecond).
+        let exp = now_ms.div_ceil(1000).saturating_add(ttl_secs);
         let claims = Claims {
             sub: user_id.as_str().to_owned(),
             exp,
-            iat: Some(now),
+            iat: Some(now_ms / 1000),
             iss: self.issuer.clone(),
             aud: self.audience.clone().map(serde_json::Value::String),
         };
@@ -265,10 +268,13 @@ mod tests {
     #[test]
     fn minted_tokens_verify() {
         let a = auth();
+        let before = now_ms();
         let (token, exp) = a.mint(&UserId::parse("alice").unwrap(), 60).unwrap();
         let user = a.verify(&token).unwrap();
         assert_eq!(user.user_id.as_str(), "alice");
-        assert!(exp > now_ms());
+        // At least the whole ttl, at most a second more.
+        assert!(exp >= before + 60_000 && exp <= now_ms() + 61_000, "{exp}");
+        assert_eq!(user.expires_at_ms, exp as u64);
     }
 
     #[test]
@@ -316,7 +322,7 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(user.user_id.as_str(), "alice");
-        assert_eq!(user.expires_at, (now + 60.4).floor() as u64);
+        assert_eq!(user.expires_at_ms, ((now + 60.4) * 1000.0).floor() as u64);
         // An iat that is not a date is not checked.
         assert!(a
             .verify(&signed(

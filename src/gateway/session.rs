@@ -200,9 +200,7 @@ impl Reader<'_> {
     async fn run(&mut self, stream: &mut SplitStream<WebSocket>) {
         // Closed when the token expires (`exp`); a token accepted within the
         // clock leeway but already expired ends its session at once.
-        let expires_at_ms = i64::try_from(self.user.expires_at)
-            .unwrap_or(i64::MAX / 1000)
-            .saturating_mul(1000);
+        let expires_at_ms = i64::try_from(self.user.expires_at_ms).unwrap_or(i64::MAX);
         let expires_in = Duration::from_millis(u64::try_from(expires_at_ms.saturating_sub(now_ms())).unwrap_or(0));
         let expiry = tokio::time::sleep(expires_in);
         tokio::pin!(expiry);
