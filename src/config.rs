@@ -420,7 +420,7 @@ impl Config {
     pub fn database_url(&self) -> String {
         match &self.database_url {
             Some(url) => url.clone(),
-            None => format!("sqlite://{}", self.data_dir.join("chatd.db").display()),
+            None => sqlite_file_url(&self.data_dir.join("chatd.db")),
         }
     }
 
@@ -562,23 +562,50 @@ impl Config {
     }
 }
 
+/// The `sqlite://` URL of the file at `path`, as sqlx reads it back: `%`,
+/// `?` and `#` percent-escaped (sqlx decodes the path, and would take `?` for
+/// a query), and a relative path led by `./` so it can never start like a
+/// scheme, `file:` or `:memory:` (found by a breaker helper: a `data_dir` of
+/// `/tmp/x-50%41` put the database in `/tmp/x-50A`).
+pub fn sqlite_file_url(path: &Path) -> String {
+    let text = path.display().to_string();
+    let text = if path.is_absolute() || text.starts_with("./") || text.starts_with("../") {
+        text
+    } else {
+        format!("./{text}")
+    };
+    let mut url = String::from("sqlite://");
+    for c in text.chars() {
+        match c {
+            '%' => url.push_str("%25"),
+            '?' => url.push_str("%3F"),
+            '#' => url.push_str("%23"),
+            c => url.push(c),
+        }
+    }
+    url
+}
+
 /// Why `url` cannot be the database, or `None`. Only PostgreSQL, and SQLite
 /// as a plain file path: `sqlite://relative/path` or `sqlite:///absolute/path`,
 /// without a query string, percent-escapes or a `file:` URI (chatd sets every
 /// SQLite option itself). A breaker helper found that an SQLite URL without
 /// a path started a server whose sessions all failed, and that an in-memory
 /// database (`sqlite::memory:`, `?mode=memory`, and spellings of them that
-/// sqlx decodes: `%6Demory`, `file::memory:`, `vfs=memdb`) acknowledged
-/// messages a restart then lost, against "persist before ACK". Only the
-/// plain form is accepted, so no spelling can slip through.
+/// sqlx decodes: `%6Demory`, `file::memory:`, `vfs=memdb`, a repeated scheme
+/// as in `sqlite://sqlite::memory:`) acknowledged messages a restart then
+/// lost, against "persist before ACK". The path is taken the way sqlx takes
+/// it (every leading `sqlite://`, then every `sqlite:`, removed), and only
+/// the plain form is accepted, so no spelling can slip through.
 fn database_url_problem(url: &str) -> Option<String> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return None;
     }
-    let Some(rest) = url.strip_prefix("sqlite:") else {
+    if !url.starts_with("sqlite:") {
         return Some("database_url must be postgres://… or sqlite://path".into());
-    };
-    let path = rest.strip_prefix("//").unwrap_or(rest);
+    }
+    // As `SqliteConnectOptions::from_str` does.
+    let path = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
     let plain =
         !path.is_empty() && !path.contains(['?', '#', '%']) && !path.starts_with("file:") && !path.starts_with(':');
     if plain {
@@ -797,6 +824,10 @@ mod tests {
             "sqlite://x.db?vfs=memdb",
             "sqlite://x.db?mode=rwc",
             "sqlite://x.db#frag",
+            "sqlite://sqlite::memory:",
+            "sqlite:sqlite::memory:",
+            "sqlite:sqlite:file::memory:",
+            "sqlite://sqlite://file:x.db?mode=memory",
             "mysql://h/db",
         ] {
             assert!(database_url_problem(bad).is_some(), "{bad}");
@@ -805,6 +836,36 @@ mod tests {
                 ..Config::default()
             };
             assert!(matches!(config.validate(), Err(ConfigError::Invalid(_))), "{bad}");
+        }
+    }
+
+    /// The default database URL, from `data_dir`, reads back as that file,
+    /// whatever characters the directory's name holds.
+    #[test]
+    fn the_default_sqlite_url_names_the_data_dir_file() {
+        use std::str::FromStr;
+        for dir in [
+            "/tmp/x-50%41",
+            "/tmp/q?x",
+            "/tmp/h#1",
+            "rel dir",
+            "file:x",
+            ":memory:",
+            "./a",
+            "/tmp/ü ö",
+        ] {
+            let config = Config {
+                data_dir: PathBuf::from(dir),
+                ..Config::default()
+            };
+            let url = config.database_url();
+            let options = sqlx::sqlite::SqliteConnectOptions::from_str(&url).expect("parses");
+            let expected = PathBuf::from(dir).join("chatd.db");
+            let got = options.get_filename();
+            assert!(
+                got == expected || got == Path::new(".").join(&expected),
+                "{dir}: {url} opens {got:?}"
+            );
         }
     }
 
