@@ -227,14 +227,14 @@ impl Auth {
     /// # Errors
     /// [`AuthError::Sign`] (not expected with an HMAC key).
     pub fn mint(&self, user_id: &UserId, ttl_secs: u64) -> Result<(String, i64), AuthError> {
-        let now_ms = u64::try_from(now_ms()).unwrap_or(0);
-        // `exp` is whole seconds: rounded up, so the token lives at least
-        // `ttl_secs` (expiry is checked to the millisecond).
-        let exp = now_ms.div_ceil(1000).saturating_add(ttl_secs);
+        // Whole seconds, `exp - iat` = `ttl_secs` exactly; `iat` is never in
+        // the future (PyJWT refuses such a token as not yet valid).
+        let now = u64::try_from(now_ms() / 1000).unwrap_or(0);
+        let exp = now.saturating_add(ttl_secs);
         let claims = Claims {
             sub: user_id.as_str().to_owned(),
             exp,
-            iat: Some(now_ms / 1000),
+            iat: Some(now),
             iss: self.issuer.clone(),
             aud: self.audience.clone().map(serde_json::Value::String),
         };
@@ -272,8 +272,8 @@ mod tests {
         let (token, exp) = a.mint(&UserId::parse("alice").unwrap(), 60).unwrap();
         let user = a.verify(&token).unwrap();
         assert_eq!(user.user_id.as_str(), "alice");
-        // At least the whole ttl, at most a second more.
-        assert!(exp >= before + 60_000 && exp <= now_ms() + 61_000, "{exp}");
+        // The ttl from the current whole second.
+        assert!(exp > before + 59_000 && exp <= now_ms() + 60_000, "{exp}");
         assert_eq!(user.expires_at_ms, exp as u64);
     }
 
