@@ -551,7 +551,8 @@ impl Config {
             admin_token: pick(&self.admin_token, stored.admin_token),
             file: Some(path.clone()),
         };
-        // A hand-edited file is held to the same rule as a configured secret.
+        // An empty line in a hand-edited file is a mistake, not a key (an
+        // empty configured value counts as unset instead).
         if secrets.jwt_secret.is_empty() || secrets.admin_token.is_empty() {
             return Err(ConfigError::SecretsFormat {
                 path,
