@@ -479,6 +479,31 @@ async fn membership_changed_on_one_node_applies_on_another_at_once() {
     assert_eq!(carol.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
 }
 
+/// Found by a breaker helper: with NATS, a channel created with members
+/// after their sessions opened delivered nothing live to them, on any node
+/// (the nodes took the channel only on a session's start or on PUT/DELETE).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_created_after_its_members_connected_reaches_them_at_once() {
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    let mut alice = a.connect("alice").await;
+    let mut alice_phone = a.connect("alice").await;
+    let mut bob = b.connect("bob").await;
+    a.create_channel("fresh", &["alice", "bob"]).await;
+    let ack = alice.send_and_ack("fresh", "f1", "first words").await;
+    assert_eq!(ack["seq"], 1);
+    for (who, session) in [("bob on B", &mut bob), ("alice's phone on A", &mut alice_phone)] {
+        let recv = session.recv_type("MSG_RECV").await;
+        assert_eq!(
+            (recv["seq"].as_i64(), recv["body"].as_str()),
+            (Some(1), Some("first words")),
+            "{who}: {recv}"
+        );
+    }
+}
+
 /// Membership changes made on different nodes reach a node in any order (each
 /// node applies its own at once; the others' come through NATS). A removal
 /// that committed before an add but arrives after it must not end the

@@ -145,6 +145,15 @@ pub async fn create_channel(
         .map(|m| user_id(m, "members"))
         .collect::<Result<Vec<_>, _>>()?;
     let channel = state.store.create_channel(&id, &members, now_ms()).await?;
+    // With NATS, a node delivers a channel to the users it has sessions for
+    // once it has taken the channel for them: members whose sessions were
+    // open before the channel existed got nothing live until then (found by
+    // a breaker helper). Each member joined at seq 0.
+    if let Some(cluster) = &state.cluster {
+        for member in &channel.members {
+            cluster.membership_changed(member, &id, true, channel.last_seq);
+        }
+    }
     tracing::info!(channel_id = %id, members = members.len(), "channel created");
     Ok((StatusCode::CREATED, Json(ChannelView::from(channel))).into_response())
 }
