@@ -16,31 +16,27 @@ use crate::ids::{now_ms, UserId};
 /// Longest lifetime of a minted token, seconds (ten years).
 pub const MAX_TOKEN_TTL_SECS: u64 = 10 * 365 * 86_400;
 
-/// Claims of a chatd user token.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Claims of a chatd user token, as [`Auth::mint`] writes them (verification
+/// reads its own, [`Checked`]).
+#[derive(Debug, Clone, Serialize)]
 pub struct Claims {
     /// The user id.
     pub sub: String,
-    /// Expiry, seconds since the Unix epoch. Read as a NumericDate
-    /// ([`numeric_date`]): a token whose `exp` has a fraction is accepted.
-    #[serde(deserialize_with = "numeric_date")]
+    /// Expiry, seconds since the Unix epoch.
     pub exp: u64,
-    /// Issued at, seconds since the Unix epoch. Not checked: when it is not a
-    /// NumericDate it reads as absent.
-    #[serde(
-        default,
-        deserialize_with = "lenient_numeric_date",
-        skip_serializing_if = "Option::is_none"
-    )]
+    /// Issued at, seconds since the Unix epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub iat: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub iss: Option<String>,
     /// A string or an array of strings (RFC 7519 §4.1.3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub aud: Option<serde_json::Value>,
 }
 
-/// The claims [`Auth::verify`] reads, `exp` to the millisecond.
+/// The claims [`Auth::verify`] reads, `exp` to the millisecond. Other claims
+/// (`iat` among them) are not read here: jsonwebtoken checks `nbf`, `iss`
+/// and `aud`.
 #[derive(Deserialize)]
 struct Checked {
     sub: String,
@@ -50,26 +46,12 @@ struct Checked {
 }
 
 /// A NumericDate (RFC 7519 §2): seconds since the Unix epoch, "which may be
-/// non-integer" (PyJWT writes `time.time() + ttl` as it is), in whole
-/// seconds, rounded down. Negative or non-numeric values are refused (the
-/// token is `malformed`).
-fn numeric_date<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
-    numeric_date_ms(deserializer).map(|ms| ms / 1000)
-}
-
-/// A NumericDate in milliseconds, rounded down.
+/// non-integer" (PyJWT writes `time.time() + ttl` as it is), here in
+/// milliseconds, rounded down. Negative or non-numeric values are refused
+/// (the token is `malformed`).
 fn numeric_date_ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
     let number = serde_json::Number::deserialize(deserializer)?;
     millis(&number).ok_or_else(|| serde::de::Error::custom("not a NumericDate (seconds since the epoch, >= 0)"))
-}
-
-/// [`numeric_date`] for a claim that is not checked: anything else reads as absent.
-fn lenient_numeric_date<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
-    let value = Option::<serde_json::Value>::deserialize(deserializer)?;
-    Ok(match value {
-        Some(serde_json::Value::Number(number)) => millis(&number).map(|ms| ms / 1000),
-        _ => None,
-    })
 }
 
 fn millis(number: &serde_json::Number) -> Option<u64> {
