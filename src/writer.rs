@@ -38,7 +38,7 @@ use tokio_util::task::TaskTracker;
 use crate::cluster::Cluster;
 use crate::fanout::{Hub, SessionHandle};
 use crate::ids::{now_ms, ChannelId, UserId};
-use crate::protocol::{AckFrame, ErrorCode, ErrorFrame, ServerFrame};
+use crate::protocol::{ErrorCode, ErrorFrame, ServerFrame};
 use crate::store::{BatchOutcome, NewMessage, SendOutcome, Store, StoreError};
 use crate::telemetry;
 
@@ -229,19 +229,12 @@ fn acknowledge(job: &SendJob, outcome: &SendOutcome) {
             return refuse(
                 job,
                 ErrorCode::IdempotencyConflict,
-                "this clientMsgId was already used for another message",
+                crate::store::KEY_USED_FOR_ANOTHER_MESSAGE,
             )
         }
         SendOutcome::Forbidden => return refuse(job, ErrorCode::Forbidden, "not a member of this channel"),
     };
-    job.session.send(&ServerFrame::MsgAck(AckFrame {
-        client_msg_id: message.client_msg_id.as_str().to_owned(),
-        message_id: message.message_id,
-        channel_id: message.channel_id.as_str().to_owned(),
-        seq: message.seq,
-        ts: message.ts,
-        duplicate,
-    }));
+    job.session.send(&ServerFrame::MsgAck(message.to_ack(duplicate)));
     let result = if duplicate { "duplicate" } else { "stored" };
     telemetry::send_result(result, "", Some(job.received.elapsed()));
 }

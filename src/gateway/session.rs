@@ -32,11 +32,11 @@ use crate::fanout::{close_code, CloseSignal, Hub, QueuedBytes, SessionHandle, Se
 use crate::ids::{now_ms, UserId};
 use crate::limits::ConnectionPermit;
 use crate::protocol::{
-    decode_client_frame, peek_client_msg_id, peek_send_key, AckFrame, ClientFrame, Command, ErrorCode, ErrorFrame,
-    ReceiptKind, ServerFrame,
+    decode_client_frame, peek_client_msg_id, peek_send_key, ClientFrame, Command, ErrorCode, ErrorFrame, ReceiptKind,
+    ServerFrame,
 };
 use crate::state::AppState;
-use crate::store::{recv_page, NewMessage, StoreError};
+use crate::store::{recv_page, NewMessage, StoreError, KEY_USED_FOR_ANOTHER_MESSAGE};
 use crate::telemetry;
 use crate::writer::SendJob;
 
@@ -318,23 +318,15 @@ impl Reader<'_> {
                 return true;
             }
         };
-        let same = key.channel_id.as_deref() == Some(stored.channel_id.as_str())
-            && key.body.as_deref() == Some(stored.body.as_str());
-        if same {
-            self.handle.send(&ServerFrame::MsgAck(AckFrame {
-                client_msg_id: stored.client_msg_id.as_str().to_owned(),
-                message_id: stored.message_id,
-                channel_id: stored.channel_id.as_str().to_owned(),
-                seq: stored.seq,
-                ts: stored.ts,
-                duplicate: true,
-            }));
+        let retry = match (key.channel_id.as_deref(), key.body.as_deref()) {
+            (Some(channel_id), Some(body)) => stored.is_retried_by(channel_id, body),
+            _ => false,
+        };
+        if retry {
+            self.handle.send(&ServerFrame::MsgAck(stored.to_ack(true)));
             telemetry::send_result("duplicate", "", None);
         } else {
-            let mut frame = ErrorFrame::new(
-                ErrorCode::IdempotencyConflict,
-                "this clientMsgId was already used for another message",
-            );
+            let mut frame = ErrorFrame::new(ErrorCode::IdempotencyConflict, KEY_USED_FOR_ANOTHER_MESSAGE);
             frame.client_msg_id = Some(key.client_msg_id.as_str().to_owned());
             frame.channel_id = key.channel_id.filter(|raw| crate::ids::ChannelId::parse(raw).is_ok());
             self.bad_in_row += 1;

@@ -351,7 +351,7 @@ macro_rules! sql_backend {
                     .await?;
                 let Some(row) = row else { return Ok(None) };
                 let existing = message_from_row(&row)?;
-                Ok(Some(if existing.channel_id == send.channel_id && existing.body == send.body {
+                Ok(Some(if existing.is_retried_by(send.channel_id.as_str(), &send.body) {
                     SendOutcome::Duplicate(existing)
                 } else {
                     SendOutcome::Conflict

@@ -25,7 +25,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 pub use backend::{PgStore, SqliteStore};
 
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::protocol::{ChannelState, ErrorCode, RecvMessage, TaggedMessage};
+use crate::protocol::{AckFrame, ChannelState, ErrorCode, RecvMessage, TaggedMessage};
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -48,7 +48,30 @@ pub struct StoredMessage {
     pub ts: i64,
 }
 
+/// The ERROR message of `idempotency_conflict`: the key was used for another
+/// send (another channel or body).
+pub const KEY_USED_FOR_ANOTHER_MESSAGE: &str = "this clientMsgId was already used for another message";
+
 impl StoredMessage {
+    /// Whether a send with this message's key and `channel_id` and `body` is
+    /// a retry of it (guarantee 2: same key, channel and body); else the key
+    /// was used for another message (`idempotency_conflict`).
+    pub fn is_retried_by(&self, channel_id: &str, body: &str) -> bool {
+        self.channel_id.as_str() == channel_id && self.body == body
+    }
+
+    /// The MSG_ACK for this message's send (`duplicate` for a retry).
+    pub fn to_ack(&self, duplicate: bool) -> AckFrame {
+        AckFrame {
+            client_msg_id: self.client_msg_id.as_str().to_owned(),
+            message_id: self.message_id,
+            channel_id: self.channel_id.as_str().to_owned(),
+            seq: self.seq,
+            ts: self.ts,
+            duplicate,
+        }
+    }
+
     /// The message as the MSG_RECV object clients see.
     pub fn to_recv(&self) -> RecvMessage {
         RecvMessage {
