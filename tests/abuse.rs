@@ -40,6 +40,52 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// Alice's flood: while `flooding`, MSG_SENDs as fast as this thread can
+/// write them; `refused` counts the `rate_limited` answers; `ready` is told
+/// once the session is open. Returns the frames sent once `stop` is set or
+/// the connection ends.
+async fn flood(
+    addr: std::net::SocketAddr,
+    token: String,
+    ready: tokio::sync::oneshot::Sender<()>,
+    flooding: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    refused: Arc<AtomicU64>,
+) -> u64 {
+    let alice = helpers::ws_connect_hello(addr, &token).await;
+    let (mut sink, mut stream) = alice.stream.split();
+    let _ = ready.send(());
+    let reader = tokio::spawn(async move {
+        while let Some(Ok(Message::Text(text))) = stream.next().await {
+            if text.as_str().contains("rate_limited") {
+                refused.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        if !flooding.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            continue;
+        }
+        for _ in 0..50 {
+            // Formatted by hand: the flooder's own CPU is not what is measured.
+            let frame = format!(r#"{{"type":"MSG_SEND","channelId":"flood","clientMsgId":"f{n}","body":"spam"}}"#);
+            n += 1;
+            if sink.feed(Message::text(frame)).await.is_err() {
+                reader.abort();
+                return n;
+            }
+        }
+        if sink.flush().await.is_err() {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    reader.abort();
+    n
+}
+
 async fn flood_keeps_others_within_2x(backend: Backend) {
     // The flooder is rate-limited but never cut off, so the flood lasts.
     let app = spawn_app_with(backend, |c| c.max_rate_limited = u32::MAX).await;
@@ -48,47 +94,25 @@ async fn flood_keeps_others_within_2x(backend: Backend) {
     let mut bob = app.connect("bob").await;
     let mut carol = app.connect("carol").await;
 
-    let alice = app.connect("alice").await;
-    let (mut sink, mut stream) = alice.stream.split();
+    // The flood runs on a thread and runtime of its own: sharing the test's
+    // two workers with the server and with bob and carol, the generator's
+    // own scheduling would be measured, not the server's.
     let flooding = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
     let refused = Arc::new(AtomicU64::new(0));
-    let reader = {
-        let refused = refused.clone();
-        tokio::spawn(async move {
-            while let Some(Ok(Message::Text(text))) = stream.next().await {
-                if text.as_str().contains("rate_limited") {
-                    refused.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        })
-    };
+    let (ready, opened) = tokio::sync::oneshot::channel();
     let flooder = {
-        let (stop, flooding) = (stop.clone(), flooding.clone());
-        tokio::spawn(async move {
-            let mut n = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                if !flooding.load(Ordering::Relaxed) {
-                    tokio::time::sleep(Duration::from_millis(1)).await;
-                    continue;
-                }
-                for _ in 0..50 {
-                    // Formatted by hand: the flooder's own CPU is not what is measured.
-                    let frame =
-                        format!(r#"{{"type":"MSG_SEND","channelId":"flood","clientMsgId":"f{n}","body":"spam"}}"#);
-                    n += 1;
-                    if sink.feed(Message::text(frame)).await.is_err() {
-                        return n;
-                    }
-                }
-                if sink.flush().await.is_err() {
-                    return n;
-                }
-                tokio::task::yield_now().await;
-            }
-            n
+        let (stop, flooding, refused) = (stop.clone(), flooding.clone(), refused.clone());
+        let (addr, token) = (app.addr, app.token("alice"));
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("flood runtime");
+            runtime.block_on(flood(addr, token, ready, flooding, stop, refused))
         })
     };
+    opened.await.expect("the flooder's session opened");
     let (mut quiet, mut flooded) = (Vec::new(), Vec::new());
     for round in 0..ROUNDS {
         flooding.store(false, Ordering::Relaxed);
@@ -99,8 +123,9 @@ async fn flood_keeps_others_within_2x(backend: Backend) {
         flooded.extend(chat_latencies(&mut bob, &mut carol, &format!("flood{round}")).await);
     }
     stop.store(true, Ordering::Relaxed);
-    let sent = flooder.await.expect("flooder");
-    reader.abort();
+    let sent = tokio::task::spawn_blocking(move || flooder.join().expect("flooder"))
+        .await
+        .expect("join");
 
     let baseline = median(quiet);
     let flooded = median(flooded);
@@ -124,6 +149,62 @@ async fn a_flooding_client_does_not_slow_the_others() {
     if postgres_url().is_some() {
         flood_keeps_others_within_2x(Backend::Postgres).await;
     }
+}
+
+/// A flood is refused at a bounded pace: after every 64 rate-limited frames
+/// in a row the session pauses reading for a millisecond, so one connection
+/// cannot keep a core busy refusing frames. Every frame is still answered.
+/// 6,400 frames against a bucket of one: 6,399 refusals, so at least 99
+/// pauses. Unpaced, the refusals outran this client's reading: its queue of
+/// 1,024 frames filled and the session was closed with 1013 after about 100
+/// had been read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_is_refused_at_a_bounded_pace() {
+    const FRAMES: usize = 6_400;
+    let _turn = SERIAL.lock().await;
+    let app = spawn_app_with(Backend::Sqlite, |c| {
+        c.rate_limit_per_sec = 1;
+        c.rate_limit_burst = 1;
+        c.user_rate_limit_per_sec = 0;
+        c.max_rate_limited = u32::MAX;
+    })
+    .await;
+    app.create_channel("room", &["alice"]).await;
+    let alice = app.connect("alice").await;
+    let (mut sink, mut stream) = alice.stream.split();
+    let started = Instant::now();
+    let writer = tokio::spawn(async move {
+        for n in 0..FRAMES {
+            let frame = format!(r#"{{"type":"MSG_SEND","channelId":"room","clientMsgId":"f{n}","body":"spam"}}"#);
+            sink.feed(Message::text(frame)).await.expect("send");
+        }
+        sink.flush().await.expect("flush");
+        sink
+    });
+    let (mut acked, mut refused) = (0, 0);
+    while acked + refused < FRAMES {
+        let next = tokio::time::timeout(Duration::from_secs(20), stream.next())
+            .await
+            .expect("every frame is answered");
+        let Some(Ok(Message::Text(text))) = next else {
+            panic!("the connection ended after {acked} ACKs and {refused} refusals: {next:?}");
+        };
+        let frame: serde_json::Value = serde_json::from_str(&text).expect("json");
+        match frame["type"].as_str() {
+            Some("MSG_ACK") => acked += 1,
+            Some("ERROR") if frame["code"] == "rate_limited" => refused += 1,
+            _ => panic!("unexpected frame {frame}"),
+        }
+    }
+    let took = started.elapsed();
+    let _sink = writer.await.expect("writer");
+    println!("{refused} refusals took {took:?}");
+    assert_eq!((acked, refused), (1, FRAMES - 1), "(ACKs, rate_limited)");
+    assert!(
+        took >= Duration::from_millis(((FRAMES - 1) / 64) as u64),
+        "{refused} refusals in {took:?}: the flood was not paced"
+    );
+    app.stop().await;
 }
 
 /// The server's count of sessions closed with 1013 (`/metrics`).

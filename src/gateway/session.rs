@@ -50,6 +50,15 @@ pub const TEST_PANIC_FRAME: &str = "__chatd_test_panic__";
 const LINGER: Duration = Duration::from_secs(2);
 /// Most queued frames written before one flush.
 const WRITE_BATCH: usize = 64;
+/// Rate-limited frames in a row a session refuses before it pauses reading
+/// for [`REFUSED_PAUSE`]: a connection over its rate is refused at most
+/// about 64 frames per millisecond, so a flood costs a bounded share of a
+/// core and others' latency holds (measured in `tests/abuse.rs`). Far above
+/// any rate limit a client can use, and `max_rate_limited` (100) closes a
+/// flooder long before it matters by default.
+const REFUSED_PER_PAUSE: u32 = 64;
+/// See [`REFUSED_PER_PAUSE`].
+const REFUSED_PAUSE: Duration = Duration::from_millis(1);
 
 /// Unregisters the session and lowers the connection gauge on every exit path,
 /// panics included.
@@ -358,6 +367,13 @@ impl Reader<'_> {
                 telemetry::send_result("refused", ErrorCode::RateLimited.as_str(), None);
                 self.drain().await;
                 self.handle.send(&ServerFrame::Error(frame));
+                // A flood is read at a bounded pace: after every
+                // `REFUSED_PER_PAUSE` refusals in a row the session stops
+                // reading for a millisecond, so one connection cannot keep a
+                // core busy refusing frames (TCP pushes back on the sender).
+                if self.limited_in_row.is_multiple_of(REFUSED_PER_PAUSE) {
+                    tokio::time::sleep(REFUSED_PAUSE).await;
+                }
                 false
             }
         }
