@@ -128,13 +128,14 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
             ServerFrame::Error(ErrorFrame::new(ErrorCode::Unavailable, "database unavailable"))
         }
     };
+    let (hello, hello_text) = fit_hello(&state.config, &user, hello, &close);
     telemetry::frame_out(hello.type_name());
     let ping_every = Duration::from_secs(state.config.ping_interval_secs);
     let writer = tokio::spawn(write_loop(
         sink,
         outbound_rx,
         queued,
-        hello.encode(),
+        hello_text,
         close.clone(),
         ping_every,
     ));
@@ -601,6 +602,48 @@ fn store_error(error: &StoreError) -> ErrorFrame {
         _ => "internal error; retry",
     };
     ErrorFrame::new(code, message)
+}
+
+/// The HELLO and its text, or, when the text cannot fit the session's
+/// WebSocket write buffer, an `ERROR` `internal` in its place and a close
+/// with 1011. tungstenite refuses a frame larger than
+/// `max_write_buffer_size` (`ws_write_buffer_bytes` + `outbound_queue_bytes`)
+/// with `WriteBufferFull`, which ended such a session with no frame and no
+/// close code. A HELLO takes about 200 bytes per channel of the user, so
+/// this is a user in tens of thousands of channels; the warning names the
+/// setting to raise.
+fn fit_hello(
+    config: &crate::config::Config,
+    user: &AuthUser,
+    hello: ServerFrame,
+    close: &CloseSignal,
+) -> (ServerFrame, String) {
+    /// The largest WebSocket frame header (RFC 6455 §5.2), counted by
+    /// tungstenite against the buffer with the payload.
+    const MAX_FRAME_HEADER: usize = 14;
+    let text = hello.encode();
+    let limit = config.ws_write_buffer_bytes.saturating_add(config.outbound_queue_bytes);
+    if text.len().saturating_add(MAX_FRAME_HEADER) <= limit {
+        return (hello, text);
+    }
+    let channels = match &hello {
+        ServerFrame::Hello { channels, .. } => channels.len(),
+        _ => 0,
+    };
+    tracing::warn!(
+        user_id = %user.user_id,
+        channels,
+        hello_bytes = text.len(),
+        limit_bytes = limit,
+        "the user's HELLO does not fit the session's write buffer; raise outbound_queue_bytes"
+    );
+    close.close_after_drain(close_code::INTERNAL, "HELLO too large for outbound_queue_bytes");
+    let refusal = ServerFrame::Error(ErrorFrame::new(
+        ErrorCode::Internal,
+        "HELLO too large for this server's outbound_queue_bytes",
+    ));
+    let text = refusal.encode();
+    (refusal, text)
 }
 
 /// Writes HELLO, then queued frames, until the queue closes or the session is

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::helpers::{seqs, spawn_app, sync, Backend, ADMIN_TOKEN};
+use crate::helpers::{seqs, spawn_app, spawn_app_with, sync, Backend, TestDb, ADMIN_TOKEN};
 use crate::on_both_stores;
 
 on_both_stores!(
@@ -16,7 +16,71 @@ on_both_stores!(
     sync_after_send_on_the_same_connection_sees_it,
     a_sync_page_of_large_messages_stops_early,
     a_history_page_of_large_messages_stops_early,
+    a_hello_too_large_for_the_write_buffer_is_refused_clearly,
 );
+
+/// Makes `user` a member of `count` channels with 59-character ids, written
+/// straight to the database in two statements (through the API this would
+/// take minutes); the schema's own tables, on either store.
+async fn join_many_channels(db: &TestDb, backend: Backend, user: &str, count: u32) {
+    const PREFIX: &str = "a-channel-with-a-long-name-so-that-the-hello-is-large-";
+    let channels = format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {count}) \
+         INSERT INTO channels (channel_id, created_at) SELECT '{PREFIX}' || i, 0 FROM n"
+    );
+    let members = format!(
+        "INSERT INTO members (channel_id, user_id, joined_at) \
+         SELECT channel_id, '{user}', 0 FROM channels WHERE channel_id LIKE '{PREFIX}%'"
+    );
+    match backend {
+        Backend::Sqlite => {
+            let pool = sqlx::SqlitePool::connect(&db.url).await.expect("sqlite");
+            for sql in [&channels, &members] {
+                sqlx::query(sql).execute(&pool).await.expect("insert");
+            }
+            pool.close().await;
+        }
+        Backend::Postgres => {
+            let pool = sqlx::PgPool::connect(&db.url).await.expect("postgres");
+            for sql in [&channels, &members] {
+                sqlx::query(sql).execute(&pool).await.expect("insert");
+            }
+            pool.close().await;
+        }
+    }
+}
+
+/// A HELLO too large for the session's WebSocket write buffer
+/// (`ws_write_buffer_bytes` + `outbound_queue_bytes`) gets an `ERROR`
+/// `internal` and a close with 1011; before, tungstenite refused the frame
+/// and the connection ended with neither. 25,000 channels make a HELLO of
+/// about 3 MB: whole at the default 16 MiB, refused at the 2 MiB minimum.
+async fn a_hello_too_large_for_the_write_buffer_is_refused_clearly(backend: Backend) {
+    let app = spawn_app_with(backend, |_| {}).await;
+    join_many_channels(&app.db, backend, "alice", 25_000).await;
+    let alice = app.connect("alice").await;
+    assert_eq!(alice.hello["channels"].as_array().map(Vec::len), Some(25_000));
+    drop(alice);
+
+    let app = app.restart(|c| c.outbound_queue_bytes = 2 * 1024 * 1024).await;
+    let mut alice = app.connect_raw(&app.token("alice")).await.expect("upgrade");
+    let first = alice.recv().await;
+    assert_eq!(
+        (
+            first["type"].as_str(),
+            first["code"].as_str(),
+            first["retryable"].as_bool()
+        ),
+        (Some("ERROR"), Some("internal"), Some(true)),
+        "{first}"
+    );
+    assert_eq!(alice.recv_close_code().await, 1011);
+    // Other users are not affected.
+    app.create_channel("room", &["bob"]).await;
+    let mut bob = app.connect("bob").await;
+    bob.send_and_ack("room", "b1", "hello").await;
+    app.stop().await;
+}
 
 /// A server whose channel `room` holds 100 messages of 16,000 bytes
 /// (8,000 times `"x`, 24,000 bytes as JSON) from alice; her session, and
