@@ -305,8 +305,10 @@ impl QueryParams {
     }
 }
 
-/// `axum::extract::Path` whose refusals (say, a path segment that is not
-/// UTF-8 once percent-decoded) use the API's error shape (400 `invalid_field`).
+/// `axum::extract::Path` whose refusals use the API's error shape: a path
+/// segment that is not UTF-8 once percent-decoded (`/v1/channels/%FF`) is
+/// 400 `invalid_field` naming the segment by its wire name (`channelId:
+/// ...`), like every other `invalid_field`.
 #[derive(Debug)]
 pub struct ApiPath<T>(pub T);
 
@@ -321,7 +323,25 @@ where
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|axum::extract::Path(value)| ApiPath(value))
-            .map_err(|rejection| ApiError::new(rejection.status(), "invalid_field", &rejection.body_text()))
+            .map_err(|rejection| {
+                use axum::extract::path::ErrorKind;
+                use axum::extract::rejection::PathRejection;
+                if let PathRejection::FailedToDeserializePathParams(failed) = &rejection {
+                    if let ErrorKind::InvalidUtf8InPathParam { key } = failed.kind() {
+                        return ApiError::invalid_field(path_field(key), "not UTF-8 once percent-decoded");
+                    }
+                }
+                ApiError::new(rejection.status(), "invalid_field", &rejection.body_text())
+            })
+    }
+}
+
+/// The wire name of a route's path parameter (`channel_id` → `channelId`).
+fn path_field(key: &str) -> &str {
+    match key {
+        "channel_id" => "channelId",
+        "user_id" => "userId",
+        other => other,
     }
 }
 

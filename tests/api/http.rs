@@ -275,12 +275,21 @@ async fn channel_routes(backend: Backend) {
     let (status, body) = app.request("GET", "/v1/channels/room", admin, None).await;
     assert_eq!(status, 200);
     assert_eq!(body["members"], json!(["alice", "bob"]));
-    let (status, body) = app.request("GET", "/v1/channels/%FF", admin, None).await;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (400, Some("invalid_field")),
-        "a path that is not UTF-8"
-    );
+    for (path, field) in [
+        ("/v1/channels/%FF", "channelId"),
+        ("/v1/channels/%FF/messages", "channelId"),
+        ("/v1/channels/room/members/%C3%28", "userId"),
+    ] {
+        let method = if field == "userId" { "PUT" } else { "GET" };
+        let (status, body) = app.request(method, path, admin, None).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (400, Some("invalid_field")),
+            "{path}: a path that is not UTF-8"
+        );
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(&format!("{field}: ")), "{path}: {message}");
+    }
     let (status, body) = app.request("GET", "/v1/channels/nope", admin, None).await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")));
     // Unknown routes and methods answer in the same error shape.
