@@ -3,6 +3,8 @@
 //! or one member stops reading while bulk traffic flows to it; the others'
 //! send-to-receive latency must stay within 2x of the same chat without the
 //! flood or the slow reader. Compared as a ratio within one run (medians).
+//! Also here: a flood is refused at a bounded pace, and the resource bounds
+//! and close codes that read process-wide `/metrics` counters.
 
 #[path = "api/helpers.rs"]
 mod helpers;
@@ -463,9 +465,9 @@ async fn a_ping_flood_is_rate_limited_and_closed() {
     app.stop().await;
 }
 
-/// The measuring tests take turns: each measures a ratio and must not share
-/// the machine with the other (and the close-code test reads process-wide
-/// counters).
+/// The tests of this binary take turns: the ratio and pace measurements must
+/// not share the machine with each other, and several read process-wide
+/// counters or the process's resident set.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Opens a session for `user` whose socket takes almost nothing: a 4 KiB
