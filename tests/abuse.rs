@@ -209,6 +209,57 @@ async fn a_flood_is_refused_at_a_bounded_pace() {
     app.stop().await;
 }
 
+/// Whether the server's end of the TCP connection between `server` and the
+/// client port `peer_port` is still ESTABLISHED (`/proc/net/tcp`, Linux).
+fn server_end_established(server: std::net::SocketAddr, peer_port: u16) -> bool {
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    let (local, remote) = (format!(":{:04X}", server.port()), format!(":{peer_port:04X}"));
+    table.lines().skip(1).any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // sl, local_address, rem_address, st (01: ESTABLISHED), ...
+        fields.len() > 3 && fields[1].ends_with(&local) && fields[2].ends_with(&remote) && fields[3] == "01"
+    })
+}
+
+/// A session closed while its writer is stuck on a peer that takes nothing
+/// (here the idle limit, with about 10 MB queued for a client that never
+/// reads) gives its writer 10 s more, then ends it: the server's end of the
+/// connection goes with the session, so neither the socket's buffers nor
+/// its place under the connection caps outlive it. Before, the writer was
+/// left running, detached, for as long as the peer kept the connection open
+/// (found by a breaker helper: 20 such sockets held 43 MB with
+/// `chatd_connections_open` at 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_stuck_on_a_peer_that_takes_nothing_ends_with_its_session() {
+    let _turn = SERIAL.lock().await;
+    let app = spawn_app_with(Backend::Sqlite, |c| c.ping_interval_secs = 1).await;
+    app.create_channel("room", &["alice", "carol"]).await;
+    let carol = stalled_session(&app, "carol").await;
+    let tokio_tungstenite::MaybeTlsStream::Plain(tcp) = carol.stream.get_ref() else {
+        panic!("plain TCP expected");
+    };
+    let port = tcp.local_addr().expect("local address").port();
+    let mut alice = app.connect("alice").await;
+    let body = "x".repeat(16_000);
+    // Far past the kernel's socket buffers, below carol's queue bounds
+    // (1024 frames, 16 MiB), so her session ends by the idle limit (3 s).
+    for n in 0..600 {
+        alice.send_and_ack("room", &format!("m{n}"), &body).await;
+    }
+    assert!(server_end_established(app.addr, port), "carol is connected");
+    // Idle limit, then the writer's 10 s; give it 30 s in all.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server_end_established(app.addr, port) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        !server_end_established(app.addr, port),
+        "the server's end of the stalled connection outlived its session"
+    );
+    drop(carol);
+    app.stop().await;
+}
+
 /// The server's count of sessions closed with 1013 (`/metrics`).
 async fn closes_1013(app: &helpers::TestApp) -> u64 {
     closes_with(app, 1013).await

@@ -160,8 +160,17 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
     drop(registration);
     drop(interest);
     drop(handle);
-    if tokio::time::timeout(CLOSE_TIMEOUT * 2, writer).await.is_err() {
-        tracing::warn!("writer did not finish");
+    let mut writer = writer;
+    if tokio::time::timeout(CLOSE_TIMEOUT * 2, &mut writer).await.is_err() {
+        // Stuck on a peer that takes nothing (a close after draining, say the
+        // idle limit, with frames still queued). Ended here, so the socket
+        // and its buffers go with the session and its place under the
+        // connection caps is not freed while the connection lives; dropping
+        // the handle alone left the writer running, detached, for as long as
+        // the peer kept the connection open (found by a breaker helper).
+        writer.abort();
+        let _ = writer.await;
+        tracing::warn!("writer did not finish; connection dropped");
     }
     let code = close.reason().map_or(close_code::NORMAL, |r| r.code);
     // Lingering close (RFC 6455 §7.1.1): read, and discard, until the client's
