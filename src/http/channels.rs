@@ -162,9 +162,10 @@ pub async fn create_channel(
 pub async fn get_channel(
     State(state): State<AppState>,
     headers: HeaderMap,
-    ApiPath(raw): ApiPath<String>,
+    path: Result<ApiPath<String>, ApiError>,
 ) -> Result<Json<ChannelView>, ApiError> {
     require_admin(&state, &headers)?;
+    let ApiPath(raw) = path?;
     let id = channel_id(&raw)?;
     let channel = state
         .store
@@ -178,7 +179,7 @@ pub async fn get_channel(
 pub async fn add_member(
     state: State<AppState>,
     headers: HeaderMap,
-    path: ApiPath<(String, String)>,
+    path: Result<ApiPath<(String, String)>, ApiError>,
 ) -> Result<StatusCode, ApiError> {
     set_member(state, headers, path, true).await
 }
@@ -187,7 +188,7 @@ pub async fn add_member(
 pub async fn remove_member(
     state: State<AppState>,
     headers: HeaderMap,
-    path: ApiPath<(String, String)>,
+    path: Result<ApiPath<(String, String)>, ApiError>,
 ) -> Result<StatusCode, ApiError> {
     set_member(state, headers, path, false).await
 }
@@ -195,10 +196,11 @@ pub async fn remove_member(
 async fn set_member(
     State(state): State<AppState>,
     headers: HeaderMap,
-    ApiPath((raw_channel, raw_user)): ApiPath<(String, String)>,
+    path: Result<ApiPath<(String, String)>, ApiError>,
     add: bool,
 ) -> Result<StatusCode, ApiError> {
     require_admin(&state, &headers)?;
+    let ApiPath((raw_channel, raw_user)) = path?;
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
     let seq = state.store.set_member(&channel, &user, add, now_ms()).await?;
@@ -244,11 +246,12 @@ pub async fn create_token(
 pub async fn history(
     State(state): State<AppState>,
     headers: HeaderMap,
-    ApiPath(raw): ApiPath<String>,
+    path: Result<ApiPath<String>, ApiError>,
     ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
     let query = QueryParams::new(query);
     let who = super::caller_from_header_or_query(&state, &headers, &query)?;
+    let ApiPath(raw) = path?;
     let id = channel_id(&raw)?;
     let param = |name: &'static str| {
         query

@@ -308,7 +308,9 @@ impl QueryParams {
 /// `axum::extract::Path` whose refusals use the API's error shape: a path
 /// segment that is not UTF-8 once percent-decoded (`/v1/channels/%FF`) is
 /// 400 `invalid_field` naming the segment by its wire name (`channelId:
-/// ...`), like every other `invalid_field`.
+/// ...`), like every other `invalid_field`. Handlers take it as
+/// `Result<ApiPath<T>, ApiError>` and check the credentials first, so 401 and
+/// 403 come before a bad path (protocol.md, HTTP errors).
 #[derive(Debug)]
 pub struct ApiPath<T>(pub T);
 

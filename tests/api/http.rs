@@ -289,6 +289,13 @@ async fn channel_routes(backend: Backend) {
         );
         let message = body["error"]["message"].as_str().unwrap_or_default();
         assert!(message.starts_with(&format!("{field}: ")), "{path}: {message}");
+        // The credentials are checked first: 401 without any, 403 for a
+        // user's token on an admin route (the history route is a user's).
+        let (status, _) = app.request(method, path, None, None).await;
+        assert_eq!(status, 401, "{path} without credentials");
+        let user_answer = if path.ends_with("/messages") { 400 } else { 403 };
+        let (status, _) = app.request(method, path, Some(&app.token("alice")), None).await;
+        assert_eq!(status, user_answer, "{path} with a user's token");
     }
     let (status, body) = app.request("GET", "/v1/channels/nope", admin, None).await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")));
