@@ -618,7 +618,7 @@ fn store_error(error: &StoreError) -> ErrorFrame {
 /// with 1011. tungstenite refuses a frame larger than
 /// `max_write_buffer_size` (`ws_write_buffer_bytes` + `outbound_queue_bytes`)
 /// with `WriteBufferFull`, which ended such a session with no frame and no
-/// close code. A HELLO takes 120 to 200 bytes per channel of the user, so
+/// close code. A HELLO takes 60 to 200 bytes per channel of the user, so
 /// this is a user in tens of thousands of channels; the warning names the
 /// setting to raise.
 fn fit_hello(
