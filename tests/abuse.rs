@@ -231,12 +231,14 @@ fn server_end_state(server: std::net::SocketAddr, peer_port: u16) -> Option<Stri
 /// (found by a breaker helper: 20 such sockets held 43 MB with
 /// `chatd_connections_open` at 0). The socket is reset, not closed: a
 /// normal close left it in FIN-WAIT-1 with its unsent data in kernel memory
-/// for minutes (found by another).
+/// for minutes (found by another). `chatd_connections_open` counts the
+/// session until its socket is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_stuck_on_a_peer_that_takes_nothing_ends_with_its_session() {
     let _turn = SERIAL.lock().await;
     let app = spawn_app_with(Backend::Sqlite, |c| c.ping_interval_secs = 1).await;
     app.create_channel("room", &["alice", "carol"]).await;
+    let open_before = metric(&app, "chatd_connections_open").await;
     let carol = stalled_session(&app, "carol").await;
     let tokio_tungstenite::MaybeTlsStream::Plain(tcp) = carol.stream.get_ref() else {
         panic!("plain TCP expected");
@@ -255,8 +257,18 @@ async fn a_writer_stuck_on_a_peer_that_takes_nothing_ends_with_its_session() {
         "carol is connected"
     );
     // Idle limit, then the writer's 10 s; give it 30 s in all.
+    // `chatd_connections_open` counts carol until her socket is gone: read
+    // first, a count without her means the socket is already gone.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while server_end_state(app.addr, port).is_some() && Instant::now() < deadline {
+    loop {
+        let open = metric(&app, "chatd_connections_open").await;
+        let state = server_end_state(app.addr, port);
+        if open <= open_before {
+            assert_eq!(state, None, "connections_open {open} while carol's socket is held");
+        }
+        if state.is_none() || Instant::now() >= deadline {
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(

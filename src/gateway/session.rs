@@ -60,8 +60,27 @@ const REFUSED_PER_PAUSE: u32 = 64;
 /// See [`REFUSED_PER_PAUSE`].
 const REFUSED_PAUSE: Duration = Duration::from_millis(1);
 
-/// Unregisters the session and lowers the connection gauge on every exit path,
-/// panics included.
+/// Counts a session in `chatd_connections_open` from its start until its
+/// socket is gone (writer ended, lingering close done), panics included: the
+/// same span as its place under the connection caps. Lowered at
+/// unregistration before, the gauge read 0 while ended sessions still held
+/// their sockets (up to 12 s; found by a breaker helper).
+struct OpenConnection;
+
+impl OpenConnection {
+    fn count() -> Self {
+        telemetry::connections(1.0);
+        Self
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        telemetry::connections(-1.0);
+    }
+}
+
+/// Unregisters the session on every exit path, panics included.
 struct Registration {
     hub: Arc<Hub>,
     user_id: UserId,
@@ -76,14 +95,14 @@ impl Drop for Registration {
             self.close.kick(close_code::INTERNAL, "internal error");
         }
         self.hub.unregister(&self.user_id, &self.id);
-        telemetry::connections(-1.0);
     }
 }
 
 /// Runs one session until the peer leaves, the session is closed, or the
 /// server shuts down.
 pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: ConnectionPermit) {
-    telemetry::connections(1.0);
+    // First, so dropped last: after the socket's halves and the writer.
+    let _open = OpenConnection::count();
     let id: SessionId = uuid::Uuid::now_v7().to_string().into();
     // Room for every in-flight send's ACK on top of the fan-out allowance, so a
     // client pipelining up to its limit is never closed for its own ACKs.
