@@ -124,6 +124,11 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
 /// up to a few MB a socket, in kernel memory in FIN-WAIT-1 for minutes after
 /// the server let go, outside every cap (found by a breaker helper: 220
 /// such sockets held 227 MB). A peer that takes nothing gets nothing more.
+/// Any other socket is closed normally (a reset could destroy a response
+/// the client has not read yet), with `TCP_USER_TIMEOUT` set to `limit`: if
+/// the peer then takes nothing for that long (a response that went whole
+/// into the kernel's buffer before an idle keep-alive close), the kernel
+/// drops the orphan instead of keeping it for minutes.
 struct WriteDeadline<I: Abortable> {
     inner: I,
     limit: Duration,
@@ -136,14 +141,22 @@ struct WriteDeadline<I: Abortable> {
     waiting: bool,
 }
 
-/// A socket that can be closed with a reset, discarding unsent data.
+/// How a socket is let go of.
 trait Abortable {
+    /// Closing resets the connection, discarding unsent data.
     fn reset_on_close(&self);
+    /// After closing, unsent data the peer takes none of for `limit` is
+    /// dropped with the connection (`TCP_USER_TIMEOUT`, Linux; RFC 5482).
+    fn give_up_after(&self, limit: Duration);
 }
 
 impl Abortable for TokioIo<tokio::net::TcpStream> {
     fn reset_on_close(&self) {
         let _ = self.inner().set_zero_linger();
+    }
+
+    fn give_up_after(&self, limit: Duration) {
+        let _ = socket2::SockRef::from(self.inner()).set_tcp_user_timeout(Some(limit));
     }
 }
 
@@ -151,6 +164,8 @@ impl<I: Abortable> Drop for WriteDeadline<I> {
     fn drop(&mut self) {
         if self.waiting {
             self.inner.reset_on_close();
+        } else {
+            self.inner.give_up_after(self.limit);
         }
     }
 }
