@@ -38,7 +38,12 @@ const HTTP_DRAIN: Duration = Duration::from_secs(5);
 /// preface is answered as a malformed HTTP/1.1 request and the connection closed.
 pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Duration, shutdown: CancellationToken) {
     let mut builder = http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(handshake_timeout);
+    // A client may half-close after its request (RFC 9112 §9.6) and still
+    // wait for the response; hyper's default dropped such a connection.
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(handshake_timeout)
+        .half_close(true);
     let connections = TaskTracker::new();
     let draining = CancellationToken::new();
     // Ends the connections still open when the drain period is over, so none
