@@ -72,7 +72,9 @@ pub async fn ws_handler(
         // 200 MB/s). The session's byte bound covers it too; past it a pong
         // replaces the unsent one.
         .max_write_buffer_size(config.ws_write_buffer_bytes.saturating_add(config.outbound_queue_bytes))
-        .on_failed_upgrade(|error| tracing::warn!(%error, "websocket upgrade failed"))
+        // A client that resets during its handshake: its own doing, and
+        // cheap to repeat, so not a warning (it flooded the log).
+        .on_failed_upgrade(|error| tracing::debug!(%error, "websocket upgrade failed"))
         .on_upgrade(move |socket| {
             let span = tracing::info_span!("session", user_id = %user.user_id);
             tracker.track_future(session::run(socket, state, user, permit).instrument(span))

@@ -512,3 +512,43 @@ async fn shutdown_does_not_wait_for_silent_or_stuck_http_connections() {
         drop(tcp);
     }
 }
+
+/// A client that gives up in the middle of its WebSocket handshake (the
+/// upgrade request sent, the connection reset before the 101 is read) is
+/// logged at debug level, not as a warning: anyone with a token could
+/// write thousands of warning lines a second that way (found by a breaker
+/// helper). Checked at the default level, `info`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aborted_websocket_handshakes_are_not_warnings() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = chatd(dir.path());
+    cmd.env("CHATD_JWT_SECRET", crate::helpers::JWT_SECRET);
+    let server = ServerProcess::start(cmd);
+    let token = chatd::auth::Auth::new(crate::helpers::JWT_SECRET, "unused", None, None, 0)
+        .mint(&chatd::ids::UserId::parse("alice").expect("user id"), 3600)
+        .expect("mint")
+        .0;
+    let request = format!(
+        "GET /v1/ws HTTP/1.1\r\nHost: chatd\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+         Authorization: Bearer {token}\r\n\r\n"
+    );
+    for _ in 0..50 {
+        let mut tcp = tokio::net::TcpStream::connect(&server.addr).await.expect("tcp");
+        tcp.write_all(request.as_bytes()).await.expect("upgrade request");
+        tcp.set_zero_linger().expect("SO_LINGER 0");
+        drop(tcp);
+    }
+    // A whole session after them: the server has taken every one.
+    let mut alice = ws_connect_hello(&server.addr, &token).await;
+    alice.stream.close(None).await.expect("close");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let log = server.log_text();
+    assert!(
+        !log.contains("websocket upgrade failed"),
+        "aborted handshakes logged at the default level:\n{log}"
+    );
+    server.signal("TERM");
+    assert_eq!(server.wait(), 0);
+}
