@@ -160,8 +160,13 @@ impl Abortable for TokioIo<tokio::net::TcpStream> {
         let _ = self.inner().set_zero_linger();
     }
 
+    /// Linux (and Android) only: elsewhere such an orphan is left to the
+    /// kernel's own limits.
     fn give_up_after(&self, limit: Duration) {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
         let _ = socket2::SockRef::from(self.inner()).set_tcp_user_timeout(Some(limit));
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let _ = limit;
     }
 }
 
