@@ -134,8 +134,8 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
 /// the peer then takes nothing for that long (a response that went whole
 /// into the kernel's buffer before an idle keep-alive close), the kernel
 /// drops the orphan instead of keeping it for minutes.
-struct WriteDeadline<I: Abortable> {
-    inner: I,
+struct WriteDeadline {
+    inner: TokioIo<tokio::net::TcpStream>,
     limit: Duration,
     /// Set when the socket stops being an HTTP connection.
     off: Arc<AtomicBool>,
@@ -146,42 +146,22 @@ struct WriteDeadline<I: Abortable> {
     waiting: bool,
 }
 
-/// How a socket is let go of.
-trait Abortable {
-    /// Closing resets the connection, discarding unsent data.
-    fn reset_on_close(&self);
-    /// After closing, unsent data the peer takes none of for `limit` is
-    /// dropped with the connection (`TCP_USER_TIMEOUT`, Linux; RFC 5482).
-    fn give_up_after(&self, limit: Duration);
-}
-
-impl Abortable for TokioIo<tokio::net::TcpStream> {
-    fn reset_on_close(&self) {
-        let _ = self.inner().set_zero_linger();
-    }
-
-    /// Linux (and Android) only: elsewhere such an orphan is left to the
-    /// kernel's own limits.
-    fn give_up_after(&self, limit: Duration) {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        let _ = socket2::SockRef::from(self.inner()).set_tcp_user_timeout(Some(limit));
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        let _ = limit;
-    }
-}
-
-impl<I: Abortable> Drop for WriteDeadline<I> {
+impl Drop for WriteDeadline {
     fn drop(&mut self) {
+        let socket = self.inner.inner();
         if self.waiting {
-            self.inner.reset_on_close();
+            let _ = socket.set_zero_linger();
         } else {
-            self.inner.give_up_after(self.limit);
+            // `TCP_USER_TIMEOUT` (RFC 5482) is Linux's (and Android's):
+            // elsewhere such an orphan is left to the kernel's own limits.
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            let _ = socket2::SockRef::from(socket).set_tcp_user_timeout(Some(self.limit));
         }
     }
 }
 
-impl<I: Abortable> WriteDeadline<I> {
-    fn new(inner: I, limit: Duration) -> Self {
+impl WriteDeadline {
+    fn new(inner: TokioIo<tokio::net::TcpStream>, limit: Duration) -> Self {
         Self {
             inner,
             limit,
@@ -221,7 +201,7 @@ impl<I: Abortable> WriteDeadline<I> {
     }
 }
 
-impl<I: Abortable + hyper::rt::Read + Unpin> hyper::rt::Read for WriteDeadline<I> {
+impl hyper::rt::Read for WriteDeadline {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -231,7 +211,7 @@ impl<I: Abortable + hyper::rt::Read + Unpin> hyper::rt::Read for WriteDeadline<I
     }
 }
 
-impl<I: Abortable + hyper::rt::Write + Unpin> hyper::rt::Write for WriteDeadline<I> {
+impl hyper::rt::Write for WriteDeadline {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let outcome = Pin::new(&mut this.inner).poll_write(cx, buf);
