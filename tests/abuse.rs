@@ -293,12 +293,7 @@ async fn an_http_response_nobody_reads_does_not_outlive_its_connection() {
     use tokio::io::AsyncWriteExt;
     let _turn = SERIAL.lock().await;
     let app = spawn_app_with(Backend::Sqlite, |c| c.handshake_timeout_ms = 1_000).await;
-    app.create_channel("room", &["alice"]).await;
-    let mut alice = app.connect("alice").await;
-    let body = "x".repeat(16_000);
-    for n in 0..100 {
-        alice.send_and_ack("room", &format!("big{n}"), &body).await;
-    }
+    let _alice = alice_in_a_room_of_100_large_messages(&app).await;
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
     let mut tcp = socket.connect(app.addr).await.expect("tcp");
@@ -320,6 +315,19 @@ async fn an_http_response_nobody_reads_does_not_outlive_its_connection() {
     );
     drop(tcp);
     app.stop().await;
+}
+
+/// Alice's session in channel `room` (hers alone), which holds 100 of her
+/// messages of 16,000 bytes: about 1.6 MB, SYNC and history pages of about
+/// 1 MiB (`max_page_bytes`).
+async fn alice_in_a_room_of_100_large_messages(app: &helpers::TestApp) -> helpers::WsClient {
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let body = "x".repeat(16_000);
+    for n in 0..100 {
+        alice.send_and_ack("room", &format!("big{n}"), &body).await;
+    }
+    alice
 }
 
 /// The server's count of sessions closed with 1013 (`/metrics`).
@@ -399,12 +407,7 @@ async fn a_session_that_never_reads_its_sync_pages_is_closed() {
         c.ping_interval_secs = 1;
     })
     .await;
-    app.create_channel("room", &["alice"]).await;
-    let mut alice = app.connect("alice").await;
-    let body = "x".repeat(16_000);
-    for n in 0..100 {
-        alice.send_and_ack("room", &format!("big{n}"), &body).await;
-    }
+    let alice = alice_in_a_room_of_100_large_messages(&app).await;
     let before = closes_1013(&app).await;
     let mut stalled = stalled_session(&app, "alice").await;
     // 40 pages of about 1 MiB each: far past 2 MiB, far below 1024 frames.
@@ -455,12 +458,7 @@ async fn frames_out(app: &helpers::TestApp, type_name: &str) -> u64 {
 async fn sync_pages_wait_for_the_client_to_read() {
     let _turn = SERIAL.lock().await;
     let app = spawn_app_with(Backend::Sqlite, |c| c.ping_interval_secs = 1).await;
-    app.create_channel("room", &["alice"]).await;
-    let mut alice = app.connect("alice").await;
-    let body = "x".repeat(16_000);
-    for n in 0..100 {
-        alice.send_and_ack("room", &format!("big{n}"), &body).await;
-    }
+    let alice = alice_in_a_room_of_100_large_messages(&app).await;
     let pages_before = frames_out(&app, "SYNC_BATCH").await;
     let closed_before = closes_1013(&app).await;
     let mut stalled = stalled_session(&app, "alice").await;
