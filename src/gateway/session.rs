@@ -159,6 +159,9 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
         ping_every,
     ));
     let hello_failed = matches!(hello, ServerFrame::Error(_));
+    // Encoded and handed to the writer: not kept for the session's life (a
+    // user in 25,000 channels held several MB of it per session).
+    drop(hello);
     tracing::debug!("session open");
 
     if !hello_failed {
