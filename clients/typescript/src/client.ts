@@ -1,0 +1,1533 @@
+import { backoffDelay, type BackoffOptions } from './backoff.js';
+import { ChatdError, type SerializedError } from './errors.js';
+import { ChannelLog, entryKind, type Message } from './log.js';
+import {
+  IndexedDBOutboxStorage,
+  MemoryOutboxStorage,
+  sendOrder,
+  type OutboxOp,
+  type OutboxRecord,
+  type OutboxStorage,
+} from './outbox.js';
+import {
+  parseServerFrame,
+  type AckFrame,
+  type ClientFrame,
+  type ErrorFrame,
+  type HelloChannel,
+  type HelloFrame,
+  type PresenceFrame,
+  type ReceiptFrame,
+  type SyncBatchFrame,
+  type TypingFrame,
+  type WireEntry,
+} from './protocol.js';
+import { Emitter, LazyStore, type ExternalStore } from './store.js';
+import { TypingThrottle, TypingTracker } from './typing.js';
+
+/** The subset of the WebSocket API the client uses (the browser's, or the `ws` package in Node). */
+export interface WebSocketLike {
+  /** 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number;
+  /** Sends a text frame. */
+  send(data: string): void;
+  /** Closes the socket. */
+  close(code?: number, reason?: string): void;
+  /** Open handler. */
+  onopen: ((ev: unknown) => void) | null;
+  /** Message handler; `data` is the text of a text frame. */
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  /** Close handler. */
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  /** Error handler. */
+  onerror: ((ev: unknown) => void) | null;
+}
+
+/** A WebSocket constructor (`globalThis.WebSocket`, or `ws`'s default export). */
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+/** Options of {@link ChatClient}. */
+export interface ChatClientOptions {
+  /** WebSocket URL of the server, e.g. `wss://chat.example.com/v1/ws`. The token goes in `access_token`. */
+  readonly url: string;
+  /** The user's JWT, or a function returning a fresh one (called before every connection). */
+  readonly token: string | (() => string | Promise<string>);
+  /** The user id (the token's `sub`); read from the token when absent. Keys the outbox. */
+  readonly userId?: string;
+  /** WebSocket constructor; default `globalThis.WebSocket` (required in Node 20: pass `ws`). */
+  readonly WebSocket?: WebSocketConstructor;
+  /** Outbox storage; default IndexedDB when present, else memory. */
+  readonly storage?: OutboxStorage;
+  /** Backoff of send retries (default 250 ms doubling to 30 s, with jitter). */
+  readonly retryBackoff?: BackoffOptions;
+  /** Backoff of reconnects (default 250 ms doubling to 10 s, with jitter). */
+  readonly reconnectBackoff?: BackoffOptions;
+  /** A send, SYNC or edit with no answer for this long makes the client reconnect (default 15 000 ms). */
+  readonly replyTimeoutMs?: number;
+  /** Entries read when a channel opens, and per older page (default 50, at most 500). */
+  readonly pageSize?: number;
+  /** Send `MSG_DELIVERED` for the newest entry of opened channels (default true). */
+  readonly autoDelivered?: boolean;
+  /** Minimum time between two typing `start`s (default 2000 ms). */
+  readonly typingThrottleMs?: number;
+  /** Coordinate tabs of one user with BroadcastChannel and Web Locks when present (default true). */
+  readonly tabSync?: boolean;
+  /** Clock (default Date.now). */
+  readonly now?: () => number;
+}
+
+/** Connection states. */
+export type ConnectionState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+/** The connection store's snapshot. */
+export interface ConnectionSnapshot {
+  /** Where the connection is. */
+  readonly state: ConnectionState;
+  /** The user id (known from the start; confirmed by HELLO). */
+  readonly userId: string;
+  /** The current session's id, while open. */
+  readonly sessionId: string | undefined;
+  /** Version 1.1 frame types the server answered `unknown_type` to. */
+  readonly unsupported: readonly string[];
+}
+
+/** A message the user sent that is not (yet) in the channel's log. */
+export interface OutgoingMessage {
+  /** Its idempotency key. */
+  readonly clientMsgId: string;
+  /** The channel. */
+  readonly channelId: string;
+  /** The text. */
+  readonly body: string;
+  /** `pending` until ACKed; `sent` once ACKed (until it shows in the log); `failed` after a non-retryable error. */
+  readonly state: 'pending' | 'sent' | 'failed';
+  /** Its seq, once sent. */
+  readonly seq: number | undefined;
+  /** Its messageId, once sent. */
+  readonly messageId: string | undefined;
+  /** The error of a failed message. */
+  readonly error: SerializedError | undefined;
+  /** When the user sent it. */
+  readonly createdAt: number;
+}
+
+/** Another member's receipt watermarks. */
+export interface Watermarks {
+  /** Highest seq delivered to them. */
+  readonly deliveredSeq: number;
+  /** Highest seq they read. */
+  readonly readSeq: number;
+}
+
+/** A channel store's snapshot; the same object until something in the channel changed. */
+export interface ChannelSnapshot {
+  /** The channel. */
+  readonly channelId: string;
+  /** `loading` until its first page, `ready`, or `removed` (channel deleted or user no longer a member). */
+  readonly status: 'loading' | 'ready' | 'removed';
+  /** The messages held (newest page first loaded, older ones by `loadOlder`), in seq order, folded. */
+  readonly messages: readonly Message[];
+  /** The user's messages not in `messages` yet: pending, sent-but-not-yet-in-order, failed. */
+  readonly outgoing: readonly OutgoingMessage[];
+  /** True when older messages can be loaded. */
+  readonly hasOlder: boolean;
+  /** Unread messages (not the user's, not deleted) after the user's read watermark. */
+  readonly unread: number;
+  /** Highest seq known in the channel. */
+  readonly lastSeq: number;
+  /** The user's own delivered watermark. */
+  readonly deliveredSeq: number;
+  /** The user's own read watermark. */
+  readonly readSeq: number;
+  /** Other users' watermarks, from RECEIPT frames. */
+  readonly receipts: Readonly<Record<string, Watermarks>>;
+  /** Users typing now (never the user). */
+  readonly typing: readonly string[];
+}
+
+/** The result of a successful send, edit, delete or reaction. */
+export interface SentEntry {
+  /** The idempotency key. */
+  readonly clientMsgId: string;
+  /** The stored entry's id. */
+  readonly messageId: string;
+  /** The channel. */
+  readonly channelId: string;
+  /** Its seq. */
+  readonly seq: number;
+  /** Its ts. */
+  readonly ts: number;
+  /** True when the server already had it (a retry): still a success. */
+  readonly duplicate: boolean;
+}
+
+/** Presence of one user. */
+export interface Presence {
+  /** Online or offline. */
+  readonly status: 'online' | 'offline';
+  /** When the user's last session closed, when known. */
+  readonly lastSeenAt: number | undefined;
+}
+
+/** Events of {@link ChatClient}. */
+export interface ChatClientEvents {
+  /** New entries of a channel's log, each once, in seq order (live, catch-up and gap fills). */
+  entries: (channelId: string, entries: readonly WireEntry[]) => void;
+  /** Older entries added below the window by `loadOlder`, in seq order. */
+  older: (channelId: string, entries: readonly WireEntry[]) => void;
+  /** Another user's watermark moved. */
+  receipt: (receipt: ReceiptFrame) => void;
+  /** A user's presence changed. */
+  presence: (frame: PresenceFrame) => void;
+  /** A channel was removed (deleted, or the user is no longer a member). */
+  channelRemoved: (channelId: string) => void;
+  /** Connection state changed. */
+  state: (state: ConnectionState) => void;
+  /** A HELLO arrived (each connection). */
+  hello: (hello: HelloFrame) => void;
+  /** An outbox record failed (non-retryable error). */
+  failed: (clientMsgId: string, error: ChatdError) => void;
+  /** An ERROR the client could not tie to a request. */
+  error: (error: ChatdError, frame: ErrorFrame) => void;
+}
+
+/** Options of a send-like call. */
+export interface SendOptions {
+  /** Stop waiting and stop retrying. The message may still have been stored (it would then show). */
+  readonly signal?: AbortSignal;
+  /** Use this idempotency key instead of a fresh `crypto.randomUUID()`. */
+  readonly clientMsgId?: string;
+}
+
+interface Waiter {
+  resolve: (v: SentEntry) => void;
+  reject: (e: ChatdError) => void;
+}
+
+interface Pending {
+  record: OutboxRecord;
+  /** true when another live tab is responsible for sending it */
+  foreign: boolean;
+  attempt: number;
+  inflightConn: number;
+  frameNo: number;
+  sentAt?: number;
+  retryTimer: ReturnType<typeof setTimeout> | undefined;
+  waiters: Waiter[];
+}
+
+interface SyncReq {
+  kind: 'open' | 'forward' | 'older';
+  frameNo: number;
+  sentAt: number;
+  afterSeq: number;
+  done?: (err?: ChatdError) => void;
+}
+
+interface ChannelCtx {
+  id: string;
+  log: ChannelLog;
+  opened: boolean;
+  removed: boolean;
+  hello: HelloChannel | undefined;
+  helloLastSeq: number;
+  liveUnread: number;
+  readSeq: number;
+  deliveredSeq: number;
+  deliveredSent: number;
+  receipts: Map<string, Watermarks>;
+  typing: TypingTracker;
+  typingTimer: ReturnType<typeof setTimeout> | undefined;
+  throttle: TypingThrottle;
+  sent: Map<string, OutgoingMessage>;
+  store: LazyStore<ChannelSnapshot>;
+  olderWaiters: ((err?: ChatdError) => void)[];
+  loadingOlder: boolean;
+}
+
+type BroadcastMsg =
+  | { t: 'put'; record: OutboxRecord }
+  | { t: 'acked'; clientMsgId: string; ack: SentEntry }
+  | { t: 'deleted'; clientMsgId: string };
+
+interface BroadcastChannelLike {
+  postMessage(m: unknown): void;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  close(): void;
+}
+interface LockManagerLike {
+  request(name: string, opts: { ifAvailable?: boolean }, cb: (lock: unknown) => Promise<void> | void): Promise<void>;
+  request(name: string, cb: (lock: unknown) => Promise<void> | void): Promise<void>;
+  query(): Promise<{ held?: { name?: string }[] }>;
+}
+
+const V11_TYPES: ReadonlySet<string> = new Set(['MSG_EDIT', 'MSG_DELETE', 'MSG_REACT', 'TYPING', 'PRESENCE_SUB']);
+
+/** Reads the `sub` claim of a JWT without verifying it (the server does that). */
+export function jwtSubject(token: string): string | undefined {
+  const part = token.split('.')[1];
+  if (part === undefined) return undefined;
+  try {
+    const b64 = part.replace(/-/g, '+').replace(/_/g, '/');
+    const json = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+    const claims = JSON.parse(json) as { sub?: unknown };
+    return typeof claims.sub === 'string' ? claims.sub : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The chatd client: one WebSocket session that reconnects by itself, a durable outbox,
+ * and a store per channel.
+ *
+ * @example
+ * ```ts
+ * const client = new ChatClient({ url: 'wss://chat.example.com/v1/ws', token });
+ * await client.start();
+ * const room = client.channel('room1');
+ * room.subscribe(() => render(room.getSnapshot()));
+ * await client.send('room1', 'hello');
+ * ```
+ */
+export class ChatClient {
+  /** Typed events. */
+  readonly events = new Emitter<ChatClientEvents>();
+  /** The connection's store (state, session, unsupported features). */
+  readonly connection: ExternalStore<ConnectionSnapshot>;
+  /** Presence of the users of {@link ChatClient.subscribePresence}; keyed by user id. */
+  readonly presence: ExternalStore<Readonly<Record<string, Presence>>>;
+
+  private readonly opts: ChatClientOptions;
+  private readonly storage: OutboxStorage;
+  private readonly now: () => number;
+  private readonly tabId: string;
+  private userIdValue: string;
+  private state: ConnectionState = 'idle';
+  private ws: WebSocketLike | undefined;
+  private connGen = 0;
+  private openConn = 0;
+  private sessionId: string | undefined;
+  private reconnectAttempt = 0;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private watchdog: ReturnType<typeof setInterval> | undefined;
+  private readonly channels = new Map<string, ChannelCtx>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly syncs = new Map<string, SyncReq[]>();
+  private frameNo = 0;
+  private orderCounter = 0;
+  private putChain: Promise<void> = Promise.resolve();
+  private readonly unsupported = new Set<string>();
+  private readonly supported = new Set<string>();
+  private v11Unconfirmed: { type: string; frameNo: number; clientMsgId?: string }[] = [];
+  private presenceIds: readonly string[] = [];
+  private readonly presenceMap = new Map<string, Presence>();
+  private readonly connStore: LazyStore<ConnectionSnapshot>;
+  private readonly presenceStore: LazyStore<Readonly<Record<string, Presence>>>;
+  private bc: BroadcastChannelLike | undefined;
+  private readonly locks: LockManagerLike | undefined;
+  private releaseTabLock: (() => void) | undefined;
+  private readonly watchedOwners = new Set<string>();
+  private onlineHandler: (() => void) | undefined;
+  private deliveredTimer: ReturnType<typeof setTimeout> | undefined;
+  private started = false;
+
+  /** Creates a client; nothing happens until {@link ChatClient.start}. */
+  constructor(options: ChatClientOptions) {
+    this.opts = options;
+    this.now = options.now ?? Date.now;
+    this.tabId = crypto.randomUUID();
+    const uid = options.userId ?? (typeof options.token === 'string' ? jwtSubject(options.token) : undefined);
+    this.userIdValue = uid ?? '';
+    this.storage =
+      options.storage ??
+      ((globalThis as { indexedDB?: unknown }).indexedDB !== undefined
+        ? new IndexedDBOutboxStorage()
+        : new MemoryOutboxStorage());
+    const nav = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator;
+    this.locks = options.tabSync === false ? undefined : nav?.locks;
+    this.connStore = new LazyStore(() =>
+      Object.freeze({
+        state: this.state,
+        userId: this.userIdValue,
+        sessionId: this.sessionId,
+        unsupported: Object.freeze([...this.unsupported].sort()),
+      }),
+    );
+    this.presenceStore = new LazyStore(() => Object.freeze(Object.fromEntries(this.presenceMap)));
+    this.connection = this.connStore;
+    this.presence = this.presenceStore;
+  }
+
+  /** The user id. */
+  get userId(): string {
+    return this.userIdValue;
+  }
+
+  /**
+   * Loads the outbox, joins the other tabs and connects. Resolves once the outbox is
+   * loaded (not when connected: see {@link ChatClient.whenOpen}).
+   */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    if (this.userIdValue === '') {
+      const t = await this.getToken();
+      this.userIdValue = jwtSubject(t) ?? '';
+      if (this.userIdValue === '') throw new ChatdError('invalid_field', 'userId: not given and not in the token');
+    }
+    if (this.opts.tabSync !== false) this.joinTabs();
+    await this.loadOutbox();
+    const g = globalThis as { addEventListener?: (n: string, f: () => void) => void };
+    if (typeof g.addEventListener === 'function') {
+      this.onlineHandler = () => {
+        if (this.state !== 'open' && this.state !== 'closed') this.connectNow();
+      };
+      g.addEventListener('online', this.onlineHandler);
+    }
+    this.watchdog = setInterval(() => {
+      this.checkReplies();
+    }, 1000);
+    this.connectNow();
+  }
+
+  /** Resolves when a session is open (HELLO received); rejects on abort or close. */
+  whenOpen(signal?: AbortSignal): Promise<void> {
+    if (this.state === 'open') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const off = this.events.on('state', (s) => {
+        if (s === 'open') {
+          off();
+          resolve();
+        } else if (s === 'closed') {
+          off();
+          reject(new ChatdError('closed', 'client closed'));
+        }
+      });
+      signal?.addEventListener('abort', () => {
+        off();
+        reject(new ChatdError('aborted', 'aborted'));
+      });
+    });
+  }
+
+  /** Closes the connection for good. Outbox records stay in storage for the next start. */
+  close(): void {
+    this.setState('closed');
+    clearTimeout(this.reconnectTimer);
+    clearInterval(this.watchdog);
+    clearTimeout(this.deliveredTimer);
+    for (const p of this.pending.values()) {
+      clearTimeout(p.retryTimer);
+      for (const w of p.waiters) w.reject(new ChatdError('closed', 'client closed'));
+      p.waiters = [];
+    }
+    for (const ch of this.channels.values()) clearTimeout(ch.typingTimer);
+    const g = globalThis as { removeEventListener?: (n: string, f: () => void) => void };
+    if (this.onlineHandler !== undefined && typeof g.removeEventListener === 'function') {
+      g.removeEventListener('online', this.onlineHandler);
+    }
+    this.bc?.close();
+    this.releaseTabLock?.();
+    const ws = this.ws;
+    this.ws = undefined;
+    this.connGen++;
+    if (ws !== undefined) ws.close(1000, 'client closed');
+  }
+
+  /** Drops the current connection at once (as a network failure would); the client reconnects. */
+  reconnect(): void {
+    if (this.state === 'closed') return;
+    const ws = this.ws;
+    this.dropConnection();
+    try {
+      ws?.close(4000, 'reconnect');
+    } catch {
+      /* already closed */
+    }
+  }
+
+  // ---------------------------------------------------------------- channels
+
+  /** The store of one channel (opened on its newest entries when first asked for). */
+  channel(channelId: string): ChannelStore {
+    const ch = this.ctx(channelId);
+    if (!ch.opened) {
+      ch.opened = true;
+      this.openChannel(ch);
+    }
+    return new ChannelStore(this, channelId, ch.store);
+  }
+
+  /** Channel ids from the last HELLO (and live messages since). */
+  channelIds(): string[] {
+    return [...this.channels.values()].filter((c) => !c.removed && c.hello !== undefined).map((c) => c.id);
+  }
+
+  /**
+   * Loads the page of entries just below the oldest held one. Resolves to whether even
+   * older entries exist.
+   */
+  loadOlder(channelId: string, signal?: AbortSignal): Promise<boolean> {
+    const ch = this.ctx(channelId);
+    if (!ch.opened) this.channel(channelId);
+    return new Promise<boolean>((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(new ChatdError('aborted', 'aborted'));
+        return;
+      }
+      const done = (err?: ChatdError): void => {
+        if (err !== undefined) reject(err);
+        else resolve(ch.log.hasOlder);
+      };
+      signal?.addEventListener('abort', () => {
+        reject(new ChatdError('aborted', 'aborted'));
+      });
+      if (ch.log.isStarted && !ch.log.hasOlder) {
+        resolve(false);
+        return;
+      }
+      ch.olderWaiters.push(done);
+      this.pumpOlder(ch);
+    });
+  }
+
+  /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
+  markRead(channelId: string): void {
+    const ch = this.ctx(channelId);
+    const id = ch.log.highEntryId();
+    const seq = ch.log.high;
+    if (id === undefined || seq <= ch.readSeq) return;
+    ch.readSeq = seq;
+    ch.deliveredSeq = Math.max(ch.deliveredSeq, seq);
+    ch.deliveredSent = Math.max(ch.deliveredSent, seq);
+    ch.store.invalidate();
+    this.sendFrame({ type: 'MSG_READ', messageId: id });
+  }
+
+  // ---------------------------------------------------------------- sending
+
+  /** Sends a message. Resolves on its MSG_ACK (also `duplicate: true`); rejects with a ChatdError when it failed. */
+  send(channelId: string, body: string, options: SendOptions = {}): Promise<SentEntry> {
+    const ch = this.ctx(channelId);
+    if (ch.throttle.onStop()) {
+      /* the server stops the indicator when the message is stored */
+    }
+    return this.enqueue({ type: 'MSG_SEND', channelId, body }, options);
+  }
+
+  /** Edits one of the user's messages (version 1.1). */
+  edit(channelId: string, messageId: string, body: string, options: SendOptions = {}): Promise<SentEntry> {
+    return this.enqueue({ type: 'MSG_EDIT', channelId, messageId, body }, options);
+  }
+
+  /** Deletes one of the user's messages (version 1.1). */
+  deleteMessage(channelId: string, messageId: string, options: SendOptions = {}): Promise<SentEntry> {
+    return this.enqueue({ type: 'MSG_DELETE', channelId, messageId }, options);
+  }
+
+  /** Adds or removes a reaction (version 1.1). */
+  react(
+    channelId: string,
+    messageId: string,
+    emoji: string,
+    op: 'add' | 'remove' = 'add',
+    options: SendOptions = {},
+  ): Promise<SentEntry> {
+    return this.enqueue({ type: 'MSG_REACT', channelId, messageId, emoji, op }, options);
+  }
+
+  /** Sends a failed outbox record again, with its same clientMsgId. */
+  async retry(clientMsgId: string): Promise<SentEntry> {
+    const p = this.pending.get(clientMsgId);
+    if (p === undefined) throw new ChatdError('not_found', 'no such outbox record');
+    const record: OutboxRecord = { ...p.record, state: 'pending', owner: this.tabId };
+    delete (record as { error?: unknown }).error;
+    p.record = record;
+    p.foreign = false;
+    p.attempt = 0;
+    await this.storage.put(record);
+    this.broadcast({ t: 'put', record });
+    this.channelChanged(record.op.channelId);
+    const promise = new Promise<SentEntry>((resolve, reject) => p.waiters.push({ resolve, reject }));
+    this.transmit(p);
+    return promise;
+  }
+
+  /** Removes an outbox record (normally a failed one); its waiters reject with `discarded`. */
+  async discard(clientMsgId: string): Promise<void> {
+    const p = this.pending.get(clientMsgId);
+    if (p === undefined) return;
+    this.pending.delete(clientMsgId);
+    clearTimeout(p.retryTimer);
+    for (const w of p.waiters) w.reject(new ChatdError('discarded', 'discarded'));
+    await this.storage.delete(this.userIdValue, clientMsgId);
+    this.broadcast({ t: 'deleted', clientMsgId });
+    this.channelChanged(p.record.op.channelId);
+  }
+
+  /** The outbox records in send order (this tab's and other tabs'). */
+  outbox(): OutboxRecord[] {
+    return sendOrder([...this.pending.values()].map((p) => p.record));
+  }
+
+  // ---------------------------------------------------------------- typing & presence
+
+  /** The user is typing in the channel: sends `start` at most once per throttle period. */
+  typing(channelId: string): void {
+    const ch = this.ctx(channelId);
+    if (this.unsupported.has('TYPING')) return;
+    if (ch.throttle.onInput(this.now())) this.sendFrame({ type: 'TYPING', channelId, state: 'start' });
+  }
+
+  /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
+  stopTyping(channelId: string): void {
+    const ch = this.ctx(channelId);
+    if (this.unsupported.has('TYPING')) return;
+    if (ch.throttle.onStop()) this.sendFrame({ type: 'TYPING', channelId, state: 'stop' });
+  }
+
+  /** Replaces the presence subscription (kept across reconnects). An empty list ends it. */
+  subscribePresence(userIds: readonly string[]): void {
+    this.presenceIds = [...new Set(userIds)];
+    for (const id of [...this.presenceMap.keys()]) if (!this.presenceIds.includes(id)) this.presenceMap.delete(id);
+    this.presenceStore.invalidate();
+    if (this.state === 'open' && !this.unsupported.has('PRESENCE_SUB')) {
+      this.sendFrame({ type: 'PRESENCE_SUB', userIds: this.presenceIds });
+    }
+  }
+
+  // ================================================================ internals
+
+  private ctx(channelId: string): ChannelCtx {
+    let ch = this.channels.get(channelId);
+    if (ch !== undefined) return ch;
+    const created: ChannelCtx = {
+      id: channelId,
+      log: new ChannelLog(channelId, this.userIdValue),
+      opened: false,
+      removed: false,
+      hello: undefined,
+      helloLastSeq: 0,
+      liveUnread: 0,
+      readSeq: 0,
+      deliveredSeq: 0,
+      deliveredSent: 0,
+      receipts: new Map(),
+      typing: new TypingTracker(),
+      typingTimer: undefined,
+      throttle: new TypingThrottle(this.opts.typingThrottleMs ?? 2000),
+      sent: new Map(),
+      store: new LazyStore(() => this.buildSnapshot(created)),
+      olderWaiters: [],
+      loadingOlder: false,
+    };
+    ch = created;
+    this.channels.set(channelId, ch);
+    return ch;
+  }
+
+  private buildSnapshot(ch: ChannelCtx): ChannelSnapshot {
+    const messages = ch.log.messages();
+    const mine = new Set<string>();
+    for (const m of messages) if (m.senderId === this.userIdValue) mine.add(m.clientMsgId);
+    const outgoing: OutgoingMessage[] = [];
+    for (const [k, s] of ch.sent) {
+      if (mine.has(k) || (s.seq !== undefined && ch.log.isStarted && s.seq < ch.log.low)) ch.sent.delete(k);
+    }
+    const seen = new Set<string>();
+    for (const p of this.pending.values()) {
+      const r = p.record;
+      if (r.op.type !== 'MSG_SEND' || r.op.channelId !== ch.id || mine.has(r.clientMsgId)) continue;
+      seen.add(r.clientMsgId);
+      const sent = ch.sent.get(r.clientMsgId);
+      outgoing.push(
+        Object.freeze({
+          clientMsgId: r.clientMsgId,
+          channelId: ch.id,
+          body: r.op.body,
+          state: sent !== undefined ? 'sent' : r.state,
+          seq: sent?.seq,
+          messageId: sent?.messageId,
+          error: r.error,
+          createdAt: r.createdAt,
+        }),
+      );
+    }
+    for (const s of ch.sent.values()) if (!seen.has(s.clientMsgId)) outgoing.push(s);
+    outgoing.sort((a, b) => a.createdAt - b.createdAt);
+    return Object.freeze({
+      channelId: ch.id,
+      status: ch.removed ? 'removed' : ch.log.isStarted ? 'ready' : 'loading',
+      messages,
+      outgoing: Object.freeze(outgoing),
+      hasOlder: ch.log.hasOlder,
+      unread: this.unreadOf(ch),
+      lastSeq: ch.log.knownLastSeq,
+      deliveredSeq: ch.deliveredSeq,
+      readSeq: ch.readSeq,
+      receipts: Object.freeze(Object.fromEntries(ch.receipts)),
+      typing: ch.typing.list(),
+    });
+  }
+
+  private unreadOf(ch: ChannelCtx): number {
+    return computeUnread({
+      readSeq: ch.readSeq,
+      helloReadSeq: ch.hello?.readSeq ?? 0,
+      helloLastSeq: ch.helloLastSeq,
+      helloUnread: ch.hello?.unread,
+      logStarted: ch.log.isStarted,
+      logLow: ch.log.low,
+      logHigh: ch.log.high,
+      knownLastSeq: ch.log.knownLastSeq,
+      countHeldAbove: (s) => ch.log.countUnreadAbove(s),
+      liveUnread: ch.liveUnread,
+    });
+  }
+
+  private channelChanged(channelId: string): void {
+    this.channels.get(channelId)?.store.invalidate();
+  }
+
+  private setState(s: ConnectionState): void {
+    if (this.state === s || this.state === 'closed') return;
+    this.state = s;
+    this.connStore.invalidate();
+    this.events.emit('state', s);
+  }
+
+  private async getToken(): Promise<string> {
+    const t = this.opts.token;
+    return typeof t === 'string' ? t : await t();
+  }
+
+  private connectNow(): void {
+    if (this.state === 'closed') return;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    if (this.ws !== undefined) return;
+    const gen = ++this.connGen;
+    this.setState(this.reconnectAttempt === 0 && this.openConn === 0 ? 'connecting' : 'reconnecting');
+    void this.getToken().then(
+      (token) => {
+        if (gen !== this.connGen || this.state === 'closed') return;
+        const Ctor =
+          this.opts.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+        if (Ctor === undefined) throw new Error('no WebSocket: pass the WebSocket option (the ws package in Node)');
+        const sep = this.opts.url.includes('?') ? '&' : '?';
+        let ws: WebSocketLike;
+        try {
+          ws = new Ctor(`${this.opts.url}${sep}access_token=${encodeURIComponent(token)}`);
+        } catch {
+          this.scheduleReconnect();
+          return;
+        }
+        this.ws = ws;
+        ws.onmessage = (ev) => {
+          if (gen !== this.connGen) return;
+          const text = typeof ev.data === 'string' ? ev.data : String(ev.data);
+          this.onFrame(text, gen);
+        };
+        ws.onclose = () => {
+          if (gen !== this.connGen) return;
+          this.dropConnection();
+        };
+        ws.onerror = () => {
+          /* onclose follows */
+        };
+      },
+      () => {
+        if (gen === this.connGen) this.scheduleReconnect();
+      },
+    );
+  }
+
+  /** Forget the socket; every in-flight request will be resent after the next HELLO. */
+  private dropConnection(): void {
+    this.ws = undefined;
+    this.connGen++;
+    this.openConn = 0;
+    this.sessionId = undefined;
+    this.syncs.clear();
+    this.v11Unconfirmed = [];
+    for (const ch of this.channels.values()) {
+      ch.loadingOlder = false;
+      ch.typing.expire(Number.POSITIVE_INFINITY);
+      ch.store.invalidate();
+    }
+    for (const p of this.pending.values()) p.inflightConn = 0;
+    if (this.state !== 'closed') {
+      this.setState('reconnecting');
+      this.scheduleReconnect();
+    }
+  }
+
+  private scheduleReconnect(): void {
+    if (this.state === 'closed' || this.reconnectTimer !== undefined) return;
+    const delay = backoffDelay(this.reconnectAttempt++, { baseMs: 250, maxMs: 10_000, ...this.opts.reconnectBackoff });
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connectNow();
+    }, delay);
+  }
+
+  private sendFrame(frame: ClientFrame): number {
+    const ws = this.ws;
+    if (ws === undefined || this.openConn === 0 || ws.readyState !== 1) return 0;
+    const no = ++this.frameNo;
+    if (V11_TYPES.has(frame.type) && !this.supported.has(frame.type)) {
+      const entry: { type: string; frameNo: number; clientMsgId?: string } = { type: frame.type, frameNo: no };
+      if ('clientMsgId' in frame) entry.clientMsgId = frame.clientMsgId;
+      this.v11Unconfirmed.push(entry);
+    }
+    try {
+      ws.send(JSON.stringify(frame));
+    } catch {
+      return 0;
+    }
+    return no;
+  }
+
+  /** A reply to frame `no` arrived: every earlier v1.1 frame was understood. */
+  private confirmUpTo(no: number): void {
+    if (this.v11Unconfirmed.length === 0) return;
+    this.v11Unconfirmed = this.v11Unconfirmed.filter((u) => {
+      if (u.frameNo < no) {
+        this.supported.add(u.type);
+        return false;
+      }
+      return true;
+    });
+  }
+
+  private onFrame(text: string, gen: number): void {
+    const f = parseServerFrame(text);
+    if (f === undefined) return;
+    switch (f.type) {
+      case 'HELLO':
+        this.onHello(f, gen);
+        break;
+      case 'MSG_ACK':
+        this.onAck(f);
+        break;
+      case 'MSG_RECV':
+        this.onEntries(f.channelId, [f], false);
+        break;
+      case 'SYNC_BATCH':
+        this.onBatch(f);
+        break;
+      case 'RECEIPT':
+        this.onReceipt(f);
+        break;
+      case 'ERROR':
+        this.onError(f);
+        break;
+      case 'TYPING':
+        this.onTyping(f);
+        break;
+      case 'PRESENCE':
+        this.supported.add('PRESENCE_SUB');
+        this.presenceMap.set(f.userId, Object.freeze({ status: f.status, lastSeenAt: f.lastSeenAt }));
+        this.presenceStore.invalidate();
+        this.events.emit('presence', f);
+        break;
+      case 'CHANNEL_REMOVED': {
+        const ch = this.ctx(f.channelId);
+        ch.removed = true;
+        ch.store.invalidate();
+        this.events.emit('channelRemoved', f.channelId);
+        break;
+      }
+      default:
+        break; // unknown frame types are ignored
+    }
+  }
+
+  private onHello(h: HelloFrame, gen: number): void {
+    this.openConn = gen;
+    this.sessionId = h.sessionId;
+    this.reconnectAttempt = 0;
+    const listed = new Set<string>();
+    for (const c of h.channels) {
+      listed.add(c.channelId);
+      const ch = this.ctx(c.channelId);
+      ch.removed = false;
+      ch.hello = c;
+      ch.helloLastSeq = c.lastSeq;
+      ch.liveUnread = 0;
+      ch.log.noteLastSeq(c.lastSeq);
+      ch.readSeq = Math.max(ch.readSeq, c.readSeq);
+      ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
+      ch.deliveredSent = Math.max(ch.deliveredSent, ch.deliveredSeq);
+      ch.store.invalidate();
+    }
+    for (const ch of this.channels.values()) {
+      if (!listed.has(ch.id) && ch.hello !== undefined && !ch.removed) {
+        ch.removed = true;
+        ch.store.invalidate();
+        this.events.emit('channelRemoved', ch.id);
+      }
+    }
+    this.setState('open');
+    this.connStore.invalidate();
+    this.events.emit('hello', h);
+    for (const ch of this.channels.values()) {
+      if (!ch.opened) continue;
+      if (ch.log.isStarted) this.catchUp(ch);
+      else this.openChannel(ch);
+      if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
+    }
+    if (this.presenceIds.length > 0 && !this.unsupported.has('PRESENCE_SUB')) {
+      this.sendFrame({ type: 'PRESENCE_SUB', userIds: this.presenceIds });
+    }
+    void this.resendAll();
+  }
+
+  private async resendAll(): Promise<void> {
+    // pick up records other tabs left behind (reload, crash) before sending ours
+    await this.loadOutbox();
+    for (const r of sendOrder([...this.pending.values()].map((p) => p.record))) {
+      const p = this.pending.get(r.clientMsgId);
+      if (p !== undefined && !p.foreign && p.record.state === 'pending' && p.retryTimer === undefined) {
+        this.transmit(p);
+      }
+    }
+  }
+
+  private syncQueue(channelId: string): SyncReq[] {
+    let q = this.syncs.get(channelId);
+    if (q === undefined) {
+      q = [];
+      this.syncs.set(channelId, q);
+    }
+    return q;
+  }
+
+  private sendSync(ch: ChannelCtx, req: Omit<SyncReq, 'frameNo' | 'sentAt'>, frame: ClientFrame): boolean {
+    const no = this.sendFrame(frame);
+    if (no === 0) return false;
+    this.syncQueue(ch.id).push({ ...req, frameNo: no, sentAt: this.now() });
+    return true;
+  }
+
+  private pageSize(): number {
+    return Math.min(500, Math.max(1, this.opts.pageSize ?? 50));
+  }
+
+  private openChannel(ch: ChannelCtx): void {
+    if (this.state !== 'open' || ch.log.isStarted) return;
+    if (this.syncQueue(ch.id).some((r) => r.kind === 'open')) return;
+    const limit = this.pageSize();
+    const afterSeq = Math.max(0, ch.log.knownLastSeq - limit);
+    // `latest` for version 1.1; afterSeq gives the same page on a version 1 server (seqs are gapless)
+    this.sendSync(ch, { kind: 'open', afterSeq }, { type: 'SYNC', channelId: ch.id, afterSeq, limit, latest: true });
+  }
+
+  private catchUp(ch: ChannelCtx): void {
+    if (this.state !== 'open' || !ch.log.isStarted) return;
+    if (ch.log.knownLastSeq <= ch.log.high) return;
+    if (this.syncQueue(ch.id).some((r) => r.kind === 'forward' || r.kind === 'open')) return;
+    const afterSeq = ch.log.high;
+    this.sendSync(ch, { kind: 'forward', afterSeq }, { type: 'SYNC', channelId: ch.id, afterSeq, limit: 500 });
+  }
+
+  private pumpOlder(ch: ChannelCtx, fromSeq?: number): void {
+    if (this.state !== 'open') return;
+    if (!ch.log.isStarted) {
+      this.openChannel(ch);
+      return;
+    }
+    if (!ch.log.hasOlder) {
+      const ws = ch.olderWaiters.splice(0);
+      for (const w of ws) w();
+      return;
+    }
+    if (ch.loadingOlder) return;
+    const low = ch.log.low;
+    const limit = Math.min(this.pageSize(), low - 1);
+    const afterSeq = fromSeq ?? Math.max(0, low - 1 - limit);
+    ch.loadingOlder = true;
+    const sent = this.sendSync(
+      ch,
+      { kind: 'older', afterSeq },
+      { type: 'SYNC', channelId: ch.id, afterSeq, beforeSeq: low, limit },
+    );
+    if (!sent) ch.loadingOlder = false;
+  }
+
+  private onBatch(b: SyncBatchFrame): void {
+    const ch = this.ctx(b.channelId);
+    const req = this.syncs.get(b.channelId)?.shift();
+    if (req !== undefined) this.confirmUpTo(req.frameNo);
+    const kind = req?.kind ?? 'forward';
+    if (kind === 'older') {
+      ch.loadingOlder = false;
+      const lowBefore = ch.log.low;
+      const added = ch.log.prepend(b.messages);
+      if (added.length > 0) this.events.emit('older', ch.id, added);
+      ch.store.invalidate();
+      const top = b.messages.length > 0 ? b.messages[b.messages.length - 1] : undefined;
+      if (ch.log.low === lowBefore && top !== undefined && top.seq < lowBefore - 1) {
+        // a version 1 page that stopped early (max_page_bytes): read on towards the window
+        this.pumpOlder(ch, top.seq);
+        return;
+      }
+      const ws = ch.olderWaiters.splice(0);
+      for (const w of ws) w();
+      return;
+    }
+    if (kind === 'open' && !ch.log.isStarted) {
+      const first = b.messages[0];
+      ch.log.start(first !== undefined ? first.seq - 1 : (req?.afterSeq ?? 0));
+      ch.store.invalidate();
+    }
+    this.onEntries(ch.id, b.messages, true);
+    if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
+  }
+
+  private onEntries(channelId: string, entries: readonly WireEntry[], fromRead: boolean): void {
+    const ch = this.ctx(channelId);
+    if (!ch.opened) {
+      // not displayed: only count
+      for (const e of entries) {
+        if (e.seq > ch.log.knownLastSeq) {
+          ch.log.noteLastSeq(e.seq);
+          if (entryKind(e) === 'message' && e.senderId !== this.userIdValue) ch.liveUnread++;
+        }
+      }
+      if (ch.hello === undefined && !fromRead) ch.hello = { channelId, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
+      ch.store.invalidate();
+      return;
+    }
+    const r = ch.log.ingest(entries, fromRead);
+    if (r.appended.length > 0) {
+      for (const e of r.appended) {
+        if (entryKind(e) === 'message' && ch.typing.remove(e.senderId)) ch.store.invalidate();
+      }
+      this.events.emit('entries', ch.id, r.appended);
+      this.scheduleDelivered();
+    }
+    ch.store.invalidate();
+    if (r.gapAfter !== undefined) this.catchUp(ch);
+  }
+
+  private scheduleDelivered(): void {
+    if (this.opts.autoDelivered === false || this.deliveredTimer !== undefined) return;
+    this.deliveredTimer = setTimeout(() => {
+      this.deliveredTimer = undefined;
+      for (const ch of this.channels.values()) {
+        const id = ch.log.highEntryId();
+        if (!ch.opened || id === undefined || ch.log.high <= ch.deliveredSent) continue;
+        if (this.sendFrame({ type: 'MSG_DELIVERED', messageId: id }) !== 0) {
+          ch.deliveredSent = ch.log.high;
+          ch.deliveredSeq = Math.max(ch.deliveredSeq, ch.log.high);
+          ch.store.invalidate();
+        }
+      }
+    }, 100);
+  }
+
+  private onReceipt(r: ReceiptFrame): void {
+    const ch = this.ctx(r.channelId);
+    if (r.userId === this.userIdValue) {
+      if (r.kind === 'read') ch.readSeq = Math.max(ch.readSeq, r.seq);
+      ch.deliveredSeq = Math.max(ch.deliveredSeq, r.seq);
+      ch.store.invalidate();
+      return;
+    }
+    const prev = ch.receipts.get(r.userId) ?? { deliveredSeq: 0, readSeq: 0 };
+    const next = applyReceipt(prev, r.kind, r.seq);
+    if (next !== prev) {
+      ch.receipts.set(r.userId, next);
+      ch.store.invalidate();
+      this.events.emit('receipt', r);
+    }
+  }
+
+  private onTyping(t: TypingFrame): void {
+    this.supported.add('TYPING');
+    if (t.userId === this.userIdValue) return;
+    const ch = this.ctx(t.channelId);
+    if (ch.typing.apply(t, this.now())) ch.store.invalidate();
+    this.scheduleTypingExpiry(ch);
+  }
+
+  private scheduleTypingExpiry(ch: ChannelCtx): void {
+    clearTimeout(ch.typingTimer);
+    const next = ch.typing.nextExpiry();
+    if (next === undefined) return;
+    ch.typingTimer = setTimeout(
+      () => {
+        if (ch.typing.expire(this.now())) ch.store.invalidate();
+        this.scheduleTypingExpiry(ch);
+      },
+      Math.max(0, next - this.now()) + 5,
+    );
+  }
+
+  // ---------------------------------------------------------------- outbox internals
+
+  private nextOrder(): number {
+    const base = this.now() * 1000;
+    this.orderCounter = Math.max(this.orderCounter + 1, base);
+    return this.orderCounter;
+  }
+
+  private enqueue(op: OutboxOp, options: SendOptions): Promise<SentEntry> {
+    if (options.signal?.aborted === true) return Promise.reject(new ChatdError('aborted', 'aborted'));
+    if (op.type !== 'MSG_SEND' && this.unsupported.has(op.type)) {
+      return Promise.reject(new ChatdError('unknown_type', `the server does not support ${op.type}`));
+    }
+    const record: OutboxRecord = {
+      userId: this.userIdValue,
+      clientMsgId: options.clientMsgId ?? crypto.randomUUID(),
+      op,
+      createdAt: this.now(),
+      order: this.nextOrder(),
+      state: 'pending',
+      owner: this.tabId,
+    };
+    const p: Pending = {
+      record,
+      foreign: false,
+      attempt: 0,
+      inflightConn: 0,
+      frameNo: 0,
+      retryTimer: undefined,
+      waiters: [],
+    };
+    const promise = new Promise<SentEntry>((resolve, reject) => p.waiters.push({ resolve, reject }));
+    // durable before the first try; puts are chained so sends go out in the order they were made
+    const put = this.putChain.then(() => this.storage.put(record));
+    this.putChain = put.catch(() => undefined);
+    put.then(
+      () => {
+        if (this.pending.has(record.clientMsgId) || options.signal?.aborted === true) return;
+        this.pending.set(record.clientMsgId, p);
+        this.broadcast({ t: 'put', record });
+        this.channelChanged(op.channelId);
+        this.transmit(p);
+      },
+      (e: unknown) => {
+        for (const w of p.waiters) w.reject(new ChatdError('internal', `outbox storage failed: ${String(e)}`));
+      },
+    );
+    options.signal?.addEventListener('abort', () => {
+      void this.discard(record.clientMsgId);
+      for (const w of p.waiters) w.reject(new ChatdError('aborted', 'aborted'));
+      p.waiters = [];
+    });
+    return promise;
+  }
+
+  private frameOf(r: OutboxRecord): ClientFrame {
+    const op = r.op;
+    switch (op.type) {
+      case 'MSG_SEND':
+        return { type: 'MSG_SEND', channelId: op.channelId, clientMsgId: r.clientMsgId, body: op.body };
+      case 'MSG_EDIT':
+        return { type: 'MSG_EDIT', clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };
+      case 'MSG_DELETE':
+        return { type: 'MSG_DELETE', clientMsgId: r.clientMsgId, messageId: op.messageId };
+      case 'MSG_REACT':
+        return { type: 'MSG_REACT', clientMsgId: r.clientMsgId, messageId: op.messageId, emoji: op.emoji, op: op.op };
+    }
+  }
+
+  private transmit(p: Pending): void {
+    clearTimeout(p.retryTimer);
+    p.retryTimer = undefined;
+    if (p.foreign || p.record.state !== 'pending' || !this.pending.has(p.record.clientMsgId)) return;
+    if (this.openConn === 0 || p.inflightConn === this.openConn) return; // sent after the next HELLO
+    const no = this.sendFrame(this.frameOf(p.record));
+    if (no === 0) return;
+    p.inflightConn = this.openConn;
+    p.frameNo = no;
+    p.sentAt = this.now();
+  }
+
+  private checkReplies(): void {
+    if (this.state !== 'open') return;
+    const limit = this.opts.replyTimeoutMs ?? 15_000;
+    const now = this.now();
+    let stale = false;
+    for (const p of this.pending.values()) {
+      if (p.inflightConn !== 0 && p.inflightConn === this.openConn && now - (p.sentAt ?? now) > limit) stale = true;
+    }
+    for (const q of this.syncs.values()) for (const r of q) if (now - r.sentAt > limit) stale = true;
+    if (stale) this.reconnect();
+  }
+
+  private onAck(a: AckFrame): void {
+    const p = this.pending.get(a.clientMsgId);
+    if (p === undefined) return;
+    this.confirmUpTo(p.frameNo);
+    if (p.record.op.type !== 'MSG_SEND') this.supported.add(p.record.op.type);
+    const sent: SentEntry = {
+      clientMsgId: a.clientMsgId,
+      messageId: a.messageId,
+      channelId: a.channelId,
+      seq: a.seq,
+      ts: a.ts,
+      duplicate: a.duplicate,
+    };
+    this.completed(p, sent);
+    void this.storage.delete(this.userIdValue, a.clientMsgId);
+    this.broadcast({ t: 'acked', clientMsgId: a.clientMsgId, ack: sent });
+  }
+
+  /** An outbox record was ACKed (here or in another tab). */
+  private completed(p: Pending, sent: SentEntry): void {
+    this.pending.delete(p.record.clientMsgId);
+    clearTimeout(p.retryTimer);
+    const op = p.record.op;
+    const ch = this.ctx(sent.channelId);
+    if (op.type === 'MSG_SEND') {
+      ch.sent.set(sent.clientMsgId, {
+        clientMsgId: sent.clientMsgId,
+        channelId: sent.channelId,
+        body: op.body,
+        state: 'sent',
+        seq: sent.seq,
+        messageId: sent.messageId,
+        error: undefined,
+        createdAt: p.record.createdAt,
+      });
+    }
+    // the sending session gets no MSG_RECV for its own entry: make it from the ACK
+    const entry: WireEntry = {
+      type: 'MSG_RECV',
+      messageId: sent.messageId,
+      channelId: sent.channelId,
+      senderId: this.userIdValue,
+      seq: sent.seq,
+      ts: sent.ts,
+      clientMsgId: sent.clientMsgId,
+      ...(op.type === 'MSG_SEND'
+        ? { kind: 'message' as const, body: op.body }
+        : op.type === 'MSG_EDIT'
+          ? { kind: 'edit' as const, body: op.body, targetId: op.messageId }
+          : op.type === 'MSG_DELETE'
+            ? { kind: 'delete' as const, body: '', targetId: op.messageId }
+            : { kind: 'reaction' as const, body: '', targetId: op.messageId, emoji: op.emoji, op: op.op }),
+    };
+    if (sent.duplicate && !ch.log.has(sent.messageId)) {
+      // a duplicate's original may already have been edited: learn its state by reading, not from here
+      ch.log.noteLastSeq(sent.seq);
+      if (ch.opened && ch.log.isStarted && sent.seq <= ch.log.high) {
+        /* already in the window under another path: nothing to do */
+      } else if (ch.opened) {
+        this.onEntries(ch.id, op.type === 'MSG_SEND' ? [entry] : [], false);
+        this.catchUp(ch);
+      }
+    } else {
+      this.onEntries(ch.id, [entry], false);
+    }
+    ch.store.invalidate();
+    for (const w of p.waiters) w.resolve(sent);
+    p.waiters = [];
+  }
+
+  private onError(e: ErrorFrame): void {
+    const err = ChatdError.fromFrame(e);
+    if (e.clientMsgId !== undefined) {
+      const p = this.pending.get(e.clientMsgId);
+      if (p !== undefined) {
+        this.confirmUpTo(p.frameNo);
+        this.sendFailed(p, err);
+        return;
+      }
+    }
+    if (e.code === 'unknown_type') {
+      const u = this.v11Unconfirmed.shift();
+      if (u !== undefined) {
+        this.unsupported.add(u.type);
+        this.connStore.invalidate();
+        const p = u.clientMsgId !== undefined ? this.pending.get(u.clientMsgId) : undefined;
+        if (p !== undefined) this.fail(p, err);
+        return;
+      }
+    }
+    if (e.channelId !== undefined && e.clientMsgId === undefined) {
+      const q = this.syncs.get(e.channelId);
+      const req = q?.shift();
+      if (req !== undefined) {
+        const ch = this.ctx(e.channelId);
+        if (req.kind === 'older') {
+          ch.loadingOlder = false;
+          for (const w of ch.olderWaiters.splice(0)) w(err);
+        }
+        if (e.code === 'forbidden' && !ch.removed) {
+          ch.removed = true;
+          this.events.emit('channelRemoved', ch.id);
+        }
+        ch.store.invalidate();
+        return;
+      }
+    }
+    this.events.emit('error', err, e);
+  }
+
+  private sendFailed(p: Pending, err: ChatdError): void {
+    if (err.retryable) {
+      p.inflightConn = 0;
+      const delay = Math.max(
+        backoffDelay(p.attempt++, { baseMs: 250, maxMs: 30_000, ...this.opts.retryBackoff }),
+        err.retryAfterMs ?? 0,
+      );
+      clearTimeout(p.retryTimer);
+      p.retryTimer = setTimeout(() => {
+        p.retryTimer = undefined;
+        this.transmit(p);
+      }, delay);
+      return;
+    }
+    this.fail(p, err);
+  }
+
+  private fail(p: Pending, err: ChatdError): void {
+    p.inflightConn = 0;
+    const record: OutboxRecord = { ...p.record, state: 'failed', error: err.toJSON() };
+    p.record = record;
+    void this.storage.put(record);
+    this.broadcast({ t: 'put', record });
+    this.channelChanged(record.op.channelId);
+    for (const w of p.waiters) w.reject(err);
+    p.waiters = [];
+    this.events.emit('failed', record.clientMsgId, err);
+  }
+
+  // ---------------------------------------------------------------- tabs
+
+  private joinTabs(): void {
+    const BC = (globalThis as { BroadcastChannel?: new (name: string) => BroadcastChannelLike }).BroadcastChannel;
+    const inBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined';
+    if (BC !== undefined && inBrowser) {
+      this.bc = new BC(`chatd-outbox:${this.userIdValue}`);
+      this.bc.onmessage = (ev) => {
+        this.onBroadcast(ev.data as BroadcastMsg);
+      };
+    }
+    if (this.locks !== undefined) {
+      // held for this tab's life: other tabs see it alive and leave its records to it
+      void this.locks.request(`chatd-tab:${this.tabId}`, () => {
+        return new Promise<void>((resolve) => {
+          this.releaseTabLock = resolve;
+        });
+      });
+    }
+  }
+
+  private broadcast(m: BroadcastMsg): void {
+    try {
+      this.bc?.postMessage(m);
+    } catch {
+      /* closed */
+    }
+  }
+
+  private onBroadcast(m: BroadcastMsg): void {
+    if (m.t === 'put') {
+      const r = m.record;
+      const p = this.pending.get(r.clientMsgId);
+      if (p === undefined) {
+        this.pending.set(r.clientMsgId, {
+          record: r,
+          foreign: r.owner !== this.tabId,
+          attempt: 0,
+          inflightConn: 0,
+          frameNo: 0,
+          retryTimer: undefined,
+          waiters: [],
+        });
+        if (r.owner !== this.tabId) this.watchOwner(r.owner);
+      } else {
+        p.record = r;
+        if (r.owner !== this.tabId) {
+          p.foreign = true;
+          clearTimeout(p.retryTimer);
+          p.retryTimer = undefined;
+          this.watchOwner(r.owner);
+        }
+        if (r.state === 'failed') {
+          const err = new ChatdError(r.error?.code ?? 'internal', r.error?.message ?? 'failed', { retryable: false });
+          for (const w of p.waiters) w.reject(err);
+          p.waiters = [];
+        }
+      }
+      this.channelChanged(r.op.channelId);
+    } else if (m.t === 'acked') {
+      const p = this.pending.get(m.clientMsgId);
+      if (p !== undefined) this.completed(p, m.ack);
+    } else {
+      const p = this.pending.get(m.clientMsgId);
+      if (p !== undefined) {
+        this.pending.delete(m.clientMsgId);
+        clearTimeout(p.retryTimer);
+        for (const w of p.waiters) w.reject(new ChatdError('discarded', 'discarded'));
+        this.channelChanged(p.record.op.channelId);
+      }
+    }
+  }
+
+  /** When another tab dies, its lock is released: adopt its records then. */
+  private watchOwner(owner: string): void {
+    if (this.locks === undefined || this.watchedOwners.has(owner) || owner === this.tabId) return;
+    this.watchedOwners.add(owner);
+    void this.locks.request(`chatd-tab:${owner}`, async () => {
+      this.watchedOwners.delete(owner);
+      if (this.state === 'closed') return;
+      await this.loadOutbox();
+      if (this.state === 'open') void this.resendAll();
+    });
+  }
+
+  private async liveOwners(): Promise<Set<string>> {
+    const live = new Set<string>([this.tabId]);
+    if (this.locks === undefined) return live;
+    try {
+      const q = await this.locks.query();
+      for (const l of q.held ?? []) if (l.name?.startsWith('chatd-tab:') === true) live.add(l.name.slice(10));
+    } catch {
+      /* no query: treat others as gone */
+    }
+    return live;
+  }
+
+  /** Reads the outbox from storage: adopts records of dead tabs, mirrors those of live ones. */
+  private async loadOutbox(): Promise<void> {
+    const records = await this.storage.load(this.userIdValue);
+    const live = await this.liveOwners();
+    for (const r0 of sendOrder(records)) {
+      const existing = this.pending.get(r0.clientMsgId);
+      if (existing !== undefined && (!existing.foreign || live.has(existing.record.owner))) continue;
+      let r = r0;
+      const foreign = r.owner !== this.tabId && live.has(r.owner);
+      if (!foreign && r.owner !== this.tabId) {
+        r = { ...r, owner: this.tabId };
+        await this.storage.put(r);
+        this.broadcast({ t: 'put', record: r });
+      }
+      if (foreign) this.watchOwner(r.owner);
+      this.orderCounter = Math.max(this.orderCounter, r.order);
+      if (existing !== undefined) {
+        existing.record = r;
+        existing.foreign = foreign;
+      } else {
+        this.pending.set(r.clientMsgId, {
+          record: r,
+          foreign,
+          attempt: 0,
+          inflightConn: 0,
+          frameNo: 0,
+          retryTimer: undefined,
+          waiters: [],
+        });
+      }
+      this.channelChanged(r.op.channelId);
+    }
+  }
+
+  /**
+   * Resolves when an outbox record is ACKed (also one loaded from storage after a reload).
+   * Rejects when it fails or is discarded.
+   */
+  whenSent(clientMsgId: string): Promise<SentEntry> {
+    const p = this.pending.get(clientMsgId);
+    if (p === undefined) return Promise.reject(new ChatdError('not_found', 'no such outbox record'));
+    return new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+  }
+}
+
+/** Inputs of {@link computeUnread}. */
+export interface UnreadInputs {
+  /** The user's current read watermark. */
+  readonly readSeq: number;
+  /** The read watermark HELLO gave. */
+  readonly helloReadSeq: number;
+  /** HELLO's lastSeq. */
+  readonly helloLastSeq: number;
+  /** HELLO's unread (version 1.1), if sent. */
+  readonly helloUnread: number | undefined;
+  /** Whether the channel's log is open. */
+  readonly logStarted: boolean;
+  /** The log window's low seq. */
+  readonly logLow: number;
+  /** The log window's high seq. */
+  readonly logHigh: number;
+  /** Highest seq known. */
+  readonly knownLastSeq: number;
+  /** Unread messages held in the log above a seq. */
+  readonly countHeldAbove: (seq: number) => number;
+  /** Messages of others counted live in a channel that is not open. */
+  readonly liveUnread: number;
+}
+
+/**
+ * Unread count of a channel: exact from the log when it holds everything after the read
+ * watermark; otherwise HELLO's `unread` (or, from a version 1 server, `lastSeq − readSeq`,
+ * an upper bound) plus what arrived since.
+ */
+export function computeUnread(i: UnreadInputs): number {
+  if (i.logStarted && i.logLow <= i.readSeq + 1) {
+    return i.countHeldAbove(i.readSeq) + Math.max(0, i.knownLastSeq - i.logHigh);
+  }
+  let base: number;
+  if (i.readSeq >= i.helloLastSeq) base = 0;
+  else if (i.helloUnread !== undefined && i.readSeq === i.helloReadSeq) base = i.helloUnread;
+  else base = i.helloLastSeq - i.readSeq;
+  const since = i.logStarted ? i.countHeldAbove(Math.max(i.helloLastSeq, i.readSeq)) : i.liveUnread;
+  return base + since;
+}
+
+/** Applies a receipt to a user's watermarks: never backwards; read implies delivered. Returns `prev` when nothing moved. */
+export function applyReceipt(prev: Watermarks, kind: 'delivered' | 'read', seq: number): Watermarks {
+  const readSeq = kind === 'read' ? Math.max(prev.readSeq, seq) : prev.readSeq;
+  const deliveredSeq = Math.max(prev.deliveredSeq, readSeq, kind === 'delivered' ? seq : 0);
+  if (readSeq === prev.readSeq && deliveredSeq === prev.deliveredSeq) return prev;
+  return Object.freeze({ deliveredSeq, readSeq });
+}
+
+/**
+ * One channel's store, for `useSyncExternalStore(store.subscribe, store.getSnapshot)`, with
+ * the channel's actions.
+ */
+export class ChannelStore implements ExternalStore<ChannelSnapshot> {
+  /** The channel. */
+  readonly channelId: string;
+  /** {@inheritDoc ExternalStore.subscribe} */
+  readonly subscribe: (listener: () => void) => () => void;
+  /** {@inheritDoc ExternalStore.getSnapshot} */
+  readonly getSnapshot: () => ChannelSnapshot;
+  private readonly client: ChatClient;
+
+  /** @internal Use {@link ChatClient.channel}. */
+  constructor(client: ChatClient, channelId: string, store: ExternalStore<ChannelSnapshot>) {
+    this.client = client;
+    this.channelId = channelId;
+    this.subscribe = store.subscribe;
+    this.getSnapshot = store.getSnapshot;
+  }
+
+  /** Sends a message to this channel. */
+  send(body: string, options?: SendOptions): Promise<SentEntry> {
+    return this.client.send(this.channelId, body, options);
+  }
+  /** Loads older entries; resolves to whether more exist. */
+  loadOlder(signal?: AbortSignal): Promise<boolean> {
+    return this.client.loadOlder(this.channelId, signal);
+  }
+  /** Marks everything held as read. */
+  markRead(): void {
+    this.client.markRead(this.channelId);
+  }
+  /** The user is typing. */
+  typing(): void {
+    this.client.typing(this.channelId);
+  }
+  /** The user stopped typing. */
+  stopTyping(): void {
+    this.client.stopTyping(this.channelId);
+  }
+}

@@ -1,0 +1,78 @@
+/** Error codes of the spec (section 5 and 1.1), plus the client's own. */
+export type ErrorCode =
+  | 'bad_frame'
+  | 'unknown_type'
+  | 'invalid_field'
+  | 'body_too_large'
+  | 'forbidden'
+  | 'not_found'
+  | 'idempotency_conflict'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal'
+  /** Client side: the operation was aborted through its AbortSignal. */
+  | 'aborted'
+  /** Client side: the client was closed. */
+  | 'closed'
+  /** Client side: the message was discarded from the outbox. */
+  | 'discarded'
+  /** Client side: the server does not support this version 1.1 frame (it answered `unknown_type`). */
+  | 'unsupported';
+
+/** Codes the spec marks retryable. */
+export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['rate_limited', 'unavailable', 'internal']);
+
+/** A typed error carrying a spec error code. Every rejection of this package is a ChatdError. */
+export class ChatdError extends Error {
+  /** The spec's error code (or a client-side one). Unknown server codes are passed through. */
+  readonly code: ErrorCode | (string & Record<never, never>);
+  /** True when the same frame may be sent again later. */
+  readonly retryable: boolean;
+  /** The field at fault, when the server named one. */
+  readonly field: string | undefined;
+  /** With `rate_limited`: how long to wait. */
+  readonly retryAfterMs: number | undefined;
+
+  /** Creates an error; `retryable` defaults to the spec's classification of `code`. */
+  constructor(
+    code: ErrorCode | (string & Record<never, never>),
+    message: string,
+    options: { retryable?: boolean; field?: string; retryAfterMs?: number } = {},
+  ) {
+    super(message);
+    this.name = 'ChatdError';
+    this.code = code;
+    this.retryable = options.retryable ?? RETRYABLE_CODES.has(code);
+    this.field = options.field;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  /** Builds a ChatdError from an `ERROR` frame. */
+  static fromFrame(frame: {
+    code: string;
+    message: string;
+    retryable: boolean;
+    field?: string;
+    retryAfterMs?: number;
+  }): ChatdError {
+    const opts: { retryable: boolean; field?: string; retryAfterMs?: number } = { retryable: frame.retryable };
+    if (frame.field !== undefined) opts.field = frame.field;
+    if (frame.retryAfterMs !== undefined) opts.retryAfterMs = frame.retryAfterMs;
+    return new ChatdError(frame.code, frame.message, opts);
+  }
+
+  /** A plain, structured-clone-safe copy (for storage and BroadcastChannel). */
+  toJSON(): SerializedError {
+    return { code: this.code, message: this.message, retryable: this.retryable };
+  }
+}
+
+/** A ChatdError as stored in the outbox. */
+export interface SerializedError {
+  /** The error code. */
+  readonly code: string;
+  /** The message. */
+  readonly message: string;
+  /** Whether it was retryable. */
+  readonly retryable: boolean;
+}

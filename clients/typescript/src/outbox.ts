@@ -1,0 +1,214 @@
+import type { SerializedError } from './errors.js';
+
+/** What an outbox record asks the server to store. */
+export type OutboxOp =
+  | { readonly type: 'MSG_SEND'; readonly channelId: string; readonly body: string }
+  | { readonly type: 'MSG_EDIT'; readonly channelId: string; readonly messageId: string; readonly body: string }
+  | { readonly type: 'MSG_DELETE'; readonly channelId: string; readonly messageId: string }
+  | {
+      readonly type: 'MSG_REACT';
+      readonly channelId: string;
+      readonly messageId: string;
+      readonly emoji: string;
+      readonly op: 'add' | 'remove';
+    };
+
+/** One durable outbox record: written before the first try, removed when ACKed. */
+export interface OutboxRecord {
+  /** The user the record belongs to. */
+  readonly userId: string;
+  /** The idempotency key, made once (crypto.randomUUID()) and reused on every retry. */
+  readonly clientMsgId: string;
+  /** What to store. */
+  readonly op: OutboxOp;
+  /** When the user sent it (ms since the epoch). */
+  readonly createdAt: number;
+  /** Send order: increasing in the order the user sent (re)tries go in this order. */
+  readonly order: number;
+  /** Pending (being tried) or failed (a non-retryable error; the app may retry or discard it). */
+  readonly state: 'pending' | 'failed';
+  /** The error of a failed record. */
+  readonly error?: SerializedError;
+  /** The tab (client instance) currently responsible for sending it. */
+  readonly owner: string;
+}
+
+/**
+ * Pluggable durable storage of the outbox. Implementations must have written a record
+ * durably when `put` resolves. Records are keyed by (userId, clientMsgId).
+ */
+export interface OutboxStorage {
+  /** Every record of the user, any order. */
+  load(userId: string): Promise<OutboxRecord[]>;
+  /** Inserts or replaces a record. */
+  put(record: OutboxRecord): Promise<void>;
+  /** Removes a record (no error when absent). */
+  delete(userId: string, clientMsgId: string): Promise<void>;
+}
+
+/** Outbox storage in memory: the Node default; lost with the process. Can be shared by several clients. */
+export class MemoryOutboxStorage implements OutboxStorage {
+  private readonly records = new Map<string, OutboxRecord>();
+
+  /** {@inheritDoc OutboxStorage.load} */
+  load(userId: string): Promise<OutboxRecord[]> {
+    return Promise.resolve([...this.records.values()].filter((r) => r.userId === userId).map((r) => ({ ...r })));
+  }
+  /** {@inheritDoc OutboxStorage.put} */
+  put(record: OutboxRecord): Promise<void> {
+    this.records.set(key(record.userId, record.clientMsgId), { ...record });
+    return Promise.resolve();
+  }
+  /** {@inheritDoc OutboxStorage.delete} */
+  delete(userId: string, clientMsgId: string): Promise<void> {
+    this.records.delete(key(userId, clientMsgId));
+    return Promise.resolve();
+  }
+}
+
+function key(userId: string, clientMsgId: string): string {
+  return `${userId}\u0000${clientMsgId}`;
+}
+
+/** Minimal structural types of the IndexedDB API used here (the platform's, or fake-indexeddb in tests). */
+export interface IDBFactoryLike {
+  /** Opens a database. */
+  open(name: string, version?: number): IDBOpenDBRequestLike;
+}
+/** @internal */
+export interface IDBRequestLike<T> {
+  result: T;
+  error: unknown;
+  onsuccess: ((ev: unknown) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+}
+/** @internal */
+export interface IDBOpenDBRequestLike extends IDBRequestLike<IDBDatabaseLike> {
+  onupgradeneeded: ((ev: unknown) => void) | null;
+}
+/** @internal */
+export interface IDBDatabaseLike {
+  readonly objectStoreNames: { contains(name: string): boolean };
+  createObjectStore(name: string, options: { keyPath: string | string[] }): {
+    createIndex(name: string, keyPath: string): unknown;
+  };
+  transaction(
+    names: string,
+    mode: 'readonly' | 'readwrite',
+    options?: { durability?: 'strict' | 'relaxed' | 'default' },
+  ): IDBTransactionLike;
+  close(): void;
+}
+/** @internal */
+export interface IDBTransactionLike {
+  objectStore(name: string): IDBObjectStoreLike;
+  oncomplete: ((ev: unknown) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+  onabort: ((ev: unknown) => void) | null;
+  error: unknown;
+}
+/** @internal */
+export interface IDBObjectStoreLike {
+  put(value: unknown): unknown;
+  delete(key: unknown): unknown;
+  index(name: string): { getAll(query: unknown): IDBRequestLike<unknown[]> };
+}
+
+const STORE = 'outbox';
+
+/**
+ * Outbox storage in IndexedDB (the browser default): survives reloads and crashes, and is
+ * shared by every tab of the origin. A `put` resolves once its transaction completed
+ * with `durability: 'strict'`.
+ */
+export class IndexedDBOutboxStorage implements OutboxStorage {
+  private db: Promise<IDBDatabaseLike> | undefined;
+  private readonly factory: IDBFactoryLike;
+  private readonly name: string;
+
+  /**
+   * @param name - database name (default `chatd-outbox`)
+   * @param factory - the IndexedDB factory (default `globalThis.indexedDB`)
+   */
+  constructor(name = 'chatd-outbox', factory?: IDBFactoryLike) {
+    const f = factory ?? (globalThis as { indexedDB?: IDBFactoryLike }).indexedDB;
+    if (f === undefined) throw new Error('IndexedDB is not available: pass a factory or use MemoryOutboxStorage');
+    this.factory = f;
+    this.name = name;
+  }
+
+  private open(): Promise<IDBDatabaseLike> {
+    this.db ??= new Promise<IDBDatabaseLike>((resolve, reject) => {
+      const req = this.factory.open(this.name, 1);
+      req.onupgradeneeded = () => {
+        const db = req.result;
+        if (!db.objectStoreNames.contains(STORE)) {
+          const store = db.createObjectStore(STORE, { keyPath: ['userId', 'clientMsgId'] });
+          store.createIndex('userId', 'userId');
+        }
+      };
+      req.onsuccess = () => {
+        resolve(req.result);
+      };
+      req.onerror = () => {
+        reject(toError(req.error));
+      };
+    });
+    return this.db;
+  }
+
+  private async tx(mode: 'readonly' | 'readwrite', fn: (s: IDBObjectStoreLike) => void): Promise<void> {
+    const db = await this.open();
+    await new Promise<void>((resolve, reject) => {
+      const t = db.transaction(STORE, mode, { durability: 'strict' });
+      t.oncomplete = () => {
+        resolve();
+      };
+      t.onerror = () => {
+        reject(toError(t.error));
+      };
+      t.onabort = () => {
+        reject(toError(t.error));
+      };
+      fn(t.objectStore(STORE));
+    });
+  }
+
+  /** {@inheritDoc OutboxStorage.load} */
+  async load(userId: string): Promise<OutboxRecord[]> {
+    let out: OutboxRecord[] = [];
+    await this.tx('readonly', (s) => {
+      const req = s.index('userId').getAll(userId);
+      req.onsuccess = () => {
+        out = req.result as OutboxRecord[];
+      };
+    });
+    return out;
+  }
+  /** {@inheritDoc OutboxStorage.put} */
+  put(record: OutboxRecord): Promise<void> {
+    return this.tx('readwrite', (s) => {
+      s.put(JSON.parse(JSON.stringify(record)) as unknown);
+    });
+  }
+  /** {@inheritDoc OutboxStorage.delete} */
+  delete(userId: string, clientMsgId: string): Promise<void> {
+    return this.tx('readwrite', (s) => {
+      s.delete([userId, clientMsgId]);
+    });
+  }
+  /** Closes the database connection. */
+  async close(): Promise<void> {
+    if (this.db !== undefined) (await this.db).close();
+    this.db = undefined;
+  }
+}
+
+function toError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+/** Sorts records into the order they must be (re)sent: by `order`, then key. */
+export function sendOrder(records: readonly OutboxRecord[]): OutboxRecord[] {
+  return [...records].sort((a, b) => a.order - b.order || (a.clientMsgId < b.clientMsgId ? -1 : 1));
+}

@@ -1,0 +1,241 @@
+/**
+ * Wire types of the chatd WebSocket protocol, versions 1 and 1.1
+ * (`shared/spec/protocol.md`, `docs/protocol.md`). Field names are the
+ * protocol's own (camelCase). Unknown fields are ignored by both sides.
+ *
+ * @packageDocumentation
+ */
+
+/** The kind of a channel log entry (version 1.1). A version 1 server sends no kind: it means `message`. */
+export type EntryKind = 'message' | 'edit' | 'delete' | 'reaction';
+
+/** A reaction count as returned on `message` entries by reads (version 1.1). */
+export interface ReactionCount {
+  /** The emoji, 1 to 64 bytes of UTF-8. */
+  readonly emoji: string;
+  /** How many users hold this reaction (always > 0). */
+  readonly count: number;
+  /** True when the current user holds it. */
+  readonly me: boolean;
+}
+
+/** One channel log entry as the server sends it: `MSG_RECV`, and the elements of `SYNC_BATCH`. */
+export interface WireEntry {
+  /** Always `MSG_RECV`. */
+  readonly type: 'MSG_RECV';
+  /** Server-assigned UUIDv7 of this entry. */
+  readonly messageId: string;
+  /** The channel. */
+  readonly channelId: string;
+  /** Who stored the entry. */
+  readonly senderId: string;
+  /** The entry's place in the channel's gapless sequence (starts at 1). */
+  readonly seq: number;
+  /** The text (current text on reads of `message` entries; `""` for delete and reaction). */
+  readonly body: string;
+  /** Server time in milliseconds since the Unix epoch. */
+  readonly ts: number;
+  /** The sender's idempotency key. */
+  readonly clientMsgId: string;
+  /** Entry kind (version 1.1); absent from a version 1 server, meaning `message`. */
+  readonly kind?: EntryKind;
+  /** For edit, delete and reaction: the target message's id. */
+  readonly targetId?: string;
+  /** For reaction entries: the emoji. */
+  readonly emoji?: string;
+  /** For reaction entries: `add` or `remove`. */
+  readonly op?: 'add' | 'remove';
+  /** On reads: ts of the latest edit, when edited. */
+  readonly editedAt?: number;
+  /** On reads: true when the message was deleted (its body is then `""`). */
+  readonly deleted?: boolean;
+  /** On reads (version 1.1): the reaction counts, sorted by first use. */
+  readonly reactions?: readonly ReactionCount[];
+}
+
+/** One channel entry of `HELLO`. */
+export interface HelloChannel {
+  /** The channel id. */
+  readonly channelId: string;
+  /** Highest stored seq. */
+  readonly lastSeq: number;
+  /** The user's delivered watermark (0 when none). */
+  readonly deliveredSeq: number;
+  /** The user's read watermark (0 when none). */
+  readonly readSeq: number;
+  /** Unread `message` entries (version 1.1). */
+  readonly unread?: number;
+  /** Channel name (version 1.1, backend API). */
+  readonly name?: string | null;
+  /** Channel metadata (version 1.1, backend API). */
+  readonly metadata?: Readonly<Record<string, unknown>> | null;
+}
+
+/** `HELLO`: the first frame of every session. */
+export interface HelloFrame {
+  /** Frame type. */
+  readonly type: 'HELLO';
+  /** The authenticated user. */
+  readonly userId: string;
+  /** This session's id. */
+  readonly sessionId: string;
+  /** Server time. */
+  readonly serverTs: number;
+  /** Every channel the user is a current member of. */
+  readonly channels: readonly HelloChannel[];
+}
+
+/** `MSG_ACK`: a send (or edit, delete, reaction) is stored. */
+export interface AckFrame {
+  /** Frame type. */
+  readonly type: 'MSG_ACK';
+  /** The key of the acknowledged send. */
+  readonly clientMsgId: string;
+  /** The stored entry's id. */
+  readonly messageId: string;
+  /** Its channel. */
+  readonly channelId: string;
+  /** Its seq. */
+  readonly seq: number;
+  /** Its server time. */
+  readonly ts: number;
+  /** True when the key was already stored (a retry): still a success. */
+  readonly duplicate: boolean;
+}
+
+/** `RECEIPT`: a user's delivered or read watermark moved. */
+export interface ReceiptFrame {
+  /** Frame type. */
+  readonly type: 'RECEIPT';
+  /** The channel. */
+  readonly channelId: string;
+  /** Who moved the watermark. */
+  readonly userId: string;
+  /** Which watermark. */
+  readonly kind: 'delivered' | 'read';
+  /** The entry at the new watermark. */
+  readonly messageId: string;
+  /** The new watermark. */
+  readonly seq: number;
+  /** When it moved. */
+  readonly ts: number;
+}
+
+/** `SYNC_BATCH`: one page of a channel's log. */
+export interface SyncBatchFrame {
+  /** Frame type. */
+  readonly type: 'SYNC_BATCH';
+  /** The channel. */
+  readonly channelId: string;
+  /** Entries in increasing seq. */
+  readonly messages: readonly WireEntry[];
+  /** Forward reads: newer entries exist; `beforeSeq`/`latest` reads: older entries exist. */
+  readonly hasMore: boolean;
+}
+
+/** `ERROR`: a refusal; the connection stays open. */
+export interface ErrorFrame {
+  /** Frame type. */
+  readonly type: 'ERROR';
+  /** One of the spec's codes. */
+  readonly code: string;
+  /** Human-readable text. */
+  readonly message: string;
+  /** True when the same frame may be sent again later. */
+  readonly retryable: boolean;
+  /** The field at fault (`invalid_field`, `body_too_large`). */
+  readonly field?: string;
+  /** The send this is about. */
+  readonly clientMsgId?: string;
+  /** The message this is about. */
+  readonly messageId?: string;
+  /** The channel this is about. */
+  readonly channelId?: string;
+  /** With `rate_limited`: milliseconds until the next frame may be sent. */
+  readonly retryAfterMs?: number;
+}
+
+/** `TYPING` from the server (version 1.1). */
+export interface TypingFrame {
+  /** Frame type. */
+  readonly type: 'TYPING';
+  /** The channel. */
+  readonly channelId: string;
+  /** Who is typing. */
+  readonly userId: string;
+  /** Started or stopped. */
+  readonly state: 'start' | 'stop';
+  /** With `start`: when the indicator expires unless renewed. */
+  readonly expiresAt?: number;
+}
+
+/** `PRESENCE` (version 1.1). */
+export interface PresenceFrame {
+  /** Frame type. */
+  readonly type: 'PRESENCE';
+  /** The user. */
+  readonly userId: string;
+  /** Online when at least one session is open. */
+  readonly status: 'online' | 'offline';
+  /** When the user's last session closed. */
+  readonly lastSeenAt?: number;
+}
+
+/** `CHANNEL_REMOVED` (version 1.1): the channel was deleted. */
+export interface ChannelRemovedFrame {
+  /** Frame type. */
+  readonly type: 'CHANNEL_REMOVED';
+  /** The deleted channel. */
+  readonly channelId: string;
+}
+
+/** Every server frame this client understands. */
+export type ServerFrame =
+  | HelloFrame
+  | AckFrame
+  | WireEntry
+  | ReceiptFrame
+  | SyncBatchFrame
+  | ErrorFrame
+  | TypingFrame
+  | PresenceFrame
+  | ChannelRemovedFrame;
+
+/** Every client frame this client sends. */
+export type ClientFrame =
+  | { readonly type: 'MSG_SEND'; readonly channelId: string; readonly clientMsgId: string; readonly body: string }
+  | { readonly type: 'MSG_EDIT'; readonly clientMsgId: string; readonly messageId: string; readonly body: string }
+  | { readonly type: 'MSG_DELETE'; readonly clientMsgId: string; readonly messageId: string }
+  | {
+      readonly type: 'MSG_REACT';
+      readonly clientMsgId: string;
+      readonly messageId: string;
+      readonly emoji: string;
+      readonly op: 'add' | 'remove';
+    }
+  | { readonly type: 'MSG_DELIVERED'; readonly messageId: string }
+  | { readonly type: 'MSG_READ'; readonly messageId: string }
+  | {
+      readonly type: 'SYNC';
+      readonly channelId: string;
+      readonly afterSeq: number;
+      readonly limit?: number;
+      readonly beforeSeq?: number;
+      readonly latest?: boolean;
+    }
+  | { readonly type: 'TYPING'; readonly channelId: string; readonly state: 'start' | 'stop' }
+  | { readonly type: 'PRESENCE_SUB'; readonly userIds: readonly string[] };
+
+/** Parses one text frame; returns undefined for anything that is not an object with a string `type`. */
+export function parseServerFrame(text: string): ServerFrame | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const type = (value as { type?: unknown }).type;
+  if (typeof type !== 'string') return undefined;
+  return value as ServerFrame;
+}
