@@ -4,7 +4,6 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -12,13 +11,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::Auth;
-use crate::cluster::{Cluster, ClusterError};
+use crate::cluster::ClusterError;
 use crate::config::{Config, ConfigError};
-use crate::fanout::{close_code, Hub};
-use crate::limits::Limits;
+use crate::outbound::close_code;
 use crate::state::AppState;
 use crate::store::{Store, StoreError, StoreOptions};
-use crate::writer::Writers;
 use crate::{http, listener, telemetry};
 
 /// Why the server could not start or stopped with an error.
@@ -59,12 +56,13 @@ pub async fn open_store(config: &Config) -> Result<Store, StartupError> {
 pub struct Application {
     listener: TcpListener,
     state: AppState,
-    writer_tasks: TaskTracker,
+    commit_tasks: TaskTracker,
     secrets_file: Option<PathBuf>,
 }
 
 impl Application {
-    /// Loads secrets, opens and migrates the database, starts the writers and
+    /// Loads secrets, opens and migrates the database, starts delivery and the
+    /// commit tasks, and
     /// binds the listener (`listen` may use port 0).
     ///
     /// # Errors
@@ -77,20 +75,6 @@ impl Application {
         // The recorder first, so every metric set while starting is kept.
         let metrics = telemetry::metrics_handle();
         let store = open_store(&config).await?;
-        let hub = Arc::new(Hub::default());
-        let cluster = match &config.nats_url {
-            Some(_) => Some(Cluster::start(&config, store.clone(), hub.clone()).await?),
-            None => None,
-        };
-        let writer_tasks = TaskTracker::new();
-        let writers = Writers::spawn(
-            store.clone(),
-            hub.clone(),
-            cluster.clone(),
-            config.writer_shards,
-            config.max_batch,
-            &writer_tasks,
-        );
         let auth = Auth::from_config(&config, &secrets);
         let listener = TcpListener::bind(&config.listen)
             .await
@@ -98,23 +82,12 @@ impl Application {
                 addr: config.listen.clone(),
                 source,
             })?;
-        let config_for_limits = config.clone();
-        let state = AppState {
-            config: Arc::new(config),
-            store,
-            hub,
-            cluster,
-            writers,
-            auth: Arc::new(auth),
-            metrics,
-            shutdown: CancellationToken::new(),
-            sessions: TaskTracker::new(),
-            limits: Arc::new(Limits::new(&config_for_limits)),
-        };
+        let commit_tasks = TaskTracker::new();
+        let state = AppState::new(config, store, auth, metrics, &commit_tasks).await?;
         Ok(Self {
             listener,
             state,
-            writer_tasks,
+            commit_tasks,
             secrets_file: secrets.file,
         })
     }
@@ -139,7 +112,7 @@ impl Application {
 
     /// Serves until `signal` resolves or the shutdown token is cancelled, then
     /// shuts down: stop accepting, let sessions finish their in-flight sends
-    /// and close with 1001 (within `shutdown_grace`), stop the writers, close
+    /// and close with 1001 (within `shutdown_grace`), stop the commit tasks, close
     /// the database.
     ///
     /// # Errors
@@ -151,7 +124,7 @@ impl Application {
         let Self {
             listener,
             state,
-            writer_tasks,
+            commit_tasks,
             secrets_file,
         } = self;
         let addr = listener.local_addr().map_err(StartupError::Serve)?;
@@ -161,7 +134,7 @@ impl Application {
         tracing::info!(
             %addr,
             database = state.store.backend_name(),
-            fanout = if state.cluster.is_some() { "nats" } else { "local" },
+            fanout = state.delivery.kind(),
             "chatd listening"
         );
         let token = state.shutdown.clone();
@@ -214,19 +187,17 @@ impl Application {
             let _ = tokio::time::timeout(Duration::from_secs(1), state.sessions.wait()).await;
         }
         let _ = http.await;
-        if let Some(cluster) = &state.cluster {
-            cluster.shutdown().await;
-        }
+        state.delivery.shutdown().await;
         let store = state.store.clone();
         drop(state);
-        writer_tasks.close();
-        // Writers finish at once when every session has; sessions still
+        commit_tasks.close();
+        // Commit tasks finish at once when every session has; sessions still
         // stuck on a peer past the grace period do not hold up the exit.
-        if tokio::time::timeout(Duration::from_secs(1), writer_tasks.wait())
+        if tokio::time::timeout(Duration::from_secs(1), commit_tasks.wait())
             .await
             .is_err()
         {
-            tracing::warn!("writers did not stop in time");
+            tracing::warn!("commit tasks did not stop in time");
         }
         let _ = tokio::time::timeout(Duration::from_secs(1), store.close()).await;
         background.cancel();

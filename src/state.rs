@@ -2,19 +2,16 @@
 
 use std::sync::Arc;
 
-use axum::extract::ws::Utf8Bytes;
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::Auth;
-use crate::cluster::Cluster;
+use crate::commit::GroupCommit;
 use crate::config::Config;
-use crate::fanout::{Hub, SessionId};
-use crate::ids::UserId;
+use crate::delivery::{Delivery, Hub};
 use crate::limits::Limits;
 use crate::store::Store;
-use crate::writer::Writers;
 
 /// Everything a request or a session needs.
 #[derive(Debug, Clone)]
@@ -23,12 +20,13 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// The database.
     pub store: Store,
-    /// Live sessions of this node.
+    /// This node's live sessions (a session registers here; frames reach it
+    /// through [`Self::delivery`]).
     pub hub: Arc<Hub>,
-    /// The NATS bridge, when `nats_url` is set.
-    pub cluster: Option<Cluster>,
-    /// The group-commit writers.
-    pub writers: Writers,
+    /// How frames reach sessions, on this node or every node.
+    pub delivery: Delivery,
+    /// The group-commit tasks.
+    pub commits: GroupCommit,
     /// Token verification and minting.
     pub auth: Arc<Auth>,
     /// Renders `/metrics`.
@@ -42,36 +40,40 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Queues an encoded RECEIPT for watermark `key` = (channel, owner,
-    /// read?) at `seq` to every session of `user_id` on every node, except
-    /// `except`; a session never gets one below a RECEIPT it already got for
-    /// that watermark ([`Hub::send_receipt`]).
-    pub fn send_receipt(
-        &self,
-        user_id: &UserId,
-        key: &crate::fanout::WatermarkKey,
-        seq: i64,
-        text: &Utf8Bytes,
-        except: Option<&SessionId>,
-    ) {
-        match &self.cluster {
-            Some(cluster) => cluster.send_receipt(user_id, key, seq, text, except),
-            None => self.hub.send_receipt(user_id, key, seq, text, except),
-        }
-    }
-
-    /// Queues an encoded frame to every session of `user_id` on every node
-    /// (this node's hub, and NATS when configured), except `except`.
-    pub fn send_to_user(
-        &self,
-        user_id: &UserId,
-        text: &Utf8Bytes,
-        type_name: &'static str,
-        except: Option<&SessionId>,
-    ) {
-        match &self.cluster {
-            Some(cluster) => cluster.send_to_user(user_id, text, type_name, except),
-            None => self.hub.send_to_user(user_id, text, type_name, except),
-        }
+    /// The state over an open, migrated `store`: the delivery `config` asks
+    /// for (NATS when `nats_url` is set), the commit tasks (spawned on
+    /// `commit_tasks`), and the limits.
+    ///
+    /// # Errors
+    /// [`crate::cluster::ClusterError`] when the NATS bridge cannot be set up.
+    pub async fn new(
+        config: Config,
+        store: Store,
+        auth: Auth,
+        metrics: PrometheusHandle,
+        commit_tasks: &TaskTracker,
+    ) -> Result<Self, crate::cluster::ClusterError> {
+        let hub = Arc::new(Hub::default());
+        let delivery = Delivery::start(&config, store.clone(), hub.clone()).await?;
+        let commits = GroupCommit::spawn(
+            store.clone(),
+            delivery.clone(),
+            config.writer_shards,
+            config.max_batch,
+            commit_tasks,
+        );
+        let limits = Arc::new(Limits::new(&config));
+        Ok(Self {
+            config: Arc::new(config),
+            store,
+            hub,
+            delivery,
+            commits,
+            auth: Arc::new(auth),
+            metrics,
+            shutdown: CancellationToken::new(),
+            sessions: TaskTracker::new(),
+            limits,
+        })
     }
 }

@@ -3,7 +3,7 @@
 //! channel's MSG_RECV reach this node's sessions.
 //!
 //! Inputs, all offered to the sequencer: this node's own commits
-//! ([`ChannelCmd::Local`], in commit order from the channel's writer),
+//! ([`ChannelCmd::Local`], in commit order from the channel's commit task),
 //! envelopes from other nodes (NATS), and reads from the database (a gap that
 //! did not close within `cluster_gap_wait_ms`, a catch-up after a NATS
 //! reconnect, the start of a member who just joined). Whatever the path, each
@@ -22,8 +22,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::sequencer::{Offer, Sequencer};
 use super::wire::ChannelEnvelope;
-use crate::fanout::{Hub, SessionId};
+use crate::delivery::hub::Hub;
 use crate::ids::{ChannelId, UserId};
+use crate::outbound::SessionId;
 use crate::protocol::ServerFrame;
 use crate::store::{Store, StoreError, StoredMessage};
 use crate::telemetry;
@@ -33,7 +34,7 @@ const PAGE: u32 = 500;
 
 /// One message on its way to this node's sessions.
 #[derive(Debug)]
-pub(crate) struct Delivery {
+pub(crate) struct Handoff {
     /// Its position in the channel.
     pub seq: i64,
     /// The encoded MSG_RECV frame, shared by every recipient.
@@ -46,12 +47,12 @@ pub(crate) struct Delivery {
     pub except: Option<SessionId>,
 }
 
-impl Delivery {
+impl Handoff {
     /// A message read from the database, for the given members.
     pub fn stored(message: &StoredMessage, members: Arc<[UserId]>, except: Option<SessionId>) -> Self {
         Self {
             seq: message.seq,
-            text: Utf8Bytes::from(ServerFrame::MsgRecv(message.to_recv()).encode()),
+            text: Utf8Bytes::from(ServerFrame::MsgRecv(crate::view::recv(message)).encode()),
             members,
             except,
         }
@@ -61,8 +62,8 @@ impl Delivery {
 /// What the rest of the node tells a channel's task.
 #[derive(Debug)]
 pub(crate) enum ChannelCmd {
-    /// A message this node's writer committed.
-    Local(Delivery),
+    /// A message this node's commit task committed.
+    Local(Handoff),
     /// A local user joined the channel when its last seq was this: if nothing
     /// was handed out yet, start right after it.
     Floor(i64),
@@ -107,7 +108,7 @@ pub(crate) struct ChannelCore {
     store: Store,
     hub: Arc<Hub>,
     gap_wait: Duration,
-    seq: Sequencer<Delivery>,
+    seq: Sequencer<Handoff>,
     /// When to fill the gap (or retry a failed catch-up) from the database.
     deadline: Option<Instant>,
     /// A catch-up failed (database unreachable) and is retried at `deadline`.
@@ -132,7 +133,7 @@ impl ChannelCore {
     }
 
     /// Offers one message to the sequencer and delivers what became ready.
-    fn offer(&mut self, delivery: Delivery) {
+    fn offer(&mut self, delivery: Handoff) {
         match self.seq.offer(delivery.seq, delivery) {
             Offer::Stale => telemetry::cluster_stale(),
             Offer::Held => {
@@ -165,7 +166,7 @@ impl ChannelCore {
     /// while it was not one. (A member who left and came back also misses, in
     /// this read, what was stored during its earlier membership; it sees the
     /// seq jump and can SYNC it.)
-    async fn read(&self, after: i64, limit: u32) -> Result<(Vec<Delivery>, bool), StoreError> {
+    async fn read(&self, after: i64, limit: u32) -> Result<(Vec<Handoff>, bool), StoreError> {
         let (messages, more) = self.store.messages_after(&self.channel, after, limit).await?;
         if messages.is_empty() {
             return Ok((Vec::new(), more));
@@ -174,7 +175,7 @@ impl ChannelCore {
         let mut recipients = Recipients::new(&members);
         let deliveries = messages
             .iter()
-            .map(|m| Delivery::stored(m, recipients.before(m.seq), None))
+            .map(|m| Handoff::stored(m, recipients.before(m.seq), None))
             .collect();
         Ok((deliveries, more))
     }
@@ -238,7 +239,7 @@ impl ChannelCore {
 
     /// Decodes an envelope from NATS; `None` (logged) when it is not one of
     /// this channel's. Without members in it, the current ones are read.
-    async fn decode(&self, payload: &[u8]) -> Option<Delivery> {
+    async fn decode(&self, payload: &[u8]) -> Option<Handoff> {
         let envelope: ChannelEnvelope = match serde_json::from_slice(payload) {
             Ok(envelope) => envelope,
             Err(error) => {
@@ -270,7 +271,7 @@ impl ChannelCore {
             },
         };
         let seq = envelope.message.seq;
-        Some(Delivery {
+        Some(Handoff {
             seq,
             text: Utf8Bytes::from(ServerFrame::MsgRecv(envelope.message).encode()),
             members,
@@ -320,8 +321,8 @@ mod tests {
     //! close is filled from a real database after the wait.
 
     use super::*;
-    use crate::fanout::{CloseSignal, SessionHandle};
     use crate::ids::ClientMsgId;
+    use crate::outbound::{CloseSignal, SessionHandle};
     use crate::store::{NewMessage, SendOutcome, StoreOptions};
 
     struct Fixture {
@@ -369,7 +370,7 @@ mod tests {
             "bob-1".into(),
             members[1].clone(),
             tx,
-            Arc::new(crate::fanout::QueuedBytes::new(usize::MAX)),
+            Arc::new(crate::outbound::QueuedBytes::new(usize::MAX)),
             Arc::new(CloseSignal::default()),
         ));
         Fixture {
@@ -384,7 +385,7 @@ mod tests {
 
     fn envelope(message: &StoredMessage, members: &[UserId]) -> Bytes {
         let envelope = ChannelEnvelope {
-            message: message.to_recv(),
+            message: crate::view::recv(message),
             members: Some(members.iter().map(|m| m.as_str().to_owned()).collect()),
         };
         Bytes::from(serde_json::to_vec(&envelope).unwrap())
@@ -404,10 +405,10 @@ mod tests {
         seq_of(&frame)
     }
 
-    /// Found by a breaker helper: a catch-up handed what it read back to the
-    /// current members, so a member who left and came back got what was
-    /// stored while it was away. Only members who joined before a message get
-    /// it now.
+    /// A catch-up hands what it reads back only to the members who joined
+    /// before each message, never to the current members as such: a member
+    /// who left and came back must not get what was stored while it was
+    /// away.
     #[tokio::test]
     async fn a_catch_up_skips_members_who_joined_after_the_message() {
         let mut f = fixture(2).await;
@@ -445,7 +446,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(f.bob.try_recv().is_err(), "seq 3 is held while 1 and 2 are missing");
         cmd_tx
-            .send(ChannelCmd::Local(Delivery::stored(
+            .send(ChannelCmd::Local(Handoff::stored(
                 &f.stored[0],
                 f.members.clone(),
                 Some("alice-1".into()),

@@ -5,7 +5,7 @@
 //! - a committed message goes to `<prefix>.c.<channel>` with the members read
 //!   in its transaction ([`Cluster::committed`]);
 //! - RECEIPT frames and membership changes go to `<prefix>.u.<user>`
-//!   ([`Cluster::send_to_user`], [`Cluster::membership_changed`]).
+//!   ([`Cluster::send_receipt`], [`Cluster::membership_changed`]).
 //!
 //! A node subscribes to `u.<user>` for each user with a live session on it and
 //! to `c.<channel>` for each channel one of those users is a member of
@@ -16,8 +16,8 @@
 //! NATS is best effort (core NATS is at-most-once): when it is down, a node
 //! keeps storing, ACKing and delivering to its own sessions; publications wait
 //! (bounded) for the reconnect, and after it every channel task catches up
-//! from the database. Without `nats_url` none of this runs: the writers call
-//! [`Hub::publish_message`] directly.
+//! from the database. Without `nats_url` none of this runs
+//! ([`crate::delivery::Delivery::Local`]).
 
 mod channel;
 mod sequencer;
@@ -36,12 +36,13 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
-use crate::fanout::{Hub, SessionId};
+use crate::delivery::hub::Hub;
 use crate::ids::{ChannelId, UserId};
+use crate::outbound::SessionId;
 use crate::store::{Store, StoredMessage};
 use crate::telemetry;
 
-use channel::{ChannelCmd, ChannelCore, Delivery};
+use channel::{ChannelCmd, ChannelCore, Handoff};
 pub use sequencer::{Offer, Sequencer};
 pub use wire::{
     channel_subject, encode_token, parse_nats_urls, ping_subject, user_subject, valid_subject_prefix, ChannelEnvelope,
@@ -265,7 +266,7 @@ impl Cluster {
     /// session whose send stored it.
     pub fn committed(&self, message: &StoredMessage, members: &Arc<[UserId]>, except: &SessionId) {
         let mut envelope = ChannelEnvelope {
-            message: message.to_recv(),
+            message: crate::view::recv(message),
             members: Some(members.iter().map(|m| m.as_str().to_owned()).collect()),
         };
         let mut payload = serde_json::to_vec(&envelope).unwrap_or_default();
@@ -289,29 +290,8 @@ impl Cluster {
             .get(&message.channel_id)
             .map(|e| e.commands.clone());
         if let Some(commands) = local {
-            let delivery = Delivery::stored(message, members.clone(), Some(except.clone()));
-            let _ = commands.send(ChannelCmd::Local(delivery));
-        }
-    }
-
-    /// Queues an encoded frame to every live session of `user_id` on this
-    /// node except `except`, and publishes it for the user's sessions on the
-    /// other nodes.
-    pub fn send_to_user(
-        &self,
-        user_id: &UserId,
-        text: &Utf8Bytes,
-        type_name: &'static str,
-        except: Option<&SessionId>,
-    ) {
-        self.0.hub.send_to_user(user_id, text, type_name, except);
-        let envelope = UserEnvelope::Frame {
-            frame_type: type_name.to_owned(),
-            text: text.as_str().to_owned(),
-        };
-        if let Ok(payload) = serde_json::to_vec(&envelope) {
-            self.0
-                .publish(user_subject(&self.0.prefix, user_id), Bytes::from(payload));
+            let handoff = Handoff::stored(message, members.clone(), Some(except.clone()));
+            let _ = commands.send(ChannelCmd::Local(handoff));
         }
     }
 
@@ -321,7 +301,7 @@ impl Cluster {
     pub fn send_receipt(
         &self,
         user_id: &UserId,
-        key: &crate::fanout::WatermarkKey,
+        key: &crate::outbound::WatermarkKey,
         seq: i64,
         text: &Utf8Bytes,
         except: Option<&SessionId>,
@@ -678,10 +658,7 @@ async fn run_user(
     let Some(states) = read_retrying(&stop, "a user's channels", || store.channel_states(&user)).await else {
         return;
     };
-    let channels = states
-        .into_iter()
-        .filter_map(|s| ChannelId::parse(&s.channel_id).ok())
-        .collect();
+    let channels = states.into_iter().map(|s| s.channel_id).collect();
     let deadline = tokio::time::Instant::now() + JOIN_WAIT;
     for mut channel_ready in inner.add_channels(&user, generation, channels) {
         let _ = tokio::time::timeout_at(deadline, channel_ready.wait_for(|r| *r)).await;
@@ -700,7 +677,7 @@ async fn run_user(
                         Ok(states) => {
                             let channels = states
                                 .into_iter()
-                                .filter_map(|s| ChannelId::parse(&s.channel_id).ok())
+                                .map(|s| s.channel_id)
                                 .collect();
                             let _ = inner.add_channels(&user, generation, channels);
                         }

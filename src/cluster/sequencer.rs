@@ -1,5 +1,5 @@
 //! The per-channel order of one node: whatever path a channel's messages take
-//! (this node's writer, NATS from any other node, a read from the database),
+//! (this node's commit task, NATS from any other node, a read from the database),
 //! they leave in increasing `seq`, each once.
 
 use std::collections::BTreeMap;

@@ -2,7 +2,9 @@
 //! (401 otherwise), applies the frame-size and buffer limits, and hands the
 //! socket to [`session::run`].
 
+pub mod reader;
 pub mod session;
+pub mod sink;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;

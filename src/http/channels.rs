@@ -1,18 +1,18 @@
-//! Channel, membership, token and history routes.
+//! Channel, membership and history routes.
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{FromRequest, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
+use super::body::{parse_json, read_body};
 use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::protocol::{check_after_seq, check_limit};
 use crate::state::AppState;
-use crate::store::{recv_page, Channel};
+use crate::store::Channel;
+use crate::view::recv_page;
 
 /// The channel object of the API: `{"channelId", "members", "lastSeq", "createdAt"}`.
 #[derive(Debug, Serialize)]
@@ -43,72 +43,14 @@ struct CreateChannel {
     members: Option<Vec<String>>,
 }
 
-/// Reads the request's body, or answers with the extractor's refusal (413
-/// past `max_request_bytes`) in the API's error shape. Handlers call
-/// it after the credential check, so a request without valid credentials is
-/// refused before its body is read (and is never told `100 Continue`).
-async fn read_body(request: Request, limit: usize) -> Result<Bytes, ApiError> {
-    Bytes::from_request(request, &())
-        .await
-        .map_err(|rejection: BytesRejection| {
-            let status = rejection.status();
-            if status == StatusCode::PAYLOAD_TOO_LARGE {
-                // The same words as a declared over-long body (a chunked one
-                // is only found out while it is read).
-                ApiError::new(status, "bad_request", &super::body_too_large(limit))
-            } else {
-                ApiError::new(status, "bad_request", &rejection.body_text())
-            }
-        })
-}
-
 /// The shape of the `POST /v1/channels` body, as its refusals name it.
 const CHANNEL_SHAPE: &str = r#"{"channelId"?: string, "members"?: [string]}"#;
-/// The shape of the `POST /v1/tokens` body, as its refusals name it.
-const TOKEN_SHAPE: &str = r#"{"userId": string, "ttlSeconds"?: integer}"#;
-
-/// Decodes a request body of `shape`. A refusal (400 `bad_request`) says
-/// whether the body is not JSON or not that shape, names a missing field, and
-/// gives the line and column, in words of its own: serde's text names Rust
-/// types ("expected struct CreateChannel") that mean nothing to a client.
-fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes, shape: &str) -> Result<T, ApiError> {
-    // serde also takes a struct written as a JSON array (`["room", ["alice"]]`):
-    // only an object is the documented shape.
-    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        let not_json = serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err();
-        let message = if not_json {
-            "body is not valid JSON".to_owned()
-        } else {
-            format!("body must be {shape}")
-        };
-        return Err(ApiError::bad_request(&message));
-    }
-    serde_json::from_slice(body).map_err(|e| {
-        use serde_json::error::Category;
-        let at = format!("line {}, column {}", e.line(), e.column());
-        let message = match e.classify() {
-            Category::Syntax | Category::Eof | Category::Io => format!("body is not valid JSON ({at})"),
-            Category::Data => match missing_field(&e) {
-                Some(field) => format!("body must be {shape}: \"{field}\" is missing"),
-                None => format!("body must be {shape} ({at})"),
-            },
-        };
-        ApiError::bad_request(&message)
-    })
-}
-
-/// The field a "missing field" decode error names.
-fn missing_field(error: &serde_json::Error) -> Option<String> {
-    let text = error.to_string();
-    let name = text.strip_prefix("missing field `")?.split('`').next()?;
-    Some(name.to_owned())
-}
 
 fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
     ChannelId::parse(raw).map_err(|e| ApiError::invalid_field("channelId", &e.to_string()))
 }
 
-fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
+pub(super) fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
     UserId::parse(raw).map_err(|e| ApiError::invalid_field(field, &e.to_string()))
 }
 
@@ -146,13 +88,11 @@ pub async fn create_channel(
         .collect::<Result<Vec<_>, _>>()?;
     let channel = state.store.create_channel(&id, &members, now_ms()).await?;
     // With NATS, a node delivers a channel to the users it has sessions for
-    // once it has taken the channel for them: members whose sessions were
-    // open before the channel existed got nothing live until then (found by
-    // a breaker helper). Each member joined at seq 0.
-    if let Some(cluster) = &state.cluster {
-        for member in &channel.members {
-            cluster.membership_changed(member, &id, true, channel.last_seq);
-        }
+    // once it has taken the channel for them, so members whose sessions were
+    // open before the channel existed are announced as joined (at seq 0), or
+    // they would get nothing live until they reconnect.
+    for member in &channel.members {
+        state.delivery.membership_changed(member, &id, true, channel.last_seq);
     }
     tracing::info!(channel_id = %id, members = members.len(), "channel created");
     Ok((StatusCode::CREATED, Json(ChannelView::from(channel))).into_response())
@@ -204,40 +144,9 @@ async fn set_member(
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
     let seq = state.store.set_member(&channel, &user, add, now_ms()).await?;
-    if let Some(cluster) = &state.cluster {
-        cluster.membership_changed(&user, &channel, add, seq);
-    }
+    state.delivery.membership_changed(&user, &channel, add, seq);
     tracing::info!(channel_id = %channel, user_id = %user, add, "membership changed");
     Ok(StatusCode::NO_CONTENT)
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CreateToken {
-    user_id: String,
-    ttl_seconds: Option<u64>,
-}
-
-/// `POST /v1/tokens` (admin): 201 `{"token", "expiresAt"}`.
-pub async fn create_token(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    raw: Request,
-) -> Result<Response, ApiError> {
-    require_admin(&state, &headers)?;
-    let body = read_body(raw, state.config.max_request_bytes).await?;
-    let request: CreateToken = parse_json(&body, TOKEN_SHAPE)?;
-    let user = user_id(&request.user_id, "userId")?;
-    let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
-    if ttl == 0 || ttl > crate::auth::MAX_TOKEN_TTL_SECS {
-        return Err(ApiError::invalid_field("ttlSeconds", "must be between 1 and 315360000"));
-    }
-    let (token, expires_at) = state
-        .auth
-        .mint(&user, ttl)
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "could not sign token"))?;
-    let body = serde_json::json!({"token": token, "expiresAt": expires_at});
-    Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 /// `GET /v1/channels/{channelId}/messages?afterSeq=N&limit=M` (member or

@@ -34,12 +34,8 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
             });
             // The database is the readiness criterion; NATS is a detail: a
             // node without it still stores, ACKs and delivers locally.
-            if let Some(cluster) = &state.cluster {
-                body["nats"] = serde_json::json!(if cluster.is_connected() {
-                    "connected"
-                } else {
-                    "disconnected"
-                });
+            if let Some(connected) = state.delivery.nats_connected() {
+                body["nats"] = serde_json::json!(if connected { "connected" } else { "disconnected" });
             }
             Json(body).into_response()
         }

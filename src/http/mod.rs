@@ -1,8 +1,10 @@
 //! The HTTP API (`docs/protocol.md` §4): router assembly, the JSON error shape,
 //! and the credential checks shared by the routes.
 
+mod body;
 mod channels;
 mod health;
+mod tokens;
 
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -28,7 +30,7 @@ pub fn router(state: AppState) -> Router {
             put(channels::add_member).delete(channels::remove_member),
         )
         .route("/v1/channels/{channel_id}/messages", get(channels::history))
-        .route("/v1/tokens", post(channels::create_token))
+        .route("/v1/tokens", post(tokens::create_token))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))

@@ -8,9 +8,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use sqlx::{Postgres, Row, Sqlite};
 
 use super::sql::{self, common};
-use super::{BatchOutcome, Channel, CommitSent, NewMessage, SendOutcome, StoreError, StoredMessage};
+use super::{BatchOutcome, Channel, ChannelPosition, CommitSent, NewMessage, SendOutcome, StoreError, StoredMessage};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::protocol::ChannelState;
 
 /// Decodes a row selected with the `message_columns!` column list.
 fn message_from_row<R: Row>(row: &R) -> Result<StoredMessage, StoreError>
@@ -83,16 +82,16 @@ macro_rules! sql_backend {
         #[derive(Debug, Clone)]
         pub struct $store {
             /// Pool for transactions that write.
-            pub(crate) writer: sqlx::Pool<$db>,
+            pub(crate) write_pool: sqlx::Pool<$db>,
             /// Pool for reads (the same pool on PostgreSQL).
-            pub(crate) reader: sqlx::Pool<$db>,
+            pub(crate) read_pool: sqlx::Pool<$db>,
             /// The bound on every call (`db_timeout_ms`), applied by [`super::Store`].
             pub(crate) timeout: std::time::Duration,
         }
 
         impl $store {
             async fn begin_write(&self) -> Result<sqlx::Transaction<'static, $db>, StoreError> {
-                Ok(self.writer.begin_with($begin).await?)
+                Ok(self.write_pool.begin_with($begin).await?)
             }
 
             /// Commits, marking `sent` first: from here on a failure leaves the
@@ -104,12 +103,12 @@ macro_rules! sql_backend {
             }
 
             pub(super) async fn close(&self) {
-                self.writer.close().await;
-                self.reader.close().await;
+                self.write_pool.close().await;
+                self.read_pool.close().await;
             }
 
             pub(super) async fn ping(&self) -> Result<(), StoreError> {
-                sqlx::query(common::PING).execute(&self.reader).await?;
+                sqlx::query(common::PING).execute(&self.read_pool).await?;
                 Ok(())
             }
 
@@ -133,12 +132,12 @@ macro_rules! sql_backend {
             }
 
             pub(super) async fn channel(&self, channel_id: &ChannelId) -> Result<Option<Channel>, StoreError> {
-                let Some(row) = sqlx::query(common::CHANNEL).bind(channel_id.as_str()).fetch_optional(&self.reader).await? else {
+                let Some(row) = sqlx::query(common::CHANNEL).bind(channel_id.as_str()).fetch_optional(&self.read_pool).await? else {
                     return Ok(None);
                 };
                 let members = sqlx::query_scalar::<_, String>(common::CHANNEL_MEMBERS)
                     .bind(channel_id.as_str())
-                    .fetch_all(&self.reader)
+                    .fetch_all(&self.read_pool)
                     .await?;
                 Ok(Some(Channel {
                     channel_id: ChannelId::from_trusted(row.try_get(0)?),
@@ -173,7 +172,7 @@ macro_rules! sql_backend {
             pub(super) async fn members_since(&self, channel_id: &ChannelId) -> Result<Vec<(UserId, i64)>, StoreError> {
                 let rows = sqlx::query(common::MEMBERS_SINCE)
                     .bind(channel_id.as_str())
-                    .fetch_all(&self.reader)
+                    .fetch_all(&self.read_pool)
                     .await?;
                 rows.iter()
                     .map(|row| Ok((UserId::from_trusted(row.try_get(0)?), row.try_get(1)?)))
@@ -184,17 +183,17 @@ macro_rules! sql_backend {
                 let row = sqlx::query(common::MEMBER_SINCE)
                     .bind(channel_id.as_str())
                     .bind(user_id.as_str())
-                    .fetch_optional(&self.reader)
+                    .fetch_optional(&self.read_pool)
                     .await?;
                 Ok(row.map(|row| row.try_get(0)).transpose()?)
             }
 
-            pub(super) async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelState>, StoreError> {
-                let rows = sqlx::query(common::CHANNEL_STATES).bind(user_id.as_str()).fetch_all(&self.reader).await?;
+            pub(super) async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelPosition>, StoreError> {
+                let rows = sqlx::query(common::CHANNEL_STATES).bind(user_id.as_str()).fetch_all(&self.read_pool).await?;
                 rows.iter()
                     .map(|row| {
-                        Ok(ChannelState {
-                            channel_id: row.try_get(0)?,
+                        Ok(ChannelPosition {
+                            channel_id: ChannelId::from_trusted(row.try_get(0)?),
                             last_seq: row.try_get(1)?,
                             delivered_seq: row.try_get(2)?,
                             read_seq: row.try_get(3)?,
@@ -209,7 +208,7 @@ macro_rules! sql_backend {
                     .bind(channel_id.as_str())
                     .bind(after_seq)
                     .bind(i64::from(limit) + 1)
-                    .fetch_all(&self.reader)
+                    .fetch_all(&self.read_pool)
                     .await?;
                 let mut messages = rows.iter().map(message_from_row).collect::<Result<Vec<_>, _>>()?;
                 let has_more = messages.len() > limit as usize;
@@ -220,7 +219,7 @@ macro_rules! sql_backend {
             pub(super) async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
                 sqlx::query(sql::$dialect::MESSAGE_BY_ID)
                     .bind(message_id.hyphenated().to_string())
-                    .fetch_optional(&self.reader)
+                    .fetch_optional(&self.read_pool)
                     .await?
                     .as_ref()
                     .map(message_from_row)
@@ -231,7 +230,7 @@ macro_rules! sql_backend {
                 sqlx::query(sql::$dialect::MESSAGE_BY_KEY)
                     .bind(sender_id.as_str())
                     .bind(client_msg_id.as_str())
-                    .fetch_optional(&self.reader)
+                    .fetch_optional(&self.read_pool)
                     .await?
                     .as_ref()
                     .map(message_from_row)
@@ -242,7 +241,7 @@ macro_rules! sql_backend {
                 let statement = if read { common::ADVANCE_READ } else { common::ADVANCE_DELIVERED };
                 // One autocommit statement: its commit is "sent" with it, so a
                 // failure once the connection is ours is classified like a COMMIT's.
-                let mut conn = self.writer.acquire().await?;
+                let mut conn = self.write_pool.acquire().await?;
                 sent.set();
                 let moved = sqlx::query(statement)
                     .bind(message.channel_id.as_str())

@@ -25,7 +25,6 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 pub use backend::{PgStore, SqliteStore};
 
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::protocol::{AckFrame, ChannelState, ErrorCode, RecvMessage, TaggedMessage};
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -48,10 +47,6 @@ pub struct StoredMessage {
     pub ts: i64,
 }
 
-/// The ERROR message of `idempotency_conflict`: the key was used for another
-/// send (another channel or body).
-pub const KEY_USED_FOR_ANOTHER_MESSAGE: &str = "this clientMsgId was already used for another message";
-
 impl StoredMessage {
     /// Whether a send with this message's key and `channel_id` and `body` is
     /// a retry of it (guarantee 2: same key, channel and body); else the key
@@ -59,82 +54,6 @@ impl StoredMessage {
     pub fn is_retried_by(&self, channel_id: &str, body: &str) -> bool {
         self.channel_id.as_str() == channel_id && self.body == body
     }
-
-    /// The MSG_ACK for this message's send (`duplicate` for a retry).
-    pub fn to_ack(&self, duplicate: bool) -> AckFrame {
-        AckFrame {
-            client_msg_id: self.client_msg_id.as_str().to_owned(),
-            message_id: self.message_id,
-            channel_id: self.channel_id.as_str().to_owned(),
-            seq: self.seq,
-            ts: self.ts,
-            duplicate,
-        }
-    }
-
-    /// The message as the MSG_RECV object clients see.
-    pub fn to_recv(&self) -> RecvMessage {
-        RecvMessage {
-            message_id: self.message_id,
-            channel_id: self.channel_id.as_str().to_owned(),
-            sender_id: self.sender_id.as_str().to_owned(),
-            seq: self.seq,
-            body: self.body.clone(),
-            ts: self.ts,
-            client_msg_id: self.client_msg_id.as_str().to_owned(),
-        }
-    }
-
-    /// An upper bound of the message's size as a MSG_RECV object in JSON,
-    /// bytes: every byte of its text fields as escaped at worst (`\u00XX`,
-    /// 6 bytes, for a control character; 2 for `"` and `\`; 1 otherwise)
-    /// plus room for the field names, the UUID and the numbers.
-    pub fn json_len_bound(&self) -> usize {
-        let escaped = |text: &str| -> usize {
-            text.bytes()
-                .map(|b| match b {
-                    0x00..=0x1f => 6,
-                    b'"' | b'\\' => 2,
-                    _ => 1,
-                })
-                .sum()
-        };
-        256 + escaped(&self.body)
-            + escaped(self.channel_id.as_str())
-            + escaped(self.sender_id.as_str())
-            + escaped(self.client_msg_id.as_str())
-    }
-}
-
-/// How many of `messages`, from the first, fit in `budget` bytes of JSON
-/// ([`StoredMessage::json_len_bound`] each); always at least one (when there
-/// is one), so a reader paging by seq makes progress. A SYNC_BATCH and a
-/// history page keep this many and say `hasMore`
-/// (`max_page_bytes`).
-pub fn page_len(messages: &[StoredMessage], budget: usize) -> usize {
-    let mut used = 0usize;
-    let mut fits = 0;
-    for message in messages {
-        used = used.saturating_add(message.json_len_bound());
-        if fits > 0 && used > budget {
-            break;
-        }
-        fits += 1;
-    }
-    fits
-}
-
-/// A page read with `has_more`, as clients get it (SYNC_BATCH and the
-/// history route): the messages that fit `budget` bytes of JSON
-/// (`max_page_bytes`, [`page_len`]) as MSG_RECV objects, and `hasMore`, also
-/// true when the page stopped early.
-pub fn recv_page(messages: &[StoredMessage], has_more: bool, budget: usize) -> (Vec<TaggedMessage>, bool) {
-    let fits = page_len(messages, budget);
-    let page = messages[..fits]
-        .iter()
-        .map(|m| TaggedMessage::MsgRecv(m.to_recv()))
-        .collect();
-    (page, has_more || fits < messages.len())
 }
 
 /// A channel and its current members.
@@ -181,13 +100,17 @@ pub struct BatchOutcome {
     pub members: Vec<(ChannelId, Vec<UserId>)>,
 }
 
-/// A watermark that moved.
+/// Where a user stands in one channel: the channel's last `seq` and the
+/// user's watermarks (HELLO's channel entries).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WatermarkMove {
-    /// `true` for `read`, `false` for `delivered`.
-    pub read: bool,
-    /// The message at the new watermark.
-    pub message: StoredMessage,
+pub struct ChannelPosition {
+    pub channel_id: ChannelId,
+    /// Highest stored `seq` (0 when empty).
+    pub last_seq: i64,
+    /// The user's delivered watermark.
+    pub delivered_seq: i64,
+    /// The user's read watermark (at most `delivered_seq`).
+    pub read_seq: i64,
 }
 
 /// Why a store operation failed.
@@ -230,17 +153,6 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// The wire error code for a failed store call: `unavailable` when the
-    /// database could not be reached or did not answer in time and nothing was
-    /// stored, else `internal` (which makes no such promise: [`StoreError::InDoubt`]
-    /// is one). Both are retryable.
-    pub fn wire_code(&self) -> ErrorCode {
-        match self {
-            StoreError::Unavailable(_) | StoreError::TimedOut => ErrorCode::Unavailable,
-            _ => ErrorCode::Internal,
-        }
-    }
-
     /// Classifies an error that came back after a write's commit was sent
     /// (`COMMIT`, or an autocommit write statement): only an error the server
     /// reported for the statement while the session lived on (PostgreSQL
@@ -325,7 +237,7 @@ impl From<sqlx::Error> for StoreError {
 pub struct StoreOptions {
     /// `postgres://…`, `sqlite://relative/path` or `sqlite:///absolute/path`.
     pub url: String,
-    /// Pool size (PostgreSQL) or reader pool size (SQLite).
+    /// Pool size (PostgreSQL) or read pool size (SQLite).
     pub max_connections: u32,
     /// The longest any one store call may take (`db_timeout_ms`): waiting for
     /// a connection, every statement, the commit. See [`Store::connect`].
@@ -418,8 +330,8 @@ impl Store {
                 .connect_with(connect)
                 .await?;
             Ok(Store::Postgres(PgStore {
-                writer: pool.clone(),
-                reader: pool,
+                write_pool: pool.clone(),
+                read_pool: pool,
                 timeout,
             }))
         } else if url.starts_with("sqlite:") {
@@ -432,19 +344,19 @@ impl Store {
             create_private_file(connect.get_filename()).map_err(|e| StoreError::Unavailable(sqlx::Error::Io(e)))?;
             // One writer connection: SQLite has one writer at a time anyway, and
             // queueing in the pool avoids SQLITE_BUSY between our own connections.
-            let writer = SqlitePoolOptions::new()
+            let write_pool = SqlitePoolOptions::new()
                 .max_connections(1)
                 .acquire_timeout(timeout)
                 .connect_with(connect.clone())
                 .await?;
-            let reader = SqlitePoolOptions::new()
+            let read_pool = SqlitePoolOptions::new()
                 .max_connections(options.max_connections.max(1))
                 .acquire_timeout(timeout)
                 .connect_with(connect)
                 .await?;
             Ok(Store::Sqlite(SqliteStore {
-                writer,
-                reader,
+                write_pool,
+                read_pool,
                 timeout,
             }))
         } else {
@@ -462,7 +374,7 @@ impl Store {
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match self {
             Store::Postgres(s) => {
-                let mut conn = s.writer.acquire().await?.detach();
+                let mut conn = s.write_pool.acquire().await?.detach();
                 sqlx::query("SET statement_timeout = 0").execute(&mut conn).await?;
                 sqlx::query("SET idle_in_transaction_session_timeout = 0")
                     .execute(&mut conn)
@@ -470,7 +382,7 @@ impl Store {
                 PG_MIGRATOR.run(&mut conn).await?;
                 let _ = sqlx::Connection::close(conn).await;
             }
-            Store::Sqlite(s) => SQLITE_MIGRATOR.run(&s.writer).await?,
+            Store::Sqlite(s) => SQLITE_MIGRATOR.run(&s.write_pool).await?,
         }
         Ok(())
     }
@@ -587,8 +499,8 @@ impl Store {
         Ok(self.member_since(channel_id, user_id).await?.is_some())
     }
 
-    /// The HELLO state of every channel `user_id` is a member of, by channel id.
-    pub async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelState>, StoreError> {
+    /// Where `user_id` stands in every channel it is a member of, by channel id.
+    pub async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelPosition>, StoreError> {
         self.read(async { dispatch!(self.channel_states(user_id)) }).await
     }
 
@@ -667,40 +579,6 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::TaggedMessage;
-
-    fn message(body: &str) -> StoredMessage {
-        StoredMessage {
-            message_id: uuid::Uuid::now_v7(),
-            channel_id: ChannelId::from_trusted("room-1".into()),
-            sender_id: UserId::from_trusted("alice".into()),
-            client_msg_id: ClientMsgId::from_trusted("5b0e6c4e-8f0a-4c52-9d1e-2a7b3c4d5e6f".into()),
-            seq: i64::MAX,
-            body: body.into(),
-            ts: i64::MAX,
-        }
-    }
-
-    #[test]
-    fn the_json_bound_is_never_below_the_encoding() {
-        for body in [
-            String::new(),
-            "hello".into(),
-            "\"\\".repeat(1000),
-            "\u{1}\n\t\u{1f}".repeat(1000),
-            "é漢字🙂".repeat(500),
-            "x".repeat(16_384),
-        ] {
-            let m = message(&body);
-            let encoded = serde_json::to_string(&TaggedMessage::MsgRecv(m.to_recv())).unwrap();
-            assert!(
-                encoded.len() <= m.json_len_bound(),
-                "{} > {}",
-                encoded.len(),
-                m.json_len_bound()
-            );
-        }
-    }
 
     /// A fresh data directory and the database in it (and its WAL) are
     /// private to the server's user; before, they were made with the
@@ -725,17 +603,5 @@ mod tests {
         assert_eq!(mode(&file), 0o600);
         assert_eq!(mode(&dir.join("chatd.db-wal")), 0o600);
         store.close().await;
-    }
-
-    #[test]
-    fn a_page_stops_at_its_budget_but_holds_one_message() {
-        let big = message(&"x".repeat(10_000));
-        let each = big.json_len_bound();
-        let page = vec![big; 10];
-        assert_eq!(page_len(&page, each * 3), 3);
-        assert_eq!(page_len(&page, each * 3 - 1), 2);
-        assert_eq!(page_len(&page, 1), 1);
-        assert_eq!(page_len(&page, usize::MAX), 10);
-        assert_eq!(page_len(&[], 1), 0);
     }
 }

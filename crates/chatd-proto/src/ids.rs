@@ -62,6 +62,13 @@ macro_rules! name_id {
                 f.write_str(&self.0)
             }
         }
+
+        /// Compares the id's text.
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
     };
 }
 

@@ -1,16 +1,16 @@
-//! The send path after validation: group commit, ACK, fan-out.
+//! Group commit: the send path after validation, up to the ACK and the
+//! fan-out.
 //!
-//! Sends are routed to one of `writer_shards` writer tasks by a hash of their
+//! Sends are routed to one of `writer_shards` commit tasks by a hash of their
 //! channel id, so every send of a channel goes through the same task, in the
-//! order the sessions submitted them. A writer takes the first queued send and
+//! order the sessions submitted them. A commit task takes the first queued send and
 //! whatever else is already waiting (up to `max_batch`; no artificial delay
 //! when idle), stores them in one transaction with one durable commit
 //! ([`crate::store::Store::write_batch`]), and only then, send by send in
 //! batch order:
 //! 1. queues MSG_ACK (or the ERROR) to the sending session,
 //! 2. fans the message, if new, out as MSG_RECV to the channel's members
-//!    (with NATS: publishes it and hands it to the channel's sequencer, see
-//!    [`crate::cluster`]);
+//!    ([`Delivery::message_stored`]);
 //!
 //! and last signals each session that its send is finished.
 //!
@@ -35,17 +35,19 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
-use crate::cluster::Cluster;
-use crate::fanout::{Hub, SessionHandle};
+use crate::command::reply;
+use crate::delivery::Delivery;
 use crate::ids::{now_ms, ChannelId, UserId};
-use crate::protocol::{ErrorCode, ErrorFrame, ServerFrame};
+use crate::outbound::SessionHandle;
+use crate::protocol::ErrorCode;
 use crate::store::{BatchOutcome, NewMessage, SendOutcome, Store, StoreError};
 use crate::telemetry;
+use crate::view;
 
 /// Attempts of a batch that lost a deadlock before its sends get `internal`.
 const RETRIES: usize = 3;
 
-/// Sends waiting per writer before submitters wait (backpressure to sessions).
+/// Sends waiting per commit task before submitters wait (backpressure to sessions).
 const QUEUE: usize = 4096;
 
 /// The ERROR message when the batch's commit was never sent.
@@ -67,105 +69,70 @@ pub struct SendJob {
     pub done: oneshot::Sender<()>,
 }
 
-/// Handle to the writer tasks. Cheap to clone.
+/// Handle to the commit tasks. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Writers {
+pub struct GroupCommit {
     shards: Arc<[mpsc::Sender<SendJob>]>,
 }
 
-/// The writers have stopped (shutdown).
+/// The commit tasks have stopped (shutdown).
 #[derive(Debug, thiserror::Error)]
-#[error("the writers have stopped")]
-pub struct WritersStopped(pub SendJob);
+#[error("the commit tasks have stopped")]
+pub struct CommitStopped(pub SendJob);
 
-impl Writers {
-    /// Starts `shards` writer tasks on `tracker`. They stop when every
-    /// [`Writers`] clone is dropped and their queues are empty. New messages
-    /// go to `hub`, or through `cluster` when NATS is configured.
-    pub fn spawn(
-        store: Store,
-        hub: Arc<Hub>,
-        cluster: Option<Cluster>,
-        shards: usize,
-        max_batch: usize,
-        tracker: &TaskTracker,
-    ) -> Self {
+impl GroupCommit {
+    /// Starts `shards` commit tasks on `tracker`, each storing up to
+    /// `max_batch` sends per transaction. They stop when every
+    /// [`GroupCommit`] clone is dropped and their queues are empty. New
+    /// messages are fanned out through `delivery`.
+    pub fn spawn(store: Store, delivery: Delivery, shards: usize, max_batch: usize, tracker: &TaskTracker) -> Self {
         let senders: Vec<_> = (0..shards.max(1))
             .map(|_| {
                 let (tx, rx) = mpsc::channel(QUEUE);
-                let fanout = Fanout {
-                    hub: hub.clone(),
-                    cluster: cluster.clone(),
-                };
-                tracker.spawn(run_writer(rx, store.clone(), fanout, max_batch.max(1)));
+                tracker.spawn(run_commits(rx, store.clone(), delivery.clone(), max_batch.max(1)));
                 tx
             })
             .collect();
         Self { shards: senders.into() }
     }
 
-    /// Queues a send on its channel's writer, waiting while that queue is full.
+    /// Queues a send on its channel's commit task, waiting while that queue
+    /// is full.
     ///
     /// # Errors
-    /// [`WritersStopped`] with the job when the writers are gone.
-    pub async fn submit(&self, job: SendJob) -> Result<(), WritersStopped> {
+    /// [`CommitStopped`] with the job when the commit tasks are gone.
+    pub async fn submit(&self, job: SendJob) -> Result<(), CommitStopped> {
         let mut hasher = DefaultHasher::new();
         job.message.channel_id.hash(&mut hasher);
         let shard = (hasher.finish() % self.shards.len() as u64) as usize;
-        self.shards[shard].send(job).await.map_err(|e| WritersStopped(e.0))
+        self.shards[shard].send(job).await.map_err(|e| CommitStopped(e.0))
     }
 }
 
-/// Where a writer hands its new messages.
-struct Fanout {
-    hub: Arc<Hub>,
-    cluster: Option<Cluster>,
-}
-
-impl Fanout {
-    /// Answers each send of a committed batch in batch order, and fans each
-    /// new message out right after its own ACK. Interleaving keeps a
-    /// session's view of a channel in seq order when it both sends and
-    /// receives in one batch: its ACK for seq n never arrives before the
-    /// MSG_RECV of seq n-1, which a client would take for a gap.
-    fn committed(&self, jobs: &[SendJob], batch: &BatchOutcome) {
-        // The member list of each channel of the batch, found by channel id;
-        // with NATS, one shared copy per channel.
-        let members: HashMap<&ChannelId, &[UserId]> = batch
-            .members
-            .iter()
-            .map(|(channel, members)| (channel, members.as_slice()))
-            .collect();
-        let shared: HashMap<&ChannelId, Arc<[UserId]>> = match self.cluster {
-            Some(_) => members
-                .iter()
-                .map(|(&channel, &list)| (channel, Arc::from(list)))
-                .collect(),
-            None => HashMap::new(),
-        };
-        for (job, outcome) in jobs.iter().zip(&batch.outcomes) {
-            acknowledge(job, outcome);
-            let SendOutcome::Stored(message) = outcome else {
-                continue;
-            };
-            match &self.cluster {
-                None => {
-                    let list = members.get(&message.channel_id).copied().unwrap_or_default();
-                    self.hub.publish_message(message, list, &job.session.id);
-                }
-                Some(cluster) => {
-                    let list = shared
-                        .get(&message.channel_id)
-                        .cloned()
-                        .unwrap_or_else(|| Arc::from(Vec::new()));
-                    cluster.committed(message, &list, &job.session.id);
-                }
-            }
+/// Answers each send of a committed batch in batch order, and fans each new
+/// message out right after its own ACK. Interleaving keeps a session's view
+/// of a channel in seq order when it both sends and receives in one batch:
+/// its ACK for seq n never arrives before the MSG_RECV of seq n-1, which a
+/// client would take for a gap.
+fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) {
+    // The member list of each channel of the batch, found by channel id,
+    // shared by every message of that channel.
+    let members: HashMap<ChannelId, Arc<[UserId]>> = batch
+        .members
+        .into_iter()
+        .map(|(channel, members)| (channel, Arc::from(members)))
+        .collect();
+    let nobody: Arc<[UserId]> = Arc::from(Vec::new());
+    for (job, outcome) in jobs.iter().zip(&batch.outcomes) {
+        answer(job, outcome);
+        if let SendOutcome::Stored(message) = outcome {
+            let list = members.get(&message.channel_id).unwrap_or(&nobody);
+            delivery.message_stored(message, list, &job.session.id);
         }
     }
 }
 
-async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, fanout: Fanout, max_batch: usize) {
+async fn run_commits(mut rx: mpsc::Receiver<SendJob>, store: Store, delivery: Delivery, max_batch: usize) {
     let mut jobs = Vec::with_capacity(max_batch);
     while rx.recv_many(&mut jobs, max_batch).await > 0 {
         // Sends whose answer is already due (they waited in the queue behind
@@ -200,9 +167,9 @@ async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, fanout: Fanou
             result = store.write_batch_by(&sends, now_ms(), deadline).await;
         }
         match result {
-            Ok(batch) => fanout.committed(&jobs, &batch),
+            Ok(batch) => committed(&delivery, &jobs, batch),
             Err(error) => {
-                let code = error.wire_code();
+                let code = view::wire_code(&error);
                 let message = if matches!(error, StoreError::InDoubt(_)) {
                     tracing::error!(error = %error, cause = ?std::error::Error::source(&error), sends = jobs.len(), "batch outcome unknown");
                     IN_DOUBT
@@ -221,28 +188,22 @@ async fn run_writer(mut rx: mpsc::Receiver<SendJob>, store: Store, fanout: Fanou
     }
 }
 
-fn acknowledge(job: &SendJob, outcome: &SendOutcome) {
-    let (message, duplicate) = match outcome {
-        SendOutcome::Stored(m) => (m, false),
-        SendOutcome::Duplicate(m) => (m, true),
-        SendOutcome::Conflict => {
-            return refuse(
-                job,
-                ErrorCode::IdempotencyConflict,
-                crate::store::KEY_USED_FOR_ANOTHER_MESSAGE,
-            )
-        }
-        SendOutcome::Forbidden => return refuse(job, ErrorCode::Forbidden, "not a member of this channel"),
-    };
-    job.session.send(&ServerFrame::MsgAck(message.to_ack(duplicate)));
-    let result = if duplicate { "duplicate" } else { "stored" };
-    telemetry::send_result(result, "", Some(job.received.elapsed()));
+/// Answers one send of a committed batch.
+fn answer(job: &SendJob, outcome: &SendOutcome) {
+    match outcome {
+        SendOutcome::Stored(message) => reply::acked(&job.session, message, false, Some(job.received)),
+        SendOutcome::Duplicate(message) => reply::acked(&job.session, message, true, Some(job.received)),
+        SendOutcome::Conflict => refuse(job, ErrorCode::IdempotencyConflict, view::KEY_USED_FOR_ANOTHER_MESSAGE),
+        SendOutcome::Forbidden => refuse(job, ErrorCode::Forbidden, "not a member of this channel"),
+    }
 }
 
 fn refuse(job: &SendJob, code: ErrorCode, message: &str) {
-    let mut frame = ErrorFrame::new(code, message);
-    frame.client_msg_id = Some(job.message.client_msg_id.as_str().to_owned());
-    frame.channel_id = Some(job.message.channel_id.as_str().to_owned());
-    job.session.send(&ServerFrame::Error(frame));
-    telemetry::send_result("refused", code.as_str(), None);
+    let frame = reply::send_error(
+        code,
+        message,
+        Some(job.message.client_msg_id.as_str()),
+        Some(job.message.channel_id.as_str()),
+    );
+    reply::refused(&job.session, frame);
 }

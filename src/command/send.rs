@@ -1,0 +1,111 @@
+//! `MSG_SEND`: a validated send goes to its channel's commit task
+//! ([`crate::commit`]), which stores it, answers it and fans it out. A send
+//! refused before that (its frame failed its checks) is first looked up by
+//! its idempotency key ([`answer_by_stored_key`]).
+
+use std::time::Instant;
+
+use tokio::sync::oneshot;
+
+use super::{reply, Context};
+use crate::commit::SendJob;
+use crate::ids::{ChannelId, ClientMsgId};
+use crate::protocol::{ErrorCode, SendKey};
+use crate::store::NewMessage;
+use crate::view;
+
+/// Queues a validated send on its channel's commit task. Returns the signal
+/// that fires once the send is answered (its ACK or ERROR queued, its
+/// fan-out done), or `None` when it was answered here (`unavailable`: the
+/// server is shutting down).
+pub async fn submit(
+    ctx: Context<'_>,
+    channel_id: ChannelId,
+    client_msg_id: ClientMsgId,
+    body: String,
+) -> Option<oneshot::Receiver<()>> {
+    let (done, finished) = oneshot::channel();
+    let job = SendJob {
+        message: NewMessage {
+            sender_id: ctx.user.user_id.clone(),
+            channel_id,
+            client_msg_id,
+            body,
+        },
+        session: ctx.session.clone(),
+        received: Instant::now(),
+        done,
+    };
+    match ctx.state.commits.submit(job).await {
+        Ok(()) => Some(finished),
+        Err(stopped) => {
+            let frame = reply::send_error(
+                ErrorCode::Unavailable,
+                "server is shutting down; retry",
+                Some(stopped.0.message.client_msg_id.as_str()),
+                None,
+            );
+            reply::refused(ctx.session, frame);
+            None
+        }
+    }
+}
+
+/// What [`answer_by_stored_key`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredKeyAnswer {
+    /// The key is not stored: the frame's own refusal is the answer.
+    NotStored,
+    /// Answered: the stored send's MSG_ACK (`duplicate: true`), or
+    /// `unavailable` when the lookup failed.
+    Answered,
+    /// Answered `idempotency_conflict`: the key holds another message. The
+    /// caller counts it as a bad frame, like the refusal it stands for.
+    Conflict,
+}
+
+/// A MSG_SEND that failed its checks, answered by its idempotency key when
+/// that key is already stored (the wire contract's guarantee 2: the key "is
+/// looked up before anything else about the send"): the stored send's
+/// MSG_ACK with `duplicate: true` when the frame's `channelId` and `body` are
+/// the stored ones (a retry of a long message after `max_body_bytes` was
+/// lowered), else `idempotency_conflict`. When the lookup fails, the answer
+/// is the store's error (`unavailable`, retryable): the frame's own refusal
+/// would be final, and might be wrong for a send that is stored. The caller
+/// first lets the session's earlier sends finish, so a key they stored is
+/// found.
+pub async fn answer_by_stored_key(ctx: Context<'_>, key: SendKey) -> StoredKeyAnswer {
+    let stored = match ctx
+        .state
+        .store
+        .message_by_key(&ctx.user.user_id, &key.client_msg_id)
+        .await
+    {
+        Ok(Some(stored)) => stored,
+        Ok(None) => return StoredKeyAnswer::NotStored,
+        Err(error) => {
+            tracing::warn!(%error, "idempotency key lookup for a refused send failed");
+            let mut frame = view::store_error(&error);
+            frame.client_msg_id = Some(key.client_msg_id.as_str().to_owned());
+            reply::refused(ctx.session, frame);
+            return StoredKeyAnswer::Answered;
+        }
+    };
+    let retry = match (key.channel_id.as_deref(), key.body.as_deref()) {
+        (Some(channel_id), Some(body)) => stored.is_retried_by(channel_id, body),
+        _ => false,
+    };
+    if retry {
+        reply::acked(ctx.session, &stored, true, None);
+        return StoredKeyAnswer::Answered;
+    }
+    let channel_id = key.channel_id.filter(|raw| ChannelId::parse(raw).is_ok());
+    let frame = reply::send_error(
+        ErrorCode::IdempotencyConflict,
+        view::KEY_USED_FOR_ANOTHER_MESSAGE,
+        Some(key.client_msg_id.as_str()),
+        channel_id.as_deref(),
+    );
+    reply::refused(ctx.session, frame);
+    StoredKeyAnswer::Conflict
+}

@@ -1,0 +1,136 @@
+//! This node's live sessions, by user, and delivery of encoded frames to them.
+//!
+//! Every session of this node is registered here whatever the delivery
+//! ([`crate::delivery::Delivery`]): with NATS, the cluster bridge hands each
+//! channel's messages, local or from other nodes, to this hub in `seq` order.
+//! The delivery methods are `pub(crate)`: the rest of the server reaches a
+//! user through [`crate::delivery::Delivery`], which also covers other nodes.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+use axum::extract::ws::Utf8Bytes;
+
+use crate::ids::{ChannelId, UserId};
+use crate::outbound::{SessionHandle, SessionId, WatermarkKey};
+
+/// The registry of live sessions on this node, by user.
+#[derive(Debug)]
+pub struct Hub {
+    /// A std lock, not tokio's: it is held only to clone handles or call
+    /// `try_send`, never across an await.
+    sessions: RwLock<HashMap<UserId, Vec<SessionHandle>>>,
+    /// Striped locks that order watermark moves with their RECEIPTs: a
+    /// session holds the stripe of (channel, owner) from the store update
+    /// until its RECEIPT is queued, so two moves of one watermark reach the
+    /// hub in commit order.
+    receipt_stripes: Box<[tokio::sync::Mutex<()>]>,
+}
+
+/// Stripes of [`Hub::receipt_order`].
+const RECEIPT_STRIPES: usize = 64;
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self {
+            sessions: RwLock::default(),
+            receipt_stripes: (0..RECEIPT_STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
+        }
+    }
+}
+
+impl Hub {
+    /// Waits for, and holds, the lock that orders moves of the watermarks of
+    /// `owner` in `channel` with their RECEIPTs (see [`Self::send_receipt`]).
+    pub async fn receipt_order(&self, channel: &ChannelId, owner: &UserId) -> tokio::sync::MutexGuard<'_, ()> {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        (channel, owner).hash(&mut hasher);
+        let stripe = (hasher.finish() % self.receipt_stripes.len() as u64) as usize;
+        self.receipt_stripes[stripe].lock().await
+    }
+
+    /// Registers a session; from now on it receives its user's frames.
+    pub fn register(&self, handle: SessionHandle) {
+        let mut sessions = self.sessions.write().unwrap_or_else(|e| e.into_inner());
+        sessions.entry(handle.user_id.clone()).or_default().push(handle);
+    }
+
+    /// Removes a session (no-op when absent).
+    pub fn unregister(&self, user_id: &UserId, id: &SessionId) {
+        let mut sessions = self.sessions.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(list) = sessions.get_mut(user_id) {
+            list.retain(|h| &h.id != id);
+            if list.is_empty() {
+                sessions.remove(user_id);
+            }
+        }
+    }
+
+    /// Number of live sessions on this node.
+    pub fn session_count(&self) -> usize {
+        self.sessions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(Vec::len)
+            .sum()
+    }
+
+    /// Every live session of every user, for shutdown.
+    pub fn all_sessions(&self) -> Vec<SessionHandle> {
+        self.sessions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
+    /// Queues an already-encoded frame to every live session of `user_id`
+    /// except `except`.
+    pub(crate) fn send_to_user(
+        &self,
+        user_id: &UserId,
+        text: &Utf8Bytes,
+        type_name: &'static str,
+        except: Option<&SessionId>,
+    ) {
+        let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
+        for handle in sessions.get(user_id).into_iter().flatten() {
+            if Some(&handle.id) != except {
+                handle.push(text.clone(), type_name);
+            }
+        }
+    }
+
+    /// Queues an encoded RECEIPT for watermark `key` = (channel, owner,
+    /// read?) at `seq` to every live session of `user_id` except `except`,
+    /// skipping sessions that already got a RECEIPT at or above `seq` for
+    /// that watermark ([`SessionHandle::receipt_is_fresh`]), so receipts never
+    /// go back, whatever order concurrent watermark moves reach the hub in.
+    pub(crate) fn send_receipt(
+        &self,
+        user_id: &UserId,
+        key: &WatermarkKey,
+        seq: i64,
+        text: &Utf8Bytes,
+        except: Option<&SessionId>,
+    ) {
+        let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
+        for handle in sessions.get(user_id).into_iter().flatten() {
+            if Some(&handle.id) != except && handle.receipt_is_fresh(key, seq) {
+                handle.push(text.clone(), "RECEIPT");
+            }
+        }
+    }
+
+    /// Queues an encoded MSG_RECV to every live session of every member,
+    /// except `except`.
+    pub(crate) fn deliver(&self, text: &Utf8Bytes, members: &[UserId], except: Option<&SessionId>) {
+        for member in members {
+            self.send_to_user(member, text, "MSG_RECV", except);
+        }
+    }
+}

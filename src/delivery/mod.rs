@@ -1,0 +1,255 @@
+//! Delivery: how a frame reaches the sessions it is for, on this node and,
+//! with `nats_url`, on every other node. One type, [`Delivery`], held by the
+//! app state and the commit path, so a new kind of traffic is one method
+//! here, not a branch at every call site.
+//!
+//! - [`Delivery::Local`]: one node; frames go straight to this node's
+//!   [`Hub`].
+//! - [`Delivery::Nats`]: several nodes; [`Cluster`] publishes to NATS and
+//!   hands each channel's messages, local or from other nodes, to the hub in
+//!   `seq` order, filling gaps from the database (`docs/deployment.md`).
+//!
+//! Delivery never waits on a socket: every session has a bounded outbound
+//! queue ([`crate::outbound`]) and a full one closes that session with 1013.
+
+pub mod hub;
+
+use std::sync::Arc;
+
+use axum::extract::ws::Utf8Bytes;
+
+pub use hub::Hub;
+
+use crate::cluster::{Cluster, ClusterError, SessionInterest};
+use crate::config::Config;
+use crate::ids::{ChannelId, UserId};
+use crate::outbound::{SessionId, WatermarkKey};
+use crate::protocol::ServerFrame;
+use crate::store::{Store, StoredMessage};
+use crate::view;
+
+/// Where frames go: this node's sessions only, or every node's through NATS.
+/// Cheap to clone.
+#[derive(Debug, Clone)]
+pub enum Delivery {
+    /// A single node: in-process fan-out.
+    Local(Arc<Hub>),
+    /// Several nodes: fan-out through NATS.
+    Nats(Cluster),
+}
+
+/// What a session holds while it is open: with NATS, its user's
+/// subscriptions (released when the last session of the user on this node
+/// ends); nothing on a single node.
+pub struct Joined {
+    _interest: Option<SessionInterest>,
+}
+
+impl std::fmt::Debug for Joined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Joined")
+            .field("nats", &self._interest.is_some())
+            .finish()
+    }
+}
+
+impl Delivery {
+    /// The delivery `config` asks for, over `hub`: NATS when `nats_url` is
+    /// set (connected, or retrying in the background, see [`Cluster::start`]),
+    /// else local.
+    ///
+    /// # Errors
+    /// [`ClusterError`] when the NATS bridge cannot be set up.
+    pub async fn start(config: &Config, store: Store, hub: Arc<Hub>) -> Result<Self, ClusterError> {
+        match &config.nats_url {
+            Some(_) => Ok(Delivery::Nats(Cluster::start(config, store, hub).await?)),
+            None => Ok(Delivery::Local(hub)),
+        }
+    }
+
+    /// `"local"` or `"nats"`, for logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Delivery::Local(_) => "local",
+            Delivery::Nats(_) => "nats",
+        }
+    }
+
+    /// Whether NATS is connected; `None` on a single node (`/readyz`).
+    pub fn nats_connected(&self) -> Option<bool> {
+        match self {
+            Delivery::Local(_) => None,
+            Delivery::Nats(cluster) => Some(cluster.is_connected()),
+        }
+    }
+
+    /// A session of `user` starts. Returns once it will get every frame for
+    /// its user from now on (with NATS: its subscriptions are confirmed, or
+    /// 2 s passed), so a HELLO read after it misses nothing.
+    pub async fn join(&self, user: &UserId) -> Joined {
+        match self {
+            Delivery::Local(_) => Joined { _interest: None },
+            Delivery::Nats(cluster) => Joined {
+                _interest: Some(cluster.join(user).await),
+            },
+        }
+    }
+
+    /// A message this node committed: fanned out as MSG_RECV to every live
+    /// session of every member in `members` (read in the storing
+    /// transaction), except `except`, the session whose copy was stored (it
+    /// has the ACK). The frame is serialised once for every recipient.
+    pub fn message_stored(&self, message: &StoredMessage, members: &Arc<[UserId]>, except: &SessionId) {
+        match self {
+            Delivery::Local(hub) => {
+                let text = Utf8Bytes::from(ServerFrame::MsgRecv(view::recv(message)).encode());
+                hub.deliver(&text, members, Some(except));
+            }
+            Delivery::Nats(cluster) => cluster.committed(message, members, except),
+        }
+    }
+
+    /// Queues an encoded RECEIPT for watermark `key` = (channel, owner,
+    /// read?) at `seq` to every session of `user_id` on every node, except
+    /// `except`; a session never gets one below a RECEIPT it already got for
+    /// that watermark ([`crate::outbound::SessionHandle::receipt_is_fresh`]).
+    pub fn receipt(
+        &self,
+        user_id: &UserId,
+        key: &WatermarkKey,
+        seq: i64,
+        text: &Utf8Bytes,
+        except: Option<&SessionId>,
+    ) {
+        match self {
+            Delivery::Local(hub) => hub.send_receipt(user_id, key, seq, text, except),
+            Delivery::Nats(cluster) => cluster.send_receipt(user_id, key, seq, text, except),
+        }
+    }
+
+    /// `user` joined (`add`) or left `channel`, committed when the channel's
+    /// last seq was `seq`. On a single node the commit path reads members
+    /// under the channel lock, so there is nothing to do; with NATS, the nodes
+    /// holding the user's sessions (this one included) start or stop
+    /// carrying the channel for them.
+    pub fn membership_changed(&self, user: &UserId, channel: &ChannelId, add: bool, seq: i64) {
+        match self {
+            Delivery::Local(_) => {}
+            Delivery::Nats(cluster) => cluster.membership_changed(user, channel, add, seq),
+        }
+    }
+
+    /// Stops delivery after the sessions have closed (with NATS: publishes
+    /// what is still queued and closes the connection, bounded to about 3 s).
+    pub async fn shutdown(&self) {
+        match self {
+            Delivery::Local(_) => {}
+            Delivery::Nats(cluster) => cluster.shutdown().await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::ids::ClientMsgId;
+    use crate::outbound::{close_code, CloseSignal, QueuedBytes, SessionHandle};
+
+    struct Session {
+        handle: SessionHandle,
+        rx: mpsc::Receiver<Utf8Bytes>,
+        close: Arc<CloseSignal>,
+    }
+
+    fn session(hub: &Hub, user: &str, n: usize) -> Session {
+        let (tx, rx) = mpsc::channel(n);
+        let close = Arc::new(CloseSignal::default());
+        let handle = SessionHandle::new(
+            uuid::Uuid::now_v7().to_string().into(),
+            UserId::parse(user).unwrap(),
+            tx,
+            Arc::new(QueuedBytes::new(usize::MAX)),
+            close.clone(),
+        );
+        hub.register(handle.clone());
+        Session { handle, rx, close }
+    }
+
+    fn message() -> StoredMessage {
+        StoredMessage {
+            message_id: uuid::Uuid::now_v7(),
+            channel_id: ChannelId::parse("room").unwrap(),
+            sender_id: UserId::parse("alice").unwrap(),
+            client_msg_id: ClientMsgId::parse("c1").unwrap(),
+            seq: 1,
+            body: "hello".into(),
+            ts: 1,
+        }
+    }
+
+    fn local() -> (Arc<Hub>, Delivery) {
+        let hub = Arc::new(Hub::default());
+        (hub.clone(), Delivery::Local(hub))
+    }
+
+    #[test]
+    fn msg_recv_is_serialised_once_and_shared() {
+        let (hub, delivery) = local();
+        let mut sender = session(&hub, "alice", 4);
+        let mut other = session(&hub, "alice", 4);
+        let mut b1 = session(&hub, "bob", 4);
+        let mut b2 = session(&hub, "bob", 4);
+        let mut eve = session(&hub, "eve", 4);
+        let members: Arc<[UserId]> = Arc::from([UserId::parse("alice").unwrap(), UserId::parse("bob").unwrap()]);
+        delivery.message_stored(&message(), &members, &sender.handle.id);
+        let frames: Vec<Utf8Bytes> = [&mut other.rx, &mut b1.rx, &mut b2.rx]
+            .into_iter()
+            .map(|rx| rx.try_recv().unwrap())
+            .collect();
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.as_str().as_ptr() == frames[0].as_str().as_ptr()),
+            "one buffer for all"
+        );
+        assert!(frames[0].as_str().contains("\"MSG_RECV\""));
+        assert!(sender.rx.try_recv().is_err(), "not the sending session");
+        assert!(eve.rx.try_recv().is_err(), "never a non-member");
+    }
+
+    #[test]
+    fn a_receipt_below_one_already_queued_is_dropped() {
+        let (hub, delivery) = local();
+        let mut alice_session = session(&hub, "alice", 8);
+        let key = (ChannelId::parse("room").unwrap(), UserId::parse("bob").unwrap(), true);
+        let alice = UserId::parse("alice").unwrap();
+        for (seq, text) in [(5, "r5"), (3, "r3"), (5, "r5-again"), (6, "r6")] {
+            delivery.receipt(&alice, &key, seq, &Utf8Bytes::from_static(text), None);
+        }
+        let other_kind = (key.0.clone(), key.1.clone(), false);
+        delivery.receipt(&alice, &other_kind, 4, &Utf8Bytes::from_static("d4"), None);
+        let got: Vec<String> = std::iter::from_fn(|| alice_session.rx.try_recv().ok())
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(
+            got,
+            ["r5", "r6", "d4"],
+            "stale and repeated receipts dropped, kinds apart"
+        );
+    }
+
+    #[test]
+    fn a_full_queue_closes_the_session_with_1013() {
+        let (hub, delivery) = local();
+        let sender = session(&hub, "alice", 1);
+        let slow = session(&hub, "bob", 1);
+        let members: Arc<[UserId]> = Arc::from([UserId::parse("bob").unwrap()]);
+        delivery.message_stored(&message(), &members, &sender.handle.id);
+        assert!(!slow.close.is_kicked());
+        delivery.message_stored(&message(), &members, &sender.handle.id);
+        assert!(slow.close.is_kicked());
+        assert_eq!(slow.close.reason().map(|r| r.code), Some(close_code::TRY_AGAIN_LATER));
+    }
+}

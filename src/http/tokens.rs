@@ -1,0 +1,44 @@
+//! `POST /v1/tokens`: user tokens minted by the admin API.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+
+use super::body::{parse_json, read_body};
+use super::channels::user_id;
+use super::{require_admin, ApiError};
+use crate::state::AppState;
+
+/// The shape of the `POST /v1/tokens` body, as its refusals name it.
+const TOKEN_SHAPE: &str = r#"{"userId": string, "ttlSeconds"?: integer}"#;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateToken {
+    user_id: String,
+    ttl_seconds: Option<u64>,
+}
+
+/// `POST /v1/tokens` (admin): 201 `{"token", "expiresAt"}`.
+pub async fn create_token(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    raw: Request,
+) -> Result<Response, ApiError> {
+    require_admin(&state, &headers)?;
+    let body = read_body(raw, state.config.max_request_bytes).await?;
+    let request: CreateToken = parse_json(&body, TOKEN_SHAPE)?;
+    let user = user_id(&request.user_id, "userId")?;
+    let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
+    if ttl == 0 || ttl > crate::auth::MAX_TOKEN_TTL_SECS {
+        return Err(ApiError::invalid_field("ttlSeconds", "must be between 1 and 315360000"));
+    }
+    let (token, expires_at) = state
+        .auth
+        .mint(&user, ttl)
+        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "could not sign token"))?;
+    let body = serde_json::json!({"token": token, "expiresAt": expires_at});
+    Ok((StatusCode::CREATED, Json(body)).into_response())
+}

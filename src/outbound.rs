@@ -1,0 +1,247 @@
+//! A session's outbound side as the rest of the server sees it: the bounded
+//! queue of encoded frames its socket task drains ([`SessionHandle`],
+//! [`QueuedBytes`]), and its close switch ([`CloseSignal`], [`close_code`]).
+//!
+//! Nothing that queues a frame ever waits on a socket: [`SessionHandle::push`]
+//! only calls `try_send`, and a full queue closes that session with 1013 (try
+//! again later); it recovers by reconnecting and syncing, so one slow reader
+//! never slows anyone else (backpressure ends at the queue).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use axum::extract::ws::Utf8Bytes;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::ids::{ChannelId, UserId};
+use crate::protocol::ServerFrame;
+use crate::telemetry;
+
+/// WebSocket close codes used by the server (RFC 6455 §7.4.1, IANA registry).
+pub mod close_code {
+    /// Normal closure.
+    pub const NORMAL: u16 = 1000;
+    /// Server going away (shutdown).
+    pub const GOING_AWAY: u16 = 1001;
+    /// Protocol error (a frame that breaks RFC 6455).
+    pub const PROTOCOL_ERROR: u16 = 1002;
+    /// Invalid frame payload data (a text frame that is not UTF-8).
+    pub const INVALID_DATA: u16 = 1007;
+    /// Abnormal closure: the connection dropped without a close frame. Only
+    /// recorded (metrics); RFC 6455 forbids sending it.
+    pub const ABNORMAL: u16 = 1006;
+    /// Policy violation (token expired, too many bad frames).
+    pub const POLICY: u16 = 1008;
+    /// Message too big (over `max_frame_bytes`).
+    pub const TOO_BIG: u16 = 1009;
+    /// Internal error.
+    pub const INTERNAL: u16 = 1011;
+    /// Try again later: the session could not keep up with its frames.
+    pub const TRY_AGAIN_LATER: u16 = 1013;
+}
+
+/// How and why a session is being closed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloseReason {
+    /// WebSocket close code (see [`close_code`]).
+    pub code: u16,
+    /// Short text sent in the close frame.
+    pub reason: &'static str,
+}
+
+/// A session's close switch, shared by its reader, its writer and the hub.
+/// The first reason set wins.
+#[derive(Debug, Default)]
+pub struct CloseSignal {
+    token: CancellationToken,
+    reason: OnceLock<CloseReason>,
+}
+
+impl CloseSignal {
+    /// Closes the session now with `code`, dropping frames still queued.
+    pub fn kick(&self, code: u16, reason: &'static str) {
+        let _ = self.reason.set(CloseReason { code, reason });
+        self.token.cancel();
+    }
+
+    /// Records the code to close with once the queue has drained, without
+    /// closing now (graceful shutdown).
+    pub fn close_after_drain(&self, code: u16, reason: &'static str) {
+        let _ = self.reason.set(CloseReason { code, reason });
+    }
+
+    /// Resolves when [`Self::kick`] was called.
+    pub async fn kicked(&self) {
+        self.token.cancelled().await;
+    }
+
+    /// Whether [`Self::kick`] was called.
+    pub fn is_kicked(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// The reason in force, if any.
+    pub fn reason(&self) -> Option<CloseReason> {
+        self.reason.get().cloned()
+    }
+}
+
+/// A watermark: (channel, owner, `read`? else `delivered`).
+pub type WatermarkKey = (ChannelId, UserId, bool);
+
+/// A process-unique session id (UUIDv7 text), also sent in HELLO.
+pub type SessionId = Arc<str>;
+
+/// What the hub holds for one live session.
+#[derive(Debug, Clone)]
+pub struct SessionHandle {
+    /// This session's id.
+    pub id: SessionId,
+    /// The authenticated user.
+    pub user_id: UserId,
+    outbound: mpsc::Sender<Utf8Bytes>,
+    queued: Arc<QueuedBytes>,
+    close: Arc<CloseSignal>,
+    /// The highest RECEIPT `seq` queued to this session per (channel,
+    /// watermark owner, read?). Two watermark moves can commit in one order
+    /// and reach the hub in the other; a RECEIPT below one already queued is
+    /// stale and dropped, so a session never sees a watermark go back.
+    receipts: Arc<Mutex<HashMap<WatermarkKey, i64>>>,
+}
+
+impl SessionHandle {
+    /// A handle over the session's outbound queue, its byte count (the
+    /// session's writer calls [`QueuedBytes::taken`] for each frame it takes)
+    /// and close switch.
+    pub fn new(
+        id: SessionId,
+        user_id: UserId,
+        outbound: mpsc::Sender<Utf8Bytes>,
+        queued: Arc<QueuedBytes>,
+        close: Arc<CloseSignal>,
+    ) -> Self {
+        Self {
+            id,
+            user_id,
+            outbound,
+            queued,
+            close,
+            receipts: Arc::default(),
+        }
+    }
+
+    /// Queues an encoded frame without waiting. A full queue (in frames, or
+    /// in bytes: [`QueuedBytes`]) closes the session with 1013; a session
+    /// already gone is ignored. Returns whether the frame was queued.
+    pub fn push(&self, text: Utf8Bytes, type_name: &'static str) -> bool {
+        let len = text.len();
+        if self.queued.add(len) {
+            match self.outbound.try_send(text) {
+                Ok(()) => {
+                    telemetry::frame_out(type_name);
+                    return true;
+                }
+                Err(mpsc::error::TrySendError::Full(_)) => self.queued.taken(len),
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    self.queued.taken(len);
+                    return false;
+                }
+            }
+        }
+        self.close
+            .kick(close_code::TRY_AGAIN_LATER, "too slow to take its frames");
+        false
+    }
+
+    /// Whether a RECEIPT for watermark `key` at `seq` is news to this
+    /// session, recording it: false when one at or above `seq` was already
+    /// queued to it for that watermark.
+    pub fn receipt_is_fresh(&self, key: &WatermarkKey, seq: i64) -> bool {
+        let mut seen = self.receipts.lock().unwrap_or_else(|e| e.into_inner());
+        let last = seen.entry(key.clone()).or_insert(0);
+        let fresh = seq > *last;
+        *last = (*last).max(seq);
+        fresh
+    }
+
+    /// Waits until at most `bytes` of this session's encoded frames are
+    /// queued ([`QueuedBytes::at_most`]).
+    pub async fn queued_at_most(&self, bytes: usize) {
+        self.queued.at_most(bytes).await;
+    }
+
+    /// Closes the session now with `code` (see [`CloseSignal::kick`]).
+    pub fn kick(&self, code: u16, reason: &'static str) {
+        self.close.kick(code, reason);
+    }
+
+    /// Encodes and queues a frame (see [`Self::push`]).
+    pub fn send(&self, frame: &ServerFrame) -> bool {
+        self.push(Utf8Bytes::from(frame.encode()), frame.type_name())
+    }
+}
+
+/// Bytes of encoded frames in one session's outbound queue, against its
+/// bound (`outbound_queue_bytes`). Shared by the session's handles, which
+/// add each frame they queue, and its writer, which takes them off.
+#[derive(Debug)]
+pub struct QueuedBytes {
+    queued: AtomicUsize,
+    limit: usize,
+    /// Set while a task waits in [`QueuedBytes::at_most`], so that
+    /// [`QueuedBytes::taken`] wakes it only then.
+    waiting: AtomicBool,
+    drained: tokio::sync::Notify,
+}
+
+impl QueuedBytes {
+    /// An empty queue that may hold `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        Self {
+            queued: AtomicUsize::new(0),
+            limit,
+            waiting: AtomicBool::new(false),
+            drained: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Waits until at most `level` bytes are queued (backpressure for work
+    /// that queues a lot at once, such as a SYNC_BATCH page). One waiter at
+    /// a time: the session's reader is the only caller.
+    pub async fn at_most(&self, level: usize) {
+        loop {
+            let notified = self.drained.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a `taken` after it wakes us.
+            notified.as_mut().enable();
+            self.waiting.store(true, Ordering::SeqCst);
+            if self.queued.load(Ordering::SeqCst) <= level {
+                self.waiting.store(false, Ordering::SeqCst);
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Counts `len` more bytes queued; `false` (and nothing counted) when
+    /// that would pass the bound.
+    pub fn add(&self, len: usize) -> bool {
+        self.queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| {
+                q.checked_add(len).filter(|&n| n <= self.limit)
+            })
+            .is_ok()
+    }
+
+    /// Counts `len` bytes taken off the queue.
+    pub fn taken(&self, len: usize) {
+        let _ = self
+            .queued
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |q| Some(q.saturating_sub(len)));
+        if self.waiting.load(Ordering::SeqCst) {
+            self.drained.notify_waiters();
+        }
+    }
+}
