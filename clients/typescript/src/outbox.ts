@@ -70,49 +70,8 @@ function key(userId: string, clientMsgId: string): string {
   return `${userId}\u0000${clientMsgId}`;
 }
 
-/** Minimal structural types of the IndexedDB API used here (the platform's, or fake-indexeddb in tests). */
-export interface IDBFactoryLike {
-  /** Opens a database. */
-  open(name: string, version?: number): IDBOpenDBRequestLike;
-}
-/** @internal */
-export interface IDBRequestLike<T> {
-  result: T;
-  error: unknown;
-  onsuccess: ((ev: unknown) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
-}
-/** @internal */
-export interface IDBOpenDBRequestLike extends IDBRequestLike<IDBDatabaseLike> {
-  onupgradeneeded: ((ev: unknown) => void) | null;
-}
-/** @internal */
-export interface IDBDatabaseLike {
-  readonly objectStoreNames: { contains(name: string): boolean };
-  createObjectStore(name: string, options: { keyPath: string | string[] }): {
-    createIndex(name: string, keyPath: string): unknown;
-  };
-  transaction(
-    names: string,
-    mode: 'readonly' | 'readwrite',
-    options?: { durability?: 'strict' | 'relaxed' | 'default' },
-  ): IDBTransactionLike;
-  close(): void;
-}
-/** @internal */
-export interface IDBTransactionLike {
-  objectStore(name: string): IDBObjectStoreLike;
-  oncomplete: ((ev: unknown) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
-  onabort: ((ev: unknown) => void) | null;
-  error: unknown;
-}
-/** @internal */
-export interface IDBObjectStoreLike {
-  put(value: unknown): unknown;
-  delete(key: unknown): unknown;
-  index(name: string): { getAll(query: unknown): IDBRequestLike<unknown[]> };
-}
+/** The IndexedDB factory type (the platform's `indexedDB`, or fake-indexeddb's in tests). */
+export type IDBFactoryLike = IDBFactory;
 
 const STORE = 'outbox';
 
@@ -122,7 +81,7 @@ const STORE = 'outbox';
  * with `durability: 'strict'`.
  */
 export class IndexedDBOutboxStorage implements OutboxStorage {
-  private db: Promise<IDBDatabaseLike> | undefined;
+  private db: Promise<IDBDatabase> | undefined;
   private readonly factory: IDBFactoryLike;
   private readonly name: string;
 
@@ -137,8 +96,8 @@ export class IndexedDBOutboxStorage implements OutboxStorage {
     this.name = name;
   }
 
-  private open(): Promise<IDBDatabaseLike> {
-    this.db ??= new Promise<IDBDatabaseLike>((resolve, reject) => {
+  private open(): Promise<IDBDatabase> {
+    this.db ??= new Promise<IDBDatabase>((resolve, reject) => {
       const req = this.factory.open(this.name, 1);
       req.onupgradeneeded = () => {
         const db = req.result;
@@ -157,7 +116,7 @@ export class IndexedDBOutboxStorage implements OutboxStorage {
     return this.db;
   }
 
-  private async tx(mode: 'readonly' | 'readwrite', fn: (s: IDBObjectStoreLike) => void): Promise<void> {
+  private async tx(mode: 'readonly' | 'readwrite', fn: (s: IDBObjectStore) => void): Promise<void> {
     const db = await this.open();
     await new Promise<void>((resolve, reject) => {
       const t = db.transaction(STORE, mode, { durability: 'strict' });
@@ -188,7 +147,7 @@ export class IndexedDBOutboxStorage implements OutboxStorage {
   /** {@inheritDoc OutboxStorage.put} */
   put(record: OutboxRecord): Promise<void> {
     return this.tx('readwrite', (s) => {
-      s.put(JSON.parse(JSON.stringify(record)) as unknown);
+      s.put(JSON.parse(JSON.stringify(record)) as OutboxRecord);
     });
   }
   /** {@inheritDoc OutboxStorage.delete} */
