@@ -91,6 +91,18 @@ impl CloseSignal {
 /// A watermark: (channel, owner, `read`? else `delivered`).
 pub type WatermarkKey = (ChannelId, UserId, bool);
 
+/// An encoded RECEIPT on its way to a user's sessions: the watermark it is
+/// about, its new `seq`, and the frame's text.
+#[derive(Debug, Clone)]
+pub struct ReceiptFrame {
+    /// The watermark that moved.
+    pub key: WatermarkKey,
+    /// The watermark's new seq.
+    pub seq: i64,
+    /// The encoded RECEIPT frame.
+    pub text: Utf8Bytes,
+}
+
 /// A process-unique session id (UUIDv7 text), also sent in HELLO.
 pub type SessionId = Arc<str>;
 

@@ -298,21 +298,15 @@ impl Cluster {
     /// Delivers a RECEIPT on this node ([`Hub::send_receipt`]) and publishes
     /// it to the nodes holding `user_id`'s sessions, which apply the same
     /// per-session filter.
-    pub fn send_receipt(
-        &self,
-        user_id: &UserId,
-        key: &crate::outbound::WatermarkKey,
-        seq: i64,
-        text: &Utf8Bytes,
-        except: Option<&SessionId>,
-    ) {
-        self.0.hub.send_receipt(user_id, key, seq, text, except);
+    pub fn send_receipt(&self, user_id: &UserId, receipt: &crate::outbound::ReceiptFrame, except: Option<&SessionId>) {
+        self.0.hub.send_receipt(user_id, receipt, except);
+        let key = &receipt.key;
         let envelope = UserEnvelope::Receipt {
             channel_id: key.0.as_str().to_owned(),
             owner: key.1.as_str().to_owned(),
             read: key.2,
-            seq,
-            text: text.as_str().to_owned(),
+            seq: receipt.seq,
+            text: receipt.text.as_str().to_owned(),
         };
         if let Ok(payload) = serde_json::to_vec(&envelope) {
             self.0
@@ -752,9 +746,12 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
             text,
         }) => match (ChannelId::parse(&channel_id), UserId::parse(&owner)) {
             (Ok(channel), Ok(owner)) => {
-                inner
-                    .hub
-                    .send_receipt(user, &(channel, owner, read), seq, &Utf8Bytes::from(text), None);
+                let receipt = crate::outbound::ReceiptFrame {
+                    key: (channel, owner, read),
+                    seq,
+                    text: Utf8Bytes::from(text),
+                };
+                inner.hub.send_receipt(user, &receipt, None);
             }
             _ => tracing::warn!("bad receipt ids from NATS"),
         },

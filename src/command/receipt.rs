@@ -6,6 +6,7 @@ use axum::extract::ws::Utf8Bytes;
 
 use super::Context;
 use crate::ids::now_ms;
+use crate::outbound::ReceiptFrame;
 use crate::protocol::{ErrorCode, ErrorFrame, ReceiptKind, ServerFrame};
 use crate::view;
 
@@ -60,16 +61,19 @@ pub async fn run(ctx: Context<'_>, message_id: uuid::Uuid, read: bool) -> Result
         seq: message.seq,
         ts: now_ms(),
     };
-    let text = Utf8Bytes::from(frame.encode());
-    let key = (message.channel_id.clone(), user_id.clone(), read);
+    let receipt = ReceiptFrame {
+        key: (message.channel_id.clone(), user_id.clone(), read),
+        seq: message.seq,
+        text: Utf8Bytes::from(frame.encode()),
+    };
     // The wire contract's recipients: "the sessions of that message's
     // sender" (every one of them, so when users mark their own message the
     // session that sent the receipt gets it too) and, for `read`, "the
     // reader's other sessions".
     let delivery = &ctx.state.delivery;
-    delivery.receipt(&message.sender_id, &key, message.seq, &text, None);
+    delivery.receipt(&message.sender_id, &receipt, None);
     if read && message.sender_id != *user_id {
-        delivery.receipt(user_id, &key, message.seq, &text, Some(&ctx.session.id));
+        delivery.receipt(user_id, &receipt, Some(&ctx.session.id));
     }
     Ok(())
 }

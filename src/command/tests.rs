@@ -108,13 +108,17 @@ impl TestSession {
     }
 }
 
+/// A MSG_SEND to `room`.
+fn send(key: &str, body: &str) -> Value {
+    json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": key, "body": body})
+}
+
 #[tokio::test]
 async fn a_send_is_acked_then_a_retry_is_a_duplicate_and_bob_gets_one_recv() {
     let (state, _dir) = state().await;
     let mut alice = TestSession::open(&state, "alice");
     let mut bob = TestSession::open(&state, "bob");
-    let send = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k1", "body": "hi"});
-    alice.read(&state, &[send.clone(), send]).await;
+    alice.read(&state, &[send("k1", "hi"), send("k1", "hi")]).await;
     let acks = alice.frames();
     assert_eq!(acks.len(), 2, "{acks:?}");
     assert_eq!(acks[0]["type"], "MSG_ACK");
@@ -132,15 +136,7 @@ async fn a_send_is_acked_then_a_retry_is_a_duplicate_and_bob_gets_one_recv() {
 async fn a_changed_retry_is_an_idempotency_conflict_echoing_the_key() {
     let (state, _dir) = state().await;
     let mut alice = TestSession::open(&state, "alice");
-    alice
-        .read(
-            &state,
-            &[
-                json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k1", "body": "hi"}),
-                json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k1", "body": "changed"}),
-            ],
-        )
-        .await;
+    alice.read(&state, &[send("k1", "hi"), send("k1", "changed")]).await;
     let frames = alice.frames();
     assert_eq!(frames[1]["type"], "ERROR");
     assert_eq!(frames[1]["code"], "idempotency_conflict");
@@ -158,7 +154,7 @@ async fn bad_frames_get_their_codes_and_the_session_reads_on() {
             &[
                 json!(["not", "an", "object"]),
                 json!({"type": "NOPE"}),
-                json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k2", "body": ""}),
+                send("k2", ""),
                 json!({"type": "MSG_SEND", "channelId": "elsewhere", "clientMsgId": "k3", "body": "x"}),
                 json!({"type": "SYNC", "channelId": "room", "afterSeq": 0}),
             ],
@@ -183,15 +179,7 @@ async fn a_read_receipt_reaches_the_sender_and_never_goes_back() {
     let (state, _dir) = state().await;
     let mut alice = TestSession::open(&state, "alice");
     let mut bob = TestSession::open(&state, "bob");
-    alice
-        .read(
-            &state,
-            &[
-                json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "a1", "body": "one"}),
-                json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "a2", "body": "two"}),
-            ],
-        )
-        .await;
+    alice.read(&state, &[send("a1", "one"), send("a2", "two")]).await;
     let acks = alice.frames();
     let (first, second) = (acks[0]["messageId"].clone(), acks[1]["messageId"].clone());
     bob.frames();

@@ -12,7 +12,7 @@ use std::sync::RwLock;
 use axum::extract::ws::Utf8Bytes;
 
 use crate::ids::{ChannelId, UserId};
-use crate::outbound::{SessionHandle, SessionId, WatermarkKey};
+use crate::outbound::{ReceiptFrame, SessionHandle, SessionId};
 
 /// The registry of live sessions on this node, by user.
 #[derive(Debug)]
@@ -105,23 +105,15 @@ impl Hub {
         }
     }
 
-    /// Queues an encoded RECEIPT for watermark `key` = (channel, owner,
-    /// read?) at `seq` to every live session of `user_id` except `except`,
-    /// skipping sessions that already got a RECEIPT at or above `seq` for
+    /// Queues `receipt` to every live session of `user_id` except `except`,
+    /// skipping sessions that already got a RECEIPT at or above its `seq` for
     /// that watermark ([`SessionHandle::receipt_is_fresh`]), so receipts never
     /// go back, whatever order concurrent watermark moves reach the hub in.
-    pub(crate) fn send_receipt(
-        &self,
-        user_id: &UserId,
-        key: &WatermarkKey,
-        seq: i64,
-        text: &Utf8Bytes,
-        except: Option<&SessionId>,
-    ) {
+    pub(crate) fn send_receipt(&self, user_id: &UserId, receipt: &ReceiptFrame, except: Option<&SessionId>) {
         let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
         for handle in sessions.get(user_id).into_iter().flatten() {
-            if Some(&handle.id) != except && handle.receipt_is_fresh(key, seq) {
-                handle.push(text.clone(), "RECEIPT");
+            if Some(&handle.id) != except && handle.receipt_is_fresh(&receipt.key, receipt.seq) {
+                handle.push(receipt.text.clone(), "RECEIPT");
             }
         }
     }

@@ -23,7 +23,7 @@ pub use hub::Hub;
 use crate::cluster::{Cluster, ClusterError, SessionInterest};
 use crate::config::Config;
 use crate::ids::{ChannelId, UserId};
-use crate::outbound::{SessionId, WatermarkKey};
+use crate::outbound::{ReceiptFrame, SessionId};
 use crate::protocol::ServerFrame;
 use crate::store::{Store, StoredMessage};
 use crate::view;
@@ -109,21 +109,13 @@ impl Delivery {
         }
     }
 
-    /// Queues an encoded RECEIPT for watermark `key` = (channel, owner,
-    /// read?) at `seq` to every session of `user_id` on every node, except
+    /// Queues `receipt` to every session of `user_id` on every node, except
     /// `except`; a session never gets one below a RECEIPT it already got for
     /// that watermark ([`crate::outbound::SessionHandle::receipt_is_fresh`]).
-    pub fn receipt(
-        &self,
-        user_id: &UserId,
-        key: &WatermarkKey,
-        seq: i64,
-        text: &Utf8Bytes,
-        except: Option<&SessionId>,
-    ) {
+    pub fn receipt(&self, user_id: &UserId, receipt: &ReceiptFrame, except: Option<&SessionId>) {
         match self {
-            Delivery::Local(hub) => hub.send_receipt(user_id, key, seq, text, except),
-            Delivery::Nats(cluster) => cluster.send_receipt(user_id, key, seq, text, except),
+            Delivery::Local(hub) => hub.send_receipt(user_id, receipt, except),
+            Delivery::Nats(cluster) => cluster.send_receipt(user_id, receipt, except),
         }
     }
 
@@ -155,7 +147,7 @@ mod tests {
 
     use super::*;
     use crate::ids::ClientMsgId;
-    use crate::outbound::{close_code, CloseSignal, QueuedBytes, SessionHandle};
+    use crate::outbound::{close_code, CloseSignal, QueuedBytes, SessionHandle, WatermarkKey};
 
     struct Session {
         handle: SessionHandle,
@@ -225,11 +217,16 @@ mod tests {
         let mut alice_session = session(&hub, "alice", 8);
         let key = (ChannelId::parse("room").unwrap(), UserId::parse("bob").unwrap(), true);
         let alice = UserId::parse("alice").unwrap();
+        let receipt = |key: &WatermarkKey, seq, text| ReceiptFrame {
+            key: key.clone(),
+            seq,
+            text: Utf8Bytes::from_static(text),
+        };
         for (seq, text) in [(5, "r5"), (3, "r3"), (5, "r5-again"), (6, "r6")] {
-            delivery.receipt(&alice, &key, seq, &Utf8Bytes::from_static(text), None);
+            delivery.receipt(&alice, &receipt(&key, seq, text), None);
         }
         let other_kind = (key.0.clone(), key.1.clone(), false);
-        delivery.receipt(&alice, &other_kind, 4, &Utf8Bytes::from_static("d4"), None);
+        delivery.receipt(&alice, &receipt(&other_kind, 4, "d4"), None);
         let got: Vec<String> = std::iter::from_fn(|| alice_session.rx.try_recv().ok())
             .map(|t| t.to_string())
             .collect();

@@ -4,9 +4,21 @@
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Request};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 
-use super::ApiError;
+use super::{require_admin, ApiError};
+use crate::state::AppState;
+
+/// The body of an admin request: the credentials are checked first, so a
+/// request without valid ones is refused before its body is read (and is
+/// never told `100 Continue`), then the body is read ([`read_body`]).
+///
+/// # Errors
+/// 401/403 for the credentials, as [`require_admin`]; then as [`read_body`].
+pub async fn admin_body(state: &AppState, headers: &HeaderMap, request: Request) -> Result<Bytes, ApiError> {
+    require_admin(state, headers)?;
+    read_body(request, state.config.max_request_bytes).await
+}
 
 /// Reads the request's body, or answers with the extractor's refusal (413
 /// past `max_request_bytes`) in the API's error shape. Handlers call

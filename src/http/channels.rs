@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::body::{parse_json, read_body};
+use super::body::{admin_body, parse_json};
 use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::protocol::{check_after_seq, check_limit};
@@ -60,8 +60,7 @@ pub async fn create_channel(
     headers: HeaderMap,
     raw: Request,
 ) -> Result<Response, ApiError> {
-    require_admin(&state, &headers)?;
-    let body = read_body(raw, state.config.max_request_bytes).await?;
+    let body = admin_body(&state, &headers, raw).await?;
     let request: CreateChannel = if body.is_empty() {
         CreateChannel {
             channel_id: None,

@@ -6,9 +6,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 
-use super::body::{parse_json, read_body};
+use super::body::{admin_body, parse_json};
 use super::channels::user_id;
-use super::{require_admin, ApiError};
+use super::ApiError;
 use crate::state::AppState;
 
 /// The shape of the `POST /v1/tokens` body, as its refusals name it.
@@ -27,8 +27,7 @@ pub async fn create_token(
     headers: HeaderMap,
     raw: Request,
 ) -> Result<Response, ApiError> {
-    require_admin(&state, &headers)?;
-    let body = read_body(raw, state.config.max_request_bytes).await?;
+    let body = admin_body(&state, &headers, raw).await?;
     let request: CreateToken = parse_json(&body, TOKEN_SHAPE)?;
     let user = user_id(&request.user_id, "userId")?;
     let ttl = request.ttl_seconds.unwrap_or(state.config.token_ttl_secs);
