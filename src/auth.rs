@@ -13,8 +13,9 @@ use subtle::ConstantTimeEq;
 
 use crate::ids::{now_ms, UserId};
 
-/// Longest lifetime of a minted token, seconds (ten years).
-pub const MAX_TOKEN_TTL_SECS: u64 = 10 * 365 * 86_400;
+/// Longest lifetime of a minted token, seconds (ten years); defined with the
+/// settings, which bound `token_ttl_secs` by it.
+pub use crate::config::MAX_TOKEN_TTL_SECS;
 
 /// Claims of a chatd user token, as [`Auth::mint`] writes them (verification
 /// reads its own, [`Checked`]).
@@ -169,7 +170,7 @@ impl Auth {
     }
 
     /// The verifier for a configuration and its resolved secrets.
-    pub fn from_config(config: &crate::config::Config, secrets: &crate::config::Secrets) -> Self {
+    pub fn from_config(config: &crate::config::Config, secrets: &crate::secrets::Secrets) -> Self {
         Self::new(
             &secrets.jwt_secret,
             &secrets.admin_token,

@@ -38,15 +38,13 @@ use tokio_util::task::TaskTracker;
 use crate::config::Config;
 use crate::fanout::{Hub, SessionId};
 use crate::ids::{ChannelId, UserId};
+use crate::nats_addr::parse_nats_urls;
 use crate::store::{Store, StoredMessage};
 use crate::telemetry;
 
 use channel::{ChannelCmd, ChannelCore, Delivery};
 pub use sequencer::{Offer, Sequencer};
-pub use wire::{
-    channel_subject, encode_token, parse_nats_urls, ping_subject, user_subject, valid_subject_prefix, ChannelEnvelope,
-    UserEnvelope,
-};
+pub use wire::{channel_subject, encode_token, ping_subject, user_subject, ChannelEnvelope, UserEnvelope};
 
 /// How long a session start waits for its subscriptions to be confirmed
 /// before it sends HELLO anyway (NATS down or slow).
