@@ -191,7 +191,7 @@ impl Auth {
         // jsonwebtoken compares whole seconds (and rounds a fraction), which
         // accepts a token up to a second after its `exp`; RFC 7519 §4.1.4:
         // the token must not be accepted "on or after" it. Checked again to
-        // the millisecond (found by a breaker helper with a fractional `exp`).
+        // the millisecond, so a fractional `exp` is not stretched by rounding.
         let now = u64::try_from(now_ms()).unwrap_or(0);
         let leeway_ms = self.validation.leeway.saturating_mul(1000);
         if data.claims.exp.saturating_add(leeway_ms) <= now {

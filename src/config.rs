@@ -391,7 +391,7 @@ impl Config {
         }
         // Upper bounds: past them a value allocates, overflows a time or
         // passes a database's own limit, and the server would panic or abort
-        // after it started (a breaker helper found each one).
+        // after it started, so such a value is refused here, at load.
         for (key, value, most) in self.upper_bounds() {
             if value > most {
                 return Err(ConfigError::Invalid(format!("{key} must be at most {most}")));
@@ -409,7 +409,7 @@ impl Config {
     /// and one message of `max_body_bytes` in the worst JSON escaping (6
     /// bytes per byte, `\u00XX`, plus 1 KiB of ids and field names). Below it
     /// a session is closed with 1013 on every large message, however fast it
-    /// reads (found by a breaker helper with a 4 KiB queue).
+    /// reads, and again after every reconnect.
     pub fn least_outbound_queue_bytes(&self) -> usize {
         let message = self.max_body_bytes.saturating_mul(6).saturating_add(1024);
         self.max_page_bytes.max(message).saturating_mul(2).max(2 * 1024 * 1024)
@@ -615,9 +615,9 @@ mod tests {
         }
     }
 
-    /// Found by a breaker helper: each of these passed validation, then
-    /// panicked the writers or sessions, aborted on allocation, was killed
-    /// for memory, or failed in the database driver after start.
+    /// Each of these, if it passed validation, would panic the writers or
+    /// sessions, abort on allocation, get the server killed for memory, or
+    /// fail in the database driver after start: refused at load instead.
     #[test]
     fn values_that_would_panic_or_abort_later_are_refused_up_front() {
         type Case = (&'static str, fn(&mut Config));
@@ -664,10 +664,10 @@ mod tests {
         assert!(config.validate().is_ok(), "{:?}", config.validate());
     }
 
-    /// Found by a breaker helper: `max_page_bytes = 2048` with
-    /// `outbound_queue_bytes = 4096` passed ("twice max_page_bytes"), and
-    /// every 16 KB message then closed its recipients with 1013, again after
-    /// every reconnect.
+    /// The queue's floor counts the largest message as well as the largest
+    /// page: with `max_page_bytes = 2048` and `outbound_queue_bytes = 4096`
+    /// ("twice max_page_bytes"), every 16 KB message would close its
+    /// recipients with 1013, again after every reconnect.
     #[test]
     fn the_outbound_queue_takes_the_largest_frame_twice() {
         let defaults = Config::default();

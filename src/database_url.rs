@@ -7,8 +7,8 @@ use std::path::Path;
 /// The `sqlite://` URL of the file at `path`, as sqlx reads it back: `%`,
 /// `?` and `#` percent-escaped (sqlx decodes the path, and would take `?` for
 /// a query), and a relative path led by `./` so it can never start like a
-/// scheme, `file:` or `:memory:` (found by a breaker helper: a `data_dir` of
-/// `/tmp/x-50%41` put the database in `/tmp/x-50A`).
+/// scheme, `file:` or `:memory:`. Unescaped, a `data_dir` such as
+/// `/tmp/x-50%41` would put the database in `/tmp/x-50A`.
 pub fn sqlite_file_url(path: &Path) -> String {
     let text = path.display().to_string();
     let text = if path.is_absolute() || text.starts_with("./") || text.starts_with("../") {
@@ -31,12 +31,12 @@ pub fn sqlite_file_url(path: &Path) -> String {
 /// Why `url` cannot be the database, or `None`. Only PostgreSQL, and SQLite
 /// as a plain file path: `sqlite://relative/path` or `sqlite:///absolute/path`,
 /// without a query string, percent-escapes or a `file:` URI (chatd sets every
-/// SQLite option itself). A breaker helper found that an SQLite URL without
-/// a path started a server whose sessions all failed, and that an in-memory
-/// database (`sqlite::memory:`, `?mode=memory`, and spellings of them that
-/// sqlx decodes: `%6Demory`, `file::memory:`, `vfs=memdb`, a repeated scheme
-/// as in `sqlite://sqlite::memory:`) acknowledged messages a restart then
-/// lost, against "persist before ACK". The path is taken the way sqlx takes
+/// SQLite option itself). An SQLite URL without a path would start a server
+/// whose sessions all fail, and an in-memory database (`sqlite::memory:`,
+/// `?mode=memory`, and spellings of them that sqlx decodes: `%6Demory`,
+/// `file::memory:`, `vfs=memdb`, a repeated scheme as in
+/// `sqlite://sqlite::memory:`) would acknowledge messages a restart then
+/// loses, against "persist before ACK". The path is taken the way sqlx takes
 /// it (every leading `sqlite://`, then every `sqlite:`, removed), and only
 /// the plain form is accepted, so no spelling can slip through.
 pub(crate) fn database_url_problem(url: &str) -> Option<String> {

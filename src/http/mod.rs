@@ -65,8 +65,8 @@ pub fn router(state: AppState) -> Router {
 
 /// Answers 401 to a request with more than one `Authorization` header, on
 /// every route: a singleton field (RFC 9110 §11.6.2), and which of several
-/// counts would depend on the parser (a proxy that reads the last and chatd
-/// the first saw two users; found by a breaker helper).
+/// counts would depend on the parser (a proxy that reads the last and a
+/// server that reads the first would see two different users).
 async fn one_authorization(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     if request.headers().get_all(header::AUTHORIZATION).iter().nth(1).is_some() {
         return ApiError::unauthorized("Authorization header given more than once").into_response();
