@@ -13,8 +13,9 @@ use subtle::ConstantTimeEq;
 
 use crate::ids::{now_ms, UserId};
 
-/// Longest lifetime of a minted token, seconds (ten years).
-pub const MAX_TOKEN_TTL_SECS: u64 = 10 * 365 * 86_400;
+/// Longest lifetime of a minted token, seconds (ten years); defined with the
+/// settings, which bound `token_ttl_secs` by it.
+pub use crate::config::MAX_TOKEN_TTL_SECS;
 
 /// Claims of a chatd user token, as [`Auth::mint`] writes them (verification
 /// reads its own, [`Checked`]).
@@ -169,7 +170,7 @@ impl Auth {
     }
 
     /// The verifier for a configuration and its resolved secrets.
-    pub fn from_config(config: &crate::config::Config, secrets: &crate::config::Secrets) -> Self {
+    pub fn from_config(config: &crate::config::Config, secrets: &crate::secrets::Secrets) -> Self {
         Self::new(
             &secrets.jwt_secret,
             &secrets.admin_token,
@@ -190,7 +191,7 @@ impl Auth {
         // jsonwebtoken compares whole seconds (and rounds a fraction), which
         // accepts a token up to a second after its `exp`; RFC 7519 §4.1.4:
         // the token must not be accepted "on or after" it. Checked again to
-        // the millisecond (found by a breaker helper with a fractional `exp`).
+        // the millisecond, so a fractional `exp` is not stretched by rounding.
         let now = u64::try_from(now_ms()).unwrap_or(0);
         let leeway_ms = self.validation.leeway.saturating_mul(1000);
         if data.claims.exp.saturating_add(leeway_ms) <= now {

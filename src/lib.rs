@@ -7,7 +7,11 @@
 //! channel's members. `docs/architecture.md` walks through one message.
 //!
 //! Modules, each owning one thing:
-//! - [`config`]: layered settings and generated secrets;
+//! - [`config`]: layered settings and the checks of their values;
+//! - [`secrets`]: the JWT secret and admin token, generated when not configured;
+//! - `private_files`: the data directory and files only the server's user reads;
+//! - [`database_url`]: the database URLs chatd accepts, and the default SQLite file's;
+//! - [`nats_addr`]: the grammar of the NATS server list and subject prefix;
 //! - [`ids`]: validated identifiers and units;
 //! - [`protocol`]: wire frames, their codec and validation;
 //! - [`auth`]: user JWTs and the admin token;
@@ -32,12 +36,16 @@ pub mod cluster;
 pub mod command;
 pub mod commit;
 pub mod config;
+pub mod database_url;
 pub mod delivery;
 pub mod gateway;
 pub mod http;
 pub mod limits;
 pub mod listener;
+pub mod nats_addr;
 pub mod outbound;
+pub(crate) mod private_files;
+pub mod secrets;
 pub mod startup;
 pub mod state;
 pub mod store;

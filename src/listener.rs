@@ -31,8 +31,9 @@ const HTTP_DRAIN: Duration = Duration::from_secs(5);
 /// accepting and waits (at most 5 s) for HTTP connections in progress.
 ///
 /// HTTP/1.1 only. hyper's HTTP/2 server has no idle or header timeout: a
-/// client that sent the h2c preface and then nothing held its connection
-/// forever, and a breaker helper locked every client out with 300 of them.
+/// client that sent the h2c preface and then nothing would hold its
+/// connection forever, and a few hundred such clients would lock every other
+/// client out.
 /// Nothing here needs HTTP/2: the WebSocket upgrade is HTTP/1.1 (RFC 6455),
 /// and TLS, where browsers would use h2, ends at the reverse proxy. An h2c
 /// preface is answered as a malformed HTTP/1.1 request and the connection closed.
@@ -119,16 +120,16 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
 /// An HTTP connection's socket whose writes fail with `TimedOut` once one has
 /// waited `limit` for the peer to take data. hyper's HTTP/1.1 server has no
 /// write timeout: a client that pipelines requests and never reads the
-/// responses held its connection forever (a breaker helper kept 50 open with
-/// `GET /healthz` alone). Off (`off`) once the connection is upgraded: the
+/// responses would hold its connection forever, even with `GET /healthz`
+/// alone. Off (`off`) once the connection is upgraded: the
 /// WebSocket session has its own bound on a slow peer.
 ///
 /// Dropped while a write still waits for the peer (a WebSocket writer ended
 /// by its session, a write past its deadline), the socket is reset
-/// (`SO_LINGER` 0) rather than closed: a normal close left the unsent data,
+/// (`SO_LINGER` 0) rather than closed: a normal close leaves the unsent data,
 /// up to a few MB a socket, in kernel memory in FIN-WAIT-1 for minutes after
-/// the server let go, outside every cap (found by a breaker helper: 220
-/// such sockets held 227 MB). A peer that takes nothing gets nothing more.
+/// the server let go, outside every cap (a few hundred such sockets hold
+/// hundreds of MB). A peer that takes nothing gets nothing more.
 /// Any other socket is closed normally (a reset could destroy a response
 /// the client has not read yet), with `TCP_USER_TIMEOUT` set to `limit`: if
 /// the peer then takes nothing for that long (a response that went whole

@@ -38,16 +38,14 @@ use tokio_util::task::TaskTracker;
 use crate::config::Config;
 use crate::delivery::hub::Hub;
 use crate::ids::{ChannelId, UserId};
+use crate::nats_addr::parse_nats_urls;
 use crate::outbound::SessionId;
 use crate::store::{Store, StoredMessage};
 use crate::telemetry;
 
 use channel::{ChannelCmd, ChannelCore, Handoff};
 pub use sequencer::{Offer, Sequencer};
-pub use wire::{
-    channel_subject, encode_token, parse_nats_urls, ping_subject, user_subject, valid_subject_prefix, ChannelEnvelope,
-    UserEnvelope,
-};
+pub use wire::{channel_subject, encode_token, ping_subject, user_subject, ChannelEnvelope, UserEnvelope};
 
 /// How long a session start waits for its subscriptions to be confirmed
 /// before it sends HELLO anyway (NATS down or slow).

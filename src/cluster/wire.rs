@@ -12,8 +12,6 @@
 //!
 //! Payloads are JSON. Unknown fields are ignored, so a newer node can add some.
 
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{ChannelId, UserId};
@@ -48,33 +46,6 @@ pub fn user_subject(prefix: &str, user: &UserId) -> String {
 /// `<prefix>.ping`: the subject of the round trip that confirms subscriptions.
 pub fn ping_subject(prefix: &str) -> String {
     format!("{prefix}.ping")
-}
-
-/// Whether `prefix` is one or more dot-separated tokens of ASCII letters,
-/// digits, `_` and `-` (no wildcard, no empty token, no whitespace).
-pub fn valid_subject_prefix(prefix: &str) -> bool {
-    !prefix.is_empty()
-        && prefix.len() <= 64
-        && prefix.split('.').all(|token| {
-            !token.is_empty()
-                && token
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        })
-}
-
-/// Parses `nats_url`: one or more NATS server URLs, comma-separated.
-///
-/// # Errors
-/// The text of the first URL that does not parse.
-pub fn parse_nats_urls(text: &str) -> Result<Vec<async_nats::ServerAddr>, String> {
-    let urls: Vec<&str> = text.split(',').map(str::trim).filter(|u| !u.is_empty()).collect();
-    if urls.is_empty() {
-        return Err("no URL".into());
-    }
-    urls.into_iter()
-        .map(|url| async_nats::ServerAddr::from_str(url).map_err(|e| format!("{url}: {e}")))
-        .collect()
 }
 
 /// A committed message on `<prefix>.c.<channel>`.
@@ -173,24 +144,6 @@ mod tests {
         let u = UserId::parse("bob_smith").unwrap();
         assert_eq!(channel_subject("chatd", &c), "chatd.c.room_d1");
         assert_eq!(user_subject("prod.chatd", &u), "prod.chatd.u.bob__smith");
-    }
-
-    #[test]
-    fn prefixes() {
-        for good in ["chatd", "prod.chatd", "t-1_x", "a.b.c"] {
-            assert!(valid_subject_prefix(good), "{good}");
-        }
-        for bad in ["", ".", "a.", ".a", "a..b", "a b", "a.*", ">", "a.>", "ä"] {
-            assert!(!valid_subject_prefix(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn urls() {
-        assert_eq!(parse_nats_urls("nats://127.0.0.1:4222").unwrap().len(), 1);
-        assert_eq!(parse_nats_urls("nats://a:4222, nats://b:4222").unwrap().len(), 2);
-        assert!(parse_nats_urls("").is_err());
-        assert!(parse_nats_urls("http://[::1").is_err());
     }
 
     #[test]

@@ -15,7 +15,8 @@ use axum::response::{IntoResponse, Response};
 use tracing::Instrument;
 
 use crate::auth;
-use crate::http::{ApiError, QueryParams};
+use crate::http::error::ApiError;
+use crate::http::extract::QueryParams;
 use crate::limits::ConnectionRefused;
 use crate::state::AppState;
 

@@ -1,15 +1,21 @@
-//! The HTTP API (`docs/protocol.md` §4): router assembly, the JSON error shape,
-//! and the credential checks shared by the routes.
+//! The HTTP API (`docs/protocol.md` §4): router assembly, the request limits
+//! applied to every route, and the credential checks shared by the routes.
+//! The JSON error shape is [`error`], the extractors [`extract`].
 
 mod body;
 mod channels;
+pub mod error;
+pub mod extract;
 mod health;
 mod tokens;
+
+pub use error::ApiError;
+pub use extract::{ApiPath, ApiQuery, QueryParams, RepeatedParam};
 
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
-use axum::{Json, Router};
+use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
@@ -17,7 +23,6 @@ use tower_http::trace::TraceLayer;
 use crate::auth::{self, AuthUser};
 use crate::gateway;
 use crate::state::AppState;
-use crate::store::StoreError;
 
 /// Builds the router with every route and layer.
 pub fn router(state: AppState) -> Router {
@@ -62,8 +67,8 @@ pub fn router(state: AppState) -> Router {
 
 /// Answers 401 to a request with more than one `Authorization` header, on
 /// every route: a singleton field (RFC 9110 §11.6.2), and which of several
-/// counts would depend on the parser (a proxy that reads the last and chatd
-/// the first saw two users; found by a breaker helper).
+/// counts would depend on the parser (a proxy that reads the last and a
+/// server that reads the first would see two different users).
 async fn one_authorization(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     if request.headers().get_all(header::AUTHORIZATION).iter().nth(1).is_some() {
         return ApiError::unauthorized("Authorization header given more than once").into_response();
@@ -118,84 +123,6 @@ async fn request_deadline(
             "request not completed in time",
         )
         .into_response(),
-    }
-}
-
-/// An HTTP error: `{"error": {"code", "message"}}` with its status.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    code: &'static str,
-    message: String,
-}
-
-impl ApiError {
-    /// An error with an explicit status and code.
-    pub fn new(status: StatusCode, code: &'static str, message: &str) -> Self {
-        Self {
-            status,
-            code,
-            message: message.to_owned(),
-        }
-    }
-
-    /// 400 `bad_request`: body not JSON or not the expected shape.
-    pub fn bad_request(message: &str) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
-    }
-
-    /// 400 `invalid_field`.
-    pub fn invalid_field(field: &str, reason: &str) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_field", &format!("{field}: {reason}"))
-    }
-
-    /// 401 `unauthorized`.
-    pub fn unauthorized(message: &str) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
-    }
-
-    /// 403 `forbidden`.
-    pub fn forbidden(message: &str) -> Self {
-        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
-    }
-
-    /// 404 `not_found`.
-    pub fn not_found(message: &str) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", message)
-    }
-
-    /// 503 `unavailable`.
-    pub fn unavailable(message: &str) -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
-        (self.status, Json(body)).into_response()
-    }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        match error {
-            StoreError::Exists => Self::new(StatusCode::CONFLICT, "conflict", "channel already exists"),
-            StoreError::NotFound => Self::not_found("unknown channel"),
-            StoreError::Unavailable(_) | StoreError::TimedOut => Self::unavailable("database unavailable"),
-            StoreError::InDoubt(_) => {
-                tracing::error!(error = %error, cause = ?std::error::Error::source(&error), "store call outcome unknown");
-                Self::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal",
-                    "the database failed while committing; the change may have been made",
-                )
-            }
-            other => {
-                tracing::error!(error = %other, cause = ?std::error::Error::source(&other), "store call failed");
-                Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
-            }
-        }
     }
 }
 
@@ -259,111 +186,4 @@ pub(crate) fn caller_from_header_or_query(
         .verify(token)
         .map(Caller::User)
         .map_err(|e| ApiError::unauthorized(&e.to_string()))
-}
-
-/// A query parameter given more than once, where chatd reads it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("query parameter {0} given more than once")]
-pub struct RepeatedParam(pub String);
-
-/// A request's query parameters (`application/x-www-form-urlencoded`, as
-/// percent-decoded by `serde_urlencoded`), with the names given more than
-/// once remembered: which of several values counts would depend on the
-/// parser (a proxy that reads the first `access_token` and a server that
-/// reads the last see two different users), so a parameter chatd reads is
-/// refused when repeated. Names chatd does not read may repeat.
-#[derive(Debug, Default)]
-pub struct QueryParams {
-    values: std::collections::HashMap<String, String>,
-    repeated: std::collections::HashSet<String>,
-}
-
-impl QueryParams {
-    /// Collects `pairs`, noting repeated names.
-    pub fn new(pairs: Vec<(String, String)>) -> Self {
-        let mut params = Self::default();
-        for (name, value) in pairs {
-            match params.values.entry(name) {
-                std::collections::hash_map::Entry::Occupied(seen) => {
-                    params.repeated.insert(seen.key().clone());
-                }
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(value);
-                }
-            }
-        }
-        params
-    }
-
-    /// The value of `name`, `None` when absent.
-    ///
-    /// # Errors
-    /// [`RepeatedParam`] when `name` was given more than once.
-    pub fn get(&self, name: &str) -> Result<Option<&str>, RepeatedParam> {
-        if self.repeated.contains(name) {
-            return Err(RepeatedParam(name.to_owned()));
-        }
-        Ok(self.values.get(name).map(String::as_str))
-    }
-}
-
-/// `axum::extract::Path` whose refusals use the API's error shape: a path
-/// segment that is not UTF-8 once percent-decoded (`/v1/channels/%FF`) is
-/// 400 `invalid_field` naming the segment by its wire name (`channelId:
-/// ...`), like every other `invalid_field`. Handlers take it as
-/// `Result<ApiPath<T>, ApiError>` and check the credentials first, so 401 and
-/// 403 come before a bad path (protocol.md, HTTP errors).
-#[derive(Debug)]
-pub struct ApiPath<T>(pub T);
-
-impl<S, T> axum::extract::FromRequestParts<S> for ApiPath<T>
-where
-    S: Send + Sync,
-    T: serde::de::DeserializeOwned + Send,
-{
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Path::<T>::from_request_parts(parts, state)
-            .await
-            .map(|axum::extract::Path(value)| ApiPath(value))
-            .map_err(|rejection| {
-                use axum::extract::path::ErrorKind;
-                use axum::extract::rejection::PathRejection;
-                if let PathRejection::FailedToDeserializePathParams(failed) = &rejection {
-                    if let ErrorKind::InvalidUtf8InPathParam { key } = failed.kind() {
-                        return ApiError::invalid_field(path_field(key), "not UTF-8 once percent-decoded");
-                    }
-                }
-                ApiError::new(rejection.status(), "invalid_field", &rejection.body_text())
-            })
-    }
-}
-
-/// The wire name of a route's path parameter (`channel_id` → `channelId`).
-fn path_field(key: &str) -> &str {
-    match key {
-        "channel_id" => "channelId",
-        "user_id" => "userId",
-        other => other,
-    }
-}
-
-/// `axum::extract::Query` whose refusals use the API's error shape (400 `bad_request`).
-#[derive(Debug)]
-pub struct ApiQuery<T>(pub T);
-
-impl<S, T> axum::extract::FromRequestParts<S> for ApiQuery<T>
-where
-    S: Send + Sync,
-    T: serde::de::DeserializeOwned,
-{
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Query::<T>::from_request_parts(parts, state)
-            .await
-            .map(|axum::extract::Query(value)| ApiQuery(value))
-            .map_err(|rejection| ApiError::new(rejection.status(), "bad_request", &rejection.body_text()))
-    }
 }

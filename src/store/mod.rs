@@ -261,7 +261,7 @@ fn create_private_file(path: &std::path::Path) -> std::io::Result<()> {
         return Ok(());
     }
     if let Some(dir) = path.parent() {
-        crate::config::create_private_dir(dir)?;
+        crate::private_files::create_private_dir(dir)?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

@@ -147,7 +147,8 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
     // Fast path: one pass straight into the typed frame. Only a refusal takes
     // the slower path below, which finds the spec's code and the field. serde
     // reads a tagged enum from a JSON array too (`["MSG_SEND","room","k","hi"]`
-    // was stored; found by a breaker helper), so the fast path takes objects only.
+    // would be taken as a send), and a frame is an object (the spec), so the
+    // fast path takes objects only.
     let typed = match is_json_object(text).then(|| serde_json::from_str::<ClientFrame>(text)) {
         Some(Ok(frame)) => return Ok(frame),
         Some(Err(e)) => e,
