@@ -6,15 +6,12 @@
 //! Also here: a flood is refused at a bounded pace, and the resource bounds
 //! and close codes that read process-wide `/metrics` counters.
 
-#[path = "api/helpers.rs"]
-mod helpers;
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use chatd_testkit::{postgres_url, spawn_app_with, Backend};
 use futures_util::{SinkExt, StreamExt};
-use helpers::{postgres_url, spawn_app_with, Backend};
 use tokio_tungstenite::tungstenite::Message;
 
 /// Rounds of (quiet, flooded) measurement, interleaved so that other load on
@@ -23,7 +20,11 @@ const ROUNDS: usize = 6;
 /// Chat round trips measured per side and round.
 const SAMPLES: usize = 12;
 
-async fn chat_latencies(bob: &mut helpers::WsClient, carol: &mut helpers::WsClient, tag: &str) -> Vec<Duration> {
+async fn chat_latencies(
+    bob: &mut chatd_testkit::WsClient,
+    carol: &mut chatd_testkit::WsClient,
+    tag: &str,
+) -> Vec<Duration> {
     let mut out = Vec::with_capacity(SAMPLES);
     for n in 0..SAMPLES {
         let started = Instant::now();
@@ -54,7 +55,7 @@ async fn flood(
     stop: Arc<AtomicBool>,
     refused: Arc<AtomicU64>,
 ) -> u64 {
-    let alice = helpers::ws_connect_hello(addr, &token).await;
+    let alice = chatd_testkit::ws_connect_hello(addr, &token).await;
     let (mut sink, mut stream) = alice.stream.split();
     let _ = ready.send(());
     let reader = tokio::spawn(async move {
@@ -320,7 +321,7 @@ async fn an_http_response_nobody_reads_does_not_outlive_its_connection() {
 /// Alice's session in channel `room` (hers alone), which holds 100 of her
 /// messages of 16,000 bytes: about 1.6 MB, SYNC and history pages of about
 /// 1 MiB (`max_page_bytes`).
-async fn alice_in_a_room_of_100_large_messages(app: &helpers::TestApp) -> helpers::WsClient {
+async fn alice_in_a_room_of_100_large_messages(app: &chatd_testkit::TestApp) -> chatd_testkit::WsClient {
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     let body = "x".repeat(16_000);
@@ -331,19 +332,19 @@ async fn alice_in_a_room_of_100_large_messages(app: &helpers::TestApp) -> helper
 }
 
 /// The server's count of sessions closed with 1013 (`/metrics`).
-async fn closes_1013(app: &helpers::TestApp) -> u64 {
+async fn closes_1013(app: &chatd_testkit::TestApp) -> u64 {
     closes_with(app, 1013).await
 }
 
 /// The server's count of sessions closed with `code` (`/metrics`,
 /// process-wide: only meaningful while no other test runs, see [`SERIAL`]).
-async fn closes_with(app: &helpers::TestApp, code: u16) -> u64 {
+async fn closes_with(app: &chatd_testkit::TestApp, code: u16) -> u64 {
     metric(app, &format!("chatd_sessions_closed_total{{code=\"{code}\"}}")).await
 }
 
 /// The value of the counter `needle` (name and labels) on `/metrics`, 0 when
 /// absent (process-wide, see [`SERIAL`]).
-async fn metric(app: &helpers::TestApp, needle: &str) -> u64 {
+async fn metric(app: &chatd_testkit::TestApp, needle: &str) -> u64 {
     let text = app
         .http
         .get(app.url("/metrics"))
@@ -426,8 +427,8 @@ async fn a_session_that_never_reads_its_sync_pages_is_closed() {
 /// (5 s) and the linger (2 s). Then a new session of alice's works (`alice`,
 /// idle past the idle limit too, is closed).
 async fn stalled_was_closed_and_a_new_session_works(
-    app: &helpers::TestApp,
-    alice: helpers::WsClient,
+    app: &chatd_testkit::TestApp,
+    alice: chatd_testkit::WsClient,
     closed_before: u64,
 ) {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -445,7 +446,7 @@ async fn stalled_was_closed_and_a_new_session_works(
 }
 
 /// The server's count of frames of `type_name` it queued (`/metrics`).
-async fn frames_out(app: &helpers::TestApp, type_name: &str) -> u64 {
+async fn frames_out(app: &chatd_testkit::TestApp, type_name: &str) -> u64 {
     metric(app, &format!("chatd_frames_out_total{{type=\"{type_name}\"}}")).await
 }
 
@@ -583,7 +584,7 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Opens a session for `user` whose socket takes almost nothing: a 4 KiB
 /// receive buffer, and the test never reads it. Reads HELLO only.
-async fn stalled_session(app: &helpers::TestApp, user: &str) -> helpers::WsClient {
+async fn stalled_session(app: &chatd_testkit::TestApp, user: &str) -> chatd_testkit::WsClient {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
@@ -598,7 +599,7 @@ async fn stalled_session(app: &helpers::TestApp, user: &str) -> helpers::WsClien
     let (stream, _) = tokio_tungstenite::client_async(request, tokio_tungstenite::MaybeTlsStream::Plain(tcp))
         .await
         .expect("handshake");
-    let mut client = helpers::WsClient {
+    let mut client = chatd_testkit::WsClient {
         stream,
         hello: serde_json::Value::Null,
     };

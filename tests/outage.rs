@@ -13,9 +13,6 @@
 //! `CHATD_REQUIRE_POSTGRES=1`. The others use the shared test PostgreSQL
 //! (`CHATD_TEST_DATABASE_URL`), with the usual skip rules.
 
-#[path = "api/helpers.rs"]
-mod helpers;
-
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
@@ -25,7 +22,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use helpers::{postgres_url, spawn_app_on, spawn_app_with, sync, Backend, TestApp, TestDb, WsClient, ADMIN_TOKEN};
+use chatd_testkit::{
+    postgres_url, spawn_app_on, spawn_app_with, sync, Backend, TestApp, TestDb, WsClient, ADMIN_TOKEN,
+};
 use serde_json::{json, Value};
 use sqlx::Connection;
 
@@ -864,7 +863,7 @@ async fn terminating_the_servers_connections() {
     let killer = tokio::spawn({
         let (stop, terminated, database) = (stop.clone(), terminated.clone(), database.clone());
         async move {
-            let mut admin = helpers::pg_admin().await;
+            let mut admin = chatd_testkit::pg_admin().await;
             while !stop.load(Ordering::Relaxed) {
                 let killed: i64 = sqlx::query_scalar(
                     "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity \
@@ -916,7 +915,7 @@ async fn terminating_the_servers_connections() {
     );
 
     // Kill everything once more, so the pool holds only dead connections.
-    let mut admin = helpers::pg_admin().await;
+    let mut admin = chatd_testkit::pg_admin().await;
     sqlx::query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
     )
@@ -950,7 +949,7 @@ async fn terminating_the_servers_connections() {
 
     // Stored once each, gapless, with the seqs their ACKs named.
     let messages = app.all_messages("room").await;
-    assert_eq!(helpers::seqs(&messages), (1..=SENDS as i64).collect::<Vec<_>>());
+    assert_eq!(chatd_testkit::seqs(&messages), (1..=SENDS as i64).collect::<Vec<_>>());
     let mut seen = std::collections::HashSet::new();
     for m in &messages {
         let key = m["clientMsgId"].as_str().expect("key");

@@ -6,8 +6,8 @@ use futures_util::SinkExt;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{spawn_app, spawn_app_with, Backend};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, spawn_app_with, Backend};
 
 on_both_stores!(
     a_client_close_is_answered_with_a_close_frame,

@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::helpers::{postgres_url, spawn_app, spawn_app_with, Backend, ADMIN_TOKEN};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{postgres_url, spawn_app, spawn_app_with, Backend, ADMIN_TOKEN};
 
 on_both_stores!(
     channel_routes,
@@ -386,7 +386,7 @@ async fn admin_routes_refuse_users_and_strangers(backend: Backend) {
 async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
     use tokio_tungstenite::tungstenite::Error;
     let app = spawn_app(backend).await;
-    let status_of = |result: Result<crate::helpers::WsClient, Error>| match result {
+    let status_of = |result: Result<chatd_testkit::WsClient, Error>| match result {
         Err(Error::Http(response)) => response.status().as_u16(),
         Err(other) => panic!("unexpected error {other:?}"),
         Ok(_) => 101,
@@ -412,7 +412,7 @@ async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
             iss: None,
             aud: None,
         },
-        &jsonwebtoken::EncodingKey::from_secret(crate::helpers::JWT_SECRET.as_bytes()),
+        &jsonwebtoken::EncodingKey::from_secret(chatd_testkit::JWT_SECRET.as_bytes()),
     )
     .expect("encode");
     assert_eq!(status_of(app.connect_raw(&expired).await), 401, "expired");
@@ -454,7 +454,7 @@ async fn a_session_is_closed_with_1008_when_its_token_expires(backend: Backend) 
             iss: None,
             aud: None,
         },
-        &jsonwebtoken::EncodingKey::from_secret(crate::helpers::JWT_SECRET.as_bytes()),
+        &jsonwebtoken::EncodingKey::from_secret(chatd_testkit::JWT_SECRET.as_bytes()),
     )
     .expect("encode");
     let mut client = lenient.connect_raw(&expired).await.expect("accepted within the leeway");
@@ -549,7 +549,7 @@ async fn readyz_is_503_while_the_database_is_down() {
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     let name = app.db.url.rsplit('/').next().expect("db name").to_owned();
-    let mut admin = crate::helpers::pg_admin().await;
+    let mut admin = chatd_testkit::pg_admin().await;
     sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false"))
         .execute(&mut admin)
         .await
@@ -645,7 +645,7 @@ async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
     for n in 0..10 {
         alice.send_and_ack("room", &format!("k{n}"), &body).await;
     }
-    alice.send_json(crate::helpers::sync("room", 0, Some(10))).await;
+    alice.send_json(chatd_testkit::sync("room", 0, Some(10))).await;
     let batch = alice.recv_type("SYNC_BATCH").await;
     let page = batch["messages"].as_array().expect("messages").len();
     assert!((1..10).contains(&page), "a SYNC page held {page} of 10");
@@ -656,7 +656,7 @@ async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
     assert!((1..10).contains(&page), "a history page held {page} of 10");
     assert_eq!(first["hasMore"], true);
     assert_eq!(
-        crate::helpers::seqs(&app.all_messages("room").await),
+        chatd_testkit::seqs(&app.all_messages("room").await),
         (1..=10).collect::<Vec<_>>()
     );
     app.stop().await;

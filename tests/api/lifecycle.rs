@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{postgres_url, ws_connect_hello, Backend, ServerProcess, TestDb};
+use chatd_testkit::{postgres_url, ws_connect_hello, Backend, ServerProcess, TestDb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_chatd");
 
@@ -523,9 +523,9 @@ async fn aborted_websocket_handshakes_are_not_warnings() {
     use tokio::io::AsyncWriteExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cmd = chatd(dir.path());
-    cmd.env("CHATD_JWT_SECRET", crate::helpers::JWT_SECRET);
+    cmd.env("CHATD_JWT_SECRET", chatd_testkit::JWT_SECRET);
     let server = ServerProcess::start(cmd);
-    let token = chatd::auth::Auth::new(crate::helpers::JWT_SECRET, "unused", None, None, 0)
+    let token = chatd::auth::Auth::new(chatd_testkit::JWT_SECRET, "unused", None, None, 0)
         .mint(&chatd::ids::UserId::parse("alice").expect("user id"), 3600)
         .expect("mint")
         .0;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::helpers::{spawn_app, Backend};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, Backend};
 
 on_both_stores!(
     receipts_move_watermarks_forward_and_reach_the_right_sessions,

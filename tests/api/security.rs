@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::helpers::{spawn_app, spawn_app_with, sync, Backend, ADMIN_TOKEN};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, spawn_app_with, sync, Backend, ADMIN_TOKEN};
 
 on_both_stores!(
     outsiders_and_non_members_are_forbidden_everywhere_alike,
@@ -117,7 +117,7 @@ async fn connection_limits_per_user_and_per_node(backend: Backend) {
         c.max_connections = 3;
     })
     .await;
-    let status = |r: Result<crate::helpers::WsClient, Error>| match r {
+    let status = |r: Result<chatd_testkit::WsClient, Error>| match r {
         Err(Error::Http(response)) => response.status().as_u16(),
         Err(other) => panic!("{other:?}"),
         Ok(_) => 101,
@@ -268,7 +268,7 @@ async fn an_idle_or_dribbling_peer_is_closed(backend: Backend) {
 
 /// A WebSocket opened over a plain TCP stream, past the 101 response and the
 /// HELLO frame, for sending frames no client library would.
-async fn raw_websocket(app: &crate::helpers::TestApp, user: &str) -> TcpStream {
+async fn raw_websocket(app: &chatd_testkit::TestApp, user: &str) -> TcpStream {
     let mut raw = TcpStream::connect(app.addr).await.expect("connect");
     let request = format!(
         "GET /v1/ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {}\r\n\r\n",

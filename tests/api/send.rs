@@ -7,8 +7,8 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{seqs, spawn_app, Backend, ADMIN_TOKEN};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{seqs, spawn_app, Backend, ADMIN_TOKEN};
 
 on_both_stores!(
     ack_carries_ids_after_the_message_is_stored,
