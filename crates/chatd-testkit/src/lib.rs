@@ -5,6 +5,7 @@
 //!
 //! - [`db`]: which store a test runs on, and a database of the test's own
 //!   (a fresh PostgreSQL database, dropped afterwards, or a fresh SQLite file).
+//! - [`pg_server`]: a PostgreSQL server of the test's own, to stop or freeze.
 //! - [`app`]: a server in-process (`Application::build`), [`spawn_app_with`],
 //!   and [`on_both_stores!`].
 //! - [`process`]: the `chatd` binary as a child process, with its log kept.
@@ -18,6 +19,7 @@
 pub mod admin;
 pub mod app;
 pub mod db;
+pub mod pg_server;
 pub mod process;
 pub mod ws;
 
@@ -26,6 +28,7 @@ use std::time::Duration;
 pub use admin::Admin;
 pub use app::{spawn_app, spawn_app_on, spawn_app_with, test_config, TestApp};
 pub use db::{pg_admin, postgres_url, Backend, TestDb};
+pub use pg_server::{own_postgres, OwnPostgres};
 pub use process::{chatd_command, ServerProcess};
 pub use ws::{seqs, sync, ws_connect, ws_connect_hello, ws_request, WsClient};
 
