@@ -223,13 +223,12 @@ fn server_end_state(server: std::net::SocketAddr, peer_port: u16) -> Option<Stri
 /// (here the idle limit, with about 10 MB queued for a client that never
 /// reads) gives its writer 10 s more, then ends it: the server's end of the
 /// connection goes with the session, so neither the socket's buffers nor
-/// its place under the connection caps outlive it. Before, the writer was
-/// left running, detached, for as long as the peer kept the connection open
-/// (found by a breaker helper: 20 such sockets held 43 MB with
-/// `chatd_connections_open` at 0). The socket is reset, not closed: a
-/// normal close left it in FIN-WAIT-1 with its unsent data in kernel memory
-/// for minutes (found by another). `chatd_connections_open` counts the
-/// session until its socket is gone.
+/// its place under the connection caps outlive it (a writer left running
+/// for as long as the peer keeps the connection open would hold megabytes a
+/// socket, uncounted). The socket is reset, not closed: a normal close
+/// leaves it in FIN-WAIT-1 with its unsent data in kernel memory for
+/// minutes. `chatd_connections_open` counts the session until its socket is
+/// gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_stuck_on_a_peer_that_takes_nothing_ends_with_its_session() {
     let _turn = SERIAL.lock().await;
@@ -282,9 +281,9 @@ async fn a_writer_stuck_on_a_peer_that_takes_nothing_ends_with_its_session() {
 /// keep-alive close after the page went whole into the kernel's buffer,
 /// both `handshake_timeout_ms`), the kernel holds nothing of it within
 /// seconds: a waiting write resets the socket, and `TCP_USER_TIMEOUT` drops
-/// a closed one whose peer takes nothing. Before, the socket stayed in
-/// FIN-WAIT-1 with the unsent page for minutes (a breaker helper held
-/// 227 MB of kernel memory with 220 such requests).
+/// a closed one whose peer takes nothing. Left in FIN-WAIT-1, each socket
+/// would keep its unsent page in kernel memory for minutes (220 such
+/// requests, 227 MB).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_response_nobody_reads_does_not_outlive_its_connection() {
     use tokio::io::AsyncWriteExt;

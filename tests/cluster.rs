@@ -430,9 +430,10 @@ async fn membership_changed_on_one_node_applies_on_another_at_once() {
     assert_eq!(carol.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
 }
 
-/// Found by a breaker helper: with NATS, a channel created with members
-/// after their sessions opened delivered nothing live to them, on any node
-/// (the nodes took the channel only on a session's start or on PUT/DELETE).
+/// With NATS, a channel created with members whose sessions are already open
+/// reaches them live on every node: creating a channel is a membership
+/// change like PUT/DELETE, not only something a node learns when a session
+/// starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_channel_created_after_its_members_connected_reaches_them_at_once() {
     let Some(cluster) = Cluster::start(2, &[]).await else {
@@ -555,12 +556,11 @@ impl Drop for PausableProxy {
     }
 }
 
-/// Found by a breaker helper: when a node could not read a membership from
-/// the database, it applied the event as sent, which brings back arrival
-/// order: a stale removal ended a current member's delivery for good. The
-/// node now keeps the channel when it cannot tell (a channel held for a
-/// non-member costs traffic, never a delivery). And the user's frames (a
-/// RECEIPT from another node) no longer wait behind that read.
+/// A node that cannot read a membership from the database keeps the
+/// channel: applying the event as sent would trust arrival order, and a
+/// stale removal would end a current member's delivery for good, while a
+/// channel held for a non-member costs only traffic. The user's other frames
+/// (a RECEIPT from another node) do not wait behind that read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_that_cannot_read_a_membership_keeps_the_channel() {
     let Some(cluster) = Cluster::start(1, &[]).await else {
@@ -609,11 +609,10 @@ async fn a_node_that_cannot_read_a_membership_keeps_the_channel() {
     drop(d);
 }
 
-/// Found by a breaker helper: a node that took a channel for a member on a
-/// stale event started its catch-up at that event's seq, and catch-up hands
-/// messages to the current members, so a re-added member got what was stored
-/// while it was not one. The floor is now the join's own seq, from the
-/// database (`members.joined_seq`).
+/// A member who joins late is handed nothing stored before the join: a
+/// node's catch-up starts at the join's own seq, from the database
+/// (`members.joined_seq`), not at the seq of the event that made the node
+/// take the channel, which may be stale and older than the join.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_who_joins_late_is_not_handed_what_came_before_the_join() {
     use sqlx::Connection;

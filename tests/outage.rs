@@ -436,8 +436,9 @@ async fn stopping_and_restarting_postgres() {
     );
     // A refused send is looked up by its key first; with the database down
     // that lookup fails, and the answer is `unavailable` (retryable), not the
-    // frame's own final refusal (found by a breaker helper: `invalid_field`,
-    // `retryable: false`, for a key that was stored).
+    // frame's own final refusal: the key may be stored, and a final
+    // `invalid_field` would tell the client to give up on a message that the
+    // server holds.
     alice
         .send_json(json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "a-1", "body": ""}))
         .await;

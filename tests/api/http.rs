@@ -47,10 +47,10 @@ async fn raw_request(addr: std::net::SocketAddr, head: &str, body: &[u8]) -> Str
     String::from_utf8_lossy(&response).into_owned()
 }
 
-/// Found by a breaker helper: a declared huge body was waited for (408 after
-/// 10 s), the body was read before the credentials were checked (`100
-/// Continue` to a stranger), JSON arrays were taken for objects, and `POST
-/// /v1/ws` got 400 instead of 405.
+/// A request body is judged before it is read: a declared huge body gets 413
+/// at once (not 408 after waiting for it), credentials are checked before
+/// the body is asked for (no `100 Continue` to a stranger), a JSON array is
+/// not taken for an object, and `POST /v1/ws` gets 405.
 async fn request_bodies_are_refused_before_they_are_read(backend: Backend) {
     let app = spawn_app(backend).await;
     // A declared body over 2 MiB: 413 at once, with or without a token, and
@@ -128,9 +128,9 @@ async fn request_bodies_are_refused_before_they_are_read(backend: Backend) {
     app.stop().await;
 }
 
-/// Found by a breaker helper: on PostgreSQL a member list this long took a
-/// round trip per member, outlasted `db_timeout_ms` (5 s) and got 503
-/// `unavailable`, which no retry could fix. It is one statement now.
+/// A member list this long is stored in one statement, within
+/// `db_timeout_ms` (5 s) also on PostgreSQL: a round trip per member would
+/// outlast it and answer 503 `unavailable`, which no retry could fix.
 async fn a_channel_of_up_to_100_000_members_is_created_in_one_request(backend: Backend) {
     const MEMBERS: usize = 100_000;
     let app = spawn_app(backend).await;
@@ -514,9 +514,8 @@ async fn health_and_metrics(backend: Backend) {
 
 /// A client that sends a whole request and then half-closes its side
 /// (`shutdown(SHUT_WR)`, RFC 9112 §9.6 lets it) still gets its response.
-/// Before, hyper's default treated the end of input as the end of the
-/// connection, and about a third of such requests got nothing (found by a
-/// breaker helper); 50 tries here.
+/// The end of input is not the end of the connection (hyper's default would
+/// drop about a third of such requests), so 50 tries here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_followed_by_a_half_close_is_answered() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -598,9 +597,9 @@ async fn readyz_is_503_while_the_database_is_down() {
     app.stop().await;
 }
 
-/// Found by the spec audit: "every limit is a documented setting", and the
-/// request body size, the members per request and the page size were fixed
-/// constants. Each is a setting now, and a small value takes effect.
+/// "Every limit is a documented setting" (the spec): the request body size,
+/// the members per request and the page size are settings, and a small
+/// value takes effect.
 async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
     let app = spawn_app_with(backend, |c| {
         c.max_request_bytes = 1_000;
@@ -662,11 +661,11 @@ async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
     app.stop().await;
 }
 
-/// Found by a breaker helper: `?access_token=<alice>&access_token=<mallory>`
-/// opened a session as mallory (the last value won, where a proxy reading
-/// the first would see alice), and `afterSeq` / `limit` given twice took the
-/// last value. A parameter chatd reads is now refused when repeated, and so
-/// is a second `Authorization` header (the first used to win).
+/// A parameter chatd reads is refused when repeated, and so is a second
+/// `Authorization` header: with `?access_token=<alice>&access_token=<mallory>`
+/// a proxy reading the first value would see alice while a server taking
+/// the last would open a session as mallory; the same goes for `afterSeq`
+/// and `limit` given twice.
 async fn repeated_query_parameters_are_refused(backend: Backend) {
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice", "mallory"]).await;

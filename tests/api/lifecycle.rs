@@ -143,8 +143,8 @@ async fn token_command_and_configuration_layers() {
         "the warning must not show the secret: {warned}"
     );
     // A directory given as the config file, and a file as the data dir:
-    // configuration errors that say so (found by a breaker helper: "not
-    // found", and "database unavailable … File exists").
+    // configuration errors (exit 2) that name the problem, not a misleading
+    // "not found" or "database unavailable … File exists".
     let out = chatd!(dir.path())
         .arg("--config")
         .arg(dir.path())
@@ -435,11 +435,10 @@ async fn short_secrets_are_used_as_they_are() {
     assert!(!log.contains("s3cr3t"), "the warning must not show the secret");
 }
 
-/// Found by a breaker helper: with `shutdown_grace = 0`, a TCP connection
-/// that had sent nothing held the exit for 6 s (the listener waited for its
-/// first byte, then the writers for the connection's router), with a
-/// spurious "writers did not stop in time"; a request still uploading its
-/// body held it past the 5 s HTTP drain the same way.
+/// With `shutdown_grace = 0`, shutdown waits neither for a TCP connection
+/// that has sent nothing (no waiting for its first byte, nor for its router,
+/// and no spurious "writers did not stop in time") nor, past the 5 s HTTP
+/// drain, for a request still uploading its body.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_does_not_wait_for_silent_or_stuck_http_connections() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -476,8 +475,8 @@ async fn shutdown_does_not_wait_for_silent_or_stuck_http_connections() {
 /// A client that gives up in the middle of its WebSocket handshake (the
 /// upgrade request sent, the connection reset before the 101 is read) is
 /// logged at debug level, not as a warning: anyone with a token could
-/// write thousands of warning lines a second that way (found by a breaker
-/// helper). Checked at the default level, `info`.
+/// write thousands of warning lines a second that way. Checked at the
+/// default level, `info`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aborted_websocket_handshakes_are_not_warnings() {
     use tokio::io::AsyncWriteExt;

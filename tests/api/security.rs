@@ -172,10 +172,9 @@ async fn a_slow_handshake_is_cut_off(backend: Backend) {
     let mut buf = [0u8; 512];
     let read = tokio::time::timeout(Duration::from_secs(5), silent.read(&mut buf)).await;
     assert!(read.is_ok(), "silent connection not closed");
-    // Found by a breaker helper: an HTTP/2 (h2c prior knowledge) connection
-    // that sent its preface and an empty SETTINGS frame, then nothing, was
-    // never closed, and enough of them locked every client out. HTTP/2 is
-    // not served: the connection ends at once.
+    // HTTP/2 is not served: an h2c prior-knowledge connection (preface and an
+    // empty SETTINGS frame, then nothing) ends at once. Kept open, enough of
+    // them would lock every client out.
     let mut h2 = TcpStream::connect(app.addr).await.expect("connect");
     h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
         .await
@@ -183,10 +182,9 @@ async fn a_slow_handshake_is_cut_off(backend: Backend) {
     let mut seen = Vec::new();
     let ended = tokio::time::timeout(Duration::from_secs(5), h2.read_to_end(&mut seen)).await;
     assert!(ended.is_ok(), "an idle HTTP/2 connection stayed open");
-    // Found by a breaker helper: a client that pipelines requests and never
-    // reads a response held its connection forever (no write timeout). Now a
-    // write that waits `handshake_timeout_ms` for the peer ends it, so the
-    // client's own writes start failing.
+    // A client that pipelines requests and never reads a response does not
+    // hold its connection forever: a write that waits `handshake_timeout_ms`
+    // for the peer ends it, so the client's own writes start failing.
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("rcvbuf");
     let mut greedy = socket.connect(app.addr).await.expect("connect");
