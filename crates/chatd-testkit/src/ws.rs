@@ -9,7 +9,7 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::client::Request;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::FRAME_TIMEOUT;
@@ -79,13 +79,18 @@ impl WsClient {
             .await;
     }
 
+    /// The next message of any kind; panics after [`FRAME_TIMEOUT`], saying
+    /// what the test was waiting for.
+    async fn next_in_time(&mut self, waiting_for: &str) -> Option<Result<Message, WsError>> {
+        tokio::time::timeout(FRAME_TIMEOUT, self.stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for {waiting_for}"))
+    }
+
     /// The next frame as JSON; panics on close or after [`FRAME_TIMEOUT`].
     pub async fn recv(&mut self) -> Value {
         loop {
-            let next = tokio::time::timeout(FRAME_TIMEOUT, self.stream.next())
-                .await
-                .expect("timed out waiting for a frame");
-            match next {
+            match self.next_in_time("a frame").await {
                 Some(Ok(Message::Text(text))) => return serde_json::from_str(text.as_str()).expect("server sent JSON"),
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
                 other => panic!("expected a text frame, got {other:?}"),
@@ -122,10 +127,7 @@ impl WsClient {
     /// Reads until the close frame and returns its code, skipping other frames.
     pub async fn recv_close_code(&mut self) -> u16 {
         loop {
-            let next = tokio::time::timeout(FRAME_TIMEOUT, self.stream.next())
-                .await
-                .expect("timed out waiting for close");
-            match next {
+            match self.next_in_time("close").await {
                 Some(Ok(Message::Close(Some(frame)))) => return u16::from(frame.code),
                 Some(Ok(Message::Close(None))) => return u16::from(CloseCode::Status),
                 Some(Ok(_)) => continue,
