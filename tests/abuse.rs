@@ -6,15 +6,12 @@
 //! Also here: a flood is refused at a bounded pace, and the resource bounds
 //! and close codes that read process-wide `/metrics` counters.
 
-#[path = "api/helpers.rs"]
-mod helpers;
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use chatd_testkit::{postgres_url, spawn_app_with, ws_connect_hello, ws_request, Backend, TestApp, WsClient};
 use futures_util::{SinkExt, StreamExt};
-use helpers::{postgres_url, spawn_app_with, Backend};
 use tokio_tungstenite::tungstenite::Message;
 
 /// Rounds of (quiet, flooded) measurement, interleaved so that other load on
@@ -23,7 +20,7 @@ const ROUNDS: usize = 6;
 /// Chat round trips measured per side and round.
 const SAMPLES: usize = 12;
 
-async fn chat_latencies(bob: &mut helpers::WsClient, carol: &mut helpers::WsClient, tag: &str) -> Vec<Duration> {
+async fn chat_latencies(bob: &mut WsClient, carol: &mut WsClient, tag: &str) -> Vec<Duration> {
     let mut out = Vec::with_capacity(SAMPLES);
     for n in 0..SAMPLES {
         let started = Instant::now();
@@ -54,7 +51,7 @@ async fn flood(
     stop: Arc<AtomicBool>,
     refused: Arc<AtomicU64>,
 ) -> u64 {
-    let alice = helpers::ws_connect_hello(addr, &token).await;
+    let alice = ws_connect_hello(addr, &token).await;
     let (mut sink, mut stream) = alice.stream.split();
     let _ = ready.send(());
     let reader = tokio::spawn(async move {
@@ -226,13 +223,12 @@ fn server_end_state(server: std::net::SocketAddr, peer_port: u16) -> Option<Stri
 /// (here the idle limit, with about 10 MB queued for a client that never
 /// reads) gives its writer 10 s more, then ends it: the server's end of the
 /// connection goes with the session, so neither the socket's buffers nor
-/// its place under the connection caps outlive it. Before, the writer was
-/// left running, detached, for as long as the peer kept the connection open
-/// (found by a breaker helper: 20 such sockets held 43 MB with
-/// `chatd_connections_open` at 0). The socket is reset, not closed: a
-/// normal close left it in FIN-WAIT-1 with its unsent data in kernel memory
-/// for minutes (found by another). `chatd_connections_open` counts the
-/// session until its socket is gone.
+/// its place under the connection caps outlive it (a writer left running
+/// for as long as the peer keeps the connection open would hold megabytes a
+/// socket, uncounted). The socket is reset, not closed: a normal close
+/// leaves it in FIN-WAIT-1 with its unsent data in kernel memory for
+/// minutes. `chatd_connections_open` counts the session until its socket is
+/// gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_stuck_on_a_peer_that_takes_nothing_ends_with_its_session() {
     let _turn = SERIAL.lock().await;
@@ -285,9 +281,9 @@ async fn a_writer_stuck_on_a_peer_that_takes_nothing_ends_with_its_session() {
 /// keep-alive close after the page went whole into the kernel's buffer,
 /// both `handshake_timeout_ms`), the kernel holds nothing of it within
 /// seconds: a waiting write resets the socket, and `TCP_USER_TIMEOUT` drops
-/// a closed one whose peer takes nothing. Before, the socket stayed in
-/// FIN-WAIT-1 with the unsent page for minutes (a breaker helper held
-/// 227 MB of kernel memory with 220 such requests).
+/// a closed one whose peer takes nothing. Left in FIN-WAIT-1, each socket
+/// would keep its unsent page in kernel memory for minutes (220 such
+/// requests, 227 MB).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_response_nobody_reads_does_not_outlive_its_connection() {
     use tokio::io::AsyncWriteExt;
@@ -320,7 +316,7 @@ async fn an_http_response_nobody_reads_does_not_outlive_its_connection() {
 /// Alice's session in channel `room` (hers alone), which holds 100 of her
 /// messages of 16,000 bytes: about 1.6 MB, SYNC and history pages of about
 /// 1 MiB (`max_page_bytes`).
-async fn alice_in_a_room_of_100_large_messages(app: &helpers::TestApp) -> helpers::WsClient {
+async fn alice_in_a_room_of_100_large_messages(app: &TestApp) -> WsClient {
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     let body = "x".repeat(16_000);
@@ -331,33 +327,20 @@ async fn alice_in_a_room_of_100_large_messages(app: &helpers::TestApp) -> helper
 }
 
 /// The server's count of sessions closed with 1013 (`/metrics`).
-async fn closes_1013(app: &helpers::TestApp) -> u64 {
+async fn closes_1013(app: &TestApp) -> u64 {
     closes_with(app, 1013).await
 }
 
 /// The server's count of sessions closed with `code` (`/metrics`,
 /// process-wide: only meaningful while no other test runs, see [`SERIAL`]).
-async fn closes_with(app: &helpers::TestApp, code: u16) -> u64 {
+async fn closes_with(app: &TestApp, code: u16) -> u64 {
     metric(app, &format!("chatd_sessions_closed_total{{code=\"{code}\"}}")).await
 }
 
 /// The value of the counter `needle` (name and labels) on `/metrics`, 0 when
 /// absent (process-wide, see [`SERIAL`]).
-async fn metric(app: &helpers::TestApp, needle: &str) -> u64 {
-    let text = app
-        .http
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    text.lines()
-        .find(|l| l.starts_with(needle))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse::<f64>().ok())
-        .map_or(0, |v| v as u64)
+async fn metric(app: &TestApp, needle: &str) -> u64 {
+    app.admin().metric(needle).await as u64
 }
 
 /// Peers that go away without a close handshake, one with a FIN and one
@@ -425,11 +408,7 @@ async fn a_session_that_never_reads_its_sync_pages_is_closed() {
 /// idle limit (3 s with a 1 s ping interval), the close frame's timeout
 /// (5 s) and the linger (2 s). Then a new session of alice's works (`alice`,
 /// idle past the idle limit too, is closed).
-async fn stalled_was_closed_and_a_new_session_works(
-    app: &helpers::TestApp,
-    alice: helpers::WsClient,
-    closed_before: u64,
-) {
+async fn stalled_was_closed_and_a_new_session_works(app: &TestApp, alice: WsClient, closed_before: u64) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while closes_1013(app).await == closed_before && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -445,7 +424,7 @@ async fn stalled_was_closed_and_a_new_session_works(
 }
 
 /// The server's count of frames of `type_name` it queued (`/metrics`).
-async fn frames_out(app: &helpers::TestApp, type_name: &str) -> u64 {
+async fn frames_out(app: &TestApp, type_name: &str) -> u64 {
     metric(app, &format!("chatd_frames_out_total{{type=\"{type_name}\"}}")).await
 }
 
@@ -583,27 +562,15 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Opens a session for `user` whose socket takes almost nothing: a 4 KiB
 /// receive buffer, and the test never reads it. Reads HELLO only.
-async fn stalled_session(app: &helpers::TestApp, user: &str) -> helpers::WsClient {
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+async fn stalled_session(app: &TestApp, user: &str) -> WsClient {
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
     let tcp = socket.connect(app.addr).await.expect("tcp");
-    let mut request = format!("ws://{}/v1/ws", app.addr)
-        .into_client_request()
-        .expect("request");
-    request.headers_mut().insert(
-        "authorization",
-        format!("Bearer {}", app.token(user)).parse().expect("header"),
-    );
+    let request = ws_request(app.addr, &app.token(user));
     let (stream, _) = tokio_tungstenite::client_async(request, tokio_tungstenite::MaybeTlsStream::Plain(tcp))
         .await
         .expect("handshake");
-    let mut client = helpers::WsClient {
-        stream,
-        hello: serde_json::Value::Null,
-    };
-    assert_eq!(client.recv().await["type"], "HELLO");
-    client
+    WsClient::new(stream).read_hello().await
 }
 
 async fn slow_reader_keeps_others_within_2x(backend: Backend) {

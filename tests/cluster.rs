@@ -8,22 +8,17 @@
 //! (a failure with `CHATD_REQUIRE_POSTGRES=1`), like the PostgreSQL tests of
 //! `tests/api`. NATS must be running (`.ci/run` starts it).
 
-#[path = "api/helpers.rs"]
-mod helpers;
-
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
-use helpers::{
-    all_messages_at, postgres_url, seqs, sync, ws_connect_hello, Backend, ServerProcess, TestDb, WsClient, ADMIN_TOKEN,
-    JWT_SECRET,
+use chatd_testkit::{
+    mint_token, postgres_url, seqs, sync, Admin, Backend, ServerProcess, TestDb, WsClient, ADMIN_TOKEN, JWT_SECRET,
 };
+use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-const BIN: &str = env!("CARGO_BIN_EXE_chatd");
 /// The machine's NATS server.
 const NATS_URL: &str = "nats://127.0.0.1:4222";
 /// The `nats-server` program (Debian's package puts it in /usr/sbin).
@@ -49,18 +44,15 @@ const SILENCE: Duration = Duration::from_millis(800);
 /// One `chatd serve` process.
 struct Node {
     process: ServerProcess,
-    addr: String,
+    admin: Admin,
 }
 
 impl Node {
     /// Starts a node on `db` with NATS at `nats_url` and waits for its address.
     fn start(db: &TestDb, nats_url: &str, prefix: &str, extra: &[(&str, &str)]) -> Self {
         let data = db.dir.path().join(format!("node-{}", uuid::Uuid::now_v7().simple()));
-        let mut cmd = Command::new(BIN);
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(db.dir.path())
-            .env("CHATD_DATABASE_URL", &db.url)
+        let mut cmd = chatd_testkit::chatd!(db.dir.path());
+        cmd.env("CHATD_DATABASE_URL", &db.url)
             .env("CHATD_DATA_DIR", &data)
             .env("CHATD_JWT_SECRET", JWT_SECRET)
             .env("CHATD_ADMIN_TOKEN", ADMIN_TOKEN)
@@ -73,82 +65,42 @@ impl Node {
         }
         let process = ServerProcess::start(cmd);
         Self {
-            addr: process.addr.clone(),
+            admin: process.admin(ADMIN_TOKEN),
             process,
         }
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
     /// Connects `user` and reads HELLO.
     async fn connect(&self, user: &str) -> WsClient {
-        let token = chatd::auth::Auth::new(JWT_SECRET, ADMIN_TOKEN, None, None, 0)
-            .mint(&chatd::ids::UserId::parse(user).expect("user id"), 3600)
-            .expect("mint")
-            .0;
-        ws_connect_hello(&self.addr, &token).await
-    }
-
-    async fn admin(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut request = reqwest::Client::new()
-            .request(method, self.url(path))
-            .bearer_auth(ADMIN_TOKEN);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let res = request.send().await.expect("http");
-        let status = res.status().as_u16();
-        (status, res.json().await.unwrap_or(Value::Null))
+        self.process.connect(&mint_token(JWT_SECRET, user, 3600)).await
     }
 
     async fn create_channel(&self, id: &str, members: &[&str]) {
-        let (status, body) = self
-            .admin(
-                reqwest::Method::POST,
-                "/v1/channels",
-                Some(json!({"channelId": id, "members": members})),
-            )
-            .await;
-        assert_eq!(status, 201, "{body}");
+        self.admin.create_channel(id, members).await;
     }
 
     async fn set_member(&self, channel: &str, user: &str, add: bool) {
-        let method = if add {
-            reqwest::Method::PUT
+        let status = if add {
+            self.admin.put_member(channel, user).await
         } else {
-            reqwest::Method::DELETE
+            self.admin.delete_member(channel, user).await
         };
-        let (status, _) = self
-            .admin(method, &format!("/v1/channels/{channel}/members/{user}"), None)
-            .await;
         assert_eq!(status, 204);
     }
 
     /// Every stored message of a channel (admin history route, paged).
     async fn history(&self, channel: &str) -> Vec<Value> {
-        all_messages_at(&reqwest::Client::new(), &self.url(""), channel).await
+        self.admin.all_messages(channel).await
     }
 
     async fn readyz(&self) -> (u16, Value) {
-        let res = reqwest::get(self.url("/readyz")).await.expect("http");
-        let status = res.status().as_u16();
-        (status, res.json().await.unwrap_or(Value::Null))
+        self.admin.readyz().await
     }
 
     /// The value of one metric series (`name` with its labels, as rendered),
     /// 0 when the series does not exist yet.
     async fn metric(&self, series: &str) -> f64 {
-        let text = reqwest::get(self.url("/metrics"))
-            .await
-            .expect("http")
-            .text()
-            .await
-            .expect("text");
-        text.lines()
-            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.trim().parse().ok())
-            .unwrap_or(0.0)
+        self.admin.metric(series).await
     }
 
     /// Waits until `/readyz` reports `nats` as `state`.
@@ -170,8 +122,7 @@ impl Node {
     }
 
     fn kill(&mut self) {
-        let _ = self.process.child.kill();
-        let _ = self.process.child.wait();
+        self.process.kill();
     }
 
     fn log_text(&self) -> String {
@@ -479,9 +430,10 @@ async fn membership_changed_on_one_node_applies_on_another_at_once() {
     assert_eq!(carol.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
 }
 
-/// Found by a breaker helper: with NATS, a channel created with members
-/// after their sessions opened delivered nothing live to them, on any node
-/// (the nodes took the channel only on a session's start or on PUT/DELETE).
+/// With NATS, a channel created with members whose sessions are already open
+/// reaches them live on every node: creating a channel is a membership
+/// change like PUT/DELETE, not only something a node learns when a session
+/// starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_channel_created_after_its_members_connected_reaches_them_at_once() {
     let Some(cluster) = Cluster::start(2, &[]).await else {
@@ -604,12 +556,11 @@ impl Drop for PausableProxy {
     }
 }
 
-/// Found by a breaker helper: when a node could not read a membership from
-/// the database, it applied the event as sent, which brings back arrival
-/// order: a stale removal ended a current member's delivery for good. The
-/// node now keeps the channel when it cannot tell (a channel held for a
-/// non-member costs traffic, never a delivery). And the user's frames (a
-/// RECEIPT from another node) no longer wait behind that read.
+/// A node that cannot read a membership from the database keeps the
+/// channel: applying the event as sent would trust arrival order, and a
+/// stale removal would end a current member's delivery for good, while a
+/// channel held for a non-member costs only traffic. The user's other frames
+/// (a RECEIPT from another node) do not wait behind that read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_that_cannot_read_a_membership_keeps_the_channel() {
     let Some(cluster) = Cluster::start(1, &[]).await else {
@@ -658,11 +609,10 @@ async fn a_node_that_cannot_read_a_membership_keeps_the_channel() {
     drop(d);
 }
 
-/// Found by a breaker helper: a node that took a channel for a member on a
-/// stale event started its catch-up at that event's seq, and catch-up hands
-/// messages to the current members, so a re-added member got what was stored
-/// while it was not one. The floor is now the join's own seq, from the
-/// database (`members.joined_seq`).
+/// A member who joins late is handed nothing stored before the join: a
+/// node's catch-up starts at the join's own seq, from the database
+/// (`members.joined_seq`), not at the seq of the event that made the node
+/// take the channel, which may be stale and older than the join.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_who_joins_late_is_not_handed_what_came_before_the_join() {
     use sqlx::Connection;

@@ -13,19 +13,15 @@
 //! `CHATD_REQUIRE_POSTGRES=1`. The others use the shared test PostgreSQL
 //! (`CHATD_TEST_DATABASE_URL`), with the usual skip rules.
 
-#[path = "api/helpers.rs"]
-mod helpers;
-
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use helpers::{postgres_url, spawn_app_on, spawn_app_with, sync, Backend, TestApp, TestDb, WsClient, ADMIN_TOKEN};
+use chatd_testkit::{
+    own_postgres, postgres_url, spawn_app_on, spawn_app_with, sync, Backend, TestApp, TestDb, WsClient, ADMIN_TOKEN,
+};
 use serde_json::{json, Value};
 use sqlx::Connection;
 
@@ -42,241 +38,6 @@ fn bound() -> Duration {
 fn notice(text: &str) {
     // Straight to the stderr handle: the test harness captures eprintln!.
     let _ = writeln!(std::io::stderr(), "\n*** {text} ***\n");
-}
-
-// ---------------------------------------------------------------------------
-// A PostgreSQL server of the test's own.
-
-/// A PostgreSQL cluster in a temporary directory, listening on 127.0.0.1 and a
-/// free port. Dropping it resumes it if frozen, stops it and removes the
-/// directory, also when the test failed.
-struct OwnPostgres {
-    bin: PathBuf,
-    dir: tempfile::TempDir,
-    port: u16,
-    /// Run the PostgreSQL programs as the `postgres` OS user (we are root).
-    as_postgres: bool,
-}
-
-impl OwnPostgres {
-    /// Creates the cluster (not started), or `None` when PostgreSQL's server
-    /// programs are not installed (said on stderr; a failure instead with
-    /// `CHATD_REQUIRE_POSTGRES=1`).
-    fn init() -> Option<Self> {
-        let Some(bin) = Self::find_bin() else {
-            assert!(
-                std::env::var("CHATD_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-                "CHATD_REQUIRE_POSTGRES=1 but initdb was not found (/usr/lib/postgresql/*/bin or PATH)"
-            );
-            notice("outage tests with their own PostgreSQL SKIPPED: initdb not found");
-            return None;
-        };
-        let as_postgres = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
-        // The postgres user must reach the directory: /tmp rather than a
-        // TMPDIR that may sit in root's home.
-        let dir = if as_postgres {
-            tempfile::Builder::new().prefix("chatd-pg-").tempdir_in("/tmp")
-        } else {
-            tempfile::Builder::new().prefix("chatd-pg-").tempdir()
-        }
-        .expect("tempdir");
-        if as_postgres {
-            let status = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(dir.path())
-                .status()
-                .expect("chown");
-            assert!(status.success(), "chown of the cluster directory failed");
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
-        let pg = Self {
-            bin,
-            dir,
-            port,
-            as_postgres,
-        };
-        let data = pg.data();
-        pg.run(
-            "initdb",
-            &[
-                "-D",
-                data.to_str().expect("utf-8 path"),
-                "-U",
-                "postgres",
-                "-A",
-                "trust",
-                "--no-sync",
-                "--no-instructions",
-            ],
-        );
-        Some(pg)
-    }
-
-    fn find_bin() -> Option<PathBuf> {
-        let mut candidates: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path().join("bin"))
-            .collect();
-        candidates.sort();
-        candidates.reverse();
-        if let Some(path) = std::env::var_os("PATH") {
-            candidates.extend(std::env::split_paths(&path));
-        }
-        candidates.into_iter().find(|dir| dir.join("initdb").is_file())
-    }
-
-    fn data(&self) -> PathBuf {
-        self.dir.path().join("data")
-    }
-
-    fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
-    }
-
-    /// Runs one of PostgreSQL's programs and asserts that it succeeded.
-    fn run(&self, program: &str, args: &[&str]) {
-        let output = self.command(program, args).output().expect("run a PostgreSQL program");
-        assert!(
-            output.status.success(),
-            "{program} {args:?} failed: {}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-
-    fn command(&self, program: &str, args: &[&str]) -> Command {
-        let path = self.bin.join(program);
-        let mut command = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(path);
-            c
-        } else {
-            Command::new(path)
-        };
-        command.args(args).current_dir(self.dir.path());
-        command
-    }
-
-    fn start(&self) {
-        let options = format!(
-            "-p {} -k {} -h 127.0.0.1 -c fsync=off",
-            self.port,
-            self.dir.path().display()
-        );
-        let log = self.dir.path().join("postgres.log");
-        self.run(
-            "pg_ctl",
-            &[
-                "-D",
-                self.data().to_str().expect("utf-8 path"),
-                "-o",
-                &options,
-                "-l",
-                log.to_str().expect("utf-8 path"),
-                "-w",
-                "-t",
-                "60",
-                "start",
-            ],
-        );
-    }
-
-    fn stop(&self, mode: &str) {
-        self.run(
-            "pg_ctl",
-            &[
-                "-D",
-                self.data().to_str().expect("utf-8 path"),
-                "-m",
-                mode,
-                "-w",
-                "stop",
-            ],
-        );
-    }
-
-    /// The postmaster and every process it started.
-    fn pids(&self) -> Vec<u32> {
-        let Ok(text) = std::fs::read_to_string(self.data().join("postmaster.pid")) else {
-            return Vec::new();
-        };
-        let Some(Ok(postmaster)) = text.lines().next().map(str::parse::<u32>) else {
-            return Vec::new();
-        };
-        let mut pids = vec![postmaster];
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            // pid (comm) state ppid ...; comm may hold spaces and parentheses.
-            let ppid = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                .and_then(|p| p.parse::<u32>().ok());
-            if ppid == Some(postmaster) {
-                pids.push(pid);
-            }
-        }
-        pids
-    }
-
-    fn signal(&self, signal: &str) -> usize {
-        let pids = self.pids();
-        if !pids.is_empty() {
-            let _ = Command::new("kill")
-                .arg(format!("-{signal}"))
-                .args(pids.iter().map(u32::to_string))
-                .status();
-        }
-        pids.len()
-    }
-
-    /// Freezes the server (SIGSTOP to the postmaster and its processes): it
-    /// keeps every connection open and answers nothing.
-    fn freeze(&self) {
-        assert!(self.signal("STOP") > 1, "no PostgreSQL processes to freeze");
-    }
-
-    fn thaw(&self) {
-        self.signal("CONT");
-    }
-}
-
-impl Drop for OwnPostgres {
-    fn drop(&mut self) {
-        self.thaw();
-        if self.data().join("postmaster.pid").exists() {
-            let _ = self
-                .command(
-                    "pg_ctl",
-                    &[
-                        "-D",
-                        self.data().to_str().unwrap_or_default(),
-                        "-m",
-                        "immediate",
-                        "-w",
-                        "stop",
-                    ],
-                )
-                .output();
-        }
-        // The TempDir removes the directory.
-    }
-}
-
-/// Initialises and starts a cluster of the test's own; `None` to skip.
-fn own_postgres() -> Option<OwnPostgres> {
-    let pg = OwnPostgres::init()?;
-    pg.start();
-    Some(pg)
 }
 
 // ---------------------------------------------------------------------------
@@ -582,7 +343,7 @@ async fn retry_stored(client: &mut WsClient, channel: &str, key: &str, seq: i64)
 /// GET /readyz: the status and how long it took.
 async fn readyz(app: &TestApp) -> (u16, Duration) {
     let started = Instant::now();
-    let (status, _) = app.request("GET", "/readyz", None, None).await;
+    let (status, _) = app.admin().readyz().await;
     (status, started.elapsed())
 }
 
@@ -675,8 +436,9 @@ async fn stopping_and_restarting_postgres() {
     );
     // A refused send is looked up by its key first; with the database down
     // that lookup fails, and the answer is `unavailable` (retryable), not the
-    // frame's own final refusal (found by a breaker helper: `invalid_field`,
-    // `retryable: false`, for a key that was stored).
+    // frame's own final refusal: the key may be stored, and a final
+    // `invalid_field` would tell the client to give up on a message that the
+    // server holds.
     alice
         .send_json(json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "a-1", "body": ""}))
         .await;
@@ -864,7 +626,7 @@ async fn terminating_the_servers_connections() {
     let killer = tokio::spawn({
         let (stop, terminated, database) = (stop.clone(), terminated.clone(), database.clone());
         async move {
-            let mut admin = helpers::pg_admin().await;
+            let mut admin = chatd_testkit::pg_admin().await;
             while !stop.load(Ordering::Relaxed) {
                 let killed: i64 = sqlx::query_scalar(
                     "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity \
@@ -916,7 +678,7 @@ async fn terminating_the_servers_connections() {
     );
 
     // Kill everything once more, so the pool holds only dead connections.
-    let mut admin = helpers::pg_admin().await;
+    let mut admin = chatd_testkit::pg_admin().await;
     sqlx::query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
     )
@@ -950,7 +712,7 @@ async fn terminating_the_servers_connections() {
 
     // Stored once each, gapless, with the seqs their ACKs named.
     let messages = app.all_messages("room").await;
-    assert_eq!(helpers::seqs(&messages), (1..=SENDS as i64).collect::<Vec<_>>());
+    assert_eq!(chatd_testkit::seqs(&messages), (1..=SENDS as i64).collect::<Vec<_>>());
     let mut seen = std::collections::HashSet::new();
     for m in &messages {
         let key = m["clientMsgId"].as_str().expect("key");

@@ -9,8 +9,8 @@ use chatd_client::{Client, ClientConfig, ConnectError, Event, SendError, StartFr
 use chatd_proto::protocol::{ErrorCode, ReceiptKind, RecvMessage};
 use tokio::sync::mpsc;
 
-use crate::helpers::*;
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::*;
 
 on_both_stores!(
     pipelined_sends_are_acked_and_every_member_gets_them_once_in_order,

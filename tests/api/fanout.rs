@@ -7,8 +7,8 @@ use futures_util::SinkExt;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{spawn_app, spawn_app_with, Backend};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, spawn_app_with, Backend};
 
 on_both_stores!(
     every_session_of_every_member_but_the_sending_one,
@@ -111,7 +111,7 @@ async fn membership_changes_apply_at_once(backend: Backend) {
     assert_eq!(recv["seq"], 2);
     bob.expect_silence(Duration::from_millis(300)).await;
     // A removed member cannot sync either.
-    bob.send_json(crate::helpers::sync("room", 0, None)).await;
+    bob.send_json(chatd_testkit::sync("room", 0, None)).await;
     assert_eq!(bob.recv_type("ERROR").await["code"], "forbidden");
     // Unknown channel: 404.
     assert_eq!(app.put_member("nope", "carol").await, 404);
@@ -183,7 +183,7 @@ async fn a_slow_session_is_closed_with_1013_and_others_keep_receiving(backend: B
     let state = &again.hello["channels"][0];
     assert_eq!(state["lastSeq"], SENDS as i64);
     again
-        .send_json(crate::helpers::sync("room", SENDS as i64 - 1, None))
+        .send_json(chatd_testkit::sync("room", SENDS as i64 - 1, None))
         .await;
     let batch = again.recv_type("SYNC_BATCH").await;
     assert_eq!(batch["messages"][0]["seq"], SENDS as i64);

@@ -6,8 +6,8 @@ use futures_util::SinkExt;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{spawn_app, spawn_app_with, Backend};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, spawn_app_with, Backend};
 
 on_both_stores!(
     a_client_close_is_answered_with_a_close_frame,
@@ -55,8 +55,8 @@ async fn every_bad_frame_gets_its_error_and_the_connection_survives(backend: Bac
     let cases: Vec<(String, &str, Option<&str>)> = vec![
         ("not json".into(), "bad_frame", None),
         ("[1,2]".into(), "bad_frame", None),
-        // Found by a breaker helper: the typed decoder read a frame from an
-        // array, which stored this message (the last send below got seq 2).
+        // A frame is a JSON object: an array with the same values in order
+        // is refused and stores nothing (the last send below checks seq 1).
         (
             r#"["MSG_SEND","room","arr-1","stored from an array"]"#.into(),
             "bad_frame",

@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::helpers::{postgres_url, spawn_app, spawn_app_with, Backend, ADMIN_TOKEN};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{postgres_url, spawn_app, spawn_app_with, Backend, ADMIN_TOKEN};
 
 on_both_stores!(
     channel_routes,
@@ -47,10 +47,10 @@ async fn raw_request(addr: std::net::SocketAddr, head: &str, body: &[u8]) -> Str
     String::from_utf8_lossy(&response).into_owned()
 }
 
-/// Found by a breaker helper: a declared huge body was waited for (408 after
-/// 10 s), the body was read before the credentials were checked (`100
-/// Continue` to a stranger), JSON arrays were taken for objects, and `POST
-/// /v1/ws` got 400 instead of 405.
+/// A request body is judged before it is read: a declared huge body gets 413
+/// at once (not 408 after waiting for it), credentials are checked before
+/// the body is asked for (no `100 Continue` to a stranger), a JSON array is
+/// not taken for an object, and `POST /v1/ws` gets 405.
 async fn request_bodies_are_refused_before_they_are_read(backend: Backend) {
     let app = spawn_app(backend).await;
     // A declared body over 2 MiB: 413 at once, with or without a token, and
@@ -128,9 +128,9 @@ async fn request_bodies_are_refused_before_they_are_read(backend: Backend) {
     app.stop().await;
 }
 
-/// Found by a breaker helper: on PostgreSQL a member list this long took a
-/// round trip per member, outlasted `db_timeout_ms` (5 s) and got 503
-/// `unavailable`, which no retry could fix. It is one statement now.
+/// A member list this long is stored in one statement, within
+/// `db_timeout_ms` (5 s) also on PostgreSQL: a round trip per member would
+/// outlast it and answer 503 `unavailable`, which no retry could fix.
 async fn a_channel_of_up_to_100_000_members_is_created_in_one_request(backend: Backend) {
     const MEMBERS: usize = 100_000;
     let app = spawn_app(backend).await;
@@ -386,7 +386,7 @@ async fn admin_routes_refuse_users_and_strangers(backend: Backend) {
 async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
     use tokio_tungstenite::tungstenite::Error;
     let app = spawn_app(backend).await;
-    let status_of = |result: Result<crate::helpers::WsClient, Error>| match result {
+    let status_of = |result: Result<chatd_testkit::WsClient, Error>| match result {
         Err(Error::Http(response)) => response.status().as_u16(),
         Err(other) => panic!("unexpected error {other:?}"),
         Ok(_) => 101,
@@ -412,7 +412,7 @@ async fn websocket_auth_is_checked_before_the_upgrade(backend: Backend) {
             iss: None,
             aud: None,
         },
-        &jsonwebtoken::EncodingKey::from_secret(crate::helpers::JWT_SECRET.as_bytes()),
+        &jsonwebtoken::EncodingKey::from_secret(chatd_testkit::JWT_SECRET.as_bytes()),
     )
     .expect("encode");
     assert_eq!(status_of(app.connect_raw(&expired).await), 401, "expired");
@@ -454,7 +454,7 @@ async fn a_session_is_closed_with_1008_when_its_token_expires(backend: Backend) 
             iss: None,
             aud: None,
         },
-        &jsonwebtoken::EncodingKey::from_secret(crate::helpers::JWT_SECRET.as_bytes()),
+        &jsonwebtoken::EncodingKey::from_secret(chatd_testkit::JWT_SECRET.as_bytes()),
     )
     .expect("encode");
     let mut client = lenient.connect_raw(&expired).await.expect("accepted within the leeway");
@@ -514,9 +514,8 @@ async fn health_and_metrics(backend: Backend) {
 
 /// A client that sends a whole request and then half-closes its side
 /// (`shutdown(SHUT_WR)`, RFC 9112 §9.6 lets it) still gets its response.
-/// Before, hyper's default treated the end of input as the end of the
-/// connection, and about a third of such requests got nothing (found by a
-/// breaker helper); 50 tries here.
+/// The end of input is not the end of the connection (hyper's default would
+/// drop about a third of such requests), so 50 tries here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_followed_by_a_half_close_is_answered() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -549,7 +548,7 @@ async fn readyz_is_503_while_the_database_is_down() {
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     let name = app.db.url.rsplit('/').next().expect("db name").to_owned();
-    let mut admin = crate::helpers::pg_admin().await;
+    let mut admin = chatd_testkit::pg_admin().await;
     sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false"))
         .execute(&mut admin)
         .await
@@ -598,9 +597,9 @@ async fn readyz_is_503_while_the_database_is_down() {
     app.stop().await;
 }
 
-/// Found by the spec audit: "every limit is a documented setting", and the
-/// request body size, the members per request and the page size were fixed
-/// constants. Each is a setting now, and a small value takes effect.
+/// "Every limit is a documented setting" (the spec): the request body size,
+/// the members per request and the page size are settings, and a small
+/// value takes effect.
 async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
     let app = spawn_app_with(backend, |c| {
         c.max_request_bytes = 1_000;
@@ -645,7 +644,7 @@ async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
     for n in 0..10 {
         alice.send_and_ack("room", &format!("k{n}"), &body).await;
     }
-    alice.send_json(crate::helpers::sync("room", 0, Some(10))).await;
+    alice.send_json(chatd_testkit::sync("room", 0, Some(10))).await;
     let batch = alice.recv_type("SYNC_BATCH").await;
     let page = batch["messages"].as_array().expect("messages").len();
     assert!((1..10).contains(&page), "a SYNC page held {page} of 10");
@@ -656,17 +655,17 @@ async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
     assert!((1..10).contains(&page), "a history page held {page} of 10");
     assert_eq!(first["hasMore"], true);
     assert_eq!(
-        crate::helpers::seqs(&app.all_messages("room").await),
+        chatd_testkit::seqs(&app.all_messages("room").await),
         (1..=10).collect::<Vec<_>>()
     );
     app.stop().await;
 }
 
-/// Found by a breaker helper: `?access_token=<alice>&access_token=<mallory>`
-/// opened a session as mallory (the last value won, where a proxy reading
-/// the first would see alice), and `afterSeq` / `limit` given twice took the
-/// last value. A parameter chatd reads is now refused when repeated, and so
-/// is a second `Authorization` header (the first used to win).
+/// A parameter chatd reads is refused when repeated, and so is a second
+/// `Authorization` header: with `?access_token=<alice>&access_token=<mallory>`
+/// a proxy reading the first value would see alice while a server taking
+/// the last would open a session as mallory; the same goes for `afterSeq`
+/// and `limit` given twice.
 async fn repeated_query_parameters_are_refused(backend: Backend) {
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice", "mallory"]).await;

@@ -4,26 +4,12 @@
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
+use chatd_testkit::{chatd, mint_token, postgres_url, Backend, ServerProcess, TestDb, WsClient, JWT_SECRET};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
-
-use crate::helpers::{postgres_url, ws_connect_hello, Backend, ServerProcess, TestDb};
-
-const BIN: &str = env!("CARGO_BIN_EXE_chatd");
-
-/// A `chatd` command with a clean environment, run in `dir`.
-fn chatd(dir: &Path) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir(dir);
-    cmd
-}
 
 async fn get(addr: &str, path: &str, bearer: Option<&str>) -> reqwest::Response {
     let mut request = reqwest::Client::new().get(format!("http://{addr}{path}"));
@@ -41,7 +27,7 @@ fn read_secrets(dir: &Path) -> toml::Table {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_with_no_configuration_uses_embedded_sqlite_and_generated_secrets() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = ServerProcess::start(chatd(dir.path()));
+    let server = ServerProcess::start(chatd!(dir.path()));
     let ready = get(&server.addr, "/readyz", None).await;
     assert_eq!(ready.status(), 200);
     let ready = ready.json::<Value>().await.expect("json");
@@ -72,7 +58,7 @@ async fn serve_with_no_configuration_uses_embedded_sqlite_and_generated_secrets(
     server.signal("TERM");
     assert_eq!(server.wait(), 0);
     // A second start reuses the same secrets.
-    let server = ServerProcess::start(chatd(dir.path()));
+    let server = ServerProcess::start(chatd!(dir.path()));
     assert_eq!(
         read_secrets(&dir.path().join("data"))["admin_token"].as_str(),
         Some(admin.as_str())
@@ -102,7 +88,7 @@ async fn token_command_and_configuration_layers() {
         .map(|d| d.claims)
     };
     // File only.
-    let out = chatd(dir.path())
+    let out = chatd!(dir.path())
         .args(["--config", "chatd.toml", "token", "alice", "--ttl", "60"])
         .output()
         .expect("run");
@@ -118,7 +104,7 @@ async fn token_command_and_configuration_layers() {
     assert!(secrets.get("jwt_secret").is_none());
     assert!(secrets.get("admin_token").is_some());
     // Env overrides the file.
-    let out = chatd(dir.path())
+    let out = chatd!(dir.path())
         .env("CHATD_CONFIG", "chatd.toml")
         .env("CHATD_JWT_SECRET", &env_secret)
         .args(["token", "bob"])
@@ -129,7 +115,7 @@ async fn token_command_and_configuration_layers() {
         "env beats file"
     );
     // Flags override env.
-    let out = chatd(dir.path())
+    let out = chatd!(dir.path())
         .env("CHATD_DATA_DIR", "from-env")
         .args(["--data-dir", "from-flag", "token", "carol"])
         .output()
@@ -138,12 +124,12 @@ async fn token_command_and_configuration_layers() {
     assert!(dir.path().join("from-flag/secrets.toml").exists(), "flag beats env");
     assert!(!dir.path().join("from-env").exists());
     // Bad input gets a clear error and a failing exit code.
-    let out = chatd(dir.path()).args(["token", "not valid"]).output().expect("run");
+    let out = chatd!(dir.path()).args(["token", "not valid"]).output().expect("run");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid user id"));
     // A short secret is used as it is (the wire contract), with a warning
     // on stderr that names the length, never the secret.
-    let out = chatd(dir.path())
+    let out = chatd!(dir.path())
         .env("CHATD_JWT_SECRET", "q7x2z")
         .args(["token", "x"])
         .output()
@@ -157,9 +143,9 @@ async fn token_command_and_configuration_layers() {
         "the warning must not show the secret: {warned}"
     );
     // A directory given as the config file, and a file as the data dir:
-    // configuration errors that say so (found by a breaker helper: "not
-    // found", and "database unavailable … File exists").
-    let out = chatd(dir.path())
+    // configuration errors (exit 2) that name the problem, not a misleading
+    // "not found" or "database unavailable … File exists".
+    let out = chatd!(dir.path())
         .arg("--config")
         .arg(dir.path())
         .args(["token", "x"])
@@ -167,21 +153,21 @@ async fn token_command_and_configuration_layers() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory, not a file"));
-    let out = chatd(dir.path())
+    let out = chatd!(dir.path())
         .args(["--config", "/dev/null", "token", "x"])
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/dev/null is not a regular file"));
     std::fs::write(dir.path().join("plain-file"), "x").expect("write");
-    let out = chatd(dir.path())
+    let out = chatd!(dir.path())
         .env("CHATD_DATA_DIR", "plain-file")
         .args(["token", "x"])
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("data_dir plain-file is not a directory"));
-    let out = chatd(dir.path())
+    let out = chatd!(dir.path())
         .env("CHATD_LOG", "garbage[[[")
         .args(["token", "x"])
         .output()
@@ -189,7 +175,7 @@ async fn token_command_and_configuration_layers() {
     assert_eq!(out.status.code(), Some(2), "a bad setting is a configuration error");
     assert!(String::from_utf8_lossy(&out.stderr).contains("log"));
     // Text settings stay text even when they look like numbers.
-    let out = chatd(dir.path())
+    let out = chatd!(dir.path())
         .env("CHATD_JWT_SECRET", &env_secret)
         .env("CHATD_JWT_ISSUER", "1.50")
         .env("CHATD_JWT_AUDIENCE", "007")
@@ -210,7 +196,7 @@ async fn token_command_and_configuration_layers() {
         "jwt_secret = \"short\"\nadmin_token = \"long-enough-admin-token\"\n",
     )
     .expect("write");
-    let out = chatd(weak.path())
+    let out = chatd!(weak.path())
         .args(["--data-dir", ".", "token", "x"])
         .output()
         .expect("run");
@@ -222,7 +208,7 @@ async fn token_command_and_configuration_layers() {
         "jwt_secret = \"\"\nadmin_token = \"long-enough-admin-token\"\n",
     )
     .expect("write");
-    let out = chatd(weak.path())
+    let out = chatd!(weak.path())
         .args(["--data-dir", ".", "token", "x"])
         .output()
         .expect("run");
@@ -241,7 +227,7 @@ async fn migrate_command_applies_the_schema() {
             continue;
         }
         let db = TestDb::new(backend).await;
-        let out = chatd(db.dir.path())
+        let out = chatd!(db.dir.path())
             .env("CHATD_DATABASE_URL", &db.url)
             .env("CHATD_DATA_DIR", db.dir.path())
             .arg("migrate")
@@ -275,7 +261,7 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
     .await;
     let admin = "lifecycle-admin-token-0123456789";
     let secret = "lifecycle-jwt-secret-0123456789-abcdef";
-    let mut cmd = chatd(db.dir.path());
+    let mut cmd = chatd!(db.dir.path());
     cmd.env("CHATD_DATABASE_URL", &db.url)
         .env("CHATD_DATA_DIR", db.dir.path())
         .env("CHATD_ADMIN_TOKEN", admin)
@@ -283,27 +269,12 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
         .env("CHATD_RATE_LIMIT_PER_SEC", "0")
         .env("CHATD_USER_RATE_LIMIT_PER_SEC", "0");
     let server = ServerProcess::start(cmd);
-    let http = reqwest::Client::new();
-    let res = http
-        .post(format!("http://{}/v1/channels", server.addr))
-        .bearer_auth(admin)
-        .json(&json!({"channelId": "room", "members": ["alice"]}))
-        .send()
-        .await
-        .expect("http");
+    let res = server
+        .admin(admin)
+        .post_channel(json!({"channelId": "room", "members": ["alice"]}))
+        .await;
     assert_eq!(res.status(), 201);
-    let token = chatd::auth::Auth::new(secret, admin, None, None, 0)
-        .mint(&chatd::ids::UserId::parse("alice").expect("id"), 600)
-        .expect("mint")
-        .0;
-    let mut request = format!("ws://{}/v1/ws", server.addr)
-        .into_client_request()
-        .expect("request");
-    request
-        .headers_mut()
-        .insert("authorization", format!("Bearer {token}").parse().expect("header"));
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
-    let _hello = ws.next().await.expect("hello").expect("ok");
+    let mut ws = server.connect(&mint_token(secret, "alice", 600)).await.stream;
     const SENDS: usize = 3000;
     for n in 0..SENDS {
         let frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": format!("k{n}"), "body": "x"});
@@ -360,33 +331,25 @@ async fn tokens_are_never_logged() {
     let dir = tempfile::tempdir().expect("tempdir");
     let admin = "logging-admin-token-0123456789";
     let secret = "logging-jwt-secret-0123456789-abcdefgh";
-    let mut cmd = chatd(dir.path());
+    let mut cmd = chatd!(dir.path());
     cmd.env("CHATD_ADMIN_TOKEN", admin)
         .env("CHATD_JWT_SECRET", secret)
         .env("CHATD_LOG", "trace");
     let server = ServerProcess::start(cmd);
-    let token = chatd::auth::Auth::new(secret, admin, None, None, 0)
-        .mint(&chatd::ids::UserId::parse("alice").expect("id"), 600)
-        .expect("mint")
-        .0;
-    let http = reqwest::Client::new();
-    let base = format!("http://{}", server.addr);
-    http.post(format!("{base}/v1/channels"))
-        .bearer_auth(admin)
-        .json(&json!({"channelId": "room", "members": ["alice"]}))
-        .send()
-        .await
-        .expect("http");
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/v1/ws?access_token={token}", server.addr))
+    let token = mint_token(secret, "alice", 600);
+    server
+        .admin(admin)
+        .post_channel(json!({"channelId": "room", "members": ["alice"]}))
+        .await;
+    // The token in the query string, not the header: that is what must not be logged.
+    let (stream, _) = tokio_tungstenite::connect_async(format!("ws://{}/v1/ws?access_token={token}", server.addr))
         .await
         .expect("connect");
-    ws.next().await.expect("hello").expect("ok");
-    ws.send(Message::text(
-        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "c", "body": "SECRET-BODY-4711"}).to_string(),
-    ))
-    .await
-    .expect("send");
-    ws.next().await.expect("ack").expect("ok");
+    let mut ws = WsClient::new(stream).read_hello().await;
+    ws.send_msg("room", "c", "SECRET-BODY-4711").await;
+    ws.recv().await;
+    let http = reqwest::Client::new();
+    let base = format!("http://{}", server.addr);
     let res = http
         .get(format!("{base}/v1/channels/room/messages?access_token={token}"))
         .send()
@@ -412,7 +375,7 @@ async fn tokens_are_never_logged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_logs_are_one_object_per_line() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut cmd = chatd(dir.path());
+    let mut cmd = chatd!(dir.path());
     cmd.env("CHATD_LOG_FORMAT", "json");
     let server = ServerProcess::start(cmd);
     assert_eq!(get(&server.addr, "/healthz", None).await.status(), 200);
@@ -435,16 +398,13 @@ async fn json_logs_are_one_object_per_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn short_secrets_are_used_as_they_are() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut cmd = chatd(dir.path());
+    let mut cmd = chatd!(dir.path());
     cmd.env("CHATD_ADMIN_TOKEN", "admin").env("CHATD_JWT_SECRET", "s3cr3t");
     let server = ServerProcess::start(cmd);
-    let res = reqwest::Client::new()
-        .post(format!("http://{}/v1/channels", server.addr))
-        .bearer_auth("admin")
-        .json(&json!({"channelId": "room", "members": ["alice"]}))
-        .send()
-        .await
-        .expect("http");
+    let res = server
+        .admin("admin")
+        .post_channel(json!({"channelId": "room", "members": ["alice"]}))
+        .await;
     assert_eq!(res.status(), 201);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -456,7 +416,7 @@ async fn short_secrets_are_used_as_they_are() {
         &jsonwebtoken::EncodingKey::from_secret(b"s3cr3t"),
     )
     .expect("sign");
-    let mut alice = ws_connect_hello(&server.addr, &token).await;
+    let mut alice = server.connect(&token).await;
     assert_eq!(alice.hello["userId"], "alice");
     alice.send_msg("room", "k1", "hello").await;
     let ack = alice.recv().await;
@@ -475,16 +435,15 @@ async fn short_secrets_are_used_as_they_are() {
     assert!(!log.contains("s3cr3t"), "the warning must not show the secret");
 }
 
-/// Found by a breaker helper: with `shutdown_grace = 0`, a TCP connection
-/// that had sent nothing held the exit for 6 s (the listener waited for its
-/// first byte, then the writers for the connection's router), with a
-/// spurious "writers did not stop in time"; a request still uploading its
-/// body held it past the 5 s HTTP drain the same way.
+/// With `shutdown_grace = 0`, shutdown waits neither for a TCP connection
+/// that has sent nothing (no waiting for its first byte, nor for its router,
+/// and no spurious "writers did not stop in time") nor, past the 5 s HTTP
+/// drain, for a request still uploading its body.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_does_not_wait_for_silent_or_stuck_http_connections() {
     let dir = tempfile::tempdir().expect("tempdir");
     for upload in [false, true] {
-        let mut cmd = chatd(dir.path());
+        let mut cmd = chatd!(dir.path());
         cmd.env("CHATD_SHUTDOWN_GRACE", "0")
             .env("CHATD_ADMIN_TOKEN", "shutdown-admin-token-0123456789");
         let server = ServerProcess::start(cmd);
@@ -516,19 +475,16 @@ async fn shutdown_does_not_wait_for_silent_or_stuck_http_connections() {
 /// A client that gives up in the middle of its WebSocket handshake (the
 /// upgrade request sent, the connection reset before the 101 is read) is
 /// logged at debug level, not as a warning: anyone with a token could
-/// write thousands of warning lines a second that way (found by a breaker
-/// helper). Checked at the default level, `info`.
+/// write thousands of warning lines a second that way. Checked at the
+/// default level, `info`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aborted_websocket_handshakes_are_not_warnings() {
     use tokio::io::AsyncWriteExt;
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut cmd = chatd(dir.path());
-    cmd.env("CHATD_JWT_SECRET", crate::helpers::JWT_SECRET);
+    let mut cmd = chatd!(dir.path());
+    cmd.env("CHATD_JWT_SECRET", JWT_SECRET);
     let server = ServerProcess::start(cmd);
-    let token = chatd::auth::Auth::new(crate::helpers::JWT_SECRET, "unused", None, None, 0)
-        .mint(&chatd::ids::UserId::parse("alice").expect("user id"), 3600)
-        .expect("mint")
-        .0;
+    let token = mint_token(JWT_SECRET, "alice", 3600);
     let request = format!(
         "GET /v1/ws HTTP/1.1\r\nHost: chatd\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
          Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
@@ -541,7 +497,7 @@ async fn aborted_websocket_handshakes_are_not_warnings() {
         drop(tcp);
     }
     // A whole session after them: the server has taken every one.
-    let mut alice = ws_connect_hello(&server.addr, &token).await;
+    let mut alice = server.connect(&token).await;
     alice.stream.close(None).await.expect("close");
     tokio::time::sleep(Duration::from_millis(300)).await;
     let log = server.log_text();

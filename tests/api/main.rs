@@ -1,7 +1,7 @@
 //! Integration tests: one binary (one link step), one module per area.
 //! Every test that touches storage runs on both stores (`on_both_stores!`).
-
-mod helpers;
+//! The fixtures are in `crates/chatd-testkit`, shared with the other test
+//! binaries.
 
 mod client;
 mod fanout;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::helpers::{spawn_app, Backend};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, Backend};
 
 on_both_stores!(
     receipts_move_watermarks_forward_and_reach_the_right_sessions,
@@ -102,9 +102,9 @@ async fn receipt_errors(backend: Backend) {
     app.stop().await;
 }
 
-/// Found by the fault harness: two devices of one user reading at the same
-/// time could commit their moves in one order and queue the RECEIPTs in the
-/// other, so the sender saw the read watermark go back.
+/// Two devices of one user reading at the same time: the RECEIPTs reach the
+/// sender in the order their moves were committed, so the read watermark the
+/// sender sees never goes back.
 async fn concurrent_reads_from_two_devices_never_show_a_watermark_going_back(backend: Backend) {
     use futures_util::SinkExt;
     use tokio_tungstenite::tungstenite::Message;
@@ -143,10 +143,9 @@ async fn concurrent_reads_from_two_devices_never_show_a_watermark_going_back(bac
     app.stop().await;
 }
 
-/// Found by the spec audit: a receipt goes to "the sessions of that message's
-/// sender", and when users marked their own message, the session that sent
-/// the receipt did not get it. Now every session of the sender does; other
-/// members get nothing.
+/// A receipt goes to "the sessions of that message's sender" (the spec), so
+/// when users mark their own message every one of their sessions gets it,
+/// the one that sent the receipt included; other members get nothing.
 async fn users_marking_their_own_message_get_the_receipt_on_every_session(backend: Backend) {
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice", "bob"]).await;

@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::helpers::{spawn_app, spawn_app_with, sync, Backend, ADMIN_TOKEN};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, spawn_app_with, sync, Backend, ADMIN_TOKEN};
 
 on_both_stores!(
     outsiders_and_non_members_are_forbidden_everywhere_alike,
@@ -117,7 +117,7 @@ async fn connection_limits_per_user_and_per_node(backend: Backend) {
         c.max_connections = 3;
     })
     .await;
-    let status = |r: Result<crate::helpers::WsClient, Error>| match r {
+    let status = |r: Result<chatd_testkit::WsClient, Error>| match r {
         Err(Error::Http(response)) => response.status().as_u16(),
         Err(other) => panic!("{other:?}"),
         Ok(_) => 101,
@@ -172,10 +172,9 @@ async fn a_slow_handshake_is_cut_off(backend: Backend) {
     let mut buf = [0u8; 512];
     let read = tokio::time::timeout(Duration::from_secs(5), silent.read(&mut buf)).await;
     assert!(read.is_ok(), "silent connection not closed");
-    // Found by a breaker helper: an HTTP/2 (h2c prior knowledge) connection
-    // that sent its preface and an empty SETTINGS frame, then nothing, was
-    // never closed, and enough of them locked every client out. HTTP/2 is
-    // not served: the connection ends at once.
+    // HTTP/2 is not served: an h2c prior-knowledge connection (preface and an
+    // empty SETTINGS frame, then nothing) ends at once. Kept open, enough of
+    // them would lock every client out.
     let mut h2 = TcpStream::connect(app.addr).await.expect("connect");
     h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
         .await
@@ -183,10 +182,9 @@ async fn a_slow_handshake_is_cut_off(backend: Backend) {
     let mut seen = Vec::new();
     let ended = tokio::time::timeout(Duration::from_secs(5), h2.read_to_end(&mut seen)).await;
     assert!(ended.is_ok(), "an idle HTTP/2 connection stayed open");
-    // Found by a breaker helper: a client that pipelines requests and never
-    // reads a response held its connection forever (no write timeout). Now a
-    // write that waits `handshake_timeout_ms` for the peer ends it, so the
-    // client's own writes start failing.
+    // A client that pipelines requests and never reads a response does not
+    // hold its connection forever: a write that waits `handshake_timeout_ms`
+    // for the peer ends it, so the client's own writes start failing.
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("rcvbuf");
     let mut greedy = socket.connect(app.addr).await.expect("connect");
@@ -268,7 +266,7 @@ async fn an_idle_or_dribbling_peer_is_closed(backend: Backend) {
 
 /// A WebSocket opened over a plain TCP stream, past the 101 response and the
 /// HELLO frame, for sending frames no client library would.
-async fn raw_websocket(app: &crate::helpers::TestApp, user: &str) -> TcpStream {
+async fn raw_websocket(app: &chatd_testkit::TestApp, user: &str) -> TcpStream {
     let mut raw = TcpStream::connect(app.addr).await.expect("connect");
     let request = format!(
         "GET /v1/ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {}\r\n\r\n",

@@ -7,8 +7,8 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::helpers::{seqs, spawn_app, Backend, ADMIN_TOKEN};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{seqs, spawn_app, Backend, ADMIN_TOKEN};
 
 on_both_stores!(
     ack_carries_ids_after_the_message_is_stored,
@@ -294,11 +294,10 @@ async fn client_ts_is_ignored_and_ts_never_decreases(backend: Backend) {
     app.stop().await;
 }
 
-/// Found by the spec audit: guarantee 2 says the idempotency key "is looked
-/// up before anything else about the send", and a send that failed its checks
-/// got its refusal even when its key was stored. Now a stored key answers
-/// first: `idempotency_conflict` when the frame is another message, the
-/// original ACK (`duplicate: true`) when it is the stored one, also after
+/// Guarantee 2 says the idempotency key "is looked up before anything else
+/// about the send", so a stored key answers before the send's own checks:
+/// `idempotency_conflict` when the frame is another message, the original
+/// ACK (`duplicate: true`) when it is the stored one, also after
 /// `max_body_bytes` was lowered. Nothing new is stored.
 async fn a_refused_send_is_answered_by_its_stored_key_first(backend: Backend) {
     let app = spawn_app(backend).await;
@@ -335,9 +334,9 @@ async fn a_refused_send_is_answered_by_its_stored_key_first(backend: Backend) {
         assert_eq!(reply["code"], "idempotency_conflict", "{what}: {reply}");
         assert_eq!(reply["clientMsgId"], "k", "{what}: {reply}");
     }
-    // Those conflicts stand for refusals, so they count as bad frames
-    // (found by a breaker helper: 1,500 in a row never closed the
-    // connection); checked below with a low max_bad_frames.
+    // Those conflicts stand for refusals, so they count as bad frames (else
+    // a client could send them without end and never be closed); checked
+    // below with a low max_bad_frames.
     // A key that is not stored: the frame's own refusal, as before.
     alice
         .send_json(json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "fresh", "body": ""}))

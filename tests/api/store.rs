@@ -3,8 +3,8 @@
 use chatd::ids::{ChannelId, ClientMsgId, UserId};
 use chatd::store::{NewMessage, SendOutcome, Store, StoreError};
 
-use crate::helpers::{Backend, TestDb};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{Backend, TestDb};
 
 on_both_stores!(
     channels_and_members,
@@ -29,7 +29,7 @@ mod postgres_only {
     /// refused because `ORDER BY user_id` put `Bob` after `alice`.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn members_are_recognised_under_an_icu_collation() {
-        if crate::helpers::postgres_url().is_none() {
+        if chatd_testkit::postgres_url().is_none() {
             return;
         }
         let db = TestDb::postgres_with("TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'").await;

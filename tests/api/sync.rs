@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::helpers::{seqs, spawn_app, spawn_app_with, sync, Backend, TestDb, ADMIN_TOKEN};
-use crate::on_both_stores;
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{seqs, spawn_app, spawn_app_with, sync, Backend, TestDb, ADMIN_TOKEN};
 
 on_both_stores!(
     hello_reports_each_channels_state,
@@ -85,7 +85,7 @@ async fn a_hello_too_large_for_the_write_buffer_is_refused_clearly(backend: Back
 /// A server whose channel `room` holds 100 messages of 16,000 bytes
 /// (8,000 times `"x`, 24,000 bytes as JSON) from alice; her session, and
 /// the body.
-async fn room_of_100_large_messages(backend: Backend) -> (crate::helpers::TestApp, crate::helpers::WsClient, String) {
+async fn room_of_100_large_messages(backend: Backend) -> (chatd_testkit::TestApp, chatd_testkit::WsClient, String) {
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;

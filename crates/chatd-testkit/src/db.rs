@@ -1,0 +1,128 @@
+//! Which store a test runs on, and a database of the test's own.
+
+use std::io::Write;
+use std::sync::Once;
+use std::time::Duration;
+
+/// Which store a test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The maintenance URL of the test PostgreSQL, from `CHATD_TEST_DATABASE_URL`.
+/// Without it, PostgreSQL tests are skipped (said once on stderr), unless
+/// `CHATD_REQUIRE_POSTGRES=1`, which makes them fail.
+pub fn postgres_url() -> Option<String> {
+    static NOTICE: Once = Once::new();
+    match std::env::var("CHATD_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("CHATD_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+                "CHATD_REQUIRE_POSTGRES=1 but CHATD_TEST_DATABASE_URL is not set"
+            );
+            NOTICE.call_once(|| {
+                // Straight to the stderr handle: the test harness captures eprintln!.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "\n*** PostgreSQL tests SKIPPED: set CHATD_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres to run them ***\n"
+                );
+            });
+            None
+        }
+    }
+}
+
+/// A connection to the test PostgreSQL's maintenance database.
+pub async fn pg_admin() -> sqlx::PgConnection {
+    let url = postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
+    <sqlx::PgConnection as sqlx::Connection>::connect(&url)
+        .await
+        .expect("cannot reach the test PostgreSQL (CHATD_TEST_DATABASE_URL)")
+}
+
+/// A database of the test's own, removed when dropped.
+pub struct TestDb {
+    pub url: String,
+    pg: Option<(String, String)>,
+    pub dir: tempfile::TempDir,
+}
+
+impl TestDb {
+    pub async fn new(backend: Backend) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        match backend {
+            Backend::Sqlite => Self {
+                url: format!("sqlite://{}", dir.path().join("chatd.db").display()),
+                pg: None,
+                dir,
+            },
+            Backend::Postgres => Self::postgres_with("").await,
+        }
+    }
+
+    /// A PostgreSQL database of the test's own, created with `options`
+    /// appended to `CREATE DATABASE` (e.g. another collation).
+    pub async fn postgres_with(options: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let admin_url = postgres_url().expect("postgres tests need CHATD_TEST_DATABASE_URL");
+        let name = format!("chatd_test_{}", uuid::Uuid::now_v7().simple());
+        let mut conn = pg_admin().await;
+        sqlx::query(&format!("CREATE DATABASE \"{name}\" {options}"))
+            .execute(&mut conn)
+            .await
+            .expect("create test database");
+        let (base, _) = admin_url.rsplit_once('/').expect("database URL has a path");
+        Self {
+            url: format!("{base}/{name}"),
+            pg: Some((admin_url, name)),
+            dir,
+        }
+    }
+
+    /// A database the test manages itself (e.g. its own PostgreSQL server),
+    /// with a fresh data directory; nothing is dropped afterwards.
+    pub fn external(url: String) -> Self {
+        Self {
+            url,
+            pg: None,
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    /// Opens the database with the server's store code (no migrations run).
+    pub async fn store(&self) -> chatd::store::Store {
+        chatd::store::Store::connect(&chatd::store::StoreOptions {
+            url: self.url.clone(),
+            max_connections: 4,
+            timeout: Duration::from_secs(5),
+        })
+        .await
+        .expect("connect to the test database")
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let Some((admin_url, name)) = self.pg.take() else {
+            return;
+        };
+        // Drop may run inside a runtime: use a thread with its own.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async {
+                if let Ok(mut conn) = <sqlx::PgConnection as sqlx::Connection>::connect(&admin_url).await {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                        .execute(&mut conn)
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}
