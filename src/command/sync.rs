@@ -28,7 +28,10 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, after_seq: i64, limit:
     }
     let store = &state.store;
     let result = match store.is_member(&channel_id, &ctx.user.user_id).await {
-        Ok(true) => store.messages_after(&channel_id, after_seq, limit).await.map(Some),
+        Ok(true) => store
+            .entries_after(&channel_id, after_seq, limit, Some(&ctx.user.user_id))
+            .await
+            .map(Some),
         Ok(false) => Ok(None),
         Err(e) => Err(e),
     };

@@ -802,6 +802,7 @@ impl Task {
                     body: std::mem::take(&mut pending.body),
                     ts,
                     client_msg_id: client_msg_id.clone(),
+                    ..Default::default()
                 };
                 self.offer(own, &mut delivered);
                 if let Some(reply) = pending.reply.take() {
