@@ -4,6 +4,7 @@
 mod helpers;
 
 mod client;
+mod entries;
 mod fanout;
 mod frames;
 mod http;
