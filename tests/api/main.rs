@@ -14,3 +14,4 @@ mod security;
 mod send;
 mod store;
 mod sync;
+mod upgrade;
