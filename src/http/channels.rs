@@ -199,9 +199,9 @@ pub async fn history(
     };
     // Render-ready (§8): each message with its current state; `me` is the
     // user's (never true for the admin).
-    let (messages, has_more) = state.store.entries_after(&id, after_seq, limit, reader).await?;
+    let page = state.store.entries_after(&id, after_seq, limit, reader).await?;
     // Like a SYNC_BATCH, a page stops early past `max_page_bytes`; the
     // caller asks again after its last seq.
-    let (messages, has_more) = recv_page(&messages, has_more, state.config.max_page_bytes);
-    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more})).into_response())
+    let (messages, has_more) = recv_page(&page.entries, page.has_more, state.config.max_page_bytes);
+    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more, "lastSeq": page.last_seq})).into_response())
 }

@@ -9,8 +9,8 @@ use sqlx::{Postgres, Row, Sqlite};
 
 use super::sql::{self, common};
 use super::{
-    BatchOutcome, Change, Channel, ChannelPosition, CommitSent, EntryKind, NewMessage, ReactionState, SendOutcome,
-    StoreError, StoredMessage,
+    BatchOutcome, Change, Channel, ChannelPosition, CommitSent, EntriesPage, EntryKind, NewMessage, ReactionState,
+    SendOutcome, StoreError, StoredMessage,
 };
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
@@ -260,7 +260,7 @@ macro_rules! sql_backend {
                 Ok((messages, has_more))
             }
 
-            pub(super) async fn entries_after(&self, channel_id: &ChannelId, after_seq: i64, limit: u32, reader: Option<&UserId>) -> Result<(Vec<StoredMessage>, bool), StoreError> {
+            pub(super) async fn entries_after(&self, channel_id: &ChannelId, after_seq: i64, limit: u32, reader: Option<&UserId>) -> Result<EntriesPage, StoreError> {
                 // The page and its reactions from one snapshot, so the state
                 // shown is the state at one point of the log.
                 let mut tx = self.read_pool.begin_with(sql::$dialect::BEGIN_SNAPSHOT).await?;
@@ -273,13 +273,18 @@ macro_rules! sql_backend {
                 let mut entries = rows.iter().map(message_from_row).collect::<Result<Vec<_>, _>>()?;
                 let has_more = entries.len() > limit as usize;
                 entries.truncate(limit as usize);
+                let last_seq: i64 = sqlx::query_scalar(common::LAST_SEQ)
+                    .bind(channel_id.as_str())
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .unwrap_or(0);
                 let ids: Vec<String> = entries
                     .iter()
                     .filter(|e| e.kind == EntryKind::Message && !e.deleted)
                     .map(|e| e.message_id.hyphenated().to_string())
                     .collect();
                 if ids.is_empty() {
-                    return Ok((entries, has_more));
+                    return Ok(EntriesPage { entries, has_more, last_seq });
                 }
                 // One statement for the reactions of every message of the
                 // page, in first-use order per message.
@@ -303,7 +308,7 @@ macro_rules! sql_backend {
                         entry.reactions = reactions;
                     }
                 }
-                Ok((entries, has_more))
+                Ok(EntriesPage { entries, has_more, last_seq })
             }
 
             pub(super) async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {

@@ -193,6 +193,18 @@ impl Change {
     }
 }
 
+/// A page of entries read in their current state ([`Store::entries_after`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntriesPage {
+    /// In `seq` order, `message` entries with their state and reactions.
+    pub entries: Vec<StoredMessage>,
+    /// Whether more entries were stored after the last one returned.
+    pub has_more: bool,
+    /// The channel's last seq in the read's snapshot: the states include
+    /// every entry up to it.
+    pub last_seq: i64,
+}
+
 /// A channel and its current members.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Channel {
@@ -671,14 +683,15 @@ impl Store {
     /// As [`Self::messages_after`], each `message` entry with its state at
     /// the time of the read, reactions included (`me` for `reader`; none
     /// holds it for `None`, the admin): one statement for the page and one
-    /// for the reactions of all its messages, whatever the page's size.
+    /// for the reactions of all its messages, whatever the page's size, and
+    /// one for the channel's last seq, all from one snapshot.
     pub async fn entries_after(
         &self,
         channel_id: &ChannelId,
         after_seq: i64,
         limit: u32,
         reader: Option<&UserId>,
-    ) -> Result<(Vec<StoredMessage>, bool), StoreError> {
+    ) -> Result<EntriesPage, StoreError> {
         self.read(async { dispatch!(self.entries_after(channel_id, after_seq, limit, reader)) })
             .await
     }

@@ -188,4 +188,5 @@ pub mod common {
          delivered_seq = CASE WHEN watermarks.delivered_seq < excluded.read_seq THEN excluded.read_seq ELSE watermarks.delivered_seq END \
          WHERE watermarks.read_seq < excluded.read_seq";
     pub const PING: &str = "SELECT 1";
+    pub const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 }

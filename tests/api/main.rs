@@ -4,6 +4,7 @@
 mod helpers;
 
 mod client;
+mod client_entries;
 mod entries;
 mod fanout;
 mod frames;

@@ -823,6 +823,11 @@ pub enum ServerFrame {
         channel_id: String,
         messages: Vec<TaggedMessage>,
         has_more: bool,
+        /// The channel's last seq at the read (§8): the state of each
+        /// `message` entry includes every entry up to it, so a client folds
+        /// only later entries onto it. Absent from a server before v1.1.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_seq: Option<i64>,
     },
     /// A refusal; the connection stays open.
     #[serde(rename = "ERROR")]
@@ -1230,6 +1235,7 @@ mod tests {
             channel_id: "room".into(),
             messages: vec![TaggedMessage::MsgRecv(msg.clone())],
             has_more: false,
+            last_seq: Some(1),
         };
         let v: Value = serde_json::from_str(&batch.encode()).unwrap();
         assert_eq!(v["messages"][0]["type"], "MSG_RECV");
@@ -1408,6 +1414,7 @@ mod server_frame_decode {
                 channel_id: "room".into(),
                 messages: vec![TaggedMessage::MsgRecv(recv(text.clone(), n))],
                 has_more: flag,
+                last_seq: flag.then_some(n),
             },
             ServerFrame::Hello {
                 user_id: text,
