@@ -195,15 +195,32 @@ fn answer(job: &SendJob, outcome: &SendOutcome) {
         SendOutcome::Duplicate(message) => reply::acked(&job.session, message, true, Some(job.received)),
         SendOutcome::Conflict => refuse(job, ErrorCode::IdempotencyConflict, view::KEY_USED_FOR_ANOTHER_MESSAGE),
         SendOutcome::Forbidden => refuse(job, ErrorCode::Forbidden, "not a member of this channel"),
+        SendOutcome::TargetNotFound => refuse(job, ErrorCode::NotFound, "unknown or deleted message"),
+        SendOutcome::TargetNotAMessage => {
+            let mut frame = error_for(job, ErrorCode::InvalidField, "messageId must name a message entry");
+            frame.field = Some("messageId".into());
+            reply::refused(&job.session, frame);
+        }
+        SendOutcome::NotTheSender => refuse(job, ErrorCode::Forbidden, "only the message's sender may do this"),
+    }
+}
+
+/// The ERROR about `job`: a send's echoes its `clientMsgId` and `channelId`;
+/// an entry about a message's, its `clientMsgId` and the target's
+/// `messageId` (not the channel, which came from the target: a non-member
+/// must not learn it).
+fn error_for(job: &SendJob, code: ErrorCode, message: &str) -> crate::protocol::ErrorFrame {
+    let client_msg_id = Some(job.message.client_msg_id.as_str());
+    match job.message.change.target() {
+        None => reply::send_error(code, message, client_msg_id, Some(job.message.channel_id.as_str())),
+        Some(target) => {
+            let mut frame = reply::send_error(code, message, client_msg_id, None);
+            frame.message_id = Some(target.hyphenated().to_string());
+            frame
+        }
     }
 }
 
 fn refuse(job: &SendJob, code: ErrorCode, message: &str) {
-    let frame = reply::send_error(
-        code,
-        message,
-        Some(job.message.client_msg_id.as_str()),
-        Some(job.message.channel_id.as_str()),
-    );
-    reply::refused(&job.session, frame);
+    reply::refused(&job.session, error_for(job, code, message));
 }

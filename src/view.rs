@@ -6,8 +6,11 @@
 //! the HTTP routes and the cluster bridge all render through here.
 
 use crate::ids::ChannelId;
-use crate::protocol::{AckFrame, ChannelState, ErrorCode, ErrorFrame, RecvMessage, TaggedMessage};
-use crate::store::{ChannelPosition, StoreError, StoredMessage};
+use crate::protocol::{
+    AckFrame, ChannelState, EntryKind as WireKind, ErrorCode, ErrorFrame, ReactOp, ReactionCount, RecvMessage,
+    TaggedMessage,
+};
+use crate::store::{ChannelPosition, EntryKind, StoreError, StoredMessage};
 
 /// The ERROR message of `idempotency_conflict`: the key was used for another
 /// send (another channel or body).
@@ -25,17 +28,62 @@ pub fn ack(message: &StoredMessage, duplicate: bool) -> AckFrame {
     }
 }
 
-/// `message` as the MSG_RECV object clients see (fan-out, SYNC_BATCH, history).
-pub fn recv(message: &StoredMessage) -> RecvMessage {
-    RecvMessage {
-        message_id: message.message_id,
-        channel_id: message.channel_id.as_str().to_owned(),
-        sender_id: message.sender_id.as_str().to_owned(),
-        seq: message.seq,
-        body: message.body.clone(),
-        ts: message.ts,
-        client_msg_id: message.client_msg_id.as_str().to_owned(),
+/// The wire kind of a stored entry.
+pub fn kind(kind: EntryKind) -> WireKind {
+    match kind {
+        EntryKind::Message => WireKind::Message,
+        EntryKind::Edit => WireKind::Edit,
+        EntryKind::Delete => WireKind::Delete,
+        EntryKind::Reaction => WireKind::Reaction,
     }
+}
+
+/// `entry` as the MSG_RECV object of its fan-out: the entry as stored, with
+/// `kind` and, for edits, deletes and reactions, `targetId` (and `emoji`,
+/// `op`). A message's `body` is its text as sent (`""` once deleted), an
+/// edit's its new text, a delete's and a reaction's `""`.
+pub fn recv(entry: &StoredMessage) -> RecvMessage {
+    RecvMessage {
+        message_id: entry.message_id,
+        channel_id: entry.channel_id.as_str().to_owned(),
+        sender_id: entry.sender_id.as_str().to_owned(),
+        seq: entry.seq,
+        body: entry.body.clone(),
+        ts: entry.ts,
+        client_msg_id: entry.client_msg_id.as_str().to_owned(),
+        kind: kind(entry.kind),
+        target_id: entry.target_id,
+        emoji: entry.emoji.clone(),
+        op: entry.add.map(|add| if add { ReactOp::Add } else { ReactOp::Remove }),
+        noop: entry.noop,
+        edited_at: None,
+        deleted: false,
+        reactions: None,
+    }
+}
+
+/// `entry` as reads return it (SYNC_BATCH, history; §8): a `message` entry
+/// with its state at the time of the read (current `body`, `editedAt`,
+/// `deleted`, `reactions`, always present); other kinds as in [`recv`].
+pub fn recv_read(entry: &StoredMessage) -> RecvMessage {
+    let mut out = recv(entry);
+    if entry.kind == EntryKind::Message {
+        out.body = entry.current_body().to_owned();
+        out.deleted = entry.deleted;
+        out.edited_at = entry.edited_at.filter(|_| !entry.deleted);
+        out.reactions = Some(
+            entry
+                .reactions
+                .iter()
+                .map(|r| ReactionCount {
+                    emoji: r.emoji.clone(),
+                    count: r.count,
+                    me: r.me,
+                })
+                .collect(),
+        );
+    }
+    out
 }
 
 /// One channel's entry in HELLO.
@@ -45,6 +93,7 @@ pub fn channel_state(position: &ChannelPosition) -> ChannelState {
         last_seq: position.last_seq,
         delivered_seq: position.delivered_seq,
         read_seq: position.read_seq,
+        unread: position.unread,
     }
 }
 
@@ -62,7 +111,11 @@ pub fn json_len_bound(message: &StoredMessage) -> usize {
             })
             .sum()
     };
-    256 + escaped(&message.body)
+    let reactions: usize = message.reactions.iter().map(|r| 64 + escaped(&r.emoji)).sum();
+    384 + escaped(&message.body)
+        + message.edited_body.as_deref().map_or(0, escaped)
+        + message.emoji.as_deref().map_or(0, escaped)
+        + reactions
         + escaped(message.channel_id.as_str())
         + escaped(message.sender_id.as_str())
         + escaped(message.client_msg_id.as_str())
@@ -86,14 +139,14 @@ pub fn page_len(messages: &[StoredMessage], budget: usize) -> usize {
 }
 
 /// A page read with `has_more`, as clients get it (SYNC_BATCH and the
-/// history route): the messages that fit `budget` bytes of JSON
+/// history route): the entries, in their read state ([`recv_read`]), that fit `budget` bytes of JSON
 /// (`max_page_bytes`, [`page_len`]) as MSG_RECV objects, and `hasMore`, also
 /// true when the page stopped early.
 pub fn recv_page(messages: &[StoredMessage], has_more: bool, budget: usize) -> (Vec<TaggedMessage>, bool) {
     let fits = page_len(messages, budget);
     let page = messages[..fits]
         .iter()
-        .map(|m| TaggedMessage::MsgRecv(recv(m)))
+        .map(|m| TaggedMessage::MsgRecv(recv_read(m)))
         .collect();
     (page, has_more || fits < messages.len())
 }
@@ -145,6 +198,19 @@ mod tests {
             seq: i64::MAX,
             body: body.into(),
             ts: i64::MAX,
+            kind: EntryKind::Message,
+            target_id: None,
+            emoji: None,
+            add: None,
+            edited_body: None,
+            edited_at: Some(i64::MAX),
+            deleted: false,
+            noop: true,
+            reactions: vec![crate::store::ReactionState {
+                emoji: "👍🏽".repeat(8),
+                count: i64::MAX,
+                me: true,
+            }],
         }
     }
 
@@ -159,7 +225,7 @@ mod tests {
             "x".repeat(16_384),
         ] {
             let m = message(&body);
-            let encoded = serde_json::to_string(&TaggedMessage::MsgRecv(recv(&m))).unwrap();
+            let encoded = serde_json::to_string(&TaggedMessage::MsgRecv(recv_read(&m))).unwrap();
             assert!(
                 encoded.len() <= json_len_bound(&m),
                 "{} > {}",

@@ -982,3 +982,64 @@ async fn a_request_nobody_answers_comes_back_at_once_on_a_no_echo_connection() {
         started.elapsed()
     );
 }
+
+/// Log entries across nodes (protocol §8, guarantee 8): a reaction and an
+/// edit stored on one node reach the members on the others in seq order,
+/// concurrent copies of one entry on two nodes store one, and a retry on
+/// another node gets the original ACK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_and_reactions_reach_every_node_and_copies_store_one_entry() {
+    let Some(cluster) = Cluster::start(3, &[]).await else {
+        return;
+    };
+    let [a, b, c] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob", "carol"]).await;
+    let mut alice = a.connect("alice").await;
+    let mut bob = b.connect("bob").await;
+    let mut carol = c.connect("carol").await;
+    let sent = alice.send_and_ack("room", "m1", "hello").await;
+    let id = sent["messageId"].clone();
+    recv_msgs(&mut bob, 1).await;
+    recv_msgs(&mut carol, 1).await;
+
+    bob.send_json(json!({"type": "MSG_REACT", "clientMsgId": "r1", "messageId": id, "emoji": "👍", "op": "add"}))
+        .await;
+    let ack = bob.recv_type("MSG_ACK").await;
+    assert_eq!(ack["seq"], 2);
+    for client in [&mut alice, &mut carol] {
+        let recv = client.recv_type("MSG_RECV").await;
+        assert_eq!(
+            (recv["kind"].as_str(), recv["seq"].as_i64(), recv["emoji"].as_str()),
+            (Some("reaction"), Some(2), Some("👍"))
+        );
+        assert_eq!(recv["targetId"], id);
+    }
+
+    // Concurrent copies of one edit on B and C: one entry.
+    let mut alice_b = b.connect("alice").await;
+    let mut alice_c = c.connect("alice").await;
+    let edit = json!({"type": "MSG_EDIT", "clientMsgId": "e1", "messageId": id, "body": "hello, edited"});
+    alice_b.send_json(edit.clone()).await;
+    alice_c.send_json(edit.clone()).await;
+    let (x, y) = tokio::join!(next_ack(&mut alice_b), next_ack(&mut alice_c));
+    assert_eq!((&x["messageId"], &x["seq"]), (&y["messageId"], &y["seq"]));
+    assert_eq!(x["seq"], 3);
+    assert_ne!(x["duplicate"], y["duplicate"], "one stored, one duplicate");
+    for client in [&mut bob, &mut carol, &mut alice] {
+        let recv = client.recv_type("MSG_RECV").await;
+        assert_eq!(
+            (recv["kind"].as_str(), recv["body"].as_str()),
+            (Some("edit"), Some("hello, edited"))
+        );
+    }
+    bob.expect_silence(SILENCE).await;
+    // A retry on the third node.
+    alice.send_json(edit).await;
+    let retry = next_ack(&mut alice).await;
+    assert_eq!((retry["duplicate"].as_bool(), &retry["seq"]), (Some(true), &x["seq"]));
+
+    let stored = c.history("room").await;
+    assert_eq!(seqs(&stored), vec![1, 2, 3]);
+    assert_eq!(stored[0]["body"], "hello, edited");
+    assert_eq!(stored[0]["reactions"][0]["count"], 1);
+}

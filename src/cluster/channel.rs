@@ -353,6 +353,7 @@ mod tests {
                 channel_id: room.clone(),
                 client_msg_id: ClientMsgId::parse(&format!("m{n}")).unwrap(),
                 body: format!("body {n}"),
+                change: crate::store::Change::Message,
             })
             .collect();
         let batch = store.write_batch(&sends, 10).await.unwrap();
@@ -421,6 +422,7 @@ mod tests {
             channel_id: room.clone(),
             client_msg_id: ClientMsgId::parse("m-after").unwrap(),
             body: "after bob came back".into(),
+            change: crate::store::Change::Message,
         };
         f.store.write_batch(&[third], 40).await.unwrap();
         // A catch-up from the channel's start (a NATS reconnect, or a floor

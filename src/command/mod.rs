@@ -8,6 +8,7 @@
 //! A new frame kind is a new file here, plus a [`crate::delivery::Delivery`]
 //! method and a [`crate::store::Store`] method when it needs them.
 
+pub mod entry;
 pub mod receipt;
 pub mod reply;
 pub mod send;

@@ -11,7 +11,7 @@ use super::{reply, Context};
 use crate::commit::SendJob;
 use crate::ids::{ChannelId, ClientMsgId};
 use crate::protocol::{ErrorCode, SendKey};
-use crate::store::NewMessage;
+use crate::store::{Change, NewMessage};
 use crate::view;
 
 /// Queues a validated send on its channel's commit task. Returns the signal
@@ -31,6 +31,7 @@ pub async fn submit(
             channel_id,
             client_msg_id,
             body,
+            change: Change::Message,
         },
         session: ctx.session.clone(),
         received: Instant::now(),

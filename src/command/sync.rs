@@ -28,19 +28,23 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, after_seq: i64, limit:
     }
     let store = &state.store;
     let result = match store.is_member(&channel_id, &ctx.user.user_id).await {
-        Ok(true) => store.messages_after(&channel_id, after_seq, limit).await.map(Some),
+        Ok(true) => store
+            .entries_after(&channel_id, after_seq, limit, Some(&ctx.user.user_id))
+            .await
+            .map(Some),
         Ok(false) => Ok(None),
         Err(e) => Err(e),
     };
     let frame = match result {
-        Ok(Some((messages, has_more))) => {
+        Ok(Some(page)) => {
             // A page stops early past `max_page_bytes`: the client asks
             // again from its last seq.
-            let (messages, has_more) = view::recv_page(&messages, has_more, state.config.max_page_bytes);
+            let (messages, has_more) = view::recv_page(&page.entries, page.has_more, state.config.max_page_bytes);
             ServerFrame::SyncBatch {
                 channel_id: channel_id.as_str().to_owned(),
                 messages,
                 has_more,
+                last_seq: Some(page.last_seq),
             }
         }
         Ok(None) => ServerFrame::Error(view::not_a_member(&channel_id)),

@@ -178,6 +178,15 @@ mod tests {
             seq: 1,
             body: "hello".into(),
             ts: 1,
+            kind: crate::store::EntryKind::Message,
+            target_id: None,
+            emoji: None,
+            add: None,
+            edited_body: None,
+            edited_at: None,
+            deleted: false,
+            noop: false,
+            reactions: Vec::new(),
         }
     }
 

@@ -234,6 +234,9 @@ impl<'a> Reader<'a> {
             ClientFrame::MsgDelivered { .. } => "MSG_DELIVERED",
             ClientFrame::MsgRead { .. } => "MSG_READ",
             ClientFrame::Sync { .. } => "SYNC",
+            ClientFrame::MsgEdit { .. } => "MSG_EDIT",
+            ClientFrame::MsgDelete { .. } => "MSG_DELETE",
+            ClientFrame::MsgReact { .. } => "MSG_REACT",
         });
         let command = match frame.validate(self.ctx.state.config.max_body_bytes) {
             Ok(command) => command,
@@ -258,6 +261,26 @@ impl<'a> Reader<'a> {
                     self.pending.push_back(finished);
                 }
             }
+            Command::Entry {
+                client_msg_id,
+                target,
+                change,
+            } => match command::entry::route(ctx, &client_msg_id, target).await {
+                Ok(command::entry::Route::Channel(channel_id)) => {
+                    if let Some(finished) = command::entry::submit(ctx, channel_id, client_msg_id, target, change).await
+                    {
+                        self.pending.push_back(finished);
+                    }
+                }
+                Ok(route) => {
+                    self.drain().await;
+                    command::entry::answer_unroutable(ctx, client_msg_id, target, change, route).await;
+                }
+                Err(frame) => {
+                    self.drain().await;
+                    reply::refused(ctx.session, frame);
+                }
+            },
             Command::Receipt { message_id, read } => {
                 self.drain().await;
                 if let Err(frame) = command::receipt::run(ctx, message_id, read).await {

@@ -182,21 +182,25 @@ pub async fn history(
         ),
     };
     let limit = check_limit(limit).map_err(|reason| ApiError::invalid_field("limit", reason))?;
-    match who {
+    let reader = match &who {
         Caller::Admin => {
             if state.store.channel(&id).await?.is_none() {
                 return Err(ApiError::not_found("unknown channel"));
             }
+            None
         }
         Caller::User(user) => {
             if !state.store.is_member(&id, &user.user_id).await? {
                 return Err(ApiError::forbidden("not a member of this channel"));
             }
+            Some(&user.user_id)
         }
-    }
-    let (messages, has_more) = state.store.messages_after(&id, after_seq, limit).await?;
+    };
+    // Render-ready (§8): each message with its current state; `me` is the
+    // user's (never true for the admin).
+    let page = state.store.entries_after(&id, after_seq, limit, reader).await?;
     // Like a SYNC_BATCH, a page stops early past `max_page_bytes`; the
     // caller asks again after its last seq.
-    let (messages, has_more) = recv_page(&messages, has_more, state.config.max_page_bytes);
-    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more})).into_response())
+    let (messages, has_more) = recv_page(&page.entries, page.has_more, state.config.max_page_bytes);
+    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more, "lastSeq": page.last_seq})).into_response())
 }

@@ -8,7 +8,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use sqlx::{Postgres, Row, Sqlite};
 
 use super::sql::{self, common};
-use super::{BatchOutcome, Channel, ChannelPosition, CommitSent, NewMessage, SendOutcome, StoreError, StoredMessage};
+use super::{
+    BatchOutcome, Change, Channel, ChannelPosition, CommitSent, EntriesPage, EntryKind, NewMessage, ReactionState,
+    SendOutcome, StoreError, StoredMessage,
+};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
 /// Decodes a row selected with the `message_columns!` column list.
@@ -17,9 +20,12 @@ where
     usize: sqlx::ColumnIndex<R>,
     String: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     i64: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    bool: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
 {
-    let id: String = row.try_get(0)?;
-    let message_id = uuid::Uuid::try_parse(&id).map_err(|_| StoreError::Corrupt(format!("message_id {id}")))?;
+    let message_id = parse_uuid(row.try_get(0)?)?;
+    let kind: String = row.try_get(7)?;
+    let target: Option<String> = row.try_get(8)?;
+    let op: Option<String> = row.try_get(10)?;
     Ok(StoredMessage {
         message_id,
         channel_id: ChannelId::from_trusted(row.try_get(1)?),
@@ -28,7 +34,29 @@ where
         client_msg_id: ClientMsgId::from_trusted(row.try_get(4)?),
         body: row.try_get(5)?,
         ts: row.try_get(6)?,
+        kind: EntryKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("kind {kind}")))?,
+        target_id: target.map(parse_uuid).transpose()?,
+        emoji: row.try_get(9)?,
+        add: op.map(|op| op == "add"),
+        edited_body: row.try_get(11)?,
+        edited_at: row.try_get(12)?,
+        deleted: row.try_get(13)?,
+        noop: row.try_get(14)?,
+        reactions: Vec::new(),
     })
+}
+
+fn parse_uuid(id: String) -> Result<uuid::Uuid, StoreError> {
+    uuid::Uuid::try_parse(&id).map_err(|_| StoreError::Corrupt(format!("message id {id}")))
+}
+
+/// The `op` column's text.
+fn op_text(add: bool) -> &'static str {
+    if add {
+        "add"
+    } else {
+        "remove"
+    }
 }
 
 /// User ids in byte order, the order `binary_search` on [`UserId`] needs.
@@ -65,6 +93,21 @@ impl Locked {
             seq: self.last_seq + 1,
             body: send.body.clone(),
             ts: now.max(self.last_ts),
+            kind: send.change.kind(),
+            target_id: send.change.target(),
+            emoji: match &send.change {
+                Change::React { emoji, .. } => Some(emoji.clone()),
+                _ => None,
+            },
+            add: match &send.change {
+                Change::React { add, .. } => Some(*add),
+                _ => None,
+            },
+            edited_body: None,
+            edited_at: None,
+            deleted: false,
+            noop: false,
+            reactions: Vec::new(),
         }
     }
 
@@ -197,6 +240,7 @@ macro_rules! sql_backend {
                             last_seq: row.try_get(1)?,
                             delivered_seq: row.try_get(2)?,
                             read_seq: row.try_get(3)?,
+                            unread: row.try_get(4)?,
                         })
                     })
                     .collect::<Result<_, sqlx::Error>>()
@@ -214,6 +258,57 @@ macro_rules! sql_backend {
                 let has_more = messages.len() > limit as usize;
                 messages.truncate(limit as usize);
                 Ok((messages, has_more))
+            }
+
+            pub(super) async fn entries_after(&self, channel_id: &ChannelId, after_seq: i64, limit: u32, reader: Option<&UserId>) -> Result<EntriesPage, StoreError> {
+                // The page and its reactions from one snapshot, so the state
+                // shown is the state at one point of the log.
+                let mut tx = self.read_pool.begin_with(sql::$dialect::BEGIN_SNAPSHOT).await?;
+                let rows = sqlx::query(sql::$dialect::MESSAGES_AFTER)
+                    .bind(channel_id.as_str())
+                    .bind(after_seq)
+                    .bind(i64::from(limit) + 1)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                let mut entries = rows.iter().map(message_from_row).collect::<Result<Vec<_>, _>>()?;
+                let has_more = entries.len() > limit as usize;
+                entries.truncate(limit as usize);
+                let last_seq: i64 = sqlx::query_scalar(common::LAST_SEQ)
+                    .bind(channel_id.as_str())
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .unwrap_or(0);
+                let ids: Vec<String> = entries
+                    .iter()
+                    .filter(|e| e.kind == EntryKind::Message && !e.deleted)
+                    .map(|e| e.message_id.hyphenated().to_string())
+                    .collect();
+                if ids.is_empty() {
+                    return Ok(EntriesPage { entries, has_more, last_seq });
+                }
+                // One statement for the reactions of every message of the
+                // page, in first-use order per message.
+                let rows = sqlx::query(sql::$dialect::REACTIONS_OF)
+                    .bind(Self::id_list(&ids)?)
+                    .bind(reader.map(UserId::as_str).unwrap_or(""))
+                    .fetch_all(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                let mut by_message: std::collections::HashMap<uuid::Uuid, Vec<ReactionState>> = std::collections::HashMap::new();
+                for row in rows {
+                    let id = parse_uuid(row.try_get(0)?)?;
+                    by_message.entry(id).or_default().push(ReactionState {
+                        emoji: row.try_get(1)?,
+                        count: row.try_get(2)?,
+                        me: reader.is_some() && row.try_get::<bool, _>(3)?,
+                    });
+                }
+                for entry in &mut entries {
+                    if let Some(reactions) = by_message.remove(&entry.message_id) {
+                        entry.reactions = reactions;
+                    }
+                }
+                Ok(EntriesPage { entries, has_more, last_seq })
             }
 
             pub(super) async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
@@ -296,11 +391,31 @@ macro_rules! sql_backend {
                     let channel = match channels.get_mut(&send.channel_id) {
                         Some(Some(channel)) if channel.may_send(&send.sender_id) => channel,
                         _ => {
-                            let existing = self.lookup_in(&mut tx, send).await?;
-                            outcomes.push(existing.unwrap_or(SendOutcome::Forbidden));
+                            let existing = match self.lookup_in(&mut tx, send).await? {
+                                Some(existing) => existing,
+                                None => match send.change.target() {
+                                    // Target errors come before membership (§8).
+                                    Some(target) => Self::target_refusal(&mut tx, target).await?.unwrap_or(SendOutcome::Forbidden),
+                                    None => SendOutcome::Forbidden,
+                                },
+                            };
+                            outcomes.push(existing);
                             continue;
                         }
                     };
+                    // An entry about a message: the key decides first, then
+                    // the target, read under the channel's lock (so an
+                    // earlier entry of this batch, a delete say, is seen).
+                    if let Some(target) = send.change.target() {
+                        if let Some(existing) = self.lookup_in(&mut tx, send).await? {
+                            outcomes.push(existing);
+                            continue;
+                        }
+                        if let Some(refusal) = Self::check_target(&mut tx, send, target, channel).await? {
+                            outcomes.push(refusal);
+                            continue;
+                        }
+                    }
                     let message = channel.next_message(send, now);
                     let inserted = sqlx::query(sql::$dialect::INSERT_MESSAGE)
                         .bind(message.message_id.hyphenated().to_string())
@@ -310,10 +425,22 @@ macro_rules! sql_backend {
                         .bind(message.client_msg_id.as_str())
                         .bind(&message.body)
                         .bind(message.ts)
+                        .bind(message.kind.as_str())
+                        .bind(message.target_id.map(|t| t.hyphenated().to_string()))
+                        .bind(message.emoji.as_deref())
+                        .bind(message.add.map(op_text))
                         .fetch_optional(&mut *tx)
                         .await?
                         .is_some();
                     if inserted {
+                        let mut message = message;
+                        message.noop = !Self::apply(&mut tx, send, &message).await?;
+                        if message.noop {
+                            sqlx::query(sql::$dialect::MARK_NOOP)
+                                .bind(message.message_id.hyphenated().to_string())
+                                .execute(&mut *tx)
+                                .await?;
+                        }
                         channel.stored(&message);
                         outcomes.push(SendOutcome::Stored(message));
                     } else {
@@ -350,11 +477,120 @@ macro_rules! sql_backend {
                     .await?;
                 let Some(row) = row else { return Ok(None) };
                 let existing = message_from_row(&row)?;
-                Ok(Some(if existing.is_retried_by(send.channel_id.as_str(), &send.body) {
+                Ok(Some(if existing.is_retried_as(send) {
                     SendOutcome::Duplicate(existing)
                 } else {
                     SendOutcome::Conflict
                 }))
+            }
+
+            /// The refusal the target itself earns, before membership and
+            /// sender are looked at: unknown or deleted (`TargetNotFound`),
+            /// or not a `message` entry.
+            async fn target_refusal(tx: &mut sqlx::Transaction<'static, $db>, target: uuid::Uuid) -> Result<Option<SendOutcome>, StoreError> {
+                Ok(match Self::target_in(tx, target).await? {
+                    None => Some(SendOutcome::TargetNotFound),
+                    Some(t) if t.kind != EntryKind::Message => Some(SendOutcome::TargetNotAMessage),
+                    Some(t) if t.deleted => Some(SendOutcome::TargetNotFound),
+                    Some(_) => None,
+                })
+            }
+
+            async fn target_in(tx: &mut sqlx::Transaction<'static, $db>, target: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
+                sqlx::query(sql::$dialect::MESSAGE_BY_ID)
+                    .bind(target.hyphenated().to_string())
+                    .fetch_optional(&mut **tx)
+                    .await?
+                    .as_ref()
+                    .map(message_from_row)
+                    .transpose()
+            }
+
+            /// The §8 checks of an entry's target, in order: unknown or
+            /// deleted, not a message, not in the channel the entry was
+            /// routed to (it cannot be: the channel came from the target),
+            /// the sender not a member (checked by the caller), an edit or
+            /// delete by someone else. `None` when the entry may be stored.
+            async fn check_target(tx: &mut sqlx::Transaction<'static, $db>, send: &NewMessage, target: uuid::Uuid, channel: &Locked) -> Result<Option<SendOutcome>, StoreError> {
+                let Some(stored) = Self::target_in(tx, target).await? else {
+                    return Ok(Some(SendOutcome::TargetNotFound));
+                };
+                if stored.kind != EntryKind::Message {
+                    return Ok(Some(SendOutcome::TargetNotAMessage));
+                }
+                if stored.deleted {
+                    return Ok(Some(SendOutcome::TargetNotFound));
+                }
+                if stored.channel_id != send.channel_id || !channel.may_send(&send.sender_id) {
+                    return Ok(Some(SendOutcome::Forbidden));
+                }
+                let own = stored.sender_id == send.sender_id;
+                if matches!(send.change, Change::Edit { .. } | Change::Delete { .. }) && !own {
+                    return Ok(Some(SendOutcome::NotTheSender));
+                }
+                Ok(None)
+            }
+
+            /// Applies a stored entry to its target's state, in the same
+            /// transaction: an edit sets the current text, a delete erases
+            /// the text of the message and of all its edits and drops its
+            /// reactions, a reaction moves the holders and counts (a no-op
+            /// `add` of a held one or `remove` of one not held changes nothing).
+            /// Returns whether it changed anything.
+            async fn apply(tx: &mut sqlx::Transaction<'static, $db>, send: &NewMessage, entry: &StoredMessage) -> Result<bool, StoreError> {
+                match &send.change {
+                    Change::Message => {}
+                    Change::Edit { target } => {
+                        sqlx::query(sql::$dialect::APPLY_EDIT)
+                            .bind(target.hyphenated().to_string())
+                            .bind(&send.body)
+                            .bind(entry.ts)
+                            .execute(&mut **tx)
+                            .await?;
+                    }
+                    Change::Delete { target } => {
+                        let id = target.hyphenated().to_string();
+                        for statement in [
+                            sql::$dialect::ERASE_MESSAGE,
+                            sql::$dialect::ERASE_EDITS,
+                            sql::$dialect::DELETE_REACTIONS,
+                            sql::$dialect::DELETE_REACTION_COUNTS,
+                        ] {
+                            sqlx::query(statement).bind(&id).execute(&mut **tx).await?;
+                        }
+                    }
+                    Change::React { target, emoji, add } => {
+                        let id = target.hyphenated().to_string();
+                        let user = send.sender_id.as_str();
+                        if *add {
+                            let added = sqlx::query(sql::$dialect::ADD_REACTION)
+                                .bind(&id).bind(emoji).bind(user)
+                                .execute(&mut **tx).await?.rows_affected();
+                            if added == 0 {
+                                return Ok(false);
+                            }
+                            sqlx::query(sql::$dialect::COUNT_UP)
+                                .bind(&id).bind(emoji).bind(entry.seq)
+                                .execute(&mut **tx).await?;
+                        } else {
+                            let removed = sqlx::query(sql::$dialect::REMOVE_REACTION)
+                                .bind(&id).bind(emoji).bind(user)
+                                .execute(&mut **tx).await?.rows_affected();
+                            if removed == 0 {
+                                return Ok(false);
+                            }
+                            let gone = sqlx::query(sql::$dialect::COUNT_GONE)
+                                .bind(&id).bind(emoji)
+                                .execute(&mut **tx).await?.rows_affected();
+                            if gone == 0 {
+                                sqlx::query(sql::$dialect::COUNT_DOWN)
+                                    .bind(&id).bind(emoji)
+                                    .execute(&mut **tx).await?;
+                            }
+                        }
+                    }
+                }
+                Ok(true)
             }
         }
     };
@@ -379,6 +615,11 @@ sql_backend!(
 );
 
 impl SqliteStore {
+    /// A list of ids as one parameter: a JSON array (read by `json_each`).
+    fn id_list(ids: &[String]) -> Result<String, StoreError> {
+        serde_json::to_string(ids).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
     /// Adds a new channel's members in one statement (`$2` a JSON array of
     /// the ids, read by SQLite's `json_each`).
     async fn insert_members(
@@ -407,11 +648,32 @@ impl SqliteStore {
         now: i64,
         sent: &CommitSent,
     ) -> Result<BatchOutcome, StoreError> {
-        self.write_batch_rows(sends, now, sent).await
+        let batch = self.write_batch_rows(sends, now, sent).await?;
+        let deleted = batch
+            .outcomes
+            .iter()
+            .any(|o| matches!(o, SendOutcome::Stored(e) if e.kind == EntryKind::Delete));
+        if deleted {
+            // secure_delete overwrites the erased text in the pages, but in WAL
+            // mode older copies of those pages stay in the -wal file until a
+            // checkpoint: copy the WAL back and truncate it, so the text is
+            // gone from the files (protocol guarantee 9). A reader holding an
+            // old snapshot can keep it from finishing; the next delete's
+            // checkpoint, or SQLite's automatic one, completes it.
+            if let Err(error) = sqlx::query(sql::sqlite::CHECKPOINT).execute(&self.write_pool).await {
+                tracing::warn!(%error, "WAL checkpoint after a delete failed");
+            }
+        }
+        Ok(batch)
     }
 }
 
 impl PgStore {
+    /// A list of ids as one parameter: a `text[]` (cast to `uuid[]` by the statement).
+    fn id_list(ids: &[String]) -> Result<Vec<String>, StoreError> {
+        Ok(ids.to_vec())
+    }
+
     /// Adds a new channel's members in one statement (`$2` text[]): a round
     /// trip per member made a channel of 150,000 members outlast
     /// `db_timeout_ms` and answer 503, which no retry could fix.
@@ -458,6 +720,11 @@ impl PgStore {
         now: i64,
         sent: &CommitSent,
     ) -> Result<Option<BatchOutcome>, StoreError> {
+        // Entries about a message (edit, delete, reaction) have their
+        // target checks and effects: the per-row path handles them.
+        if sends.iter().any(|s| s.change != Change::Message) {
+            return Ok(None);
+        }
         let mut keys = HashSet::with_capacity(sends.len());
         if !sends
             .iter()

@@ -4,10 +4,12 @@
 
 /// Columns of a message row, in the order [`super::backend`] reads them.
 macro_rules! message_columns {
-    ($id:literal) => {
+    ($id:literal, $target:literal) => {
         concat!(
             $id,
-            " AS message_id, channel_id, seq, sender_id, client_msg_id, body, ts"
+            " AS message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, ",
+            $target,
+            " AS target_id, emoji, op, edited_body, edited_at, deleted, noop"
         )
     };
 }
@@ -15,23 +17,57 @@ macro_rules! message_columns {
 /// PostgreSQL: `FOR UPDATE` row locks serialise writers per channel across
 /// connections and nodes; `message_id` is a `uuid` column.
 pub mod pg {
+    /// A read of several statements from one snapshot.
+    pub const BEGIN_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
     pub const LOCK_CHANNEL: &str = "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE";
     pub const INSERT_MESSAGE: &str =
-        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
-         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
+        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op) \
+         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
+    /// Sets message `$1`'s current text `$2` and edit time `$3`.
+    pub const APPLY_EDIT: &str = "UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1::uuid";
+    /// Marks message `$1` deleted and erases its text.
+    pub const ERASE_MESSAGE: &str =
+        "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE \
+         WHERE message_id = $1::uuid";
+    /// Erases the text of every edit of message `$1`.
+    pub const ERASE_EDITS: &str = "UPDATE messages SET body = '' WHERE target_id = $1::uuid AND kind = 'edit'";
+    pub const DELETE_REACTIONS: &str = "DELETE FROM reactions WHERE message_id = $1::uuid";
+    /// Marks entry `$1` as having changed nothing.
+    pub const MARK_NOOP: &str = "UPDATE messages SET noop = TRUE WHERE message_id = $1::uuid";
+    pub const DELETE_REACTION_COUNTS: &str = "DELETE FROM reaction_counts WHERE message_id = $1::uuid";
+    /// Adds `$3`'s reaction `$2` on `$1`; affects no row when held.
+    pub const ADD_REACTION: &str = "INSERT INTO reactions (message_id, emoji, user_id) VALUES ($1::uuid, $2, $3) \
+         ON CONFLICT DO NOTHING";
+    /// One more holder of `$2` on `$1`; a new row (first use at seq `$3`) when none held it.
+    pub const COUNT_UP: &str =
+        "INSERT INTO reaction_counts (message_id, emoji, count, first_seq) VALUES ($1::uuid, $2, 1, $3) \
+         ON CONFLICT (message_id, emoji) DO UPDATE SET count = reaction_counts.count + 1";
+    /// Removes `$3`'s reaction `$2` on `$1`; affects no row when not held.
+    pub const REMOVE_REACTION: &str =
+        "DELETE FROM reactions WHERE message_id = $1::uuid AND emoji = $2 AND user_id = $3";
+    /// The last holder of `$2` on `$1` left: the row goes.
+    pub const COUNT_GONE: &str = "DELETE FROM reaction_counts WHERE message_id = $1::uuid AND emoji = $2 AND count = 1";
+    pub const COUNT_DOWN: &str =
+        "UPDATE reaction_counts SET count = count - 1 WHERE message_id = $1::uuid AND emoji = $2";
+    /// The reactions of the messages `$1` (text[] of ids), with whether
+    /// `$2` holds each, by first use.
+    pub const REACTIONS_OF: &str = "SELECT c.message_id::text, c.emoji, c.count, (r.user_id IS NOT NULL) \
+         FROM reaction_counts c LEFT JOIN reactions r \
+         ON r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2 \
+         WHERE c.message_id = ANY($1::uuid[]) ORDER BY c.message_id, c.first_seq";
     pub const MESSAGE_BY_KEY: &str = concat!(
         "SELECT ",
-        message_columns!("message_id::text"),
+        message_columns!("message_id::text", "target_id::text"),
         " FROM messages WHERE sender_id = $1 AND client_msg_id = $2"
     );
     pub const MESSAGE_BY_ID: &str = concat!(
         "SELECT ",
-        message_columns!("message_id::text"),
+        message_columns!("message_id::text", "target_id::text"),
         " FROM messages WHERE message_id = $1::uuid"
     );
     pub const MESSAGES_AFTER: &str = concat!(
         "SELECT ",
-        message_columns!("message_id::text"),
+        message_columns!("message_id::text", "target_id::text"),
         " FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
     );
     /// Locks every channel of a batch (`$1` text[]) in one statement. The
@@ -63,27 +99,53 @@ pub mod pg {
 /// SQLite: one writer connection (and `BEGIN IMMEDIATE`) serialises writers,
 /// so no row lock is needed; `message_id` is text.
 pub mod sqlite {
+    /// A read of several statements from one snapshot (WAL: the first read
+    /// fixes it until the transaction ends).
+    pub const BEGIN_SNAPSHOT: &str = "BEGIN";
+    /// Copies the WAL into the database file and truncates it.
+    pub const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
     /// Adds members (`$2`, a JSON array of ids) to channel `$1`, joined at
     /// `$3`; repeats and existing members are skipped.
     pub const INSERT_MEMBERS: &str = "INSERT INTO members (channel_id, user_id, joined_at) \
          SELECT $1, value, $3 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING";
     pub const LOCK_CHANNEL: &str = "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1";
     pub const INSERT_MESSAGE: &str =
-        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
+        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
+    pub const APPLY_EDIT: &str = "UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1";
+    pub const ERASE_MESSAGE: &str = "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = 1 \
+         WHERE message_id = $1";
+    pub const ERASE_EDITS: &str = "UPDATE messages SET body = '' WHERE target_id = $1 AND kind = 'edit'";
+    pub const DELETE_REACTIONS: &str = "DELETE FROM reactions WHERE message_id = $1";
+    pub const MARK_NOOP: &str = "UPDATE messages SET noop = 1 WHERE message_id = $1";
+    pub const DELETE_REACTION_COUNTS: &str = "DELETE FROM reaction_counts WHERE message_id = $1";
+    pub const ADD_REACTION: &str = "INSERT INTO reactions (message_id, emoji, user_id) VALUES ($1, $2, $3) \
+         ON CONFLICT DO NOTHING";
+    pub const COUNT_UP: &str =
+        "INSERT INTO reaction_counts (message_id, emoji, count, first_seq) VALUES ($1, $2, 1, $3) \
+         ON CONFLICT (message_id, emoji) DO UPDATE SET count = reaction_counts.count + 1";
+    pub const REMOVE_REACTION: &str = "DELETE FROM reactions WHERE message_id = $1 AND emoji = $2 AND user_id = $3";
+    pub const COUNT_GONE: &str = "DELETE FROM reaction_counts WHERE message_id = $1 AND emoji = $2 AND count = 1";
+    pub const COUNT_DOWN: &str = "UPDATE reaction_counts SET count = count - 1 WHERE message_id = $1 AND emoji = $2";
+    /// The reactions of the messages `$1` (a JSON array of ids), with
+    /// whether `$2` holds each, by first use.
+    pub const REACTIONS_OF: &str = "SELECT c.message_id, c.emoji, c.count, (r.user_id IS NOT NULL) \
+         FROM reaction_counts c LEFT JOIN reactions r \
+         ON r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2 \
+         WHERE c.message_id IN (SELECT value FROM json_each($1)) ORDER BY c.message_id, c.first_seq";
     pub const MESSAGE_BY_KEY: &str = concat!(
         "SELECT ",
-        message_columns!("message_id"),
+        message_columns!("message_id", "target_id"),
         " FROM messages WHERE sender_id = $1 AND client_msg_id = $2"
     );
     pub const MESSAGE_BY_ID: &str = concat!(
         "SELECT ",
-        message_columns!("message_id"),
+        message_columns!("message_id", "target_id"),
         " FROM messages WHERE message_id = $1"
     );
     pub const MESSAGES_AFTER: &str = concat!(
         "SELECT ",
-        message_columns!("message_id"),
+        message_columns!("message_id", "target_id"),
         " FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
     );
 }
@@ -104,8 +166,14 @@ pub mod common {
     pub const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1 AND user_id = $2";
     /// The members of channel `$1` with their `joined_seq`, earliest join first.
     pub const MEMBERS_SINCE: &str = "SELECT user_id, joined_seq FROM members WHERE channel_id = $1 ORDER BY joined_seq";
+    /// Each channel of `$1` with its last seq, the user's watermarks and
+    /// unread count: the `message` entries after `read_seq`, not deleted,
+    /// not sent by the user, counted from the (channel_id, seq) index (no
+    /// stored counter that could drift).
     pub const CHANNEL_STATES: &str =
-        "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
+        "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
+         (SELECT count(*) FROM messages x WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
+          AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id) \
          FROM members m JOIN channels c ON c.channel_id = m.channel_id \
          LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
          WHERE m.user_id = $1 ORDER BY c.channel_id";
@@ -120,4 +188,5 @@ pub mod common {
          delivered_seq = CASE WHEN watermarks.delivered_seq < excluded.read_seq THEN excluded.read_seq ELSE watermarks.delivered_seq END \
          WHERE watermarks.read_seq < excluded.read_seq";
     pub const PING: &str = "SELECT 1";
+    pub const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 }

@@ -4,6 +4,8 @@
 //! binaries.
 
 mod client;
+mod client_entries;
+mod entries;
 mod fanout;
 mod frames;
 mod http;
@@ -13,3 +15,4 @@ mod security;
 mod send;
 mod store;
 mod sync;
+mod upgrade;

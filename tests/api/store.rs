@@ -88,6 +88,7 @@ fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewMessage {
         channel_id: ch(channel),
         client_msg_id: ClientMsgId::parse(key).expect("key"),
         body: body.into(),
+        change: chatd::store::Change::Message,
     }
 }
 

@@ -7,11 +7,13 @@
 //! reconnects with backoff and does it all again.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chatd_proto::ids::{ChannelId, ClientMsgId};
 use chatd_proto::protocol::{
-    AckFrame, ChannelState, ClientFrame, ErrorCode, ErrorFrame, ReceiptKind, RecvMessage, ServerFrame, TaggedMessage,
+    AckFrame, ChannelState, ClientFrame, EntryKind, ErrorCode, ErrorFrame, ReactOp, ReceiptKind, RecvMessage,
+    ServerFrame, TaggedMessage,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
@@ -24,6 +26,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::config::{Backoff, ClientConfig};
+use crate::log::{ChannelMessages, MessageState};
 use crate::order::{ChannelOrder, StartFrom};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -103,9 +106,18 @@ pub enum Event {
         /// The user's channels with their `lastSeq` and watermarks.
         channels: Vec<ChannelState>,
     },
-    /// A message, delivered once and in `seq` order per channel. The
-    /// client's own messages are included (built from their ACK).
+    /// A log entry (a message, edit, delete or reaction: `kind`),
+    /// delivered once and in `seq` order per channel. The client's own
+    /// entries are included (built from their ACK).
     Message(RecvMessage),
+    /// A message's state changed (an edit, delete or reaction was folded
+    /// onto it, right after that entry's [`Event::Message`]).
+    Changed {
+        /// The channel.
+        channel_id: String,
+        /// The message's new state.
+        state: MessageState,
+    },
     /// A watermark moved (someone read or received up to a message).
     Receipt {
         /// The channel.
@@ -137,11 +149,28 @@ pub enum Event {
     },
 }
 
+/// A log entry about a message (`docs/protocol.md` §8), sent with the same
+/// safe retries as a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryRequest {
+    /// MSG_EDIT: a new text for one's own message.
+    Edit { message_id: uuid::Uuid, body: String },
+    /// MSG_DELETE: delete one's own message.
+    Delete { message_id: uuid::Uuid },
+    /// MSG_REACT: add (`add`) or remove a reaction.
+    React {
+        message_id: uuid::Uuid,
+        emoji: String,
+        add: bool,
+    },
+}
+
 enum Command {
     Send {
         channel_id: String,
         client_msg_id: String,
         body: String,
+        entry: Option<EntryRequest>,
         reply: oneshot::Sender<Result<Ack, SendError>>,
     },
     Receipt {
@@ -177,7 +206,11 @@ pub struct Client {
     commands: mpsc::Sender<Command>,
     user_id: String,
     connected: watch::Receiver<bool>,
+    states: SharedStates,
 }
+
+/// Every channel's folded message state, shared by the task and the handles.
+type SharedStates = Arc<Mutex<HashMap<String, ChannelMessages>>>;
 
 impl std::fmt::Debug for Command {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -218,13 +251,16 @@ impl Client {
         let (events, event_rx) = mpsc::channel(config.event_capacity.max(1));
         let (connected_tx, connected) = watch::channel(true);
         let user_id = hello.user_id.clone();
+        let states = SharedStates::default();
         let mut task = Task::new(config, command_rx, events, connected_tx, user_id.clone());
+        task.states = states.clone();
         tokio::spawn(async move { task.run(socket, hello).await });
         Ok((
             Client {
                 commands,
                 user_id,
                 connected,
+                states,
             },
             event_rx,
         ))
@@ -278,11 +314,91 @@ impl Client {
                 channel_id: channel_id.to_owned(),
                 client_msg_id: client_msg_id.to_owned(),
                 body: body.into(),
+                entry: None,
                 reply,
             })
             .await
             .map_err(|_| SendError::Closed("the client task ended".into()))?;
         Ok(PendingAck { rx })
+    }
+
+    /// Edits one's own message (MSG_EDIT) with a fresh `clientMsgId` and
+    /// waits for its ACK, retrying with the same id as a send does.
+    ///
+    /// # Errors
+    /// See [`SendError`]; `Refused` with `forbidden` for another's message,
+    /// `not_found` for an unknown or deleted one.
+    pub async fn edit(&self, message_id: uuid::Uuid, body: impl Into<String>) -> Result<Ack, SendError> {
+        let entry = EntryRequest::Edit {
+            message_id,
+            body: body.into(),
+        };
+        self.submit_entry(&uuid::Uuid::now_v7().to_string(), entry).await?.await
+    }
+
+    /// Deletes one's own message (MSG_DELETE); as [`Self::edit`].
+    ///
+    /// # Errors
+    /// See [`Self::edit`].
+    pub async fn delete(&self, message_id: uuid::Uuid) -> Result<Ack, SendError> {
+        self.submit_entry(&uuid::Uuid::now_v7().to_string(), EntryRequest::Delete { message_id })
+            .await?
+            .await
+    }
+
+    /// Adds (`add`) or removes a reaction (MSG_REACT); as [`Self::edit`].
+    ///
+    /// # Errors
+    /// See [`Self::edit`].
+    pub async fn react(&self, message_id: uuid::Uuid, emoji: &str, add: bool) -> Result<Ack, SendError> {
+        let entry = EntryRequest::React {
+            message_id,
+            emoji: emoji.to_owned(),
+            add,
+        };
+        self.submit_entry(&uuid::Uuid::now_v7().to_string(), entry).await?.await
+    }
+
+    /// Hands an entry with a given `clientMsgId` to the client and returns
+    /// at once with a future of its outcome (as [`Self::submit`]).
+    ///
+    /// # Errors
+    /// [`SendError::Invalid`] for a malformed key or emoji,
+    /// [`SendError::Closed`] when the client has stopped.
+    pub async fn submit_entry(&self, client_msg_id: &str, entry: EntryRequest) -> Result<PendingAck, SendError> {
+        ClientMsgId::parse(client_msg_id).map_err(|e| SendError::Invalid {
+            field: "clientMsgId",
+            message: e.to_string(),
+        })?;
+        if let EntryRequest::React { emoji, .. } = &entry {
+            chatd_proto::protocol::check_emoji(emoji).map_err(|e| SendError::Invalid {
+                field: "emoji",
+                message: e.to_owned(),
+            })?;
+        }
+        let body = match &entry {
+            EntryRequest::Edit { body, .. } => body.clone(),
+            _ => String::new(),
+        };
+        let (reply, rx) = oneshot::channel();
+        self.commands
+            .send(Command::Send {
+                channel_id: String::new(),
+                client_msg_id: client_msg_id.to_owned(),
+                body,
+                entry: Some(entry),
+                reply,
+            })
+            .await
+            .map_err(|_| SendError::Closed("the client task ended".into()))?;
+        Ok(PendingAck { rx })
+    }
+
+    /// The folded state of a message of `channel_id` this client has seen
+    /// (delivered as [`Event::Message`]), or `None`.
+    pub fn message(&self, channel_id: &str, message_id: uuid::Uuid) -> Option<MessageState> {
+        let states = self.states.lock().ok()?;
+        states.get(channel_id)?.get(&message_id).cloned()
     }
 
     /// Tells the server this user has received everything up to and
@@ -396,8 +512,11 @@ async fn open(config: &ClientConfig) -> Result<(Socket, Hello), Failure> {
 
 /// A send not yet answered.
 struct Pending {
+    /// The channel (a message), or `""` (an entry: the server finds the channel).
     channel_id: String,
     body: String,
+    /// `None` for a message.
+    entry: Option<EntryRequest>,
     reply: Option<oneshot::Sender<Result<Ack, SendError>>>,
     /// Frames sent so far.
     attempts: u32,
@@ -430,6 +549,10 @@ struct Task {
     channels: HashMap<String, ChannelOrder>,
     /// Receipts asked for while disconnected, sent after the next HELLO.
     queued_receipts: Vec<(uuid::Uuid, bool)>,
+    /// Every channel's folded message state.
+    states: SharedStates,
+    /// Messages read by SYNC not yet delivered, with the read's `lastSeq`.
+    read_as_of: HashMap<uuid::Uuid, i64>,
 }
 
 impl Task {
@@ -455,6 +578,8 @@ impl Task {
             order: VecDeque::new(),
             channels,
             queued_receipts: Vec::new(),
+            states: SharedStates::default(),
+            read_as_of: HashMap::new(),
         }
     }
 
@@ -529,8 +654,9 @@ impl Task {
                 channel_id,
                 client_msg_id,
                 body,
+                entry,
                 reply,
-            } => self.add_pending(channel_id, client_msg_id, body, reply),
+            } => self.add_pending(channel_id, client_msg_id, body, entry, reply),
             Command::Receipt { message_id, read } => self.queued_receipts.push((message_id, read)),
             Command::SetToken(token) => self.config.token = token,
             Command::Reconnect | Command::Close => {}
@@ -542,6 +668,7 @@ impl Task {
         channel_id: String,
         client_msg_id: String,
         body: String,
+        entry: Option<EntryRequest>,
         reply: oneshot::Sender<Result<Ack, SendError>>,
     ) {
         if let Some(existing) = self.pending.get_mut(&client_msg_id) {
@@ -558,6 +685,7 @@ impl Task {
             Pending {
                 channel_id,
                 body,
+                entry,
                 reply: Some(reply),
                 attempts: 0,
                 sent_at: None,
@@ -642,8 +770,8 @@ impl Task {
                                 let _ = socket.close(None).await;
                                 return SessionEnd::Stop("closed by the application".into());
                             }
-                            Command::Send { channel_id, client_msg_id, body, reply } => {
-                                self.add_pending(channel_id, client_msg_id, body, reply);
+                            Command::Send { channel_id, client_msg_id, body, entry, reply } => {
+                                self.add_pending(channel_id, client_msg_id, body, entry, reply);
                                 self.send_now(&mut out);
                             }
                             Command::Receipt { message_id, read } => out.push(receipt_frame(message_id, read)),
@@ -718,11 +846,7 @@ impl Task {
         }
         pending.sent_at = Some(Instant::now());
         pending.attempts += 1;
-        out.push(ClientFrame::MsgSend {
-            channel_id: pending.channel_id.clone(),
-            client_msg_id: key.clone(),
-            body: pending.body.clone(),
-        });
+        out.push(wire_frame(key, pending));
     }
 
     /// Whether a send went out on this connection longer than `ack_timeout` ago.
@@ -750,11 +874,7 @@ impl Task {
             pending.retry_at = None;
             pending.sent_at = Some(now);
             pending.attempts += 1;
-            out.push(ClientFrame::MsgSend {
-                channel_id: pending.channel_id.clone(),
-                client_msg_id: key.clone(),
-                body: pending.body.clone(),
-            });
+            out.push(wire_frame(key, pending));
         }
     }
 
@@ -794,7 +914,7 @@ impl Task {
             }) => {
                 // An ACK for a key no longer pending (answered already) is dropped.
                 let mut pending = self.pending.remove(&client_msg_id)?;
-                let own = RecvMessage {
+                let mut own = RecvMessage {
                     message_id,
                     channel_id: channel_id.clone(),
                     sender_id: self.user_id.clone(),
@@ -802,7 +922,28 @@ impl Task {
                     body: std::mem::take(&mut pending.body),
                     ts,
                     client_msg_id: client_msg_id.clone(),
+                    ..Default::default()
                 };
+                match pending.entry.take() {
+                    None => {}
+                    Some(EntryRequest::Edit { message_id, .. }) => {
+                        own.kind = EntryKind::Edit;
+                        own.target_id = Some(message_id);
+                    }
+                    Some(EntryRequest::Delete { message_id }) => {
+                        own.kind = EntryKind::Delete;
+                        own.target_id = Some(message_id);
+                    }
+                    Some(EntryRequest::React { message_id, emoji, add }) => {
+                        // The ACK does not say whether it changed anything;
+                        // the fold checks it against what this user holds.
+                        own.kind = EntryKind::Reaction;
+                        own.target_id = Some(message_id);
+                        own.noop = self.holds(&channel_id, message_id, &emoji) == add;
+                        own.emoji = Some(emoji);
+                        own.op = Some(if add { ReactOp::Add } else { ReactOp::Remove });
+                    }
+                }
                 self.offer(own, &mut delivered);
                 if let Some(reply) = pending.reply.take() {
                     let _ = reply.send(Ok(Ack {
@@ -821,8 +962,12 @@ impl Task {
                 channel_id,
                 messages,
                 has_more,
+                last_seq,
             } => {
                 for TaggedMessage::MsgRecv(message) in messages {
+                    if let (Some(last), Some(_)) = (last_seq, &message.reactions) {
+                        self.read_as_of.insert(message.message_id, last);
+                    }
                     self.offer(message, &mut delivered);
                 }
                 let limit = i64::from(self.config.sync_limit.clamp(1, 500));
@@ -885,8 +1030,24 @@ impl Task {
             if self.config.auto_delivered && message.sender_id != self.user_id {
                 last_from_others.insert(message.channel_id.clone(), message.message_id);
             }
+            let as_of = self.read_as_of.remove(&message.message_id);
+            let changed = match self.states.lock() {
+                Ok(mut states) => {
+                    let log = states.entry(message.channel_id.clone()).or_default();
+                    log.fold(&message, &self.user_id, as_of)
+                        .filter(|_| message.kind != EntryKind::Message)
+                        .and_then(|id| log.get(&id).cloned())
+                }
+                Err(_) => None,
+            };
+            let channel_id = message.channel_id.clone();
             if let Some(end) = self.emit(Event::Message(message)).await {
                 return Some(end);
+            }
+            if let Some(state) = changed {
+                if let Some(end) = self.emit(Event::Changed { channel_id, state }).await {
+                    return Some(end);
+                }
             }
         }
         for message_id in last_from_others.into_values() {
@@ -926,6 +1087,16 @@ impl Task {
         self.emit(Event::Error(error)).await
     }
 
+    /// Whether this user holds `emoji` on `message_id` in the folded state.
+    fn holds(&self, channel_id: &str, message_id: uuid::Uuid, emoji: &str) -> bool {
+        self.states.lock().ok().is_some_and(|states| {
+            states
+                .get(channel_id)
+                .and_then(|log| log.get(&message_id))
+                .is_some_and(|m| m.reactions.iter().any(|r| r.emoji == emoji && r.me))
+        })
+    }
+
     /// Hands `event` to the application; the session ends (stop) when the
     /// application dropped its receiver.
     async fn emit(&self, event: Event) -> Option<SessionEnd> {
@@ -933,6 +1104,33 @@ impl Task {
             Ok(()) => None,
             Err(_) => Some(SessionEnd::Stop("the application dropped the event receiver".into())),
         }
+    }
+}
+
+/// The frame that (re)sends a pending message or entry.
+fn wire_frame(key: &str, pending: &Pending) -> ClientFrame {
+    let client_msg_id = key.to_owned();
+    match &pending.entry {
+        None => ClientFrame::MsgSend {
+            channel_id: pending.channel_id.clone(),
+            client_msg_id,
+            body: pending.body.clone(),
+        },
+        Some(EntryRequest::Edit { message_id, body }) => ClientFrame::MsgEdit {
+            client_msg_id,
+            message_id: message_id.to_string(),
+            body: body.clone(),
+        },
+        Some(EntryRequest::Delete { message_id }) => ClientFrame::MsgDelete {
+            client_msg_id,
+            message_id: message_id.to_string(),
+        },
+        Some(EntryRequest::React { message_id, emoji, add }) => ClientFrame::MsgReact {
+            client_msg_id,
+            message_id: message_id.to_string(),
+            emoji: emoji.clone(),
+            op: if *add { "add" } else { "remove" }.to_owned(),
+        },
     }
 }
 

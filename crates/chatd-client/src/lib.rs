@@ -15,6 +15,10 @@
 //!   above the next expected `seq`, or from HELLO's `lastSeq`) are filled
 //!   with SYNC, and the client's own messages are included, built from their
 //!   ACK;
+//! - edits, deletes and reacts ([`Client::edit`], [`Client::delete`],
+//!   [`Client::react`]) with the same safe retries, and folds every entry
+//!   into a per-channel message state ([`Client::message`],
+//!   [`Event::Changed`]; see [`ChannelMessages`]);
 //! - sends MSG_DELIVERED / MSG_READ ([`Client::mark_delivered`],
 //!   [`Client::mark_read`], or automatically with
 //!   [`ClientConfig::auto_delivered`]).
@@ -44,9 +48,11 @@
 pub mod admin;
 mod client;
 mod config;
+mod log;
 mod order;
 
 pub use chatd_proto;
-pub use client::{Ack, Client, ConnectError, Event, PendingAck, SendError};
+pub use client::{Ack, Client, ConnectError, EntryRequest, Event, PendingAck, SendError};
 pub use config::{Backoff, ClientConfig};
+pub use log::{ChannelMessages, MessageState};
 pub use order::{ChannelOrder, StartFrom};

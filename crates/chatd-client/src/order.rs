@@ -169,6 +169,7 @@ mod tests {
             body: format!("m{seq}"),
             ts: seq,
             client_msg_id: format!("k{seq}"),
+            ..Default::default()
         }
     }
 

@@ -185,6 +185,7 @@ mod tests {
             body: format!("b-{key}"),
             ts: 0,
             client_msg_id: key.into(),
+            ..Default::default()
         }
     }
 

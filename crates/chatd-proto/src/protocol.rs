@@ -44,6 +44,25 @@ pub enum ClientFrame {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<i64>,
     },
+    /// Replace the text of one's own message (`docs/protocol.md` §8); a log entry of kind `edit`.
+    #[serde(rename = "MSG_EDIT", rename_all = "camelCase")]
+    MsgEdit {
+        client_msg_id: String,
+        message_id: String,
+        body: String,
+    },
+    /// Delete one's own message and erase its text; a log entry of kind `delete`.
+    #[serde(rename = "MSG_DELETE", rename_all = "camelCase")]
+    MsgDelete { client_msg_id: String, message_id: String },
+    /// Add or remove a reaction; a log entry of kind `reaction`.
+    #[serde(rename = "MSG_REACT", rename_all = "camelCase")]
+    MsgReact {
+        client_msg_id: String,
+        message_id: String,
+        emoji: String,
+        /// `add` or `remove` (checked by [`ClientFrame::validate`]).
+        op: String,
+    },
 }
 
 /// The JSON kind a field must have, used to name the offending field.
@@ -76,7 +95,35 @@ const CLIENT_TYPES: &[(&str, &[FieldSpec])] = &[
             ("limit", Kind::Int, false),
         ],
     ),
+    (
+        "MSG_EDIT",
+        &[
+            ("clientMsgId", Kind::Str, true),
+            ("messageId", Kind::Str, true),
+            ("body", Kind::Str, true),
+        ],
+    ),
+    (
+        "MSG_DELETE",
+        &[("clientMsgId", Kind::Str, true), ("messageId", Kind::Str, true)],
+    ),
+    (
+        "MSG_REACT",
+        &[
+            ("clientMsgId", Kind::Str, true),
+            ("messageId", Kind::Str, true),
+            ("emoji", Kind::Str, true),
+            ("op", Kind::Str, true),
+        ],
+    ),
 ];
+
+/// Longest `emoji` of MSG_REACT, bytes of UTF-8.
+pub const MAX_EMOJI_BYTES: usize = 64;
+
+/// The frame types whose `clientMsgId` is an idempotency key (echoed in
+/// refusals): MSG_SEND and the log entries of §8.
+const KEYED_TYPES: &[&str] = &["MSG_SEND", "MSG_EDIT", "MSG_DELETE", "MSG_REACT"];
 
 /// Why a client frame was refused, before or after decoding.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -250,7 +297,7 @@ impl ClassifyName for serde_json::Error {
     }
 }
 
-/// The `clientMsgId` of a MSG_SEND, read without decoding the rest of the
+/// The `clientMsgId` of a MSG_SEND (or MSG_EDIT, MSG_DELETE, MSG_REACT), read without decoding the rest of the
 /// frame, when it is a valid id: for replies that echo it (`rate_limited`).
 pub fn peek_client_msg_id(text: &str) -> Option<String> {
     #[derive(Deserialize)]
@@ -261,7 +308,7 @@ pub fn peek_client_msg_id(text: &str) -> Option<String> {
         client_msg_id: Option<std::borrow::Cow<'a, str>>,
     }
     let peek: Peek<'_> = serde_json::from_str(text).ok()?;
-    if peek.ty.as_deref() != Some("MSG_SEND") {
+    if !peek.ty.as_deref().is_some_and(|ty| KEYED_TYPES.contains(&ty)) {
         return None;
     }
     let id = peek.client_msg_id?;
@@ -334,6 +381,59 @@ pub enum Command {
         after_seq: i64,
         limit: u32,
     },
+    /// MSG_EDIT, MSG_DELETE or MSG_REACT with every field in its grammar.
+    Entry {
+        client_msg_id: ClientMsgId,
+        /// The target message (`messageId`).
+        target: uuid::Uuid,
+        /// What the entry does to its target.
+        change: EntryChange,
+    },
+}
+
+/// What a MSG_EDIT, MSG_DELETE or MSG_REACT does to its target message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryChange {
+    /// The new text (the grammar of a MSG_SEND body).
+    Edit { body: String },
+    /// Delete the message and erase its text.
+    Delete,
+    /// Add (`add == true`) or remove the user's reaction `emoji`.
+    React { emoji: String, add: bool },
+}
+
+/// Checks an `emoji`: 1 to [`MAX_EMOJI_BYTES`] bytes, no control
+/// characters, no whitespace.
+///
+/// # Errors
+/// A reason safe to show to the client.
+pub fn check_emoji(emoji: &str) -> Result<(), &'static str> {
+    if emoji.is_empty() || emoji.len() > MAX_EMOJI_BYTES {
+        return Err("must be 1 to 64 bytes of UTF-8");
+    }
+    if emoji.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("must not contain control characters or whitespace");
+    }
+    Ok(())
+}
+
+/// Checks a body (MSG_SEND, MSG_EDIT): not empty, at most `max_body_bytes`
+/// bytes, no U+0000. `echo` is the frame's valid `clientMsgId`.
+fn check_body(body: &str, max_body_bytes: usize, echo: Option<String>) -> Result<(), FrameError> {
+    if body.is_empty() {
+        return Err(invalid("body", "must not be empty", echo));
+    }
+    if body.len() > max_body_bytes {
+        return Err(FrameError::BodyTooLarge {
+            len: body.len(),
+            max: max_body_bytes,
+            client_msg_id: echo,
+        });
+    }
+    if body.contains('\0') {
+        return Err(invalid("body", "must not contain U+0000", echo));
+    }
+    Ok(())
 }
 
 impl ClientFrame {
@@ -355,19 +455,7 @@ impl ClientFrame {
                 let client_msg_id = ClientMsgId::parse(&client_msg_id).map_err(|e| invalid("clientMsgId", e, None))?;
                 let echo = || Some(client_msg_id.as_str().to_owned());
                 let channel_id = ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, echo()))?;
-                if body.is_empty() {
-                    return Err(invalid("body", "must not be empty", echo()));
-                }
-                if body.len() > max_body_bytes {
-                    return Err(FrameError::BodyTooLarge {
-                        len: body.len(),
-                        max: max_body_bytes,
-                        client_msg_id: echo(),
-                    });
-                }
-                if body.contains('\0') {
-                    return Err(invalid("body", "must not contain U+0000", echo()));
-                }
+                check_body(&body, max_body_bytes, echo())?;
                 Ok(Command::Send {
                     channel_id,
                     client_msg_id,
@@ -398,8 +486,65 @@ impl ClientFrame {
                     limit,
                 })
             }
+            ClientFrame::MsgEdit {
+                client_msg_id,
+                message_id,
+                body,
+            } => {
+                let (client_msg_id, target) = entry_ids(&client_msg_id, &message_id)?;
+                check_body(&body, max_body_bytes, Some(client_msg_id.as_str().to_owned()))?;
+                Ok(Command::Entry {
+                    client_msg_id,
+                    target,
+                    change: EntryChange::Edit { body },
+                })
+            }
+            ClientFrame::MsgDelete {
+                client_msg_id,
+                message_id,
+            } => {
+                let (client_msg_id, target) = entry_ids(&client_msg_id, &message_id)?;
+                Ok(Command::Entry {
+                    client_msg_id,
+                    target,
+                    change: EntryChange::Delete,
+                })
+            }
+            ClientFrame::MsgReact {
+                client_msg_id,
+                message_id,
+                emoji,
+                op,
+            } => {
+                let (client_msg_id, target) = entry_ids(&client_msg_id, &message_id)?;
+                let echo = || Some(client_msg_id.as_str().to_owned());
+                check_emoji(&emoji).map_err(|r| invalid("emoji", r, echo()))?;
+                let add = match op.as_str() {
+                    "add" => true,
+                    "remove" => false,
+                    _ => return Err(invalid("op", "must be \"add\" or \"remove\"", echo())),
+                };
+                Ok(Command::Entry {
+                    client_msg_id,
+                    target,
+                    change: EntryChange::React { emoji, add },
+                })
+            }
         }
     }
+}
+
+/// The `clientMsgId` and target `messageId` of a log entry frame, checked.
+fn entry_ids(client_msg_id: &str, message_id: &str) -> Result<(ClientMsgId, uuid::Uuid), FrameError> {
+    let client_msg_id = ClientMsgId::parse(client_msg_id).map_err(|e| invalid("clientMsgId", e, None))?;
+    let target = ids::parse_message_id(message_id).map_err(|_| {
+        invalid(
+            "messageId",
+            "must be a lower-case hyphenated UUID",
+            Some(client_msg_id.as_str().to_owned()),
+        )
+    })?;
+    Ok((client_msg_id, target))
 }
 
 fn invalid(field: &'static str, reason: impl ToString, client_msg_id: Option<String>) -> FrameError {
@@ -475,7 +620,7 @@ impl ErrorCode {
 
 /// One stored message as clients see it: the MSG_RECV frame's fields, also the
 /// element of SYNC_BATCH and of the history route.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecvMessage {
     /// Server-assigned UUIDv7, lower-case hyphenated.
@@ -489,6 +634,68 @@ pub struct RecvMessage {
     pub ts: i64,
     /// The sender's idempotency key.
     pub client_msg_id: String,
+    /// The entry's kind (§8); `message` when absent (a server before v1.1).
+    #[serde(default)]
+    pub kind: EntryKind,
+    /// `edit`, `delete`, `reaction`: the target message's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_id: Option<uuid::Uuid>,
+    /// `reaction`: the emoji.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    /// `reaction`: `add` or `remove`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<ReactOp>,
+    /// `reaction`: `true` when the entry changed nothing (an `add` of a
+    /// reaction the sender held, a `remove` of one not held), so a client
+    /// folding it onto a read state (counts only) knows; absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub noop: bool,
+    /// Reads only, `message` entries that were edited: ts of the latest edit
+    /// (ms since the Unix epoch); `body` is then the latest edit's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_at: Option<i64>,
+    /// Reads only: `true` when the message is deleted (`body` is then `""`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+    /// Reads only, always on `message` entries: the reactions it holds now,
+    /// by first use (the seq at which the emoji's count last rose from 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reactions: Option<Vec<ReactionCount>>,
+}
+
+/// The kind of a log entry (`docs/protocol.md` §8).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// A MSG_SEND.
+    #[default]
+    Message,
+    /// A MSG_EDIT.
+    Edit,
+    /// A MSG_DELETE.
+    Delete,
+    /// A MSG_REACT.
+    Reaction,
+}
+
+/// A reaction entry's operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReactOp {
+    Add,
+    Remove,
+}
+
+/// One emoji's reactions on a message, as reads return them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReactionCount {
+    pub emoji: String,
+    /// How many users hold it (> 0).
+    pub count: i64,
+    /// Whether the reader holds it.
+    pub me: bool,
 }
 
 /// Plain strings on the decode side, so client code can read frames without
@@ -516,6 +723,10 @@ pub struct ChannelState {
     pub delivered_seq: i64,
     /// This user's read watermark (≤ `delivered_seq`).
     pub read_seq: i64,
+    /// `message` entries after `read_seq` that are not deleted and not sent
+    /// by this user (§8); 0 from a server before v1.1.
+    #[serde(default)]
+    pub unread: i64,
 }
 
 /// The MSG_ACK frame's fields: the send is stored and committed.
@@ -613,6 +824,11 @@ pub enum ServerFrame {
         channel_id: String,
         messages: Vec<TaggedMessage>,
         has_more: bool,
+        /// The channel's last seq at the read (§8): the state of each
+        /// `message` entry includes every entry up to it, so a client folds
+        /// only later entries onto it. Absent from a server before v1.1.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_seq: Option<i64>,
     },
     /// A refusal; the connection stays open.
     #[serde(rename = "ERROR")]
@@ -860,6 +1076,130 @@ mod tests {
     }
 
     #[test]
+    fn entry_frames_decode_and_validate() {
+        let id = "01938f5e-6c2a-7b3e-9d41-2f0c8a1b7e55";
+        let target = uuid::Uuid::try_parse(id).unwrap();
+        let edit = format!(r#"{{"type":"MSG_EDIT","clientMsgId":"k1","messageId":"{id}","body":"fixed"}}"#);
+        assert_eq!(
+            decode_client_frame(&edit).unwrap().validate(16).unwrap(),
+            Command::Entry {
+                client_msg_id: ClientMsgId::parse("k1").unwrap(),
+                target,
+                change: EntryChange::Edit { body: "fixed".into() },
+            }
+        );
+        let delete = format!(r#"{{"type":"MSG_DELETE","clientMsgId":"k2","messageId":"{id}"}}"#);
+        assert!(matches!(
+            decode_client_frame(&delete).unwrap().validate(16),
+            Ok(Command::Entry {
+                change: EntryChange::Delete,
+                ..
+            })
+        ));
+        let react = |emoji: &str, op: &str| {
+            let text = serde_json::json!({"type":"MSG_REACT","clientMsgId":"k3","messageId":id,"emoji":emoji,"op":op})
+                .to_string();
+            decode_client_frame(&text).and_then(|f| f.validate(16))
+        };
+        assert_eq!(
+            react("👍", "remove").unwrap(),
+            Command::Entry {
+                client_msg_id: ClientMsgId::parse("k3").unwrap(),
+                target,
+                change: EntryChange::React {
+                    emoji: "👍".into(),
+                    add: false
+                },
+            }
+        );
+        assert!(react(&"a".repeat(64), "add").is_ok());
+        for (emoji, op, field) in [
+            ("", "add", "emoji"),
+            (&*"a".repeat(65), "add", "emoji"),
+            ("a b", "add", "emoji"),
+            ("a\u{7}", "add", "emoji"),
+            ("a\u{3000}", "add", "emoji"),
+            ("👍", "toggle", "op"),
+            ("👍", "ADD", "op"),
+        ] {
+            let e = react(emoji, op).unwrap_err();
+            assert_eq!(e.to_error_frame().client_msg_id.as_deref(), Some("k3"));
+            assert_eq!(field_of(e), field, "{emoji:?} {op:?}");
+        }
+        // Grammar errors of the body and the target, echoing the key.
+        let e = decode_client_frame(&format!(
+            r#"{{"type":"MSG_EDIT","clientMsgId":"k1","messageId":"{id}","body":""}}"#
+        ))
+        .unwrap()
+        .validate(16)
+        .unwrap_err();
+        assert_eq!(field_of(e), "body");
+        let e = decode_client_frame(&format!(
+            r#"{{"type":"MSG_EDIT","clientMsgId":"k1","messageId":"{id}","body":"{}"}}"#,
+            "x".repeat(17)
+        ))
+        .unwrap()
+        .validate(16)
+        .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::BodyTooLarge);
+        assert_eq!(e.to_error_frame().client_msg_id.as_deref(), Some("k1"));
+        let e = decode_client_frame(r#"{"type":"MSG_DELETE","clientMsgId":"k1","messageId":"NOPE"}"#)
+            .unwrap()
+            .validate(16)
+            .unwrap_err();
+        assert_eq!(e.to_error_frame().client_msg_id.as_deref(), Some("k1"));
+        assert_eq!(field_of(e), "messageId");
+        // Missing and mistyped fields are named by the decoder.
+        let e =
+            decode_client_frame(r#"{"type":"MSG_REACT","clientMsgId":"k1","messageId":"m","emoji":"x"}"#).unwrap_err();
+        assert_eq!(field_of(e), "op");
+        let e = decode_client_frame(r#"{"type":"MSG_EDIT","clientMsgId":"k1","messageId":5,"body":"x"}"#).unwrap_err();
+        assert_eq!(field_of(e), "messageId");
+        assert_eq!(
+            peek_client_msg_id(r#"{"type":"MSG_REACT","clientMsgId":"k9"}"#).as_deref(),
+            Some("k9")
+        );
+    }
+
+    #[test]
+    fn recv_carries_kind_and_read_state() {
+        let target = uuid::Uuid::now_v7();
+        let reaction = RecvMessage {
+            kind: EntryKind::Reaction,
+            target_id: Some(target),
+            emoji: Some("🎉".into()),
+            op: Some(ReactOp::Add),
+            ..Default::default()
+        };
+        let v: Value = serde_json::to_value(&reaction).unwrap();
+        assert_eq!(v["kind"], "reaction");
+        assert_eq!(v["targetId"], target.to_string());
+        assert_eq!(v["op"], "add");
+        assert!(v.get("deleted").is_none() && v.get("editedAt").is_none() && v.get("reactions").is_none());
+        let read = RecvMessage {
+            deleted: true,
+            edited_at: Some(7),
+            reactions: Some(vec![ReactionCount {
+                emoji: "👍".into(),
+                count: 2,
+                me: true,
+            }]),
+            ..Default::default()
+        };
+        let v: Value = serde_json::to_value(&read).unwrap();
+        assert_eq!(v["kind"], "message");
+        assert_eq!(v["deleted"], true);
+        assert_eq!(v["editedAt"], 7);
+        assert_eq!(v["reactions"][0]["me"], true);
+        // A v1 MSG_RECV (no kind) decodes as a message.
+        let old = r#"{"type":"MSG_RECV","messageId":"01938f5e-6c2a-7b3e-9d41-2f0c8a1b7e55","channelId":"c","senderId":"u","seq":1,"body":"b","ts":1,"clientMsgId":"k"}"#;
+        match ServerFrame::decode(old).unwrap() {
+            ServerFrame::MsgRecv(m) => assert_eq!(m.kind, EntryKind::Message),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn lone_surrogates_are_refused() {
         let e = decode_client_frame(r#"{"type":"MSG_SEND","clientMsgId":"c","channelId":"r","body":"\ud800"}"#)
             .unwrap_err();
@@ -890,11 +1230,13 @@ mod tests {
             body: "hi".into(),
             ts: 5,
             client_msg_id: "c1".into(),
+            ..Default::default()
         };
         let batch = ServerFrame::SyncBatch {
             channel_id: "room".into(),
             messages: vec![TaggedMessage::MsgRecv(msg.clone())],
             has_more: false,
+            last_seq: Some(1),
         };
         let v: Value = serde_json::from_str(&batch.encode()).unwrap();
         assert_eq!(v["messages"][0]["type"], "MSG_RECV");
@@ -1041,6 +1383,7 @@ mod server_frame_decode {
             body: text,
             ts: n.wrapping_mul(7),
             client_msg_id: "k\\1".into(),
+            ..Default::default()
         }
     }
 
@@ -1072,6 +1415,7 @@ mod server_frame_decode {
                 channel_id: "room".into(),
                 messages: vec![TaggedMessage::MsgRecv(recv(text.clone(), n))],
                 has_more: flag,
+                last_seq: flag.then_some(n),
             },
             ServerFrame::Hello {
                 user_id: text,

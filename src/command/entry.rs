@@ -1,0 +1,144 @@
+//! `MSG_EDIT`, `MSG_DELETE`, `MSG_REACT` (`docs/protocol.md` §8): entries of
+//! the target message's channel log. They go through the same commit task
+//! and transaction as `MSG_SEND` ([`crate::commit`]): the channel is the
+//! target's, read here to route the entry to that channel's commit task;
+//! the idempotency key and then the target's checks (deleted, membership,
+//! sender) are decided inside the batch's transaction, under the channel's
+//! lock. An entry whose target cannot be routed (unknown, or not a message)
+//! is answered here, by its key first.
+
+use std::time::Instant;
+
+use tokio::sync::oneshot;
+
+use super::{reply, Context};
+use crate::commit::SendJob;
+use crate::ids::{ChannelId, ClientMsgId};
+use crate::protocol::{EntryChange, ErrorCode, ErrorFrame};
+use crate::store::{Change, EntryKind, NewMessage};
+use crate::view;
+
+/// Where an entry's target leads.
+#[derive(Debug)]
+pub enum Route {
+    /// A message of this channel: the entry goes to its commit task.
+    Channel(ChannelId),
+    /// No stored entry has the target's id.
+    Unknown,
+    /// The target is an entry of another kind than `message`.
+    NotAMessage,
+}
+
+/// The store's view of an entry frame: its change and body.
+pub fn change_of(target: uuid::Uuid, change: EntryChange) -> (Change, String) {
+    match change {
+        EntryChange::Edit { body } => (Change::Edit { target }, body),
+        EntryChange::Delete => (Change::Delete { target }, String::new()),
+        EntryChange::React { emoji, add } => (Change::React { target, emoji, add }, String::new()),
+    }
+}
+
+/// Reads the target to find its channel.
+///
+/// # Errors
+/// The store's ERROR (echoing `clientMsgId` and `messageId`) when the read fails.
+pub async fn route(ctx: Context<'_>, client_msg_id: &ClientMsgId, target: uuid::Uuid) -> Result<Route, ErrorFrame> {
+    match ctx.state.store.message(target).await {
+        Ok(Some(stored)) if stored.kind == EntryKind::Message => Ok(Route::Channel(stored.channel_id)),
+        Ok(Some(_)) => Ok(Route::NotAMessage),
+        Ok(None) => Ok(Route::Unknown),
+        Err(error) => {
+            let mut frame = view::store_error(&error);
+            frame.client_msg_id = Some(client_msg_id.as_str().to_owned());
+            frame.message_id = Some(target.hyphenated().to_string());
+            Err(frame)
+        }
+    }
+}
+
+/// Queues an entry whose target is a message of `channel_id` on that
+/// channel's commit task. Returns the signal that fires once it is answered,
+/// or `None` when it was answered here (`unavailable`: shutting down).
+pub async fn submit(
+    ctx: Context<'_>,
+    channel_id: ChannelId,
+    client_msg_id: ClientMsgId,
+    target: uuid::Uuid,
+    change: EntryChange,
+) -> Option<oneshot::Receiver<()>> {
+    let (change, body) = change_of(target, change);
+    let (done, finished) = oneshot::channel();
+    let job = SendJob {
+        message: NewMessage {
+            sender_id: ctx.user.user_id.clone(),
+            channel_id,
+            client_msg_id,
+            body,
+            change,
+        },
+        session: ctx.session.clone(),
+        received: Instant::now(),
+        done,
+    };
+    match ctx.state.commits.submit(job).await {
+        Ok(()) => Some(finished),
+        Err(stopped) => {
+            let mut frame = reply::send_error(
+                ErrorCode::Unavailable,
+                "server is shutting down; retry",
+                Some(stopped.0.message.client_msg_id.as_str()),
+                None,
+            );
+            frame.message_id = Some(target.hyphenated().to_string());
+            reply::refused(ctx.session, frame);
+            None
+        }
+    }
+}
+
+/// Answers an entry whose target is unknown or not a message: by its
+/// idempotency key when stored (the original ACK with `duplicate: true`, or
+/// `idempotency_conflict`), else `not_found` or `invalid_field`
+/// (`messageId`). The caller first lets the session's earlier sends finish,
+/// so a key they stored is found.
+pub async fn answer_unroutable(
+    ctx: Context<'_>,
+    client_msg_id: ClientMsgId,
+    target: uuid::Uuid,
+    change: EntryChange,
+    route: Route,
+) {
+    let with_ids = |mut frame: ErrorFrame| {
+        frame.client_msg_id = Some(client_msg_id.as_str().to_owned());
+        frame.message_id = Some(target.hyphenated().to_string());
+        frame
+    };
+    let stored = match ctx.state.store.message_by_key(&ctx.user.user_id, &client_msg_id).await {
+        Ok(stored) => stored,
+        Err(error) => return reply::refused(ctx.session, with_ids(view::store_error(&error))),
+    };
+    if let Some(stored) = stored {
+        let (change, body) = change_of(target, change);
+        let new = NewMessage {
+            sender_id: ctx.user.user_id.clone(),
+            channel_id: stored.channel_id.clone(),
+            client_msg_id: client_msg_id.clone(),
+            body,
+            change,
+        };
+        if stored.is_retried_as(&new) {
+            return reply::acked(ctx.session, &stored, true, None);
+        }
+        let frame = ErrorFrame::new(ErrorCode::IdempotencyConflict, view::KEY_USED_FOR_ANOTHER_MESSAGE);
+        return reply::refused(ctx.session, with_ids(frame));
+    }
+    let frame = match route {
+        Route::NotAMessage => {
+            let mut frame = ErrorFrame::new(ErrorCode::InvalidField, "messageId must name a message entry");
+            frame.field = Some("messageId".into());
+            frame
+        }
+        _ => ErrorFrame::new(ErrorCode::NotFound, "unknown or deleted message"),
+    };
+    reply::refused(ctx.session, with_ids(frame));
+}

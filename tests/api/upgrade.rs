@@ -1,0 +1,169 @@
+//! Migrations are additive (issue 16, point 6): a database created by the
+//! schema before the channel log (migrations 0001–0002 only), holding
+//! messages and watermarks, upgrades in place when the server starts, keeps
+//! every row, and v1 clients keep working on it.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::helpers::{spawn_app_on, Backend, TestDb};
+use crate::on_both_stores;
+
+on_both_stores!(a_database_of_the_previous_schema_upgrades_in_place_and_v1_keeps_working);
+
+/// Applies only migrations 0001 and 0002 of `backend` to `db`, with the
+/// migrator the server uses (so the server sees them as applied).
+async fn previous_schema(db: &TestDb, backend: Backend) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("migrations")
+        .join(match backend {
+            Backend::Postgres => "postgres",
+            Backend::Sqlite => "sqlite",
+        });
+    for file in ["0001_init.sql", "0002_member_joined_seq.sql"] {
+        std::fs::copy(source.join(file), dir.path().join(file)).expect("copy migration");
+    }
+    let migrator = sqlx::migrate::Migrator::new(dir.path()).await.expect("migrator");
+    assert_eq!(migrator.iter().count(), 2);
+    match backend {
+        Backend::Postgres => {
+            let pool = sqlx::PgPool::connect(&db.url).await.expect("pg");
+            migrator.run(&pool).await.expect("old migrations");
+            insert_v1_rows(&pool).await;
+            pool.close().await;
+        }
+        Backend::Sqlite => {
+            let options = <sqlx::sqlite::SqliteConnectOptions as std::str::FromStr>::from_str(&db.url)
+                .expect("url")
+                .create_if_missing(true);
+            let pool = sqlx::SqlitePool::connect_with(options).await.expect("sqlite");
+            migrator.run(&pool).await.expect("old migrations");
+            insert_v1_rows(&pool).await;
+            pool.close().await;
+        }
+    }
+}
+
+/// Ids of the three v1 messages.
+const IDS: [&str; 3] = [
+    "01938f5e-6c2a-7b3e-9d41-2f0c8a1b7e51",
+    "01938f5e-6c2a-7b3e-9d41-2f0c8a1b7e52",
+    "01938f5e-6c2a-7b3e-9d41-2f0c8a1b7e53",
+];
+
+/// A channel `room` (alice, bob), three messages from alice, bob's
+/// watermarks at delivered 2 / read 1: the rows of the v1 schema.
+async fn insert_v1_rows<DB: sqlx::Database>(pool: &sqlx::Pool<DB>)
+where
+    for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
+{
+    let uuid = |id: &str| -> String {
+        if std::any::type_name::<DB>().contains("Postgres") {
+            format!("'{id}'::uuid")
+        } else {
+            format!("'{id}'")
+        }
+    };
+    let mut statements = vec![
+        "INSERT INTO channels (channel_id, created_at, last_seq, last_ts) VALUES ('room', 1, 3, 30)".to_owned(),
+        "INSERT INTO members (channel_id, user_id, joined_at) VALUES ('room', 'alice', 1), ('room', 'bob', 1)"
+            .to_owned(),
+        "INSERT INTO watermarks (channel_id, user_id, delivered_seq, read_seq) VALUES ('room', 'bob', 2, 1)".to_owned(),
+    ];
+    for (n, id) in IDS.iter().enumerate() {
+        let seq = n + 1;
+        statements.push(format!(
+            "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
+             VALUES ({}, 'room', {seq}, 'alice', 'k{seq}', 'old message {seq}', {})",
+            uuid(id),
+            seq * 10
+        ));
+    }
+    for statement in statements {
+        sqlx::raw_sql(&statement).execute(pool).await.expect("insert v1 rows");
+    }
+}
+
+async fn a_database_of_the_previous_schema_upgrades_in_place_and_v1_keeps_working(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    previous_schema(&db, backend).await;
+    // The server migrates at start.
+    let app = spawn_app_on(db, |_| {}).await;
+
+    // Every message and watermark is kept.
+    let messages = app.all_messages("room").await;
+    assert_eq!(messages.len(), 3);
+    for (n, m) in messages.iter().enumerate() {
+        assert_eq!(m["messageId"], IDS[n]);
+        assert_eq!(m["body"], format!("old message {}", n + 1));
+        assert_eq!(m["seq"], n as i64 + 1);
+        assert_eq!(m["kind"], "message");
+        assert_eq!(m["reactions"], json!([]));
+    }
+    let mut bob = app.connect("bob").await;
+    let channel = &bob.hello["channels"][0];
+    assert_eq!(
+        (
+            &channel["lastSeq"],
+            &channel["deliveredSeq"],
+            &channel["readSeq"],
+            &channel["unread"]
+        ),
+        (&json!(3), &json!(2), &json!(1), &json!(2))
+    );
+
+    // v1 clients: send, retry an old key, sync, receipts.
+    let mut alice = app.connect("alice").await;
+    let ack = alice.send_and_ack("room", "k4", "new message").await;
+    assert_eq!(
+        (ack["seq"].as_i64(), ack["duplicate"].as_bool()),
+        (Some(4), Some(false))
+    );
+    let recv = bob.recv_type("MSG_RECV").await;
+    assert_eq!(
+        (recv["seq"].as_i64(), recv["body"].as_str()),
+        (Some(4), Some("new message"))
+    );
+    let retry = alice.send_and_ack("room", "k1", "old message 1").await;
+    assert_eq!(retry["duplicate"], true);
+    assert_eq!(retry["messageId"], IDS[0]);
+    alice
+        .send_json(json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "k2", "body": "changed"}))
+        .await;
+    assert_eq!(alice.recv_type("ERROR").await["code"], "idempotency_conflict");
+    bob.send_json(json!({"type": "SYNC", "channelId": "room", "afterSeq": 1}))
+        .await;
+    let batch = bob.recv_type("SYNC_BATCH").await;
+    let seqs: Vec<i64> = batch["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["seq"].as_i64())
+        .collect();
+    assert_eq!(seqs, [2, 3, 4]);
+    bob.send_json(json!({"type": "MSG_READ", "messageId": IDS[2]})).await;
+    let receipt = alice.recv_type("RECEIPT").await;
+    assert_eq!(
+        (receipt["kind"].as_str(), receipt["seq"].as_i64()),
+        (Some("read"), Some(3))
+    );
+
+    // And the new entries work on the old rows.
+    let react = json!({"type": "MSG_REACT", "clientMsgId": "r1", "messageId": IDS[0], "emoji": "👍", "op": "add"});
+    bob.send_json(react).await;
+    assert_eq!(bob.recv_type("MSG_ACK").await["seq"], 5);
+    let edit = json!({"type": "MSG_EDIT", "clientMsgId": "e1", "messageId": IDS[1], "body": "edited"});
+    alice.send_json(edit).await;
+    loop {
+        let frame = alice.recv().await;
+        if frame["type"] == "MSG_ACK" {
+            assert_eq!(frame["seq"], 6);
+            break;
+        }
+    }
+    let messages = app.all_messages("room").await;
+    assert_eq!(messages[0]["reactions"][0]["count"], 1);
+    assert_eq!(messages[1]["body"], "edited");
+}
