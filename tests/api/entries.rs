@@ -11,8 +11,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, Backend, TestApp, WsClient};
-use crate::on_both_stores;
+use chatd_testkit::{spawn_app, Backend, TestApp, WsClient};
+use chatd_testkit::on_both_stores;
 
 on_both_stores!(
     edits_deletes_and_reactions_are_log_entries_with_render_ready_reads,
@@ -172,7 +172,7 @@ async fn edits_deletes_and_reactions_are_log_entries_with_render_ready_reads(bac
     assert_eq!(entries[8]["reactions"], json!([]));
     // The channel's seq is the log's: one per entry.
     let channel = app
-        .request("GET", "/v1/channels/room", Some(crate::helpers::ADMIN_TOKEN), None)
+        .request("GET", "/v1/channels/room", Some(chatd_testkit::ADMIN_TOKEN), None)
         .await;
     assert_eq!(channel.1["lastSeq"], 9);
 }
