@@ -4,6 +4,7 @@
 //! binaries.
 
 mod client;
+mod console;
 mod fanout;
 mod frames;
 mod http;
