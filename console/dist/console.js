@@ -2154,8 +2154,9 @@
           if (this.current === void 0 || !c.channelIds().includes(this.current)) this.select(c.channelIds()[0]);
         }),
         c.events.on("entries", (channelId, entries) => {
+          const recent = Date.now() - 15e3;
           for (const e of entries) {
-            if ((e.kind ?? "message") === "message" && e.senderId !== this.userId) {
+            if ((e.kind ?? "message") === "message" && e.senderId !== this.userId && e.ts >= recent) {
               announce(`New message from ${e.senderId} in ${channelId}: ${e.body}`);
             }
           }
@@ -2237,6 +2238,7 @@
       }
       if (s.state === "closed") return;
       if (navigator.onLine === false) this.showConn("offline", "Offline (no network)");
+      else if (s.state === "connecting") this.showConn("reconnecting", "Connecting…");
       else if (byId("conn").dataset.state !== "offline") this.showConn("reconnecting", "Reconnecting…");
       this.diagnoseTimer ??= setTimeout(() => void this.runDiagnosis(), 1200);
     }

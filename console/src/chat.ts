@@ -93,8 +93,10 @@ export class ChatView {
         if (this.current === undefined || !c.channelIds().includes(this.current)) this.select(c.channelIds()[0]);
       }),
       c.events.on('entries', (channelId, entries) => {
+        // Live messages only: a page of history read on opening a channel is not read out.
+        const recent = Date.now() - 15_000;
         for (const e of entries) {
-          if ((e.kind ?? 'message') === 'message' && e.senderId !== this.userId) {
+          if ((e.kind ?? 'message') === 'message' && e.senderId !== this.userId && e.ts >= recent) {
             announce(`New message from ${e.senderId} in ${channelId}: ${e.body}`);
           }
         }
@@ -182,6 +184,7 @@ export class ChatView {
     }
     if (s.state === 'closed') return;
     if (navigator.onLine === false) this.showConn('offline', 'Offline (no network)');
+    else if (s.state === 'connecting') this.showConn('reconnecting', 'Connecting…');
     else if (byId('conn').dataset.state !== 'offline') this.showConn('reconnecting', 'Reconnecting…');
     this.diagnoseTimer ??= setTimeout(() => void this.runDiagnosis(), 1200);
   }

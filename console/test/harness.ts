@@ -80,7 +80,7 @@ export class Chatd {
     };
     proc.stdout?.on('data', keep);
     proc.stderr?.on('data', keep);
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`chatd exited with ${proc.exitCode}: ${this.log}`);
       try {
