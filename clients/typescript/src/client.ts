@@ -885,14 +885,10 @@ export class ChatClient {
   }
 
   private async resendAll(): Promise<void> {
-    // pick up records other tabs left behind (reload, crash) before sending ours
+    // ours first, at once and in order; then records other tabs left behind (reload, crash)
+    this.pump();
     await this.loadOutbox();
-    for (const r of sendOrder([...this.pending.values()].map((p) => p.record))) {
-      const p = this.pending.get(r.clientMsgId);
-      if (p !== undefined && !p.foreign && p.record.state === 'pending' && p.retryTimer === undefined) {
-        this.transmit(p);
-      }
-    }
+    this.pump();
   }
 
   private syncQueue(channelId: string): SyncReq[] {
@@ -1138,13 +1134,33 @@ export class ChatClient {
   private transmit(p: Pending): void {
     clearTimeout(p.retryTimer);
     p.retryTimer = undefined;
-    if (p.foreign || p.record.state !== 'pending' || !this.pending.has(p.record.clientMsgId)) return;
-    if (this.openConn === 0 || p.inflightConn === this.openConn) return; // sent after the next HELLO
-    const no = this.sendFrame(this.frameOf(p.record));
-    if (no === 0) return;
-    p.inflightConn = this.openConn;
-    p.frameNo = no;
-    p.sentAt = this.now();
+    this.pump();
+  }
+
+  /**
+   * Sends every pending record of this tab that is not in flight on the current
+   * connection, in send order; a channel's later records wait behind one that waits for
+   * its retry, so a channel's messages are stored in the order they were sent.
+   */
+  private pump(): void {
+    if (this.openConn === 0) return;
+    const blocked = new Set<string>();
+    for (const r of sendOrder([...this.pending.values()].map((x) => x.record))) {
+      const p = this.pending.get(r.clientMsgId);
+      if (p === undefined || p.foreign || p.record.state !== 'pending') continue;
+      const ch = p.record.op.channelId;
+      if (blocked.has(ch)) continue;
+      if (p.retryTimer !== undefined) {
+        blocked.add(ch);
+        continue;
+      }
+      if (p.inflightConn === this.openConn) continue;
+      const no = this.sendFrame(this.frameOf(p.record));
+      if (no === 0) return;
+      p.inflightConn = this.openConn;
+      p.frameNo = no;
+      p.sentAt = this.now();
+    }
   }
 
   private checkReplies(): void {
@@ -1279,7 +1295,7 @@ export class ChatClient {
       clearTimeout(p.retryTimer);
       p.retryTimer = setTimeout(() => {
         p.retryTimer = undefined;
-        this.transmit(p);
+        this.pump();
       }, delay);
       return;
     }
@@ -1395,8 +1411,23 @@ export class ChatClient {
     return live;
   }
 
-  /** Reads the outbox from storage: adopts records of dead tabs, mirrors those of live ones. */
-  private async loadOutbox(): Promise<void> {
+  private loadChain: Promise<void> = Promise.resolve();
+
+  /**
+   * Reads the outbox from storage: adopts records of dead tabs, mirrors those of live
+   * ones. One tab at a time (a Web Lock), so a dead tab's records get one new owner.
+   */
+  private loadOutbox(): Promise<void> {
+    const run = (): Promise<void> =>
+      this.locks !== undefined
+        ? this.locks.request(`chatd-adopt:${this.userIdValue}`, () => this.loadOutboxLocked())
+        : this.loadOutboxLocked();
+    const next = this.loadChain.then(run, run);
+    this.loadChain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async loadOutboxLocked(): Promise<void> {
     const records = await this.storage.load(this.userIdValue);
     const live = await this.liveOwners();
     for (const r0 of sendOrder(records)) {

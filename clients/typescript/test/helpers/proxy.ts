@@ -2,8 +2,13 @@
 // network failure (no FIN to the server before the client notices), no mock.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
+/** Called with each server-to-client WebSocket text frame; return true to cut every connection right after it. */
+export type FrameHook = (text: string) => boolean;
+
 export class CuttableProxy {
   private readonly server: Server;
+  /** When set, server-to-client data is forwarded frame by frame through this hook. */
+  onServerFrame: FrameHook | undefined;
   private readonly pairs = new Set<[Socket, Socket]>();
   port = 0;
   private readonly target: number;
@@ -15,7 +20,49 @@ export class CuttableProxy {
       const pair: [Socket, Socket] = [client, upstream];
       this.pairs.add(pair);
       client.pipe(upstream);
-      upstream.pipe(client);
+      let head = true;
+      let buf = Buffer.alloc(0);
+      upstream.on('data', (chunk: Buffer) => {
+        const hook = this.onServerFrame;
+        if (hook === undefined) {
+          client.write(chunk);
+          return;
+        }
+        buf = Buffer.concat([buf, chunk]);
+        if (head) {
+          const end = buf.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          client.write(buf.subarray(0, end + 4));
+          buf = buf.subarray(end + 4);
+          head = false;
+        }
+        // unmasked server frames: FIN+opcode, length (7, 16 or 64 bits), payload
+        for (;;) {
+          if (buf.length < 2) return;
+          const b1 = buf[1] ?? 0;
+          let len = b1 & 0x7f;
+          let off = 2;
+          if (len === 126) {
+            if (buf.length < 4) return;
+            len = buf.readUInt16BE(2);
+            off = 4;
+          } else if (len === 127) {
+            if (buf.length < 10) return;
+            len = Number(buf.readBigUInt64BE(2));
+            off = 10;
+          }
+          if (buf.length < off + len) return;
+          const frame = buf.subarray(0, off + len);
+          buf = buf.subarray(off + len);
+          client.write(frame);
+          const opcode = (frame[0] ?? 0) & 0x0f;
+          if (opcode === 1 && hook(frame.subarray(off).toString('utf8'))) {
+            this.onServerFrame = undefined;
+            this.cutAll();
+            return;
+          }
+        }
+      });
       const end = (): void => {
         client.destroy();
         upstream.destroy();
@@ -51,6 +98,10 @@ export class CuttableProxy {
 
   async close(): Promise<void> {
     this.cutAll();
-    await new Promise<void>((r) => this.server.close(() => r()));
+    await new Promise<void>((r) => {
+      this.server.close(() => {
+        r();
+      });
+    });
   }
 }

@@ -121,6 +121,10 @@ export class ChatdServer {
     }
   }
 
+  get running(): boolean {
+    return this.proc !== undefined && this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
   /** kill -9: no shutdown at all. */
   async kill9(): Promise<void> {
     const p = this.proc;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# CI for the TypeScript client (clients/typescript): type check, lint, unit tests,
+# integration tests against the real chatd (SQLite, and PostgreSQL when
+# CHATD_TEST_DATABASE_URL is set) and browser tests in headless Chromium.
+# Expects the chatd binary at target/debug/chatd (or CHATD_BIN). Run as root from any
+# directory; exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+
+export CHATD_BIN="${CHATD_BIN:-$ROOT/target/debug/chatd}"
+if [ ! -x "$CHATD_BIN" ]; then
+  echo "FAIL: chatd binary not found at $CHATD_BIN (build it first: cargo build --bin chatd)" >&2
+  exit 1
+fi
+
+if [ ! -x /usr/bin/chromium ]; then
+  echo "chromium is not installed; installing Debian's package"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+cd clients/typescript
+echo "== npm ci (clients/typescript)"
+npm ci --no-audit --no-fund
+
+echo "== type check (tsc --strict)"
+npm run --silent typecheck
+
+echo "== lint (eslint + typescript-eslint)"
+npm run --silent lint
+
+echo "== build"
+npm run --silent build:test
+
+echo "== tests: unit, integration, browser (node --test)"
+# spec reporter for people, and the runner's own summary (tests/pass/fail) at the end
+node --test --test-concurrency=1 --test-reporter=spec \
+  build/test/unit/ build/test/integration/ build/test/browser/
