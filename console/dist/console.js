@@ -1165,13 +1165,9 @@
       void this.resendAll();
     }
     async resendAll() {
+      this.pump();
       await this.loadOutbox();
-      for (const r of sendOrder([...this.pending.values()].map((p) => p.record))) {
-        const p = this.pending.get(r.clientMsgId);
-        if (p !== void 0 && !p.foreign && p.record.state === "pending" && p.retryTimer === void 0) {
-          this.transmit(p);
-        }
-      }
+      this.pump();
     }
     syncQueue(channelId) {
       let q = this.syncs.get(channelId);
@@ -1396,13 +1392,32 @@
     transmit(p) {
       clearTimeout(p.retryTimer);
       p.retryTimer = void 0;
-      if (p.foreign || p.record.state !== "pending" || !this.pending.has(p.record.clientMsgId)) return;
-      if (this.openConn === 0 || p.inflightConn === this.openConn) return;
-      const no = this.sendFrame(this.frameOf(p.record));
-      if (no === 0) return;
-      p.inflightConn = this.openConn;
-      p.frameNo = no;
-      p.sentAt = this.now();
+      this.pump();
+    }
+    /**
+     * Sends every pending record of this tab that is not in flight on the current
+     * connection, in send order; a channel's later records wait behind one that waits for
+     * its retry, so a channel's messages are stored in the order they were sent.
+     */
+    pump() {
+      if (this.openConn === 0) return;
+      const blocked = /* @__PURE__ */ new Set();
+      for (const r of sendOrder([...this.pending.values()].map((x) => x.record))) {
+        const p = this.pending.get(r.clientMsgId);
+        if (p === void 0 || p.foreign || p.record.state !== "pending") continue;
+        const ch = p.record.op.channelId;
+        if (blocked.has(ch)) continue;
+        if (p.retryTimer !== void 0) {
+          blocked.add(ch);
+          continue;
+        }
+        if (p.inflightConn === this.openConn) continue;
+        const no = this.sendFrame(this.frameOf(p.record));
+        if (no === 0) return;
+        p.inflightConn = this.openConn;
+        p.frameNo = no;
+        p.sentAt = this.now();
+      }
     }
     checkReplies() {
       if (this.state !== "open") return;
@@ -1523,7 +1538,7 @@
         clearTimeout(p.retryTimer);
         p.retryTimer = setTimeout(() => {
           p.retryTimer = void 0;
-          this.transmit(p);
+          this.pump();
         }, delay);
         return;
       }
@@ -1628,8 +1643,18 @@
       }
       return live;
     }
-    /** Reads the outbox from storage: adopts records of dead tabs, mirrors those of live ones. */
-    async loadOutbox() {
+    loadChain = Promise.resolve();
+    /**
+     * Reads the outbox from storage: adopts records of dead tabs, mirrors those of live
+     * ones. One tab at a time (a Web Lock), so a dead tab's records get one new owner.
+     */
+    loadOutbox() {
+      const run = () => this.locks !== void 0 ? this.locks.request(`chatd-adopt:${this.userIdValue}`, () => this.loadOutboxLocked()) : this.loadOutboxLocked();
+      const next = this.loadChain.then(run, run);
+      this.loadChain = next.catch(() => void 0);
+      return next;
+    }
+    async loadOutboxLocked() {
       const records = await this.storage.load(this.userIdValue);
       const live = await this.liveOwners();
       for (const r0 of sendOrder(records)) {
