@@ -167,6 +167,9 @@ pub struct Config {
     pub ws_read_buffer_bytes: usize,
     /// WebSocket write buffer per connection, bytes (writes are flushed past it).
     pub ws_write_buffer_bytes: usize,
+    /// Serve the web console at `/console` (files embedded in the binary);
+    /// false: `/console` is 404.
+    pub console_enabled: bool,
 }
 
 impl Default for Config {
@@ -211,6 +214,7 @@ impl Default for Config {
             max_batch: 256,
             ws_read_buffer_bytes: 4 * 1024,
             ws_write_buffer_bytes: 8 * 1024,
+            console_enabled: true,
         }
     }
 }

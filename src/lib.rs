@@ -24,6 +24,7 @@
 //! - [`command`]: one handler per client command;
 //! - [`gateway`]: the WebSocket endpoint and the session lifecycle;
 //! - [`http`]: the HTTP API;
+//! - [`console`]: the web console at `/console`, embedded;
 //! - [`listener`]: the accept loop (handshake timeout, graceful HTTP shutdown);
 //! - [`limits`]: connection counts and frame rates;
 //! - [`telemetry`]: logs and metrics;
@@ -36,6 +37,7 @@ pub mod cluster;
 pub mod command;
 pub mod commit;
 pub mod config;
+pub mod console;
 pub mod database_url;
 pub mod delivery;
 pub mod gateway;

@@ -5,6 +5,7 @@
 
 mod client;
 mod client_entries;
+mod console;
 mod entries;
 mod fanout;
 mod frames;

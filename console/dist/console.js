@@ -1,0 +1,2961 @@
+"use strict";
+(() => {
+  // ../clients/typescript/src/backoff.ts
+  function backoffDelay(attempt, options = {}) {
+    const base = options.baseMs ?? 250;
+    const max = options.maxMs ?? 3e4;
+    const random = options.random ?? Math.random;
+    const exp = Math.min(max, base * 2 ** Math.min(Math.max(0, attempt), 30));
+    const half = exp / 2;
+    return Math.round(half + random() * half);
+  }
+
+  // ../clients/typescript/src/errors.ts
+  var RETRYABLE_CODES = /* @__PURE__ */ new Set(["rate_limited", "unavailable", "internal"]);
+  var ChatdError = class _ChatdError extends Error {
+    /** The spec's error code (or a client-side one). Unknown server codes are passed through. */
+    code;
+    /** True when the same frame may be sent again later. */
+    retryable;
+    /** The field at fault, when the server named one. */
+    field;
+    /** With `rate_limited`: how long to wait. */
+    retryAfterMs;
+    /** Creates an error; `retryable` defaults to the spec's classification of `code`. */
+    constructor(code, message, options = {}) {
+      super(message);
+      this.name = "ChatdError";
+      this.code = code;
+      this.retryable = options.retryable ?? RETRYABLE_CODES.has(code);
+      this.field = options.field;
+      this.retryAfterMs = options.retryAfterMs;
+    }
+    /** Builds a ChatdError from an `ERROR` frame. */
+    static fromFrame(frame) {
+      const opts = { retryable: frame.retryable };
+      if (frame.field !== void 0) opts.field = frame.field;
+      if (frame.retryAfterMs !== void 0) opts.retryAfterMs = frame.retryAfterMs;
+      return new _ChatdError(frame.code, frame.message, opts);
+    }
+    /** A plain, structured-clone-safe copy (for storage and BroadcastChannel). */
+    toJSON() {
+      return { code: this.code, message: this.message, retryable: this.retryable };
+    }
+  };
+
+  // ../clients/typescript/src/log.ts
+  function entryKind(e) {
+    return e.kind ?? "message";
+  }
+  var ChannelLog = class {
+    /** The channel. */
+    channelId;
+    /** The current user (for reaction `me`). */
+    me;
+    lowSeq = 1;
+    highSeq = 0;
+    started = false;
+    ids = /* @__PURE__ */ new Set();
+    held = /* @__PURE__ */ new Map();
+    states = /* @__PURE__ */ new Map();
+    /** message ids in seq order */
+    order = [];
+    /** modifications whose target is not (yet) held */
+    orphanMods = /* @__PURE__ */ new Map();
+    known = 0;
+    cache;
+    /** Creates an empty, not yet started log. */
+    constructor(channelId, me) {
+      this.channelId = channelId;
+      this.me = me;
+    }
+    /** True once the window has been placed (first page read). */
+    get isStarted() {
+      return this.started;
+    }
+    /** Lowest seq of the window (window is empty when low > high). */
+    get low() {
+      return this.lowSeq;
+    }
+    /** Highest contiguous seq held. */
+    get high() {
+      return this.highSeq;
+    }
+    /** Highest seq known to exist (HELLO lastSeq, live entries, ACKs). */
+    get knownLastSeq() {
+      return Math.max(this.known, this.highSeq);
+    }
+    /** True while entries older than the window exist. */
+    get hasOlder() {
+      return this.started && this.lowSeq > 1;
+    }
+    /** Records that entries up to `seq` exist. */
+    noteLastSeq(seq) {
+      if (seq > this.known) this.known = seq;
+    }
+    /** Places an empty window just above `seq` (entries seq+1... come next). Only before the log started. */
+    start(afterSeq) {
+      if (this.started) return;
+      this.started = true;
+      this.lowSeq = afterSeq + 1;
+      this.highSeq = afterSeq;
+    }
+    /** True when the entry is already part of the log. */
+    has(messageId) {
+      return this.ids.has(messageId);
+    }
+    /**
+     * Adds entries at or above the window (live `MSG_RECV`, forward `SYNC_BATCH`).
+     * `fromRead` marks entries of a read, whose message state is as of the read.
+     */
+    ingest(entries, fromRead) {
+      const appended = [];
+      let batchMax = 0;
+      for (const e of entries) {
+        if (e.seq > batchMax) batchMax = e.seq;
+        this.noteLastSeq(e.seq);
+      }
+      const asOf = fromRead ? this.knownLastSeq : 0;
+      for (const e of entries) {
+        if (!this.started) {
+          this.held.set(e.seq, e);
+          continue;
+        }
+        if (this.ids.has(e.messageId) || e.seq <= this.highSeq) continue;
+        if (e.seq === this.highSeq + 1) {
+          this.append(e, fromRead ? Math.max(asOf, e.seq) : e.seq);
+          appended.push(e);
+          this.drain(appended);
+        } else {
+          if (!this.held.has(e.seq)) this.held.set(e.seq, e);
+          if (fromRead) this.readAsOf.set(e.seq, asOf);
+        }
+      }
+      if (this.started) this.drain(appended);
+      return { appended, gapAfter: this.started && this.knownLastSeq > this.highSeq ? this.highSeq : void 0 };
+    }
+    readAsOf = /* @__PURE__ */ new Map();
+    drain(appended) {
+      for (const seq of [...this.held.keys()]) if (seq <= this.highSeq) this.held.delete(seq);
+      for (; ; ) {
+        const next = this.held.get(this.highSeq + 1);
+        if (next === void 0) return;
+        this.held.delete(next.seq);
+        const asOf = this.readAsOf.get(next.seq);
+        this.readAsOf.delete(next.seq);
+        if (this.ids.has(next.messageId)) {
+          this.highSeq = next.seq;
+          this.lastAppendedId = next.messageId;
+          continue;
+        }
+        this.append(next, asOf ?? next.seq);
+        appended.push(next);
+      }
+    }
+    /**
+     * Adds an older page (entries below the window, from a backward read), in seq order.
+     * Only entries that are contiguous with the window's bottom are taken; returns them.
+     * If the log had not started, the page places the window.
+     */
+    prepend(entries) {
+      const sorted = [...entries].sort((a, b) => a.seq - b.seq);
+      for (const e of sorted) this.noteLastSeq(e.seq);
+      const asOf = this.knownLastSeq;
+      if (!this.started) {
+        const first = sorted[0];
+        if (first === void 0) {
+          this.start(this.knownLastSeq);
+          return [];
+        }
+        this.start(first.seq - 1);
+        const r = this.ingest(sorted, true);
+        return r.appended;
+      }
+      const run = [];
+      let expect = this.lowSeq - 1;
+      for (let i = sorted.length - 1; i >= 0; i--) {
+        const e = sorted[i];
+        if (e === void 0 || e.seq > expect) continue;
+        if (e.seq < expect) break;
+        run.unshift(e);
+        expect--;
+      }
+      const added = [];
+      for (const e of run) {
+        this.lowSeq = Math.min(this.lowSeq, e.seq);
+        if (this.ids.has(e.messageId)) continue;
+        this.ids.add(e.messageId);
+        added.push(e);
+        if (entryKind(e) === "message") {
+          const st = this.newState(e, asOf, true);
+          this.states.set(e.messageId, st);
+          this.insertOrdered(e.messageId, e.seq);
+          this.applyOrphans(st);
+        } else {
+          const target = e.targetId === void 0 ? void 0 : this.states.get(e.targetId);
+          if (target !== void 0 && e.seq > target.asOfSeq) this.fold(target, e);
+          else if (target === void 0 && e.targetId !== void 0) this.addOrphan(e);
+        }
+      }
+      const top = run[run.length - 1];
+      if (top !== void 0 && top.seq === this.highSeq && this.lastAppendedId === void 0) {
+        this.lastAppendedId = top.messageId;
+      }
+      if (run.length > 0) this.cache = void 0;
+      return added;
+    }
+    append(e, asOf) {
+      this.highSeq = e.seq;
+      this.lastAppendedId = e.messageId;
+      this.ids.add(e.messageId);
+      this.cache = void 0;
+      if (entryKind(e) === "message") {
+        const st = this.newState(e, asOf, e.reactions === void 0);
+        this.states.set(e.messageId, st);
+        this.order.push(e.messageId);
+        this.applyOrphans(st);
+        return;
+      }
+      const target = e.targetId === void 0 ? void 0 : this.states.get(e.targetId);
+      if (target === void 0) {
+        if (e.targetId !== void 0) this.addOrphan(e);
+        return;
+      }
+      if (e.seq > target.asOfSeq) this.fold(target, e);
+    }
+    addOrphan(e) {
+      const id = e.targetId;
+      if (id === void 0) return;
+      const list = this.orphanMods.get(id) ?? [];
+      list.push(e);
+      list.sort((a, b) => a.seq - b.seq);
+      this.orphanMods.set(id, list);
+    }
+    applyOrphans(st) {
+      const list = this.orphanMods.get(st.entry.messageId);
+      if (list === void 0) return;
+      this.orphanMods.delete(st.entry.messageId);
+      for (const m of list) if (m.seq > st.asOfSeq) this.fold(st, m);
+    }
+    insertOrdered(id, seq) {
+      let i = 0;
+      while (i < this.order.length) {
+        const other = this.states.get(this.order[i] ?? "");
+        if (other !== void 0 && other.entry.seq > seq) break;
+        i++;
+      }
+      this.order.splice(i, 0, id);
+    }
+    newState(e, asOf, exactIfNoReactions) {
+      const reactions = (e.reactions ?? []).map((r) => {
+        const holders = /* @__PURE__ */ new Map();
+        holders.set(this.me, r.me);
+        return { emoji: r.emoji, count: r.count, holders };
+      });
+      return {
+        entry: e,
+        body: e.deleted === true ? "" : e.body,
+        editedAt: e.editedAt,
+        deleted: e.deleted === true,
+        reactions,
+        asOfSeq: e.reactions === void 0 && e.editedAt === void 0 && e.deleted !== true ? e.seq : asOf,
+        exact: e.reactions === void 0 && exactIfNoReactions,
+        view: void 0
+      };
+    }
+    fold(st, m) {
+      st.view = void 0;
+      this.cache = void 0;
+      switch (entryKind(m)) {
+        case "edit":
+          if (!st.deleted) {
+            st.body = m.body;
+            st.editedAt = m.ts;
+          }
+          break;
+        case "delete":
+          st.deleted = true;
+          st.body = "";
+          break;
+        case "reaction": {
+          if (st.deleted || m.emoji === void 0) break;
+          foldReaction(st, m.senderId, m.emoji, m.op ?? "add");
+          break;
+        }
+        case "message":
+          break;
+      }
+    }
+    /** The messages of the window, in seq order, folded. The same array until something changes. */
+    messages() {
+      if (this.cache !== void 0) return this.cache;
+      const out = [];
+      for (const id of this.order) {
+        const st = this.states.get(id);
+        if (st === void 0) continue;
+        st.view ??= this.view(st);
+        out.push(st.view);
+      }
+      this.cache = out;
+      return out;
+    }
+    /** The folded state of one message, if held. */
+    message(messageId) {
+      const st = this.states.get(messageId);
+      if (st === void 0) return void 0;
+      st.view ??= this.view(st);
+      return st.view;
+    }
+    /** Counts held `message` entries above `afterSeq` that are not deleted and not sent by the user. */
+    countUnreadAbove(afterSeq) {
+      let n = 0;
+      for (const id of this.order) {
+        const st = this.states.get(id);
+        if (st === void 0 || st.entry.seq <= afterSeq) continue;
+        if (!st.deleted && st.entry.senderId !== this.me) n++;
+      }
+      return n;
+    }
+    /** The entry id at the highest contiguous seq (undefined when the window is empty). */
+    highEntryId() {
+      return this.lastAppendedId;
+    }
+    lastAppendedId;
+    view(st) {
+      const e = st.entry;
+      return Object.freeze({
+        messageId: e.messageId,
+        channelId: e.channelId,
+        senderId: e.senderId,
+        seq: e.seq,
+        ts: e.ts,
+        clientMsgId: e.clientMsgId,
+        body: st.body,
+        editedAt: st.editedAt,
+        deleted: st.deleted,
+        reactions: Object.freeze(
+          st.reactions.filter((r) => r.count > 0).map((r) => Object.freeze({ emoji: r.emoji, count: r.count, me: r.holders.get(this.me) === true }))
+        )
+      });
+    }
+  };
+  function foldReaction(st, userId, emoji, op) {
+    let r = st.reactions.find((x) => x.emoji === emoji);
+    if (r === void 0) {
+      if (op === "remove") return;
+      r = { emoji, count: 0, holders: /* @__PURE__ */ new Map() };
+      st.reactions.push(r);
+    }
+    const known = r.holders.get(userId);
+    const holds = known ?? (st.exact ? false : op === "remove" && r.count > 0);
+    if (op === "add" && !holds) r.count++;
+    if (op === "remove" && holds) r.count = Math.max(0, r.count - 1);
+    r.holders.set(userId, op === "add");
+    if (r.count === 0) st.reactions.splice(st.reactions.indexOf(r), 1);
+  }
+
+  // ../clients/typescript/src/outbox.ts
+  var MemoryOutboxStorage = class {
+    records = /* @__PURE__ */ new Map();
+    /** {@inheritDoc OutboxStorage.load} */
+    load(userId) {
+      return Promise.resolve([...this.records.values()].filter((r) => r.userId === userId).map((r) => ({ ...r })));
+    }
+    /** {@inheritDoc OutboxStorage.put} */
+    put(record) {
+      this.records.set(key(record.userId, record.clientMsgId), { ...record });
+      return Promise.resolve();
+    }
+    /** {@inheritDoc OutboxStorage.delete} */
+    delete(userId, clientMsgId) {
+      this.records.delete(key(userId, clientMsgId));
+      return Promise.resolve();
+    }
+  };
+  function key(userId, clientMsgId) {
+    return `${userId}\0${clientMsgId}`;
+  }
+  var STORE = "outbox";
+  var IndexedDBOutboxStorage = class {
+    db;
+    factory;
+    name;
+    /**
+     * @param name - database name (default `chatd-outbox`)
+     * @param factory - the IndexedDB factory (default `globalThis.indexedDB`)
+     */
+    constructor(name = "chatd-outbox", factory) {
+      const f = factory ?? globalThis.indexedDB;
+      if (f === void 0) throw new Error("IndexedDB is not available: pass a factory or use MemoryOutboxStorage");
+      this.factory = f;
+      this.name = name;
+    }
+    open() {
+      this.db ??= new Promise((resolve, reject) => {
+        const req = this.factory.open(this.name, 1);
+        req.onupgradeneeded = () => {
+          const db = req.result;
+          if (!db.objectStoreNames.contains(STORE)) {
+            const store = db.createObjectStore(STORE, { keyPath: ["userId", "clientMsgId"] });
+            store.createIndex("userId", "userId");
+          }
+        };
+        req.onsuccess = () => {
+          resolve(req.result);
+        };
+        req.onerror = () => {
+          reject(toError(req.error));
+        };
+      });
+      return this.db;
+    }
+    async tx(mode, fn) {
+      const db = await this.open();
+      await new Promise((resolve, reject) => {
+        const t = db.transaction(STORE, mode, { durability: "strict" });
+        t.oncomplete = () => {
+          resolve();
+        };
+        t.onerror = () => {
+          reject(toError(t.error));
+        };
+        t.onabort = () => {
+          reject(toError(t.error));
+        };
+        fn(t.objectStore(STORE));
+      });
+    }
+    /** {@inheritDoc OutboxStorage.load} */
+    async load(userId) {
+      let out = [];
+      await this.tx("readonly", (s) => {
+        const req = s.index("userId").getAll(userId);
+        req.onsuccess = () => {
+          out = req.result;
+        };
+      });
+      return out;
+    }
+    /** {@inheritDoc OutboxStorage.put} */
+    put(record) {
+      return this.tx("readwrite", (s) => {
+        s.put(JSON.parse(JSON.stringify(record)));
+      });
+    }
+    /** {@inheritDoc OutboxStorage.delete} */
+    delete(userId, clientMsgId) {
+      return this.tx("readwrite", (s) => {
+        s.delete([userId, clientMsgId]);
+      });
+    }
+    /** Closes the database connection. */
+    async close() {
+      if (this.db !== void 0) (await this.db).close();
+      this.db = void 0;
+    }
+  };
+  function toError(e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+  function sendOrder(records) {
+    return [...records].sort((a, b) => a.order - b.order || (a.clientMsgId < b.clientMsgId ? -1 : 1));
+  }
+
+  // ../clients/typescript/src/protocol.ts
+  function parseServerFrame(text) {
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return void 0;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return void 0;
+    const type = value.type;
+    if (typeof type !== "string") return void 0;
+    return value;
+  }
+
+  // ../clients/typescript/src/store.ts
+  var LazyStore = class {
+    listeners = /* @__PURE__ */ new Set();
+    value;
+    build;
+    scheduled = false;
+    constructor(build) {
+      this.build = build;
+    }
+    subscribe = (listener) => {
+      this.listeners.add(listener);
+      return () => {
+        this.listeners.delete(listener);
+      };
+    };
+    getSnapshot = () => {
+      this.value ??= this.build();
+      return this.value;
+    };
+    /** Marks the snapshot stale and notifies listeners (once per microtask). */
+    invalidate() {
+      this.value = void 0;
+      if (this.scheduled) return;
+      this.scheduled = true;
+      queueMicrotask(() => {
+        this.scheduled = false;
+        for (const l of [...this.listeners]) l();
+      });
+    }
+  };
+  var Emitter = class {
+    handlers = /* @__PURE__ */ new Map();
+    /** Adds a handler; returns the function that removes it. */
+    on(event, handler) {
+      let set = this.handlers.get(event);
+      if (set === void 0) {
+        set = /* @__PURE__ */ new Set();
+        this.handlers.set(event, set);
+      }
+      set.add(handler);
+      return () => {
+        set.delete(handler);
+      };
+    }
+    /** @internal Calls every handler of `event`. */
+    emit(event, ...args) {
+      const set = this.handlers.get(event);
+      if (set === void 0) return;
+      for (const h2 of [...set]) {
+        try {
+          h2(...args);
+        } catch (e) {
+          queueMicrotask(() => {
+            throw e;
+          });
+        }
+      }
+    }
+  };
+
+  // ../clients/typescript/src/typing.ts
+  var TypingTracker = class {
+    typers = /* @__PURE__ */ new Map();
+    cache = [];
+    ttlMs;
+    /** @param ttlMs - lifetime of a `start` without `expiresAt` (default 6000 ms, the server's default) */
+    constructor(ttlMs = 6e3) {
+      this.ttlMs = ttlMs;
+    }
+    /** Applies a server TYPING frame; returns true when the list changed. */
+    apply(frame, now) {
+      if (frame.state === "stop") return this.remove(frame.userId);
+      const until = frame.expiresAt ?? now + this.ttlMs;
+      if (until <= now) return this.remove(frame.userId);
+      const had = this.typers.has(frame.userId);
+      this.typers.set(frame.userId, until);
+      if (!had) this.cache = void 0;
+      return !had;
+    }
+    /** Ends a user's indicator (a stop, or a message from them); returns true when it changed. */
+    remove(userId) {
+      const had = this.typers.delete(userId);
+      if (had) this.cache = void 0;
+      return had;
+    }
+    /** Drops expired indicators; returns true when the list changed. */
+    expire(now) {
+      let changed = false;
+      for (const [u, until] of this.typers) {
+        if (until <= now) {
+          this.typers.delete(u);
+          changed = true;
+        }
+      }
+      if (changed) this.cache = void 0;
+      return changed;
+    }
+    /** The earliest expiry, for scheduling a timer. */
+    nextExpiry() {
+      let min;
+      for (const until of this.typers.values()) if (min === void 0 || until < min) min = until;
+      return min;
+    }
+    /** Users typing now, sorted; the same array until it changes. */
+    list() {
+      this.cache ??= Object.freeze([...this.typers.keys()].sort());
+      return this.cache;
+    }
+  };
+  var TypingThrottle = class {
+    lastStart;
+    throttleMs;
+    /** @param throttleMs - minimum time between two `start` frames (default 2000 ms) */
+    constructor(throttleMs = 2e3) {
+      this.throttleMs = throttleMs;
+    }
+    /** The user typed: returns true when a `start` should be sent now. */
+    onInput(now) {
+      if (this.lastStart !== void 0 && now - this.lastStart < this.throttleMs) return false;
+      this.lastStart = now;
+      return true;
+    }
+    /** The user stopped typing: returns true when a `stop` should be sent. */
+    onStop() {
+      const active = this.lastStart !== void 0;
+      this.lastStart = void 0;
+      return active;
+    }
+    /** A message was sent: the server stops the indicator itself, so no `stop` is needed. */
+    onSent() {
+      this.lastStart = void 0;
+    }
+  };
+
+  // ../clients/typescript/src/client.ts
+  var V11_TYPES = /* @__PURE__ */ new Set(["MSG_EDIT", "MSG_DELETE", "MSG_REACT", "TYPING", "PRESENCE_SUB"]);
+  function jwtSubject(token) {
+    const part = token.split(".")[1];
+    if (part === void 0) return void 0;
+    try {
+      const b64 = part.replace(/-/g, "+").replace(/_/g, "/");
+      const json = atob(b64 + "=".repeat((4 - b64.length % 4) % 4));
+      const claims = JSON.parse(json);
+      return typeof claims.sub === "string" ? claims.sub : void 0;
+    } catch {
+      return void 0;
+    }
+  }
+  var ChatClient = class {
+    /** Typed events. */
+    events = new Emitter();
+    /** The connection's store (state, session, unsupported features). */
+    connection;
+    /** Presence of the users of {@link ChatClient.subscribePresence}; keyed by user id. */
+    presence;
+    opts;
+    storage;
+    now;
+    tabId;
+    userIdValue;
+    state = "idle";
+    ws;
+    connGen = 0;
+    openConn = 0;
+    sessionId;
+    reconnectAttempt = 0;
+    reconnectTimer;
+    watchdog;
+    channels = /* @__PURE__ */ new Map();
+    pending = /* @__PURE__ */ new Map();
+    syncs = /* @__PURE__ */ new Map();
+    frameNo = 0;
+    orderCounter = 0;
+    putChain = Promise.resolve();
+    unsupported = /* @__PURE__ */ new Set();
+    supported = /* @__PURE__ */ new Set();
+    v11Unconfirmed = [];
+    presenceIds = [];
+    presenceMap = /* @__PURE__ */ new Map();
+    connStore;
+    presenceStore;
+    bc;
+    locks;
+    releaseTabLock;
+    watchedOwners = /* @__PURE__ */ new Set();
+    onlineHandler;
+    deliveredTimer;
+    started = false;
+    /** Creates a client; nothing happens until {@link ChatClient.start}. */
+    constructor(options) {
+      this.opts = options;
+      this.now = options.now ?? Date.now;
+      this.tabId = crypto.randomUUID();
+      const uid = options.userId ?? (typeof options.token === "string" ? jwtSubject(options.token) : void 0);
+      this.userIdValue = uid ?? "";
+      this.storage = options.storage ?? (globalThis.indexedDB !== void 0 ? new IndexedDBOutboxStorage() : new MemoryOutboxStorage());
+      const nav = globalThis.navigator;
+      this.locks = options.tabSync === false ? void 0 : nav?.locks;
+      this.connStore = new LazyStore(
+        () => Object.freeze({
+          state: this.state,
+          userId: this.userIdValue,
+          sessionId: this.sessionId,
+          unsupported: Object.freeze([...this.unsupported].sort())
+        })
+      );
+      this.presenceStore = new LazyStore(() => Object.freeze(Object.fromEntries(this.presenceMap)));
+      this.connection = this.connStore;
+      this.presence = this.presenceStore;
+    }
+    /** The user id. */
+    get userId() {
+      return this.userIdValue;
+    }
+    /**
+     * Loads the outbox, joins the other tabs and connects. Resolves once the outbox is
+     * loaded (not when connected: see {@link ChatClient.whenOpen}).
+     */
+    async start() {
+      if (this.started) return;
+      this.started = true;
+      if (this.userIdValue === "") {
+        const t = await this.getToken();
+        this.userIdValue = jwtSubject(t) ?? "";
+        if (this.userIdValue === "") throw new ChatdError("invalid_field", "userId: not given and not in the token");
+      }
+      if (this.opts.tabSync !== false) this.joinTabs();
+      await this.loadOutbox();
+      const g = globalThis;
+      if (typeof g.addEventListener === "function") {
+        this.onlineHandler = () => {
+          if (this.state !== "open" && this.state !== "closed") this.connectNow();
+        };
+        g.addEventListener("online", this.onlineHandler);
+      }
+      this.watchdog = setInterval(() => {
+        this.checkReplies();
+      }, 1e3);
+      this.connectNow();
+    }
+    /** Resolves when a session is open (HELLO received); rejects on abort or close. */
+    whenOpen(signal) {
+      if (this.state === "open") return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const off = this.events.on("state", (s) => {
+          if (s === "open") {
+            off();
+            resolve();
+          } else if (s === "closed") {
+            off();
+            reject(new ChatdError("closed", "client closed"));
+          }
+        });
+        signal?.addEventListener("abort", () => {
+          off();
+          reject(new ChatdError("aborted", "aborted"));
+        });
+      });
+    }
+    /** Closes the connection for good. Outbox records stay in storage for the next start. */
+    close() {
+      this.setState("closed");
+      clearTimeout(this.reconnectTimer);
+      clearInterval(this.watchdog);
+      clearTimeout(this.deliveredTimer);
+      for (const p of this.pending.values()) {
+        clearTimeout(p.retryTimer);
+        for (const w of p.waiters) w.reject(new ChatdError("closed", "client closed"));
+        p.waiters = [];
+      }
+      for (const ch of this.channels.values()) clearTimeout(ch.typingTimer);
+      const g = globalThis;
+      if (this.onlineHandler !== void 0 && typeof g.removeEventListener === "function") {
+        g.removeEventListener("online", this.onlineHandler);
+      }
+      this.bc?.close();
+      this.releaseTabLock?.();
+      const ws = this.ws;
+      this.ws = void 0;
+      this.connGen++;
+      if (ws !== void 0) ws.close(1e3, "client closed");
+    }
+    /** Drops the current connection at once (as a network failure would); the client reconnects. */
+    reconnect() {
+      if (this.state === "closed") return;
+      const ws = this.ws;
+      this.dropConnection();
+      try {
+        ws?.close(4e3, "reconnect");
+      } catch {
+      }
+    }
+    // ---------------------------------------------------------------- channels
+    /** The store of one channel (opened on its newest entries when first asked for). */
+    channel(channelId) {
+      const ch = this.ctx(channelId);
+      if (!ch.opened) {
+        ch.opened = true;
+        this.openChannel(ch);
+      }
+      return new ChannelStore(this, channelId, ch.store);
+    }
+    /** Channel ids from the last HELLO (and live messages since). */
+    channelIds() {
+      return [...this.channels.values()].filter((c) => !c.removed && c.hello !== void 0).map((c) => c.id);
+    }
+    /**
+     * Loads the page of entries just below the oldest held one. Resolves to whether even
+     * older entries exist.
+     */
+    loadOlder(channelId, signal) {
+      const ch = this.ctx(channelId);
+      if (!ch.opened) this.channel(channelId);
+      return new Promise((resolve, reject) => {
+        if (signal?.aborted === true) {
+          reject(new ChatdError("aborted", "aborted"));
+          return;
+        }
+        const done = (err) => {
+          if (err !== void 0) reject(err);
+          else resolve(ch.log.hasOlder);
+        };
+        signal?.addEventListener("abort", () => {
+          reject(new ChatdError("aborted", "aborted"));
+        });
+        if (ch.log.isStarted && !ch.log.hasOlder) {
+          resolve(false);
+          return;
+        }
+        ch.olderWaiters.push(done);
+        this.pumpOlder(ch);
+      });
+    }
+    /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
+    markRead(channelId) {
+      const ch = this.ctx(channelId);
+      const id = ch.log.highEntryId();
+      const seq = ch.log.high;
+      if (id === void 0 || seq <= ch.readSeq) return;
+      ch.readSeq = seq;
+      ch.deliveredSeq = Math.max(ch.deliveredSeq, seq);
+      ch.deliveredSent = Math.max(ch.deliveredSent, seq);
+      ch.store.invalidate();
+      this.sendFrame({ type: "MSG_READ", messageId: id });
+    }
+    // ---------------------------------------------------------------- sending
+    /** Sends a message. Resolves on its MSG_ACK (also `duplicate: true`); rejects with a ChatdError when it failed. */
+    send(channelId, body, options = {}) {
+      const ch = this.ctx(channelId);
+      if (ch.throttle.onStop()) {
+      }
+      return this.enqueue({ type: "MSG_SEND", channelId, body }, options);
+    }
+    /** Edits one of the user's messages (version 1.1). */
+    edit(channelId, messageId, body, options = {}) {
+      return this.enqueue({ type: "MSG_EDIT", channelId, messageId, body }, options);
+    }
+    /** Deletes one of the user's messages (version 1.1). */
+    deleteMessage(channelId, messageId, options = {}) {
+      return this.enqueue({ type: "MSG_DELETE", channelId, messageId }, options);
+    }
+    /** Adds or removes a reaction (version 1.1). */
+    react(channelId, messageId, emoji, op = "add", options = {}) {
+      return this.enqueue({ type: "MSG_REACT", channelId, messageId, emoji, op }, options);
+    }
+    /** Sends a failed outbox record again, with its same clientMsgId. */
+    async retry(clientMsgId) {
+      const p = this.pending.get(clientMsgId);
+      if (p === void 0) throw new ChatdError("not_found", "no such outbox record");
+      const record = { ...p.record, state: "pending", owner: this.tabId };
+      delete record.error;
+      p.record = record;
+      p.foreign = false;
+      p.attempt = 0;
+      await this.storage.put(record);
+      this.broadcast({ t: "put", record });
+      this.channelChanged(record.op.channelId);
+      const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+      this.transmit(p);
+      return promise;
+    }
+    /** Removes an outbox record (normally a failed one); its waiters reject with `discarded`. */
+    async discard(clientMsgId) {
+      const p = this.pending.get(clientMsgId);
+      if (p === void 0) return;
+      this.pending.delete(clientMsgId);
+      clearTimeout(p.retryTimer);
+      for (const w of p.waiters) w.reject(new ChatdError("discarded", "discarded"));
+      await this.storage.delete(this.userIdValue, clientMsgId);
+      this.broadcast({ t: "deleted", clientMsgId });
+      this.channelChanged(p.record.op.channelId);
+    }
+    /** The outbox records in send order (this tab's and other tabs'). */
+    outbox() {
+      return sendOrder([...this.pending.values()].map((p) => p.record));
+    }
+    // ---------------------------------------------------------------- typing & presence
+    /** The user is typing in the channel: sends `start` at most once per throttle period. */
+    typing(channelId) {
+      const ch = this.ctx(channelId);
+      if (this.unsupported.has("TYPING")) return;
+      if (ch.throttle.onInput(this.now())) this.sendFrame({ type: "TYPING", channelId, state: "start" });
+    }
+    /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
+    stopTyping(channelId) {
+      const ch = this.ctx(channelId);
+      if (this.unsupported.has("TYPING")) return;
+      if (ch.throttle.onStop()) this.sendFrame({ type: "TYPING", channelId, state: "stop" });
+    }
+    /** Replaces the presence subscription (kept across reconnects). An empty list ends it. */
+    subscribePresence(userIds) {
+      this.presenceIds = [...new Set(userIds)];
+      for (const id of [...this.presenceMap.keys()]) if (!this.presenceIds.includes(id)) this.presenceMap.delete(id);
+      this.presenceStore.invalidate();
+      if (this.state === "open" && !this.unsupported.has("PRESENCE_SUB")) {
+        this.sendFrame({ type: "PRESENCE_SUB", userIds: this.presenceIds });
+      }
+    }
+    // ================================================================ internals
+    ctx(channelId) {
+      let ch = this.channels.get(channelId);
+      if (ch !== void 0) return ch;
+      const created = {
+        id: channelId,
+        log: new ChannelLog(channelId, this.userIdValue),
+        opened: false,
+        removed: false,
+        hello: void 0,
+        helloLastSeq: 0,
+        liveUnread: 0,
+        readSeq: 0,
+        deliveredSeq: 0,
+        deliveredSent: 0,
+        receipts: /* @__PURE__ */ new Map(),
+        typing: new TypingTracker(),
+        typingTimer: void 0,
+        throttle: new TypingThrottle(this.opts.typingThrottleMs ?? 2e3),
+        sent: /* @__PURE__ */ new Map(),
+        store: new LazyStore(() => this.buildSnapshot(created)),
+        olderWaiters: [],
+        loadingOlder: false
+      };
+      ch = created;
+      this.channels.set(channelId, ch);
+      return ch;
+    }
+    buildSnapshot(ch) {
+      const messages = ch.log.messages();
+      const mine = /* @__PURE__ */ new Set();
+      for (const m of messages) if (m.senderId === this.userIdValue) mine.add(m.clientMsgId);
+      const outgoing = [];
+      for (const [k, s] of ch.sent) {
+        if (mine.has(k) || s.seq !== void 0 && ch.log.isStarted && s.seq < ch.log.low) ch.sent.delete(k);
+      }
+      const seen = /* @__PURE__ */ new Set();
+      for (const p of this.pending.values()) {
+        const r = p.record;
+        if (r.op.type !== "MSG_SEND" || r.op.channelId !== ch.id || mine.has(r.clientMsgId)) continue;
+        seen.add(r.clientMsgId);
+        const sent = ch.sent.get(r.clientMsgId);
+        outgoing.push(
+          Object.freeze({
+            clientMsgId: r.clientMsgId,
+            channelId: ch.id,
+            body: r.op.body,
+            state: sent !== void 0 ? "sent" : r.state,
+            seq: sent?.seq,
+            messageId: sent?.messageId,
+            error: r.error,
+            createdAt: r.createdAt
+          })
+        );
+      }
+      for (const s of ch.sent.values()) if (!seen.has(s.clientMsgId)) outgoing.push(s);
+      outgoing.sort((a, b) => a.createdAt - b.createdAt);
+      return Object.freeze({
+        channelId: ch.id,
+        status: ch.removed ? "removed" : ch.log.isStarted ? "ready" : "loading",
+        messages,
+        outgoing: Object.freeze(outgoing),
+        hasOlder: ch.log.hasOlder,
+        unread: this.unreadOf(ch),
+        lastSeq: ch.log.knownLastSeq,
+        deliveredSeq: ch.deliveredSeq,
+        readSeq: ch.readSeq,
+        receipts: Object.freeze(Object.fromEntries(ch.receipts)),
+        typing: ch.typing.list()
+      });
+    }
+    unreadOf(ch) {
+      return computeUnread({
+        readSeq: ch.readSeq,
+        helloReadSeq: ch.hello?.readSeq ?? 0,
+        helloLastSeq: ch.helloLastSeq,
+        helloUnread: ch.hello?.unread,
+        logStarted: ch.log.isStarted,
+        logLow: ch.log.low,
+        logHigh: ch.log.high,
+        knownLastSeq: ch.log.knownLastSeq,
+        countHeldAbove: (s) => ch.log.countUnreadAbove(s),
+        liveUnread: ch.liveUnread
+      });
+    }
+    channelChanged(channelId) {
+      this.channels.get(channelId)?.store.invalidate();
+    }
+    setState(s) {
+      if (this.state === s || this.state === "closed") return;
+      this.state = s;
+      this.connStore.invalidate();
+      this.events.emit("state", s);
+    }
+    async getToken() {
+      const t = this.opts.token;
+      return typeof t === "string" ? t : await t();
+    }
+    connectNow() {
+      if (this.state === "closed") return;
+      clearTimeout(this.reconnectTimer);
+      this.reconnectTimer = void 0;
+      if (this.ws !== void 0) return;
+      const gen = ++this.connGen;
+      this.setState(this.reconnectAttempt === 0 && this.openConn === 0 ? "connecting" : "reconnecting");
+      void this.getToken().then(
+        (token) => {
+          if (gen !== this.connGen || this.state === "closed") return;
+          const Ctor = this.opts.WebSocket ?? globalThis.WebSocket;
+          if (Ctor === void 0) throw new Error("no WebSocket: pass the WebSocket option (the ws package in Node)");
+          const sep = this.opts.url.includes("?") ? "&" : "?";
+          let ws;
+          try {
+            ws = new Ctor(`${this.opts.url}${sep}access_token=${encodeURIComponent(token)}`);
+          } catch {
+            this.scheduleReconnect();
+            return;
+          }
+          this.ws = ws;
+          ws.onmessage = (ev) => {
+            if (gen !== this.connGen) return;
+            const text = typeof ev.data === "string" ? ev.data : String(ev.data);
+            this.onFrame(text, gen);
+          };
+          ws.onclose = () => {
+            if (gen !== this.connGen) return;
+            this.dropConnection();
+          };
+          ws.onerror = () => {
+          };
+        },
+        () => {
+          if (gen === this.connGen) this.scheduleReconnect();
+        }
+      );
+    }
+    /** Forget the socket; every in-flight request will be resent after the next HELLO. */
+    dropConnection() {
+      this.ws = void 0;
+      this.connGen++;
+      this.openConn = 0;
+      this.sessionId = void 0;
+      this.syncs.clear();
+      this.v11Unconfirmed = [];
+      for (const ch of this.channels.values()) {
+        ch.loadingOlder = false;
+        ch.typing.expire(Number.POSITIVE_INFINITY);
+        ch.store.invalidate();
+      }
+      for (const p of this.pending.values()) p.inflightConn = 0;
+      if (this.state !== "closed") {
+        this.setState("reconnecting");
+        this.scheduleReconnect();
+      }
+    }
+    scheduleReconnect() {
+      if (this.state === "closed" || this.reconnectTimer !== void 0) return;
+      const delay = backoffDelay(this.reconnectAttempt++, { baseMs: 250, maxMs: 1e4, ...this.opts.reconnectBackoff });
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = void 0;
+        this.connectNow();
+      }, delay);
+    }
+    sendFrame(frame) {
+      const ws = this.ws;
+      if (ws === void 0 || this.openConn === 0 || ws.readyState !== 1) return 0;
+      const no = ++this.frameNo;
+      if (V11_TYPES.has(frame.type) && !this.supported.has(frame.type)) {
+        const entry = { type: frame.type, frameNo: no };
+        if ("clientMsgId" in frame) entry.clientMsgId = frame.clientMsgId;
+        this.v11Unconfirmed.push(entry);
+      }
+      try {
+        ws.send(JSON.stringify(frame));
+      } catch {
+        return 0;
+      }
+      return no;
+    }
+    /** A reply to frame `no` arrived: every earlier v1.1 frame was understood. */
+    confirmUpTo(no) {
+      if (this.v11Unconfirmed.length === 0) return;
+      this.v11Unconfirmed = this.v11Unconfirmed.filter((u) => {
+        if (u.frameNo < no) {
+          this.supported.add(u.type);
+          return false;
+        }
+        return true;
+      });
+    }
+    onFrame(text, gen) {
+      const f = parseServerFrame(text);
+      if (f === void 0) return;
+      switch (f.type) {
+        case "HELLO":
+          this.onHello(f, gen);
+          break;
+        case "MSG_ACK":
+          this.onAck(f);
+          break;
+        case "MSG_RECV":
+          this.onEntries(f.channelId, [f], false);
+          break;
+        case "SYNC_BATCH":
+          this.onBatch(f);
+          break;
+        case "RECEIPT":
+          this.onReceipt(f);
+          break;
+        case "ERROR":
+          this.onError(f);
+          break;
+        case "TYPING":
+          this.onTyping(f);
+          break;
+        case "PRESENCE":
+          this.supported.add("PRESENCE_SUB");
+          this.presenceMap.set(f.userId, Object.freeze({ status: f.status, lastSeenAt: f.lastSeenAt }));
+          this.presenceStore.invalidate();
+          this.events.emit("presence", f);
+          break;
+        case "CHANNEL_REMOVED": {
+          const ch = this.ctx(f.channelId);
+          ch.removed = true;
+          ch.store.invalidate();
+          this.events.emit("channelRemoved", f.channelId);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    onHello(h2, gen) {
+      this.openConn = gen;
+      this.sessionId = h2.sessionId;
+      this.reconnectAttempt = 0;
+      const listed = /* @__PURE__ */ new Set();
+      for (const c of h2.channels) {
+        listed.add(c.channelId);
+        const ch = this.ctx(c.channelId);
+        ch.removed = false;
+        ch.hello = c;
+        ch.helloLastSeq = c.lastSeq;
+        ch.liveUnread = 0;
+        ch.log.noteLastSeq(c.lastSeq);
+        ch.readSeq = Math.max(ch.readSeq, c.readSeq);
+        ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
+        ch.deliveredSent = Math.max(ch.deliveredSent, ch.deliveredSeq);
+        ch.store.invalidate();
+      }
+      for (const ch of this.channels.values()) {
+        if (!listed.has(ch.id) && ch.hello !== void 0 && !ch.removed) {
+          ch.removed = true;
+          ch.store.invalidate();
+          this.events.emit("channelRemoved", ch.id);
+        }
+      }
+      this.setState("open");
+      this.connStore.invalidate();
+      this.events.emit("hello", h2);
+      for (const ch of this.channels.values()) {
+        if (!ch.opened) continue;
+        if (ch.log.isStarted) this.catchUp(ch);
+        else this.openChannel(ch);
+        if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
+      }
+      if (this.presenceIds.length > 0 && !this.unsupported.has("PRESENCE_SUB")) {
+        this.sendFrame({ type: "PRESENCE_SUB", userIds: this.presenceIds });
+      }
+      void this.resendAll();
+    }
+    async resendAll() {
+      this.pump();
+      await this.loadOutbox();
+      this.pump();
+    }
+    syncQueue(channelId) {
+      let q = this.syncs.get(channelId);
+      if (q === void 0) {
+        q = [];
+        this.syncs.set(channelId, q);
+      }
+      return q;
+    }
+    sendSync(ch, req, frame) {
+      const no = this.sendFrame(frame);
+      if (no === 0) return false;
+      this.syncQueue(ch.id).push({ ...req, frameNo: no, sentAt: this.now() });
+      return true;
+    }
+    pageSize() {
+      return Math.min(500, Math.max(1, this.opts.pageSize ?? 50));
+    }
+    openChannel(ch) {
+      if (this.state !== "open" || ch.log.isStarted) return;
+      if (this.syncQueue(ch.id).some((r) => r.kind === "open")) return;
+      const limit = this.pageSize();
+      const afterSeq = Math.max(0, ch.log.knownLastSeq - limit);
+      this.sendSync(ch, { kind: "open", afterSeq }, { type: "SYNC", channelId: ch.id, afterSeq, limit, latest: true });
+    }
+    catchUp(ch) {
+      if (this.state !== "open" || !ch.log.isStarted) return;
+      if (ch.log.knownLastSeq <= ch.log.high) return;
+      if (this.syncQueue(ch.id).some((r) => r.kind === "forward" || r.kind === "open")) return;
+      const afterSeq = ch.log.high;
+      this.sendSync(ch, { kind: "forward", afterSeq }, { type: "SYNC", channelId: ch.id, afterSeq, limit: 500 });
+    }
+    pumpOlder(ch, fromSeq) {
+      if (this.state !== "open") return;
+      if (!ch.log.isStarted) {
+        this.openChannel(ch);
+        return;
+      }
+      if (!ch.log.hasOlder) {
+        const ws = ch.olderWaiters.splice(0);
+        for (const w of ws) w();
+        return;
+      }
+      if (ch.loadingOlder) return;
+      const low = ch.log.low;
+      const limit = Math.min(this.pageSize(), low - 1);
+      const afterSeq = fromSeq ?? Math.max(0, low - 1 - limit);
+      ch.loadingOlder = true;
+      const sent = this.sendSync(
+        ch,
+        { kind: "older", afterSeq },
+        { type: "SYNC", channelId: ch.id, afterSeq, beforeSeq: low, limit }
+      );
+      if (!sent) ch.loadingOlder = false;
+    }
+    onBatch(b) {
+      const ch = this.ctx(b.channelId);
+      const req = this.syncs.get(b.channelId)?.shift();
+      if (req !== void 0) this.confirmUpTo(req.frameNo);
+      const kind = req?.kind ?? "forward";
+      if (kind === "older") {
+        ch.loadingOlder = false;
+        const lowBefore = ch.log.low;
+        const added = ch.log.prepend(b.messages);
+        if (added.length > 0) this.events.emit("older", ch.id, added);
+        ch.store.invalidate();
+        const top = b.messages.length > 0 ? b.messages[b.messages.length - 1] : void 0;
+        if (ch.log.low === lowBefore && top !== void 0 && top.seq < lowBefore - 1) {
+          this.pumpOlder(ch, top.seq);
+          return;
+        }
+        const ws = ch.olderWaiters.splice(0);
+        for (const w of ws) w();
+        return;
+      }
+      if (kind === "open" && !ch.log.isStarted) {
+        const first = b.messages[0];
+        ch.log.start(first !== void 0 ? first.seq - 1 : req?.afterSeq ?? 0);
+        ch.store.invalidate();
+      }
+      this.onEntries(ch.id, b.messages, true);
+      if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
+    }
+    onEntries(channelId, entries, fromRead) {
+      const ch = this.ctx(channelId);
+      if (!ch.opened) {
+        for (const e of entries) {
+          if (e.seq > ch.log.knownLastSeq) {
+            ch.log.noteLastSeq(e.seq);
+            if (entryKind(e) === "message" && e.senderId !== this.userIdValue) ch.liveUnread++;
+          }
+        }
+        if (ch.hello === void 0 && !fromRead) ch.hello = { channelId, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
+        ch.store.invalidate();
+        return;
+      }
+      const r = ch.log.ingest(entries, fromRead);
+      if (r.appended.length > 0) {
+        for (const e of r.appended) {
+          if (entryKind(e) === "message" && ch.typing.remove(e.senderId)) ch.store.invalidate();
+        }
+        this.events.emit("entries", ch.id, r.appended);
+        this.scheduleDelivered();
+      }
+      ch.store.invalidate();
+      if (r.gapAfter !== void 0) this.catchUp(ch);
+    }
+    scheduleDelivered() {
+      if (this.opts.autoDelivered === false || this.deliveredTimer !== void 0) return;
+      this.deliveredTimer = setTimeout(() => {
+        this.deliveredTimer = void 0;
+        for (const ch of this.channels.values()) {
+          const id = ch.log.highEntryId();
+          if (!ch.opened || id === void 0 || ch.log.high <= ch.deliveredSent) continue;
+          if (this.sendFrame({ type: "MSG_DELIVERED", messageId: id }) !== 0) {
+            ch.deliveredSent = ch.log.high;
+            ch.deliveredSeq = Math.max(ch.deliveredSeq, ch.log.high);
+            ch.store.invalidate();
+          }
+        }
+      }, 100);
+    }
+    onReceipt(r) {
+      const ch = this.ctx(r.channelId);
+      if (r.userId === this.userIdValue) {
+        if (r.kind === "read") ch.readSeq = Math.max(ch.readSeq, r.seq);
+        ch.deliveredSeq = Math.max(ch.deliveredSeq, r.seq);
+        ch.store.invalidate();
+        return;
+      }
+      const prev = ch.receipts.get(r.userId) ?? { deliveredSeq: 0, readSeq: 0 };
+      const next = applyReceipt(prev, r.kind, r.seq);
+      if (next !== prev) {
+        ch.receipts.set(r.userId, next);
+        ch.store.invalidate();
+        this.events.emit("receipt", r);
+      }
+    }
+    onTyping(t) {
+      this.supported.add("TYPING");
+      if (t.userId === this.userIdValue) return;
+      const ch = this.ctx(t.channelId);
+      if (ch.typing.apply(t, this.now())) ch.store.invalidate();
+      this.scheduleTypingExpiry(ch);
+    }
+    scheduleTypingExpiry(ch) {
+      clearTimeout(ch.typingTimer);
+      const next = ch.typing.nextExpiry();
+      if (next === void 0) return;
+      ch.typingTimer = setTimeout(
+        () => {
+          if (ch.typing.expire(this.now())) ch.store.invalidate();
+          this.scheduleTypingExpiry(ch);
+        },
+        Math.max(0, next - this.now()) + 5
+      );
+    }
+    // ---------------------------------------------------------------- outbox internals
+    nextOrder() {
+      const base = this.now() * 1e3;
+      this.orderCounter = Math.max(this.orderCounter + 1, base);
+      return this.orderCounter;
+    }
+    enqueue(op, options) {
+      if (options.signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
+      if (op.type !== "MSG_SEND" && this.unsupported.has(op.type)) {
+        return Promise.reject(new ChatdError("unknown_type", `the server does not support ${op.type}`));
+      }
+      const record = {
+        userId: this.userIdValue,
+        clientMsgId: options.clientMsgId ?? crypto.randomUUID(),
+        op,
+        createdAt: this.now(),
+        order: this.nextOrder(),
+        state: "pending",
+        owner: this.tabId
+      };
+      const p = {
+        record,
+        foreign: false,
+        attempt: 0,
+        inflightConn: 0,
+        frameNo: 0,
+        retryTimer: void 0,
+        waiters: []
+      };
+      const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+      const put = this.putChain.then(() => this.storage.put(record));
+      this.putChain = put.catch(() => void 0);
+      put.then(
+        () => {
+          if (this.pending.has(record.clientMsgId) || options.signal?.aborted === true) return;
+          this.pending.set(record.clientMsgId, p);
+          this.broadcast({ t: "put", record });
+          this.channelChanged(op.channelId);
+          this.transmit(p);
+        },
+        (e) => {
+          for (const w of p.waiters) w.reject(new ChatdError("internal", `outbox storage failed: ${String(e)}`));
+        }
+      );
+      options.signal?.addEventListener("abort", () => {
+        void this.discard(record.clientMsgId);
+        for (const w of p.waiters) w.reject(new ChatdError("aborted", "aborted"));
+        p.waiters = [];
+      });
+      return promise;
+    }
+    frameOf(r) {
+      const op = r.op;
+      switch (op.type) {
+        case "MSG_SEND":
+          return { type: "MSG_SEND", channelId: op.channelId, clientMsgId: r.clientMsgId, body: op.body };
+        case "MSG_EDIT":
+          return { type: "MSG_EDIT", clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };
+        case "MSG_DELETE":
+          return { type: "MSG_DELETE", clientMsgId: r.clientMsgId, messageId: op.messageId };
+        case "MSG_REACT":
+          return { type: "MSG_REACT", clientMsgId: r.clientMsgId, messageId: op.messageId, emoji: op.emoji, op: op.op };
+      }
+    }
+    transmit(p) {
+      clearTimeout(p.retryTimer);
+      p.retryTimer = void 0;
+      this.pump();
+    }
+    /**
+     * Sends every pending record of this tab that is not in flight on the current
+     * connection, in send order; a channel's later records wait behind one that waits for
+     * its retry, so a channel's messages are stored in the order they were sent.
+     */
+    pump() {
+      if (this.openConn === 0) return;
+      const blocked = /* @__PURE__ */ new Set();
+      for (const r of sendOrder([...this.pending.values()].map((x) => x.record))) {
+        const p = this.pending.get(r.clientMsgId);
+        if (p === void 0 || p.foreign || p.record.state !== "pending") continue;
+        const ch = p.record.op.channelId;
+        if (blocked.has(ch)) continue;
+        if (p.retryTimer !== void 0) {
+          blocked.add(ch);
+          continue;
+        }
+        if (p.inflightConn === this.openConn) continue;
+        const no = this.sendFrame(this.frameOf(p.record));
+        if (no === 0) return;
+        p.inflightConn = this.openConn;
+        p.frameNo = no;
+        p.sentAt = this.now();
+      }
+    }
+    checkReplies() {
+      if (this.state !== "open") return;
+      const limit = this.opts.replyTimeoutMs ?? 15e3;
+      const now = this.now();
+      let stale = false;
+      for (const p of this.pending.values()) {
+        if (p.inflightConn !== 0 && p.inflightConn === this.openConn && now - (p.sentAt ?? now) > limit) stale = true;
+      }
+      for (const q of this.syncs.values()) for (const r of q) if (now - r.sentAt > limit) stale = true;
+      if (stale) this.reconnect();
+    }
+    onAck(a) {
+      const p = this.pending.get(a.clientMsgId);
+      if (p === void 0) return;
+      this.confirmUpTo(p.frameNo);
+      if (p.record.op.type !== "MSG_SEND") this.supported.add(p.record.op.type);
+      const sent = {
+        clientMsgId: a.clientMsgId,
+        messageId: a.messageId,
+        channelId: a.channelId,
+        seq: a.seq,
+        ts: a.ts,
+        duplicate: a.duplicate
+      };
+      this.completed(p, sent);
+      void this.storage.delete(this.userIdValue, a.clientMsgId);
+      this.broadcast({ t: "acked", clientMsgId: a.clientMsgId, ack: sent });
+    }
+    /** An outbox record was ACKed (here or in another tab). */
+    completed(p, sent) {
+      this.pending.delete(p.record.clientMsgId);
+      clearTimeout(p.retryTimer);
+      const op = p.record.op;
+      const ch = this.ctx(sent.channelId);
+      if (op.type === "MSG_SEND") {
+        ch.sent.set(sent.clientMsgId, {
+          clientMsgId: sent.clientMsgId,
+          channelId: sent.channelId,
+          body: op.body,
+          state: "sent",
+          seq: sent.seq,
+          messageId: sent.messageId,
+          error: void 0,
+          createdAt: p.record.createdAt
+        });
+      }
+      const entry = {
+        type: "MSG_RECV",
+        messageId: sent.messageId,
+        channelId: sent.channelId,
+        senderId: this.userIdValue,
+        seq: sent.seq,
+        ts: sent.ts,
+        clientMsgId: sent.clientMsgId,
+        ...op.type === "MSG_SEND" ? { kind: "message", body: op.body } : op.type === "MSG_EDIT" ? { kind: "edit", body: op.body, targetId: op.messageId } : op.type === "MSG_DELETE" ? { kind: "delete", body: "", targetId: op.messageId } : { kind: "reaction", body: "", targetId: op.messageId, emoji: op.emoji, op: op.op }
+      };
+      if (sent.duplicate && !ch.log.has(sent.messageId)) {
+        ch.log.noteLastSeq(sent.seq);
+        if (ch.opened && ch.log.isStarted && sent.seq <= ch.log.high) {
+        } else if (ch.opened) {
+          this.onEntries(ch.id, op.type === "MSG_SEND" ? [entry] : [], false);
+          this.catchUp(ch);
+        }
+      } else {
+        this.onEntries(ch.id, [entry], false);
+      }
+      ch.store.invalidate();
+      for (const w of p.waiters) w.resolve(sent);
+      p.waiters = [];
+    }
+    onError(e) {
+      const err = ChatdError.fromFrame(e);
+      if (e.clientMsgId !== void 0) {
+        const p = this.pending.get(e.clientMsgId);
+        if (p !== void 0) {
+          this.confirmUpTo(p.frameNo);
+          this.sendFailed(p, err);
+          return;
+        }
+      }
+      if (e.code === "unknown_type") {
+        const u = this.v11Unconfirmed.shift();
+        if (u !== void 0) {
+          this.unsupported.add(u.type);
+          this.connStore.invalidate();
+          const p = u.clientMsgId !== void 0 ? this.pending.get(u.clientMsgId) : void 0;
+          if (p !== void 0) this.fail(p, err);
+          return;
+        }
+      }
+      if (e.channelId !== void 0 && e.clientMsgId === void 0) {
+        const q = this.syncs.get(e.channelId);
+        const req = q?.shift();
+        if (req !== void 0) {
+          const ch = this.ctx(e.channelId);
+          if (req.kind === "older") {
+            ch.loadingOlder = false;
+            for (const w of ch.olderWaiters.splice(0)) w(err);
+          }
+          if (e.code === "forbidden" && !ch.removed) {
+            ch.removed = true;
+            this.events.emit("channelRemoved", ch.id);
+          }
+          ch.store.invalidate();
+          return;
+        }
+      }
+      this.events.emit("error", err, e);
+    }
+    sendFailed(p, err) {
+      if (err.retryable) {
+        p.inflightConn = 0;
+        const delay = Math.max(
+          backoffDelay(p.attempt++, { baseMs: 250, maxMs: 3e4, ...this.opts.retryBackoff }),
+          err.retryAfterMs ?? 0
+        );
+        clearTimeout(p.retryTimer);
+        p.retryTimer = setTimeout(() => {
+          p.retryTimer = void 0;
+          this.pump();
+        }, delay);
+        return;
+      }
+      this.fail(p, err);
+    }
+    fail(p, err) {
+      p.inflightConn = 0;
+      const record = { ...p.record, state: "failed", error: err.toJSON() };
+      p.record = record;
+      void this.storage.put(record);
+      this.broadcast({ t: "put", record });
+      this.channelChanged(record.op.channelId);
+      for (const w of p.waiters) w.reject(err);
+      p.waiters = [];
+      this.events.emit("failed", record.clientMsgId, err);
+    }
+    // ---------------------------------------------------------------- tabs
+    joinTabs() {
+      const BC = globalThis.BroadcastChannel;
+      const inBrowser = typeof globalThis.document !== "undefined";
+      if (BC !== void 0 && inBrowser) {
+        this.bc = new BC(`chatd-outbox:${this.userIdValue}`);
+        this.bc.onmessage = (ev) => {
+          this.onBroadcast(ev.data);
+        };
+      }
+      if (this.locks !== void 0) {
+        void this.locks.request(`chatd-tab:${this.tabId}`, () => {
+          return new Promise((resolve) => {
+            this.releaseTabLock = resolve;
+          });
+        });
+      }
+    }
+    broadcast(m) {
+      try {
+        this.bc?.postMessage(m);
+      } catch {
+      }
+    }
+    onBroadcast(m) {
+      if (m.t === "put") {
+        const r = m.record;
+        const p = this.pending.get(r.clientMsgId);
+        if (p === void 0) {
+          this.pending.set(r.clientMsgId, {
+            record: r,
+            foreign: r.owner !== this.tabId,
+            attempt: 0,
+            inflightConn: 0,
+            frameNo: 0,
+            retryTimer: void 0,
+            waiters: []
+          });
+          if (r.owner !== this.tabId) this.watchOwner(r.owner);
+        } else {
+          p.record = r;
+          if (r.owner !== this.tabId) {
+            p.foreign = true;
+            clearTimeout(p.retryTimer);
+            p.retryTimer = void 0;
+            this.watchOwner(r.owner);
+          }
+          if (r.state === "failed") {
+            const err = new ChatdError(r.error?.code ?? "internal", r.error?.message ?? "failed", { retryable: false });
+            for (const w of p.waiters) w.reject(err);
+            p.waiters = [];
+          }
+        }
+        this.channelChanged(r.op.channelId);
+      } else if (m.t === "acked") {
+        const p = this.pending.get(m.clientMsgId);
+        if (p !== void 0) this.completed(p, m.ack);
+      } else {
+        const p = this.pending.get(m.clientMsgId);
+        if (p !== void 0) {
+          this.pending.delete(m.clientMsgId);
+          clearTimeout(p.retryTimer);
+          for (const w of p.waiters) w.reject(new ChatdError("discarded", "discarded"));
+          this.channelChanged(p.record.op.channelId);
+        }
+      }
+    }
+    /** When another tab dies, its lock is released: adopt its records then. */
+    watchOwner(owner) {
+      if (this.locks === void 0 || this.watchedOwners.has(owner) || owner === this.tabId) return;
+      this.watchedOwners.add(owner);
+      void this.locks.request(`chatd-tab:${owner}`, async () => {
+        this.watchedOwners.delete(owner);
+        if (this.state === "closed") return;
+        await this.loadOutbox();
+        if (this.state === "open") void this.resendAll();
+      });
+    }
+    async liveOwners() {
+      const live = /* @__PURE__ */ new Set([this.tabId]);
+      if (this.locks === void 0) return live;
+      try {
+        const q = await this.locks.query();
+        for (const l of q.held ?? []) if (l.name?.startsWith("chatd-tab:") === true) live.add(l.name.slice(10));
+      } catch {
+      }
+      return live;
+    }
+    loadChain = Promise.resolve();
+    /**
+     * Reads the outbox from storage: adopts records of dead tabs, mirrors those of live
+     * ones. One tab at a time (a Web Lock), so a dead tab's records get one new owner.
+     */
+    loadOutbox() {
+      const run = () => this.locks !== void 0 ? this.locks.request(`chatd-adopt:${this.userIdValue}`, () => this.loadOutboxLocked()) : this.loadOutboxLocked();
+      const next = this.loadChain.then(run, run);
+      this.loadChain = next.catch(() => void 0);
+      return next;
+    }
+    async loadOutboxLocked() {
+      const records = await this.storage.load(this.userIdValue);
+      const live = await this.liveOwners();
+      for (const r0 of sendOrder(records)) {
+        const existing = this.pending.get(r0.clientMsgId);
+        if (existing !== void 0 && (!existing.foreign || live.has(existing.record.owner))) continue;
+        let r = r0;
+        const foreign = r.owner !== this.tabId && live.has(r.owner);
+        if (!foreign && r.owner !== this.tabId) {
+          r = { ...r, owner: this.tabId };
+          await this.storage.put(r);
+          this.broadcast({ t: "put", record: r });
+        }
+        if (foreign) this.watchOwner(r.owner);
+        this.orderCounter = Math.max(this.orderCounter, r.order);
+        if (existing !== void 0) {
+          existing.record = r;
+          existing.foreign = foreign;
+        } else {
+          this.pending.set(r.clientMsgId, {
+            record: r,
+            foreign,
+            attempt: 0,
+            inflightConn: 0,
+            frameNo: 0,
+            retryTimer: void 0,
+            waiters: []
+          });
+        }
+        this.channelChanged(r.op.channelId);
+      }
+    }
+    /**
+     * Resolves when an outbox record is ACKed (also one loaded from storage after a reload).
+     * Rejects when it fails or is discarded.
+     */
+    whenSent(clientMsgId) {
+      const p = this.pending.get(clientMsgId);
+      if (p === void 0) return Promise.reject(new ChatdError("not_found", "no such outbox record"));
+      return new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+    }
+  };
+  function computeUnread(i) {
+    if (i.logStarted && i.logLow <= i.readSeq + 1) {
+      return i.countHeldAbove(i.readSeq) + Math.max(0, i.knownLastSeq - i.logHigh);
+    }
+    let base;
+    if (i.readSeq >= i.helloLastSeq) base = 0;
+    else if (i.helloUnread !== void 0 && i.readSeq === i.helloReadSeq) base = i.helloUnread;
+    else base = i.helloLastSeq - i.readSeq;
+    const since = i.logStarted ? i.countHeldAbove(Math.max(i.helloLastSeq, i.readSeq)) : i.liveUnread;
+    return base + since;
+  }
+  function applyReceipt(prev, kind, seq) {
+    const readSeq = kind === "read" ? Math.max(prev.readSeq, seq) : prev.readSeq;
+    const deliveredSeq = Math.max(prev.deliveredSeq, readSeq, kind === "delivered" ? seq : 0);
+    if (readSeq === prev.readSeq && deliveredSeq === prev.deliveredSeq) return prev;
+    return Object.freeze({ deliveredSeq, readSeq });
+  }
+  var ChannelStore = class {
+    /** The channel. */
+    channelId;
+    /** {@inheritDoc ExternalStore.subscribe} */
+    subscribe;
+    /** {@inheritDoc ExternalStore.getSnapshot} */
+    getSnapshot;
+    client;
+    /** @internal Use {@link ChatClient.channel}. */
+    constructor(client, channelId, store) {
+      this.client = client;
+      this.channelId = channelId;
+      this.subscribe = store.subscribe;
+      this.getSnapshot = store.getSnapshot;
+    }
+    /** Sends a message to this channel. */
+    send(body, options) {
+      return this.client.send(this.channelId, body, options);
+    }
+    /** Loads older entries; resolves to whether more exist. */
+    loadOlder(signal) {
+      return this.client.loadOlder(this.channelId, signal);
+    }
+    /** Marks everything held as read. */
+    markRead() {
+      this.client.markRead(this.channelId);
+    }
+    /** The user is typing. */
+    typing() {
+      this.client.typing(this.channelId);
+    }
+    /** The user stopped typing. */
+    stopTyping() {
+      this.client.stopTyping(this.channelId);
+    }
+  };
+
+  // src/adapter.ts
+  function ensureRandomUUID() {
+    const c = globalThis.crypto;
+    if (typeof c.randomUUID === "function") return;
+    const uuid = () => {
+      const b = c.getRandomValues(new Uint8Array(16));
+      b[6] = (b[6] ?? 0) & 15 | 64;
+      b[8] = (b[8] ?? 0) & 63 | 128;
+      const x = [...b].map((v) => v.toString(16).padStart(2, "0")).join("");
+      return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+    };
+    Object.defineProperty(c, "randomUUID", { value: uuid, configurable: true });
+  }
+  async function diagnose(token) {
+    let ready;
+    try {
+      ready = await fetch("/readyz", { cache: "no-store" });
+    } catch {
+      return { kind: "server_down" };
+    }
+    if (ready.status === 503) return { kind: "database_down" };
+    try {
+      const r = await fetch("/v1/channels/chatd-console-probe/messages?limit=1", {
+        cache: "no-store",
+        headers: { authorization: `Bearer ${token}` }
+      });
+      if (r.status === 401) {
+        const body = await r.json().catch(() => ({}));
+        return { kind: "token", message: body.error?.message ?? "unauthorized" };
+      }
+    } catch {
+      return { kind: "server_down" };
+    }
+    return { kind: "unknown" };
+  }
+
+  // src/dom.ts
+  function h(tag, attrs = {}, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === void 0 || v === false) continue;
+      if (typeof v === "function") el.addEventListener(k.slice(2).toLowerCase(), v);
+      else if (k === "value" && (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement)) el.value = String(v);
+      else el.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children) if (c !== null && c !== void 0 && c !== false) el.append(c);
+    return el;
+  }
+  function byId(id) {
+    const el = document.getElementById(id);
+    if (el === null) throw new Error(`#${id} missing from the page`);
+    return el;
+  }
+  function banner(text, kind = "error") {
+    const el = byId("banner");
+    el.textContent = text;
+    el.dataset.kind = kind;
+    el.hidden = text === "";
+  }
+  function announce(text) {
+    const el = byId("announcer");
+    el.append(h("p", {}, text));
+    while (el.childElementCount > 5) el.firstElementChild?.remove();
+  }
+  function clock(ts) {
+    return new Date(ts).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
+
+  // src/admin.ts
+  var adminToken;
+  async function api(method, path, body) {
+    const init = { method, cache: "no-store", headers: { authorization: `Bearer ${adminToken ?? ""}` } };
+    if (body !== void 0) {
+      init.body = JSON.stringify(body);
+      init.headers["content-type"] = "application/json";
+    }
+    const r = await fetch(path, init);
+    const text = await r.text();
+    let json = void 0;
+    try {
+      json = text === "" ? void 0 : JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: r.status, json };
+  }
+  function apiError(r) {
+    const e = r.json?.error;
+    const msg = e?.message ?? `HTTP ${r.status}`;
+    switch (r.status) {
+      case 401:
+        return "The admin token was refused: check it (CHATD_ADMIN_TOKEN, or admin_token in <data_dir>/secrets.toml).";
+      case 403:
+        return "This is a user token, not the admin token.";
+      case 404:
+        return `No such channel (${msg}).`;
+      case 409:
+        return "A channel with this id already exists.";
+      case 400:
+        return `The server refused this: ${msg}.`;
+      case 503:
+        return "The server cannot reach its database right now; try again.";
+      default:
+        return `Failed: ${msg} [${r.status}].`;
+    }
+  }
+  function splitUsers(s) {
+    return s.split(/[\s,]+/).map((x) => x.trim()).filter((x) => x !== "");
+  }
+  function result(el, ok, ...content) {
+    el.dataset.ok = String(ok);
+    el.replaceChildren(...content);
+  }
+  async function guarded(out, f) {
+    try {
+      await f();
+    } catch {
+      result(out, false, "The server cannot be reached (is chatd running?).");
+    }
+  }
+  function renderAdmin(root) {
+    document.title = "Admin · chatd console";
+    if (adminToken === void 0) {
+      renderAdminSignIn(root);
+      return;
+    }
+    renderAdminTools(root);
+  }
+  function renderAdminSignIn(root) {
+    const input = h("input", {
+      id: "admin-token",
+      type: "password",
+      autocomplete: "off",
+      spellcheck: "false",
+      "aria-describedby": "admin-token-hint"
+    });
+    const out = h("p", { class: "result", role: "status", "aria-live": "polite" });
+    const form = h(
+      "form",
+      {
+        class: "card",
+        "aria-labelledby": "admin-title",
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          const t = input.value.trim();
+          if (t === "") {
+            result(out, false, "Enter the admin token.");
+            return;
+          }
+          void guarded(out, async () => {
+            adminToken = t;
+            const r = await api("GET", "/v1/channels/chatd-console-probe");
+            if (r.status === 404 || r.status === 200) {
+              renderAdmin(root);
+            } else {
+              adminToken = void 0;
+              result(out, false, apiError(r));
+            }
+          });
+        }
+      },
+      h("h2", { id: "admin-title" }, "Admin view"),
+      h(
+        "p",
+        { class: "hint", id: "admin-token-hint" },
+        "The admin token is kept in this page’s memory only: it is never stored, and reloading the page forgets it. ",
+        "It is CHATD_ADMIN_TOKEN, or admin_token in <data_dir>/secrets.toml when chatd generated it."
+      ),
+      h("label", { for: "admin-token" }, "Admin token"),
+      input,
+      h("p", {}, h("button", { type: "submit", class: "primary", id: "admin-open" }, "Open admin view")),
+      out
+    );
+    root.replaceChildren(h("div", { class: "admin" }, form));
+    input.focus();
+  }
+  function field(id, label, placeholder) {
+    return [h("label", { for: id }, label), h("input", { id, placeholder, autocomplete: "off", spellcheck: "false" })];
+  }
+  function renderAdminTools(root) {
+    const log = h("ul", { class: "log", id: "admin-log", "aria-live": "polite" });
+    const note = (s) => {
+      log.prepend(h("li", {}, `${(/* @__PURE__ */ new Date()).toLocaleTimeString()} ${s}`));
+    };
+    const [lc, chId] = field("new-channel-id", "Channel id", "e.g. general (empty: the server picks one)");
+    const [lm, chMembers] = field("new-channel-members", "Members", "user ids, e.g. alice, bob");
+    const createOut = h("p", { class: "result", id: "create-result", role: "status" });
+    const create = h(
+      "form",
+      {
+        class: "card",
+        "aria-labelledby": "create-title",
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          void guarded(createOut, async () => {
+            const body = { members: splitUsers(chMembers.value) };
+            if (chId.value.trim() !== "") body.channelId = chId.value.trim();
+            const r = await api("POST", "/v1/channels", body);
+            if (r.status === 201) {
+              const c = r.json;
+              result(createOut, true, `Created channel ${c.channelId} with ${c.members.length === 0 ? "no members" : c.members.join(", ")}.`);
+              note(`created ${c.channelId}`);
+              memberChannel.value = c.channelId;
+            } else result(createOut, false, apiError(r));
+          });
+        }
+      },
+      h("h2", { id: "create-title" }, "Create a channel"),
+      lc,
+      chId,
+      lm,
+      chMembers,
+      h("p", {}, h("button", { type: "submit", class: "primary", id: "create-channel" }, "Create channel")),
+      createOut
+    );
+    const [lmc, memberChannel] = field("member-channel", "Channel id", "general");
+    const [lmu, memberUser] = field("member-user", "User id", "carol");
+    const memberOut = h("p", { class: "result", id: "member-result", role: "status" });
+    const setMember = (add) => {
+      void guarded(memberOut, async () => {
+        const c = memberChannel.value.trim();
+        const u = memberUser.value.trim();
+        if (c === "" || u === "") {
+          result(memberOut, false, "Enter a channel id and a user id.");
+          return;
+        }
+        const r = await api(add ? "PUT" : "DELETE", `/v1/channels/${encodeURIComponent(c)}/members/${encodeURIComponent(u)}`);
+        if (r.status === 204) {
+          const info = await api("GET", `/v1/channels/${encodeURIComponent(c)}`);
+          const members2 = info.status === 200 ? info.json.members.join(", ") : "?";
+          result(memberOut, true, `${add ? "Added" : "Removed"} ${u} ${add ? "to" : "from"} ${c}. Members now: ${members2 || "none"}.`);
+          note(`${add ? "added" : "removed"} ${u} ${add ? "to" : "from"} ${c}`);
+        } else result(memberOut, false, apiError(r));
+      });
+    };
+    const members = h(
+      "form",
+      {
+        class: "card",
+        "aria-labelledby": "members-title",
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          setMember(true);
+        }
+      },
+      h("h2", { id: "members-title" }, "Members"),
+      lmc,
+      memberChannel,
+      lmu,
+      memberUser,
+      h(
+        "p",
+        { class: "row" },
+        h("button", { type: "submit", class: "primary", id: "add-member" }, "Add member"),
+        h("button", { type: "button", id: "remove-member", onclick: () => setMember(false) }, "Remove member")
+      ),
+      memberOut
+    );
+    const [lt, tokenUser] = field("token-user", "User id", "alice");
+    const [lttl, tokenTtl] = field("token-ttl", "Lifetime, seconds (empty: the server default)", "86400");
+    tokenTtl.inputMode = "numeric";
+    const tokenOut = h("div", { class: "result", id: "token-result", role: "status" });
+    const tokens = h(
+      "form",
+      {
+        class: "card",
+        "aria-labelledby": "token-title",
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          void guarded(tokenOut, async () => {
+            const userId = tokenUser.value.trim();
+            const body = { userId };
+            if (tokenTtl.value.trim() !== "") body.ttlSeconds = Number(tokenTtl.value.trim());
+            const r = await api("POST", "/v1/tokens", body);
+            if (r.status !== 201) {
+              result(tokenOut, false, apiError(r));
+              return;
+            }
+            const t = r.json;
+            const link = `${location.origin}/console#token=${t.token}`;
+            result(
+              tokenOut,
+              true,
+              h("p", {}, `Token for ${userId}, valid until ${new Date(t.expiresAt).toLocaleString()}. Open this link in another browser (or a private window) to sign in as ${userId}:`),
+              h("p", {}, h("a", { href: link, class: "signin-link", "data-user": userId, target: "_blank", rel: "noreferrer noopener" }, `Sign in as ${userId}`)),
+              h("label", { for: `link-${userId}` }, "Sign-in link"),
+              h("input", { id: `link-${userId}`, class: "signin-url", readonly: true, value: link })
+            );
+            note(`minted a token for ${userId}`);
+          });
+        }
+      },
+      h("h2", { id: "token-title" }, "Mint a user token"),
+      lt,
+      tokenUser,
+      lttl,
+      tokenTtl,
+      h("p", {}, h("button", { type: "submit", class: "primary", id: "mint-token" }, "Mint token")),
+      tokenOut
+    );
+    const leave = h(
+      "button",
+      {
+        type: "button",
+        id: "admin-forget",
+        onclick: () => {
+          adminToken = void 0;
+          renderAdmin(root);
+        }
+      },
+      "Forget the admin token"
+    );
+    root.replaceChildren(
+      h(
+        "div",
+        { class: "admin" },
+        h(
+          "div",
+          { class: "card" },
+          h("h2", {}, "Admin view"),
+          h("p", { class: "hint" }, "Set up a chat: create a channel with its members, then mint a token for each member and send them their sign-in link. "),
+          leave
+        ),
+        h("div", { class: "admin-grid" }, create, members, tokens),
+        h("div", { class: "card" }, h("h2", {}, "Done in this page"), log)
+      )
+    );
+    chId.focus();
+  }
+
+  // src/words.ts
+  function errorWords(code, message) {
+    switch (code) {
+      case "forbidden":
+        return "You are not a member of this channel (or it no longer exists), so this was not sent.";
+      case "not_found":
+        return "That message no longer exists (it may have been deleted).";
+      case "body_too_large":
+        return "The message is too long for this server.";
+      case "invalid_field":
+        return `The server refused this message: ${message}.`;
+      case "idempotency_conflict":
+        return "The server already has a different message under the same id; send it again as a new message.";
+      case "rate_limited":
+        return "You are sending too fast; slow down a little.";
+      case "unavailable":
+        return "The server cannot store messages right now (its database is down); it will be retried.";
+      case "unknown_type":
+      case "unsupported":
+        return "This server does not support that yet (it speaks chatd protocol 1.0; edits, deletions, reactions, typing and presence need 1.1).";
+      case "closed":
+      case "aborted":
+        return "You signed out before this was sent.";
+      default:
+        return `Something went wrong: ${message} [${code}].`;
+    }
+  }
+  function tokenWords(message) {
+    if (message.includes("expired")) {
+      return "Your sign-in token has expired. Get a new one (run `chatd token <your user id>`, or ask an admin to mint one in the admin view) and sign in again.";
+    }
+    if (message.includes("bad signature")) {
+      return "This token was not issued by this server (its signature does not match). Use a token from this server’s `chatd token` or admin view.";
+    }
+    if (message.includes("not yet valid")) return "This token is not valid yet: check the clock of the machine that made it.";
+    if (message.includes("missing bearer")) return "No token was given. Paste your user token to sign in.";
+    return `This server does not accept this token (${message}). Sign in again with a new token.`;
+  }
+
+  // src/chat.ts
+  var QUICK_REACTIONS = [
+    { emoji: "👍", name: "thumbs up" },
+    { emoji: "❤️", name: "heart" },
+    { emoji: "😂", name: "laughing" }
+  ];
+  var ChatView = class {
+    client;
+    token;
+    host;
+    root;
+    stores = /* @__PURE__ */ new Map();
+    unsubs = [];
+    current;
+    editing;
+    localUnsupported = /* @__PURE__ */ new Set();
+    notices = /* @__PURE__ */ new Map();
+    presenceIds = "";
+    diagnoseTimer;
+    connBanner = false;
+    loadingOlder = false;
+    lastRendered;
+    closed = false;
+    // pane elements (rebuilt on mount and on channel switch)
+    listEl;
+    scrollerEl;
+    olderBtn;
+    typingEl;
+    editingEl;
+    noticeEl;
+    peopleEl;
+    composer;
+    sendBtn;
+    constructor(token, host) {
+      this.token = token;
+      this.host = host;
+      const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/v1/ws`;
+      this.client = new ChatClient({ url: wsUrl, token });
+    }
+    /** The user id (the token's subject). */
+    get userId() {
+      return this.client.userId;
+    }
+    /** Starts the client (loads the outbox from IndexedDB, connects). */
+    async start() {
+      const c = this.client;
+      this.unsubs.push(
+        c.connection.subscribe(() => {
+          this.onConnection();
+        }),
+        c.presence.subscribe(() => {
+          this.renderPeople();
+          this.renderMessages();
+        }),
+        c.events.on("hello", () => {
+          this.openAll();
+          this.renderChannels();
+          if (this.current === void 0 || !c.channelIds().includes(this.current)) this.select(c.channelIds()[0]);
+        }),
+        c.events.on("entries", (channelId, entries) => {
+          const recent = Date.now() - 15e3;
+          for (const e of entries) {
+            if ((e.kind ?? "message") === "message" && e.senderId !== this.userId && e.ts >= recent) {
+              announce(`New message from ${e.senderId} in ${channelId}: ${e.body}`);
+            }
+          }
+          if (!this.stores.has(channelId)) this.openAll();
+        }),
+        c.events.on("channelRemoved", () => {
+          this.renderChannels();
+          this.renderPane();
+        }),
+        c.events.on("error", (err) => {
+          banner(errorWords(err.code, err.message));
+        })
+      );
+      const goOffline = () => {
+        this.showConn("offline", "Offline (no network)");
+      };
+      window.addEventListener("offline", goOffline);
+      this.unsubs.push(() => {
+        window.removeEventListener("offline", goOffline);
+      });
+      let known = "";
+      const poll = setInterval(() => {
+        const ids = c.channelIds().join(" ");
+        if (ids === known) return;
+        known = ids;
+        this.openAll();
+        this.renderChannels();
+        if (this.current === void 0) this.select(c.channelIds()[0]);
+      }, 1e3);
+      this.unsubs.push(() => {
+        clearInterval(poll);
+      });
+      await c.start();
+      this.onConnection();
+    }
+    /** Closes the client for good. */
+    close() {
+      this.closed = true;
+      clearTimeout(this.diagnoseTimer);
+      for (const u of this.unsubs.splice(0)) u();
+      this.client.close();
+      this.showConn("idle", "Not signed in");
+    }
+    /** Shows the view in `root`. */
+    mount(root) {
+      this.root = root;
+      document.title = `${this.userId} · chatd console`;
+      root.replaceChildren(
+        h(
+          "div",
+          { class: "chat" },
+          h(
+            "nav",
+            { class: "sidebar", "aria-label": "Channels" },
+            h("h2", { id: "channels-title" }, "Channels"),
+            h("ul", { class: "channels", id: "channels", "aria-labelledby": "channels-title" })
+          ),
+          h("section", { class: "pane", id: "pane", "aria-label": "Messages" })
+        )
+      );
+      this.renderChannels();
+      this.renderPane();
+    }
+    // ------------------------------------------------------------ connection
+    onConnection() {
+      if (this.closed) return;
+      const s = this.client.connection.getSnapshot();
+      document.body.dataset.unsupported = this.unsupported().join(" ");
+      if (s.state === "open") {
+        clearTimeout(this.diagnoseTimer);
+        this.diagnoseTimer = void 0;
+        this.showConn("connected", "Connected");
+        if (this.connBanner) {
+          banner("");
+          this.connBanner = false;
+        }
+        this.renderNotice();
+        return;
+      }
+      if (s.state === "closed") return;
+      if (navigator.onLine === false) this.showConn("offline", "Offline (no network)");
+      else if (s.state === "connecting") this.showConn("reconnecting", "Connecting…");
+      else if (byId("conn").dataset.state !== "offline") this.showConn("reconnecting", "Reconnecting…");
+      this.diagnoseTimer ??= setTimeout(() => void this.runDiagnosis(), 1200);
+    }
+    /** Asks the server why no session opens, says it in words, and asks again while it lasts. */
+    async runDiagnosis() {
+      const d = await diagnose(this.token);
+      this.diagnoseTimer = void 0;
+      if (this.closed || this.client.connection.getSnapshot().state === "open") return;
+      switch (d.kind) {
+        case "server_down":
+          this.showConn("offline", "Offline: server unreachable");
+          banner(
+            "The chat server cannot be reached (it may be down or restarting). Messages you send now are kept in this browser and go out, once each, when it is back.",
+            "info"
+          );
+          this.connBanner = true;
+          break;
+        case "database_down":
+          this.showConn("reconnecting", "Reconnecting…");
+          banner("The chat server is up but cannot reach its database; retrying. Your unsent messages are kept.", "info");
+          this.connBanner = true;
+          break;
+        case "token":
+          this.host.signedOut(tokenWords(d.message));
+          return;
+        case "unknown":
+          this.showConn("reconnecting", "Reconnecting…");
+          break;
+      }
+      this.diagnoseTimer = setTimeout(() => void this.runDiagnosis(), 2500);
+    }
+    showConn(state, text) {
+      const el = byId("conn");
+      el.dataset.state = state;
+      el.textContent = text;
+    }
+    unsupported() {
+      const all = /* @__PURE__ */ new Set([...this.client.connection.getSnapshot().unsupported, ...this.localUnsupported]);
+      return [...all].sort();
+    }
+    supports(op) {
+      return !this.unsupported().includes(op);
+    }
+    // ------------------------------------------------------------ channels
+    openAll() {
+      for (const id of this.client.channelIds()) {
+        if (this.stores.has(id)) continue;
+        const store = this.client.channel(id);
+        this.stores.set(id, store);
+        this.unsubs.push(
+          store.subscribe(() => {
+            this.onChannelChange(id);
+          })
+        );
+      }
+    }
+    onChannelChange(id) {
+      this.renderChannels();
+      if (id !== this.current) return;
+      const snap = this.stores.get(id)?.getSnapshot();
+      if (snap !== void 0 && document.visibilityState === "visible" && snap.status === "ready") {
+        this.stores.get(id)?.markRead();
+      }
+      this.renderMessages();
+      this.renderTyping();
+      this.renderPeople();
+      this.updatePresenceSubscription();
+    }
+    select(id) {
+      this.current = id;
+      this.editing = void 0;
+      this.lastRendered = void 0;
+      this.renderChannels();
+      this.renderPane();
+      if (id !== void 0) this.stores.get(id)?.markRead();
+    }
+    renderChannels() {
+      if (this.root === void 0) return;
+      const ul = document.getElementById("channels");
+      if (ul === null) return;
+      const ids = this.client.channelIds();
+      ul.replaceChildren(
+        ...ids.map((id) => {
+          const snap = this.stores.get(id)?.getSnapshot();
+          const unread = id === this.current ? 0 : snap?.unread ?? 0;
+          const label = unread > 0 ? `${id}, ${unread} unread` : id;
+          return h(
+            "li",
+            {},
+            h(
+              "button",
+              {
+                type: "button",
+                class: "channel",
+                "data-channel": id,
+                "aria-current": id === this.current ? "true" : "false",
+                "aria-label": label,
+                onclick: () => {
+                  this.select(id);
+                }
+              },
+              h("span", {}, `# ${id}`),
+              h("span", { class: "badge", "data-count": String(unread), "aria-hidden": "true" }, String(unread))
+            )
+          );
+        })
+      );
+    }
+    // ------------------------------------------------------------ pane
+    renderPane() {
+      const pane = document.getElementById("pane");
+      if (pane === null) return;
+      const id = this.current;
+      if (id === void 0) {
+        this.listEl = void 0;
+        pane.replaceChildren(
+          h(
+            "div",
+            { class: "empty", id: "no-channels" },
+            this.client.connection.getSnapshot().state === "open" ? `You (${this.userId}) are not a member of any channel yet. An admin adds you in the admin view (/console#admin); then reload this page.` : "Connecting…"
+          )
+        );
+        return;
+      }
+      this.peopleEl = h("div", { class: "people", id: "people", "aria-label": "People in this channel" });
+      this.olderBtn = h(
+        "button",
+        {
+          type: "button",
+          class: "older",
+          id: "load-older",
+          hidden: true,
+          onclick: () => {
+            this.loadOlder();
+          }
+        },
+        "Load older messages"
+      );
+      this.listEl = h("ol", { class: "messages", id: "messages", role: "log", "aria-label": `Messages in ${id}` });
+      this.scrollerEl = h("div", { class: "scroller", id: "scroller" }, this.olderBtn, this.listEl);
+      this.scrollerEl.addEventListener("scroll", () => {
+        if (this.scrollerEl !== void 0 && this.scrollerEl.scrollTop < 24) this.loadOlder();
+      });
+      this.typingEl = h("div", { class: "typing", id: "typing", "aria-live": "polite" });
+      this.editingEl = h("div", { class: "editing", id: "editing", "aria-live": "polite" });
+      this.noticeEl = h("div", { class: "notice", id: "notice", "aria-live": "polite" });
+      this.composer = h("textarea", {
+        id: "composer",
+        rows: 1,
+        "aria-label": `Message to ${id}`,
+        placeholder: `Message #${id} (Enter sends, Shift+Enter for a new line)`
+      });
+      this.composer.addEventListener("keydown", (ev) => {
+        this.onComposerKey(ev);
+      });
+      this.composer.addEventListener("input", () => {
+        this.onComposerInput();
+      });
+      this.sendBtn = h(
+        "button",
+        {
+          type: "button",
+          class: "primary",
+          id: "send",
+          onclick: () => {
+            this.submit();
+          }
+        },
+        "Send"
+      );
+      pane.replaceChildren(
+        h("div", { class: "pane-head" }, h("h2", { id: "channel-title" }, `# ${id}`), this.peopleEl),
+        this.scrollerEl,
+        this.typingEl,
+        this.noticeEl,
+        this.editingEl,
+        h("div", { class: "composer" }, this.composer, this.sendBtn)
+      );
+      this.renderMessages();
+      this.renderTyping();
+      this.renderPeople();
+      this.renderNotice();
+      this.updatePresenceSubscription();
+      this.composer.focus();
+    }
+    snapshot() {
+      return this.current === void 0 ? void 0 : this.stores.get(this.current)?.getSnapshot();
+    }
+    loadOlder() {
+      const store = this.current === void 0 ? void 0 : this.stores.get(this.current);
+      const snap = store?.getSnapshot();
+      if (store === void 0 || snap === void 0 || !snap.hasOlder || this.loadingOlder) return;
+      this.loadingOlder = true;
+      if (this.olderBtn !== void 0) this.olderBtn.textContent = "Loading older messages…";
+      store.loadOlder().then(
+        () => {
+          this.loadingOlder = false;
+          this.renderMessages();
+        },
+        (e) => {
+          this.loadingOlder = false;
+          this.setNotice(errorWords(e.code, e.message));
+          this.renderMessages();
+        }
+      );
+    }
+    /** Where each other member's read watermark lands: the user's newest message at or below it. */
+    receiptLabels(snap) {
+      const mine = snap.messages.filter((m) => m.senderId === this.userId).map((m) => m.seq);
+      const out = /* @__PURE__ */ new Map();
+      for (const [user, w] of Object.entries(snap.receipts)) {
+        let best;
+        for (const s of mine) if (s <= w.readSeq) best = s;
+        if (best === void 0) continue;
+        out.set(best, [...out.get(best) ?? [], user]);
+      }
+      return out;
+    }
+    renderMessages() {
+      const list = this.listEl;
+      const scroller = this.scrollerEl;
+      const snap = this.snapshot();
+      if (list === void 0 || scroller === void 0 || snap === void 0 || this.current === void 0) return;
+      const fromBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+      const atBottom = fromBottom < 48;
+      const receipts = this.receiptLabels(snap);
+      const presence = this.client.presence.getSnapshot();
+      const items = snap.messages.map((m) => this.messageItem(m, receipts.get(m.seq) ?? [], presence));
+      for (const o of snap.outgoing) items.push(this.outgoingItem(o));
+      if (snap.status === "loading") items.unshift(h("li", { class: "empty" }, "Loading messages…"));
+      if (snap.status === "ready" && items.length === 0) items.push(h("li", { class: "empty" }, "No messages yet. Say hello!"));
+      list.replaceChildren(...items);
+      if (this.olderBtn !== void 0) {
+        this.olderBtn.hidden = !snap.hasOlder;
+        this.olderBtn.textContent = this.loadingOlder ? "Loading older messages…" : "Load older messages";
+      }
+      const first = snap.messages[0]?.seq ?? 0;
+      const prev = this.lastRendered;
+      const opened = prev === void 0 || prev.channelId !== this.current;
+      if (opened || atBottom) scroller.scrollTop = scroller.scrollHeight;
+      else if (first < prev.firstSeq) scroller.scrollTop = scroller.scrollHeight - scroller.clientHeight - fromBottom;
+      this.lastRendered = { channelId: this.current, firstSeq: first, count: snap.messages.length };
+      if (snap.status === "removed") {
+        this.setNotice(`You are not a member of ${this.current} any more (removed, or the channel was deleted): you can read what is shown but not send.`);
+        if (this.composer !== void 0) this.composer.disabled = true;
+        if (this.sendBtn !== void 0) this.sendBtn.disabled = true;
+      }
+    }
+    dot(user, presence) {
+      const p = presence[user];
+      const status = p?.status ?? "unknown";
+      const words = status === "online" ? "online" : status === "offline" ? "offline" : "presence unknown";
+      return h("span", { class: "dot", "data-status": status, "data-user": user, role: "img", "aria-label": `${user} is ${words}`, title: words });
+    }
+    messageItem(m, readers, presence) {
+      const mine = m.senderId === this.userId;
+      const channelId = m.channelId;
+      const meta = h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)));
+      if (m.editedAt !== void 0 && !m.deleted) meta.append(h("span", { class: "edited" }, "(edited)"));
+      if (mine) meta.append(h("span", { class: "state", "data-state": "sent" }, "✓ sent"));
+      if (readers.length > 0) meta.append(h("span", { class: "receipt" }, `read by ${readers.join(", ")}`));
+      const li = h(
+        "li",
+        {
+          class: "msg",
+          "data-message-id": m.messageId,
+          "data-client-msg-id": m.clientMsgId,
+          "data-seq": m.seq,
+          "data-sender": m.senderId,
+          "data-mine": String(mine),
+          "data-state": "sent",
+          "data-deleted": String(m.deleted),
+          "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}`
+        },
+        h("div", { class: "msg-head" }, this.dot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
+        h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
+        meta
+      );
+      if (m.deleted) return li;
+      const reactions = h("div", { class: "reactions" });
+      for (const r of m.reactions) {
+        reactions.append(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "reaction",
+              "data-emoji": r.emoji,
+              "aria-pressed": String(r.me),
+              "aria-label": `${r.emoji} ${r.count}${r.me ? ", yours: click to remove" : ": click to add yours"}`,
+              onclick: () => {
+                this.react(channelId, m.messageId, r.emoji, r.me ? "remove" : "add");
+              }
+            },
+            `${r.emoji} ${r.count}`
+          )
+        );
+      }
+      const actions = h("div", { class: "actions" });
+      if (this.supports("MSG_REACT")) {
+        for (const q of QUICK_REACTIONS) {
+          if (m.reactions.some((r) => r.emoji === q.emoji && r.me)) continue;
+          actions.append(
+            h(
+              "button",
+              {
+                type: "button",
+                class: "react",
+                "data-emoji": q.emoji,
+                "aria-label": `React with ${q.name}`,
+                onclick: () => {
+                  this.react(channelId, m.messageId, q.emoji, "add");
+                }
+              },
+              q.emoji
+            )
+          );
+        }
+      }
+      if (mine && this.supports("MSG_EDIT")) {
+        actions.append(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "edit",
+              "aria-label": "Edit this message",
+              onclick: () => {
+                this.startEdit(m);
+              }
+            },
+            "Edit"
+          )
+        );
+      }
+      if (mine && this.supports("MSG_DELETE")) {
+        actions.append(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "delete",
+              "aria-label": "Delete this message",
+              onclick: () => {
+                this.remove(channelId, m.messageId);
+              }
+            },
+            "Delete"
+          )
+        );
+      }
+      if (reactions.childElementCount > 0) li.append(reactions);
+      li.append(actions);
+      return li;
+    }
+    outgoingItem(o) {
+      const words = o.state === "pending" ? "⏳ pending" : o.state === "sent" ? "✓ sent" : "⚠ failed";
+      const meta = h("div", { class: "meta" }, h("span", { class: "state", "data-state": o.state }, words));
+      if (o.state === "pending") meta.append(h("span", {}, "kept in this browser until the server stores it"));
+      const li = h(
+        "li",
+        {
+          class: "msg",
+          "data-client-msg-id": o.clientMsgId,
+          "data-mine": "true",
+          "data-sender": this.userId,
+          "data-state": o.state,
+          "aria-label": `${this.userId}: ${o.body}, ${o.state}`
+        },
+        h("div", { class: "msg-head" }, h("span", { class: "sender" }, `${this.userId} (you)`)),
+        h("div", { class: "body" }, o.body),
+        meta
+      );
+      if (o.state === "failed") {
+        li.append(
+          h("div", { class: "meta error" }, errorWords(o.error?.code ?? "internal", o.error?.message ?? "failed")),
+          h(
+            "div",
+            { class: "actions" },
+            h(
+              "button",
+              {
+                type: "button",
+                class: "retry",
+                "aria-label": "Retry sending this message",
+                onclick: () => {
+                  this.client.retry(o.clientMsgId).catch((e) => {
+                    this.setNotice(errorWords(e.code, e.message));
+                  });
+                }
+              },
+              "Retry"
+            ),
+            h(
+              "button",
+              {
+                type: "button",
+                class: "discard",
+                "aria-label": "Discard this message",
+                onclick: () => {
+                  void this.client.discard(o.clientMsgId);
+                }
+              },
+              "Discard"
+            )
+          )
+        );
+      }
+      return li;
+    }
+    renderTyping() {
+      const el = this.typingEl;
+      const snap = this.snapshot();
+      if (el === void 0 || snap === void 0) return;
+      const t = snap.typing;
+      el.textContent = t.length === 0 ? "" : t.length === 1 ? `${t[0] ?? ""} is typing…` : `${t.slice(0, -1).join(", ")} and ${t[t.length - 1] ?? ""} are typing…`;
+    }
+    /** The other users this channel shows: senders, readers, typers. */
+    othersIn(snap) {
+      const s = /* @__PURE__ */ new Set();
+      for (const m of snap.messages) s.add(m.senderId);
+      for (const u of Object.keys(snap.receipts)) s.add(u);
+      for (const u of snap.typing) s.add(u);
+      s.delete(this.userId);
+      return [...s].sort();
+    }
+    renderPeople() {
+      const el = this.peopleEl;
+      const snap = this.snapshot();
+      if (el === void 0 || snap === void 0) return;
+      const presence = this.client.presence.getSnapshot();
+      el.replaceChildren(
+        ...[this.userId, ...this.othersIn(snap)].map(
+          (u) => h("span", { class: "person", "data-user": u }, this.dot(u, u === this.userId ? { [u]: { status: "online", lastSeenAt: void 0 } } : presence), u === this.userId ? `${u} (you)` : u)
+        )
+      );
+    }
+    updatePresenceSubscription() {
+      if (!this.supports("PRESENCE_SUB")) return;
+      const all = /* @__PURE__ */ new Set();
+      for (const st of this.stores.values()) for (const u of this.othersIn(st.getSnapshot())) all.add(u);
+      const key2 = [...all].sort().join(",");
+      if (key2 === this.presenceIds) return;
+      this.presenceIds = key2;
+      this.client.subscribePresence([...all].sort());
+    }
+    renderNotice() {
+      const el = this.noticeEl;
+      if (el === void 0) return;
+      const custom = this.current === void 0 ? void 0 : this.notices.get(this.current);
+      const missing = this.unsupported();
+      const parts = [];
+      if (custom !== void 0) parts.push(custom);
+      if (missing.length > 0) {
+        const names = {
+          MSG_EDIT: "editing",
+          MSG_DELETE: "deleting",
+          MSG_REACT: "reactions",
+          TYPING: "typing indicators",
+          PRESENCE_SUB: "presence"
+        };
+        parts.push(`This server does not support ${missing.map((m) => names[m] ?? m).join(", ")} (chatd protocol 1.1); they are off.`);
+      }
+      el.textContent = parts.join(" ");
+      document.body.dataset.unsupported = missing.join(" ");
+    }
+    setNotice(text) {
+      if (this.current !== void 0) this.notices.set(this.current, text);
+      this.renderNotice();
+    }
+    // ------------------------------------------------------------ actions
+    /** A version 1.1 operation: its ERROR `unknown_type` marks it unsupported, and its outbox record is dropped. */
+    v11(op, run) {
+      const clientMsgId = crypto.randomUUID();
+      run(clientMsgId).then(
+        () => {
+          this.setNotice("");
+        },
+        (e) => {
+          if (e.code === "unknown_type") {
+            this.localUnsupported.add(op);
+            void this.client.discard(clientMsgId);
+            this.setNotice("");
+            this.renderMessages();
+          } else {
+            this.setNotice(errorWords(e.code, e.message));
+          }
+          document.body.dataset.unsupported = this.unsupported().join(" ");
+        }
+      );
+    }
+    react(channelId, messageId, emoji, op) {
+      this.v11("MSG_REACT", (clientMsgId) => this.client.react(channelId, messageId, emoji, op, { clientMsgId }));
+    }
+    remove(channelId, messageId) {
+      this.v11("MSG_DELETE", (clientMsgId) => this.client.deleteMessage(channelId, messageId, { clientMsgId }));
+    }
+    startEdit(m) {
+      const c = this.composer;
+      if (c === void 0) return;
+      this.editing = { channelId: m.channelId, messageId: m.messageId, draft: this.editing?.draft ?? c.value };
+      c.value = m.body;
+      c.setAttribute("aria-label", "Edit your message");
+      if (this.editingEl !== void 0) this.editingEl.textContent = "Editing a message: Enter saves, Escape cancels.";
+      if (this.sendBtn !== void 0) this.sendBtn.textContent = "Save";
+      c.focus();
+    }
+    endEdit() {
+      const c = this.composer;
+      const draft = this.editing?.draft ?? "";
+      this.editing = void 0;
+      if (c !== void 0) {
+        c.value = draft;
+        c.setAttribute("aria-label", `Message to ${this.current ?? ""}`);
+      }
+      if (this.editingEl !== void 0) this.editingEl.textContent = "";
+      if (this.sendBtn !== void 0) this.sendBtn.textContent = "Send";
+    }
+    onComposerKey(ev) {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        this.submit();
+      } else if (ev.key === "Escape" && this.editing !== void 0) {
+        ev.preventDefault();
+        this.endEdit();
+      }
+    }
+    onComposerInput() {
+      const store = this.current === void 0 ? void 0 : this.stores.get(this.current);
+      if (store === void 0 || this.editing !== void 0 || !this.supports("TYPING")) return;
+      if (this.composer?.value === "") store.stopTyping();
+      else store.typing();
+      setTimeout(() => {
+        this.renderNotice();
+      }, 300);
+    }
+    submit() {
+      const c = this.composer;
+      const id = this.current;
+      if (c === void 0 || id === void 0) return;
+      const body = c.value;
+      if (body.trim() === "") return;
+      const editing = this.editing;
+      if (editing !== void 0) {
+        this.endEdit();
+        c.value = "";
+        this.v11("MSG_EDIT", (clientMsgId) => this.client.edit(editing.channelId, editing.messageId, body, { clientMsgId }));
+        return;
+      }
+      c.value = "";
+      this.stores.get(id)?.send(body).catch(() => {
+      });
+    }
+  };
+
+  // src/main.ts
+  var TOKEN_KEY = "chatd-console-token";
+  var chat;
+  function storedToken() {
+    try {
+      return sessionStorage.getItem(TOKEN_KEY) ?? void 0;
+    } catch {
+      return void 0;
+    }
+  }
+  function storeToken(token) {
+    try {
+      if (token === void 0) sessionStorage.removeItem(TOKEN_KEY);
+      else sessionStorage.setItem(TOKEN_KEY, token);
+    } catch {
+    }
+  }
+  function takeTokenFromHash() {
+    const m = /^#token=([^&]+)/.exec(location.hash);
+    if (m === null || m[1] === void 0) return;
+    const token = decodeURIComponent(m[1]);
+    history.replaceState(null, "", location.pathname + location.search);
+    if (chat !== void 0 && chat.client.connection.getSnapshot().userId !== jwtSubject(token)) signOut();
+    storeToken(token);
+  }
+  function signOut(reason) {
+    chat?.close();
+    chat = void 0;
+    storeToken(void 0);
+    byId("me").textContent = "";
+    byId("signout").hidden = true;
+    route();
+    if (reason !== void 0) banner(reason);
+  }
+  function renderSignIn(root, problem) {
+    document.title = "Sign in · chatd console";
+    const input = h("textarea", { id: "token", spellcheck: "false", autocomplete: "off", "aria-describedby": "token-hint" });
+    const out = h("p", { class: "result", id: "signin-result", role: "status", "data-ok": problem === void 0 ? "true" : "false" }, problem ?? "");
+    const form = h(
+      "form",
+      {
+        class: "card",
+        "aria-labelledby": "signin-title",
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          const t = input.value.trim();
+          if (jwtSubject(t) === void 0) {
+            out.dataset.ok = "false";
+            out.textContent = "This does not look like a chatd user token (a JWT: three parts separated by dots).";
+            return;
+          }
+          void (async () => {
+            try {
+              const r = await fetch("/v1/channels/chatd-console-probe/messages?limit=1", {
+                cache: "no-store",
+                headers: { authorization: `Bearer ${t}` }
+              });
+              if (r.status === 401) {
+                const body = await r.json().catch(() => ({}));
+                out.dataset.ok = "false";
+                out.textContent = tokenWords(body.error?.message ?? "unauthorized");
+                return;
+              }
+            } catch {
+              out.dataset.ok = "false";
+              out.textContent = "The chat server cannot be reached (is chatd running?).";
+              return;
+            }
+            storeToken(t);
+            route();
+          })();
+        }
+      },
+      h("h2", { id: "signin-title" }, "Sign in"),
+      h(
+        "p",
+        { class: "hint", id: "token-hint" },
+        "Paste your user token: run ",
+        h("code", {}, "chatd token alice"),
+        " on the server, or ask an admin for a sign-in link (admin view). A link ",
+        h("code", {}, "/console#token=…"),
+        " signs you in directly."
+      ),
+      h("label", { for: "token" }, "User token"),
+      input,
+      h("p", {}, h("button", { type: "submit", class: "primary", id: "signin" }, "Sign in")),
+      out,
+      h("p", { class: "hint" }, "Setting up? The ", h("a", { href: "#admin" }, "admin view"), " creates channels and mints tokens with the admin token.")
+    );
+    root.replaceChildren(h("div", { class: "admin" }, form));
+  }
+  function startChat(token) {
+    if (jwtSubject(token) === void 0) {
+      storeToken(void 0);
+      return void 0;
+    }
+    const view = new ChatView(token, {
+      signedOut: (reason) => {
+        signOut(reason);
+      }
+    });
+    byId("me").textContent = `signed in as ${view.userId}`;
+    byId("signout").hidden = false;
+    view.start().catch((e) => {
+      signOut(`Could not start: ${String(e)}`);
+    });
+    return view;
+  }
+  function route() {
+    takeTokenFromHash();
+    const root = byId("app");
+    byId("nav-admin").setAttribute("aria-current", location.hash === "#admin" ? "page" : "false");
+    byId("nav-chat").setAttribute("aria-current", location.hash === "#admin" ? "false" : "page");
+    if (location.hash === "#admin") {
+      renderAdmin(root);
+      return;
+    }
+    const token = storedToken();
+    if (token === void 0) {
+      renderSignIn(root);
+      return;
+    }
+    chat ??= startChat(token);
+    if (chat === void 0) renderSignIn(root, "That token could not be read; paste it again.");
+    else chat.mount(root);
+  }
+  function boot() {
+    ensureRandomUUID();
+    byId("signout").addEventListener("click", () => {
+      signOut();
+    });
+    window.addEventListener("hashchange", () => {
+      banner("");
+      route();
+    });
+    route();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
+  else boot();
+})();

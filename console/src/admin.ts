@@ -1,0 +1,294 @@
+/**
+ * The admin view (`/console#admin`): create channels, add and remove members, mint user
+ * tokens (shown as sign-in links). The admin token lives in this module's memory only:
+ * never in storage, never in a URL; reloading the page forgets it.
+ */
+import { h } from './dom.js';
+
+let adminToken: string | undefined;
+
+interface ApiResult {
+  readonly status: number;
+  readonly json: unknown;
+}
+
+async function api(method: string, path: string, body?: unknown): Promise<ApiResult> {
+  const init: RequestInit = { method, cache: 'no-store', headers: { authorization: `Bearer ${adminToken ?? ''}` } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+  }
+  const r = await fetch(path, init);
+  const text = await r.text();
+  let json: unknown = undefined;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: r.status, json };
+}
+
+/** The words for an admin API refusal. */
+function apiError(r: ApiResult): string {
+  const e = (r.json as { error?: { code?: string; message?: string } } | undefined)?.error;
+  const msg = e?.message ?? `HTTP ${r.status}`;
+  switch (r.status) {
+    case 401:
+      return 'The admin token was refused: check it (CHATD_ADMIN_TOKEN, or admin_token in <data_dir>/secrets.toml).';
+    case 403:
+      return 'This is a user token, not the admin token.';
+    case 404:
+      return `No such channel (${msg}).`;
+    case 409:
+      return 'A channel with this id already exists.';
+    case 400:
+      return `The server refused this: ${msg}.`;
+    case 503:
+      return 'The server cannot reach its database right now; try again.';
+    default:
+      return `Failed: ${msg} [${r.status}].`;
+  }
+}
+
+function splitUsers(s: string): string[] {
+  return s
+    .split(/[\s,]+/)
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+}
+
+function result(el: HTMLElement, ok: boolean, ...content: (Node | string)[]): void {
+  el.dataset.ok = String(ok);
+  el.replaceChildren(...content);
+}
+
+async function guarded(out: HTMLElement, f: () => Promise<void>): Promise<void> {
+  try {
+    await f();
+  } catch {
+    result(out, false, 'The server cannot be reached (is chatd running?).');
+  }
+}
+
+/** Renders the admin view into `root`. */
+export function renderAdmin(root: HTMLElement): void {
+  document.title = 'Admin · chatd console';
+  if (adminToken === undefined) {
+    renderAdminSignIn(root);
+    return;
+  }
+  renderAdminTools(root);
+}
+
+function renderAdminSignIn(root: HTMLElement): void {
+  const input = h('input', {
+    id: 'admin-token',
+    type: 'password',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    'aria-describedby': 'admin-token-hint',
+  });
+  const out = h('p', { class: 'result', role: 'status', 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    {
+      class: 'card',
+      'aria-labelledby': 'admin-title',
+      onsubmit: (ev: Event) => {
+        ev.preventDefault();
+        const t = input.value.trim();
+        if (t === '') {
+          result(out, false, 'Enter the admin token.');
+          return;
+        }
+        void guarded(out, async () => {
+          adminToken = t;
+          // Any admin route checks the token: an unknown channel answers 404 to the admin, 401/403 otherwise.
+          const r = await api('GET', '/v1/channels/chatd-console-probe');
+          if (r.status === 404 || r.status === 200) {
+            renderAdmin(root);
+          } else {
+            adminToken = undefined;
+            result(out, false, apiError(r));
+          }
+        });
+      },
+    },
+    h('h2', { id: 'admin-title' }, 'Admin view'),
+    h(
+      'p',
+      { class: 'hint', id: 'admin-token-hint' },
+      'The admin token is kept in this page’s memory only: it is never stored, and reloading the page forgets it. ',
+      'It is CHATD_ADMIN_TOKEN, or admin_token in <data_dir>/secrets.toml when chatd generated it.',
+    ),
+    h('label', { for: 'admin-token' }, 'Admin token'),
+    input,
+    h('p', {}, h('button', { type: 'submit', class: 'primary', id: 'admin-open' }, 'Open admin view')),
+    out,
+  );
+  root.replaceChildren(h('div', { class: 'admin' }, form));
+  input.focus();
+}
+
+function field(id: string, label: string, placeholder: string): [HTMLLabelElement, HTMLInputElement] {
+  return [h('label', { for: id }, label), h('input', { id, placeholder, autocomplete: 'off', spellcheck: 'false' })];
+}
+
+function renderAdminTools(root: HTMLElement): void {
+  const log = h('ul', { class: 'log', id: 'admin-log', 'aria-live': 'polite' });
+  const note = (s: string): void => {
+    log.prepend(h('li', {}, `${new Date().toLocaleTimeString()} ${s}`));
+  };
+
+  // create a channel
+  const [lc, chId] = field('new-channel-id', 'Channel id', 'e.g. general (empty: the server picks one)');
+  const [lm, chMembers] = field('new-channel-members', 'Members', 'user ids, e.g. alice, bob');
+  const createOut = h('p', { class: 'result', id: 'create-result', role: 'status' });
+  const create = h(
+    'form',
+    {
+      class: 'card',
+      'aria-labelledby': 'create-title',
+      onsubmit: (ev: Event) => {
+        ev.preventDefault();
+        void guarded(createOut, async () => {
+          const body: { channelId?: string; members: string[] } = { members: splitUsers(chMembers.value) };
+          if (chId.value.trim() !== '') body.channelId = chId.value.trim();
+          const r = await api('POST', '/v1/channels', body);
+          if (r.status === 201) {
+            const c = r.json as { channelId: string; members: string[] };
+            result(createOut, true, `Created channel ${c.channelId} with ${c.members.length === 0 ? 'no members' : c.members.join(', ')}.`);
+            note(`created ${c.channelId}`);
+            memberChannel.value = c.channelId;
+          } else result(createOut, false, apiError(r));
+        });
+      },
+    },
+    h('h2', { id: 'create-title' }, 'Create a channel'),
+    lc,
+    chId,
+    lm,
+    chMembers,
+    h('p', {}, h('button', { type: 'submit', class: 'primary', id: 'create-channel' }, 'Create channel')),
+    createOut,
+  );
+
+  // members
+  const [lmc, memberChannel] = field('member-channel', 'Channel id', 'general');
+  const [lmu, memberUser] = field('member-user', 'User id', 'carol');
+  const memberOut = h('p', { class: 'result', id: 'member-result', role: 'status' });
+  const setMember = (add: boolean): void => {
+    void guarded(memberOut, async () => {
+      const c = memberChannel.value.trim();
+      const u = memberUser.value.trim();
+      if (c === '' || u === '') {
+        result(memberOut, false, 'Enter a channel id and a user id.');
+        return;
+      }
+      const r = await api(add ? 'PUT' : 'DELETE', `/v1/channels/${encodeURIComponent(c)}/members/${encodeURIComponent(u)}`);
+      if (r.status === 204) {
+        const info = await api('GET', `/v1/channels/${encodeURIComponent(c)}`);
+        const members = info.status === 200 ? (info.json as { members: string[] }).members.join(', ') : '?';
+        result(memberOut, true, `${add ? 'Added' : 'Removed'} ${u} ${add ? 'to' : 'from'} ${c}. Members now: ${members || 'none'}.`);
+        note(`${add ? 'added' : 'removed'} ${u} ${add ? 'to' : 'from'} ${c}`);
+      } else result(memberOut, false, apiError(r));
+    });
+  };
+  const members = h(
+    'form',
+    {
+      class: 'card',
+      'aria-labelledby': 'members-title',
+      onsubmit: (ev: Event) => {
+        ev.preventDefault();
+        setMember(true);
+      },
+    },
+    h('h2', { id: 'members-title' }, 'Members'),
+    lmc,
+    memberChannel,
+    lmu,
+    memberUser,
+    h(
+      'p',
+      { class: 'row' },
+      h('button', { type: 'submit', class: 'primary', id: 'add-member' }, 'Add member'),
+      h('button', { type: 'button', id: 'remove-member', onclick: () => setMember(false) }, 'Remove member'),
+    ),
+    memberOut,
+  );
+
+  // tokens
+  const [lt, tokenUser] = field('token-user', 'User id', 'alice');
+  const [lttl, tokenTtl] = field('token-ttl', 'Lifetime, seconds (empty: the server default)', '86400');
+  tokenTtl.inputMode = 'numeric';
+  const tokenOut = h('div', { class: 'result', id: 'token-result', role: 'status' });
+  const tokens = h(
+    'form',
+    {
+      class: 'card',
+      'aria-labelledby': 'token-title',
+      onsubmit: (ev: Event) => {
+        ev.preventDefault();
+        void guarded(tokenOut, async () => {
+          const userId = tokenUser.value.trim();
+          const body: { userId: string; ttlSeconds?: number } = { userId };
+          if (tokenTtl.value.trim() !== '') body.ttlSeconds = Number(tokenTtl.value.trim());
+          const r = await api('POST', '/v1/tokens', body);
+          if (r.status !== 201) {
+            result(tokenOut, false, apiError(r));
+            return;
+          }
+          const t = r.json as { token: string; expiresAt: number };
+          const link = `${location.origin}/console#token=${t.token}`;
+          result(
+            tokenOut,
+            true,
+            h('p', {}, `Token for ${userId}, valid until ${new Date(t.expiresAt).toLocaleString()}. Open this link in another browser (or a private window) to sign in as ${userId}:`),
+            h('p', {}, h('a', { href: link, class: 'signin-link', 'data-user': userId, target: '_blank', rel: 'noreferrer noopener' }, `Sign in as ${userId}`)),
+            h('label', { for: `link-${userId}` }, 'Sign-in link'),
+            h('input', { id: `link-${userId}`, class: 'signin-url', readonly: true, value: link }),
+          );
+          note(`minted a token for ${userId}`);
+        });
+      },
+    },
+    h('h2', { id: 'token-title' }, 'Mint a user token'),
+    lt,
+    tokenUser,
+    lttl,
+    tokenTtl,
+    h('p', {}, h('button', { type: 'submit', class: 'primary', id: 'mint-token' }, 'Mint token')),
+    tokenOut,
+  );
+
+  const leave = h(
+    'button',
+    {
+      type: 'button',
+      id: 'admin-forget',
+      onclick: () => {
+        adminToken = undefined;
+        renderAdmin(root);
+      },
+    },
+    'Forget the admin token',
+  );
+  root.replaceChildren(
+    h(
+      'div',
+      { class: 'admin' },
+      h(
+        'div',
+        { class: 'card' },
+        h('h2', {}, 'Admin view'),
+        h('p', { class: 'hint' }, 'Set up a chat: create a channel with its members, then mint a token for each member and send them their sign-in link. '),
+        leave,
+      ),
+      h('div', { class: 'admin-grid' }, create, members, tokens),
+      h('div', { class: 'card' }, h('h2', {}, 'Done in this page'), log),
+    ),
+  );
+  chId.focus();
+}

@@ -1,0 +1,42 @@
+/** Errors a user can meet, in words (the code stays available in brackets for a bug report). */
+
+/** What a refused send, edit, delete or reaction means to the user. */
+export function errorWords(code: string, message: string): string {
+  switch (code) {
+    case 'forbidden':
+      return 'You are not a member of this channel (or it no longer exists), so this was not sent.';
+    case 'not_found':
+      return 'That message no longer exists (it may have been deleted).';
+    case 'body_too_large':
+      return 'The message is too long for this server.';
+    case 'invalid_field':
+      return `The server refused this message: ${message}.`;
+    case 'idempotency_conflict':
+      return 'The server already has a different message under the same id; send it again as a new message.';
+    case 'rate_limited':
+      return 'You are sending too fast; slow down a little.';
+    case 'unavailable':
+      return 'The server cannot store messages right now (its database is down); it will be retried.';
+    case 'unknown_type':
+    case 'unsupported':
+      return 'This server does not support that yet (it speaks chatd protocol 1.0; edits, deletions, reactions, typing and presence need 1.1).';
+    case 'closed':
+    case 'aborted':
+      return 'You signed out before this was sent.';
+    default:
+      return `Something went wrong: ${message} [${code}].`;
+  }
+}
+
+/** Why a user token was refused (HTTP 401 message of chatd: "invalid token: expired", …). */
+export function tokenWords(message: string): string {
+  if (message.includes('expired')) {
+    return 'Your sign-in token has expired. Get a new one (run `chatd token <your user id>`, or ask an admin to mint one in the admin view) and sign in again.';
+  }
+  if (message.includes('bad signature')) {
+    return 'This token was not issued by this server (its signature does not match). Use a token from this server’s `chatd token` or admin view.';
+  }
+  if (message.includes('not yet valid')) return 'This token is not valid yet: check the clock of the machine that made it.';
+  if (message.includes('missing bearer')) return 'No token was given. Paste your user token to sign in.';
+  return `This server does not accept this token (${message}). Sign in again with a new token.`;
+}

@@ -1,0 +1,440 @@
+// Browser tests of the console: Debian's Chromium driven by playwright-core, two browser
+// contexts (alice and bob) and an admin one, against the real chatd binary behind a TCP
+// proxy. Every assertion reads the page the user sees. Version 1.1 features (edit,
+// delete, reactions, typing, presence) are skipped, saying so, only when the server
+// answered `unknown_type` to their frame.
+import { after, before, describe, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { CONSOLE_ROOT, Chatd, HoldingProxy, REPO_ROOT, sleep } from './harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = join(CONSOLE_ROOT, 'test-output');
+/** Set to copy the chat and admin screenshots into docs/img (the README shows them). */
+const UPDATE_DOCS = process.env.UPDATE_DOCS_IMG === '1';
+
+async function shot(page: Page, name: string, docs = false): Promise<void> {
+  const path = join(SHOTS, `${name}.png`);
+  await page.screenshot({ path });
+  if (docs && UPDATE_DOCS) copyFileSync(path, join(REPO_ROOT, 'docs', 'img', `${name}.png`));
+}
+
+/** Polls `f` until it returns a value other than undefined. */
+async function until<T>(f: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Messages on the page whose text is exactly `body`, with their states. */
+function shown(page: Page, body: string): Promise<string[]> {
+  return page.evaluate(
+    (b) =>
+      [...document.querySelectorAll('#messages li.msg')]
+        .filter((li) => li.querySelector('.body')?.textContent === b)
+        .map((li) => (li as HTMLElement).dataset.state ?? ''),
+    body,
+  );
+}
+
+function message(page: Page, body: string): Locator {
+  const exact = new RegExp(`^${body.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  return page.locator('#messages li.msg').filter({ has: page.locator('.body', { hasText: exact }) });
+}
+
+async function unsupported(page: Page): Promise<string[]> {
+  const s = await page.evaluate(() => document.body.dataset.unsupported ?? '');
+  return s.split(' ').filter((x) => x !== '');
+}
+
+/** Waits for `seen()`; skips the test when the server answered `unknown_type` to `frame`. */
+async function seenOrSkip(t: TestContext, pages: Page[], frame: string, seen: () => Promise<boolean>, what: string): Promise<boolean> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (await seen()) return true;
+    for (const p of pages) {
+      if ((await unsupported(p)).includes(frame)) {
+        t.skip(`the server answered unknown_type to ${frame} (chatd protocol 1.0 on this base): ${what} not tested`);
+        return false;
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+async function send(page: Page, body: string): Promise<void> {
+  const c = page.locator('#composer');
+  await c.fill(body);
+  await c.press('Enter');
+}
+
+async function openChannel(page: Page, id: string): Promise<void> {
+  await page.locator(`button.channel[data-channel="${id}"]`).click();
+  await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
+}
+
+async function connected(page: Page): Promise<void> {
+  await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
+}
+
+describe('console in a real browser (alice and bob)', () => {
+  let chatd: Chatd;
+  let proxy: HoldingProxy;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  let adminPage: Page;
+  let alice: Page;
+  let bob: Page;
+  const links = new Map<string, string>();
+
+  async function newPage(viewport = { width: 1100, height: 720 }): Promise<Page> {
+    const ctx = await browser.newContext({ viewport });
+    // generous: CI machines are shared, and a reconnect after a restart backs off up to 10 s
+    ctx.setDefaultTimeout(45_000);
+    contexts.push(ctx);
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => {
+      console.error('page error:', e.message);
+    });
+    return page;
+  }
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    chatd = new Chatd({ CHATD_JWT_LEEWAY_SECS: '0' });
+    await chatd.start();
+    proxy = new HoldingProxy(() => chatd.port);
+    await proxy.listen();
+    // Channels the later tests use; `general` itself is created in the admin view.
+    for (const id of ['history', 'side']) {
+      const r = await chatd.admin('POST', '/v1/channels', { channelId: id, members: ['alice', 'bob'] });
+      assert.equal(r.status, 201);
+    }
+    // playwright gives every launch a fresh profile directory of its own (--user-data-dir)
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await proxy?.close();
+    await chatd?.dispose();
+  });
+
+  test('the admin view creates the channel, adds and removes members, mints sign-in links; its token is kept in memory only', async () => {
+    adminPage = await newPage();
+    await adminPage.goto(`${proxy.url}/console#admin`);
+    // a wrong token is refused in words
+    await adminPage.locator('#admin-token').fill('not-the-admin-token');
+    await adminPage.locator('#admin-open').click();
+    await adminPage.locator('.result', { hasText: 'admin token was refused' }).waitFor();
+    await adminPage.locator('#admin-token').fill(chatd.adminToken);
+    await adminPage.locator('#admin-open').click();
+    await adminPage.locator('#new-channel-id').fill('general');
+    await adminPage.locator('#new-channel-members').fill('alice');
+    await adminPage.locator('#create-channel').click();
+    await adminPage.locator('#create-result', { hasText: 'Created channel general with alice' }).waitFor();
+    for (const [user, button, members] of [
+      ['bob', '#add-member', 'alice, bob'],
+      ['carol', '#add-member', 'alice, bob, carol'],
+      ['carol', '#remove-member', 'alice, bob'],
+    ] as const) {
+      await adminPage.locator('#member-channel').fill('general');
+      await adminPage.locator('#member-user').fill(user);
+      await adminPage.locator(button).click();
+      await adminPage.locator('#member-result', { hasText: `Members now: ${members}.` }).waitFor();
+    }
+    const stored = await chatd.admin('GET', '/v1/channels/general');
+    assert.deepEqual((stored.json as { members: string[] }).members.sort(), ['alice', 'bob']);
+    for (const user of ['alice', 'bob']) {
+      await adminPage.locator('#token-user').fill(user);
+      await adminPage.locator('#mint-token').click();
+      const link = adminPage.locator(`a.signin-link[data-user="${user}"]`);
+      await link.waitFor();
+      const href = await link.getAttribute('href');
+      assert.ok(href?.startsWith(`${proxy.url}/console#token=`), `sign-in link: ${href}`);
+      links.set(user, href ?? "");
+    }
+    await shot(adminPage, 'console-admin', true);
+    // the same id again: refused in words
+    await adminPage.locator('#create-channel').click();
+    await adminPage.locator('#create-result', { hasText: 'already exists' }).waitFor();
+    // never stored, never in the URL
+    const where = await adminPage.evaluate(async () => {
+      const dbs = (await indexedDB.databases()).map((d) => d.name ?? '');
+      return { local: JSON.stringify({ ...localStorage }), session: JSON.stringify({ ...sessionStorage }), dbs, url: location.href };
+    });
+    for (const [k, v] of Object.entries(where)) {
+      assert.ok(!JSON.stringify(v).includes(chatd.adminToken), `admin token found in ${k}`);
+    }
+    // reloading forgets it
+    await adminPage.reload();
+    await adminPage.locator('#admin-token').waitFor();
+    assert.equal(await adminPage.locator('#admin-token').inputValue(), '');
+  });
+
+  test('alice and bob sign in from their links and chat both ways; receipts say "read by"', async () => {
+    alice = await newPage();
+    bob = await newPage();
+    await alice.goto(links.get('alice') ?? '');
+    await bob.goto(links.get('bob') ?? '');
+    await connected(alice);
+    await connected(bob);
+    // the token leaves the address bar; the user view never asks for the admin token
+    assert.ok(!alice.url().includes('token='), alice.url());
+    assert.equal(await alice.locator('#admin-token').count(), 0);
+    await assert.doesNotReject(alice.locator('#me', { hasText: 'signed in as alice' }).waitFor());
+    await openChannel(alice, 'general');
+    await openChannel(bob, 'general');
+    await send(alice, 'hello bob');
+    await message(alice, 'hello bob').and(alice.locator('[data-state="sent"]')).waitFor();
+    await message(bob, 'hello bob').waitFor();
+    await send(bob, 'hi alice');
+    await message(alice, 'hi alice').waitFor();
+    assert.deepEqual(await shown(alice, 'hello bob'), ['sent']);
+    assert.deepEqual(await shown(bob, 'hi alice'), ['sent']);
+    // bob has general open: he read alice's message, and she sees it
+    await message(alice, 'hello bob').locator('.receipt', { hasText: 'read by bob' }).waitFor();
+    // new messages are announced to screen readers
+    await bob.locator('#announcer', { hasText: 'New message from alice in general: hello bob' }).waitFor({ state: 'attached' });
+    assert.equal(await bob.locator('#messages').getAttribute('role'), 'log');
+    assert.equal(await bob.locator('#composer').getAttribute('aria-label'), 'Message to general');
+  });
+
+  test('a reload while a send is in flight shows it once, pending and then sent, on both screens', async () => {
+    const body = 'sent across a reload';
+    proxy.hold(true);
+    await send(alice, body);
+    await message(alice, body).and(alice.locator('[data-state="pending"]')).waitFor();
+    await until(async () => (proxy.heldBytes() > 0 ? true : undefined), 'the frame held in the proxy');
+    await alice.reload();
+    // back from the outbox in IndexedDB, still pending while the proxy holds the resend
+    await until(async () => ((await shown(alice, body)).length > 0 ? true : undefined), 'the pending message after the reload');
+    assert.deepEqual(await shown(alice, body), ['pending']);
+    proxy.hold(false);
+    await message(alice, body).and(alice.locator('[data-state="sent"]')).waitFor();
+    await message(bob, body).waitFor();
+    await sleep(500);
+    assert.deepEqual(await shown(alice, body), ['sent']);
+    assert.equal((await shown(bob, body)).length, 1);
+    const stored = (await chatd.history('general')).filter((m) => m.body === body);
+    assert.equal(stored.length, 1, 'stored once');
+  });
+
+  test('chatd killed (SIGKILL) and restarted while alice sends: pending, then sent, each shown once on both screens', async () => {
+    await connected(alice);
+    await chatd.kill9();
+    await alice.locator('#conn:not([data-state="connected"])').waitFor();
+    const bodies = ['while down 1', 'while down 2', 'while down 3'];
+    for (const b of bodies) await send(alice, b);
+    for (const b of bodies) assert.deepEqual(await shown(alice, b), ['pending']);
+    // the outage in words, and the indicator
+    await alice.locator('#banner', { hasText: 'cannot be reached' }).waitFor();
+    await alice.locator('#conn[data-state="offline"]').waitFor();
+    await shot(alice, 'console-server-down');
+    await chatd.start();
+    // sample both screens while they recover: never two copies of one message
+    let most = 0;
+    await until(
+      async () => {
+        for (const p of [alice, bob]) for (const b of bodies) most = Math.max(most, (await shown(p, b)).length);
+        const a = await Promise.all(bodies.map((b) => shown(alice, b)));
+        const bb = await Promise.all(bodies.map((b) => shown(bob, b)));
+        return a.every((s) => s.length === 1 && s[0] === 'sent') && bb.every((s) => s.length === 1) ? true : undefined;
+      },
+      'all three sent on both screens',
+      60_000,
+    );
+    assert.equal(most, 1, 'a message was shown twice');
+    await connected(alice);
+    await alice.locator('#banner').waitFor({ state: 'hidden' });
+    const stored = await chatd.history('general');
+    for (const b of bodies) assert.equal(stored.filter((m) => m.body === b).length, 1, `${b} stored once`);
+    // in the order she sent them
+    const seqs = bodies.map((b) => stored.find((m) => m.body === b)?.seq ?? 0);
+    assert.deepEqual([...seqs].sort((x, y) => x - y), seqs);
+  });
+
+  test('unread counts, and a message list that opens on the newest messages and scrolls back', async () => {
+    await openChannel(alice, 'history');
+    const n = 70;
+    for (let i = 1; i <= n; i++) await send(alice, `history ${i}`);
+    await message(alice, `history ${n}`).and(alice.locator('[data-state="sent"]')).waitFor();
+    const badge = bob.locator('button.channel[data-channel="history"] .badge');
+    await bob.locator('button.channel[data-channel="history"] .badge[data-count="70"]').waitFor();
+    assert.equal(await badge.textContent(), '70');
+    // after a reload the channel opens on its newest page only
+    await bob.reload();
+    await connected(bob);
+    await bob.locator('button.channel[data-channel="history"] .badge[data-count="70"]').waitFor();
+    await openChannel(bob, 'history');
+    await message(bob, `history ${n}`).waitFor();
+    await bob.locator('#load-older:not([hidden])').waitFor();
+    assert.equal((await shown(bob, 'history 1')).length, 0, 'opens on the newest messages');
+    const before = await bob.locator('#messages li.msg').count();
+    assert.ok(before < n, `only the newest page: ${before}`);
+    assert.equal(await badge.getAttribute('data-count'), '0', 'read once open');
+    // scrolling to the top loads the older page
+    await bob.locator('#scroller').evaluate((el) => {
+      el.scrollTop = 0;
+    });
+    await message(bob, 'history 1').waitFor();
+    await until(async () => ((await bob.locator('#messages li.msg').count()) === n ? true : undefined), 'all 70 messages');
+    await bob.locator('#load-older').waitFor({ state: 'hidden' });
+    for (const i of [1, 35, 70]) assert.equal((await shown(bob, `history ${i}`)).length, 1);
+  });
+
+  test('a send refused because alice is no longer a member fails in words, and Retry sends it once she is back', async () => {
+    await openChannel(alice, 'side');
+    await openChannel(bob, 'side');
+    assert.equal((await chatd.admin('DELETE', '/v1/channels/side/members/alice')).status, 204);
+    const body = 'sent while removed';
+    if (await alice.locator('#composer:disabled').count()) {
+      // a server that tells the session at once: the channel says so
+      await alice.locator('#notice', { hasText: 'not a member' }).waitFor();
+    } else {
+      await send(alice, body);
+      const li = message(alice, body).and(alice.locator('[data-state="failed"]'));
+      await li.waitFor();
+      await li.locator('.error', { hasText: 'You are not a member of this channel' }).waitFor();
+      assert.equal((await shown(bob, body)).length, 0);
+      assert.equal((await chatd.admin('PUT', '/v1/channels/side/members/alice')).status, 204);
+      await li.locator('button.retry').click();
+      await message(alice, body).and(alice.locator('[data-state="sent"]')).waitFor();
+      await message(bob, body).waitFor();
+      assert.deepEqual(await shown(alice, body), ['sent']);
+      assert.equal((await shown(bob, body)).length, 1);
+    }
+  });
+
+  test('errors a user can meet are shown in words: an expired token, no channel, a bad token', async () => {
+    const page = await newPage();
+    const expired = await chatd.token('dave', 1);
+    await sleep(1500);
+    await page.goto(`${proxy.url}/console#token=${expired}`);
+    await page.locator('#banner', { hasText: 'Your sign-in token has expired' }).waitFor({ timeout: 20_000 });
+    await page.locator('#token').waitFor();
+    // pasted: refused before signing in
+    await page.locator('#token').fill(expired);
+    await page.locator('#signin').click();
+    await page.locator('#signin-result', { hasText: 'expired' }).waitFor();
+    await page.locator('#token').fill('hello');
+    await page.locator('#signin').click();
+    await page.locator('#signin-result', { hasText: 'does not look like a chatd user token' }).waitFor();
+    // a user in no channel is told how to get in
+    await page.locator('#token').fill(await chatd.token('carol'));
+    await page.locator('#signin').click();
+    await connected(page);
+    await page.locator('#no-channels', { hasText: 'not a member of any channel' }).waitFor();
+  });
+
+  test('a phone-sized window keeps the channels, the messages and the composer usable', async () => {
+    const phone = await newPage({ width: 375, height: 740 });
+    await phone.goto(links.get('bob') ?? '');
+    await connected(phone);
+    await openChannel(phone, 'general');
+    await message(phone, 'hello bob').waitFor();
+    const side = await phone.locator('nav.sidebar').boundingBox();
+    const pane = await phone.locator('#pane').boundingBox();
+    const composer = await phone.locator('#composer').boundingBox();
+    assert.ok(side !== null && pane !== null && composer !== null);
+    assert.ok(side.y + side.height <= pane.y + 1, 'the channel list sits above the messages');
+    assert.ok(pane.width >= 360, `messages use the width: ${pane.width}`);
+    assert.ok(composer.y + composer.height <= 740 && composer.width > 200, 'the composer is on screen');
+    await openChannel(alice, 'general');
+    await send(phone, 'from a phone');
+    await message(alice, 'from a phone').waitFor();
+    await shot(phone, 'console-phone');
+  });
+
+  test('Escape cancels an edit; an edit, a delete and a reaction are seen on the other side (1.1)', async (t) => {
+    await openChannel(alice, 'general');
+    await openChannel(bob, 'general');
+    const target = message(alice, 'hello bob');
+    // Escape: back to the draft, nothing sent
+    await alice.locator('#composer').fill('draft');
+    await target.locator('button.edit').click();
+    assert.equal(await alice.locator('#composer').inputValue(), 'hello bob');
+    await alice.locator('#editing', { hasText: 'Escape cancels' }).waitFor();
+    await alice.locator('#composer').press('Escape');
+    assert.equal(await alice.locator('#composer').inputValue(), 'draft');
+    assert.equal(await alice.locator('#editing').textContent(), '');
+    await alice.locator('#composer').fill('');
+    // the edit
+    await target.locator('button.edit').click();
+    await alice.locator('#composer').fill('hello bob, edited');
+    await alice.locator('#composer').press('Enter');
+    const edited = await seenOrSkip(t, [alice], 'MSG_EDIT', async () => (await shown(bob, 'hello bob, edited')).length === 1, 'the edit on bob’s screen');
+    if (!edited) return;
+    await message(bob, 'hello bob, edited').locator('.edited').waitFor();
+    // a reaction from bob, seen by alice
+    await message(bob, 'hi alice').waitFor();
+    await message(bob, 'hello bob, edited').locator('button.react[data-emoji="👍"]').click();
+    const reacted = await seenOrSkip(
+      t,
+      [bob],
+      'MSG_REACT',
+      async () => (await message(alice, 'hello bob, edited').locator('button.reaction[data-emoji="👍"]', { hasText: '👍 1' }).count()) === 1,
+      'bob’s reaction on alice’s screen',
+    );
+    if (!reacted) return;
+    // a delete by alice, seen by bob
+    await send(alice, 'to be deleted');
+    await message(bob, 'to be deleted').waitFor();
+    await message(alice, 'to be deleted').locator('button.delete').click();
+    await seenOrSkip(
+      t,
+      [alice],
+      'MSG_DELETE',
+      async () => (await shown(bob, 'to be deleted')).length === 0 && (await bob.locator('#messages li[data-deleted="true"]').count()) === 1,
+      'the deletion on bob’s screen',
+    );
+  });
+
+  test('typing is shown on the other side and expires by itself (1.1)', async (t) => {
+    await openChannel(alice, 'general');
+    await openChannel(bob, 'general');
+    await alice.locator('#composer').pressSequentially('typ');
+    const seen = await seenOrSkip(t, [alice], 'TYPING', async () => (await bob.locator('#typing').textContent()) === 'alice is typing…', 'alice typing on bob’s screen');
+    if (!seen) return;
+    // she stops without sending: the indicator goes away by itself (typing_ttl_ms)
+    await until(async () => ((await bob.locator('#typing').textContent()) === '' ? true : undefined), 'the typing indicator to expire', 15_000);
+    await alice.locator('#composer').fill('');
+  });
+
+  test('presence dots show who is online (1.1)', async (t) => {
+    await seenOrSkip(
+      t,
+      [bob],
+      'PRESENCE_SUB',
+      async () => (await bob.locator('#people .dot[data-user="alice"][data-status="online"]').count()) === 1,
+      'alice online on bob’s screen',
+    );
+  });
+
+  test('screenshot of the chat view', async () => {
+    await openChannel(alice, 'general');
+    await alice.locator('#composer').fill('');
+    await shot(alice, 'console-chat', true);
+    await shot(bob, 'console-chat-bob');
+  });
+});
