@@ -45,7 +45,15 @@ pub fn channel_state(position: &ChannelPosition) -> ChannelState {
         last_seq: position.last_seq,
         delivered_seq: position.delivered_seq,
         read_seq: position.read_seq,
+        name: position.name.clone(),
+        metadata: metadata(position.metadata.as_deref()),
     }
+}
+
+/// Stored channel metadata (the serialized text of a JSON object) as JSON;
+/// `None` when unset (or, never expected, when the stored text is not JSON).
+pub fn metadata(stored: Option<&str>) -> Option<serde_json::Value> {
+    stored.and_then(|text| serde_json::from_str(text).ok())
 }
 
 /// An upper bound of `message`'s size as a MSG_RECV object in JSON, bytes:

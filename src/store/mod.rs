@@ -66,6 +66,20 @@ pub struct Channel {
     pub last_seq: i64,
     /// Creation time, ms since the Unix epoch.
     pub created_at: i64,
+    /// Display name, `None` when unset.
+    pub name: Option<String>,
+    /// Metadata: the serialized text of a JSON object, `None` when unset.
+    pub metadata: Option<String>,
+}
+
+/// A change to a channel's `name` and `metadata`: for each, `None` leaves
+/// it as it is, `Some(None)` clears it, `Some(Some(v))` sets it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChannelPatch {
+    /// The new display name.
+    pub name: Option<Option<String>>,
+    /// The new metadata, the serialized text of a JSON object.
+    pub metadata: Option<Option<String>>,
 }
 
 /// A send to persist, already validated.
@@ -111,6 +125,10 @@ pub struct ChannelPosition {
     pub delivered_seq: i64,
     /// The user's read watermark (at most `delivered_seq`).
     pub read_seq: i64,
+    /// The channel's display name, `None` when unset.
+    pub name: Option<String>,
+    /// The channel's metadata (serialized JSON object), `None` when unset.
+    pub metadata: Option<String>,
 }
 
 /// Why a store operation failed.
@@ -514,6 +532,50 @@ impl Store {
     ) -> Result<(Vec<StoredMessage>, bool), StoreError> {
         self.read(async { dispatch!(self.messages_after(channel_id, after_seq, limit)) })
             .await
+    }
+
+    /// The last `limit` messages with `seq < before_seq`, returned in `seq`
+    /// order, and whether older ones exist. One backward scan of the
+    /// `(channel_id, seq)` index, whatever the channel's length.
+    pub async fn messages_before(
+        &self,
+        channel_id: &ChannelId,
+        before_seq: i64,
+        limit: u32,
+    ) -> Result<(Vec<StoredMessage>, bool), StoreError> {
+        self.read(async { dispatch!(self.messages_before(channel_id, before_seq, limit)) })
+            .await
+    }
+
+    /// Up to `limit` channels with an id above `after` (every channel when
+    /// `None`) in byte order of the id, and whether more follow.
+    pub async fn list_channels(
+        &self,
+        after: Option<&ChannelId>,
+        limit: u32,
+    ) -> Result<(Vec<Channel>, bool), StoreError> {
+        self.read(async { dispatch!(self.list_channels(after, limit)) }).await
+    }
+
+    /// Applies `patch` to the channel's name and metadata; returns the
+    /// channel as it is afterwards.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel.
+    pub async fn update_channel(&self, channel_id: &ChannelId, patch: &ChannelPatch) -> Result<Channel, StoreError> {
+        dispatch_write!(self, self.deadline(), update_channel(channel_id, patch))?;
+        self.channel(channel_id).await?.ok_or(StoreError::NotFound)
+    }
+
+    /// Deletes the channel with its messages, members and watermarks in one
+    /// transaction (all or nothing), under the channel lock, so a send
+    /// either committed before it or finds no channel. Returns the members
+    /// it had.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel.
+    pub async fn delete_channel(&self, channel_id: &ChannelId) -> Result<Vec<UserId>, StoreError> {
+        dispatch_write!(self, self.deadline(), delete_channel(channel_id))
     }
 
     /// The message with this id, or `None`.
