@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod backend_api;
 mod client;
 mod fanout;
 mod frames;
