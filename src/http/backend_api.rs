@@ -66,8 +66,13 @@ fn send_refused(frame: &ErrorFrame) -> ApiError {
 /// (`duplicate: true`).
 fn acked(frame: &ServerFrame, duplicate: bool) -> Response {
     let status = if duplicate { StatusCode::OK } else { StatusCode::CREATED };
-    let body = serde_json::to_value(frame).unwrap_or(Value::Null);
-    (status, Json(body)).into_response()
+    // The frame's own encoding, as MSG_SEND's sender gets it (`type` first).
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        frame.encode(),
+    )
+        .into_response()
 }
 
 /// `POST /v1/channels/{channelId}/messages` (admin) `{"senderId",
