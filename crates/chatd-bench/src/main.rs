@@ -905,7 +905,12 @@ async fn sync(
 /// (`latest`, `beforeSeq`, `afterSeq`) on `channel`, checking each page is
 /// the 100 seqs asked for.
 async fn page_back(ctx: Arc<Ctx>, channel: String, reads: usize) -> anyhow::Result<Report> {
-    let last = ctx.admin.channel(&channel).await.context("the channel to read")?.last_seq;
+    let last = ctx
+        .admin
+        .channel(&channel)
+        .await
+        .context("the channel to read")?
+        .last_seq;
     anyhow::ensure!(last > 200, "the channel needs more than 200 messages");
     let (mut latest, mut before, mut after) = (histogram(), histogram(), histogram());
     let mut problems = Vec::new();
@@ -938,15 +943,18 @@ async fn page_back(ctx: Arc<Ctx>, channel: String, reads: usize) -> anyhow::Resu
         connections: 1,
         ..Report::default()
     };
-    report
-        .extra
-        .insert("latest_page_100_ms".into(), serde_json::to_value(Percentiles::of(&latest))?);
-    report
-        .extra
-        .insert("before_seq_page_100_ms".into(), serde_json::to_value(Percentiles::of(&before))?);
-    report
-        .extra
-        .insert("after_seq_page_100_ms".into(), serde_json::to_value(Percentiles::of(&after))?);
+    report.extra.insert(
+        "latest_page_100_ms".into(),
+        serde_json::to_value(Percentiles::of(&latest))?,
+    );
+    report.extra.insert(
+        "before_seq_page_100_ms".into(),
+        serde_json::to_value(Percentiles::of(&before))?,
+    );
+    report.extra.insert(
+        "after_seq_page_100_ms".into(),
+        serde_json::to_value(Percentiles::of(&after))?,
+    );
     report.verification.ran = true;
     report.verification.ok = problems.is_empty();
     report.verification.problems = problems;
