@@ -122,6 +122,9 @@ pub struct Config {
     /// `db_timeout_ms` to insert: a clear refusal beats a 503 that no retry
     /// can fix.
     pub max_members_per_request: usize,
+    /// Largest channel `metadata` (`PATCH /v1/channels/{channelId}`), bytes
+    /// of its serialized JSON; more gets 400 `invalid_field`.
+    pub max_channel_metadata_bytes: usize,
     /// Sends a connection may have waiting for their ACK; past it the server stops reading.
     pub max_sends_in_flight: usize,
     /// Longest time a client may take to send its HTTP request head (the
@@ -196,6 +199,7 @@ impl Default for Config {
             max_page_bytes: 1024 * 1024,
             max_request_bytes: 2 * 1024 * 1024,
             max_members_per_request: 100_000,
+            max_channel_metadata_bytes: 16_384,
             max_sends_in_flight: 1_024,
             max_bad_frames: 100,
             handshake_timeout_ms: 10_000,
@@ -375,6 +379,10 @@ impl Config {
         if let Some(url) = &self.nats_url {
             if parse_nats_urls(url).is_err() {
                 return bad("nats_url must be one or more NATS URLs, comma-separated (e.g. nats://localhost:4222)");
+            }
+            // Nodes share one database; an SQLite file is one node's.
+            if self.database_url().starts_with("sqlite:") {
+                return bad("nats_url (several nodes) needs a PostgreSQL database_url (postgres://...); SQLite serves one node only");
             }
         }
         if !valid_subject_prefix(&self.nats_subject_prefix) {

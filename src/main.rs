@@ -79,12 +79,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("chatd: {error}");
-            let mut source = std::error::Error::source(error.as_ref());
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
+            eprint!("{}", report(error.as_ref()));
             // Configuration problems (secrets file included) exit 2, like a bad setting.
             let config_error = error.downcast_ref::<ConfigError>().is_some()
                 || matches!(error.downcast_ref::<StartupError>(), Some(StartupError::Config(_)));
@@ -98,6 +93,23 @@ async fn main() -> ExitCode {
 }
 
 type AnyError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The error and its chain of causes, one line each (`chatd: X`, then
+/// `  caused by: Y`), leaving out a cause whose text an earlier line already
+/// holds: an error that shows its source in its own message (`{0}`) and
+/// also returns it from `source()` would otherwise print it twice.
+fn report(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = format!("chatd: {error}\n");
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let line = cause.to_string();
+        if !text.contains(&line) {
+            text.push_str(&format!("  caused by: {line}\n"));
+        }
+        source = cause.source();
+    }
+    text
+}
 
 /// Longest token lifetime `chatd token` and `POST /v1/tokens` mint: ten years.
 const MAX_TOKEN_TTL_SECS: u64 = chatd::auth::MAX_TOKEN_TTL_SECS;

@@ -23,18 +23,86 @@ use crate::{http, listener, telemetry};
 pub enum StartupError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("database: {0}")]
+    // The messages below name the part that failed and leave the cause to
+    // the source chain (`main` prints it as "caused by:"), so no cause is
+    // printed twice.
+    #[error("database")]
     Store(#[from] StoreError),
     #[error(transparent)]
     Cluster(#[from] ClusterError),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         addr: String,
         #[source]
         source: std::io::Error,
     },
-    #[error("server error: {0}")]
+    /// Another chatd holds the SQLite database's lock file.
+    #[error(
+        "another chatd is already serving the SQLite database {database} (it holds {lock}); \
+         stop it first, or give this one its own data_dir (several nodes need PostgreSQL)"
+    )]
+    Locked {
+        /// The database file.
+        database: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// The lock file could not be created or locked.
+    #[error("cannot lock {path}")]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("server error")]
     Serve(#[source] std::io::Error),
+}
+
+/// For an SQLite `database_url`, takes an exclusive lock on `<file>.lock`
+/// next to the database file (creating its directory, private, when
+/// missing), held while the returned file is open: two servers on one SQLite
+/// database would each deliver only their own sessions' messages. `None`
+/// for PostgreSQL and in-memory databases. The lock is an advisory `flock`
+/// the kernel drops when the process exits, however it ends.
+///
+/// # Errors
+/// [`StartupError::Locked`] when another process holds it,
+/// [`StartupError::Lock`] when it cannot be made.
+pub fn lock_sqlite(database_url: &str) -> Result<Option<std::fs::File>, StartupError> {
+    use std::str::FromStr;
+    if !database_url.starts_with("sqlite:") {
+        return Ok(None);
+    }
+    let Ok(options) = sqlx::sqlite::SqliteConnectOptions::from_str(database_url) else {
+        return Ok(None);
+    };
+    let database = options.get_filename().to_path_buf();
+    if database.as_os_str().is_empty() || database.to_str() == Some(":memory:") {
+        return Ok(None);
+    }
+    let mut name = database.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    let lock = database.with_file_name(name);
+    let failed = |source| StartupError::Lock {
+        path: lock.clone(),
+        source,
+    };
+    if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::private_files::create_private_dir(dir).map_err(failed)?;
+    }
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        open.mode(0o600);
+    }
+    let file = open.open(&lock).map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StartupError::Locked { database, lock }),
+        Err(std::fs::TryLockError::Error(e)) => Err(failed(e)),
+    }
 }
 
 /// Opens the configured database and applies migrations.
@@ -58,16 +126,27 @@ pub struct Application {
     state: AppState,
     commit_tasks: TaskTracker,
     secrets_file: Option<PathBuf>,
+    /// The SQLite database's lock ([`lock_sqlite`]), held until the server stops.
+    sqlite_lock: Option<std::fs::File>,
 }
 
 impl Application {
-    /// Loads secrets, opens and migrates the database, starts delivery and the
-    /// commit tasks, and
-    /// binds the listener (`listen` may use port 0).
+    /// Binds the listener (`listen` may use port 0), then loads secrets,
+    /// locks an SQLite database ([`lock_sqlite`]), opens and migrates the
+    /// database, and starts delivery and the commit tasks. Binding comes
+    /// first, so a taken port fails before anything is written to disk
+    /// (data directory, secrets file, database).
     ///
     /// # Errors
     /// [`StartupError`] naming the part that failed.
     pub async fn build(config: Config) -> Result<Self, StartupError> {
+        let listener = TcpListener::bind(&config.listen)
+            .await
+            .map_err(|source| StartupError::Bind {
+                addr: config.listen.clone(),
+                source,
+            })?;
+        let sqlite_lock = lock_sqlite(&config.database_url())?;
         let secrets = config.secrets()?;
         for warning in secrets.warnings() {
             tracing::warn!("weak secret: {warning}");
@@ -76,12 +155,6 @@ impl Application {
         let metrics = telemetry::metrics_handle();
         let store = open_store(&config).await?;
         let auth = Auth::from_config(&config, &secrets);
-        let listener = TcpListener::bind(&config.listen)
-            .await
-            .map_err(|source| StartupError::Bind {
-                addr: config.listen.clone(),
-                source,
-            })?;
         let commit_tasks = TaskTracker::new();
         let state = AppState::new(config, store, auth, metrics, &commit_tasks).await?;
         Ok(Self {
@@ -89,6 +162,7 @@ impl Application {
             state,
             commit_tasks,
             secrets_file: secrets.file,
+            sqlite_lock,
         })
     }
 
@@ -126,6 +200,7 @@ impl Application {
             state,
             commit_tasks,
             secrets_file,
+            sqlite_lock,
         } = self;
         let addr = listener.local_addr().map_err(StartupError::Serve)?;
         if let Some(file) = &secrets_file {
@@ -202,6 +277,7 @@ impl Application {
         let _ = tokio::time::timeout(Duration::from_secs(1), store.close()).await;
         background.cancel();
         let _ = upkeep.await;
+        drop(sqlite_lock);
         tracing::info!("chatd stopped");
         Ok(())
     }

@@ -94,7 +94,15 @@ pub fn channel_state(position: &ChannelPosition) -> ChannelState {
         delivered_seq: position.delivered_seq,
         read_seq: position.read_seq,
         unread: position.unread,
+        name: position.name.clone(),
+        metadata: metadata(position.metadata.as_deref()),
     }
+}
+
+/// Stored channel metadata (the serialized text of a JSON object) as JSON;
+/// `None` when unset (or, never expected, when the stored text is not JSON).
+pub fn metadata(stored: Option<&str>) -> Option<serde_json::Value> {
+    stored.and_then(|text| serde_json::from_str(text).ok())
 }
 
 /// An upper bound of `message`'s size as a MSG_RECV object in JSON, bytes:
@@ -126,6 +134,13 @@ pub fn json_len_bound(message: &StoredMessage) -> usize {
 /// reader paging by seq makes progress. A SYNC_BATCH and a history page keep
 /// this many and say `hasMore` (`max_page_bytes`).
 pub fn page_len(messages: &[StoredMessage], budget: usize) -> usize {
+    fitting(messages.iter(), budget)
+}
+
+/// How many of `messages`, in the order given, fit in `budget` bytes of
+/// JSON ([`json_len_bound`] each); at least one when there is one. A page
+/// back from a seq counts from its newest entry.
+pub fn fitting<'a>(messages: impl Iterator<Item = &'a StoredMessage>, budget: usize) -> usize {
     let mut used = 0usize;
     let mut fits = 0;
     for message in messages {

@@ -1043,3 +1043,47 @@ async fn edits_and_reactions_reach_every_node_and_copies_store_one_entry() {
     assert_eq!(stored[0]["body"], "hello, edited");
     assert_eq!(stored[0]["reactions"][0]["count"], 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_post_and_a_channel_delete_reach_sessions_on_every_node() {
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut alice_on_a = a.connect("alice").await;
+    let mut bob_on_b = b.connect("bob").await;
+    let mut alice_on_b = b.connect("alice").await;
+
+    // Posted on B, as alice: every session of every member, on both nodes.
+    let body = json!({"senderId": "alice", "clientMsgId": "h1", "body": "from the backend"});
+    let (status, ack) = b
+        .admin
+        .request(reqwest::Method::POST, "/v1/channels/room/messages", Some(body.clone()))
+        .await;
+    assert_eq!(status, 201, "{ack}");
+    for client in [&mut alice_on_a, &mut bob_on_b, &mut alice_on_b] {
+        let recv = client.recv_type("MSG_RECV").await;
+        assert_eq!(recv["messageId"], ack["messageId"]);
+    }
+    // The retry on the other node is answered from the store.
+    let (status, again) = a
+        .admin
+        .request(reqwest::Method::POST, "/v1/channels/room/messages", Some(body))
+        .await;
+    assert_eq!((status, again["duplicate"].clone()), (200, json!(true)));
+    assert_eq!(again["messageId"], ack["messageId"]);
+
+    // Deleted on A: the sessions on B are told too, and get nothing more.
+    let (status, _) = a
+        .admin
+        .request(reqwest::Method::DELETE, "/v1/channels/room", None)
+        .await;
+    assert_eq!(status, 204);
+    for client in [&mut alice_on_a, &mut bob_on_b, &mut alice_on_b] {
+        let removed = client.recv_type("CHANNEL_REMOVED").await;
+        assert_eq!(removed, json!({"type": "CHANNEL_REMOVED", "channelId": "room"}));
+    }
+    let (status, _) = b.admin.request(reqwest::Method::GET, "/v1/channels/room", None).await;
+    assert_eq!(status, 404);
+}

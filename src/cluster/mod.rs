@@ -328,6 +328,25 @@ impl Cluster {
         }
     }
 
+    /// `channel` was deleted: its encoded CHANNEL_REMOVED (`text`) goes to
+    /// this node's sessions of each member and, on each member's user
+    /// subject, to the other nodes holding their sessions; and each member
+    /// leaves the channel, so no node carries it for them any more.
+    pub fn channel_removed(&self, channel: &ChannelId, members: &[UserId], text: &Utf8Bytes) {
+        let envelope = UserEnvelope::Frame {
+            frame_type: "CHANNEL_REMOVED".to_owned(),
+            text: text.as_str().to_owned(),
+        };
+        let payload = serde_json::to_vec(&envelope).ok().map(Bytes::from);
+        for member in members {
+            self.0.hub.send_to_user(member, text, "CHANNEL_REMOVED", None);
+            if let Some(payload) = &payload {
+                self.0.publish(user_subject(&self.0.prefix, member), payload.clone());
+            }
+            self.membership_changed(member, channel, false, 0);
+        }
+    }
+
     /// Stops the bridge after the sessions have closed: publishes what is
     /// still queued (while connected), then drains and closes the NATS
     /// connection. Bounded to about 3 s.
@@ -763,9 +782,17 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
 
 /// The static name of a server frame type (for the metrics label).
 fn known_frame_type(name: &str) -> Option<&'static str> {
-    ["RECEIPT", "MSG_RECV", "MSG_ACK", "ERROR", "HELLO", "SYNC_BATCH"]
-        .into_iter()
-        .find(|known| *known == name)
+    [
+        "RECEIPT",
+        "MSG_RECV",
+        "MSG_ACK",
+        "ERROR",
+        "HELLO",
+        "SYNC_BATCH",
+        "CHANNEL_REMOVED",
+    ]
+    .into_iter()
+    .find(|known| *known == name)
 }
 
 /// Publishes queued envelopes in order; holds them while NATS is down (they

@@ -1,21 +1,61 @@
-//! `SYNC`: a page of a channel's messages after a seq, as `SYNC_BATCH`
-//! (`docs/protocol.md` §5), for members only.
+//! `SYNC`: a page of a channel's messages after a seq, or back from a seq
+//! or the newest, as `SYNC_BATCH` (`docs/protocol.md` §5), for members only.
 
 use super::Context;
 use crate::ids::ChannelId;
+use crate::ids::UserId;
 use crate::outbound::close_code;
-use crate::protocol::ServerFrame;
+use crate::protocol::{Page, ServerFrame, TaggedMessage};
+use crate::store::{EntriesPage, Store, StoreError, StoredMessage};
 use crate::view;
 
-/// Answers a SYNC for up to `limit` messages after `after_seq` in
-/// `channel_id`: a SYNC_BATCH (cut to `max_page_bytes`), `forbidden` for a
-/// non-member or unknown channel, or the store's error.
+/// Reads the page `page` of up to `limit` entries of `channel_id`, in
+/// `seq` order and render-ready (each message with its state; `me` for
+/// `reader`, none for the admin), and whether more lie beyond it (after it
+/// for [`Page::After`], before it for [`Page::Before`]). Shared by SYNC and
+/// the history route.
+///
+/// # Errors
+/// The store's error.
+pub async fn read_page(
+    store: &Store,
+    channel_id: &ChannelId,
+    page: Page,
+    limit: u32,
+    reader: Option<&UserId>,
+) -> Result<EntriesPage, StoreError> {
+    match page {
+        Page::After(after_seq) => store.entries_after(channel_id, after_seq, limit, reader).await,
+        Page::Before(before_seq) => store.entries_before(channel_id, before_seq, limit, reader).await,
+    }
+}
+
+/// Cuts a page read by [`read_page`] to `budget` bytes of JSON
+/// (`max_page_bytes`). A page after a seq keeps its first entries (the
+/// client asks again from its last seq); a page back keeps its last ones
+/// (the newest, next to where the reader stands; it asks again before its
+/// first seq), and `hasMore` stays about older entries.
+pub fn cut_page(entries: &[StoredMessage], has_more: bool, page: Page, budget: usize) -> (Vec<TaggedMessage>, bool) {
+    match page {
+        Page::After(_) => view::recv_page(entries, has_more, budget),
+        Page::Before(_) => {
+            let fits = view::fitting(entries.iter().rev(), budget);
+            let kept = &entries[entries.len() - fits..];
+            let (page, _) = view::recv_page(kept, false, usize::MAX);
+            (page, has_more || fits < entries.len())
+        }
+    }
+}
+
+/// Answers a SYNC for up to `limit` messages of `channel_id` at `page`: a
+/// SYNC_BATCH (cut to `max_page_bytes`), `forbidden` for a non-member or
+/// unknown channel, or the store's error.
 ///
 /// Backpressure: the page is read only once at most one page waits in the
 /// session's queue, so a client that asks for pages and does not read them
 /// is answered as fast as it reads, and one that reads nothing for the idle
 /// limit is closed with 1013.
-pub async fn run(ctx: Context<'_>, channel_id: ChannelId, after_seq: i64, limit: u32) {
+pub async fn run(ctx: Context<'_>, channel_id: ChannelId, page: Page, limit: u32) {
     let state = ctx.state;
     tokio::select! {
         () = ctx.session.queued_at_most(state.config.max_page_bytes) => {}
@@ -28,23 +68,22 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, after_seq: i64, limit:
     }
     let store = &state.store;
     let result = match store.is_member(&channel_id, &ctx.user.user_id).await {
-        Ok(true) => store
-            .entries_after(&channel_id, after_seq, limit, Some(&ctx.user.user_id))
+        Ok(true) => read_page(store, &channel_id, page, limit, Some(&ctx.user.user_id))
             .await
             .map(Some),
         Ok(false) => Ok(None),
         Err(e) => Err(e),
     };
     let frame = match result {
-        Ok(Some(page)) => {
+        Ok(Some(read)) => {
             // A page stops early past `max_page_bytes`: the client asks
-            // again from its last seq.
-            let (messages, has_more) = view::recv_page(&page.entries, page.has_more, state.config.max_page_bytes);
+            // again from its last seq (or before its first, paging back).
+            let (messages, has_more) = cut_page(&read.entries, read.has_more, page, state.config.max_page_bytes);
             ServerFrame::SyncBatch {
                 channel_id: channel_id.as_str().to_owned(),
                 messages,
                 has_more,
-                last_seq: Some(page.last_seq),
+                last_seq: Some(read.last_seq),
             }
         }
         Ok(None) => ServerFrame::Error(view::not_a_member(&channel_id)),

@@ -131,6 +131,26 @@ impl Delivery {
         }
     }
 
+    /// `channel` was deleted with these `members`: every live session of
+    /// each member, on every node, gets `CHANNEL_REMOVED`, and the channel's
+    /// delivery stops for them (with NATS, as when they leave it).
+    pub fn channel_removed(&self, channel: &ChannelId, members: &[UserId]) {
+        let text = Utf8Bytes::from(
+            ServerFrame::ChannelRemoved {
+                channel_id: channel.as_str().to_owned(),
+            }
+            .encode(),
+        );
+        match self {
+            Delivery::Local(hub) => {
+                for member in members {
+                    hub.send_to_user(member, &text, "CHANNEL_REMOVED", None);
+                }
+            }
+            Delivery::Nats(cluster) => cluster.channel_removed(channel, members, &text),
+        }
+    }
+
     /// Stops delivery after the sessions have closed (with NATS: publishes
     /// what is still queued and closes the connection, bounded to about 3 s).
     pub async fn shutdown(&self) {
@@ -244,6 +264,23 @@ mod tests {
             ["r5", "r6", "d4"],
             "stale and repeated receipts dropped, kinds apart"
         );
+    }
+
+    #[test]
+    fn channel_removed_reaches_every_session_of_each_member_only() {
+        let (hub, delivery) = local();
+        let mut a1 = session(&hub, "alice", 4);
+        let mut a2 = session(&hub, "alice", 4);
+        let mut eve = session(&hub, "eve", 4);
+        let room = ChannelId::parse("room").unwrap();
+        delivery.channel_removed(&room, &[UserId::parse("alice").unwrap(), UserId::parse("bob").unwrap()]);
+        for rx in [&mut a1.rx, &mut a2.rx] {
+            assert_eq!(
+                rx.try_recv().unwrap().as_str(),
+                r#"{"type":"CHANNEL_REMOVED","channelId":"room"}"#
+            );
+        }
+        assert!(eve.rx.try_recv().is_err(), "never a non-member");
     }
 
     #[test]

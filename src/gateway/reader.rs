@@ -289,11 +289,11 @@ impl<'a> Reader<'a> {
             }
             Command::Sync {
                 channel_id,
-                after_seq,
+                page,
                 limit,
             } => {
                 self.drain().await;
-                command::sync::run(ctx, channel_id, after_seq, limit).await;
+                command::sync::run(ctx, channel_id, page, limit).await;
             }
         }
     }

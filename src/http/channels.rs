@@ -8,13 +8,15 @@ use serde::{Deserialize, Serialize};
 
 use super::body::{admin_body, parse_json};
 use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
+use crate::command::sync::{cut_page, read_page};
 use crate::ids::{now_ms, ChannelId, UserId};
-use crate::protocol::{check_after_seq, check_limit};
+use crate::protocol::{check_limit, Page};
 use crate::state::AppState;
 use crate::store::Channel;
-use crate::view::recv_page;
 
-/// The channel object of the API: `{"channelId", "members", "lastSeq", "createdAt"}`.
+/// The channel object of the API: `{"channelId", "members", "lastSeq",
+/// "createdAt", "name", "metadata"}` (`name` and `metadata` are `null` when
+/// unset; `PATCH /v1/channels/{channelId}` sets them).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelView {
@@ -22,6 +24,8 @@ pub struct ChannelView {
     members: Vec<String>,
     last_seq: i64,
     created_at: i64,
+    name: Option<String>,
+    metadata: Option<serde_json::Value>,
 }
 
 impl From<Channel> for ChannelView {
@@ -31,6 +35,8 @@ impl From<Channel> for ChannelView {
             members: c.members.iter().map(|m| m.as_str().to_owned()).collect(),
             last_seq: c.last_seq,
             created_at: c.created_at,
+            metadata: crate::view::metadata(c.metadata.as_deref()),
+            name: c.name,
         }
     }
 }
@@ -149,7 +155,10 @@ async fn set_member(
 }
 
 /// `GET /v1/channels/{channelId}/messages?afterSeq=N&limit=M` (member or
-/// admin): 200 `{"messages", "hasMore"}`; 403 for a non-member or unknown
+/// admin), or paging back with `beforeSeq=N` (exclusive; `afterSeq` is then
+/// ignored) or `latest=true` (the newest `limit`), returned in increasing
+/// `seq` with `hasMore` saying whether older ones exist: 200 `{"messages",
+/// "hasMore"}`; 403 for a non-member or unknown
 /// channel (user), 404 for an unknown channel (admin).
 pub async fn history(
     State(state): State<AppState>,
@@ -166,14 +175,24 @@ pub async fn history(
             .get(name)
             .map_err(|_| ApiError::invalid_field(name, "given more than once"))
     };
-    let after_seq = match param("afterSeq")? {
-        None => 0,
-        Some(v) => v
-            .parse::<i64>()
-            .ok()
-            .and_then(|n| check_after_seq(n).ok())
-            .ok_or_else(|| ApiError::invalid_field("afterSeq", "must be an integer between 0 and 2^53-1"))?,
+    let int = |name: &'static str, range: &'static str| -> Result<Option<i64>, ApiError> {
+        param(name)?
+            .map(|v| v.parse::<i64>().map_err(|_| ApiError::invalid_field(name, range)))
+            .transpose()
     };
+    let after_seq = int("afterSeq", "must be an integer between 0 and 2^53-1")?;
+    let before_seq = int("beforeSeq", "must be an integer between 1 and 2^53-1")?;
+    let latest = match param("latest")? {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(_) => return Err(ApiError::invalid_field("latest", "must be true or false")),
+    };
+    let page = Page::from_fields(after_seq, before_seq, latest, false).map_err(|(field, reason)| match field {
+        "afterSeq" => ApiError::invalid_field(field, "must be an integer between 0 and 2^53-1"),
+        "beforeSeq" => ApiError::invalid_field(field, "must be an integer between 1 and 2^53-1"),
+        _ => ApiError::invalid_field(field, reason),
+    })?;
     let limit = match param("limit")? {
         None => None,
         Some(v) => Some(
@@ -198,9 +217,9 @@ pub async fn history(
     };
     // Render-ready (§8): each message with its current state; `me` is the
     // user's (never true for the admin).
-    let page = state.store.entries_after(&id, after_seq, limit, reader).await?;
+    let read = read_page(&state.store, &id, page, limit, reader).await?;
     // Like a SYNC_BATCH, a page stops early past `max_page_bytes`; the
-    // caller asks again after its last seq.
-    let (messages, has_more) = recv_page(&page.entries, page.has_more, state.config.max_page_bytes);
-    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more, "lastSeq": page.last_seq})).into_response())
+    // caller asks again after its last seq (or before its first).
+    let (messages, has_more) = cut_page(&read.entries, read.has_more, page, state.config.max_page_bytes);
+    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more, "lastSeq": read.last_seq})).into_response())
 }

@@ -2,6 +2,7 @@
 //! applied to every route, and the credential checks shared by the routes.
 //! The JSON error shape is [`error`], the extractors [`extract`].
 
+mod backend_api;
 mod body;
 mod channels;
 pub mod error;
@@ -28,13 +29,25 @@ use crate::state::AppState;
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/v1/ws", get(gateway::ws_handler))
-        .route("/v1/channels", post(channels::create_channel))
-        .route("/v1/channels/{channel_id}", get(channels::get_channel))
+        .route(
+            "/v1/channels",
+            post(channels::create_channel).get(backend_api::list_channels),
+        )
+        .route(
+            "/v1/channels/{channel_id}",
+            get(channels::get_channel)
+                .patch(backend_api::patch_channel)
+                .delete(backend_api::delete_channel),
+        )
+        .route("/v1/me/channels", get(backend_api::my_channels))
         .route(
             "/v1/channels/{channel_id}/members/{user_id}",
             put(channels::add_member).delete(channels::remove_member),
         )
-        .route("/v1/channels/{channel_id}/messages", get(channels::history))
+        .route(
+            "/v1/channels/{channel_id}/messages",
+            get(channels::history).post(backend_api::post_message),
+        )
         .route("/v1/tokens", post(tokens::create_token))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

@@ -9,8 +9,8 @@ use sqlx::{Postgres, Row, Sqlite};
 
 use super::sql::{self, common};
 use super::{
-    BatchOutcome, Change, Channel, ChannelPosition, CommitSent, EntriesPage, EntryKind, NewMessage, ReactionState,
-    SendOutcome, StoreError, StoredMessage,
+    BatchOutcome, Change, Channel, ChannelPatch, ChannelPosition, CommitSent, EntriesPage, EntryKind, NewMessage,
+    ReactionState, SendOutcome, StoreError, StoredMessage,
 };
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
@@ -171,7 +171,7 @@ macro_rules! sql_backend {
                 let mut members = members.to_vec();
                 members.sort();
                 members.dedup();
-                Ok(Channel { channel_id: channel_id.clone(), members, last_seq: 0, created_at: now })
+                Ok(Channel { channel_id: channel_id.clone(), members, last_seq: 0, created_at: now, name: None, metadata: None })
             }
 
             pub(super) async fn channel(&self, channel_id: &ChannelId) -> Result<Option<Channel>, StoreError> {
@@ -187,7 +187,83 @@ macro_rules! sql_backend {
                     created_at: row.try_get(1)?,
                     last_seq: row.try_get(2)?,
                     members: sorted_members(members),
+                    name: row.try_get(3)?,
+                    metadata: row.try_get(4)?,
                 }))
+            }
+
+            pub(super) async fn list_channels(&self, after: Option<&ChannelId>, limit: u32) -> Result<(Vec<Channel>, bool), StoreError> {
+                let rows = sqlx::query(sql::$dialect::LIST_CHANNELS)
+                    .bind(after.map(ChannelId::as_str))
+                    .bind(i64::from(limit) + 1)
+                    .fetch_all(&self.read_pool)
+                    .await?;
+                let has_more = rows.len() > limit as usize;
+                let mut channels = rows
+                    .iter()
+                    .take(limit as usize)
+                    .map(|row| {
+                        Ok(Channel {
+                            channel_id: ChannelId::from_trusted(row.try_get(0)?),
+                            created_at: row.try_get(1)?,
+                            last_seq: row.try_get(2)?,
+                            members: Vec::new(),
+                            name: row.try_get(3)?,
+                            metadata: row.try_get(4)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, sqlx::Error>>()?;
+                let ids: Vec<&str> = channels.iter().map(|c| c.channel_id.as_str()).collect();
+                let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+                for (channel, user) in self.members_of_listed(&ids).await? {
+                    members.entry(channel).or_default().push(user);
+                }
+                for channel in &mut channels {
+                    channel.members = sorted_members(members.remove(channel.channel_id.as_str()).unwrap_or_default());
+                }
+                Ok((channels, has_more))
+            }
+
+            pub(super) async fn update_channel(&self, channel_id: &ChannelId, patch: &ChannelPatch, sent: &CommitSent) -> Result<(), StoreError> {
+                let mut tx = self.begin_write().await?;
+                let updated = sqlx::query(common::UPDATE_CHANNEL)
+                    .bind(channel_id.as_str())
+                    .bind(patch.name.is_some())
+                    .bind(patch.name.clone().flatten())
+                    .bind(patch.metadata.is_some())
+                    .bind(patch.metadata.clone().flatten())
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if updated == 0 {
+                    return Err(StoreError::NotFound);
+                }
+                Self::commit(tx, sent).await
+            }
+
+            pub(super) async fn delete_channel(&self, channel_id: &ChannelId, sent: &CommitSent) -> Result<Vec<UserId>, StoreError> {
+                let mut tx = self.begin_write().await?;
+                // The channel lock, as a send takes it: a send either
+                // committed before the delete or finds no channel after it.
+                if sqlx::query(sql::$dialect::LOCK_CHANNEL)
+                    .bind(channel_id.as_str())
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .is_none()
+                {
+                    return Err(StoreError::NotFound);
+                }
+                let members = sqlx::query_scalar::<_, String>(common::CHANNEL_MEMBERS)
+                    .bind(channel_id.as_str())
+                    .fetch_all(&mut *tx)
+                    .await?;
+                // Every statement in the one transaction: a failure rolls
+                // all of them back, so nothing is left half-deleted.
+                for statement in common::DELETE_CHANNEL {
+                    sqlx::query(statement).bind(channel_id.as_str()).execute(&mut *tx).await?;
+                }
+                Self::commit(tx, sent).await?;
+                Ok(sorted_members(members))
             }
 
             pub(super) async fn set_member(&self, channel_id: &ChannelId, user_id: &UserId, add: bool, now: i64, sent: &CommitSent) -> Result<i64, StoreError> {
@@ -241,6 +317,8 @@ macro_rules! sql_backend {
                             delivered_seq: row.try_get(2)?,
                             read_seq: row.try_get(3)?,
                             unread: row.try_get(4)?,
+                            name: row.try_get(5)?,
+                            metadata: row.try_get(6)?,
                         })
                     })
                     .collect::<Result<_, sqlx::Error>>()
@@ -261,18 +339,33 @@ macro_rules! sql_backend {
             }
 
             pub(super) async fn entries_after(&self, channel_id: &ChannelId, after_seq: i64, limit: u32, reader: Option<&UserId>) -> Result<EntriesPage, StoreError> {
+                self.entries_page(channel_id, sql::$dialect::MESSAGES_AFTER, after_seq, limit, reader, false).await
+            }
+
+            pub(super) async fn entries_before(&self, channel_id: &ChannelId, before_seq: i64, limit: u32, reader: Option<&UserId>) -> Result<EntriesPage, StoreError> {
+                self.entries_page(channel_id, sql::$dialect::MESSAGES_BEFORE, before_seq, limit, reader, true).await
+            }
+
+            /// A page of entries from `query` (`MESSAGES_AFTER`, or
+            /// `MESSAGES_BEFORE` when `backward`: a backward index scan, its
+            /// rows reversed into `seq` order, `has_more` saying older ones
+            /// exist), each `message` entry with its state and reactions.
+            async fn entries_page(&self, channel_id: &ChannelId, query: &'static str, seq: i64, limit: u32, reader: Option<&UserId>, backward: bool) -> Result<EntriesPage, StoreError> {
                 // The page and its reactions from one snapshot, so the state
                 // shown is the state at one point of the log.
                 let mut tx = self.read_pool.begin_with(sql::$dialect::BEGIN_SNAPSHOT).await?;
-                let rows = sqlx::query(sql::$dialect::MESSAGES_AFTER)
+                let rows = sqlx::query(query)
                     .bind(channel_id.as_str())
-                    .bind(after_seq)
+                    .bind(seq)
                     .bind(i64::from(limit) + 1)
                     .fetch_all(&mut *tx)
                     .await?;
                 let mut entries = rows.iter().map(message_from_row).collect::<Result<Vec<_>, _>>()?;
                 let has_more = entries.len() > limit as usize;
                 entries.truncate(limit as usize);
+                if backward {
+                    entries.reverse();
+                }
                 let last_seq: i64 = sqlx::query_scalar(common::LAST_SEQ)
                     .bind(channel_id.as_str())
                     .fetch_optional(&mut *tx)
@@ -620,6 +713,15 @@ impl SqliteStore {
         serde_json::to_string(ids).map_err(|e| StoreError::Corrupt(e.to_string()))
     }
 
+    /// (channel, member) rows of the channels `ids`.
+    async fn members_of_listed(&self, ids: &[&str]) -> Result<Vec<(String, String)>, StoreError> {
+        let ids = serde_json::to_string(ids).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        Ok(sqlx::query_as(sql::sqlite::MEMBERS_OF_LISTED)
+            .bind(ids)
+            .fetch_all(&self.read_pool)
+            .await?)
+    }
+
     /// Adds a new channel's members in one statement (`$2` a JSON array of
     /// the ids, read by SQLite's `json_each`).
     async fn insert_members(
@@ -672,6 +774,14 @@ impl PgStore {
     /// A list of ids as one parameter: a `text[]` (cast to `uuid[]` by the statement).
     fn id_list(ids: &[String]) -> Result<Vec<String>, StoreError> {
         Ok(ids.to_vec())
+    }
+
+    /// (channel, member) rows of the channels `ids`.
+    async fn members_of_listed(&self, ids: &[&str]) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(sqlx::query_as(sql::pg::MEMBERS_OF_LISTED)
+            .bind(ids)
+            .fetch_all(&self.read_pool)
+            .await?)
     }
 
     /// Adds a new channel's members in one statement (`$2` text[]): a round

@@ -215,6 +215,20 @@ pub struct Channel {
     pub last_seq: i64,
     /// Creation time, ms since the Unix epoch.
     pub created_at: i64,
+    /// Display name, `None` when unset.
+    pub name: Option<String>,
+    /// Metadata: the serialized text of a JSON object, `None` when unset.
+    pub metadata: Option<String>,
+}
+
+/// A change to a channel's `name` and `metadata`: for each, `None` leaves
+/// it as it is, `Some(None)` clears it, `Some(Some(v))` sets it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChannelPatch {
+    /// The new display name.
+    pub name: Option<Option<String>>,
+    /// The new metadata, the serialized text of a JSON object.
+    pub metadata: Option<Option<String>>,
 }
 
 /// An entry to persist (a send, edit, delete or reaction), already validated.
@@ -272,6 +286,10 @@ pub struct ChannelPosition {
     pub read_seq: i64,
     /// `message` entries after `read_seq`, not deleted, not sent by the user.
     pub unread: i64,
+    /// The channel's display name, `None` when unset.
+    pub name: Option<String>,
+    /// The channel's metadata (serialized JSON object), `None` when unset.
+    pub metadata: Option<String>,
 }
 
 /// Why a store operation failed.
@@ -694,6 +712,52 @@ impl Store {
     ) -> Result<EntriesPage, StoreError> {
         self.read(async { dispatch!(self.entries_after(channel_id, after_seq, limit, reader)) })
             .await
+    }
+
+    /// As [`Self::entries_after`], for the last `limit` entries with
+    /// `seq < before_seq`, returned in `seq` order, and whether older ones
+    /// exist: one backward scan of the `(channel_id, seq)` index, whatever
+    /// the channel's length.
+    pub async fn entries_before(
+        &self,
+        channel_id: &ChannelId,
+        before_seq: i64,
+        limit: u32,
+        reader: Option<&UserId>,
+    ) -> Result<EntriesPage, StoreError> {
+        self.read(async { dispatch!(self.entries_before(channel_id, before_seq, limit, reader)) })
+            .await
+    }
+
+    /// Up to `limit` channels with an id above `after` (every channel when
+    /// `None`) in byte order of the id, and whether more follow.
+    pub async fn list_channels(
+        &self,
+        after: Option<&ChannelId>,
+        limit: u32,
+    ) -> Result<(Vec<Channel>, bool), StoreError> {
+        self.read(async { dispatch!(self.list_channels(after, limit)) }).await
+    }
+
+    /// Applies `patch` to the channel's name and metadata; returns the
+    /// channel as it is afterwards.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel.
+    pub async fn update_channel(&self, channel_id: &ChannelId, patch: &ChannelPatch) -> Result<Channel, StoreError> {
+        dispatch_write!(self, self.deadline(), update_channel(channel_id, patch))?;
+        self.channel(channel_id).await?.ok_or(StoreError::NotFound)
+    }
+
+    /// Deletes the channel with its messages, members and watermarks in one
+    /// transaction (all or nothing), under the channel lock, so a send
+    /// either committed before it or finds no channel. Returns the members
+    /// it had.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel.
+    pub async fn delete_channel(&self, channel_id: &ChannelId) -> Result<Vec<UserId>, StoreError> {
+        dispatch_write!(self, self.deadline(), delete_channel(channel_id))
     }
 
     /// The message with this id, or `None`.

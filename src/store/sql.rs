@@ -70,6 +70,19 @@ pub mod pg {
         message_columns!("message_id::text", "target_id::text"),
         " FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
     );
+    /// A backward scan of the `(channel_id, seq)` index from `$2`.
+    pub const MESSAGES_BEFORE: &str = concat!(
+        "SELECT ",
+        message_columns!("message_id::text", "target_id::text"),
+        " FROM messages WHERE channel_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3"
+    );
+    /// Channels after `$1` (`NULL`: from the first; ids are never empty) in byte order of the id
+    /// (`COLLATE "C"`, served by the `channels_by_id_bytes` index), `$2` of them.
+    pub const LIST_CHANNELS: &str = "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
+         WHERE channel_id COLLATE \"C\" > COALESCE($1::text, '') COLLATE \"C\" \
+         ORDER BY channel_id COLLATE \"C\" LIMIT $2";
+    /// The members of the channels `$1` (text[]).
+    pub const MEMBERS_OF_LISTED: &str = "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)";
     /// Locks every channel of a batch (`$1` text[]) in one statement. The
     /// rows are sorted before they are locked (PostgreSQL applies `ORDER BY`
     /// below the locking clause), so the locks are taken in byte order of the
@@ -148,6 +161,19 @@ pub mod sqlite {
         message_columns!("message_id", "target_id"),
         " FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
     );
+    /// A backward scan of the `(channel_id, seq)` index from `$2`.
+    pub const MESSAGES_BEFORE: &str = concat!(
+        "SELECT ",
+        message_columns!("message_id", "target_id"),
+        " FROM messages WHERE channel_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3"
+    );
+    /// Channels after `$1` (`NULL`: from the first; ids are never empty) in byte order of the id
+    /// (SQLite's default BINARY collation; the primary key's index).
+    pub const LIST_CHANNELS: &str = "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
+         WHERE channel_id > COALESCE($1, '') ORDER BY channel_id LIMIT $2";
+    /// The members of the channels `$1` (a JSON array of ids).
+    pub const MEMBERS_OF_LISTED: &str =
+        "SELECT channel_id, user_id FROM members WHERE channel_id IN (SELECT value FROM json_each($1))";
 }
 
 /// Statements whose text is the same on both backends.
@@ -162,7 +188,22 @@ pub mod common {
         "INSERT INTO members (channel_id, user_id, joined_at, joined_seq) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (channel_id, user_id) DO NOTHING";
     pub const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
-    pub const CHANNEL: &str = "SELECT channel_id, created_at, last_seq FROM channels WHERE channel_id = $1";
+    pub const CHANNEL: &str =
+        "SELECT channel_id, created_at, last_seq, name, metadata FROM channels WHERE channel_id = $1";
+    /// Sets `name` to `$3` when `$2`, `metadata` to `$5` when `$4`.
+    pub const UPDATE_CHANNEL: &str = "UPDATE channels SET \
+         name = CASE WHEN $2 THEN $3 ELSE name END, metadata = CASE WHEN $4 THEN $5 ELSE metadata END \
+         WHERE channel_id = $1";
+    /// A channel's rows, children first (`DELETE /v1/channels/{channelId}`):
+    /// the reaction state of its messages, its log, watermarks, members.
+    pub const DELETE_CHANNEL: [&str; 6] = [
+        "DELETE FROM reactions WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
+        "DELETE FROM reaction_counts WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
+        "DELETE FROM messages WHERE channel_id = $1",
+        "DELETE FROM watermarks WHERE channel_id = $1",
+        "DELETE FROM members WHERE channel_id = $1",
+        "DELETE FROM channels WHERE channel_id = $1",
+    ];
     pub const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1 AND user_id = $2";
     /// The members of channel `$1` with their `joined_seq`, earliest join first.
     pub const MEMBERS_SINCE: &str = "SELECT user_id, joined_seq FROM members WHERE channel_id = $1 ORDER BY joined_seq";
@@ -173,7 +214,7 @@ pub mod common {
     pub const CHANNEL_STATES: &str =
         "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
          (SELECT count(*) FROM messages x WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
-          AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id) \
+          AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id), c.name, c.metadata \
          FROM members m JOIN channels c ON c.channel_id = m.channel_id \
          LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
          WHERE m.user_id = $1 ORDER BY c.channel_id";

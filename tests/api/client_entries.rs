@@ -9,8 +9,8 @@ use chatd_client::{Client, ClientConfig, Event, MessageState, SendError};
 use chatd_proto::protocol::{EntryKind, ErrorCode};
 use tokio::sync::mpsc;
 
-use chatd_testkit::*;
 use chatd_testkit::on_both_stores;
+use chatd_testkit::*;
 
 on_both_stores!(the_client_edits_deletes_reacts_and_folds_the_state_the_server_reads);
 

@@ -11,8 +11,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::{json, Value};
 
-use chatd_testkit::{spawn_app, Backend, TestApp, WsClient};
 use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, Backend, TestApp, WsClient};
 
 on_both_stores!(
     edits_deletes_and_reactions_are_log_entries_with_render_ready_reads,

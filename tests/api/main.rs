@@ -3,6 +3,7 @@
 //! The fixtures are in `crates/chatd-testkit`, shared with the other test
 //! binaries.
 
+mod backend_api;
 mod client;
 mod client_entries;
 mod console;

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde_json::json;
 
-use chatd_testkit::{spawn_app_on, Backend, TestDb};
 use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app_on, Backend, TestDb};
 
 on_both_stores!(a_database_of_the_previous_schema_upgrades_in_place_and_v1_keeps_working);
 

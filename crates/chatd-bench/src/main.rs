@@ -149,6 +149,17 @@ enum Scenario {
         #[arg(long)]
         catch_up: Option<usize>,
     },
+    /// Pages of 100 read back through the history route on an existing
+    /// (large) channel: `latest=true`, `beforeSeq` at scattered seqs, and,
+    /// for comparison, `afterSeq` at the same seqs.
+    PageBack {
+        /// The channel to read (its lastSeq sets the range).
+        #[arg(long)]
+        channel: String,
+        /// Pages read of each kind.
+        #[arg(long, default_value_t = 500)]
+        reads: usize,
+    },
 }
 
 /// Shared by every worker of a run.
@@ -371,6 +382,7 @@ async fn main() -> anyhow::Result<()> {
             history_reads,
             catch_up,
         } => sync(&cli, ctx, messages, channel, history_reads, catch_up).await?,
+        Scenario::PageBack { channel, reads } => page_back(ctx, channel, reads).await?,
     };
     if let Some(settings) = report.settings.as_object_mut() {
         settings.insert("nodes".into(), json!(1 + cli.nodes.len()));
@@ -886,6 +898,71 @@ async fn sync(
         v.ok = v.problems.is_empty();
         report.verification = v;
     }
+    Ok(report)
+}
+
+/// The page-back scenario: times `reads` history pages of 100 of each kind
+/// (`latest`, `beforeSeq`, `afterSeq`) on `channel`, checking each page is
+/// the 100 seqs asked for.
+async fn page_back(ctx: Arc<Ctx>, channel: String, reads: usize) -> anyhow::Result<Report> {
+    let last = ctx
+        .admin
+        .channel(&channel)
+        .await
+        .context("the channel to read")?
+        .last_seq;
+    anyhow::ensure!(last > 200, "the channel needs more than 200 messages");
+    let (mut latest, mut before, mut after) = (histogram(), histogram(), histogram());
+    let mut problems = Vec::new();
+    let started = Instant::now();
+    for i in 0..reads {
+        let seq = 101 + ((i as u64).wrapping_mul(2_654_435_761) % (last as u64 - 200)) as i64;
+        let t = Instant::now();
+        let (page, _) = ctx.admin.history_before(&channel, None, 100).await?;
+        record(&mut latest, t.elapsed());
+        if page.first().map(|m| m.seq) != Some(last - 99) {
+            problems.push(format!("latest page starts at {:?}", page.first().map(|m| m.seq)));
+        }
+        let t = Instant::now();
+        let (page, more) = ctx.admin.history_before(&channel, Some(seq), 100).await?;
+        record(&mut before, t.elapsed());
+        let older = seq - 100 > 1;
+        if page.first().map(|m| m.seq) != Some(seq - 100)
+            || page.last().map(|m| m.seq) != Some(seq - 1)
+            || more != older
+        {
+            problems.push(format!("beforeSeq={seq} page is wrong"));
+        }
+        let t = Instant::now();
+        ctx.admin.history_page(&channel, seq, 100).await?;
+        record(&mut after, t.elapsed());
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let mut report = Report {
+        scenario: "page-back".into(),
+        settings: json!({"channel": channel, "lastSeq": last, "reads": reads, "limit": 100}),
+        measured_secs: secs,
+        connections: 1,
+        ..Report::default()
+    };
+    report
+        .extra
+        .insert("pages_per_sec".into(), json!((reads * 3) as f64 / secs.max(1e-9)));
+    report.extra.insert(
+        "latest_page_100_ms".into(),
+        serde_json::to_value(Percentiles::of(&latest))?,
+    );
+    report.extra.insert(
+        "before_seq_page_100_ms".into(),
+        serde_json::to_value(Percentiles::of(&before))?,
+    );
+    report.extra.insert(
+        "after_seq_page_100_ms".into(),
+        serde_json::to_value(Percentiles::of(&after))?,
+    );
+    report.verification.ran = true;
+    report.verification.ok = problems.is_empty();
+    report.verification.problems = problems;
     Ok(report)
 }
 

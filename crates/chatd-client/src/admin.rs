@@ -157,6 +157,31 @@ impl AdminClient {
         Ok((messages, page.has_more))
     }
 
+    /// Up to `limit` messages just below `before_seq` (exclusive), or the
+    /// newest `limit` when `before_seq` is `None` (`latest=true`), in `seq`
+    /// order, and whether older ones exist.
+    ///
+    /// # Errors
+    /// As [`Self::history_page`].
+    pub async fn history_before(
+        &self,
+        channel_id: &str,
+        before_seq: Option<i64>,
+        limit: u32,
+    ) -> Result<(Vec<RecvMessage>, bool), AdminError> {
+        let from = match before_seq {
+            Some(seq) => format!("beforeSeq={seq}"),
+            None => "latest=true".to_owned(),
+        };
+        let request = self.http.get(format!(
+            "{}/v1/channels/{channel_id}/messages?{from}&limit={limit}",
+            self.base
+        ));
+        let page: Page = self.call(request).await?.json().await?;
+        let messages = page.messages.into_iter().map(|TaggedMessage::MsgRecv(m)| m).collect();
+        Ok((messages, page.has_more))
+    }
+
     /// A channel's whole history, paged 500 at a time.
     ///
     /// # Errors

@@ -884,8 +884,10 @@ impl Task {
             if let Some(after_seq) = order.sync_needed_after(self.config.gap_sync_delay) {
                 out.push(ClientFrame::Sync {
                     channel_id: channel_id.clone(),
-                    after_seq,
+                    after_seq: Some(after_seq),
                     limit: Some(limit),
+                    before_seq: None,
+                    latest: None,
                 });
             }
         }
@@ -975,8 +977,10 @@ impl Task {
                     if let Some(after_seq) = order.sync_done(has_more) {
                         out.push(ClientFrame::Sync {
                             channel_id,
-                            after_seq,
+                            after_seq: Some(after_seq),
                             limit: Some(limit),
+                            before_seq: None,
+                            latest: None,
                         });
                     }
                 }
@@ -1007,6 +1011,10 @@ impl Task {
                 }
             }
             ServerFrame::Hello { .. } => {}
+            // The channel was deleted: stop tracking (and syncing) it.
+            ServerFrame::ChannelRemoved { channel_id } => {
+                self.channels.remove(&channel_id);
+            }
         }
         self.syncs_due(out);
         self.deliver(delivered, out).await

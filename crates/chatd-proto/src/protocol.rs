@@ -36,13 +36,21 @@ pub enum ClientFrame {
     /// "I have read everything up to and including this message."
     #[serde(rename = "MSG_READ", rename_all = "camelCase")]
     MsgRead { message_id: String },
-    /// Page through a channel's history after `afterSeq`; answered by SYNC_BATCH.
+    /// Page through a channel's history after `afterSeq`, or back from
+    /// `beforeSeq` (exclusive) or from the newest (`latest: true`); answered
+    /// by SYNC_BATCH. `afterSeq` is required unless `beforeSeq` or `latest`
+    /// is given, and ignored when `beforeSeq` is.
     #[serde(rename = "SYNC", rename_all = "camelCase")]
     Sync {
         channel_id: String,
-        after_seq: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after_seq: Option<i64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<i64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before_seq: Option<i64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        latest: Option<bool>,
     },
     /// Replace the text of one's own message (`docs/protocol.md` §8); a log entry of kind `edit`.
     #[serde(rename = "MSG_EDIT", rename_all = "camelCase")]
@@ -70,6 +78,7 @@ pub enum ClientFrame {
 enum Kind {
     Str,
     Int,
+    Bool,
 }
 
 /// A field's wire name, JSON kind, and whether it is required.
@@ -91,8 +100,12 @@ const CLIENT_TYPES: &[(&str, &[FieldSpec])] = &[
         "SYNC",
         &[
             ("channelId", Kind::Str, true),
-            ("afterSeq", Kind::Int, true),
+            // Required unless `beforeSeq` or `latest` is given: checked by
+            // `ClientFrame::validate`.
+            ("afterSeq", Kind::Int, false),
             ("limit", Kind::Int, false),
+            ("beforeSeq", Kind::Int, false),
+            ("latest", Kind::Bool, false),
         ],
     ),
     (
@@ -270,8 +283,10 @@ fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bo
             (Some(Value::String(_)), Kind::Str) => continue,
             (Some(Value::Number(n)), Kind::Int) if n.is_i64() => continue,
             (Some(Value::Number(n)), Kind::Int) if n.is_u64() => "is out of range",
+            (Some(Value::Bool(_)), Kind::Bool) => continue,
             (Some(_), Kind::Str) => "must be a string",
             (Some(_), Kind::Int) => "must be an integer",
+            (Some(_), Kind::Bool) => "must be true or false",
         };
         return Some(FrameError::InvalidField {
             field,
@@ -375,10 +390,10 @@ pub enum Command {
     },
     /// MSG_DELIVERED (`read == false`) or MSG_READ (`read == true`).
     Receipt { message_id: uuid::Uuid, read: bool },
-    /// SYNC with `after_seq` in 0..=2^53−1 and `limit` in 1..=500.
+    /// SYNC with its position checked ([`Page`]) and `limit` in 1..=500.
     Sync {
         channel_id: ChannelId,
-        after_seq: i64,
+        page: Page,
         limit: u32,
     },
     /// MSG_EDIT, MSG_DELETE or MSG_REACT with every field in its grammar.
@@ -436,6 +451,60 @@ fn check_body(body: &str, max_body_bytes: usize, echo: Option<String>) -> Result
     Ok(())
 }
 
+/// Which page of a channel's log a SYNC or a history request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    /// The first `limit` entries with `seq > n` (`afterSeq`, 0..=2^53−1).
+    After(i64),
+    /// The last `limit` entries with `seq < n` (`beforeSeq`, 1..=2^53−1;
+    /// `latest` is `Before(i64::MAX)`), returned in increasing `seq`.
+    Before(i64),
+}
+
+impl Page {
+    /// The page that `afterSeq`, `beforeSeq` and `latest` ask for, checked:
+    /// `beforeSeq` wins over `afterSeq`; `latest` may not be combined with
+    /// `beforeSeq`; without either, `afterSeq` is required when
+    /// `after_required` (SYNC), else it defaults to 0 (the history route).
+    ///
+    /// # Errors
+    /// The offending field's wire name and a reason safe to show the client.
+    pub fn from_fields(
+        after_seq: Option<i64>,
+        before_seq: Option<i64>,
+        latest: Option<bool>,
+        after_required: bool,
+    ) -> Result<Self, (&'static str, &'static str)> {
+        let latest = latest.unwrap_or(false);
+        if let Some(before) = before_seq {
+            if latest {
+                return Err(("latest", "cannot be combined with beforeSeq"));
+            }
+            return check_before_seq(before).map(Page::Before).map_err(|r| ("beforeSeq", r));
+        }
+        if latest {
+            return Ok(Page::Before(i64::MAX));
+        }
+        match after_seq {
+            Some(after) => check_after_seq(after).map(Page::After).map_err(|r| ("afterSeq", r)),
+            None if after_required => Err(("afterSeq", "is required (or beforeSeq, or latest: true)")),
+            None => Ok(Page::After(0)),
+        }
+    }
+}
+
+/// Checks a `beforeSeq` value: 1 to 2^53 − 1.
+///
+/// # Errors
+/// A reason safe to show to the client.
+pub fn check_before_seq(before_seq: i64) -> Result<i64, &'static str> {
+    if (1..=MAX_SEQ).contains(&before_seq) {
+        Ok(before_seq)
+    } else {
+        Err("must be between 1 and 2^53-1")
+    }
+}
+
 impl ClientFrame {
     /// Checks every field's grammar and range (`docs/protocol.md` §1, §5).
     ///
@@ -476,13 +545,16 @@ impl ClientFrame {
                 channel_id,
                 after_seq,
                 limit,
+                before_seq,
+                latest,
             } => {
                 let channel_id = ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, None))?;
-                let after_seq = check_after_seq(after_seq).map_err(|r| invalid("afterSeq", r, None))?;
+                let page = Page::from_fields(after_seq, before_seq, latest, true)
+                    .map_err(|(field, reason)| invalid(field, reason, None))?;
                 let limit = check_limit(limit).map_err(|r| invalid("limit", r, None))?;
                 Ok(Command::Sync {
                     channel_id,
-                    after_seq,
+                    page,
                     limit,
                 })
             }
@@ -727,6 +799,12 @@ pub struct ChannelState {
     /// by this user (§8); 0 from a server before v1.1.
     #[serde(default)]
     pub unread: i64,
+    /// The channel's display name (`PATCH /v1/channels/{channelId}`), `null` when unset.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The channel's metadata, a JSON object, `null` when unset.
+    #[serde(default)]
+    pub metadata: Option<Value>,
 }
 
 /// The MSG_ACK frame's fields: the send is stored and committed.
@@ -833,6 +911,10 @@ pub enum ServerFrame {
     /// A refusal; the connection stays open.
     #[serde(rename = "ERROR")]
     Error(ErrorFrame),
+    /// The channel was deleted (`DELETE /v1/channels/{channelId}`): nothing
+    /// more comes for it.
+    #[serde(rename = "CHANNEL_REMOVED", rename_all = "camelCase")]
+    ChannelRemoved { channel_id: String },
 }
 
 impl ServerFrame {
@@ -890,6 +972,7 @@ impl ServerFrame {
             Self::Receipt { .. } => "RECEIPT",
             Self::SyncBatch { .. } => "SYNC_BATCH",
             Self::Error(_) => "ERROR",
+            Self::ChannelRemoved { .. } => "CHANNEL_REMOVED",
         }
     }
 }
@@ -940,6 +1023,46 @@ mod tests {
             FrameError::InvalidField { field, .. } => field,
             other => panic!("expected invalid_field, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn sync_pages_back_from_before_seq_or_the_newest() {
+        let page = |text: &str| match decode_client_frame(text).and_then(|f| f.validate(16)) {
+            Ok(Command::Sync { page, .. }) => Ok(page),
+            Ok(other) => panic!("{other:?}"),
+            Err(FrameError::InvalidField { field, .. }) => Err(field),
+            Err(other) => panic!("{other:?}"),
+        };
+        assert_eq!(
+            page(r#"{"type":"SYNC","channelId":"c","latest":true}"#),
+            Ok(Page::Before(i64::MAX))
+        );
+        assert_eq!(
+            page(r#"{"type":"SYNC","channelId":"c","beforeSeq":7,"afterSeq":3}"#),
+            Ok(Page::Before(7))
+        );
+        assert_eq!(
+            page(r#"{"type":"SYNC","channelId":"c","afterSeq":3,"latest":false}"#),
+            Ok(Page::After(3))
+        );
+        assert_eq!(page(r#"{"type":"SYNC","channelId":"c"}"#), Err("afterSeq"));
+        assert_eq!(
+            page(r#"{"type":"SYNC","channelId":"c","beforeSeq":0}"#),
+            Err("beforeSeq")
+        );
+        assert_eq!(
+            page(r#"{"type":"SYNC","channelId":"c","beforeSeq":-1}"#),
+            Err("beforeSeq")
+        );
+        assert_eq!(
+            page(r#"{"type":"SYNC","channelId":"c","beforeSeq":"x"}"#),
+            Err("beforeSeq")
+        );
+        assert_eq!(page(r#"{"type":"SYNC","channelId":"c","latest":1}"#), Err("latest"));
+        assert_eq!(
+            page(r#"{"type":"SYNC","channelId":"c","latest":true,"beforeSeq":5}"#),
+            Err("latest")
+        );
     }
 
     #[test]
@@ -1027,8 +1150,10 @@ mod tests {
             decode_client_frame(ok).unwrap(),
             ClientFrame::Sync {
                 channel_id: "c".into(),
-                after_seq: 3,
-                limit: None
+                after_seq: Some(3),
+                limit: None,
+                before_seq: None,
+                latest: None,
             }
         );
     }
@@ -1061,8 +1186,10 @@ mod tests {
 
         let sync = |after: i64, limit: Option<i64>| ClientFrame::Sync {
             channel_id: "room".into(),
-            after_seq: after,
+            after_seq: Some(after),
             limit,
+            before_seq: None,
+            latest: None,
         };
         assert!(matches!(
             sync(0, None).validate(16),
