@@ -40,3 +40,7 @@ CREATE TABLE reaction_counts (
     first_seq  BIGINT NOT NULL,
     PRIMARY KEY (message_id, emoji)
 );
+-- HELLO's unread counts (message entries after a seq, not deleted, not the
+-- reader's): an index-only range scan per channel (docs/performance.md).
+CREATE INDEX messages_unread ON messages (channel_id, seq) INCLUDE (sender_id)
+    WHERE kind = 'message' AND NOT deleted;

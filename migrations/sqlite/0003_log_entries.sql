@@ -36,3 +36,7 @@ CREATE TABLE reaction_counts (
     first_seq  INTEGER NOT NULL,
     PRIMARY KEY (message_id, emoji)
 );
+-- HELLO's unread counts (message entries after a seq, not deleted, not the
+-- reader's): a covering range scan per channel (docs/performance.md).
+CREATE INDEX messages_unread ON messages (channel_id, seq, sender_id)
+    WHERE kind = 'message' AND NOT deleted;
