@@ -156,6 +156,20 @@ pub struct Config {
     pub ws_read_buffer_bytes: usize,
     /// WebSocket write buffer per connection, bytes (writes are flushed past it).
     pub ws_write_buffer_bytes: usize,
+    // Typing and presence (`docs/protocol.md`, "Typing and presence").
+    /// How long a TYPING `start` lasts (its `expiresAt`), ms.
+    pub typing_ttl_ms: u64,
+    /// At most one `start` per (user, channel) is forwarded per this, ms.
+    pub typing_throttle_ms: u64,
+    /// Channels with more members than this get no TYPING fan-out.
+    pub typing_max_members: usize,
+    /// Most ids one PRESENCE_SUB may list; more get `invalid_field`.
+    pub max_presence_subscriptions: usize,
+    /// How long after a user's last session closed `offline` is announced, ms.
+    pub presence_grace_ms: u64,
+    /// With NATS: a dead node's users go offline elsewhere within this, ms
+    /// (nodes announce their online users every third of it).
+    pub presence_ttl_ms: u64,
 }
 
 impl Default for Config {
@@ -200,6 +214,12 @@ impl Default for Config {
             max_batch: 256,
             ws_read_buffer_bytes: 4 * 1024,
             ws_write_buffer_bytes: 8 * 1024,
+            typing_ttl_ms: 6_000,
+            typing_throttle_ms: 2_000,
+            typing_max_members: 1_000,
+            max_presence_subscriptions: 500,
+            presence_grace_ms: 5_000,
+            presence_ttl_ms: 30_000,
         }
     }
 }
@@ -373,6 +393,25 @@ impl Config {
                 return Err(ConfigError::Invalid(format!("{key} must be at most {most}")));
             }
         }
+        // Typing and presence: timers that must fire, within a day.
+        for (key, value) in [
+            ("typing_ttl_ms", self.typing_ttl_ms),
+            ("typing_throttle_ms", self.typing_throttle_ms),
+            ("presence_grace_ms", self.presence_grace_ms),
+        ] {
+            if value > 86_400_000 {
+                return Err(ConfigError::Invalid(format!("{key} must be at most 86400000")));
+            }
+        }
+        if self.typing_ttl_ms == 0 {
+            return bad("typing_ttl_ms must be positive");
+        }
+        if !(300..=86_400_000).contains(&self.presence_ttl_ms) {
+            return bad("presence_ttl_ms must be between 300 and 86400000");
+        }
+        if self.max_presence_subscriptions > 100_000 {
+            return bad("max_presence_subscriptions must be at most 100000");
+        }
         // Secrets have no length floor: a configured one is used as it is
         // (the wire contract), with a warning at start when it is short
         // ([`Secrets::warnings`]); an empty value counts as unset.
@@ -437,6 +476,17 @@ impl Config {
     /// See `db_timeout_ms`.
     pub fn db_timeout(&self) -> Duration {
         Duration::from_millis(self.db_timeout_ms)
+    }
+
+    /// The typing and presence settings, as durations.
+    pub fn ephemeral(&self) -> crate::delivery::presence::Settings {
+        crate::delivery::presence::Settings {
+            typing_ttl: Duration::from_millis(self.typing_ttl_ms),
+            typing_throttle: Duration::from_millis(self.typing_throttle_ms),
+            typing_max_members: self.typing_max_members,
+            presence_grace: Duration::from_millis(self.presence_grace_ms),
+            presence_ttl: Duration::from_millis(self.presence_ttl_ms),
+        }
     }
 }
 
