@@ -10,7 +10,8 @@
 //! batch order:
 //! 1. queues MSG_ACK (or the ERROR) to the sending session,
 //! 2. fans the message, if new, out as MSG_RECV to the channel's members
-//!    ([`Delivery::message_stored`]);
+//!    ([`Delivery::message_stored`]), and ends the sender's typing in that
+//!    channel ([`Delivery::message_sent`]);
 //!
 //! and last signals each session that its send is finished.
 //!
@@ -128,6 +129,9 @@ fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) {
         if let SendOutcome::Stored(message) = outcome {
             let list = members.get(&message.channel_id).unwrap_or(&nobody);
             delivery.message_stored(message, list, &job.session.id);
+            // After the fan-out: ends the sender's typing there, if any (one
+            // atomic load when nobody types on this node).
+            delivery.message_sent(&message.sender_id, &message.channel_id);
         }
     }
 }

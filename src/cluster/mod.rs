@@ -20,6 +20,7 @@
 //! ([`crate::delivery::Delivery::Local`]).
 
 mod channel;
+mod presence;
 mod sequencer;
 mod wire;
 
@@ -45,8 +46,8 @@ use crate::telemetry;
 use channel::{ChannelCmd, ChannelCore, Handoff};
 pub use sequencer::{Offer, Sequencer};
 pub use wire::{
-    channel_subject, encode_token, parse_nats_urls, ping_subject, user_subject, valid_subject_prefix, ChannelEnvelope,
-    UserEnvelope,
+    channel_subject, encode_token, parse_nats_urls, ping_subject, presence_subject, typing_subject, user_subject,
+    valid_subject_prefix, ChannelEnvelope, PresenceEnvelope, TypingEnvelope, UserEnvelope,
 };
 
 /// How long a session start waits for its subscriptions to be confirmed
@@ -230,6 +231,7 @@ impl Cluster {
         });
         inner.tasks.spawn(run_publisher(inner.clone(), outbound_rx));
         inner.tasks.spawn(run_control(inner.clone(), events_rx));
+        inner.tasks.spawn(presence::run_presence(inner.clone()));
         let mut up = inner.connected.subscribe();
         if tokio::time::timeout(CONNECT_WAIT, up.wait_for(|c| *c)).await.is_err() {
             tracing::warn!(nats_url = %url, "NATS is not reachable; serving this node's sessions only and retrying in the background");
@@ -340,6 +342,8 @@ impl Cluster {
     /// still queued (while connected), then drains and closes the NATS
     /// connection. Bounded to about 3 s.
     pub async fn shutdown(&self) {
+        // Queued before the stop, so the publisher sends it with the rest.
+        self.presence_leaving();
         self.0.stop.cancel();
         self.0.tasks.close();
         if tokio::time::timeout(Duration::from_secs(2), self.0.tasks.wait())
@@ -628,7 +632,7 @@ async fn run_channel(
     let last = last.map_or(0, |c| c.last_seq);
     let start = floor.map_or(last, |f| f.clamp(0, last));
     let mut core = ChannelCore::new(
-        channel,
+        channel.clone(),
         inner.store.clone(),
         inner.hub.clone(),
         inner.gap_wait,
@@ -638,6 +642,9 @@ async fn run_channel(
         core.catch_up().await;
     }
     let _ = ready.send(true);
+    inner
+        .tasks
+        .spawn(presence::run_typing(inner.clone(), channel, stop.clone()));
     drop(inner);
     core.run(inbound, commands, stop).await;
 }
@@ -768,9 +775,18 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
 
 /// The static name of a server frame type (for the metrics label).
 fn known_frame_type(name: &str) -> Option<&'static str> {
-    ["RECEIPT", "MSG_RECV", "MSG_ACK", "ERROR", "HELLO", "SYNC_BATCH"]
-        .into_iter()
-        .find(|known| *known == name)
+    [
+        "RECEIPT",
+        "MSG_RECV",
+        "MSG_ACK",
+        "ERROR",
+        "HELLO",
+        "SYNC_BATCH",
+        "TYPING",
+        "PRESENCE",
+    ]
+    .into_iter()
+    .find(|known| *known == name)
 }
 
 /// Publishes queued envelopes in order; holds them while NATS is down (they

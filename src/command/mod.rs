@@ -8,10 +8,12 @@
 //! A new frame kind is a new file here, plus a [`crate::delivery::Delivery`]
 //! method and a [`crate::store::Store`] method when it needs them.
 
+pub mod presence;
 pub mod receipt;
 pub mod reply;
 pub mod send;
 pub mod sync;
+pub mod typing;
 
 #[cfg(test)]
 mod tests;

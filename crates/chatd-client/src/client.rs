@@ -784,6 +784,7 @@ impl Task {
         };
         let mut delivered: Vec<RecvMessage> = Vec::new();
         match frame {
+            ServerFrame::Typing { .. } | ServerFrame::Presence { .. } => {}
             ServerFrame::MsgAck(AckFrame {
                 client_msg_id,
                 message_id,
