@@ -402,4 +402,41 @@ mod tests {
         assert!(slow.close.is_kicked());
         assert_eq!(slow.close.reason().map(|r| r.code), Some(close_code::TRY_AGAIN_LATER));
     }
+
+    #[test]
+    fn a_slow_session_drops_typing_first_and_is_closed_only_for_messages() {
+        let (hub, delivery) = local();
+        let typer = session(&hub, "alice", 8);
+        let slow = session(&hub, "bob", 8);
+        let members: Arc<[UserId]> = Arc::from([UserId::parse("alice").unwrap(), UserId::parse("bob").unwrap()]);
+        let room = ChannelId::parse("room").unwrap();
+        let alice = UserId::parse("alice").unwrap();
+        // Four frames (half the queue) go in; past that, typing is dropped.
+        for _ in 0..20 {
+            delivery.typing(&room, &alice, TypingState::Start, Some(1), &members);
+        }
+        assert!(!slow.close.is_kicked(), "never closed for a typing frame");
+        // Messages still fit, up to the full queue: then 1013.
+        for _ in 0..4 {
+            delivery.message_stored(&message(), &members, &typer.handle.id);
+        }
+        assert!(!slow.close.is_kicked());
+        delivery.message_stored(&message(), &members, &typer.handle.id);
+        assert!(slow.close.is_kicked(), "a message that does not fit closes it");
+        let mut slow = slow;
+        let frames: Vec<String> = std::iter::from_fn(|| slow.rx.try_recv().ok())
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(
+            frames.iter().filter(|f| f.contains("\"TYPING\"")).count(),
+            4,
+            "{frames:?}"
+        );
+        assert_eq!(frames.iter().filter(|f| f.contains("\"MSG_RECV\"")).count(), 4);
+        let mut typer = typer;
+        assert!(
+            std::iter::from_fn(|| typer.rx.try_recv().ok()).all(|f| !f.contains("TYPING")),
+            "not to the typer's own sessions"
+        );
+    }
 }
