@@ -4,6 +4,7 @@
 mod helpers;
 
 mod client;
+mod client_ephemeral;
 mod fanout;
 mod frames;
 mod http;
