@@ -1018,6 +1018,37 @@ mod tests {
     }
 
     #[test]
+    fn typing_and_presence_settings_are_checked() {
+        let with = |f: fn(&mut Config)| {
+            let mut config = Config::default();
+            f(&mut config);
+            config.validate()
+        };
+        let defaults = Config::default();
+        assert_eq!(
+            (
+                defaults.typing_ttl_ms,
+                defaults.typing_throttle_ms,
+                defaults.typing_max_members,
+                defaults.max_presence_subscriptions,
+                defaults.presence_grace_ms,
+                defaults.presence_ttl_ms
+            ),
+            (6000, 2000, 1000, 500, 5000, 30_000)
+        );
+        assert!(with(|c| c.typing_ttl_ms = 0).is_err());
+        assert!(with(|c| c.typing_throttle_ms = 0).is_ok(), "no throttle");
+        assert!(with(|c| c.presence_grace_ms = 86_400_001).is_err());
+        assert!(with(|c| c.presence_ttl_ms = 299).is_err());
+        assert!(with(|c| c.presence_ttl_ms = 300).is_ok());
+        assert!(with(|c| c.max_presence_subscriptions = 100_001).is_err());
+        let settings = defaults.ephemeral();
+        assert_eq!(settings.presence_ttl, Duration::from_secs(30));
+        assert_eq!(settings.heartbeat_every(), Duration::from_secs(10));
+        assert!(settings.remote_lifetime() + settings.tick() <= settings.presence_ttl);
+    }
+
+    #[test]
     fn short_secrets_are_used_with_a_warning() {
         let dir = tempfile::tempdir().unwrap();
         let config = Config {

@@ -17,6 +17,7 @@ on_both_stores!(
     bad_typing_is_refused_and_the_connection_stays_open,
     no_typing_fan_out_in_channels_over_typing_max_members,
     a_typing_flood_does_not_slow_another_connections_sends,
+    typing_counts_toward_the_connections_frame_rate,
 );
 
 fn typing(channel: &str, state: &str) -> Value {
@@ -71,7 +72,6 @@ async fn starts_are_throttled_per_user_and_channel(backend: Backend) {
     let mut alice = app.connect("alice").await;
     let mut carol = app.connect("carol").await;
     let mut bob = app.connect("bob").await;
-    let started = Instant::now();
     for _ in 0..5 {
         alice.send_json(typing("room", "start")).await;
     }
@@ -83,6 +83,8 @@ async fn starts_are_throttled_per_user_and_channel(backend: Backend) {
         let frame = bob.recv_type("TYPING").await;
         got.push((frame["userId"].clone(), frame["channelId"].clone()));
     }
+    // The server forwarded alice's first start before bob got it.
+    let forwarded_by = Instant::now();
     got.sort_by_key(|g| g.0.to_string() + &g.1.to_string());
     assert_eq!(
         got,
@@ -97,7 +99,7 @@ async fn starts_are_throttled_per_user_and_channel(backend: Backend) {
     recv_typing(&mut alice, "room", "carol", "start").await;
     alice.expect_silence(Duration::from_millis(10)).await;
     // Once the throttle has passed, a start (a renewal) goes out again.
-    tokio::time::sleep(Duration::from_millis(500).saturating_sub(started.elapsed()) + Duration::from_millis(50)).await;
+    tokio::time::sleep_until((forwarded_by + Duration::from_millis(550)).into()).await;
     alice.send_json(typing("room", "start")).await;
     recv_typing(&mut bob, "room", "alice", "start").await;
     app.stop().await;
@@ -276,5 +278,24 @@ async fn a_typing_flood_does_not_slow_another_connections_sends(backend: Backend
     for drain in drains {
         drain.abort();
     }
+    app.stop().await;
+}
+
+/// TYPING is a frame like any other for the rate limits: past the burst it
+/// is answered `rate_limited`, and the connection stays open.
+async fn typing_counts_toward_the_connections_frame_rate(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.rate_limit_per_sec = 1;
+        c.rate_limit_burst = 5;
+    })
+    .await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    for _ in 0..8 {
+        alice.send_json(typing("room", "start")).await;
+    }
+    let error = alice.recv_type("ERROR").await;
+    assert_eq!(error["code"], "rate_limited", "{error}");
+    assert_eq!(error["retryable"], true);
     app.stop().await;
 }
