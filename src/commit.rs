@@ -10,7 +10,8 @@
 //! batch order:
 //! 1. queues MSG_ACK (or the ERROR) to the sending session,
 //! 2. fans the message, if new, out as MSG_RECV to the channel's members
-//!    ([`Delivery::message_stored`]);
+//!    ([`Delivery::message_stored`]), and ends the sender's typing in that
+//!    channel ([`Delivery::message_sent`]);
 //!
 //! and last signals each session that its send is finished.
 //!
@@ -40,7 +41,7 @@ use crate::delivery::Delivery;
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::outbound::SessionHandle;
 use crate::protocol::ErrorCode;
-use crate::store::{BatchOutcome, NewMessage, SendOutcome, Store, StoreError};
+use crate::store::{BatchOutcome, EntryKind, NewMessage, SendOutcome, Store, StoreError};
 use crate::telemetry;
 use crate::view;
 
@@ -128,6 +129,12 @@ fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) {
         if let SendOutcome::Stored(message) = outcome {
             let list = members.get(&message.channel_id).unwrap_or(&nobody);
             delivery.message_stored(message, list, &job.session.id);
+            // After the fan-out, a `message` entry (not an edit, delete or
+            // reaction: §9) ends the sender's typing there, if any (one
+            // atomic load when nobody types on this node).
+            if message.kind == EntryKind::Message {
+                delivery.message_sent(&message.sender_id, &message.channel_id);
+            }
         }
     }
 }

@@ -173,6 +173,20 @@ pub struct Config {
     /// Serve the web console at `/console` (files embedded in the binary);
     /// false: `/console` is 404.
     pub console_enabled: bool,
+    // Typing and presence (`docs/protocol.md`, "Typing and presence").
+    /// How long a TYPING `start` lasts (its `expiresAt`), ms.
+    pub typing_ttl_ms: u64,
+    /// At most one `start` per (user, channel) is forwarded per this, ms.
+    pub typing_throttle_ms: u64,
+    /// Channels with more members than this get no TYPING fan-out.
+    pub typing_max_members: usize,
+    /// Most ids one PRESENCE_SUB may list; more get `invalid_field`.
+    pub max_presence_subscriptions: usize,
+    /// How long after a user's last session closed `offline` is announced, ms.
+    pub presence_grace_ms: u64,
+    /// With NATS: a dead node's users go offline elsewhere within this, ms
+    /// (nodes announce their online users every third of it).
+    pub presence_ttl_ms: u64,
 }
 
 impl Default for Config {
@@ -219,6 +233,12 @@ impl Default for Config {
             ws_read_buffer_bytes: 4 * 1024,
             ws_write_buffer_bytes: 8 * 1024,
             console_enabled: true,
+            typing_ttl_ms: 6_000,
+            typing_throttle_ms: 2_000,
+            typing_max_members: 1_000,
+            max_presence_subscriptions: 500,
+            presence_grace_ms: 5_000,
+            presence_ttl_ms: 30_000,
         }
     }
 }
@@ -409,6 +429,25 @@ impl Config {
                 return Err(ConfigError::Invalid(format!("{key} must be at most {most}")));
             }
         }
+        // Typing and presence: timers that must fire, within a day.
+        for (key, value) in [
+            ("typing_ttl_ms", self.typing_ttl_ms),
+            ("typing_throttle_ms", self.typing_throttle_ms),
+            ("presence_grace_ms", self.presence_grace_ms),
+        ] {
+            if value > 86_400_000 {
+                return Err(ConfigError::Invalid(format!("{key} must be at most 86400000")));
+            }
+        }
+        if self.typing_ttl_ms == 0 {
+            return bad("typing_ttl_ms must be positive");
+        }
+        if !(300..=86_400_000).contains(&self.presence_ttl_ms) {
+            return bad("presence_ttl_ms must be between 300 and 86400000");
+        }
+        if self.max_presence_subscriptions > 100_000 {
+            return bad("max_presence_subscriptions must be at most 100000");
+        }
         // Secrets have no length floor: a configured one is used as it is
         // (the wire contract), with a warning at start when it is short
         // (`Secrets::warnings`, in `crate::secrets`); an empty value counts as unset.
@@ -473,6 +512,17 @@ impl Config {
     /// See `db_timeout_ms`.
     pub fn db_timeout(&self) -> Duration {
         Duration::from_millis(self.db_timeout_ms)
+    }
+
+    /// The typing and presence settings, as durations.
+    pub fn ephemeral(&self) -> crate::delivery::presence::Settings {
+        crate::delivery::presence::Settings {
+            typing_ttl: Duration::from_millis(self.typing_ttl_ms),
+            typing_throttle: Duration::from_millis(self.typing_throttle_ms),
+            typing_max_members: self.typing_max_members,
+            presence_grace: Duration::from_millis(self.presence_grace_ms),
+            presence_ttl: Duration::from_millis(self.presence_ttl_ms),
+        }
     }
 }
 
@@ -722,5 +772,36 @@ mod tests {
         assert!(with(|c| c.cluster_gap_wait_ms = 0).is_err());
         assert!(with(|c| c.cluster_gap_wait_ms = 60_001).is_err());
         assert!(with(|c| c.cluster_gap_wait_ms = 1).is_ok());
+    }
+
+    #[test]
+    fn typing_and_presence_settings_are_checked() {
+        let with = |f: fn(&mut Config)| {
+            let mut config = Config::default();
+            f(&mut config);
+            config.validate()
+        };
+        let defaults = Config::default();
+        assert_eq!(
+            (
+                defaults.typing_ttl_ms,
+                defaults.typing_throttle_ms,
+                defaults.typing_max_members,
+                defaults.max_presence_subscriptions,
+                defaults.presence_grace_ms,
+                defaults.presence_ttl_ms
+            ),
+            (6000, 2000, 1000, 500, 5000, 30_000)
+        );
+        assert!(with(|c| c.typing_ttl_ms = 0).is_err());
+        assert!(with(|c| c.typing_throttle_ms = 0).is_ok(), "no throttle");
+        assert!(with(|c| c.presence_grace_ms = 86_400_001).is_err());
+        assert!(with(|c| c.presence_ttl_ms = 299).is_err());
+        assert!(with(|c| c.presence_ttl_ms = 300).is_ok());
+        assert!(with(|c| c.max_presence_subscriptions = 100_001).is_err());
+        let settings = defaults.ephemeral();
+        assert_eq!(settings.presence_ttl, Duration::from_secs(30));
+        assert_eq!(settings.heartbeat_every(), Duration::from_secs(10));
+        assert!(settings.remote_lifetime() + settings.tick() <= settings.presence_ttl);
     }
 }

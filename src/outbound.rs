@@ -167,6 +167,32 @@ impl SessionHandle {
         false
     }
 
+    /// Queues an ephemeral frame (TYPING, PRESENCE) without waiting, only
+    /// while the session keeps up: when its queue is over half full (in
+    /// frames or in bytes) the frame is dropped, and counted. Never closes
+    /// the session, so a slow session loses these first and is closed with
+    /// 1013 only for the frames that matter (messages, ACKs, receipts).
+    /// Returns whether the frame was queued.
+    pub fn push_ephemeral(&self, text: Utf8Bytes, type_name: &'static str) -> bool {
+        let len = text.len();
+        let half_frames = self.outbound.max_capacity() / 2;
+        if self.outbound.capacity() <= half_frames || !self.queued.add_within(len, self.queued.limit / 2) {
+            telemetry::ephemeral_dropped(type_name);
+            return false;
+        }
+        match self.outbound.try_send(text) {
+            Ok(()) => {
+                telemetry::frame_out(type_name);
+                true
+            }
+            Err(_) => {
+                self.queued.taken(len);
+                telemetry::ephemeral_dropped(type_name);
+                false
+            }
+        }
+    }
+
     /// Whether a RECEIPT for watermark `key` at `seq` is news to this
     /// session, recording it: false when one at or above `seq` was already
     /// queued to it for that watermark.
@@ -243,6 +269,17 @@ impl QueuedBytes {
         self.queued
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| {
                 q.checked_add(len).filter(|&n| n <= self.limit)
+            })
+            .is_ok()
+    }
+
+    /// Counts `len` more bytes queued when the queue stays within `bound`
+    /// (below the full limit); `false` (and nothing counted) otherwise.
+    pub fn add_within(&self, len: usize, bound: usize) -> bool {
+        let bound = bound.min(self.limit);
+        self.queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| {
+                q.checked_add(len).filter(|&n| n <= bound)
             })
             .is_ok()
     }

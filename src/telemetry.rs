@@ -166,3 +166,9 @@ pub fn cluster_filled(reason: &'static str, count: usize) {
 pub fn cluster_stale() {
     metrics::counter!("chatd_cluster_stale_total").increment(1);
 }
+
+/// An ephemeral frame (`TYPING`, `PRESENCE`) was dropped for a session that
+/// is behind (its queue over half full).
+pub fn ephemeral_dropped(type_name: &'static str) {
+    metrics::counter!("chatd_ephemeral_dropped_total", "type" => type_name).increment(1);
+}

@@ -20,6 +20,7 @@
 //! ([`crate::delivery::Delivery::Local`]).
 
 mod channel;
+mod presence;
 mod sequencer;
 mod wire;
 
@@ -45,7 +46,10 @@ use crate::telemetry;
 
 use channel::{ChannelCmd, ChannelCore, Handoff};
 pub use sequencer::{Offer, Sequencer};
-pub use wire::{channel_subject, encode_token, ping_subject, user_subject, ChannelEnvelope, UserEnvelope};
+pub use wire::{
+    channel_subject, encode_token, ping_subject, presence_subject, typing_subject, user_subject, ChannelEnvelope,
+    PresenceEnvelope, TypingEnvelope, UserEnvelope,
+};
 
 /// How long a session start waits for its subscriptions to be confirmed
 /// before it sends HELLO anyway (NATS down or slow).
@@ -228,6 +232,7 @@ impl Cluster {
         });
         inner.tasks.spawn(run_publisher(inner.clone(), outbound_rx));
         inner.tasks.spawn(run_control(inner.clone(), events_rx));
+        inner.tasks.spawn(presence::run_presence(inner.clone()));
         let mut up = inner.connected.subscribe();
         if tokio::time::timeout(CONNECT_WAIT, up.wait_for(|c| *c)).await.is_err() {
             tracing::warn!(nats_url = %url, "NATS is not reachable; serving this node's sessions only and retrying in the background");
@@ -351,6 +356,8 @@ impl Cluster {
     /// still queued (while connected), then drains and closes the NATS
     /// connection. Bounded to about 3 s.
     pub async fn shutdown(&self) {
+        // Queued before the stop, so the publisher sends it with the rest.
+        self.presence_leaving();
         self.0.stop.cancel();
         self.0.tasks.close();
         if tokio::time::timeout(Duration::from_secs(2), self.0.tasks.wait())
@@ -639,7 +646,7 @@ async fn run_channel(
     let last = last.map_or(0, |c| c.last_seq);
     let start = floor.map_or(last, |f| f.clamp(0, last));
     let mut core = ChannelCore::new(
-        channel,
+        channel.clone(),
         inner.store.clone(),
         inner.hub.clone(),
         inner.gap_wait,
@@ -649,6 +656,9 @@ async fn run_channel(
         core.catch_up().await;
     }
     let _ = ready.send(true);
+    inner
+        .tasks
+        .spawn(presence::run_typing(inner.clone(), channel, stop.clone()));
     drop(inner);
     core.run(inbound, commands, stop).await;
 }
@@ -790,6 +800,8 @@ fn known_frame_type(name: &str) -> Option<&'static str> {
         "HELLO",
         "SYNC_BATCH",
         "CHANNEL_REMOVED",
+        "TYPING",
+        "PRESENCE",
     ]
     .into_iter()
     .find(|known| *known == name)

@@ -6,6 +6,11 @@
 //!   [`ChannelEnvelope`];
 //! - `<prefix>.u.<enc(userId)>`: what is addressed to one user, as a
 //!   [`UserEnvelope`] (RECEIPT frames, membership changes);
+//! - `<prefix>.t.<enc(channelId)>`: TYPING frames of one channel, as a
+//!   [`TypingEnvelope`] (subscribed with the channel's messages);
+//! - `<prefix>.p`: presence between nodes, as a [`PresenceEnvelope`]
+//!   (heartbeats, users held and released, a node leaving); every node
+//!   subscribes;
 //! - `<prefix>.ping`: never subscribed; a request to it comes back at once as
 //!   "no responders", which proves the server has processed every earlier
 //!   subscription of this connection.
@@ -41,6 +46,16 @@ pub fn channel_subject(prefix: &str, channel: &ChannelId) -> String {
 /// `<prefix>.u.<enc(user)>`: the subject of what is addressed to one user.
 pub fn user_subject(prefix: &str, user: &UserId) -> String {
     format!("{prefix}.u.{}", encode_token(user.as_str()))
+}
+
+/// `<prefix>.t.<enc(channel)>`: the subject of a channel's TYPING frames.
+pub fn typing_subject(prefix: &str, channel: &ChannelId) -> String {
+    format!("{prefix}.t.{}", encode_token(channel.as_str()))
+}
+
+/// `<prefix>.p`: the subject of presence between nodes.
+pub fn presence_subject(prefix: &str) -> String {
+    format!("{prefix}.p")
 }
 
 /// `<prefix>.ping`: the subject of the round trip that confirms subscriptions.
@@ -101,6 +116,63 @@ pub enum UserEnvelope {
     },
 }
 
+/// A TYPING frame on `<prefix>.t.<channel>`: for every session of every
+/// member but the typer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypingEnvelope {
+    /// Who types (none of their sessions gets it).
+    pub typer: String,
+    /// The frame as sent on the WebSocket.
+    pub text: String,
+    /// The channel's members as the typer's node read them (at most
+    /// `typing_max_members`).
+    pub members: Vec<String>,
+}
+
+/// Presence between nodes, on `<prefix>.p`. `node` is the sender's id,
+/// random at every start of a process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum PresenceEnvelope {
+    /// Every user the node holds (a session open, or closed less than
+    /// `presence_grace_ms` ago), sent every third of `presence_ttl_ms`, in
+    /// several messages when there are many. An entry not refreshed within
+    /// `presence_ttl_ms` expires: that is how a dead node's users go offline.
+    #[serde(rename_all = "camelCase")]
+    Heartbeat {
+        /// The sender.
+        node: String,
+        /// Users it holds.
+        users: Vec<String>,
+    },
+    /// The node holds a user it did not hold before (a first session).
+    #[serde(rename_all = "camelCase")]
+    Held {
+        /// The sender.
+        node: String,
+        /// The user.
+        user: String,
+    },
+    /// The node let go of a user (its grace period ended).
+    #[serde(rename_all = "camelCase")]
+    Released {
+        /// The sender.
+        node: String,
+        /// The user.
+        user: String,
+        /// When the user's last session there closed, ms.
+        last_seen_at: i64,
+    },
+    /// The node is shutting down: its users' entries live at most another
+    /// `presence_grace_ms` (they are reconnecting elsewhere).
+    #[serde(rename_all = "camelCase")]
+    Leaving {
+        /// The sender.
+        node: String,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +216,23 @@ mod tests {
         let u = UserId::parse("bob_smith").unwrap();
         assert_eq!(channel_subject("chatd", &c), "chatd.c.room_d1");
         assert_eq!(user_subject("prod.chatd", &u), "prod.chatd.u.bob__smith");
+    }
+
+    #[test]
+    fn presence_envelopes_round_trip() {
+        let e = PresenceEnvelope::Released {
+            node: "n1".into(),
+            user: "bob".into(),
+            last_seen_at: 9,
+        };
+        let text = serde_json::to_string(&e).unwrap();
+        assert_eq!(text, r#"{"kind":"released","node":"n1","user":"bob","lastSeenAt":9}"#);
+        assert_eq!(serde_json::from_str::<PresenceEnvelope>(&text).unwrap(), e);
+        assert_eq!(presence_subject("chatd"), "chatd.p");
+        assert_eq!(
+            typing_subject("chatd", &ChannelId::parse("a.b").unwrap()),
+            "chatd.t.a_db"
+        );
     }
 
     #[test]

@@ -9,10 +9,12 @@
 //! method and a [`crate::store::Store`] method when it needs them.
 
 pub mod entry;
+pub mod presence;
 pub mod receipt;
 pub mod reply;
 pub mod send;
 pub mod sync;
+pub mod typing;
 
 #[cfg(test)]
 mod tests;

@@ -25,6 +25,8 @@ pub struct Hub {
     /// until its RECEIPT is queued, so two moves of one watermark reach the
     /// hub in commit order.
     receipt_stripes: Box<[tokio::sync::Mutex<()>]>,
+    /// This node's typing and presence state.
+    pub(crate) ephemeral: super::presence::Ephemeral,
 }
 
 /// Stripes of [`Hub::receipt_order`].
@@ -32,14 +34,25 @@ const RECEIPT_STRIPES: usize = 64;
 
 impl Default for Hub {
     fn default() -> Self {
-        Self {
-            sessions: RwLock::default(),
-            receipt_stripes: (0..RECEIPT_STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
-        }
+        Self::new(super::presence::Settings::default())
     }
 }
 
 impl Hub {
+    /// An empty hub with these typing and presence settings.
+    pub fn new(settings: super::presence::Settings) -> Self {
+        Self {
+            sessions: RwLock::default(),
+            receipt_stripes: (0..RECEIPT_STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
+            ephemeral: super::presence::Ephemeral::new(settings),
+        }
+    }
+
+    /// This node's typing and presence state.
+    pub fn ephemeral(&self) -> &super::presence::Ephemeral {
+        &self.ephemeral
+    }
+
     /// Waits for, and holds, the lock that orders moves of the watermarks of
     /// `owner` in `channel` with their RECEIPTs (see [`Self::send_receipt`]).
     pub async fn receipt_order(&self, channel: &ChannelId, owner: &UserId) -> tokio::sync::MutexGuard<'_, ()> {
@@ -123,6 +136,24 @@ impl Hub {
     pub(crate) fn deliver(&self, text: &Utf8Bytes, members: &[UserId], except: Option<&SessionId>) {
         for member in members {
             self.send_to_user(member, text, "MSG_RECV", except);
+        }
+    }
+
+    /// Queues an encoded ephemeral frame (TYPING) to every live session of
+    /// every member but `typer` (none of the typer's own sessions), lossily
+    /// ([`SessionHandle::push_ephemeral`]).
+    pub(crate) fn deliver_ephemeral(
+        &self,
+        text: &Utf8Bytes,
+        members: &[UserId],
+        typer: &UserId,
+        type_name: &'static str,
+    ) {
+        let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
+        for member in members.iter().filter(|m| *m != typer) {
+            for handle in sessions.get(member).into_iter().flatten() {
+                handle.push_ephemeral(text.clone(), type_name);
+            }
         }
     }
 }

@@ -13,6 +13,7 @@
 //! queue ([`crate::outbound`]) and a full one closes that session with 1013.
 
 pub mod hub;
+pub mod presence;
 
 use std::sync::Arc;
 
@@ -23,8 +24,8 @@ pub use hub::Hub;
 use crate::cluster::{Cluster, ClusterError, SessionInterest};
 use crate::config::Config;
 use crate::ids::{ChannelId, UserId};
-use crate::outbound::{ReceiptFrame, SessionId};
-use crate::protocol::ServerFrame;
+use crate::outbound::{ReceiptFrame, SessionHandle, SessionId};
+use crate::protocol::{ServerFrame, TypingState};
 use crate::store::{Store, StoredMessage};
 use crate::view;
 
@@ -38,11 +39,27 @@ pub enum Delivery {
     Nats(Cluster),
 }
 
-/// What a session holds while it is open: with NATS, its user's
-/// subscriptions (released when the last session of the user on this node
-/// ends); nothing on a single node.
+/// What a session holds while it is open: its place in presence (dropping
+/// it is the session's close: subscription ended, grace period started when
+/// it was the user's last session here, typing stopped) and, with NATS, its
+/// user's subscriptions (released when the last session of the user on this
+/// node ends).
 pub struct Joined {
+    _presence: PresenceHold,
     _interest: Option<SessionInterest>,
+}
+
+/// A session's place in presence; see [`Joined`].
+struct PresenceHold {
+    delivery: Delivery,
+    user: UserId,
+    session: SessionId,
+}
+
+impl Drop for PresenceHold {
+    fn drop(&mut self) {
+        self.delivery.session_closed(&self.user, &self.session);
+    }
 }
 
 impl std::fmt::Debug for Joined {
@@ -61,10 +78,26 @@ impl Delivery {
     /// # Errors
     /// [`ClusterError`] when the NATS bridge cannot be set up.
     pub async fn start(config: &Config, store: Store, hub: Arc<Hub>) -> Result<Self, ClusterError> {
-        match &config.nats_url {
-            Some(_) => Ok(Delivery::Nats(Cluster::start(config, store, hub).await?)),
-            None => Ok(Delivery::Local(hub)),
+        let delivery = match &config.nats_url {
+            Some(_) => Delivery::Nats(Cluster::start(config, store.clone(), hub).await?),
+            None => Delivery::Local(hub),
+        };
+        let upkeep = tokio::spawn(run_upkeep(delivery.clone(), store));
+        *delivery.ephemeral().upkeep.lock().unwrap_or_else(|e| e.into_inner()) = Some(upkeep);
+        Ok(delivery)
+    }
+
+    /// This node's hub.
+    pub fn hub(&self) -> &Arc<Hub> {
+        match self {
+            Delivery::Local(hub) => hub,
+            Delivery::Nats(cluster) => cluster.hub(),
         }
+    }
+
+    /// This node's typing and presence state.
+    pub fn ephemeral(&self) -> &presence::Ephemeral {
+        &self.hub().ephemeral
     }
 
     /// `"local"` or `"nats"`, for logs.
@@ -86,12 +119,83 @@ impl Delivery {
     /// A session of `user` starts. Returns once it will get every frame for
     /// its user from now on (with NATS: its subscriptions are confirmed, or
     /// 2 s passed), so a HELLO read after it misses nothing.
-    pub async fn join(&self, user: &UserId) -> Joined {
+    pub async fn join(&self, user: &UserId, session: &SessionHandle) -> Joined {
+        if self.ephemeral().session_opened(user) {
+            if let Delivery::Nats(cluster) = self {
+                cluster.presence_held(user);
+            }
+        }
+        let presence = PresenceHold {
+            delivery: self.clone(),
+            user: user.clone(),
+            session: session.id.clone(),
+        };
         match self {
-            Delivery::Local(_) => Joined { _interest: None },
+            Delivery::Local(_) => Joined {
+                _presence: presence,
+                _interest: None,
+            },
             Delivery::Nats(cluster) => Joined {
+                _presence: presence,
                 _interest: Some(cluster.join(user).await),
             },
+        }
+    }
+
+    /// A session closed (its [`Joined`] dropped): see [`Joined`]. The grace
+    /// period runs on a timer task; without a runtime (process exit) there
+    /// is none, and the user is released at shutdown instead.
+    fn session_closed(&self, user: &UserId, session: &SessionId) {
+        let closed = self.ephemeral().session_closed(user, session);
+        for (channel, members) in closed.typing_stops {
+            self.typing(&channel, user, TypingState::Stop, None, &members);
+        }
+        let (Some(generation), Ok(runtime)) = (closed.grace, tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        let delivery = self.clone();
+        let user = user.clone();
+        let grace = self.ephemeral().settings().presence_grace;
+        runtime.spawn(async move {
+            tokio::time::sleep(grace).await;
+            if let Some(last_seen) = delivery.ephemeral().grace_over(&user, generation) {
+                if let Delivery::Nats(cluster) = &delivery {
+                    cluster.presence_released(&user, last_seen);
+                }
+            }
+        });
+    }
+
+    /// A TYPING frame of `typer` in `channel` that passed the throttle:
+    /// queued (lossily) to every session of every member in `members` but
+    /// the typer's own, on every node.
+    pub fn typing(
+        &self,
+        channel: &ChannelId,
+        typer: &UserId,
+        state: TypingState,
+        expires_at: Option<i64>,
+        members: &Arc<[UserId]>,
+    ) {
+        let frame = ServerFrame::Typing {
+            channel_id: channel.as_str().to_owned(),
+            user_id: typer.as_str().to_owned(),
+            state,
+            expires_at,
+        };
+        let text = Utf8Bytes::from(frame.encode());
+        self.hub().deliver_ephemeral(&text, members, typer, "TYPING");
+        if let Delivery::Nats(cluster) = self {
+            cluster.typing(channel, typer, &text, members);
+        }
+    }
+
+    /// A message from `sender` was stored in `channel` (the commit path,
+    /// after its fan-out): ends the sender's typing there, if any. Costs one
+    /// atomic load when nobody types on this node.
+    pub fn message_sent(&self, sender: &UserId, channel: &ChannelId) {
+        if let Some(members) = self.ephemeral().message_stored(sender, channel) {
+            self.typing(channel, sender, TypingState::Stop, None, &members);
         }
     }
 
@@ -125,6 +229,7 @@ impl Delivery {
     /// holding the user's sessions (this one included) start or stop
     /// carrying the channel for them.
     pub fn membership_changed(&self, user: &UserId, channel: &ChannelId, add: bool, seq: i64) {
+        self.ephemeral().forget_members(channel);
         match self {
             Delivery::Local(_) => {}
             Delivery::Nats(cluster) => cluster.membership_changed(user, channel, add, seq),
@@ -154,9 +259,54 @@ impl Delivery {
     /// Stops delivery after the sessions have closed (with NATS: publishes
     /// what is still queued and closes the connection, bounded to about 3 s).
     pub async fn shutdown(&self) {
+        let ephemeral = self.ephemeral();
+        ephemeral.stop.cancel();
+        let upkeep = ephemeral.upkeep.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(upkeep) = upkeep {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(3), upkeep).await;
+        }
         match self {
             Delivery::Local(_) => {}
             Delivery::Nats(cluster) => cluster.shutdown().await,
+        }
+    }
+}
+
+/// Most `lastSeenAt` values written per transaction.
+const LAST_SEEN_BATCH: usize = 1000;
+
+/// The node's typing and presence upkeep, every [`presence::Settings::tick`]:
+/// expires other nodes' entries and finished typing, and writes the
+/// `lastSeenAt` values gathered since the last tick in one transaction
+/// (batched: presence never writes per event). At shutdown, writes those of
+/// the users still in their grace period too.
+async fn run_upkeep(delivery: Delivery, store: Store) {
+    let ephemeral = delivery.ephemeral();
+    let mut tick = tokio::time::interval(ephemeral.settings().tick());
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ephemeral.stop.cancelled() => break,
+            _ = tick.tick() => {}
+        }
+        ephemeral.expire(tokio::time::Instant::now());
+        let pending = ephemeral.take_pending_last_seen();
+        write_last_seen(&store, pending).await;
+    }
+    write_last_seen(&store, ephemeral.drain_last_seen()).await;
+}
+
+async fn write_last_seen(store: &Store, mut pending: Vec<(UserId, i64)>) {
+    if pending.is_empty() {
+        return;
+    }
+    // The latest per user only.
+    pending.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    pending.dedup_by(|a, b| a.0 == b.0);
+    for chunk in pending.chunks(LAST_SEEN_BATCH) {
+        if let Err(error) = store.record_last_seen(chunk).await {
+            // Presence may be lost; the next close writes again.
+            tracing::warn!(%error, users = chunk.len(), "cannot write lastSeenAt");
         }
     }
 }
@@ -294,5 +444,42 @@ mod tests {
         delivery.message_stored(&message(), &members, &sender.handle.id);
         assert!(slow.close.is_kicked());
         assert_eq!(slow.close.reason().map(|r| r.code), Some(close_code::TRY_AGAIN_LATER));
+    }
+
+    #[test]
+    fn a_slow_session_drops_typing_first_and_is_closed_only_for_messages() {
+        let (hub, delivery) = local();
+        let typer = session(&hub, "alice", 8);
+        let slow = session(&hub, "bob", 8);
+        let members: Arc<[UserId]> = Arc::from([UserId::parse("alice").unwrap(), UserId::parse("bob").unwrap()]);
+        let room = ChannelId::parse("room").unwrap();
+        let alice = UserId::parse("alice").unwrap();
+        // Four frames (half the queue) go in; past that, typing is dropped.
+        for _ in 0..20 {
+            delivery.typing(&room, &alice, TypingState::Start, Some(1), &members);
+        }
+        assert!(!slow.close.is_kicked(), "never closed for a typing frame");
+        // Messages still fit, up to the full queue: then 1013.
+        for _ in 0..4 {
+            delivery.message_stored(&message(), &members, &typer.handle.id);
+        }
+        assert!(!slow.close.is_kicked());
+        delivery.message_stored(&message(), &members, &typer.handle.id);
+        assert!(slow.close.is_kicked(), "a message that does not fit closes it");
+        let mut slow = slow;
+        let frames: Vec<String> = std::iter::from_fn(|| slow.rx.try_recv().ok())
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(
+            frames.iter().filter(|f| f.contains("\"TYPING\"")).count(),
+            4,
+            "{frames:?}"
+        );
+        assert_eq!(frames.iter().filter(|f| f.contains("\"MSG_RECV\"")).count(), 4);
+        let mut typer = typer;
+        assert!(
+            std::iter::from_fn(|| typer.rx.try_recv().ok()).all(|f| !f.contains("TYPING")),
+            "not to the typer's own sessions"
+        );
     }
 }

@@ -237,6 +237,8 @@ impl<'a> Reader<'a> {
             ClientFrame::MsgEdit { .. } => "MSG_EDIT",
             ClientFrame::MsgDelete { .. } => "MSG_DELETE",
             ClientFrame::MsgReact { .. } => "MSG_REACT",
+            ClientFrame::Typing { .. } => "TYPING",
+            ClientFrame::PresenceSub { .. } => "PRESENCE_SUB",
         });
         let command = match frame.validate(self.ctx.state.config.max_body_bytes) {
             Ok(command) => command,
@@ -294,6 +296,22 @@ impl<'a> Reader<'a> {
             } => {
                 self.drain().await;
                 command::sync::run(ctx, channel_id, page, limit).await;
+            }
+            // Ephemeral: not behind this session's sends (nothing they do
+            // depends on them); only a refusal waits, like every ERROR.
+            Command::Typing { channel_id, start } => {
+                if let Err(frame) = command::typing::run(ctx, channel_id, start).await {
+                    self.bad_in_row += 1;
+                    self.drain().await;
+                    ctx.session.send(&ServerFrame::Error(frame));
+                }
+            }
+            Command::PresenceSub { user_ids } => {
+                if let Err(frame) = command::presence::run(ctx, user_ids).await {
+                    self.bad_in_row += 1;
+                    self.drain().await;
+                    ctx.session.send(&ServerFrame::Error(frame));
+                }
             }
         }
     }

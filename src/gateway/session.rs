@@ -106,7 +106,7 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
 
     // With NATS: subscribe to what this user needs (confirmed, sequencers
     // started) before the HELLO snapshot, so nothing falls between them.
-    let joined = state.delivery.join(&user.user_id).await;
+    let joined = state.delivery.join(&user.user_id, &handle).await;
 
     let (sink, mut stream) = socket.split();
     let hello = match state.store.channel_states(&user.user_id).await {

@@ -442,6 +442,18 @@ macro_rules! sql_backend {
                 Ok(moved > 0)
             }
 
+            pub(super) async fn record_last_seen(&self, seen: &[(UserId, i64)], sent: &CommitSent) -> Result<(), StoreError> {
+                let mut tx = self.begin_write().await?;
+                for (user, at) in seen {
+                    sqlx::query(common::RECORD_LAST_SEEN)
+                        .bind(user.as_str())
+                        .bind(*at)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Self::commit(tx, sent).await
+            }
+
             /// Stores a batch with a few statements per send: every channel
             /// locked in id order, each send resolved by its idempotency key,
             /// one insert per new message. Handles every batch (repeated
@@ -770,6 +782,36 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// See [`super::Store::sharing_a_channel`].
+    pub(super) async fn sharing_a_channel(&self, user: &UserId, others: &[UserId]) -> Result<Vec<UserId>, StoreError> {
+        let ids = json_ids(others)?;
+        let rows = sqlx::query_scalar::<_, String>(sql::sqlite::SHARING_A_CHANNEL)
+            .bind(user.as_str())
+            .bind(ids)
+            .fetch_all(&self.read_pool)
+            .await?;
+        Ok(rows.into_iter().map(UserId::from_trusted).collect())
+    }
+
+    /// See [`super::Store::last_seen`].
+    pub(super) async fn last_seen(&self, users: &[UserId]) -> Result<Vec<(UserId, i64)>, StoreError> {
+        let rows = sqlx::query(sql::sqlite::LAST_SEEN)
+            .bind(json_ids(users)?)
+            .fetch_all(&self.read_pool)
+            .await?;
+        rows.iter()
+            .map(|row| Ok((UserId::from_trusted(row.try_get(0)?), row.try_get(1)?)))
+            .collect()
+    }
+}
+
+/// Ids as a JSON array, for SQLite's `json_each`.
+fn json_ids(ids: &[UserId]) -> Result<String, StoreError> {
+    let ids: Vec<&str> = ids.iter().map(UserId::as_str).collect();
+    serde_json::to_string(&ids).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
 impl PgStore {
     /// A list of ids as one parameter: a `text[]` (cast to `uuid[]` by the statement).
     fn id_list(ids: &[String]) -> Result<Vec<String>, StoreError> {
@@ -782,6 +824,29 @@ impl PgStore {
             .bind(ids)
             .fetch_all(&self.read_pool)
             .await?)
+    }
+
+    /// See [`super::Store::sharing_a_channel`].
+    pub(super) async fn sharing_a_channel(&self, user: &UserId, others: &[UserId]) -> Result<Vec<UserId>, StoreError> {
+        let ids: Vec<&str> = others.iter().map(UserId::as_str).collect();
+        let rows = sqlx::query_scalar::<_, String>(sql::pg::SHARING_A_CHANNEL)
+            .bind(user.as_str())
+            .bind(&ids)
+            .fetch_all(&self.read_pool)
+            .await?;
+        Ok(rows.into_iter().map(UserId::from_trusted).collect())
+    }
+
+    /// See [`super::Store::last_seen`].
+    pub(super) async fn last_seen(&self, users: &[UserId]) -> Result<Vec<(UserId, i64)>, StoreError> {
+        let ids: Vec<&str> = users.iter().map(UserId::as_str).collect();
+        let rows = sqlx::query(sql::pg::LAST_SEEN)
+            .bind(&ids)
+            .fetch_all(&self.read_pool)
+            .await?;
+        rows.iter()
+            .map(|row| Ok((UserId::from_trusted(row.try_get(0)?), row.try_get(1)?)))
+            .collect()
     }
 
     /// Adds a new channel's members in one statement (`$2` text[]): a round

@@ -790,6 +790,36 @@ impl Store {
         dispatch_write!(self, self.deadline(), advance_watermark(user_id, message, read))
     }
 
+    /// Which of `others` share at least one channel with `user` (presence
+    /// shows only those), in no order. A read.
+    pub async fn sharing_a_channel(&self, user: &UserId, others: &[UserId]) -> Result<Vec<UserId>, StoreError> {
+        if others.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(async { dispatch!(self.sharing_a_channel(user, others)) })
+            .await
+    }
+
+    /// The stored `lastSeenAt` (ms) of those of `users` that have one.
+    pub async fn last_seen(&self, users: &[UserId]) -> Result<Vec<(UserId, i64)>, StoreError> {
+        if users.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(async { dispatch!(self.last_seen(users)) }).await
+    }
+
+    /// Moves each user's stored `lastSeenAt` forward to the given time (ms;
+    /// never back), in one transaction: presence writes in batches.
+    ///
+    /// # Errors
+    /// The store's error; nothing, or all of it, is written.
+    pub async fn record_last_seen(&self, seen: &[(UserId, i64)]) -> Result<(), StoreError> {
+        if seen.is_empty() {
+            return Ok(());
+        }
+        dispatch_write!(self, self.deadline(), record_last_seen(seen))
+    }
+
     /// Stores a batch of sends in one transaction with one durable commit,
     /// within the store's timeout. See [`Store::write_batch_by`].
     ///

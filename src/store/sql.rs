@@ -83,6 +83,11 @@ pub mod pg {
          ORDER BY channel_id COLLATE \"C\" LIMIT $2";
     /// The members of the channels `$1` (text[]).
     pub const MEMBERS_OF_LISTED: &str = "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)";
+    /// Which of the users `$2` (text[]) share a channel with user `$1`.
+    pub const SHARING_A_CHANNEL: &str = "SELECT DISTINCT o.user_id FROM members m \
+         JOIN members o ON o.channel_id = m.channel_id WHERE m.user_id = $1 AND o.user_id = ANY($2)";
+    /// The stored `lastSeenAt` of the users `$1` (text[]).
+    pub const LAST_SEEN: &str = "SELECT user_id, last_seen_at FROM presence WHERE user_id = ANY($1)";
     /// Locks every channel of a batch (`$1` text[]) in one statement. The
     /// rows are sorted before they are locked (PostgreSQL applies `ORDER BY`
     /// below the locking clause), so the locks are taken in byte order of the
@@ -174,6 +179,13 @@ pub mod sqlite {
     /// The members of the channels `$1` (a JSON array of ids).
     pub const MEMBERS_OF_LISTED: &str =
         "SELECT channel_id, user_id FROM members WHERE channel_id IN (SELECT value FROM json_each($1))";
+    /// Which of the users `$2` (a JSON array) share a channel with user `$1`.
+    pub const SHARING_A_CHANNEL: &str = "SELECT DISTINCT o.user_id FROM members m \
+         JOIN members o ON o.channel_id = m.channel_id WHERE m.user_id = $1 \
+         AND o.user_id IN (SELECT value FROM json_each($2))";
+    /// The stored `lastSeenAt` of the users `$1` (a JSON array).
+    pub const LAST_SEEN: &str =
+        "SELECT user_id, last_seen_at FROM presence WHERE user_id IN (SELECT value FROM json_each($1))";
 }
 
 /// Statements whose text is the same on both backends.
@@ -230,4 +242,8 @@ pub mod common {
          WHERE watermarks.read_seq < excluded.read_seq";
     pub const PING: &str = "SELECT 1";
     pub const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
+    /// Moves user `$1`'s `lastSeenAt` forward to `$2` (never back).
+    pub const RECORD_LAST_SEEN: &str = "INSERT INTO presence (user_id, last_seen_at) VALUES ($1, $2) \
+         ON CONFLICT (user_id) DO UPDATE SET last_seen_at = excluded.last_seen_at \
+         WHERE presence.last_seen_at < excluded.last_seen_at";
 }

@@ -21,6 +21,7 @@
 //!
 //! Usage is in README.md ("Benchmarks") and docs/performance.md.
 
+mod ephemeral;
 mod stats;
 
 use std::collections::{BTreeMap, HashMap};
@@ -159,6 +160,31 @@ enum Scenario {
         /// Pages read of each kind.
         #[arg(long, default_value_t = 500)]
         reads: usize,
+    },
+    /// One channel of M connected members, T of them typing (start and stop
+    /// every --toggle-ms): TYPING frames queued per second and server CPU per
+    /// frame; with --send-connections, the plain send figure without and
+    /// with that typing load, in the same run (`--duration` each).
+    Typing {
+        #[arg(long, default_value_t = 1000)]
+        members: usize,
+        #[arg(long, default_value_t = 50)]
+        typers: usize,
+        #[arg(long, default_value_t = 500)]
+        toggle_ms: u64,
+        #[arg(long, default_value_t = 0)]
+        send_connections: usize,
+    },
+    /// N connections in channels of G members, each subscribed to its G;
+    /// then R of them reconnect at once, then leave: PRESENCE frames and
+    /// the time until every subscriber holds the right state.
+    Presence {
+        #[arg(long, default_value_t = 2000)]
+        connections: usize,
+        #[arg(long, default_value_t = 100)]
+        group: usize,
+        #[arg(long, default_value_t = 200)]
+        reconnect: usize,
     },
 }
 
@@ -299,6 +325,36 @@ async fn main() -> anyhow::Result<()> {
         body_bytes: cli.body_bytes,
     });
     let pid = cli.server_pid.or_else(stats::find_server_pid);
+    let ephemeral = match cli.scenario.clone() {
+        Scenario::Typing {
+            members,
+            typers,
+            toggle_ms,
+            send_connections,
+        } => Some(
+            ephemeral::typing(
+                &ctx,
+                &cli.url,
+                pid,
+                cli.duration,
+                members,
+                typers.min(members),
+                toggle_ms,
+                send_connections & !1,
+            )
+            .await?,
+        ),
+        Scenario::Presence {
+            connections,
+            group,
+            reconnect,
+        } => Some(ephemeral::presence(&ctx, &cli.url, connections, group, reconnect).await?),
+        _ => None,
+    };
+    if let Some(figures) = ephemeral {
+        println!("{}", serde_json::to_string_pretty(&figures)?);
+        return Ok(());
+    }
     let mut report = match cli.scenario.clone() {
         Scenario::Send {
             connections,
@@ -383,6 +439,7 @@ async fn main() -> anyhow::Result<()> {
             catch_up,
         } => sync(&cli, ctx, messages, channel, history_reads, catch_up).await?,
         Scenario::PageBack { channel, reads } => page_back(ctx, channel, reads).await?,
+        Scenario::Typing { .. } | Scenario::Presence { .. } => unreachable!("handled above"),
     };
     if let Some(settings) = report.settings.as_object_mut() {
         settings.insert("nodes".into(), json!(1 + cli.nodes.len()));

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use chatd_proto::ids::{ChannelId, ClientMsgId};
 use chatd_proto::protocol::{
-    AckFrame, ChannelState, ClientFrame, EntryKind, ErrorCode, ErrorFrame, ReactOp, ReceiptKind, RecvMessage,
-    ServerFrame, TaggedMessage,
+    AckFrame, ChannelState, ClientFrame, EntryKind, ErrorCode, ErrorFrame, PresenceStatus, ReactOp, ReceiptKind,
+    RecvMessage, ServerFrame, TaggedMessage, TypingState,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
@@ -133,8 +133,34 @@ pub enum Event {
         /// When it moved, ms since the Unix epoch.
         ts: i64,
     },
-    /// An ERROR not tied to a send (a receipt or SYNC refused).
+    /// An ERROR not tied to a send (a receipt, SYNC, TYPING or PRESENCE_SUB
+    /// refused).
     Error(ErrorFrame),
+    /// Another member's typing indicator in a channel: on (`typing`, until
+    /// `expires_at`, ms since the epoch) or off. The client turns an
+    /// indicator off by itself at `expires_at` when no stop came (a stop may
+    /// be lost), and reports each change once.
+    Typing {
+        /// The channel.
+        channel_id: String,
+        /// Who types.
+        user_id: String,
+        /// On or off.
+        typing: bool,
+        /// When an indicator that is on lapses, ms since the epoch.
+        expires_at: Option<i64>,
+    },
+    /// A subscribed user's presence ([`Client::subscribe_presence`]): once
+    /// per user right after subscribing, then on every change.
+    Presence {
+        /// The user.
+        user_id: String,
+        /// At least one session open on any node.
+        online: bool,
+        /// When the user's last session closed, ms since the epoch (offline
+        /// users the server knows, and who share a channel with this user).
+        last_seen_at: Option<i64>,
+    },
     /// The session ended; the client reconnects by itself unless stopped.
     Disconnected {
         /// The server's close code, when it sent one.
@@ -177,6 +203,11 @@ enum Command {
         message_id: uuid::Uuid,
         read: bool,
     },
+    Typing {
+        channel_id: String,
+        on: bool,
+    },
+    PresenceSub(Vec<String>),
     SetToken(String),
     Reconnect,
     Close,
@@ -419,6 +450,36 @@ impl Client {
         let _ = self.commands.send(Command::Receipt { message_id, read: true }).await;
     }
 
+    /// Says whether this user is typing in `channel_id`. Call it as often as
+    /// you like (on every keystroke): while on, a TYPING `start` goes out at
+    /// most once per [`ClientConfig::typing_renew`], and is renewed at that
+    /// pace, also after a reconnect; `false` sends one `stop` (only after a
+    /// start). Sending a message stops it on the server by itself; call
+    /// `typing(channel, false)` then too, so no renewal follows.
+    pub async fn typing(&self, channel_id: &str, typing: bool) {
+        let _ = self
+            .commands
+            .send(Command::Typing {
+                channel_id: channel_id.to_owned(),
+                on: typing,
+            })
+            .await;
+    }
+
+    /// Replaces this client's presence subscription with `user_ids` (an
+    /// empty list ends it); kept, and sent again after every reconnect.
+    /// [`Event::Presence`] follows, once per id, then per change. More ids
+    /// than the server's `max_presence_subscriptions` get an
+    /// [`Event::Error`] `invalid_field`.
+    pub async fn subscribe_presence<I, S>(&self, user_ids: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let ids = user_ids.into_iter().map(Into::into).collect();
+        let _ = self.commands.send(Command::PresenceSub(ids)).await;
+    }
+
     /// Replaces the token used by later reconnects.
     pub async fn set_token(&self, token: impl Into<String>) {
         let _ = self.commands.send(Command::SetToken(token.into())).await;
@@ -553,6 +614,13 @@ struct Task {
     states: SharedStates,
     /// Messages read by SYNC not yet delivered, with the read's `lastSeq`.
     read_as_of: HashMap<uuid::Uuid, i64>,
+    /// Channels this user types in, with when a start last went out on
+    /// this connection (`None`: not yet).
+    typing_out: HashMap<String, Option<Instant>>,
+    /// The presence subscription, sent again after every HELLO.
+    presence_sub: Option<Vec<String>>,
+    /// Others' typing indicators that are on: (channel, user) → expiresAt.
+    indicators: HashMap<(String, String), i64>,
 }
 
 impl Task {
@@ -580,6 +648,9 @@ impl Task {
             queued_receipts: Vec::new(),
             states: SharedStates::default(),
             read_as_of: HashMap::new(),
+            typing_out: HashMap::new(),
+            presence_sub: None,
+            indicators: HashMap::new(),
         }
     }
 
@@ -658,9 +729,57 @@ impl Task {
                 reply,
             } => self.add_pending(channel_id, client_msg_id, body, entry, reply),
             Command::Receipt { message_id, read } => self.queued_receipts.push((message_id, read)),
+            Command::Typing { channel_id, on } => {
+                if on {
+                    self.typing_out.insert(channel_id, None);
+                } else {
+                    self.typing_out.remove(&channel_id);
+                }
+            }
+            Command::PresenceSub(ids) => self.presence_sub = Some(ids),
             Command::SetToken(token) => self.config.token = token,
             Command::Reconnect | Command::Close => {}
         }
+    }
+
+    /// Queues a TYPING `start` for every channel typed in whose last one is
+    /// [`ClientConfig::typing_renew`] old (or was not sent on this connection).
+    fn typing_due(&mut self, out: &mut Vec<ClientFrame>) {
+        let now = Instant::now();
+        for (channel, last) in &mut self.typing_out {
+            if last.is_none_or(|at| now.duration_since(at) >= self.config.typing_renew) {
+                *last = Some(now);
+                out.push(ClientFrame::Typing {
+                    channel_id: channel.clone(),
+                    state: "start".into(),
+                });
+            }
+        }
+    }
+
+    /// Turns off (with an event each) the indicators whose `expiresAt` passed.
+    async fn expire_indicators(&mut self) -> Option<SessionEnd> {
+        let now = chatd_proto::ids::now_ms();
+        let lapsed: Vec<(String, String)> = self
+            .indicators
+            .iter()
+            .filter(|(_, expires)| **expires <= now)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in lapsed {
+            self.indicators.remove(&key);
+            let (channel_id, user_id) = key;
+            let event = Event::Typing {
+                channel_id,
+                user_id,
+                typing: false,
+                expires_at: None,
+            };
+            if let Some(end) = self.emit(event).await {
+                return Some(end);
+            }
+        }
+        None
     }
 
     fn add_pending(
@@ -744,6 +863,15 @@ impl Task {
         for (message_id, read) in std::mem::take(&mut self.queued_receipts) {
             out.push(receipt_frame(message_id, read));
         }
+        if let Some(ids) = &self.presence_sub {
+            out.push(ClientFrame::PresenceSub {
+                user_ids: ids.iter().cloned().map(serde_json::Value::String).collect(),
+            });
+        }
+        for last in self.typing_out.values_mut() {
+            *last = None;
+        }
+        self.typing_due(&mut out);
         self.sends_due(&mut out);
         if let Err(e) = write_all(&mut socket, &mut out).await {
             return SessionEnd::Lost { code: None, reason: e };
@@ -775,6 +903,20 @@ impl Task {
                                 self.send_now(&mut out);
                             }
                             Command::Receipt { message_id, read } => out.push(receipt_frame(message_id, read)),
+                            Command::Typing { channel_id, on } => {
+                                if on {
+                                    self.typing_out.entry(channel_id).or_insert(None);
+                                    self.typing_due(&mut out);
+                                } else if self.typing_out.remove(&channel_id).is_some() {
+                                    out.push(ClientFrame::Typing { channel_id, state: "stop".into() });
+                                }
+                            }
+                            Command::PresenceSub(ids) => {
+                                out.push(ClientFrame::PresenceSub {
+                                    user_ids: ids.iter().cloned().map(serde_json::Value::String).collect(),
+                                });
+                                self.presence_sub = Some(ids);
+                            }
                             Command::SetToken(token) => self.config.token = token,
                             Command::Reconnect => {
                                 let _ = socket.close(None).await;
@@ -825,6 +967,10 @@ impl Task {
                     self.expire_deadlines();
                     self.syncs_due(&mut out);
                     self.sends_due(&mut out);
+                    self.typing_due(&mut out);
+                    if let Some(end) = self.expire_indicators().await {
+                        return end;
+                    }
                 }
             }
             if let Err(e) = write_all(&mut socket, &mut out).await {
@@ -906,6 +1052,50 @@ impl Task {
         };
         let mut delivered: Vec<RecvMessage> = Vec::new();
         match frame {
+            ServerFrame::Typing {
+                channel_id,
+                user_id,
+                state,
+                expires_at,
+            } => {
+                let key = (channel_id, user_id);
+                let event = match state {
+                    TypingState::Start => {
+                        // Without expiresAt (a server that sends none): the
+                        // contract's default lifetime.
+                        let expires = expires_at.unwrap_or_else(|| chatd_proto::ids::now_ms() + 6000);
+                        self.indicators.insert(key.clone(), expires);
+                        Some((true, Some(expires)))
+                    }
+                    TypingState::Stop => self.indicators.remove(&key).map(|_| (false, None)),
+                };
+                if let Some((typing, expires_at)) = event {
+                    let (channel_id, user_id) = key;
+                    let event = Event::Typing {
+                        channel_id,
+                        user_id,
+                        typing,
+                        expires_at,
+                    };
+                    if let Some(end) = self.emit(event).await {
+                        return Some(end);
+                    }
+                }
+            }
+            ServerFrame::Presence {
+                user_id,
+                status,
+                last_seen_at,
+            } => {
+                let event = Event::Presence {
+                    user_id,
+                    online: status == PresenceStatus::Online,
+                    last_seen_at,
+                };
+                if let Some(end) = self.emit(event).await {
+                    return Some(end);
+                }
+            }
             ServerFrame::MsgAck(AckFrame {
                 client_msg_id,
                 message_id,

@@ -62,6 +62,12 @@ pub struct ClientConfig {
     /// WebSocket write buffer, bytes (frames are flushed in batches).
     /// Default 8 KiB.
     pub write_buffer_bytes: usize,
+    /// While [`crate::Client::typing`] is on, a TYPING `start` goes out at
+    /// most once per this (client-side throttle), and again after it (the
+    /// renewal, so the indicator does not expire at the others). Keep it at
+    /// or above the server's `typing_throttle_ms` (2 s; a start within it is
+    /// dropped) and below its `typing_ttl_ms` (6 s). Default 3 s.
+    pub typing_renew: Duration,
 }
 
 impl ClientConfig {
@@ -85,6 +91,7 @@ impl ClientConfig {
             max_message_bytes: 1 << 20,
             read_buffer_bytes: 8 << 10,
             write_buffer_bytes: 8 << 10,
+            typing_renew: Duration::from_secs(3),
         }
     }
 }

@@ -378,6 +378,11 @@ async fn record(client: &Client, log: &mut ClientLog, event: Event) {
             seq,
             ..
         } => log.receipts.push((channel_id, user_id, kind, seq)),
-        Event::Error(_) | Event::Changed { .. } | Event::Disconnected { .. } | Event::Stopped { .. } => {}
+        Event::Error(_)
+        | Event::Changed { .. }
+        | Event::Disconnected { .. }
+        | Event::Stopped { .. }
+        | Event::Typing { .. }
+        | Event::Presence { .. } => {}
     }
 }

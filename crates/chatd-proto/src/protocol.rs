@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::ids::{self, ChannelId, ClientMsgId, MAX_SEQ};
+use crate::ids::{self, ChannelId, ClientMsgId, UserId, MAX_SEQ};
 
 /// Default and maximum page size of SYNC and the history route.
 pub const DEFAULT_PAGE: u32 = 100;
@@ -71,6 +71,14 @@ pub enum ClientFrame {
         /// `add` or `remove` (checked by [`ClientFrame::validate`]).
         op: String,
     },
+    /// "I am typing in this channel" (`start`) or "I stopped" (`stop`). Never
+    /// stored, never answered unless refused.
+    #[serde(rename = "TYPING", rename_all = "camelCase")]
+    Typing { channel_id: String, state: String },
+    /// Replaces the session's presence subscription with these users (an
+    /// empty list ends it). Elements are checked by [`ClientFrame::validate`].
+    #[serde(rename = "PRESENCE_SUB", rename_all = "camelCase")]
+    PresenceSub { user_ids: Vec<Value> },
 }
 
 /// The JSON kind a field must have, used to name the offending field.
@@ -79,6 +87,7 @@ enum Kind {
     Str,
     Int,
     Bool,
+    Array,
 }
 
 /// A field's wire name, JSON kind, and whether it is required.
@@ -129,6 +138,8 @@ const CLIENT_TYPES: &[(&str, &[FieldSpec])] = &[
             ("op", Kind::Str, true),
         ],
     ),
+    ("TYPING", &[("channelId", Kind::Str, true), ("state", Kind::Str, true)]),
+    ("PRESENCE_SUB", &[("userIds", Kind::Array, true)]),
 ];
 
 /// Longest `emoji` of MSG_REACT, bytes of UTF-8.
@@ -284,9 +295,11 @@ fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bo
             (Some(Value::Number(n)), Kind::Int) if n.is_i64() => continue,
             (Some(Value::Number(n)), Kind::Int) if n.is_u64() => "is out of range",
             (Some(Value::Bool(_)), Kind::Bool) => continue,
+            (Some(Value::Array(_)), Kind::Array) => continue,
             (Some(_), Kind::Str) => "must be a string",
             (Some(_), Kind::Int) => "must be an integer",
             (Some(_), Kind::Bool) => "must be true or false",
+            (Some(_), Kind::Array) => "must be an array",
         };
         return Some(FrameError::InvalidField {
             field,
@@ -404,6 +417,12 @@ pub enum Command {
         /// What the entry does to its target.
         change: EntryChange,
     },
+    /// TYPING: `start == true` for `"start"`, false for `"stop"`.
+    Typing { channel_id: ChannelId, start: bool },
+    /// PRESENCE_SUB with every id in the `userId` grammar, repeats removed
+    /// (first occurrence kept). The count limit (`max_presence_subscriptions`)
+    /// is the server's to check: [`check_presence_count`].
+    PresenceSub { user_ids: Vec<UserId> },
 }
 
 /// What a MSG_EDIT, MSG_DELETE or MSG_REACT does to its target message.
@@ -505,6 +524,21 @@ pub fn check_before_seq(before_seq: i64) -> Result<i64, &'static str> {
     }
 }
 
+/// Checks the number of ids of a PRESENCE_SUB against `max`.
+///
+/// # Errors
+/// [`FrameError::InvalidField`] naming `userIds`.
+pub fn check_presence_count(count: usize, max: usize) -> Result<(), FrameError> {
+    if count > max {
+        return Err(invalid(
+            "userIds",
+            format!("holds {count} ids, the limit is {max}"),
+            None,
+        ));
+    }
+    Ok(())
+}
+
 impl ClientFrame {
     /// Checks every field's grammar and range (`docs/protocol.md` §1, §5).
     ///
@@ -601,6 +635,29 @@ impl ClientFrame {
                     target,
                     change: EntryChange::React { emoji, add },
                 })
+            }
+            ClientFrame::Typing { channel_id, state } => {
+                let channel_id = ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, None))?;
+                let start = match state.as_str() {
+                    "start" => true,
+                    "stop" => false,
+                    _ => return Err(invalid("state", "must be \"start\" or \"stop\"", None)),
+                };
+                Ok(Command::Typing { channel_id, start })
+            }
+            ClientFrame::PresenceSub { user_ids } => {
+                let mut seen = std::collections::HashSet::with_capacity(user_ids.len());
+                let mut ids = Vec::with_capacity(user_ids.len());
+                for value in &user_ids {
+                    let Value::String(text) = value else {
+                        return Err(invalid("userIds", "every element must be a string", None));
+                    };
+                    let id = UserId::parse(text).map_err(|e| invalid("userIds", format!("an element {e}"), None))?;
+                    if seen.insert(text.as_str()) {
+                        ids.push(id);
+                    }
+                }
+                Ok(Command::PresenceSub { user_ids: ids })
             }
         }
     }
@@ -868,6 +925,22 @@ pub enum ReceiptKind {
     Read,
 }
 
+/// The `state` of a TYPING frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TypingState {
+    Start,
+    Stop,
+}
+
+/// The `status` of a PRESENCE frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PresenceStatus {
+    Online,
+    Offline,
+}
+
 /// A frame from server to client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
@@ -915,6 +988,27 @@ pub enum ServerFrame {
     /// more comes for it.
     #[serde(rename = "CHANNEL_REMOVED", rename_all = "camelCase")]
     ChannelRemoved { channel_id: String },
+    /// Another member started or stopped typing in a channel. A `start`
+    /// carries `expiresAt` (ms since the epoch): past it, show nothing, even
+    /// if no `stop` came (a stop may be lost).
+    #[serde(rename = "TYPING", rename_all = "camelCase")]
+    Typing {
+        channel_id: String,
+        user_id: String,
+        state: TypingState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expires_at: Option<i64>,
+    },
+    /// A subscribed user's presence: once per id right after PRESENCE_SUB,
+    /// then once per change. `lastSeenAt` (ms since the epoch) only when
+    /// `offline` and known.
+    #[serde(rename = "PRESENCE", rename_all = "camelCase")]
+    Presence {
+        user_id: String,
+        status: PresenceStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_seen_at: Option<i64>,
+    },
 }
 
 impl ServerFrame {
@@ -973,6 +1067,8 @@ impl ServerFrame {
             Self::SyncBatch { .. } => "SYNC_BATCH",
             Self::Error(_) => "ERROR",
             Self::ChannelRemoved { .. } => "CHANNEL_REMOVED",
+            Self::Typing { .. } => "TYPING",
+            Self::Presence { .. } => "PRESENCE",
         }
     }
 }
@@ -1323,6 +1419,119 @@ mod tests {
         match ServerFrame::decode(old).unwrap() {
             ServerFrame::MsgRecv(m) => assert_eq!(m.kind, EntryKind::Message),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn typing_frames_are_validated() {
+        let typing = |text: &str| decode_client_frame(text).and_then(|f| f.validate(16));
+        assert_eq!(
+            typing(r#"{"type":"TYPING","channelId":"room","state":"start"}"#).unwrap(),
+            Command::Typing {
+                channel_id: ChannelId::parse("room").unwrap(),
+                start: true
+            }
+        );
+        assert!(matches!(
+            typing(r#"{"type":"TYPING","channelId":"room","state":"stop","x":1}"#),
+            Ok(Command::Typing { start: false, .. })
+        ));
+        for (text, field) in [
+            (r#"{"type":"TYPING","channelId":"room","state":"START"}"#, "state"),
+            (r#"{"type":"TYPING","channelId":"room","state":"typing"}"#, "state"),
+            (r#"{"type":"TYPING","channelId":"room","state":true}"#, "state"),
+            (r#"{"type":"TYPING","channelId":"room"}"#, "state"),
+            (
+                r#"{"type":"TYPING","channelId":"no room","state":"start"}"#,
+                "channelId",
+            ),
+            (r#"{"type":"TYPING","channelId":7,"state":"start"}"#, "channelId"),
+            (r#"{"type":"TYPING","state":"start"}"#, "channelId"),
+        ] {
+            let e = typing(text).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidField, "{text}");
+            assert_eq!(field_of(e), field, "{text}");
+        }
+    }
+
+    #[test]
+    fn presence_subscriptions_are_validated() {
+        let sub = |text: &str| decode_client_frame(text).and_then(|f| f.validate(16));
+        match sub(r#"{"type":"PRESENCE_SUB","userIds":["bob","carol","bob"]}"#).unwrap() {
+            Command::PresenceSub { user_ids } => {
+                let ids: Vec<&str> = user_ids.iter().map(UserId::as_str).collect();
+                assert_eq!(ids, ["bob", "carol"], "repeats removed, order kept");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            sub(r#"{"type":"PRESENCE_SUB","userIds":[]}"#).unwrap(),
+            Command::PresenceSub { user_ids: Vec::new() }
+        );
+        for text in [
+            r#"{"type":"PRESENCE_SUB","userIds":["ok","not ok"]}"#,
+            r#"{"type":"PRESENCE_SUB","userIds":[".."]}"#,
+            r#"{"type":"PRESENCE_SUB","userIds":[""]}"#,
+            r#"{"type":"PRESENCE_SUB","userIds":[7]}"#,
+            r#"{"type":"PRESENCE_SUB","userIds":[["bob"]]}"#,
+            r#"{"type":"PRESENCE_SUB","userIds":"bob"}"#,
+            r#"{"type":"PRESENCE_SUB","userIds":null}"#,
+            r#"{"type":"PRESENCE_SUB"}"#,
+        ] {
+            let e = sub(text).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidField, "{text}");
+            assert_eq!(field_of(e), "userIds", "{text}");
+        }
+        let long = format!(r#"{{"type":"PRESENCE_SUB","userIds":["{}"]}}"#, "a".repeat(129));
+        assert_eq!(field_of(sub(&long).unwrap_err()), "userIds");
+        assert!(check_presence_count(500, 500).is_ok());
+        let e = check_presence_count(501, 500).unwrap_err();
+        assert_eq!(e.to_error_frame().field.as_deref(), Some("userIds"));
+        assert_eq!(e.code(), ErrorCode::InvalidField);
+    }
+
+    #[test]
+    fn typing_and_presence_frames_have_the_wire_shape() {
+        let start = ServerFrame::Typing {
+            channel_id: "room".into(),
+            user_id: "alice".into(),
+            state: TypingState::Start,
+            expires_at: Some(42),
+        };
+        assert_eq!(
+            start.encode(),
+            r#"{"type":"TYPING","channelId":"room","userId":"alice","state":"start","expiresAt":42}"#
+        );
+        let stop = ServerFrame::Typing {
+            channel_id: "room".into(),
+            user_id: "alice".into(),
+            state: TypingState::Stop,
+            expires_at: None,
+        };
+        assert_eq!(
+            stop.encode(),
+            r#"{"type":"TYPING","channelId":"room","userId":"alice","state":"stop"}"#
+        );
+        let online = ServerFrame::Presence {
+            user_id: "bob".into(),
+            status: PresenceStatus::Online,
+            last_seen_at: None,
+        };
+        assert_eq!(
+            online.encode(),
+            r#"{"type":"PRESENCE","userId":"bob","status":"online"}"#
+        );
+        let offline = ServerFrame::Presence {
+            user_id: "bob".into(),
+            status: PresenceStatus::Offline,
+            last_seen_at: Some(7),
+        };
+        assert_eq!(
+            offline.encode(),
+            r#"{"type":"PRESENCE","userId":"bob","status":"offline","lastSeenAt":7}"#
+        );
+        for frame in [start, stop, online, offline] {
+            assert_eq!(ServerFrame::decode(&frame.encode()).unwrap(), frame);
         }
     }
 

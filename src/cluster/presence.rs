@@ -1,0 +1,163 @@
+//! Typing and presence across nodes (`docs/deployment.md`, "Presence").
+//!
+//! Core NATS only, nothing kept by the broker: a dead node is noticed by the
+//! silence of its heartbeats, so no one has to clean up after it.
+//! - TYPING frames go to `<prefix>.t.<channel>` with the channel's members;
+//!   the nodes carrying that channel for a local user (they subscribe with
+//!   the channel's messages, [`run_typing`]) hand them to their sessions.
+//! - Every node publishes on `<prefix>.p` the users it holds: at once when
+//!   it takes or lets go of one, and all of them every third of
+//!   `presence_ttl_ms` (the heartbeat). The others keep each (node, user)
+//!   entry until it is not refreshed within `presence_ttl_ms`
+//!   ([`crate::delivery::presence::Ephemeral::expire`]).
+
+use std::sync::Arc;
+
+use axum::extract::ws::Utf8Bytes;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::wire::{presence_subject, typing_subject, PresenceEnvelope, TypingEnvelope};
+use super::{Cluster, Inner};
+use crate::delivery::hub::Hub;
+use crate::delivery::presence::NodeId;
+use crate::ids::{ChannelId, UserId};
+
+/// Users per heartbeat message (about 130 bytes each at most: well within
+/// NATS's default 1 MB payload).
+const HEARTBEAT_CHUNK: usize = 2000;
+
+impl Cluster {
+    /// This node's hub.
+    pub(crate) fn hub(&self) -> &Arc<Hub> {
+        &self.0.hub
+    }
+
+    /// Publishes a TYPING frame (already delivered on this node) for the
+    /// other nodes' sessions of `members`.
+    pub fn typing(&self, channel: &ChannelId, typer: &UserId, text: &Utf8Bytes, members: &[UserId]) {
+        let envelope = TypingEnvelope {
+            typer: typer.as_str().to_owned(),
+            text: text.as_str().to_owned(),
+            members: members.iter().map(|m| m.as_str().to_owned()).collect(),
+        };
+        if let Ok(payload) = serde_json::to_vec(&envelope) {
+            self.0
+                .publish(typing_subject(&self.0.prefix, channel), Bytes::from(payload));
+        }
+    }
+
+    /// Tells the other nodes this node now holds `user`.
+    pub fn presence_held(&self, user: &UserId) {
+        self.publish_presence(&PresenceEnvelope::Held {
+            node: self.node().to_string(),
+            user: user.as_str().to_owned(),
+        });
+    }
+
+    /// Tells the other nodes this node let go of `user`, last seen at
+    /// `last_seen_at` (ms).
+    pub fn presence_released(&self, user: &UserId, last_seen_at: i64) {
+        self.publish_presence(&PresenceEnvelope::Released {
+            node: self.node().to_string(),
+            user: user.as_str().to_owned(),
+            last_seen_at,
+        });
+    }
+
+    /// Tells the other nodes this node is leaving (shutdown).
+    pub(super) fn presence_leaving(&self) {
+        self.publish_presence(&PresenceEnvelope::Leaving {
+            node: self.node().to_string(),
+        });
+    }
+
+    fn node(&self) -> &NodeId {
+        self.0.hub.ephemeral().node()
+    }
+
+    fn publish_presence(&self, envelope: &PresenceEnvelope) {
+        if let Ok(payload) = serde_json::to_vec(envelope) {
+            self.0.publish(presence_subject(&self.0.prefix), Bytes::from(payload));
+        }
+    }
+}
+
+/// Presence between nodes: subscribes to `<prefix>.p`, applies what other
+/// nodes say, and sends this node's heartbeat every third of
+/// `presence_ttl_ms`.
+pub(super) async fn run_presence(inner: Arc<Inner>) {
+    let mut inbound = inner.subscribe(presence_subject(&inner.prefix)).await;
+    let ephemeral = inner.hub.ephemeral();
+    let mut heartbeat = tokio::time::interval(ephemeral.settings().heartbeat_every());
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let node = ephemeral.node().to_string();
+    loop {
+        tokio::select! {
+            _ = inner.stop.cancelled() => return,
+            _ = heartbeat.tick() => {
+                let users = ephemeral.held_users();
+                for chunk in users.chunks(HEARTBEAT_CHUNK) {
+                    let envelope = PresenceEnvelope::Heartbeat {
+                        node: node.clone(),
+                        users: chunk.iter().map(|u| u.as_str().to_owned()).collect(),
+                    };
+                    if let Ok(payload) = serde_json::to_vec(&envelope) {
+                        inner.publish(presence_subject(&inner.prefix), Bytes::from(payload));
+                    }
+                }
+            }
+            payload = inbound.next() => match payload {
+                Some(payload) => on_presence(&inner.hub, &payload),
+                None => inbound = futures_util::stream::pending().boxed(),
+            },
+        }
+    }
+}
+
+fn on_presence(hub: &Hub, payload: &[u8]) {
+    let ephemeral = hub.ephemeral();
+    let ids = |users: Vec<String>| -> Vec<UserId> { users.iter().filter_map(|u| UserId::parse(u).ok()).collect() };
+    match serde_json::from_slice::<PresenceEnvelope>(payload) {
+        Ok(PresenceEnvelope::Heartbeat { node, users }) => ephemeral.remote_held(&NodeId::from(node), &ids(users)),
+        Ok(PresenceEnvelope::Held { node, user }) => ephemeral.remote_held(&NodeId::from(node), &ids(vec![user])),
+        Ok(PresenceEnvelope::Released {
+            node,
+            user,
+            last_seen_at,
+        }) => match UserId::parse(&user) {
+            Ok(user) => ephemeral.remote_released(&NodeId::from(node), &user, last_seen_at),
+            Err(error) => tracing::warn!(%error, "bad user id in presence from NATS"),
+        },
+        Ok(PresenceEnvelope::Leaving { node }) => ephemeral.remote_leaving(&NodeId::from(node)),
+        Err(error) => tracing::debug!(%error, "undecodable presence from NATS"),
+    }
+}
+
+/// One carried channel's TYPING frames from other nodes, handed to this
+/// node's sessions of the members (lossily), until `stop`.
+pub(super) async fn run_typing(inner: Arc<Inner>, channel: ChannelId, stop: CancellationToken) {
+    let mut inbound = inner.subscribe(typing_subject(&inner.prefix, &channel)).await;
+    let hub = inner.hub.clone();
+    drop(inner);
+    loop {
+        let payload = tokio::select! {
+            _ = stop.cancelled() => return,
+            payload = inbound.next() => match payload {
+                Some(payload) => payload,
+                None => return,
+            },
+        };
+        match serde_json::from_slice::<TypingEnvelope>(&payload) {
+            Ok(envelope) => {
+                let Ok(typer) = UserId::parse(&envelope.typer) else {
+                    continue;
+                };
+                let members: Vec<UserId> = envelope.members.into_iter().map(UserId::from_trusted).collect();
+                hub.deliver_ephemeral(&Utf8Bytes::from(envelope.text), &members, &typer, "TYPING");
+            }
+            Err(error) => tracing::debug!(%error, "undecodable typing from NATS"),
+        }
+    }
+}

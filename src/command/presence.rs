@@ -1,0 +1,45 @@
+//! `PRESENCE_SUB`: replaces the session's presence subscription and answers
+//! with one PRESENCE per listed id (the snapshot), then one per change
+//! ([`crate::delivery::presence::Ephemeral::subscribe`]).
+//!
+//! Only users who share a channel with the subscriber are shown (one read of
+//! the members table per PRESENCE_SUB); any other id is always `offline`
+//! with no `lastSeenAt`, so presence tells nothing about strangers. Which
+//! users are shown is decided at the PRESENCE_SUB: a client re-subscribes
+//! after its channels change.
+
+use std::collections::HashSet;
+
+use super::Context;
+use crate::ids::UserId;
+use crate::protocol::{check_presence_count, ErrorFrame};
+use crate::view;
+
+/// Applies a PRESENCE_SUB listing `user_ids` (validated, repeats removed).
+///
+/// # Errors
+/// The ERROR to answer: `invalid_field` (`userIds`) for more than
+/// `max_presence_subscriptions` ids, or the store's error (`unavailable`)
+/// when memberships could not be read; the old subscription then stays.
+pub async fn run(ctx: Context<'_>, user_ids: Vec<UserId>) -> Result<(), ErrorFrame> {
+    check_presence_count(user_ids.len(), ctx.state.config.max_presence_subscriptions)
+        .map_err(|e| e.to_error_frame())?;
+    let store = &ctx.state.store;
+    let me = &ctx.user.user_id;
+    let others: Vec<UserId> = user_ids.iter().filter(|u| *u != me).cloned().collect();
+    let mut visible: HashSet<UserId> = store
+        .sharing_a_channel(me, &others)
+        .await
+        .map_err(|e| view::store_error(&e))?
+        .into_iter()
+        .collect();
+    if user_ids.contains(me) {
+        visible.insert(me.clone());
+    }
+    let ephemeral = ctx.state.delivery.ephemeral();
+    let shown: Vec<UserId> = user_ids.iter().filter(|u| visible.contains(*u)).cloned().collect();
+    let unknown = ephemeral.unknown_last_seen(&shown);
+    let stored = store.last_seen(&unknown).await.map_err(|e| view::store_error(&e))?;
+    ephemeral.subscribe(ctx.session, &user_ids, &visible, &stored);
+    Ok(())
+}

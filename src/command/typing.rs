@@ -1,0 +1,61 @@
+//! `TYPING`: a member starts or stops typing in a channel. Never stored,
+//! never answered unless refused; forwarded (throttled) to the sessions of
+//! the channel's other members on every node ([`crate::delivery::Delivery::typing`]).
+//!
+//! The membership check reads the channel's members from a cache of this
+//! node ([`crate::delivery::presence::MEMBERS_FRESH`]), or the database's
+//! read pool when it is cold: never the commit path.
+
+use std::sync::Arc;
+
+use super::Context;
+use crate::delivery::presence::TypingDecision;
+use crate::ids::{ChannelId, UserId};
+use crate::protocol::{ErrorCode, ErrorFrame};
+use crate::view;
+
+/// Applies a TYPING frame (`start`, else stop) of the session's user in
+/// `channel_id`. A channel over `typing_max_members` members, a `start`
+/// within `typing_throttle_ms` of the last one forwarded, and a `stop` with
+/// no `start` in force are dropped silently.
+///
+/// # Errors
+/// The ERROR to answer, with `channelId`: `forbidden` for an unknown channel
+/// or a non-member, or the store's error (`unavailable`) when the members
+/// could not be read.
+pub async fn run(ctx: Context<'_>, channel_id: ChannelId, start: bool) -> Result<(), ErrorFrame> {
+    let with_channel = |mut frame: ErrorFrame| {
+        frame.channel_id = Some(channel_id.as_str().to_owned());
+        frame
+    };
+    let delivery = &ctx.state.delivery;
+    let ephemeral = delivery.ephemeral();
+    let members = match ephemeral.cached_members(&channel_id) {
+        Some(members) => members,
+        None => {
+            let channel = ctx
+                .state
+                .store
+                .channel(&channel_id)
+                .await
+                .map_err(|e| with_channel(view::store_error(&e)))?;
+            let members: Arc<[UserId]> = channel.map(|c| c.members).unwrap_or_default().into();
+            ephemeral.cache_members(&channel_id, members.clone());
+            members
+        }
+    };
+    let user = &ctx.user.user_id;
+    if members.binary_search(user).is_err() {
+        return Err(with_channel(ErrorFrame::new(
+            ErrorCode::Forbidden,
+            "not a member of this channel",
+        )));
+    }
+    if members.len() > ephemeral.settings().typing_max_members {
+        return Ok(());
+    }
+    if let TypingDecision::Forward(state, expires_at) = ephemeral.typing(user, &channel_id, start, &members) {
+        delivery.typing(&channel_id, user, state, expires_at, &members);
+    }
+    Ok(())
+}

@@ -1,0 +1,163 @@
+//! PRESENCE_SUB and PRESENCE (protocol.md section 9): a snapshot right after
+//! the subscription, then changes; offline only `presence_grace_ms` after the
+//! last session closed (a reconnect inside it does not flap); strangers are
+//! always offline with no lastSeenAt; lastSeenAt kept across restarts; bad
+//! subscriptions refused with the connection left open.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app_with, Backend, WsClient};
+
+on_both_stores!(
+    a_snapshot_follows_the_subscription_then_one_frame_per_change,
+    a_reconnect_within_the_grace_does_not_flap,
+    strangers_are_always_offline_without_last_seen,
+    a_new_subscription_replaces_the_old_and_an_empty_one_ends_it,
+    bad_subscriptions_are_refused_and_the_connection_stays_open,
+    last_seen_is_kept_across_a_restart,
+);
+
+fn sub(ids: &[&str]) -> Value {
+    json!({"type": "PRESENCE_SUB", "userIds": ids})
+}
+
+/// The next frame: PRESENCE of `user` with `status`.
+async fn recv_presence(client: &mut WsClient, user: &str, status: &str) -> Value {
+    let frame = client.recv_type("PRESENCE").await;
+    assert_eq!(frame["userId"], user, "{frame}");
+    assert_eq!(frame["status"], status, "{frame}");
+    frame
+}
+
+async fn a_snapshot_follows_the_subscription_then_one_frame_per_change(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.presence_grace_ms = 300).await;
+    app.create_channel("room", &["alice", "bob", "carol"]).await;
+    let mut bob = app.connect("bob").await;
+    let alice = app.connect("alice").await;
+    bob.send_json(sub(&["alice", "carol", "bob"])).await;
+    let online = recv_presence(&mut bob, "alice", "online").await;
+    assert!(online.get("lastSeenAt").is_none(), "{online}");
+    let never = recv_presence(&mut bob, "carol", "offline").await;
+    assert!(never.get("lastSeenAt").is_none(), "never seen: {never}");
+    recv_presence(&mut bob, "bob", "online").await;
+    bob.expect_silence(Duration::from_millis(200)).await;
+
+    // carol comes: one frame; alice goes: offline after the grace.
+    let carol = app.connect("carol").await;
+    recv_presence(&mut bob, "carol", "online").await;
+    let closed = chatd::ids::now_ms();
+    let left = Instant::now();
+    drop(alice);
+    let offline = recv_presence(&mut bob, "alice", "offline").await;
+    assert!(left.elapsed() >= Duration::from_millis(250), "not before the grace");
+    let seen = offline["lastSeenAt"].as_i64().expect("lastSeenAt");
+    assert!((closed - 50..=closed + 1000).contains(&seen), "{seen} vs {closed}");
+    drop(carol);
+    let offline = recv_presence(&mut bob, "carol", "offline").await;
+    assert!(offline["lastSeenAt"].is_i64());
+    bob.expect_silence(Duration::from_millis(500)).await;
+    app.stop().await;
+}
+
+async fn a_reconnect_within_the_grace_does_not_flap(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.presence_grace_ms = 1500).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = app.connect("bob").await;
+    let alice = app.connect("alice").await;
+    bob.send_json(sub(&["alice"])).await;
+    recv_presence(&mut bob, "alice", "online").await;
+    drop(alice);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let alice = app.connect("alice").await;
+    bob.expect_silence(Duration::from_millis(2000)).await;
+    drop(alice);
+    recv_presence(&mut bob, "alice", "offline").await;
+    app.stop().await;
+}
+
+async fn strangers_are_always_offline_without_last_seen(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.presence_grace_ms = 100).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    app.create_channel("elsewhere", &["eve", "mallory"]).await;
+    let eve = app.connect("eve").await;
+    let mut bob = app.connect("bob").await;
+    bob.send_json(sub(&["eve", "nobody"])).await;
+    for user in ["eve", "nobody"] {
+        let frame = recv_presence(&mut bob, user, "offline").await;
+        assert!(frame.get("lastSeenAt").is_none(), "{frame}");
+    }
+    // Nothing when the stranger comes and goes.
+    drop(eve);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _eve = app.connect("eve").await;
+    bob.expect_silence(Duration::from_millis(500)).await;
+    app.stop().await;
+}
+
+async fn a_new_subscription_replaces_the_old_and_an_empty_one_ends_it(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.presence_grace_ms = 100).await;
+    app.create_channel("room", &["alice", "bob", "carol"]).await;
+    let mut bob = app.connect("bob").await;
+    bob.send_json(sub(&["alice"])).await;
+    recv_presence(&mut bob, "alice", "offline").await;
+    bob.send_json(sub(&["carol"])).await;
+    recv_presence(&mut bob, "carol", "offline").await;
+    let alice = app.connect("alice").await;
+    bob.expect_silence(Duration::from_millis(300)).await;
+    let carol = app.connect("carol").await;
+    recv_presence(&mut bob, "carol", "online").await;
+    bob.send_json(sub(&[])).await;
+    drop(carol);
+    drop(alice);
+    bob.expect_silence(Duration::from_millis(500)).await;
+    app.stop().await;
+}
+
+async fn bad_subscriptions_are_refused_and_the_connection_stays_open(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.max_presence_subscriptions = 3).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = app.connect("bob").await;
+    for frame in [
+        sub(&["a", "b", "c", "d"]),
+        sub(&["alice", "not a user"]),
+        sub(&[".."]),
+        json!({"type": "PRESENCE_SUB", "userIds": [7]}),
+        json!({"type": "PRESENCE_SUB", "userIds": "alice"}),
+        json!({"type": "PRESENCE_SUB"}),
+    ] {
+        bob.send_json(frame.clone()).await;
+        let error = bob.recv_type("ERROR").await;
+        assert_eq!(error["code"], "invalid_field", "{frame}: {error}");
+        assert_eq!(error["field"], "userIds", "{frame}: {error}");
+    }
+    // Exactly the limit is fine (repeats count once), and the session works.
+    bob.send_json(sub(&["alice", "x", "y", "alice"])).await;
+    for user in ["alice", "x", "y"] {
+        recv_presence(&mut bob, user, "offline").await;
+    }
+    bob.send_and_ack("room", "m1", "still here").await;
+    app.stop().await;
+}
+
+async fn last_seen_is_kept_across_a_restart(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.presence_grace_ms = 100).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = app.connect("bob").await;
+    bob.send_json(sub(&["alice"])).await;
+    recv_presence(&mut bob, "alice", "offline").await;
+    let alice = app.connect("alice").await;
+    recv_presence(&mut bob, "alice", "online").await;
+    drop(alice);
+    let offline = recv_presence(&mut bob, "alice", "offline").await;
+    let seen = offline["lastSeenAt"].as_i64().expect("lastSeenAt");
+    drop(bob);
+    let app = app.restart(|c| c.presence_grace_ms = 100).await;
+    let mut bob = app.connect("bob").await;
+    bob.send_json(sub(&["alice"])).await;
+    let after = recv_presence(&mut bob, "alice", "offline").await;
+    assert_eq!(after["lastSeenAt"], seen, "{after}");
+    app.stop().await;
+}

@@ -1,0 +1,199 @@
+//! Typing and presence across `chatd` processes on one PostgreSQL database
+//! and the machine's NATS (127.0.0.1:4222), each test with a subject prefix
+//! of its own: TYPING and PRESENCE cross nodes, a node killed with SIGKILL
+//! takes its users offline on the others within `presence_ttl_ms`, and a
+//! restarted node does not announce the users of its former life.
+//!
+//! Without `CHATD_TEST_DATABASE_URL` every test returns at once (a failure
+//! with `CHATD_REQUIRE_POSTGRES=1`), as in `tests/cluster.rs`.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use chatd_testkit::{
+    postgres_url, ws_connect_hello, Backend, ServerProcess, TestDb, WsClient, ADMIN_TOKEN, JWT_SECRET,
+};
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_chatd");
+const NATS_URL: &str = "nats://127.0.0.1:4222";
+/// Small, so a test waits seconds, not the default 30.
+const TTL_MS: u64 = 1500;
+const GRACE_MS: u64 = 300;
+
+struct Node {
+    process: ServerProcess,
+}
+
+impl Node {
+    fn start(db: &TestDb, prefix: &str) -> Self {
+        let data = db.dir.path().join(format!("node-{}", uuid::Uuid::now_v7().simple()));
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(db.dir.path())
+            .env("CHATD_DATABASE_URL", &db.url)
+            .env("CHATD_DATA_DIR", &data)
+            .env("CHATD_JWT_SECRET", JWT_SECRET)
+            .env("CHATD_ADMIN_TOKEN", ADMIN_TOKEN)
+            .env("CHATD_NATS_URL", NATS_URL)
+            .env("CHATD_NATS_SUBJECT_PREFIX", prefix)
+            .env("CHATD_LOG", "info")
+            .env("CHATD_SHUTDOWN_GRACE", "2")
+            .env("CHATD_PRESENCE_TTL_MS", TTL_MS.to_string())
+            .env("CHATD_PRESENCE_GRACE_MS", GRACE_MS.to_string())
+            .env("CHATD_TYPING_THROTTLE_MS", "0");
+        Self {
+            process: ServerProcess::start(cmd),
+        }
+    }
+
+    async fn connect(&self, user: &str) -> WsClient {
+        let token = chatd::auth::Auth::new(JWT_SECRET, ADMIN_TOKEN, None, None, 0)
+            .mint(&chatd::ids::UserId::parse(user).expect("user id"), 3600)
+            .expect("mint")
+            .0;
+        ws_connect_hello(&self.process.addr, &token).await
+    }
+
+    async fn create_channel(&self, id: &str, members: &[&str]) {
+        let res = reqwest::Client::new()
+            .post(format!("http://{}/v1/channels", self.process.addr))
+            .bearer_auth(ADMIN_TOKEN)
+            .json(&json!({"channelId": id, "members": members}))
+            .send()
+            .await
+            .expect("http");
+        assert_eq!(res.status(), 201);
+    }
+
+    /// SIGKILL: no shutdown, no goodbye.
+    fn kill(&mut self) {
+        let _ = self.process.child.kill();
+        let _ = self.process.child.wait();
+    }
+}
+
+/// A database and a subject prefix of the test's own; `None` when
+/// PostgreSQL tests are skipped.
+async fn setup() -> Option<(TestDb, String)> {
+    postgres_url()?;
+    assert!(
+        std::net::TcpStream::connect("127.0.0.1:4222").is_ok(),
+        "NATS is not running on 127.0.0.1:4222"
+    );
+    let db = TestDb::new(Backend::Postgres).await;
+    Some((db, format!("t{}", uuid::Uuid::now_v7().simple())))
+}
+
+/// Reads PRESENCE frames of `user` until one says `status`, skipping
+/// earlier ones (a snapshot taken before another node's news arrived).
+async fn wait_presence(client: &mut WsClient, user: &str, status: &str) -> Value {
+    loop {
+        let frame = client.recv_type("PRESENCE").await;
+        assert_eq!(frame["userId"], user, "{frame}");
+        if frame["status"] == status {
+            return frame;
+        }
+    }
+}
+
+fn sub(ids: &[&str]) -> Value {
+    json!({"type": "PRESENCE_SUB", "userIds": ids})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_and_presence_cross_nodes() {
+    let Some((db, prefix)) = setup().await else { return };
+    let a = Node::start(&db, &prefix);
+    let b = Node::start(&db, &prefix);
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = b.connect("bob").await;
+    bob.send_json(sub(&["alice"])).await;
+    let first = bob.recv_type("PRESENCE").await;
+    assert_eq!(first["status"], "offline", "{first}");
+    let mut alice = a.connect("alice").await;
+    wait_presence(&mut bob, "alice", "online").await;
+
+    alice
+        .send_json(json!({"type": "TYPING", "channelId": "room", "state": "start"}))
+        .await;
+    let typing = bob.recv_type("TYPING").await;
+    assert_eq!(
+        (typing["userId"].as_str(), typing["state"].as_str()),
+        (Some("alice"), Some("start"))
+    );
+    assert!(typing["expiresAt"].is_i64());
+    alice.send_and_ack("room", "m1", "hi").await;
+    assert_eq!(bob.recv_type("MSG_RECV").await["seq"], 1);
+    let stop = bob.recv_type("TYPING").await;
+    assert_eq!(stop["state"], "stop", "a stored message stops the typing: {stop}");
+
+    // alice moves from A to B inside the grace: no flap on either node.
+    let mut carol_on_a = a.connect("bob").await;
+    carol_on_a.send_json(sub(&["alice"])).await;
+    wait_presence(&mut carol_on_a, "alice", "online").await;
+    drop(alice);
+    let alice_on_b = b.connect("alice").await;
+    bob.expect_silence(Duration::from_millis(GRACE_MS + TTL_MS)).await;
+    carol_on_a.expect_silence(Duration::from_millis(10)).await;
+    drop(alice_on_b);
+    let started = Instant::now();
+    let offline = wait_presence(&mut carol_on_a, "alice", "offline").await;
+    assert!(offline["lastSeenAt"].is_i64(), "{offline}");
+    assert!(
+        started.elapsed() < Duration::from_millis(TTL_MS),
+        "announced, not expired"
+    );
+    wait_presence(&mut bob, "alice", "offline").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_node_takes_its_users_offline_elsewhere_within_presence_ttl() {
+    let Some((db, prefix)) = setup().await else { return };
+    let mut a = Node::start(&db, &prefix);
+    let b = Node::start(&db, &prefix);
+    a.create_channel("room", &["alice", "bob"]).await;
+    let _alice = a.connect("alice").await;
+    let mut bob = b.connect("bob").await;
+    bob.send_json(sub(&["alice"])).await;
+    wait_presence(&mut bob, "alice", "online").await;
+    // Some heartbeats go by: alice stays online.
+    bob.expect_silence(Duration::from_millis(2 * TTL_MS)).await;
+
+    a.kill();
+    let killed = Instant::now();
+    let offline = wait_presence(&mut bob, "alice", "offline").await;
+    let took = killed.elapsed();
+    // Within presence_ttl_ms of the kill (a little slack for the test's own
+    // reading of the socket on a shared machine).
+    assert!(
+        took <= Duration::from_millis(TTL_MS + 250),
+        "offline {took:?} after SIGKILL (presence_ttl_ms {TTL_MS})"
+    );
+    assert!(offline["lastSeenAt"].is_i64(), "{offline}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_node_does_not_announce_its_old_users() {
+    let Some((db, prefix)) = setup().await else { return };
+    let mut a = Node::start(&db, &prefix);
+    let b = Node::start(&db, &prefix);
+    a.create_channel("room", &["alice", "bob", "carol"]).await;
+    let _alice = a.connect("alice").await;
+    let mut bob = b.connect("bob").await;
+    bob.send_json(sub(&["alice"])).await;
+    wait_presence(&mut bob, "alice", "online").await;
+
+    a.kill();
+    let a = Node::start(&db, &prefix);
+    // The new process speaks for nobody: alice goes offline on B, and stays so.
+    wait_presence(&mut bob, "alice", "offline").await;
+    bob.expect_silence(Duration::from_millis(2 * TTL_MS)).await;
+    let mut carol = a.connect("carol").await;
+    carol.send_json(sub(&["alice", "bob"])).await;
+    assert_eq!(carol.recv_type("PRESENCE").await["status"], "offline", "alice");
+    let bob_seen = carol.recv_type("PRESENCE").await;
+    assert_eq!(bob_seen["userId"], "bob");
+    assert_eq!(bob_seen["status"], "online", "bob is on B: {bob_seen}");
+}
