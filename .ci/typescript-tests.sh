@@ -21,16 +21,14 @@ fi
 
 cd clients/typescript
 echo "== npm ci (clients/typescript)"
-npm ci --no-audit --no-fund
+# --ignore-scripts: the package's own `prepare` build is done below, once
+npm ci --no-audit --no-fund --ignore-scripts
 
-echo "== type check (tsc --strict)"
-npm run --silent typecheck
+echo "== type check and build (tsc --strict: src -> dist, src + tests -> build)"
+npm run --silent build:test
 
 echo "== lint (eslint + typescript-eslint)"
 npm run --silent lint
-
-echo "== build"
-npm run --silent build:test
 
 echo "== tests: unit, integration, browser (node --test)"
 # spec reporter for people, and the runner's own summary (tests/pass/fail) at the end

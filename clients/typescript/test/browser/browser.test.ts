@@ -61,6 +61,11 @@ describe('browser (headless Chromium)', () => {
   let browser: Browser;
   let userDataDir: string;
   const contexts: BrowserContext[] = [];
+  const proxies: CuttableProxy[] = [];
+  const trackProxy = (p: CuttableProxy): CuttableProxy => {
+    proxies.push(p);
+    return p;
+  };
 
   before(async () => {
     chatd = await ChatdServer.start({ store: 'sqlite' });
@@ -83,6 +88,7 @@ describe('browser (headless Chromium)', () => {
     });
   });
   after(async () => {
+    for (const p of proxies) await p.close().catch(() => undefined);
     for (const c of contexts) await c.close().catch(() => undefined);
     await browser.close();
     await new Promise((r) => web.server.close(r));
@@ -183,7 +189,7 @@ describe('browser (headless Chromium)', () => {
     await chatd.createChannel('b2', ['alice', 'bob']);
     // alice's page talks through a proxy that counts the ACKs it hands over: at the 20th,
     // chatd gets SIGKILL and the connection is cut, so the page holds exactly 20 ACKs
-    const proxy = new CuttableProxy(chatd.port);
+    const proxy = trackProxy(new CuttableProxy(chatd.port));
     await proxy.listen();
     const alicePage = await openPage(await context(), 'alice', 'b2', proxy.port);
     const bobPage = await openPage(await context(), 'bob', 'b2');
@@ -218,12 +224,11 @@ describe('browser (headless Chromium)', () => {
       (await chatd.history('b2')).map((m) => m.body),
       expected,
     );
-    await proxy.close();
   });
 
   test('a dropped connection during a send: every message once, in order, on every page', async () => {
     await chatd.createChannel('b3', ['alice', 'bob']);
-    const proxy = new CuttableProxy(chatd.port);
+    const proxy = trackProxy(new CuttableProxy(chatd.port));
     await proxy.listen();
     const alicePage = await openPage(await context(), 'alice', 'b3', proxy.port);
     const bobPage = await openPage(await context(), 'bob', 'b3', proxy.port);
@@ -251,7 +256,6 @@ describe('browser (headless Chromium)', () => {
       (await chatd.history('b3')).map((m) => m.body),
       expected,
     );
-    await proxy.close();
   });
 
   test('two tabs of one user: they agree on the outbox, and each message shows once in both and on the other member\'s page', async () => {

@@ -57,8 +57,19 @@ export class CuttableProxy {
           client.write(frame);
           const opcode = (frame[0] ?? 0) & 0x0f;
           if (opcode === 1 && hook(frame.subarray(off).toString('utf8'))) {
+            // the client gets every frame up to this one, then the connection ends
             this.onServerFrame = undefined;
-            this.cutAll();
+            for (const [c, u] of this.pairs) {
+              // let the client take what was written, then FIN; the server side is reset
+              u.removeAllListeners('close');
+              u.removeAllListeners('data');
+              u.on('error', () => undefined);
+              u.unpipe();
+              c.unpipe();
+              u.resetAndDestroy();
+              c.end();
+            }
+            this.pairs.clear();
             return;
           }
         }
@@ -96,7 +107,11 @@ export class CuttableProxy {
     return this.pairs.size;
   }
 
+  private closed = false;
+
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     this.cutAll();
     await new Promise<void>((r) => {
       this.server.close(() => {

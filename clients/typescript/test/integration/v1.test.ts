@@ -11,6 +11,11 @@ for (const store of storeKinds()) {
   describe(`v1 protocol through the SDK (${store})`, () => {
     let server: ChatdServer;
     const clients: ChatClient[] = [];
+    const proxies: CuttableProxy[] = [];
+    const trackProxy = (p: CuttableProxy): CuttableProxy => {
+      proxies.push(p);
+      return p;
+    };
     const track = (c: ChatClient): ChatClient => {
       clients.push(c);
       return c;
@@ -20,6 +25,7 @@ for (const store of storeKinds()) {
     });
     after(async () => {
       for (const c of clients) c.close();
+      for (const p of proxies) await p.close().catch(() => undefined);
       await server.dispose();
     });
 
@@ -155,7 +161,7 @@ for (const store of storeKinds()) {
 
     test('a dropped connection during a burst: every message once, in order, on both sides', async () => {
       await server.createChannel('r7', ['alice', 'bob']);
-      const proxy = new CuttableProxy(server.port);
+      const proxy = trackProxy(new CuttableProxy(server.port));
       await proxy.listen();
       const url = `ws://127.0.0.1:${proxy.port}/v1/ws`;
       const alice = track(await makeClient(server, 'alice', {}, url));
@@ -186,8 +192,7 @@ for (const store of storeKinds()) {
         bodies,
         'stored once each',
       );
-      await proxy.close();
-    });
+      });
 
     test('kill -9 of chatd in the middle of a burst of 200, then a restart: exactly once, in order', async () => {
       await server.createChannel('r8', ['alice', 'bob']);
