@@ -513,17 +513,6 @@ impl Config {
     pub fn db_timeout(&self) -> Duration {
         Duration::from_millis(self.db_timeout_ms)
     }
-
-    /// The typing and presence settings, as durations.
-    pub fn ephemeral(&self) -> crate::delivery::presence::Settings {
-        crate::delivery::presence::Settings {
-            typing_ttl: Duration::from_millis(self.typing_ttl_ms),
-            typing_throttle: Duration::from_millis(self.typing_throttle_ms),
-            typing_max_members: self.typing_max_members,
-            presence_grace: Duration::from_millis(self.presence_grace_ms),
-            presence_ttl: Duration::from_millis(self.presence_ttl_ms),
-        }
-    }
 }
 
 /// Serde helpers that accept numbers and booleans where text is expected:
@@ -805,7 +794,7 @@ mod tests {
         assert!(with(|c| c.presence_ttl_ms = 299).is_err());
         assert!(with(|c| c.presence_ttl_ms = 300).is_ok());
         assert!(with(|c| c.max_presence_subscriptions = 100_001).is_err());
-        let settings = defaults.ephemeral();
+        let settings = crate::delivery::presence::Settings::from_config(&defaults);
         assert_eq!(settings.presence_ttl, Duration::from_secs(30));
         assert_eq!(settings.heartbeat_every(), Duration::from_secs(10));
         assert!(settings.remote_lifetime() + settings.tick() <= settings.presence_ttl);

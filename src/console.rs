@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use crate::http::ApiError;
+use crate::http::error::ApiError;
 use crate::state::AppState;
 
 /// The page: `GET /console` (and `/console/`).

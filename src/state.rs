@@ -53,7 +53,7 @@ impl AppState {
         metrics: PrometheusHandle,
         commit_tasks: &TaskTracker,
     ) -> Result<Self, crate::cluster::ClusterError> {
-        let hub = Arc::new(Hub::new(config.ephemeral()));
+        let hub = Arc::new(Hub::new(crate::delivery::presence::Settings::from_config(&config)));
         let delivery = Delivery::start(&config, store.clone(), hub.clone()).await?;
         let commits = GroupCommit::spawn(
             store.clone(),

@@ -29,6 +29,7 @@ use std::time::Duration;
 use axum::extract::ws::Utf8Bytes;
 use tokio::time::Instant;
 
+use crate::config::Config;
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::outbound::{SessionHandle, SessionId};
 use crate::protocol::{PresenceStatus, ServerFrame, TypingState};
@@ -57,11 +58,22 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        crate::config::Config::default().ephemeral()
+        Self::from_config(&Config::default())
     }
 }
 
 impl Settings {
+    /// The typing and presence settings of `config`, as durations.
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            typing_ttl: Duration::from_millis(config.typing_ttl_ms),
+            typing_throttle: Duration::from_millis(config.typing_throttle_ms),
+            typing_max_members: config.typing_max_members,
+            presence_grace: Duration::from_millis(config.presence_grace_ms),
+            presence_ttl: Duration::from_millis(config.presence_ttl_ms),
+        }
+    }
+
     /// The period of the node's upkeep (expiring entries, flushing
     /// `lastSeenAt`): a tenth of `presence_ttl`, between 20 ms and 1 s.
     pub fn tick(&self) -> Duration {

@@ -2,7 +2,7 @@
 //! product's backend needs"): server-side posts through group commit,
 //! channel listing, name and metadata, deletion with CHANNEL_REMOVED, a
 //! user's own channels, paging back on the history route and SYNC; and the
-//! fixes found by a new user (README snippets, startup refusals).
+//! first-use fixes (README snippets, startup refusals).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
