@@ -958,7 +958,13 @@ mod tests {
             config.validate()
         };
         assert!(with(|_| {}).is_ok(), "NATS unset by default");
-        assert!(with(|c| c.nats_url = Some("nats://127.0.0.1:4222,nats://b:4222".into())).is_ok());
+        assert!(with(|c| {
+            c.nats_url = Some("nats://127.0.0.1:4222,nats://b:4222".into());
+            c.database_url = Some("postgres://chatd@db/chatd".into());
+        })
+        .is_ok());
+        // Several nodes need one shared database: SQLite is refused.
+        assert!(with(|c| c.nats_url = Some("nats://127.0.0.1:4222".into())).is_err());
         assert!(with(|c| c.nats_url = Some(",".into())).is_err());
         assert!(with(|c| c.nats_subject_prefix = "prod.chatd".into()).is_ok());
         for bad in ["", "a.", "a.*", "a b", "x.>"] {
