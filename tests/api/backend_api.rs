@@ -452,6 +452,9 @@ async fn a_delete_removes_everything_and_tells_live_sessions(backend: Backend) {
         .send_json(json!({"type": "MSG_REACT", "clientMsgId": "r1", "messageId": ack["messageId"], "emoji": "👍", "op": "add"}))
         .await;
     alice.recv_type("MSG_ACK").await;
+    for client in [&mut bob, &mut bob2] {
+        assert_eq!(client.recv_type("MSG_RECV").await["kind"], "reaction");
+    }
     alice
         .send_json(json!({"type": "MSG_READ", "messageId": ack["messageId"]}))
         .await;
