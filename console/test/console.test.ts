@@ -413,6 +413,10 @@ describe('console in a real browser (alice and bob)', () => {
   test('typing is shown on the other side and expires by itself (1.1)', async (t) => {
     await openChannel(alice, 'general');
     await openChannel(bob, 'general');
+    // The server forwards one start per (user, channel) per typing_throttle_ms
+    // (2 s, spec §9): alice typed and sent in the tests before, so wait out
+    // that window before the start this test looks for.
+    await sleep(2500);
     await alice.locator('#composer').pressSequentially('typ');
     const seen = await seenOrSkip(t, [alice], 'TYPING', async () => (await bob.locator('#typing').textContent()) === 'alice is typing…', 'alice typing on bob’s screen');
     if (!seen) return;
