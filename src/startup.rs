@@ -72,10 +72,12 @@ impl Application {
         for warning in secrets.warnings() {
             tracing::warn!("weak secret: {warning}");
         }
+        // The keys before the database: a bad key file stops the start
+        // before anything is created.
+        let auth = Auth::from_config(&config, &secrets).map_err(|e| ConfigError::Invalid(format!("jwt keys: {e}")))?;
         // The recorder first, so every metric set while starting is kept.
         let metrics = telemetry::metrics_handle();
         let store = open_store(&config).await?;
-        let auth = Auth::from_config(&config, &secrets);
         let listener = TcpListener::bind(&config.listen)
             .await
             .map_err(|source| StartupError::Bind {
