@@ -7,6 +7,7 @@ mod channels;
 pub mod error;
 pub mod extract;
 mod health;
+pub mod openapi;
 mod tokens;
 
 pub use error::ApiError;
@@ -14,31 +15,48 @@ pub use extract::{ApiPath, ApiQuery, QueryParams, RepeatedParam};
 
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::{self, AuthUser};
 use crate::gateway;
 use crate::state::AppState;
 
+/// Every route, each with its OpenAPI description. A route is added here
+/// with one line, `.routes(routes!(module::handler))` (handlers of one path
+/// together: `routes!(a::get_x, a::delete_x)`), for a handler annotated with
+/// `#[utoipa::path(...)]`: the path and method come from the annotation, so
+/// the router and `/v1/openapi.json` cannot disagree.
+pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(gateway::ws_handler))
+        .routes(routes!(channels::create_channel))
+        .routes(routes!(channels::get_channel))
+        .routes(routes!(channels::add_member, channels::remove_member))
+        .routes(routes!(channels::history))
+        .routes(routes!(tokens::create_token))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+        .routes(routes!(health::metrics))
+        .routes(routes!(openapi::openapi_json))
+}
+
+/// The user routes a browser on a `cors_allowed_origins` origin may call:
+/// (method, path template). Only these ever send CORS headers; the admin
+/// routes, the WebSocket (not subject to CORS) and the rest never do.
+pub const CORS_ROUTES: &[(&str, &str)] = &[("GET", "/v1/channels/{channelId}/messages"), ("GET", "/v1/me/channels")];
+
 /// Builds the router with every route and layer.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/v1/ws", get(gateway::ws_handler))
-        .route("/v1/channels", post(channels::create_channel))
-        .route("/v1/channels/{channel_id}", get(channels::get_channel))
-        .route(
-            "/v1/channels/{channel_id}/members/{user_id}",
-            put(channels::add_member).delete(channels::remove_member),
-        )
-        .route("/v1/channels/{channel_id}/messages", get(channels::history))
-        .route("/v1/tokens", post(tokens::create_token))
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics))
+    let (routes, _) = api_routes().split_for_parts();
+    let cors = cors_layer(&state.config.cors_allowed_origins);
+    routes
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "method not allowed on this route")
@@ -51,6 +69,7 @@ pub fn router(state: AppState) -> Router {
             declared_body_limit,
         ))
         .layer(axum::middleware::from_fn(one_authorization))
+        .layer(axum::middleware::from_fn_with_state(cors, user_cors))
         .layer(axum::middleware::from_fn_with_state(state.config.handshake_timeout(), request_deadline))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error").into_response()
@@ -63,6 +82,68 @@ pub fn router(state: AppState) -> Router {
         )
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
         .with_state(state)
+}
+
+/// The CORS answers for `origins`; `None` when there are none (then no
+/// request gets a CORS header, not even `Vary`).
+fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
+    let origins: Vec<header::HeaderValue> = origins
+        .iter()
+        .filter_map(|origin| header::HeaderValue::from_str(origin).ok())
+        .collect();
+    if origins.is_empty() {
+        return None;
+    }
+    Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([axum::http::Method::GET])
+            .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE])
+            .max_age(std::time::Duration::from_secs(600)),
+    )
+}
+
+/// Whether a request is for one of [`CORS_ROUTES`]: its path matches the
+/// template (`{…}` is one segment) and its method (for a preflight, the
+/// method it asks about) is the route's.
+fn is_cors_route(request: &axum::extract::Request) -> bool {
+    let method = if request.method() == axum::http::Method::OPTIONS {
+        match request.headers().get(header::ACCESS_CONTROL_REQUEST_METHOD) {
+            Some(asked) => asked.as_bytes(),
+            None => return false,
+        }
+    } else {
+        request.method().as_str().as_bytes()
+    };
+    let path: Vec<&str> = request.uri().path().split('/').collect();
+    CORS_ROUTES.iter().any(|(route_method, template)| {
+        let template: Vec<&str> = template.split('/').collect();
+        route_method.as_bytes() == method
+            && template.len() == path.len()
+            && template
+                .iter()
+                .zip(&path)
+                .all(|(t, p)| (t.starts_with('{') && !p.is_empty()) || t == p)
+    })
+}
+
+/// Applies the CORS answers ([`cors_layer`]) to the user routes of
+/// [`CORS_ROUTES`] only: a preflight there is answered here, and a listed
+/// origin's request gets `Access-Control-Allow-Origin`; every other request
+/// passes untouched, whatever its `Origin`.
+async fn user_cors(
+    axum::extract::State(cors): axum::extract::State<Option<CorsLayer>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use tower::{Layer, ServiceExt};
+    match cors {
+        Some(cors) if is_cors_route(&request) => match cors.layer(next).oneshot(request).await {
+            Ok(response) => response.into_response(),
+            Err(never) => match never {},
+        },
+        _ => next.run(request).await,
+    }
 }
 
 /// Answers 401 to a request with more than one `Authorization` header, on
