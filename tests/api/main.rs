@@ -4,10 +4,13 @@
 //! binaries.
 
 mod client;
+mod cors;
 mod fanout;
 mod frames;
 mod http;
+mod idp_tokens;
 mod lifecycle;
+mod openapi;
 mod receipts;
 mod security;
 mod send;
