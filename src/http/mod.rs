@@ -84,9 +84,17 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// The CORS answers of the user routes: the listed origins and the layer
+/// that answers them.
+#[derive(Clone)]
+struct UserCors {
+    origins: Vec<header::HeaderValue>,
+    layer: CorsLayer,
+}
+
 /// The CORS answers for `origins`; `None` when there are none (then no
 /// request gets a CORS header, not even `Vary`).
-fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
+fn cors_layer(origins: &[String]) -> Option<UserCors> {
     let origins: Vec<header::HeaderValue> = origins
         .iter()
         .filter_map(|origin| header::HeaderValue::from_str(origin).ok())
@@ -94,13 +102,12 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
     if origins.is_empty() {
         return None;
     }
-    Some(
-        CorsLayer::new()
-            .allow_origin(AllowOrigin::list(origins))
-            .allow_methods([axum::http::Method::GET])
-            .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE])
-            .max_age(std::time::Duration::from_secs(600)),
-    )
+    let layer = CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins.clone()))
+        .allow_methods([axum::http::Method::GET])
+        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE])
+        .max_age(std::time::Duration::from_secs(600));
+    Some(UserCors { origins, layer })
 }
 
 /// Whether a request is for one of [`CORS_ROUTES`]: its path matches the
@@ -128,21 +135,35 @@ fn is_cors_route(request: &axum::extract::Request) -> bool {
 }
 
 /// Applies the CORS answers ([`cors_layer`]) to the user routes of
-/// [`CORS_ROUTES`] only: a preflight there is answered here, and a listed
-/// origin's request gets `Access-Control-Allow-Origin`; every other request
-/// passes untouched, whatever its `Origin`.
+/// [`CORS_ROUTES`] only, for a listed `Origin`: a preflight there is
+/// answered here, and the request gets `Access-Control-Allow-Origin`. Every
+/// other request passes without any CORS header (tower-http's layer would
+/// answer an unlisted origin's preflight with the allowed methods and
+/// headers, only without `Allow-Origin`); on a user route it gets `Vary:
+/// Origin`, so a cache does not hand it to a listed origin.
 async fn user_cors(
-    axum::extract::State(cors): axum::extract::State<Option<CorsLayer>>,
+    axum::extract::State(cors): axum::extract::State<Option<UserCors>>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
     use tower::{Layer, ServiceExt};
-    match cors {
-        Some(cors) if is_cors_route(&request) => match cors.layer(next).oneshot(request).await {
-            Ok(response) => response.into_response(),
-            Err(never) => match never {},
-        },
-        _ => next.run(request).await,
+    let Some(cors) = cors.filter(|_| is_cors_route(&request)) else {
+        return next.run(request).await;
+    };
+    let listed = request
+        .headers()
+        .get(header::ORIGIN)
+        .is_some_and(|origin| cors.origins.contains(origin));
+    if !listed {
+        let mut response = next.run(request).await;
+        response
+            .headers_mut()
+            .append(header::VARY, header::HeaderValue::from_static("origin"));
+        return response;
+    }
+    match cors.layer.layer(next).oneshot(request).await {
+        Ok(response) => response.into_response(),
+        Err(never) => match never {},
     }
 }
 

@@ -28,7 +28,7 @@ async fn document(app: &TestApp) -> Value {
     assert_eq!(res.status().as_u16(), 200, "no credentials needed");
     assert!(res.headers()["content-type"]
         .to_str()
-        .unwrap()
+        .expect("text")
         .starts_with("application/json"));
     res.json().await.expect("json")
 }
