@@ -907,13 +907,22 @@ mod tests {
 
     #[test]
     fn nats_settings_are_checked() {
+        // NATS needs a shared (PostgreSQL) database; the default is SQLite.
         let with = |f: fn(&mut Config)| {
-            let mut config = Config::default();
+            let mut config = Config {
+                database_url: Some("postgres://127.0.0.1/chatd".into()),
+                ..Config::default()
+            };
             f(&mut config);
             config.validate()
         };
         assert!(with(|_| {}).is_ok(), "NATS unset by default");
         assert!(with(|c| c.nats_url = Some("nats://127.0.0.1:4222,nats://b:4222".into())).is_ok());
+        let on_sqlite = Config {
+            nats_url: Some("nats://127.0.0.1:4222".into()),
+            ..Config::default()
+        };
+        assert!(on_sqlite.validate().is_err(), "SQLite serves one node only");
         assert!(with(|c| c.nats_url = Some(",".into())).is_err());
         assert!(with(|c| c.nats_subject_prefix = "prod.chatd".into()).is_ok());
         for bad in ["", "a.", "a.*", "a b", "x.>"] {
