@@ -302,7 +302,8 @@ async fn channel_routes(backend: Backend) {
     // Unknown routes and methods answer in the same error shape.
     let (status, body) = app.request("GET", "/v2/nothing", None, None).await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")));
-    let (status, body) = app.request("PATCH", "/v1/channels/room", admin, None).await;
+    // PATCH is served on a channel (backend API); PUT is not.
+    let (status, body) = app.request("PUT", "/v1/channels/room", admin, None).await;
     assert_eq!(status, 405);
     assert!(body["error"]["code"].is_string());
     app.stop().await;
