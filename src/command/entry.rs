@@ -7,12 +7,9 @@
 //! lock. An entry whose target cannot be routed (unknown, or not a message)
 //! is answered here, by its key first.
 
-use std::time::Instant;
-
 use tokio::sync::oneshot;
 
 use super::{reply, Context};
-use crate::commit::SendJob;
 use crate::ids::{ChannelId, ClientMsgId};
 use crate::protocol::{EntryChange, ErrorCode, ErrorFrame};
 use crate::store::{Change, EntryKind, NewMessage};
@@ -67,33 +64,17 @@ pub async fn submit(
     change: EntryChange,
 ) -> Option<oneshot::Receiver<()>> {
     let (change, body) = change_of(target, change);
-    let (done, finished) = oneshot::channel();
-    let job = SendJob {
-        message: NewMessage {
-            sender_id: ctx.user.user_id.clone(),
-            channel_id,
-            client_msg_id,
-            body,
-            change,
-        },
-        session: ctx.session.clone(),
-        received: Instant::now(),
-        done,
+    let message = NewMessage {
+        sender_id: ctx.user.user_id.clone(),
+        channel_id,
+        client_msg_id,
+        body,
+        change,
     };
-    match ctx.state.commits.submit(job).await {
-        Ok(()) => Some(finished),
-        Err(stopped) => {
-            let mut frame = reply::send_error(
-                ErrorCode::Unavailable,
-                "server is shutting down; retry",
-                Some(stopped.0.message.client_msg_id.as_str()),
-                None,
-            );
-            frame.message_id = Some(target.hyphenated().to_string());
-            reply::refused(ctx.session, frame);
-            None
-        }
-    }
+    super::send::submit_entry(ctx, message, |frame| {
+        frame.message_id = Some(target.hyphenated().to_string());
+    })
+    .await
 }
 
 /// Answers an entry whose target is unknown or not a message: by its

@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 use super::{reply, Context};
 use crate::commit::SendJob;
 use crate::ids::{ChannelId, ClientMsgId};
-use crate::protocol::{ErrorCode, SendKey};
+use crate::protocol::{ErrorCode, ErrorFrame, SendKey};
 use crate::store::{Change, NewMessage};
 use crate::view;
 
@@ -24,15 +24,29 @@ pub async fn submit(
     client_msg_id: ClientMsgId,
     body: String,
 ) -> Option<oneshot::Receiver<()>> {
+    let message = NewMessage {
+        sender_id: ctx.user.user_id.clone(),
+        channel_id,
+        client_msg_id,
+        body,
+        change: Change::Message,
+    };
+    submit_entry(ctx, message, |_| {}).await
+}
+
+/// Queues `message` (a send or another log entry, its sender the session's
+/// user) on its channel's commit task: the one path of every entry kind.
+/// Returns the signal that fires once it is answered, or `None` when it was
+/// answered here (`unavailable`, the server shutting down; `about` adds what
+/// the refusal names beyond the key, such as the target's `messageId`).
+pub(super) async fn submit_entry(
+    ctx: Context<'_>,
+    message: NewMessage,
+    about: impl FnOnce(&mut ErrorFrame),
+) -> Option<oneshot::Receiver<()>> {
     let (done, finished) = oneshot::channel();
     let job = SendJob {
-        message: NewMessage {
-            sender_id: ctx.user.user_id.clone(),
-            channel_id,
-            client_msg_id,
-            body,
-            change: Change::Message,
-        },
+        message,
         session: ctx.session.clone(),
         received: Instant::now(),
         done,
@@ -40,12 +54,13 @@ pub async fn submit(
     match ctx.state.commits.submit(job).await {
         Ok(()) => Some(finished),
         Err(stopped) => {
-            let frame = reply::send_error(
+            let mut frame = reply::send_error(
                 ErrorCode::Unavailable,
                 "server is shutting down; retry",
                 Some(stopped.0.message.client_msg_id.as_str()),
                 None,
             );
+            about(&mut frame);
             reply::refused(ctx.session, frame);
             None
         }
