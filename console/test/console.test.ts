@@ -245,13 +245,21 @@ describe('console in a real browser (alice and bob)', () => {
     await chatd.kill9();
     await alice.locator('#conn:not([data-state="connected"])').waitFor();
     const bodies = ['while down 1', 'while down 2', 'while down 3'];
-    for (const b of bodies) await send(alice, b);
-    for (const b of bodies) assert.deepEqual(await shown(alice, b), ['pending']);
-    // the outage in words, and the indicator
-    await alice.locator('#banner', { hasText: 'cannot be reached' }).waitFor();
-    await alice.locator('#conn[data-state="offline"]').waitFor();
-    await shot(alice, 'console-server-down');
-    await chatd.start();
+    try {
+      for (const b of bodies) await send(alice, b);
+      // a message is shown once its outbox record is in IndexedDB, a moment after Enter
+      for (const b of bodies) {
+        await until(async () => ((await shown(alice, b)).length > 0 ? true : undefined), `${b} on alice's screen`);
+        assert.deepEqual(await shown(alice, b), ['pending']);
+      }
+      // the outage in words, and the indicator
+      await alice.locator('#banner', { hasText: 'cannot be reached' }).waitFor();
+      await alice.locator('#conn[data-state="offline"]').waitFor();
+      await shot(alice, 'console-server-down');
+    } finally {
+      // restarted even when an assertion above failed, so the later tests have a server
+      await chatd.start();
+    }
     // sample both screens while they recover: never two copies of one message
     let most = 0;
     await until(
