@@ -1,10 +1,16 @@
-//! Authentication: user JWTs (HS256, RFC 7519) and the admin bearer token.
+//! Authentication: user JWTs (RFC 7519) and the admin bearer token.
 //!
 //! Users present `Authorization: Bearer <jwt>` or, for browsers that cannot
 //! set headers on a WebSocket, `?access_token=<jwt>`; the header wins when both
-//! are present. The algorithm is pinned to HS256 (so `alg: none` and every other
-//! algorithm are refused), `exp` and `sub` are required, `nbf` is checked when
-//! present, `iss` and `aud` when configured, with a leeway of at most 60 s.
+//! are present. A token is HS256 with `jwt_secret`, or RS256/ES256 from an
+//! identity provider, verified with the public key its `kid` names
+//! ([`KeySet`]: `jwt_public_keys`, `jwt_jwks_file`). The algorithm is
+//! decided by the key, never by the token alone: `alg: none` and every other
+//! algorithm are refused, an HS256 token is only ever checked with
+//! `jwt_secret` (so one signed with a public key's bytes fails), and a `kid`
+//! must name a key of the token's `alg`. `exp` and `sub` are required, `nbf`
+//! is checked when present, `iss` and `aud` when configured, with a leeway of
+//! at most 60 s, whatever the algorithm.
 
 use axum::http::{header, HeaderMap};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -12,6 +18,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 use subtle::ConstantTimeEq;
 
 use crate::ids::{now_ms, UserId};
+
+mod keys;
+pub use keys::{KeyError, KeySet};
 
 /// Longest lifetime of a minted token, seconds (ten years); defined with the
 /// settings, which bound `token_ttl_secs` by it.
@@ -77,6 +86,9 @@ pub enum AuthError {
     Invalid(jsonwebtoken::errors::ErrorKind),
     #[error("token subject is not a valid user id")]
     BadSubject,
+    /// An RS256/ES256 token without a `kid`, or whose `kid` names no key.
+    #[error("invalid token: unknown key id (kid)")]
+    UnknownKey,
     #[error("could not sign token")]
     Sign(#[source] jsonwebtoken::errors::Error),
 }
@@ -123,6 +135,8 @@ pub struct Auth {
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
+    /// The identity provider's public keys; empty unless configured.
+    keys: std::sync::Arc<KeySet>,
     admin_token: Vec<u8>,
     issuer: Option<String>,
     audience: Option<String>,
@@ -163,21 +177,38 @@ impl Auth {
             encoding: EncodingKey::from_secret(jwt_secret.as_bytes()),
             decoding: DecodingKey::from_secret(jwt_secret.as_bytes()),
             validation,
+            keys: std::sync::Arc::new(KeySet::default()),
             admin_token: admin_token.as_bytes().to_vec(),
             issuer,
             audience,
         }
     }
 
-    /// The verifier for a configuration and its resolved secrets.
-    pub fn from_config(config: &crate::config::Config, secrets: &crate::secrets::Secrets) -> Self {
-        Self::new(
+    /// The same verifier, also accepting RS256/ES256 tokens whose `kid`
+    /// names one of `keys`.
+    pub fn with_keys(mut self, keys: KeySet) -> Self {
+        self.keys = std::sync::Arc::new(keys);
+        self
+    }
+
+    /// The verifier for a configuration and its resolved secrets, with the
+    /// identity provider's keys of `jwt_public_keys` and `jwt_jwks_file`.
+    ///
+    /// # Errors
+    /// [`KeyError`] naming the file that cannot be read or holds no usable key.
+    pub fn from_config(config: &crate::config::Config, secrets: &crate::secrets::Secrets) -> Result<Self, KeyError> {
+        let keys = KeySet::load(
+            &config.jwt_public_keys,
+            config.jwt_jwks_file.as_deref().map(std::path::Path::new),
+        )?;
+        Ok(Self::new(
             &secrets.jwt_secret,
             &secrets.admin_token,
             config.jwt_issuer.clone(),
             config.jwt_audience.clone(),
             config.jwt_leeway_secs,
         )
+        .with_keys(keys))
     }
 
     /// Verifies a user token.
@@ -186,8 +217,30 @@ impl Auth {
     /// [`AuthError::Invalid`] (bad signature, algorithm, expiry, `nbf`, `iss`,
     /// `aud`, shape) or [`AuthError::BadSubject`].
     pub fn verify(&self, token: &str) -> Result<AuthUser, AuthError> {
-        let data = jsonwebtoken::decode::<Checked>(token, &self.decoding, &self.validation)
-            .map_err(|e| AuthError::Invalid(e.into_kind()))?;
+        let header = jsonwebtoken::decode_header(token).map_err(|e| AuthError::Invalid(e.into_kind()))?;
+        let data = match header.alg {
+            // Only ever the shared secret: an HS256 token "signed" with a
+            // public key's bytes fails here as any wrong key does. A `kid`
+            // naming a public key means the token claims that key, whose
+            // algorithm is not HS256: refused as such.
+            Algorithm::HS256 => {
+                if header.kid.as_deref().is_some_and(|kid| self.keys.contains(kid)) {
+                    return Err(AuthError::Invalid(jsonwebtoken::errors::ErrorKind::InvalidAlgorithm));
+                }
+                jsonwebtoken::decode::<Checked>(token, &self.decoding, &self.validation)
+            }
+            alg => {
+                let kid = header.kid.as_deref().ok_or(AuthError::UnknownKey)?;
+                let key = self.keys.get(kid).ok_or(AuthError::UnknownKey)?;
+                if key.alg != alg {
+                    return Err(AuthError::Invalid(jsonwebtoken::errors::ErrorKind::InvalidAlgorithm));
+                }
+                let mut validation = self.validation.clone();
+                validation.algorithms = vec![key.alg];
+                jsonwebtoken::decode::<Checked>(token, &key.decoding, &validation)
+            }
+        }
+        .map_err(|e| AuthError::Invalid(e.into_kind()))?;
         // jsonwebtoken compares whole seconds (and rounds a fraction), which
         // accepts a token up to a second after its `exp`; RFC 7519 §4.1.4:
         // the token must not be accepted "on or after" it. Checked again to

@@ -33,10 +33,34 @@ const TEXT_KEYS: &[&str] = &[
     "admin_token",
     "jwt_issuer",
     "jwt_audience",
+    "jwt_jwks_file",
+    "cors_allowed_origins",
     "nats_url",
     "nats_subject_prefix",
     "log",
 ];
+
+/// The signature algorithm of an identity provider's public key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PublicKeyAlg {
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (an RSA public key).
+    RS256,
+    /// ECDSA on P-256 with SHA-256 (an EC public key).
+    ES256,
+}
+
+/// One entry of `jwt_public_keys`: a PEM public key file and the `kid` and
+/// `alg` of the tokens it verifies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublicKeyFile {
+    /// The `kid` header value of the tokens this key signs (1 to 256 chars).
+    pub kid: String,
+    /// `RS256` or `ES256`; a token with this `kid` must carry this `alg`.
+    pub alg: PublicKeyAlg,
+    /// The PEM file (`-----BEGIN PUBLIC KEY-----`, or `BEGIN RSA PUBLIC KEY`).
+    pub path: PathBuf,
+}
 
 /// Log output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -76,6 +100,19 @@ pub struct Config {
     pub jwt_audience: Option<String>,
     /// Clock leeway for `exp` and `nbf`, seconds (at most 60).
     pub jwt_leeway_secs: u64,
+    /// Public keys of an identity provider (RS256 and ES256 PEM files), each
+    /// named by the `kid` its tokens carry: `[{kid, alg, path}]`.
+    pub jwt_public_keys: Vec<PublicKeyFile>,
+    /// A JWKS document (RFC 7517) on disk whose keys verify tokens by `kid`,
+    /// re-read when its modification time or length changes (checked at
+    /// most once a second); unset: none.
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub jwt_jwks_file: Option<String>,
+    /// Origins (`scheme://host[:port]`) whose browsers may call the user
+    /// routes cross-origin (CORS); a TOML list, or comma-separated text in
+    /// `CHATD_CORS_ALLOWED_ORIGINS`. Empty: no CORS headers at all.
+    #[serde(deserialize_with = "lenient::list")]
+    pub cors_allowed_origins: Vec<String>,
     /// Lifetime of tokens minted by `chatd token` and `POST /v1/tokens` without a TTL, seconds.
     pub token_ttl_secs: u64,
     /// NATS server(s) for fan-out across several nodes, comma-separated
@@ -200,6 +237,9 @@ impl Default for Config {
             jwt_issuer: None,
             jwt_audience: None,
             jwt_leeway_secs: 30,
+            jwt_public_keys: Vec::new(),
+            jwt_jwks_file: None,
+            cors_allowed_origins: Vec::new(),
             token_ttl_secs: 86_400,
             nats_url: None,
             nats_subject_prefix: "chatd".into(),
@@ -362,6 +402,19 @@ impl Config {
         if self.jwt_leeway_secs > 60 {
             return bad("jwt_leeway_secs must be at most 60");
         }
+        let mut kids = std::collections::HashSet::new();
+        for key in &self.jwt_public_keys {
+            if key.kid.is_empty() || key.kid.len() > 256 || !kids.insert(key.kid.as_str()) {
+                return bad("jwt_public_keys: each kid must be 1 to 256 characters and appear once");
+            }
+        }
+        for origin in &self.cors_allowed_origins {
+            if !valid_origin(origin) {
+                return bad(&format!(
+                    "cors_allowed_origins: {origin:?} is not an origin (scheme://host[:port], no path)"
+                ));
+            }
+        }
         if self.max_body_bytes == 0 || self.max_frame_bytes < 1024 {
             return bad("max_body_bytes must be positive and max_frame_bytes at least 1024");
         }
@@ -515,6 +568,19 @@ impl Config {
     }
 }
 
+/// Whether `origin` is a serialized origin as browsers send it in `Origin`:
+/// `http` or `https`, a host, an optional port, nothing after.
+fn valid_origin(origin: &str) -> bool {
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    matches!(scheme, "http" | "https")
+        && !rest.is_empty()
+        && rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'))
+}
+
 /// Serde helpers that accept numbers and booleans where text is expected:
 /// figment parses `CHATD_JWT_SECRET=1234…` as a number.
 mod lenient {
@@ -544,6 +610,26 @@ mod lenient {
 
     pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
         Scalar::deserialize(d).map(Scalar::into_string)
+    }
+
+    /// A list of text: a sequence, or one text of comma-separated items
+    /// (how `CHATD_CORS_ALLOWED_ORIGINS` arrives); blank items are dropped.
+    pub fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum List {
+            Many(Vec<String>),
+            One(String),
+        }
+        let items = match List::deserialize(d)? {
+            List::Many(items) => items,
+            List::One(text) => text.split(',').map(str::to_owned).collect(),
+        };
+        Ok(items
+            .into_iter()
+            .map(|item| item.trim().to_owned())
+            .filter(|item| !item.is_empty())
+            .collect())
     }
 
     pub fn opt_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -736,6 +822,76 @@ mod tests {
         };
         assert_eq!(config.least_outbound_queue_bytes(), 2 * (6 * 1024 * 1024 + 1024));
         assert!(config.validate().is_err());
+    }
+
+    /// `CHATD_CORS_ALLOWED_ORIGINS` arrives as one text (a text key): it is
+    /// split on commas; a TOML list is taken as it is; origins are checked.
+    #[test]
+    fn allowed_origins_are_a_list_or_comma_separated_text() {
+        let load = |value: serde_json::Value| -> Config {
+            Figment::from(Serialized::defaults(Config::default()))
+                .merge(Serialized::defaults(
+                    serde_json::json!({ "cors_allowed_origins": value }),
+                ))
+                .extract()
+                .unwrap()
+        };
+        let both = vec!["https://app.example.com".to_owned(), "http://localhost:3000".to_owned()];
+        assert_eq!(
+            load(serde_json::json!("https://app.example.com, http://localhost:3000")).cors_allowed_origins,
+            both
+        );
+        assert_eq!(
+            load(serde_json::json!(["https://app.example.com", "http://localhost:3000"])).cors_allowed_origins,
+            both
+        );
+        assert!(load(serde_json::json!("")).cors_allowed_origins.is_empty());
+        for bad in [
+            "app.example.com",
+            "https://app.example.com/",
+            "ftp://x",
+            "https://a b",
+            "*",
+        ] {
+            let config = Config {
+                cors_allowed_origins: vec![bad.into()],
+                ..Config::default()
+            };
+            assert!(config.validate().is_err(), "{bad}");
+        }
+        assert!(load(serde_json::json!(both)).validate().is_ok());
+    }
+
+    #[test]
+    fn public_keys_need_distinct_kids() {
+        let key = |kid: &str| PublicKeyFile {
+            kid: kid.into(),
+            alg: PublicKeyAlg::ES256,
+            path: PathBuf::from("k.pem"),
+        };
+        let with = |keys: Vec<PublicKeyFile>| Config {
+            jwt_public_keys: keys,
+            ..Config::default()
+        };
+        assert!(with(vec![key("a"), key("b")]).validate().is_ok());
+        assert!(with(vec![key("a"), key("a")]).validate().is_err());
+        assert!(with(vec![key("")]).validate().is_err());
+        // The inline form of CHATD_JWT_PUBLIC_KEYS, parsed as figment parses
+        // an environment value.
+        let value: figment::value::Value =
+            r#"[{kid="idp-1",alg="RS256",path="/etc/chatd/idp-1.pem"}]"#.parse().unwrap();
+        let from_env: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Serialized::default("jwt_public_keys", value))
+            .extract()
+            .unwrap();
+        assert_eq!(
+            from_env.jwt_public_keys,
+            [PublicKeyFile {
+                kid: "idp-1".into(),
+                alg: PublicKeyAlg::RS256,
+                path: PathBuf::from("/etc/chatd/idp-1.pem"),
+            }]
+        );
     }
 
     #[test]

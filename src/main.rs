@@ -137,7 +137,7 @@ fn token(config: &Config, user_id: &str, ttl: Option<u64>) -> Result<(), AnyErro
     for warning in secrets.warnings() {
         eprintln!("chatd: warning: weak secret: {warning}");
     }
-    let auth = Auth::from_config(config, &secrets);
+    let auth = Auth::from_config(config, &secrets).map_err(|e| format!("configuration: jwt keys: {e}"))?;
     let ttl = ttl.unwrap_or(config.token_ttl_secs);
     if ttl == 0 || ttl > MAX_TOKEN_TTL_SECS {
         return Err(format!("--ttl must be between 1 and {MAX_TOKEN_TTL_SECS} seconds").into());

@@ -151,10 +151,12 @@ impl Application {
         for warning in secrets.warnings() {
             tracing::warn!("weak secret: {warning}");
         }
+        // The keys before the database: a bad key file stops the start
+        // before the database is opened or migrated.
+        let auth = Auth::from_config(&config, &secrets).map_err(|e| ConfigError::Invalid(format!("jwt keys: {e}")))?;
         // The recorder first, so every metric set while starting is kept.
         let metrics = telemetry::metrics_handle();
         let store = open_store(&config).await?;
-        let auth = Auth::from_config(&config, &secrets);
         let commit_tasks = TaskTracker::new();
         let state = AppState::new(config, store, auth, metrics, &commit_tasks).await?;
         Ok(Self {

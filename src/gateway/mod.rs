@@ -27,6 +27,20 @@ use crate::state::AppState;
 /// (before any upgrade), 400 when the request is not a WebSocket upgrade,
 /// 429 `rate_limited` when the user has `max_connections_per_user` sessions,
 /// 503 when the node has `max_connections` sessions or is shutting down.
+#[utoipa::path(
+    get,
+    path = "/v1/ws",
+    tag = "websocket",
+    params(crate::http::openapi::WsQuery),
+    responses(
+        (status = 101, description = "Switching to the WebSocket protocol (docs/protocol.md, frames)"),
+        (status = 400, description = "Not a WebSocket upgrade", body = crate::http::openapi::ErrorBody),
+        (status = 401, description = "No or a refused user token", body = crate::http::openapi::ErrorBody),
+        (status = 429, description = "max_connections_per_user sessions open", body = crate::http::openapi::ErrorBody),
+        (status = 503, description = "max_connections reached or shutting down", body = crate::http::openapi::ErrorBody),
+    ),
+    security(("userJwt" = []), ("accessToken" = [])),
+)]
 pub async fn ws_handler(
     State(state): State<AppState>,
     headers: HeaderMap,

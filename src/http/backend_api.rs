@@ -16,6 +16,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::body::{parse_json, read_body};
 use super::channels::ChannelView;
+use super::openapi::{
+    ChannelList, ChannelPatchBody, ChannelsQuery, ErrorBody, MessageAck, MyChannels, PostMessageBody,
+};
 use super::{caller, require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::commit::SendJob;
 use crate::ids::{ChannelId, ClientMsgId, UserId};
@@ -84,6 +87,25 @@ fn acked(frame: &ServerFrame, duplicate: bool) -> Response {
 /// sender is not a member; 404 for an unknown channel; 400
 /// `invalid_field` / `body_too_large` as `MSG_SEND`; 503 when the database
 /// is unavailable.
+#[utoipa::path(
+    post,
+    path = "/v1/channels/{channelId}/messages",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id")),
+    request_body(content = PostMessageBody, description = "The message and who sends it"),
+    responses(
+        (status = 201, description = "Stored: the MSG_ACK", body = MessageAck),
+        (status = 200, description = "A retry of a stored send: its MSG_ACK with duplicate true", body = MessageAck),
+        (status = 400, description = "Body not JSON or not the shape, a bad id, or a body over max_body_bytes", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, or the sender is not a member", body = ErrorBody),
+        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 409, description = "The idempotency key was used for another message", body = ErrorBody),
+        (status = 413, description = "Body over max_request_bytes", body = ErrorBody),
+        (status = 503, description = "Database unavailable, or shutting down", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
 pub async fn post_message(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -215,6 +237,20 @@ async fn send(
 /// `GET /v1/channels?after=ID&limit=N` (admin): 200 `{"channels": [channel
 /// objects], "hasMore"}`, channels in byte order of `channelId` after
 /// `after`; `limit` 1..500, default 100.
+#[utoipa::path(
+    get,
+    path = "/v1/channels",
+    tag = "channels",
+    params(ChannelsQuery),
+    responses(
+        (status = 200, description = "A page of channels", body = ChannelList),
+        (status = 400, description = "A bad after or limit", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
 pub async fn list_channels(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -257,6 +293,23 @@ fn patch_field(body: &serde_json::Map<String, Value>, name: &str) -> Option<Opti
 /// characters); `metadata`: a JSON object of at most
 /// `max_channel_metadata_bytes` serialized; `null` clears either. 400
 /// `invalid_field` (nothing changed), 404 for an unknown channel.
+#[utoipa::path(
+    patch,
+    path = "/v1/channels/{channelId}",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id")),
+    request_body(content = ChannelPatchBody, description = "The fields to change; null clears one"),
+    responses(
+        (status = 200, description = "The channel as changed", body = ChannelView),
+        (status = 400, description = "Body not JSON or not the shape, a bad channel id, name or metadata", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 413, description = "Body over max_request_bytes", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
 pub async fn patch_channel(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -315,6 +368,21 @@ pub async fn patch_channel(
 /// `DELETE /v1/channels/{channelId}` (admin): 204; its messages, members
 /// and watermarks are gone (one transaction), and the live sessions of its
 /// members, on every node, get `CHANNEL_REMOVED`. 404 for an unknown channel.
+#[utoipa::path(
+    delete,
+    path = "/v1/channels/{channelId}",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id")),
+    responses(
+        (status = 204, description = "Deleted with its messages, members and watermarks"),
+        (status = 400, description = "A bad channel id", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
 pub async fn delete_channel(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -336,6 +404,18 @@ pub async fn delete_channel(
 /// caller's channels as HELLO lists them (`channelId`, `lastSeq`,
 /// `deliveredSeq`, `readSeq`, `name`, `metadata`), by channel id. 403 for
 /// the admin token (it is no user).
+#[utoipa::path(
+    get,
+    path = "/v1/me/channels",
+    tag = "channels",
+    responses(
+        (status = 200, description = "The caller's channels", body = MyChannels),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "The admin token (it is no user)", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = [])),
+)]
 pub async fn my_channels(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     let user = match caller(&state, &headers)? {
         Caller::User(user) => user,

@@ -7,6 +7,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::body::{admin_body, parse_json};
+use super::openapi::{ErrorBody, HistoryPage, HistoryQuery};
 use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::command::sync::{cut_page, read_page};
 use crate::ids::{now_ms, ChannelId, UserId};
@@ -17,7 +18,7 @@ use crate::store::Channel;
 /// The channel object of the API: `{"channelId", "members", "lastSeq",
 /// "createdAt", "name", "metadata"}` (`name` and `metadata` are `null` when
 /// unset; `PATCH /v1/channels/{channelId}` sets them).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelView {
     channel_id: String,
@@ -41,9 +42,10 @@ impl From<Channel> for ChannelView {
     }
 }
 
-#[derive(Debug, Deserialize)]
+/// The `POST /v1/channels` body; an empty body is `{}`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateChannel {
+pub(super) struct CreateChannel {
     channel_id: Option<String>,
     /// Absent or `null`: no members.
     members: Option<Vec<String>>,
@@ -61,6 +63,22 @@ pub(super) fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
 }
 
 /// `POST /v1/channels` (admin): 201 with the channel; 409 if the id exists.
+#[utoipa::path(
+    post,
+    path = "/v1/channels",
+    tag = "channels",
+    request_body(content = CreateChannel, description = "Without channelId the server assigns a UUIDv7"),
+    responses(
+        (status = 201, description = "Created", body = ChannelView),
+        (status = 400, description = "Body not JSON, not the shape, or a bad channel or member id", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+        (status = 409, description = "The channel id exists", body = ErrorBody),
+        (status = 413, description = "Body over max_request_bytes", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
 pub async fn create_channel(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -104,6 +122,21 @@ pub async fn create_channel(
 }
 
 /// `GET /v1/channels/{channelId}` (admin): 200 or 404.
+#[utoipa::path(
+    get,
+    path = "/v1/channels/{channelId}",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id")),
+    responses(
+        (status = 200, description = "The channel", body = ChannelView),
+        (status = 400, description = "A bad channel id", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+        (status = 404, description = "Unknown channel", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
 pub async fn get_channel(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -121,6 +154,24 @@ pub async fn get_channel(
 }
 
 /// `PUT /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
+#[utoipa::path(
+    put,
+    path = "/v1/channels/{channelId}/members/{userId}",
+    tag = "channels",
+    params(
+        ("channelId" = String, Path, description = "The channel id"),
+        ("userId" = String, Path, description = "The user id"),
+    ),
+    responses(
+        (status = 204, description = "Member (also when already one)"),
+        (status = 400, description = "A bad channel or user id", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+        (status = 404, description = "Unknown channel", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
 pub async fn add_member(
     state: State<AppState>,
     headers: HeaderMap,
@@ -130,6 +181,24 @@ pub async fn add_member(
 }
 
 /// `DELETE /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
+#[utoipa::path(
+    delete,
+    path = "/v1/channels/{channelId}/members/{userId}",
+    tag = "channels",
+    params(
+        ("channelId" = String, Path, description = "The channel id"),
+        ("userId" = String, Path, description = "The user id"),
+    ),
+    responses(
+        (status = 204, description = "Not a member (also when not one)"),
+        (status = 400, description = "A bad channel or user id", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+        (status = 404, description = "Unknown channel", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
 pub async fn remove_member(
     state: State<AppState>,
     headers: HeaderMap,
@@ -160,6 +229,21 @@ async fn set_member(
 /// `seq` with `hasMore` saying whether older ones exist: 200 `{"messages",
 /// "hasMore"}`; 403 for a non-member or unknown
 /// channel (user), 404 for an unknown channel (admin).
+#[utoipa::path(
+    get,
+    path = "/v1/channels/{channelId}/messages",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id"), HistoryQuery),
+    responses(
+        (status = 200, description = "A page of messages in increasing seq", body = HistoryPage),
+        (status = 400, description = "A bad channel id, afterSeq or limit", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "Not a member, or an unknown channel (user token)", body = ErrorBody),
+        (status = 404, description = "Unknown channel (admin token)", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = []), ("accessToken" = []), ("adminToken" = [])),
+)]
 pub async fn history(
     State(state): State<AppState>,
     headers: HeaderMap,

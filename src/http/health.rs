@@ -7,6 +7,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+use super::openapi::{ErrorBody, Health, Ready};
 use super::ApiError;
 use crate::state::AppState;
 
@@ -14,6 +15,7 @@ use crate::state::AppState;
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// `GET /healthz`: 200 while the process runs.
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, description = "Running", body = Health)))]
 pub async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok"}))
 }
@@ -21,6 +23,15 @@ pub async fn healthz() -> Json<serde_json::Value> {
 /// `GET /readyz`: 200 when the database answers within 2 s and the server is
 /// not shutting down, else 503 with the reason. With NATS configured the body
 /// says `"nats": "connected"` or `"disconnected"`.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    responses(
+        (status = 200, description = "Ready", body = Ready),
+        (status = 503, description = "Not ready (database, shutting down)", body = ErrorBody),
+    ),
+)]
 pub async fn readyz(State(state): State<AppState>) -> Response {
     if state.shutdown.is_cancelled() {
         return not_ready("shutting down");
@@ -48,6 +59,12 @@ fn not_ready(reason: &str) -> Response {
 }
 
 /// `GET /metrics`: Prometheus text exposition format 0.0.4.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    responses((status = 200, description = "Prometheus text format 0.0.4", content_type = "text/plain", body = String)),
+)]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],

@@ -8,6 +8,7 @@ mod channels;
 pub mod error;
 pub mod extract;
 mod health;
+pub mod openapi;
 mod tokens;
 
 pub use error::ApiError;
@@ -15,43 +16,55 @@ pub use extract::{ApiPath, ApiQuery, QueryParams, RepeatedParam};
 
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::auth::{self, AuthUser};
 use crate::gateway;
 use crate::state::AppState;
 
+/// Every route, each with its OpenAPI description. A route is added here
+/// with one line, `.routes(routes!(module::handler))` (handlers of one path
+/// together: `routes!(a::get_x, a::delete_x)`), for a handler annotated with
+/// `#[utoipa::path(...)]`: the path and method come from the annotation, so
+/// the router and `/v1/openapi.json` cannot disagree.
+pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(gateway::ws_handler))
+        .routes(routes!(channels::create_channel, backend_api::list_channels))
+        .routes(routes!(
+            channels::get_channel,
+            backend_api::patch_channel,
+            backend_api::delete_channel
+        ))
+        .routes(routes!(backend_api::my_channels))
+        .routes(routes!(channels::add_member, channels::remove_member))
+        .routes(routes!(channels::history, backend_api::post_message))
+        .routes(routes!(tokens::create_token))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+        .routes(routes!(health::metrics))
+        .routes(routes!(openapi::openapi_json))
+}
+
+/// The user routes a browser on a `cors_allowed_origins` origin may call:
+/// (method, path template). Only these ever send CORS headers; the admin
+/// routes, the WebSocket (not subject to CORS) and the rest never do.
+pub const CORS_ROUTES: &[(&str, &str)] = &[("GET", "/v1/channels/{channelId}/messages"), ("GET", "/v1/me/channels")];
+
 /// Builds the router with every route and layer.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/v1/ws", get(gateway::ws_handler))
-        .route(
-            "/v1/channels",
-            post(channels::create_channel).get(backend_api::list_channels),
-        )
-        .route(
-            "/v1/channels/{channel_id}",
-            get(channels::get_channel)
-                .patch(backend_api::patch_channel)
-                .delete(backend_api::delete_channel),
-        )
-        .route("/v1/me/channels", get(backend_api::my_channels))
-        .route(
-            "/v1/channels/{channel_id}/members/{user_id}",
-            put(channels::add_member).delete(channels::remove_member),
-        )
-        .route(
-            "/v1/channels/{channel_id}/messages",
-            get(channels::history).post(backend_api::post_message),
-        )
-        .route("/v1/tokens", post(tokens::create_token))
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics))
+    let (routes, _) = api_routes().split_for_parts();
+    let cors = cors_layer(&state.config.cors_allowed_origins);
+    routes
+        // The web console is a page for people, not part of the API: served
+        // beside it, not in `/v1/openapi.json`.
         .merge(crate::console::routes(state.config.console_enabled))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .method_not_allowed_fallback(|| async {
@@ -65,6 +78,7 @@ pub fn router(state: AppState) -> Router {
             declared_body_limit,
         ))
         .layer(axum::middleware::from_fn(one_authorization))
+        .layer(axum::middleware::from_fn_with_state(cors, user_cors))
         .layer(axum::middleware::from_fn_with_state(state.config.handshake_timeout(), request_deadline))
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error").into_response()
@@ -77,6 +91,89 @@ pub fn router(state: AppState) -> Router {
         )
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
         .with_state(state)
+}
+
+/// The CORS answers of the user routes: the listed origins and the layer
+/// that answers them.
+#[derive(Clone)]
+struct UserCors {
+    origins: Vec<header::HeaderValue>,
+    layer: CorsLayer,
+}
+
+/// The CORS answers for `origins`; `None` when there are none (then no
+/// request gets a CORS header, not even `Vary`).
+fn cors_layer(origins: &[String]) -> Option<UserCors> {
+    let origins: Vec<header::HeaderValue> = origins
+        .iter()
+        .filter_map(|origin| header::HeaderValue::from_str(origin).ok())
+        .collect();
+    if origins.is_empty() {
+        return None;
+    }
+    let layer = CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins.clone()))
+        .allow_methods([axum::http::Method::GET])
+        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE])
+        .max_age(std::time::Duration::from_secs(600));
+    Some(UserCors { origins, layer })
+}
+
+/// Whether a request is for one of [`CORS_ROUTES`]: its path matches the
+/// template (`{…}` is one segment) and its method (for a preflight, the
+/// method it asks about) is the route's.
+fn is_cors_route(request: &axum::extract::Request) -> bool {
+    let method = if request.method() == axum::http::Method::OPTIONS {
+        match request.headers().get(header::ACCESS_CONTROL_REQUEST_METHOD) {
+            Some(asked) => asked.as_bytes(),
+            None => return false,
+        }
+    } else {
+        request.method().as_str().as_bytes()
+    };
+    let path: Vec<&str> = request.uri().path().split('/').collect();
+    CORS_ROUTES.iter().any(|(route_method, template)| {
+        let template: Vec<&str> = template.split('/').collect();
+        route_method.as_bytes() == method
+            && template.len() == path.len()
+            && template
+                .iter()
+                .zip(&path)
+                .all(|(t, p)| (t.starts_with('{') && !p.is_empty()) || t == p)
+    })
+}
+
+/// Applies the CORS answers ([`cors_layer`]) to the user routes of
+/// [`CORS_ROUTES`] only, for a listed `Origin`: a preflight there is
+/// answered here, and the request gets `Access-Control-Allow-Origin`. Every
+/// other request passes without any CORS header (tower-http's layer would
+/// answer an unlisted origin's preflight with the allowed methods and
+/// headers, only without `Allow-Origin`); on a user route it gets `Vary:
+/// Origin`, so a cache does not hand it to a listed origin.
+async fn user_cors(
+    axum::extract::State(cors): axum::extract::State<Option<UserCors>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use tower::{Layer, ServiceExt};
+    let Some(cors) = cors.filter(|_| is_cors_route(&request)) else {
+        return next.run(request).await;
+    };
+    let listed = request
+        .headers()
+        .get(header::ORIGIN)
+        .is_some_and(|origin| cors.origins.contains(origin));
+    if !listed {
+        let mut response = next.run(request).await;
+        response
+            .headers_mut()
+            .append(header::VARY, header::HeaderValue::from_static("origin"));
+        return response;
+    }
+    match cors.layer.layer(next).oneshot(request).await {
+        Ok(response) => response.into_response(),
+        Err(never) => match never {},
+    }
 }
 
 /// Answers 401 to a request with more than one `Authorization` header, on

@@ -8,20 +8,39 @@ use serde::Deserialize;
 
 use super::body::{admin_body, parse_json};
 use super::channels::user_id;
+use super::openapi::{ErrorBody, TokenCreated};
 use super::ApiError;
 use crate::state::AppState;
 
 /// The shape of the `POST /v1/tokens` body, as its refusals name it.
 const TOKEN_SHAPE: &str = r#"{"userId": string, "ttlSeconds"?: integer}"#;
 
-#[derive(Debug, Deserialize)]
+/// The `POST /v1/tokens` body.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct CreateToken {
+pub(super) struct CreateToken {
+    /// The token's `sub`.
     user_id: String,
+    /// Lifetime, 1 to 315360000 s; default `token_ttl_secs`.
+    #[schema(minimum = 1, maximum = 315_360_000)]
     ttl_seconds: Option<u64>,
 }
 
 /// `POST /v1/tokens` (admin): 201 `{"token", "expiresAt"}`.
+#[utoipa::path(
+    post,
+    path = "/v1/tokens",
+    tag = "tokens",
+    request_body = CreateToken,
+    responses(
+        (status = 201, description = "A user JWT", body = TokenCreated),
+        (status = 400, description = "Body not JSON, not the shape, a bad userId or ttlSeconds", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 413, description = "Body over max_request_bytes", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
 pub async fn create_token(
     State(state): State<AppState>,
     headers: HeaderMap,

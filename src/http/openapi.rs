@@ -1,0 +1,503 @@
+//! The OpenAPI 3.1 document of the HTTP API, served at `GET /v1/openapi.json`.
+//!
+//! Generated from the route definitions: every route is registered through
+//! [`utoipa_axum::router::OpenApiRouter::routes`] (see `super::api_routes`),
+//! which adds the handler's `#[utoipa::path]` annotation to the document and
+//! the handler to the router in one call, so a route cannot be served without
+//! being documented. The shapes here are the ones the handlers build as JSON
+//! values (`serde_json::json!`) and so have no Rust type of their own; the
+//! tests below compare each with what the code really sends.
+
+use std::sync::OnceLock;
+
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
+
+/// The error shape of every refusal: `{"error": {"code", "message"}}`.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)] // a schema: the body itself is built by `ApiError`.
+pub struct ErrorBody {
+    error: ErrorDetail,
+}
+
+/// What went wrong.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct ErrorDetail {
+    /// Stable, machine-readable: `bad_request`, `invalid_field`,
+    /// `unauthorized`, `forbidden`, `not_found`, `conflict`, `unavailable`,
+    /// `rate_limited`, `internal` (protocol.md §4).
+    code: String,
+    /// For people; may change between versions.
+    message: String,
+}
+
+/// A log entry as the history route returns it: a MSG_RECV object,
+/// render-ready (`docs/protocol.md` §8): each `message` entry with its current
+/// state (`editedAt`, `deleted`, `reactions`), edits, deletes and reactions
+/// with their `targetId` (and `emoji`, `op`, `noop`).
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct HistoryMessage {
+    /// Always `MSG_RECV`.
+    #[serde(rename = "type")]
+    #[schema(pattern = "^MSG_RECV$")]
+    frame_type: String,
+    /// Server-assigned UUIDv7, lower-case hyphenated.
+    #[schema(format = "uuid")]
+    message_id: String,
+    channel_id: String,
+    sender_id: String,
+    /// Position in the channel, 1-based and gapless.
+    #[schema(minimum = 1)]
+    seq: i64,
+    /// A message's text (its latest edit's; `""` once deleted), an edit's
+    /// new text, `""` for a delete or a reaction.
+    body: String,
+    /// Stored time, ms since the Unix epoch.
+    ts: i64,
+    /// The sender's idempotency key.
+    client_msg_id: String,
+    /// The entry's kind.
+    kind: EntryKindSchema,
+    /// `edit`, `delete`, `reaction`: the target message's id.
+    #[schema(format = "uuid")]
+    target_id: Option<String>,
+    /// `reaction`: the emoji.
+    emoji: Option<String>,
+    /// `reaction`: `add` or `remove`.
+    op: Option<ReactOpSchema>,
+    /// `reaction`: present (`true`) when the entry changed nothing.
+    noop: Option<bool>,
+    /// `message` entries that were edited: ts of the latest edit, ms since
+    /// the Unix epoch.
+    edited_at: Option<i64>,
+    /// Present (`true`) when the message is deleted (`body` is then `""`).
+    deleted: Option<bool>,
+    /// `message` entries: the reactions it holds now, by first use.
+    reactions: Option<Vec<ReactionCountSchema>>,
+}
+
+/// The kind of a log entry.
+#[derive(Debug, ToSchema)]
+#[schema(as = EntryKind)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum EntryKindSchema {
+    /// A MSG_SEND.
+    Message,
+    /// A MSG_EDIT.
+    Edit,
+    /// A MSG_DELETE.
+    Delete,
+    /// A MSG_REACT.
+    Reaction,
+}
+
+/// A reaction entry's operation.
+#[derive(Debug, ToSchema)]
+#[schema(as = ReactOp)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum ReactOpSchema {
+    /// The sender adds the emoji.
+    Add,
+    /// The sender removes it.
+    Remove,
+}
+
+/// One emoji's reactions on a message.
+#[derive(Debug, ToSchema)]
+#[schema(as = ReactionCount)]
+#[allow(dead_code)]
+pub struct ReactionCountSchema {
+    emoji: String,
+    /// How many users hold it.
+    #[schema(minimum = 1)]
+    count: i64,
+    /// Whether the reader holds it (never for the admin).
+    me: bool,
+}
+
+/// One page of a channel's history, in increasing `seq`.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct HistoryPage {
+    messages: Vec<HistoryMessage>,
+    /// Whether more entries follow the last one of this page (after it; with
+    /// `beforeSeq` or `latest`, before its first).
+    has_more: bool,
+    /// The channel's highest stored `seq` (0 when empty).
+    #[schema(minimum = 0)]
+    last_seq: i64,
+}
+
+/// The query of the history route.
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct HistoryQuery {
+    /// Entries after this seq (exclusive); default 0. Ignored with
+    /// `beforeSeq` or `latest=true`.
+    #[param(minimum = 0, maximum = 9_007_199_254_740_991_i64)]
+    after_seq: Option<i64>,
+    /// Entries before this seq (exclusive), the newest `limit` of them.
+    #[param(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
+    before_seq: Option<i64>,
+    /// `true`: the newest `limit` entries.
+    latest: Option<bool>,
+    /// Page size, 1 to 500; default 100.
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<i64>,
+    /// A user JWT, for browsers that cannot set a header (the header wins).
+    #[param(rename = "access_token")]
+    access_token: Option<String>,
+}
+
+/// The query of `GET /v1/channels`.
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ChannelsQuery {
+    /// Channels after this channel id (exclusive), in byte order.
+    after: Option<String>,
+    /// Page size, 1 to 500; default 100.
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<i64>,
+}
+
+/// `GET /v1/channels`'s answer.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ChannelList {
+    /// Channel objects in byte order of `channelId`.
+    channels: Vec<super::channels::ChannelView>,
+    /// Whether more channels follow the last one.
+    has_more: bool,
+}
+
+/// One of the caller's channels, as HELLO lists it.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct MyChannel {
+    channel_id: String,
+    /// Highest stored `seq` (0 when empty).
+    #[schema(minimum = 0)]
+    last_seq: i64,
+    /// The caller's delivered watermark.
+    #[schema(minimum = 0)]
+    delivered_seq: i64,
+    /// The caller's read watermark.
+    #[schema(minimum = 0)]
+    read_seq: i64,
+    /// `message` entries after `readSeq`, not deleted, not the caller's.
+    #[schema(minimum = 0)]
+    unread: i64,
+    /// The display name, `null` when unset.
+    name: Option<String>,
+    /// The metadata (a JSON object), `null` when unset.
+    metadata: Option<serde_json::Value>,
+}
+
+/// `GET /v1/me/channels`'s answer.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct MyChannels {
+    /// By channel id.
+    channels: Vec<MyChannel>,
+}
+
+/// The `POST /v1/channels/{channelId}/messages` body.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PostMessageBody {
+    /// The user the message is sent as (a member of the channel).
+    sender_id: String,
+    /// The idempotency key, as MSG_SEND's.
+    client_msg_id: String,
+    /// The text, at most `max_body_bytes`.
+    body: String,
+}
+
+/// A stored send: the MSG_ACK frame.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct MessageAck {
+    /// Always `MSG_ACK`.
+    #[serde(rename = "type")]
+    #[schema(pattern = "^MSG_ACK$")]
+    frame_type: String,
+    /// The idempotency key, as sent.
+    client_msg_id: String,
+    /// Server-assigned UUIDv7 of the stored message.
+    #[schema(format = "uuid")]
+    message_id: String,
+    channel_id: String,
+    /// Position in the channel, 1-based and gapless.
+    #[schema(minimum = 1)]
+    seq: i64,
+    /// Stored time, ms since the Unix epoch.
+    ts: i64,
+    /// `true` when the key was already stored: this is the original message.
+    duplicate: bool,
+}
+
+/// The `PATCH /v1/channels/{channelId}` body: an absent field is left as
+/// it is, `null` clears it.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct ChannelPatchBody {
+    /// 0 to 200 characters, no control characters.
+    #[schema(max_length = 200)]
+    name: Option<String>,
+    /// A JSON object of at most `max_channel_metadata_bytes` serialized.
+    #[schema(value_type = Option<Object>)]
+    metadata: Option<serde_json::Value>,
+}
+
+/// The query of the WebSocket route.
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct WsQuery {
+    /// A user JWT, for browsers that cannot set a header on a WebSocket.
+    access_token: Option<String>,
+}
+
+/// `POST /v1/tokens`'s answer.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct TokenCreated {
+    /// The user JWT (HS256).
+    token: String,
+    /// Its `exp`, ms since the Unix epoch.
+    expires_at: i64,
+}
+
+/// `GET /healthz`'s answer.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct Health {
+    /// `ok`.
+    status: String,
+}
+
+/// `GET /readyz`'s answer when ready.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct Ready {
+    /// `ready`.
+    status: String,
+    /// `postgres` or `sqlite`.
+    database: String,
+    /// Live WebSocket sessions on this node.
+    #[schema(minimum = 0)]
+    sessions: u64,
+    /// With NATS configured: `connected` or `disconnected`.
+    nats: Option<String>,
+}
+
+/// The document's frame: title, version, security schemes and the error schema.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "chatd",
+        description = "chatd's HTTP API (docs/protocol.md). Errors are {\"error\": {\"code\", \"message\"}}.",
+    ),
+    modifiers(&SecuritySchemes),
+    components(schemas(ErrorBody, ErrorDetail)),
+    tags(
+        (name = "channels", description = "Channels, members and history"),
+        (name = "tokens", description = "User tokens"),
+        (name = "websocket", description = "The WebSocket gateway"),
+        (name = "operations", description = "Health, readiness, metrics and this document"),
+    )
+)]
+pub struct ApiDoc;
+
+/// `adminToken` (the admin bearer token), `userJwt` (a user JWT as a bearer
+/// token) and `accessToken` (a user JWT in the `access_token` query parameter).
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "adminToken",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("The admin token (admin_token), compared in constant time."))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "userJwt",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some(
+                        "A user JWT: HS256 with jwt_secret, or RS256/ES256 from an identity provider by kid.",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "accessToken",
+            SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::new("access_token"))),
+        );
+    }
+}
+
+/// The document, rendered once.
+static DOCUMENT: OnceLock<String> = OnceLock::new();
+
+/// The OpenAPI document of every route [`super::router`] serves.
+pub fn document() -> utoipa::openapi::OpenApi {
+    super::api_routes().split_for_parts().1
+}
+
+/// `GET /v1/openapi.json` (no auth): the OpenAPI 3.1 document of this API.
+#[utoipa::path(
+    get,
+    path = "/v1/openapi.json",
+    tag = "operations",
+    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json", body = Object)),
+)]
+pub async fn openapi_json() -> Response {
+    let text = DOCUMENT.get_or_init(|| document().to_json().unwrap_or_else(|_| "{}".to_owned()));
+    ([(header::CONTENT_TYPE, "application/json")], text.as_str()).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The properties and required ones of a component schema.
+    fn schema_fields(doc: &serde_json::Value, name: &str) -> (Vec<String>, Vec<String>) {
+        let schema = &doc["components"]["schemas"][name];
+        let mut properties: Vec<String> = schema["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no schema {name}"))
+            .keys()
+            .cloned()
+            .collect();
+        properties.sort();
+        let mut required: Vec<String> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
+        required.sort();
+        (properties, required)
+    }
+
+    fn keys(value: &serde_json::Value) -> Vec<String> {
+        let mut keys: Vec<String> = value.as_object().expect("an object").keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    /// The history entry schema names exactly the fields a real MSG_RECV
+    /// can have (every optional field set), and requires exactly those of a
+    /// plain message (the optional ones are left out when unset).
+    #[test]
+    fn the_history_message_schema_is_the_wire_type() {
+        use chatd_proto::protocol::{EntryKind, ReactOp, ReactionCount, RecvMessage, TaggedMessage};
+        let doc = serde_json::to_value(document()).expect("document");
+        let plain = RecvMessage {
+            message_id: uuid::Uuid::now_v7(),
+            channel_id: "c".into(),
+            sender_id: "u".into(),
+            seq: 1,
+            body: "b".into(),
+            ts: 1,
+            client_msg_id: "m".into(),
+            ..RecvMessage::default()
+        };
+        let full = RecvMessage {
+            kind: EntryKind::Reaction,
+            target_id: Some(uuid::Uuid::now_v7()),
+            emoji: Some("👍".into()),
+            op: Some(ReactOp::Add),
+            noop: true,
+            edited_at: Some(2),
+            deleted: true,
+            reactions: Some(vec![ReactionCount {
+                emoji: "👍".into(),
+                count: 1,
+                me: true,
+            }]),
+            ..plain.clone()
+        };
+        let wire = |m: RecvMessage| keys(&serde_json::to_value(TaggedMessage::MsgRecv(m)).expect("json"));
+        let (properties, required) = schema_fields(&doc, "HistoryMessage");
+        assert_eq!(properties, wire(full));
+        assert_eq!(required, wire(plain));
+        let (properties, required) = schema_fields(&doc, "ReactionCount");
+        assert_eq!(properties, ["count", "emoji", "me"]);
+        assert_eq!(required, ["count", "emoji", "me"]);
+        let (properties, required) = schema_fields(&doc, "HistoryPage");
+        assert_eq!(properties, ["hasMore", "lastSeq", "messages"]);
+        assert_eq!(required, ["hasMore", "lastSeq", "messages"]);
+    }
+
+    /// The MSG_ACK schema (the answer of the backend send) is the wire
+    /// frame, every field required.
+    #[test]
+    fn the_message_ack_schema_is_the_wire_type() {
+        use chatd_proto::protocol::{AckFrame, ServerFrame};
+        let doc = serde_json::to_value(document()).expect("document");
+        let frame = ServerFrame::MsgAck(AckFrame {
+            client_msg_id: "m".into(),
+            message_id: uuid::Uuid::now_v7(),
+            channel_id: "c".into(),
+            seq: 1,
+            ts: 1,
+            duplicate: false,
+        });
+        let wire = keys(&serde_json::from_str(&frame.encode()).expect("json"));
+        let (properties, required) = schema_fields(&doc, "MessageAck");
+        assert_eq!(properties, wire);
+        assert_eq!(required, wire);
+    }
+
+    /// The `GET /v1/me/channels` entry schema is HELLO's channel state.
+    #[test]
+    fn the_my_channel_schema_is_the_wire_type() {
+        let doc = serde_json::to_value(document()).expect("document");
+        let state = chatd_proto::protocol::ChannelState {
+            channel_id: "c".into(),
+            last_seq: 1,
+            delivered_seq: 1,
+            read_seq: 0,
+            unread: 1,
+            name: None,
+            metadata: None,
+        };
+        let wire = keys(&serde_json::to_value(state).expect("json"));
+        let (properties, _) = schema_fields(&doc, "MyChannel");
+        assert_eq!(properties, wire);
+    }
+
+    #[test]
+    fn the_document_is_openapi_3_1_with_the_error_shape_and_security() {
+        let doc = serde_json::to_value(document()).expect("document");
+        assert_eq!(doc["openapi"], "3.1.0");
+        let (properties, required) = schema_fields(&doc, "ErrorDetail");
+        assert_eq!(properties, ["code", "message"]);
+        assert_eq!(required, ["code", "message"]);
+        for scheme in ["adminToken", "userJwt", "accessToken"] {
+            assert!(doc["components"]["securitySchemes"][scheme].is_object(), "{scheme}");
+        }
+    }
+}
