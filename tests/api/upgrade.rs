@@ -3,43 +3,22 @@
 //! messages and watermarks, upgrades in place when the server starts, keeps
 //! every row, and v1 clients keep working on it.
 
-use std::path::Path;
-
 use serde_json::json;
 
 use chatd_testkit::on_both_stores;
-use chatd_testkit::{spawn_app_on, Backend, TestDb};
+use chatd_testkit::{spawn_app_on, AnyPool, Backend, TestDb};
 
 on_both_stores!(a_database_of_the_previous_schema_upgrades_in_place_and_v1_keeps_working);
 
-/// Applies only migrations 0001 and 0002 of `backend` to `db`, with the
-/// migrator the server uses (so the server sees them as applied).
+/// Applies only the v1 migrations (0001 and 0002) to `db` and inserts the
+/// v1 rows.
 async fn previous_schema(db: &TestDb, backend: Backend) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("migrations")
-        .join(match backend {
-            Backend::Postgres => "postgres",
-            Backend::Sqlite => "sqlite",
-        });
-    for file in ["0001_init.sql", "0002_member_joined_seq.sql"] {
-        std::fs::copy(source.join(file), dir.path().join(file)).expect("copy migration");
-    }
-    let migrator = sqlx::migrate::Migrator::new(dir.path()).await.expect("migrator");
-    assert_eq!(migrator.iter().count(), 2);
-    match backend {
-        Backend::Postgres => {
-            let pool = sqlx::PgPool::connect(&db.url).await.expect("pg");
-            migrator.run(&pool).await.expect("old migrations");
+    match db.apply_v1_schema(backend).await {
+        AnyPool::Postgres(pool) => {
             insert_v1_rows(&pool).await;
             pool.close().await;
         }
-        Backend::Sqlite => {
-            let options = <sqlx::sqlite::SqliteConnectOptions as std::str::FromStr>::from_str(&db.url)
-                .expect("url")
-                .create_if_missing(true);
-            let pool = sqlx::SqlitePool::connect_with(options).await.expect("sqlite");
-            migrator.run(&pool).await.expect("old migrations");
+        AnyPool::Sqlite(pool) => {
             insert_v1_rows(&pool).await;
             pool.close().await;
         }

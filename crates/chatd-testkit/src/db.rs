@@ -43,6 +43,12 @@ pub async fn pg_admin() -> sqlx::PgConnection {
         .expect("cannot reach the test PostgreSQL (CHATD_TEST_DATABASE_URL)")
 }
 
+/// A pool on a test database, of the store's kind.
+pub enum AnyPool {
+    Postgres(sqlx::PgPool),
+    Sqlite(sqlx::SqlitePool),
+}
+
 /// A database of the test's own, removed when dropped.
 pub struct TestDb {
     pub url: String,
@@ -50,16 +56,73 @@ pub struct TestDb {
     pub dir: tempfile::TempDir,
 }
 
+/// The migrations of the version 1 schema (before the channel log), in the
+/// order the server applies them.
+pub const V1_MIGRATIONS: [&str; 2] = ["0001_init.sql", "0002_member_joined_seq.sql"];
+
+/// Whether test databases start on the version 1 schema, from
+/// `CHATD_TEST_SCHEMA`: unset or `current`, an empty database the server
+/// migrates from nothing; `v1`, the [`V1_MIGRATIONS`] already applied, so
+/// that the server's start is an in-place upgrade. CI runs the version 1
+/// conformance tests a second time with `v1` (issue 16, point 6: old clients
+/// keep working on an upgraded database). Any other value panics.
+fn start_on_v1_schema() -> bool {
+    match std::env::var("CHATD_TEST_SCHEMA").as_deref() {
+        Err(_) | Ok("") | Ok("current") => false,
+        Ok("v1") => true,
+        Ok(other) => panic!("CHATD_TEST_SCHEMA={other}: expected `v1` or `current`"),
+    }
+}
+
 impl TestDb {
+    /// An empty database of the test's own on `backend`; with
+    /// `CHATD_TEST_SCHEMA=v1`, one on the version 1 schema.
     pub async fn new(backend: Backend) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        match backend {
+        let db = match backend {
             Backend::Sqlite => Self {
                 url: format!("sqlite://{}", dir.path().join("chatd.db").display()),
                 pg: None,
                 dir,
             },
             Backend::Postgres => Self::postgres_with("").await,
+        };
+        if start_on_v1_schema() {
+            db.apply_v1_schema(backend).await;
+        }
+        db
+    }
+
+    /// Applies only the [`V1_MIGRATIONS`] of `backend`, with the migrator the
+    /// server uses (so that the server sees them as applied and runs the
+    /// later ones at start). Returns a pool on the database for seeding rows.
+    pub async fn apply_v1_schema(&self, backend: Backend) -> AnyPool {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../migrations")
+            .join(match backend {
+                Backend::Postgres => "postgres",
+                Backend::Sqlite => "sqlite",
+            });
+        for file in V1_MIGRATIONS {
+            std::fs::copy(source.join(file), dir.path().join(file)).expect("copy migration");
+        }
+        let migrator = sqlx::migrate::Migrator::new(dir.path()).await.expect("migrator");
+        assert_eq!(migrator.iter().count(), V1_MIGRATIONS.len());
+        match backend {
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&self.url).await.expect("pg");
+                migrator.run(&pool).await.expect("v1 migrations");
+                AnyPool::Postgres(pool)
+            }
+            Backend::Sqlite => {
+                let options = <sqlx::sqlite::SqliteConnectOptions as std::str::FromStr>::from_str(&self.url)
+                    .expect("url")
+                    .create_if_missing(true);
+                let pool = sqlx::SqlitePool::connect_with(options).await.expect("sqlite");
+                migrator.run(&pool).await.expect("v1 migrations");
+                AnyPool::Sqlite(pool)
+            }
         }
     }
 

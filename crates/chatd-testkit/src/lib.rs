@@ -27,7 +27,7 @@ use std::time::Duration;
 
 pub use admin::Admin;
 pub use app::{spawn_app, spawn_app_on, spawn_app_with, test_config, TestApp};
-pub use db::{pg_admin, postgres_url, Backend, TestDb};
+pub use db::{pg_admin, postgres_url, AnyPool, Backend, TestDb};
 pub use pg_server::{own_postgres, OwnPostgres};
 pub use process::{chatd_command, ServerProcess};
 pub use ws::{seqs, sync, ws_connect, ws_connect_hello, ws_request, WsClient};
