@@ -1,6 +1,8 @@
 //! `chatd-faults`: runs a chat workload on the client library against a
 //! chatd process it controls, injects faults while the workload runs, and
-//! then checks the whole recorded history (see [`check::check`]).
+//! then checks the whole recorded history (see [`check::check`]). The
+//! workload sends messages and, for a share of its actions (`--entries`),
+//! edits, deletes and reacts (`docs/protocol.md` §8).
 //!
 //! Faults (`--faults`, comma-separated):
 //! - `kill`: `kill -9` of chatd at a random moment, restart after 0–300 ms;
@@ -15,9 +17,10 @@
 //! README.md and docs/reliability.md.
 
 mod check;
+mod model;
 mod server;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -25,7 +28,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use chatd_client::admin::AdminClient;
-use chatd_client::{Client, ClientConfig, Event, StartFrom};
+use chatd_client::chatd_proto::protocol::EntryKind;
+use chatd_client::{Client, ClientConfig, EntryRequest, Event, SendError, StartFrom};
 use clap::Parser;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use rand::seq::IndexedRandom;
@@ -34,7 +38,7 @@ use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::check::{ClientLog, Sent};
+use crate::check::{ClientLog, Intent, Sent, UserReads};
 use crate::server::{PgDatabase, Server};
 
 #[derive(Parser, Debug)]
@@ -67,6 +71,11 @@ struct Cli {
     /// Sends in flight per device at most.
     #[arg(long, default_value_t = 8)]
     in_flight: usize,
+    /// Share of a device's actions that are log entries about a message
+    /// instead of sends: of those, 60 % reactions (add or remove), 30 % edits
+    /// and 10 % deletes of the device's own messages. 0 sends messages only.
+    #[arg(long, default_value_t = 0.3)]
+    entries: f64,
     /// Faults to inject.
     #[arg(long, default_value = "kill,term,dbconn,storm", value_delimiter = ',')]
     faults: Vec<String>,
@@ -156,8 +165,10 @@ async fn run(
     let (phase_tx, phase_rx) = watch::channel(Phase::Load);
     let drained = Arc::new(AtomicUsize::new(0));
     let mut devices = Vec::new();
+    let mut tokens = HashMap::new();
     for user in &users {
         let token = admin.token(user, Some(86_400)).await?;
+        tokens.insert(user.clone(), token.clone());
         for d in 0..cli.devices.max(1) {
             let mut config = ClientConfig::new(format!("ws://127.0.0.1:{}/v1/ws", server.port), token.clone());
             config.start_from = StartFrom::Beginning;
@@ -173,11 +184,18 @@ async fn run(
                 channels: membership.get(user).cloned().unwrap_or_default(),
                 ..ClientLog::default()
             };
-            let phase = phase_rx.clone();
-            let (every, in_flight) = (cli.send_every, cli.in_flight.max(1));
-            let drained = drained.clone();
+            let workload = Workload {
+                every: cli.send_every,
+                max_in_flight: cli.in_flight.max(1),
+                entries: cli.entries.clamp(0.0, 1.0),
+            };
             devices.push(tokio::spawn(device(
-                client, events, log, phase, every, in_flight, drained,
+                client,
+                events,
+                log,
+                phase_rx.clone(),
+                workload,
+                drained.clone(),
             )));
         }
     }
@@ -253,7 +271,18 @@ async fn run(
     for channel in &channels {
         history.insert(channel.clone(), admin.history(channel).await?);
     }
-    let findings = check::check(&history, &logs);
+    // Each user's render-ready read of its channels (the history route
+    // takes a member's token and answers `me` for that reader).
+    let mut reads = UserReads::new();
+    for (user, token) in &tokens {
+        let reader = AdminClient::new(server.base(), token.clone());
+        let mut mine = HashMap::new();
+        for channel in membership.get(user).into_iter().flatten() {
+            mine.insert(channel.clone(), reader.history(channel).await?);
+        }
+        reads.insert(user.clone(), mine);
+    }
+    let findings = check::check(&history, &reads, &logs);
     let ok = findings.violations.is_empty();
     let sessions: usize = logs.iter().map(|l| l.sessions).sum();
     let report = json!({
@@ -266,6 +295,10 @@ async fn run(
         "sends": findings.sends,
         "acks": findings.acks,
         "duplicateAcks": findings.duplicate_acks,
+        "ackedByKind": findings.acked_by_kind,
+        "noopReactions": findings.noop_reactions,
+        "refusedDeletedTarget": findings.refused_deleted_target,
+        "statesCompared": findings.states_compared,
         "messagesStored": findings.messages_stored,
         "finalSeqs": targets,
         "violations": findings.violations,
@@ -273,16 +306,128 @@ async fn run(
     Ok((report, ok))
 }
 
-/// One device: sends at random intervals into its user's channels while
-/// the phase is `Load`, records everything, and at the end receives until
-/// it has every channel up to its final `seq`.
+/// How a device loads the server.
+#[derive(Debug, Clone, Copy)]
+struct Workload {
+    /// Mean time between two actions.
+    every: Duration,
+    /// Sends and entries in flight at most.
+    max_in_flight: usize,
+    /// Share of actions that are entries (edit, delete, react).
+    entries: f64,
+}
+
+/// Emojis the workload reacts with: few, so that users and devices contend
+/// for the same (message, emoji) and many reactions are no-ops.
+const EMOJIS: [&str; 3] = ["👍", "🎉", "👀"];
+
+/// What a device may act on next.
+#[derive(Debug, Default)]
+struct Targets {
+    /// This device's own ACKed messages not deleted by it: (channel, id).
+    own: VecDeque<(String, uuid::Uuid)>,
+    /// The latest `message` entries handed over per channel (any sender).
+    recent: HashMap<String, VecDeque<uuid::Uuid>>,
+    /// Every `message` entry handed over, per channel, in order.
+    messages: HashMap<String, Vec<uuid::Uuid>>,
+    /// Messages known to be deleted (or whose delete this device sent).
+    deleted: HashSet<uuid::Uuid>,
+}
+
+impl Targets {
+    const RECENT: usize = 8;
+    const OWN: usize = 16;
+
+    /// The next action: an entry about a message when the dice say so and a
+    /// target exists, else `None` (send a message).
+    fn pick_entry(&mut self, channel: &str, key: &str) -> Option<(String, String, Intent, EntryRequest)> {
+        let mut rng = rand::rng();
+        let roll: f64 = rng.random();
+        if roll < 0.6 {
+            let live: Vec<uuid::Uuid> = self
+                .recent
+                .get(channel)?
+                .iter()
+                .filter(|id| !self.deleted.contains(id))
+                .copied()
+                .collect();
+            let target = *live.choose(&mut rng)?;
+            let emoji = (*EMOJIS.choose(&mut rng)?).to_owned();
+            let add = rng.random_bool(0.6);
+            let intent = Intent::React {
+                target,
+                emoji: emoji.clone(),
+                add,
+            };
+            let request = EntryRequest::React {
+                message_id: target,
+                emoji,
+                add,
+            };
+            return Some((channel.to_owned(), String::new(), intent, request));
+        }
+        self.own.retain(|(_, id)| !self.deleted.contains(id));
+        let (target_channel, target) = self
+            .own
+            .iter()
+            .collect::<Vec<_>>()
+            .choose(&mut rng)
+            .map(|(c, id)| (c.clone(), *id))?;
+        if roll < 0.9 {
+            let body = format!("{key} edit {}", "y".repeat(rng.random_range(1..100)));
+            let request = EntryRequest::Edit {
+                message_id: target,
+                body: body.clone(),
+            };
+            Some((target_channel, body, Intent::Edit { target }, request))
+        } else {
+            self.deleted.insert(target);
+            let request = EntryRequest::Delete { message_id: target };
+            Some((target_channel, String::new(), Intent::Delete { target }, request))
+        }
+    }
+
+    /// Notes an ACKed intent of this device.
+    fn acked(&mut self, sent: &Sent, message_id: uuid::Uuid) {
+        if sent.intent == Intent::Message {
+            self.own.push_back((sent.channel.clone(), message_id));
+            if self.own.len() > Self::OWN {
+                self.own.pop_front();
+            }
+        }
+    }
+
+    /// Notes an entry handed to the application.
+    fn delivered(&mut self, channel: &str, kind: EntryKind, message_id: uuid::Uuid, target: Option<uuid::Uuid>) {
+        match kind {
+            EntryKind::Message => {
+                self.messages.entry(channel.to_owned()).or_default().push(message_id);
+                let recent = self.recent.entry(channel.to_owned()).or_default();
+                recent.push_back(message_id);
+                if recent.len() > Self::RECENT {
+                    recent.pop_front();
+                }
+            }
+            EntryKind::Delete => {
+                if let Some(target) = target {
+                    self.deleted.insert(target);
+                }
+            }
+            EntryKind::Edit | EntryKind::Reaction => {}
+        }
+    }
+}
+
+/// One device: sends, edits, deletes and reacts at random intervals in its
+/// user's channels while the phase is `Load`, records everything, at the
+/// end receives until it has every channel up to its final `seq`, and then
+/// records the client library's folded state of every message it got.
 async fn device(
     client: Client,
     mut events: tokio::sync::mpsc::Receiver<Event>,
     mut log: ClientLog,
     mut phase: watch::Receiver<Phase>,
-    every: Duration,
-    max_in_flight: usize,
+    workload: Workload,
     drained: Arc<AtomicUsize>,
 ) -> ClientLog {
     let mut reported_drained = false;
@@ -291,6 +436,7 @@ async fn device(
     let mut counter = 0u64;
     let mut targets: Option<Arc<HashMap<String, i64>>> = None;
     let mut final_deadline = None;
+    let mut act = Targets::default();
     loop {
         let current = phase.borrow().clone();
         if let Phase::Final(t) = &current {
@@ -314,24 +460,47 @@ async fn device(
         }
         let sending = matches!(current, Phase::Load | Phase::Storm(_)) && !log.channels.is_empty();
         tokio::select! {
-            () = tokio::time::sleep_until(next_send), if sending && in_flight.len() < max_in_flight => {
+            () = tokio::time::sleep_until(next_send), if sending && in_flight.len() < workload.max_in_flight => {
                 let channel = log.channels[(counter as usize) % log.channels.len()].clone();
                 let key = format!("{}-{}-{counter}", log.user, log.name.replace('/', "d"));
                 counter += 1;
-                let body = format!("{key} {}", "x".repeat(rand::rng().random_range(1..200)));
-                log.sent.push(Sent { key: key.clone(), channel: channel.clone(), body: body.clone() });
-                match client.submit(&channel, &key, body).await {
-                    Ok(pending) => in_flight.push(async move { (key, pending.await) }),
+                let entry = if rand::rng().random_bool(workload.entries) {
+                    act.pick_entry(&channel, &key)
+                } else {
+                    None
+                };
+                let (sent, submitted) = match entry {
+                    Some((channel, body, intent, request)) => (
+                        Sent { key: key.clone(), channel, body, intent },
+                        client.submit_entry(&key, request).await,
+                    ),
+                    None => {
+                        let body = format!("{key} {}", "x".repeat(rand::rng().random_range(1..200)));
+                        let sent = Sent { key: key.clone(), channel: channel.clone(), body: body.clone(), intent: Intent::Message };
+                        (sent, client.submit(&channel, &key, body).await)
+                    }
+                };
+                let index = log.sent.len();
+                log.sent.push(sent);
+                match submitted {
+                    Ok(pending) => in_flight.push(async move { (index, pending.await) }),
                     Err(e) => log.failed.push((key, e.to_string())),
                 }
-                next_send = Instant::now() + every.mul_f64(rand::rng().random_range(0.2..1.8));
+                next_send = Instant::now() + workload.every.mul_f64(rand::rng().random_range(0.2..1.8));
             }
-            Some((key, result)) = in_flight.next(), if !in_flight.is_empty() => match result {
-                Ok(ack) => log.acks.push(ack),
-                Err(e) => log.failed.push((key, e.to_string())),
-            },
+            Some((index, result)) = in_flight.next(), if !in_flight.is_empty() => {
+                let key = log.sent[index].key.clone();
+                match result {
+                    Ok(ack) => {
+                        act.acked(&log.sent[index], ack.message_id);
+                        log.acks.push(ack);
+                    }
+                    Err(SendError::Refused { code, .. }) => log.refused.push((key, code)),
+                    Err(e) => log.failed.push((key, e.to_string())),
+                }
+            }
             event = events.recv() => match event {
-                Some(event) => record(&client, &mut log, event).await,
+                Some(event) => record(&client, &mut log, &mut act, event).await,
                 None => break,
             },
             changed = phase.changed() => {
@@ -346,11 +515,15 @@ async fn device(
             () = tokio::time::sleep(Duration::from_millis(200)) => {}
         }
     }
+    for (channel, ids) in &act.messages {
+        let states = ids.iter().map(|id| (*id, client.message(channel, *id))).collect();
+        log.folded.insert(channel.clone(), states);
+    }
     client.close().await;
     log
 }
 
-async fn record(client: &Client, log: &mut ClientLog, event: Event) {
+async fn record(client: &Client, log: &mut ClientLog, act: &mut Targets, event: Event) {
     match event {
         Event::Connected { channels, .. } => {
             log.sessions += 1;
@@ -363,6 +536,7 @@ async fn record(client: &Client, log: &mut ClientLog, event: Event) {
         }
         Event::Message(m) => {
             let from_other = m.sender_id != log.user;
+            act.delivered(&m.channel_id, m.kind, m.message_id, m.target_id);
             log.delivered
                 .entry(m.channel_id.clone())
                 .or_default()
