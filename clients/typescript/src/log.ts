@@ -308,12 +308,15 @@ export class ChannelLog {
         }
         break;
       case 'delete':
+        // a deleted message shows no text, no edit time and no reactions (as reads return it)
         st.deleted = true;
         st.body = '';
+        st.editedAt = undefined;
+        st.reactions = [];
         break;
       case 'reaction': {
         if (st.deleted || m.emoji === undefined) break;
-        foldReaction(st, m.senderId, m.emoji, m.op ?? 'add');
+        foldReaction(st, m.senderId, m.emoji, m.op ?? 'add', m.noop === true);
         break;
       }
       case 'message':
@@ -381,8 +384,13 @@ export class ChannelLog {
   }
 }
 
-function foldReaction(st: MessageState, userId: string, emoji: string, op: 'add' | 'remove'): void {
+function foldReaction(st: MessageState, userId: string, emoji: string, op: 'add' | 'remove', noop: boolean): void {
   let r = st.reactions.find((x) => x.emoji === emoji);
+  if (noop) {
+    // the server says it changed nothing: the sender held it (add) or did not (remove)
+    r?.holders.set(userId, op === 'add');
+    return;
+  }
   if (r === undefined) {
     if (op === 'remove') return;
     r = { emoji, count: 0, holders: new Map() };

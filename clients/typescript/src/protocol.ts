@@ -45,6 +45,11 @@ export interface WireEntry {
   readonly emoji?: string;
   /** For reaction entries: `add` or `remove`. */
   readonly op?: 'add' | 'remove';
+  /**
+   * For reaction entries: `true` when the entry changed nothing (an `add` of a reaction
+   * the sender held, a `remove` of one not held); absent otherwise.
+   */
+  readonly noop?: boolean;
   /** On reads: ts of the latest edit, when edited. */
   readonly editedAt?: number;
   /** On reads: true when the message was deleted (its body is then `""`). */
