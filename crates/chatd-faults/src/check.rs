@@ -69,7 +69,33 @@ pub struct ClientLog {
     pub sessions: usize,
     /// At the end: the client library's folded state of every `message`
     /// entry it handed over, per channel (`None`: it has no state for it).
-    pub folded: HashMap<String, Vec<(uuid::Uuid, Option<MessageState>)>>,
+    pub folded: HashMap<String, Vec<(uuid::Uuid, Option<Folded>)>>,
+}
+
+/// A message's state as a client library folded it (Rust or TypeScript).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folded {
+    pub body: String,
+    /// ms since the Unix epoch.
+    pub edited_at: Option<i64>,
+    pub deleted: bool,
+    /// (emoji, count, me) by first use.
+    pub reactions: Vec<(String, i64, bool)>,
+}
+
+impl From<&MessageState> for Folded {
+    fn from(state: &MessageState) -> Self {
+        Self {
+            body: state.body.clone(),
+            edited_at: state.edited_at,
+            deleted: state.deleted,
+            reactions: state
+                .reactions
+                .iter()
+                .map(|r| (r.emoji.clone(), r.count, r.me))
+                .collect(),
+        }
+    }
 }
 
 /// Reads as each user: user → channel → the channel's entries read with
@@ -461,11 +487,7 @@ fn check_folded(f: &mut Findings, reads: &UserReads, logs: &[ClientLog]) {
                     state.body.as_str(),
                     state.edited_at,
                     state.deleted,
-                    state
-                        .reactions
-                        .iter()
-                        .map(|r| (r.emoji.clone(), r.count, r.me))
-                        .collect::<Vec<_>>(),
+                    state.reactions.clone(),
                 );
                 let server = (m.body.as_str(), m.edited_at, m.deleted, reactions_of(m));
                 if folded != server {
@@ -524,12 +546,12 @@ mod tests {
         }
     }
 
-    fn state_of(m: &RecvMessage) -> MessageState {
+    fn state_of(m: &RecvMessage) -> Folded {
         // What the client library would fold: built here from a read,
         // through the library's own fold.
         let mut log = chatd_client::ChannelMessages::default();
         log.fold(m, "u", Some(m.seq));
-        log.get(&m.message_id).cloned().expect("folded")
+        Folded::from(log.get(&m.message_id).expect("folded"))
     }
 
     /// One user `u` with one device; `entries` beyond two plain messages.
@@ -790,7 +812,7 @@ mod tests {
         // The device applied the retried reaction twice.
         let (history, reads, mut logs) = with_entries();
         let folded = logs[0].folded.get_mut("c").unwrap()[0].1.as_mut().unwrap();
-        folded.reactions[0].count = 2;
+        folded.reactions[0].1 = 2;
         let f = check(&history, &reads, &logs);
         assert!(has(&f, "(i)"), "{:?}", f.violations);
 

@@ -18,10 +18,13 @@
 
 mod check;
 mod model;
+mod sdk;
 mod server;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +32,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use chatd_client::admin::AdminClient;
 use chatd_client::chatd_proto::protocol::EntryKind;
-use chatd_client::{Client, ClientConfig, EntryRequest, Event, SendError, StartFrom};
+use chatd_client::{Ack, Client, ClientConfig, EntryRequest, Event, SendError, StartFrom};
 use clap::Parser;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use rand::seq::IndexedRandom;
@@ -38,7 +41,8 @@ use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::check::{ClientLog, Intent, Sent, UserReads};
+use crate::check::{ClientLog, Folded, Intent, Sent, UserReads};
+use crate::sdk::SdkDevice;
 use crate::server::{PgDatabase, Server};
 
 #[derive(Parser, Debug)]
@@ -82,6 +86,15 @@ struct Cli {
     /// Mean time between faults.
     #[arg(long, default_value = "4s", value_parser = humantime::parse_duration)]
     fault_every: Duration,
+    /// Run devices through the TypeScript SDK too: the path of its fault
+    /// driver (`clients/typescript/build/test/faults/driver.js`, built by
+    /// `npm run build:test`), run with `node`, one process per device.
+    #[arg(long)]
+    sdk_driver: Option<PathBuf>,
+    /// With `--sdk-driver`: how many of each user's devices (the first ones)
+    /// use the SDK; the others use the Rust client. Default: all.
+    #[arg(long)]
+    sdk_devices: Option<usize>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -166,22 +179,41 @@ async fn run(
     let drained = Arc::new(AtomicUsize::new(0));
     let mut devices = Vec::new();
     let mut tokens = HashMap::new();
+    let mut sdk_devices = 0usize;
     for user in &users {
         let token = admin.token(user, Some(86_400)).await?;
         tokens.insert(user.clone(), token.clone());
         for d in 0..cli.devices.max(1) {
-            let mut config = ClientConfig::new(format!("ws://127.0.0.1:{}/v1/ws", server.port), token.clone());
-            config.start_from = StartFrom::Beginning;
-            config.auto_delivered = true;
-            config.ack_timeout = Duration::from_secs(5);
-            config.backoff_initial = Duration::from_millis(20);
-            config.backoff_max = Duration::from_millis(1000);
-            config.connect_timeout = Duration::from_secs(5);
-            let (client, events) = Client::connect(config).await.context("connect a device")?;
+            let url = format!("ws://127.0.0.1:{}/v1/ws", server.port);
+            let user_channels = membership.get(user).cloned().unwrap_or_default();
+            let on_sdk = cli.sdk_driver.is_some() && d < cli.sdk_devices.unwrap_or(usize::MAX);
+            let (client, events, name) = match &cli.sdk_driver {
+                Some(driver) if on_sdk => {
+                    let (device, events) =
+                        SdkDevice::spawn(driver, &url, &token, &user_channels, Duration::from_secs(5))
+                            .await
+                            .context("start an SDK device")?;
+                    (DeviceClient::Sdk(Box::new(device)), events, format!("{user}/ts{d}"))
+                }
+                _ => {
+                    let mut config = ClientConfig::new(url, token.clone());
+                    config.start_from = StartFrom::Beginning;
+                    config.auto_delivered = true;
+                    config.ack_timeout = Duration::from_secs(5);
+                    config.backoff_initial = Duration::from_millis(20);
+                    config.backoff_max = Duration::from_millis(1000);
+                    config.connect_timeout = Duration::from_secs(5);
+                    let (client, events) = Client::connect(config).await.context("connect a device")?;
+                    (DeviceClient::Rust(client), events, format!("{user}/{d}"))
+                }
+            };
+            if on_sdk {
+                sdk_devices += 1;
+            }
             let log = ClientLog {
-                name: format!("{user}/{d}"),
+                name,
                 user: user.clone(),
-                channels: membership.get(user).cloned().unwrap_or_default(),
+                channels: user_channels,
                 ..ClientLog::default()
             };
             let workload = Workload {
@@ -289,6 +321,7 @@ async fn run(
         "store": if database.is_some() { "postgres" } else { "sqlite" },
         "durationSecs": cli.duration.as_secs_f64(),
         "devices": logs.len(),
+        "sdkDevices": sdk_devices,
         "channels": channels.len(),
         "faultsInjected": injected,
         "sessionsStarted": sessions,
@@ -304,6 +337,128 @@ async fn run(
         "violations": findings.violations,
     });
     Ok((report, ok))
+}
+
+/// An SDK send or entry, settled when the driver reports its outcome.
+type PendingOutcome = Pin<Box<dyn Future<Output = Result<Ack, SendError>> + Send>>;
+
+/// A device's client: the Rust library, or the TypeScript SDK through its
+/// driver process.
+enum DeviceClient {
+    Rust(Client),
+    Sdk(Box<SdkDevice>),
+}
+
+impl DeviceClient {
+    /// Hands the intent to the client; the future resolves to its outcome.
+    async fn submit(&self, sent: &Sent) -> Result<PendingOutcome, SendError> {
+        match self {
+            Self::Rust(client) => {
+                let pending = match &sent.intent {
+                    Intent::Message => client.submit(&sent.channel, &sent.key, sent.body.clone()).await?,
+                    Intent::Edit { target } => {
+                        let request = EntryRequest::Edit {
+                            message_id: *target,
+                            body: sent.body.clone(),
+                        };
+                        client.submit_entry(&sent.key, request).await?
+                    }
+                    Intent::Delete { target } => {
+                        client
+                            .submit_entry(&sent.key, EntryRequest::Delete { message_id: *target })
+                            .await?
+                    }
+                    Intent::React { target, emoji, add } => {
+                        let request = EntryRequest::React {
+                            message_id: *target,
+                            emoji: emoji.clone(),
+                            add: *add,
+                        };
+                        client.submit_entry(&sent.key, request).await?
+                    }
+                };
+                Ok(Box::pin(pending))
+            }
+            Self::Sdk(device) => {
+                let (key, channel) = (sent.key.as_str(), sent.channel.as_str());
+                let command = match &sent.intent {
+                    Intent::Message => json!({"op": "send", "key": key, "channelId": channel, "body": sent.body}),
+                    Intent::Edit { target } => {
+                        json!({"op": "edit", "key": key, "channelId": channel, "messageId": target, "body": sent.body})
+                    }
+                    Intent::Delete { target } => {
+                        json!({"op": "delete", "key": key, "channelId": channel, "messageId": target})
+                    }
+                    Intent::React { target, emoji, add } => json!({
+                        "op": "react", "key": key, "channelId": channel, "messageId": target, "emoji": emoji, "add": add
+                    }),
+                };
+                let rx = device.submit(key, command).await?;
+                Ok(Box::pin(async move {
+                    rx.await
+                        .unwrap_or_else(|_| Err(SendError::Closed("the SDK driver ended".into())))
+                }))
+            }
+        }
+    }
+
+    /// Marks `message_id` read (the SDK: its channel up to the newest held entry).
+    async fn mark_read(&self, channel_id: &str, message_id: uuid::Uuid) {
+        match self {
+            Self::Rust(client) => client.mark_read(message_id).await,
+            Self::Sdk(device) => device.mark_read(channel_id).await,
+        }
+    }
+
+    /// Drops the connection; the client reconnects by itself.
+    async fn reconnect(&self) {
+        match self {
+            Self::Rust(client) => client.reconnect().await,
+            Self::Sdk(device) => device.reconnect().await,
+        }
+    }
+
+    /// The client's folded state of each of `messages` (per channel).
+    async fn folded(
+        &self,
+        messages: &HashMap<String, Vec<uuid::Uuid>>,
+    ) -> HashMap<String, Vec<(uuid::Uuid, Option<Folded>)>> {
+        let mut sdk_states = match self {
+            Self::Rust(_) => HashMap::new(),
+            Self::Sdk(device) => match device.states().await {
+                Ok(states) => states
+                    .into_iter()
+                    .map(|(channel, states)| (channel, states.into_iter().collect::<HashMap<_, _>>()))
+                    .collect(),
+                Err(e) => {
+                    eprintln!("the SDK driver gave no states: {e}");
+                    HashMap::new()
+                }
+            },
+        };
+        let mut out = HashMap::new();
+        for (channel, ids) in messages {
+            let states = ids
+                .iter()
+                .map(|id| {
+                    let state = match self {
+                        Self::Rust(client) => client.message(channel, *id).as_ref().map(Folded::from),
+                        Self::Sdk(_) => sdk_states.get_mut(channel).and_then(|s| s.remove(id)),
+                    };
+                    (*id, state)
+                })
+                .collect();
+            out.insert(channel.clone(), states);
+        }
+        out
+    }
+
+    async fn close(self) {
+        match self {
+            Self::Rust(client) => client.close().await,
+            Self::Sdk(device) => device.close().await,
+        }
+    }
 }
 
 /// How a device loads the server.
@@ -338,9 +493,9 @@ impl Targets {
     const RECENT: usize = 8;
     const OWN: usize = 16;
 
-    /// The next action: an entry about a message when the dice say so and a
-    /// target exists, else `None` (send a message).
-    fn pick_entry(&mut self, channel: &str, key: &str) -> Option<(String, String, Intent, EntryRequest)> {
+    /// The next action: an entry about a message when a target exists
+    /// (channel, body, intent), else `None` (send a message).
+    fn pick_entry(&mut self, channel: &str, key: &str) -> Option<(String, String, Intent)> {
         let mut rng = rand::rng();
         let roll: f64 = rng.random();
         if roll < 0.6 {
@@ -354,17 +509,7 @@ impl Targets {
             let target = *live.choose(&mut rng)?;
             let emoji = (*EMOJIS.choose(&mut rng)?).to_owned();
             let add = rng.random_bool(0.6);
-            let intent = Intent::React {
-                target,
-                emoji: emoji.clone(),
-                add,
-            };
-            let request = EntryRequest::React {
-                message_id: target,
-                emoji,
-                add,
-            };
-            return Some((channel.to_owned(), String::new(), intent, request));
+            return Some((channel.to_owned(), String::new(), Intent::React { target, emoji, add }));
         }
         self.own.retain(|(_, id)| !self.deleted.contains(id));
         let (target_channel, target) = self
@@ -375,15 +520,10 @@ impl Targets {
             .map(|(c, id)| (c.clone(), *id))?;
         if roll < 0.9 {
             let body = format!("{key} edit {}", "y".repeat(rng.random_range(1..100)));
-            let request = EntryRequest::Edit {
-                message_id: target,
-                body: body.clone(),
-            };
-            Some((target_channel, body, Intent::Edit { target }, request))
+            Some((target_channel, body, Intent::Edit { target }))
         } else {
             self.deleted.insert(target);
-            let request = EntryRequest::Delete { message_id: target };
-            Some((target_channel, String::new(), Intent::Delete { target }, request))
+            Some((target_channel, String::new(), Intent::Delete { target }))
         }
     }
 
@@ -423,7 +563,7 @@ impl Targets {
 /// end receives until it has every channel up to its final `seq`, and then
 /// records the client library's folded state of every message it got.
 async fn device(
-    client: Client,
+    client: DeviceClient,
     mut events: tokio::sync::mpsc::Receiver<Event>,
     mut log: ClientLog,
     mut phase: watch::Receiver<Phase>,
@@ -469,17 +609,14 @@ async fn device(
                 } else {
                     None
                 };
-                let (sent, submitted) = match entry {
-                    Some((channel, body, intent, request)) => (
-                        Sent { key: key.clone(), channel, body, intent },
-                        client.submit_entry(&key, request).await,
-                    ),
+                let sent = match entry {
+                    Some((channel, body, intent)) => Sent { key: key.clone(), channel, body, intent },
                     None => {
                         let body = format!("{key} {}", "x".repeat(rand::rng().random_range(1..200)));
-                        let sent = Sent { key: key.clone(), channel: channel.clone(), body: body.clone(), intent: Intent::Message };
-                        (sent, client.submit(&channel, &key, body).await)
+                        Sent { key: key.clone(), channel: channel.clone(), body, intent: Intent::Message }
                     }
                 };
+                let submitted = client.submit(&sent).await;
                 let index = log.sent.len();
                 log.sent.push(sent);
                 match submitted {
@@ -515,15 +652,12 @@ async fn device(
             () = tokio::time::sleep(Duration::from_millis(200)) => {}
         }
     }
-    for (channel, ids) in &act.messages {
-        let states = ids.iter().map(|id| (*id, client.message(channel, *id))).collect();
-        log.folded.insert(channel.clone(), states);
-    }
+    log.folded = client.folded(&act.messages).await;
     client.close().await;
     log
 }
 
-async fn record(client: &Client, log: &mut ClientLog, act: &mut Targets, event: Event) {
+async fn record(client: &DeviceClient, log: &mut ClientLog, act: &mut Targets, event: Event) {
     match event {
         Event::Connected { channels, .. } => {
             log.sessions += 1;
@@ -542,7 +676,7 @@ async fn record(client: &Client, log: &mut ClientLog, act: &mut Targets, event: 
                 .or_default()
                 .push((m.seq, m.message_id));
             if from_other && rand::rng().random_bool(0.2) {
-                client.mark_read(m.message_id).await;
+                client.mark_read(&m.channel_id, m.message_id).await;
             }
         }
         Event::Receipt {
