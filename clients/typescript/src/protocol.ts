@@ -136,6 +136,11 @@ export interface SyncBatchFrame {
   readonly messages: readonly WireEntry[];
   /** Forward reads: newer entries exist; `beforeSeq`/`latest` reads: older entries exist. */
   readonly hasMore: boolean;
+  /**
+   * The channel's last seq in the read's snapshot (version 1.1): the messages' states
+   * include every entry up to it, and none after it.
+   */
+  readonly lastSeq?: number;
 }
 
 /** `ERROR`: a refusal; the connection stays open. */

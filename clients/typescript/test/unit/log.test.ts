@@ -198,3 +198,20 @@ test('a reaction entry the server marks noop changes no count, also on a read st
   log.ingest([e(4, { kind: 'reaction', targetId: 'm1', emoji: '👍', op: 'remove', senderId: 'carol', body: '' })], false);
   assert.deepEqual(log.message('m1')?.reactions, []);
 });
+
+test("a read's states are as of its lastSeq: later entries that came live first are folded", () => {
+  // found by the fault harness: after a reconnect a reaction at seq 3 arrived live before
+  // the SYNC_BATCH (lastSeq 2) that filled the gap below it; the read's message state was
+  // taken as of seq 3 (the highest known), so the reaction was never counted
+  const log = new ChannelLog('c', 'alice');
+  log.start(0);
+  log.ingest([e(3, { kind: 'reaction', targetId: 'm1', emoji: '🎉', op: 'add', senderId: 'carol', body: '' })], false);
+  log.ingest([e(1, { kind: 'message', messageId: 'm1', reactions: [] }), e(2, { messageId: 'm2', reactions: [] })], true, 2);
+  assert.deepEqual(log.message('m1')?.reactions, [{ emoji: '🎉', count: 1, me: false }]);
+  // the same through an older page
+  const older = new ChannelLog('c', 'alice');
+  older.start(1);
+  older.ingest([e(2, { kind: 'reaction', targetId: 'm1', emoji: '🎉', op: 'add', senderId: 'carol', body: '' })], false);
+  older.prepend([e(1, { kind: 'message', messageId: 'm1', reactions: [] })], 1);
+  assert.deepEqual(older.message('m1')?.reactions, [{ emoji: '🎉', count: 1, me: false }]);
+});
