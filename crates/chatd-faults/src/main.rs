@@ -103,6 +103,9 @@ struct Cli {
 /// What the coordinator tells the devices.
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
+    /// Receive only: devices are still being started (so every device is
+    /// there from the channel's first entry on).
+    Idle,
     /// Send and receive.
     Load,
     /// Stop sending; finish what is in flight.
@@ -175,7 +178,7 @@ async fn run(
             membership.entry(m.clone()).or_default().push(channel.clone());
         }
     }
-    let (phase_tx, phase_rx) = watch::channel(Phase::Load);
+    let (phase_tx, phase_rx) = watch::channel(Phase::Idle);
     let drained = Arc::new(AtomicUsize::new(0));
     let mut devices = Vec::new();
     let mut tokens = HashMap::new();
@@ -231,6 +234,8 @@ async fn run(
             )));
         }
     }
+
+    let _ = phase_tx.send(Phase::Load);
 
     // Faults while the load runs.
     let mut injected: BTreeMap<String, u64> = BTreeMap::new();

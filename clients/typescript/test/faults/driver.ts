@@ -57,7 +57,11 @@ function emit(report: Record<string, unknown>): void {
   process.stdout.write(JSON.stringify(report) + '\n');
 }
 
-/** A `ws` socket that reports every RECEIPT frame before the SDK sees it. */
+/**
+ * A `ws` socket that reports every RECEIPT frame the SDK reads. Frames that still arrive on
+ * a socket the SDK closed (a reconnect) are not reported: the SDK ignores them too, and they
+ * belong to the server's old session.
+ */
 function tappingWebSocket(): WebSocketConstructor {
   return class Tapped implements WebSocketLike {
     onopen: ((ev: unknown) => void) | null = null;
@@ -65,13 +69,14 @@ function tappingWebSocket(): WebSocketConstructor {
     onclose: ((ev: { code: number; reason: string }) => void) | null = null;
     onerror: ((ev: unknown) => void) | null = null;
     private readonly ws: WebSocket;
+    private closedByClient = false;
 
     constructor(url: string) {
       this.ws = new WebSocket(url);
       this.ws.onopen = (ev) => this.onopen?.(ev);
       this.ws.onmessage = (ev) => {
         const text = typeof ev.data === 'string' ? ev.data : Buffer.from(ev.data as ArrayBuffer).toString('utf8');
-        if (text.includes('"RECEIPT"')) {
+        if (!this.closedByClient && text.includes('"RECEIPT"')) {
           const frame = JSON.parse(text) as { type?: string };
           if (frame.type === 'RECEIPT') emit({ ...frame, t: 'receipt' });
         }
@@ -90,6 +95,7 @@ function tappingWebSocket(): WebSocketConstructor {
     }
 
     close(code?: number, reason?: string): void {
+      this.closedByClient = true;
       this.ws.close(code, reason);
     }
   };
