@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # CI for the TypeScript client (clients/typescript): type check, lint, unit tests,
 # integration tests against the real chatd (SQLite, and PostgreSQL when
-# CHATD_TEST_DATABASE_URL is set) and browser tests in headless Chromium.
-# Expects the chatd binary at target/debug/chatd (or CHATD_BIN). Run as root from any
-# directory; exits non-zero on any failure.
+# CHATD_TEST_DATABASE_URL is set), browser tests in headless Chromium, and a short
+# fault-injection run with SDK devices (chatd-faults --sdk-driver).
+# Expects the chatd binary at target/debug/chatd (or CHATD_BIN) and the harness at
+# target/debug/chatd-faults (or CHATD_FAULTS_BIN). Run as root from any directory;
+# exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -11,6 +13,11 @@ ROOT="$PWD"
 export CHATD_BIN="${CHATD_BIN:-$ROOT/target/debug/chatd}"
 if [ ! -x "$CHATD_BIN" ]; then
   echo "FAIL: chatd binary not found at $CHATD_BIN (build it first: cargo build --bin chatd)" >&2
+  exit 1
+fi
+CHATD_FAULTS_BIN="${CHATD_FAULTS_BIN:-$ROOT/target/debug/chatd-faults}"
+if [ ! -x "$CHATD_FAULTS_BIN" ]; then
+  echo "FAIL: chatd-faults not found at $CHATD_FAULTS_BIN (build it first: cargo build -p chatd-faults)" >&2
   exit 1
 fi
 
@@ -34,3 +41,9 @@ echo "== tests: unit, integration, browser (node --test)"
 # spec reporter for people, and the runner's own summary (tests/pass/fail) at the end
 node --test --test-concurrency=1 --test-reporter=spec \
   build/test/unit/ build/test/integration/ build/test/browser/
+
+echo "== fault harness with SDK devices: kill -9, SIGTERM, reconnect storms (20 s, SQLite)"
+# one device of each user through the SDK (build/test/faults/driver.js), the other through
+# the Rust client; the same checker (docs/reliability.md)
+"$CHATD_FAULTS_BIN" --chatd "$CHATD_BIN" --duration 20s --fault-every 3s --faults kill,term,storm \
+  --sdk-driver build/test/faults/driver.js --sdk-devices 1

@@ -960,7 +960,7 @@ export class ChatClient {
     if (kind === 'older') {
       ch.loadingOlder = false;
       const lowBefore = ch.log.low;
-      const added = ch.log.prepend(b.messages);
+      const added = ch.log.prepend(b.messages, b.lastSeq);
       if (added.length > 0) this.events.emit('older', ch.id, added);
       ch.store.invalidate();
       const top = b.messages.length > 0 ? b.messages[b.messages.length - 1] : undefined;
@@ -978,11 +978,11 @@ export class ChatClient {
       ch.log.start(first !== undefined ? first.seq - 1 : (req?.afterSeq ?? 0));
       ch.store.invalidate();
     }
-    this.onEntries(ch.id, b.messages, true);
+    this.onEntries(ch.id, b.messages, true, b.lastSeq);
     if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
   }
 
-  private onEntries(channelId: string, entries: readonly WireEntry[], fromRead: boolean): void {
+  private onEntries(channelId: string, entries: readonly WireEntry[], fromRead: boolean, readLastSeq?: number): void {
     const ch = this.ctx(channelId);
     if (!ch.opened) {
       // not displayed: only count
@@ -996,7 +996,7 @@ export class ChatClient {
       ch.store.invalidate();
       return;
     }
-    const r = ch.log.ingest(entries, fromRead);
+    const r = ch.log.ingest(entries, fromRead, readLastSeq);
     if (r.appended.length > 0) {
       for (const e of r.appended) {
         if (entryKind(e) === 'message' && ch.typing.remove(e.senderId)) ch.store.invalidate();

@@ -129,16 +129,19 @@ export class ChannelLog {
 
   /**
    * Adds entries at or above the window (live `MSG_RECV`, forward `SYNC_BATCH`).
-   * `fromRead` marks entries of a read, whose message state is as of the read.
+   * `fromRead` marks entries of a read, whose message state is as of the read: as of
+   * `readLastSeq` (the `SYNC_BATCH`'s `lastSeq`) when given, else of the highest seq known.
    */
-  ingest(entries: readonly WireEntry[], fromRead: boolean): IngestResult {
+  ingest(entries: readonly WireEntry[], fromRead: boolean, readLastSeq?: number): IngestResult {
     const appended: WireEntry[] = [];
     let batchMax = 0;
     for (const e of entries) {
       if (e.seq > batchMax) batchMax = e.seq;
       this.noteLastSeq(e.seq);
     }
-    const asOf = fromRead ? this.knownLastSeq : 0;
+    if (readLastSeq !== undefined) this.noteLastSeq(readLastSeq);
+    // entries above the read's lastSeq (already here live, or still to come) are not in its states
+    const asOf = fromRead ? Math.max(readLastSeq ?? this.knownLastSeq, batchMax) : 0;
     for (const e of entries) {
       if (!this.started) {
         this.held.set(e.seq, e);
@@ -183,10 +186,12 @@ export class ChannelLog {
    * Only entries that are contiguous with the window's bottom are taken; returns them.
    * If the log had not started, the page places the window.
    */
-  prepend(entries: readonly WireEntry[]): readonly WireEntry[] {
+  prepend(entries: readonly WireEntry[], readLastSeq?: number): readonly WireEntry[] {
     const sorted = [...entries].sort((a, b) => a.seq - b.seq);
     for (const e of sorted) this.noteLastSeq(e.seq);
-    const asOf = this.knownLastSeq;
+    if (readLastSeq !== undefined) this.noteLastSeq(readLastSeq);
+    const pageTop = sorted[sorted.length - 1]?.seq ?? 0;
+    const asOf = Math.max(readLastSeq ?? this.knownLastSeq, pageTop);
     if (!this.started) {
       const first = sorted[0];
       if (first === undefined) {
@@ -194,7 +199,7 @@ export class ChannelLog {
         return [];
       }
       this.start(first.seq - 1);
-      const r = this.ingest(sorted, true);
+      const r = this.ingest(sorted, true, readLastSeq);
       return r.appended;
     }
     // keep only the run that ends at low - 1
@@ -308,12 +313,15 @@ export class ChannelLog {
         }
         break;
       case 'delete':
+        // a deleted message shows no text, no edit time and no reactions (as reads return it)
         st.deleted = true;
         st.body = '';
+        st.editedAt = undefined;
+        st.reactions = [];
         break;
       case 'reaction': {
         if (st.deleted || m.emoji === undefined) break;
-        foldReaction(st, m.senderId, m.emoji, m.op ?? 'add');
+        foldReaction(st, m.senderId, m.emoji, m.op ?? 'add', m.noop === true);
         break;
       }
       case 'message':
@@ -381,8 +389,13 @@ export class ChannelLog {
   }
 }
 
-function foldReaction(st: MessageState, userId: string, emoji: string, op: 'add' | 'remove'): void {
+function foldReaction(st: MessageState, userId: string, emoji: string, op: 'add' | 'remove', noop: boolean): void {
   let r = st.reactions.find((x) => x.emoji === emoji);
+  if (noop) {
+    // the server says it changed nothing: the sender held it (add) or did not (remove)
+    r?.holders.set(userId, op === 'add');
+    return;
+  }
   if (r === undefined) {
     if (op === 'remove') return;
     r = { emoji, count: 0, holders: new Map() };

@@ -45,6 +45,11 @@ export interface WireEntry {
   readonly emoji?: string;
   /** For reaction entries: `add` or `remove`. */
   readonly op?: 'add' | 'remove';
+  /**
+   * For reaction entries: `true` when the entry changed nothing (an `add` of a reaction
+   * the sender held, a `remove` of one not held); absent otherwise.
+   */
+  readonly noop?: boolean;
   /** On reads: ts of the latest edit, when edited. */
   readonly editedAt?: number;
   /** On reads: true when the message was deleted (its body is then `""`). */
@@ -131,6 +136,11 @@ export interface SyncBatchFrame {
   readonly messages: readonly WireEntry[];
   /** Forward reads: newer entries exist; `beforeSeq`/`latest` reads: older entries exist. */
   readonly hasMore: boolean;
+  /**
+   * The channel's last seq in the read's snapshot (version 1.1): the messages' states
+   * include every entry up to it, and none after it.
+   */
+  readonly lastSeq?: number;
 }
 
 /** `ERROR`: a refusal; the connection stays open. */

@@ -1127,11 +1127,12 @@ impl Task {
                         own.target_id = Some(message_id);
                     }
                     Some(EntryRequest::React { message_id, emoji, add }) => {
-                        // The ACK does not say whether it changed anything;
-                        // the fold checks it against what this user holds.
+                        // The ACK does not say whether it changed anything:
+                        // that is decided when it is folded, in seq order
+                        // (`deliver`), from what this user holds then; an
+                        // entry before it may still be missing now.
                         own.kind = EntryKind::Reaction;
                         own.target_id = Some(message_id);
-                        own.noop = self.holds(&channel_id, message_id, &emoji) == add;
                         own.emoji = Some(emoji);
                         own.op = Some(if add { ReactOp::Add } else { ReactOp::Remove });
                     }
@@ -1224,7 +1225,7 @@ impl Task {
 
     async fn deliver(&mut self, delivered: Vec<RecvMessage>, out: &mut Vec<ClientFrame>) -> Option<SessionEnd> {
         let mut last_from_others: HashMap<String, uuid::Uuid> = HashMap::new();
-        for message in delivered {
+        for mut message in delivered {
             if self.config.auto_delivered && message.sender_id != self.user_id {
                 last_from_others.insert(message.channel_id.clone(), message.message_id);
             }
@@ -1232,6 +1233,7 @@ impl Task {
             let changed = match self.states.lock() {
                 Ok(mut states) => {
                     let log = states.entry(message.channel_id.clone()).or_default();
+                    log.resolve_own_reaction(&mut message, &self.user_id);
                     log.fold(&message, &self.user_id, as_of)
                         .filter(|_| message.kind != EntryKind::Message)
                         .and_then(|id| log.get(&id).cloned())
@@ -1283,16 +1285,6 @@ impl Task {
             }
         }
         self.emit(Event::Error(error)).await
-    }
-
-    /// Whether this user holds `emoji` on `message_id` in the folded state.
-    fn holds(&self, channel_id: &str, message_id: uuid::Uuid, emoji: &str) -> bool {
-        self.states.lock().ok().is_some_and(|states| {
-            states
-                .get(channel_id)
-                .and_then(|log| log.get(&message_id))
-                .is_some_and(|m| m.reactions.iter().any(|r| r.emoji == emoji && r.me))
-        })
     }
 
     /// Hands `event` to the application; the session ends (stop) when the
@@ -1351,4 +1343,70 @@ async fn write_all(socket: &mut Socket, out: &mut Vec<ClientFrame>) -> Result<()
         socket.feed(Message::text(text)).await.map_err(|e| e.to_string())?;
     }
     socket.flush().await.map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task() -> (Task, mpsc::Sender<Command>, mpsc::Receiver<Event>) {
+        let (commands_tx, commands) = mpsc::channel(8);
+        let (events, event_rx) = mpsc::channel(256);
+        let (connected, _) = watch::channel(true);
+        let mut config = ClientConfig::new("ws://127.0.0.1:9/v1/ws", "token");
+        config.start_from = StartFrom::Beginning;
+        (
+            Task::new(config, commands, events, connected, "alice".into()),
+            commands_tx,
+            event_rx,
+        )
+    }
+
+    fn id(n: u128) -> uuid::Uuid {
+        uuid::Uuid::from_u128(n)
+    }
+
+    fn recv(seq: i64, sender: &str) -> String {
+        serde_json::json!({
+            "type": "MSG_RECV", "messageId": id(seq as u128), "channelId": "room", "senderId": sender,
+            "seq": seq, "body": "hi", "ts": seq, "clientMsgId": format!("c{seq}"), "kind": "message"
+        })
+        .to_string()
+    }
+
+    fn ack(key: &str, seq: i64) -> String {
+        serde_json::json!({
+            "type": "MSG_ACK", "clientMsgId": key, "messageId": id(seq as u128), "channelId": "room",
+            "seq": seq, "ts": seq, "duplicate": false
+        })
+        .to_string()
+    }
+
+    /// The chatd-faults case: two reactions of this client in flight, ACKed
+    /// while an earlier entry is still missing (held above a gap). Whether
+    /// each changed anything depends on what is folded before it, so it is
+    /// decided when it is folded, in seq order, not when its ACK comes.
+    #[tokio::test]
+    async fn own_reactions_acked_above_a_gap_fold_as_the_server_applied_them() {
+        let (mut task, _commands, _events) = task();
+        let mut out = Vec::new();
+        task.on_frame(&recv(1, "bob"), &mut out).await;
+        for (key, add) in [("k-add", true), ("k-remove", false)] {
+            let (reply, _rx) = oneshot::channel();
+            let entry = EntryRequest::React {
+                message_id: id(1),
+                emoji: "👍".into(),
+                add,
+            };
+            task.add_pending(String::new(), key.into(), String::new(), Some(entry), reply);
+        }
+        // Stored as seq 3 (add: changed) and 4 (remove: changed); seq 2 (bob's)
+        // arrives after both ACKs.
+        task.on_frame(&ack("k-add", 3), &mut out).await;
+        task.on_frame(&ack("k-remove", 4), &mut out).await;
+        task.on_frame(&recv(2, "bob"), &mut out).await;
+        let states = task.states.lock().expect("states");
+        let state = states.get("room").and_then(|s| s.get(&id(1))).expect("folded");
+        assert_eq!(state.reactions, Vec::new(), "added, then removed");
+    }
 }

@@ -49,6 +49,29 @@ impl ChannelMessages {
         self.messages.values()
     }
 
+    /// Sets `noop` of a reaction entry sent by `me` from what `me` holds in
+    /// the state just before it: the client's own entries are built from
+    /// their ACK, which does not say whether they changed anything, and
+    /// whether they did depends on the entries folded before them. Call it
+    /// right before [`Self::fold`], in `seq` order. Entries the state already
+    /// includes (a read's) and entries of others are left as they are.
+    pub fn resolve_own_reaction(&self, entry: &mut RecvMessage, me: &str) {
+        if entry.kind != EntryKind::Reaction || entry.sender_id != me {
+            return;
+        }
+        let (Some(target), Some(emoji), Some(op)) = (entry.target_id, entry.emoji.as_deref(), entry.op) else {
+            return;
+        };
+        let Some(state) = self.messages.get(&target) else {
+            return;
+        };
+        if entry.seq <= state.as_of {
+            return;
+        }
+        let held = state.reactions.iter().any(|r| r.emoji == emoji && r.me);
+        entry.noop = held == (op == ReactOp::Add);
+    }
+
     /// Folds one entry, delivered in `seq` order, for the user `me`.
     /// `read_as_of` is the `lastSeq` of the read that returned it (SYNC),
     /// `None` for an entry seen live. Returns the message whose state

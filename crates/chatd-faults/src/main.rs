@@ -1,6 +1,8 @@
 //! `chatd-faults`: runs a chat workload on the client library against a
 //! chatd process it controls, injects faults while the workload runs, and
-//! then checks the whole recorded history (see [`check::check`]).
+//! then checks the whole recorded history (see [`check::check`]). The
+//! workload sends messages and, for a share of its actions (`--entries`),
+//! edits, deletes and reacts (`docs/protocol.md` §8).
 //!
 //! Faults (`--faults`, comma-separated):
 //! - `kill`: `kill -9` of chatd at a random moment, restart after 0–300 ms;
@@ -15,17 +17,22 @@
 //! README.md and docs/reliability.md.
 
 mod check;
+mod model;
+mod sdk;
 mod server;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use chatd_client::admin::AdminClient;
-use chatd_client::{Client, ClientConfig, Event, StartFrom};
+use chatd_client::chatd_proto::protocol::EntryKind;
+use chatd_client::{Ack, Client, ClientConfig, EntryRequest, Event, SendError, StartFrom};
 use clap::Parser;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use rand::seq::IndexedRandom;
@@ -34,7 +41,8 @@ use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::check::{ClientLog, Sent};
+use crate::check::{ClientLog, Folded, Intent, Sent, UserReads};
+use crate::sdk::SdkDevice;
 use crate::server::{PgDatabase, Server};
 
 #[derive(Parser, Debug)]
@@ -67,12 +75,26 @@ struct Cli {
     /// Sends in flight per device at most.
     #[arg(long, default_value_t = 8)]
     in_flight: usize,
+    /// Share of a device's actions that are log entries about a message
+    /// instead of sends: of those, 60 % reactions (add or remove), 30 % edits
+    /// and 10 % deletes of the device's own messages. 0 sends messages only.
+    #[arg(long, default_value_t = 0.3)]
+    entries: f64,
     /// Faults to inject.
     #[arg(long, default_value = "kill,term,dbconn,storm", value_delimiter = ',')]
     faults: Vec<String>,
     /// Mean time between faults.
     #[arg(long, default_value = "4s", value_parser = humantime::parse_duration)]
     fault_every: Duration,
+    /// Run devices through the TypeScript SDK too: the path of its fault
+    /// driver (`clients/typescript/build/test/faults/driver.js`, built by
+    /// `npm run build:test`), run with `node`, one process per device.
+    #[arg(long)]
+    sdk_driver: Option<PathBuf>,
+    /// With `--sdk-driver`: how many of each user's devices (the first ones)
+    /// use the SDK; the others use the Rust client. Default: all.
+    #[arg(long)]
+    sdk_devices: Option<usize>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -81,6 +103,9 @@ struct Cli {
 /// What the coordinator tells the devices.
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
+    /// Receive only: devices are still being started (so every device is
+    /// there from the channel's first entry on).
+    Idle,
     /// Send and receive.
     Load,
     /// Stop sending; finish what is in flight.
@@ -153,34 +178,64 @@ async fn run(
             membership.entry(m.clone()).or_default().push(channel.clone());
         }
     }
-    let (phase_tx, phase_rx) = watch::channel(Phase::Load);
+    let (phase_tx, phase_rx) = watch::channel(Phase::Idle);
     let drained = Arc::new(AtomicUsize::new(0));
     let mut devices = Vec::new();
+    let mut tokens = HashMap::new();
+    let mut sdk_devices = 0usize;
     for user in &users {
         let token = admin.token(user, Some(86_400)).await?;
+        tokens.insert(user.clone(), token.clone());
         for d in 0..cli.devices.max(1) {
-            let mut config = ClientConfig::new(format!("ws://127.0.0.1:{}/v1/ws", server.port), token.clone());
-            config.start_from = StartFrom::Beginning;
-            config.auto_delivered = true;
-            config.ack_timeout = Duration::from_secs(5);
-            config.backoff_initial = Duration::from_millis(20);
-            config.backoff_max = Duration::from_millis(1000);
-            config.connect_timeout = Duration::from_secs(5);
-            let (client, events) = Client::connect(config).await.context("connect a device")?;
+            let url = format!("ws://127.0.0.1:{}/v1/ws", server.port);
+            let user_channels = membership.get(user).cloned().unwrap_or_default();
+            let on_sdk = cli.sdk_driver.is_some() && d < cli.sdk_devices.unwrap_or(usize::MAX);
+            let (client, events, name) = match &cli.sdk_driver {
+                Some(driver) if on_sdk => {
+                    let (device, events) =
+                        SdkDevice::spawn(driver, &url, &token, &user_channels, Duration::from_secs(5))
+                            .await
+                            .context("start an SDK device")?;
+                    (DeviceClient::Sdk(Box::new(device)), events, format!("{user}/ts{d}"))
+                }
+                _ => {
+                    let mut config = ClientConfig::new(url, token.clone());
+                    config.start_from = StartFrom::Beginning;
+                    config.auto_delivered = true;
+                    config.ack_timeout = Duration::from_secs(5);
+                    config.backoff_initial = Duration::from_millis(20);
+                    config.backoff_max = Duration::from_millis(1000);
+                    config.connect_timeout = Duration::from_secs(5);
+                    let (client, events) = Client::connect(config).await.context("connect a device")?;
+                    (DeviceClient::Rust(client), events, format!("{user}/{d}"))
+                }
+            };
+            if on_sdk {
+                sdk_devices += 1;
+            }
             let log = ClientLog {
-                name: format!("{user}/{d}"),
+                name,
                 user: user.clone(),
-                channels: membership.get(user).cloned().unwrap_or_default(),
+                channels: user_channels,
                 ..ClientLog::default()
             };
-            let phase = phase_rx.clone();
-            let (every, in_flight) = (cli.send_every, cli.in_flight.max(1));
-            let drained = drained.clone();
+            let workload = Workload {
+                every: cli.send_every,
+                max_in_flight: cli.in_flight.max(1),
+                entries: cli.entries.clamp(0.0, 1.0),
+            };
             devices.push(tokio::spawn(device(
-                client, events, log, phase, every, in_flight, drained,
+                client,
+                events,
+                log,
+                phase_rx.clone(),
+                workload,
+                drained.clone(),
             )));
         }
     }
+
+    let _ = phase_tx.send(Phase::Load);
 
     // Faults while the load runs.
     let mut injected: BTreeMap<String, u64> = BTreeMap::new();
@@ -253,19 +308,35 @@ async fn run(
     for channel in &channels {
         history.insert(channel.clone(), admin.history(channel).await?);
     }
-    let findings = check::check(&history, &logs);
+    // Each user's render-ready read of its channels (the history route
+    // takes a member's token and answers `me` for that reader).
+    let mut reads = UserReads::new();
+    for (user, token) in &tokens {
+        let reader = AdminClient::new(server.base(), token.clone());
+        let mut mine = HashMap::new();
+        for channel in membership.get(user).into_iter().flatten() {
+            mine.insert(channel.clone(), reader.history(channel).await?);
+        }
+        reads.insert(user.clone(), mine);
+    }
+    let findings = check::check(&history, &reads, &logs);
     let ok = findings.violations.is_empty();
     let sessions: usize = logs.iter().map(|l| l.sessions).sum();
     let report = json!({
         "store": if database.is_some() { "postgres" } else { "sqlite" },
         "durationSecs": cli.duration.as_secs_f64(),
         "devices": logs.len(),
+        "sdkDevices": sdk_devices,
         "channels": channels.len(),
         "faultsInjected": injected,
         "sessionsStarted": sessions,
         "sends": findings.sends,
         "acks": findings.acks,
         "duplicateAcks": findings.duplicate_acks,
+        "ackedByKind": findings.acked_by_kind,
+        "noopReactions": findings.noop_reactions,
+        "refusedDeletedTarget": findings.refused_deleted_target,
+        "statesCompared": findings.states_compared,
         "messagesStored": findings.messages_stored,
         "finalSeqs": targets,
         "violations": findings.violations,
@@ -273,16 +344,235 @@ async fn run(
     Ok((report, ok))
 }
 
-/// One device: sends at random intervals into its user's channels while
-/// the phase is `Load`, records everything, and at the end receives until
-/// it has every channel up to its final `seq`.
+/// An SDK send or entry, settled when the driver reports its outcome.
+type PendingOutcome = Pin<Box<dyn Future<Output = Result<Ack, SendError>> + Send>>;
+
+/// A device's client: the Rust library, or the TypeScript SDK through its
+/// driver process.
+enum DeviceClient {
+    Rust(Client),
+    Sdk(Box<SdkDevice>),
+}
+
+impl DeviceClient {
+    /// Hands the intent to the client; the future resolves to its outcome.
+    async fn submit(&self, sent: &Sent) -> Result<PendingOutcome, SendError> {
+        match self {
+            Self::Rust(client) => {
+                let pending = match &sent.intent {
+                    Intent::Message => client.submit(&sent.channel, &sent.key, sent.body.clone()).await?,
+                    Intent::Edit { target } => {
+                        let request = EntryRequest::Edit {
+                            message_id: *target,
+                            body: sent.body.clone(),
+                        };
+                        client.submit_entry(&sent.key, request).await?
+                    }
+                    Intent::Delete { target } => {
+                        client
+                            .submit_entry(&sent.key, EntryRequest::Delete { message_id: *target })
+                            .await?
+                    }
+                    Intent::React { target, emoji, add } => {
+                        let request = EntryRequest::React {
+                            message_id: *target,
+                            emoji: emoji.clone(),
+                            add: *add,
+                        };
+                        client.submit_entry(&sent.key, request).await?
+                    }
+                };
+                Ok(Box::pin(pending))
+            }
+            Self::Sdk(device) => {
+                let (key, channel) = (sent.key.as_str(), sent.channel.as_str());
+                let command = match &sent.intent {
+                    Intent::Message => json!({"op": "send", "key": key, "channelId": channel, "body": sent.body}),
+                    Intent::Edit { target } => {
+                        json!({"op": "edit", "key": key, "channelId": channel, "messageId": target, "body": sent.body})
+                    }
+                    Intent::Delete { target } => {
+                        json!({"op": "delete", "key": key, "channelId": channel, "messageId": target})
+                    }
+                    Intent::React { target, emoji, add } => json!({
+                        "op": "react", "key": key, "channelId": channel, "messageId": target, "emoji": emoji, "add": add
+                    }),
+                };
+                let rx = device.submit(key, command).await?;
+                Ok(Box::pin(async move {
+                    rx.await
+                        .unwrap_or_else(|_| Err(SendError::Closed("the SDK driver ended".into())))
+                }))
+            }
+        }
+    }
+
+    /// Marks `message_id` read (the SDK: its channel up to the newest held entry).
+    async fn mark_read(&self, channel_id: &str, message_id: uuid::Uuid) {
+        match self {
+            Self::Rust(client) => client.mark_read(message_id).await,
+            Self::Sdk(device) => device.mark_read(channel_id).await,
+        }
+    }
+
+    /// Drops the connection; the client reconnects by itself.
+    async fn reconnect(&self) {
+        match self {
+            Self::Rust(client) => client.reconnect().await,
+            Self::Sdk(device) => device.reconnect().await,
+        }
+    }
+
+    /// The client's folded state of each of `messages` (per channel).
+    async fn folded(
+        &self,
+        messages: &HashMap<String, Vec<uuid::Uuid>>,
+    ) -> HashMap<String, Vec<(uuid::Uuid, Option<Folded>)>> {
+        let mut sdk_states = match self {
+            Self::Rust(_) => HashMap::new(),
+            Self::Sdk(device) => match device.states().await {
+                Ok(states) => states
+                    .into_iter()
+                    .map(|(channel, states)| (channel, states.into_iter().collect::<HashMap<_, _>>()))
+                    .collect(),
+                Err(e) => {
+                    eprintln!("the SDK driver gave no states: {e}");
+                    HashMap::new()
+                }
+            },
+        };
+        let mut out = HashMap::new();
+        for (channel, ids) in messages {
+            let states = ids
+                .iter()
+                .map(|id| {
+                    let state = match self {
+                        Self::Rust(client) => client.message(channel, *id).as_ref().map(Folded::from),
+                        Self::Sdk(_) => sdk_states.get_mut(channel).and_then(|s| s.remove(id)),
+                    };
+                    (*id, state)
+                })
+                .collect();
+            out.insert(channel.clone(), states);
+        }
+        out
+    }
+
+    async fn close(self) {
+        match self {
+            Self::Rust(client) => client.close().await,
+            Self::Sdk(device) => device.close().await,
+        }
+    }
+}
+
+/// How a device loads the server.
+#[derive(Debug, Clone, Copy)]
+struct Workload {
+    /// Mean time between two actions.
+    every: Duration,
+    /// Sends and entries in flight at most.
+    max_in_flight: usize,
+    /// Share of actions that are entries (edit, delete, react).
+    entries: f64,
+}
+
+/// Emojis the workload reacts with: few, so that users and devices contend
+/// for the same (message, emoji) and many reactions are no-ops.
+const EMOJIS: [&str; 3] = ["👍", "🎉", "👀"];
+
+/// What a device may act on next.
+#[derive(Debug, Default)]
+struct Targets {
+    /// This device's own ACKed messages not deleted by it: (channel, id).
+    own: VecDeque<(String, uuid::Uuid)>,
+    /// The latest `message` entries handed over per channel (any sender).
+    recent: HashMap<String, VecDeque<uuid::Uuid>>,
+    /// Every `message` entry handed over, per channel, in order.
+    messages: HashMap<String, Vec<uuid::Uuid>>,
+    /// Messages known to be deleted (or whose delete this device sent).
+    deleted: HashSet<uuid::Uuid>,
+}
+
+impl Targets {
+    const RECENT: usize = 8;
+    const OWN: usize = 16;
+
+    /// The next action: an entry about a message when a target exists
+    /// (channel, body, intent), else `None` (send a message).
+    fn pick_entry(&mut self, channel: &str, key: &str) -> Option<(String, String, Intent)> {
+        let mut rng = rand::rng();
+        let roll: f64 = rng.random();
+        if roll < 0.6 {
+            let live: Vec<uuid::Uuid> = self
+                .recent
+                .get(channel)?
+                .iter()
+                .filter(|id| !self.deleted.contains(id))
+                .copied()
+                .collect();
+            let target = *live.choose(&mut rng)?;
+            let emoji = (*EMOJIS.choose(&mut rng)?).to_owned();
+            let add = rng.random_bool(0.6);
+            return Some((channel.to_owned(), String::new(), Intent::React { target, emoji, add }));
+        }
+        self.own.retain(|(_, id)| !self.deleted.contains(id));
+        let (target_channel, target) = self
+            .own
+            .iter()
+            .collect::<Vec<_>>()
+            .choose(&mut rng)
+            .map(|(c, id)| (c.clone(), *id))?;
+        if roll < 0.9 {
+            let body = format!("{key} edit {}", "y".repeat(rng.random_range(1..100)));
+            Some((target_channel, body, Intent::Edit { target }))
+        } else {
+            self.deleted.insert(target);
+            Some((target_channel, String::new(), Intent::Delete { target }))
+        }
+    }
+
+    /// Notes an ACKed intent of this device.
+    fn acked(&mut self, sent: &Sent, message_id: uuid::Uuid) {
+        if sent.intent == Intent::Message {
+            self.own.push_back((sent.channel.clone(), message_id));
+            if self.own.len() > Self::OWN {
+                self.own.pop_front();
+            }
+        }
+    }
+
+    /// Notes an entry handed to the application.
+    fn delivered(&mut self, channel: &str, kind: EntryKind, message_id: uuid::Uuid, target: Option<uuid::Uuid>) {
+        match kind {
+            EntryKind::Message => {
+                self.messages.entry(channel.to_owned()).or_default().push(message_id);
+                let recent = self.recent.entry(channel.to_owned()).or_default();
+                recent.push_back(message_id);
+                if recent.len() > Self::RECENT {
+                    recent.pop_front();
+                }
+            }
+            EntryKind::Delete => {
+                if let Some(target) = target {
+                    self.deleted.insert(target);
+                }
+            }
+            EntryKind::Edit | EntryKind::Reaction => {}
+        }
+    }
+}
+
+/// One device: sends, edits, deletes and reacts at random intervals in its
+/// user's channels while the phase is `Load`, records everything, at the
+/// end receives until it has every channel up to its final `seq`, and then
+/// records the client library's folded state of every message it got.
 async fn device(
-    client: Client,
+    client: DeviceClient,
     mut events: tokio::sync::mpsc::Receiver<Event>,
     mut log: ClientLog,
     mut phase: watch::Receiver<Phase>,
-    every: Duration,
-    max_in_flight: usize,
+    workload: Workload,
     drained: Arc<AtomicUsize>,
 ) -> ClientLog {
     let mut reported_drained = false;
@@ -291,6 +581,7 @@ async fn device(
     let mut counter = 0u64;
     let mut targets: Option<Arc<HashMap<String, i64>>> = None;
     let mut final_deadline = None;
+    let mut act = Targets::default();
     loop {
         let current = phase.borrow().clone();
         if let Phase::Final(t) = &current {
@@ -314,24 +605,44 @@ async fn device(
         }
         let sending = matches!(current, Phase::Load | Phase::Storm(_)) && !log.channels.is_empty();
         tokio::select! {
-            () = tokio::time::sleep_until(next_send), if sending && in_flight.len() < max_in_flight => {
+            () = tokio::time::sleep_until(next_send), if sending && in_flight.len() < workload.max_in_flight => {
                 let channel = log.channels[(counter as usize) % log.channels.len()].clone();
                 let key = format!("{}-{}-{counter}", log.user, log.name.replace('/', "d"));
                 counter += 1;
-                let body = format!("{key} {}", "x".repeat(rand::rng().random_range(1..200)));
-                log.sent.push(Sent { key: key.clone(), channel: channel.clone(), body: body.clone() });
-                match client.submit(&channel, &key, body).await {
-                    Ok(pending) => in_flight.push(async move { (key, pending.await) }),
+                let entry = if rand::rng().random_bool(workload.entries) {
+                    act.pick_entry(&channel, &key)
+                } else {
+                    None
+                };
+                let sent = match entry {
+                    Some((channel, body, intent)) => Sent { key: key.clone(), channel, body, intent },
+                    None => {
+                        let body = format!("{key} {}", "x".repeat(rand::rng().random_range(1..200)));
+                        Sent { key: key.clone(), channel: channel.clone(), body, intent: Intent::Message }
+                    }
+                };
+                let submitted = client.submit(&sent).await;
+                let index = log.sent.len();
+                log.sent.push(sent);
+                match submitted {
+                    Ok(pending) => in_flight.push(async move { (index, pending.await) }),
                     Err(e) => log.failed.push((key, e.to_string())),
                 }
-                next_send = Instant::now() + every.mul_f64(rand::rng().random_range(0.2..1.8));
+                next_send = Instant::now() + workload.every.mul_f64(rand::rng().random_range(0.2..1.8));
             }
-            Some((key, result)) = in_flight.next(), if !in_flight.is_empty() => match result {
-                Ok(ack) => log.acks.push(ack),
-                Err(e) => log.failed.push((key, e.to_string())),
-            },
+            Some((index, result)) = in_flight.next(), if !in_flight.is_empty() => {
+                let key = log.sent[index].key.clone();
+                match result {
+                    Ok(ack) => {
+                        act.acked(&log.sent[index], ack.message_id);
+                        log.acks.push(ack);
+                    }
+                    Err(SendError::Refused { code, .. }) => log.refused.push((key, code)),
+                    Err(e) => log.failed.push((key, e.to_string())),
+                }
+            }
             event = events.recv() => match event {
-                Some(event) => record(&client, &mut log, event).await,
+                Some(event) => record(&client, &mut log, &mut act, event).await,
                 None => break,
             },
             changed = phase.changed() => {
@@ -346,11 +657,12 @@ async fn device(
             () = tokio::time::sleep(Duration::from_millis(200)) => {}
         }
     }
+    log.folded = client.folded(&act.messages).await;
     client.close().await;
     log
 }
 
-async fn record(client: &Client, log: &mut ClientLog, event: Event) {
+async fn record(client: &DeviceClient, log: &mut ClientLog, act: &mut Targets, event: Event) {
     match event {
         Event::Connected { channels, .. } => {
             log.sessions += 1;
@@ -363,12 +675,13 @@ async fn record(client: &Client, log: &mut ClientLog, event: Event) {
         }
         Event::Message(m) => {
             let from_other = m.sender_id != log.user;
+            act.delivered(&m.channel_id, m.kind, m.message_id, m.target_id);
             log.delivered
                 .entry(m.channel_id.clone())
                 .or_default()
                 .push((m.seq, m.message_id));
             if from_other && rand::rng().random_bool(0.2) {
-                client.mark_read(m.message_id).await;
+                client.mark_read(&m.channel_id, m.message_id).await;
             }
         }
         Event::Receipt {

@@ -161,3 +161,57 @@ test('unread counting skips own and deleted messages', () => {
   assert.equal(log.countUnreadAbove(0), 2);
   assert.equal(log.countUnreadAbove(3), 1);
 });
+
+test('a delete drops the edit time and the reactions, as reads return a deleted message', () => {
+  // found by the fault harness (chatd-faults --sdk-driver): deleted messages kept their
+  // editedAt and reactions where the server reads `editedAt` absent and `reactions: []`
+  const log = new ChannelLog('c', 'alice');
+  log.start(0);
+  log.ingest(
+    [
+      e(1, { kind: 'message', messageId: 'm1', senderId: 'bob', body: 'helo' }),
+      e(2, { kind: 'edit', targetId: 'm1', body: 'hello', senderId: 'bob' }),
+      e(3, { kind: 'reaction', targetId: 'm1', emoji: '👍', op: 'add', senderId: 'alice', body: '' }),
+      e(4, { kind: 'delete', targetId: 'm1', body: '', senderId: 'bob' }),
+    ],
+    false,
+  );
+  const m = log.message('m1');
+  assert.equal(m?.deleted, true);
+  assert.equal(m?.body, '');
+  assert.equal(m?.editedAt, undefined);
+  assert.deepEqual(m?.reactions, []);
+});
+
+test('a reaction entry the server marks noop changes no count, also on a read state', () => {
+  // found by the fault harness: after a reconnect a message comes from a read with counts
+  // only (holders unknown); a no-op add by a holder was counted again, a no-op remove by a
+  // non-holder took one away
+  const log = new ChannelLog('c', 'alice');
+  log.start(0);
+  log.ingest([e(1, { kind: 'message', messageId: 'm1', reactions: [{ emoji: '👍', count: 1, me: false }] })], true);
+  log.ingest([e(2, { kind: 'reaction', targetId: 'm1', emoji: '👍', op: 'add', senderId: 'carol', body: '', noop: true })], false);
+  assert.deepEqual(log.message('m1')?.reactions, [{ emoji: '👍', count: 1, me: false }]);
+  log.ingest([e(3, { kind: 'reaction', targetId: 'm1', emoji: '👍', op: 'remove', senderId: 'dave', body: '', noop: true })], false);
+  assert.deepEqual(log.message('m1')?.reactions, [{ emoji: '👍', count: 1, me: false }]);
+  // what a noop taught: carol holds it, so her remove takes it away
+  log.ingest([e(4, { kind: 'reaction', targetId: 'm1', emoji: '👍', op: 'remove', senderId: 'carol', body: '' })], false);
+  assert.deepEqual(log.message('m1')?.reactions, []);
+});
+
+test("a read's states are as of its lastSeq: later entries that came live first are folded", () => {
+  // found by the fault harness: after a reconnect a reaction at seq 3 arrived live before
+  // the SYNC_BATCH (lastSeq 2) that filled the gap below it; the read's message state was
+  // taken as of seq 3 (the highest known), so the reaction was never counted
+  const log = new ChannelLog('c', 'alice');
+  log.start(0);
+  log.ingest([e(3, { kind: 'reaction', targetId: 'm1', emoji: '🎉', op: 'add', senderId: 'carol', body: '' })], false);
+  log.ingest([e(1, { kind: 'message', messageId: 'm1', reactions: [] }), e(2, { messageId: 'm2', reactions: [] })], true, 2);
+  assert.deepEqual(log.message('m1')?.reactions, [{ emoji: '🎉', count: 1, me: false }]);
+  // the same through an older page
+  const older = new ChannelLog('c', 'alice');
+  older.start(1);
+  older.ingest([e(2, { kind: 'reaction', targetId: 'm1', emoji: '🎉', op: 'add', senderId: 'carol', body: '' })], false);
+  older.prepend([e(1, { kind: 'message', messageId: 'm1', reactions: [] })], 1);
+  assert.deepEqual(older.message('m1')?.reactions, [{ emoji: '🎉', count: 1, me: false }]);
+});
