@@ -1772,7 +1772,7 @@
     }
     if (ready.status === 503) return { kind: "database_down" };
     try {
-      const r = await fetch("/v1/channels/chatd-console-probe/messages?limit=1", {
+      const r = await fetch("/v1/me/channels", {
         cache: "no-store",
         headers: { authorization: `Bearer ${token}` }
       });
@@ -2872,7 +2872,7 @@
           }
           void (async () => {
             try {
-              const r = await fetch("/v1/channels/chatd-console-probe/messages?limit=1", {
+              const r = await fetch("/v1/me/channels", {
                 cache: "no-store",
                 headers: { authorization: `Bearer ${t}` }
               });

@@ -43,8 +43,8 @@ export async function diagnose(token: string): Promise<Diagnosis> {
   }
   if (ready.status === 503) return { kind: 'database_down' };
   try {
-    // Any user route checks the token first; a channel the user is not in answers 403.
-    const r = await fetch('/v1/channels/chatd-console-probe/messages?limit=1', {
+    // A user route: 200 with a good token, 401 (with the reason) with any other.
+    const r = await fetch('/v1/me/channels', {
       cache: 'no-store',
       headers: { authorization: `Bearer ${token}` },
     });

@@ -355,6 +355,29 @@ describe('console in a real browser (alice and bob)', () => {
     await page.locator('#no-channels', { hasText: 'not a member of any channel' }).waitFor();
   });
 
+  test('the page loads and signs in with no failed request (its icon is served by chatd)', async () => {
+    const page = await newPage();
+    const failed: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') failed.push(m.text());
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(`${proxy.url}/console`);
+    await page.locator('#token').fill(await chatd.token('bob'));
+    await page.locator('#signin').click();
+    await connected(page);
+    await page.locator('#channel-title').waitFor();
+    const icon = await page.request.get(`${proxy.url}/console/favicon.svg`);
+    assert.equal(icon.status(), 200);
+    assert.equal(icon.headers()['content-type'], 'image/svg+xml');
+    assert.equal(await page.locator('link[rel="icon"]').getAttribute('href'), '/console/favicon.svg');
+    // the browser asks for the icon once the page has loaded: give it the time
+    await sleep(1500);
+    assert.deepEqual(failed, []);
+  });
+
   test('a phone-sized window keeps the channels, the messages and the composer usable', async () => {
     const phone = await newPage({ width: 375, height: 740 });
     await phone.goto(links.get('bob') ?? '');
