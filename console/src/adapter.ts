@@ -6,8 +6,6 @@
  * - Why a WebSocket did not open: browsers do not show the HTTP status of a refused
  *   upgrade, so the console asks `/readyz` and a user route with the same token, and
  *   tells "server down", "database down" and "token refused" apart.
- * - A channel the user joins while connected appears in `ChatClient.channelIds()` with
- *   its first live message, without an event: the chat view polls the list (chat.ts).
  * - A version 1.1 operation refused with `unknown_type` leaves a failed record in the
  *   outbox: the chat view discards it and remembers the operation as unsupported.
  */
