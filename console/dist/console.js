@@ -1098,6 +1098,19 @@
       ch.deliveredSent = Math.max(ch.deliveredSent, ch.deliveredSeq);
       ch.store.invalidate();
     }
+    /**
+     * A live frame shows the user is a member now (added while connected, or again): a
+     * `MSG_RECV`, or the ACK of a new (not duplicate) entry. A duplicate ACK proves nothing:
+     * the server gives it also after the sender left the channel.
+     */
+    memberNow(ch) {
+      if (ch.hello === void 0) ch.hello = { channelId: ch.id, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
+      if (ch.removed) {
+        ch.removed = false;
+        ch.store.invalidate();
+      }
+      this.markListed(ch);
+    }
     /** The channel is (again) in the list: `channelAdded` when it was not. */
     markListed(ch) {
       ch.listedEpoch = ++this.epoch;
@@ -1295,6 +1308,7 @@
           this.onAck(f);
           break;
         case "MSG_RECV":
+          this.memberNow(this.ctx(f.channelId));
           this.onEntries(f.channelId, [f], false);
           break;
         case "SYNC_BATCH":
@@ -1444,14 +1458,6 @@
     }
     onEntries(channelId, entries, fromRead) {
       const ch = this.ctx(channelId);
-      if (!fromRead) {
-        if (ch.hello === void 0) ch.hello = { channelId, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
-        if (ch.removed) {
-          ch.removed = false;
-          ch.store.invalidate();
-        }
-        this.markListed(ch);
-      }
       if (!ch.opened) {
         for (const e of entries) {
           const kind = entryKind(e);
@@ -1671,6 +1677,7 @@
       clearTimeout(p.retryTimer);
       const op = p.record.op;
       const ch = this.ctx(sent.channelId);
+      if (!sent.duplicate) this.memberNow(ch);
       if (op.type === "MSG_SEND") {
         ch.sent.set(sent.clientMsgId, {
           clientMsgId: sent.clientMsgId,

@@ -880,6 +880,20 @@ export class ChatClient {
     ch.store.invalidate();
   }
 
+  /**
+   * A live frame shows the user is a member now (added while connected, or again): a
+   * `MSG_RECV`, or the ACK of a new (not duplicate) entry. A duplicate ACK proves nothing:
+   * the server gives it also after the sender left the channel.
+   */
+  private memberNow(ch: ChannelCtx): void {
+    if (ch.hello === undefined) ch.hello = { channelId: ch.id, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
+    if (ch.removed) {
+      ch.removed = false;
+      ch.store.invalidate();
+    }
+    this.markListed(ch);
+  }
+
   /** The channel is (again) in the list: `channelAdded` when it was not. */
   private markListed(ch: ChannelCtx): void {
     ch.listedEpoch = ++this.epoch;
@@ -1095,6 +1109,8 @@ export class ChatClient {
         this.onAck(f);
         break;
       case 'MSG_RECV':
+        // fan-out reaches current members only
+        this.memberNow(this.ctx(f.channelId));
         this.onEntries(f.channelId, [f], false);
         break;
       case 'SYNC_BATCH':
@@ -1257,15 +1273,6 @@ export class ChatClient {
 
   private onEntries(channelId: string, entries: readonly WireEntry[], fromRead: boolean): void {
     const ch = this.ctx(channelId);
-    if (!fromRead) {
-      // live: the user is a member now (added while connected, or again)
-      if (ch.hello === undefined) ch.hello = { channelId, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
-      if (ch.removed) {
-        ch.removed = false;
-        ch.store.invalidate();
-      }
-      this.markListed(ch);
-    }
     if (!ch.opened) {
       // not displayed: only count (others' messages above what HELLO counted, less deleted ones)
       for (const e of entries) {
@@ -1503,6 +1510,7 @@ export class ChatClient {
     clearTimeout(p.retryTimer);
     const op = p.record.op;
     const ch = this.ctx(sent.channelId);
+    if (!sent.duplicate) this.memberNow(ch);
     if (op.type === 'MSG_SEND') {
       ch.sent.set(sent.clientMsgId, {
         clientMsgId: sent.clientMsgId,

@@ -285,6 +285,25 @@ describe('SDK API: online event, AbortSignal, channel list (sqlite)', () => {
     assert.ok(list.some((s) => s.channelId === 'late1'));
   });
 
+  test('a duplicate ACK after the user left a channel does not list it again (the server answers retries also then)', async () => {
+    await server.createChannel('left1', ['alice']);
+    const alice = track(await makeClient(server, 'alice', { channelRefreshMs: 300, tabSync: false }));
+    await alice.whenOpen();
+    const first = await alice.send('left1', 'before leaving', { clientMsgId: 'left1-key' });
+    assert.equal(first.duplicate, false);
+    assert.equal((await server.admin('DELETE', '/v1/channels/left1/members/alice')).status, 204);
+    await waitFor(
+      () => !alice.channelIds().includes('left1'),
+      () => `channels ${alice.channelIds().join(',')}`,
+    );
+    const again = await alice.send('left1', 'before leaving', { clientMsgId: 'left1-key' });
+    assert.equal(again.duplicate, true);
+    assert.equal(again.seq, first.seq);
+    await sleep(200);
+    assert.ok(!alice.channelIds().includes('left1'), 'still not listed');
+    assert.equal(summary(alice, 'left1'), undefined);
+  });
+
   test('a channel the user is added to shows up with its first live message even with the periodic read off', async () => {
     const alice = track(await makeClient(server, 'alice', { channelRefreshMs: 0, tabSync: false }));
     await alice.whenOpen();
