@@ -24,3 +24,4 @@ await build({
 });
 copyFileSync(join(here, 'src', 'index.html'), join(dist, 'index.html'));
 copyFileSync(join(here, 'src', 'console.css'), join(dist, 'console.css'));
+copyFileSync(join(here, 'src', 'favicon.svg'), join(dist, 'favicon.svg'));

@@ -1,5 +1,5 @@
 //! The web console at `/console` (`console_enabled`, on by default): a chat
-//! view and an admin view, compiled from `console/src/*.ts` into
+//! view and an admin view (and their icon, `/console/favicon.svg`), compiled from `console/src/*.ts` into
 //! `console/dist/` (committed, checked by `.ci/console-check`) and embedded
 //! here, so building chatd needs no Node and the page loads nothing from
 //! outside this server.
@@ -24,6 +24,9 @@ const INDEX_HTML: &str = include_str!("../console/dist/index.html");
 const CONSOLE_JS: &str = include_str!("../console/dist/console.js");
 /// The style sheet.
 const CONSOLE_CSS: &str = include_str!("../console/dist/console.css");
+/// The page's icon (`<link rel="icon">`), so the browser asks for no
+/// `/favicon.ico` (a 404 on every page load before it existed).
+const FAVICON_SVG: &str = include_str!("../console/dist/favicon.svg");
 
 /// The routes of the console when `enabled`; none (so `/console` is 404, like
 /// any unknown path) when not.
@@ -45,6 +48,7 @@ async fn asset(headers: HeaderMap, Path(file): Path<String>) -> Response {
     match file.as_str() {
         "console.js" => respond(&headers, "text/javascript; charset=utf-8", CONSOLE_JS),
         "console.css" => respond(&headers, "text/css; charset=utf-8", CONSOLE_CSS),
+        "favicon.svg" => respond(&headers, "image/svg+xml", FAVICON_SVG),
         _ => ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route").into_response(),
     }
 }

@@ -481,8 +481,11 @@
     value;
     build;
     scheduled = false;
-    constructor(build) {
+    onInvalidate;
+    /** `onInvalidate` runs on every `invalidate()` (a store derived from this one goes stale too). */
+    constructor(build, onInvalidate) {
       this.build = build;
+      this.onInvalidate = onInvalidate;
     }
     subscribe = (listener) => {
       this.listeners.add(listener);
@@ -497,6 +500,7 @@
     /** Marks the snapshot stale and notifies listeners (once per microtask). */
     invalidate() {
       this.value = void 0;
+      this.onInvalidate?.();
       if (this.scheduled) return;
       this.scheduled = true;
       queueMicrotask(() => {
@@ -630,6 +634,12 @@
     connection;
     /** Presence of the users of {@link ChatClient.subscribePresence}; keyed by user id. */
     presence;
+    /**
+     * The user's channels ({@link ChatClient.channelIds}) sorted by id, each with its unread
+     * count, without opening any of them: a channel list for the app's sidebar. The same
+     * array until a summary changed.
+     */
+    channelList;
     opts;
     storage;
     now;
@@ -661,6 +671,15 @@
     releaseTabLock;
     watchedOwners = /* @__PURE__ */ new Set();
     onlineHandler;
+    onlineSource;
+    listStore;
+    listValue = Object.freeze([]);
+    /** ids emitted by `channelAdded` and not removed since */
+    listed = /* @__PURE__ */ new Set();
+    /** counts channel listings and removals, to order them against a refresh in flight */
+    epoch = 0;
+    refreshTimer;
+    lastToken;
     deliveredTimer;
     started = false;
     /** Creates a client; nothing happens until {@link ChatClient.start}. */
@@ -682,8 +701,10 @@
         })
       );
       this.presenceStore = new LazyStore(() => Object.freeze(Object.fromEntries(this.presenceMap)));
+      this.listStore = new LazyStore(() => this.buildList());
       this.connection = this.connStore;
       this.presence = this.presenceStore;
+      this.channelList = this.listStore;
     }
     /** The user id. */
     get userId() {
@@ -703,12 +724,13 @@
       }
       if (this.opts.tabSync !== false) this.joinTabs();
       await this.loadOutbox();
-      const g = globalThis;
-      if (typeof g.addEventListener === "function") {
+      const source = this.opts.onlineEvents === void 0 ? globalOnlineSource() : this.opts.onlineEvents ?? void 0;
+      if (source !== void 0) {
         this.onlineHandler = () => {
           if (this.state !== "open" && this.state !== "closed") this.connectNow();
         };
-        g.addEventListener("online", this.onlineHandler);
+        this.onlineSource = source;
+        source.addEventListener("online", this.onlineHandler);
       }
       this.watchdog = setInterval(() => {
         this.checkReplies();
@@ -718,20 +740,25 @@
     /** Resolves when a session is open (HELLO received); rejects on abort or close. */
     whenOpen(signal) {
       if (this.state === "open") return Promise.resolve();
+      if (signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
+      if (this.state === "closed") return Promise.reject(new ChatdError("closed", "client closed"));
       return new Promise((resolve, reject) => {
+        const onAbort = () => {
+          off();
+          reject(new ChatdError("aborted", "aborted"));
+        };
         const off = this.events.on("state", (s) => {
           if (s === "open") {
             off();
+            signal?.removeEventListener("abort", onAbort);
             resolve();
           } else if (s === "closed") {
             off();
+            signal?.removeEventListener("abort", onAbort);
             reject(new ChatdError("closed", "client closed"));
           }
         });
-        signal?.addEventListener("abort", () => {
-          off();
-          reject(new ChatdError("aborted", "aborted"));
-        });
+        signal?.addEventListener("abort", onAbort, { once: true });
       });
     }
     /** Closes the connection for good. Outbox records stay in storage for the next start. */
@@ -746,10 +773,8 @@
         p.waiters = [];
       }
       for (const ch of this.channels.values()) clearTimeout(ch.typingTimer);
-      const g = globalThis;
-      if (this.onlineHandler !== void 0 && typeof g.removeEventListener === "function") {
-        g.removeEventListener("online", this.onlineHandler);
-      }
+      clearInterval(this.refreshTimer);
+      if (this.onlineHandler !== void 0) this.onlineSource?.removeEventListener("online", this.onlineHandler);
       this.bc?.close();
       this.releaseTabLock?.();
       const ws = this.ws;
@@ -777,9 +802,51 @@
       }
       return new ChannelStore(this, channelId, ch.store);
     }
-    /** Channel ids from the last HELLO (and live messages since). */
+    /** Channel ids from the last HELLO (and live messages and {@link ChatClient.refreshChannels} since). */
     channelIds() {
       return [...this.channels.values()].filter((c) => !c.removed && c.hello !== void 0).map((c) => c.id);
+    }
+    /**
+     * Reads the user's channels (`GET /v1/me/channels`, with the connection's token) and
+     * brings the list up to date: adds the channels the user was added to since `HELLO`
+     * (the server sends no frame for that), marks removed those the user left, refreshes
+     * unread counts. The client does this by itself every `channelRefreshMs` while
+     * connected. Resolves to {@link ChatClient.channelList}'s new snapshot; rejects with a
+     * ChatdError (`unavailable` when the server cannot be reached, `aborted`, or the
+     * route's error code).
+     */
+    async refreshChannels(signal) {
+      if (signal?.aborted === true) throw new ChatdError("aborted", "aborted");
+      const f = globalThis.fetch;
+      if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
+      const startEpoch = this.epoch;
+      const token = this.lastToken ?? await this.getToken();
+      let res;
+      try {
+        const init = { headers: { authorization: `Bearer ${token}` }, cache: "no-store" };
+        if (signal !== void 0) init.signal = signal;
+        res = await f(`${this.httpBase()}/v1/me/channels`, init);
+      } catch (e) {
+        if (isAborted(signal)) throw new ChatdError("aborted", "aborted");
+        throw new ChatdError("unavailable", `GET /v1/me/channels: ${String(e)}`);
+      }
+      let body;
+      try {
+        body = await res.json();
+      } catch {
+        body = void 0;
+      }
+      if (!res.ok) {
+        const err = body?.error;
+        throw new ChatdError(
+          typeof err?.code === "string" ? err.code : res.status >= 500 ? "unavailable" : "internal",
+          typeof err?.message === "string" ? err.message : `GET /v1/me/channels: HTTP ${res.status}`
+        );
+      }
+      const list = body?.channels;
+      if (!Array.isArray(list)) throw new ChatdError("internal", "GET /v1/me/channels: no channels list");
+      if (this.state !== "closed") this.applyChannelList(list, startEpoch);
+      return this.listStore.getSnapshot();
     }
     /**
      * Loads the page of entries just below the oldest held one. Resolves to whether even
@@ -793,17 +860,21 @@
           reject(new ChatdError("aborted", "aborted"));
           return;
         }
+        const onAbort = () => {
+          const i = ch.olderWaiters.indexOf(done);
+          if (i >= 0) ch.olderWaiters.splice(i, 1);
+          reject(new ChatdError("aborted", "aborted"));
+        };
         const done = (err) => {
+          signal?.removeEventListener("abort", onAbort);
           if (err !== void 0) reject(err);
           else resolve(ch.log.hasOlder);
         };
-        signal?.addEventListener("abort", () => {
-          reject(new ChatdError("aborted", "aborted"));
-        });
         if (ch.log.isStarted && !ch.log.hasOlder) {
           resolve(false);
           return;
         }
+        signal?.addEventListener("abort", onAbort, { once: true });
         ch.olderWaiters.push(done);
         this.pumpOlder(ch);
       });
@@ -904,7 +975,9 @@
         removed: false,
         hello: void 0,
         helloLastSeq: 0,
-        liveUnread: 0,
+        liveUnread: /* @__PURE__ */ new Map(),
+        listedEpoch: 0,
+        removedEpoch: 0,
         readSeq: 0,
         deliveredSeq: 0,
         deliveredSent: 0,
@@ -913,7 +986,12 @@
         typingTimer: void 0,
         throttle: new TypingThrottle(this.opts.typingThrottleMs ?? 2e3),
         sent: /* @__PURE__ */ new Map(),
-        store: new LazyStore(() => this.buildSnapshot(created)),
+        store: new LazyStore(
+          () => this.buildSnapshot(created),
+          () => {
+            this.listStore.invalidate();
+          }
+        ),
         olderWaiters: [],
         loadingOlder: false
       };
@@ -975,8 +1053,143 @@
         logHigh: ch.log.high,
         knownLastSeq: ch.log.knownLastSeq,
         countHeldAbove: (s) => ch.log.countUnreadAbove(s),
-        liveUnread: ch.liveUnread
+        liveUnread: countAbove(ch.liveUnread, ch.readSeq)
       });
+    }
+    /** The channel list's snapshot: the previous array (and summaries) when nothing changed. */
+    buildList() {
+      const prev = new Map(this.listValue.map((c) => [c.channelId, c]));
+      const next = [];
+      let changed = false;
+      const chans = [...this.channels.values()].filter((c) => !c.removed && c.hello !== void 0);
+      chans.sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      for (const ch of chans) {
+        const s = {
+          channelId: ch.id,
+          name: ch.hello?.name,
+          metadata: ch.hello?.metadata,
+          lastSeq: ch.log.knownLastSeq,
+          unread: this.unreadOf(ch),
+          readSeq: ch.readSeq,
+          opened: ch.opened
+        };
+        const old = prev.get(ch.id);
+        if (old !== void 0 && old.name === s.name && old.metadata === s.metadata && old.lastSeq === s.lastSeq && old.unread === s.unread && old.readSeq === s.readSeq && old.opened === s.opened) {
+          next.push(old);
+        } else {
+          next.push(Object.freeze(s));
+          changed = true;
+        }
+      }
+      if (!changed && next.length === this.listValue.length && next.every((c, i) => c === this.listValue[i])) {
+        return this.listValue;
+      }
+      this.listValue = Object.freeze(next);
+      return this.listValue;
+    }
+    /** Takes a channel's entry of HELLO (or of `GET /v1/me/channels`): its seqs, watermarks, unread base. */
+    takeChannelState(ch, c) {
+      ch.hello = c;
+      ch.helloLastSeq = c.lastSeq;
+      for (const [id, seq] of ch.liveUnread) if (seq <= c.lastSeq) ch.liveUnread.delete(id);
+      ch.log.noteLastSeq(c.lastSeq);
+      ch.readSeq = Math.max(ch.readSeq, c.readSeq);
+      ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
+      ch.deliveredSent = Math.max(ch.deliveredSent, ch.deliveredSeq);
+      ch.store.invalidate();
+    }
+    /**
+     * A live frame shows the user is a member now (added while connected, or again): a
+     * `MSG_RECV`, or the ACK of a new (not duplicate) entry. A duplicate ACK proves nothing:
+     * the server gives it also after the sender left the channel.
+     */
+    memberNow(ch) {
+      if (ch.hello === void 0) ch.hello = { channelId: ch.id, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
+      if (ch.removed) {
+        ch.removed = false;
+        ch.store.invalidate();
+      }
+      this.markListed(ch);
+    }
+    /** The channel is (again) in the list: `channelAdded` when it was not. */
+    markListed(ch) {
+      ch.listedEpoch = ++this.epoch;
+      if (ch.removed || ch.hello === void 0 || this.listed.has(ch.id)) return;
+      this.listed.add(ch.id);
+      this.listStore.invalidate();
+      this.events.emit("channelAdded", ch.id);
+    }
+    /** The channel was deleted or the user left it: `channelRemoved` once. */
+    markRemoved(ch) {
+      ch.removedEpoch = ++this.epoch;
+      if (ch.removed) return;
+      ch.removed = true;
+      this.listed.delete(ch.id);
+      ch.store.invalidate();
+      this.events.emit("channelRemoved", ch.id);
+    }
+    /**
+     * Brings the list up to date with `GET /v1/me/channels`, read after `epoch` was
+     * `startEpoch`: a listing or removal seen since (a live frame) is newer than the read
+     * and wins over it.
+     */
+    applyChannelList(list, startEpoch) {
+      const inList = /* @__PURE__ */ new Set();
+      for (const c of list) {
+        if (typeof c.channelId !== "string" || typeof c.lastSeq !== "number") continue;
+        inList.add(c.channelId);
+        const ch = this.ctx(c.channelId);
+        if (ch.removed || ch.hello === void 0) {
+          if (ch.removedEpoch > startEpoch) continue;
+          ch.removed = false;
+          this.takeChannelState(ch, c);
+        } else if (c.readSeq >= ch.readSeq) {
+          this.takeChannelState(ch, c);
+        } else {
+          ch.hello = { ...ch.hello, name: c.name, metadata: c.metadata };
+          ch.log.noteLastSeq(c.lastSeq);
+          ch.store.invalidate();
+        }
+        this.markListed(ch);
+        if (ch.opened) {
+          if (ch.log.isStarted) this.catchUp(ch);
+          else this.openChannel(ch);
+        }
+      }
+      for (const ch of [...this.channels.values()]) {
+        if (inList.has(ch.id) || ch.removed || ch.hello === void 0 || ch.listedEpoch > startEpoch) continue;
+        this.markRemoved(ch);
+      }
+    }
+    refreshing = false;
+    /** While open, {@link ChatClient.refreshChannels} every `channelRefreshMs`. */
+    startChannelRefresh() {
+      const every = this.opts.channelRefreshMs ?? 3e4;
+      if (every <= 0 || this.refreshTimer !== void 0) return;
+      this.refreshTimer = setInterval(() => {
+        if (this.state !== "open" || this.refreshing) return;
+        this.refreshing = true;
+        this.refreshChannels().then(
+          () => {
+            this.refreshing = false;
+          },
+          (e) => {
+            this.refreshing = false;
+            if (e instanceof ChatdError && e.code === "not_found") {
+              clearInterval(this.refreshTimer);
+            }
+          }
+        );
+      }, every);
+    }
+    /** Base URL of the user HTTP routes. */
+    httpBase() {
+      if (this.opts.httpUrl !== void 0) return this.opts.httpUrl.replace(/\/+$/, "");
+      const u = new URL(this.opts.url);
+      const scheme = u.protocol === "wss:" ? "https:" : u.protocol === "ws:" ? "http:" : u.protocol;
+      let path = u.pathname.replace(/\/+$/, "");
+      if (path.endsWith("/v1/ws")) path = path.slice(0, -"/v1/ws".length);
+      return `${scheme}//${u.host}${path}`;
     }
     channelChanged(channelId) {
       this.channels.get(channelId)?.store.invalidate();
@@ -1001,6 +1214,7 @@
       void this.getToken().then(
         (token) => {
           if (gen !== this.connGen || this.state === "closed") return;
+          this.lastToken = token;
           const Ctor = this.opts.WebSocket ?? globalThis.WebSocket;
           if (Ctor === void 0) throw new Error("no WebSocket: pass the WebSocket option (the ws package in Node)");
           const sep = this.opts.url.includes("?") ? "&" : "?";
@@ -1094,6 +1308,7 @@
           this.onAck(f);
           break;
         case "MSG_RECV":
+          this.memberNow(this.ctx(f.channelId));
           this.onEntries(f.channelId, [f], false);
           break;
         case "SYNC_BATCH":
@@ -1114,13 +1329,9 @@
           this.presenceStore.invalidate();
           this.events.emit("presence", f);
           break;
-        case "CHANNEL_REMOVED": {
-          const ch = this.ctx(f.channelId);
-          ch.removed = true;
-          ch.store.invalidate();
-          this.events.emit("channelRemoved", f.channelId);
+        case "CHANNEL_REMOVED":
+          this.markRemoved(this.ctx(f.channelId));
           break;
-        }
         default:
           break;
       }
@@ -1134,25 +1345,19 @@
         listed.add(c.channelId);
         const ch = this.ctx(c.channelId);
         ch.removed = false;
-        ch.hello = c;
-        ch.helloLastSeq = c.lastSeq;
-        ch.liveUnread = 0;
-        ch.log.noteLastSeq(c.lastSeq);
-        ch.readSeq = Math.max(ch.readSeq, c.readSeq);
-        ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
-        ch.deliveredSent = Math.max(ch.deliveredSent, ch.deliveredSeq);
-        ch.store.invalidate();
+        this.takeChannelState(ch, c);
       }
       for (const ch of this.channels.values()) {
-        if (!listed.has(ch.id) && ch.hello !== void 0 && !ch.removed) {
-          ch.removed = true;
-          ch.store.invalidate();
-          this.events.emit("channelRemoved", ch.id);
-        }
+        if (!listed.has(ch.id) && ch.hello !== void 0 && !ch.removed) this.markRemoved(ch);
       }
       this.setState("open");
       this.connStore.invalidate();
       this.events.emit("hello", h2);
+      for (const id of listed) {
+        const ch = this.channels.get(id);
+        if (ch !== void 0) this.markListed(ch);
+      }
+      this.startChannelRefresh();
       for (const ch of this.channels.values()) {
         if (!ch.opened) continue;
         if (ch.log.isStarted) this.catchUp(ch);
@@ -1255,12 +1460,13 @@
       const ch = this.ctx(channelId);
       if (!ch.opened) {
         for (const e of entries) {
+          const kind = entryKind(e);
+          if (kind === "delete" && e.targetId !== void 0) ch.liveUnread.delete(e.targetId);
           if (e.seq > ch.log.knownLastSeq) {
             ch.log.noteLastSeq(e.seq);
-            if (entryKind(e) === "message" && e.senderId !== this.userIdValue) ch.liveUnread++;
+            if (kind === "message" && e.senderId !== this.userIdValue) ch.liveUnread.set(e.messageId, e.seq);
           }
         }
-        if (ch.hello === void 0 && !fromRead) ch.hello = { channelId, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
         ch.store.invalidate();
         return;
       }
@@ -1355,11 +1561,26 @@
         waiters: []
       };
       const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+      const signal = options.signal;
+      const onAbort = () => {
+        for (const w of p.waiters) w.reject(new ChatdError("aborted", "aborted"));
+        p.waiters = [];
+        if (this.pending.get(record.clientMsgId) === p) void this.discard(record.clientMsgId);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const settled = () => {
+        signal?.removeEventListener("abort", onAbort);
+      };
+      promise.then(settled, settled);
       const put = this.putChain.then(() => this.storage.put(record));
       this.putChain = put.catch(() => void 0);
       put.then(
         () => {
-          if (this.pending.has(record.clientMsgId) || options.signal?.aborted === true) return;
+          if (signal?.aborted === true) {
+            void this.storage.delete(this.userIdValue, record.clientMsgId);
+            return;
+          }
+          if (this.pending.has(record.clientMsgId)) return;
           this.pending.set(record.clientMsgId, p);
           this.broadcast({ t: "put", record });
           this.channelChanged(op.channelId);
@@ -1367,13 +1588,9 @@
         },
         (e) => {
           for (const w of p.waiters) w.reject(new ChatdError("internal", `outbox storage failed: ${String(e)}`));
+          p.waiters = [];
         }
       );
-      options.signal?.addEventListener("abort", () => {
-        void this.discard(record.clientMsgId);
-        for (const w of p.waiters) w.reject(new ChatdError("aborted", "aborted"));
-        p.waiters = [];
-      });
       return promise;
     }
     frameOf(r) {
@@ -1432,7 +1649,14 @@
     }
     onAck(a) {
       const p = this.pending.get(a.clientMsgId);
-      if (p === void 0) return;
+      if (p === void 0) {
+        const ch = this.channels.get(a.channelId);
+        if (ch?.opened === true) {
+          ch.log.noteLastSeq(a.seq);
+          this.catchUp(ch);
+        }
+        return;
+      }
       this.confirmUpTo(p.frameNo);
       if (p.record.op.type !== "MSG_SEND") this.supported.add(p.record.op.type);
       const sent = {
@@ -1453,6 +1677,7 @@
       clearTimeout(p.retryTimer);
       const op = p.record.op;
       const ch = this.ctx(sent.channelId);
+      if (!sent.duplicate) this.memberNow(ch);
       if (op.type === "MSG_SEND") {
         ch.sent.set(sent.clientMsgId, {
           clientMsgId: sent.clientMsgId,
@@ -1518,10 +1743,7 @@
             ch.loadingOlder = false;
             for (const w of ch.olderWaiters.splice(0)) w(err);
           }
-          if (e.code === "forbidden" && !ch.removed) {
-            ch.removed = true;
-            this.events.emit("channelRemoved", ch.id);
-          }
+          if (e.code === "forbidden") this.markRemoved(ch);
           ch.store.invalidate();
           return;
         }
@@ -1688,14 +1910,46 @@
     }
     /**
      * Resolves when an outbox record is ACKed (also one loaded from storage after a reload).
-     * Rejects when it fails or is discarded.
+     * Rejects when it fails or is discarded, and with `aborted` when `signal` aborts (that
+     * stops this wait only: the record stays in the outbox and is still sent).
      */
-    whenSent(clientMsgId) {
+    whenSent(clientMsgId, signal) {
       const p = this.pending.get(clientMsgId);
       if (p === void 0) return Promise.reject(new ChatdError("not_found", "no such outbox record"));
-      return new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+      if (signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
+      return new Promise((resolve, reject) => {
+        const waiter = {
+          resolve: (v) => {
+            signal?.removeEventListener("abort", onAbort);
+            resolve(v);
+          },
+          reject: (e) => {
+            signal?.removeEventListener("abort", onAbort);
+            reject(e);
+          }
+        };
+        const onAbort = () => {
+          const i = p.waiters.indexOf(waiter);
+          if (i >= 0) p.waiters.splice(i, 1);
+          reject(new ChatdError("aborted", "aborted"));
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        p.waiters.push(waiter);
+      });
     }
   };
+  function globalOnlineSource() {
+    const g = globalThis;
+    return typeof g.addEventListener === "function" && typeof g.removeEventListener === "function" ? g : void 0;
+  }
+  function isAborted(signal) {
+    return signal?.aborted === true;
+  }
+  function countAbove(seqs, seq) {
+    let n = 0;
+    for (const s of seqs.values()) if (s > seq) n++;
+    return n;
+  }
   function computeUnread(i) {
     if (i.logStarted && i.logLow <= i.readSeq + 1) {
       return i.countHeldAbove(i.readSeq) + Math.max(0, i.knownLastSeq - i.logHigh);
@@ -1772,7 +2026,7 @@
     }
     if (ready.status === 503) return { kind: "database_down" };
     try {
-      const r = await fetch("/v1/channels/chatd-console-probe/messages?limit=1", {
+      const r = await fetch("/v1/me/channels", {
         cache: "no-store",
         headers: { authorization: `Bearer ${token}` }
       });
@@ -2125,6 +2379,7 @@
     { emoji: "❤️", name: "heart" },
     { emoji: "😂", name: "laughing" }
   ];
+  var CHANNEL_REFRESH_MS = 5e3;
   var ChatView = class {
     client;
     token;
@@ -2141,6 +2396,10 @@
     connBanner = false;
     loadingOlder = false;
     lastRendered;
+    /** Unread counts last shown, to announce the channels where they grew. */
+    shownUnread = /* @__PURE__ */ new Map();
+    /** The channels of the last HELLO (not announced as new). */
+    helloIds = /* @__PURE__ */ new Set();
     closed = false;
     // pane elements (rebuilt on mount and on channel switch)
     listEl;
@@ -2156,7 +2415,7 @@
       this.token = token;
       this.host = host;
       const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/v1/ws`;
-      this.client = new ChatClient({ url: wsUrl, token });
+      this.client = new ChatClient({ url: wsUrl, token, channelRefreshMs: CHANNEL_REFRESH_MS });
     }
     /** The user id (the token's subject). */
     get userId() {
@@ -2173,10 +2432,22 @@
           this.renderPeople();
           this.renderMessages();
         }),
-        c.events.on("hello", () => {
-          this.openAll();
+        c.channelList.subscribe(() => {
+          this.onChannelList();
+        }),
+        c.events.on("hello", (hello) => {
+          this.helloIds = new Set(hello.channels.map((x) => x.channelId));
           this.renderChannels();
           if (this.current === void 0 || !c.channelIds().includes(this.current)) this.select(c.channelIds()[0]);
+        }),
+        c.events.on("channelAdded", (id) => {
+          this.renderChannels();
+          if (this.current === void 0) this.select(id);
+          else if (this.current === id) {
+            this.notices.delete(id);
+            this.renderPane();
+          }
+          if (!this.helloIds.has(id)) announce(`You were added to channel ${id}.`);
         }),
         c.events.on("entries", (channelId, entries) => {
           const recent = Date.now() - 15e3;
@@ -2185,7 +2456,6 @@
               announce(`New message from ${e.senderId} in ${channelId}: ${e.body}`);
             }
           }
-          if (!this.stores.has(channelId)) this.openAll();
         }),
         c.events.on("channelRemoved", () => {
           this.renderChannels();
@@ -2201,18 +2471,6 @@
       window.addEventListener("offline", goOffline);
       this.unsubs.push(() => {
         window.removeEventListener("offline", goOffline);
-      });
-      let known = "";
-      const poll = setInterval(() => {
-        const ids = c.channelIds().join(" ");
-        if (ids === known) return;
-        known = ids;
-        this.openAll();
-        this.renderChannels();
-        if (this.current === void 0) this.select(c.channelIds()[0]);
-      }, 1e3);
-      this.unsubs.push(() => {
-        clearInterval(poll);
       });
       await c.start();
       this.onConnection();
@@ -2308,20 +2566,32 @@
       return !this.unsupported().includes(op);
     }
     // ------------------------------------------------------------ channels
-    openAll() {
-      for (const id of this.client.channelIds()) {
-        if (this.stores.has(id)) continue;
-        const store = this.client.channel(id);
-        this.stores.set(id, store);
-        this.unsubs.push(
-          store.subscribe(() => {
-            this.onChannelChange(id);
-          })
-        );
+    /** Opens a channel (reads its newest entries) the first time the user selects it. */
+    open(id) {
+      let store = this.stores.get(id);
+      if (store !== void 0) return store;
+      store = this.client.channel(id);
+      this.stores.set(id, store);
+      this.unsubs.push(
+        store.subscribe(() => {
+          this.onChannelChange(id);
+        })
+      );
+      return store;
+    }
+    /** The channel list changed: redraw it, and tell screen readers where unread messages arrived. */
+    onChannelList() {
+      const list = this.client.channelList.getSnapshot();
+      for (const s of list) {
+        const before = this.shownUnread.get(s.channelId);
+        if (s.channelId !== this.current && before !== void 0 && s.unread > before) {
+          announce(`${s.unread} unread in ${s.channelId}.`);
+        }
+        this.shownUnread.set(s.channelId, s.unread);
       }
+      this.renderChannels();
     }
     onChannelChange(id) {
-      this.renderChannels();
       if (id !== this.current) return;
       const snap = this.stores.get(id)?.getSnapshot();
       if (snap !== void 0 && document.visibilityState === "visible" && snap.status === "ready") {
@@ -2336,6 +2606,7 @@
       this.current = id;
       this.editing = void 0;
       this.lastRendered = void 0;
+      if (id !== void 0) this.open(id);
       this.renderChannels();
       this.renderPane();
       if (id !== void 0) this.stores.get(id)?.markRead();
@@ -2344,11 +2615,10 @@
       if (this.root === void 0) return;
       const ul = document.getElementById("channels");
       if (ul === null) return;
-      const ids = this.client.channelIds();
       ul.replaceChildren(
-        ...ids.map((id) => {
-          const snap = this.stores.get(id)?.getSnapshot();
-          const unread = id === this.current ? 0 : snap?.unread ?? 0;
+        ...this.client.channelList.getSnapshot().map((c) => {
+          const id = c.channelId;
+          const unread = id === this.current ? 0 : c.unread;
           const label = unread > 0 ? `${id}, ${unread} unread` : id;
           return h(
             "li",
@@ -2383,12 +2653,17 @@
           h(
             "div",
             { class: "empty", id: "no-channels" },
-            this.client.connection.getSnapshot().state === "open" ? `You (${this.userId}) are not a member of any channel yet. An admin adds you in the admin view (/console#admin); then reload this page.` : "Connecting…"
+            this.client.connection.getSnapshot().state === "open" ? `You (${this.userId}) are not a member of any channel yet. An admin adds you in the admin view (/console#admin); the channel shows up here when they do.` : "Connecting…"
           )
         );
         return;
       }
-      this.peopleEl = h("div", { class: "people", id: "people", "aria-label": "People in this channel" });
+      this.peopleEl = h("div", {
+        class: "people",
+        id: "people",
+        "aria-label": "People seen in this channel",
+        title: "People seen in this channel (who sent, read or typed here), with their presence"
+      });
       this.olderBtn = h(
         "button",
         {
@@ -2872,7 +3147,7 @@
           }
           void (async () => {
             try {
-              const r = await fetch("/v1/channels/chatd-console-probe/messages?limit=1", {
+              const r = await fetch("/v1/me/channels", {
                 cache: "no-store",
                 headers: { authorization: `Bearer ${t}` }
               });

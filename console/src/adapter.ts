@@ -6,8 +6,6 @@
  * - Why a WebSocket did not open: browsers do not show the HTTP status of a refused
  *   upgrade, so the console asks `/readyz` and a user route with the same token, and
  *   tells "server down", "database down" and "token refused" apart.
- * - A channel the user joins while connected appears in `ChatClient.channelIds()` with
- *   its first live message, without an event: the chat view polls the list (chat.ts).
  * - A version 1.1 operation refused with `unknown_type` leaves a failed record in the
  *   outbox: the chat view discards it and remembers the operation as unsupported.
  */
@@ -43,8 +41,8 @@ export async function diagnose(token: string): Promise<Diagnosis> {
   }
   if (ready.status === 503) return { kind: 'database_down' };
   try {
-    // Any user route checks the token first; a channel the user is not in answers 403.
-    const r = await fetch('/v1/channels/chatd-console-probe/messages?limit=1', {
+    // A user route: 200 with a good token, 401 (with the reason) with any other.
+    const r = await fetch('/v1/me/channels', {
       cache: 'no-store',
       headers: { authorization: `Bearer ${token}` },
     });

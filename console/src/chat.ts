@@ -3,9 +3,14 @@
  * (newest first loaded, older pages on scroll), each of the user's messages with its
  * state, edits, deletions, reactions, read receipts, typing and presence, and the
  * connection indicator. Everything it shows comes from the chatd-client stores.
+ *
+ * The channel list and its unread counts come from the client's `channelList` (HELLO's
+ * `unread`, live messages, `GET /v1/me/channels`): a channel is opened (its entries
+ * read) only when the user selects it.
  */
 import {
   ChatClient,
+  type ChannelSummary,
   type ChannelSnapshot,
   type ChannelStore,
   type ChatdError,
@@ -23,6 +28,13 @@ const QUICK_REACTIONS: readonly { emoji: string; name: string }[] = [
   { emoji: '❤️', name: 'heart' },
   { emoji: '😂', name: 'laughing' },
 ];
+
+/**
+ * How often the console reads `GET /v1/me/channels` while connected (ms): the server
+ * sends no frame when the user is added to a channel, so a new channel with no message
+ * yet shows up within this time (one with a message shows up with it, at once).
+ */
+const CHANNEL_REFRESH_MS = 5000;
 
 /** Version 1.1 operations, as the connection snapshot names them. */
 type V11Op = 'MSG_EDIT' | 'MSG_DELETE' | 'MSG_REACT' | 'TYPING' | 'PRESENCE_SUB';
@@ -52,6 +64,10 @@ export class ChatView {
   private connBanner = false;
   private loadingOlder = false;
   private lastRendered: { channelId: string; firstSeq: number; count: number } | undefined;
+  /** Unread counts last shown, to announce the channels where they grew. */
+  private readonly shownUnread = new Map<string, number>();
+  /** The channels of the last HELLO (not announced as new). */
+  private helloIds = new Set<string>();
   private closed = false;
   // pane elements (rebuilt on mount and on channel switch)
   private listEl: HTMLOListElement | undefined;
@@ -68,7 +84,7 @@ export class ChatView {
     this.token = token;
     this.host = host;
     const wsUrl = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/v1/ws`;
-    this.client = new ChatClient({ url: wsUrl, token });
+    this.client = new ChatClient({ url: wsUrl, token, channelRefreshMs: CHANNEL_REFRESH_MS });
   }
 
   /** The user id (the token's subject). */
@@ -87,10 +103,23 @@ export class ChatView {
         this.renderPeople();
         this.renderMessages();
       }),
-      c.events.on('hello', () => {
-        this.openAll();
+      c.channelList.subscribe(() => {
+        this.onChannelList();
+      }),
+      c.events.on('hello', (hello) => {
+        this.helloIds = new Set(hello.channels.map((x) => x.channelId));
         this.renderChannels();
         if (this.current === undefined || !c.channelIds().includes(this.current)) this.select(c.channelIds()[0]);
+      }),
+      c.events.on('channelAdded', (id) => {
+        this.renderChannels();
+        if (this.current === undefined) this.select(id);
+        else if (this.current === id) {
+          // back in a channel the user had left: its "not a member" notice goes, the composer comes back
+          this.notices.delete(id);
+          this.renderPane();
+        }
+        if (!this.helloIds.has(id)) announce(`You were added to channel ${id}.`);
       }),
       c.events.on('entries', (channelId, entries) => {
         // Live messages only: a page of history read on opening a channel is not read out.
@@ -100,7 +129,6 @@ export class ChatView {
             announce(`New message from ${e.senderId} in ${channelId}: ${e.body}`);
           }
         }
-        if (!this.stores.has(channelId)) this.openAll();
       }),
       c.events.on('channelRemoved', () => {
         this.renderChannels();
@@ -116,20 +144,6 @@ export class ChatView {
     window.addEventListener('offline', goOffline);
     this.unsubs.push(() => {
       window.removeEventListener('offline', goOffline);
-    });
-    // The client emits no event when a channel first shows up through a live message
-    // (the user was added while connected): look for new channel ids once a second.
-    let known = '';
-    const poll = setInterval(() => {
-      const ids = c.channelIds().join(' ');
-      if (ids === known) return;
-      known = ids;
-      this.openAll();
-      this.renderChannels();
-      if (this.current === undefined) this.select(c.channelIds()[0]);
-    }, 1000);
-    this.unsubs.push(() => {
-      clearInterval(poll);
     });
     await c.start();
     this.onConnection();
@@ -235,21 +249,34 @@ export class ChatView {
 
   // ------------------------------------------------------------ channels
 
-  private openAll(): void {
-    for (const id of this.client.channelIds()) {
-      if (this.stores.has(id)) continue;
-      const store = this.client.channel(id);
-      this.stores.set(id, store);
-      this.unsubs.push(
-        store.subscribe(() => {
-          this.onChannelChange(id);
-        }),
-      );
+  /** Opens a channel (reads its newest entries) the first time the user selects it. */
+  private open(id: string): ChannelStore {
+    let store = this.stores.get(id);
+    if (store !== undefined) return store;
+    store = this.client.channel(id);
+    this.stores.set(id, store);
+    this.unsubs.push(
+      store.subscribe(() => {
+        this.onChannelChange(id);
+      }),
+    );
+    return store;
+  }
+
+  /** The channel list changed: redraw it, and tell screen readers where unread messages arrived. */
+  private onChannelList(): void {
+    const list = this.client.channelList.getSnapshot();
+    for (const s of list) {
+      const before = this.shownUnread.get(s.channelId);
+      if (s.channelId !== this.current && before !== undefined && s.unread > before) {
+        announce(`${s.unread} unread in ${s.channelId}.`);
+      }
+      this.shownUnread.set(s.channelId, s.unread);
     }
+    this.renderChannels();
   }
 
   private onChannelChange(id: string): void {
-    this.renderChannels();
     if (id !== this.current) return;
     const snap = this.stores.get(id)?.getSnapshot();
     if (snap !== undefined && document.visibilityState === 'visible' && snap.status === 'ready') {
@@ -265,6 +292,7 @@ export class ChatView {
     this.current = id;
     this.editing = undefined;
     this.lastRendered = undefined;
+    if (id !== undefined) this.open(id);
     this.renderChannels();
     this.renderPane();
     if (id !== undefined) this.stores.get(id)?.markRead();
@@ -274,11 +302,10 @@ export class ChatView {
     if (this.root === undefined) return;
     const ul = document.getElementById('channels');
     if (ul === null) return;
-    const ids = this.client.channelIds();
     ul.replaceChildren(
-      ...ids.map((id) => {
-        const snap = this.stores.get(id)?.getSnapshot();
-        const unread = id === this.current ? 0 : (snap?.unread ?? 0);
+      ...this.client.channelList.getSnapshot().map((c: ChannelSummary) => {
+        const id = c.channelId;
+        const unread = id === this.current ? 0 : c.unread;
         const label = unread > 0 ? `${id}, ${unread} unread` : id;
         return h(
           'li',
@@ -316,13 +343,20 @@ export class ChatView {
           'div',
           { class: 'empty', id: 'no-channels' },
           this.client.connection.getSnapshot().state === 'open'
-            ? `You (${this.userId}) are not a member of any channel yet. An admin adds you in the admin view (/console#admin); then reload this page.`
+            ? `You (${this.userId}) are not a member of any channel yet. An admin adds you in the admin view (/console#admin); the channel shows up here when they do.`
             : 'Connecting…',
         ),
       );
       return;
     }
-    this.peopleEl = h('div', { class: 'people', id: 'people', 'aria-label': 'People in this channel' });
+    // chatd tells a user who is in a channel only through what they do (no member list on
+    // the user routes): the header shows the people seen here, each with a presence dot.
+    this.peopleEl = h('div', {
+      class: 'people',
+      id: 'people',
+      'aria-label': 'People seen in this channel',
+      title: 'People seen in this channel (who sent, read or typed here), with their presence',
+    });
     this.olderBtn = h(
       'button',
       {

@@ -72,7 +72,7 @@ function renderSignIn(root: HTMLElement, problem?: string): void {
         }
         void (async () => {
           try {
-            const r = await fetch('/v1/channels/chatd-console-probe/messages?limit=1', {
+            const r = await fetch('/v1/me/channels', {
               cache: 'no-store',
               headers: { authorization: `Bearer ${t}` },
             });

@@ -80,6 +80,23 @@ async function openChannel(page: Page, id: string): Promise<void> {
   await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
 }
 
+/** Records the channels of the SYNC frames a page sends on its WebSockets (reloads included). */
+function syncsSent(page: Page): string[] {
+  const channels: string[] = [];
+  page.on('websocket', (ws) => {
+    ws.on('framesent', (f) => {
+      if (typeof f.payload !== 'string') return;
+      try {
+        const frame = JSON.parse(f.payload) as { type?: string; channelId?: string };
+        if (frame.type === 'SYNC' && frame.channelId !== undefined) channels.push(frame.channelId);
+      } catch {
+        /* not JSON: not ours */
+      }
+    });
+  });
+  return channels;
+}
+
 async function connected(page: Page): Promise<void> {
   await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
 }
@@ -290,11 +307,18 @@ describe('console in a real browser (alice and bob)', () => {
     const badge = bob.locator('button.channel[data-channel="history"] .badge');
     await bob.locator('button.channel[data-channel="history"] .badge[data-count="70"]').waitFor();
     assert.equal(await badge.textContent(), '70');
-    // after a reload the channel opens on its newest page only
+    // after a reload the counts come from HELLO's `unread`: no channel but the one shown
+    // (the first, general) is read until bob opens it
+    const syncs = syncsSent(bob);
     await bob.reload();
     await connected(bob);
     await bob.locator('button.channel[data-channel="history"] .badge[data-count="70"]').waitFor();
+    await bob.locator('#channel-title', { hasText: '# general' }).waitFor();
+    await until(async () => (syncs.includes('general') ? true : undefined), 'the SYNC of the channel shown');
+    assert.deepEqual([...new Set(syncs)], ['general'], `channels read before any was opened: ${syncs.join(', ')}`);
+    // after the reload the channel opens on its newest page only
     await openChannel(bob, 'history');
+    assert.ok(syncs.includes('history'), 'opened: read');
     await message(bob, `history ${n}`).waitFor();
     await bob.locator('#load-older:not([hidden])').waitFor();
     assert.equal((await shown(bob, 'history 1')).length, 0, 'opens on the newest messages');
@@ -353,6 +377,50 @@ describe('console in a real browser (alice and bob)', () => {
     await page.locator('#signin').click();
     await connected(page);
     await page.locator('#no-channels', { hasText: 'not a member of any channel' }).waitFor();
+    // an admin adds carol to a new channel: it shows up and opens without a reload, though
+    // it has no message yet (chatd sends no frame for that; the console asks the user routes)
+    assert.equal((await chatd.admin('POST', '/v1/channels', { channelId: 'carols', members: ['carol'] })).status, 201);
+    await page.locator('button.channel[data-channel="carols"]').waitFor();
+    await page.locator('#channel-title', { hasText: '# carols' }).waitFor();
+    await page.locator('#announcer', { hasText: 'You were added to channel carols.' }).waitFor({ state: 'attached' });
+  });
+
+  test('a channel created while alice is signed in shows up without a reload, with its unread count', async () => {
+    await connected(alice);
+    assert.equal((await chatd.admin('POST', '/v1/channels', { channelId: 'later', members: ['alice', 'bob'] })).status, 201);
+    await alice.locator('button.channel[data-channel="later"]').waitFor();
+    await bob.locator('button.channel[data-channel="later"]').waitFor();
+    // bob writes there while alice is in another channel: her badge counts it
+    await openChannel(bob, 'later');
+    await send(bob, 'in a new channel');
+    await alice.locator('button.channel[data-channel="later"] .badge[data-count="1"]').waitFor();
+    await openChannel(alice, 'later');
+    await message(alice, 'in a new channel').waitFor();
+    // (a badge of 0 is hidden)
+    await alice.locator('button.channel[data-channel="later"] .badge[data-count="0"]').waitFor({ state: 'attached' });
+  });
+
+  test('the page loads and signs in with no failed request (its icon is served by chatd)', async () => {
+    const page = await newPage();
+    const failed: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') failed.push(m.text());
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(`${proxy.url}/console`);
+    await page.locator('#token').fill(await chatd.token('bob'));
+    await page.locator('#signin').click();
+    await connected(page);
+    await page.locator('#channel-title').waitFor();
+    const icon = await page.request.get(`${proxy.url}/console/favicon.svg`);
+    assert.equal(icon.status(), 200);
+    assert.equal(icon.headers()['content-type'], 'image/svg+xml');
+    assert.equal(await page.locator('link[rel="icon"]').getAttribute('href'), '/console/favicon.svg');
+    // the browser asks for the icon once the page has loaded: give it the time
+    await sleep(1500);
+    assert.deepEqual(failed, []);
   });
 
   test('a phone-sized window keeps the channels, the messages and the composer usable', async () => {

@@ -7,11 +7,12 @@
 use chatd_testkit::{chatd, spawn_app, spawn_app_with, Backend, ServerProcess};
 
 /// The console's files and the content type each must have.
-const FILES: [(&str, &str); 4] = [
+const FILES: [(&str, &str); 5] = [
     ("/console", "text/html; charset=utf-8"),
     ("/console/", "text/html; charset=utf-8"),
     ("/console/console.js", "text/javascript; charset=utf-8"),
     ("/console/console.css", "text/css; charset=utf-8"),
+    ("/console/favicon.svg", "image/svg+xml"),
 ];
 
 /// Asserts the headers every console response carries: a CSP that allows
@@ -67,7 +68,9 @@ async fn the_console_is_served_with_its_types_and_strict_security_headers() {
         assert_security_headers(path, res.headers(), &host);
         let body = res.text().await.expect("body");
         assert!(!body.is_empty(), "{path}");
-        // Nothing from another origin: no absolute URL at all.
+        // Nothing from another origin: no absolute URL at all (an SVG's
+        // namespace name is an identifier, never loaded).
+        let body = body.replace(r#"xmlns="http://www.w3.org/2000/svg""#, "");
         assert!(
             !body.contains("http://") && !body.contains("https://") && !body.contains("//cdn"),
             "{path} names another origin"
@@ -79,6 +82,11 @@ async fn the_console_is_served_with_its_types_and_strict_security_headers() {
                 "{body}"
             );
             assert_eq!(body.matches("<script").count(), 1, "one script element: {body}");
+            // The icon is this server's file: the browser asks for no /favicon.ico.
+            assert!(
+                body.contains(r#"<link rel="icon" href="/console/favicon.svg""#),
+                "{body}"
+            );
             assert!(
                 !body.contains("<style") && !body.contains(" style="),
                 "no inline style: {body}"

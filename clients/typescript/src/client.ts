@@ -46,6 +46,18 @@ export interface WebSocketLike {
 /** A WebSocket constructor (`globalThis.WebSocket`, or `ws`'s default export). */
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
+/**
+ * Where the browser's `online` event comes from: `window` (the default, when the global
+ * object has `addEventListener`), or any `EventTarget` the app dispatches `online` on
+ * (React Native's NetInfo, a test).
+ */
+export interface OnlineEventSource {
+  /** Registers the client's `online` listener (called once, by `start`). */
+  addEventListener(type: 'online', listener: () => void): void;
+  /** Removes it (called by `close`). */
+  removeEventListener(type: 'online', listener: () => void): void;
+}
+
 /** Options of {@link ChatClient}. */
 export interface ChatClientOptions {
   /** WebSocket URL of the server, e.g. `wss://chat.example.com/v1/ws`. The token goes in `access_token`. */
@@ -72,6 +84,26 @@ export interface ChatClientOptions {
   readonly typingThrottleMs?: number;
   /** Coordinate tabs of one user with BroadcastChannel and Web Locks when present (default true). */
   readonly tabSync?: boolean;
+  /**
+   * Its `online` event makes a reconnecting client try at once instead of waiting out its
+   * backoff. Default: the global object when it has `addEventListener` (`window` in a
+   * browser; nothing in Node); `null`: none.
+   */
+  readonly onlineEvents?: OnlineEventSource | null;
+  /**
+   * Base URL of the server's user HTTP routes (`GET /v1/me/channels`), e.g.
+   * `https://chat.example.com`. Default: `url` with `ws:`/`wss:` turned into
+   * `http:`/`https:` and a final `/v1/ws` removed.
+   */
+  readonly httpUrl?: string;
+  /**
+   * While connected, read `GET /v1/me/channels` this often (milliseconds; default
+   * 30 000; 0: never), so that a channel the user was added to, or removed from, while
+   * connected shows up (or goes) without waiting for its first message or the next
+   * connection: the server sends no frame when a member is added. See
+   * {@link ChatClient.refreshChannels}.
+   */
+  readonly channelRefreshMs?: number;
   /** Clock (default Date.now). */
   readonly now?: () => number;
 }
@@ -117,6 +149,31 @@ export interface Watermarks {
   readonly deliveredSeq: number;
   /** Highest seq they read. */
   readonly readSeq: number;
+}
+
+/**
+ * One channel in {@link ChatClient.channelList}: what the user's channel list shows,
+ * known without opening the channel (from `HELLO`, `GET /v1/me/channels` and live frames).
+ */
+export interface ChannelSummary {
+  /** The channel. */
+  readonly channelId: string;
+  /** Its display name (version 1.1; `null` when unset, `undefined` from a version 1 server or before known). */
+  readonly name: string | null | undefined;
+  /** Its metadata (version 1.1; `null` when unset). */
+  readonly metadata: Readonly<Record<string, unknown>> | null | undefined;
+  /** Highest seq known in the channel. */
+  readonly lastSeq: number;
+  /**
+   * Unread messages (not the user's, not deleted) after the user's read watermark: from
+   * `HELLO`'s `unread` (version 1.1) plus the messages of others received since, exact
+   * from the log once the channel is open and holds everything after the watermark.
+   */
+  readonly unread: number;
+  /** The user's read watermark. */
+  readonly readSeq: number;
+  /** True once {@link ChatClient.channel} opened it (its entries are then read and kept). */
+  readonly opened: boolean;
 }
 
 /** A channel store's snapshot; the same object until something in the channel changed. */
@@ -181,6 +238,12 @@ export interface ChatClientEvents {
   presence: (frame: PresenceFrame) => void;
   /** A channel was removed (deleted, or the user is no longer a member). */
   channelRemoved: (channelId: string) => void;
+  /**
+   * A channel joined {@link ChatClient.channelIds}: listed by a `HELLO` (each channel on
+   * the first one), by `GET /v1/me/channels`, or first seen in a live `MSG_RECV` (the user
+   * was added while connected).
+   */
+  channelAdded: (channelId: string) => void;
   /** Connection state changed. */
   state: (state: ConnectionState) => void;
   /** A HELLO arrived (each connection). */
@@ -231,7 +294,11 @@ interface ChannelCtx {
   removed: boolean;
   hello: HelloChannel | undefined;
   helloLastSeq: number;
-  liveUnread: number;
+  /** others' `message` entries received while not opened, after `helloLastSeq`: messageId → seq */
+  liveUnread: Map<string, number>;
+  /** `epoch` when the channel was last listed / last removed (see refreshChannels) */
+  listedEpoch: number;
+  removedEpoch: number;
   readSeq: number;
   deliveredSeq: number;
   deliveredSent: number;
@@ -297,6 +364,12 @@ export class ChatClient {
   readonly connection: ExternalStore<ConnectionSnapshot>;
   /** Presence of the users of {@link ChatClient.subscribePresence}; keyed by user id. */
   readonly presence: ExternalStore<Readonly<Record<string, Presence>>>;
+  /**
+   * The user's channels ({@link ChatClient.channelIds}) sorted by id, each with its unread
+   * count, without opening any of them: a channel list for the app's sidebar. The same
+   * array until a summary changed.
+   */
+  readonly channelList: ExternalStore<readonly ChannelSummary[]>;
 
   private readonly opts: ChatClientOptions;
   private readonly storage: OutboxStorage;
@@ -329,6 +402,15 @@ export class ChatClient {
   private releaseTabLock: (() => void) | undefined;
   private readonly watchedOwners = new Set<string>();
   private onlineHandler: (() => void) | undefined;
+  private onlineSource: OnlineEventSource | undefined;
+  private readonly listStore: LazyStore<readonly ChannelSummary[]>;
+  private listValue: readonly ChannelSummary[] = Object.freeze([]);
+  /** ids emitted by `channelAdded` and not removed since */
+  private readonly listed = new Set<string>();
+  /** counts channel listings and removals, to order them against a refresh in flight */
+  private epoch = 0;
+  private refreshTimer: ReturnType<typeof setInterval> | undefined;
+  private lastToken: string | undefined;
   private deliveredTimer: ReturnType<typeof setTimeout> | undefined;
   private started = false;
 
@@ -355,8 +437,10 @@ export class ChatClient {
       }),
     );
     this.presenceStore = new LazyStore(() => Object.freeze(Object.fromEntries(this.presenceMap)));
+    this.listStore = new LazyStore(() => this.buildList());
     this.connection = this.connStore;
     this.presence = this.presenceStore;
+    this.channelList = this.listStore;
   }
 
   /** The user id. */
@@ -378,12 +462,13 @@ export class ChatClient {
     }
     if (this.opts.tabSync !== false) this.joinTabs();
     await this.loadOutbox();
-    const g = globalThis as { addEventListener?: (n: string, f: () => void) => void };
-    if (typeof g.addEventListener === 'function') {
+    const source = this.opts.onlineEvents === undefined ? globalOnlineSource() : (this.opts.onlineEvents ?? undefined);
+    if (source !== undefined) {
       this.onlineHandler = () => {
         if (this.state !== 'open' && this.state !== 'closed') this.connectNow();
       };
-      g.addEventListener('online', this.onlineHandler);
+      this.onlineSource = source;
+      source.addEventListener('online', this.onlineHandler);
     }
     this.watchdog = setInterval(() => {
       this.checkReplies();
@@ -394,20 +479,25 @@ export class ChatClient {
   /** Resolves when a session is open (HELLO received); rejects on abort or close. */
   whenOpen(signal?: AbortSignal): Promise<void> {
     if (this.state === 'open') return Promise.resolve();
+    if (signal?.aborted === true) return Promise.reject(new ChatdError('aborted', 'aborted'));
+    if (this.state === 'closed') return Promise.reject(new ChatdError('closed', 'client closed'));
     return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        off();
+        reject(new ChatdError('aborted', 'aborted'));
+      };
       const off = this.events.on('state', (s) => {
         if (s === 'open') {
           off();
+          signal?.removeEventListener('abort', onAbort);
           resolve();
         } else if (s === 'closed') {
           off();
+          signal?.removeEventListener('abort', onAbort);
           reject(new ChatdError('closed', 'client closed'));
         }
       });
-      signal?.addEventListener('abort', () => {
-        off();
-        reject(new ChatdError('aborted', 'aborted'));
-      });
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
@@ -423,10 +513,8 @@ export class ChatClient {
       p.waiters = [];
     }
     for (const ch of this.channels.values()) clearTimeout(ch.typingTimer);
-    const g = globalThis as { removeEventListener?: (n: string, f: () => void) => void };
-    if (this.onlineHandler !== undefined && typeof g.removeEventListener === 'function') {
-      g.removeEventListener('online', this.onlineHandler);
-    }
+    clearInterval(this.refreshTimer);
+    if (this.onlineHandler !== undefined) this.onlineSource?.removeEventListener('online', this.onlineHandler);
     this.bc?.close();
     this.releaseTabLock?.();
     const ws = this.ws;
@@ -459,9 +547,52 @@ export class ChatClient {
     return new ChannelStore(this, channelId, ch.store);
   }
 
-  /** Channel ids from the last HELLO (and live messages since). */
+  /** Channel ids from the last HELLO (and live messages and {@link ChatClient.refreshChannels} since). */
   channelIds(): string[] {
     return [...this.channels.values()].filter((c) => !c.removed && c.hello !== undefined).map((c) => c.id);
+  }
+
+  /**
+   * Reads the user's channels (`GET /v1/me/channels`, with the connection's token) and
+   * brings the list up to date: adds the channels the user was added to since `HELLO`
+   * (the server sends no frame for that), marks removed those the user left, refreshes
+   * unread counts. The client does this by itself every `channelRefreshMs` while
+   * connected. Resolves to {@link ChatClient.channelList}'s new snapshot; rejects with a
+   * ChatdError (`unavailable` when the server cannot be reached, `aborted`, or the
+   * route's error code).
+   */
+  async refreshChannels(signal?: AbortSignal): Promise<readonly ChannelSummary[]> {
+    if (signal?.aborted === true) throw new ChatdError('aborted', 'aborted');
+    const f = (globalThis as { fetch?: typeof fetch }).fetch;
+    if (f === undefined) throw new ChatdError('unavailable', 'no fetch in this environment');
+    const startEpoch = this.epoch;
+    const token = this.lastToken ?? (await this.getToken());
+    let res: Response;
+    try {
+      const init: RequestInit = { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' };
+      if (signal !== undefined) init.signal = signal;
+      res = await f(`${this.httpBase()}/v1/me/channels`, init);
+    } catch (e) {
+      if (isAborted(signal)) throw new ChatdError('aborted', 'aborted');
+      throw new ChatdError('unavailable', `GET /v1/me/channels: ${String(e)}`);
+    }
+    let body: unknown;
+    try {
+      body = await res.json();
+    } catch {
+      body = undefined;
+    }
+    if (!res.ok) {
+      const err = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+      throw new ChatdError(
+        typeof err?.code === 'string' ? err.code : res.status >= 500 ? 'unavailable' : 'internal',
+        typeof err?.message === 'string' ? err.message : `GET /v1/me/channels: HTTP ${res.status}`,
+      );
+    }
+    const list = (body as { channels?: unknown } | undefined)?.channels;
+    if (!Array.isArray(list)) throw new ChatdError('internal', 'GET /v1/me/channels: no channels list');
+    if (this.state !== 'closed') this.applyChannelList(list as HelloChannel[], startEpoch);
+    return this.listStore.getSnapshot();
   }
 
   /**
@@ -476,17 +607,21 @@ export class ChatClient {
         reject(new ChatdError('aborted', 'aborted'));
         return;
       }
+      const onAbort = (): void => {
+        const i = ch.olderWaiters.indexOf(done);
+        if (i >= 0) ch.olderWaiters.splice(i, 1);
+        reject(new ChatdError('aborted', 'aborted'));
+      };
       const done = (err?: ChatdError): void => {
+        signal?.removeEventListener('abort', onAbort);
         if (err !== undefined) reject(err);
         else resolve(ch.log.hasOlder);
       };
-      signal?.addEventListener('abort', () => {
-        reject(new ChatdError('aborted', 'aborted'));
-      });
       if (ch.log.isStarted && !ch.log.hasOlder) {
         resolve(false);
         return;
       }
+      signal?.addEventListener('abort', onAbort, { once: true });
       ch.olderWaiters.push(done);
       this.pumpOlder(ch);
     });
@@ -609,7 +744,9 @@ export class ChatClient {
       removed: false,
       hello: undefined,
       helloLastSeq: 0,
-      liveUnread: 0,
+      liveUnread: new Map(),
+      listedEpoch: 0,
+      removedEpoch: 0,
       readSeq: 0,
       deliveredSeq: 0,
       deliveredSent: 0,
@@ -618,7 +755,12 @@ export class ChatClient {
       typingTimer: undefined,
       throttle: new TypingThrottle(this.opts.typingThrottleMs ?? 2000),
       sent: new Map(),
-      store: new LazyStore(() => this.buildSnapshot(created)),
+      store: new LazyStore(
+        () => this.buildSnapshot(created),
+        () => {
+          this.listStore.invalidate();
+        },
+      ),
       olderWaiters: [],
       loadingOlder: false,
     };
@@ -682,8 +824,162 @@ export class ChatClient {
       logHigh: ch.log.high,
       knownLastSeq: ch.log.knownLastSeq,
       countHeldAbove: (s) => ch.log.countUnreadAbove(s),
-      liveUnread: ch.liveUnread,
+      liveUnread: countAbove(ch.liveUnread, ch.readSeq),
     });
+  }
+
+  /** The channel list's snapshot: the previous array (and summaries) when nothing changed. */
+  private buildList(): readonly ChannelSummary[] {
+    const prev = new Map(this.listValue.map((c) => [c.channelId, c]));
+    const next: ChannelSummary[] = [];
+    let changed = false;
+    const chans = [...this.channels.values()].filter((c) => !c.removed && c.hello !== undefined);
+    chans.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (const ch of chans) {
+      const s: ChannelSummary = {
+        channelId: ch.id,
+        name: ch.hello?.name,
+        metadata: ch.hello?.metadata,
+        lastSeq: ch.log.knownLastSeq,
+        unread: this.unreadOf(ch),
+        readSeq: ch.readSeq,
+        opened: ch.opened,
+      };
+      const old = prev.get(ch.id);
+      if (
+        old !== undefined &&
+        old.name === s.name &&
+        old.metadata === s.metadata &&
+        old.lastSeq === s.lastSeq &&
+        old.unread === s.unread &&
+        old.readSeq === s.readSeq &&
+        old.opened === s.opened
+      ) {
+        next.push(old);
+      } else {
+        next.push(Object.freeze(s));
+        changed = true;
+      }
+    }
+    if (!changed && next.length === this.listValue.length && next.every((c, i) => c === this.listValue[i])) {
+      return this.listValue;
+    }
+    this.listValue = Object.freeze(next);
+    return this.listValue;
+  }
+
+  /** Takes a channel's entry of HELLO (or of `GET /v1/me/channels`): its seqs, watermarks, unread base. */
+  private takeChannelState(ch: ChannelCtx, c: HelloChannel): void {
+    ch.hello = c;
+    ch.helloLastSeq = c.lastSeq;
+    for (const [id, seq] of ch.liveUnread) if (seq <= c.lastSeq) ch.liveUnread.delete(id);
+    ch.log.noteLastSeq(c.lastSeq);
+    ch.readSeq = Math.max(ch.readSeq, c.readSeq);
+    ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
+    ch.deliveredSent = Math.max(ch.deliveredSent, ch.deliveredSeq);
+    ch.store.invalidate();
+  }
+
+  /**
+   * A live frame shows the user is a member now (added while connected, or again): a
+   * `MSG_RECV`, or the ACK of a new (not duplicate) entry. A duplicate ACK proves nothing:
+   * the server gives it also after the sender left the channel.
+   */
+  private memberNow(ch: ChannelCtx): void {
+    if (ch.hello === undefined) ch.hello = { channelId: ch.id, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
+    if (ch.removed) {
+      ch.removed = false;
+      ch.store.invalidate();
+    }
+    this.markListed(ch);
+  }
+
+  /** The channel is (again) in the list: `channelAdded` when it was not. */
+  private markListed(ch: ChannelCtx): void {
+    ch.listedEpoch = ++this.epoch;
+    if (ch.removed || ch.hello === undefined || this.listed.has(ch.id)) return;
+    this.listed.add(ch.id);
+    this.listStore.invalidate();
+    this.events.emit('channelAdded', ch.id);
+  }
+
+  /** The channel was deleted or the user left it: `channelRemoved` once. */
+  private markRemoved(ch: ChannelCtx): void {
+    ch.removedEpoch = ++this.epoch;
+    if (ch.removed) return;
+    ch.removed = true;
+    this.listed.delete(ch.id);
+    ch.store.invalidate();
+    this.events.emit('channelRemoved', ch.id);
+  }
+
+  /**
+   * Brings the list up to date with `GET /v1/me/channels`, read after `epoch` was
+   * `startEpoch`: a listing or removal seen since (a live frame) is newer than the read
+   * and wins over it.
+   */
+  private applyChannelList(list: readonly HelloChannel[], startEpoch: number): void {
+    const inList = new Set<string>();
+    for (const c of list) {
+      if (typeof c.channelId !== 'string' || typeof c.lastSeq !== 'number') continue;
+      inList.add(c.channelId);
+      const ch = this.ctx(c.channelId);
+      if (ch.removed || ch.hello === undefined) {
+        if (ch.removedEpoch > startEpoch) continue;
+        ch.removed = false;
+        this.takeChannelState(ch, c);
+      } else if (c.readSeq >= ch.readSeq) {
+        this.takeChannelState(ch, c);
+      } else {
+        // our MSG_READ is newer than this read: keep the unread base, take the rest
+        ch.hello = { ...ch.hello, name: c.name, metadata: c.metadata };
+        ch.log.noteLastSeq(c.lastSeq);
+        ch.store.invalidate();
+      }
+      this.markListed(ch);
+      if (ch.opened) {
+        if (ch.log.isStarted) this.catchUp(ch);
+        else this.openChannel(ch);
+      }
+    }
+    for (const ch of [...this.channels.values()]) {
+      if (inList.has(ch.id) || ch.removed || ch.hello === undefined || ch.listedEpoch > startEpoch) continue;
+      this.markRemoved(ch);
+    }
+  }
+
+  private refreshing = false;
+
+  /** While open, {@link ChatClient.refreshChannels} every `channelRefreshMs`. */
+  private startChannelRefresh(): void {
+    const every = this.opts.channelRefreshMs ?? 30_000;
+    if (every <= 0 || this.refreshTimer !== undefined) return;
+    this.refreshTimer = setInterval(() => {
+      if (this.state !== 'open' || this.refreshing) return;
+      this.refreshing = true;
+      this.refreshChannels().then(
+        () => {
+          this.refreshing = false;
+        },
+        (e: unknown) => {
+          this.refreshing = false;
+          // a server without the route (version 1): stop asking
+          if (e instanceof ChatdError && e.code === 'not_found') {
+            clearInterval(this.refreshTimer);
+          }
+        },
+      );
+    }, every);
+  }
+
+  /** Base URL of the user HTTP routes. */
+  private httpBase(): string {
+    if (this.opts.httpUrl !== undefined) return this.opts.httpUrl.replace(/\/+$/, '');
+    const u = new URL(this.opts.url);
+    const scheme = u.protocol === 'wss:' ? 'https:' : u.protocol === 'ws:' ? 'http:' : u.protocol;
+    let path = u.pathname.replace(/\/+$/, '');
+    if (path.endsWith('/v1/ws')) path = path.slice(0, -'/v1/ws'.length);
+    return `${scheme}//${u.host}${path}`;
   }
 
   private channelChanged(channelId: string): void {
@@ -712,6 +1008,7 @@ export class ChatClient {
     void this.getToken().then(
       (token) => {
         if (gen !== this.connGen || this.state === 'closed') return;
+        this.lastToken = token;
         const Ctor =
           this.opts.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
         if (Ctor === undefined) throw new Error('no WebSocket: pass the WebSocket option (the ws package in Node)');
@@ -812,6 +1109,8 @@ export class ChatClient {
         this.onAck(f);
         break;
       case 'MSG_RECV':
+        // fan-out reaches current members only
+        this.memberNow(this.ctx(f.channelId));
         this.onEntries(f.channelId, [f], false);
         break;
       case 'SYNC_BATCH':
@@ -832,13 +1131,9 @@ export class ChatClient {
         this.presenceStore.invalidate();
         this.events.emit('presence', f);
         break;
-      case 'CHANNEL_REMOVED': {
-        const ch = this.ctx(f.channelId);
-        ch.removed = true;
-        ch.store.invalidate();
-        this.events.emit('channelRemoved', f.channelId);
+      case 'CHANNEL_REMOVED':
+        this.markRemoved(this.ctx(f.channelId));
         break;
-      }
       default:
         break; // unknown frame types are ignored
     }
@@ -853,25 +1148,19 @@ export class ChatClient {
       listed.add(c.channelId);
       const ch = this.ctx(c.channelId);
       ch.removed = false;
-      ch.hello = c;
-      ch.helloLastSeq = c.lastSeq;
-      ch.liveUnread = 0;
-      ch.log.noteLastSeq(c.lastSeq);
-      ch.readSeq = Math.max(ch.readSeq, c.readSeq);
-      ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
-      ch.deliveredSent = Math.max(ch.deliveredSent, ch.deliveredSeq);
-      ch.store.invalidate();
+      this.takeChannelState(ch, c);
     }
     for (const ch of this.channels.values()) {
-      if (!listed.has(ch.id) && ch.hello !== undefined && !ch.removed) {
-        ch.removed = true;
-        ch.store.invalidate();
-        this.events.emit('channelRemoved', ch.id);
-      }
+      if (!listed.has(ch.id) && ch.hello !== undefined && !ch.removed) this.markRemoved(ch);
     }
     this.setState('open');
     this.connStore.invalidate();
     this.events.emit('hello', h);
+    for (const id of listed) {
+      const ch = this.channels.get(id);
+      if (ch !== undefined) this.markListed(ch);
+    }
+    this.startChannelRefresh();
     for (const ch of this.channels.values()) {
       if (!ch.opened) continue;
       if (ch.log.isStarted) this.catchUp(ch);
@@ -985,14 +1274,15 @@ export class ChatClient {
   private onEntries(channelId: string, entries: readonly WireEntry[], fromRead: boolean, readLastSeq?: number): void {
     const ch = this.ctx(channelId);
     if (!ch.opened) {
-      // not displayed: only count
+      // not displayed: only count (others' messages above what HELLO counted, less deleted ones)
       for (const e of entries) {
+        const kind = entryKind(e);
+        if (kind === 'delete' && e.targetId !== undefined) ch.liveUnread.delete(e.targetId);
         if (e.seq > ch.log.knownLastSeq) {
           ch.log.noteLastSeq(e.seq);
-          if (entryKind(e) === 'message' && e.senderId !== this.userIdValue) ch.liveUnread++;
+          if (kind === 'message' && e.senderId !== this.userIdValue) ch.liveUnread.set(e.messageId, e.seq);
         }
       }
-      if (ch.hello === undefined && !fromRead) ch.hello = { channelId, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
       ch.store.invalidate();
       return;
     }
@@ -1094,12 +1384,29 @@ export class ChatClient {
       waiters: [],
     };
     const promise = new Promise<SentEntry>((resolve, reject) => p.waiters.push({ resolve, reject }));
+    const signal = options.signal;
+    const onAbort = (): void => {
+      for (const w of p.waiters) w.reject(new ChatdError('aborted', 'aborted'));
+      p.waiters = [];
+      // still waiting for its ACK: out of the outbox (storage too), so nothing resends it
+      if (this.pending.get(record.clientMsgId) === p) void this.discard(record.clientMsgId);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const settled = (): void => {
+      signal?.removeEventListener('abort', onAbort);
+    };
+    promise.then(settled, settled);
     // durable before the first try; puts are chained so sends go out in the order they were made
     const put = this.putChain.then(() => this.storage.put(record));
     this.putChain = put.catch(() => undefined);
     put.then(
       () => {
-        if (this.pending.has(record.clientMsgId) || options.signal?.aborted === true) return;
+        if (signal?.aborted === true) {
+          // aborted while being written: the record must not stay behind to be sent by a later load
+          void this.storage.delete(this.userIdValue, record.clientMsgId);
+          return;
+        }
+        if (this.pending.has(record.clientMsgId)) return;
         this.pending.set(record.clientMsgId, p);
         this.broadcast({ t: 'put', record });
         this.channelChanged(op.channelId);
@@ -1107,13 +1414,9 @@ export class ChatClient {
       },
       (e: unknown) => {
         for (const w of p.waiters) w.reject(new ChatdError('internal', `outbox storage failed: ${String(e)}`));
+        p.waiters = [];
       },
     );
-    options.signal?.addEventListener('abort', () => {
-      void this.discard(record.clientMsgId);
-      for (const w of p.waiters) w.reject(new ChatdError('aborted', 'aborted'));
-      p.waiters = [];
-    });
     return promise;
   }
 
@@ -1177,7 +1480,15 @@ export class ChatClient {
 
   private onAck(a: AckFrame): void {
     const p = this.pending.get(a.clientMsgId);
-    if (p === undefined) return;
+    if (p === undefined) {
+      // a send aborted or discarded while on its way was stored after all: read it, so it shows
+      const ch = this.channels.get(a.channelId);
+      if (ch?.opened === true) {
+        ch.log.noteLastSeq(a.seq);
+        this.catchUp(ch);
+      }
+      return;
+    }
     this.confirmUpTo(p.frameNo);
     if (p.record.op.type !== 'MSG_SEND') this.supported.add(p.record.op.type);
     const sent: SentEntry = {
@@ -1199,6 +1510,7 @@ export class ChatClient {
     clearTimeout(p.retryTimer);
     const op = p.record.op;
     const ch = this.ctx(sent.channelId);
+    if (!sent.duplicate) this.memberNow(ch);
     if (op.type === 'MSG_SEND') {
       ch.sent.set(sent.clientMsgId, {
         clientMsgId: sent.clientMsgId,
@@ -1274,10 +1586,7 @@ export class ChatClient {
           ch.loadingOlder = false;
           for (const w of ch.olderWaiters.splice(0)) w(err);
         }
-        if (e.code === 'forbidden' && !ch.removed) {
-          ch.removed = true;
-          this.events.emit('channelRemoved', ch.id);
-        }
+        if (e.code === 'forbidden') this.markRemoved(ch);
         ch.store.invalidate();
         return;
       }
@@ -1462,13 +1771,54 @@ export class ChatClient {
 
   /**
    * Resolves when an outbox record is ACKed (also one loaded from storage after a reload).
-   * Rejects when it fails or is discarded.
+   * Rejects when it fails or is discarded, and with `aborted` when `signal` aborts (that
+   * stops this wait only: the record stays in the outbox and is still sent).
    */
-  whenSent(clientMsgId: string): Promise<SentEntry> {
+  whenSent(clientMsgId: string, signal?: AbortSignal): Promise<SentEntry> {
     const p = this.pending.get(clientMsgId);
     if (p === undefined) return Promise.reject(new ChatdError('not_found', 'no such outbox record'));
-    return new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+    if (signal?.aborted === true) return Promise.reject(new ChatdError('aborted', 'aborted'));
+    return new Promise((resolve, reject) => {
+      // aborting stops this wait only: the record stays in the outbox and is still sent
+      const waiter: Waiter = {
+        resolve: (v) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        reject: (e) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      };
+      const onAbort = (): void => {
+        const i = p.waiters.indexOf(waiter);
+        if (i >= 0) p.waiters.splice(i, 1);
+        reject(new ChatdError('aborted', 'aborted'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      p.waiters.push(waiter);
+    });
   }
+}
+
+/** The global object as an {@link OnlineEventSource}, when it is one (a browser's `window`). */
+function globalOnlineSource(): OnlineEventSource | undefined {
+  const g = globalThis as Partial<OnlineEventSource>;
+  return typeof g.addEventListener === 'function' && typeof g.removeEventListener === 'function'
+    ? (g as OnlineEventSource)
+    : undefined;
+}
+
+/** Whether the signal aborted (a call, so that TypeScript does not narrow it once and for all). */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** How many of the map's seqs are above `seq`. */
+function countAbove(seqs: ReadonlyMap<string, number>, seq: number): number {
+  let n = 0;
+  for (const s of seqs.values()) if (s > seq) n++;
+  return n;
 }
 
 /** Inputs of {@link computeUnread}. */

@@ -12,9 +12,12 @@ export class LazyStore<T> implements ExternalStore<T> {
   private value: T | undefined;
   private readonly build: () => T;
   private scheduled = false;
+  private readonly onInvalidate: (() => void) | undefined;
 
-  constructor(build: () => T) {
+  /** `onInvalidate` runs on every `invalidate()` (a store derived from this one goes stale too). */
+  constructor(build: () => T, onInvalidate?: () => void) {
     this.build = build;
+    this.onInvalidate = onInvalidate;
   }
 
   subscribe = (listener: () => void): (() => void) => {
@@ -32,6 +35,7 @@ export class LazyStore<T> implements ExternalStore<T> {
   /** Marks the snapshot stale and notifies listeners (once per microtask). */
   invalidate(): void {
     this.value = undefined;
+    this.onInvalidate?.();
     if (this.scheduled) return;
     this.scheduled = true;
     queueMicrotask(() => {
