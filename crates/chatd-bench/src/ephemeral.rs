@@ -21,7 +21,11 @@
 //!   queued, PRESENCE events the clients received, and the time from the
 //!   phase's start to the last event it needed, once every subscriber holds
 //!   the right state (checked after the events stop). Several G in one run
-//!   show how both grow with subscriptions per user.
+//!   show how both grow with subscriptions per user. The first
+//!   subscriptions go in waves of `--subscribe-wave` (each PRESENCE_SUB
+//!   reads the members table; 10,000 at once time out on SQLite's pool of
+//!   16 readers and are refused `unavailable`); ERRORs received are counted
+//!   and fail the check.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -383,6 +387,9 @@ struct Clock {
     base: Instant,
     events: AtomicU64,
     last: AtomicU64,
+    /// ERRORs the clients received (a refused PRESENCE_SUB: `unavailable`
+    /// when the server's membership read timed out).
+    errors: AtomicU64,
     /// Users who may be seen offline now (the leave phase).
     leaving: Mutex<HashSet<String>>,
 }
@@ -390,6 +397,9 @@ struct Clock {
 fn watch(mut events: mpsc::Receiver<Event>, view: Shared, clock: Arc<Clock>) {
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
+            if let Event::Error(_) = event {
+                clock.errors.fetch_add(1, Ordering::Relaxed);
+            }
             if let Event::Presence { user_id, online, .. } = event {
                 let at = clock.base.elapsed().as_nanos() as u64;
                 let mut view = view.lock().unwrap_or_else(|e| e.into_inner());
@@ -444,11 +454,12 @@ pub async fn presence(
     connections: usize,
     groups: &[usize],
     reconnect: usize,
+    wave: usize,
 ) -> anyhow::Result<serde_json::Value> {
     let mut runs = Vec::new();
     let mut problems = Vec::new();
     for (k, &group) in groups.iter().enumerate() {
-        let (run, mut wrong) = presence_once(ctx, base_url, connections, group, reconnect, k).await?;
+        let (run, mut wrong) = presence_once(ctx, base_url, connections, group, reconnect, wave, k).await?;
         problems.append(&mut wrong);
         runs.push(run);
     }
@@ -487,6 +498,7 @@ async fn presence_once(
     connections: usize,
     group: usize,
     reconnect: usize,
+    wave: usize,
     k: usize,
 ) -> anyhow::Result<(serde_json::Value, Vec<String>)> {
     let group = group.clamp(1, connections.max(1));
@@ -506,6 +518,7 @@ async fn presence_once(
         base: Instant::now(),
         events: AtomicU64::new(0),
         last: AtomicU64::new(0),
+        errors: AtomicU64::new(0),
         leaving: Mutex::default(),
     });
     let mut views: Vec<Shared> = Vec::new();
@@ -515,16 +528,32 @@ async fn presence_once(
     let expected_snapshot: u64 = (0..connections).map(|i| my_group(i).len() as u64).sum();
     let q0 = frames_out(base_url, "PRESENCE").await?;
     let d0 = frames_dropped(base_url, "PRESENCE").await?;
-    let started = Instant::now();
-    for (i, (client, events)) in clients.into_iter().enumerate() {
+    for (client, events) in clients {
         let view: Shared = Arc::default();
         watch(events, view.clone(), clock.clone());
-        client.subscribe_presence(my_group(i).clone()).await;
         views.push(view);
         handles.push(client);
     }
-    let (snapshot_events, snapshot_secs) = settle(&clock, 0, expected_snapshot, started, Duration::from_secs(5)).await;
+    // Subscribe in waves of `wave` (0: all at once), each waited for: each
+    // PRESENCE_SUB reads the members table.
+    let wave = if wave == 0 { connections.max(1) } else { wave };
+    let started = Instant::now();
+    let mut snapshot_events = 0;
+    for first in (0..connections).step_by(wave) {
+        let last = (first + wave).min(connections);
+        let expected: u64 = (first..last).map(|i| my_group(i).len() as u64).sum();
+        let from = clock.events.load(Ordering::Relaxed);
+        for (i, client) in handles.iter().enumerate().take(last).skip(first) {
+            client.subscribe_presence(my_group(i).clone()).await;
+        }
+        snapshot_events += settle(&clock, from, expected, started, Duration::from_secs(5)).await.0;
+    }
+    let snapshot_secs = clock
+        .base
+        .checked_add(Duration::from_nanos(clock.last.load(Ordering::Relaxed)))
+        .map_or(0.0, |last| last.saturating_duration_since(started).as_secs_f64());
     let snapshot_frames = frames_out(base_url, "PRESENCE").await? - q0;
+    let snapshot_errors = clock.errors.load(Ordering::Relaxed);
     let mut problems = Vec::new();
     let everyone_online =
         |view: &View, i: usize| my_group(i).iter().all(|u| view.online.get(u) == Some(&true)) && view.flaps == 0;
@@ -556,6 +585,7 @@ async fn presence_once(
     }
     let (reconnect_events, reconnect_secs) =
         settle(&clock, from, expected_reconnect, started, Duration::from_secs(5)).await;
+    let reconnect_errors = clock.errors.load(Ordering::Relaxed) - snapshot_errors;
     let reconnect_frames = frames_out(base_url, "PRESENCE").await? - q0;
     let mut flaps = 0;
     for (i, view) in views.iter().enumerate() {
@@ -609,12 +639,18 @@ async fn presence_once(
     for client in &handles {
         client.close().await;
     }
-    let phase = |frames: f64, events: u64, expected: u64, secs: f64| json!({"presenceFramesQueued": frames, "presenceEventsReceived": events, "expectedEvents": expected, "secsUntilAllRight": (secs * 1000.0).round() / 1000.0});
+    let phase = |frames: f64, events: u64, expected: u64, secs: f64, errors: u64| json!({"presenceFramesQueued": frames, "presenceEventsReceived": events, "expectedEvents": expected, "secsUntilAllRight": (secs * 1000.0).round() / 1000.0, "errorsReceived": errors});
+    let leave_errors = clock.errors.load(Ordering::Relaxed) - snapshot_errors - reconnect_errors;
+    if snapshot_errors + reconnect_errors + leave_errors > 0 {
+        problems.push(format!(
+            "G={group}: ERRORs received (refused PRESENCE_SUBs): {snapshot_errors} subscribing, {reconnect_errors} after the mass reconnect"
+        ));
+    }
     let out = json!({
-        "settings": {"connections": connections, "subscriptionsPerUser": group, "reconnect": reconnect, "connectSecs": (connect_secs * 10.0).round() / 10.0},
-        "snapshot": phase(snapshot_frames, snapshot_events, expected_snapshot, snapshot_secs),
-        "massReconnect": phase(reconnect_frames, reconnect_events, expected_reconnect, reconnect_secs),
-        "leave": phase(leave_frames, leave_events, expected_leave, leave_secs),
+        "settings": {"connections": connections, "subscriptionsPerUser": group, "reconnect": reconnect, "subscribeWave": wave, "connectSecs": (connect_secs * 10.0).round() / 10.0},
+        "snapshot": phase(snapshot_frames, snapshot_events, expected_snapshot, snapshot_secs, snapshot_errors),
+        "massReconnect": phase(reconnect_frames, reconnect_events, expected_reconnect, reconnect_secs, reconnect_errors),
+        "leave": phase(leave_frames, leave_events, expected_leave, leave_secs, leave_errors),
         "flapsSeen": flaps,
         "presenceFramesDropped": dropped,
     });

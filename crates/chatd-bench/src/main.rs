@@ -228,6 +228,10 @@ enum Scenario {
         group: Vec<usize>,
         #[arg(long, default_value_t = 200)]
         reconnect: usize,
+        /// The first subscriptions go in waves of this many connections,
+        /// each waited for (0: all at once).
+        #[arg(long, default_value_t = 1000)]
+        subscribe_wave: usize,
     },
 }
 
@@ -421,7 +425,8 @@ async fn main() -> anyhow::Result<()> {
             connections,
             group,
             reconnect,
-        } => Some(ephemeral::presence(&ctx, &cli.url, connections, &group, reconnect).await?),
+            subscribe_wave,
+        } => Some(ephemeral::presence(&ctx, &cli.url, connections, &group, reconnect, subscribe_wave).await?),
         _ => None,
     };
     if let Some(figures) = ephemeral {
