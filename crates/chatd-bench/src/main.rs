@@ -21,7 +21,10 @@
 //!
 //! Usage is in README.md ("Benchmarks") and docs/performance.md.
 
+mod entries;
 mod ephemeral;
+mod history;
+mod seed;
 mod stats;
 
 use std::collections::{BTreeMap, HashMap};
@@ -30,7 +33,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use chatd_client::admin::AdminClient;
-use chatd_client::{Ack, Client, ClientConfig, Event, SendError, StartFrom};
+use chatd_client::{Ack, Client, ClientConfig, EntryRequest, Event, SendError, StartFrom};
 use clap::{Parser, Subcommand};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use hdrhistogram::Histogram;
@@ -38,6 +41,7 @@ use serde_json::json;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+use crate::entries::{Change, ChangeKind, Kind, Mix, Op, Picker};
 use crate::stats::{histogram, record, CpuSample, CpuSplit, Percentiles, Report, Verification};
 
 /// The generator decodes every MSG_RECV its connections get (half a million a
@@ -105,6 +109,41 @@ enum Scenario {
         #[arg(long, value_parser = positive_rate)]
         rate: Option<f64>,
     },
+    /// The `send` layout writing a mix of log entries (default 70 % MSG_SEND,
+    /// 20 % MSG_REACT, 10 % MSG_EDIT), measured against plain `send` in the
+    /// same run: each round runs `send`, then the mix, on fresh channels and
+    /// connections (`--warmup` and `--duration` each). Reports entries/s and
+    /// send→ACK per phase and the ratio, and checks every channel's state
+    /// read back (latest edit, reaction counts in first-use order).
+    Mix {
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        #[arg(long, default_value_t = 100)]
+        channels: usize,
+        #[arg(long, default_value_t = 8)]
+        members: usize,
+        #[arg(long, default_value_t = 16)]
+        in_flight: usize,
+        /// Open loop: total entries per second (overrides --in-flight).
+        #[arg(long, value_parser = positive_rate)]
+        rate: Option<f64>,
+        /// MSG_REACT per 100 entries.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(0..=100))]
+        react_pct: u32,
+        /// MSG_EDIT per 100 entries.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100))]
+        edit_pct: u32,
+        /// Send-then-mix rounds (alternating, so drift on a shared machine
+        /// shows in each round's ratio rather than in one side).
+        #[arg(long, default_value_t = 2)]
+        rounds: usize,
+    },
+    /// Render-ready history reads of two channels of N entries each: one of
+    /// plain messages, one where every 10th entry is an edit or a reaction
+    /// (alternately) of a message of its block. Pages through the history
+    /// route (as a member, so `me` is computed) and SYNC catch-ups, both
+    /// channels interleaved; reports p50/p99 per channel and their ratio.
+    History(history::HistoryArgs),
     /// Every connection sends into one channel (all are its members).
     Hot {
         #[arg(long, default_value_t = 64)]
@@ -161,10 +200,11 @@ enum Scenario {
         #[arg(long, default_value_t = 500)]
         reads: usize,
     },
-    /// One channel of M connected members, T of them typing (start and stop
-    /// every --toggle-ms): TYPING frames queued per second and server CPU per
-    /// frame; with --send-connections, the plain send figure without and
-    /// with that typing load, in the same run (`--duration` each).
+    /// One channel of M connected members, T of them typing (on and off
+    /// every --toggle-ms): TYPING frames queued and received per second and
+    /// server CPU per frame, typing alone; with --send-connections, the
+    /// plain send figure without and with that typing load, alternating,
+    /// --rounds times (`--duration` each phase).
     Typing {
         #[arg(long, default_value_t = 1000)]
         members: usize,
@@ -174,17 +214,24 @@ enum Scenario {
         toggle_ms: u64,
         #[arg(long, default_value_t = 0)]
         send_connections: usize,
+        #[arg(long, default_value_t = 2)]
+        rounds: usize,
     },
     /// N connections in channels of G members, each subscribed to its G;
-    /// then R of them reconnect at once, then leave: PRESENCE frames and
-    /// the time until every subscriber holds the right state.
+    /// then R of them (spread over the groups) reconnect at once, then
+    /// leave: PRESENCE frames and the time until every subscriber holds the
+    /// right state, per phase, for each G of --group (e.g. 10,50,100).
     Presence {
         #[arg(long, default_value_t = 2000)]
         connections: usize,
-        #[arg(long, default_value_t = 100)]
-        group: usize,
+        #[arg(long, value_delimiter = ',', default_value = "100")]
+        group: Vec<usize>,
         #[arg(long, default_value_t = 200)]
         reconnect: usize,
+        /// The first subscriptions go in waves of this many connections,
+        /// each waited for (0: all at once).
+        #[arg(long, default_value_t = 1000)]
+        subscribe_wave: usize,
     },
 }
 
@@ -201,6 +248,20 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// The same server, with run prefix `{run}-{suffix}` (a phase's own
+    /// users, channels and keys).
+    fn phase(&self, suffix: &str) -> Ctx {
+        Ctx {
+            admin: self.admin.clone(),
+            ws_urls: self.ws_urls.clone(),
+            run: format!("{}-{suffix}", self.run),
+            base: self.base,
+            measure_from: self.measure_from,
+            measure_to: self.measure_to,
+            body_bytes: self.body_bytes,
+        }
+    }
+
     fn in_window(&self, t: Instant) -> bool {
         t >= self.measure_from && t < self.measure_to
     }
@@ -243,6 +304,8 @@ struct Plan {
     user: String,
     targets: Vec<String>,
     mode: Mode,
+    /// Write a mix of entries instead of sends only (`mix`).
+    mix: Option<Mix>,
 }
 
 impl Plan {
@@ -271,6 +334,10 @@ struct Tally {
     retried: u64,
     errors: BTreeMap<String, u64>,
     acks: Vec<Ack>,
+    /// `mix`: send→ACK and ACKed entries in the window, per kind.
+    by_kind: BTreeMap<Kind, (u64, Histogram<u64>)>,
+    /// `mix`: every ACKed edit and reaction, for the state check.
+    changes: Vec<Change>,
 }
 
 impl Tally {
@@ -284,6 +351,12 @@ impl Tally {
             *self.errors.entry(k).or_default() += v;
         }
         self.acks.extend(other.acks);
+        for (kind, (n, h)) in other.by_kind {
+            let (m, into) = self.by_kind.entry(kind).or_insert_with(|| (0, histogram()));
+            *m += n;
+            let _ = into.add(h);
+        }
+        self.changes.extend(other.changes);
     }
 }
 
@@ -331,16 +404,20 @@ async fn main() -> anyhow::Result<()> {
             typers,
             toggle_ms,
             send_connections,
+            rounds,
         } => Some(
             ephemeral::typing(
                 &ctx,
                 &cli.url,
                 pid,
                 cli.duration,
-                members,
-                typers.min(members),
-                toggle_ms,
-                send_connections & !1,
+                ephemeral::TypingArgs {
+                    members,
+                    typers: typers.min(members),
+                    toggle_ms,
+                    send_connections: send_connections & !1,
+                    rounds,
+                },
             )
             .await?,
         ),
@@ -348,11 +425,15 @@ async fn main() -> anyhow::Result<()> {
             connections,
             group,
             reconnect,
-        } => Some(ephemeral::presence(&ctx, &cli.url, connections, group, reconnect).await?),
+            subscribe_wave,
+        } => Some(ephemeral::presence(&ctx, &cli.url, connections, &group, reconnect, subscribe_wave).await?),
         _ => None,
     };
     if let Some(figures) = ephemeral {
         println!("{}", serde_json::to_string_pretty(&figures)?);
+        if figures["verification"]["ok"] != json!(true) {
+            std::process::exit(1);
+        }
         return Ok(());
     }
     let mut report = match cli.scenario.clone() {
@@ -364,28 +445,8 @@ async fn main() -> anyhow::Result<()> {
             rate,
         } => {
             let members = members.clamp(1, connections.max(1));
-            let users: Vec<String> = (0..connections).map(|i| format!("{}-u{i}", ctx.run)).collect();
-            let layout: Vec<(String, Vec<String>)> = (0..channels)
-                .map(|k| {
-                    let ids = (0..members)
-                        .map(|j| users[(k * members + j) % users.len()].clone())
-                        .collect();
-                    (format!("{}-c{k}", ctx.run), ids)
-                })
-                .collect();
             let mode = mode_for(rate, connections, in_flight);
-            let plans = users
-                .iter()
-                .map(|u| Plan {
-                    user: u.clone(),
-                    targets: layout
-                        .iter()
-                        .filter(|(_, m)| m.contains(u))
-                        .map(|(c, _)| c.clone())
-                        .collect(),
-                    mode,
-                })
-                .collect();
+            let (layout, plans) = send_layout(&ctx.run, connections, channels, members, mode, None);
             let settings = json!({"connections": connections, "channels": channels, "members": members, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes});
             load(&cli, ctx, pid, "send", settings, layout, plans).await?
         }
@@ -403,6 +464,7 @@ async fn main() -> anyhow::Result<()> {
                     user: u.clone(),
                     targets: vec![channel.clone()],
                     mode,
+                    mix: None,
                 })
                 .collect();
             let settings =
@@ -426,6 +488,7 @@ async fn main() -> anyhow::Result<()> {
                     user: u.clone(),
                     targets: vec![channel.clone()],
                     mode: if i < senders { send_mode } else { Mode::Silent },
+                    mix: None,
                 })
                 .collect();
             let settings = json!({"members": members, "senders": senders, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes});
@@ -439,6 +502,29 @@ async fn main() -> anyhow::Result<()> {
             catch_up,
         } => sync(&cli, ctx, messages, channel, history_reads, catch_up).await?,
         Scenario::PageBack { channel, reads } => page_back(ctx, channel, reads).await?,
+        Scenario::Mix {
+            connections,
+            channels,
+            members,
+            in_flight,
+            rate,
+            react_pct,
+            edit_pct,
+            rounds,
+        } => {
+            if react_pct + edit_pct > 100 {
+                bail!("--react-pct and --edit-pct add up to more than 100");
+            }
+            let members = members.clamp(1, connections.max(1));
+            let mix = Mix { react_pct, edit_pct };
+            let settings = json!({"connections": connections, "channels": channels, "members": members, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes, "sendPct": 100 - react_pct - edit_pct, "reactPct": react_pct, "editPct": edit_pct, "rounds": rounds});
+            let mode = mode_for(rate, connections, in_flight);
+            mix_rounds(&cli, &ctx, pid, settings, rounds.max(1), |run: &str, mix_on: bool| {
+                send_layout(run, connections, channels, members, mode, mix_on.then_some(mix))
+            })
+            .await?
+        }
+        Scenario::History(args) => history::run(&cli, &ctx, args).await?,
         Scenario::Typing { .. } | Scenario::Presence { .. } => unreachable!("handled above"),
     };
     if let Some(settings) = report.settings.as_object_mut() {
@@ -473,6 +559,104 @@ fn mode_for(rate: Option<f64>, senders: usize, in_flight: usize) -> Mode {
         Some(r) => Mode::Open(Duration::from_secs_f64(senders.max(1) as f64 / r)),
         None => Mode::Closed(in_flight.max(1)),
     }
+}
+
+/// The `send` layout: `connections` users, `channels` channels of `members`
+/// (channel `k` holds users `k·members … k·members + members − 1`, mod the
+/// user count); each user writes into its channels in turn.
+fn send_layout(
+    run: &str,
+    connections: usize,
+    channels: usize,
+    members: usize,
+    mode: Mode,
+    mix: Option<Mix>,
+) -> (Vec<(String, Vec<String>)>, Vec<Plan>) {
+    let users: Vec<String> = (0..connections).map(|i| format!("{run}-u{i}")).collect();
+    let layout: Vec<(String, Vec<String>)> = (0..channels)
+        .map(|k| {
+            let ids = (0..members)
+                .map(|j| users[(k * members + j) % users.len()].clone())
+                .collect();
+            (format!("{run}-c{k}"), ids)
+        })
+        .collect();
+    let plans = users
+        .iter()
+        .map(|u| Plan {
+            user: u.clone(),
+            targets: layout
+                .iter()
+                .filter(|(_, m)| m.contains(u))
+                .map(|(c, _)| c.clone())
+                .collect(),
+            mode,
+            mix,
+        })
+        .collect();
+    (layout, plans)
+}
+
+/// The `mix` scenario: `rounds` times plain `send`, then the mix, each on
+/// its own users and channels (`layout(run, mix_on)`), on the same server.
+/// The report is the last mix phase's, with every phase's figures and the
+/// mix/send ratios in `extra`, and the verification of all phases.
+async fn mix_rounds(
+    cli: &Cli,
+    ctx: &Arc<Ctx>,
+    pid: Option<u32>,
+    settings: serde_json::Value,
+    rounds: usize,
+    layout: impl Fn(&str, bool) -> (Vec<(String, Vec<String>)>, Vec<Plan>),
+) -> anyhow::Result<Report> {
+    let mut phases = Vec::new();
+    let mut ratios = Vec::new();
+    let mut verification = Verification {
+        ran: !cli.no_verify,
+        ok: true,
+        ..Verification::default()
+    };
+    let mut last = None;
+    for round in 0..rounds {
+        let mut send_rate = None;
+        for mix_on in [false, true] {
+            let name = if mix_on { "mix" } else { "send" };
+            let phase = Arc::new(ctx.phase(&format!("r{round}{}", &name[..1])));
+            let (channels, plans) = layout(&phase.run, mix_on);
+            let report = load(cli, phase, pid, name, settings.clone(), channels, plans).await?;
+            phases.push(json!({
+                "round": round,
+                "phase": name,
+                "entriesPerSec": report.acked_per_sec.round(),
+                "sendToAckMs": report.send_to_ack_ms,
+                "sendToRecvMs": report.send_to_recv_ms,
+                "entriesByKind": report.extra.get("entries_by_kind"),
+                "ackMsByKind": report.extra.get("send_to_ack_ms_by_kind"),
+                "errors": report.errors,
+                "cpu": report.cpu,
+            }));
+            let v = &report.verification;
+            verification.channels += v.channels;
+            verification.stored += v.stored;
+            verification.acked += v.acked;
+            verification.ok &= !v.ran || v.ok;
+            verification.problems.extend(v.problems.iter().cloned());
+            match send_rate {
+                None => send_rate = Some(report.acked_per_sec),
+                Some(send) => ratios.push((report.acked_per_sec / send.max(1e-9) * 1000.0).round() / 1000.0),
+            }
+            last = Some(report);
+        }
+    }
+    let mut report = last.context("no round ran")?;
+    report.scenario = "mix".into();
+    report.extra.insert("phases".into(), json!(phases));
+    report
+        .extra
+        .insert("mix_over_send_entries_per_sec".into(), json!(ratios));
+    verification.problems.truncate(20);
+    report.verification = verification;
+    Ok(report)
 }
 
 /// Creates the channels, mints one token per user (32 requests at a time).
@@ -603,9 +787,19 @@ async fn load(
         cpu: cpu.await.ok(),
         ..Report::default()
     };
+    if !tally.by_kind.is_empty() {
+        let counts: BTreeMap<&str, u64> = tally.by_kind.iter().map(|(k, (n, _))| (k.name(), *n)).collect();
+        let latency: BTreeMap<&str, Percentiles> = tally
+            .by_kind
+            .iter()
+            .map(|(k, (_, h))| (k.name(), Percentiles::of(h)))
+            .collect();
+        report.extra.insert("entries_by_kind".into(), json!(counts));
+        report.extra.insert("send_to_ack_ms_by_kind".into(), json!(latency));
+    }
     if !cli.no_verify {
         let channels: Vec<String> = layout.iter().map(|(c, _)| c.clone()).collect();
-        report.verification = verify(&ctx.admin, &channels, &tally.acks).await?;
+        report.verification = verify(&ctx.admin, &channels, &tally.acks, &tally.changes).await?;
     }
     Ok(report)
 }
@@ -621,9 +815,11 @@ async fn connection(
     mut events: tokio::sync::mpsc::Receiver<Event>,
     first: Instant,
 ) -> Tally {
+    let seen = entries::Seen::default();
     let receiver = {
         let ctx = ctx.clone();
         let user = plan.user.clone();
+        let seen = plan.mix.map(|_| seen.clone());
         tokio::spawn(async move {
             let mut h = histogram();
             let mut delivered = 0u64;
@@ -632,6 +828,9 @@ async fn connection(
                 if let Event::Message(m) = event {
                     if m.sender_id == user {
                         continue;
+                    }
+                    if let Some(seen) = &seen {
+                        entries::saw(seen, &m);
                     }
                     let now = Instant::now();
                     if let Some(intended) = ctx.intended_of(&m.body) {
@@ -649,6 +848,7 @@ async fn connection(
         ack: Some(histogram()),
         ..Tally::default()
     };
+    let mut picker = plan.mix.map(|mix| Picker::new(mix, index, seen));
     if plan.sends() {
         let mut in_flight = FuturesUnordered::new();
         let mut counter = 0u64;
@@ -672,9 +872,29 @@ async fn connection(
                 };
                 let target = &plan.targets[(counter as usize) % plan.targets.len()];
                 let key = format!("{}-{index}-{counter}", ctx.run);
+                let op = picker.as_mut().map_or(Op::Send, |p| p.next(counter));
                 counter += 1;
-                match client.submit(target, &key, ctx.body(intended)).await {
-                    Ok(pending) => in_flight.push(async move { (intended, pending.await) }),
+                let body = ctx.body(intended);
+                let submitted = match &op {
+                    Op::Send => client.submit(target, &key, body.clone()).await,
+                    Op::Edit(id) => {
+                        let entry = EntryRequest::Edit {
+                            message_id: *id,
+                            body: body.clone(),
+                        };
+                        client.submit_entry(&key, entry).await
+                    }
+                    Op::React(id, emoji, add) => {
+                        let entry = EntryRequest::React {
+                            message_id: *id,
+                            emoji: (*emoji).to_owned(),
+                            add: *add,
+                        };
+                        client.submit_entry(&key, entry).await
+                    }
+                };
+                match submitted {
+                    Ok(pending) => in_flight.push(async move { (intended, op, body, pending.await) }),
                     Err(e) => count_error(&mut tally, &e),
                 }
                 continue;
@@ -692,7 +912,7 @@ async fn connection(
                 _ => ctx.measure_to.max(now) + Duration::from_secs(60),
             };
             tokio::select! {
-                Some((intended, result)) = in_flight.next(), if !in_flight.is_empty() => {
+                Some((intended, op, body, result)) = in_flight.next(), if !in_flight.is_empty() => {
                     let now = Instant::now();
                     match result {
                         Ok(ack) => {
@@ -703,6 +923,36 @@ async fn connection(
                                 if !ack.duplicate {
                                     tally.acked += 1;
                                 }
+                                if plan.mix.is_some() {
+                                    let (n, h) = tally.by_kind.entry(op.kind()).or_insert_with(|| (0, histogram()));
+                                    record(h, now.saturating_duration_since(intended));
+                                    *n += u64::from(!ack.duplicate);
+                                }
+                            }
+                            let what = match op {
+                                Op::Send => {
+                                    if let Some(p) = picker.as_mut() {
+                                        p.stored(ack.message_id);
+                                    }
+                                    None
+                                }
+                                Op::Edit(target) => Some((target, ChangeKind::Edit(body))),
+                                Op::React(target, emoji, add) => Some((
+                                    target,
+                                    ChangeKind::React {
+                                        user: plan.user.clone(),
+                                        emoji: emoji.to_owned(),
+                                        add,
+                                    },
+                                )),
+                            };
+                            if let Some((target, what)) = what {
+                                tally.changes.push(Change {
+                                    channel_id: ack.channel_id.clone(),
+                                    seq: ack.seq,
+                                    target,
+                                    what,
+                                });
                             }
                             tally.retried += u64::from(ack.attempts > 1);
                             tally.acks.push(ack);
@@ -737,9 +987,16 @@ fn count_error(tally: &mut Tally, error: &SendError) {
     *tally.errors.entry(key).or_default() += 1;
 }
 
-/// Every ACKed message stored once, with the ACK's seq and id; every
-/// channel's seqs 1..=N; no idempotency key twice.
-async fn verify(admin: &AdminClient, channels: &[String], acks: &[Ack]) -> anyhow::Result<Verification> {
+/// Every ACKed entry stored once, with the ACK's seq and id; every
+/// channel's seqs 1..=N; no idempotency key twice; every message read back
+/// in the state its ACKed `changes` give it ([`entries::check_state`]: no
+/// changes, no `editedAt` and no reactions).
+async fn verify(
+    admin: &AdminClient,
+    channels: &[String],
+    acks: &[Ack],
+    changes: &[Change],
+) -> anyhow::Result<Verification> {
     let mut v = Verification {
         ran: true,
         channels: channels.len(),
@@ -763,6 +1020,7 @@ async fn verify(admin: &AdminClient, channels: &[String], acks: &[Ack]) -> anyho
                 break;
             }
         }
+        v.problems.extend(entries::check_state(channel, &history, changes));
         for m in history {
             if !seen.insert((m.sender_id.clone(), m.client_msg_id.clone())) {
                 v.problems.push(format!(
@@ -810,6 +1068,7 @@ async fn idle(
             user: users[i / per_user].clone(),
             targets: Vec::new(),
             mode: Mode::Silent,
+            mix: None,
         })
         .collect();
     let started = Instant::now();
@@ -947,7 +1206,7 @@ async fn sync(
         serde_json::to_value(Percentiles::of(&pages))?,
     );
     if !cli.no_verify {
-        let mut v = verify(&ctx.admin, std::slice::from_ref(&channel), &acks).await?;
+        let mut v = verify(&ctx.admin, std::slice::from_ref(&channel), &acks, &[]).await?;
         if got != catch_up || !in_order {
             v.problems
                 .push(format!("catch-up delivered {got} of {catch_up} (in order: {in_order})"));
