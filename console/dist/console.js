@@ -106,16 +106,18 @@
     }
     /**
      * Adds entries at or above the window (live `MSG_RECV`, forward `SYNC_BATCH`).
-     * `fromRead` marks entries of a read, whose message state is as of the read.
+     * `fromRead` marks entries of a read, whose message state is as of the read: as of
+     * `readLastSeq` (the `SYNC_BATCH`'s `lastSeq`) when given, else of the highest seq known.
      */
-    ingest(entries, fromRead) {
+    ingest(entries, fromRead, readLastSeq) {
       const appended = [];
       let batchMax = 0;
       for (const e of entries) {
         if (e.seq > batchMax) batchMax = e.seq;
         this.noteLastSeq(e.seq);
       }
-      const asOf = fromRead ? this.knownLastSeq : 0;
+      if (readLastSeq !== void 0) this.noteLastSeq(readLastSeq);
+      const asOf = fromRead ? Math.max(readLastSeq ?? this.knownLastSeq, batchMax) : 0;
       for (const e of entries) {
         if (!this.started) {
           this.held.set(e.seq, e);
@@ -157,10 +159,12 @@
      * Only entries that are contiguous with the window's bottom are taken; returns them.
      * If the log had not started, the page places the window.
      */
-    prepend(entries) {
+    prepend(entries, readLastSeq) {
       const sorted = [...entries].sort((a, b) => a.seq - b.seq);
       for (const e of sorted) this.noteLastSeq(e.seq);
-      const asOf = this.knownLastSeq;
+      if (readLastSeq !== void 0) this.noteLastSeq(readLastSeq);
+      const pageTop = sorted[sorted.length - 1]?.seq ?? 0;
+      const asOf = Math.max(readLastSeq ?? this.knownLastSeq, pageTop);
       if (!this.started) {
         const first = sorted[0];
         if (first === void 0) {
@@ -168,7 +172,7 @@
           return [];
         }
         this.start(first.seq - 1);
-        const r = this.ingest(sorted, true);
+        const r = this.ingest(sorted, true, readLastSeq);
         return r.appended;
       }
       const run = [];
@@ -276,10 +280,12 @@
         case "delete":
           st.deleted = true;
           st.body = "";
+          st.editedAt = void 0;
+          st.reactions = [];
           break;
         case "reaction": {
           if (st.deleted || m.emoji === void 0) break;
-          foldReaction(st, m.senderId, m.emoji, m.op ?? "add");
+          foldReaction(st, m.senderId, m.emoji, m.op ?? "add", m.noop === true);
           break;
         }
         case "message":
@@ -339,8 +345,12 @@
       });
     }
   };
-  function foldReaction(st, userId, emoji, op) {
+  function foldReaction(st, userId, emoji, op, noop) {
     let r = st.reactions.find((x) => x.emoji === emoji);
+    if (noop) {
+      r?.holders.set(userId, op === "add");
+      return;
+    }
     if (r === void 0) {
       if (op === "remove") return;
       r = { emoji, count: 0, holders: /* @__PURE__ */ new Map() };
@@ -1436,7 +1446,7 @@
       if (kind === "older") {
         ch.loadingOlder = false;
         const lowBefore = ch.log.low;
-        const added = ch.log.prepend(b.messages);
+        const added = ch.log.prepend(b.messages, b.lastSeq);
         if (added.length > 0) this.events.emit("older", ch.id, added);
         ch.store.invalidate();
         const top = b.messages.length > 0 ? b.messages[b.messages.length - 1] : void 0;
@@ -1453,10 +1463,10 @@
         ch.log.start(first !== void 0 ? first.seq - 1 : req?.afterSeq ?? 0);
         ch.store.invalidate();
       }
-      this.onEntries(ch.id, b.messages, true);
+      this.onEntries(ch.id, b.messages, true, b.lastSeq);
       if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
     }
-    onEntries(channelId, entries, fromRead) {
+    onEntries(channelId, entries, fromRead, readLastSeq) {
       const ch = this.ctx(channelId);
       if (!ch.opened) {
         for (const e of entries) {
@@ -1470,7 +1480,7 @@
         ch.store.invalidate();
         return;
       }
-      const r = ch.log.ingest(entries, fromRead);
+      const r = ch.log.ingest(entries, fromRead, readLastSeq);
       if (r.appended.length > 0) {
         for (const e of r.appended) {
           if (entryKind(e) === "message" && ch.typing.remove(e.senderId)) ch.store.invalidate();
