@@ -8,14 +8,15 @@
 //! behind; only for channels whose bucket this node holds. It also sets the
 //! lag gauges from that scan.
 //!
-//! A driver reads the cursor, then loops: read up to `webhook_batch_max`
-//! entries after it, POST them until a 2xx (retrying with backoff, for at
-//! most `webhook_max_retry_secs` from the first failure; then they are
-//! skipped, logged and counted), move the cursor from the value read to the
-//! last seq sent (a compare-and-set: if an operator or another node moved
-//! it meanwhile, read it again). It ends when nothing is left, when this
-//! node loses the channel's lease, or at shutdown. A crash between a 2xx
-//! and the cursor's move sends those entries again: at least once.
+//! A driver reads the cursor, then loops: read entries after it (256 at a
+//! time), POST them `webhook_batch_max` at a time until a 2xx (retrying
+//! with backoff, for at most `webhook_max_retry_secs` from the first
+//! failure; then they are skipped, logged and counted), and move the cursor
+//! from the value stored to the last seq answered 2xx (a compare-and-set: if
+//! an operator or another node moved it meanwhile, go on from what is
+//! stored) after every 2xx, before the next request. It ends when nothing is left, when this node loses the
+//! channel's lease, or at shutdown. A crash between a 2xx and the cursor's
+//! write sends those entries again: at least once.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -183,72 +184,116 @@ enum Sent {
     Stopped,
 }
 
+/// Entries read ahead per database read (at least `webhook_batch_max`).
+const READ_AHEAD: u32 = 256;
+
+/// A driver's cursor: what is stored, and what has been answered 2xx
+/// (written after every 2xx, before the next request: so a crash repeats
+/// at most the last request, and a receiver never sees a seq below one it
+/// already got, but for that repeat).
+struct Cursor {
+    stored: i64,
+    sent: i64,
+}
+
+impl Cursor {
+    /// Writes `sent` (compare-and-set from `stored`). When the stored cursor
+    /// was moved by someone else (an operator's replay, another node) or the
+    /// write's outcome is unknown, goes on from what is stored, and returns
+    /// false (entries read ahead are to be dropped). `Err` when even the
+    /// read fails.
+    async fn write(&mut self, store: &Store, channel: &ChannelId) -> Result<bool, crate::store::StoreError> {
+        if self.sent == self.stored {
+            return Ok(true);
+        }
+        if let Ok(true) = store
+            .move_webhook_cursor(channel, self.stored, self.sent, now_ms())
+            .await
+        {
+            self.stored = self.sent;
+            return Ok(true);
+        }
+        let stored = store.webhook_cursor(channel).await?;
+        self.stored = stored;
+        self.sent = stored;
+        Ok(false)
+    }
+}
+
 /// One channel's driver; see the module documentation.
 async fn drive(shared: &Shared, channel: &ChannelId, stop: &CancellationToken) {
     let bucket = lease::bucket(channel);
     let Ok(_permit) = shared.sending.acquire().await else {
         return;
     };
-    let mut cursor = match shared.store.webhook_cursor(channel).await {
+    let stored = match shared.store.webhook_cursor(channel).await {
         Ok(cursor) => cursor,
         Err(error) => {
             tracing::warn!(%error, channel = %channel.as_str(), "webhook cursor not read");
             return;
         }
     };
+    let mut cursor = Cursor { stored, sent: stored };
+    let batch = shared.settings.batch_max as usize;
+    let mut ahead: std::collections::VecDeque<crate::store::WebhookEntry> = std::collections::VecDeque::new();
     loop {
-        if stop.is_cancelled() || !shared.leases.holds(bucket) {
+        let stopping = stop.is_cancelled() || !shared.leases.holds(bucket);
+        match cursor.write(&shared.store, channel).await {
+            Ok(true) => {}
+            Ok(false) => ahead.clear(),
+            Err(error) => {
+                tracing::warn!(%error, channel = %channel.as_str(), "webhook cursor not read");
+                return;
+            }
+        }
+        if stopping {
             return;
         }
-        let entries = match shared
-            .store
-            .webhook_entries_after(channel, cursor, shared.settings.batch_max)
-            .await
-        {
-            Ok(entries) => entries,
-            Err(error) => {
-                tracing::warn!(%error, channel = %channel.as_str(), "webhook entries not read");
-                pause(AFTER_STORE_ERROR, stop).await;
-                continue;
+        if ahead.is_empty() {
+            let limit = READ_AHEAD.max(shared.settings.batch_max);
+            match shared.store.webhook_entries_after(channel, cursor.sent, limit).await {
+                Ok(entries) if entries.is_empty() => return,
+                Ok(entries) => ahead.extend(entries),
+                Err(error) => {
+                    tracing::warn!(%error, channel = %channel.as_str(), "webhook entries not read");
+                    if !pause(AFTER_STORE_ERROR, stop).await {
+                        return;
+                    }
+                    continue;
+                }
             }
-        };
+        }
+        let entries: Vec<_> = ahead.drain(..batch.min(ahead.len())).collect();
         let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
-            return;
+            continue;
         };
         let (first, last) = (first.entry.seq, last.entry.seq);
         let payload = body::render(&entries, shared.settings.batch_max > 1);
-        match send(shared, channel, payload, (first, last), entries.len(), bucket, stop).await {
-            Sent::Delivered | Sent::Skipped => {}
-            Sent::Stopped => return,
-        }
-        match shared.store.move_webhook_cursor(channel, cursor, last, now_ms()).await {
-            Ok(true) => cursor = last,
-            Ok(false) | Err(_) => {
-                // Moved by an operator (a replay) or another node, or the
-                // move's outcome is unknown: go on from what is stored.
-                match shared.store.webhook_cursor(channel).await {
-                    Ok(stored) => cursor = stored,
-                    Err(error) => {
-                        tracing::warn!(%error, channel = %channel.as_str(), "webhook cursor not read");
-                        return;
-                    }
-                }
-            }
+        let what = Batch {
+            payload,
+            seqs: (first, last),
+            count: entries.len(),
+        };
+        match send(shared, channel, what, bucket, stop).await {
+            Sent::Delivered | Sent::Skipped => cursor.sent = last,
+            // The loop's top writes what was sent and returns.
+            Sent::Stopped => ahead.clear(),
         }
     }
 }
 
-/// POSTs `payload` (entries `seqs.0..=seqs.1`, `count` of them) until a
-/// 2xx, the retry budget is spent, or the driver must stop.
-async fn send(
-    shared: &Shared,
-    channel: &ChannelId,
+/// One request's worth of entries.
+struct Batch {
     payload: Vec<u8>,
+    /// The first and last seq.
     seqs: (i64, i64),
     count: usize,
-    bucket: i32,
-    stop: &CancellationToken,
-) -> Sent {
+}
+
+/// POSTs `batch` until a 2xx, the retry budget is spent, or the driver must
+/// stop.
+async fn send(shared: &Shared, channel: &ChannelId, batch: Batch, bucket: i32, stop: &CancellationToken) -> Sent {
+    let Batch { payload, seqs, count } = batch;
     let mut first_failure: Option<Instant> = None;
     let mut failures = 0u32;
     loop {
