@@ -13,7 +13,11 @@
 //!    ([`Delivery::message_stored`]), and ends the sender's typing in that
 //!    channel ([`Delivery::message_sent`]);
 //!
-//! and last signals each session that its send is finished.
+//! and last signals each session that its send is finished. With webhooks
+//! on, the batch also stores each new entry's `offlineMembers` (asked of
+//! [`Delivery`] under the channel's lock) and, after the commit, tells the
+//! webhook feed which channels grew ([`webhook::Signal`]): one lock and a
+//! wake-up, never a wait; the feed's HTTP requests run in tasks of their own.
 //!
 //! Because a channel's batches are committed and fanned out by one task, every
 //! session receives a channel's MSG_RECV in `seq` order.
@@ -44,6 +48,7 @@ use crate::protocol::ErrorCode;
 use crate::store::{BatchOutcome, EntryKind, NewMessage, SendOutcome, Store, StoreError};
 use crate::telemetry;
 use crate::view;
+use crate::webhook;
 
 /// Attempts of a batch that lost a deadlock before its sends get `internal`.
 const RETRIES: usize = 3;
@@ -85,12 +90,26 @@ impl GroupCommit {
     /// Starts `shards` commit tasks on `tracker`, each storing up to
     /// `max_batch` sends per transaction. They stop when every
     /// [`GroupCommit`] clone is dropped and their queues are empty. New
-    /// messages are fanned out through `delivery`.
-    pub fn spawn(store: Store, delivery: Delivery, shards: usize, max_batch: usize, tracker: &TaskTracker) -> Self {
+    /// messages are fanned out through `delivery`; with `webhook` (webhooks
+    /// on) they are stored with their `offlineMembers` and signalled to the feed.
+    pub fn spawn(
+        store: Store,
+        delivery: Delivery,
+        shards: usize,
+        max_batch: usize,
+        webhook: Option<webhook::Signal>,
+        tracker: &TaskTracker,
+    ) -> Self {
         let senders: Vec<_> = (0..shards.max(1))
             .map(|_| {
                 let (tx, rx) = mpsc::channel(QUEUE);
-                tracker.spawn(run_commits(rx, store.clone(), delivery.clone(), max_batch.max(1)));
+                tracker.spawn(run_commits(
+                    rx,
+                    store.clone(),
+                    delivery.clone(),
+                    max_batch.max(1),
+                    webhook.clone(),
+                ));
                 tx
             })
             .collect();
@@ -139,7 +158,14 @@ fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) {
     }
 }
 
-async fn run_commits(mut rx: mpsc::Receiver<SendJob>, store: Store, delivery: Delivery, max_batch: usize) {
+async fn run_commits(
+    mut rx: mpsc::Receiver<SendJob>,
+    store: Store,
+    delivery: Delivery,
+    max_batch: usize,
+    webhook: Option<webhook::Signal>,
+) {
+    let offline: Option<&dyn crate::store::OfflineMembers> = webhook.as_ref().map(|_| &delivery as _);
     let mut jobs = Vec::with_capacity(max_batch);
     while rx.recv_many(&mut jobs, max_batch).await > 0 {
         // Sends whose answer is already due (they waited in the queue behind
@@ -161,7 +187,7 @@ async fn run_commits(mut rx: mpsc::Receiver<SendJob>, store: Store, delivery: De
         let deadline = tokio::time::Instant::from_std(oldest + timeout);
         telemetry::batch(jobs.len());
         let sends: Vec<NewMessage> = jobs.iter().map(|j| j.message.clone()).collect();
-        let mut result = store.write_batch_by(&sends, now_ms(), deadline).await;
+        let mut result = store.write_batch_with(&sends, now_ms(), deadline, offline).await;
         for attempt in 1..RETRIES {
             if !matches!(result, Err(StoreError::Retry(_))) {
                 break;
@@ -171,10 +197,15 @@ async fn run_commits(mut rx: mpsc::Receiver<SendJob>, store: Store, delivery: De
                 break;
             }
             tokio::time::sleep(pause).await;
-            result = store.write_batch_by(&sends, now_ms(), deadline).await;
+            result = store.write_batch_with(&sends, now_ms(), deadline, offline).await;
         }
         match result {
-            Ok(batch) => committed(&delivery, &jobs, batch),
+            Ok(batch) => {
+                if let Some(signal) = &webhook {
+                    signal.grew(batch.members.iter().map(|(channel, _)| channel));
+                }
+                committed(&delivery, &jobs, batch)
+            }
             Err(error) => {
                 let code = view::wire_code(&error);
                 let message = if matches!(error, StoreError::InDoubt(_)) {

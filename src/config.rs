@@ -38,6 +38,8 @@ const TEXT_KEYS: &[&str] = &[
     "nats_url",
     "nats_subject_prefix",
     "log",
+    "webhook_url",
+    "webhook_secret",
 ];
 
 /// The signature algorithm of an identity provider's public key.
@@ -224,6 +226,25 @@ pub struct Config {
     /// With NATS: a dead node's users go offline elsewhere within this, ms
     /// (nodes announce their online users every third of it).
     pub presence_ttl_ms: u64,
+    // Webhooks (`docs/protocol.md`, "Webhooks").
+    /// Where every stored log entry is POSTed (`http://` or `https://`);
+    /// unset: webhooks off.
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub webhook_url: Option<String>,
+    /// The HMAC-SHA256 key of `Chatd-Signature` (UTF-8 bytes used as they
+    /// are); required with `webhook_url`.
+    #[serde(deserialize_with = "lenient::opt_string", skip_serializing)]
+    pub webhook_secret: Option<String>,
+    /// How long a request without a 2xx answer is retried before its
+    /// entries are skipped, seconds (0: never retried).
+    pub webhook_max_retry_secs: u64,
+    /// Most entries of one channel per request: 1 sends the `entry` body,
+    /// more the `entries` body.
+    pub webhook_batch_max: usize,
+    /// Longest a webhook request may take, connecting included, ms.
+    pub webhook_timeout_ms: u64,
+    /// Channels whose webhook requests may be in flight at once, per node.
+    pub webhook_concurrency: usize,
 }
 
 impl Default for Config {
@@ -279,6 +300,12 @@ impl Default for Config {
             max_presence_subscriptions: 500,
             presence_grace_ms: 5_000,
             presence_ttl_ms: 30_000,
+            webhook_url: None,
+            webhook_secret: None,
+            webhook_max_retry_secs: 86_400,
+            webhook_batch_max: 1,
+            webhook_timeout_ms: 10_000,
+            webhook_concurrency: 16,
         }
     }
 }
@@ -501,6 +528,27 @@ impl Config {
         if self.max_presence_subscriptions > 100_000 {
             return bad("max_presence_subscriptions must be at most 100000");
         }
+        if let Some(url) = &self.webhook_url {
+            let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+            if !scheme_ok || url.contains(char::is_whitespace) {
+                return bad("webhook_url must be an http:// or https:// URL");
+            }
+            if self.webhook_secret.is_none() {
+                return bad("webhook_url needs webhook_secret: receivers check Chatd-Signature with it");
+            }
+        }
+        if !(1..=1_000).contains(&self.webhook_batch_max) {
+            return bad("webhook_batch_max must be between 1 and 1000");
+        }
+        if !(1..=600_000).contains(&self.webhook_timeout_ms) {
+            return bad("webhook_timeout_ms must be between 1 and 600000");
+        }
+        if !(1..=10_000).contains(&self.webhook_concurrency) {
+            return bad("webhook_concurrency must be between 1 and 10000");
+        }
+        if self.webhook_max_retry_secs > MAX_TOKEN_TTL_SECS {
+            return bad("webhook_max_retry_secs must be at most 315360000");
+        }
         // Secrets have no length floor: a configured one is used as it is
         // (the wire contract), with a warning at start when it is short
         // (`Secrets::warnings`, in `crate::secrets`); an empty value counts as unset.
@@ -680,6 +728,29 @@ mod tests {
         let shown = format!("{config:?}");
         assert!(shown.contains("max_body_bytes"));
         assert!(!shown.contains(&"j".repeat(40)) && !shown.contains(&"a".repeat(40)));
+    }
+
+    #[test]
+    fn a_webhook_url_needs_http_and_a_secret() {
+        let with = |url: &str, secret: Option<&str>| Config {
+            webhook_url: Some(url.into()),
+            webhook_secret: secret.map(Into::into),
+            ..Config::default()
+        };
+        assert!(with("http://127.0.0.1:9000/hook", Some("s")).validate().is_ok());
+        assert!(with("https://example.com/hook", Some("s")).validate().is_ok());
+        assert!(with("https://example.com/hook", None).validate().is_err());
+        assert!(with("ftp://example.com/hook", Some("s")).validate().is_err());
+        assert!(with("http://exa mple.com", Some("s")).validate().is_err());
+        let batch = |n| Config {
+            webhook_batch_max: n,
+            ..Config::default()
+        };
+        assert!(batch(0).validate().is_err());
+        assert!(batch(1000).validate().is_ok());
+        assert!(batch(1001).validate().is_err());
+        let shown = format!("{:?}", with("http://h/x", Some("very-secret-webhook-key")));
+        assert!(!shown.contains("very-secret-webhook-key"));
     }
 
     #[test]

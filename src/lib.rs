@@ -53,3 +53,4 @@ pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod view;
+pub mod webhook;

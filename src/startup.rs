@@ -30,6 +30,8 @@ pub enum StartupError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Cluster(#[from] ClusterError),
+    #[error(transparent)]
+    Webhook(#[from] crate::webhook::SenderError),
     #[error("cannot listen on {addr}")]
     Bind {
         addr: String,
@@ -158,7 +160,12 @@ impl Application {
         let metrics = telemetry::metrics_handle();
         let store = open_store(&config).await?;
         let commit_tasks = TaskTracker::new();
-        let state = AppState::new(config, store, auth, metrics, &commit_tasks).await?;
+        let state = AppState::new(config, store, auth, metrics, &commit_tasks)
+            .await
+            .map_err(|e| match e {
+                crate::state::StateError::Cluster(e) => StartupError::Cluster(e),
+                crate::state::StateError::Webhook(e) => StartupError::Webhook(e),
+            })?;
         Ok(Self {
             listener,
             state,
@@ -265,6 +272,12 @@ impl Application {
         }
         let _ = http.await;
         state.delivery.shutdown().await;
+        // After the sessions: the commit tasks are done, so the feed stops
+        // with nothing new to signal; what it did not send is sent after the
+        // restart, or by another node, from the cursors.
+        if let Some(feed) = &state.webhooks {
+            feed.shutdown().await;
+        }
         let store = state.store.clone();
         drop(state);
         commit_tasks.close();

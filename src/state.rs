@@ -12,6 +12,16 @@ use crate::config::Config;
 use crate::delivery::{Delivery, Hub};
 use crate::limits::Limits;
 use crate::store::Store;
+use crate::webhook::{self, Feed};
+
+/// Why the state could not be assembled.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    #[error(transparent)]
+    Webhook(#[from] webhook::SenderError),
+}
 
 /// Everything a request or a session needs.
 #[derive(Debug, Clone)]
@@ -37,6 +47,8 @@ pub struct AppState {
     pub sessions: TaskTracker,
     /// Connection counts and frame rates.
     pub limits: Arc<Limits>,
+    /// The webhook feed, when `webhook_url` is set.
+    pub webhooks: Option<Arc<Feed>>,
 }
 
 impl AppState {
@@ -45,21 +57,27 @@ impl AppState {
     /// `commit_tasks`), and the limits.
     ///
     /// # Errors
-    /// [`crate::cluster::ClusterError`] when the NATS bridge cannot be set up.
+    /// [`StateError`] when the NATS bridge or the webhook client cannot be set up.
     pub async fn new(
         config: Config,
         store: Store,
         auth: Auth,
         metrics: PrometheusHandle,
         commit_tasks: &TaskTracker,
-    ) -> Result<Self, crate::cluster::ClusterError> {
+    ) -> Result<Self, StateError> {
         let hub = Arc::new(Hub::new(crate::delivery::presence::Settings::from_config(&config)));
+        let webhooks = match webhook::Settings::from_config(&config) {
+            Some(settings) => Some(Arc::new(Feed::start(settings, store.clone())?)),
+            None => None,
+        };
+        let webhook = webhooks.as_ref().map(|feed| feed.signal());
         let delivery = Delivery::start(&config, store.clone(), hub.clone()).await?;
         let commits = GroupCommit::spawn(
             store.clone(),
             delivery.clone(),
             config.writer_shards,
             config.max_batch,
+            webhook.clone(),
             commit_tasks,
         );
         let limits = Arc::new(Limits::new(&config));
@@ -74,6 +92,7 @@ impl AppState {
             shutdown: CancellationToken::new(),
             sessions: TaskTracker::new(),
             limits,
+            webhooks,
         })
     }
 }

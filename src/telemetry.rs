@@ -172,3 +172,32 @@ pub fn cluster_stale() {
 pub fn ephemeral_dropped(type_name: &'static str) {
     metrics::counter!("chatd_ephemeral_dropped_total", "type" => type_name).increment(1);
 }
+
+/// Webhooks: a request answered 2xx, carrying `entries` entries.
+pub fn webhook_delivered(entries: usize) {
+    metrics::counter!("chatd_webhook_deliveries_total").increment(1);
+    metrics::counter!("chatd_webhook_delivered_entries_total").increment(entries as u64);
+}
+
+/// Webhooks: an attempt failed (`status`: the HTTP status, or `timeout`,
+/// `connect`, `request`).
+pub fn webhook_failure(status: &str) {
+    metrics::counter!("chatd_webhook_failures_total", "status" => status.to_owned()).increment(1);
+}
+
+/// Webhooks: `entries` entries skipped after `webhook_max_retry_secs` of failures.
+pub fn webhook_skipped(entries: usize) {
+    metrics::counter!("chatd_webhook_skipped_entries_total").increment(entries as u64);
+}
+
+/// Webhooks: the backlog of the channels this node drives, in entries, and
+/// the age of its oldest entry, seconds (0 when none is waiting).
+pub fn webhook_lag(entries: i64, seconds: f64) {
+    metrics::gauge!("chatd_webhook_lag_entries").set(entries as f64);
+    metrics::gauge!("chatd_webhook_lag_seconds").set(seconds);
+}
+
+/// Webhooks: lease buckets this node holds (of 64).
+pub fn webhook_leases(buckets: usize) {
+    metrics::gauge!("chatd_webhook_leases_held").set(buckets as f64);
+}

@@ -70,6 +70,14 @@ impl std::fmt::Debug for Joined {
     }
 }
 
+/// `offlineMembers` of webhooks: who has no open session on any node, as
+/// this node's presence state knows it ([`presence::Ephemeral::offline_among`]).
+impl crate::store::OfflineMembers for Delivery {
+    fn offline(&self, members: &[UserId]) -> Vec<UserId> {
+        self.ephemeral().offline_among(members)
+    }
+}
+
 impl Delivery {
     /// The delivery `config` asks for, over `hub`: NATS when `nats_url` is
     /// set (connected, or retrying in the background, see [`Cluster::start`]),

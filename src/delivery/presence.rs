@@ -343,6 +343,25 @@ impl Ephemeral {
         Some(closed_at)
     }
 
+    /// Those of `members` with no open session on any node, in their order
+    /// (webhooks' `offlineMembers`, asked by the commit path). On this node
+    /// a user counts while a session is open (not during the grace period);
+    /// another node's users count while that node holds them, which includes
+    /// its grace period (`presence_grace_ms`), because nodes announce only
+    /// holding and letting go. One lock for the whole list.
+    pub fn offline_among(&self, members: &[UserId]) -> Vec<UserId> {
+        let state = self.lock();
+        members
+            .iter()
+            .filter(|user| {
+                let here = state.local.get(*user).is_some_and(|local| local.sessions > 0);
+                let elsewhere = state.remote.get(*user).is_some_and(|nodes| !nodes.is_empty());
+                !here && !elsewhere
+            })
+            .cloned()
+            .collect()
+    }
+
     /// The users this node holds (for its heartbeat).
     pub fn held_users(&self) -> Vec<UserId> {
         self.lock().local.keys().cloned().collect()

@@ -10,7 +10,7 @@ use sqlx::{Postgres, Row, Sqlite};
 use super::sql::{self, common};
 use super::{
     BatchOutcome, Change, Channel, ChannelPatch, ChannelPosition, CommitSent, EntriesPage, EntryKind, NewMessage,
-    ReactionState, SendOutcome, StoreError, StoredMessage,
+    OfflineMembers, ReactionState, SendOutcome, StoreError, StoredMessage, WebhookBacklog, WebhookEntry,
 };
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
@@ -74,9 +74,38 @@ struct Locked {
     last_ts: i64,
     members: Vec<UserId>,
     changed: bool,
+    /// While webhooks are on: the members with no open session on any
+    /// node, asked once per channel and batch, under the channel's lock.
+    offline: Option<Vec<UserId>>,
 }
 
 impl Locked {
+    /// A channel just locked, with its members (in byte order), and their
+    /// offline ones when `offline` is given (webhooks on).
+    fn new(last_seq: i64, last_ts: i64, members: Vec<UserId>, offline: Option<&dyn OfflineMembers>) -> Self {
+        let offline = offline.map(|o| o.offline(&members));
+        Self {
+            last_seq,
+            last_ts,
+            members,
+            changed: false,
+            offline,
+        }
+    }
+
+    /// The `offline_members` column of an entry of `sender` stored now: a
+    /// JSON array of the offline members but the sender; `None` while
+    /// webhooks are off.
+    fn offline_text(&self, sender: &UserId) -> Result<Option<String>, StoreError> {
+        let Some(offline) = &self.offline else {
+            return Ok(None);
+        };
+        let ids: Vec<&str> = offline.iter().filter(|u| *u != sender).map(UserId::as_str).collect();
+        serde_json::to_string(&ids)
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
     /// Whether `user` is a current member (`members` is in byte order).
     fn may_send(&self, user: &UserId) -> bool {
         self.members.binary_search(user).is_ok()
@@ -442,6 +471,84 @@ macro_rules! sql_backend {
                 Ok(moved > 0)
             }
 
+            pub(super) async fn webhook_backlog(&self) -> Result<Vec<WebhookBacklog>, StoreError> {
+                let rows = sqlx::query(common::WEBHOOK_BACKLOG).fetch_all(&self.read_pool).await?;
+                rows.iter()
+                    .map(|row| {
+                        Ok(WebhookBacklog {
+                            channel_id: ChannelId::from_trusted(row.try_get(0)?),
+                            last_seq: row.try_get(1)?,
+                            delivered_seq: row.try_get(2)?,
+                            first_ts: row.try_get(3)?,
+                        })
+                    })
+                    .collect::<Result<_, sqlx::Error>>()
+                    .map_err(StoreError::from)
+            }
+
+            pub(super) async fn webhook_cursor(&self, channel_id: &ChannelId) -> Result<i64, StoreError> {
+                Ok(sqlx::query_scalar::<_, i64>(common::WEBHOOK_CURSOR)
+                    .bind(channel_id.as_str())
+                    .fetch_optional(&self.read_pool)
+                    .await?
+                    .unwrap_or(0))
+            }
+
+            pub(super) async fn webhook_entries_after(&self, channel_id: &ChannelId, after_seq: i64, limit: u32) -> Result<Vec<WebhookEntry>, StoreError> {
+                let rows = sqlx::query(sql::$dialect::WEBHOOK_ENTRIES_AFTER)
+                    .bind(channel_id.as_str())
+                    .bind(after_seq)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.read_pool)
+                    .await?;
+                rows.iter()
+                    .map(|row| {
+                        let entry = message_from_row(row)?;
+                        let offline: Option<String> = row.try_get(15)?;
+                        let offline_members = match offline {
+                            None => Vec::new(),
+                            Some(text) => serde_json::from_str::<Vec<String>>(&text)
+                                .map_err(|_| StoreError::Corrupt(format!("offline_members of {}", entry.message_id)))?
+                                .into_iter()
+                                .map(UserId::from_trusted)
+                                .collect(),
+                        };
+                        Ok(WebhookEntry { entry, offline_members })
+                    })
+                    .collect()
+            }
+
+            pub(super) async fn move_webhook_cursor(&self, channel_id: &ChannelId, from: i64, to: i64, now: i64, sent: &CommitSent) -> Result<bool, StoreError> {
+                let mut conn = self.write_pool.acquire().await?;
+                sent.set();
+                let moved = if from == 0 {
+                    let inserted = sqlx::query(common::WEBHOOK_CURSOR_FIRST)
+                        .bind(channel_id.as_str())
+                        .bind(to)
+                        .bind(now)
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(StoreError::after_commit_sent)?
+                        .rows_affected();
+                    inserted > 0
+                } else {
+                    false
+                };
+                if moved {
+                    return Ok(true);
+                }
+                let updated = sqlx::query(common::WEBHOOK_CURSOR_MOVE)
+                    .bind(channel_id.as_str())
+                    .bind(from)
+                    .bind(to)
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(StoreError::after_commit_sent)?
+                    .rows_affected();
+                Ok(updated > 0)
+            }
+
             pub(super) async fn record_last_seen(&self, seen: &[(UserId, i64)], sent: &CommitSent) -> Result<(), StoreError> {
                 let mut tx = self.begin_write().await?;
                 for (user, at) in seen {
@@ -459,7 +566,7 @@ macro_rules! sql_backend {
             /// one insert per new message. Handles every batch (repeated
             /// keys, keys taken meanwhile); on PostgreSQL the set-based
             /// [`PgStore::write_batch`] falls back to it.
-            async fn write_batch_rows(&self, sends: &[NewMessage], now: i64, sent: &CommitSent) -> Result<BatchOutcome, StoreError> {
+            async fn write_batch_rows(&self, sends: &[NewMessage], now: i64, offline: Option<&dyn OfflineMembers>, sent: &CommitSent) -> Result<BatchOutcome, StoreError> {
                 let mut tx = self.begin_write().await?;
                 // Lock every channel of the batch in id order (BTreeMap), read its
                 // sequence state and members once.
@@ -476,12 +583,7 @@ macro_rules! sql_backend {
                         .bind(channel_id.as_str())
                         .fetch_all(&mut *tx)
                         .await?;
-                    *slot = Some(Locked {
-                        last_seq: row.try_get(0)?,
-                        last_ts: row.try_get(1)?,
-                        members: sorted_members(members),
-                        changed: false,
-                    });
+                    *slot = Some(Locked::new(row.try_get(0)?, row.try_get(1)?, sorted_members(members), offline));
                 }
 
                 let mut outcomes = Vec::with_capacity(sends.len());
@@ -534,6 +636,7 @@ macro_rules! sql_backend {
                         .bind(message.target_id.map(|t| t.hyphenated().to_string()))
                         .bind(message.emoji.as_deref())
                         .bind(message.add.map(op_text))
+                        .bind(channel.offline_text(&message.sender_id)?)
                         .fetch_optional(&mut *tx)
                         .await?
                         .is_some();
@@ -760,9 +863,10 @@ impl SqliteStore {
         &self,
         sends: &[NewMessage],
         now: i64,
+        offline: Option<&dyn OfflineMembers>,
         sent: &CommitSent,
     ) -> Result<BatchOutcome, StoreError> {
-        let batch = self.write_batch_rows(sends, now, sent).await?;
+        let batch = self.write_batch_rows(sends, now, offline, sent).await?;
         let deleted = batch
             .outcomes
             .iter()
@@ -813,6 +917,30 @@ fn json_ids(ids: &[UserId]) -> Result<String, StoreError> {
 }
 
 impl PgStore {
+    /// See [`super::Store::take_webhook_leases`].
+    pub(super) async fn take_webhook_leases(
+        &self,
+        owner: &str,
+        buckets: &[i32],
+        ttl_ms: i64,
+    ) -> Result<Vec<i32>, StoreError> {
+        Ok(sqlx::query_scalar::<_, i32>(sql::pg::TAKE_LEASES)
+            .bind(owner)
+            .bind(buckets)
+            .bind(ttl_ms)
+            .fetch_all(&self.write_pool)
+            .await?)
+    }
+
+    /// See [`super::Store::release_webhook_leases`].
+    pub(super) async fn release_webhook_leases(&self, owner: &str) -> Result<(), StoreError> {
+        sqlx::query(sql::pg::RELEASE_LEASES)
+            .bind(owner)
+            .execute(&self.write_pool)
+            .await?;
+        Ok(())
+    }
+
     /// A list of ids as one parameter: a `text[]` (cast to `uuid[]` by the statement).
     fn id_list(ids: &[String]) -> Result<Vec<String>, StoreError> {
         Ok(ids.to_vec())
@@ -879,11 +1007,12 @@ impl PgStore {
         &self,
         sends: &[NewMessage],
         now: i64,
+        offline: Option<&dyn OfflineMembers>,
         sent: &CommitSent,
     ) -> Result<BatchOutcome, StoreError> {
-        match self.write_batch_sets(sends, now, sent).await? {
+        match self.write_batch_sets(sends, now, offline, sent).await? {
             Some(outcome) => Ok(outcome),
-            None => self.write_batch_rows(sends, now, sent).await,
+            None => self.write_batch_rows(sends, now, offline, sent).await,
         }
     }
 
@@ -893,6 +1022,7 @@ impl PgStore {
         &self,
         sends: &[NewMessage],
         now: i64,
+        offline: Option<&dyn OfflineMembers>,
         sent: &CommitSent,
     ) -> Result<Option<BatchOutcome>, StoreError> {
         // Entries about a message (edit, delete, reaction) have their
@@ -922,12 +1052,7 @@ impl PgStore {
             .fetch_all(&mut *tx)
             .await?
         {
-            let locked = Locked {
-                last_seq: row.try_get(1)?,
-                last_ts: row.try_get(2)?,
-                members: Vec::new(),
-                changed: false,
-            };
+            let locked = Locked::new(row.try_get(1)?, row.try_get(2)?, Vec::new(), None);
             channels.insert(row.try_get(0)?, locked);
         }
         for row in sqlx::query(sql::pg::MEMBERS_OF_CHANNELS)
@@ -942,6 +1067,7 @@ impl PgStore {
         }
         for channel in channels.values_mut() {
             channel.members.sort_unstable();
+            channel.offline = offline.map(|o| o.offline(&channel.members));
         }
 
         let mut outcomes = Vec::with_capacity(sends.len());
@@ -969,7 +1095,12 @@ impl PgStore {
         new.sort_unstable_by_key(|&index| (sends[index].sender_id.as_str(), sends[index].client_msg_id.as_str()));
         for &index in &new {
             if let SendOutcome::Stored(message) = &outcomes[index] {
-                rows.push(&sends[index], message);
+                let offline = channels
+                    .get(sends[index].channel_id.as_str())
+                    .map(|c| c.offline_text(&message.sender_id))
+                    .transpose()?
+                    .flatten();
+                rows.push(&sends[index], message, offline);
             }
         }
         // The new messages and the channels' seqs in one statement.
@@ -989,6 +1120,7 @@ impl PgStore {
                 .bind(&ids)
                 .bind(&seqs)
                 .bind(&tss)
+                .bind(&rows.offline_members)
                 .fetch_one(&mut *tx)
                 .await?;
             let (inserted, updated): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
@@ -1031,6 +1163,7 @@ struct MessageColumns<'a> {
     client_msg_id: Vec<&'a str>,
     body: Vec<&'a str>,
     ts: Vec<i64>,
+    offline_members: Vec<Option<String>>,
 }
 
 impl<'a> MessageColumns<'a> {
@@ -1043,12 +1176,14 @@ impl<'a> MessageColumns<'a> {
             client_msg_id: Vec::with_capacity(n),
             body: Vec::with_capacity(n),
             ts: Vec::with_capacity(n),
+            offline_members: Vec::with_capacity(n),
         }
     }
 
-    /// Adds `message`, the new message stored for `send`; the text columns
-    /// borrow from the send.
-    fn push(&mut self, send: &'a NewMessage, message: &StoredMessage) {
+    /// Adds `message`, the new message stored for `send`, with its
+    /// `offline_members` column; the text columns borrow from the send.
+    fn push(&mut self, send: &'a NewMessage, message: &StoredMessage, offline_members: Option<String>) {
+        self.offline_members.push(offline_members);
         self.message_id.push(message.message_id.hyphenated().to_string());
         self.channel_id.push(send.channel_id.as_str());
         self.seq.push(message.seq);

@@ -273,6 +273,39 @@ pub struct BatchOutcome {
     pub members: Vec<(ChannelId, Vec<UserId>)>,
 }
 
+/// Who of a channel's members has no open session on any node, asked by a
+/// batch that stores entries while webhooks are on (protocol §12,
+/// `offlineMembers`), once per channel, with the channel locked, so the
+/// answer is the one at the entry's commit. The store knows no sessions: the
+/// delivery side implements it.
+pub trait OfflineMembers: Sync {
+    /// Those of `members` (in byte order) with no open session on any node,
+    /// in the same order.
+    fn offline(&self, members: &[UserId]) -> Vec<UserId>;
+}
+
+/// A channel whose log goes past its webhook cursor ([`Store::webhook_backlog`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookBacklog {
+    pub channel_id: ChannelId,
+    /// The channel's last seq.
+    pub last_seq: i64,
+    /// The cursor: the last seq delivered (0: none).
+    pub delivered_seq: i64,
+    /// The `ts` of the first entry after the cursor (ms), when it exists.
+    pub first_ts: Option<i64>,
+}
+
+/// A log entry as the webhook feed reads it ([`Store::webhook_entries_after`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookEntry {
+    /// The entry as stored (its MSG_RECV is [`crate::view::recv`]'s).
+    pub entry: StoredMessage,
+    /// The members other than the sender with no open session on any node
+    /// when it was committed; empty for an entry stored while webhooks were off.
+    pub offline_members: Vec<UserId>,
+}
+
 /// Where a user stands in one channel: the channel's last `seq` and the
 /// user's watermarks (HELLO's channel entries).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -820,6 +853,67 @@ impl Store {
         dispatch_write!(self, self.deadline(), record_last_seen(seen))
     }
 
+    /// Channels whose log goes past their webhook cursor, with the cursor
+    /// (one read over every channel: the webhook feed polls it).
+    pub async fn webhook_backlog(&self) -> Result<Vec<WebhookBacklog>, StoreError> {
+        self.read(async { dispatch!(self.webhook_backlog()) }).await
+    }
+
+    /// Channel `channel_id`'s webhook cursor: the last seq delivered (0: none).
+    pub async fn webhook_cursor(&self, channel_id: &ChannelId) -> Result<i64, StoreError> {
+        self.read(async { dispatch!(self.webhook_cursor(channel_id)) }).await
+    }
+
+    /// Up to `limit` entries of `channel_id` with `seq > after_seq`, in seq
+    /// order, each with its `offlineMembers`.
+    pub async fn webhook_entries_after(
+        &self,
+        channel_id: &ChannelId,
+        after_seq: i64,
+        limit: u32,
+    ) -> Result<Vec<WebhookEntry>, StoreError> {
+        self.read(async { dispatch!(self.webhook_entries_after(channel_id, after_seq, limit)) })
+            .await
+    }
+
+    /// Moves `channel_id`'s webhook cursor from `from` to `to` (`now` ms),
+    /// only when it is still at `from`. Returns whether it moved: false when
+    /// an operator (a replay) or another node moved it meanwhile; the caller
+    /// reads it again.
+    ///
+    /// # Errors
+    /// [`StoreError::InDoubt`] when the connection failed after the
+    /// statement was sent (it may have moved; the entries are then sent again).
+    pub async fn move_webhook_cursor(
+        &self,
+        channel_id: &ChannelId,
+        from: i64,
+        to: i64,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        dispatch_write!(self, self.deadline(), move_webhook_cursor(channel_id, from, to, now))
+    }
+
+    /// PostgreSQL: takes or renews, for `owner`, every one of `buckets` that
+    /// is free, expired or its own already, for `ttl_ms` on the database's
+    /// clock; returns those it holds now. SQLite (one node): every bucket,
+    /// without a database call.
+    pub async fn take_webhook_leases(&self, owner: &str, buckets: &[i32], ttl_ms: i64) -> Result<Vec<i32>, StoreError> {
+        match self {
+            Store::Postgres(s) => self.read(s.take_webhook_leases(owner, buckets, ttl_ms)).await,
+            Store::Sqlite(_) => Ok(buckets.to_vec()),
+        }
+    }
+
+    /// PostgreSQL: gives back `owner`'s leases (clean shutdown) so another
+    /// node takes them at once. SQLite: nothing.
+    pub async fn release_webhook_leases(&self, owner: &str) -> Result<(), StoreError> {
+        match self {
+            Store::Postgres(s) => self.read(s.release_webhook_leases(owner)).await,
+            Store::Sqlite(_) => Ok(()),
+        }
+    }
+
     /// Stores a batch of sends in one transaction with one durable commit,
     /// within the store's timeout. See [`Store::write_batch_by`].
     ///
@@ -846,7 +940,23 @@ impl Store {
         now: i64,
         deadline: tokio::time::Instant,
     ) -> Result<BatchOutcome, StoreError> {
-        dispatch_write!(self, deadline, write_batch(sends, now))
+        self.write_batch_with(sends, now, deadline, None).await
+    }
+
+    /// As [`Store::write_batch_by`]; with `offline` (webhooks on), every new
+    /// entry is stored with its `offlineMembers` ([`OfflineMembers`], asked
+    /// once per channel of the batch under the channel's lock).
+    ///
+    /// # Errors
+    /// As [`Store::write_batch_by`].
+    pub async fn write_batch_with(
+        &self,
+        sends: &[NewMessage],
+        now: i64,
+        deadline: tokio::time::Instant,
+        offline: Option<&dyn OfflineMembers>,
+    ) -> Result<BatchOutcome, StoreError> {
+        dispatch_write!(self, deadline, write_batch(sends, now, offline))
     }
 }
 

@@ -21,8 +21,8 @@ pub mod pg {
     pub const BEGIN_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
     pub const LOCK_CHANNEL: &str = "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE";
     pub const INSERT_MESSAGE: &str =
-        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op) \
-         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
+        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members) \
+         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
     /// Sets message `$1`'s current text `$2` and edit time `$3`.
     pub const APPLY_EDIT: &str = "UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1::uuid";
     /// Marks message `$1` deleted and erases its text.
@@ -100,18 +100,39 @@ pub mod pg {
          SELECT $1, u, $3 FROM UNNEST($2::text[]) AS u ON CONFLICT (channel_id, user_id) DO NOTHING";
     /// Members of every channel of a batch (`$1` text[]), in no order.
     pub const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)";
-    /// Inserts a batch's messages from one array per column (`$1`..`$7`) and
+    /// Inserts a batch's messages from one array per column (`$1`..`$7`,
+    /// and `$11` the offline members) and
     /// sets `last_seq`/`last_ts` of every channel it wrote to (`$8`..`$10`),
     /// in one statement. Returns the number of messages inserted: fewer than
     /// given means a key was taken, and the caller rolls back.
     pub const INSERT_MESSAGES: &str = "WITH inserted AS (\
-         INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts) \
-         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[]) \
+         INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, offline_members) \
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $11::text[]) \
          ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING 1), \
          updated AS (UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
          FROM UNNEST($8::text[], $9::int8[], $10::int8[]) AS u(channel_id, last_seq, last_ts) \
          WHERE c.channel_id = u.channel_id RETURNING 1) \
          SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)";
+    /// Up to `$3` entries of channel `$1` after seq `$2` with their
+    /// `offline_members`, for the webhook feed.
+    pub const WEBHOOK_ENTRIES_AFTER: &str = concat!(
+        "SELECT ",
+        message_columns!("message_id::text", "target_id::text"),
+        ", offline_members FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
+    );
+    /// Takes or renews, for owner `$1`, every bucket of `$2` (int4[]) that is
+    /// free, expired or already its own, until `$3` ms from now on the
+    /// database's clock (one clock for every node: no skew between them).
+    /// Returns the buckets the owner holds now.
+    pub const TAKE_LEASES: &str = "INSERT INTO webhook_leases (bucket, owner, expires_at) \
+         SELECT b, $1, (extract(epoch FROM clock_timestamp()) * 1000)::int8 + $3 FROM UNNEST($2::int4[]) AS b \
+         ON CONFLICT (bucket) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at \
+         WHERE webhook_leases.owner = excluded.owner \
+         OR webhook_leases.expires_at < (extract(epoch FROM clock_timestamp()) * 1000)::int8 \
+         RETURNING bucket";
+    /// Gives back every lease of owner `$1` (a clean shutdown), so another
+    /// node takes over at once.
+    pub const RELEASE_LEASES: &str = "UPDATE webhook_leases SET expires_at = 0 WHERE owner = $1";
 }
 
 /// SQLite: one writer connection (and `BEGIN IMMEDIATE`) serialises writers,
@@ -128,8 +149,8 @@ pub mod sqlite {
          SELECT $1, value, $3 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING";
     pub const LOCK_CHANNEL: &str = "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1";
     pub const INSERT_MESSAGE: &str =
-        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
+        "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq";
     pub const APPLY_EDIT: &str = "UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1";
     pub const ERASE_MESSAGE: &str = "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = 1 \
          WHERE message_id = $1";
@@ -186,6 +207,13 @@ pub mod sqlite {
     /// The stored `lastSeenAt` of the users `$1` (a JSON array).
     pub const LAST_SEEN: &str =
         "SELECT user_id, last_seen_at FROM presence WHERE user_id IN (SELECT value FROM json_each($1))";
+    /// Up to `$3` entries of channel `$1` after seq `$2` with their
+    /// `offline_members`, for the webhook feed.
+    pub const WEBHOOK_ENTRIES_AFTER: &str = concat!(
+        "SELECT ",
+        message_columns!("message_id", "target_id"),
+        ", offline_members FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
+    );
 }
 
 /// Statements whose text is the same on both backends.
@@ -207,13 +235,15 @@ pub mod common {
          name = CASE WHEN $2 THEN $3 ELSE name END, metadata = CASE WHEN $4 THEN $5 ELSE metadata END \
          WHERE channel_id = $1";
     /// A channel's rows, children first (`DELETE /v1/channels/{channelId}`):
-    /// the reaction state of its messages, its log, watermarks, members.
-    pub const DELETE_CHANNEL: [&str; 6] = [
+    /// the reaction state of its messages, its log, watermarks, members,
+    /// its webhook cursor (a channel made again with this id starts at seq 1).
+    pub const DELETE_CHANNEL: [&str; 7] = [
         "DELETE FROM reactions WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
         "DELETE FROM reaction_counts WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
         "DELETE FROM messages WHERE channel_id = $1",
         "DELETE FROM watermarks WHERE channel_id = $1",
         "DELETE FROM members WHERE channel_id = $1",
+        "DELETE FROM webhook_cursors WHERE channel_id = $1",
         "DELETE FROM channels WHERE channel_id = $1",
     ];
     pub const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1 AND user_id = $2";
@@ -240,6 +270,24 @@ pub mod common {
          ON CONFLICT (channel_id, user_id) DO UPDATE SET read_seq = excluded.read_seq, \
          delivered_seq = CASE WHEN watermarks.delivered_seq < excluded.read_seq THEN excluded.read_seq ELSE watermarks.delivered_seq END \
          WHERE watermarks.read_seq < excluded.read_seq";
+    /// Channels whose log goes past their webhook cursor: id, last seq,
+    /// cursor (0 without a row), and the ts of the first entry after the
+    /// cursor (the webhook lag in seconds).
+    pub const WEBHOOK_BACKLOG: &str = "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), \
+         (SELECT m.ts FROM messages m WHERE m.channel_id = c.channel_id AND m.seq = COALESCE(w.delivered_seq, 0) + 1) \
+         FROM channels c LEFT JOIN webhook_cursors w ON w.channel_id = c.channel_id \
+         WHERE c.last_seq > COALESCE(w.delivered_seq, 0)";
+    /// Channel `$1`'s webhook cursor.
+    pub const WEBHOOK_CURSOR: &str = "SELECT delivered_seq FROM webhook_cursors WHERE channel_id = $1";
+    /// The first move of channel `$1`'s cursor, to `$2` at `$3` (ms): a row
+    /// made meanwhile by someone else wins (no row affected).
+    pub const WEBHOOK_CURSOR_FIRST: &str = "INSERT INTO webhook_cursors (channel_id, delivered_seq, updated_at) \
+         VALUES ($1, $2, $3) ON CONFLICT (channel_id) DO NOTHING";
+    /// Moves channel `$1`'s cursor from `$2` to `$3` at `$4` (ms), only
+    /// when it is still at `$2` (an operator's replay, or another node,
+    /// moved it otherwise: no row affected).
+    pub const WEBHOOK_CURSOR_MOVE: &str =
+        "UPDATE webhook_cursors SET delivered_seq = $3, updated_at = $4 WHERE channel_id = $1 AND delivered_seq = $2";
     pub const PING: &str = "SELECT 1";
     pub const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
     /// Moves user `$1`'s `lastSeenAt` forward to `$2` (never back).

@@ -26,6 +26,7 @@ mod ephemeral;
 mod history;
 mod seed;
 mod stats;
+mod webhook;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -216,6 +217,29 @@ enum Scenario {
         send_connections: usize,
         #[arg(long, default_value_t = 2)]
         rounds: usize,
+    },
+    /// The `send` load with a webhook receiver served here (the server runs
+    /// with `CHATD_WEBHOOK_URL=http://<listen>/hook`), healthy, then slow
+    /// (answers after --slow-ms), then down, in one run; then the backlog's
+    /// drain once it is healthy again.
+    Webhook {
+        /// Where the receiver listens.
+        #[arg(long, default_value = "127.0.0.1:9911")]
+        listen: std::net::SocketAddr,
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        #[arg(long, default_value_t = 100)]
+        channels: usize,
+        #[arg(long, default_value_t = 8)]
+        members: usize,
+        #[arg(long, default_value_t = 16)]
+        in_flight: usize,
+        /// How long the slow receiver takes to answer, ms.
+        #[arg(long, default_value_t = 2000)]
+        slow_ms: u64,
+        /// Longest wait for the backlog to drain.
+        #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+        drain_timeout: Duration,
     },
     /// N connections in channels of G members, each subscribed to its G;
     /// then R of them (spread over the groups) reconnect at once, then
@@ -427,6 +451,29 @@ async fn main() -> anyhow::Result<()> {
             reconnect,
             subscribe_wave,
         } => Some(ephemeral::presence(&ctx, &cli.url, connections, &group, reconnect, subscribe_wave).await?),
+        Scenario::Webhook {
+            listen,
+            connections,
+            channels,
+            members,
+            in_flight,
+            slow_ms,
+            drain_timeout,
+        } => Some(
+            webhook::run(
+                &cli,
+                &ctx,
+                pid,
+                listen,
+                connections,
+                channels,
+                members,
+                in_flight,
+                slow_ms,
+                drain_timeout,
+            )
+            .await?,
+        ),
         _ => None,
     };
     if let Some(figures) = ephemeral {
@@ -525,7 +572,9 @@ async fn main() -> anyhow::Result<()> {
             .await?
         }
         Scenario::History(args) => history::run(&cli, &ctx, args).await?,
-        Scenario::Typing { .. } | Scenario::Presence { .. } => unreachable!("handled above"),
+        Scenario::Typing { .. } | Scenario::Presence { .. } | Scenario::Webhook { .. } => {
+            unreachable!("handled above")
+        }
     };
     if let Some(settings) = report.settings.as_object_mut() {
         settings.insert("nodes".into(), json!(1 + cli.nodes.len()));
