@@ -15,10 +15,8 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::body::{parse_json, read_body};
-use super::channels::ChannelView;
-use super::openapi::{
-    ChannelList, ChannelPatchBody, ChannelsQuery, ErrorBody, MessageAck, MyChannels, PostMessageBody,
-};
+use super::channels::{ChannelList, ChannelView};
+use super::openapi::{ChannelPatchBody, ChannelsQuery, ErrorBody, MessageAck, MyChannels, PostMessageBody};
 use super::{caller, require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::commit::SendJob;
 use crate::ids::{ChannelId, ClientMsgId, UserId};

@@ -29,6 +29,17 @@ pub struct ChannelView {
     metadata: Option<serde_json::Value>,
 }
 
+/// `GET /v1/channels`'s answer.
+#[derive(Debug, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // a schema: the handler builds the body as JSON.
+pub struct ChannelList {
+    /// Channel objects in byte order of `channelId`.
+    channels: Vec<ChannelView>,
+    /// Whether more channels follow the last one.
+    has_more: bool,
+}
+
 impl From<Channel> for ChannelView {
     fn from(c: Channel) -> Self {
         Self {

@@ -170,17 +170,6 @@ pub struct ChannelsQuery {
     limit: Option<i64>,
 }
 
-/// `GET /v1/channels`'s answer.
-#[derive(Debug, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct ChannelList {
-    /// Channel objects in byte order of `channelId`.
-    channels: Vec<super::channels::ChannelView>,
-    /// Whether more channels follow the last one.
-    has_more: bool,
-}
-
 /// One of the caller's channels, as HELLO lists it.
 #[derive(Debug, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -10,97 +10,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use chatd_client::chatd_proto::protocol::{EntryKind, ErrorCode, ReactOp, ReceiptKind, RecvMessage};
-use chatd_client::{Ack, MessageState};
+use chatd_client::chatd_proto::protocol::{EntryKind, ErrorCode, ReactOp, RecvMessage};
 use serde::Serialize;
 
 use crate::model::{self, Expected};
-
-/// What one intent asked for (`docs/protocol.md` §8).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Intent {
-    /// MSG_SEND of `Sent::body`.
-    Message,
-    /// MSG_EDIT of `target` to `Sent::body`.
-    Edit { target: uuid::Uuid },
-    /// MSG_DELETE of `target`.
-    Delete { target: uuid::Uuid },
-    /// MSG_REACT `add` (or `remove`) of `emoji` on `target`.
-    React {
-        target: uuid::Uuid,
-        emoji: String,
-        add: bool,
-    },
-}
-
-/// One send or entry the workload made (the intent).
-#[derive(Debug, Clone)]
-pub struct Sent {
-    /// Its `clientMsgId`.
-    pub key: String,
-    /// The channel (for an entry: its target's channel).
-    pub channel: String,
-    /// The message's text, or the edit's new text; `""` otherwise.
-    pub body: String,
-    pub intent: Intent,
-}
-
-/// Everything one client device recorded.
-#[derive(Debug, Default)]
-pub struct ClientLog {
-    /// `user/device`.
-    pub name: String,
-    pub user: String,
-    /// Channels the user is a member of.
-    pub channels: Vec<String>,
-    pub sent: Vec<Sent>,
-    pub acks: Vec<Ack>,
-    /// Sends and entries the server refused for good: (key, code).
-    pub refused: Vec<(String, ErrorCode)>,
-    /// Sends that ended without an ACK or a refusal: (key, why).
-    pub failed: Vec<(String, String)>,
-    /// Entries handed to the application, per channel, in arrival order.
-    pub delivered: HashMap<String, Vec<(i64, uuid::Uuid)>>,
-    /// RECEIPT frames seen: (channel, user, kind, seq), in arrival order.
-    pub receipts: Vec<(String, String, ReceiptKind, i64)>,
-    /// HELLO watermarks at each (re)connect: channel → (deliveredSeq, readSeq).
-    pub hellos: Vec<HashMap<String, (i64, i64)>>,
-    /// Sessions started (1 + reconnects).
-    pub sessions: usize,
-    /// At the end: the client library's folded state of every `message`
-    /// entry it handed over, per channel (`None`: it has no state for it).
-    pub folded: HashMap<String, Vec<(uuid::Uuid, Option<Folded>)>>,
-}
-
-/// A message's state as a client library folded it (Rust or TypeScript).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Folded {
-    pub body: String,
-    /// ms since the Unix epoch.
-    pub edited_at: Option<i64>,
-    pub deleted: bool,
-    /// (emoji, count, me) by first use.
-    pub reactions: Vec<(String, i64, bool)>,
-}
-
-impl From<&MessageState> for Folded {
-    fn from(state: &MessageState) -> Self {
-        Self {
-            body: state.body.clone(),
-            edited_at: state.edited_at,
-            deleted: state.deleted,
-            reactions: state
-                .reactions
-                .iter()
-                .map(|r| (r.emoji.clone(), r.count, r.me))
-                .collect(),
-        }
-    }
-}
-
-/// Reads as each user: user → channel → the channel's entries read with
-/// that user's token (so `reactions[].me` is that user's).
-pub type UserReads = HashMap<String, HashMap<String, Vec<RecvMessage>>>;
+use crate::record::{ClientLog, Intent, Sent, UserReads};
 
 /// What the checker found.
 #[derive(Debug, Default, Serialize)]
@@ -503,9 +417,11 @@ fn check_folded(f: &mut Findings, reads: &UserReads, logs: &[ClientLog]) {
 
 #[cfg(test)]
 mod tests {
-    use chatd_client::chatd_proto::protocol::ReactionCount;
+    use chatd_client::chatd_proto::protocol::{ReactionCount, ReceiptKind};
+    use chatd_client::Ack;
 
     use super::*;
+    use crate::record::Folded;
 
     fn id(n: i64) -> uuid::Uuid {
         uuid::Uuid::from_u128(n as u128)

@@ -18,6 +18,7 @@
 
 mod check;
 mod model;
+mod record;
 mod sdk;
 mod server;
 
@@ -41,7 +42,7 @@ use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::check::{ClientLog, Folded, Intent, Sent, UserReads};
+use crate::record::{ClientLog, Folded, Intent, Sent, UserReads};
 use crate::sdk::SdkDevice;
 use crate::server::{PgDatabase, Server};
 

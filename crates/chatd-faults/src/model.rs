@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::check::{ClientLog, Intent};
+use crate::record::{ClientLog, Intent};
 
 /// One message's expected state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -22,7 +22,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::check::Folded;
+use crate::record::Folded;
 
 /// Outcome of one send or entry, as the SDK's promise settled.
 pub type Outcome = Result<Ack, SendError>;
