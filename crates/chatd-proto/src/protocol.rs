@@ -220,15 +220,33 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
     // reads a tagged enum from a JSON array too (`["MSG_SEND","room","k","hi"]`
     // would be taken as a send), and a frame is an object (the spec), so the
     // fast path takes objects only.
+    // serde's tagged enum takes the last of two `type` keys without a word,
+    // so a text naming `"type"` more than once (rare: the name can also be
+    // a key inside a field's value) takes the slow path, which checks.
     let typed = match is_json_object(text).then(|| serde_json::from_str::<ClientFrame>(text)) {
-        Some(Ok(frame)) => return Ok(frame),
-        Some(Err(e)) => e,
+        Some(Ok(frame)) if text.matches("\"type\"").nth(1).is_none() => return Ok(frame),
+        Some(Ok(_)) => None,
+        Some(Err(e)) => Some(e),
         None => return Err(FrameError::BadFrame(not_an_object(text))),
     };
     let value: Value = serde_json::from_str(text)
         .map_err(|e| FrameError::BadFrame(format!("not valid JSON ({})", e.classify_name())))?;
     let Value::Object(map) = value else {
         return Err(FrameError::BadFrame("not a JSON object".into()));
+    };
+    // Which `type` counts must not depend on the parser either (`Map` keeps
+    // the last value, a proxy may take the first).
+    if type_given_twice(text) {
+        return Err(FrameError::InvalidField {
+            field: "type",
+            reason: "appears more than once".into(),
+            client_msg_id: valid_client_msg_id(&map),
+        });
+    }
+    let Some(typed) = typed else {
+        // Decoded, with one top-level `type`: the other `"type"`s are inside values.
+        return serde_json::from_value(Value::Object(map))
+            .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())));
     };
     let Some(Value::String(ty)) = map.get("type") else {
         return Err(FrameError::BadFrame("no string field \"type\"".into()));
@@ -251,6 +269,33 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
     }
     serde_json::from_value(Value::Object(map))
         .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())))
+}
+
+/// Whether the JSON object `text` has the top-level key `type` more than
+/// once (read key by key, values skipped; `false` when it is not an object).
+fn type_given_twice(text: &str) -> bool {
+    struct TypeKeys(usize);
+    impl<'de> Deserialize<'de> for TypeKeys {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Count;
+            impl<'de> serde::de::Visitor<'de> for Count {
+                type Value = TypeKeys;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TypeKeys, A::Error> {
+                    let mut n = 0;
+                    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        n += usize::from(key == "type");
+                    }
+                    Ok(TypeKeys(n))
+                }
+            }
+            deserializer.deserialize_map(Count)
+        }
+    }
+    serde_json::from_str::<TypeKeys>(text).is_ok_and(|keys| keys.0 > 1)
 }
 
 /// Whether `text` starts, after JSON whitespace (RFC 8259 §2), with `{`:
@@ -1217,6 +1262,19 @@ mod tests {
         }
         let e = decode_client_frame(r#"{"type":"SYNC","channelId":"c","afterSeq":1,"afterSeq":2}"#).unwrap_err();
         assert_eq!(field_of(e), "afterSeq");
+        // two different types: refused in either order, never taken as the last one
+        for text in [
+            r#"{"type":"FOO","type":"MSG_SEND","channelId":"a","clientMsgId":"c1","body":"x"}"#,
+            r#"{"type":"MSG_SEND","type":"FOO","channelId":"a","clientMsgId":"c1","body":"x"}"#,
+            r#"{"type":"MSG_READ","channelId":"a","type":"MSG_SEND","clientMsgId":"c1","body":"x"}"#,
+        ] {
+            let e = decode_client_frame(text).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidField, "{text}");
+            assert_eq!(field_of(e), "type", "{text}");
+        }
+        // `"type"` inside a value is not a second type
+        let f = decode_client_frame(r#"{"type":"MSG_SEND","channelId":"a","clientMsgId":"c1","body":"\"type\""}"#);
+        assert!(f.is_ok(), "{f:?}");
         let e = decode_client_frame(r#"{"type":"MSG_READ","type":"MSG_READ","messageId":"m"}"#).unwrap_err();
         assert_eq!(field_of(e), "type");
         // An unknown field may repeat: unknown fields are ignored.
