@@ -37,8 +37,11 @@ fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
     ChannelId::parse(raw).map_err(|e| ApiError::invalid_field("channelId", &e.to_string()))
 }
 
+/// Unknown fields are ignored, as in every frame and body of the API
+/// (protocol.md: additions are additive), so a backend that sends a field
+/// of a later version is not refused.
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct PostMessage {
     sender_id: String,
     client_msg_id: String,

@@ -245,6 +245,10 @@ async fn bad_posts_are_refused_and_store_nothing(backend: Backend) {
     // The key was never used: a good send with it is new.
     let (status, ack) = post(&app, "room", send_body("alice", "k1", "hi")).await;
     assert_eq!((status, ack["seq"].clone()), (201, json!(1)));
+    // An unknown field is ignored, as everywhere else in the API.
+    let extra = json!({"senderId": "alice", "clientMsgId": "k2", "body": "hi", "extra": 1});
+    let (status, ack) = post(&app, "room", extra).await;
+    assert_eq!((status, ack["seq"].clone()), (201, json!(2)), "{ack}");
     app.stop().await;
 }
 
