@@ -137,6 +137,13 @@ fn token(config: &Config, user_id: &str, ttl: Option<u64>) -> Result<(), AnyErro
     for warning in secrets.warnings() {
         eprintln!("chatd: warning: weak secret: {warning}");
     }
+    if let (true, Some(file)) = (secrets.jwt_secret_generated, &secrets.file) {
+        eprintln!(
+            "chatd: warning: there was no jwt_secret, so a new one was written to {}: only a server that reads it \
+             accepts this token (run `chatd token` where the server runs, with its data directory or CHATD_JWT_SECRET)",
+            file.display()
+        );
+    }
     let auth = Auth::from_config(config, &secrets).map_err(|e| format!("configuration: jwt keys: {e}"))?;
     let ttl = ttl.unwrap_or(config.token_ttl_secs);
     if ttl == 0 || ttl > MAX_TOKEN_TTL_SECS {

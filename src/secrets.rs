@@ -20,6 +20,10 @@ pub struct Secrets {
     pub admin_token: String,
     /// The secrets file, when any secret came from it.
     pub file: Option<PathBuf>,
+    /// Whether this read generated `jwt_secret` (none was configured or in
+    /// the file): tokens signed with it are refused by a server that runs
+    /// with another data directory, which `chatd token` warns about.
+    pub jwt_secret_generated: bool,
 }
 
 /// Shortest `jwt_secret` that is not warned about, bytes: RFC 7518 §3.2 asks
@@ -88,6 +92,7 @@ impl Config {
                 jwt_secret: jwt_secret.clone(),
                 admin_token: admin_token.clone(),
                 file: None,
+                jwt_secret_generated: false,
             });
         }
         let path = self.data_dir.join(SECRETS_FILE);
@@ -104,7 +109,8 @@ impl Config {
             Err(e) => return Err(io(e)),
         };
         let mut changed = false;
-        if self.jwt_secret.is_none() && stored.jwt_secret.is_none() {
+        let jwt_secret_generated = self.jwt_secret.is_none() && stored.jwt_secret.is_none();
+        if jwt_secret_generated {
             stored.jwt_secret = Some(random_secret());
             changed = true;
         }
@@ -121,6 +127,7 @@ impl Config {
             jwt_secret: pick(&self.jwt_secret, stored.jwt_secret),
             admin_token: pick(&self.admin_token, stored.admin_token),
             file: Some(path.clone()),
+            jwt_secret_generated,
         };
         // An empty line in a hand-edited file is a mistake, not a key (an
         // empty configured value counts as unset instead).
@@ -219,6 +226,7 @@ mod tests {
             jwt_secret: "j".repeat(JWT_SECRET_RECOMMENDED_BYTES),
             admin_token: "a".repeat(ADMIN_TOKEN_RECOMMENDED_BYTES),
             file: None,
+            jwt_secret_generated: false,
         };
         assert!(strong.warnings().is_empty());
     }

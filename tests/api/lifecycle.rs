@@ -122,6 +122,21 @@ async fn token_command_and_configuration_layers() {
         .expect("run");
     assert!(out.status.success());
     assert!(dir.path().join("from-flag/secrets.toml").exists(), "flag beats env");
+    // A jwt_secret made up on the spot is said: no server knows it yet.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("there was no jwt_secret, so a new one was written to"),
+        "{stderr}"
+    );
+    let again = chatd!(dir.path())
+        .args(["--data-dir", "from-flag", "token", "carol"])
+        .output()
+        .expect("run");
+    assert!(again.status.success());
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("no jwt_secret"),
+        "the second time it is read, not made"
+    );
     assert!(!dir.path().join("from-env").exists());
     // Bad input gets a clear error and a failing exit code.
     let out = chatd!(dir.path()).args(["token", "not valid"]).output().expect("run");
