@@ -21,7 +21,7 @@ use axum::http::StatusCode;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use crate::{load, mode_for, Cli, Ctx, Plan};
+use crate::{load, mode_for, send_layout, Cli, Ctx};
 
 /// What the receiver saw.
 #[derive(Default)]
@@ -163,30 +163,9 @@ pub async fn run(
             body_bytes: ctx.body_bytes,
         });
         let members = members.clamp(1, connections.max(1));
-        let users: Vec<String> = (0..connections).map(|i| format!("{run}-u{i}")).collect();
-        let layout: Vec<(String, Vec<String>)> = (0..channels)
-            .map(|k| {
-                let ids = (0..members)
-                    .map(|j| users[(k * members + j) % users.len()].clone())
-                    .collect();
-                (format!("{run}-c{k}"), ids)
-            })
-            .collect();
-        all_channels.extend(layout.iter().map(|(c, _)| c.clone()));
         let mode = mode_for(None, connections, in_flight);
-        let plans = users
-            .iter()
-            .map(|u| Plan {
-                user: u.clone(),
-                targets: layout
-                    .iter()
-                    .filter(|(_, m)| m.contains(u))
-                    .map(|(c, _)| c.clone())
-                    .collect(),
-                mode,
-                mix: None,
-            })
-            .collect();
+        let (layout, plans) = send_layout(&run, connections, channels, members, mode, None);
+        all_channels.extend(layout.iter().map(|(c, _)| c.clone()));
         let settings = json!({"phase": phase, "connections": connections, "channels": channels, "members": members, "inFlight": in_flight});
         let taken_before = seen.entries.load(Ordering::Relaxed);
         let started = Instant::now();
