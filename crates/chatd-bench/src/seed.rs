@@ -123,44 +123,51 @@ pub async fn sql(url: &str, targets: &[Target<'_>], n: i64, writer: &str, reader
     let started = std::time::Instant::now();
     let base_ts = chatd_client::chatd_proto::ids::now_ms();
     let pad = "x".repeat(BODY_BYTES - 11);
+    // The same statements in the same order on both stores, each with its
+    // dialect's SQL (a macro: the two transactions are of different types).
+    macro_rules! insert_targets {
+        ($tx:ident, $messages:expr, $reactions:expr, $counts:expr) => {
+            for t in targets {
+                sqlx::query($messages)
+                    .bind(t.channel_id)
+                    .bind(&t.id_tag)
+                    .bind(n)
+                    .bind(writer)
+                    .bind(reader)
+                    .bind(base_ts)
+                    .bind(t.mixed)
+                    .bind(&pad)
+                    .bind(EMOJI)
+                    .bind(key_tag(t.mixed))
+                    .execute(&mut *$tx)
+                    .await
+                    .with_context(|| format!("insert the entries of {}", t.channel_id))?;
+                if t.mixed {
+                    for statement in [$reactions, $counts] {
+                        sqlx::query(statement)
+                            .bind(&t.id_tag)
+                            .bind(n)
+                            .bind(reader)
+                            .bind(EMOJI)
+                            .execute(&mut *$tx)
+                            .await?;
+                    }
+                }
+                sqlx::query(SET_LAST)
+                    .bind(t.channel_id)
+                    .bind(n)
+                    .bind(base_ts + n)
+                    .execute(&mut *$tx)
+                    .await?;
+            }
+        };
+    }
     if url.starts_with("postgres") {
         let mut db = sqlx::PgConnection::connect(url)
             .await
             .context("connect to PostgreSQL")?;
         let mut tx = db.begin().await?;
-        for t in targets {
-            sqlx::query(PG_MESSAGES)
-                .bind(t.channel_id)
-                .bind(&t.id_tag)
-                .bind(n)
-                .bind(writer)
-                .bind(reader)
-                .bind(base_ts)
-                .bind(t.mixed)
-                .bind(&pad)
-                .bind(EMOJI)
-                .bind(key_tag(t.mixed))
-                .execute(&mut *tx)
-                .await
-                .with_context(|| format!("insert the entries of {}", t.channel_id))?;
-            if t.mixed {
-                for statement in [PG_REACTIONS, PG_REACTION_COUNTS] {
-                    sqlx::query(statement)
-                        .bind(&t.id_tag)
-                        .bind(n)
-                        .bind(reader)
-                        .bind(EMOJI)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-            }
-            sqlx::query(SET_LAST)
-                .bind(t.channel_id)
-                .bind(n)
-                .bind(base_ts + n)
-                .execute(&mut *tx)
-                .await?;
-        }
+        insert_targets!(tx, PG_MESSAGES, PG_REACTIONS, PG_REACTION_COUNTS);
         tx.commit().await?;
         db.execute("ANALYZE messages").await?;
         db.execute("ANALYZE reactions").await?;
@@ -173,39 +180,7 @@ pub async fn sql(url: &str, targets: &[Target<'_>], n: i64, writer: &str, reader
             .await
             .context("open the SQLite database")?;
         let mut tx = db.begin().await?;
-        for t in targets {
-            sqlx::query(SQLITE_MESSAGES)
-                .bind(t.channel_id)
-                .bind(&t.id_tag)
-                .bind(n)
-                .bind(writer)
-                .bind(reader)
-                .bind(base_ts)
-                .bind(t.mixed)
-                .bind(&pad)
-                .bind(EMOJI)
-                .bind(key_tag(t.mixed))
-                .execute(&mut *tx)
-                .await
-                .with_context(|| format!("insert the entries of {}", t.channel_id))?;
-            if t.mixed {
-                for statement in [SQLITE_REACTIONS, SQLITE_REACTION_COUNTS] {
-                    sqlx::query(statement)
-                        .bind(&t.id_tag)
-                        .bind(n)
-                        .bind(reader)
-                        .bind(EMOJI)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-            }
-            sqlx::query(SET_LAST)
-                .bind(t.channel_id)
-                .bind(n)
-                .bind(base_ts + n)
-                .execute(&mut *tx)
-                .await?;
-        }
+        insert_targets!(tx, SQLITE_MESSAGES, SQLITE_REACTIONS, SQLITE_REACTION_COUNTS);
         tx.commit().await?;
         db.execute("ANALYZE").await?;
     }
