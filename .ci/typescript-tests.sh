@@ -39,7 +39,7 @@ npm run --silent lint
 
 echo "== tests: unit, integration, browser (node --test)"
 # spec reporter for people, and the runner's own summary (tests/pass/fail) at the end
-node --test --test-concurrency=1 --test-reporter=spec \
+node --test --test-concurrency=1 --test-timeout=600000 --test-reporter=spec \
   build/test/unit/ build/test/integration/ build/test/browser/
 
 echo "== fault harness with SDK devices: kill -9, SIGTERM, reconnect storms (20 s, SQLite)"

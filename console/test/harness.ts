@@ -166,11 +166,17 @@ export class HoldingProxy {
   port = 0;
   private readonly server: Server;
   private readonly pairs = new Set<Pair>();
+  /** Every socket not yet closed, paired or not: `server.close()` waits for all of them. */
+  private readonly sockets = new Set<Socket>();
   private holding = false;
 
   constructor(targetPort: () => number) {
     this.server = createServer((client) => {
       const upstream = connect(targetPort(), '127.0.0.1');
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.once('close', () => this.sockets.delete(s));
+      }
       const pair: Pair = { client, upstream, ws: undefined, held: [] };
       this.pairs.add(pair);
       client.on('data', (chunk: Buffer) => {
@@ -228,6 +234,8 @@ export class HoldingProxy {
       p.upstream.destroy();
     }
     this.pairs.clear();
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 }

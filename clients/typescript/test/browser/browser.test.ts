@@ -88,8 +88,9 @@ describe('browser (headless Chromium)', () => {
     });
   });
   after(async () => {
-    for (const p of proxies) await p.close().catch(() => undefined);
+    // the pages first, so nothing reconnects through a proxy that is closing
     for (const c of contexts) await c.close().catch(() => undefined);
+    for (const p of proxies) await p.close().catch(() => undefined);
     await browser.close();
     await new Promise((r) => web.server.close(r));
     await chatd.dispose();

@@ -10,6 +10,11 @@ export class CuttableProxy {
   /** When set, server-to-client data is forwarded frame by frame through this hook. */
   onServerFrame: FrameHook | undefined;
   private readonly pairs = new Set<[Socket, Socket]>();
+  /**
+   * Every socket of every connection not yet closed, cut or not: `server.close()` waits
+   * for all of them, including a client cut with a FIN that it never answered.
+   */
+  private readonly sockets = new Set<Socket>();
   port = 0;
   private readonly target: number;
 
@@ -17,6 +22,10 @@ export class CuttableProxy {
     this.target = targetPort;
     this.server = createServer((client) => {
       const upstream = connect(this.target, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.once('close', () => this.sockets.delete(s));
+      }
       const pair: [Socket, Socket] = [client, upstream];
       this.pairs.add(pair);
       client.pipe(upstream);
@@ -113,6 +122,8 @@ export class CuttableProxy {
     if (this.closed) return;
     this.closed = true;
     this.cutAll();
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
     await new Promise<void>((r) => {
       this.server.close(() => {
         r();
