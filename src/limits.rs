@@ -48,6 +48,22 @@ pub struct Limits {
     counts: Mutex<Counts>,
 }
 
+/// Ids of a `PRESENCE_SUB` that count as one frame against the rate limits.
+///
+/// A PRESENCE_SUB is answered with one PRESENCE per id it lists (its
+/// snapshot), so counted as one frame it let a connection within its rate
+/// make the server send up to 500 times as many (docs/known-issues.md).
+/// Counted as one frame per this many ids, a connection at
+/// `rate_limit_per_sec` makes at most ten times as many PRESENCE frames.
+pub const PRESENCE_IDS_PER_FRAME: usize = 10;
+
+/// How many frames a `PRESENCE_SUB` listing `ids` ids counts as: one per
+/// [`PRESENCE_IDS_PER_FRAME`] ids, at least one (an empty list, which ends
+/// the subscription, is one frame).
+pub fn presence_sub_weight(ids: usize) -> u32 {
+    u32::try_from(ids.div_ceil(PRESENCE_IDS_PER_FRAME).max(1)).unwrap_or(u32::MAX)
+}
+
 /// One session's place in the connection counts; released on drop.
 #[derive(Debug)]
 pub struct ConnectionPermit {
@@ -131,6 +147,48 @@ impl Limits {
         Ok(())
     }
 
+    /// Counts `frames` more frames against the connection's and the user's
+    /// rate, all or none per bucket: the extra weight of a frame that makes
+    /// the server send many (a `PRESENCE_SUB`, see
+    /// [`presence_sub_weight`]). A weight over a bucket's size is charged
+    /// as the whole bucket, so a large frame is still possible with a full
+    /// bucket. `0` charges nothing.
+    ///
+    /// # Errors
+    /// How long to wait before that many frames would be accepted.
+    pub fn check_frames(
+        &self,
+        connection: Option<&DefaultDirectRateLimiter>,
+        user_id: &UserId,
+        frames: u32,
+    ) -> Result<(), Duration> {
+        let Some(n) = NonZeroU32::new(frames) else {
+            return Ok(());
+        };
+        let wait = |not_until: governor::NotUntil<_>| not_until.wait_time_from(self.clock.now());
+        if let Some(limiter) = connection {
+            match limiter.check_n(n) {
+                Ok(result) => result.map_err(wait)?,
+                Err(governor::InsufficientCapacity(most)) => {
+                    if let Some(most) = NonZeroU32::new(most) {
+                        limiter.check_n(most).unwrap_or(Ok(())).map_err(wait)?;
+                    }
+                }
+            }
+        }
+        if let Some(users) = &self.user_rates {
+            match users.check_key_n(user_id, n) {
+                Ok(result) => result.map_err(wait)?,
+                Err(governor::InsufficientCapacity(most)) => {
+                    if let Some(most) = NonZeroU32::new(most) {
+                        users.check_key_n(user_id, most).unwrap_or(Ok(())).map_err(wait)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Forgets users whose buckets are full again (bounds memory); run periodically.
     pub fn retain_recent(&self) {
         if let Some(users) = &self.user_rates {
@@ -201,6 +259,56 @@ mod tests {
             "alice's connections share her allowance"
         );
         assert!(l.check_frame(one.as_ref(), &bob).is_ok(), "bob has his own");
+    }
+
+    #[test]
+    fn a_presence_sub_weighs_one_frame_per_ten_ids() {
+        assert_eq!(presence_sub_weight(0), 1);
+        assert_eq!(presence_sub_weight(1), 1);
+        assert_eq!(presence_sub_weight(10), 1);
+        assert_eq!(presence_sub_weight(11), 2);
+        assert_eq!(presence_sub_weight(500), 50);
+    }
+
+    #[test]
+    fn extra_frames_are_charged_all_or_none() {
+        let l = limits(|c| {
+            c.rate_limit_per_sec = 1;
+            c.rate_limit_burst = 100;
+            c.user_rate_limit_per_sec = 0;
+        });
+        let alice = UserId::parse("alice").unwrap();
+        let conn = l.connection_rate();
+        assert!(l.check_frames(conn.as_ref(), &alice, 60).is_ok());
+        assert!(
+            l.check_frames(conn.as_ref(), &alice, 60).is_err(),
+            "40 left: 60 more are refused"
+        );
+        for _ in 0..40 {
+            assert!(
+                l.check_frame(conn.as_ref(), &alice).is_ok(),
+                "a refused charge took nothing"
+            );
+        }
+        assert!(l.check_frame(conn.as_ref(), &alice).is_err());
+        assert!(l.check_frames(conn.as_ref(), &alice, 0).is_ok(), "0 charges nothing");
+    }
+
+    #[test]
+    fn a_weight_over_the_bucket_takes_the_whole_bucket() {
+        let l = limits(|c| {
+            c.rate_limit_per_sec = 1;
+            c.rate_limit_burst = 20;
+            c.user_rate_limit_per_sec = 1;
+            c.user_rate_limit_burst = 30;
+        });
+        let alice = UserId::parse("alice").unwrap();
+        let conn = l.connection_rate();
+        assert!(
+            l.check_frames(conn.as_ref(), &alice, 50).is_ok(),
+            "a full bucket lets it through"
+        );
+        assert!(l.check_frame(conn.as_ref(), &alice).is_err(), "and is empty after");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 use crate::command::send::StoredKeyAnswer;
 use crate::command::{self, reply, Context};
 use crate::ids::now_ms;
+use crate::limits::presence_sub_weight;
 use crate::outbound::close_code;
 use crate::protocol::{
     decode_client_frame, peek_client_msg_id, peek_send_key, ClientFrame, Command, ErrorCode, ErrorFrame, ServerFrame,
@@ -185,7 +186,32 @@ impl<'a> Reader<'a> {
     /// `rate_limited` (echoing the send's `clientMsgId`) and returns false.
     async fn within_rate(&mut self, client_msg_id: impl FnOnce() -> Option<String>) -> bool {
         let ctx = self.ctx;
-        match ctx.state.limits.check_frame(self.rate.as_ref(), &ctx.user.user_id) {
+        let checked = ctx.state.limits.check_frame(self.rate.as_ref(), &ctx.user.user_id);
+        self.rate_checked(checked, client_msg_id).await
+    }
+
+    /// Counts the extra weight of a frame that makes the server send many
+    /// (`frames` more frames, see [`crate::limits::presence_sub_weight`]);
+    /// when over, answers `rate_limited` and returns false, like
+    /// [`Self::within_rate`].
+    async fn within_rate_for(&mut self, frames: u32) -> bool {
+        let ctx = self.ctx;
+        let checked = ctx
+            .state
+            .limits
+            .check_frames(self.rate.as_ref(), &ctx.user.user_id, frames);
+        self.rate_checked(checked, || None).await
+    }
+
+    /// Acts on a rate check: resets the refusals in a row, or answers
+    /// `rate_limited` (with `retryAfterMs`) and paces a flood.
+    async fn rate_checked(
+        &mut self,
+        checked: Result<(), Duration>,
+        client_msg_id: impl FnOnce() -> Option<String>,
+    ) -> bool {
+        let ctx = self.ctx;
+        match checked {
             Ok(()) => {
                 self.limited_in_row = 0;
                 true
@@ -307,6 +333,11 @@ impl<'a> Reader<'a> {
                 }
             }
             Command::PresenceSub { user_ids } => {
+                // Its snapshot is one PRESENCE per id: the frame counts as
+                // one frame per PRESENCE_IDS_PER_FRAME ids (one is counted).
+                if !self.within_rate_for(presence_sub_weight(user_ids.len()) - 1).await {
+                    return;
+                }
                 if let Err(frame) = command::presence::run(ctx, user_ids).await {
                     self.bad_in_row += 1;
                     self.drain().await;

@@ -18,6 +18,7 @@ on_both_stores!(
     a_new_subscription_replaces_the_old_and_an_empty_one_ends_it,
     bad_subscriptions_are_refused_and_the_connection_stays_open,
     last_seen_is_kept_across_a_restart,
+    a_presence_sub_counts_one_frame_per_ten_ids,
 );
 
 fn sub(ids: &[&str]) -> Value {
@@ -159,5 +160,41 @@ async fn last_seen_is_kept_across_a_restart(backend: Backend) {
     bob.send_json(sub(&["alice"])).await;
     let after = recv_presence(&mut bob, "alice", "offline").await;
     assert_eq!(after["lastSeenAt"], seen, "{after}");
+    app.stop().await;
+}
+
+/// A PRESENCE_SUB is answered with one PRESENCE per id, so it counts against
+/// the rate limits as one frame per ten ids (`limits::PRESENCE_IDS_PER_FRAME`):
+/// within its frame rate a connection cannot make the server send hundreds of
+/// times as many frames. A refused one changes nothing.
+async fn a_presence_sub_counts_one_frame_per_ten_ids(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.rate_limit_per_sec = 1;
+        c.rate_limit_burst = 60;
+        c.user_rate_limit_per_sec = 0;
+    })
+    .await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = app.connect("bob").await;
+    let many: Vec<String> = (0..250).map(|n| format!("u{n}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    // Two of 250 ids weigh 2 × 25 of the 60 frames: both are answered.
+    for _ in 0..2 {
+        bob.send_json(sub(&many)).await;
+        for user in &many {
+            recv_presence(&mut bob, user, "offline").await;
+        }
+    }
+    // A third would take 25 of the 10 left: refused, retryable, nothing sent.
+    bob.send_json(sub(&many)).await;
+    let error = bob.recv().await;
+    assert_eq!(error["type"], "ERROR", "{error}");
+    assert_eq!(error["code"], "rate_limited", "{error}");
+    assert_eq!(error["retryable"], true, "{error}");
+    assert!(error["retryAfterMs"].as_u64().expect("retryAfterMs") > 0, "{error}");
+    bob.expect_silence(Duration::from_millis(200)).await;
+    // One id weighs one frame: still within the bucket.
+    bob.send_json(sub(&["alice"])).await;
+    recv_presence(&mut bob, "alice", "offline").await;
     app.stop().await;
 }
