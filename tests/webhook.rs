@@ -547,6 +547,11 @@ mod cluster {
 
     impl Node {
         fn start(db: &TestDb, prefix: &str, webhook_url: &str) -> Self {
+            Self::start_with(db, prefix, webhook_url, &[])
+        }
+
+        /// [`Node::start`] with more settings (`CHATD_*` variables).
+        fn start_with(db: &TestDb, prefix: &str, webhook_url: &str, env: &[(&str, &str)]) -> Self {
             let data = db.dir.path().join(format!("node-{}", uuid::Uuid::now_v7().simple()));
             let mut cmd = chatd_testkit::chatd!(db.dir.path());
             cmd.env("CHATD_DATABASE_URL", &db.url)
@@ -559,6 +564,9 @@ mod cluster {
                 .env("CHATD_SHUTDOWN_GRACE", "2")
                 .env("CHATD_WEBHOOK_URL", webhook_url)
                 .env("CHATD_WEBHOOK_SECRET", SECRET);
+            for (name, value) in env {
+                cmd.env(name, value);
+            }
             let process = ServerProcess::start(cmd);
             Self {
                 admin: process.admin(ADMIN_TOKEN),
@@ -658,6 +666,57 @@ mod cluster {
                 "bob was online on the other node: {item}"
             );
         }
+        receiver.stop();
+        drop(db);
+    }
+
+    /// `offlineMembers` counts sessions, not presence: a member whose last
+    /// session on the other node closed is offline for the next entry,
+    /// although presence keeps showing it online for `presence_grace_ms`
+    /// (30 s here); a session reopened within that grace counts again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_member_who_left_another_node_is_offline_for_the_next_entry() {
+        if postgres_url().is_none() {
+            return;
+        }
+        assert!(
+            std::net::TcpStream::connect("127.0.0.1:4222").is_ok(),
+            "NATS is not running on 127.0.0.1:4222"
+        );
+        let db = TestDb::new(Backend::Postgres).await;
+        let prefix = format!("wh{}", uuid::Uuid::now_v7().simple());
+        let receiver = Receiver::start(&[], 200).await;
+        let grace = [("CHATD_PRESENCE_GRACE_MS", "30000")];
+        let nodes = [
+            Node::start_with(&db, &prefix, &receiver.url(), &grace),
+            Node::start_with(&db, &prefix, &receiver.url(), &grace),
+        ];
+        nodes[0].admin.create_channel("room", &["alice", "bob", "carol"]).await;
+        let mut alice = nodes[0].connect("alice").await;
+        let announced = Duration::from_millis(500);
+        let bob = nodes[1].connect("bob").await;
+        tokio::time::sleep(announced).await;
+        alice.send_and_ack("room", "k1", "bob is here").await;
+        drop(bob);
+        tokio::time::sleep(announced).await;
+        alice.send_and_ack("room", "k2", "bob left a moment ago").await;
+        let _bob = nodes[1].connect("bob").await;
+        tokio::time::sleep(announced).await;
+        alice.send_and_ack("room", "k3", "bob is back").await;
+        let accepted = receiver.wait_accepted(3).await;
+        let offline: Vec<(i64, Value)> = accepted
+            .iter()
+            .map(|item| (seq_of(item), item["offlineMembers"].clone()))
+            .collect();
+        assert_eq!(
+            offline,
+            vec![
+                (1, json!(["carol"])),
+                (2, json!(["bob", "carol"])),
+                (3, json!(["carol"]))
+            ],
+            "offlineMembers per seq"
+        );
         receiver.stop();
         drop(db);
     }

@@ -6,7 +6,9 @@
 //!   the nodes carrying that channel for a local user (they subscribe with
 //!   the channel's messages, [`run_typing`]) hand them to their sessions.
 //! - Every node publishes on `<prefix>.p` the users it holds: at once when
-//!   it takes or lets go of one, and all of them every third of
+//!   it takes one, when a user's last session there closes (its grace
+//!   period starts: still online, no session) and when it lets go of one,
+//!   and all of them every third of
 //!   `presence_ttl_ms` (the heartbeat). The others keep each (node, user)
 //!   entry until it is not refreshed within `presence_ttl_ms`
 //!   ([`crate::delivery::presence::Ephemeral::expire`]).
@@ -51,6 +53,15 @@ impl Cluster {
     /// Tells the other nodes this node now holds `user`.
     pub fn presence_held(&self, user: &UserId) {
         self.publish_presence(&PresenceEnvelope::Held {
+            node: self.node().to_string(),
+            user: user.as_str().to_owned(),
+        });
+    }
+
+    /// Tells the other nodes `user`'s last session on this node closed (its
+    /// grace period starts here).
+    pub fn presence_idle(&self, user: &UserId) {
+        self.publish_presence(&PresenceEnvelope::Idle {
             node: self.node().to_string(),
             user: user.as_str().to_owned(),
         });
@@ -101,7 +112,12 @@ pub(super) async fn run_presence(inner: Arc<Inner>) {
                 for chunk in users.chunks(HEARTBEAT_CHUNK) {
                     let envelope = PresenceEnvelope::Heartbeat {
                         node: node.clone(),
-                        users: chunk.iter().map(|u| u.as_str().to_owned()).collect(),
+                        users: chunk.iter().map(|(u, _)| u.as_str().to_owned()).collect(),
+                        idle: chunk
+                            .iter()
+                            .filter(|(_, sessions)| !sessions)
+                            .map(|(u, _)| u.as_str().to_owned())
+                            .collect(),
                     };
                     if let Ok(payload) = serde_json::to_vec(&envelope) {
                         inner.publish(presence_subject(&inner.prefix), Bytes::from(payload));
@@ -120,8 +136,15 @@ fn on_presence(hub: &Hub, payload: &[u8]) {
     let ephemeral = hub.ephemeral();
     let ids = |users: Vec<String>| -> Vec<UserId> { users.iter().filter_map(|u| UserId::parse(u).ok()).collect() };
     match serde_json::from_slice::<PresenceEnvelope>(payload) {
-        Ok(PresenceEnvelope::Heartbeat { node, users }) => ephemeral.remote_held(&NodeId::from(node), &ids(users)),
+        Ok(PresenceEnvelope::Heartbeat { node, users, idle }) => {
+            let node = NodeId::from(node);
+            let idle: std::collections::HashSet<String> = idle.into_iter().collect();
+            let (idle, held): (Vec<String>, Vec<String>) = users.into_iter().partition(|u| idle.contains(u));
+            ephemeral.remote_held(&node, &ids(held));
+            ephemeral.remote_idle(&node, &ids(idle));
+        }
         Ok(PresenceEnvelope::Held { node, user }) => ephemeral.remote_held(&NodeId::from(node), &ids(vec![user])),
+        Ok(PresenceEnvelope::Idle { node, user }) => ephemeral.remote_idle(&NodeId::from(node), &ids(vec![user])),
         Ok(PresenceEnvelope::Released {
             node,
             user,

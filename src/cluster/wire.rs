@@ -145,10 +145,25 @@ pub enum PresenceEnvelope {
         node: String,
         /// Users it holds.
         users: Vec<String>,
+        /// Those of `users` with no open session there (in their grace
+        /// period). Listed in `users` too, so a node that does not know this
+        /// field keeps them online; absent when empty.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        idle: Vec<String>,
     },
     /// The node holds a user it did not hold before (a first session).
     #[serde(rename_all = "camelCase")]
     Held {
+        /// The sender.
+        node: String,
+        /// The user.
+        user: String,
+    },
+    /// The user's last session on the node closed: the node holds it
+    /// through its grace period (still online) with no session (webhooks'
+    /// `offlineMembers` count it offline). A first session again is a `held`.
+    #[serde(rename_all = "camelCase")]
+    Idle {
         /// The sender.
         node: String,
         /// The user.

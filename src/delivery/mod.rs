@@ -158,6 +158,9 @@ impl Delivery {
         for (channel, members) in closed.typing_stops {
             self.typing(&channel, user, TypingState::Stop, None, &members);
         }
+        if let (Some(_), Delivery::Nats(cluster)) = (closed.grace, self) {
+            cluster.presence_idle(user);
+        }
         let (Some(generation), Ok(runtime)) = (closed.grace, tokio::runtime::Handle::try_current()) else {
             return;
         };

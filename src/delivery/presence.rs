@@ -142,8 +142,8 @@ pub struct Ephemeral {
 struct State {
     local: HashMap<UserId, LocalUser>,
     next_generation: u64,
-    /// Users held by other nodes: node → (entry expiry, when last refreshed, ms).
-    remote: HashMap<UserId, HashMap<NodeId, (Instant, i64)>>,
+    /// Users held by other nodes, per node.
+    remote: HashMap<UserId, HashMap<NodeId, RemoteHold>>,
     last_seen: HashMap<UserId, i64>,
     /// Sessions watching each user (only users that share a channel with them).
     watchers: HashMap<UserId, Vec<SessionHandle>>,
@@ -152,6 +152,18 @@ struct State {
     typing: HashMap<(UserId, ChannelId), Typing>,
     /// `lastSeenAt` values not yet written to the database.
     pending_last_seen: Vec<(UserId, i64)>,
+}
+
+/// Another node's hold on a user, as its heartbeats and events say.
+#[derive(Debug, Clone, Copy)]
+struct RemoteHold {
+    /// When the entry expires unless refreshed ([`Settings::remote_lifetime`]).
+    expires: Instant,
+    /// When it was last refreshed (ms): the user's `lastSeenAt` if it expires.
+    refreshed_at: i64,
+    /// Whether the user has an open session there; false during its grace
+    /// period (still online for presence, offline for webhooks).
+    sessions: bool,
 }
 
 #[derive(Debug)]
@@ -266,19 +278,21 @@ impl Ephemeral {
 
     // ----- presence: this node's sessions -----
 
-    /// A session of `user` opened on this node. Returns true when this node
-    /// did not hold the user before (the other nodes are to be told).
+    /// A session of `user` opened on this node. Returns true when the user
+    /// had no open session here before (a first session, or one reopened in
+    /// the grace period): the other nodes are to be told it is held with a
+    /// session again.
     pub fn session_opened(&self, user: &UserId) -> bool {
         let mut state = self.lock();
         let was_online = state.online(user);
         state.next_generation += 1;
         let generation = state.next_generation;
-        let newly = match state.local.get_mut(user) {
+        let first = match state.local.get_mut(user) {
             Some(local) => {
                 local.sessions += 1;
                 // A reconnect within the grace period: that period is over.
                 local.generation = generation;
-                false
+                local.sessions == 1
             }
             None => {
                 state.local.insert(
@@ -295,7 +309,7 @@ impl Ephemeral {
         if !was_online {
             state.notify(user);
         }
-        newly
+        first
     }
 
     /// A session of `user` closed on this node: its subscription ends; when
@@ -345,46 +359,63 @@ impl Ephemeral {
 
     /// Those of `members` with no open session on any node, in their order
     /// (webhooks' `offlineMembers`, asked by the commit path). On this node
-    /// a user counts while a session is open (not during the grace period);
-    /// another node's users count while that node holds them, which includes
-    /// its grace period (`presence_grace_ms`), because nodes announce only
-    /// holding and letting go. One lock for the whole list.
+    /// a user counts while a session is open (not during the grace period),
+    /// and so on another node, which announces the start of a user's grace
+    /// period ([`Self::remote_idle`]). One lock for the whole list.
     pub fn offline_among(&self, members: &[UserId]) -> Vec<UserId> {
         let state = self.lock();
         members
             .iter()
             .filter(|user| {
                 let here = state.local.get(*user).is_some_and(|local| local.sessions > 0);
-                let elsewhere = state.remote.get(*user).is_some_and(|nodes| !nodes.is_empty());
+                let elsewhere = state
+                    .remote
+                    .get(*user)
+                    .is_some_and(|nodes| nodes.values().any(|hold| hold.sessions));
                 !here && !elsewhere
             })
             .cloned()
             .collect()
     }
 
-    /// The users this node holds (for its heartbeat).
-    pub fn held_users(&self) -> Vec<UserId> {
-        self.lock().local.keys().cloned().collect()
+    /// The users this node holds (for its heartbeat), each with whether it
+    /// has an open session here (false: in its grace period).
+    pub fn held_users(&self) -> Vec<(UserId, bool)> {
+        self.lock()
+            .local
+            .iter()
+            .map(|(user, local)| (user.clone(), local.sessions > 0))
+            .collect()
     }
 
     // ----- presence: other nodes -----
 
-    /// Node `node` holds `users` (a heartbeat or an online event): each entry
-    /// lives [`Settings::remote_lifetime`] from now.
+    /// Node `node` holds `users` with an open session (a heartbeat or an
+    /// online event): each entry lives [`Settings::remote_lifetime`] from now.
     pub fn remote_held(&self, node: &NodeId, users: &[UserId]) {
+        self.remote_hold(node, users, true);
+    }
+
+    /// Node `node` holds `users` with no open session: their grace period
+    /// there started (or a heartbeat says it goes on). Still online, but no
+    /// longer counted by [`Self::offline_among`] as having a session.
+    pub fn remote_idle(&self, node: &NodeId, users: &[UserId]) {
+        self.remote_hold(node, users, false);
+    }
+
+    fn remote_hold(&self, node: &NodeId, users: &[UserId], sessions: bool) {
         if node == &self.node {
             return;
         }
-        let expires = Instant::now() + self.settings.remote_lifetime();
-        let at = now_ms();
+        let hold = RemoteHold {
+            expires: Instant::now() + self.settings.remote_lifetime(),
+            refreshed_at: now_ms(),
+            sessions,
+        };
         let mut state = self.lock();
         for user in users {
             let was_online = state.online(user);
-            state
-                .remote
-                .entry(user.clone())
-                .or_default()
-                .insert(node.clone(), (expires, at));
+            state.remote.entry(user.clone()).or_default().insert(node.clone(), hold);
             if !was_online {
                 state.notify(user);
             }
@@ -415,8 +446,8 @@ impl Ephemeral {
         let until = Instant::now() + self.settings.presence_grace;
         let mut state = self.lock();
         for nodes in state.remote.values_mut() {
-            if let Some((expires, _)) = nodes.get_mut(node) {
-                *expires = (*expires).min(until);
+            if let Some(hold) = nodes.get_mut(node) {
+                hold.expires = hold.expires.min(until);
             }
         }
     }
@@ -429,9 +460,9 @@ impl Ephemeral {
         let mut state = self.lock();
         let mut gone = Vec::new();
         state.remote.retain(|user, nodes| {
-            nodes.retain(|_, (expires, at)| {
-                if *expires <= now {
-                    gone.push((user.clone(), *at));
+            nodes.retain(|_, hold| {
+                if hold.expires <= now {
+                    gone.push((user.clone(), hold.refreshed_at));
                     false
                 } else {
                     true
@@ -714,8 +745,12 @@ mod tests {
         assert_eq!(frames(&mut rx)[0]["status"], "online");
         let gen = e.session_closed(&alice, &a1.id).grace.unwrap();
         assert!(frames(&mut rx).is_empty(), "no offline during the grace");
-        // A reconnect within the grace: the old period is void.
-        assert!(!e.session_opened(&alice));
+        // A reconnect within the grace: the old period is void, and the
+        // other nodes are told the user has a session again.
+        assert!(e.session_opened(&alice), "announced: a session again");
+        let (a2, _) = watcher("alice");
+        assert!(!e.session_opened(&alice), "a second session changes nothing");
+        e.session_closed(&alice, &a2.id);
         assert_eq!(e.grace_over(&alice, gen), None);
         assert!(frames(&mut rx).is_empty(), "no flap");
         let gen = e.session_closed(&alice, &a1.id).grace.unwrap();
@@ -749,6 +784,35 @@ mod tests {
         assert!(offline[0]["lastSeenAt"].is_i64());
         // Our own heartbeats are not another node's.
         e.remote_held(e.node(), std::slice::from_ref(&alice));
+        assert!(frames(&mut rx).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_user_in_its_grace_on_another_node_is_online_but_has_no_session() {
+        let e = Ephemeral::new(settings());
+        let (bob, mut rx) = watcher("bob");
+        let alice = user("alice");
+        e.subscribe(&bob, std::slice::from_ref(&alice), &[alice.clone()].into(), &[]);
+        frames(&mut rx);
+        let other: NodeId = "other".into();
+        e.remote_held(&other, std::slice::from_ref(&alice));
+        assert_eq!(frames(&mut rx)[0]["status"], "online");
+        assert!(
+            e.offline_among(std::slice::from_ref(&alice)).is_empty(),
+            "a session there"
+        );
+        e.remote_idle(&other, std::slice::from_ref(&alice));
+        assert!(frames(&mut rx).is_empty(), "no flap: still online in the grace");
+        assert_eq!(
+            e.offline_among(std::slice::from_ref(&alice)),
+            vec![alice.clone()],
+            "no session"
+        );
+        e.remote_held(&other, std::slice::from_ref(&alice));
+        assert!(
+            e.offline_among(std::slice::from_ref(&alice)).is_empty(),
+            "a session again"
+        );
         assert!(frames(&mut rx).is_empty());
     }
 }
