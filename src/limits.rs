@@ -40,6 +40,7 @@ pub struct Limits {
     max_connections: usize,
     max_connections_per_user: usize,
     connection_quota: Option<Quota>,
+    user_quota: Option<Quota>,
     user_rates: Option<DefaultKeyedRateLimiter<UserId>>,
     /// Made once: making a quanta clock runs CPUID, which a virtual machine
     /// traps (it cost about a tenth of the server's CPU per frame).
@@ -96,6 +97,7 @@ impl Limits {
             max_connections: config.max_connections,
             max_connections_per_user: config.max_connections_per_user,
             connection_quota: quota(config.rate_limit_per_sec, config.rate_limit_burst),
+            user_quota: quota(config.user_rate_limit_per_sec, config.user_rate_limit_burst),
             user_rates: quota(config.user_rate_limit_per_sec, config.user_rate_limit_burst).map(RateLimiter::keyed),
             clock: DefaultClock::default(),
             counts: Mutex::new(Counts::default()),
@@ -145,6 +147,18 @@ impl Limits {
                 .map_err(|not_until| not_until.wait_time_from(self.clock.now()))?;
         }
         Ok(())
+    }
+
+    /// How long the slower of the two buckets takes to refill one frame
+    /// (`1 / rate_limit_per_sec` or `1 / user_rate_limit_per_sec`; zero when
+    /// both are off).
+    pub fn frame_interval(&self) -> Duration {
+        [self.connection_quota, self.user_quota]
+            .into_iter()
+            .flatten()
+            .map(|q| q.replenish_interval())
+            .max()
+            .unwrap_or(Duration::ZERO)
     }
 
     /// Counts `frames` more frames against the connection's and the user's
@@ -309,6 +323,20 @@ mod tests {
             "a full bucket lets it through"
         );
         assert!(l.check_frame(conn.as_ref(), &alice).is_err(), "and is empty after");
+    }
+
+    #[test]
+    fn the_frame_interval_is_the_slower_buckets() {
+        let l = limits(|c| {
+            c.rate_limit_per_sec = 10;
+            c.user_rate_limit_per_sec = 100;
+        });
+        assert_eq!(l.frame_interval(), Duration::from_millis(100));
+        let off = limits(|c| {
+            c.rate_limit_per_sec = 0;
+            c.user_rate_limit_per_sec = 0;
+        });
+        assert_eq!(off.frame_interval(), Duration::ZERO);
     }
 
     #[test]

@@ -191,15 +191,17 @@ impl<'a> Reader<'a> {
     }
 
     /// Counts the extra weight of a frame that makes the server send many
-    /// (`frames` more frames, see [`crate::limits::presence_sub_weight`]);
-    /// when over, answers `rate_limited` and returns false, like
-    /// [`Self::within_rate`].
+    /// (`frames` more frames, after its one frame was counted, see
+    /// [`crate::limits::presence_sub_weight`]); when over, answers
+    /// `rate_limited` and returns false, like [`Self::within_rate`]. The
+    /// `retryAfterMs` covers the extra frames and the one frame a resend
+    /// pays again, so a client that waits it is accepted.
     async fn within_rate_for(&mut self, frames: u32) -> bool {
         let ctx = self.ctx;
-        let checked = ctx
-            .state
-            .limits
-            .check_frames(self.rate.as_ref(), &ctx.user.user_id, frames);
+        let limits = &ctx.state.limits;
+        let checked = limits
+            .check_frames(self.rate.as_ref(), &ctx.user.user_id, frames)
+            .map_err(|wait| wait + limits.frame_interval());
         self.rate_checked(checked, || None).await
     }
 
@@ -242,6 +244,7 @@ impl<'a> Reader<'a> {
         }
         // The rate check comes first, so a flood costs as little as possible;
         // a refused send still gets its clientMsgId echoed.
+        let limited_before = self.limited_in_row;
         if !self.within_rate(|| peek_client_msg_id(text)).await {
             return;
         }
@@ -335,8 +338,14 @@ impl<'a> Reader<'a> {
             Command::PresenceSub { user_ids } => {
                 // Its snapshot is one PRESENCE per id: the frame counts as
                 // one frame per PRESENCE_IDS_PER_FRAME ids (one is counted).
-                if !self.within_rate_for(presence_sub_weight(user_ids.len()) - 1).await {
-                    return;
+                // Refused for its weight, it is one more refusal in a row
+                // (the one-frame check must not have reset the count).
+                let extra = presence_sub_weight(user_ids.len()) - 1;
+                if extra > 0 {
+                    self.limited_in_row = limited_before;
+                    if !self.within_rate_for(extra).await {
+                        return;
+                    }
                 }
                 if let Err(frame) = command::presence::run(ctx, user_ids).await {
                     self.bad_in_row += 1;

@@ -19,6 +19,8 @@ on_both_stores!(
     bad_subscriptions_are_refused_and_the_connection_stays_open,
     last_seen_is_kept_across_a_restart,
     a_presence_sub_counts_one_frame_per_ten_ids,
+    a_refused_presence_sub_retried_after_retry_after_ms_is_accepted,
+    a_flood_of_refused_presence_subs_is_closed_like_any_flood,
 );
 
 fn sub(ids: &[&str]) -> Value {
@@ -196,5 +198,77 @@ async fn a_presence_sub_counts_one_frame_per_ten_ids(backend: Backend) {
     // One id weighs one frame: still within the bucket.
     bob.send_json(sub(&["alice"])).await;
     recv_presence(&mut bob, "alice", "offline").await;
+    app.stop().await;
+}
+
+/// A client that waits `retryAfterMs` and resends the refused PRESENCE_SUB
+/// (protocol.md sections 5 and 8) gets through once the bucket has refilled:
+/// the wait covers the whole weight, including the one frame every retry
+/// pays again.
+async fn a_refused_presence_sub_retried_after_retry_after_ms_is_accepted(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.rate_limit_per_sec = 10;
+        c.rate_limit_burst = 100;
+        c.user_rate_limit_per_sec = 0;
+    })
+    .await;
+    let mut bob = app.connect("bob").await;
+    let ids: Vec<String> = (0..100).map(|n| format!("u{n}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    // Ten subscriptions of 100 ids take the whole bucket of 100.
+    for _ in 0..10 {
+        bob.send_json(sub(&ids)).await;
+    }
+    bob.send_json(sub(&ids)).await;
+    for _ in 0..1000 {
+        bob.recv_type("PRESENCE").await;
+    }
+    let mut error = bob.recv().await;
+    let started = Instant::now();
+    let mut retries = 0;
+    while error["type"] == "ERROR" {
+        assert_eq!(error["code"], "rate_limited", "{error}");
+        retries += 1;
+        assert!(
+            retries <= 20,
+            "still refused after {retries} retries in {:?}, each after retryAfterMs (the bucket refills 10/s, the frame weighs 10): {error}",
+            started.elapsed()
+        );
+        let wait = error["retryAfterMs"].as_u64().expect("retryAfterMs");
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+        bob.send_json(sub(&ids)).await;
+        error = bob.recv().await;
+    }
+    assert_eq!(error["type"], "PRESENCE", "{error}");
+    app.stop().await;
+}
+
+/// More than `max_rate_limited` refused frames in a row close the connection
+/// with 1008 (protocol.md section 5), also when each is a PRESENCE_SUB that
+/// passes the one-frame check and is refused for its weight.
+async fn a_flood_of_refused_presence_subs_is_closed_like_any_flood(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.rate_limit_per_sec = 10;
+        c.rate_limit_burst = 100;
+        c.user_rate_limit_per_sec = 0;
+        c.max_rate_limited = 5;
+    })
+    .await;
+    let mut bob = app.connect("bob").await;
+    let ids: Vec<String> = (0..100).map(|n| format!("u{n}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    for _ in 0..10 {
+        bob.send_json(sub(&ids)).await;
+    }
+    for _ in 0..1000 {
+        bob.recv_type("PRESENCE").await;
+    }
+    // 30 frames/s against a refill of 10/s: none can be acted on (each
+    // weighs 10), so the 6th refused in a row must close the connection.
+    for _ in 0..12 {
+        bob.send_json(sub(&ids)).await;
+        tokio::time::sleep(Duration::from_millis(33)).await;
+    }
+    assert_eq!(bob.recv_close_code().await, 1008, "closed: rate limit exceeded");
     app.stop().await;
 }
