@@ -394,6 +394,14 @@ export class ChatClient {
   private readonly supported = new Set<string>();
   private v11Unconfirmed: { type: string; frameNo: number; clientMsgId?: string }[] = [];
   private presenceIds: readonly string[] = [];
+  /**
+   * Ids of the pending PRESENCE_SUB whose PRESENCE has not arrived since it was sent;
+   * undefined when no subscription is pending (snapshot complete, empty, or not sent).
+   */
+  private presenceWaiting: Set<string> | undefined;
+  /** Retries of the pending PRESENCE_SUB so far (the backoff's attempt number). */
+  private presenceAttempt = 0;
+  private presenceTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly presenceMap = new Map<string, Presence>();
   private readonly connStore: LazyStore<ConnectionSnapshot>;
   private readonly presenceStore: LazyStore<Readonly<Record<string, Presence>>>;
@@ -505,6 +513,8 @@ export class ChatClient {
   close(): void {
     this.setState('closed');
     clearTimeout(this.reconnectTimer);
+    clearTimeout(this.presenceTimer);
+    this.presenceWaiting = undefined;
     clearInterval(this.watchdog);
     clearTimeout(this.deliveredTimer);
     for (const p of this.pending.values()) {
@@ -722,17 +732,70 @@ export class ChatClient {
     if (ch.throttle.onStop()) this.sendFrame({ type: 'TYPING', channelId, state: 'stop' });
   }
 
-  /** Replaces the presence subscription (kept across reconnects). An empty list ends it. */
+  /**
+   * Replaces the presence subscription (kept across reconnects). An empty list ends it.
+   *
+   * The subscription is *pending* from its PRESENCE_SUB until a PRESENCE has arrived for
+   * every listed id. While it is pending, a retryable ERROR (`unavailable`, `internal`,
+   * `rate_limited`) that names no clientMsgId, channelId or messageId is taken to be the
+   * server refusing it (spec §9: such an ERROR cannot say which frame it answers), and the
+   * same PRESENCE_SUB is sent again after a backoff (`retryBackoff`, and at least the
+   * ERROR's `retryAfterMs`), until the snapshot completes, this is called again, or the
+   * connection drops (the reconnect sends it anyway). Such an ERROR is still emitted as
+   * `error`. An empty subscription is never pending.
+   */
   subscribePresence(userIds: readonly string[]): void {
     this.presenceIds = [...new Set(userIds)];
     for (const id of [...this.presenceMap.keys()]) if (!this.presenceIds.includes(id)) this.presenceMap.delete(id);
     this.presenceStore.invalidate();
-    if (this.state === 'open' && !this.unsupported.has('PRESENCE_SUB')) {
-      this.sendFrame({ type: 'PRESENCE_SUB', userIds: this.presenceIds });
-    }
+    this.presenceAttempt = 0;
+    this.sendPresenceSub();
   }
 
   // ================================================================ internals
+
+  /** Sends the current PRESENCE_SUB (if open) and makes it the pending one. */
+  private sendPresenceSub(): void {
+    clearTimeout(this.presenceTimer);
+    this.presenceTimer = undefined;
+    this.presenceWaiting = undefined;
+    if (this.state !== 'open' || this.unsupported.has('PRESENCE_SUB')) return;
+    if (this.sendFrame({ type: 'PRESENCE_SUB', userIds: this.presenceIds }) === 0) return;
+    if (this.presenceIds.length > 0) this.presenceWaiting = new Set(this.presenceIds);
+  }
+
+  /** A PRESENCE arrived: one id fewer to wait for; the snapshot may be complete. */
+  private presenceArrived(userId: string): void {
+    const w = this.presenceWaiting;
+    if (w === undefined) return;
+    w.delete(userId);
+    if (w.size > 0) return;
+    this.presenceWaiting = undefined;
+    this.presenceAttempt = 0;
+    clearTimeout(this.presenceTimer);
+    this.presenceTimer = undefined;
+  }
+
+  /**
+   * A retryable ERROR naming no frame arrived while the subscription is pending: send it
+   * again after a backoff. Misattributing another frame's ERROR (a MSG_READ's, say) costs
+   * one redundant PRESENCE_SUB only: it is idempotent (it replaces the subscription and
+   * the server sends the snapshot again). One retry is scheduled at a time, so a burst of
+   * ERRORs cannot make a tight loop.
+   */
+  private presenceRefused(err: ChatdError): void {
+    if (this.presenceWaiting === undefined || this.presenceTimer !== undefined) return;
+    const delay = Math.max(
+      backoffDelay(this.presenceAttempt++, { baseMs: 250, maxMs: 30_000, ...this.opts.retryBackoff }),
+      err.retryAfterMs ?? 0,
+    );
+    const gen = this.openConn;
+    this.presenceTimer = setTimeout(() => {
+      this.presenceTimer = undefined;
+      if (this.presenceWaiting === undefined || this.openConn !== gen) return;
+      this.sendPresenceSub();
+    }, delay);
+  }
 
   private ctx(channelId: string): ChannelCtx {
     let ch = this.channels.get(channelId);
@@ -1048,6 +1111,9 @@ export class ChatClient {
     this.sessionId = undefined;
     this.syncs.clear();
     this.v11Unconfirmed = [];
+    clearTimeout(this.presenceTimer);
+    this.presenceTimer = undefined;
+    this.presenceWaiting = undefined;
     for (const ch of this.channels.values()) {
       ch.loadingOlder = false;
       ch.typing.expire(Number.POSITIVE_INFINITY);
@@ -1129,6 +1195,7 @@ export class ChatClient {
         this.supported.add('PRESENCE_SUB');
         this.presenceMap.set(f.userId, Object.freeze({ status: f.status, lastSeenAt: f.lastSeenAt }));
         this.presenceStore.invalidate();
+        this.presenceArrived(f.userId);
         this.events.emit('presence', f);
         break;
       case 'CHANNEL_REMOVED':
@@ -1167,9 +1234,8 @@ export class ChatClient {
       else this.openChannel(ch);
       if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
     }
-    if (this.presenceIds.length > 0 && !this.unsupported.has('PRESENCE_SUB')) {
-      this.sendFrame({ type: 'PRESENCE_SUB', userIds: this.presenceIds });
-    }
+    this.presenceAttempt = 0;
+    if (this.presenceIds.length > 0) this.sendPresenceSub();
     void this.resendAll();
   }
 
@@ -1590,6 +1656,9 @@ export class ChatClient {
         ch.store.invalidate();
         return;
       }
+    }
+    if (err.retryable && e.clientMsgId === undefined && e.channelId === undefined && e.messageId === undefined) {
+      this.presenceRefused(err);
     }
     this.events.emit('error', err, e);
   }

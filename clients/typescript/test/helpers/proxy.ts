@@ -9,6 +9,11 @@ export class CuttableProxy {
   private readonly server: Server;
   /** When set, server-to-client data is forwarded frame by frame through this hook. */
   onServerFrame: FrameHook | undefined;
+  /**
+   * When set, each server-to-client text frame is passed to it and the client gets the
+   * text it returns instead (a forged frame), as one unfragmented text frame.
+   */
+  rewriteServerFrame: ((text: string) => string) | undefined;
   private readonly pairs = new Set<[Socket, Socket]>();
   /**
    * Every socket of every connection not yet closed, cut or not: `server.close()` waits
@@ -32,8 +37,9 @@ export class CuttableProxy {
       let head = true;
       let buf = Buffer.alloc(0);
       upstream.on('data', (chunk: Buffer) => {
-        const hook = this.onServerFrame;
-        if (hook === undefined) {
+        const hook = this.onServerFrame ?? ((): boolean => false);
+        const rewrite = this.rewriteServerFrame;
+        if (this.onServerFrame === undefined && rewrite === undefined) {
           client.write(chunk);
           return;
         }
@@ -63,8 +69,12 @@ export class CuttableProxy {
           if (buf.length < off + len) return;
           const frame = buf.subarray(0, off + len);
           buf = buf.subarray(off + len);
-          client.write(frame);
           const opcode = (frame[0] ?? 0) & 0x0f;
+          if (opcode === 1 && rewrite !== undefined) {
+            client.write(textFrame(rewrite(frame.subarray(off).toString('utf8'))));
+          } else {
+            client.write(frame);
+          }
           if (opcode === 1 && hook(frame.subarray(off).toString('utf8'))) {
             // the client gets every frame up to this one, then the connection ends
             this.onServerFrame = undefined;
@@ -130,4 +140,25 @@ export class CuttableProxy {
       });
     });
   }
+}
+
+/** An unmasked, unfragmented WebSocket text frame (server to client). */
+function textFrame(text: string): Buffer {
+  const payload = Buffer.from(text, 'utf8');
+  const n = payload.length;
+  let head: Buffer;
+  if (n < 126) {
+    head = Buffer.from([0x81, n]);
+  } else if (n < 65_536) {
+    head = Buffer.alloc(4);
+    head[0] = 0x81;
+    head[1] = 126;
+    head.writeUInt16BE(n, 2);
+  } else {
+    head = Buffer.alloc(10);
+    head[0] = 0x81;
+    head[1] = 127;
+    head.writeBigUInt64BE(BigInt(n), 2);
+  }
+  return Buffer.concat([head, payload]);
 }

@@ -319,4 +319,77 @@ describe('SDK API: online event, AbortSignal, channel list (sqlite)', () => {
     assert.deepEqual(added, ['late2']);
     assert.equal(summary(alice, 'late2')?.unread, 1);
   });
+
+  // PRESENCE_SUB refused (known-issues.md): the proxy forges, in place of the snapshot's
+  // first PRESENCE, the ERROR a server under a thundering herd answers (no ids at all).
+  const presenceRefusal = async (
+    user: string,
+    forged: Record<string, unknown>,
+  ): Promise<{ alice: ChatClient; proxy: CuttableProxy; presenceFrames: () => number; replaced: () => string }> => {
+    const proxy = new CuttableProxy(server.port);
+    proxies.push(proxy);
+    await proxy.listen();
+    let frames = 0;
+    let replaced = '';
+    proxy.rewriteServerFrame = (text) => {
+      const f = JSON.parse(text) as { type?: string; userId?: string };
+      if (f.type !== 'PRESENCE') return text;
+      frames++;
+      if (replaced !== '') return text;
+      replaced = f.userId ?? '?';
+      return JSON.stringify({ type: 'ERROR', message: 'forged', retryable: true, ...forged });
+    };
+    const alice = track(
+      await makeClient(server, user, { retryBackoff: { baseMs: 50, maxMs: 200 } }, `ws://127.0.0.1:${proxy.port}/v1/ws`),
+    );
+    await alice.whenOpen();
+    alice.subscribePresence([`${user}-ghost1`, `${user}-ghost2`]);
+    await waitFor(
+      () => replaced !== '',
+      () => 'a PRESENCE replaced',
+    );
+    return { alice, proxy, presenceFrames: () => frames, replaced: () => replaced };
+  };
+
+  test('a PRESENCE_SUB refused with an ERROR naming no frame is sent again until its snapshot is complete, then no more', async () => {
+    await server.createChannel('pr1', ['prs', 'prs-peer']);
+    const { alice, proxy, presenceFrames } = await presenceRefusal('prs', { code: 'unavailable' });
+    await waitFor(
+      () => Object.keys(alice.presence.getSnapshot()).length === 2,
+      () => `presence ${JSON.stringify(alice.presence.getSnapshot())}`,
+    );
+    assert.equal(alice.presence.getSnapshot()['prs-ghost1']?.status, 'offline');
+    assert.equal(alice.presence.getSnapshot()['prs-ghost2']?.status, 'offline');
+    // the first snapshot (2 frames, one forged) and the retry's (2)
+    await sleep(300);
+    const afterRetry = presenceFrames();
+    assert.equal(afterRetry, 4, 'one retry');
+    // complete: another retryable ERROR with no ids no longer re-subscribes
+    proxy.rewriteServerFrame = (text) => {
+      const f = JSON.parse(text) as { type?: string };
+      if (f.type !== 'MSG_RECV') return text;
+      return JSON.stringify({ type: 'ERROR', code: 'unavailable', message: 'forged', retryable: true });
+    };
+    const errors: string[] = [];
+    alice.events.on('error', (e) => {
+      errors.push(e.code);
+    });
+    const peer = track(await makeClient(server, 'prs-peer'));
+    await peer.send('pr1', 'hello');
+    await waitFor(
+      () => errors.length > 0,
+      () => 'the forged ERROR reached alice',
+    );
+    await sleep(1000);
+    assert.equal(presenceFrames(), afterRetry, 'no PRESENCE_SUB after the snapshot completed');
+  });
+
+  test('a retryable ERROR that names a channel does not re-send a pending PRESENCE_SUB', async () => {
+    await server.createChannel('pr2', ['prc']);
+    const { alice, presenceFrames, replaced } = await presenceRefusal('prc', { code: 'unavailable', channelId: 'pr2' });
+    await sleep(1500);
+    assert.equal(presenceFrames(), 2, 'only the first snapshot');
+    assert.equal(alice.presence.getSnapshot()[replaced()], undefined, 'the forged one never came');
+    assert.equal(Object.keys(alice.presence.getSnapshot()).length, 1);
+  });
 });
