@@ -3,7 +3,7 @@
 //! single body means PostgreSQL and SQLite cannot drift apart in behaviour;
 //! the conformance suite in `tests/api/store.rs` checks that they do not.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use sqlx::{Postgres, Row, Sqlite};
 
@@ -566,7 +566,7 @@ macro_rules! sql_backend {
             /// one insert per new message. Handles every batch (repeated
             /// keys, keys taken meanwhile); on PostgreSQL the set-based
             /// [`PgStore::write_batch`] falls back to it.
-            async fn write_batch_rows(&self, sends: &[NewMessage], now: i64, offline: Option<&dyn OfflineMembers>, sent: &CommitSent) -> Result<BatchOutcome, StoreError> {
+            pub(super) async fn write_batch_rows(&self, sends: &[NewMessage], now: i64, offline: Option<&dyn OfflineMembers>, sent: &CommitSent) -> Result<BatchOutcome, StoreError> {
                 let mut tx = self.begin_write().await?;
                 // Lock every channel of the batch in id order (BTreeMap), read its
                 // sequence state and members once.
@@ -1017,19 +1017,20 @@ impl PgStore {
     }
 
     /// The set-based batch: `None` (and nothing written: the transaction is
-    /// rolled back) when the per-row path must decide instead.
-    async fn write_batch_sets(
+    /// rolled back) when the per-row path must decide instead. The number of
+    /// statements does not grow with the batch: the channels are locked and
+    /// their members read once; the targets of its edits, deletes and
+    /// reactions and their reaction state are read once; every entry is
+    /// decided in batch order in memory (a later entry sees an earlier
+    /// one's effect); the entries are inserted with one statement and
+    /// their effects applied set-wise.
+    pub(super) async fn write_batch_sets(
         &self,
         sends: &[NewMessage],
         now: i64,
         offline: Option<&dyn OfflineMembers>,
         sent: &CommitSent,
     ) -> Result<Option<BatchOutcome>, StoreError> {
-        // Entries about a message (edit, delete, reaction) have their
-        // target checks and effects: the per-row path handles them.
-        if sends.iter().any(|s| s.change != Change::Message) {
-            return Ok(None);
-        }
         let mut keys = HashSet::with_capacity(sends.len());
         if !sends
             .iter()
@@ -1037,19 +1038,51 @@ impl PgStore {
         {
             return Ok(None);
         }
+        let mut tx = self.begin_write().await?;
+        let mut channels = Self::lock_batch_channels(&mut tx, sends, offline).await?;
+        let mut changes = if sends.iter().any(|s| s.change != Change::Message) {
+            Changes::read(&mut tx, sends).await?
+        } else {
+            Changes::default()
+        };
+        let decided = Decided::decide(sends, &mut channels, &mut changes, now);
+        if !Self::insert_entries(&mut tx, sends, &decided, &channels).await? {
+            // A key was stored already (a retry) or by a transaction that
+            // committed meanwhile: the seqs after it would have a gap.
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        changes.write(&mut tx).await?;
+        let mut outcomes = decided.outcomes;
+        Self::resolve_refused_keys(&mut tx, sends, &decided.refused, &mut outcomes).await?;
+        Self::commit(tx, sent).await?;
+        let members = channels
+            .into_iter()
+            .filter(|(_, c)| c.changed)
+            .map(|(id, c)| (ChannelId::from_trusted(id), c.members))
+            .collect();
+        Ok(Some(BatchOutcome { outcomes, members }))
+    }
+
+    /// Locks every channel of the batch with one statement, in byte order
+    /// of the id like the per-row path (so batches of any writer or node
+    /// cannot deadlock), and reads their members (in byte order) and, when
+    /// `offline` is given, their offline members. Unknown channels are absent.
+    async fn lock_batch_channels(
+        tx: &mut sqlx::Transaction<'static, Postgres>,
+        sends: &[NewMessage],
+        offline: Option<&dyn OfflineMembers>,
+    ) -> Result<BTreeMap<String, Locked>, StoreError> {
         let ids: Vec<&str> = sends
             .iter()
             .map(|s| s.channel_id.as_str())
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let mut tx = self.begin_write().await?;
-        // One statement locks every channel, in byte order of the id like
-        // the per-row path, so batches of any writer or node cannot deadlock.
         let mut channels: BTreeMap<String, Locked> = BTreeMap::new();
         for row in sqlx::query(sql::pg::LOCK_CHANNELS)
             .bind(&ids)
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut **tx)
             .await?
         {
             let locked = Locked::new(row.try_get(1)?, row.try_get(2)?, Vec::new(), None);
@@ -1057,7 +1090,7 @@ impl PgStore {
         }
         for row in sqlx::query(sql::pg::MEMBERS_OF_CHANNELS)
             .bind(&ids)
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut **tx)
             .await?
         {
             let channel_id: String = row.try_get(0)?;
@@ -1069,32 +1102,27 @@ impl PgStore {
             channel.members.sort_unstable();
             channel.offline = offline.map(|o| o.offline(&channel.members));
         }
+        Ok(channels)
+    }
 
-        let mut outcomes = Vec::with_capacity(sends.len());
-        let mut rows = MessageColumns::with_capacity(sends.len());
-        let mut refused = Vec::new();
-        let mut new = Vec::new();
-        for (index, send) in sends.iter().enumerate() {
-            let channel = match channels.get_mut(send.channel_id.as_str()) {
-                Some(channel) if channel.may_send(&send.sender_id) => channel,
-                _ => {
-                    refused.push(index);
-                    outcomes.push(SendOutcome::Forbidden);
-                    continue;
-                }
-            };
-            let message = channel.next_message(send, now);
-            channel.stored(&message);
-            new.push(index);
-            outcomes.push(SendOutcome::Stored(message));
-        }
-        // Rows go in in byte order of their idempotency key, not batch order:
-        // a key being inserted by another transaction makes this one wait,
-        // and two batches taking the same keys in opposite orders would
-        // deadlock. Seqs are already assigned, so the order is free.
+    /// Inserts the batch's new entries and sets the seqs of the channels
+    /// they went to, in one statement. Rows go in in byte order of their
+    /// idempotency key, not batch order: a key being inserted by another
+    /// transaction makes this one wait, and two batches taking the same
+    /// keys in opposite orders would deadlock. Seqs are already assigned,
+    /// so the order is free. Returns `false` when fewer rows went in than
+    /// given (a key was taken): the caller rolls back.
+    async fn insert_entries(
+        tx: &mut sqlx::Transaction<'static, Postgres>,
+        sends: &[NewMessage],
+        decided: &Decided,
+        channels: &BTreeMap<String, Locked>,
+    ) -> Result<bool, StoreError> {
+        let mut new = decided.new.clone();
         new.sort_unstable_by_key(|&index| (sends[index].sender_id.as_str(), sends[index].client_msg_id.as_str()));
+        let mut rows = MessageColumns::with_capacity(new.len());
         for &index in &new {
-            if let SendOutcome::Stored(message) = &outcomes[index] {
+            if let SendOutcome::Stored(message) = &decided.outcomes[index] {
                 let offline = channels
                     .get(sends[index].channel_id.as_str())
                     .map(|c| c.offline_text(&message.sender_id))
@@ -1103,58 +1131,382 @@ impl PgStore {
                 rows.push(&sends[index], message, offline);
             }
         }
-        // The new messages and the channels' seqs in one statement.
-        if !rows.is_empty() {
-            let changed: Vec<(&String, &Locked)> = channels.iter().filter(|(_, c)| c.changed).collect();
-            let ids: Vec<&str> = changed.iter().map(|(id, _)| id.as_str()).collect();
-            let seqs: Vec<i64> = changed.iter().map(|(_, c)| c.last_seq).collect();
-            let tss: Vec<i64> = changed.iter().map(|(_, c)| c.last_ts).collect();
-            let row = sqlx::query(sql::pg::INSERT_MESSAGES)
-                .bind(&rows.message_id)
-                .bind(&rows.channel_id)
-                .bind(&rows.seq)
-                .bind(&rows.sender_id)
-                .bind(&rows.client_msg_id)
-                .bind(&rows.body)
-                .bind(&rows.ts)
-                .bind(&ids)
-                .bind(&seqs)
-                .bind(&tss)
-                .bind(&rows.offline_members)
-                .fetch_one(&mut *tx)
-                .await?;
-            let (inserted, updated): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
-            if inserted != rows.len() as i64 {
-                // A key was stored already (a retry) or by a transaction that
-                // committed meanwhile: the seqs after it would have a gap.
-                tx.rollback().await?;
-                return Ok(None);
-            }
-            if updated != ids.len() as i64 {
-                return Err(StoreError::Corrupt(format!(
-                    "{updated} of {} locked channels updated",
-                    ids.len()
-                )));
+        if rows.is_empty() {
+            return Ok(true);
+        }
+        let changed: Vec<(&String, &Locked)> = channels.iter().filter(|(_, c)| c.changed).collect();
+        let ids: Vec<&str> = changed.iter().map(|(id, _)| id.as_str()).collect();
+        let seqs: Vec<i64> = changed.iter().map(|(_, c)| c.last_seq).collect();
+        let tss: Vec<i64> = changed.iter().map(|(_, c)| c.last_ts).collect();
+        let row = sqlx::query(sql::pg::INSERT_ENTRIES)
+            .bind(&rows.message_id)
+            .bind(&rows.channel_id)
+            .bind(&rows.seq)
+            .bind(&rows.sender_id)
+            .bind(&rows.client_msg_id)
+            .bind(&rows.body)
+            .bind(&rows.ts)
+            .bind(&ids)
+            .bind(&seqs)
+            .bind(&tss)
+            .bind(&rows.offline_members)
+            .bind(&rows.kind)
+            .bind(&rows.target_id)
+            .bind(&rows.emoji)
+            .bind(&rows.op)
+            .bind(&rows.noop)
+            .fetch_one(&mut **tx)
+            .await?;
+        let (inserted, updated): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        if inserted != rows.len() as i64 {
+            return Ok(false);
+        }
+        if updated != ids.len() as i64 {
+            return Err(StoreError::Corrupt(format!(
+                "{updated} of {} locked channels updated",
+                ids.len()
+            )));
+        }
+        Ok(true)
+    }
+
+    /// A refused send may still be a retry of a stored entry: the key
+    /// decides before membership and target, as in the per-row path. Looks
+    /// up the keys of the sends at `refused` with one statement and turns
+    /// each found one into `Duplicate` or `Conflict`.
+    async fn resolve_refused_keys(
+        tx: &mut sqlx::Transaction<'static, Postgres>,
+        sends: &[NewMessage],
+        refused: &[usize],
+        outcomes: &mut [SendOutcome],
+    ) -> Result<(), StoreError> {
+        if refused.is_empty() {
+            return Ok(());
+        }
+        let senders: Vec<&str> = refused.iter().map(|&i| sends[i].sender_id.as_str()).collect();
+        let keys: Vec<&str> = refused.iter().map(|&i| sends[i].client_msg_id.as_str()).collect();
+        let mut stored = std::collections::HashMap::new();
+        for row in sqlx::query(sql::pg::MESSAGES_BY_KEYS)
+            .bind(&senders)
+            .bind(&keys)
+            .fetch_all(&mut **tx)
+            .await?
+        {
+            let message = message_from_row(&row)?;
+            stored.insert((message.sender_id.clone(), message.client_msg_id.clone()), message);
+        }
+        for &index in refused {
+            let send = &sends[index];
+            if let Some(existing) = stored.get(&(send.sender_id.clone(), send.client_msg_id.clone())) {
+                outcomes[index] = if existing.is_retried_as(send) {
+                    SendOutcome::Duplicate(existing.clone())
+                } else {
+                    SendOutcome::Conflict
+                };
             }
         }
-        // A refused send may still be a retry of a stored message: the key
-        // decides before membership, as in the per-row path.
-        for index in refused {
-            if let Some(existing) = self.lookup_in(&mut tx, &sends[index]).await? {
-                outcomes[index] = existing;
-            }
-        }
-        Self::commit(tx, sent).await?;
-        let members = channels
-            .into_iter()
-            .filter(|(_, c)| c.changed)
-            .map(|(id, c)| (ChannelId::from_trusted(id), c.members))
-            .collect();
-        Ok(Some(BatchOutcome { outcomes, members }))
+        Ok(())
     }
 }
 
-/// A batch's new messages as one array per column, for `UNNEST`.
+/// A target of a batch's changes as far as the §8 checks look at it, as the
+/// batch has left it so far.
+struct TargetState {
+    kind: EntryKind,
+    deleted: bool,
+    channel_id: ChannelId,
+    sender_id: UserId,
+}
+
+/// A held reaction: (target, emoji, user).
+type Holder = (uuid::Uuid, String, String);
+/// A reaction count's key: (target, emoji).
+type CountKey = (uuid::Uuid, String);
+/// A reaction count and the seq of its first use.
+type Count = Option<(i64, i64)>;
+
+/// What a set-based batch reads of the targets of its edits, deletes and
+/// reactions (under the channels' locks: no other writer moves them), how
+/// its entries move them, entry by entry in batch order, and the writes
+/// that bring the tables to the end state.
+#[derive(Default)]
+struct Changes {
+    targets: HashMap<uuid::Uuid, TargetState>,
+    /// Per reaction of the batch: (held before the batch, held now).
+    holders: BTreeMap<Holder, (bool, bool)>,
+    /// Per (target, emoji) of the batch's reactions: (before, now).
+    counts: BTreeMap<CountKey, (Count, Count)>,
+    /// The latest edit of each target: its text and ts.
+    edits: BTreeMap<uuid::Uuid, (String, i64)>,
+    /// The targets deleted by the batch.
+    deleted: Vec<uuid::Uuid>,
+}
+
+impl Changes {
+    /// Reads, with one statement each, the targets of the batch's changes,
+    /// which of its reactions are held, and the counts of its (target,
+    /// emoji) pairs.
+    async fn read(tx: &mut sqlx::Transaction<'static, Postgres>, sends: &[NewMessage]) -> Result<Self, StoreError> {
+        let mut changes = Changes::default();
+        let targets: BTreeSet<uuid::Uuid> = sends.iter().filter_map(|s| s.change.target()).collect();
+        let ids: Vec<String> = targets.iter().map(|t| t.hyphenated().to_string()).collect();
+        for row in sqlx::query(sql::pg::MESSAGES_BY_IDS)
+            .bind(&ids)
+            .fetch_all(&mut **tx)
+            .await?
+        {
+            let message = message_from_row(&row)?;
+            changes.targets.insert(
+                message.message_id,
+                TargetState {
+                    kind: message.kind,
+                    deleted: message.deleted,
+                    channel_id: message.channel_id,
+                    sender_id: message.sender_id,
+                },
+            );
+        }
+        for send in sends {
+            if let Change::React { target, emoji, .. } = &send.change {
+                changes.holders.insert(
+                    (*target, emoji.clone(), send.sender_id.as_str().to_owned()),
+                    (false, false),
+                );
+                changes.counts.insert((*target, emoji.clone()), (None, None));
+            }
+        }
+        if changes.holders.is_empty() {
+            return Ok(changes);
+        }
+        let (ids, emojis, users) = holder_columns(changes.holders.keys());
+        for row in sqlx::query(sql::pg::HELD_REACTIONS)
+            .bind(&ids)
+            .bind(&emojis)
+            .bind(&users)
+            .fetch_all(&mut **tx)
+            .await?
+        {
+            let key = (parse_uuid(row.try_get(0)?)?, row.try_get(1)?, row.try_get(2)?);
+            changes.holders.insert(key, (true, true));
+        }
+        let ids: Vec<String> = changes.counts.keys().map(|(t, _)| t.hyphenated().to_string()).collect();
+        let emojis: Vec<&str> = changes.counts.keys().map(|(_, e)| e.as_str()).collect();
+        for row in sqlx::query(sql::pg::COUNTS_OF)
+            .bind(&ids)
+            .bind(&emojis)
+            .fetch_all(&mut **tx)
+            .await?
+        {
+            let key = (parse_uuid(row.try_get(0)?)?, row.try_get(1)?);
+            let count = Some((row.try_get(2)?, row.try_get(3)?));
+            changes.counts.insert(key, (count, count));
+        }
+        Ok(changes)
+    }
+
+    /// The §8 checks of an entry's target, in order, as the batch has left
+    /// it: unknown or deleted (`TargetNotFound`), not a message, not in the
+    /// entry's channel or the sender not a member of it (`member`: the
+    /// channel is known and locked and the sender is in it), an edit or
+    /// delete by someone else. `None` when the entry may be stored.
+    fn refusal(&self, send: &NewMessage, target: uuid::Uuid, member: bool) -> Option<SendOutcome> {
+        let Some(stored) = self.targets.get(&target) else {
+            return Some(SendOutcome::TargetNotFound);
+        };
+        if stored.kind != EntryKind::Message {
+            return Some(SendOutcome::TargetNotAMessage);
+        }
+        if stored.deleted {
+            return Some(SendOutcome::TargetNotFound);
+        }
+        if stored.channel_id != send.channel_id || !member {
+            return Some(SendOutcome::Forbidden);
+        }
+        let own = stored.sender_id == send.sender_id;
+        if matches!(send.change, Change::Edit { .. } | Change::Delete { .. }) && !own {
+            return Some(SendOutcome::NotTheSender);
+        }
+        None
+    }
+
+    /// Applies a stored entry (`entry`, for `send`) to the batch's state,
+    /// as the per-row path's `apply` does to the tables. Returns whether it
+    /// changed anything (`false`: a no-op reaction).
+    fn apply(&mut self, send: &NewMessage, entry: &StoredMessage) -> bool {
+        match &send.change {
+            Change::Message => true,
+            Change::Edit { target } => {
+                self.edits.insert(*target, (send.body.clone(), entry.ts));
+                true
+            }
+            Change::Delete { target } => {
+                if let Some(state) = self.targets.get_mut(target) {
+                    state.deleted = true;
+                }
+                self.edits.remove(target);
+                self.deleted.push(*target);
+                true
+            }
+            Change::React { target, emoji, add } => {
+                let holder = (*target, emoji.clone(), send.sender_id.as_str().to_owned());
+                let held = &mut self.holders.entry(holder).or_insert((false, false)).1;
+                if *held == *add {
+                    return false;
+                }
+                *held = *add;
+                let count = &mut self.counts.entry((*target, emoji.clone())).or_insert((None, None)).1;
+                *count = match (*count, *add) {
+                    (None, true) => Some((1, entry.seq)),
+                    (Some((n, first)), true) => Some((n + 1, first)),
+                    (Some((1, _)), false) | (None, false) => None,
+                    (Some((n, first)), false) => Some((n - 1, first)),
+                };
+                true
+            }
+        }
+    }
+
+    /// Brings the tables to the batch's end state, after its entries are
+    /// inserted: the latest edit of each target, the reactions gained and
+    /// lost, the counts changed or gone, and last the deletes (the text of
+    /// each deleted message and of its edits, this batch's included, its
+    /// reactions and counts). Statements with nothing to do are skipped.
+    async fn write(&self, tx: &mut sqlx::Transaction<'static, Postgres>) -> Result<(), StoreError> {
+        if !self.edits.is_empty() {
+            let ids: Vec<String> = self.edits.keys().map(|t| t.hyphenated().to_string()).collect();
+            let bodies: Vec<&str> = self.edits.values().map(|(b, _)| b.as_str()).collect();
+            let tss: Vec<i64> = self.edits.values().map(|(_, ts)| *ts).collect();
+            sqlx::query(sql::pg::APPLY_EDITS)
+                .bind(&ids)
+                .bind(&bodies)
+                .bind(&tss)
+                .execute(&mut **tx)
+                .await?;
+        }
+        for (statement, held) in [(sql::pg::ADD_REACTIONS, true), (sql::pg::REMOVE_REACTIONS, false)] {
+            let moved = self
+                .holders
+                .iter()
+                .filter(|(_, (before, now))| before != now && *now == held)
+                .map(|(key, _)| key);
+            let (ids, emojis, users) = holder_columns(moved);
+            if !ids.is_empty() {
+                sqlx::query(statement)
+                    .bind(&ids)
+                    .bind(&emojis)
+                    .bind(&users)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+        }
+        self.write_counts(tx).await?;
+        if !self.deleted.is_empty() {
+            let ids: Vec<String> = self.deleted.iter().map(|t| t.hyphenated().to_string()).collect();
+            for statement in [
+                sql::pg::ERASE_MESSAGES,
+                sql::pg::ERASE_EDITS_OF,
+                sql::pg::DELETE_REACTIONS_OF,
+                sql::pg::DELETE_REACTION_COUNTS_OF,
+            ] {
+                sqlx::query(statement).bind(&ids).execute(&mut **tx).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the reaction counts the batch changed: set (count and first
+    /// use) where one is held now, dropped where none is held any more.
+    async fn write_counts(&self, tx: &mut sqlx::Transaction<'static, Postgres>) -> Result<(), StoreError> {
+        let changed = || self.counts.iter().filter(|(_, (before, now))| before != now);
+        let set: Vec<(&CountKey, (i64, i64))> = changed().filter_map(|(k, (_, now))| now.map(|n| (k, n))).collect();
+        if !set.is_empty() {
+            let ids: Vec<String> = set.iter().map(|((t, _), _)| t.hyphenated().to_string()).collect();
+            let emojis: Vec<&str> = set.iter().map(|((_, e), _)| e.as_str()).collect();
+            let counts: Vec<i64> = set.iter().map(|(_, (n, _))| *n).collect();
+            let firsts: Vec<i64> = set.iter().map(|(_, (_, f))| *f).collect();
+            sqlx::query(sql::pg::SET_REACTION_COUNTS)
+                .bind(&ids)
+                .bind(&emojis)
+                .bind(&counts)
+                .bind(&firsts)
+                .execute(&mut **tx)
+                .await?;
+        }
+        let gone: Vec<&CountKey> = changed()
+            .filter(|(_, (_, now))| now.is_none())
+            .map(|(k, _)| k)
+            .collect();
+        if !gone.is_empty() {
+            let ids: Vec<String> = gone.iter().map(|(t, _)| t.hyphenated().to_string()).collect();
+            let emojis: Vec<&str> = gone.iter().map(|(_, e)| e.as_str()).collect();
+            sqlx::query(sql::pg::DROP_REACTION_COUNTS)
+                .bind(&ids)
+                .bind(&emojis)
+                .execute(&mut **tx)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// Reactions as one array per column (target ids as text), for `UNNEST`.
+fn holder_columns<'a>(holders: impl Iterator<Item = &'a Holder>) -> (Vec<String>, Vec<&'a str>, Vec<&'a str>) {
+    let mut columns = (Vec::new(), Vec::new(), Vec::new());
+    for (target, emoji, user) in holders {
+        columns.0.push(target.hyphenated().to_string());
+        columns.1.push(emoji.as_str());
+        columns.2.push(user.as_str());
+    }
+    columns
+}
+
+/// Every entry of a set-based batch decided, in batch order.
+struct Decided {
+    /// One per send; `Stored` for the new entries.
+    outcomes: Vec<SendOutcome>,
+    /// The sends refused (their key may still be stored: see
+    /// `resolve_refused_keys`).
+    refused: Vec<usize>,
+    /// The sends stored as new entries, in batch order.
+    new: Vec<usize>,
+}
+
+impl Decided {
+    /// Decides each send in batch order, as the per-row path does: a send
+    /// to an unknown channel, by a non-member or failing its target's
+    /// checks is refused; any other becomes the next entry of its channel
+    /// and moves `changes` (so a later send sees its effect).
+    fn decide(sends: &[NewMessage], channels: &mut BTreeMap<String, Locked>, changes: &mut Changes, now: i64) -> Self {
+        let mut decided = Decided {
+            outcomes: Vec::with_capacity(sends.len()),
+            refused: Vec::new(),
+            new: Vec::with_capacity(sends.len()),
+        };
+        for (index, send) in sends.iter().enumerate() {
+            let channel = channels
+                .get_mut(send.channel_id.as_str())
+                .filter(|c| c.may_send(&send.sender_id));
+            let refusal = match send.change.target() {
+                Some(target) => changes.refusal(send, target, channel.is_some()),
+                None if channel.is_none() => Some(SendOutcome::Forbidden),
+                None => None,
+            };
+            let (Some(channel), None) = (channel, &refusal) else {
+                decided.refused.push(index);
+                decided.outcomes.push(refusal.unwrap_or(SendOutcome::Forbidden));
+                continue;
+            };
+            let mut message = channel.next_message(send, now);
+            message.noop = !changes.apply(send, &message);
+            channel.stored(&message);
+            decided.new.push(index);
+            decided.outcomes.push(SendOutcome::Stored(message));
+        }
+        decided
+    }
+}
+
+/// A batch's new entries as one array per column, for `UNNEST`.
 struct MessageColumns<'a> {
     message_id: Vec<String>,
     channel_id: Vec<&'a str>,
@@ -1164,6 +1516,11 @@ struct MessageColumns<'a> {
     body: Vec<&'a str>,
     ts: Vec<i64>,
     offline_members: Vec<Option<String>>,
+    kind: Vec<&'static str>,
+    target_id: Vec<Option<String>>,
+    emoji: Vec<Option<&'a str>>,
+    op: Vec<Option<&'static str>>,
+    noop: Vec<bool>,
 }
 
 impl<'a> MessageColumns<'a> {
@@ -1177,10 +1534,15 @@ impl<'a> MessageColumns<'a> {
             body: Vec::with_capacity(n),
             ts: Vec::with_capacity(n),
             offline_members: Vec::with_capacity(n),
+            kind: Vec::with_capacity(n),
+            target_id: Vec::with_capacity(n),
+            emoji: Vec::with_capacity(n),
+            op: Vec::with_capacity(n),
+            noop: Vec::with_capacity(n),
         }
     }
 
-    /// Adds `message`, the new message stored for `send`, with its
+    /// Adds `message`, the new entry stored for `send`, with its
     /// `offline_members` column; the text columns borrow from the send.
     fn push(&mut self, send: &'a NewMessage, message: &StoredMessage, offline_members: Option<String>) {
         self.offline_members.push(offline_members);
@@ -1191,6 +1553,15 @@ impl<'a> MessageColumns<'a> {
         self.client_msg_id.push(send.client_msg_id.as_str());
         self.body.push(&send.body);
         self.ts.push(message.ts);
+        self.kind.push(message.kind.as_str());
+        self.target_id
+            .push(message.target_id.map(|t| t.hyphenated().to_string()));
+        self.emoji.push(match &send.change {
+            Change::React { emoji, .. } => Some(emoji.as_str()),
+            _ => None,
+        });
+        self.op.push(message.add.map(op_text));
+        self.noop.push(message.noop);
     }
 
     fn len(&self) -> usize {

@@ -960,6 +960,31 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Test hook: stores a batch on PostgreSQL through one given path,
+    /// `set_based` (the set-based path: `Ok(None)` when it falls back,
+    /// nothing written) or the per-row path (always `Some`), so tests can
+    /// check that both decide alike. `Ok(None)` on SQLite. Not for use
+    /// outside tests: no deadline applies.
+    ///
+    /// # Errors
+    /// As [`Store::write_batch_by`].
+    #[doc(hidden)]
+    pub async fn write_batch_on_path(
+        &self,
+        sends: &[NewMessage],
+        now: i64,
+        set_based: bool,
+    ) -> Result<Option<BatchOutcome>, StoreError> {
+        let sent = CommitSent::default();
+        match self {
+            Store::Postgres(s) if set_based => s.write_batch_sets(sends, now, None, &sent).await,
+            Store::Postgres(s) => s.write_batch_rows(sends, now, None, &sent).await.map(Some),
+            Store::Sqlite(_) => Ok(None),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

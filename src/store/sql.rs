@@ -100,19 +100,71 @@ pub mod pg {
          SELECT $1, u, $3 FROM UNNEST($2::text[]) AS u ON CONFLICT (channel_id, user_id) DO NOTHING";
     /// Members of every channel of a batch (`$1` text[]), in no order.
     pub const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)";
-    /// Inserts a batch's messages from one array per column (`$1`..`$7`,
-    /// and `$11` the offline members) and
-    /// sets `last_seq`/`last_ts` of every channel it wrote to (`$8`..`$10`),
-    /// in one statement. Returns the number of messages inserted: fewer than
-    /// given means a key was taken, and the caller rolls back.
-    pub const INSERT_MESSAGES: &str = "WITH inserted AS (\
-         INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, offline_members) \
-         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $11::text[]) \
+    /// Inserts a batch's entries from one array per column (`$1`..`$7`,
+    /// `$11` the offline members, `$12`..`$16` kind, target, emoji, op,
+    /// noop) and sets `last_seq`/`last_ts` of every channel it wrote to
+    /// (`$8`..`$10`), in one statement. Returns the number of entries
+    /// inserted (fewer than given means a key was taken, and the caller
+    /// rolls back) and of channels updated.
+    pub const INSERT_ENTRIES: &str = "WITH inserted AS (\
+         INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, offline_members, \
+         kind, target_id, emoji, op, noop) \
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $11::text[], \
+         $12::text[], $13::uuid[], $14::text[], $15::text[], $16::bool[]) \
          ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING 1), \
          updated AS (UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
          FROM UNNEST($8::text[], $9::int8[], $10::int8[]) AS u(channel_id, last_seq, last_ts) \
          WHERE c.channel_id = u.channel_id RETURNING 1) \
          SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)";
+    /// The stored entries with the keys `($1[i], $2[i])` (sender, client id; text[] each).
+    pub const MESSAGES_BY_KEYS: &str = concat!(
+        "SELECT ",
+        message_columns!("message_id::text", "target_id::text"),
+        " FROM messages WHERE (sender_id, client_msg_id) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))"
+    );
+    /// The entries `$1` (text[] of ids), the targets of a batch's changes.
+    pub const MESSAGES_BY_IDS: &str = concat!(
+        "SELECT ",
+        message_columns!("message_id::text", "target_id::text"),
+        " FROM messages WHERE message_id = ANY($1::uuid[])"
+    );
+    /// Which of the reactions `($1[i], $2[i], $3[i])` (message, emoji, user) are held.
+    pub const HELD_REACTIONS: &str = "SELECT r.message_id::text, r.emoji, r.user_id FROM reactions r \
+         JOIN UNNEST($1::uuid[], $2::text[], $3::text[]) AS u(message_id, emoji, user_id) \
+         ON r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id";
+    /// The counts (and first-use seqs) of the pairs `($1[i], $2[i])` (message, emoji) that have one.
+    pub const COUNTS_OF: &str = "SELECT c.message_id::text, c.emoji, c.count, c.first_seq FROM reaction_counts c \
+         JOIN UNNEST($1::uuid[], $2::text[]) AS u(message_id, emoji) \
+         ON c.message_id = u.message_id AND c.emoji = u.emoji";
+    /// Sets the current text `$2[i]` and edit time `$3[i]` of message `$1[i]`.
+    pub const APPLY_EDITS: &str = "UPDATE messages AS m SET edited_body = u.body, edited_at = u.ts \
+         FROM UNNEST($1::uuid[], $2::text[], $3::int8[]) AS u(message_id, body, ts) WHERE m.message_id = u.message_id";
+    /// Marks the messages `$1` (text[] of ids) deleted and erases their text.
+    pub const ERASE_MESSAGES: &str =
+        "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE \
+         WHERE message_id = ANY($1::uuid[])";
+    /// Erases the text of every edit of the messages `$1`.
+    pub const ERASE_EDITS_OF: &str =
+        "UPDATE messages SET body = '' WHERE target_id = ANY($1::uuid[]) AND kind = 'edit'";
+    /// Drops every reaction held on the messages `$1`.
+    pub const DELETE_REACTIONS_OF: &str = "DELETE FROM reactions WHERE message_id = ANY($1::uuid[])";
+    /// Drops every reaction count of the messages `$1`.
+    pub const DELETE_REACTION_COUNTS_OF: &str = "DELETE FROM reaction_counts WHERE message_id = ANY($1::uuid[])";
+    /// Adds the reactions `($1[i], $2[i], $3[i])` (message, emoji, user).
+    pub const ADD_REACTIONS: &str = "INSERT INTO reactions (message_id, emoji, user_id) \
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING";
+    /// Removes the reactions `($1[i], $2[i], $3[i])` (message, emoji, user).
+    pub const REMOVE_REACTIONS: &str = "DELETE FROM reactions r \
+         USING UNNEST($1::uuid[], $2::text[], $3::text[]) AS u(message_id, emoji, user_id) \
+         WHERE r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id";
+    /// Sets the count `$3[i]` and first-use seq `$4[i]` of `($1[i], $2[i])` (message, emoji).
+    pub const SET_REACTION_COUNTS: &str = "INSERT INTO reaction_counts (message_id, emoji, count, first_seq) \
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::int8[]) \
+         ON CONFLICT (message_id, emoji) DO UPDATE SET count = excluded.count, first_seq = excluded.first_seq";
+    /// Drops the counts of `($1[i], $2[i])` (message, emoji): nobody holds them any more.
+    pub const DROP_REACTION_COUNTS: &str = "DELETE FROM reaction_counts c \
+         USING UNNEST($1::uuid[], $2::text[]) AS u(message_id, emoji) \
+         WHERE c.message_id = u.message_id AND c.emoji = u.emoji";
     /// Up to `$3` entries of channel `$1` after seq `$2` with their
     /// `offline_members`, for the webhook feed.
     pub const WEBHOOK_ENTRIES_AFTER: &str = concat!(

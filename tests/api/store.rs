@@ -67,6 +67,359 @@ mod postgres_only {
     }
 }
 
+/// The PostgreSQL set-based batch path against the per-row one, for
+/// batches holding edits, deletes and reactions.
+mod postgres_set_based_changes {
+    use super::*;
+    use chatd::store::{BatchOutcome, Change};
+
+    const EMOJIS: [&str; 3] = ["+1", "tada", "x"];
+    const USERS: [&str; 4] = ["alice", "bob", "carol", "dave"];
+
+    /// A small deterministic generator (xorshift64*), so a failure can be rerun.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// A send with targets named by label (an index into the seeded targets).
+    #[derive(Clone)]
+    enum Plan {
+        Message,
+        Edit(usize),
+        Delete(usize),
+        React(usize, &'static str, bool),
+    }
+
+    /// One database with channels `c1` (alice, bob, carol) and `c2` (alice,
+    /// bob), and the targets seeded: messages of each member, and an edit
+    /// (a target that is not a message). dave is in no channel.
+    struct Side {
+        store: Store,
+        db: TestDb,
+        /// Per label: the target's id and channel.
+        targets: Vec<(uuid::Uuid, &'static str)>,
+    }
+
+    async fn side() -> Side {
+        let (store, db) = open(Backend::Postgres).await;
+        store
+            .create_channel(&ch("c1"), &[user("alice"), user("bob"), user("carol")], 1)
+            .await
+            .expect("c1");
+        store
+            .create_channel(&ch("c2"), &[user("alice"), user("bob")], 1)
+            .await
+            .expect("c2");
+        let mut seed = Vec::new();
+        for (i, (sender, channel)) in [
+            ("alice", "c1"),
+            ("bob", "c1"),
+            ("carol", "c1"),
+            ("alice", "c1"),
+            ("alice", "c2"),
+            ("bob", "c2"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            seed.push(send(sender, channel, &format!("seed{i}"), &format!("text {i}")));
+        }
+        let out = store.write_batch(&seed, 5).await.expect("seed");
+        let mut targets: Vec<(uuid::Uuid, &'static str)> = out
+            .outcomes
+            .iter()
+            .zip(["c1", "c1", "c1", "c1", "c2", "c2"])
+            .map(|(o, c)| match o {
+                SendOutcome::Stored(m) => (m.message_id, c),
+                other => panic!("seed: {other:?}"),
+            })
+            .collect();
+        let edit = NewMessage {
+            change: Change::Edit { target: targets[0].0 },
+            ..send("alice", "c1", "seed-edit", "edited 0")
+        };
+        let out = store
+            .write_batch_on_path(&[edit], 6, false)
+            .await
+            .expect("edit")
+            .expect("rows");
+        match &out.outcomes[0] {
+            SendOutcome::Stored(m) => targets.push((m.message_id, "c1")),
+            other => panic!("seed edit: {other:?}"),
+        }
+        // A target that was never stored.
+        targets.push((uuid::Uuid::from_u128(0x0190_0000_0000_7000_8000_0000_0000_0042), "c1"));
+        Side { store, db, targets }
+    }
+
+    fn to_send(side: &Side, sender: &str, key: &str, plan: &Plan, channel: &str) -> NewMessage {
+        let (change, channel, body) = match plan {
+            Plan::Message => (Change::Message, channel, format!("body {key}")),
+            Plan::Edit(t) => (
+                Change::Edit {
+                    target: side.targets[*t].0,
+                },
+                side.targets[*t].1,
+                format!("edit {key}"),
+            ),
+            Plan::Delete(t) => (
+                Change::Delete {
+                    target: side.targets[*t].0,
+                },
+                side.targets[*t].1,
+                String::new(),
+            ),
+            Plan::React(t, emoji, add) => (
+                Change::React {
+                    target: side.targets[*t].0,
+                    emoji: (*emoji).to_owned(),
+                    add: *add,
+                },
+                side.targets[*t].1,
+                String::new(),
+            ),
+        };
+        NewMessage {
+            change,
+            ..send(sender, channel, key, &body)
+        }
+    }
+
+    /// An outcome with the ids that differ between databases (a new
+    /// entry's UUIDv7, a seeded target's) replaced by names that do not.
+    fn normal(side: &Side, outcome: &SendOutcome) -> String {
+        let label = |id: uuid::Uuid| {
+            side.targets
+                .iter()
+                .position(|(t, _)| *t == id)
+                .map_or_else(|| "?".to_owned(), |i| format!("t{i}"))
+        };
+        match outcome {
+            SendOutcome::Stored(m) | SendOutcome::Duplicate(m) => {
+                let mut m = m.clone();
+                let target = m.target_id.map(label);
+                m.message_id = uuid::Uuid::nil();
+                m.target_id = None;
+                let kind = if matches!(outcome, SendOutcome::Stored(_)) {
+                    "Stored"
+                } else {
+                    "Duplicate"
+                };
+                format!("{kind} {m:?} target={target:?}")
+            }
+            other => format!("{other:?}"),
+        }
+    }
+
+    /// The rows of messages, reactions and reaction_counts, with ids named
+    /// by the key of the entry they point at.
+    async fn tables(side: &Side) -> Vec<String> {
+        let pool = sqlx::PgPool::connect(&side.db.url).await.expect("pool");
+        let mut rows = Vec::new();
+        for query in [
+            "SELECT format('%L|%L|%L|%L|%L|%L|%L|%L|%L|%L|%L|%L|%L|%L', m.channel_id, m.seq, m.sender_id, \
+             m.client_msg_id, m.body, m.ts, m.kind, t.sender_id || '/' || t.client_msg_id, m.emoji, m.op, \
+             m.edited_body, m.edited_at, m.deleted, m.noop) \
+             FROM messages m LEFT JOIN messages t ON t.message_id = m.target_id ORDER BY m.channel_id, m.seq",
+            "SELECT format('reaction %L|%L|%L', t.sender_id || '/' || t.client_msg_id, r.emoji, r.user_id) \
+             FROM reactions r LEFT JOIN messages t ON t.message_id = r.message_id ORDER BY 1",
+            "SELECT format('count %L|%L|%L|%L', t.sender_id || '/' || t.client_msg_id, c.emoji, c.count, c.first_seq) \
+             FROM reaction_counts c LEFT JOIN messages t ON t.message_id = c.message_id ORDER BY 1",
+            "SELECT format('channel %L|%L|%L', channel_id, last_seq, last_ts) FROM channels ORDER BY 1",
+        ] {
+            let part: Vec<String> = sqlx::query_scalar(query).fetch_all(&pool).await.expect("tables");
+            rows.extend(part);
+        }
+        pool.close().await;
+        rows
+    }
+
+    fn random_plan(rng: &mut Rng, targets: usize) -> Plan {
+        // Targets: mostly the first four (repeats), sometimes any.
+        let target = if rng.below(4) == 0 {
+            rng.below(targets)
+        } else {
+            rng.below(4)
+        };
+        match rng.below(20) {
+            0..=5 => Plan::Message,
+            6..=8 => Plan::Edit(target),
+            9 => Plan::Delete(target),
+            10..=15 => Plan::React(target, EMOJIS[rng.below(EMOJIS.len())], true),
+            _ => Plan::React(target, EMOJIS[rng.below(EMOJIS.len())], false),
+        }
+    }
+
+    /// Random mixed batches (sends, edits, deletes, reaction adds and
+    /// removes, repeated targets, non-members, edits of someone else's
+    /// message, targets unknown or not a message, now and then a key
+    /// already stored) go through the set-based path on one database and
+    /// the per-row path on another: every outcome and every row of
+    /// messages, reactions, reaction_counts and channels is the same.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn random_mixed_batches_decide_as_the_per_row_path() {
+        if chatd_testkit::postgres_url().is_none() {
+            return;
+        }
+        let (sets, rows) = (side().await, side().await);
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut set_based = 0;
+        let mut stored_keys: Vec<(usize, String)> = Vec::new();
+        let rounds = 40;
+        for round in 0..rounds {
+            let n = 1 + rng.below(25);
+            let mut batch = Vec::new();
+            for i in 0..n {
+                let sender = rng.below(USERS.len());
+                let plan = random_plan(&mut rng, sets.targets.len());
+                let channel = if rng.below(3) == 0 { "c2" } else { "c1" };
+                // Now and then a key stored by an earlier round (a retry:
+                // the set-based path falls back, or answers a refused one).
+                let key = match stored_keys.get(rng.below(stored_keys.len().max(1) * 30)) {
+                    Some((s, k)) if *s == sender => k.clone(),
+                    _ => format!("r{round}-{i}"),
+                };
+                batch.push((sender, key, plan, channel));
+            }
+            let make = |side: &Side| -> Vec<NewMessage> {
+                batch
+                    .iter()
+                    .map(|(s, k, p, c)| to_send(side, USERS[*s], k, p, c))
+                    .collect()
+            };
+            let now = 100 + round as i64;
+            let a: BatchOutcome = match sets
+                .store
+                .write_batch_on_path(&make(&sets), now, true)
+                .await
+                .expect("sets")
+            {
+                Some(out) => {
+                    set_based += 1;
+                    out
+                }
+                None => sets
+                    .store
+                    .write_batch_on_path(&make(&sets), now, false)
+                    .await
+                    .expect("rows")
+                    .expect("rows"),
+            };
+            let b = rows
+                .store
+                .write_batch_on_path(&make(&rows), now, false)
+                .await
+                .expect("rows")
+                .expect("rows");
+            let na: Vec<String> = a.outcomes.iter().map(|o| normal(&sets, o)).collect();
+            let nb: Vec<String> = b.outcomes.iter().map(|o| normal(&rows, o)).collect();
+            assert_eq!(na, nb, "round {round}: outcomes");
+            assert_eq!(a.members, b.members, "round {round}: members");
+            assert_eq!(tables(&sets).await, tables(&rows).await, "round {round}: tables");
+            for (o, (s, k, _, _)) in b.outcomes.iter().zip(&batch) {
+                if matches!(o, SendOutcome::Stored(_)) {
+                    stored_keys.push((*s, k.clone()));
+                }
+            }
+        }
+        assert!(
+            set_based >= rounds / 2,
+            "only {set_based} of {rounds} batches were set-based"
+        );
+        let all = tables(&rows).await;
+        for expected in ["'reaction'", "'edit'", "'delete'", "reaction '", "count '"] {
+            assert!(
+                all.iter().any(|r| r.contains(expected)),
+                "no {expected} row: the test proves nothing"
+            );
+        }
+    }
+
+    /// One batch on the set-based path: a delete makes a later edit and
+    /// reaction of its target `TargetNotFound` and erases an edit made
+    /// earlier in the batch; a reaction added then removed leaves nothing;
+    /// a second add of a held reaction is a no-op entry.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_delete_earlier_in_a_set_based_batch_refuses_a_later_edit() {
+        if chatd_testkit::postgres_url().is_none() {
+            return;
+        }
+        let side = side().await;
+        let (t0, t1) = (0, 1);
+        let batch = vec![
+            to_send(&side, "alice", "e1", &Plan::Edit(t0), "c1"),
+            to_send(&side, "bob", "r1", &Plan::React(t0, "x", true), "c1"),
+            to_send(&side, "alice", "d1", &Plan::Delete(t0), "c1"),
+            to_send(&side, "alice", "e2", &Plan::Edit(t0), "c1"),
+            to_send(&side, "carol", "r2", &Plan::React(t0, "x", true), "c1"),
+            to_send(&side, "carol", "r3", &Plan::React(t1, "x", true), "c1"),
+            to_send(&side, "carol", "r4", &Plan::React(t1, "x", false), "c1"),
+            to_send(&side, "alice", "r5", &Plan::React(t1, "tada", true), "c1"),
+            to_send(&side, "alice", "r6", &Plan::React(t1, "tada", true), "c1"),
+        ];
+        let out = side
+            .store
+            .write_batch_on_path(&batch, 50, true)
+            .await
+            .expect("batch")
+            .expect("the set-based path decided");
+        let o = &out.outcomes;
+        let stored = |i: usize| match &o[i] {
+            SendOutcome::Stored(m) => m.clone(),
+            other => panic!("entry {i}: {other:?}"),
+        };
+        let edit = stored(0);
+        assert!(!stored(1).noop && !stored(2).noop);
+        assert_eq!(o[3], SendOutcome::TargetNotFound, "edit after the delete");
+        assert_eq!(o[4], SendOutcome::TargetNotFound, "reaction after the delete");
+        assert!(!stored(5).noop && !stored(6).noop, "add then remove both change");
+        assert!(!stored(7).noop);
+        assert!(stored(8).noop, "a second add of a held reaction is a no-op");
+        let seqs: Vec<i64> = [0, 1, 2, 5, 6, 7, 8].iter().map(|&i| stored(i).seq).collect();
+        assert_eq!(
+            seqs,
+            vec![6, 7, 8, 9, 10, 11, 12],
+            "gapless seqs in batch order, after c1's five seeded entries"
+        );
+
+        let target = side
+            .store
+            .message(side.targets[t0].0)
+            .await
+            .expect("read")
+            .expect("target");
+        assert!(target.deleted);
+        assert_eq!(
+            (target.body.as_str(), target.edited_body, target.edited_at),
+            ("", None, None)
+        );
+        let edit = side.store.message(edit.message_id).await.expect("read").expect("edit");
+        assert_eq!(edit.body, "", "the batch's own edit is erased by its delete");
+        let all = tables(&side).await;
+        let reactions: Vec<&String> = all
+            .iter()
+            .filter(|r| r.starts_with("reaction") || r.starts_with("count"))
+            .collect();
+        assert_eq!(
+            reactions,
+            vec![
+                "reaction 'bob/seed1'|'tada'|'alice'",
+                "count 'bob/seed1'|'tada'|'1'|'11'"
+            ],
+            "only alice's tada on t1 is left (first used at seq 11)"
+        );
+    }
+}
+
 async fn open(backend: Backend) -> (Store, TestDb) {
     let db = TestDb::new(backend).await;
     let store = db.store().await;
