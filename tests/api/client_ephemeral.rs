@@ -15,6 +15,7 @@ on_both_stores!(
     typing_is_throttled_and_renewed_by_the_client,
     an_indicator_lapses_at_expires_at_without_a_stop,
     a_presence_subscription_survives_a_reconnect,
+    a_presence_subscription_refused_rate_limited_is_sent_again,
 );
 
 fn config(app: &TestApp, user: &str) -> ClientConfig {
@@ -130,6 +131,61 @@ async fn a_presence_subscription_survives_a_reconnect(backend: Backend) {
             ..
         } => {}
         other => panic!("expected offline, got {other:?}"),
+    }
+    bob.close().await;
+    app.stop().await;
+}
+
+/// Over the real frame rate a PRESENCE_SUB is refused `rate_limited` with an
+/// ERROR that names nothing: the client sends it again (not before
+/// `retryAfterMs`) until its snapshot is complete.
+async fn a_presence_subscription_refused_rate_limited_is_sent_again(backend: Backend) {
+    // 5 frames/s, burst 25; a PRESENCE_SUB of 100 ids counts as 10 frames
+    let app = spawn_app_with(backend, |c| {
+        c.rate_limit_per_sec = 5;
+        c.rate_limit_burst = 25;
+        c.user_rate_limit_per_sec = 0;
+    })
+    .await;
+    let mut bob_config = config(&app, "bob");
+    // Waiting exactly retryAfterMs is not enough here: the refused frame
+    // itself was charged one frame, so each retry needs one more; a backoff
+    // that grows past a frame interval (200 ms) gets through.
+    bob_config.backoff_max = Duration::from_secs(2);
+    let (bob, mut events) = Client::connect(bob_config).await.expect("connect");
+    let ids = |p: &str| (0..100).map(|i| format!("{p}{i}")).collect::<Vec<_>>();
+    bob.subscribe_presence(ids("a")).await;
+    bob.subscribe_presence(ids("b")).await;
+    bob.subscribe_presence(ids("c")).await;
+    let wanted: std::collections::HashSet<String> = ids("c").into_iter().collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut refused_at: Option<(Instant, u64)> = None;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.len() < wanted.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let event = tokio::time::timeout(left, events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("snapshot incomplete: {}/100 of c, refused {refused_at:?}", seen.len()))
+            .expect("events open");
+        match event {
+            Event::Error(e) if e.code == chatd_proto::protocol::ErrorCode::RateLimited => {
+                assert!(e.client_msg_id.is_none() && e.channel_id.is_none());
+                refused_at.get_or_insert((Instant::now(), e.retry_after_ms.unwrap_or(0)));
+            }
+            Event::Presence { user_id, online, .. } if wanted.contains(&user_id) => {
+                assert!(!online);
+                if seen.is_empty() {
+                    let (at, ms) = refused_at.expect("refused before the snapshot");
+                    assert!(
+                        at.elapsed() + Duration::from_millis(50) >= Duration::from_millis(ms),
+                        "sent again before retryAfterMs ({ms} ms): {:?}",
+                        at.elapsed()
+                    );
+                }
+                seen.insert(user_id);
+            }
+            _ => {}
+        }
     }
     bob.close().await;
     app.stop().await;

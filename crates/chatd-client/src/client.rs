@@ -6,7 +6,7 @@
 //! every send not yet ACKed (same `clientMsgId`), and on any trouble
 //! reconnects with backoff and does it all again.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -471,6 +471,16 @@ impl Client {
     /// [`Event::Presence`] follows, once per id, then per change. More ids
     /// than the server's `max_presence_subscriptions` get an
     /// [`Event::Error`] `invalid_field`.
+    ///
+    /// Until its snapshot is complete (an [`Event::Presence`] for every id
+    /// since the PRESENCE_SUB went out), a retryable ERROR (`unavailable`,
+    /// `internal`, `rate_limited`) naming no `clientMsgId`, `channelId` or
+    /// `messageId` is taken as the server refusing it: the same PRESENCE_SUB
+    /// goes out again after exponential backoff with jitter
+    /// ([`ClientConfig::backoff_initial`] doubling to `backoff_max`;
+    /// `retryAfterMs` a floor), until the snapshot completes, the
+    /// subscription is replaced or the connection drops (a reconnect sends
+    /// it anyway). The ERROR is still reported as [`Event::Error`].
     pub async fn subscribe_presence<I, S>(&self, user_ids: I)
     where
         I: IntoIterator<Item = S>,
@@ -590,6 +600,17 @@ struct Pending {
     deadline: Option<Instant>,
 }
 
+/// The presence subscription sent on this connection whose snapshot is not
+/// complete (no PRESENCE yet since it went out for some listed ids).
+struct PresencePending {
+    /// Listed ids no PRESENCE came for since the PRESENCE_SUB was sent.
+    missing: HashSet<String>,
+    /// Backoff of its retries.
+    backoff: Backoff,
+    /// When it goes out again (after a refusal, see [`Task::on_error`]).
+    retry_at: Option<Instant>,
+}
+
 /// How a session ended.
 enum SessionEnd {
     /// Reconnect.
@@ -619,6 +640,8 @@ struct Task {
     typing_out: HashMap<String, Option<Instant>>,
     /// The presence subscription, sent again after every HELLO.
     presence_sub: Option<Vec<String>>,
+    /// The presence subscription while pending on this connection.
+    presence_pending: Option<PresencePending>,
     /// Others' typing indicators that are on: (channel, user) → expiresAt.
     indicators: HashMap<(String, String), i64>,
 }
@@ -650,6 +673,7 @@ impl Task {
             read_as_of: HashMap::new(),
             typing_out: HashMap::new(),
             presence_sub: None,
+            presence_pending: None,
             indicators: HashMap::new(),
         }
     }
@@ -681,6 +705,8 @@ impl Task {
                 SessionEnd::Stop(reason) => break reason,
                 SessionEnd::Lost { code, reason } => {
                     let _ = self.connected.send(false);
+                    // a reconnect sends the subscription anyway
+                    self.presence_pending = None;
                     for channel in self.channels.values_mut() {
                         channel.connection_lost();
                     }
@@ -863,10 +889,9 @@ impl Task {
         for (message_id, read) in std::mem::take(&mut self.queued_receipts) {
             out.push(receipt_frame(message_id, read));
         }
-        if let Some(ids) = &self.presence_sub {
-            out.push(ClientFrame::PresenceSub {
-                user_ids: ids.iter().cloned().map(serde_json::Value::String).collect(),
-            });
+        self.presence_pending = None;
+        if let Some(ids) = self.presence_sub.clone() {
+            self.push_presence_sub(ids, &mut out);
         }
         for last in self.typing_out.values_mut() {
             *last = None;
@@ -912,9 +937,8 @@ impl Task {
                                 }
                             }
                             Command::PresenceSub(ids) => {
-                                out.push(ClientFrame::PresenceSub {
-                                    user_ids: ids.iter().cloned().map(serde_json::Value::String).collect(),
-                                });
+                                self.presence_pending = None;
+                                self.push_presence_sub(ids.clone(), &mut out);
                                 self.presence_sub = Some(ids);
                             }
                             Command::SetToken(token) => self.config.token = token,
@@ -968,6 +992,7 @@ impl Task {
                     self.syncs_due(&mut out);
                     self.sends_due(&mut out);
                     self.typing_due(&mut out);
+                    self.presence_retry_due(now, &mut out);
                     if let Some(end) = self.expire_indicators().await {
                         return end;
                     }
@@ -975,6 +1000,39 @@ impl Task {
             }
             if let Err(e) = write_all(&mut socket, &mut out).await {
                 return SessionEnd::Lost { code: None, reason: e };
+            }
+        }
+    }
+
+    /// Queues a PRESENCE_SUB of `ids`; it is pending until its snapshot is
+    /// complete (none for an empty list). A retry keeps the backoff.
+    fn push_presence_sub(&mut self, ids: Vec<String>, out: &mut Vec<ClientFrame>) {
+        let backoff = self.presence_pending.take().map_or_else(
+            || Backoff::new(self.config.backoff_initial, self.config.backoff_max),
+            |p| p.backoff,
+        );
+        if !ids.is_empty() {
+            self.presence_pending = Some(PresencePending {
+                missing: ids.iter().cloned().collect(),
+                backoff,
+                retry_at: None,
+            });
+        }
+        out.push(ClientFrame::PresenceSub {
+            user_ids: ids.into_iter().map(serde_json::Value::String).collect(),
+        });
+    }
+
+    /// Sends the pending presence subscription again when its retry is due.
+    fn presence_retry_due(&mut self, now: Instant, out: &mut Vec<ClientFrame>) {
+        let due = self
+            .presence_pending
+            .as_ref()
+            .and_then(|p| p.retry_at)
+            .is_some_and(|at| at <= now);
+        if due {
+            if let Some(ids) = self.presence_sub.clone() {
+                self.push_presence_sub(ids, out);
             }
         }
     }
@@ -1087,6 +1145,12 @@ impl Task {
                 status,
                 last_seen_at,
             } => {
+                if let Some(pending) = &mut self.presence_pending {
+                    pending.missing.remove(&user_id);
+                    if pending.missing.is_empty() {
+                        self.presence_pending = None;
+                    }
+                }
                 let event = Event::Presence {
                     user_id,
                     online: status == PresenceStatus::Online,
@@ -1277,6 +1341,31 @@ impl Task {
                 }
             }
             return None;
+        }
+        if matches!(
+            error.code,
+            ErrorCode::Unavailable | ErrorCode::Internal | ErrorCode::RateLimited
+        ) && error.client_msg_id.is_none()
+            && error.channel_id.is_none()
+            && error.message_id.is_none()
+        {
+            // Names nothing (spec §4, §9): under a herd or over the rate the
+            // server refuses a PRESENCE_SUB so. Taken for the pending
+            // subscription's; if it was another frame's, that costs one
+            // redundant PRESENCE_SUB (it replaces the subscription and sends
+            // the snapshot again). One retry at a time, never at once: equal
+            // jitter over the backoff, `retryAfterMs` a floor.
+            if let Some(pending) = &mut self.presence_pending {
+                if pending.retry_at.is_none() {
+                    let ceiling = pending.backoff.ceiling();
+                    let jitter = pending.backoff.next_delay();
+                    let mut wait = (ceiling / 2 + jitter / 2).max(Duration::from_millis(1));
+                    if let Some(ms) = error.retry_after_ms {
+                        wait = wait.max(Duration::from_millis(ms));
+                    }
+                    pending.retry_at = Some(Instant::now() + wait);
+                }
+            }
         }
         if error.code == ErrorCode::Forbidden {
             // A SYNC for a channel this user left: stop asking.
