@@ -673,6 +673,14 @@
     supported = /* @__PURE__ */ new Set();
     v11Unconfirmed = [];
     presenceIds = [];
+    /**
+     * Ids of the pending PRESENCE_SUB whose PRESENCE has not arrived since it was sent;
+     * undefined when no subscription is pending (snapshot complete, empty, or not sent).
+     */
+    presenceWaiting;
+    /** Retries of the pending PRESENCE_SUB so far (the backoff's attempt number). */
+    presenceAttempt = 0;
+    presenceTimer;
     presenceMap = /* @__PURE__ */ new Map();
     connStore;
     presenceStore;
@@ -775,6 +783,8 @@
     close() {
       this.setState("closed");
       clearTimeout(this.reconnectTimer);
+      clearTimeout(this.presenceTimer);
+      this.presenceWaiting = void 0;
       clearInterval(this.watchdog);
       clearTimeout(this.deliveredTimer);
       for (const p of this.pending.values()) {
@@ -965,16 +975,66 @@
       if (this.unsupported.has("TYPING")) return;
       if (ch.throttle.onStop()) this.sendFrame({ type: "TYPING", channelId, state: "stop" });
     }
-    /** Replaces the presence subscription (kept across reconnects). An empty list ends it. */
+    /**
+     * Replaces the presence subscription (kept across reconnects). An empty list ends it.
+     *
+     * The subscription is *pending* from its PRESENCE_SUB until a PRESENCE has arrived for
+     * every listed id. While it is pending, a retryable ERROR (`unavailable`, `internal`,
+     * `rate_limited`) that names no clientMsgId, channelId or messageId is taken to be the
+     * server refusing it (spec §9: such an ERROR cannot say which frame it answers), and the
+     * same PRESENCE_SUB is sent again after a backoff (`retryBackoff`, and at least the
+     * ERROR's `retryAfterMs`), until the snapshot completes, this is called again, or the
+     * connection drops (the reconnect sends it anyway). Such an ERROR is still emitted as
+     * `error`. An empty subscription is never pending.
+     */
     subscribePresence(userIds) {
       this.presenceIds = [...new Set(userIds)];
       for (const id of [...this.presenceMap.keys()]) if (!this.presenceIds.includes(id)) this.presenceMap.delete(id);
       this.presenceStore.invalidate();
-      if (this.state === "open" && !this.unsupported.has("PRESENCE_SUB")) {
-        this.sendFrame({ type: "PRESENCE_SUB", userIds: this.presenceIds });
-      }
+      this.presenceAttempt = 0;
+      this.sendPresenceSub();
     }
     // ================================================================ internals
+    /** Sends the current PRESENCE_SUB (if open) and makes it the pending one. */
+    sendPresenceSub() {
+      clearTimeout(this.presenceTimer);
+      this.presenceTimer = void 0;
+      this.presenceWaiting = void 0;
+      if (this.state !== "open" || this.unsupported.has("PRESENCE_SUB")) return;
+      if (this.sendFrame({ type: "PRESENCE_SUB", userIds: this.presenceIds }) === 0) return;
+      if (this.presenceIds.length > 0) this.presenceWaiting = new Set(this.presenceIds);
+    }
+    /** A PRESENCE arrived: one id fewer to wait for; the snapshot may be complete. */
+    presenceArrived(userId) {
+      const w = this.presenceWaiting;
+      if (w === void 0) return;
+      w.delete(userId);
+      if (w.size > 0) return;
+      this.presenceWaiting = void 0;
+      this.presenceAttempt = 0;
+      clearTimeout(this.presenceTimer);
+      this.presenceTimer = void 0;
+    }
+    /**
+     * A retryable ERROR naming no frame arrived while the subscription is pending: send it
+     * again after a backoff. Misattributing another frame's ERROR (a MSG_READ's, say) costs
+     * one redundant PRESENCE_SUB only: it is idempotent (it replaces the subscription and
+     * the server sends the snapshot again). One retry is scheduled at a time, so a burst of
+     * ERRORs cannot make a tight loop.
+     */
+    presenceRefused(err) {
+      if (this.presenceWaiting === void 0 || this.presenceTimer !== void 0) return;
+      const delay = Math.max(
+        backoffDelay(this.presenceAttempt++, { baseMs: 250, maxMs: 3e4, ...this.opts.retryBackoff }),
+        err.retryAfterMs ?? 0
+      );
+      const gen = this.openConn;
+      this.presenceTimer = setTimeout(() => {
+        this.presenceTimer = void 0;
+        if (this.presenceWaiting === void 0 || this.openConn !== gen) return;
+        this.sendPresenceSub();
+      }, delay);
+    }
     ctx(channelId) {
       let ch = this.channels.get(channelId);
       if (ch !== void 0) return ch;
@@ -1261,6 +1321,9 @@
       this.sessionId = void 0;
       this.syncs.clear();
       this.v11Unconfirmed = [];
+      clearTimeout(this.presenceTimer);
+      this.presenceTimer = void 0;
+      this.presenceWaiting = void 0;
       for (const ch of this.channels.values()) {
         ch.loadingOlder = false;
         ch.typing.expire(Number.POSITIVE_INFINITY);
@@ -1337,6 +1400,7 @@
           this.supported.add("PRESENCE_SUB");
           this.presenceMap.set(f.userId, Object.freeze({ status: f.status, lastSeenAt: f.lastSeenAt }));
           this.presenceStore.invalidate();
+          this.presenceArrived(f.userId);
           this.events.emit("presence", f);
           break;
         case "CHANNEL_REMOVED":
@@ -1374,9 +1438,8 @@
         else this.openChannel(ch);
         if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
       }
-      if (this.presenceIds.length > 0 && !this.unsupported.has("PRESENCE_SUB")) {
-        this.sendFrame({ type: "PRESENCE_SUB", userIds: this.presenceIds });
-      }
+      this.presenceAttempt = 0;
+      if (this.presenceIds.length > 0) this.sendPresenceSub();
       void this.resendAll();
     }
     async resendAll() {
@@ -1757,6 +1820,9 @@
           ch.store.invalidate();
           return;
         }
+      }
+      if (err.retryable && e.clientMsgId === void 0 && e.channelId === void 0 && e.messageId === void 0) {
+        this.presenceRefused(err);
       }
       this.events.emit("error", err, e);
     }
