@@ -35,13 +35,14 @@ pub fn change_of(target: uuid::Uuid, change: EntryChange) -> (Change, String) {
     }
 }
 
-/// Reads the target to find its channel.
+/// Finds the target's channel ([`crate::store::Store::route`]: from memory
+/// for a message this node stored or routed before, else read).
 ///
 /// # Errors
 /// The store's ERROR (echoing `clientMsgId` and `messageId`) when the read fails.
 pub async fn route(ctx: Context<'_>, client_msg_id: &ClientMsgId, target: uuid::Uuid) -> Result<Route, ErrorFrame> {
-    match ctx.state.store.message(target).await {
-        Ok(Some(stored)) if stored.kind == EntryKind::Message => Ok(Route::Channel(stored.channel_id)),
+    match ctx.state.store.route(target).await {
+        Ok(Some((EntryKind::Message, channel_id))) => Ok(Route::Channel(channel_id)),
         Ok(Some(_)) => Ok(Route::NotAMessage),
         Ok(None) => Ok(Route::Unknown),
         Err(error) => {

@@ -159,6 +159,8 @@ macro_rules! sql_backend {
             pub(crate) read_pool: sqlx::Pool<$db>,
             /// The bound on every call (`db_timeout_ms`), applied by [`super::Store`].
             pub(crate) timeout: std::time::Duration,
+            /// Where the messages this node read or stored live ([`super::Store::route`]).
+            pub(crate) routes: std::sync::Arc<super::routes::MessageRoutes>,
         }
 
         impl $store {

@@ -12,11 +12,13 @@
 //! Both backends run the same code ([`backend`]) over their own SQL ([`sql`]).
 
 mod backend;
+mod routes;
 mod sql;
 
 use std::future::Future;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgDatabaseError, PgPoolOptions, PgSeverity};
@@ -545,6 +547,7 @@ impl Store {
                 write_pool: pool.clone(),
                 read_pool: pool,
                 timeout,
+                routes: Arc::new(routes::MessageRoutes::new(routes::CAPACITY)),
             }))
         } else if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
@@ -573,6 +576,7 @@ impl Store {
                 write_pool,
                 read_pool,
                 timeout,
+                routes: Arc::new(routes::MessageRoutes::new(routes::CAPACITY)),
             }))
         } else {
             Err(StoreError::UnsupportedUrl)
@@ -793,6 +797,34 @@ impl Store {
         dispatch_write!(self, self.deadline(), delete_channel(channel_id))
     }
 
+    /// Where entry `message_id` lives, to route a change of it: its kind and
+    /// channel, or `None` when no entry has this id. Answered from memory for
+    /// a message this node stored or routed before (a message never moves;
+    /// see `routes.rs` for why a deleted channel does not matter), else read.
+    ///
+    /// # Errors
+    /// As [`Store::message`].
+    pub async fn route(&self, message_id: uuid::Uuid) -> Result<Option<(EntryKind, ChannelId)>, StoreError> {
+        let routes = self.routes();
+        if let Some(channel_id) = routes.get(&message_id) {
+            return Ok(Some((EntryKind::Message, channel_id)));
+        }
+        let Some(stored) = self.message(message_id).await? else {
+            return Ok(None);
+        };
+        if stored.kind == EntryKind::Message {
+            routes.remember(message_id, &stored.channel_id);
+        }
+        Ok(Some((stored.kind, stored.channel_id)))
+    }
+
+    fn routes(&self) -> &routes::MessageRoutes {
+        match self {
+            Store::Postgres(s) => &s.routes,
+            Store::Sqlite(s) => &s.routes,
+        }
+    }
+
     /// The message with this id, or `None`.
     pub async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
         self.read(async { dispatch!(self.message(message_id)) }).await
@@ -956,7 +988,16 @@ impl Store {
         deadline: tokio::time::Instant,
         offline: Option<&dyn OfflineMembers>,
     ) -> Result<BatchOutcome, StoreError> {
-        dispatch_write!(self, deadline, write_batch(sends, now, offline))
+        let outcome = dispatch_write!(self, deadline, write_batch(sends, now, offline))?;
+        let routes = self.routes();
+        for stored in &outcome.outcomes {
+            if let SendOutcome::Stored(message) = stored {
+                if message.kind == EntryKind::Message {
+                    routes.remember(message.message_id, &message.channel_id);
+                }
+            }
+        }
+        Ok(outcome)
     }
 }
 

@@ -12,7 +12,7 @@ use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::{json, Value};
 
 use chatd_testkit::on_both_stores;
-use chatd_testkit::{spawn_app, Backend, TestApp, WsClient};
+use chatd_testkit::{spawn_app, Backend, TestApp, WsClient, ADMIN_TOKEN};
 
 on_both_stores!(
     edits_deletes_and_reactions_are_log_entries_with_render_ready_reads,
@@ -21,6 +21,7 @@ on_both_stores!(
     a_delete_erases_the_text_from_every_table,
     hello_counts_unread_messages_exactly,
     folding_entries_onto_a_read_gives_the_later_read,
+    a_change_of_a_message_whose_channel_was_deleted_is_not_found,
 );
 
 fn edit(key: &str, target: &Value, body: &str) -> Value {
@@ -175,6 +176,41 @@ async fn edits_deletes_and_reactions_are_log_entries_with_render_ready_reads(bac
         .request("GET", "/v1/channels/room", Some(chatd_testkit::ADMIN_TOKEN), None)
         .await;
     assert_eq!(channel.1["lastSeq"], 9);
+}
+
+/// The node remembers where the messages it stored live, to route changes
+/// without a read (`store/routes.rs`). A remembered channel that was deleted,
+/// or deleted and created again under the same id, must not make an old
+/// message a target: the change is `not_found` as for an unknown id, and the
+/// new channel's log is untouched.
+async fn a_change_of_a_message_whose_channel_was_deleted_is_not_found(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("gone", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let id = alice.send_and_ack("gone", "g1", "hello").await["messageId"].clone();
+    acked(&mut alice, edit("g2", &id, "hello again")).await;
+    let (status, _) = app
+        .request("DELETE", "/v1/channels/gone", Some(ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(status, 204);
+    let not_found = |got: &Value, key: &str| {
+        assert_eq!(got["type"], "ERROR", "{got}");
+        assert_eq!(got["code"], "not_found", "{got}");
+        assert_eq!(got["clientMsgId"], key, "{got}");
+        assert_eq!(got["messageId"], id, "{got}");
+        assert!(got.get("channelId").is_none(), "{got}");
+    };
+    not_found(&answer(&mut alice, edit("g3", &id, "after the delete")).await, "g3");
+    app.create_channel("gone", &["alice", "bob"]).await;
+    not_found(&answer(&mut alice, edit("g4", &id, "in the new channel")).await, "g4");
+    not_found(&answer(&mut alice, react("g5", &id, "👍", "add")).await, "g5");
+    not_found(&answer(&mut alice, delete("g6", &id)).await, "g6");
+    assert!(
+        read_as(&app, "gone", "bob").await.is_empty(),
+        "the new channel's log is empty"
+    );
+    let fresh = alice.send_and_ack("gone", "g7", "new").await;
+    assert_eq!(fresh["seq"], 1, "{fresh}");
 }
 
 async fn entry_checks_come_in_the_spec_order(backend: Backend) {
