@@ -10,7 +10,7 @@
 //!   `/proc/<pid>/stat` over the window, divided by the frames). Then, with
 //!   `--send-connections`, `--rounds` pairs of plain closed-loop send phases
 //!   (in channels of their own, pairs of users) without and with that typing
-//!   load, alternating, `--duration` each. Checks that every member received
+//!   load, the order alternating per round (`stats::phase_order`), `--duration` each. Checks that every member received
 //!   typing from every other typer and never its own.
 //! - `presence`: for each `--group` G, `connections` users in channels of G
 //!   members, each subscribed to its G (its own id among them: G
@@ -39,7 +39,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::time::Instant;
 
-use crate::stats::{CpuSample, CpuSplit};
+use crate::stats::{phase_order, CpuSample, CpuSplit};
 use crate::Ctx;
 
 /// The server's counter `name` for frames of `frame_type`, read from `/metrics`.
@@ -295,14 +295,14 @@ pub async fn typing(
     };
     active.store(false, Ordering::Relaxed);
 
-    // Send without and with typing, alternating.
+    // Send without and with typing, in alternating order (stats::phase_order).
     let mut rounds_out = Vec::new();
     let mut ratios = Vec::new();
     let mut send_failed = 0;
     if !send_pairs.is_empty() {
         for round in 0..rounds.max(1) {
-            let mut pair = Vec::new();
-            for with_typing in [false, true] {
+            let (mut without, mut with) = (0.0, 0.0);
+            for with_typing in phase_order(round) {
                 active.store(with_typing, Ordering::Relaxed);
                 // Let the typists' state settle (and expiring indicators lapse) before measuring.
                 tokio::time::sleep(Duration::from_millis(toggle_ms * 2 + 500)).await;
@@ -314,7 +314,11 @@ pub async fn typing(
                 let cpu = CpuSplit::between(&cpu_a, &CpuSample::take(pid, None));
                 let queued = frames_out(base_url, "TYPING").await? - q0;
                 send_failed += failed;
-                pair.push(rate);
+                if with_typing {
+                    with = rate;
+                } else {
+                    without = rate;
+                }
                 rounds_out.push(json!({
                     "round": round,
                     "typing": with_typing,
@@ -326,7 +330,7 @@ pub async fn typing(
                     "machineBusyPct": cpu.machine_busy_pct,
                 }));
             }
-            ratios.push((pair[1] / pair[0].max(1e-9) * 1000.0).round() / 1000.0);
+            ratios.push((with / f64::max(without, 1e-9) * 1000.0).round() / 1000.0);
         }
     }
     active.store(false, Ordering::Relaxed);

@@ -134,8 +134,10 @@ enum Scenario {
         /// MSG_EDIT per 100 entries.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100))]
         edit_pct: u32,
-        /// Send-then-mix rounds (alternating, so drift on a shared machine
-        /// shows in each round's ratio rather than in one side).
+        /// Rounds of a plain `send` phase and a mix phase; send goes first in
+        /// even rounds and second in odd ones, so the later phase's bigger
+        /// tables and the machine's drift do not all fall on one side (use
+        /// an even number).
         #[arg(long, default_value_t = 2)]
         rounds: usize,
     },
@@ -204,8 +206,8 @@ enum Scenario {
     /// One channel of M connected members, T of them typing (on and off
     /// every --toggle-ms): TYPING frames queued and received per second and
     /// server CPU per frame, typing alone; with --send-connections, the
-    /// plain send figure without and with that typing load, alternating,
-    /// --rounds times (`--duration` each phase).
+    /// plain send figure without and with that typing load, --rounds pairs
+    /// in alternating order (use an even number; `--duration` each phase).
     Typing {
         #[arg(long, default_value_t = 1000)]
         members: usize,
@@ -646,10 +648,11 @@ fn send_layout(
     (layout, plans)
 }
 
-/// The `mix` scenario: `rounds` times plain `send`, then the mix, each on
-/// its own users and channels (`layout(run, mix_on)`), on the same server.
-/// The report is the last mix phase's, with every phase's figures and the
-/// mix/send ratios in `extra`, and the verification of all phases.
+/// The `mix` scenario: `rounds` pairs of a plain `send` phase and a mix
+/// phase, in the order of [`stats::phase_order`], each on its own users and
+/// channels (`layout(run, mix_on)`), on the same server. The report is the
+/// last mix phase's, with every phase's figures and the per-round mix/send
+/// ratios in `extra`, and the verification of all phases.
 async fn mix_rounds(
     cli: &Cli,
     ctx: &Arc<Ctx>,
@@ -667,8 +670,8 @@ async fn mix_rounds(
     };
     let mut last = None;
     for round in 0..rounds {
-        let mut send_rate = None;
-        for mix_on in [false, true] {
+        let (mut send_rate, mut mix_rate) = (None, None);
+        for mix_on in stats::phase_order(round) {
             let name = if mix_on { "mix" } else { "send" };
             let phase = Arc::new(ctx.phase(&format!("r{round}{}", &name[..1])));
             let (channels, plans) = layout(&phase.run, mix_on);
@@ -690,11 +693,15 @@ async fn mix_rounds(
             verification.acked += v.acked;
             verification.ok &= !v.ran || v.ok;
             verification.problems.extend(v.problems.iter().cloned());
-            match send_rate {
-                None => send_rate = Some(report.acked_per_sec),
-                Some(send) => ratios.push((report.acked_per_sec / send.max(1e-9) * 1000.0).round() / 1000.0),
+            if mix_on {
+                mix_rate = Some(report.acked_per_sec);
+                last = Some(report);
+            } else {
+                send_rate = Some(report.acked_per_sec);
             }
-            last = Some(report);
+        }
+        if let (Some(send), Some(mix)) = (send_rate, mix_rate) {
+            ratios.push((mix / send.max(1e-9) * 1000.0).round() / 1000.0);
         }
     }
     let mut report = last.context("no round ran")?;

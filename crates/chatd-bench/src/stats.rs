@@ -1,10 +1,25 @@
-//! Latency histograms, counters and the report (table or JSON).
+//! Latency histograms, counters, the order of compared phases, and the
+//! report (table or JSON).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
+
+/// Which phase of a same-run comparison goes first in `round` (0-based):
+/// `[baseline, treatment]` in even rounds, `[treatment, baseline]` in odd
+/// ones (`false` is the baseline). The order alternates because the later
+/// phase of a pair runs on a bigger database and a warmer (or more loaded)
+/// machine: two identical `send` phases in a fixed order differed by 15 %
+/// on PostgreSQL, a bias an ABBA order cancels over each pair of rounds.
+pub fn phase_order(round: usize) -> [bool; 2] {
+    if round % 2 == 0 {
+        [false, true]
+    } else {
+        [true, false]
+    }
+}
 
 /// Latencies in microseconds, 1 µs to 10 min, 3 significant digits.
 pub fn histogram() -> Histogram<u64> {
@@ -334,6 +349,17 @@ impl CpuSplit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_phase_goes_first_in_half_of_an_even_number_of_rounds() {
+        let rounds: Vec<[bool; 2]> = (0..4).map(phase_order).collect();
+        for pair in &rounds {
+            assert_ne!(pair[0], pair[1], "a round runs both phases: {pair:?}");
+        }
+        let treatment_first = rounds.iter().filter(|pair| pair[0]).count();
+        assert_eq!(treatment_first, 2, "{rounds:?}");
+        assert_eq!(rounds[0], [false, true], "the baseline goes first in round 0");
+    }
 
     fn split(server: f64, generator: f64, machine: f64) -> CpuSplit {
         let mut s = CpuSplit {
