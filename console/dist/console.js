@@ -672,7 +672,8 @@
     unsupported = /* @__PURE__ */ new Set();
     supported = /* @__PURE__ */ new Set();
     v11Unconfirmed = [];
-    presenceIds = [];
+    /** The presence subscription: the ids of the last `subscribePresence`, without repeats. */
+    presenceIds = /* @__PURE__ */ new Set();
     /**
      * Ids of the pending PRESENCE_SUB whose PRESENCE has not arrived since it was sent;
      * undefined when no subscription is pending (snapshot complete, empty, or not sent).
@@ -988,8 +989,8 @@
      * `error`. An empty subscription is never pending.
      */
     subscribePresence(userIds) {
-      this.presenceIds = [...new Set(userIds)];
-      for (const id of [...this.presenceMap.keys()]) if (!this.presenceIds.includes(id)) this.presenceMap.delete(id);
+      this.presenceIds = new Set(userIds);
+      for (const id of [...this.presenceMap.keys()]) if (!this.presenceIds.has(id)) this.presenceMap.delete(id);
       this.presenceStore.invalidate();
       this.presenceAttempt = 0;
       this.sendPresenceSub();
@@ -1001,8 +1002,8 @@
       this.presenceTimer = void 0;
       this.presenceWaiting = void 0;
       if (this.state !== "open" || this.unsupported.has("PRESENCE_SUB")) return;
-      if (this.sendFrame({ type: "PRESENCE_SUB", userIds: this.presenceIds }) === 0) return;
-      if (this.presenceIds.length > 0) this.presenceWaiting = new Set(this.presenceIds);
+      if (this.sendFrame({ type: "PRESENCE_SUB", userIds: [...this.presenceIds] }) === 0) return;
+      if (this.presenceIds.size > 0) this.presenceWaiting = new Set(this.presenceIds);
     }
     /** A PRESENCE arrived: one id fewer to wait for; the snapshot may be complete. */
     presenceArrived(userId) {
@@ -1398,6 +1399,7 @@
           break;
         case "PRESENCE":
           this.supported.add("PRESENCE_SUB");
+          if (!this.presenceIds.has(f.userId)) break;
           this.presenceMap.set(f.userId, Object.freeze({ status: f.status, lastSeenAt: f.lastSeenAt }));
           this.presenceStore.invalidate();
           this.presenceArrived(f.userId);
@@ -1439,7 +1441,7 @@
         if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
       }
       this.presenceAttempt = 0;
-      if (this.presenceIds.length > 0) this.sendPresenceSub();
+      if (this.presenceIds.size > 0) this.sendPresenceSub();
       void this.resendAll();
     }
     async resendAll() {

@@ -234,7 +234,10 @@ export interface ChatClientEvents {
   older: (channelId: string, entries: readonly WireEntry[]) => void;
   /** Another user's watermark moved. */
   receipt: (receipt: ReceiptFrame) => void;
-  /** A user's presence changed. */
+  /**
+   * A subscribed user's presence changed. A PRESENCE for an id the current subscription
+   * does not list (a late frame of a replaced one) is dropped and not emitted.
+   */
   presence: (frame: PresenceFrame) => void;
   /** A channel was removed (deleted, or the user is no longer a member). */
   channelRemoved: (channelId: string) => void;
@@ -393,7 +396,8 @@ export class ChatClient {
   private readonly unsupported = new Set<string>();
   private readonly supported = new Set<string>();
   private v11Unconfirmed: { type: string; frameNo: number; clientMsgId?: string }[] = [];
-  private presenceIds: readonly string[] = [];
+  /** The presence subscription: the ids of the last `subscribePresence`, without repeats. */
+  private presenceIds: ReadonlySet<string> = new Set();
   /**
    * Ids of the pending PRESENCE_SUB whose PRESENCE has not arrived since it was sent;
    * undefined when no subscription is pending (snapshot complete, empty, or not sent).
@@ -745,8 +749,8 @@ export class ChatClient {
    * `error`. An empty subscription is never pending.
    */
   subscribePresence(userIds: readonly string[]): void {
-    this.presenceIds = [...new Set(userIds)];
-    for (const id of [...this.presenceMap.keys()]) if (!this.presenceIds.includes(id)) this.presenceMap.delete(id);
+    this.presenceIds = new Set(userIds);
+    for (const id of [...this.presenceMap.keys()]) if (!this.presenceIds.has(id)) this.presenceMap.delete(id);
     this.presenceStore.invalidate();
     this.presenceAttempt = 0;
     this.sendPresenceSub();
@@ -760,8 +764,8 @@ export class ChatClient {
     this.presenceTimer = undefined;
     this.presenceWaiting = undefined;
     if (this.state !== 'open' || this.unsupported.has('PRESENCE_SUB')) return;
-    if (this.sendFrame({ type: 'PRESENCE_SUB', userIds: this.presenceIds }) === 0) return;
-    if (this.presenceIds.length > 0) this.presenceWaiting = new Set(this.presenceIds);
+    if (this.sendFrame({ type: 'PRESENCE_SUB', userIds: [...this.presenceIds] }) === 0) return;
+    if (this.presenceIds.size > 0) this.presenceWaiting = new Set(this.presenceIds);
   }
 
   /** A PRESENCE arrived: one id fewer to wait for; the snapshot may be complete. */
@@ -1193,6 +1197,10 @@ export class ChatClient {
         break;
       case 'PRESENCE':
         this.supported.add('PRESENCE_SUB');
+        // A PRESENCE for an id no longer subscribed is a late frame of a replaced
+        // subscription (its snapshot was still on the wire): dropped, so the store
+        // holds the current subscription's ids only.
+        if (!this.presenceIds.has(f.userId)) break;
         this.presenceMap.set(f.userId, Object.freeze({ status: f.status, lastSeenAt: f.lastSeenAt }));
         this.presenceStore.invalidate();
         this.presenceArrived(f.userId);
@@ -1235,7 +1243,7 @@ export class ChatClient {
       if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
     }
     this.presenceAttempt = 0;
-    if (this.presenceIds.length > 0) this.sendPresenceSub();
+    if (this.presenceIds.size > 0) this.sendPresenceSub();
     void this.resendAll();
   }
 

@@ -36,13 +36,9 @@ export class CuttableProxy {
       client.pipe(upstream);
       let head = true;
       let buf = Buffer.alloc(0);
+      // Always parsed frame by frame, hooks set or not: a hook set between two frames
+      // of an open connection then applies from the next whole frame on.
       upstream.on('data', (chunk: Buffer) => {
-        const hook = this.onServerFrame ?? ((): boolean => false);
-        const rewrite = this.rewriteServerFrame;
-        if (this.onServerFrame === undefined && rewrite === undefined) {
-          client.write(chunk);
-          return;
-        }
         buf = Buffer.concat([buf, chunk]);
         if (head) {
           const end = buf.indexOf('\r\n\r\n');
@@ -70,6 +66,8 @@ export class CuttableProxy {
           const frame = buf.subarray(0, off + len);
           buf = buf.subarray(off + len);
           const opcode = (frame[0] ?? 0) & 0x0f;
+          const hook = this.onServerFrame ?? ((): boolean => false);
+          const rewrite = this.rewriteServerFrame;
           if (opcode === 1 && rewrite !== undefined) {
             client.write(textFrame(rewrite(frame.subarray(off).toString('utf8'))));
           } else {

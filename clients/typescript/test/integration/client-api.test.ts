@@ -392,4 +392,62 @@ describe('SDK API: online event, AbortSignal, channel list (sqlite)', () => {
     assert.equal(alice.presence.getSnapshot()[replaced()], undefined, 'the forged one never came');
     assert.equal(Object.keys(alice.presence.getSnapshot()).length, 1);
   });
+
+  test('a late PRESENCE for an id of a replaced subscription is dropped, not stored or emitted', async () => {
+    await server.createChannel('pr3', ['prl', 'prl-peer']);
+    const proxy = new CuttableProxy(server.port);
+    proxies.push(proxy);
+    await proxy.listen();
+    const alice = track(await makeClient(server, 'prl', {}, `ws://127.0.0.1:${proxy.port}/v1/ws`));
+    await alice.whenOpen();
+    // opened, so its entries are emitted (a channel not displayed is only counted)
+    const room = alice.channel('pr3');
+    await waitFor(
+      () => room.getSnapshot().status === 'ready',
+      () => `pr3 is ${room.getSnapshot().status}`,
+    );
+    const seen: string[] = [];
+    alice.events.on('presence', (f) => seen.push(f.userId));
+    const bodies: string[] = [];
+    alice.events.on('entries', (_, entries) => {
+      for (const e of entries) bodies.push(e.body ?? '');
+    });
+    alice.subscribePresence(['prl-old']);
+    await waitFor(
+      () => alice.presence.getSnapshot()['prl-old'] !== undefined,
+      () => 'the first snapshot',
+    );
+    alice.subscribePresence(['prl-peer']);
+    const resubscribedAt = seen.length;
+    await waitFor(
+      () => alice.presence.getSnapshot()['prl-peer'] !== undefined,
+      () => 'the second snapshot',
+    );
+    // the old subscription's PRESENCE arriving late, in place of a MSG_RECV
+    let forged = false;
+    proxy.rewriteServerFrame = (text) => {
+      const f = JSON.parse(text) as { type?: string };
+      if (f.type !== 'MSG_RECV' || forged) return text;
+      forged = true;
+      return JSON.stringify({ type: 'PRESENCE', userId: 'prl-old', status: 'online' });
+    };
+    const peer = track(await makeClient(server, 'prl-peer'));
+    await peer.send('pr3', 'one');
+    await waitFor(
+      () => forged,
+      () => 'the forged PRESENCE sent',
+    );
+    await peer.send('pr3', 'two');
+    await waitFor(
+      () => bodies.includes('two'),
+      () => `alice got ${JSON.stringify(bodies)}`,
+    );
+    assert.deepEqual(Object.keys(alice.presence.getSnapshot()), ['prl-peer']);
+    await waitFor(
+      () => alice.presence.getSnapshot()['prl-peer']?.status === 'online',
+      () => `presence ${JSON.stringify(alice.presence.getSnapshot())}`,
+    );
+    // the peer's snapshot and its coming online are emitted; the late frame is not
+    assert.deepEqual(seen.slice(resubscribedAt), ['prl-peer', 'prl-peer'], 'no event for the replaced id');
+  });
 });

@@ -55,3 +55,44 @@ test('close() ends a connection whose peer ignored the FIN of a frame-hook cut',
   client.destroy();
   await new Promise<void>((r) => upstream.close(() => { r(); }));
 });
+
+test('a rewrite set after the upgrade, between frames, rewrites the next frame', async () => {
+  // an upstream that answers the upgrade and a text frame, then one more text frame per
+  // byte the client sends
+  const upstream = createServer((s) => {
+    let upgraded = false;
+    s.on('data', () => {
+      if (!upgraded) {
+        upgraded = true;
+        s.write('HTTP/1.1 101 Switching Protocols\r\n\r\n');
+      }
+      s.write(Buffer.from([0x81, 0x02, 0x68, 0x69])); // text frame "hi"
+    });
+    s.on('error', () => undefined);
+  });
+  const upstreamPort = await listen(upstream);
+  const proxy = new CuttableProxy(upstreamPort);
+  await proxy.listen();
+  const client: Socket = connect({ port: proxy.port, host: '127.0.0.1' });
+  client.on('error', () => undefined);
+  let got = Buffer.alloc(0);
+  const waitFor = async (bytes: Buffer): Promise<void> => {
+    const deadline = Date.now() + 5_000;
+    while (got.indexOf(bytes) < 0) {
+      if (Date.now() > deadline) throw new Error(`no ${bytes.toString('hex')} in ${got.toString('hex')}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  client.on('data', (chunk: Buffer) => {
+    got = Buffer.concat([got, chunk]);
+  });
+  client.write('GET /v1/ws HTTP/1.1\r\n\r\n');
+  await waitFor(Buffer.from([0x81, 0x02, 0x68, 0x69])); // the first frame, forwarded as it came
+  proxy.rewriteServerFrame = (text) => (text === 'hi' ? 'ho' : text);
+  client.write('x');
+  await waitFor(Buffer.from([0x81, 0x02, 0x68, 0x6f])); // "ho": the next frame was rewritten
+  assert.equal(got.indexOf(Buffer.from([0x68, 0x69]), got.indexOf('\r\n\r\n') + 8), -1, 'the second "hi" never reached the client');
+  client.destroy();
+  await within(proxy.close(), 5_000, 'proxy.close()');
+  await new Promise<void>((r) => upstream.close(() => { r(); }));
+});
