@@ -213,3 +213,64 @@ async fn a_restarted_node_does_not_announce_its_old_users() {
     assert_eq!(bob_seen["userId"], "bob");
     assert_eq!(bob_seen["status"], "online", "bob is on B: {bob_seen}");
 }
+
+/// A member removed, or a channel deleted, on one node: the node the user
+/// types on refuses the next TYPING (`forbidden`) instead of taking it by
+/// the member list it cached for up to a second. The removal travels on the
+/// user's NATS subject; a RECEIPT published after it on the same subject
+/// tells the test it has arrived.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_after_a_removal_on_another_node_is_refused() {
+    let Some((db, prefix)) = setup().await else { return };
+    let a = Node::start(&db, &prefix);
+    let b = Node::start(&db, &prefix);
+    a.create_channel("room", &["bob", "dave"]).await;
+    a.create_channel("side", &["alice", "bob"]).await;
+    let mut bob_on_b = b.connect("bob").await;
+    let mut dave_on_b = b.connect("dave").await;
+    let mut bob_on_a = a.connect("bob").await;
+    let mut alice = a.connect("alice").await;
+    let ack = alice.send_and_ack("side", "s1", "read me").await;
+    bob_on_a.recv_type("MSG_RECV").await;
+    bob_on_b.recv_type("MSG_RECV").await;
+
+    // Node B reads room's members for bob's TYPING and keeps them.
+    bob_on_b
+        .send_json(json!({"type": "TYPING", "channelId": "room", "state": "start"}))
+        .await;
+    assert_eq!(dave_on_b.recv_type("TYPING").await["state"], "start");
+
+    let status = a.process.admin(ADMIN_TOKEN).delete_member("room", "bob").await;
+    assert_eq!(status, 204);
+    bob_on_a
+        .send_json(json!({"type": "MSG_READ", "messageId": ack["messageId"]}))
+        .await;
+    assert_eq!(bob_on_b.recv_type("RECEIPT").await["kind"], "read");
+    bob_on_b
+        .send_json(json!({"type": "TYPING", "channelId": "room", "state": "stop"}))
+        .await;
+    let error = bob_on_b.recv_type("ERROR").await;
+    assert_eq!(
+        (error["code"].as_str(), error["channelId"].as_str()),
+        (Some("forbidden"), Some("room")),
+        "{error}"
+    );
+    dave_on_b.expect_silence(Duration::from_millis(300)).await;
+
+    // The channel deleted on A: dave, on B, reads CHANNEL_REMOVED, then types.
+    dave_on_b
+        .send_json(json!({"type": "TYPING", "channelId": "room", "state": "start"}))
+        .await;
+    let (status, _) = a
+        .process
+        .admin(ADMIN_TOKEN)
+        .request(reqwest::Method::DELETE, "/v1/channels/room", None)
+        .await;
+    assert_eq!(status, 204);
+    assert_eq!(dave_on_b.recv_type("CHANNEL_REMOVED").await["channelId"], "room");
+    dave_on_b
+        .send_json(json!({"type": "TYPING", "channelId": "room", "state": "stop"}))
+        .await;
+    let error = dave_on_b.recv_type("ERROR").await;
+    assert_eq!(error["code"], "forbidden", "{error}");
+}

@@ -333,10 +333,12 @@ impl Cluster {
         }
     }
 
-    /// `channel` was deleted: its encoded CHANNEL_REMOVED (`text`) goes to
-    /// this node's sessions of each member and, on each member's user
-    /// subject, to the other nodes holding their sessions; and each member
-    /// leaves the channel, so no node carries it for them any more.
+    /// `channel` was deleted: each member leaves the channel, so no node
+    /// carries it for them any more; then its encoded CHANNEL_REMOVED
+    /// (`text`) goes to this node's sessions of each member and, on each
+    /// member's user subject, to the other nodes holding their sessions. The
+    /// leave goes first on the same subject, so a node has forgotten the
+    /// channel's members (TYPING refused) before a member reads the frame.
     pub fn channel_removed(&self, channel: &ChannelId, members: &[UserId], text: &Utf8Bytes) {
         let envelope = UserEnvelope::Frame {
             frame_type: "CHANNEL_REMOVED".to_owned(),
@@ -344,11 +346,11 @@ impl Cluster {
         };
         let payload = serde_json::to_vec(&envelope).ok().map(Bytes::from);
         for member in members {
+            self.membership_changed(member, channel, false, 0);
             self.0.hub.send_to_user(member, text, "CHANNEL_REMOVED", None);
             if let Some(payload) = &payload {
                 self.0.publish(user_subject(&self.0.prefix, member), payload.clone());
             }
-            self.membership_changed(member, channel, false, 0);
         }
     }
 
@@ -783,7 +785,13 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
             _ => tracing::warn!("bad receipt ids from NATS"),
         },
         Ok(UserEnvelope::Membership { channel_id, add, seq }) => match ChannelId::parse(&channel_id) {
-            Ok(channel) => inner.membership(user, &channel, add, seq),
+            Ok(channel) => {
+                // The node that made the change forgot its cached members;
+                // this one must too, or it would take (or refuse) the user's
+                // TYPING by the old list for up to MEMBERS_FRESH.
+                inner.hub.ephemeral.forget_members(&channel);
+                inner.membership(user, &channel, add, seq);
+            }
             Err(error) => tracing::warn!(%error, "bad channel id from NATS"),
         },
         Err(error) => tracing::warn!(user_id = %user, %error, "undecodable message from NATS"),

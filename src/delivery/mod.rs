@@ -249,8 +249,11 @@ impl Delivery {
 
     /// `channel` was deleted with these `members`: every live session of
     /// each member, on every node, gets `CHANNEL_REMOVED`, and the channel's
-    /// delivery stops for them (with NATS, as when they leave it).
+    /// delivery stops for them (with NATS, as when they leave it). The
+    /// channel's cached members are forgotten, so a TYPING in it is refused
+    /// at once, not after [`presence::MEMBERS_FRESH`].
     pub fn channel_removed(&self, channel: &ChannelId, members: &[UserId]) {
+        self.ephemeral().forget_members(channel);
         let text = Utf8Bytes::from(
             ServerFrame::ChannelRemoved {
                 channel_id: channel.as_str().to_owned(),

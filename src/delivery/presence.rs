@@ -35,8 +35,11 @@ use crate::outbound::{SessionHandle, SessionId};
 use crate::protocol::{PresenceStatus, ServerFrame, TypingState};
 
 /// How long a channel's member list read for TYPING is reused, at most. A
-/// membership change on this node forgets it at once; one on another node is
-/// seen within this.
+/// membership change or a deletion on this node forgets it at once; one made
+/// on another node as soon as its news reaches this node on the user's NATS
+/// subject, which a node holding that user's sessions subscribes to (so a
+/// removed member's TYPING is refused by the node it types on). Other nodes'
+/// lists may lag by up to this for the recipients of a TYPING.
 pub const MEMBERS_FRESH: Duration = Duration::from_secs(1);
 
 /// The typing and presence settings (`typing_*`, `presence_*`).

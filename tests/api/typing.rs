@@ -18,6 +18,7 @@ on_both_stores!(
     no_typing_fan_out_in_channels_over_typing_max_members,
     a_typing_flood_does_not_slow_another_connections_sends,
     typing_counts_toward_the_connections_frame_rate,
+    typing_in_a_channel_just_deleted_is_refused,
 );
 
 fn typing(channel: &str, state: &str) -> Value {
@@ -184,6 +185,31 @@ async fn bad_typing_is_refused_and_the_connection_stays_open(backend: Backend) {
     alice.send_json(typing("room", "start")).await;
     recv_typing(&mut bob, "room", "alice", "start").await;
     alice.send_and_ack("room", "m1", "still here").await;
+    app.stop().await;
+}
+
+/// The channel's members are cached for TYPING (`MEMBERS_FRESH`, 1 s): a
+/// deletion must forget them, or a TYPING right after it would still be
+/// taken and fanned out to the former members.
+async fn typing_in_a_channel_just_deleted_is_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    alice.send_json(typing("room", "start")).await;
+    recv_typing(&mut bob, "room", "alice", "start").await;
+    let (status, _) = app
+        .admin()
+        .request(reqwest::Method::DELETE, "/v1/channels/room", None)
+        .await;
+    assert_eq!(status, 204);
+    assert_eq!(alice.recv_type("CHANNEL_REMOVED").await["channelId"], "room");
+    alice.send_json(typing("room", "stop")).await;
+    let error = alice.recv_type("ERROR").await;
+    assert_eq!(error["code"], "forbidden", "{error}");
+    assert_eq!(error["channelId"], "room", "{error}");
+    assert_eq!(bob.recv_type("CHANNEL_REMOVED").await["channelId"], "room");
+    bob.expect_silence(Duration::from_millis(200)).await;
     app.stop().await;
 }
 
