@@ -1471,6 +1471,72 @@ mod tests {
         .to_string()
     }
 
+    /// A task whose subscription to `ids` was just sent (pending until every
+    /// id's PRESENCE came), as after `subscribe_presence` on an open session.
+    fn subscribed(ids: &[&str]) -> (Task, mpsc::Receiver<Event>) {
+        let (mut task, _commands, events) = task();
+        let ids: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
+        task.presence_sub = Some(ids.clone());
+        task.push_presence_sub(ids, &mut Vec::new());
+        (task, events)
+    }
+
+    fn error(extra: serde_json::Value) -> String {
+        let mut frame = serde_json::json!({
+            "type": "ERROR", "code": "unavailable", "message": "busy", "retryable": true
+        });
+        if let (Some(frame), Some(extra)) = (frame.as_object_mut(), extra.as_object()) {
+            frame.extend(extra.clone());
+        }
+        frame.to_string()
+    }
+
+    fn presence(user: &str) -> String {
+        serde_json::json!({"type": "PRESENCE", "userId": user, "status": "offline"}).to_string()
+    }
+
+    /// The PRESENCE_SUB frames a retry check long after now puts on the wire.
+    fn retries_due(task: &mut Task) -> usize {
+        let mut out = Vec::new();
+        task.presence_retry_due(Instant::now() + Duration::from_secs(3600), &mut out);
+        out.iter()
+            .filter(|f| matches!(f, ClientFrame::PresenceSub { .. }))
+            .count()
+    }
+
+    /// The control for the two tests below: a retryable ERROR naming nothing
+    /// is taken for the pending subscription's, which goes out again.
+    #[tokio::test]
+    async fn an_error_naming_nothing_resends_a_pending_presence_sub() {
+        let (mut task, _events) = subscribed(&["bob", "carol"]);
+        task.on_frame(&error(serde_json::json!({})), &mut Vec::new()).await;
+        assert_eq!(retries_due(&mut task), 1);
+    }
+
+    /// An ERROR that names a channel answers another frame (a SYNC, a
+    /// TYPING): the pending subscription is not sent again for it.
+    #[tokio::test]
+    async fn an_error_naming_a_channel_does_not_resend_a_pending_presence_sub() {
+        let (mut task, _events) = subscribed(&["bob", "carol"]);
+        let refused = error(serde_json::json!({"channelId": "room"}));
+        task.on_frame(&refused, &mut Vec::new()).await;
+        assert!(task.presence_pending.is_some(), "still waiting for its snapshot");
+        assert_eq!(retries_due(&mut task), 0);
+    }
+
+    /// Once every listed id's PRESENCE came, the subscription is complete:
+    /// a later retryable ERROR naming nothing does not send it again.
+    #[tokio::test]
+    async fn a_completed_presence_snapshot_stops_the_retries() {
+        let (mut task, _events) = subscribed(&["bob", "carol"]);
+        task.on_frame(&presence("bob"), &mut Vec::new()).await;
+        assert!(task.presence_pending.is_some(), "carol's PRESENCE is missing");
+        task.on_frame(&presence("carol"), &mut Vec::new()).await;
+        assert!(task.presence_pending.is_none());
+        task.on_frame(&error(serde_json::json!({})), &mut Vec::new()).await;
+        assert_eq!(retries_due(&mut task), 0);
+    }
+
     /// The chatd-faults case: two reactions of this client in flight, ACKed
     /// while an earlier entry is still missing (held above a gap). Whether
     /// each changed anything depends on what is folded before it, so it is
