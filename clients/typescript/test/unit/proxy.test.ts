@@ -16,6 +16,20 @@ function listen(server: Server): Promise<number> {
   );
 }
 
+/** The unmasked text frame "hi" (server to client). */
+const HI = Buffer.from([0x81, 0x02, 0x68, 0x69]);
+
+/** An upstream whose connections `serve` handles, and a proxy in front of it. */
+async function proxied(serve: (s: Socket) => void): Promise<{ upstream: Server; proxy: CuttableProxy }> {
+  const upstream = createServer((s) => {
+    s.on('error', () => undefined);
+    serve(s);
+  });
+  const proxy = new CuttableProxy(await listen(upstream));
+  await proxy.listen();
+  return { upstream, proxy };
+}
+
 /** Resolves with `p`'s value, or rejects after `ms`. */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -27,16 +41,12 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 
 test('close() ends a connection whose peer ignored the FIN of a frame-hook cut', async () => {
   // an upstream that answers the upgrade and then one text frame
-  const upstream = createServer((s) => {
+  const { upstream, proxy } = await proxied((s) => {
     s.once('data', () => {
       s.write('HTTP/1.1 101 Switching Protocols\r\n\r\n');
-      s.write(Buffer.from([0x81, 0x02, 0x68, 0x69])); // text frame "hi"
+      s.write(HI);
     });
-    s.on('error', () => undefined);
   });
-  const upstreamPort = await listen(upstream);
-  const proxy = new CuttableProxy(upstreamPort);
-  await proxy.listen();
   let frames = 0;
   proxy.onServerFrame = () => {
     frames++;
@@ -59,20 +69,16 @@ test('close() ends a connection whose peer ignored the FIN of a frame-hook cut',
 test('a rewrite set after the upgrade, between frames, rewrites the next frame', async () => {
   // an upstream that answers the upgrade and a text frame, then one more text frame per
   // byte the client sends
-  const upstream = createServer((s) => {
+  const { upstream, proxy } = await proxied((s) => {
     let upgraded = false;
     s.on('data', () => {
       if (!upgraded) {
         upgraded = true;
         s.write('HTTP/1.1 101 Switching Protocols\r\n\r\n');
       }
-      s.write(Buffer.from([0x81, 0x02, 0x68, 0x69])); // text frame "hi"
+      s.write(HI);
     });
-    s.on('error', () => undefined);
   });
-  const upstreamPort = await listen(upstream);
-  const proxy = new CuttableProxy(upstreamPort);
-  await proxy.listen();
   const client: Socket = connect({ port: proxy.port, host: '127.0.0.1' });
   client.on('error', () => undefined);
   let got = Buffer.alloc(0);
@@ -87,7 +93,7 @@ test('a rewrite set after the upgrade, between frames, rewrites the next frame',
     got = Buffer.concat([got, chunk]);
   });
   client.write('GET /v1/ws HTTP/1.1\r\n\r\n');
-  await waitFor(Buffer.from([0x81, 0x02, 0x68, 0x69])); // the first frame, forwarded as it came
+  await waitFor(HI); // the first frame, forwarded as it came
   proxy.rewriteServerFrame = (text) => (text === 'hi' ? 'ho' : text);
   client.write('x');
   await waitFor(Buffer.from([0x81, 0x02, 0x68, 0x6f])); // "ho": the next frame was rewritten
