@@ -67,11 +67,14 @@ pub mod pg {
     pub const COUNT_DOWN: &str =
         "UPDATE reaction_counts SET count = count - 1 WHERE message_id = $1::uuid AND emoji = $2";
     /// The reactions of the messages `$1` (text[] of ids), with whether
-    /// `$2` holds each, by first use.
-    pub const REACTIONS_OF: &str = "SELECT c.message_id::text, c.emoji, c.count, (r.user_id IS NOT NULL) \
-         FROM reaction_counts c LEFT JOIN reactions r \
-         ON r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2 \
-         WHERE c.message_id = ANY($1::uuid[]) ORDER BY c.message_id, c.first_seq";
+    /// `$2` holds each, by first use. Whether `$2` holds it is a scalar
+    /// subquery (one probe of the primary key per reaction): as a join, the
+    /// planner read every row of `reactions` held by `$2` through the
+    /// primary key (whose first column is the message, so all of it).
+    pub const REACTIONS_OF: &str = "SELECT c.message_id::text, c.emoji, c.count, \
+         COALESCE((SELECT TRUE FROM reactions r \
+         WHERE r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2), FALSE) \
+         FROM reaction_counts c WHERE c.message_id = ANY($1::uuid[]) ORDER BY c.message_id, c.first_seq";
     pub const MESSAGE_BY_KEY: &str = concat!(
         "SELECT ",
         message_columns!("message_id::text", "target_id::text"),
