@@ -1048,13 +1048,14 @@ impl PgStore {
             Changes::default()
         };
         let decided = Decided::decide(sends, &mut channels, &mut changes, now);
-        if !Self::insert_entries(&mut tx, sends, &decided, &channels).await? {
+        let effects = changes.effects();
+        if !Self::insert_entries(&mut tx, sends, &decided, &channels, effects.as_ref()).await? {
             // A key was stored already (a retry) or by a transaction that
             // committed meanwhile: the seqs after it would have a gap.
             tx.rollback().await?;
             return Ok(None);
         }
-        changes.write(&mut tx).await?;
+        changes.write_deletes(&mut tx).await?;
         let mut outcomes = decided.outcomes;
         Self::resolve_refused_keys(&mut tx, sends, &decided.refused, &mut outcomes).await?;
         Self::commit(tx, sent).await?;
@@ -1108,7 +1109,8 @@ impl PgStore {
     }
 
     /// Inserts the batch's new entries and sets the seqs of the channels
-    /// they went to, in one statement. Rows go in in byte order of their
+    /// they went to, in one statement, which also applies `effects` (the
+    /// batch's edits and reactions) when given. Rows go in in byte order of their
     /// idempotency key, not batch order: a key being inserted by another
     /// transaction makes this one wait, and two batches taking the same
     /// keys in opposite orders would deadlock. Seqs are already assigned,
@@ -1119,6 +1121,7 @@ impl PgStore {
         sends: &[NewMessage],
         decided: &Decided,
         channels: &BTreeMap<String, Locked>,
+        effects: Option<&Effects<'_>>,
     ) -> Result<bool, StoreError> {
         let mut new = decided.new.clone();
         new.sort_unstable_by_key(|&index| (sends[index].sender_id.as_str(), sends[index].client_msg_id.as_str()));
@@ -1140,7 +1143,12 @@ impl PgStore {
         let ids: Vec<&str> = changed.iter().map(|(id, _)| id.as_str()).collect();
         let seqs: Vec<i64> = changed.iter().map(|(_, c)| c.last_seq).collect();
         let tss: Vec<i64> = changed.iter().map(|(_, c)| c.last_ts).collect();
-        let row = sqlx::query(sql::pg::INSERT_ENTRIES)
+        let statement = if effects.is_some() {
+            sql::pg::INSERT_ENTRIES_WITH_EFFECTS
+        } else {
+            sql::pg::INSERT_ENTRIES
+        };
+        let mut query = sqlx::query(statement)
             .bind(&rows.message_id)
             .bind(&rows.channel_id)
             .bind(&rows.seq)
@@ -1156,9 +1164,11 @@ impl PgStore {
             .bind(&rows.target_id)
             .bind(&rows.emoji)
             .bind(&rows.op)
-            .bind(&rows.noop)
-            .fetch_one(&mut **tx)
-            .await?;
+            .bind(&rows.noop);
+        if let Some(effects) = effects {
+            query = effects.bind(query);
+        }
+        let row = query.fetch_one(&mut **tx).await?;
         let (inserted, updated): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
         if inserted != rows.len() as i64 {
             return Ok(false);
@@ -1245,9 +1255,9 @@ struct Changes {
 }
 
 impl Changes {
-    /// Reads, with one statement each, the targets of the batch's changes,
-    /// which of its reactions are held, and the counts of its (target,
-    /// emoji) pairs.
+    /// Reads the targets of the batch's changes with one statement, and
+    /// with another which of its reactions are held and the counts of its
+    /// (target, emoji) pairs.
     async fn read(tx: &mut sqlx::Transaction<'static, Postgres>, sends: &[NewMessage]) -> Result<Self, StoreError> {
         let mut changes = Changes::default();
         let targets: BTreeSet<uuid::Uuid> = sends.iter().filter_map(|s| s.change.target()).collect();
@@ -1281,27 +1291,26 @@ impl Changes {
             return Ok(changes);
         }
         let (ids, emojis, users) = holder_columns(changes.holders.keys());
-        for row in sqlx::query(sql::pg::HELD_REACTIONS)
+        for row in sqlx::query(sql::pg::REACTION_STATE_OF)
             .bind(&ids)
             .bind(&emojis)
             .bind(&users)
             .fetch_all(&mut **tx)
             .await?
         {
-            let key = (parse_uuid(row.try_get(0)?)?, row.try_get(1)?, row.try_get(2)?);
-            changes.holders.insert(key, (true, true));
-        }
-        let ids: Vec<String> = changes.counts.keys().map(|(t, _)| t.hyphenated().to_string()).collect();
-        let emojis: Vec<&str> = changes.counts.keys().map(|(_, e)| e.as_str()).collect();
-        for row in sqlx::query(sql::pg::COUNTS_OF)
-            .bind(&ids)
-            .bind(&emojis)
-            .fetch_all(&mut **tx)
-            .await?
-        {
-            let key = (parse_uuid(row.try_get(0)?)?, row.try_get(1)?);
-            let count = Some((row.try_get(2)?, row.try_get(3)?));
-            changes.counts.insert(key, (count, count));
+            let (target, emoji, user): (uuid::Uuid, String, String) =
+                (parse_uuid(row.try_get(0)?)?, row.try_get(1)?, row.try_get(2)?);
+            if row.try_get::<bool, _>(3)? {
+                changes.holders.insert((target, emoji.clone(), user), (true, true));
+            }
+            match row.try_get::<Option<Vec<i64>>, _>(4)?.as_deref() {
+                None => {}
+                Some(&[count, first]) => {
+                    let count = Some((count, first));
+                    changes.counts.insert((target, emoji), (count, count));
+                }
+                Some(other) => return Err(StoreError::Corrupt(format!("reaction count read as {other:?}"))),
+            }
         }
         Ok(changes)
     }
@@ -1368,40 +1377,49 @@ impl Changes {
         }
     }
 
-    /// Brings the tables to the batch's end state, after its entries are
-    /// inserted: the latest edit of each target, the reactions gained and
-    /// lost, the counts changed or gone, and last the deletes (the text of
-    /// each deleted message and of its edits, this batch's included, its
-    /// reactions and counts). Statements with nothing to do are skipped.
-    async fn write(&self, tx: &mut sqlx::Transaction<'static, Postgres>) -> Result<(), StoreError> {
-        if !self.edits.is_empty() {
-            let ids: Vec<String> = self.edits.keys().map(|t| t.hyphenated().to_string()).collect();
-            let bodies: Vec<&str> = self.edits.values().map(|(b, _)| b.as_str()).collect();
-            let tss: Vec<i64> = self.edits.values().map(|(_, ts)| *ts).collect();
-            sqlx::query(sql::pg::APPLY_EDITS)
-                .bind(&ids)
-                .bind(&bodies)
-                .bind(&tss)
-                .execute(&mut **tx)
-                .await?;
-        }
-        for (statement, held) in [(sql::pg::ADD_REACTIONS, true), (sql::pg::REMOVE_REACTIONS, false)] {
-            let moved = self
-                .holders
+    /// The effects that bring the tables to the batch's end state, but
+    /// for its deletes: the latest edit of each target, the reactions
+    /// gained and lost, the counts changed or gone. Applied by the
+    /// statement that inserts the entries; `None` when there are none.
+    fn effects(&self) -> Option<Effects<'_>> {
+        let moved = |held: bool| {
+            self.holders
                 .iter()
-                .filter(|(_, (before, now))| before != now && *now == held)
-                .map(|(key, _)| key);
-            let (ids, emojis, users) = holder_columns(moved);
-            if !ids.is_empty() {
-                sqlx::query(statement)
-                    .bind(&ids)
-                    .bind(&emojis)
-                    .bind(&users)
-                    .execute(&mut **tx)
-                    .await?;
-            }
-        }
-        self.write_counts(tx).await?;
+                .filter(move |(_, (before, now))| before != now && *now == held)
+                .map(|(key, _)| key)
+        };
+        let changed = || self.counts.iter().filter(|(_, (before, now))| before != now);
+        let set: Vec<(&CountKey, (i64, i64))> = changed().filter_map(|(k, (_, now))| now.map(|n| (k, n))).collect();
+        let gone: Vec<&CountKey> = changed()
+            .filter(|(_, (_, now))| now.is_none())
+            .map(|(k, _)| k)
+            .collect();
+        let effects = Effects {
+            edit_ids: self.edits.keys().map(|t| t.hyphenated().to_string()).collect(),
+            edit_bodies: self.edits.values().map(|(b, _)| b.as_str()).collect(),
+            edit_tss: self.edits.values().map(|(_, ts)| *ts).collect(),
+            added: holder_columns(moved(true)),
+            removed: holder_columns(moved(false)),
+            set_ids: set.iter().map(|((t, _), _)| t.hyphenated().to_string()).collect(),
+            set_emojis: set.iter().map(|((_, e), _)| e.as_str()).collect(),
+            set_counts: set.iter().map(|(_, (n, _))| *n).collect(),
+            set_firsts: set.iter().map(|(_, (_, f))| *f).collect(),
+            gone_ids: gone.iter().map(|(t, _)| t.hyphenated().to_string()).collect(),
+            gone_emojis: gone.iter().map(|(_, e)| e.as_str()).collect(),
+        };
+        let none = effects.edit_ids.is_empty()
+            && effects.added.0.is_empty()
+            && effects.removed.0.is_empty()
+            && effects.set_ids.is_empty()
+            && effects.gone_ids.is_empty();
+        (!none).then_some(effects)
+    }
+
+    /// Applies the batch's deletes, after its entries and their other
+    /// effects are written: the text of each deleted message and of its
+    /// edits (this batch's included), its reactions and counts. Nothing
+    /// when the batch deleted nothing.
+    async fn write_deletes(&self, tx: &mut sqlx::Transaction<'static, Postgres>) -> Result<(), StoreError> {
         if !self.deleted.is_empty() {
             let ids: Vec<String> = self.deleted.iter().map(|t| t.hyphenated().to_string()).collect();
             for statement in [
@@ -1415,39 +1433,46 @@ impl Changes {
         }
         Ok(())
     }
+}
 
-    /// Writes the reaction counts the batch changed: set (count and first
-    /// use) where one is held now, dropped where none is held any more.
-    async fn write_counts(&self, tx: &mut sqlx::Transaction<'static, Postgres>) -> Result<(), StoreError> {
-        let changed = || self.counts.iter().filter(|(_, (before, now))| before != now);
-        let set: Vec<(&CountKey, (i64, i64))> = changed().filter_map(|(k, (_, now))| now.map(|n| (k, n))).collect();
-        if !set.is_empty() {
-            let ids: Vec<String> = set.iter().map(|((t, _), _)| t.hyphenated().to_string()).collect();
-            let emojis: Vec<&str> = set.iter().map(|((_, e), _)| e.as_str()).collect();
-            let counts: Vec<i64> = set.iter().map(|(_, (n, _))| *n).collect();
-            let firsts: Vec<i64> = set.iter().map(|(_, (_, f))| *f).collect();
-            sqlx::query(sql::pg::SET_REACTION_COUNTS)
-                .bind(&ids)
-                .bind(&emojis)
-                .bind(&counts)
-                .bind(&firsts)
-                .execute(&mut **tx)
-                .await?;
-        }
-        let gone: Vec<&CountKey> = changed()
-            .filter(|(_, (_, now))| now.is_none())
-            .map(|(k, _)| k)
-            .collect();
-        if !gone.is_empty() {
-            let ids: Vec<String> = gone.iter().map(|(t, _)| t.hyphenated().to_string()).collect();
-            let emojis: Vec<&str> = gone.iter().map(|(_, e)| e.as_str()).collect();
-            sqlx::query(sql::pg::DROP_REACTION_COUNTS)
-                .bind(&ids)
-                .bind(&emojis)
-                .execute(&mut **tx)
-                .await?;
-        }
-        Ok(())
+/// The effects of a batch's edits and reactions as one array per column
+/// (`$17`..`$31` of `pg::INSERT_ENTRIES_WITH_EFFECTS`).
+struct Effects<'a> {
+    edit_ids: Vec<String>,
+    edit_bodies: Vec<&'a str>,
+    edit_tss: Vec<i64>,
+    added: (Vec<String>, Vec<&'a str>, Vec<&'a str>),
+    removed: (Vec<String>, Vec<&'a str>, Vec<&'a str>),
+    set_ids: Vec<String>,
+    set_emojis: Vec<&'a str>,
+    set_counts: Vec<i64>,
+    set_firsts: Vec<i64>,
+    gone_ids: Vec<String>,
+    gone_emojis: Vec<&'a str>,
+}
+
+impl<'a> Effects<'a> {
+    /// Binds the arrays, in parameter order, after the entries' sixteen.
+    fn bind<'q>(
+        &'q self,
+        query: sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>,
+    ) -> sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments> {
+        query
+            .bind(&self.edit_ids)
+            .bind(&self.edit_bodies)
+            .bind(&self.edit_tss)
+            .bind(&self.added.0)
+            .bind(&self.added.1)
+            .bind(&self.added.2)
+            .bind(&self.removed.0)
+            .bind(&self.removed.1)
+            .bind(&self.removed.2)
+            .bind(&self.set_ids)
+            .bind(&self.set_emojis)
+            .bind(&self.set_counts)
+            .bind(&self.set_firsts)
+            .bind(&self.gone_ids)
+            .bind(&self.gone_emojis)
     }
 }
 

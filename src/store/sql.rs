@@ -14,6 +14,23 @@ macro_rules! message_columns {
     };
 }
 
+/// The two `WITH` queries of `pg::INSERT_ENTRIES` (`$1`..`$16`): the
+/// batch's entries inserted (`inserted`) and its channels' seqs set
+/// (`updated`), one row per piece each.
+macro_rules! insert_entries {
+    () => {
+        "WITH inserted AS (\
+         INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, offline_members, \
+         kind, target_id, emoji, op, noop) \
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $11::text[], \
+         $12::text[], $13::uuid[], $14::text[], $15::text[], $16::bool[]) \
+         ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING 1), \
+         updated AS (UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
+         FROM UNNEST($8::text[], $9::int8[], $10::int8[]) AS u(channel_id, last_seq, last_ts) \
+         WHERE c.channel_id = u.channel_id RETURNING 1)"
+    };
+}
+
 /// PostgreSQL: `FOR UPDATE` row locks serialise writers per channel across
 /// connections and nodes; `message_id` is a `uuid` column.
 pub mod pg {
@@ -50,11 +67,14 @@ pub mod pg {
     pub const COUNT_DOWN: &str =
         "UPDATE reaction_counts SET count = count - 1 WHERE message_id = $1::uuid AND emoji = $2";
     /// The reactions of the messages `$1` (text[] of ids), with whether
-    /// `$2` holds each, by first use.
-    pub const REACTIONS_OF: &str = "SELECT c.message_id::text, c.emoji, c.count, (r.user_id IS NOT NULL) \
-         FROM reaction_counts c LEFT JOIN reactions r \
-         ON r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2 \
-         WHERE c.message_id = ANY($1::uuid[]) ORDER BY c.message_id, c.first_seq";
+    /// `$2` holds each, by first use. Whether `$2` holds it is a scalar
+    /// subquery (one probe of the primary key per reaction): as a join, the
+    /// planner read every row of `reactions` held by `$2` through the
+    /// primary key (whose first column is the message, so all of it).
+    pub const REACTIONS_OF: &str = "SELECT c.message_id::text, c.emoji, c.count, \
+         COALESCE((SELECT TRUE FROM reactions r \
+         WHERE r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2), FALSE) \
+         FROM reaction_counts c WHERE c.message_id = ANY($1::uuid[]) ORDER BY c.message_id, c.first_seq";
     pub const MESSAGE_BY_KEY: &str = concat!(
         "SELECT ",
         message_columns!("message_id::text", "target_id::text"),
@@ -106,16 +126,42 @@ pub mod pg {
     /// (`$8`..`$10`), in one statement. Returns the number of entries
     /// inserted (fewer than given means a key was taken, and the caller
     /// rolls back) and of channels updated.
-    pub const INSERT_ENTRIES: &str = "WITH inserted AS (\
-         INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, offline_members, \
-         kind, target_id, emoji, op, noop) \
-         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $11::text[], \
-         $12::text[], $13::uuid[], $14::text[], $15::text[], $16::bool[]) \
-         ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING 1), \
-         updated AS (UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
-         FROM UNNEST($8::text[], $9::int8[], $10::int8[]) AS u(channel_id, last_seq, last_ts) \
-         WHERE c.channel_id = u.channel_id RETURNING 1) \
-         SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)";
+    pub const INSERT_ENTRIES: &str = concat!(
+        insert_entries!(),
+        " SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)"
+    );
+    /// `INSERT_ENTRIES` (`$1`..`$16`) with the effects of the batch's edits
+    /// and reactions in the same statement (PostgreSQL runs every
+    /// data-modifying `WITH` to completion; the pieces touch disjoint rows:
+    /// the targets of the edits, which are stored rows and not the new
+    /// ones, the holders gained and lost, the counts set and dropped):
+    /// - the current text `$18[i]` and edit time `$19[i]` of message `$17[i]`;
+    /// - the reactions `($20[i], $21[i], $22[i])` (message, emoji, user)
+    ///   added and `($23[i], $24[i], $25[i])` removed;
+    /// - the count `$28[i]` and first-use seq `$29[i]` of `($26[i], $27[i])`
+    ///   (message, emoji) set, and the counts of `($30[i], $31[i])` dropped
+    ///   (nobody holds them any more).
+    ///
+    /// Returns the same two counts as `INSERT_ENTRIES`; when fewer entries
+    /// went in than given the caller rolls back, effects included.
+    pub const INSERT_ENTRIES_WITH_EFFECTS: &str = concat!(
+        insert_entries!(),
+        ", \
+         edited AS (UPDATE messages AS m SET edited_body = u.body, edited_at = u.ts \
+         FROM UNNEST($17::uuid[], $18::text[], $19::int8[]) AS u(message_id, body, ts) WHERE m.message_id = u.message_id), \
+         added AS (INSERT INTO reactions (message_id, emoji, user_id) \
+         SELECT * FROM UNNEST($20::uuid[], $21::text[], $22::text[]) ON CONFLICT DO NOTHING), \
+         removed AS (DELETE FROM reactions r \
+         USING UNNEST($23::uuid[], $24::text[], $25::text[]) AS u(message_id, emoji, user_id) \
+         WHERE r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id), \
+         counted AS (INSERT INTO reaction_counts (message_id, emoji, count, first_seq) \
+         SELECT * FROM UNNEST($26::uuid[], $27::text[], $28::int8[], $29::int8[]) \
+         ON CONFLICT (message_id, emoji) DO UPDATE SET count = excluded.count, first_seq = excluded.first_seq), \
+         dropped AS (DELETE FROM reaction_counts c \
+         USING UNNEST($30::uuid[], $31::text[]) AS u(message_id, emoji) \
+         WHERE c.message_id = u.message_id AND c.emoji = u.emoji) \
+         SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)"
+    );
     /// The stored entries with the keys `($1[i], $2[i])` (sender, client id; text[] each).
     pub const MESSAGES_BY_KEYS: &str = concat!(
         "SELECT ",
@@ -128,17 +174,21 @@ pub mod pg {
         message_columns!("message_id::text", "target_id::text"),
         " FROM messages WHERE message_id = ANY($1::uuid[])"
     );
-    /// Which of the reactions `($1[i], $2[i], $3[i])` (message, emoji, user) are held.
-    pub const HELD_REACTIONS: &str = "SELECT r.message_id::text, r.emoji, r.user_id FROM reactions r \
-         JOIN UNNEST($1::uuid[], $2::text[], $3::text[]) AS u(message_id, emoji, user_id) \
-         ON r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id";
-    /// The counts (and first-use seqs) of the pairs `($1[i], $2[i])` (message, emoji) that have one.
-    pub const COUNTS_OF: &str = "SELECT c.message_id::text, c.emoji, c.count, c.first_seq FROM reaction_counts c \
-         JOIN UNNEST($1::uuid[], $2::text[]) AS u(message_id, emoji) \
-         ON c.message_id = u.message_id AND c.emoji = u.emoji";
-    /// Sets the current text `$2[i]` and edit time `$3[i]` of message `$1[i]`.
-    pub const APPLY_EDITS: &str = "UPDATE messages AS m SET edited_body = u.body, edited_at = u.ts \
-         FROM UNNEST($1::uuid[], $2::text[], $3::int8[]) AS u(message_id, body, ts) WHERE m.message_id = u.message_id";
+    /// The reaction state of the holders `($1[i], $2[i], $3[i])` (message,
+    /// emoji, user), one row each: whether it is held, and the count and
+    /// first-use seq of its (message, emoji) as a two-element array (`NULL`
+    /// when none holds it). The lookups are scalar subqueries of the select
+    /// list, which PostgreSQL runs row by row (never hashed, never turned
+    /// into a join), so each is one probe of a primary key whatever the
+    /// tables' sizes. As joins (or `EXISTS`, which may be hashed), a plan
+    /// made while the tables were small (and kept by the connection's
+    /// prepared statement) scanned the whole table on every batch.
+    pub const REACTION_STATE_OF: &str = "SELECT u.message_id::text, u.emoji, u.user_id, \
+         COALESCE((SELECT TRUE FROM reactions r \
+         WHERE r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id), FALSE), \
+         (SELECT ARRAY[c.count, c.first_seq] FROM reaction_counts c \
+         WHERE c.message_id = u.message_id AND c.emoji = u.emoji) \
+         FROM UNNEST($1::uuid[], $2::text[], $3::text[]) AS u(message_id, emoji, user_id)";
     /// Marks the messages `$1` (text[] of ids) deleted and erases their text.
     pub const ERASE_MESSAGES: &str =
         "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE \
@@ -150,21 +200,6 @@ pub mod pg {
     pub const DELETE_REACTIONS_OF: &str = "DELETE FROM reactions WHERE message_id = ANY($1::uuid[])";
     /// Drops every reaction count of the messages `$1`.
     pub const DELETE_REACTION_COUNTS_OF: &str = "DELETE FROM reaction_counts WHERE message_id = ANY($1::uuid[])";
-    /// Adds the reactions `($1[i], $2[i], $3[i])` (message, emoji, user).
-    pub const ADD_REACTIONS: &str = "INSERT INTO reactions (message_id, emoji, user_id) \
-         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING";
-    /// Removes the reactions `($1[i], $2[i], $3[i])` (message, emoji, user).
-    pub const REMOVE_REACTIONS: &str = "DELETE FROM reactions r \
-         USING UNNEST($1::uuid[], $2::text[], $3::text[]) AS u(message_id, emoji, user_id) \
-         WHERE r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id";
-    /// Sets the count `$3[i]` and first-use seq `$4[i]` of `($1[i], $2[i])` (message, emoji).
-    pub const SET_REACTION_COUNTS: &str = "INSERT INTO reaction_counts (message_id, emoji, count, first_seq) \
-         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::int8[]) \
-         ON CONFLICT (message_id, emoji) DO UPDATE SET count = excluded.count, first_seq = excluded.first_seq";
-    /// Drops the counts of `($1[i], $2[i])` (message, emoji): nobody holds them any more.
-    pub const DROP_REACTION_COUNTS: &str = "DELETE FROM reaction_counts c \
-         USING UNNEST($1::uuid[], $2::text[]) AS u(message_id, emoji) \
-         WHERE c.message_id = u.message_id AND c.emoji = u.emoji";
     /// Up to `$3` entries of channel `$1` after seq `$2` with their
     /// `offline_members`, for the webhook feed.
     pub const WEBHOOK_ENTRIES_AFTER: &str = concat!(

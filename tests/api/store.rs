@@ -420,6 +420,71 @@ mod postgres_set_based_changes {
     }
 }
 
+/// Edits and the `messages` table's pages (migration 0007).
+mod postgres_edit_pages {
+    use super::*;
+    use chatd::store::Change;
+
+    /// The page (block number) holding the row of `message_id`.
+    async fn page_of(pool: &sqlx::PgPool, message_id: uuid::Uuid) -> i64 {
+        sqlx::query_scalar("SELECT (ctid::text::point)[0]::int8 FROM messages WHERE message_id = $1::uuid")
+            .bind(message_id.hyphenated().to_string())
+            .fetch_one(pool)
+            .await
+            .expect("ctid")
+    }
+
+    /// An edit updates its target on the target's own page (a heap-only
+    /// tuple, which writes no index), even after the messages stored after
+    /// it filled that page: `messages` keeps 15 % of each page free. At
+    /// the default fillfactor (100) the page is full and the new version of
+    /// the row goes to another page, with an entry in every index.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_edit_updates_its_target_on_the_targets_own_page() {
+        if chatd_testkit::postgres_url().is_none() {
+            return;
+        }
+        let (store, db) = open(Backend::Postgres).await;
+        store
+            .create_channel(&ch("room"), &[user("alice")], 1)
+            .await
+            .expect("room");
+        let body = "x".repeat(100);
+        // Keys in byte order (the order rows go in): k000 is on page 0, and
+        // the 99 after it fill that page and more.
+        let sends: Vec<NewMessage> = (0..100)
+            .map(|i| send("alice", "room", &format!("k{i:03}"), &body))
+            .collect();
+        let out = store.write_batch(&sends, 5).await.expect("messages");
+        let target = match &out.outcomes[0] {
+            SendOutcome::Stored(m) => m.message_id,
+            other => panic!("k000: {other:?}"),
+        };
+        let pool = sqlx::PgPool::connect(&db.url).await.expect("pool");
+        assert_eq!(page_of(&pool, target).await, 0);
+        let last = match &out.outcomes[99] {
+            SendOutcome::Stored(m) => m.message_id,
+            other => panic!("k099: {other:?}"),
+        };
+        assert!(page_of(&pool, last).await > 0, "the messages fill more than page 0");
+
+        let edit = NewMessage {
+            change: Change::Edit { target },
+            ..send("alice", "room", "edit", &"y".repeat(100))
+        };
+        let out = store.write_batch(&[edit], 6).await.expect("edit");
+        assert!(
+            matches!(&out.outcomes[0], SendOutcome::Stored(_)),
+            "{:?}",
+            out.outcomes[0]
+        );
+        let stored = store.message(target).await.expect("read").expect("target");
+        assert_eq!(stored.edited_body.as_deref(), Some("y".repeat(100).as_str()));
+        assert_eq!(page_of(&pool, target).await, 0, "the edited row stayed on its page");
+        pool.close().await;
+    }
+}
+
 async fn open(backend: Backend) -> (Store, TestDb) {
     let db = TestDb::new(backend).await;
     let store = db.store().await;
