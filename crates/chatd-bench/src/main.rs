@@ -310,6 +310,10 @@ impl Ctx {
         config.ack_timeout = Duration::from_secs(30);
         config.connect_timeout = Duration::from_secs(30);
         config.event_capacity = 65_536;
+        // No scenario reads the client's folded message state (each checks
+        // what the server stored), and keeping it costs memory and CPU per
+        // received frame that would be charged to the server's figures.
+        config.fold_messages = false;
         config
     }
 }

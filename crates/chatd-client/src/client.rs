@@ -1222,7 +1222,7 @@ impl Task {
                 last_seq,
             } => {
                 for TaggedMessage::MsgRecv(message) in messages {
-                    if let (Some(last), Some(_)) = (last_seq, &message.reactions) {
+                    if let (true, Some(last), Some(_)) = (self.config.fold_messages, last_seq, &message.reactions) {
                         self.read_as_of.insert(message.message_id, last);
                     }
                     self.offer(message, &mut delivered);
@@ -1284,7 +1284,25 @@ impl Task {
                 StartFrom::Beginning => ChannelOrder::after(0),
                 StartFrom::Now => ChannelOrder::unknown(),
             });
-        delivered.extend(order.offer(message));
+        order.offer_into(message, delivered);
+    }
+
+    /// Folds `message` onto its channel's message state (resolving `noop`
+    /// of the client's own reaction first); the changed message's new state
+    /// when the entry is an edit, delete or reaction that changed one.
+    fn fold(&mut self, message: &mut RecvMessage) -> Option<MessageState> {
+        let as_of = self.read_as_of.remove(&message.message_id);
+        let mut states = self.states.lock().ok()?;
+        // Look the channel up by reference first: a clone of its id per
+        // message only for a channel's first one.
+        if !states.contains_key(&message.channel_id) {
+            states.insert(message.channel_id.clone(), ChannelMessages::default());
+        }
+        let log = states.get_mut(&message.channel_id)?;
+        log.resolve_own_reaction(message, &self.user_id);
+        log.fold(message, &self.user_id, as_of)
+            .filter(|_| message.kind != EntryKind::Message)
+            .and_then(|id| log.get(&id).cloned())
     }
 
     async fn deliver(&mut self, delivered: Vec<RecvMessage>, out: &mut Vec<ClientFrame>) -> Option<SessionEnd> {
@@ -1293,16 +1311,10 @@ impl Task {
             if self.config.auto_delivered && message.sender_id != self.user_id {
                 last_from_others.insert(message.channel_id.clone(), message.message_id);
             }
-            let as_of = self.read_as_of.remove(&message.message_id);
-            let changed = match self.states.lock() {
-                Ok(mut states) => {
-                    let log = states.entry(message.channel_id.clone()).or_default();
-                    log.resolve_own_reaction(&mut message, &self.user_id);
-                    log.fold(&message, &self.user_id, as_of)
-                        .filter(|_| message.kind != EntryKind::Message)
-                        .and_then(|id| log.get(&id).cloned())
-                }
-                Err(_) => None,
+            let changed = if self.config.fold_messages {
+                self.fold(&mut message)
+            } else {
+                None
             };
             let channel_id = message.channel_id.clone();
             if let Some(end) = self.emit(Event::Message(message)).await {
@@ -1439,11 +1451,16 @@ mod tests {
     use super::*;
 
     fn task() -> (Task, mpsc::Sender<Command>, mpsc::Receiver<Event>) {
+        task_with(true)
+    }
+
+    fn task_with(fold_messages: bool) -> (Task, mpsc::Sender<Command>, mpsc::Receiver<Event>) {
         let (commands_tx, commands) = mpsc::channel(8);
         let (events, event_rx) = mpsc::channel(256);
         let (connected, _) = watch::channel(true);
         let mut config = ClientConfig::new("ws://127.0.0.1:9/v1/ws", "token");
         config.start_from = StartFrom::Beginning;
+        config.fold_messages = fold_messages;
         (
             Task::new(config, commands, events, connected, "alice".into()),
             commands_tx,
@@ -1563,5 +1580,40 @@ mod tests {
         let states = task.states.lock().expect("states");
         let state = states.get("room").and_then(|s| s.get(&id(1))).expect("folded");
         assert_eq!(state.reactions, Vec::new(), "added, then removed");
+    }
+
+    /// With `fold_messages` off the client keeps no state per message (its
+    /// memory does not grow with the messages it receives), sends no
+    /// `Changed`, and still delivers every entry in order.
+    #[tokio::test]
+    async fn without_folding_no_message_state_is_kept() {
+        for fold in [true, false] {
+            let (mut task, _commands, mut events) = task_with(fold);
+            let mut out = Vec::new();
+            task.on_frame(&recv(1, "bob"), &mut out).await;
+            let edit = serde_json::json!({
+                "type": "MSG_RECV", "messageId": id(2), "channelId": "room", "senderId": "bob",
+                "seq": 2, "body": "edited", "ts": 2, "clientMsgId": "c2", "kind": "edit", "targetId": id(1)
+            });
+            task.on_frame(&edit.to_string(), &mut out).await;
+            let kept = task
+                .states
+                .lock()
+                .expect("states")
+                .get("room")
+                .map_or(0, |s| s.iter().count());
+            assert_eq!(kept, usize::from(fold), "fold_messages {fold}");
+            let mut seqs = Vec::new();
+            let mut changed = 0;
+            while let Ok(event) = events.try_recv() {
+                match event {
+                    Event::Message(m) => seqs.push(m.seq),
+                    Event::Changed { .. } => changed += 1,
+                    _ => {}
+                }
+            }
+            assert_eq!(seqs, vec![1, 2], "fold_messages {fold}");
+            assert_eq!(changed, usize::from(fold), "fold_messages {fold}");
+        }
     }
 }

@@ -68,6 +68,14 @@ pub struct ClientConfig {
     /// or above the server's `typing_throttle_ms` (2 s; a start within it is
     /// dropped) and below its `typing_ttl_ms` (6 s). Default 3 s.
     pub typing_renew: Duration,
+    /// Keep every message's folded state (its current text, deletion and
+    /// reactions: [`crate::Client::message_state`], [`crate::Event::Changed`]).
+    /// The state of every message seen stays in memory for the client's
+    /// life, so its memory grows with the messages it receives; a program
+    /// that never reads the state (a bot, a load generator) turns it off,
+    /// and then gets no `Changed` events, `message_state` answers `None`,
+    /// and its own reaction entries arrive with `noop` false. Default true.
+    pub fold_messages: bool,
 }
 
 impl ClientConfig {
@@ -92,6 +100,7 @@ impl ClientConfig {
             read_buffer_bytes: 8 << 10,
             write_buffer_bytes: 8 << 10,
             typing_renew: Duration::from_secs(3),
+            fold_messages: true,
         }
     }
 }

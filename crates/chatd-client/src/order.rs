@@ -75,14 +75,28 @@ impl ChannelOrder {
     /// Takes one message (live, from SYNC or from an own ACK) and returns
     /// what can now be delivered, in `seq` order (possibly empty).
     pub fn offer(&mut self, message: RecvMessage) -> Vec<RecvMessage> {
+        let mut ready = Vec::new();
+        self.offer_into(message, &mut ready);
+        ready
+    }
+
+    /// [`Self::offer`], appending what can now be delivered to `ready`. The
+    /// usual case, the next message with nothing held, goes straight to
+    /// `ready` without passing through the held messages.
+    pub fn offer_into(&mut self, message: RecvMessage, ready: &mut Vec<RecvMessage>) {
         if self.next == 0 {
             self.next = message.seq;
         }
         if message.seq < self.next {
-            return Vec::new();
+            return;
+        }
+        if message.seq == self.next && self.held.is_empty() {
+            self.next += 1;
+            self.gap_since = None;
+            ready.push(message);
+            return;
         }
         self.held.entry(message.seq).or_insert(message);
-        let mut ready = Vec::new();
         while let Some(message) = self.held.remove(&self.next) {
             ready.push(message);
             self.next += 1;
@@ -92,7 +106,6 @@ impl ChannelOrder {
         } else if self.gap_since.is_none() {
             self.gap_since = Some(Instant::now());
         }
-        ready
     }
 
     /// HELLO or another source says the channel holds messages up to
