@@ -267,7 +267,7 @@ impl Cluster {
     /// to this node's sequencer of the channel (when a local session needs
     /// it). `members` were read in the storing transaction; `except` is the
     /// session whose send stored it.
-    pub fn committed(&self, message: &StoredMessage, members: &Arc<[UserId]>, except: &SessionId) {
+    pub fn committed(&self, message: &StoredMessage, members: &Arc<[UserId]>, except: Option<&SessionId>) {
         let mut envelope = ChannelEnvelope {
             message: crate::view::recv(message),
             members: Some(members.iter().map(|m| m.as_str().to_owned()).collect()),
@@ -293,7 +293,7 @@ impl Cluster {
             .get(&message.channel_id)
             .map(|e| e.commands.clone());
         if let Some(commands) = local {
-            let handoff = Handoff::stored(message, members.clone(), Some(except.clone()));
+            let handoff = Handoff::stored(message, members.clone(), except.cloned());
             let _ = commands.send(ChannelCmd::Local(handoff));
         }
     }

@@ -9,7 +9,8 @@
 
 use tokio::sync::oneshot;
 
-use super::{reply, Context};
+use super::Context;
+use crate::commit::answer::{self, Echo, SendAnswer};
 use crate::ids::{ChannelId, ClientMsgId};
 use crate::protocol::{EntryChange, ErrorCode, ErrorFrame};
 use crate::store::{Change, EntryKind, NewMessage};
@@ -90,37 +91,32 @@ pub async fn answer_unroutable(
     change: EntryChange,
     route: Route,
 ) {
-    let with_ids = |mut frame: ErrorFrame| {
-        frame.client_msg_id = Some(client_msg_id.as_str().to_owned());
-        frame.message_id = Some(target.hyphenated().to_string());
-        frame
+    let echo = Echo {
+        client_msg_id: Some(client_msg_id.as_str()),
+        channel_id: None,
+        message_id: Some(target),
     };
     let stored = match ctx.state.store.message_by_key(&ctx.user.user_id, &client_msg_id).await {
         Ok(stored) => stored,
-        Err(error) => return reply::refused(ctx.session, with_ids(view::store_error(&error))),
+        Err(error) => return answer::to_session(ctx.session, &SendAnswer::store_failed(&error), echo, None),
     };
-    if let Some(stored) = stored {
-        let (change, body) = change_of(target, change);
-        let new = NewMessage {
-            sender_id: ctx.user.user_id.clone(),
-            channel_id: stored.channel_id.clone(),
-            client_msg_id: client_msg_id.clone(),
-            body,
-            change,
-        };
-        if stored.is_retried_as(&new) {
-            return reply::acked(ctx.session, &stored, true, None);
+    let answer = match stored {
+        Some(stored) => {
+            let (change, body) = change_of(target, change);
+            let new = NewMessage {
+                sender_id: ctx.user.user_id.clone(),
+                channel_id: stored.channel_id.clone(),
+                client_msg_id: client_msg_id.clone(),
+                body,
+                change,
+            };
+            let retry = stored.is_retried_as(&new);
+            answer::by_stored_key(stored, retry)
         }
-        let frame = ErrorFrame::new(ErrorCode::IdempotencyConflict, view::KEY_USED_FOR_ANOTHER_MESSAGE);
-        return reply::refused(ctx.session, with_ids(frame));
-    }
-    let frame = match route {
-        Route::NotAMessage => {
-            let mut frame = ErrorFrame::new(ErrorCode::InvalidField, "messageId must name a message entry");
-            frame.field = Some("messageId".into());
-            frame
-        }
-        _ => ErrorFrame::new(ErrorCode::NotFound, "unknown or deleted message"),
+        None => match route {
+            Route::NotAMessage => answer::target_not_a_message(),
+            _ => SendAnswer::refused(ErrorCode::NotFound, "unknown or deleted message"),
+        },
     };
-    reply::refused(ctx.session, with_ids(frame));
+    answer::to_session(ctx.session, &answer, echo, None);
 }

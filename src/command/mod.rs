@@ -11,7 +11,6 @@
 pub mod entry;
 pub mod presence;
 pub mod receipt;
-pub mod reply;
 pub mod send;
 pub mod sync;
 pub mod typing;

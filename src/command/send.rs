@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use tokio::sync::oneshot;
 
-use super::{reply, Context};
-use crate::commit::SendJob;
+use super::Context;
+use crate::commit::answer::{self, Echo, SendAnswer};
+use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId};
 use crate::protocol::{ErrorCode, ErrorFrame, SendKey};
 use crate::store::{Change, NewMessage};
-use crate::view;
 
 /// Queues a validated send on its channel's commit task. Returns the signal
 /// that fires once the send is answered (its ACK or ERROR queued, its
@@ -47,21 +47,19 @@ pub(super) async fn submit_entry(
     let (done, finished) = oneshot::channel();
     let job = SendJob {
         message,
-        session: ctx.session.clone(),
+        reply_to: ReplyTo::Session {
+            session: ctx.session.clone(),
+            done,
+        },
         received: Instant::now(),
-        done,
     };
     match ctx.state.commits.submit(job).await {
         Ok(()) => Some(finished),
         Err(stopped) => {
-            let mut frame = reply::send_error(
-                ErrorCode::Unavailable,
-                "server is shutting down; retry",
-                Some(stopped.0.message.client_msg_id.as_str()),
-                None,
-            );
+            let mut frame = ErrorFrame::new(ErrorCode::Unavailable, "server is shutting down; retry");
+            frame.client_msg_id = Some(stopped.0.message.client_msg_id.as_str().to_owned());
             about(&mut frame);
-            reply::refused(ctx.session, frame);
+            answer::refused(ctx.session, frame);
             None
         }
     }
@@ -91,6 +89,7 @@ pub enum StoredKeyAnswer {
 /// first lets the session's earlier sends finish, so a key they stored is
 /// found.
 pub async fn answer_by_stored_key(ctx: Context<'_>, key: SendKey) -> StoredKeyAnswer {
+    let client_msg_id = Some(key.client_msg_id.as_str());
     let stored = match ctx
         .state
         .store
@@ -101,9 +100,11 @@ pub async fn answer_by_stored_key(ctx: Context<'_>, key: SendKey) -> StoredKeyAn
         Ok(None) => return StoredKeyAnswer::NotStored,
         Err(error) => {
             tracing::warn!(%error, "idempotency key lookup for a refused send failed");
-            let mut frame = view::store_error(&error);
-            frame.client_msg_id = Some(key.client_msg_id.as_str().to_owned());
-            reply::refused(ctx.session, frame);
+            let echo = Echo {
+                client_msg_id,
+                ..Echo::default()
+            };
+            answer::to_session(ctx.session, &SendAnswer::store_failed(&error), echo, None);
             return StoredKeyAnswer::Answered;
         }
     };
@@ -111,17 +112,15 @@ pub async fn answer_by_stored_key(ctx: Context<'_>, key: SendKey) -> StoredKeyAn
         (Some(channel_id), Some(body)) => stored.is_retried_by(channel_id, body),
         _ => false,
     };
-    if retry {
-        reply::acked(ctx.session, &stored, true, None);
-        return StoredKeyAnswer::Answered;
+    let answer = answer::by_stored_key(stored, retry);
+    let echo = Echo {
+        client_msg_id,
+        channel_id: key.channel_id.as_deref().filter(|raw| ChannelId::parse(raw).is_ok()),
+        message_id: None,
+    };
+    answer::to_session(ctx.session, &answer, echo, None);
+    match answer {
+        SendAnswer::Acked { .. } => StoredKeyAnswer::Answered,
+        SendAnswer::Refused(_) => StoredKeyAnswer::Conflict,
     }
-    let channel_id = key.channel_id.filter(|raw| ChannelId::parse(raw).is_ok());
-    let frame = reply::send_error(
-        ErrorCode::IdempotencyConflict,
-        view::KEY_USED_FOR_ANOTHER_MESSAGE,
-        Some(key.client_msg_id.as_str()),
-        channel_id.as_deref(),
-    );
-    reply::refused(ctx.session, frame);
-    StoredKeyAnswer::Conflict
 }

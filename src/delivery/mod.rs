@@ -213,12 +213,12 @@ impl Delivery {
     /// A message this node committed: fanned out as MSG_RECV to every live
     /// session of every member in `members` (read in the storing
     /// transaction), except `except`, the session whose copy was stored (it
-    /// has the ACK). The frame is serialised once for every recipient.
-    pub fn message_stored(&self, message: &StoredMessage, members: &Arc<[UserId]>, except: &SessionId) {
+    /// has the ACK; `None` for a send that came over HTTP). The frame is serialised once for every recipient.
+    pub fn message_stored(&self, message: &StoredMessage, members: &Arc<[UserId]>, except: Option<&SessionId>) {
         match self {
             Delivery::Local(hub) => {
                 let text = Utf8Bytes::from(ServerFrame::MsgRecv(view::recv(message)).encode());
-                hub.deliver(&text, members, Some(except));
+                hub.deliver(&text, members, except);
             }
             Delivery::Nats(cluster) => cluster.committed(message, members, except),
         }
@@ -388,7 +388,7 @@ mod tests {
         let mut b2 = session(&hub, "bob", 4);
         let mut eve = session(&hub, "eve", 4);
         let members: Arc<[UserId]> = Arc::from([UserId::parse("alice").unwrap(), UserId::parse("bob").unwrap()]);
-        delivery.message_stored(&message(), &members, &sender.handle.id);
+        delivery.message_stored(&message(), &members, Some(&sender.handle.id));
         let frames: Vec<Utf8Bytes> = [&mut other.rx, &mut b1.rx, &mut b2.rx]
             .into_iter()
             .map(|rx| rx.try_recv().unwrap())
@@ -453,9 +453,9 @@ mod tests {
         let sender = session(&hub, "alice", 1);
         let slow = session(&hub, "bob", 1);
         let members: Arc<[UserId]> = Arc::from([UserId::parse("bob").unwrap()]);
-        delivery.message_stored(&message(), &members, &sender.handle.id);
+        delivery.message_stored(&message(), &members, Some(&sender.handle.id));
         assert!(!slow.close.is_kicked());
-        delivery.message_stored(&message(), &members, &sender.handle.id);
+        delivery.message_stored(&message(), &members, Some(&sender.handle.id));
         assert!(slow.close.is_kicked());
         assert_eq!(slow.close.reason().map(|r| r.code), Some(close_code::TRY_AGAIN_LATER));
     }
@@ -475,10 +475,10 @@ mod tests {
         assert!(!slow.close.is_kicked(), "never closed for a typing frame");
         // Messages still fit, up to the full queue: then 1013.
         for _ in 0..4 {
-            delivery.message_stored(&message(), &members, &typer.handle.id);
+            delivery.message_stored(&message(), &members, Some(&typer.handle.id));
         }
         assert!(!slow.close.is_kicked());
-        delivery.message_stored(&message(), &members, &typer.handle.id);
+        delivery.message_stored(&message(), &members, Some(&typer.handle.id));
         assert!(slow.close.is_kicked(), "a message that does not fit closes it");
         let mut slow = slow;
         let frames: Vec<String> = std::iter::from_fn(|| slow.rx.try_recv().ok())

@@ -18,7 +18,8 @@ use futures_util::{Stream, StreamExt};
 use tokio::sync::oneshot;
 
 use crate::command::send::StoredKeyAnswer;
-use crate::command::{self, reply, Context};
+use crate::command::{self, Context};
+use crate::commit::answer;
 use crate::ids::now_ms;
 use crate::limits::presence_sub_weight;
 use crate::outbound::close_code;
@@ -224,7 +225,7 @@ impl<'a> Reader<'a> {
                 frame.retry_after_ms = Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1));
                 frame.client_msg_id = client_msg_id();
                 self.drain().await;
-                reply::refused(ctx.session, frame);
+                answer::refused(ctx.session, frame);
                 // A flood is read at a bounded pace: after every
                 // `REFUSED_PER_PAUSE` refusals in a row the session stops
                 // reading for a millisecond, so one connection cannot keep a
@@ -277,7 +278,7 @@ impl<'a> Reader<'a> {
                 }
                 self.bad_in_row += 1;
                 self.drain().await;
-                return reply::refused(self.ctx.session, error.to_error_frame());
+                return answer::refused(self.ctx.session, error.to_error_frame());
             }
         };
         self.bad_in_row = 0;
@@ -309,7 +310,7 @@ impl<'a> Reader<'a> {
                 }
                 Err(frame) => {
                     self.drain().await;
-                    reply::refused(ctx.session, frame);
+                    answer::refused(ctx.session, frame);
                 }
             },
             Command::Receipt { message_id, read } => {

@@ -2,25 +2,23 @@
 //! product's backend needs"): a server-side send through group commit,
 //! channel listing, naming, metadata and deletion, and a user's own channels.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::ws::Utf8Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::body::{parse_json, read_body};
 use super::channels::{ChannelList, ChannelView};
 use super::openapi::{ChannelPatchBody, ChannelsQuery, ErrorBody, MessageAck, MyChannels, PostMessageBody};
 use super::{caller, require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
-use crate::commit::SendJob;
+use crate::commit::answer::{self, SendAnswer};
+use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::outbound::{CloseSignal, QueuedBytes, SessionHandle};
 use crate::protocol::{ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, ServerFrame};
 use crate::state::AppState;
 use crate::store::{ChannelPatch, StoreError};
@@ -66,17 +64,24 @@ fn send_refused(frame: &ErrorFrame) -> ApiError {
     ApiError::new(status, frame.code.as_str(), &frame.message)
 }
 
-/// A send's MSG_ACK as the answer: 201 for a new message, 200 for a retry
-/// (`duplicate: true`).
-fn acked(frame: &ServerFrame, duplicate: bool) -> Response {
-    let status = if duplicate { StatusCode::OK } else { StatusCode::CREATED };
-    // The frame's own encoding, as MSG_SEND's sender gets it (`type` first).
-    (
-        status,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        frame.encode(),
-    )
-        .into_response()
+/// A send's answer as the response: its MSG_ACK with 201 for a new
+/// message, 200 for a retry (`duplicate: true`); a refusal in the API's
+/// error shape with its status.
+fn respond(answer: SendAnswer) -> Result<Response, ApiError> {
+    match answer {
+        SendAnswer::Acked { entry, duplicate } => {
+            let status = if duplicate { StatusCode::OK } else { StatusCode::CREATED };
+            // The frame's own encoding, as MSG_SEND's sender gets it (`type` first).
+            let frame = ServerFrame::MsgAck(view::ack(&entry, duplicate));
+            Ok((
+                status,
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                frame.encode(),
+            )
+                .into_response())
+        }
+        SendAnswer::Refused(frame) => Err(send_refused(&frame)),
+    }
 }
 
 /// `POST /v1/channels/{channelId}/messages` (admin) `{"senderId",
@@ -136,7 +141,8 @@ pub async fn post_message(
         // The key decides first (guarantee 2): a retry of a message stored
         // before the channel went is still answered by its key.
         if let Some(stored) = state.store.message_by_key(&sender, &client_msg_id).await? {
-            return answer_by_key(&stored, channel.as_str(), &body);
+            let retry = stored.is_retried_by(channel.as_str(), &body);
+            return respond(answer::by_stored_key(stored, retry));
         }
         return Err(ApiError::not_found("unknown channel"));
     }
@@ -157,7 +163,8 @@ async fn refused_by_checks(
 ) -> Result<Response, ApiError> {
     if let Ok(key) = ClientMsgId::parse(&request.client_msg_id) {
         if let Some(stored) = state.store.message_by_key(sender, &key).await? {
-            return answer_by_key(&stored, channel, &request.body);
+            let retry = stored.is_retried_by(channel, &request.body);
+            return respond(answer::by_stored_key(stored, retry));
         }
     }
     Err(match refusal {
@@ -166,22 +173,8 @@ async fn refused_by_checks(
     })
 }
 
-/// The answer to a send whose key is already stored.
-fn answer_by_key(stored: &crate::store::StoredMessage, channel: &str, body: &str) -> Result<Response, ApiError> {
-    if stored.is_retried_by(channel, body) {
-        Ok(acked(&ServerFrame::MsgAck(view::ack(stored, true)), true))
-    } else {
-        Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "idempotency_conflict",
-            view::KEY_USED_FOR_ANOTHER_MESSAGE,
-        ))
-    }
-}
-
-/// Submits the send to group commit with a private answer queue for a
-/// session handle no live session shares (so the fan-out skips nobody),
-/// and turns the answer frame into the response.
+/// Submits the send to group commit and answers with its typed answer,
+/// once the send is stored and fanned out (or refused).
 async fn send(
     state: &AppState,
     sender: UserId,
@@ -189,15 +182,7 @@ async fn send(
     client_msg_id: ClientMsgId,
     body: String,
 ) -> Result<Response, ApiError> {
-    let (tx, mut rx) = mpsc::channel::<Utf8Bytes>(4);
-    let session = SessionHandle::new(
-        format!("http-{}", uuid::Uuid::now_v7()).into(),
-        sender.clone(),
-        tx,
-        Arc::new(QueuedBytes::new(usize::MAX)),
-        Arc::new(CloseSignal::default()),
-    );
-    let (done, finished) = oneshot::channel();
+    let (reply_to, answered) = oneshot::channel();
     let job = SendJob {
         message: crate::store::NewMessage {
             sender_id: sender,
@@ -206,31 +191,18 @@ async fn send(
             body,
             change: crate::store::Change::Message,
         },
-        session,
+        reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),
-        done,
     };
     if state.commits.submit(job).await.is_err() {
         return Err(ApiError::unavailable("server is shutting down; retry"));
     }
-    let _ = finished.await;
-    let Some(text) = rx.recv().await else {
-        return Err(ApiError::new(
+    match answered.await {
+        Ok(answer) => respond(answer),
+        Err(_) => Err(ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
             "the send was not answered; retry",
-        ));
-    };
-    match ServerFrame::decode(&text) {
-        Ok(frame @ ServerFrame::MsgAck(_)) => {
-            let duplicate = matches!(&frame, ServerFrame::MsgAck(ack) if ack.duplicate);
-            Ok(acked(&frame, duplicate))
-        }
-        Ok(ServerFrame::Error(error)) => Err(send_refused(&error)),
-        _ => Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "internal error",
         )),
     }
 }

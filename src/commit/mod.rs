@@ -8,7 +8,9 @@
 //! when idle), stores them in one transaction with one durable commit
 //! ([`crate::store::Store::write_batch`]), and only then, send by send in
 //! batch order:
-//! 1. queues MSG_ACK (or the ERROR) to the sending session,
+//! 1. answers it ([`answer::SendAnswer`]): a session gets its MSG_ACK or
+//!    ERROR queued at once; an HTTP caller gets the typed answer when the
+//!    batch is done,
 //! 2. fans the message, if new, out as MSG_RECV to the channel's members
 //!    ([`Delivery::message_stored`]), and ends the sender's typing in that
 //!    channel ([`Delivery::message_sent`]);
@@ -40,15 +42,18 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
-use crate::command::reply;
 use crate::delivery::Delivery;
 use crate::ids::{now_ms, ChannelId, UserId};
-use crate::outbound::SessionHandle;
+use crate::outbound::{SessionHandle, SessionId};
 use crate::protocol::ErrorCode;
-use crate::store::{BatchOutcome, EntryKind, NewMessage, SendOutcome, Store, StoreError};
+use crate::store::{BatchOutcome, EntryKind, NewMessage, Store, StoreError};
 use crate::telemetry;
 use crate::view;
 use crate::webhook;
+
+pub mod answer;
+
+use answer::{Echo, SendAnswer};
 
 /// Attempts of a batch that lost a deadlock before its sends get `internal`.
 const RETRIES: usize = 3;
@@ -67,12 +72,68 @@ const IN_DOUBT: &str =
 pub struct SendJob {
     /// The validated message.
     pub message: NewMessage,
-    /// The sending session: gets the ACK, and is skipped by the fan-out.
-    pub session: SessionHandle,
-    /// When the frame was read, for the send-to-ACK latency.
+    /// Who gets the answer.
+    pub reply_to: ReplyTo,
+    /// When the frame (or request) was read, for the send-to-ACK latency.
     pub received: Instant,
-    /// Completed after the ACK (or ERROR) was queued and the fan-out done.
-    pub done: oneshot::Sender<()>,
+}
+
+/// Who gets a send's answer.
+#[derive(Debug)]
+pub enum ReplyTo {
+    /// A WebSocket session: its MSG_ACK or ERROR is queued on it as soon as
+    /// the batch is decided, in batch order (before the fan-out of later
+    /// sends), and the fan-out skips it (it has the ACK); `done` fires once
+    /// the whole batch is answered and fanned out.
+    Session {
+        /// The sending session.
+        session: SessionHandle,
+        /// Completed after the answer was queued and the fan-out done.
+        done: oneshot::Sender<()>,
+    },
+    /// An HTTP request: gets the typed answer once the whole batch is
+    /// answered and fanned out.
+    Caller(oneshot::Sender<SendAnswer>),
+}
+
+impl SendJob {
+    /// Gives `answer` to a session at once (and counts it); a caller's
+    /// answer is counted now and handed over by [`SendJob::finish`].
+    fn answer(&self, answer: &SendAnswer) {
+        match &self.reply_to {
+            ReplyTo::Session { session, .. } => {
+                answer::to_session(session, answer, Echo::of(&self.message), Some(self.received))
+            }
+            ReplyTo::Caller(_) => answer::count(answer, Some(self.received)),
+        }
+    }
+
+    /// The session the fan-out skips: the one whose copy was stored.
+    fn except(&self) -> Option<&SessionId> {
+        match &self.reply_to {
+            ReplyTo::Session { session, .. } => Some(&session.id),
+            ReplyTo::Caller(_) => None,
+        }
+    }
+
+    /// The job is over: a session's `done` fires, a caller gets `answer`.
+    fn finish(self, answer: SendAnswer) {
+        match self.reply_to {
+            ReplyTo::Session { done, .. } => {
+                let _ = done.send(());
+            }
+            ReplyTo::Caller(caller) => {
+                let _ = caller.send(answer);
+            }
+        }
+    }
+
+    /// Answers and finishes the job with `answer` (a refusal before the
+    /// database was asked).
+    fn answer_and_finish(self, answer: SendAnswer) {
+        self.answer(&answer);
+        self.finish(answer);
+    }
 }
 
 /// Handle to the commit tasks. Cheap to clone.
@@ -133,8 +194,8 @@ impl GroupCommit {
 /// message out right after its own ACK. Interleaving keeps a session's view
 /// of a channel in seq order when it both sends and receives in one batch:
 /// its ACK for seq n never arrives before the MSG_RECV of seq n-1, which a
-/// client would take for a gap.
-fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) {
+/// client would take for a gap. Returns the answers, in batch order.
+fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) -> Vec<SendAnswer> {
     // The member list of each channel of the batch, found by channel id,
     // shared by every message of that channel.
     let members: HashMap<ChannelId, Arc<[UserId]>> = batch
@@ -143,11 +204,13 @@ fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) {
         .map(|(channel, members)| (channel, Arc::from(members)))
         .collect();
     let nobody: Arc<[UserId]> = Arc::from(Vec::new());
-    for (job, outcome) in jobs.iter().zip(&batch.outcomes) {
-        answer(job, outcome);
-        if let SendOutcome::Stored(message) = outcome {
+    let mut answers = Vec::with_capacity(jobs.len());
+    for (job, outcome) in jobs.iter().zip(batch.outcomes) {
+        let answer = SendAnswer::of_outcome(outcome);
+        job.answer(&answer);
+        if let Some(message) = answer.stored() {
             let list = members.get(&message.channel_id).unwrap_or(&nobody);
-            delivery.message_stored(message, list, &job.session.id);
+            delivery.message_stored(message, list, job.except());
             // After the fan-out, a `message` entry (not an edit, delete or
             // reaction: §9) ends the sender's typing there, if any (one
             // atomic load when nobody types on this node).
@@ -155,7 +218,9 @@ fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) {
                 delivery.message_sent(&message.sender_id, &message.channel_id);
             }
         }
+        answers.push(answer);
     }
+    answers
 }
 
 async fn run_commits(
@@ -177,8 +242,7 @@ async fn run_commits(
             let (late, ready): (Vec<_>, Vec<_>) = jobs.drain(..).partition(due);
             jobs.extend(ready);
             for job in late {
-                refuse(&job, ErrorCode::Unavailable, NOT_STORED);
-                let _ = job.done.send(());
+                job.answer_and_finish(SendAnswer::refused(ErrorCode::Unavailable, NOT_STORED));
             }
         }
         let Some(oldest) = jobs.iter().map(|j| j.received).min() else {
@@ -199,7 +263,7 @@ async fn run_commits(
             tokio::time::sleep(pause).await;
             result = store.write_batch_with(&sends, now_ms(), deadline, offline).await;
         }
-        match result {
+        let answers = match result {
             Ok(batch) => {
                 if let Some(signal) = &webhook {
                     signal.grew(batch.members.iter().map(|(channel, _)| channel));
@@ -215,50 +279,20 @@ async fn run_commits(
                     tracing::error!(error = %error, cause = ?std::error::Error::source(&error), sends = jobs.len(), "batch not stored");
                     NOT_STORED
                 };
-                for job in &jobs {
-                    refuse(job, code, message);
-                }
+                let answer = SendAnswer::refused(code, message);
+                jobs.iter()
+                    .map(|job| {
+                        job.answer(&answer);
+                        answer.clone()
+                    })
+                    .collect()
             }
-        }
-        for job in jobs.drain(..) {
-            let _ = job.done.send(());
-        }
-    }
-}
-
-/// Answers one send of a committed batch.
-fn answer(job: &SendJob, outcome: &SendOutcome) {
-    match outcome {
-        SendOutcome::Stored(message) => reply::acked(&job.session, message, false, Some(job.received)),
-        SendOutcome::Duplicate(message) => reply::acked(&job.session, message, true, Some(job.received)),
-        SendOutcome::Conflict => refuse(job, ErrorCode::IdempotencyConflict, view::KEY_USED_FOR_ANOTHER_MESSAGE),
-        SendOutcome::Forbidden => refuse(job, ErrorCode::Forbidden, "not a member of this channel"),
-        SendOutcome::TargetNotFound => refuse(job, ErrorCode::NotFound, "unknown or deleted message"),
-        SendOutcome::TargetNotAMessage => {
-            let mut frame = error_for(job, ErrorCode::InvalidField, "messageId must name a message entry");
-            frame.field = Some("messageId".into());
-            reply::refused(&job.session, frame);
-        }
-        SendOutcome::NotTheSender => refuse(job, ErrorCode::Forbidden, "only the message's sender may do this"),
-    }
-}
-
-/// The ERROR about `job`: a send's echoes its `clientMsgId` and `channelId`;
-/// an entry about a message's, its `clientMsgId` and the target's
-/// `messageId` (not the channel, which came from the target: a non-member
-/// must not learn it).
-fn error_for(job: &SendJob, code: ErrorCode, message: &str) -> crate::protocol::ErrorFrame {
-    let client_msg_id = Some(job.message.client_msg_id.as_str());
-    match job.message.change.target() {
-        None => reply::send_error(code, message, client_msg_id, Some(job.message.channel_id.as_str())),
-        Some(target) => {
-            let mut frame = reply::send_error(code, message, client_msg_id, None);
-            frame.message_id = Some(target.hyphenated().to_string());
-            frame
+        };
+        // A job left without an answer (a batch that returned fewer outcomes
+        // than it was given) is dropped with the drain: its session's reader
+        // or its caller sees its sender dropped.
+        for (job, answer) in jobs.drain(..).zip(answers) {
+            job.finish(answer);
         }
     }
-}
-
-fn refuse(job: &SendJob, code: ErrorCode, message: &str) {
-    reply::refused(&job.session, error_for(job, code, message));
 }
