@@ -1276,15 +1276,18 @@ impl Task {
     }
 
     fn offer(&mut self, message: RecvMessage, delivered: &mut Vec<RecvMessage>) {
-        let start = self.config.start_from;
-        let order = self
-            .channels
-            .entry(message.channel_id.clone())
-            .or_insert_with(|| match start {
+        // By reference first: the channel's id is cloned only for its first
+        // message, not for every one.
+        if !self.channels.contains_key(&message.channel_id) {
+            let order = match self.config.start_from {
                 StartFrom::Beginning => ChannelOrder::after(0),
                 StartFrom::Now => ChannelOrder::unknown(),
-            });
-        order.offer_into(message, delivered);
+            };
+            self.channels.insert(message.channel_id.clone(), order);
+        }
+        if let Some(order) = self.channels.get_mut(&message.channel_id) {
+            order.offer_into(message, delivered);
+        }
     }
 
     /// Folds `message` onto its channel's message state (resolving `noop`
@@ -1316,11 +1319,11 @@ impl Task {
             } else {
                 None
             };
-            let channel_id = message.channel_id.clone();
+            let changed = changed.map(|state| (message.channel_id.clone(), state));
             if let Some(end) = self.emit(Event::Message(message)).await {
                 return Some(end);
             }
-            if let Some(state) = changed {
+            if let Some((channel_id, state)) = changed {
                 if let Some(end) = self.emit(Event::Changed { channel_id, state }).await {
                     return Some(end);
                 }
