@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use sqlx::{Postgres, Row, Sqlite};
 
+use super::entry_rules::{self, Count, TargetState};
 use super::sql::{self, common};
 use super::{
     BatchOutcome, Change, Channel, ChannelPatch, ChannelPosition, CommitSent, EntriesPage, EntryKind, NewMessage,
@@ -602,11 +603,13 @@ macro_rules! sql_backend {
                         _ => {
                             let existing = match self.lookup_in(&mut tx, send).await? {
                                 Some(existing) => existing,
-                                None => match send.change.target() {
-                                    // Target errors come before membership (§8).
-                                    Some(target) => Self::target_refusal(&mut tx, target).await?.unwrap_or(SendOutcome::Forbidden),
-                                    None => SendOutcome::Forbidden,
-                                },
+                                None => {
+                                    let target = match send.change.target() {
+                                        Some(target) => Self::target_in(&mut tx, target).await?.map(TargetState::from),
+                                        None => None,
+                                    };
+                                    entry_rules::refusal(send, false, target.as_ref()).unwrap_or(SendOutcome::Forbidden)
+                                }
                             };
                             outcomes.push(existing);
                             continue;
@@ -620,7 +623,8 @@ macro_rules! sql_backend {
                             outcomes.push(existing);
                             continue;
                         }
-                        if let Some(refusal) = Self::check_target(&mut tx, send, target, channel).await? {
+                        let target = Self::target_in(&mut tx, target).await?.map(TargetState::from);
+                        if let Some(refusal) = entry_rules::refusal(send, true, target.as_ref()) {
                             outcomes.push(refusal);
                             continue;
                         }
@@ -694,18 +698,6 @@ macro_rules! sql_backend {
                 }))
             }
 
-            /// The refusal the target itself earns, before membership and
-            /// sender are looked at: unknown or deleted (`TargetNotFound`),
-            /// or not a `message` entry.
-            async fn target_refusal(tx: &mut sqlx::Transaction<'static, $db>, target: uuid::Uuid) -> Result<Option<SendOutcome>, StoreError> {
-                Ok(match Self::target_in(tx, target).await? {
-                    None => Some(SendOutcome::TargetNotFound),
-                    Some(t) if t.kind != EntryKind::Message => Some(SendOutcome::TargetNotAMessage),
-                    Some(t) if t.deleted => Some(SendOutcome::TargetNotFound),
-                    Some(_) => None,
-                })
-            }
-
             async fn target_in(tx: &mut sqlx::Transaction<'static, $db>, target: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
                 sqlx::query(sql::$dialect::MESSAGE_BY_ID)
                     .bind(target.hyphenated().to_string())
@@ -714,31 +706,6 @@ macro_rules! sql_backend {
                     .as_ref()
                     .map(message_from_row)
                     .transpose()
-            }
-
-            /// The §8 checks of an entry's target, in order: unknown or
-            /// deleted, not a message, not in the channel the entry was
-            /// routed to (it cannot be: the channel came from the target),
-            /// the sender not a member (checked by the caller), an edit or
-            /// delete by someone else. `None` when the entry may be stored.
-            async fn check_target(tx: &mut sqlx::Transaction<'static, $db>, send: &NewMessage, target: uuid::Uuid, channel: &Locked) -> Result<Option<SendOutcome>, StoreError> {
-                let Some(stored) = Self::target_in(tx, target).await? else {
-                    return Ok(Some(SendOutcome::TargetNotFound));
-                };
-                if stored.kind != EntryKind::Message {
-                    return Ok(Some(SendOutcome::TargetNotAMessage));
-                }
-                if stored.deleted {
-                    return Ok(Some(SendOutcome::TargetNotFound));
-                }
-                if stored.channel_id != send.channel_id || !channel.may_send(&send.sender_id) {
-                    return Ok(Some(SendOutcome::Forbidden));
-                }
-                let own = stored.sender_id == send.sender_id;
-                if matches!(send.change, Change::Edit { .. } | Change::Delete { .. }) && !own {
-                    return Ok(Some(SendOutcome::NotTheSender));
-                }
-                Ok(None)
             }
 
             /// Applies a stored entry to its target's state, in the same
@@ -1221,21 +1188,10 @@ impl PgStore {
     }
 }
 
-/// A target of a batch's changes as far as the §8 checks look at it, as the
-/// batch has left it so far.
-struct TargetState {
-    kind: EntryKind,
-    deleted: bool,
-    channel_id: ChannelId,
-    sender_id: UserId,
-}
-
 /// A held reaction: (target, emoji, user).
 type Holder = (uuid::Uuid, String, String);
 /// A reaction count's key: (target, emoji).
 type CountKey = (uuid::Uuid, String);
-/// A reaction count and the seq of its first use.
-type Count = Option<(i64, i64)>;
 
 /// What a set-based batch reads of the targets of its edits, deletes and
 /// reactions (under the channels' locks: no other writer moves them), how
@@ -1268,15 +1224,7 @@ impl Changes {
             .await?
         {
             let message = message_from_row(&row)?;
-            changes.targets.insert(
-                message.message_id,
-                TargetState {
-                    kind: message.kind,
-                    deleted: message.deleted,
-                    channel_id: message.channel_id,
-                    sender_id: message.sender_id,
-                },
-            );
+            changes.targets.insert(message.message_id, TargetState::from(message));
         }
         for send in sends {
             if let Change::React { target, emoji, .. } = &send.change {
@@ -1315,31 +1263,6 @@ impl Changes {
         Ok(changes)
     }
 
-    /// The §8 checks of an entry's target, in order, as the batch has left
-    /// it: unknown or deleted (`TargetNotFound`), not a message, not in the
-    /// entry's channel or the sender not a member of it (`member`: the
-    /// channel is known and locked and the sender is in it), an edit or
-    /// delete by someone else. `None` when the entry may be stored.
-    fn refusal(&self, send: &NewMessage, target: uuid::Uuid, member: bool) -> Option<SendOutcome> {
-        let Some(stored) = self.targets.get(&target) else {
-            return Some(SendOutcome::TargetNotFound);
-        };
-        if stored.kind != EntryKind::Message {
-            return Some(SendOutcome::TargetNotAMessage);
-        }
-        if stored.deleted {
-            return Some(SendOutcome::TargetNotFound);
-        }
-        if stored.channel_id != send.channel_id || !member {
-            return Some(SendOutcome::Forbidden);
-        }
-        let own = stored.sender_id == send.sender_id;
-        if matches!(send.change, Change::Edit { .. } | Change::Delete { .. }) && !own {
-            return Some(SendOutcome::NotTheSender);
-        }
-        None
-    }
-
     /// Applies a stored entry (`entry`, for `send`) to the batch's state,
     /// as the per-row path's `apply` does to the tables. Returns whether it
     /// changed anything (`false`: a no-op reaction).
@@ -1361,17 +1284,12 @@ impl Changes {
             Change::React { target, emoji, add } => {
                 let holder = (*target, emoji.clone(), send.sender_id.as_str().to_owned());
                 let held = &mut self.holders.entry(holder).or_insert((false, false)).1;
-                if *held == *add {
+                if !entry_rules::reaction_changes(*held, *add) {
                     return false;
                 }
                 *held = *add;
                 let count = &mut self.counts.entry((*target, emoji.clone())).or_insert((None, None)).1;
-                *count = match (*count, *add) {
-                    (None, true) => Some((1, entry.seq)),
-                    (Some((n, first)), true) => Some((n + 1, first)),
-                    (Some((1, _)), false) | (None, false) => None,
-                    (Some((n, first)), false) => Some((n - 1, first)),
-                };
+                *count = entry_rules::next_count(*count, *add, entry.seq);
                 true
             }
         }
@@ -1513,11 +1431,8 @@ impl Decided {
             let channel = channels
                 .get_mut(send.channel_id.as_str())
                 .filter(|c| c.may_send(&send.sender_id));
-            let refusal = match send.change.target() {
-                Some(target) => changes.refusal(send, target, channel.is_some()),
-                None if channel.is_none() => Some(SendOutcome::Forbidden),
-                None => None,
-            };
+            let target = send.change.target().and_then(|t| changes.targets.get(&t));
+            let refusal = entry_rules::refusal(send, channel.is_some(), target);
             let (Some(channel), None) = (channel, &refusal) else {
                 decided.refused.push(index);
                 decided.outcomes.push(refusal.unwrap_or(SendOutcome::Forbidden));

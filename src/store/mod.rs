@@ -12,6 +12,7 @@
 //! Both backends run the same code ([`backend`]) over their own SQL ([`sql`]).
 
 mod backend;
+mod entry_rules;
 mod routes;
 mod sql;
 

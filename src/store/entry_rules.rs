@@ -1,0 +1,183 @@
+//! The rules that decide each entry of a batch, in one place for both write
+//! paths: the per-row path (every SQLite batch, and PostgreSQL batches that
+//! repeat or hit a stored key) and PostgreSQL's set-based path. Each path
+//! reads the state (the channel's members under its lock, the entry's
+//! target) its own way and writes the outcome its own way; what is allowed,
+//! in which order the checks run and how a reaction moves its holders and
+//! counts is decided here, against the state the earlier entries of the
+//! batch left.
+//!
+//! A new rule of the log (version 1.2: roles, mute, slow mode,
+//! `postingRole`, replies, attachments, mentions) is added here, once.
+
+use super::{Change, EntryKind, NewMessage, SendOutcome, StoredMessage};
+use crate::ids::{ChannelId, UserId};
+
+/// An entry's target as far as the §8 checks look at it, as the batch has
+/// left it so far.
+#[derive(Debug, Clone)]
+pub(super) struct TargetState {
+    pub(super) kind: EntryKind,
+    pub(super) deleted: bool,
+    pub(super) channel_id: ChannelId,
+    pub(super) sender_id: UserId,
+}
+
+impl From<StoredMessage> for TargetState {
+    fn from(stored: StoredMessage) -> Self {
+        Self {
+            kind: stored.kind,
+            deleted: stored.deleted,
+            channel_id: stored.channel_id,
+            sender_id: stored.sender_id,
+        }
+    }
+}
+
+/// Why `send` may not be stored, or `None` when it may. `member`: the
+/// channel is known (and locked) and the sender is a current member of it.
+/// `target`: for an entry about a message, that message's state (`None`:
+/// no stored entry has its id); not looked at for a `message`.
+///
+/// The order is the contract's (§8): the target's own refusals first
+/// (unknown or deleted: `TargetNotFound`; not a `message` entry:
+/// `TargetNotAMessage`), then membership of the target's channel
+/// (`Forbidden`), then ownership for an edit or delete (`NotTheSender`).
+/// The idempotency key is decided before any of these, by the caller: a
+/// stored key answers the send whatever these rules say.
+pub(super) fn refusal(send: &NewMessage, member: bool, target: Option<&TargetState>) -> Option<SendOutcome> {
+    if send.change.target().is_none() {
+        return (!member).then_some(SendOutcome::Forbidden);
+    }
+    let Some(target) = target else {
+        return Some(SendOutcome::TargetNotFound);
+    };
+    if target.kind != EntryKind::Message {
+        return Some(SendOutcome::TargetNotAMessage);
+    }
+    if target.deleted {
+        return Some(SendOutcome::TargetNotFound);
+    }
+    if target.channel_id != send.channel_id || !member {
+        return Some(SendOutcome::Forbidden);
+    }
+    let own = target.sender_id == send.sender_id;
+    if matches!(send.change, Change::Edit { .. } | Change::Delete { .. }) && !own {
+        return Some(SendOutcome::NotTheSender);
+    }
+    None
+}
+
+/// A reaction count and the seq of its first use (`None`: no one holds it).
+pub(super) type Count = Option<(i64, i64)>;
+
+/// Whether a reaction entry (`add`, or remove) by a user who `held` it
+/// before changes anything: an `add` of a held reaction and a `remove` of
+/// one not held are stored as no-op entries (§8).
+pub(super) fn reaction_changes(held: bool, add: bool) -> bool {
+    held != add
+}
+
+/// The count of a (target, emoji) pair after a reaction entry at `seq` that
+/// changed something (`add`: one more holder, else one fewer). The first
+/// use is the seq at which the count last rose from 0.
+pub(super) fn next_count(count: Count, add: bool, seq: i64) -> Count {
+    match (count, add) {
+        (None, true) => Some((1, seq)),
+        (Some((n, first)), true) => Some((n + 1, first)),
+        (Some((1, _)), false) | (None, false) => None,
+        (Some((n, first)), false) => Some((n - 1, first)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::ClientMsgId;
+
+    fn entry(change: Change, sender: &str) -> NewMessage {
+        NewMessage {
+            sender_id: UserId::parse(sender).expect("user"),
+            channel_id: ChannelId::parse("room").expect("channel"),
+            client_msg_id: ClientMsgId::parse("k").expect("key"),
+            body: String::new(),
+            change,
+        }
+    }
+
+    fn target(kind: EntryKind, deleted: bool, channel: &str, sender: &str) -> TargetState {
+        TargetState {
+            kind,
+            deleted,
+            channel_id: ChannelId::parse(channel).expect("channel"),
+            sender_id: UserId::parse(sender).expect("user"),
+        }
+    }
+
+    #[test]
+    fn a_message_needs_only_membership() {
+        let send = entry(Change::Message, "alice");
+        assert!(refusal(&send, true, None).is_none());
+        assert!(matches!(refusal(&send, false, None), Some(SendOutcome::Forbidden)));
+    }
+
+    #[test]
+    fn an_entrys_checks_run_in_the_contracts_order() {
+        let t = uuid::Uuid::from_u128(1);
+        let edit = entry(Change::Edit { target: t }, "alice");
+        let mine = target(EntryKind::Message, false, "room", "alice");
+        // The target's own refusals come before membership.
+        assert!(matches!(refusal(&edit, false, None), Some(SendOutcome::TargetNotFound)));
+        let not_a_message = target(EntryKind::Reaction, false, "room", "alice");
+        assert!(matches!(
+            refusal(&edit, false, Some(&not_a_message)),
+            Some(SendOutcome::TargetNotAMessage)
+        ));
+        let deleted = target(EntryKind::Message, true, "room", "alice");
+        assert!(matches!(
+            refusal(&edit, false, Some(&deleted)),
+            Some(SendOutcome::TargetNotFound)
+        ));
+        assert!(matches!(
+            refusal(&edit, false, Some(&mine)),
+            Some(SendOutcome::Forbidden)
+        ));
+        let elsewhere = target(EntryKind::Message, false, "other", "alice");
+        assert!(matches!(
+            refusal(&edit, true, Some(&elsewhere)),
+            Some(SendOutcome::Forbidden)
+        ));
+        assert!(refusal(&edit, true, Some(&mine)).is_none());
+        // Only the sender edits or deletes; any member reacts.
+        let bobs = target(EntryKind::Message, false, "room", "bob");
+        assert!(matches!(
+            refusal(&edit, true, Some(&bobs)),
+            Some(SendOutcome::NotTheSender)
+        ));
+        let delete = entry(Change::Delete { target: t }, "alice");
+        assert!(matches!(
+            refusal(&delete, true, Some(&bobs)),
+            Some(SendOutcome::NotTheSender)
+        ));
+        let react = entry(
+            Change::React {
+                target: t,
+                emoji: "👍".into(),
+                add: true,
+            },
+            "alice",
+        );
+        assert!(refusal(&react, true, Some(&bobs)).is_none());
+    }
+
+    #[test]
+    fn reactions_move_holders_and_counts() {
+        assert!(reaction_changes(false, true));
+        assert!(!reaction_changes(true, true), "an add of a held reaction is a no-op");
+        assert!(!reaction_changes(false, false), "a remove of one not held is a no-op");
+        assert_eq!(next_count(None, true, 7), Some((1, 7)));
+        assert_eq!(next_count(Some((1, 7)), true, 9), Some((2, 7)), "first use kept");
+        assert_eq!(next_count(Some((2, 7)), false, 9), Some((1, 7)));
+        assert_eq!(next_count(Some((1, 7)), false, 9), None);
+    }
+}
