@@ -1,5 +1,5 @@
 //! How stored rows look on the wire: the one place that turns what the store
-//! returns ([`StoredMessage`], [`ChannelPosition`], [`StoreError`]) into
+//! returns ([`Entry`], [`ChannelPosition`], [`StoreError`]) into
 //! frames (`MSG_ACK`, `MSG_RECV`, HELLO's channel entries, `ERROR`), cuts
 //! pages to `max_page_bytes`, and maps store errors to wire codes
 //! (`docs/protocol.md` §5). The store knows nothing of frames; the commands,
@@ -10,14 +10,14 @@ use crate::protocol::{
     AckFrame, ChannelState, EntryKind as WireKind, ErrorCode, ErrorFrame, ReactOp, ReactionCount, RecvMessage,
     TaggedMessage,
 };
-use crate::store::{ChannelPosition, EntryKind, StoreError, StoredMessage};
+use crate::store::{ChannelPosition, Entry, EntryKind, StoreError};
 
 /// The ERROR message of `idempotency_conflict`: the key was used for another
 /// send (another channel or body).
 pub const KEY_USED_FOR_ANOTHER_MESSAGE: &str = "this clientMsgId was already used for another message";
 
 /// The MSG_ACK for `message`'s send (`duplicate` for a retry).
-pub fn ack(message: &StoredMessage, duplicate: bool) -> AckFrame {
+pub fn ack(message: &Entry, duplicate: bool) -> AckFrame {
     AckFrame {
         client_msg_id: message.client_msg_id.as_str().to_owned(),
         message_id: message.message_id,
@@ -42,7 +42,7 @@ pub fn kind(kind: EntryKind) -> WireKind {
 /// `kind` and, for edits, deletes and reactions, `targetId` (and `emoji`,
 /// `op`). A message's `body` is its text as sent (`""` once deleted), an
 /// edit's its new text, a delete's and a reaction's `""`.
-pub fn recv(entry: &StoredMessage) -> RecvMessage {
+pub fn recv(entry: &Entry) -> RecvMessage {
     RecvMessage {
         message_id: entry.message_id,
         channel_id: entry.channel_id.as_str().to_owned(),
@@ -65,7 +65,7 @@ pub fn recv(entry: &StoredMessage) -> RecvMessage {
 /// `entry` as reads return it (SYNC_BATCH, history; §8): a `message` entry
 /// with its state at the time of the read (current `body`, `editedAt`,
 /// `deleted`, `reactions`, always present); other kinds as in [`recv`].
-pub fn recv_read(entry: &StoredMessage) -> RecvMessage {
+pub fn recv_read(entry: &Entry) -> RecvMessage {
     let mut out = recv(entry);
     if entry.kind == EntryKind::Message {
         out.body = entry.current_body().to_owned();
@@ -109,7 +109,7 @@ pub fn metadata(stored: Option<&str>) -> Option<serde_json::Value> {
 /// every byte of its text fields as escaped at worst (`\u00XX`, 6 bytes, for
 /// a control character; 2 for `"` and `\`; 1 otherwise) plus room for the
 /// field names, the UUID and the numbers.
-pub fn json_len_bound(message: &StoredMessage) -> usize {
+pub fn json_len_bound(message: &Entry) -> usize {
     let escaped = |text: &str| -> usize {
         text.bytes()
             .map(|b| match b {
@@ -133,14 +133,14 @@ pub fn json_len_bound(message: &StoredMessage) -> usize {
 /// ([`json_len_bound`] each); always at least one (when there is one), so a
 /// reader paging by seq makes progress. A SYNC_BATCH and a history page keep
 /// this many and say `hasMore` (`max_page_bytes`).
-pub fn page_len(messages: &[StoredMessage], budget: usize) -> usize {
+pub fn page_len(messages: &[Entry], budget: usize) -> usize {
     fitting(messages.iter(), budget)
 }
 
 /// How many of `messages`, in the order given, fit in `budget` bytes of
 /// JSON ([`json_len_bound`] each); at least one when there is one. A page
 /// back from a seq counts from its newest entry.
-pub fn fitting<'a>(messages: impl Iterator<Item = &'a StoredMessage>, budget: usize) -> usize {
+pub fn fitting<'a>(messages: impl Iterator<Item = &'a Entry>, budget: usize) -> usize {
     let mut used = 0usize;
     let mut fits = 0;
     for message in messages {
@@ -157,7 +157,7 @@ pub fn fitting<'a>(messages: impl Iterator<Item = &'a StoredMessage>, budget: us
 /// history route): the entries, in their read state ([`recv_read`]), that fit `budget` bytes of JSON
 /// (`max_page_bytes`, [`page_len`]) as MSG_RECV objects, and `hasMore`, also
 /// true when the page stopped early.
-pub fn recv_page(messages: &[StoredMessage], has_more: bool, budget: usize) -> (Vec<TaggedMessage>, bool) {
+pub fn recv_page(messages: &[Entry], has_more: bool, budget: usize) -> (Vec<TaggedMessage>, bool) {
     let fits = page_len(messages, budget);
     let page = messages[..fits]
         .iter()
@@ -204,8 +204,8 @@ mod tests {
     use super::*;
     use crate::ids::{ClientMsgId, UserId};
 
-    fn message(body: &str) -> StoredMessage {
-        StoredMessage {
+    fn message(body: &str) -> Entry {
+        Entry {
             message_id: uuid::Uuid::now_v7(),
             channel_id: ChannelId::from_trusted("room-1".into()),
             sender_id: UserId::from_trusted("alice".into()),

@@ -26,7 +26,7 @@ use crate::delivery::hub::Hub;
 use crate::ids::{ChannelId, UserId};
 use crate::outbound::SessionId;
 use crate::protocol::ServerFrame;
-use crate::store::{Store, StoreError, StoredMessage};
+use crate::store::{Entry, Store, StoreError};
 use crate::telemetry;
 
 /// Most messages read from the database at once.
@@ -49,7 +49,7 @@ pub(crate) struct Handoff {
 
 impl Handoff {
     /// A message read from the database, for the given members.
-    pub fn stored(message: &StoredMessage, members: Arc<[UserId]>, except: Option<SessionId>) -> Self {
+    pub fn stored(message: &Entry, members: Arc<[UserId]>, except: Option<SessionId>) -> Self {
         Self {
             seq: message.seq,
             text: Utf8Bytes::from(ServerFrame::MsgRecv(crate::view::recv(message)).encode()),
@@ -323,13 +323,13 @@ mod tests {
     use super::*;
     use crate::ids::ClientMsgId;
     use crate::outbound::{CloseSignal, SessionHandle};
-    use crate::store::{NewMessage, SendOutcome, StoreOptions};
+    use crate::store::{EntryOutcome, NewEntry, StoreOptions};
 
     struct Fixture {
         store: Store,
         hub: Arc<Hub>,
         bob: mpsc::Receiver<Utf8Bytes>,
-        stored: Vec<StoredMessage>,
+        stored: Vec<Entry>,
         members: Arc<[UserId]>,
         _dir: tempfile::TempDir,
     }
@@ -347,8 +347,8 @@ mod tests {
         let room = ChannelId::parse("room").unwrap();
         let members = vec![UserId::parse("alice").unwrap(), UserId::parse("bob").unwrap()];
         store.create_channel(&room, &members, 1).await.unwrap();
-        let sends: Vec<NewMessage> = (0..messages)
-            .map(|n| NewMessage {
+        let sends: Vec<NewEntry> = (0..messages)
+            .map(|n| NewEntry {
                 sender_id: members[0].clone(),
                 channel_id: room.clone(),
                 client_msg_id: ClientMsgId::parse(&format!("m{n}")).unwrap(),
@@ -361,7 +361,7 @@ mod tests {
             .outcomes
             .into_iter()
             .map(|o| match o {
-                SendOutcome::Stored(m) => m,
+                EntryOutcome::Stored(m) => m,
                 other => panic!("{other:?}"),
             })
             .collect();
@@ -384,7 +384,7 @@ mod tests {
         }
     }
 
-    fn envelope(message: &StoredMessage, members: &[UserId]) -> Bytes {
+    fn envelope(message: &Entry, members: &[UserId]) -> Bytes {
         let envelope = ChannelEnvelope {
             message: crate::view::recv(message),
             members: Some(members.iter().map(|m| m.as_str().to_owned()).collect()),
@@ -417,7 +417,7 @@ mod tests {
         // Bob leaves and comes back when the last seq is 2; seq 3 follows.
         f.store.set_member(&room, &f.members[1], false, 20).await.unwrap();
         assert_eq!(f.store.set_member(&room, &f.members[1], true, 30).await.unwrap(), 2);
-        let third = NewMessage {
+        let third = NewEntry {
             sender_id: f.members[0].clone(),
             channel_id: room.clone(),
             client_msg_id: ClientMsgId::parse("m-after").unwrap(),

@@ -41,7 +41,7 @@ use crate::delivery::hub::Hub;
 use crate::ids::{ChannelId, UserId};
 use crate::nats_addr::parse_nats_urls;
 use crate::outbound::SessionId;
-use crate::store::{Store, StoredMessage};
+use crate::store::{Entry, Store};
 use crate::telemetry;
 
 use channel::{ChannelCmd, ChannelCore, Handoff};
@@ -267,7 +267,7 @@ impl Cluster {
     /// to this node's sequencer of the channel (when a local session needs
     /// it). `members` were read in the storing transaction; `except` is the
     /// session whose send stored it.
-    pub fn committed(&self, message: &StoredMessage, members: &Arc<[UserId]>, except: Option<&SessionId>) {
+    pub fn committed(&self, message: &Entry, members: &Arc<[UserId]>, except: Option<&SessionId>) {
         let mut envelope = ChannelEnvelope {
             message: crate::view::recv(message),
             members: Some(members.iter().map(|m| m.as_str().to_owned()).collect()),

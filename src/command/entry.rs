@@ -13,7 +13,7 @@ use super::Context;
 use crate::commit::answer::{self, Echo, SendAnswer};
 use crate::ids::{ChannelId, ClientMsgId};
 use crate::protocol::{EntryChange, ErrorCode, ErrorFrame};
-use crate::store::{Change, EntryKind, NewMessage};
+use crate::store::{Change, EntryKind, NewEntry};
 use crate::view;
 
 /// Where an entry's target leads.
@@ -42,7 +42,7 @@ pub fn change_of(target: uuid::Uuid, change: EntryChange) -> (Change, String) {
 /// # Errors
 /// The store's ERROR (echoing `clientMsgId` and `messageId`) when the read fails.
 pub async fn route(ctx: Context<'_>, client_msg_id: &ClientMsgId, target: uuid::Uuid) -> Result<Route, ErrorFrame> {
-    match ctx.state.store.route(target).await {
+    match ctx.state.store.channel_of(target).await {
         Ok(Some((EntryKind::Message, channel_id))) => Ok(Route::Channel(channel_id)),
         Ok(Some(_)) => Ok(Route::NotAMessage),
         Ok(None) => Ok(Route::Unknown),
@@ -66,7 +66,7 @@ pub async fn submit(
     change: EntryChange,
 ) -> Option<oneshot::Receiver<()>> {
     let (change, body) = change_of(target, change);
-    let message = NewMessage {
+    let message = NewEntry {
         sender_id: ctx.user.user_id.clone(),
         channel_id,
         client_msg_id,
@@ -103,7 +103,7 @@ pub async fn answer_unroutable(
     let answer = match stored {
         Some(stored) => {
             let (change, body) = change_of(target, change);
-            let new = NewMessage {
+            let new = NewEntry {
                 sender_id: ctx.user.user_id.clone(),
                 channel_id: stored.channel_id.clone(),
                 client_msg_id: client_msg_id.clone(),

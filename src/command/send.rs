@@ -12,7 +12,7 @@ use crate::commit::answer::{self, Echo, SendAnswer};
 use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId};
 use crate::protocol::{ErrorCode, ErrorFrame, SendKey};
-use crate::store::{Change, NewMessage};
+use crate::store::{Change, NewEntry};
 
 /// Queues a validated send on its channel's commit task. Returns the signal
 /// that fires once the send is answered (its ACK or ERROR queued, its
@@ -24,7 +24,7 @@ pub async fn submit(
     client_msg_id: ClientMsgId,
     body: String,
 ) -> Option<oneshot::Receiver<()>> {
-    let message = NewMessage {
+    let message = NewEntry {
         sender_id: ctx.user.user_id.clone(),
         channel_id,
         client_msg_id,
@@ -41,7 +41,7 @@ pub async fn submit(
 /// the refusal names beyond the key, such as the target's `messageId`).
 pub(super) async fn submit_entry(
     ctx: Context<'_>,
-    message: NewMessage,
+    message: NewEntry,
     about: impl FnOnce(&mut ErrorFrame),
 ) -> Option<oneshot::Receiver<()>> {
     let (done, finished) = oneshot::channel();

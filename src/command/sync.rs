@@ -6,7 +6,7 @@ use crate::ids::ChannelId;
 use crate::ids::UserId;
 use crate::outbound::close_code;
 use crate::protocol::{Page, ServerFrame, TaggedMessage};
-use crate::store::{EntriesPage, Store, StoreError, StoredMessage};
+use crate::store::{EntriesPage, Entry, Store, StoreError};
 use crate::view;
 
 /// Reads the page `page` of up to `limit` entries of `channel_id`, in
@@ -35,7 +35,7 @@ pub async fn read_page(
 /// client asks again from its last seq); a page back keeps its last ones
 /// (the newest, next to where the reader stands; it asks again before its
 /// first seq), and `hasMore` stays about older entries.
-pub fn cut_page(entries: &[StoredMessage], has_more: bool, page: Page, budget: usize) -> (Vec<TaggedMessage>, bool) {
+pub fn cut_page(entries: &[Entry], has_more: bool, page: Page, budget: usize) -> (Vec<TaggedMessage>, bool) {
     match page {
         Page::After(_) => view::recv_page(entries, has_more, budget),
         Page::Before(_) => {

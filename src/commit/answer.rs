@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use crate::outbound::SessionHandle;
 use crate::protocol::{ErrorCode, ErrorFrame, ServerFrame};
-use crate::store::{NewMessage, SendOutcome, StoreError, StoredMessage};
+use crate::store::{Entry, EntryOutcome, NewEntry, StoreError};
 use crate::telemetry;
 use crate::view;
 
@@ -22,7 +22,7 @@ pub enum SendAnswer {
     /// this is a retry of it (`duplicate: true`).
     Acked {
         /// The stored entry.
-        entry: StoredMessage,
+        entry: Entry,
         /// A retry of an entry stored before.
         duplicate: bool,
     },
@@ -45,23 +45,23 @@ impl SendAnswer {
     }
 
     /// The answer to one send of a committed batch.
-    pub fn of_outcome(outcome: SendOutcome) -> Self {
+    pub fn of_outcome(outcome: EntryOutcome) -> Self {
         match outcome {
-            SendOutcome::Stored(entry) => Self::Acked {
+            EntryOutcome::Stored(entry) => Self::Acked {
                 entry,
                 duplicate: false,
             },
-            SendOutcome::Duplicate(entry) => Self::Acked { entry, duplicate: true },
-            SendOutcome::Conflict => Self::refused(ErrorCode::IdempotencyConflict, view::KEY_USED_FOR_ANOTHER_MESSAGE),
-            SendOutcome::Forbidden => Self::refused(ErrorCode::Forbidden, "not a member of this channel"),
-            SendOutcome::TargetNotFound => Self::refused(ErrorCode::NotFound, "unknown or deleted message"),
-            SendOutcome::TargetNotAMessage => target_not_a_message(),
-            SendOutcome::NotTheSender => Self::refused(ErrorCode::Forbidden, "only the message's sender may do this"),
+            EntryOutcome::Duplicate(entry) => Self::Acked { entry, duplicate: true },
+            EntryOutcome::Conflict => Self::refused(ErrorCode::IdempotencyConflict, view::KEY_USED_FOR_ANOTHER_MESSAGE),
+            EntryOutcome::Forbidden => Self::refused(ErrorCode::Forbidden, "not a member of this channel"),
+            EntryOutcome::TargetNotFound => Self::refused(ErrorCode::NotFound, "unknown or deleted message"),
+            EntryOutcome::TargetNotAMessage => target_not_a_message(),
+            EntryOutcome::NotTheSender => Self::refused(ErrorCode::Forbidden, "only the message's sender may do this"),
         }
     }
 
     /// The entry newly stored by this answer (not a retry's), to fan out.
-    pub fn stored(&self) -> Option<&StoredMessage> {
+    pub fn stored(&self) -> Option<&Entry> {
         match self {
             Self::Acked {
                 entry,
@@ -82,9 +82,9 @@ pub fn target_not_a_message() -> SendAnswer {
 /// The answer to a send or entry whose idempotency key is already stored
 /// (guarantee 2, "looked up before anything else about the send"): the
 /// stored entry's ACK with `duplicate: true` when `retry` (the request is a
-/// retry of it: [`StoredMessage::is_retried_by`] / [`StoredMessage::is_retried_as`]),
+/// retry of it: [`Entry::is_retried_by`] / [`Entry::is_retried_as`]),
 /// else `idempotency_conflict`.
-pub fn by_stored_key(stored: StoredMessage, retry: bool) -> SendAnswer {
+pub fn by_stored_key(stored: Entry, retry: bool) -> SendAnswer {
     if retry {
         SendAnswer::Acked {
             entry: stored,
@@ -111,7 +111,7 @@ pub struct Echo<'a> {
 
 impl<'a> Echo<'a> {
     /// What an ERROR about `request` echoes.
-    pub fn of(request: &'a NewMessage) -> Self {
+    pub fn of(request: &'a NewEntry) -> Self {
         let client_msg_id = Some(request.client_msg_id.as_str());
         match request.change.target() {
             None => Self {

@@ -12,7 +12,7 @@
 //!    ERROR queued at once; an HTTP caller gets the typed answer when the
 //!    batch is done,
 //! 2. fans the message, if new, out as MSG_RECV to the channel's members
-//!    ([`Delivery::message_stored`]), and ends the sender's typing in that
+//!    ([`Delivery::entry_committed`]), and ends the sender's typing in that
 //!    channel ([`Delivery::message_sent`]);
 //!
 //! and last signals each session that its send is finished. With webhooks
@@ -46,7 +46,7 @@ use crate::delivery::Delivery;
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::outbound::{SessionHandle, SessionId};
 use crate::protocol::ErrorCode;
-use crate::store::{BatchOutcome, EntryKind, NewMessage, Store, StoreError};
+use crate::store::{BatchOutcome, EntryKind, NewEntry, Store, StoreError};
 use crate::telemetry;
 use crate::view;
 use crate::webhook;
@@ -71,7 +71,7 @@ const IN_DOUBT: &str =
 #[derive(Debug)]
 pub struct SendJob {
     /// The validated message.
-    pub message: NewMessage,
+    pub message: NewEntry,
     /// Who gets the answer.
     pub reply_to: ReplyTo,
     /// When the frame (or request) was read, for the send-to-ACK latency.
@@ -210,7 +210,7 @@ fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) -> Vec<
         job.answer(&answer);
         if let Some(message) = answer.stored() {
             let list = members.get(&message.channel_id).unwrap_or(&nobody);
-            delivery.message_stored(message, list, job.except());
+            delivery.entry_committed(message, list, job.except());
             // After the fan-out, a `message` entry (not an edit, delete or
             // reaction: §9) ends the sender's typing there, if any (one
             // atomic load when nobody types on this node).
@@ -250,7 +250,7 @@ async fn run_commits(
         };
         let deadline = tokio::time::Instant::from_std(oldest + timeout);
         telemetry::batch(jobs.len());
-        let sends: Vec<NewMessage> = jobs.iter().map(|j| j.message.clone()).collect();
+        let sends: Vec<NewEntry> = jobs.iter().map(|j| j.message.clone()).collect();
         let mut result = store.write_batch_with(&sends, now_ms(), deadline, offline).await;
         for attempt in 1..RETRIES {
             if !matches!(result, Err(StoreError::Retry(_))) {

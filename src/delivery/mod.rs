@@ -26,7 +26,7 @@ use crate::config::Config;
 use crate::ids::{ChannelId, UserId};
 use crate::outbound::{ReceiptFrame, SessionHandle, SessionId};
 use crate::protocol::{ServerFrame, TypingState};
-use crate::store::{Store, StoredMessage};
+use crate::store::{Entry, Store};
 use crate::view;
 
 /// Where frames go: this node's sessions only, or every node's through NATS.
@@ -205,7 +205,7 @@ impl Delivery {
     /// after its fan-out): ends the sender's typing there, if any. Costs one
     /// atomic load when nobody types on this node.
     pub fn message_sent(&self, sender: &UserId, channel: &ChannelId) {
-        if let Some(members) = self.ephemeral().message_stored(sender, channel) {
+        if let Some(members) = self.ephemeral().typing_ends_with_message(sender, channel) {
             self.typing(channel, sender, TypingState::Stop, None, &members);
         }
     }
@@ -214,7 +214,7 @@ impl Delivery {
     /// session of every member in `members` (read in the storing
     /// transaction), except `except`, the session whose copy was stored (it
     /// has the ACK; `None` for a send that came over HTTP). The frame is serialised once for every recipient.
-    pub fn message_stored(&self, message: &StoredMessage, members: &Arc<[UserId]>, except: Option<&SessionId>) {
+    pub fn entry_committed(&self, message: &Entry, members: &Arc<[UserId]>, except: Option<&SessionId>) {
         match self {
             Delivery::Local(hub) => {
                 let text = Utf8Bytes::from(ServerFrame::MsgRecv(view::recv(message)).encode());
@@ -353,8 +353,8 @@ mod tests {
         Session { handle, rx, close }
     }
 
-    fn message() -> StoredMessage {
-        StoredMessage {
+    fn message() -> Entry {
+        Entry {
             message_id: uuid::Uuid::now_v7(),
             channel_id: ChannelId::parse("room").unwrap(),
             sender_id: UserId::parse("alice").unwrap(),
@@ -388,7 +388,7 @@ mod tests {
         let mut b2 = session(&hub, "bob", 4);
         let mut eve = session(&hub, "eve", 4);
         let members: Arc<[UserId]> = Arc::from([UserId::parse("alice").unwrap(), UserId::parse("bob").unwrap()]);
-        delivery.message_stored(&message(), &members, Some(&sender.handle.id));
+        delivery.entry_committed(&message(), &members, Some(&sender.handle.id));
         let frames: Vec<Utf8Bytes> = [&mut other.rx, &mut b1.rx, &mut b2.rx]
             .into_iter()
             .map(|rx| rx.try_recv().unwrap())
@@ -453,9 +453,9 @@ mod tests {
         let sender = session(&hub, "alice", 1);
         let slow = session(&hub, "bob", 1);
         let members: Arc<[UserId]> = Arc::from([UserId::parse("bob").unwrap()]);
-        delivery.message_stored(&message(), &members, Some(&sender.handle.id));
+        delivery.entry_committed(&message(), &members, Some(&sender.handle.id));
         assert!(!slow.close.is_kicked());
-        delivery.message_stored(&message(), &members, Some(&sender.handle.id));
+        delivery.entry_committed(&message(), &members, Some(&sender.handle.id));
         assert!(slow.close.is_kicked());
         assert_eq!(slow.close.reason().map(|r| r.code), Some(close_code::TRY_AGAIN_LATER));
     }
@@ -475,10 +475,10 @@ mod tests {
         assert!(!slow.close.is_kicked(), "never closed for a typing frame");
         // Messages still fit, up to the full queue: then 1013.
         for _ in 0..4 {
-            delivery.message_stored(&message(), &members, Some(&typer.handle.id));
+            delivery.entry_committed(&message(), &members, Some(&typer.handle.id));
         }
         assert!(!slow.close.is_kicked());
-        delivery.message_stored(&message(), &members, Some(&typer.handle.id));
+        delivery.entry_committed(&message(), &members, Some(&typer.handle.id));
         assert!(slow.close.is_kicked(), "a message that does not fit closes it");
         let mut slow = slow;
         let frames: Vec<String> = std::iter::from_fn(|| slow.rx.try_recv().ok())

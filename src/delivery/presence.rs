@@ -591,7 +591,7 @@ impl Ephemeral {
     /// A message from `user` was stored in `channel`: when the user is
     /// typing there (through this node), that typing ends; returns the
     /// members to send the `stop` to. Lock-free when nobody types.
-    pub fn message_stored(&self, user: &UserId, channel: &ChannelId) -> Option<Arc<[UserId]>> {
+    pub fn typing_ends_with_message(&self, user: &UserId, channel: &ChannelId) -> Option<Arc<[UserId]>> {
         if self.typing_entries.load(Ordering::Acquire) == 0 {
             return None;
         }
@@ -705,10 +705,10 @@ mod tests {
             TypingDecision::Drop,
             "one stop"
         );
-        assert!(e.message_stored(&alice, &room).is_none(), "nothing to stop");
+        assert!(e.typing_ends_with_message(&alice, &room).is_none(), "nothing to stop");
         advance(Duration::from_millis(110)).await;
         e.typing(&alice, &room, true, &members);
-        assert_eq!(e.message_stored(&alice, &room).as_deref(), Some(&members[..]));
+        assert_eq!(e.typing_ends_with_message(&alice, &room).as_deref(), Some(&members[..]));
         advance(Duration::from_millis(350)).await;
         e.expire(Instant::now());
         assert_eq!(e.typing_entries.load(Ordering::Acquire), 0, "swept");

@@ -184,7 +184,7 @@ async fn send(
 ) -> Result<Response, ApiError> {
     let (reply_to, answered) = oneshot::channel();
     let job = SendJob {
-        message: crate::store::NewMessage {
+        message: crate::store::NewEntry {
             sender_id: sender,
             channel_id,
             client_msg_id,

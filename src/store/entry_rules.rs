@@ -10,7 +10,7 @@
 //! A new rule of the log (version 1.2: roles, mute, slow mode,
 //! `postingRole`, replies, attachments, mentions) is added here, once.
 
-use super::{Change, EntryKind, NewMessage, SendOutcome, StoredMessage};
+use super::{Change, Entry, EntryKind, EntryOutcome, NewEntry};
 use crate::ids::{ChannelId, UserId};
 
 /// An entry's target as far as the §8 checks look at it, as the batch has
@@ -23,8 +23,8 @@ pub(super) struct TargetState {
     pub(super) sender_id: UserId,
 }
 
-impl From<StoredMessage> for TargetState {
-    fn from(stored: StoredMessage) -> Self {
+impl From<Entry> for TargetState {
+    fn from(stored: Entry) -> Self {
         Self {
             kind: stored.kind,
             deleted: stored.deleted,
@@ -45,25 +45,25 @@ impl From<StoredMessage> for TargetState {
 /// (`Forbidden`), then ownership for an edit or delete (`NotTheSender`).
 /// The idempotency key is decided before any of these, by the caller: a
 /// stored key answers the send whatever these rules say.
-pub(super) fn refusal(send: &NewMessage, member: bool, target: Option<&TargetState>) -> Option<SendOutcome> {
+pub(super) fn refusal(send: &NewEntry, member: bool, target: Option<&TargetState>) -> Option<EntryOutcome> {
     if send.change.target().is_none() {
-        return (!member).then_some(SendOutcome::Forbidden);
+        return (!member).then_some(EntryOutcome::Forbidden);
     }
     let Some(target) = target else {
-        return Some(SendOutcome::TargetNotFound);
+        return Some(EntryOutcome::TargetNotFound);
     };
     if target.kind != EntryKind::Message {
-        return Some(SendOutcome::TargetNotAMessage);
+        return Some(EntryOutcome::TargetNotAMessage);
     }
     if target.deleted {
-        return Some(SendOutcome::TargetNotFound);
+        return Some(EntryOutcome::TargetNotFound);
     }
     if target.channel_id != send.channel_id || !member {
-        return Some(SendOutcome::Forbidden);
+        return Some(EntryOutcome::Forbidden);
     }
     let own = target.sender_id == send.sender_id;
     if matches!(send.change, Change::Edit { .. } | Change::Delete { .. }) && !own {
-        return Some(SendOutcome::NotTheSender);
+        return Some(EntryOutcome::NotTheSender);
     }
     None
 }
@@ -95,8 +95,8 @@ mod tests {
     use super::*;
     use crate::ids::ClientMsgId;
 
-    fn entry(change: Change, sender: &str) -> NewMessage {
-        NewMessage {
+    fn entry(change: Change, sender: &str) -> NewEntry {
+        NewEntry {
             sender_id: UserId::parse(sender).expect("user"),
             channel_id: ChannelId::parse("room").expect("channel"),
             client_msg_id: ClientMsgId::parse("k").expect("key"),
@@ -118,7 +118,7 @@ mod tests {
     fn a_message_needs_only_membership() {
         let send = entry(Change::Message, "alice");
         assert!(refusal(&send, true, None).is_none());
-        assert!(matches!(refusal(&send, false, None), Some(SendOutcome::Forbidden)));
+        assert!(matches!(refusal(&send, false, None), Some(EntryOutcome::Forbidden)));
     }
 
     #[test]
@@ -127,37 +127,40 @@ mod tests {
         let edit = entry(Change::Edit { target: t }, "alice");
         let mine = target(EntryKind::Message, false, "room", "alice");
         // The target's own refusals come before membership.
-        assert!(matches!(refusal(&edit, false, None), Some(SendOutcome::TargetNotFound)));
+        assert!(matches!(
+            refusal(&edit, false, None),
+            Some(EntryOutcome::TargetNotFound)
+        ));
         let not_a_message = target(EntryKind::Reaction, false, "room", "alice");
         assert!(matches!(
             refusal(&edit, false, Some(&not_a_message)),
-            Some(SendOutcome::TargetNotAMessage)
+            Some(EntryOutcome::TargetNotAMessage)
         ));
         let deleted = target(EntryKind::Message, true, "room", "alice");
         assert!(matches!(
             refusal(&edit, false, Some(&deleted)),
-            Some(SendOutcome::TargetNotFound)
+            Some(EntryOutcome::TargetNotFound)
         ));
         assert!(matches!(
             refusal(&edit, false, Some(&mine)),
-            Some(SendOutcome::Forbidden)
+            Some(EntryOutcome::Forbidden)
         ));
         let elsewhere = target(EntryKind::Message, false, "other", "alice");
         assert!(matches!(
             refusal(&edit, true, Some(&elsewhere)),
-            Some(SendOutcome::Forbidden)
+            Some(EntryOutcome::Forbidden)
         ));
         assert!(refusal(&edit, true, Some(&mine)).is_none());
         // Only the sender edits or deletes; any member reacts.
         let bobs = target(EntryKind::Message, false, "room", "bob");
         assert!(matches!(
             refusal(&edit, true, Some(&bobs)),
-            Some(SendOutcome::NotTheSender)
+            Some(EntryOutcome::NotTheSender)
         ));
         let delete = entry(Change::Delete { target: t }, "alice");
         assert!(matches!(
             refusal(&delete, true, Some(&bobs)),
-            Some(SendOutcome::NotTheSender)
+            Some(EntryOutcome::NotTheSender)
         ));
         let react = entry(
             Change::React {

@@ -11,9 +11,9 @@
 //!
 //! Both backends run the same code ([`backend`]) over their own SQL ([`sql`]).
 
-mod backend;
+mod channel_of;
+mod dialects;
 mod entry_rules;
-mod routes;
 mod sql;
 
 use std::future::Future;
@@ -25,7 +25,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgDatabaseError, PgPoolOptions, PgSeverity};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-pub use backend::{PgStore, SqliteStore};
+pub use dialects::{PgStore, SqliteStore};
 
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
@@ -82,7 +82,7 @@ pub struct ReactionState {
 
 /// A stored log entry (of any kind), read back or just written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredMessage {
+pub struct Entry {
     /// UUIDv7 assigned when the entry was stored.
     pub message_id: uuid::Uuid,
     pub channel_id: ChannelId,
@@ -116,7 +116,7 @@ pub struct StoredMessage {
     pub reactions: Vec<ReactionState>,
 }
 
-impl StoredMessage {
+impl Entry {
     /// Whether a MSG_SEND with this entry's key and `channel_id` and `body`
     /// is a retry of it (guarantee 2: same key, channel and body); else the
     /// key was used for another entry (`idempotency_conflict`). Once the
@@ -130,7 +130,7 @@ impl StoredMessage {
     /// same frame type, channel, target, body, emoji and op (§8). An edit
     /// whose target was deleted has lost its text (`""`, which no edit can
     /// send): its body is not compared.
-    pub fn is_retried_as(&self, new: &NewMessage) -> bool {
+    pub fn is_retried_as(&self, new: &NewEntry) -> bool {
         match &new.change {
             Change::Message => self.is_retried_by(new.channel_id.as_str(), &new.body),
             Change::Edit { target } => {
@@ -200,7 +200,7 @@ impl Change {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntriesPage {
     /// In `seq` order, `message` entries with their state and reactions.
-    pub entries: Vec<StoredMessage>,
+    pub entries: Vec<Entry>,
     /// Whether more entries were stored after the last one returned.
     pub has_more: bool,
     /// The channel's last seq in the read's snapshot: the states include
@@ -236,7 +236,7 @@ pub struct ChannelPatch {
 
 /// An entry to persist (a send, edit, delete or reaction), already validated.
 #[derive(Debug, Clone)]
-pub struct NewMessage {
+pub struct NewEntry {
     pub sender_id: UserId,
     /// The channel; for an entry about a message, the target's channel.
     pub channel_id: ChannelId,
@@ -249,11 +249,11 @@ pub struct NewMessage {
 
 /// What became of one send in a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SendOutcome {
+pub enum EntryOutcome {
     /// Newly stored by this batch.
-    Stored(StoredMessage),
+    Stored(Entry),
     /// The key was already stored with the same channel and body: the original.
-    Duplicate(StoredMessage),
+    Duplicate(Entry),
     /// The key was already stored with another channel or body; nothing stored.
     Conflict,
     /// Unknown channel or the sender is not a member; nothing stored.
@@ -270,7 +270,7 @@ pub enum SendOutcome {
 #[derive(Debug, Default)]
 pub struct BatchOutcome {
     /// One outcome per send, in the order given.
-    pub outcomes: Vec<SendOutcome>,
+    pub outcomes: Vec<EntryOutcome>,
     /// The members, read under the channel lock, of every channel that got a
     /// new message: the fan-out's recipients.
     pub members: Vec<(ChannelId, Vec<UserId>)>,
@@ -303,7 +303,7 @@ pub struct WebhookBacklog {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookEntry {
     /// The entry as stored (its MSG_RECV is [`crate::view::recv`]'s).
-    pub entry: StoredMessage,
+    pub entry: Entry,
     /// The members other than the sender with no open session on any node
     /// when it was committed; empty for an entry stored while webhooks were off.
     pub offline_members: Vec<UserId>,
@@ -548,7 +548,7 @@ impl Store {
                 write_pool: pool.clone(),
                 read_pool: pool,
                 timeout,
-                routes: Arc::new(routes::MessageRoutes::new(routes::CAPACITY)),
+                channel_of_cache: Arc::new(channel_of::ChannelOfCache::new(channel_of::CAPACITY)),
             }))
         } else if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
@@ -577,7 +577,7 @@ impl Store {
                 write_pool,
                 read_pool,
                 timeout,
-                routes: Arc::new(routes::MessageRoutes::new(routes::CAPACITY)),
+                channel_of_cache: Arc::new(channel_of::ChannelOfCache::new(channel_of::CAPACITY)),
             }))
         } else {
             Err(StoreError::UnsupportedUrl)
@@ -731,7 +731,7 @@ impl Store {
         channel_id: &ChannelId,
         after_seq: i64,
         limit: u32,
-    ) -> Result<(Vec<StoredMessage>, bool), StoreError> {
+    ) -> Result<(Vec<Entry>, bool), StoreError> {
         self.read(async { dispatch!(self.messages_after(channel_id, after_seq, limit)) })
             .await
     }
@@ -801,33 +801,33 @@ impl Store {
     /// Where entry `message_id` lives, to route a change of it: its kind and
     /// channel, or `None` when no entry has this id. Answered from memory for
     /// a message this node stored or routed before (a message never moves;
-    /// see `routes.rs` for why a deleted channel does not matter), else read.
+    /// see `channel_of.rs` for why a deleted channel does not matter), else read.
     ///
     /// # Errors
     /// As [`Store::message`].
-    pub async fn route(&self, message_id: uuid::Uuid) -> Result<Option<(EntryKind, ChannelId)>, StoreError> {
-        let routes = self.routes();
-        if let Some(channel_id) = routes.get(&message_id) {
+    pub async fn channel_of(&self, message_id: uuid::Uuid) -> Result<Option<(EntryKind, ChannelId)>, StoreError> {
+        let cache = self.channel_of_cache();
+        if let Some(channel_id) = cache.get(&message_id) {
             return Ok(Some((EntryKind::Message, channel_id)));
         }
         let Some(stored) = self.message(message_id).await? else {
             return Ok(None);
         };
         if stored.kind == EntryKind::Message {
-            routes.remember(message_id, &stored.channel_id);
+            cache.remember(message_id, &stored.channel_id);
         }
         Ok(Some((stored.kind, stored.channel_id)))
     }
 
-    fn routes(&self) -> &routes::MessageRoutes {
+    fn channel_of_cache(&self) -> &channel_of::ChannelOfCache {
         match self {
-            Store::Postgres(s) => &s.routes,
-            Store::Sqlite(s) => &s.routes,
+            Store::Postgres(s) => &s.channel_of_cache,
+            Store::Sqlite(s) => &s.channel_of_cache,
         }
     }
 
     /// The message with this id, or `None`.
-    pub async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
+    pub async fn message(&self, message_id: uuid::Uuid) -> Result<Option<Entry>, StoreError> {
         self.read(async { dispatch!(self.message(message_id)) }).await
     }
 
@@ -836,7 +836,7 @@ impl Store {
         &self,
         sender_id: &UserId,
         client_msg_id: &ClientMsgId,
-    ) -> Result<Option<StoredMessage>, StoreError> {
+    ) -> Result<Option<Entry>, StoreError> {
         self.read(async { dispatch!(self.message_by_key(sender_id, client_msg_id)) })
             .await
     }
@@ -847,12 +847,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::InDoubt`] when the connection failed after the statement
     /// was sent (the watermark may have moved; moving it again is harmless).
-    pub async fn advance_watermark(
-        &self,
-        user_id: &UserId,
-        message: &StoredMessage,
-        read: bool,
-    ) -> Result<bool, StoreError> {
+    pub async fn advance_watermark(&self, user_id: &UserId, message: &Entry, read: bool) -> Result<bool, StoreError> {
         dispatch_write!(self, self.deadline(), advance_watermark(user_id, message, read))
     }
 
@@ -952,7 +947,7 @@ impl Store {
     ///
     /// # Errors
     /// As [`Store::write_batch_by`].
-    pub async fn write_batch(&self, sends: &[NewMessage], now: i64) -> Result<BatchOutcome, StoreError> {
+    pub async fn write_batch(&self, sends: &[NewEntry], now: i64) -> Result<BatchOutcome, StoreError> {
         self.write_batch_by(sends, now, self.deadline()).await
     }
 
@@ -969,7 +964,7 @@ impl Store {
     /// a retry with the same keys finds out).
     pub async fn write_batch_by(
         &self,
-        sends: &[NewMessage],
+        sends: &[NewEntry],
         now: i64,
         deadline: tokio::time::Instant,
     ) -> Result<BatchOutcome, StoreError> {
@@ -984,17 +979,17 @@ impl Store {
     /// As [`Store::write_batch_by`].
     pub async fn write_batch_with(
         &self,
-        sends: &[NewMessage],
+        sends: &[NewEntry],
         now: i64,
         deadline: tokio::time::Instant,
         offline: Option<&dyn OfflineMembers>,
     ) -> Result<BatchOutcome, StoreError> {
         let outcome = dispatch_write!(self, deadline, write_batch(sends, now, offline))?;
-        let routes = self.routes();
+        let cache = self.channel_of_cache();
         for stored in &outcome.outcomes {
-            if let SendOutcome::Stored(message) = stored {
+            if let EntryOutcome::Stored(message) = stored {
                 if message.kind == EntryKind::Message {
-                    routes.remember(message.message_id, &message.channel_id);
+                    cache.remember(message.message_id, &message.channel_id);
                 }
             }
         }
@@ -1014,7 +1009,7 @@ impl Store {
     #[doc(hidden)]
     pub async fn write_batch_on_path(
         &self,
-        sends: &[NewMessage],
+        sends: &[NewEntry],
         now: i64,
         set_based: bool,
     ) -> Result<Option<BatchOutcome>, StoreError> {

@@ -54,11 +54,11 @@ pub fn render(entries: &[WebhookEntry], batched: bool) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::ids::{ChannelId, ClientMsgId, UserId};
-    use crate::store::{EntryKind, StoredMessage};
+    use crate::store::{Entry, EntryKind};
 
     fn entry(seq: i64, offline: &[&str]) -> WebhookEntry {
         WebhookEntry {
-            entry: StoredMessage {
+            entry: Entry {
                 message_id: uuid::Uuid::now_v7(),
                 channel_id: ChannelId::from_trusted("room".into()),
                 sender_id: UserId::from_trusted("alice".into()),

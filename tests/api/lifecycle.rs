@@ -325,7 +325,7 @@ async fn sigterm_lets_in_flight_sends_finish_and_closes_with_1001() {
     let room = chatd::ids::ChannelId::parse("room").expect("id");
     let mut stored = Vec::new();
     loop {
-        let after = stored.last().map_or(0, |m: &chatd::store::StoredMessage| m.seq);
+        let after = stored.last().map_or(0, |m: &chatd::store::Entry| m.seq);
         let (page, more) = store.messages_after(&room, after, 500).await.expect("read");
         stored.extend(page);
         if !more {

@@ -1,7 +1,7 @@
 //! Store conformance suite: the same cases against PostgreSQL and SQLite.
 
 use chatd::ids::{ChannelId, ClientMsgId, UserId};
-use chatd::store::{NewMessage, SendOutcome, Store, StoreError};
+use chatd::store::{EntryOutcome, NewEntry, Store, StoreError};
 
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{Backend, TestDb};
@@ -46,7 +46,7 @@ mod postgres_only {
                 .await
                 .expect("batch");
             assert!(
-                matches!(&out.outcomes[0], SendOutcome::Stored(m) if m.seq == n as i64 + 1),
+                matches!(&out.outcomes[0], EntryOutcome::Stored(m) if m.seq == n as i64 + 1),
                 "{name}: {:?}",
                 out.outcomes[0]
             );
@@ -58,7 +58,7 @@ mod postgres_only {
             .collect();
         let out = store.write_batch(&all, 20).await.expect("batch");
         for (name, outcome) in names.iter().zip(&out.outcomes) {
-            assert!(matches!(outcome, SendOutcome::Stored(_)), "{name}: {outcome:?}");
+            assert!(matches!(outcome, EntryOutcome::Stored(_)), "{name}: {outcome:?}");
         }
         let channel = store.channel(&ch("room")).await.expect("read").expect("exists");
         let mut sorted = members.clone();
@@ -139,11 +139,11 @@ mod postgres_set_based_changes {
             .iter()
             .zip(["c1", "c1", "c1", "c1", "c2", "c2"])
             .map(|(o, c)| match o {
-                SendOutcome::Stored(m) => (m.message_id, c),
+                EntryOutcome::Stored(m) => (m.message_id, c),
                 other => panic!("seed: {other:?}"),
             })
             .collect();
-        let edit = NewMessage {
+        let edit = NewEntry {
             change: Change::Edit { target: targets[0].0 },
             ..send("alice", "c1", "seed-edit", "edited 0")
         };
@@ -153,7 +153,7 @@ mod postgres_set_based_changes {
             .expect("edit")
             .expect("rows");
         match &out.outcomes[0] {
-            SendOutcome::Stored(m) => targets.push((m.message_id, "c1")),
+            EntryOutcome::Stored(m) => targets.push((m.message_id, "c1")),
             other => panic!("seed edit: {other:?}"),
         }
         // A target that was never stored.
@@ -161,7 +161,7 @@ mod postgres_set_based_changes {
         Side { store, db, targets }
     }
 
-    fn to_send(side: &Side, sender: &str, key: &str, plan: &Plan, channel: &str) -> NewMessage {
+    fn to_send(side: &Side, sender: &str, key: &str, plan: &Plan, channel: &str) -> NewEntry {
         let (change, channel, body) = match plan {
             Plan::Message => (Change::Message, channel, format!("body {key}")),
             Plan::Edit(t) => (
@@ -188,7 +188,7 @@ mod postgres_set_based_changes {
                 String::new(),
             ),
         };
-        NewMessage {
+        NewEntry {
             change,
             ..send(sender, channel, key, &body)
         }
@@ -196,7 +196,7 @@ mod postgres_set_based_changes {
 
     /// An outcome with the ids that differ between databases (a new
     /// entry's UUIDv7, a seeded target's) replaced by names that do not.
-    fn normal(side: &Side, outcome: &SendOutcome) -> String {
+    fn normal(side: &Side, outcome: &EntryOutcome) -> String {
         let label = |id: uuid::Uuid| {
             side.targets
                 .iter()
@@ -204,12 +204,12 @@ mod postgres_set_based_changes {
                 .map_or_else(|| "?".to_owned(), |i| format!("t{i}"))
         };
         match outcome {
-            SendOutcome::Stored(m) | SendOutcome::Duplicate(m) => {
+            EntryOutcome::Stored(m) | EntryOutcome::Duplicate(m) => {
                 let mut m = m.clone();
                 let target = m.target_id.map(label);
                 m.message_id = uuid::Uuid::nil();
                 m.target_id = None;
-                let kind = if matches!(outcome, SendOutcome::Stored(_)) {
+                let kind = if matches!(outcome, EntryOutcome::Stored(_)) {
                     "Stored"
                 } else {
                     "Duplicate"
@@ -290,7 +290,7 @@ mod postgres_set_based_changes {
                 };
                 batch.push((sender, key, plan, channel));
             }
-            let make = |side: &Side| -> Vec<NewMessage> {
+            let make = |side: &Side| -> Vec<NewEntry> {
                 batch
                     .iter()
                     .map(|(s, k, p, c)| to_send(side, USERS[*s], k, p, c))
@@ -326,7 +326,7 @@ mod postgres_set_based_changes {
             assert_eq!(a.members, b.members, "round {round}: members");
             assert_eq!(tables(&sets).await, tables(&rows).await, "round {round}: tables");
             for (o, (s, k, _, _)) in b.outcomes.iter().zip(&batch) {
-                if matches!(o, SendOutcome::Stored(_)) {
+                if matches!(o, EntryOutcome::Stored(_)) {
                     stored_keys.push((*s, k.clone()));
                 }
             }
@@ -374,13 +374,13 @@ mod postgres_set_based_changes {
             .expect("the set-based path decided");
         let o = &out.outcomes;
         let stored = |i: usize| match &o[i] {
-            SendOutcome::Stored(m) => m.clone(),
+            EntryOutcome::Stored(m) => m.clone(),
             other => panic!("entry {i}: {other:?}"),
         };
         let edit = stored(0);
         assert!(!stored(1).noop && !stored(2).noop);
-        assert_eq!(o[3], SendOutcome::TargetNotFound, "edit after the delete");
-        assert_eq!(o[4], SendOutcome::TargetNotFound, "reaction after the delete");
+        assert_eq!(o[3], EntryOutcome::TargetNotFound, "edit after the delete");
+        assert_eq!(o[4], EntryOutcome::TargetNotFound, "reaction after the delete");
         assert!(!stored(5).noop && !stored(6).noop, "add then remove both change");
         assert!(!stored(7).noop);
         assert!(stored(8).noop, "a second add of a held reaction is a no-op");
@@ -452,29 +452,29 @@ mod postgres_edit_pages {
         let body = "x".repeat(100);
         // Keys in byte order (the order rows go in): k000 is on page 0, and
         // the 99 after it fill that page and more.
-        let sends: Vec<NewMessage> = (0..100)
+        let sends: Vec<NewEntry> = (0..100)
             .map(|i| send("alice", "room", &format!("k{i:03}"), &body))
             .collect();
         let out = store.write_batch(&sends, 5).await.expect("messages");
         let target = match &out.outcomes[0] {
-            SendOutcome::Stored(m) => m.message_id,
+            EntryOutcome::Stored(m) => m.message_id,
             other => panic!("k000: {other:?}"),
         };
         let pool = sqlx::PgPool::connect(&db.url).await.expect("pool");
         assert_eq!(page_of(&pool, target).await, 0);
         let last = match &out.outcomes[99] {
-            SendOutcome::Stored(m) => m.message_id,
+            EntryOutcome::Stored(m) => m.message_id,
             other => panic!("k099: {other:?}"),
         };
         assert!(page_of(&pool, last).await > 0, "the messages fill more than page 0");
 
-        let edit = NewMessage {
+        let edit = NewEntry {
             change: Change::Edit { target },
             ..send("alice", "room", "edit", &"y".repeat(100))
         };
         let out = store.write_batch(&[edit], 6).await.expect("edit");
         assert!(
-            matches!(&out.outcomes[0], SendOutcome::Stored(_)),
+            matches!(&out.outcomes[0], EntryOutcome::Stored(_)),
             "{:?}",
             out.outcomes[0]
         );
@@ -500,8 +500,8 @@ fn user(s: &str) -> UserId {
     UserId::parse(s).expect("user id")
 }
 
-fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewMessage {
-    NewMessage {
+fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewEntry {
+    NewEntry {
         sender_id: user(sender),
         channel_id: ch(channel),
         client_msg_id: ClientMsgId::parse(key).expect("key"),
@@ -618,18 +618,18 @@ async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
         send("alice", "a", "k5", "three"),
     ];
     let out = store.write_batch(&batch, 100).await.expect("batch");
-    let SendOutcome::Stored(first) = &out.outcomes[0] else {
+    let EntryOutcome::Stored(first) = &out.outcomes[0] else {
         panic!("{:?}", out.outcomes[0])
     };
     assert_eq!(first.seq, 1);
-    assert!(matches!(&out.outcomes[1], SendOutcome::Stored(m) if m.seq == 1 && m.channel_id == ch("b")));
-    assert!(matches!(&out.outcomes[2], SendOutcome::Duplicate(m) if m.message_id == first.message_id));
-    assert_eq!(out.outcomes[3], SendOutcome::Conflict);
-    assert_eq!(out.outcomes[4], SendOutcome::Forbidden);
-    assert_eq!(out.outcomes[5], SendOutcome::Forbidden);
-    assert!(matches!(&out.outcomes[6], SendOutcome::Stored(m) if m.seq == 2));
+    assert!(matches!(&out.outcomes[1], EntryOutcome::Stored(m) if m.seq == 1 && m.channel_id == ch("b")));
+    assert!(matches!(&out.outcomes[2], EntryOutcome::Duplicate(m) if m.message_id == first.message_id));
+    assert_eq!(out.outcomes[3], EntryOutcome::Conflict);
+    assert_eq!(out.outcomes[4], EntryOutcome::Forbidden);
+    assert_eq!(out.outcomes[5], EntryOutcome::Forbidden);
+    assert!(matches!(&out.outcomes[6], EntryOutcome::Stored(m) if m.seq == 2));
     assert!(
-        matches!(&out.outcomes[7], SendOutcome::Stored(m) if m.seq == 3),
+        matches!(&out.outcomes[7], EntryOutcome::Stored(m) if m.seq == 3),
         "no seq used by refusals"
     );
     let members: Vec<_> = out
@@ -650,9 +650,9 @@ async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
         )
         .await
         .expect("batch");
-    assert!(matches!(&out.outcomes[0], SendOutcome::Duplicate(m) if m.seq == 1 && m.ts == 100));
-    assert_eq!(out.outcomes[1], SendOutcome::Conflict);
-    assert!(matches!(&out.outcomes[2], SendOutcome::Stored(m) if m.seq == 4));
+    assert!(matches!(&out.outcomes[0], EntryOutcome::Duplicate(m) if m.seq == 1 && m.ts == 100));
+    assert_eq!(out.outcomes[1], EntryOutcome::Conflict);
+    assert!(matches!(&out.outcomes[2], EntryOutcome::Stored(m) if m.seq == 4));
     // A sender who left: a retry of a stored key still gets the original
     // (the key decides before membership); a new key is refused.
     store
@@ -671,10 +671,10 @@ async fn batch_assigns_gapless_seqs_and_resolves_keys(backend: Backend) {
         )
         .await
         .expect("batch");
-    assert!(matches!(&out.outcomes[0], SendOutcome::Duplicate(m) if m.seq == 2));
-    assert_eq!(out.outcomes[1], SendOutcome::Forbidden);
-    assert_eq!(out.outcomes[2], SendOutcome::Conflict);
-    assert_eq!(out.outcomes[3], SendOutcome::Conflict);
+    assert!(matches!(&out.outcomes[0], EntryOutcome::Duplicate(m) if m.seq == 2));
+    assert_eq!(out.outcomes[1], EntryOutcome::Forbidden);
+    assert_eq!(out.outcomes[2], EntryOutcome::Conflict);
+    assert_eq!(out.outcomes[3], EntryOutcome::Conflict);
     assert!(out.members.is_empty(), "nothing new stored");
     let (messages, more) = store.messages_after(&ch("a"), 0, 100).await.expect("read");
     assert!(!more);
@@ -710,7 +710,7 @@ async fn ts_never_decreases_when_the_clock_steps_back(backend: Backend) {
         .write_batch(&[send("alice", "a", "k2", "x")], 4_000)
         .await
         .expect("batch");
-    let (SendOutcome::Stored(a), SendOutcome::Stored(b)) = (&first.outcomes[0], &later.outcomes[0]) else {
+    let (EntryOutcome::Stored(a), EntryOutcome::Stored(b)) = (&first.outcomes[0], &later.outcomes[0]) else {
         panic!()
     };
     assert_eq!(a.ts, 5_000);
@@ -748,7 +748,7 @@ async fn watermarks_only_move_forward(backend: Backend) {
         .outcomes
         .iter()
         .map(|o| match o {
-            SendOutcome::Stored(m) => m.clone(),
+            EntryOutcome::Stored(m) => m.clone(),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -867,10 +867,10 @@ async fn large_batches_over_many_channels(backend: Backend) {
     let mut next = std::collections::HashMap::new();
     for (send, outcome) in batch.iter().zip(&out.outcomes) {
         if send.sender_id.as_str() == "stranger" {
-            assert_eq!(*outcome, SendOutcome::Forbidden);
+            assert_eq!(*outcome, EntryOutcome::Forbidden);
             continue;
         }
-        let SendOutcome::Stored(m) = outcome else {
+        let EntryOutcome::Stored(m) = outcome else {
             panic!("{outcome:?}")
         };
         let seq = next.entry(send.channel_id.clone()).or_insert(0);
@@ -920,22 +920,22 @@ async fn batches_mixing_new_sends_and_stored_keys(backend: Backend) {
         let key: usize = send.client_msg_id.as_str()[1..].parse().expect("n");
         if key < 30 {
             if send.body == "one" {
-                let SendOutcome::Stored(original) = &stored.outcomes[key] else {
+                let EntryOutcome::Stored(original) = &stored.outcomes[key] else {
                     panic!()
                 };
                 assert!(
-                    matches!(outcome, SendOutcome::Duplicate(m) if m == original),
+                    matches!(outcome, EntryOutcome::Duplicate(m) if m == original),
                     "{outcome:?}"
                 );
             } else {
-                assert_eq!(*outcome, SendOutcome::Conflict);
+                assert_eq!(*outcome, EntryOutcome::Conflict);
             }
             continue;
         }
         let c = key % 3;
         next[c] += 1;
         assert!(
-            matches!(outcome, SendOutcome::Stored(m) if m.seq == next[c]),
+            matches!(outcome, EntryOutcome::Stored(m) if m.seq == next[c]),
             "{outcome:?}"
         );
     }
@@ -957,12 +957,12 @@ async fn batches_mixing_new_sends_and_stored_keys(backend: Backend) {
         )
         .await
         .expect("batch");
-    let SendOutcome::Stored(original) = &stored.outcomes[0] else {
+    let EntryOutcome::Stored(original) = &stored.outcomes[0] else {
         panic!()
     };
-    assert!(matches!(&out.outcomes[0], SendOutcome::Duplicate(m) if m == original));
-    assert_eq!(out.outcomes[1], SendOutcome::Forbidden);
-    assert!(matches!(&out.outcomes[2], SendOutcome::Stored(m) if m.seq == 21));
+    assert!(matches!(&out.outcomes[0], EntryOutcome::Duplicate(m) if m == original));
+    assert_eq!(out.outcomes[1], EntryOutcome::Forbidden);
+    assert!(matches!(&out.outcomes[2], EntryOutcome::Stored(m) if m.seq == 21));
     assert_eq!(assert_gapless(&store, 3).await, vec![21, 20, 20]);
 }
 
@@ -993,7 +993,7 @@ async fn concurrent_batches_over_overlapping_channels_neither_deadlock_nor_gap(b
                 stored += out
                     .outcomes
                     .iter()
-                    .filter(|o| matches!(o, SendOutcome::Stored(_)))
+                    .filter(|o| matches!(o, EntryOutcome::Stored(_)))
                     .count();
             }
             stored
@@ -1029,7 +1029,7 @@ async fn batches_racing_for_the_same_keys_in_opposite_orders_do_not_deadlock(bac
         for n in 0..50 {
             let pair = (&a.outcomes[n], &b.outcomes[49 - n]);
             let stored =
-                matches!(pair.0, SendOutcome::Stored(_)) as usize + matches!(pair.1, SendOutcome::Stored(_)) as usize;
+                matches!(pair.0, EntryOutcome::Stored(_)) as usize + matches!(pair.1, EntryOutcome::Stored(_)) as usize;
             assert_eq!(stored, 1, "round {round} key {n}: {pair:?}");
         }
     }

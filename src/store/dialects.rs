@@ -10,13 +10,13 @@ use sqlx::{Postgres, Row, Sqlite};
 use super::entry_rules::{self, Count, TargetState};
 use super::sql::{self, common};
 use super::{
-    BatchOutcome, Change, Channel, ChannelPatch, ChannelPosition, CommitSent, EntriesPage, EntryKind, NewMessage,
-    OfflineMembers, ReactionState, SendOutcome, StoreError, StoredMessage, WebhookBacklog, WebhookEntry,
+    BatchOutcome, Change, Channel, ChannelPatch, ChannelPosition, CommitSent, EntriesPage, Entry, EntryKind,
+    EntryOutcome, NewEntry, OfflineMembers, ReactionState, StoreError, WebhookBacklog, WebhookEntry,
 };
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
 /// Decodes a row selected with the `message_columns!` column list.
-fn message_from_row<R: Row>(row: &R) -> Result<StoredMessage, StoreError>
+fn entry_from_row<R: Row>(row: &R) -> Result<Entry, StoreError>
 where
     usize: sqlx::ColumnIndex<R>,
     String: for<'r> sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
@@ -27,7 +27,7 @@ where
     let kind: String = row.try_get(7)?;
     let target: Option<String> = row.try_get(8)?;
     let op: Option<String> = row.try_get(10)?;
-    Ok(StoredMessage {
+    Ok(Entry {
         message_id,
         channel_id: ChannelId::from_trusted(row.try_get(1)?),
         seq: row.try_get(2)?,
@@ -114,8 +114,8 @@ impl Locked {
 
     /// The message `send` becomes if stored next in this channel: a new
     /// UUIDv7, the next seq, and a ts that never goes back.
-    fn next_message(&self, send: &NewMessage, now: i64) -> StoredMessage {
-        StoredMessage {
+    fn next_message(&self, send: &NewEntry, now: i64) -> Entry {
+        Entry {
             message_id: uuid::Uuid::now_v7(),
             channel_id: send.channel_id.clone(),
             sender_id: send.sender_id.clone(),
@@ -142,7 +142,7 @@ impl Locked {
     }
 
     /// Records that `message` (from [`Locked::next_message`]) is stored.
-    fn stored(&mut self, message: &StoredMessage) {
+    fn stored(&mut self, message: &Entry) {
         self.last_seq = message.seq;
         self.last_ts = message.ts;
         self.changed = true;
@@ -161,7 +161,7 @@ macro_rules! sql_backend {
             /// The bound on every call (`db_timeout_ms`), applied by [`super::Store`].
             pub(crate) timeout: std::time::Duration,
             /// Where the messages this node read or stored live ([`super::Store::route`]).
-            pub(crate) routes: std::sync::Arc<super::routes::MessageRoutes>,
+            pub(crate) channel_of_cache: std::sync::Arc<super::channel_of::ChannelOfCache>,
         }
 
         impl $store {
@@ -357,14 +357,14 @@ macro_rules! sql_backend {
                     .map_err(StoreError::from)
             }
 
-            pub(super) async fn messages_after(&self, channel_id: &ChannelId, after_seq: i64, limit: u32) -> Result<(Vec<StoredMessage>, bool), StoreError> {
+            pub(super) async fn messages_after(&self, channel_id: &ChannelId, after_seq: i64, limit: u32) -> Result<(Vec<Entry>, bool), StoreError> {
                 let rows = sqlx::query(sql::$dialect::MESSAGES_AFTER)
                     .bind(channel_id.as_str())
                     .bind(after_seq)
                     .bind(i64::from(limit) + 1)
                     .fetch_all(&self.read_pool)
                     .await?;
-                let mut messages = rows.iter().map(message_from_row).collect::<Result<Vec<_>, _>>()?;
+                let mut messages = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
                 let has_more = messages.len() > limit as usize;
                 messages.truncate(limit as usize);
                 Ok((messages, has_more))
@@ -392,7 +392,7 @@ macro_rules! sql_backend {
                     .bind(i64::from(limit) + 1)
                     .fetch_all(&mut *tx)
                     .await?;
-                let mut entries = rows.iter().map(message_from_row).collect::<Result<Vec<_>, _>>()?;
+                let mut entries = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
                 let has_more = entries.len() > limit as usize;
                 entries.truncate(limit as usize);
                 if backward {
@@ -436,28 +436,28 @@ macro_rules! sql_backend {
                 Ok(EntriesPage { entries, has_more, last_seq })
             }
 
-            pub(super) async fn message(&self, message_id: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
+            pub(super) async fn message(&self, message_id: uuid::Uuid) -> Result<Option<Entry>, StoreError> {
                 sqlx::query(sql::$dialect::MESSAGE_BY_ID)
                     .bind(message_id.hyphenated().to_string())
                     .fetch_optional(&self.read_pool)
                     .await?
                     .as_ref()
-                    .map(message_from_row)
+                    .map(entry_from_row)
                     .transpose()
             }
 
-            pub(super) async fn message_by_key(&self, sender_id: &UserId, client_msg_id: &ClientMsgId) -> Result<Option<StoredMessage>, StoreError> {
+            pub(super) async fn message_by_key(&self, sender_id: &UserId, client_msg_id: &ClientMsgId) -> Result<Option<Entry>, StoreError> {
                 sqlx::query(sql::$dialect::MESSAGE_BY_KEY)
                     .bind(sender_id.as_str())
                     .bind(client_msg_id.as_str())
                     .fetch_optional(&self.read_pool)
                     .await?
                     .as_ref()
-                    .map(message_from_row)
+                    .map(entry_from_row)
                     .transpose()
             }
 
-            pub(super) async fn advance_watermark(&self, user_id: &UserId, message: &StoredMessage, read: bool, sent: &CommitSent) -> Result<bool, StoreError> {
+            pub(super) async fn advance_watermark(&self, user_id: &UserId, message: &Entry, read: bool, sent: &CommitSent) -> Result<bool, StoreError> {
                 let statement = if read { common::ADVANCE_READ } else { common::ADVANCE_DELIVERED };
                 // One autocommit statement: its commit is "sent" with it, so a
                 // failure once the connection is ours is classified like a COMMIT's.
@@ -506,7 +506,7 @@ macro_rules! sql_backend {
                     .await?;
                 rows.iter()
                     .map(|row| {
-                        let entry = message_from_row(row)?;
+                        let entry = entry_from_row(row)?;
                         let offline: Option<String> = row.try_get(15)?;
                         let offline_members = match offline {
                             None => Vec::new(),
@@ -569,7 +569,7 @@ macro_rules! sql_backend {
             /// one insert per new message. Handles every batch (repeated
             /// keys, keys taken meanwhile); on PostgreSQL the set-based
             /// [`PgStore::write_batch`] falls back to it.
-            pub(super) async fn write_batch_rows(&self, sends: &[NewMessage], now: i64, offline: Option<&dyn OfflineMembers>, sent: &CommitSent) -> Result<BatchOutcome, StoreError> {
+            pub(super) async fn write_batch_rows(&self, sends: &[NewEntry], now: i64, offline: Option<&dyn OfflineMembers>, sent: &CommitSent) -> Result<BatchOutcome, StoreError> {
                 let mut tx = self.begin_write().await?;
                 // Lock every channel of the batch in id order (BTreeMap), read its
                 // sequence state and members once.
@@ -608,7 +608,7 @@ macro_rules! sql_backend {
                                         Some(target) => Self::target_in(&mut tx, target).await?.map(TargetState::from),
                                         None => None,
                                     };
-                                    entry_rules::refusal(send, false, target.as_ref()).unwrap_or(SendOutcome::Forbidden)
+                                    entry_rules::refusal(send, false, target.as_ref()).unwrap_or(EntryOutcome::Forbidden)
                                 }
                             };
                             outcomes.push(existing);
@@ -656,13 +656,13 @@ macro_rules! sql_backend {
                                 .await?;
                         }
                         channel.stored(&message);
-                        outcomes.push(SendOutcome::Stored(message));
+                        outcomes.push(EntryOutcome::Stored(message));
                     } else {
                         // The key is taken (stored earlier, earlier in this batch,
                         // or by a transaction that committed meanwhile; a fresh
                         // statement sees it). No seq was used.
                         let existing = self.lookup_in(&mut tx, send).await?;
-                        outcomes.push(existing.unwrap_or(SendOutcome::Conflict));
+                        outcomes.push(existing.unwrap_or(EntryOutcome::Conflict));
                     }
                 }
 
@@ -683,28 +683,28 @@ macro_rules! sql_backend {
 
             /// Resolves a send against a stored row with the same key:
             /// `Duplicate` when channel and body match, else `Conflict`.
-            async fn lookup_in(&self, tx: &mut sqlx::Transaction<'static, $db>, send: &NewMessage) -> Result<Option<SendOutcome>, StoreError> {
+            async fn lookup_in(&self, tx: &mut sqlx::Transaction<'static, $db>, send: &NewEntry) -> Result<Option<EntryOutcome>, StoreError> {
                 let row = sqlx::query(sql::$dialect::MESSAGE_BY_KEY)
                     .bind(send.sender_id.as_str())
                     .bind(send.client_msg_id.as_str())
                     .fetch_optional(&mut **tx)
                     .await?;
                 let Some(row) = row else { return Ok(None) };
-                let existing = message_from_row(&row)?;
+                let existing = entry_from_row(&row)?;
                 Ok(Some(if existing.is_retried_as(send) {
-                    SendOutcome::Duplicate(existing)
+                    EntryOutcome::Duplicate(existing)
                 } else {
-                    SendOutcome::Conflict
+                    EntryOutcome::Conflict
                 }))
             }
 
-            async fn target_in(tx: &mut sqlx::Transaction<'static, $db>, target: uuid::Uuid) -> Result<Option<StoredMessage>, StoreError> {
+            async fn target_in(tx: &mut sqlx::Transaction<'static, $db>, target: uuid::Uuid) -> Result<Option<Entry>, StoreError> {
                 sqlx::query(sql::$dialect::MESSAGE_BY_ID)
                     .bind(target.hyphenated().to_string())
                     .fetch_optional(&mut **tx)
                     .await?
                     .as_ref()
-                    .map(message_from_row)
+                    .map(entry_from_row)
                     .transpose()
             }
 
@@ -714,7 +714,7 @@ macro_rules! sql_backend {
             /// reactions, a reaction moves the holders and counts (a no-op
             /// `add` of a held one or `remove` of one not held changes nothing).
             /// Returns whether it changed anything.
-            async fn apply(tx: &mut sqlx::Transaction<'static, $db>, send: &NewMessage, entry: &StoredMessage) -> Result<bool, StoreError> {
+            async fn apply(tx: &mut sqlx::Transaction<'static, $db>, send: &NewEntry, entry: &Entry) -> Result<bool, StoreError> {
                 match &send.change {
                     Change::Message => {}
                     Change::Edit { target } => {
@@ -830,7 +830,7 @@ impl SqliteStore {
     /// per-row path is the whole implementation.
     pub(super) async fn write_batch(
         &self,
-        sends: &[NewMessage],
+        sends: &[NewEntry],
         now: i64,
         offline: Option<&dyn OfflineMembers>,
         sent: &CommitSent,
@@ -839,7 +839,7 @@ impl SqliteStore {
         let deleted = batch
             .outcomes
             .iter()
-            .any(|o| matches!(o, SendOutcome::Stored(e) if e.kind == EntryKind::Delete));
+            .any(|o| matches!(o, EntryOutcome::Stored(e) if e.kind == EntryKind::Delete));
         if deleted {
             // secure_delete overwrites the erased text in the pages, but in WAL
             // mode older copies of those pages stay in the -wal file until a
@@ -974,7 +974,7 @@ impl PgStore {
     /// because those sends must not use a seq.
     pub(super) async fn write_batch(
         &self,
-        sends: &[NewMessage],
+        sends: &[NewEntry],
         now: i64,
         offline: Option<&dyn OfflineMembers>,
         sent: &CommitSent,
@@ -995,7 +995,7 @@ impl PgStore {
     /// their effects applied set-wise.
     pub(super) async fn write_batch_sets(
         &self,
-        sends: &[NewMessage],
+        sends: &[NewEntry],
         now: i64,
         offline: Option<&dyn OfflineMembers>,
         sent: &CommitSent,
@@ -1040,7 +1040,7 @@ impl PgStore {
     /// `offline` is given, their offline members. Unknown channels are absent.
     async fn lock_batch_channels(
         tx: &mut sqlx::Transaction<'static, Postgres>,
-        sends: &[NewMessage],
+        sends: &[NewEntry],
         offline: Option<&dyn OfflineMembers>,
     ) -> Result<BTreeMap<String, Locked>, StoreError> {
         let ids: Vec<&str> = sends
@@ -1085,7 +1085,7 @@ impl PgStore {
     /// given (a key was taken): the caller rolls back.
     async fn insert_entries(
         tx: &mut sqlx::Transaction<'static, Postgres>,
-        sends: &[NewMessage],
+        sends: &[NewEntry],
         decided: &Decided,
         channels: &BTreeMap<String, Locked>,
         effects: Option<&Effects<'_>>,
@@ -1094,7 +1094,7 @@ impl PgStore {
         new.sort_unstable_by_key(|&index| (sends[index].sender_id.as_str(), sends[index].client_msg_id.as_str()));
         let mut rows = MessageColumns::with_capacity(new.len());
         for &index in &new {
-            if let SendOutcome::Stored(message) = &decided.outcomes[index] {
+            if let EntryOutcome::Stored(message) = &decided.outcomes[index] {
                 let offline = channels
                     .get(sends[index].channel_id.as_str())
                     .map(|c| c.offline_text(&message.sender_id))
@@ -1155,9 +1155,9 @@ impl PgStore {
     /// each found one into `Duplicate` or `Conflict`.
     async fn resolve_refused_keys(
         tx: &mut sqlx::Transaction<'static, Postgres>,
-        sends: &[NewMessage],
+        sends: &[NewEntry],
         refused: &[usize],
-        outcomes: &mut [SendOutcome],
+        outcomes: &mut [EntryOutcome],
     ) -> Result<(), StoreError> {
         if refused.is_empty() {
             return Ok(());
@@ -1171,16 +1171,16 @@ impl PgStore {
             .fetch_all(&mut **tx)
             .await?
         {
-            let message = message_from_row(&row)?;
+            let message = entry_from_row(&row)?;
             stored.insert((message.sender_id.clone(), message.client_msg_id.clone()), message);
         }
         for &index in refused {
             let send = &sends[index];
             if let Some(existing) = stored.get(&(send.sender_id.clone(), send.client_msg_id.clone())) {
                 outcomes[index] = if existing.is_retried_as(send) {
-                    SendOutcome::Duplicate(existing.clone())
+                    EntryOutcome::Duplicate(existing.clone())
                 } else {
-                    SendOutcome::Conflict
+                    EntryOutcome::Conflict
                 };
             }
         }
@@ -1214,7 +1214,7 @@ impl Changes {
     /// Reads the targets of the batch's changes with one statement, and
     /// with another which of its reactions are held and the counts of its
     /// (target, emoji) pairs.
-    async fn read(tx: &mut sqlx::Transaction<'static, Postgres>, sends: &[NewMessage]) -> Result<Self, StoreError> {
+    async fn read(tx: &mut sqlx::Transaction<'static, Postgres>, sends: &[NewEntry]) -> Result<Self, StoreError> {
         let mut changes = Changes::default();
         let targets: BTreeSet<uuid::Uuid> = sends.iter().filter_map(|s| s.change.target()).collect();
         let ids: Vec<String> = targets.iter().map(|t| t.hyphenated().to_string()).collect();
@@ -1223,7 +1223,7 @@ impl Changes {
             .fetch_all(&mut **tx)
             .await?
         {
-            let message = message_from_row(&row)?;
+            let message = entry_from_row(&row)?;
             changes.targets.insert(message.message_id, TargetState::from(message));
         }
         for send in sends {
@@ -1266,7 +1266,7 @@ impl Changes {
     /// Applies a stored entry (`entry`, for `send`) to the batch's state,
     /// as the per-row path's `apply` does to the tables. Returns whether it
     /// changed anything (`false`: a no-op reaction).
-    fn apply(&mut self, send: &NewMessage, entry: &StoredMessage) -> bool {
+    fn apply(&mut self, send: &NewEntry, entry: &Entry) -> bool {
         match &send.change {
             Change::Message => true,
             Change::Edit { target } => {
@@ -1408,7 +1408,7 @@ fn holder_columns<'a>(holders: impl Iterator<Item = &'a Holder>) -> (Vec<String>
 /// Every entry of a set-based batch decided, in batch order.
 struct Decided {
     /// One per send; `Stored` for the new entries.
-    outcomes: Vec<SendOutcome>,
+    outcomes: Vec<EntryOutcome>,
     /// The sends refused (their key may still be stored: see
     /// `resolve_refused_keys`).
     refused: Vec<usize>,
@@ -1421,7 +1421,7 @@ impl Decided {
     /// to an unknown channel, by a non-member or failing its target's
     /// checks is refused; any other becomes the next entry of its channel
     /// and moves `changes` (so a later send sees its effect).
-    fn decide(sends: &[NewMessage], channels: &mut BTreeMap<String, Locked>, changes: &mut Changes, now: i64) -> Self {
+    fn decide(sends: &[NewEntry], channels: &mut BTreeMap<String, Locked>, changes: &mut Changes, now: i64) -> Self {
         let mut decided = Decided {
             outcomes: Vec::with_capacity(sends.len()),
             refused: Vec::new(),
@@ -1435,14 +1435,14 @@ impl Decided {
             let refusal = entry_rules::refusal(send, channel.is_some(), target);
             let (Some(channel), None) = (channel, &refusal) else {
                 decided.refused.push(index);
-                decided.outcomes.push(refusal.unwrap_or(SendOutcome::Forbidden));
+                decided.outcomes.push(refusal.unwrap_or(EntryOutcome::Forbidden));
                 continue;
             };
             let mut message = channel.next_message(send, now);
             message.noop = !changes.apply(send, &message);
             channel.stored(&message);
             decided.new.push(index);
-            decided.outcomes.push(SendOutcome::Stored(message));
+            decided.outcomes.push(EntryOutcome::Stored(message));
         }
         decided
     }
@@ -1486,7 +1486,7 @@ impl<'a> MessageColumns<'a> {
 
     /// Adds `message`, the new entry stored for `send`, with its
     /// `offline_members` column; the text columns borrow from the send.
-    fn push(&mut self, send: &'a NewMessage, message: &StoredMessage, offline_members: Option<String>) {
+    fn push(&mut self, send: &'a NewEntry, message: &Entry, offline_members: Option<String>) {
         self.offline_members.push(offline_members);
         self.message_id.push(message.message_id.hyphenated().to_string());
         self.channel_id.push(send.channel_id.as_str());

@@ -22,11 +22,11 @@ pub const CAPACITY: usize = 100_000;
 
 /// The map (message id → channel id). Cheap to share behind an `Arc`; all
 /// methods take `&self`.
-pub struct MessageRoutes {
+pub struct ChannelOfCache {
     cache: Cache<uuid::Uuid, ChannelId>,
 }
 
-impl MessageRoutes {
+impl ChannelOfCache {
     /// An empty map holding up to `capacity` ids (approximately: the cache
     /// rounds to its shards).
     pub fn new(capacity: usize) -> Self {
@@ -46,9 +46,11 @@ impl MessageRoutes {
     }
 }
 
-impl std::fmt::Debug for MessageRoutes {
+impl std::fmt::Debug for ChannelOfCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MessageRoutes").field("len", &self.cache.len()).finish()
+        f.debug_struct("ChannelOfCache")
+            .field("len", &self.cache.len())
+            .finish()
     }
 }
 
@@ -58,23 +60,20 @@ mod tests {
 
     #[test]
     fn a_remembered_message_routes_to_its_channel_and_others_do_not() {
-        let routes = MessageRoutes::new(10);
+        let cache = ChannelOfCache::new(10);
         let (a, b) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
-        routes.remember(a, &ChannelId::from_trusted("general".into()));
-        assert_eq!(
-            routes.get(&a).map(|c| c.as_str().to_owned()),
-            Some("general".to_owned())
-        );
-        assert!(routes.get(&b).is_none());
+        cache.remember(a, &ChannelId::from_trusted("general".into()));
+        assert_eq!(cache.get(&a).map(|c| c.as_str().to_owned()), Some("general".to_owned()));
+        assert!(cache.get(&b).is_none());
     }
 
     #[test]
     fn the_map_stays_within_its_capacity() {
-        let routes = MessageRoutes::new(100);
+        let cache = ChannelOfCache::new(100);
         let channel = ChannelId::from_trusted("c".into());
         for _ in 0..10_000 {
-            routes.remember(uuid::Uuid::now_v7(), &channel);
+            cache.remember(uuid::Uuid::now_v7(), &channel);
         }
-        assert!(routes.cache.len() <= 200, "{} ids kept", routes.cache.len());
+        assert!(cache.cache.len() <= 200, "{} ids kept", cache.cache.len());
     }
 }
