@@ -13,14 +13,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chatd_testkit::{
-    mint_token, postgres_url, seqs, sync, Admin, Backend, ServerProcess, TestDb, WsClient, ADMIN_TOKEN, JWT_SECRET,
+    postgres_url, require_nats, seqs, subject_prefix, sync, Admin, Backend, NatsNode, ServerProcess, TestDb, WsClient,
+    NATS_URL,
 };
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-/// The machine's NATS server.
-const NATS_URL: &str = "nats://127.0.0.1:4222";
 /// The `nats-server` program (Debian's package puts it in /usr/sbin).
 fn nats_server() -> &'static str {
     if std::path::Path::new("/usr/sbin/nats-server").exists() {
@@ -30,13 +29,6 @@ fn nats_server() -> &'static str {
     }
 }
 
-/// Fails clearly when the machine's NATS is not running.
-fn require_nats() {
-    assert!(
-        std::net::TcpStream::connect("127.0.0.1:4222").is_ok(),
-        "NATS is not running on 127.0.0.1:4222 (`.ci/run` starts it; by hand: nats-server -a 127.0.0.1 -p 4222)"
-    );
-}
 /// Long enough to be sure a frame is not coming (cross-node delivery takes
 /// milliseconds).
 const SILENCE: Duration = Duration::from_millis(800);
@@ -50,29 +42,16 @@ struct Node {
 impl Node {
     /// Starts a node on `db` with NATS at `nats_url` and waits for its address.
     fn start(db: &TestDb, nats_url: &str, prefix: &str, extra: &[(&str, &str)]) -> Self {
-        let data = db.dir.path().join(format!("node-{}", uuid::Uuid::now_v7().simple()));
-        let mut cmd = chatd_testkit::chatd!(db.dir.path());
-        cmd.env("CHATD_DATABASE_URL", &db.url)
-            .env("CHATD_DATA_DIR", &data)
-            .env("CHATD_JWT_SECRET", JWT_SECRET)
-            .env("CHATD_ADMIN_TOKEN", ADMIN_TOKEN)
-            .env("CHATD_NATS_URL", nats_url)
-            .env("CHATD_NATS_SUBJECT_PREFIX", prefix)
-            .env("CHATD_LOG", "info")
-            .env("CHATD_SHUTDOWN_GRACE", "2");
-        for (key, value) in extra {
-            cmd.env(key, value);
-        }
-        let process = ServerProcess::start(cmd);
-        Self {
-            admin: process.admin(ADMIN_TOKEN),
-            process,
-        }
+        let NatsNode { process, admin } =
+            NatsNode::start(chatd_testkit::chatd!(db.dir.path()), db, nats_url, prefix, extra);
+        Self { process, admin }
     }
 
     /// Connects `user` and reads HELLO.
     async fn connect(&self, user: &str) -> WsClient {
-        self.process.connect(&mint_token(JWT_SECRET, user, 3600)).await
+        self.process
+            .connect(&chatd_testkit::mint_token(chatd_testkit::JWT_SECRET, user, 3600))
+            .await
     }
 
     async fn create_channel(&self, id: &str, members: &[&str]) {
@@ -150,7 +129,7 @@ impl Cluster {
     async fn start_on(nodes: usize, nats_url: &str, extra: &[(&str, &str)]) -> Option<Self> {
         postgres_url()?;
         let db = TestDb::new(Backend::Postgres).await;
-        let prefix = format!("t{}", uuid::Uuid::now_v7().simple());
+        let prefix = subject_prefix();
         // The first node applies the migrations; the others start together.
         let mut started = vec![Node::start(&db, nats_url, &prefix, extra)];
         let rest: Vec<Node> = std::thread::scope(|scope| {
@@ -966,7 +945,7 @@ async fn a_request_nobody_answers_comes_back_at_once_on_a_no_echo_connection() {
         .connect(NATS_URL)
         .await
         .expect("connect to NATS");
-    let prefix = format!("t{}", uuid::Uuid::now_v7().simple());
+    let prefix = subject_prefix();
     let started = Instant::now();
     let reply = tokio::time::timeout(
         Duration::from_secs(2),

@@ -7,70 +7,43 @@
 //! Without `CHATD_TEST_DATABASE_URL` every test returns at once (a failure
 //! with `CHATD_REQUIRE_POSTGRES=1`), as in `tests/cluster.rs`.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use chatd_testkit::{
-    postgres_url, ws_connect_hello, Backend, ServerProcess, TestDb, WsClient, ADMIN_TOKEN, JWT_SECRET,
-};
+use chatd_testkit::{postgres_url, require_nats, subject_prefix, Backend, NatsNode, TestDb, WsClient, NATS_URL};
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_chatd");
-const NATS_URL: &str = "nats://127.0.0.1:4222";
 /// Small, so a test waits seconds, not the default 30.
 const TTL_MS: u64 = 1500;
 const GRACE_MS: u64 = 300;
 
 struct Node {
-    process: ServerProcess,
+    node: NatsNode,
 }
 
 impl Node {
     fn start(db: &TestDb, prefix: &str) -> Self {
-        let data = db.dir.path().join(format!("node-{}", uuid::Uuid::now_v7().simple()));
-        let mut cmd = Command::new(BIN);
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(db.dir.path())
-            .env("CHATD_DATABASE_URL", &db.url)
-            .env("CHATD_DATA_DIR", &data)
-            .env("CHATD_JWT_SECRET", JWT_SECRET)
-            .env("CHATD_ADMIN_TOKEN", ADMIN_TOKEN)
-            .env("CHATD_NATS_URL", NATS_URL)
-            .env("CHATD_NATS_SUBJECT_PREFIX", prefix)
-            .env("CHATD_LOG", "info")
-            .env("CHATD_SHUTDOWN_GRACE", "2")
-            .env("CHATD_PRESENCE_TTL_MS", TTL_MS.to_string())
-            .env("CHATD_PRESENCE_GRACE_MS", GRACE_MS.to_string())
-            .env("CHATD_TYPING_THROTTLE_MS", "0");
-        Self {
-            process: ServerProcess::start(cmd),
-        }
+        let (ttl, grace) = (TTL_MS.to_string(), GRACE_MS.to_string());
+        let settings = [
+            ("CHATD_PRESENCE_TTL_MS", ttl.as_str()),
+            ("CHATD_PRESENCE_GRACE_MS", grace.as_str()),
+            ("CHATD_TYPING_THROTTLE_MS", "0"),
+        ];
+        let node = NatsNode::start(chatd_testkit::chatd!(db.dir.path()), db, NATS_URL, prefix, &settings);
+        Self { node }
     }
 
     async fn connect(&self, user: &str) -> WsClient {
-        let token = chatd::auth::Auth::new(JWT_SECRET, ADMIN_TOKEN, None, None, 0)
-            .mint(&chatd::ids::UserId::parse(user).expect("user id"), 3600)
-            .expect("mint")
-            .0;
-        ws_connect_hello(&self.process.addr, &token).await
+        self.node.connect(user).await
     }
 
     async fn create_channel(&self, id: &str, members: &[&str]) {
-        let res = reqwest::Client::new()
-            .post(format!("http://{}/v1/channels", self.process.addr))
-            .bearer_auth(ADMIN_TOKEN)
-            .json(&json!({"channelId": id, "members": members}))
-            .send()
-            .await
-            .expect("http");
-        assert_eq!(res.status(), 201);
+        self.node.admin.create_channel(id, members).await;
     }
 
     /// SIGKILL: no shutdown, no goodbye.
     fn kill(&mut self) {
-        let _ = self.process.child.kill();
-        let _ = self.process.child.wait();
+        let _ = self.node.process.child.kill();
+        let _ = self.node.process.child.wait();
     }
 }
 
@@ -78,12 +51,9 @@ impl Node {
 /// PostgreSQL tests are skipped.
 async fn setup() -> Option<(TestDb, String)> {
     postgres_url()?;
-    assert!(
-        std::net::TcpStream::connect("127.0.0.1:4222").is_ok(),
-        "NATS is not running on 127.0.0.1:4222"
-    );
+    require_nats();
     let db = TestDb::new(Backend::Postgres).await;
-    Some((db, format!("t{}", uuid::Uuid::now_v7().simple())))
+    Some((db, subject_prefix()))
 }
 
 /// Reads PRESENCE frames of `user` until one says `status`, skipping
@@ -240,7 +210,7 @@ async fn typing_after_a_removal_on_another_node_is_refused() {
         .await;
     assert_eq!(dave_on_b.recv_type("TYPING").await["state"], "start");
 
-    let status = a.process.admin(ADMIN_TOKEN).delete_member("room", "bob").await;
+    let status = a.node.admin.delete_member("room", "bob").await;
     assert_eq!(status, 204);
     bob_on_a
         .send_json(json!({"type": "MSG_READ", "messageId": ack["messageId"]}))
@@ -262,8 +232,8 @@ async fn typing_after_a_removal_on_another_node_is_refused() {
         .send_json(json!({"type": "TYPING", "channelId": "room", "state": "start"}))
         .await;
     let (status, _) = a
-        .process
-        .admin(ADMIN_TOKEN)
+        .node
+        .admin
         .request(reqwest::Method::DELETE, "/v1/channels/room", None)
         .await;
     assert_eq!(status, 204);

@@ -538,7 +538,10 @@ on_both_stores!(
 /// Several nodes (PostgreSQL and NATS, real `chatd` processes).
 mod cluster {
     use super::*;
-    use chatd_testkit::{mint_token, postgres_url, Admin, ServerProcess, TestDb, WsClient, ADMIN_TOKEN, JWT_SECRET};
+    use chatd_testkit::{
+        mint_token, postgres_url, require_nats, subject_prefix, Admin, NatsNode, ServerProcess, TestDb, WsClient,
+        JWT_SECRET, NATS_URL,
+    };
 
     struct Node {
         process: ServerProcess,
@@ -552,26 +555,11 @@ mod cluster {
 
         /// [`Node::start`] with more settings (`CHATD_*` variables).
         fn start_with(db: &TestDb, prefix: &str, webhook_url: &str, env: &[(&str, &str)]) -> Self {
-            let data = db.dir.path().join(format!("node-{}", uuid::Uuid::now_v7().simple()));
-            let mut cmd = chatd_testkit::chatd!(db.dir.path());
-            cmd.env("CHATD_DATABASE_URL", &db.url)
-                .env("CHATD_DATA_DIR", &data)
-                .env("CHATD_JWT_SECRET", JWT_SECRET)
-                .env("CHATD_ADMIN_TOKEN", ADMIN_TOKEN)
-                .env("CHATD_NATS_URL", "nats://127.0.0.1:4222")
-                .env("CHATD_NATS_SUBJECT_PREFIX", prefix)
-                .env("CHATD_LOG", "info")
-                .env("CHATD_SHUTDOWN_GRACE", "2")
-                .env("CHATD_WEBHOOK_URL", webhook_url)
-                .env("CHATD_WEBHOOK_SECRET", SECRET);
-            for (name, value) in env {
-                cmd.env(name, value);
-            }
-            let process = ServerProcess::start(cmd);
-            Self {
-                admin: process.admin(ADMIN_TOKEN),
-                process,
-            }
+            let mut settings = vec![("CHATD_WEBHOOK_URL", webhook_url), ("CHATD_WEBHOOK_SECRET", SECRET)];
+            settings.extend_from_slice(env);
+            let NatsNode { process, admin } =
+                NatsNode::start(chatd_testkit::chatd!(db.dir.path()), db, NATS_URL, prefix, &settings);
+            Self { process, admin }
         }
 
         async fn connect(&self, user: &str) -> WsClient {
@@ -610,12 +598,9 @@ mod cluster {
         if postgres_url().is_none() {
             return;
         }
-        assert!(
-            std::net::TcpStream::connect("127.0.0.1:4222").is_ok(),
-            "NATS is not running on 127.0.0.1:4222"
-        );
+        require_nats();
         let db = TestDb::new(Backend::Postgres).await;
-        let prefix = format!("wh{}", uuid::Uuid::now_v7().simple());
+        let prefix = subject_prefix();
         let receiver = Receiver::start(&[], 503).await;
         let mut nodes = vec![
             Node::start(&db, &prefix, &receiver.url()),
@@ -679,12 +664,9 @@ mod cluster {
         if postgres_url().is_none() {
             return;
         }
-        assert!(
-            std::net::TcpStream::connect("127.0.0.1:4222").is_ok(),
-            "NATS is not running on 127.0.0.1:4222"
-        );
+        require_nats();
         let db = TestDb::new(Backend::Postgres).await;
-        let prefix = format!("wh{}", uuid::Uuid::now_v7().simple());
+        let prefix = subject_prefix();
         let receiver = Receiver::start(&[], 200).await;
         let grace = [("CHATD_PRESENCE_GRACE_MS", "30000")];
         let nodes = [

@@ -11,6 +11,8 @@
 //! - [`process`]: the `chatd` binary as a child process, with its log kept.
 //! - [`ws`]: a WebSocket client speaking JSON frames, and frame builders.
 //! - [`admin`]: the admin HTTP API and the probes (`/readyz`, `/metrics`).
+//! - [`nats_node`]: a `chatd` node of a cluster (PostgreSQL and NATS) as a
+//!   child process, under a NATS subject prefix of the test's own.
 //!
 //! A crate of its own rather than a module each test binary includes: its
 //! items are `pub`, so a binary that uses only some of them compiles without
@@ -19,6 +21,7 @@
 pub mod admin;
 pub mod app;
 pub mod db;
+pub mod nats_node;
 pub mod pg_server;
 pub mod process;
 pub mod ws;
@@ -28,6 +31,7 @@ use std::time::Duration;
 pub use admin::Admin;
 pub use app::{spawn_app, spawn_app_on, spawn_app_with, test_config, TestApp};
 pub use db::{pg_admin, postgres_url, AnyPool, Backend, TestDb};
+pub use nats_node::{require_nats, subject_prefix, NatsNode, NATS_URL};
 pub use pg_server::{own_postgres, OwnPostgres};
 pub use process::{chatd_command, ServerProcess};
 pub use ws::{seqs, sync, ws_connect, ws_connect_hello, ws_request, WsClient};
