@@ -11,7 +11,7 @@
 //!   and all of them every third of
 //!   `presence_ttl_ms` (the heartbeat). The others keep each (node, user)
 //!   entry until it is not refreshed within `presence_ttl_ms`
-//!   ([`crate::delivery::presence::Ephemeral::expire`]).
+//!   ([`crate::delivery::ephemeral::Ephemeral::expire`]).
 
 use std::sync::Arc;
 
@@ -22,8 +22,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::wire::{presence_subject, typing_subject, PresenceEnvelope, TypingEnvelope};
 use super::{Cluster, Inner};
+use crate::delivery::ephemeral::NodeId;
 use crate::delivery::hub::Hub;
-use crate::delivery::presence::NodeId;
 use crate::ids::{ChannelId, UserId};
 
 /// Users per heartbeat message (about 130 bytes each at most: well within

@@ -1,0 +1,444 @@
+//! What this node subscribes to: a `u.<user>` subscription (and its task)
+//! per user with a live session here, a `c.<channel>` subscription (and its
+//! channel task) per channel one of those users is a member of,
+//! reference-counted by user, and the membership changes that move them.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use axum::extract::ws::Utf8Bytes;
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::channel::{ChannelCmd, ChannelCore};
+use super::wire::{channel_subject, user_subject, UserEnvelope};
+use super::{ephemeral, Inner, JOIN_WAIT, RETRY};
+use crate::ids::{ChannelId, UserId};
+use crate::telemetry;
+
+/// What this node's sessions need, by user and by channel.
+#[derive(Default)]
+pub(super) struct Interest {
+    pub(super) users: HashMap<UserId, UserEntry>,
+    pub(super) channels: HashMap<ChannelId, ChannelEntry>,
+    next_generation: u64,
+}
+
+/// A user with live sessions on this node.
+pub(super) struct UserEntry {
+    /// Tells this entry from a later one of the same user.
+    generation: u64,
+    sessions: usize,
+    /// The channels this user holds a reference to.
+    channels: HashSet<ChannelId>,
+    ready: watch::Receiver<bool>,
+    pub(super) commands: mpsc::UnboundedSender<UserCmd>,
+    /// The user's membership changes, for [`run_membership`].
+    memberships: mpsc::UnboundedSender<MembershipChange>,
+    stop: CancellationToken,
+}
+
+/// A channel some local user is a member of.
+pub(super) struct ChannelEntry {
+    /// Users holding it.
+    refs: usize,
+    ready: watch::Receiver<bool>,
+    pub(super) commands: mpsc::UnboundedSender<ChannelCmd>,
+    stop: CancellationToken,
+}
+
+pub(super) enum UserCmd {
+    /// NATS came back: add channels joined while it was away.
+    Reconcile,
+}
+
+/// The user joined (`add`) or left `channel`, committed when its last seq
+/// was `seq` (on this node or another): see [`Inner::membership`].
+pub(super) struct MembershipChange {
+    channel: ChannelId,
+    add: bool,
+    seq: i64,
+}
+
+impl Inner {
+    /// Counts a session of `user`, creating the user's entry (and its task)
+    /// for the first one. Returns the entry's readiness.
+    pub(super) fn enter(self: &Arc<Self>, user: &UserId) -> watch::Receiver<bool> {
+        let mut interest = self.lock();
+        if let Some(entry) = interest.users.get_mut(user) {
+            entry.sessions += 1;
+            return entry.ready.clone();
+        }
+        let generation = interest.next_generation;
+        interest.next_generation += 1;
+        let (ready_tx, ready) = watch::channel(false);
+        let (commands, commands_rx) = mpsc::unbounded_channel();
+        let (memberships, memberships_rx) = mpsc::unbounded_channel();
+        let stop = self.stop.child_token();
+        interest.users.insert(
+            user.clone(),
+            UserEntry {
+                generation,
+                sessions: 1,
+                channels: HashSet::new(),
+                ready: ready.clone(),
+                commands,
+                memberships,
+                stop: stop.clone(),
+            },
+        );
+        self.tasks.spawn(run_membership(
+            self.clone(),
+            user.clone(),
+            generation,
+            memberships_rx,
+            stop.clone(),
+        ));
+        telemetry::nats_subscriptions("user", 1.0);
+        self.tasks.spawn(run_user(
+            self.clone(),
+            user.clone(),
+            generation,
+            ready_tx,
+            commands_rx,
+            stop,
+        ));
+        ready
+    }
+
+    /// A session of `user` ended; the last one gives back the user's
+    /// subscription and channel references.
+    pub(super) fn leave(&self, user: &UserId) {
+        let mut guard = self.lock();
+        let interest = &mut *guard;
+        let Some(entry) = interest.users.get_mut(user) else {
+            return;
+        };
+        entry.sessions = entry.sessions.saturating_sub(1);
+        if entry.sessions > 0 {
+            return;
+        }
+        if let Some(entry) = interest.users.remove(user) {
+            entry.stop.cancel();
+            telemetry::nats_subscriptions("user", -1.0);
+            for channel in &entry.channels {
+                release(&mut interest.channels, channel);
+            }
+        }
+    }
+
+    /// Adds channels to a user's entry (only if it is still `generation`),
+    /// returning the readiness of each newly held channel.
+    fn add_channels(
+        self: &Arc<Self>,
+        user: &UserId,
+        generation: u64,
+        channels: Vec<ChannelId>,
+    ) -> Vec<watch::Receiver<bool>> {
+        let mut guard = self.lock();
+        let interest = &mut *guard;
+        let Some(entry) = interest.users.get_mut(user).filter(|e| e.generation == generation) else {
+            return Vec::new();
+        };
+        let mut ready = Vec::new();
+        for channel in channels {
+            if entry.channels.insert(channel.clone()) {
+                ready.push(self.acquire(&mut interest.channels, &channel, None));
+            }
+        }
+        ready
+    }
+
+    /// Hands a membership change to the user's membership task (no-op for
+    /// a user without local sessions), which applies them one at a time as
+    /// the database has them ([`run_membership`]). Changes made on different
+    /// nodes arrive here in any order (each node applies its own at once,
+    /// the others' come through NATS later), so the event's `add` cannot be
+    /// applied as it is: an older removal arriving after a newer add would
+    /// end the member's delivery for good.
+    pub(super) fn membership(&self, user: &UserId, channel: &ChannelId, add: bool, seq: i64) {
+        if let Some(entry) = self.lock().users.get(user) {
+            let _ = entry.memberships.send(MembershipChange {
+                channel: channel.clone(),
+                add,
+                seq,
+            });
+        }
+    }
+
+    /// Takes (`member`) or gives back `channel` for the user's entry, if it
+    /// is still `generation`. `floor`: the seq after which a newly taken
+    /// channel starts delivering (the join's own seq).
+    fn set_membership(self: &Arc<Self>, user: &UserId, generation: u64, channel: &ChannelId, member: bool, floor: i64) {
+        let mut guard = self.lock();
+        let interest = &mut *guard;
+        let Some(entry) = interest.users.get_mut(user).filter(|e| e.generation == generation) else {
+            return;
+        };
+        if member {
+            if entry.channels.insert(channel.clone()) {
+                let _ = self.acquire(&mut interest.channels, channel, Some(floor));
+            }
+        } else if entry.channels.remove(channel) {
+            release(&mut interest.channels, channel);
+        }
+    }
+
+    /// Takes a reference to a channel, starting its task for the first one.
+    /// `floor`: a user joined when the channel's last seq was this.
+    fn acquire(
+        self: &Arc<Self>,
+        channels: &mut HashMap<ChannelId, ChannelEntry>,
+        channel: &ChannelId,
+        floor: Option<i64>,
+    ) -> watch::Receiver<bool> {
+        if let Some(entry) = channels.get_mut(channel) {
+            entry.refs += 1;
+            if let Some(seq) = floor {
+                let _ = entry.commands.send(ChannelCmd::Floor(seq));
+            }
+            return entry.ready.clone();
+        }
+        let (ready_tx, ready) = watch::channel(false);
+        let (commands, commands_rx) = mpsc::unbounded_channel();
+        let stop = self.stop.child_token();
+        channels.insert(
+            channel.clone(),
+            ChannelEntry {
+                refs: 1,
+                ready: ready.clone(),
+                commands,
+                stop: stop.clone(),
+            },
+        );
+        telemetry::nats_subscriptions("channel", 1.0);
+        self.tasks.spawn(run_channel(
+            self.clone(),
+            channel.clone(),
+            floor,
+            ready_tx,
+            commands_rx,
+            stop,
+        ));
+        ready
+    }
+}
+
+/// Gives back a reference to a channel, stopping its task after the last.
+fn release(channels: &mut HashMap<ChannelId, ChannelEntry>, channel: &ChannelId) {
+    let Some(entry) = channels.get_mut(channel) else { return };
+    entry.refs = entry.refs.saturating_sub(1);
+    if entry.refs == 0 {
+        if let Some(entry) = channels.remove(channel) {
+            entry.stop.cancel();
+            telemetry::nats_subscriptions("channel", -1.0);
+        }
+    }
+}
+
+/// Retries a database read every [`RETRY`] until it succeeds or `stop`.
+async fn read_retrying<T, F, Fut>(stop: &CancellationToken, what: &str, mut read: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, crate::store::StoreError>>,
+{
+    loop {
+        match read().await {
+            Ok(value) => return Some(value),
+            Err(error) => {
+                tracing::warn!(%error, "cannot read {what}; retrying");
+                tokio::select! {
+                    _ = stop.cancelled() => return None,
+                    _ = tokio::time::sleep(RETRY) => {}
+                }
+            }
+        }
+    }
+}
+
+/// One channel's task: subscribe (confirmed), then start the sequencer at
+/// the channel's last seq read after that (or at the join's `floor`), then
+/// run it.
+async fn run_channel(
+    inner: Arc<Inner>,
+    channel: ChannelId,
+    floor: Option<i64>,
+    ready: watch::Sender<bool>,
+    commands: mpsc::UnboundedReceiver<ChannelCmd>,
+    stop: CancellationToken,
+) {
+    let inbound = inner.subscribe(channel_subject(&inner.prefix, &channel)).await;
+    let store = inner.store.clone();
+    let Some(last) = read_retrying(&stop, "a channel's last seq", || store.channel(&channel)).await else {
+        return;
+    };
+    let last = last.map_or(0, |c| c.last_seq);
+    let start = floor.map_or(last, |f| f.clamp(0, last));
+    let mut core = ChannelCore::new(
+        channel.clone(),
+        inner.store.clone(),
+        inner.hub.clone(),
+        inner.gap_wait,
+        start + 1,
+    );
+    if start < last {
+        core.catch_up().await;
+    }
+    let _ = ready.send(true);
+    inner
+        .tasks
+        .spawn(ephemeral::run_typing(inner.clone(), channel, stop.clone()));
+    drop(inner);
+    core.run(inbound, commands, stop).await;
+}
+
+/// One user's task: subscribe to the user's subject (confirmed), read the
+/// user's channels and take them (waiting for their subscriptions), then
+/// handle what comes for the user: RECEIPT frames, membership changes.
+async fn run_user(
+    inner: Arc<Inner>,
+    user: UserId,
+    generation: u64,
+    ready: watch::Sender<bool>,
+    mut commands: mpsc::UnboundedReceiver<UserCmd>,
+    stop: CancellationToken,
+) {
+    let mut inbound = inner.subscribe(user_subject(&inner.prefix, &user)).await;
+    let store = inner.store.clone();
+    let Some(states) = read_retrying(&stop, "a user's channels", || store.channel_states(&user)).await else {
+        return;
+    };
+    let channels = states.into_iter().map(|s| s.channel_id).collect();
+    let deadline = tokio::time::Instant::now() + JOIN_WAIT;
+    for mut channel_ready in inner.add_channels(&user, generation, channels) {
+        let _ = tokio::time::timeout_at(deadline, channel_ready.wait_for(|r| *r)).await;
+    }
+    let _ = ready.send(true);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            command = commands.recv() => match command {
+                None => return,
+                Some(UserCmd::Reconcile) => {
+                    // Only adds: a channel left meanwhile costs a subscription
+                    // until the user's last session ends, never a delivery
+                    // (recipients come with each message).
+                    match inner.store.channel_states(&user).await {
+                        Ok(states) => {
+                            let channels = states
+                                .into_iter()
+                                .map(|s| s.channel_id)
+                                .collect();
+                            let _ = inner.add_channels(&user, generation, channels);
+                        }
+                        Err(error) => tracing::warn!(user_id = %user, %error, "cannot re-read a user's channels"),
+                    }
+                }
+            },
+            payload = inbound.next() => match payload {
+                Some(payload) => on_user_payload(&inner, &user, &payload),
+                None => inbound = futures_util::stream::pending().boxed(),
+            },
+        }
+    }
+}
+
+/// One user's membership changes, one at a time, in a task of their own so
+/// that the database reads never hold up the user's RECEIPT frames.
+///
+/// The database decides, read after the change committed: every change is
+/// followed by its own event, so the last one handled reads the final state,
+/// whatever order the events came in. When the read fails, the node keeps (or
+/// takes) the channel: delivery goes by each message's own member list, so a
+/// channel held for a user who left costs traffic until the user's last
+/// session here ends, never a delivery, while one given up for a member would
+/// lose that member's messages for good.
+async fn run_membership(
+    inner: Arc<Inner>,
+    user: UserId,
+    generation: u64,
+    mut changes: mpsc::UnboundedReceiver<MembershipChange>,
+    stop: CancellationToken,
+) {
+    loop {
+        let change = tokio::select! {
+            _ = stop.cancelled() => return,
+            change = changes.recv() => match change {
+                Some(change) => change,
+                None => return,
+            },
+        };
+        let MembershipChange { channel, add, seq } = change;
+        // The floor of a join is the join's own seq from the database, not
+        // the event's: a stale event (an earlier join, or a removal) has a
+        // lower seq, and catching up from it would hand the member what was
+        // stored while it was not one.
+        let (member, floor) = match inner.store.member_since(&channel, &user).await {
+            Ok(Some(joined)) => (true, joined),
+            Ok(None) => (false, seq),
+            Err(error) => {
+                tracing::warn!(user_id = %user, channel_id = %channel, add, %error, "cannot read a membership; keeping the channel");
+                (true, seq)
+            }
+        };
+        inner.set_membership(&user, generation, &channel, member, floor);
+    }
+}
+
+fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
+    match serde_json::from_slice::<UserEnvelope>(payload) {
+        Ok(UserEnvelope::Frame { frame_type, text }) => {
+            let Some(type_name) = known_frame_type(&frame_type) else {
+                tracing::debug!(%frame_type, "unknown frame type from NATS");
+                return;
+            };
+            inner.hub.send_to_user(user, &Utf8Bytes::from(text), type_name, None);
+        }
+        Ok(UserEnvelope::Receipt {
+            channel_id,
+            owner,
+            read,
+            seq,
+            text,
+        }) => match (ChannelId::parse(&channel_id), UserId::parse(&owner)) {
+            (Ok(channel), Ok(owner)) => {
+                let receipt = crate::outbound::ReceiptFrame {
+                    key: (channel, owner, read),
+                    seq,
+                    text: Utf8Bytes::from(text),
+                };
+                inner.hub.send_receipt(user, &receipt, None);
+            }
+            _ => tracing::warn!("bad receipt ids from NATS"),
+        },
+        Ok(UserEnvelope::Membership { channel_id, add, seq }) => match ChannelId::parse(&channel_id) {
+            Ok(channel) => {
+                // The node that made the change forgot its cached members;
+                // this one must too, or it would take (or refuse) the user's
+                // TYPING by the old list for up to MEMBERS_FRESH.
+                inner.hub.ephemeral.forget_members(&channel);
+                inner.membership(user, &channel, add, seq);
+            }
+            Err(error) => tracing::warn!(%error, "bad channel id from NATS"),
+        },
+        Err(error) => tracing::warn!(user_id = %user, %error, "undecodable message from NATS"),
+    }
+}
+
+/// The static name of a server frame type (for the metrics label).
+fn known_frame_type(name: &str) -> Option<&'static str> {
+    [
+        "RECEIPT",
+        "MSG_RECV",
+        "MSG_ACK",
+        "ERROR",
+        "HELLO",
+        "SYNC_BATCH",
+        "CHANNEL_REMOVED",
+        "TYPING",
+        "PRESENCE",
+    ]
+    .into_iter()
+    .find(|known| *known == name)
+}
