@@ -65,7 +65,7 @@ impl AppState {
         metrics: PrometheusHandle,
         commit_tasks: &TaskTracker,
     ) -> Result<Self, StateError> {
-        let hub = Arc::new(Hub::new(crate::delivery::presence::Settings::from_config(&config)));
+        let hub = Arc::new(Hub::new(crate::delivery::ephemeral::Settings::from_config(&config)));
         let webhooks = match webhook::Settings::from_config(&config) {
             Some(settings) => Some(Arc::new(Feed::start(settings, store.clone())?)),
             None => None,

@@ -1,6 +1,6 @@
 //! `PRESENCE_SUB`: replaces the session's presence subscription and answers
 //! with one PRESENCE per listed id (the snapshot), then one per change
-//! ([`crate::delivery::presence::Ephemeral::subscribe`]).
+//! ([`crate::delivery::ephemeral::Ephemeral::subscribe`]).
 //!
 //! Only users who share a channel with the subscriber are shown (one read of
 //! the members table per PRESENCE_SUB); any other id is always `offline`

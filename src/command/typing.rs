@@ -3,13 +3,13 @@
 //! the channel's other members on every node ([`crate::delivery::Delivery::typing`]).
 //!
 //! The membership check reads the channel's members from a cache of this
-//! node ([`crate::delivery::presence::MEMBERS_FRESH`]), or the database's
+//! node ([`crate::delivery::ephemeral::MEMBERS_FRESH`]), or the database's
 //! read pool when it is cold: never the commit path.
 
 use std::sync::Arc;
 
 use super::Context;
-use crate::delivery::presence::TypingDecision;
+use crate::delivery::ephemeral::TypingDecision;
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::{ErrorCode, ErrorFrame};
 use crate::view;

@@ -26,7 +26,7 @@ pub struct Hub {
     /// hub in commit order.
     receipt_stripes: Box<[tokio::sync::Mutex<()>]>,
     /// This node's typing and presence state.
-    pub(crate) ephemeral: super::presence::Ephemeral,
+    pub(crate) ephemeral: super::ephemeral::Ephemeral,
 }
 
 /// Stripes of [`Hub::receipt_order`].
@@ -34,22 +34,22 @@ const RECEIPT_STRIPES: usize = 64;
 
 impl Default for Hub {
     fn default() -> Self {
-        Self::new(super::presence::Settings::default())
+        Self::new(super::ephemeral::Settings::default())
     }
 }
 
 impl Hub {
     /// An empty hub with these typing and presence settings.
-    pub fn new(settings: super::presence::Settings) -> Self {
+    pub fn new(settings: super::ephemeral::Settings) -> Self {
         Self {
             sessions: RwLock::default(),
             receipt_stripes: (0..RECEIPT_STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
-            ephemeral: super::presence::Ephemeral::new(settings),
+            ephemeral: super::ephemeral::Ephemeral::new(settings),
         }
     }
 
     /// This node's typing and presence state.
-    pub fn ephemeral(&self) -> &super::presence::Ephemeral {
+    pub fn ephemeral(&self) -> &super::ephemeral::Ephemeral {
         &self.ephemeral
     }
 

@@ -12,8 +12,8 @@
 //! Delivery never waits on a socket: every session has a bounded outbound
 //! queue ([`crate::outbound`]) and a full one closes that session with 1013.
 
+pub mod ephemeral;
 pub mod hub;
-pub mod presence;
 
 use std::sync::Arc;
 
@@ -71,7 +71,7 @@ impl std::fmt::Debug for Joined {
 }
 
 /// `offlineMembers` of webhooks: who has no open session on any node, as
-/// this node's presence state knows it ([`presence::Ephemeral::offline_among`]).
+/// this node's presence state knows it ([`ephemeral::Ephemeral::offline_among`]).
 impl crate::store::OfflineMembers for Delivery {
     fn offline(&self, members: &[UserId]) -> Vec<UserId> {
         self.ephemeral().offline_among(members)
@@ -104,7 +104,7 @@ impl Delivery {
     }
 
     /// This node's typing and presence state.
-    pub fn ephemeral(&self) -> &presence::Ephemeral {
+    pub fn ephemeral(&self) -> &ephemeral::Ephemeral {
         &self.hub().ephemeral
     }
 
@@ -251,7 +251,7 @@ impl Delivery {
     /// each member, on every node, gets `CHANNEL_REMOVED`, and the channel's
     /// delivery stops for them (with NATS, as when they leave it). The
     /// channel's cached members are forgotten, so a TYPING in it is refused
-    /// at once, not after [`presence::MEMBERS_FRESH`].
+    /// at once, not after [`ephemeral::MEMBERS_FRESH`].
     pub fn channel_removed(&self, channel: &ChannelId, members: &[UserId]) {
         self.ephemeral().forget_members(channel);
         let text = Utf8Bytes::from(
@@ -289,7 +289,7 @@ impl Delivery {
 /// Most `lastSeenAt` values written per transaction.
 const LAST_SEEN_BATCH: usize = 1000;
 
-/// The node's typing and presence upkeep, every [`presence::Settings::tick`]:
+/// The node's typing and presence upkeep, every [`ephemeral::Settings::tick`]:
 /// expires other nodes' entries and finished typing, and writes the
 /// `lastSeenAt` values gathered since the last tick in one transaction
 /// (batched: presence never writes per event). At shutdown, writes those of

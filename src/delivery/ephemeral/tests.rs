@@ -1,0 +1,192 @@
+//! Unit tests of the node's typing and presence state.
+
+use std::collections::HashSet;
+
+use std::sync::atomic::Ordering;
+
+use axum::extract::ws::Utf8Bytes;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::*;
+use crate::outbound::{CloseSignal, QueuedBytes};
+use crate::protocol::TypingState;
+
+/// Short timers: these tests sleep for real.
+fn settings() -> Settings {
+    Settings {
+        typing_ttl: Duration::from_millis(300),
+        typing_throttle: Duration::from_millis(100),
+        typing_max_members: 1000,
+        presence_grace: Duration::from_millis(5000),
+        presence_ttl: Duration::from_millis(600),
+    }
+}
+
+async fn advance(by: Duration) {
+    tokio::time::sleep(by).await;
+}
+
+fn user(id: &str) -> UserId {
+    UserId::parse(id).unwrap()
+}
+
+fn watcher(id: &str) -> (SessionHandle, mpsc::Receiver<Utf8Bytes>) {
+    let (tx, rx) = mpsc::channel(64);
+    let handle = SessionHandle::new(
+        uuid::Uuid::now_v7().to_string().into(),
+        user(id),
+        tx,
+        Arc::new(QueuedBytes::new(usize::MAX)),
+        Arc::new(CloseSignal::default()),
+    );
+    (handle, rx)
+}
+
+fn frames(rx: &mut mpsc::Receiver<Utf8Bytes>) -> Vec<serde_json::Value> {
+    std::iter::from_fn(|| rx.try_recv().ok())
+        .map(|t| serde_json::from_str(t.as_str()).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn typing_is_throttled_and_stopped_once() {
+    let e = Ephemeral::new(settings());
+    let (alice, room) = (user("alice"), ChannelId::parse("room").unwrap());
+    let members: Arc<[UserId]> = Arc::from([user("alice"), user("bob")]);
+    assert!(matches!(
+        e.typing(&alice, &room, true, &members),
+        TypingDecision::Forward(TypingState::Start, Some(_))
+    ));
+    assert_eq!(
+        e.typing(&alice, &room, true, &members),
+        TypingDecision::Drop,
+        "throttled"
+    );
+    advance(Duration::from_millis(110)).await;
+    assert!(matches!(
+        e.typing(&alice, &room, true, &members),
+        TypingDecision::Forward(TypingState::Start, _)
+    ));
+    assert_eq!(
+        e.typing(&alice, &room, false, &members),
+        TypingDecision::Forward(TypingState::Stop, None)
+    );
+    assert_eq!(
+        e.typing(&alice, &room, false, &members),
+        TypingDecision::Drop,
+        "one stop"
+    );
+    assert!(e.typing_ends_with_message(&alice, &room).is_none(), "nothing to stop");
+    advance(Duration::from_millis(110)).await;
+    e.typing(&alice, &room, true, &members);
+    assert_eq!(e.typing_ends_with_message(&alice, &room).as_deref(), Some(&members[..]));
+    advance(Duration::from_millis(350)).await;
+    e.expire(Instant::now());
+    assert_eq!(e.typing_entries.load(Ordering::Acquire), 0, "swept");
+}
+
+#[tokio::test]
+async fn a_typer_whose_last_session_closes_is_stopped() {
+    let e = Ephemeral::new(settings());
+    let (alice, room) = (user("alice"), ChannelId::parse("room").unwrap());
+    let members: Arc<[UserId]> = Arc::from([user("alice"), user("bob")]);
+    let (s1, _) = watcher("alice");
+    let (s2, _) = watcher("alice");
+    e.session_opened(&alice);
+    e.session_opened(&alice);
+    e.typing(&alice, &room, true, &members);
+    assert!(e.session_closed(&alice, &s1.id).typing_stops.is_empty(), "one left");
+    let closed = e.session_closed(&alice, &s2.id);
+    assert_eq!(closed.typing_stops.len(), 1);
+    assert!(closed.grace.is_some());
+}
+
+#[tokio::test]
+async fn presence_goes_offline_after_the_grace_and_a_reconnect_does_not_flap() {
+    let e = Ephemeral::new(settings());
+    let (bob, mut rx) = watcher("bob");
+    let alice = user("alice");
+    let visible: HashSet<UserId> = [alice.clone()].into();
+    e.subscribe(&bob, &[alice.clone(), user("eve")], &visible, &[(alice.clone(), 5)]);
+    let snapshot = frames(&mut rx);
+    assert_eq!(snapshot[0]["status"], "offline");
+    assert_eq!(snapshot[0]["lastSeenAt"], 5);
+    assert_eq!(snapshot[1]["userId"], "eve");
+    assert!(snapshot[1].get("lastSeenAt").is_none());
+
+    let (a1, _) = watcher("alice");
+    assert!(e.session_opened(&alice));
+    assert_eq!(frames(&mut rx)[0]["status"], "online");
+    let gen = e.session_closed(&alice, &a1.id).grace.unwrap();
+    assert!(frames(&mut rx).is_empty(), "no offline during the grace");
+    // A reconnect within the grace: the old period is void, and the
+    // other nodes are told the user has a session again.
+    assert!(e.session_opened(&alice), "announced: a session again");
+    let (a2, _) = watcher("alice");
+    assert!(!e.session_opened(&alice), "a second session changes nothing");
+    e.session_closed(&alice, &a2.id);
+    assert_eq!(e.grace_over(&alice, gen), None);
+    assert!(frames(&mut rx).is_empty(), "no flap");
+    let gen = e.session_closed(&alice, &a1.id).grace.unwrap();
+    let seen = e.grace_over(&alice, gen).expect("released");
+    let offline = frames(&mut rx);
+    assert_eq!(offline.len(), 1);
+    assert_eq!(offline[0]["status"], "offline");
+    assert_eq!(offline[0]["lastSeenAt"], seen);
+    assert_eq!(e.take_pending_last_seen(), vec![(alice.clone(), seen)]);
+}
+
+#[tokio::test]
+async fn another_nodes_users_expire_without_heartbeats() {
+    let e = Ephemeral::new(settings());
+    let (bob, mut rx) = watcher("bob");
+    let alice = user("alice");
+    e.subscribe(&bob, std::slice::from_ref(&alice), &[alice.clone()].into(), &[]);
+    frames(&mut rx);
+    let other: NodeId = "other".into();
+    e.remote_held(&other, std::slice::from_ref(&alice));
+    assert_eq!(frames(&mut rx)[0]["status"], "online");
+    advance(Duration::from_millis(200)).await;
+    e.remote_held(&other, std::slice::from_ref(&alice));
+    advance(Duration::from_millis(200)).await;
+    e.expire(Instant::now());
+    assert!(frames(&mut rx).is_empty(), "refreshed by the heartbeat");
+    advance(settings().remote_lifetime()).await;
+    e.expire(Instant::now());
+    let offline = frames(&mut rx);
+    assert_eq!(offline[0]["status"], "offline");
+    assert!(offline[0]["lastSeenAt"].is_i64());
+    // Our own heartbeats are not another node's.
+    e.remote_held(e.node(), std::slice::from_ref(&alice));
+    assert!(frames(&mut rx).is_empty());
+}
+
+#[tokio::test]
+async fn a_user_in_its_grace_on_another_node_is_online_but_has_no_session() {
+    let e = Ephemeral::new(settings());
+    let (bob, mut rx) = watcher("bob");
+    let alice = user("alice");
+    e.subscribe(&bob, std::slice::from_ref(&alice), &[alice.clone()].into(), &[]);
+    frames(&mut rx);
+    let other: NodeId = "other".into();
+    e.remote_held(&other, std::slice::from_ref(&alice));
+    assert_eq!(frames(&mut rx)[0]["status"], "online");
+    assert!(
+        e.offline_among(std::slice::from_ref(&alice)).is_empty(),
+        "a session there"
+    );
+    e.remote_idle(&other, std::slice::from_ref(&alice));
+    assert!(frames(&mut rx).is_empty(), "no flap: still online in the grace");
+    assert_eq!(
+        e.offline_among(std::slice::from_ref(&alice)),
+        vec![alice.clone()],
+        "no session"
+    );
+    e.remote_held(&other, std::slice::from_ref(&alice));
+    assert!(
+        e.offline_among(std::slice::from_ref(&alice)).is_empty(),
+        "a session again"
+    );
+    assert!(frames(&mut rx).is_empty());
+}
