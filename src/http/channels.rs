@@ -1,19 +1,19 @@
-//! Channel, membership and history routes.
+//! The channel routes: create, read, list, rename and describe (`PATCH`),
+//! delete (`/v1/channels`, `/v1/channels/{channelId}`).
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::body::{admin_body, parse_json};
-use super::openapi::{ErrorBody, HistoryPage, HistoryQuery};
-use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
-use crate::command::sync::{cut_page, read_page};
+use super::body::{admin_body, parse_json, read_body};
+use super::openapi::{ChannelPatchBody, ChannelsQuery, ErrorBody};
+use super::{require_admin, ApiError, ApiPath, ApiQuery, QueryParams};
 use crate::ids::{now_ms, ChannelId, UserId};
-use crate::protocol::{check_limit, Page};
 use crate::state::AppState;
-use crate::store::Channel;
+use crate::store::{Channel, ChannelPatch, StoreError};
 
 /// The channel object of the API: `{"channelId", "members", "lastSeq",
 /// "createdAt", "name", "metadata"}` (`name` and `metadata` are `null` when
@@ -65,13 +65,21 @@ pub(super) struct CreateChannel {
 /// The shape of the `POST /v1/channels` body, as its refusals name it.
 const CHANNEL_SHAPE: &str = r#"{"channelId"?: string, "members"?: [string]}"#;
 
-fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
+/// A `channelId` from a path or body, or 400 `invalid_field` naming it.
+pub(super) fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
     ChannelId::parse(raw).map_err(|e| ApiError::invalid_field("channelId", &e.to_string()))
 }
 
 pub(super) fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
     UserId::parse(raw).map_err(|e| ApiError::invalid_field(field, &e.to_string()))
 }
+
+/// Longest channel `name`, in characters (Unicode scalar values).
+pub const MAX_NAME_CHARS: usize = 200;
+/// Default `limit` of `GET /v1/channels`.
+pub const DEFAULT_CHANNELS_PAGE: u32 = 100;
+/// Largest `limit` of `GET /v1/channels`.
+pub const MAX_CHANNELS_PAGE: u32 = 500;
 
 /// `POST /v1/channels` (admin): 201 with the channel; 409 if the id exists.
 #[utoipa::path(
@@ -164,157 +172,168 @@ pub async fn get_channel(
     Ok(Json(channel.into()))
 }
 
-/// `PUT /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
-#[utoipa::path(
-    put,
-    path = "/v1/channels/{channelId}/members/{userId}",
-    tag = "channels",
-    params(
-        ("channelId" = String, Path, description = "The channel id"),
-        ("userId" = String, Path, description = "The user id"),
-    ),
-    responses(
-        (status = 204, description = "Member (also when already one)"),
-        (status = 400, description = "A bad channel or user id", body = ErrorBody),
-        (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
-        (status = 503, description = "Database unavailable", body = ErrorBody),
-        (status = 404, description = "Unknown channel", body = ErrorBody),
-    ),
-    security(("adminToken" = [])),
-)]
-pub async fn add_member(
-    state: State<AppState>,
-    headers: HeaderMap,
-    path: Result<ApiPath<(String, String)>, ApiError>,
-) -> Result<StatusCode, ApiError> {
-    set_member(state, headers, path, true).await
-}
-
-/// `DELETE /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
-#[utoipa::path(
-    delete,
-    path = "/v1/channels/{channelId}/members/{userId}",
-    tag = "channels",
-    params(
-        ("channelId" = String, Path, description = "The channel id"),
-        ("userId" = String, Path, description = "The user id"),
-    ),
-    responses(
-        (status = 204, description = "Not a member (also when not one)"),
-        (status = 400, description = "A bad channel or user id", body = ErrorBody),
-        (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
-        (status = 503, description = "Database unavailable", body = ErrorBody),
-        (status = 404, description = "Unknown channel", body = ErrorBody),
-    ),
-    security(("adminToken" = [])),
-)]
-pub async fn remove_member(
-    state: State<AppState>,
-    headers: HeaderMap,
-    path: Result<ApiPath<(String, String)>, ApiError>,
-) -> Result<StatusCode, ApiError> {
-    set_member(state, headers, path, false).await
-}
-
-async fn set_member(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    path: Result<ApiPath<(String, String)>, ApiError>,
-    add: bool,
-) -> Result<StatusCode, ApiError> {
-    require_admin(&state, &headers)?;
-    let ApiPath((raw_channel, raw_user)) = path?;
-    let channel = channel_id(&raw_channel)?;
-    let user = user_id(&raw_user, "userId")?;
-    let seq = state.store.set_member(&channel, &user, add, now_ms()).await?;
-    state.delivery.membership_changed(&user, &channel, add, seq);
-    tracing::info!(channel_id = %channel, user_id = %user, add, "membership changed");
-    Ok(StatusCode::NO_CONTENT)
-}
-
-/// `GET /v1/channels/{channelId}/messages?afterSeq=N&limit=M` (member or
-/// admin), or paging back with `beforeSeq=N` (exclusive; `afterSeq` is then
-/// ignored) or `latest=true` (the newest `limit`), returned in increasing
-/// `seq` with `hasMore` saying whether older ones exist: 200 `{"messages",
-/// "hasMore"}`; 403 for a non-member or unknown
-/// channel (user), 404 for an unknown channel (admin).
+/// `GET /v1/channels?after=ID&limit=N` (admin): 200 `{"channels": [channel
+/// objects], "hasMore"}`, channels in byte order of `channelId` after
+/// `after`; `limit` 1..500, default 100.
 #[utoipa::path(
     get,
-    path = "/v1/channels/{channelId}/messages",
+    path = "/v1/channels",
     tag = "channels",
-    params(("channelId" = String, Path, description = "The channel id"), HistoryQuery),
+    params(ChannelsQuery),
     responses(
-        (status = 200, description = "A page of messages in increasing seq", body = HistoryPage),
-        (status = 400, description = "A bad channel id, afterSeq or limit", body = ErrorBody),
+        (status = 200, description = "A page of channels", body = ChannelList),
+        (status = 400, description = "A bad after or limit", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "Not a member, or an unknown channel (user token)", body = ErrorBody),
-        (status = 404, description = "Unknown channel (admin token)", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
     ),
-    security(("userJwt" = []), ("accessToken" = []), ("adminToken" = [])),
+    security(("adminToken" = [])),
 )]
-pub async fn history(
+pub async fn list_channels(
     State(state): State<AppState>,
     headers: HeaderMap,
-    path: Result<ApiPath<String>, ApiError>,
     ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
+    require_admin(&state, &headers)?;
     let query = QueryParams::new(query);
-    let who = super::caller_from_header_or_query(&state, &headers, &query)?;
-    let ApiPath(raw) = path?;
-    let id = channel_id(&raw)?;
     let param = |name: &'static str| {
         query
             .get(name)
             .map_err(|_| ApiError::invalid_field(name, "given more than once"))
     };
-    let int = |name: &'static str, range: &'static str| -> Result<Option<i64>, ApiError> {
-        param(name)?
-            .map(|v| v.parse::<i64>().map_err(|_| ApiError::invalid_field(name, range)))
-            .transpose()
-    };
-    let after_seq = int("afterSeq", "must be an integer between 0 and 2^53-1")?;
-    let before_seq = int("beforeSeq", "must be an integer between 1 and 2^53-1")?;
-    let latest = match param("latest")? {
+    let after = match param("after")? {
         None => None,
-        Some("true") => Some(true),
-        Some("false") => Some(false),
-        Some(_) => return Err(ApiError::invalid_field("latest", "must be true or false")),
+        Some(raw) => Some(ChannelId::parse(raw).map_err(|e| ApiError::invalid_field("after", &e.to_string()))?),
     };
-    let page = Page::from_fields(after_seq, before_seq, latest, false).map_err(|(field, reason)| match field {
-        "afterSeq" => ApiError::invalid_field(field, "must be an integer between 0 and 2^53-1"),
-        "beforeSeq" => ApiError::invalid_field(field, "must be an integer between 1 and 2^53-1"),
-        _ => ApiError::invalid_field(field, reason),
-    })?;
     let limit = match param("limit")? {
+        None => DEFAULT_CHANNELS_PAGE,
+        Some(raw) => raw
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=MAX_CHANNELS_PAGE).contains(n))
+            .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?,
+    };
+    let (channels, has_more) = state.store.list_channels(after.as_ref(), limit).await?;
+    let channels: Vec<ChannelView> = channels.into_iter().map(ChannelView::from).collect();
+    Ok(Json(serde_json::json!({"channels": channels, "hasMore": has_more})).into_response())
+}
+
+/// The shape of the `PATCH /v1/channels/{channelId}` body.
+const PATCH_SHAPE: &str = r#"{"name"?: string | null, "metadata"?: object | null}"#;
+
+/// A field that may be absent (leave it), `null` (clear it) or a value.
+fn patch_field(body: &serde_json::Map<String, Value>, name: &str) -> Option<Option<Value>> {
+    body.get(name).map(|v| (!v.is_null()).then(|| v.clone()))
+}
+
+/// `PATCH /v1/channels/{channelId}` (admin) `{"name"?, "metadata"?}`: 200
+/// with the channel object. `name`: 0..200 characters of text (no control
+/// characters); `metadata`: a JSON object of at most
+/// `max_channel_metadata_bytes` serialized; `null` clears either. 400
+/// `invalid_field` (nothing changed), 404 for an unknown channel.
+#[utoipa::path(
+    patch,
+    path = "/v1/channels/{channelId}",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id")),
+    request_body(content = ChannelPatchBody, description = "The fields to change; null clears one"),
+    responses(
+        (status = 200, description = "The channel as changed", body = ChannelView),
+        (status = 400, description = "Body not JSON or not the shape, a bad channel id, name or metadata", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 413, description = "Body over max_request_bytes", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
+pub async fn patch_channel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+    raw: Request,
+) -> Result<Response, ApiError> {
+    require_admin(&state, &headers)?;
+    let ApiPath(raw_channel) = path?;
+    let id = channel_id(&raw_channel)?;
+    let body = read_body(raw, state.config.max_request_bytes).await?;
+    let request: serde_json::Map<String, Value> = parse_json(&body, PATCH_SHAPE)?;
+    if let Some(unknown) = request.keys().find(|k| !matches!(k.as_str(), "name" | "metadata")) {
+        return Err(ApiError::invalid_field(
+            unknown,
+            "unknown field (name and metadata may be changed)",
+        ));
+    }
+    let name = match patch_field(&request, "name") {
         None => None,
-        Some(v) => Some(
-            v.parse::<i64>()
-                .map_err(|_| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?,
-        ),
-    };
-    let limit = check_limit(limit).map_err(|reason| ApiError::invalid_field("limit", reason))?;
-    let reader = match &who {
-        Caller::Admin => {
-            if state.store.channel(&id).await?.is_none() {
-                return Err(ApiError::not_found("unknown channel"));
+        Some(None) => Some(None),
+        Some(Some(Value::String(name))) => {
+            if name.chars().count() > MAX_NAME_CHARS {
+                return Err(ApiError::invalid_field("name", "at most 200 characters"));
             }
-            None
-        }
-        Caller::User(user) => {
-            if !state.store.is_member(&id, &user.user_id).await? {
-                return Err(ApiError::forbidden("not a member of this channel"));
+            if name.chars().any(char::is_control) {
+                return Err(ApiError::invalid_field("name", "must not contain control characters"));
             }
-            Some(&user.user_id)
+            Some(Some(name))
         }
+        Some(Some(_)) => return Err(ApiError::invalid_field("name", "must be a string or null")),
     };
-    // Render-ready (§8): each message with its current state; `me` is the
-    // user's (never true for the admin).
-    let read = read_page(&state.store, &id, page, limit, reader).await?;
-    // Like a SYNC_BATCH, a page stops early past `max_page_bytes`; the
-    // caller asks again after its last seq (or before its first).
-    let (messages, has_more) = cut_page(&read.entries, read.has_more, page, state.config.max_page_bytes);
-    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more, "lastSeq": read.last_seq})).into_response())
+    let metadata = match patch_field(&request, "metadata") {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(value @ Value::Object(_))) => {
+            let text = value.to_string();
+            let most = state.config.max_channel_metadata_bytes;
+            if text.len() > most {
+                return Err(ApiError::invalid_field(
+                    "metadata",
+                    &format!("at most {most} bytes of JSON (max_channel_metadata_bytes)"),
+                ));
+            }
+            Some(Some(text))
+        }
+        Some(Some(_)) => return Err(ApiError::invalid_field("metadata", "must be a JSON object or null")),
+    };
+    let channel = state
+        .store
+        .update_channel(&id, &ChannelPatch { name, metadata })
+        .await?;
+    tracing::info!(channel_id = %id, "channel updated");
+    Ok(Json(ChannelView::from(channel)).into_response())
+}
+
+/// `DELETE /v1/channels/{channelId}` (admin): 204; its messages, members
+/// and watermarks are gone (one transaction), and the live sessions of its
+/// members, on every node, get `CHANNEL_REMOVED`. 404 for an unknown channel.
+#[utoipa::path(
+    delete,
+    path = "/v1/channels/{channelId}",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id")),
+    responses(
+        (status = 204, description = "Deleted with its messages, members and watermarks"),
+        (status = 400, description = "A bad channel id", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
+pub async fn delete_channel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+) -> Result<StatusCode, ApiError> {
+    require_admin(&state, &headers)?;
+    let ApiPath(raw_channel) = path?;
+    let id = channel_id(&raw_channel)?;
+    let members = state.store.delete_channel(&id).await.map_err(|e| match e {
+        StoreError::NotFound => ApiError::not_found("unknown channel"),
+        other => ApiError::from(other),
+    })?;
+    state.delivery.channel_removed(&id, &members);
+    tracing::info!(channel_id = %id, members = members.len(), "channel deleted");
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -2,12 +2,14 @@
 //! applied to every route, and the credential checks shared by the routes.
 //! The JSON error shape is [`error`], the extractors [`extract`].
 
-mod backend_api;
 mod body;
 mod channels;
 pub mod error;
 pub mod extract;
 mod health;
+mod me;
+mod members;
+mod messages;
 pub mod openapi;
 mod tokens;
 
@@ -37,15 +39,15 @@ use crate::state::AppState;
 pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .routes(routes!(gateway::ws_handler))
-        .routes(routes!(channels::create_channel, backend_api::list_channels))
+        .routes(routes!(channels::create_channel, channels::list_channels))
         .routes(routes!(
             channels::get_channel,
-            backend_api::patch_channel,
-            backend_api::delete_channel
+            channels::patch_channel,
+            channels::delete_channel
         ))
-        .routes(routes!(backend_api::my_channels))
-        .routes(routes!(channels::add_member, channels::remove_member))
-        .routes(routes!(channels::history, backend_api::post_message))
+        .routes(routes!(me::my_channels))
+        .routes(routes!(members::add_member, members::remove_member))
+        .routes(routes!(messages::history, messages::post_message))
         .routes(routes!(tokens::create_token))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))

@@ -1,0 +1,280 @@
+//! The message routes of a channel: its history, and the backend's post
+//! through group commit (`/v1/channels/{channelId}/messages`).
+
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use tokio::sync::oneshot;
+
+use super::body::{parse_json, read_body};
+use super::channels::channel_id;
+use super::openapi::{ErrorBody, HistoryPage, HistoryQuery, MessageAck, PostMessageBody};
+use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
+use crate::command::sync::{cut_page, read_page};
+use crate::commit::answer::{self, SendAnswer};
+use crate::commit::{ReplyTo, SendJob};
+use crate::ids::{ChannelId, ClientMsgId, UserId};
+use crate::protocol::{check_limit, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page, ServerFrame};
+use crate::state::AppState;
+use crate::view;
+
+/// `GET /v1/channels/{channelId}/messages?afterSeq=N&limit=M` (member or
+/// admin), or paging back with `beforeSeq=N` (exclusive; `afterSeq` is then
+/// ignored) or `latest=true` (the newest `limit`), returned in increasing
+/// `seq` with `hasMore` saying whether older ones exist: 200 `{"messages",
+/// "hasMore"}`; 403 for a non-member or unknown
+/// channel (user), 404 for an unknown channel (admin).
+#[utoipa::path(
+    get,
+    path = "/v1/channels/{channelId}/messages",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id"), HistoryQuery),
+    responses(
+        (status = 200, description = "A page of messages in increasing seq", body = HistoryPage),
+        (status = 400, description = "A bad channel id, afterSeq or limit", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "Not a member, or an unknown channel (user token)", body = ErrorBody),
+        (status = 404, description = "Unknown channel (admin token)", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = []), ("accessToken" = []), ("adminToken" = [])),
+)]
+pub async fn history(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    let query = QueryParams::new(query);
+    let who = super::caller_from_header_or_query(&state, &headers, &query)?;
+    let ApiPath(raw) = path?;
+    let id = channel_id(&raw)?;
+    let param = |name: &'static str| {
+        query
+            .get(name)
+            .map_err(|_| ApiError::invalid_field(name, "given more than once"))
+    };
+    let int = |name: &'static str, range: &'static str| -> Result<Option<i64>, ApiError> {
+        param(name)?
+            .map(|v| v.parse::<i64>().map_err(|_| ApiError::invalid_field(name, range)))
+            .transpose()
+    };
+    let after_seq = int("afterSeq", "must be an integer between 0 and 2^53-1")?;
+    let before_seq = int("beforeSeq", "must be an integer between 1 and 2^53-1")?;
+    let latest = match param("latest")? {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(_) => return Err(ApiError::invalid_field("latest", "must be true or false")),
+    };
+    let page = Page::from_fields(after_seq, before_seq, latest, false).map_err(|(field, reason)| match field {
+        "afterSeq" => ApiError::invalid_field(field, "must be an integer between 0 and 2^53-1"),
+        "beforeSeq" => ApiError::invalid_field(field, "must be an integer between 1 and 2^53-1"),
+        _ => ApiError::invalid_field(field, reason),
+    })?;
+    let limit = match param("limit")? {
+        None => None,
+        Some(v) => Some(
+            v.parse::<i64>()
+                .map_err(|_| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?,
+        ),
+    };
+    let limit = check_limit(limit).map_err(|reason| ApiError::invalid_field("limit", reason))?;
+    let reader = match &who {
+        Caller::Admin => {
+            if state.store.channel(&id).await?.is_none() {
+                return Err(ApiError::not_found("unknown channel"));
+            }
+            None
+        }
+        Caller::User(user) => {
+            if !state.store.is_member(&id, &user.user_id).await? {
+                return Err(ApiError::forbidden("not a member of this channel"));
+            }
+            Some(&user.user_id)
+        }
+    };
+    // Render-ready (§8): each message with its current state; `me` is the
+    // user's (never true for the admin).
+    let read = read_page(&state.store, &id, page, limit, reader).await?;
+    // Like a SYNC_BATCH, a page stops early past `max_page_bytes`; the
+    // caller asks again after its last seq (or before its first).
+    let (messages, has_more) = cut_page(&read.entries, read.has_more, page, state.config.max_page_bytes);
+    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more, "lastSeq": read.last_seq})).into_response())
+}
+
+/// Unknown fields are ignored, as in every frame and body of the API
+/// (protocol.md: additions are additive), so a backend that sends a field
+/// of a later version is not refused.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PostMessage {
+    sender_id: String,
+    client_msg_id: String,
+    body: String,
+}
+
+/// The shape of the `POST /v1/channels/{channelId}/messages` body.
+const POST_MESSAGE_SHAPE: &str = r#"{"senderId": string, "clientMsgId": string, "body": string}"#;
+
+/// The answer to a refused send, in the API's error shape.
+fn send_refused(frame: &ErrorFrame) -> ApiError {
+    let status = match frame.code {
+        ErrorCode::Forbidden => StatusCode::FORBIDDEN,
+        ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::IdempotencyConflict => StatusCode::CONFLICT,
+        ErrorCode::Unavailable | ErrorCode::RateLimited => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::InvalidField | ErrorCode::BodyTooLarge | ErrorCode::BadFrame | ErrorCode::UnknownType => {
+            StatusCode::BAD_REQUEST
+        }
+        ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError::new(status, frame.code.as_str(), &frame.message)
+}
+
+/// A send's answer as the response: its MSG_ACK with 201 for a new
+/// message, 200 for a retry (`duplicate: true`); a refusal in the API's
+/// error shape with its status.
+fn respond(answer: SendAnswer) -> Result<Response, ApiError> {
+    match answer {
+        SendAnswer::Acked { entry, duplicate } => {
+            let status = if duplicate { StatusCode::OK } else { StatusCode::CREATED };
+            // The frame's own encoding, as MSG_SEND's sender gets it (`type` first).
+            let frame = ServerFrame::MsgAck(view::ack(&entry, duplicate));
+            Ok((
+                status,
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                frame.encode(),
+            )
+                .into_response())
+        }
+        SendAnswer::Refused(frame) => Err(send_refused(&frame)),
+    }
+}
+
+/// `POST /v1/channels/{channelId}/messages` (admin) `{"senderId",
+/// "clientMsgId", "body"}`: stores the message as `senderId` through the
+/// same group commit as `MSG_SEND` (same idempotency keys, same fan-out to
+/// every live session of the members, on every node). 201 with the MSG_ACK
+/// object; 200 with `duplicate: true` for a retry; 409
+/// `idempotency_conflict` for a key used for another message; 403 when the
+/// sender is not a member; 404 for an unknown channel; 400
+/// `invalid_field` / `body_too_large` as `MSG_SEND`; 503 when the database
+/// is unavailable.
+#[utoipa::path(
+    post,
+    path = "/v1/channels/{channelId}/messages",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id")),
+    request_body(content = PostMessageBody, description = "The message and who sends it"),
+    responses(
+        (status = 201, description = "Stored: the MSG_ACK", body = MessageAck),
+        (status = 200, description = "A retry of a stored send: its MSG_ACK with duplicate true", body = MessageAck),
+        (status = 400, description = "Body not JSON or not the shape, a bad id, or a body over max_body_bytes", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A user token, or the sender is not a member", body = ErrorBody),
+        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 409, description = "The idempotency key was used for another message", body = ErrorBody),
+        (status = 413, description = "Body over max_request_bytes", body = ErrorBody),
+        (status = 503, description = "Database unavailable, or shutting down", body = ErrorBody),
+    ),
+    security(("adminToken" = [])),
+)]
+pub async fn post_message(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+    raw: Request,
+) -> Result<Response, ApiError> {
+    require_admin(&state, &headers)?;
+    let ApiPath(raw_channel) = path?;
+    let body = read_body(raw, state.config.max_request_bytes).await?;
+    let request: PostMessage = parse_json(&body, POST_MESSAGE_SHAPE)?;
+    let sender = UserId::parse(&request.sender_id).map_err(|e| ApiError::invalid_field("senderId", &e.to_string()))?;
+    let frame = ClientFrame::MsgSend {
+        channel_id: raw_channel.clone(),
+        client_msg_id: request.client_msg_id.clone(),
+        body: request.body.clone(),
+    };
+    let (channel, client_msg_id, body) = match frame.validate(state.config.max_body_bytes) {
+        Ok(Command::Send {
+            channel_id,
+            client_msg_id,
+            body,
+        }) => (channel_id, client_msg_id, body),
+        Ok(_) => return Err(ApiError::bad_request("not a send")),
+        Err(refusal) => return refused_by_checks(&state, &sender, &raw_channel, &request, &refusal).await,
+    };
+    if state.store.channel(&channel).await?.is_none() {
+        // The key decides first (guarantee 2): a retry of a message stored
+        // before the channel went is still answered by its key.
+        if let Some(stored) = state.store.message_by_key(&sender, &client_msg_id).await? {
+            let retry = stored.is_retried_by(channel.as_str(), &body);
+            return respond(answer::by_stored_key(stored, retry));
+        }
+        return Err(ApiError::not_found("unknown channel"));
+    }
+    send(&state, sender, channel, client_msg_id, body).await
+}
+
+/// A send refused by `MSG_SEND`'s checks, answered as `MSG_SEND` answers it
+/// (guarantee 2: the key is looked up before anything else about the send):
+/// by its idempotency key when that key is already stored (the original's
+/// MSG_ACK when `channelId` and `body` match, else `idempotency_conflict`),
+/// else by the refusal itself (400 `invalid_field` or `body_too_large`).
+async fn refused_by_checks(
+    state: &AppState,
+    sender: &UserId,
+    channel: &str,
+    request: &PostMessage,
+    refusal: &FrameError,
+) -> Result<Response, ApiError> {
+    if let Ok(key) = ClientMsgId::parse(&request.client_msg_id) {
+        if let Some(stored) = state.store.message_by_key(sender, &key).await? {
+            let retry = stored.is_retried_by(channel, &request.body);
+            return respond(answer::by_stored_key(stored, retry));
+        }
+    }
+    Err(match refusal {
+        FrameError::InvalidField { field, reason, .. } => ApiError::invalid_field(field, reason),
+        other => ApiError::new(StatusCode::BAD_REQUEST, other.code().as_str(), &other.to_string()),
+    })
+}
+
+/// Submits the send to group commit and answers with its typed answer,
+/// once the send is stored and fanned out (or refused).
+async fn send(
+    state: &AppState,
+    sender: UserId,
+    channel_id: ChannelId,
+    client_msg_id: ClientMsgId,
+    body: String,
+) -> Result<Response, ApiError> {
+    let (reply_to, answered) = oneshot::channel();
+    let job = SendJob {
+        message: crate::store::NewEntry {
+            sender_id: sender,
+            channel_id,
+            client_msg_id,
+            body,
+            change: crate::store::Change::Message,
+        },
+        reply_to: ReplyTo::Caller(reply_to),
+        received: Instant::now(),
+    };
+    if state.commits.submit(job).await.is_err() {
+        return Err(ApiError::unavailable("server is shutting down; retry"));
+    }
+    match answered.await {
+        Ok(answer) => respond(answer),
+        Err(_) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the send was not answered; retry",
+        )),
+    }
+}
