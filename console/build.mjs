@@ -1,6 +1,6 @@
 // Builds console/dist/ from console/src/ (and the chatd-client sources it imports from
 // ../clients/typescript/src). The output is committed and embedded in the chatd binary
-// (src/console.rs); .ci/console-check rebuilds it and fails when it differs.
+// (src/http/console.rs); .ci/console-check rebuilds it and fails when it differs.
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';

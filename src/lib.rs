@@ -33,14 +33,11 @@
 pub use chatd_proto::{ids, protocol};
 
 pub mod auth;
-pub mod cluster;
 pub mod command;
 pub mod commit;
 pub mod config;
-pub mod console;
 pub mod database_url;
 pub mod delivery;
-pub mod gateway;
 pub mod http;
 pub mod limits;
 pub mod listener;

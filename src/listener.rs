@@ -6,7 +6,7 @@
 //! that opens a connection and never finishes its request (slowloris) would
 //! hold it forever; here it is closed after `handshake_timeout_ms`.
 //! Upgraded WebSocket connections leave this loop's accounting at the upgrade:
-//! their limits live in [`crate::gateway`].
+//! their limits live in [`crate::http::ws`].
 
 use std::future::Future;
 use std::io;

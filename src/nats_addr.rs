@@ -1,7 +1,7 @@
 //! Where NATS traffic goes: the server list of `nats_url` and the subject
 //! prefix `nats_subject_prefix`. A leaf: settings validation
 //! ([`crate::config`]) refuses a bad value at load, and the cluster
-//! ([`crate::cluster`]) connects with the parsed list; neither has to import
+//! ([`crate::delivery::nats`]) connects with the parsed list; neither has to import
 //! the other.
 
 use std::str::FromStr;

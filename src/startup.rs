@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::Auth;
-use crate::cluster::ClusterError;
 use crate::config::{Config, ConfigError};
+use crate::delivery::nats::ClusterError;
 use crate::outbound::close_code;
 use crate::state::AppState;
 use crate::store::{Store, StoreError, StoreOptions};

@@ -18,7 +18,7 @@ use crate::webhook::{self, Feed};
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     #[error(transparent)]
-    Cluster(#[from] crate::cluster::ClusterError),
+    Cluster(#[from] crate::delivery::nats::ClusterError),
     #[error(transparent)]
     Webhook(#[from] webhook::SenderError),
 }

@@ -150,9 +150,9 @@ impl Cluster {
 impl Cluster {
     /// Publishes `envelopes` in order on `user`'s NATS subject, as another
     /// node's publications arrive there (NATS keeps one publisher's order).
-    async fn publish_to_user(&self, user: &str, envelopes: &[chatd::cluster::UserEnvelope]) {
+    async fn publish_to_user(&self, user: &str, envelopes: &[chatd::delivery::nats::UserEnvelope]) {
         let nats = async_nats::connect(NATS_URL).await.expect("connect to NATS");
-        let subject = chatd::cluster::user_subject(&self.prefix, &chatd::ids::UserId::parse(user).expect("id"));
+        let subject = chatd::delivery::nats::user_subject(&self.prefix, &chatd::ids::UserId::parse(user).expect("id"));
         for envelope in envelopes {
             let payload = serde_json::to_vec(envelope).expect("envelope");
             nats.publish(subject.clone(), payload.into()).await.expect("publish");
@@ -162,8 +162,8 @@ impl Cluster {
 }
 
 /// A membership change of a user in `channel` as a node publishes it.
-fn membership_event(channel: &str, add: bool, seq: i64) -> chatd::cluster::UserEnvelope {
-    chatd::cluster::UserEnvelope::Membership {
+fn membership_event(channel: &str, add: bool, seq: i64) -> chatd::delivery::nats::UserEnvelope {
+    chatd::delivery::nats::UserEnvelope::Membership {
         channel_id: channel.into(),
         add,
         seq,
@@ -172,8 +172,8 @@ fn membership_event(channel: &str, add: bool, seq: i64) -> chatd::cluster::UserE
 
 /// A frame for every session of a user: an ERROR whose message is "marker".
 /// Once a session has it, the node has handled what was published before it.
-fn marker_event() -> chatd::cluster::UserEnvelope {
-    chatd::cluster::UserEnvelope::Frame {
+fn marker_event() -> chatd::delivery::nats::UserEnvelope {
+    chatd::delivery::nats::UserEnvelope::Frame {
         frame_type: "ERROR".into(),
         text: json!({"type": "ERROR", "code": "internal", "message": "marker", "retryable": true}).to_string(),
     }
@@ -683,7 +683,7 @@ async fn a_later_seq_that_arrives_first_is_held_until_the_earlier_one() {
     a.create_channel("room", &["alice", "bob"]).await;
     let mut alice = a.connect("alice").await;
     let mut bob = b.connect("bob").await;
-    let delayed = format!("{} one", chatd::cluster::TEST_NATS_DELAY);
+    let delayed = format!("{} one", chatd::delivery::nats::TEST_NATS_DELAY);
     alice.send_and_ack("room", "m1", &delayed).await;
     alice.send_and_ack("room", "m2", "two").await;
     let started = Instant::now();
@@ -711,7 +711,7 @@ async fn a_gap_that_does_not_close_is_filled_from_the_database_after_the_wait() 
     let mut alice = a.connect("alice").await;
     let mut alice_on_a = a.connect("alice").await;
     let mut bob = b.connect("bob").await;
-    let lost = format!("{} lost on the way", chatd::cluster::TEST_NATS_DROP);
+    let lost = format!("{} lost on the way", chatd::delivery::nats::TEST_NATS_DROP);
     alice.send_and_ack("room", "m1", &lost).await;
     // Local delivery does not depend on NATS.
     assert_eq!(alice_on_a.recv_type("MSG_RECV").await["seq"], 1);
@@ -949,7 +949,7 @@ async fn a_request_nobody_answers_comes_back_at_once_on_a_no_echo_connection() {
     let started = Instant::now();
     let reply = tokio::time::timeout(
         Duration::from_secs(2),
-        client.request(chatd::cluster::ping_subject(&prefix), Default::default()),
+        client.request(chatd::delivery::nats::ping_subject(&prefix), Default::default()),
     )
     .await
     .expect("an answer in time");

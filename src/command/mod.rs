@@ -1,7 +1,7 @@
 //! The command layer: one file per client command. Each takes a validated
 //! [`crate::protocol::Command`] and the session's [`Context`], does its work
 //! through the store, group commit or delivery, and answers on the session's
-//! outbound queue. The session's reader ([`crate::gateway::reader`]) decodes
+//! outbound queue. The session's reader ([`crate::http::ws::reader`]) decodes
 //! frames, checks rates, keeps arrival order and hands each command here, so
 //! commands know nothing of sockets (their unit tests use a queue).
 //!

@@ -13,7 +13,7 @@ use tokio_util::task::TaskTracker;
 use super::Context;
 use crate::auth::{Auth, AuthUser};
 use crate::config::Config;
-use crate::gateway::reader::Reader;
+use crate::http::ws::reader::Reader;
 use crate::ids::{ChannelId, UserId};
 use crate::outbound::{CloseSignal, QueuedBytes, SessionHandle};
 use crate::state::AppState;

@@ -14,6 +14,7 @@
 
 pub mod ephemeral;
 pub mod hub;
+pub mod nats;
 
 use std::sync::Arc;
 
@@ -21,13 +22,13 @@ use axum::extract::ws::Utf8Bytes;
 
 pub use hub::Hub;
 
-use crate::cluster::{Cluster, ClusterError, SessionInterest};
 use crate::config::Config;
 use crate::ids::{ChannelId, UserId};
 use crate::outbound::{ReceiptFrame, SessionHandle, SessionId};
 use crate::protocol::{ServerFrame, TypingState};
 use crate::store::{Entry, Store};
 use crate::view;
+use nats::{Cluster, ClusterError, SessionInterest};
 
 /// Where frames go: this node's sessions only, or every node's through NATS.
 /// Cheap to clone.

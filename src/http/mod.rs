@@ -4,6 +4,7 @@
 
 mod body;
 mod channels;
+pub mod console;
 pub mod error;
 pub mod extract;
 mod health;
@@ -12,6 +13,7 @@ mod members;
 mod messages;
 pub mod openapi;
 mod tokens;
+pub mod ws;
 
 pub use error::ApiError;
 pub use extract::{ApiPath, ApiQuery, QueryParams, RepeatedParam};
@@ -28,7 +30,6 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::{self, AuthUser};
-use crate::gateway;
 use crate::state::AppState;
 
 /// Every route, each with its OpenAPI description. A route is added here
@@ -38,7 +39,7 @@ use crate::state::AppState;
 /// the router and `/v1/openapi.json` cannot disagree.
 pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .routes(routes!(gateway::ws_handler))
+        .routes(routes!(ws::ws_handler))
         .routes(routes!(channels::create_channel, channels::list_channels))
         .routes(routes!(
             channels::get_channel,
@@ -67,7 +68,7 @@ pub fn router(state: AppState) -> Router {
     routes
         // The web console is a page for people, not part of the API: served
         // beside it, not in `/v1/openapi.json`.
-        .merge(crate::console::routes(state.config.console_enabled))
+        .merge(console::routes(state.config.console_enabled))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "method not allowed on this route")

@@ -423,7 +423,7 @@ async fn a_panicking_session_affects_no_other(backend: Backend) {
     let mut bob = app.connect("bob").await;
     let mut carol = app.connect("carol").await;
     assert_eq!(app.state.hub.session_count(), 3);
-    alice.send_text(chatd::gateway::session::TEST_PANIC_FRAME).await;
+    alice.send_text(chatd::http::ws::session::TEST_PANIC_FRAME).await;
     // Alice's session ends with 1011 (internal error) and is unregistered.
     assert_eq!(alice.recv_close_code().await, 1011);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);

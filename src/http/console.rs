@@ -19,14 +19,14 @@ use crate::http::error::ApiError;
 use crate::state::AppState;
 
 /// The page: `GET /console` (and `/console/`).
-const INDEX_HTML: &str = include_str!("../console/dist/index.html");
+const INDEX_HTML: &str = include_str!("../../console/dist/index.html");
 /// The script: the console and the chatd-client TypeScript client, bundled.
-const CONSOLE_JS: &str = include_str!("../console/dist/console.js");
+const CONSOLE_JS: &str = include_str!("../../console/dist/console.js");
 /// The style sheet.
-const CONSOLE_CSS: &str = include_str!("../console/dist/console.css");
+const CONSOLE_CSS: &str = include_str!("../../console/dist/console.css");
 /// The page's icon (`<link rel="icon">`), so the browser asks for no
 /// `/favicon.ico` (a 404 on every page load before it existed).
-const FAVICON_SVG: &str = include_str!("../console/dist/favicon.svg");
+const FAVICON_SVG: &str = include_str!("../../console/dist/favicon.svg");
 
 /// The routes of the console when `enabled`; none (so `/console` is 404, like
 /// any unknown path) when not.
