@@ -1,6 +1,6 @@
 /**
- * Wire types of the chatd WebSocket protocol, versions 1 and 1.1
- * (`shared/spec/protocol.md`, `docs/protocol.md`). Field names are the
+ * Wire types of the chatd WebSocket protocol, versions 1 and 1.1, as the
+ * repository's `docs/protocol.md` describes them. Field names are the
  * protocol's own (camelCase). Unknown fields are ignored by both sides.
  *
  * @packageDocumentation
