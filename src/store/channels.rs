@@ -1,0 +1,282 @@
+//! Channels: creating one with its first members, reading, listing,
+//! renaming and deleting it, and the channel row lock that orders every
+//! write of a channel.
+
+use std::collections::BTreeMap;
+
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::entry_row::sorted_members;
+use super::members::CHANNEL_MEMBERS;
+use super::{dispatch, dispatch_write, Channel, ChannelPatch, CommitSent, Store, StoreError};
+use crate::ids::{ChannelId, UserId};
+
+/// Locks channel `$1`'s row and reads its `last_seq` and `last_ts`.
+/// PostgreSQL: `FOR UPDATE` serialises the channel's writers across
+/// connections and nodes. SQLite: the one writer connection and
+/// `BEGIN IMMEDIATE` already do, so it is a plain read.
+pub(super) const LOCK_CHANNEL: Sql = Sql {
+    pg: "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE",
+    sqlite: "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1",
+};
+const INSERT_CHANNEL: &str =
+    "INSERT INTO channels (channel_id, created_at) VALUES ($1, $2) ON CONFLICT (channel_id) DO NOTHING";
+/// Adds members (`$2`, a list of ids) to channel `$1`, joined at `$3`;
+/// repeats and existing members are skipped.
+const INSERT_MEMBERS: Sql = Sql {
+    pg: "INSERT INTO members (channel_id, user_id, joined_at) \
+         SELECT $1, u, $3 FROM UNNEST($2::text[]) AS u ON CONFLICT (channel_id, user_id) DO NOTHING",
+    sqlite: "INSERT INTO members (channel_id, user_id, joined_at) \
+         SELECT $1, value, $3 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING",
+};
+const CHANNEL: &str = "SELECT channel_id, created_at, last_seq, name, metadata FROM channels WHERE channel_id = $1";
+/// Channels after `$1` (`NULL`: from the first; ids are never empty) in
+/// byte order of the id, `$2` of them. PostgreSQL: `COLLATE "C"`, served by
+/// the `channels_by_id_bytes` index; SQLite: the default BINARY collation
+/// and the primary key's index.
+const LIST_CHANNELS: Sql = Sql {
+    pg: "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
+         WHERE channel_id COLLATE \"C\" > COALESCE($1::text, '') COLLATE \"C\" \
+         ORDER BY channel_id COLLATE \"C\" LIMIT $2",
+    sqlite: "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
+         WHERE channel_id > COALESCE($1, '') ORDER BY channel_id LIMIT $2",
+};
+/// The members of the channels `$1` (a list of ids).
+const MEMBERS_OF_LISTED: Sql = Sql {
+    pg: "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)",
+    sqlite: "SELECT channel_id, user_id FROM members WHERE channel_id IN (SELECT value FROM json_each($1))",
+};
+/// Sets `name` to `$3` when `$2`, `metadata` to `$5` when `$4`.
+const UPDATE_CHANNEL: &str = "UPDATE channels SET \
+     name = CASE WHEN $2 THEN $3 ELSE name END, metadata = CASE WHEN $4 THEN $5 ELSE metadata END \
+     WHERE channel_id = $1";
+/// A channel's rows, children first (`DELETE /v1/channels/{channelId}`):
+/// the reaction state of its messages, its log, watermarks, members,
+/// its webhook cursor (a channel made again with this id starts at seq 1).
+const DELETE_CHANNEL: [&str; 7] = [
+    "DELETE FROM reactions WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
+    "DELETE FROM reaction_counts WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
+    "DELETE FROM messages WHERE channel_id = $1",
+    "DELETE FROM watermarks WHERE channel_id = $1",
+    "DELETE FROM members WHERE channel_id = $1",
+    "DELETE FROM webhook_cursors WHERE channel_id = $1",
+    "DELETE FROM channels WHERE channel_id = $1",
+];
+
+impl Store {
+    /// Creates a channel with its first members.
+    ///
+    /// # Errors
+    /// [`StoreError::Exists`] when the id is taken.
+    pub async fn create_channel(
+        &self,
+        channel_id: &ChannelId,
+        members: &[UserId],
+        now: i64,
+    ) -> Result<Channel, StoreError> {
+        dispatch_write!(self, self.deadline(), create_channel(channel_id, members, now))
+    }
+
+    /// The channel and its members, or `None`.
+    pub async fn channel(&self, channel_id: &ChannelId) -> Result<Option<Channel>, StoreError> {
+        self.read(async { dispatch!(self.channel(channel_id)) }).await
+    }
+
+    /// Up to `limit` channels with an id above `after` (every channel when
+    /// `None`) in byte order of the id, and whether more follow.
+    pub async fn list_channels(
+        &self,
+        after: Option<&ChannelId>,
+        limit: u32,
+    ) -> Result<(Vec<Channel>, bool), StoreError> {
+        self.read(async { dispatch!(self.list_channels(after, limit)) }).await
+    }
+
+    /// Applies `patch` to the channel's name and metadata; returns the
+    /// channel as it is afterwards.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel.
+    pub async fn update_channel(&self, channel_id: &ChannelId, patch: &ChannelPatch) -> Result<Channel, StoreError> {
+        dispatch_write!(self, self.deadline(), update_channel(channel_id, patch))?;
+        self.channel(channel_id).await?.ok_or(StoreError::NotFound)
+    }
+
+    /// Deletes the channel with its messages, members and watermarks in one
+    /// transaction (all or nothing), under the channel lock, so a send
+    /// either committed before it or finds no channel. Returns the members
+    /// it had.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel.
+    pub async fn delete_channel(&self, channel_id: &ChannelId) -> Result<Vec<UserId>, StoreError> {
+        dispatch_write!(self, self.deadline(), delete_channel(channel_id))
+    }
+}
+
+/// A channel row (`channel_id, created_at, last_seq, name, metadata`) with
+/// `members`.
+fn channel_from_row<R: Columns>(row: &R, members: Vec<UserId>) -> Result<Channel, sqlx::Error> {
+    Ok(Channel {
+        channel_id: ChannelId::from_trusted(row.value(0)?),
+        created_at: row.value(1)?,
+        last_seq: row.value(2)?,
+        members,
+        name: row.value(3)?,
+        metadata: row.value(4)?,
+    })
+}
+
+impl<D: Dialect> SqlStore<D> {
+    pub(super) async fn create_channel(
+        &self,
+        channel_id: &ChannelId,
+        members: &[UserId],
+        now: i64,
+        sent: &CommitSent,
+    ) -> Result<Channel, StoreError> {
+        let mut tx = self.begin_write().await?;
+        let inserted = sqlx::query::<D>(INSERT_CHANNEL)
+            .param(channel_id.as_str())
+            .param(now)
+            .execute(tx.ex())
+            .await?
+            .rows_affected();
+        if inserted == 0 {
+            return Err(StoreError::Exists);
+        }
+        // One statement for every member: a round trip per member made a
+        // channel of 150,000 members outlast `db_timeout_ms` and answer
+        // 503, which no retry could fix.
+        let users: Vec<&str> = members.iter().map(UserId::as_str).collect();
+        D::bind_ids(
+            sqlx::query::<D>(D::sql(&INSERT_MEMBERS)).param(channel_id.as_str()),
+            &users,
+        )?
+        .param(now)
+        .execute(tx.ex())
+        .await?;
+        Self::commit(tx, sent).await?;
+        let mut members = members.to_vec();
+        members.sort();
+        members.dedup();
+        Ok(Channel {
+            channel_id: channel_id.clone(),
+            members,
+            last_seq: 0,
+            created_at: now,
+            name: None,
+            metadata: None,
+        })
+    }
+
+    pub(super) async fn channel(&self, channel_id: &ChannelId) -> Result<Option<Channel>, StoreError> {
+        let mut conn = self.reader().await?;
+        let Some(row) = sqlx::query::<D>(CHANNEL)
+            .param(channel_id.as_str())
+            .fetch_optional(conn.ex())
+            .await?
+        else {
+            return Ok(None);
+        };
+        let members = Self::members_in(conn.ex(), channel_id).await?;
+        Ok(Some(channel_from_row(&row, sorted_members(members))?))
+    }
+
+    pub(super) async fn list_channels(
+        &self,
+        after: Option<&ChannelId>,
+        limit: u32,
+    ) -> Result<(Vec<Channel>, bool), StoreError> {
+        let mut conn = self.reader().await?;
+        let rows = sqlx::query::<D>(D::sql(&LIST_CHANNELS))
+            .param(after.map(ChannelId::as_str))
+            .param(i64::from(limit) + 1)
+            .fetch_all(conn.ex())
+            .await?;
+        let has_more = rows.len() > limit as usize;
+        let mut channels = rows
+            .iter()
+            .take(limit as usize)
+            .map(|row| channel_from_row(row, Vec::new()))
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        let ids: Vec<&str> = channels.iter().map(|c| c.channel_id.as_str()).collect();
+        let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for row in D::bind_ids(sqlx::query::<D>(D::sql(&MEMBERS_OF_LISTED)), &ids)?
+            .fetch_all(conn.ex())
+            .await?
+        {
+            members.entry(row.value(0)?).or_default().push(row.value(1)?);
+        }
+        for channel in &mut channels {
+            channel.members = sorted_members(members.remove(channel.channel_id.as_str()).unwrap_or_default());
+        }
+        Ok((channels, has_more))
+    }
+
+    pub(super) async fn update_channel(
+        &self,
+        channel_id: &ChannelId,
+        patch: &ChannelPatch,
+        sent: &CommitSent,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.begin_write().await?;
+        let updated = sqlx::query::<D>(UPDATE_CHANNEL)
+            .param(channel_id.as_str())
+            .param(patch.name.is_some())
+            .param(patch.name.clone().flatten())
+            .param(patch.metadata.is_some())
+            .param(patch.metadata.clone().flatten())
+            .execute(tx.ex())
+            .await?
+            .rows_affected();
+        if updated == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Self::commit(tx, sent).await
+    }
+
+    pub(super) async fn delete_channel(
+        &self,
+        channel_id: &ChannelId,
+        sent: &CommitSent,
+    ) -> Result<Vec<UserId>, StoreError> {
+        let mut tx = self.begin_write().await?;
+        // The channel lock, as a send takes it: a send either
+        // committed before the delete or finds no channel after it.
+        if sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
+            .param(channel_id.as_str())
+            .fetch_optional(tx.ex())
+            .await?
+            .is_none()
+        {
+            return Err(StoreError::NotFound);
+        }
+        let members = Self::members_in(tx.ex(), channel_id).await?;
+        // Every statement in the one transaction: a failure rolls
+        // all of them back, so nothing is left half-deleted.
+        for statement in DELETE_CHANNEL {
+            sqlx::query::<D>(statement)
+                .param(channel_id.as_str())
+                .execute(tx.ex())
+                .await?;
+        }
+        Self::commit(tx, sent).await?;
+        Ok(sorted_members(members))
+    }
+
+    /// The ids of channel `channel_id`'s members, read on `conn` (a
+    /// transaction holding the channel's lock, or a reader).
+    pub(super) async fn members_in<'c>(
+        conn: impl sqlx::Executor<'c, Database = D>,
+        channel_id: &ChannelId,
+    ) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query::<D>(CHANNEL_MEMBERS)
+            .param(channel_id.as_str())
+            .fetch_all(conn)
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| row.value(0))
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
+}

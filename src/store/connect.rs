@@ -1,0 +1,184 @@
+//! Opening the database a URL names, with the pools, timeouts and file
+//! modes the store relies on, and migrating its schema.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::postgres::PgPoolOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+use super::channel_of::{ChannelOfCache, CAPACITY};
+use super::dialect::SqlStore;
+use super::{Store, StoreError};
+
+/// Migrations of the PostgreSQL schema, embedded at compile time.
+pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+/// Migrations of the SQLite schema, embedded at compile time.
+pub static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// How to open the database.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// `postgres://…`, `sqlite://relative/path` or `sqlite:///absolute/path`.
+    pub url: String,
+    /// Pool size (PostgreSQL) or read pool size (SQLite).
+    pub max_connections: u32,
+    /// The longest any one store call may take (`db_timeout_ms`): waiting for
+    /// a connection, every statement, the commit. See [`Store::connect`].
+    pub timeout: Duration,
+}
+
+/// Creates the SQLite database file `path`, if missing, with mode 0600 in
+/// directories created with mode 0700 (existing ones are left as they are),
+/// so that stored messages are readable by the server's user only. SQLite
+/// gives the `-wal` and `-shm` files the database file's mode. The file is
+/// empty until SQLite writes its header on first use.
+fn create_private_file(path: &std::path::Path) -> std::io::Result<()> {
+    if path.as_os_str().is_empty() || path.to_str() == Some(":memory:") {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        crate::private_files::create_private_dir(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+impl Store {
+    /// Opens the database named by `options.url` (creating an SQLite file and
+    /// its directory when missing) without running migrations.
+    ///
+    /// Every later call is bounded by `options.timeout`, however the database
+    /// fails (down, unreachable, hung, locked):
+    /// - waiting for a pooled connection (connecting included) gives up after it;
+    /// - PostgreSQL sessions run with `statement_timeout` and
+    ///   `idle_in_transaction_session_timeout` set to it, so the server itself
+    ///   cancels a statement stuck on a lock and ends a transaction its client
+    ///   abandoned (its row locks are released, its writes rolled back);
+    /// - SQLite waits at most that long for a lock (`busy_timeout`);
+    /// - and each call runs under a `tokio` timeout of the same length, the last
+    ///   resort when the database does not answer at all. A call abandoned
+    ///   before its commit was sent is [`StoreError::TimedOut`] (nothing stored);
+    ///   one abandoned after it is [`StoreError::InDoubt`].
+    ///
+    /// # Errors
+    /// [`StoreError::UnsupportedUrl`], or the connection error.
+    pub async fn connect(options: &StoreOptions) -> Result<Self, StoreError> {
+        let url = options.url.as_str();
+        let timeout = options.timeout;
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let ms = timeout.as_millis().max(1).to_string();
+            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?.options([
+                ("synchronous_commit", "on"),
+                ("statement_timeout", ms.as_str()),
+                ("idle_in_transaction_session_timeout", ms.as_str()),
+            ]);
+            let pool = PgPoolOptions::new()
+                .max_connections(options.max_connections)
+                .acquire_timeout(timeout)
+                .connect_with(connect)
+                .await?;
+            Ok(Store::Postgres(SqlStore {
+                write_pool: pool.clone(),
+                read_pool: pool,
+                timeout,
+                channel_of_cache: Arc::new(ChannelOfCache::new(CAPACITY)),
+            }))
+        } else if url.starts_with("sqlite:") {
+            let connect = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Full)
+                .busy_timeout(timeout)
+                .foreign_keys(true)
+                // A deleted message's text is overwritten in the file, not
+                // just unlinked from the b-tree (protocol guarantee 9).
+                .pragma("secure_delete", "ON");
+            create_private_file(connect.get_filename()).map_err(|e| StoreError::Unavailable(sqlx::Error::Io(e)))?;
+            // One writer connection: SQLite has one writer at a time anyway, and
+            // queueing in the pool avoids SQLITE_BUSY between our own connections.
+            let write_pool = SqlitePoolOptions::new()
+                .max_connections(1)
+                .acquire_timeout(timeout)
+                .connect_with(connect.clone())
+                .await?;
+            let read_pool = SqlitePoolOptions::new()
+                .max_connections(options.max_connections.max(1))
+                .acquire_timeout(timeout)
+                .connect_with(connect)
+                .await?;
+            Ok(Store::Sqlite(SqlStore {
+                write_pool,
+                read_pool,
+                timeout,
+                channel_of_cache: Arc::new(ChannelOfCache::new(CAPACITY)),
+            }))
+        } else {
+            Err(StoreError::UnsupportedUrl)
+        }
+    }
+
+    /// Applies the backend's pending migrations. On PostgreSQL they run on a
+    /// connection of their own without the store's timeouts (a migration may
+    /// rightly take long, and waits for another node's migration lock), which
+    /// is closed afterwards.
+    ///
+    /// # Errors
+    /// [`StoreError::Migrate`].
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Postgres(s) => {
+                let mut conn = s.write_pool.acquire().await?.detach();
+                sqlx::query("SET statement_timeout = 0").execute(&mut conn).await?;
+                sqlx::query("SET idle_in_transaction_session_timeout = 0")
+                    .execute(&mut conn)
+                    .await?;
+                PG_MIGRATOR.run(&mut conn).await?;
+                let _ = sqlx::Connection::close(conn).await;
+            }
+            Store::Sqlite(s) => SQLITE_MIGRATOR.run(&s.write_pool).await?,
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh data directory and the database in it (and its WAL) are
+    /// private to the server's user; before, they were made with the
+    /// umask's modes (0755 and 0644: every local user could read messages).
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_new_sqlite_database_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("data").join("db");
+        let file = dir.join("chatd.db");
+        let options = StoreOptions {
+            url: format!("sqlite://{}", file.display()),
+            max_connections: 2,
+            timeout: Duration::from_secs(5),
+        };
+        let store = Store::connect(&options).await.unwrap();
+        store.migrate().await.unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&root.path().join("data")), 0o700);
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&dir.join("chatd.db-wal")), 0o600);
+        store.close().await;
+    }
+}

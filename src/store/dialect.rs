@@ -1,0 +1,273 @@
+//! What the store's operations need of a database, so that each operation is
+//! written once, as a generic function over [`Dialect`], and runs on
+//! PostgreSQL and SQLite alike. Where the two databases differ (row locks,
+//! UUID columns, lists of ids as one parameter) the difference is named here
+//! or, for a statement's text, written next to the operation as a [`Sql`]
+//! pair.
+//!
+//! sqlx's bounds for a generic database (an executor for `&mut Connection`,
+//! every bound value's `Encode` and `Type`, every decoded column's `Decode`)
+//! are not implied by `D: Database`, so they would have to be repeated on
+//! every function. The traits below state them once, as supertraits and
+//! associated-type bounds, which Rust does imply: [`Value`] for what can be
+//! bound, [`Column`] for what can be read, [`Executes`] and [`Columns`] for
+//! the connection and the row.
+
+use std::fmt;
+use std::sync::Arc;
+
+use sqlx::pool::PoolConnection;
+use sqlx::query::Query;
+use sqlx::{Database, Executor, Postgres, Row, Sqlite};
+
+use super::channel_of::ChannelOfCache;
+use super::{CommitSent, StoreError};
+
+/// A query of database `D` with its parameters.
+pub(super) type Q<'q, D> = Query<'q, D, <D as Database>::Arguments<'q>>;
+
+/// A value either database can bind as a parameter: `&str`, `String`,
+/// `i64`, `bool` and `Option`s of them.
+pub trait Value<'q>:
+    'q + Send + sqlx::Encode<'q, Postgres> + sqlx::Type<Postgres> + sqlx::Encode<'q, Sqlite> + sqlx::Type<Sqlite>
+{
+}
+
+impl<'q, T> Value<'q> for T where
+    T: 'q + Send + sqlx::Encode<'q, Postgres> + sqlx::Type<Postgres> + sqlx::Encode<'q, Sqlite> + sqlx::Type<Sqlite>
+{
+}
+
+/// A column either database can decode: `String`, `i64`, `bool` and
+/// `Option`s of them.
+pub trait Column:
+    for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres> + for<'r> sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>
+{
+}
+
+impl<T> Column for T where
+    T: for<'r> sqlx::Decode<'r, Postgres>
+        + sqlx::Type<Postgres>
+        + for<'r> sqlx::Decode<'r, Sqlite>
+        + sqlx::Type<Sqlite>
+{
+}
+
+/// Which database a [`Dialect`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Postgres,
+    Sqlite,
+}
+
+/// One statement's text on each database, for the statements whose text
+/// differs (`FOR UPDATE`, `::uuid` casts, arrays against `json_each`).
+/// Statements written alike on both are plain `&str`.
+pub struct Sql {
+    pub pg: &'static str,
+    pub sqlite: &'static str,
+}
+
+/// A database the store runs on: PostgreSQL or SQLite.
+pub trait Dialect:
+    Database<Connection: Executes<Self>, Row: Columns, QueryResult: Affected> + for<'q> ArgumentsFor<'q> + fmt::Debug
+{
+    /// Which database this is.
+    const KIND: Kind;
+    /// How a transaction that writes begins: SQLite takes the write lock at
+    /// once (`BEGIN IMMEDIATE`), so a reader never has to upgrade.
+    const BEGIN_WRITE: &'static str;
+
+    /// Binds `value` (see [`Params::param`]).
+    fn bind<'q, T: Value<'q>>(query: Q<'q, Self>, value: T) -> Q<'q, Self>;
+
+    /// Binds a list of ids as one parameter: a `text[]` on PostgreSQL (the
+    /// statement casts it as it needs), a JSON array on SQLite (read by
+    /// `json_each`).
+    fn bind_ids<'q>(query: Q<'q, Self>, ids: &'q [&'q str]) -> Result<Q<'q, Self>, StoreError>;
+
+    /// The text of `sql` on this database.
+    fn sql(sql: &Sql) -> &'static str {
+        match Self::KIND {
+            Kind::Postgres => sql.pg,
+            Kind::Sqlite => sql.sqlite,
+        }
+    }
+}
+
+/// `Arguments<'q>` turns into a query's arguments: stated as an
+/// associated-type bound so that `D: Dialect` implies it.
+pub trait ArgumentsFor<'q>: Database<Arguments<'q>: sqlx::IntoArguments<'q, Self>> {}
+
+impl<'q> ArgumentsFor<'q> for Postgres {}
+impl<'q> ArgumentsFor<'q> for Sqlite {}
+
+/// `.param(value)` on a query of any [`Dialect`] (sqlx's own `.bind` needs
+/// bounds that a generic database does not carry).
+pub trait Params<'q> {
+    /// Binds the next `$N`.
+    fn param<T: Value<'q>>(self, value: T) -> Self;
+}
+
+impl<'q, D: Dialect> Params<'q> for Q<'q, D> {
+    fn param<T: Value<'q>>(self, value: T) -> Self {
+        D::bind(self, value)
+    }
+}
+
+/// A connection that runs queries of `D` (a transaction or a pooled
+/// connection derefs to one).
+pub trait Executes<D: Database>: Send {
+    /// The connection as an executor.
+    fn ex(&mut self) -> impl Executor<'_, Database = D>;
+}
+
+impl Executes<Postgres> for sqlx::PgConnection {
+    fn ex(&mut self) -> impl Executor<'_, Database = Postgres> {
+        self
+    }
+}
+
+impl Executes<Sqlite> for sqlx::SqliteConnection {
+    fn ex(&mut self) -> impl Executor<'_, Database = Sqlite> {
+        self
+    }
+}
+
+/// The number of rows a statement of either database changed.
+pub trait Affected {
+    /// Rows inserted, updated or deleted.
+    fn rows_affected(&self) -> u64;
+}
+
+impl Affected for sqlx::postgres::PgQueryResult {
+    fn rows_affected(&self) -> u64 {
+        sqlx::postgres::PgQueryResult::rows_affected(self)
+    }
+}
+
+impl Affected for sqlx::sqlite::SqliteQueryResult {
+    fn rows_affected(&self) -> u64 {
+        sqlx::sqlite::SqliteQueryResult::rows_affected(self)
+    }
+}
+
+/// Reads a column of a row of either database.
+pub trait Columns: Row {
+    /// Column `index` (0-based) as `T`.
+    fn value<T: Column>(&self, index: usize) -> Result<T, sqlx::Error>;
+}
+
+impl Columns for sqlx::postgres::PgRow {
+    fn value<T: Column>(&self, index: usize) -> Result<T, sqlx::Error> {
+        self.try_get(index)
+    }
+}
+
+impl Columns for sqlx::sqlite::SqliteRow {
+    fn value<T: Column>(&self, index: usize) -> Result<T, sqlx::Error> {
+        self.try_get(index)
+    }
+}
+
+impl Dialect for Postgres {
+    const KIND: Kind = Kind::Postgres;
+    const BEGIN_WRITE: &'static str = "BEGIN";
+
+    fn bind<'q, T: Value<'q>>(query: Q<'q, Self>, value: T) -> Q<'q, Self> {
+        query.bind(value)
+    }
+
+    fn bind_ids<'q>(query: Q<'q, Self>, ids: &'q [&'q str]) -> Result<Q<'q, Self>, StoreError> {
+        Ok(query.bind(ids))
+    }
+}
+
+impl Dialect for Sqlite {
+    const KIND: Kind = Kind::Sqlite;
+    const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+
+    fn bind<'q, T: Value<'q>>(query: Q<'q, Self>, value: T) -> Q<'q, Self> {
+        query.bind(value)
+    }
+
+    fn bind_ids<'q>(query: Q<'q, Self>, ids: &'q [&'q str]) -> Result<Q<'q, Self>, StoreError> {
+        let ids = serde_json::to_string(ids).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        Ok(query.bind(ids))
+    }
+}
+
+/// The store on one database: its pools, its bound on every call and the
+/// message→channel cache. Each operation is an `impl<D: Dialect>` block in
+/// the file of what it stores ([`super`] lists them).
+pub struct SqlStore<D: Database> {
+    /// Pool for transactions that write (one connection on SQLite: one
+    /// writer at a time, queued here rather than `SQLITE_BUSY`).
+    pub(super) write_pool: sqlx::Pool<D>,
+    /// Pool for reads (the same pool on PostgreSQL).
+    pub(super) read_pool: sqlx::Pool<D>,
+    /// The bound on every call (`db_timeout_ms`), applied by [`super::Store`].
+    pub(super) timeout: std::time::Duration,
+    /// Where the messages this node read or stored live ([`super::Store::channel_of`]).
+    pub(super) channel_of_cache: Arc<ChannelOfCache>,
+}
+
+/// The PostgreSQL store: one pool; `FOR UPDATE` on the channel row
+/// serialises writers of a channel across connections and nodes.
+pub type PgStore = SqlStore<Postgres>;
+
+/// The embedded SQLite store: WAL, `synchronous=FULL`, one writer
+/// connection taking `BEGIN IMMEDIATE`, and a pool of readers.
+pub type SqliteStore = SqlStore<Sqlite>;
+
+impl<D: Database> Clone for SqlStore<D> {
+    fn clone(&self) -> Self {
+        Self {
+            write_pool: self.write_pool.clone(),
+            read_pool: self.read_pool.clone(),
+            timeout: self.timeout,
+            channel_of_cache: Arc::clone(&self.channel_of_cache),
+        }
+    }
+}
+
+impl<D: Database> fmt::Debug for SqlStore<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqlStore")
+            .field("database", &D::NAME)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<D: Dialect> SqlStore<D> {
+    /// A transaction that writes.
+    pub(super) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, D>, StoreError> {
+        Ok(self.write_pool.begin_with(D::BEGIN_WRITE).await?)
+    }
+
+    /// A connection for reads.
+    pub(super) async fn reader(&self) -> Result<PoolConnection<D>, StoreError> {
+        Ok(self.read_pool.acquire().await?)
+    }
+
+    /// Commits, marking `sent` first: from here on a failure leaves the
+    /// outcome unknown ([`StoreError::InDoubt`]) unless the server
+    /// reported that it rolled back.
+    pub(super) async fn commit(tx: sqlx::Transaction<'static, D>, sent: &CommitSent) -> Result<(), StoreError> {
+        sent.set();
+        tx.commit().await.map_err(StoreError::after_commit_sent)
+    }
+
+    /// Closes every pooled connection.
+    pub(super) async fn close(&self) {
+        self.write_pool.close().await;
+        self.read_pool.close().await;
+    }
+
+    /// Runs `SELECT 1`.
+    pub(super) async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query::<D>("SELECT 1").execute(self.reader().await?.ex()).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,96 @@
+//! An entry as a row of `messages`: the column list every statement that
+//! reads entries selects ([`message_columns!`]), and its decoding.
+
+use super::dialect::Columns;
+use super::{Entry, EntryKind, StoreError};
+use crate::ids::{ChannelId, ClientMsgId, UserId};
+
+/// Columns of an entry row, in the order [`entry_from_row`] reads them.
+/// `$id` and `$target` are the `message_id` and `target_id` columns as
+/// text (`message_id::text` on PostgreSQL, where they are `uuid`).
+macro_rules! message_columns {
+    ($id:literal, $target:literal) => {
+        concat!(
+            $id,
+            " AS message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, ",
+            $target,
+            " AS target_id, emoji, op, edited_body, edited_at, deleted, noop"
+        )
+    };
+}
+pub(super) use message_columns;
+
+/// `SELECT <entry columns> FROM messages <rest>`, on each database.
+macro_rules! select_entries {
+    ($rest:literal) => {
+        $crate::store::dialect::Sql {
+            pg: concat!(
+                "SELECT ",
+                $crate::store::entry_row::message_columns!("message_id::text", "target_id::text"),
+                " FROM messages ",
+                $rest
+            ),
+            sqlite: concat!(
+                "SELECT ",
+                $crate::store::entry_row::message_columns!("message_id", "target_id"),
+                " FROM messages ",
+                $rest
+            ),
+        }
+    };
+}
+pub(super) use select_entries;
+
+/// Decodes a row selected with the [`message_columns!`] column list.
+pub(super) fn entry_from_row<R: Columns>(row: &R) -> Result<Entry, StoreError> {
+    let message_id = parse_uuid(row.value(0)?)?;
+    let kind: String = row.value(7)?;
+    let target: Option<String> = row.value(8)?;
+    let op: Option<String> = row.value(10)?;
+    Ok(Entry {
+        message_id,
+        channel_id: ChannelId::from_trusted(row.value(1)?),
+        seq: row.value(2)?,
+        sender_id: UserId::from_trusted(row.value(3)?),
+        client_msg_id: ClientMsgId::from_trusted(row.value(4)?),
+        body: row.value(5)?,
+        ts: row.value(6)?,
+        kind: EntryKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("kind {kind}")))?,
+        target_id: target.map(parse_uuid).transpose()?,
+        emoji: row.value(9)?,
+        add: op.map(|op| op == "add"),
+        edited_body: row.value(11)?,
+        edited_at: row.value(12)?,
+        deleted: row.value(13)?,
+        noop: row.value(14)?,
+        reactions: Vec::new(),
+    })
+}
+
+/// A message id read as text.
+pub(super) fn parse_uuid(id: String) -> Result<uuid::Uuid, StoreError> {
+    uuid::Uuid::try_parse(&id).map_err(|_| StoreError::Corrupt(format!("message id {id}")))
+}
+
+/// A message id as the text a statement binds (cast to `uuid` on PostgreSQL).
+pub(super) fn id_text(id: uuid::Uuid) -> String {
+    id.hyphenated().to_string()
+}
+
+/// The `op` column's text.
+pub(super) fn op_text(add: bool) -> &'static str {
+    if add {
+        "add"
+    } else {
+        "remove"
+    }
+}
+
+/// User ids in byte order, the order `binary_search` on [`UserId`] needs.
+/// The database's `ORDER BY` is not enough: under a collation such as ICU's
+/// `en-US`, `alice` sorts before `Bob`, and a member would be refused.
+pub(super) fn sorted_members(members: Vec<String>) -> Vec<UserId> {
+    let mut members: Vec<UserId> = members.into_iter().map(UserId::from_trusted).collect();
+    members.sort_unstable();
+    members
+}

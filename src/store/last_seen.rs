@@ -1,0 +1,62 @@
+//! Presence's stored part: each user's `lastSeenAt`, which only moves
+//! forward and is written in batches.
+
+use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
+use crate::ids::UserId;
+
+/// Moves user `$1`'s `lastSeenAt` forward to `$2` (never back).
+const RECORD_LAST_SEEN: &str = "INSERT INTO presence (user_id, last_seen_at) VALUES ($1, $2) \
+     ON CONFLICT (user_id) DO UPDATE SET last_seen_at = excluded.last_seen_at \
+     WHERE presence.last_seen_at < excluded.last_seen_at";
+/// The stored `lastSeenAt` of the users `$1` (a list of ids).
+const LAST_SEEN: Sql = Sql {
+    pg: "SELECT user_id, last_seen_at FROM presence WHERE user_id = ANY($1)",
+    sqlite: "SELECT user_id, last_seen_at FROM presence WHERE user_id IN (SELECT value FROM json_each($1))",
+};
+
+impl Store {
+    /// The stored `lastSeenAt` (ms) of those of `users` that have one.
+    pub async fn last_seen(&self, users: &[UserId]) -> Result<Vec<(UserId, i64)>, StoreError> {
+        if users.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(async { dispatch!(self.last_seen(users)) }).await
+    }
+
+    /// Moves each user's stored `lastSeenAt` forward to the given time (ms;
+    /// never back), in one transaction: presence writes in batches.
+    ///
+    /// # Errors
+    /// The store's error; nothing, or all of it, is written.
+    pub async fn record_last_seen(&self, seen: &[(UserId, i64)]) -> Result<(), StoreError> {
+        if seen.is_empty() {
+            return Ok(());
+        }
+        dispatch_write!(self, self.deadline(), record_last_seen(seen))
+    }
+}
+
+impl<D: Dialect> SqlStore<D> {
+    pub(super) async fn last_seen(&self, users: &[UserId]) -> Result<Vec<(UserId, i64)>, StoreError> {
+        let ids: Vec<&str> = users.iter().map(UserId::as_str).collect();
+        let rows = D::bind_ids(sqlx::query::<D>(D::sql(&LAST_SEEN)), &ids)?
+            .fetch_all(self.reader().await?.ex())
+            .await?;
+        rows.iter()
+            .map(|row| Ok((UserId::from_trusted(row.value(0)?), row.value(1)?)))
+            .collect()
+    }
+
+    pub(super) async fn record_last_seen(&self, seen: &[(UserId, i64)], sent: &CommitSent) -> Result<(), StoreError> {
+        let mut tx = self.begin_write().await?;
+        for (user, at) in seen {
+            sqlx::query::<D>(RECORD_LAST_SEEN)
+                .param(user.as_str())
+                .param(*at)
+                .execute(tx.ex())
+                .await?;
+        }
+        Self::commit(tx, sent).await
+    }
+}

@@ -1,0 +1,145 @@
+//! Members: adding and removing one under the channel's lock, when each
+//! joined (in the channel's sequence), and who shares a channel with whom.
+
+use super::channels::LOCK_CHANNEL;
+use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
+use crate::ids::{ChannelId, UserId};
+
+/// The ids of channel `$1`'s members.
+pub(super) const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
+/// Adds member `$2` to channel `$1` at `$3` (ms), when the channel's last
+/// seq was `$4`; a member already in keeps its row.
+const INSERT_MEMBER: &str = "INSERT INTO members (channel_id, user_id, joined_at, joined_seq) VALUES ($1, $2, $3, $4) \
+     ON CONFLICT (channel_id, user_id) DO NOTHING";
+const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
+const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1 AND user_id = $2";
+/// The members of channel `$1` with their `joined_seq`, earliest join first.
+const MEMBERS_SINCE: &str = "SELECT user_id, joined_seq FROM members WHERE channel_id = $1 ORDER BY joined_seq";
+/// Which of the users `$2` (a list of ids) share a channel with user `$1`.
+const SHARING_A_CHANNEL: Sql = Sql {
+    pg: "SELECT DISTINCT o.user_id FROM members m \
+         JOIN members o ON o.channel_id = m.channel_id WHERE m.user_id = $1 AND o.user_id = ANY($2)",
+    sqlite: "SELECT DISTINCT o.user_id FROM members m \
+         JOIN members o ON o.channel_id = m.channel_id WHERE m.user_id = $1 \
+         AND o.user_id IN (SELECT value FROM json_each($2))",
+};
+
+impl Store {
+    /// Adds (`add == true`) or removes a member; no-op when already so.
+    /// Takes the channel lock, so sends committed after it see the change.
+    /// Returns the channel's last `seq` at the change: every message after it
+    /// was stored with the new membership.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel.
+    pub async fn set_member(
+        &self,
+        channel_id: &ChannelId,
+        user_id: &UserId,
+        add: bool,
+        now: i64,
+    ) -> Result<i64, StoreError> {
+        dispatch_write!(self, self.deadline(), set_member(channel_id, user_id, add, now))
+    }
+
+    /// The current members of `channel_id` with the seq each (last) joined
+    /// at (see [`Self::member_since`]), earliest join first; empty for an
+    /// unknown channel. Messages read back from the database go to the
+    /// members who joined before them.
+    pub async fn members_since(&self, channel_id: &ChannelId) -> Result<Vec<(UserId, i64)>, StoreError> {
+        self.read(async { dispatch!(self.members_since(channel_id)) }).await
+    }
+
+    /// `Some(seq)` when `user_id` is a current member of `channel_id`: the
+    /// channel's last seq when the member (last) joined, so every message
+    /// after it was stored with this member (0 for members added with the
+    /// channel). `None` for a non-member or an unknown channel.
+    pub async fn member_since(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<Option<i64>, StoreError> {
+        self.read(async { dispatch!(self.member_since(channel_id, user_id)) })
+            .await
+    }
+
+    /// Whether `user_id` is a current member of `channel_id` (false for an unknown channel).
+    pub async fn is_member(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<bool, StoreError> {
+        Ok(self.member_since(channel_id, user_id).await?.is_some())
+    }
+
+    /// Which of `others` share at least one channel with `user` (presence
+    /// shows only those), in no order. A read.
+    pub async fn sharing_a_channel(&self, user: &UserId, others: &[UserId]) -> Result<Vec<UserId>, StoreError> {
+        if others.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(async { dispatch!(self.sharing_a_channel(user, others)) })
+            .await
+    }
+}
+
+impl<D: Dialect> SqlStore<D> {
+    pub(super) async fn set_member(
+        &self,
+        channel_id: &ChannelId,
+        user_id: &UserId,
+        add: bool,
+        now: i64,
+        sent: &CommitSent,
+    ) -> Result<i64, StoreError> {
+        let mut tx = self.begin_write().await?;
+        // Lock the channel row like a send does, so a send either sees
+        // the new membership or committed before it.
+        let Some(row) = sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
+            .param(channel_id.as_str())
+            .fetch_optional(tx.ex())
+            .await?
+        else {
+            return Err(StoreError::NotFound);
+        };
+        let last_seq: i64 = row.value(0)?;
+        let query = if add {
+            sqlx::query::<D>(INSERT_MEMBER)
+                .param(channel_id.as_str())
+                .param(user_id.as_str())
+                .param(now)
+                .param(last_seq)
+        } else {
+            sqlx::query::<D>(DELETE_MEMBER)
+                .param(channel_id.as_str())
+                .param(user_id.as_str())
+        };
+        query.execute(tx.ex()).await?;
+        Self::commit(tx, sent).await?;
+        Ok(last_seq)
+    }
+
+    pub(super) async fn members_since(&self, channel_id: &ChannelId) -> Result<Vec<(UserId, i64)>, StoreError> {
+        let rows = sqlx::query::<D>(MEMBERS_SINCE)
+            .param(channel_id.as_str())
+            .fetch_all(self.reader().await?.ex())
+            .await?;
+        rows.iter()
+            .map(|row| Ok((UserId::from_trusted(row.value(0)?), row.value(1)?)))
+            .collect()
+    }
+
+    pub(super) async fn member_since(
+        &self,
+        channel_id: &ChannelId,
+        user_id: &UserId,
+    ) -> Result<Option<i64>, StoreError> {
+        let row = sqlx::query::<D>(MEMBER_SINCE)
+            .param(channel_id.as_str())
+            .param(user_id.as_str())
+            .fetch_optional(self.reader().await?.ex())
+            .await?;
+        Ok(row.map(|row| row.value(0)).transpose()?)
+    }
+
+    pub(super) async fn sharing_a_channel(&self, user: &UserId, others: &[UserId]) -> Result<Vec<UserId>, StoreError> {
+        let ids: Vec<&str> = others.iter().map(UserId::as_str).collect();
+        let rows = D::bind_ids(sqlx::query::<D>(D::sql(&SHARING_A_CHANNEL)).param(user.as_str()), &ids)?
+            .fetch_all(self.reader().await?.ex())
+            .await?;
+        rows.iter().map(|row| Ok(UserId::from_trusted(row.value(0)?))).collect()
+    }
+}

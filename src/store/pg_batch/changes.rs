@@ -1,0 +1,263 @@
+//! What a set-based batch reads of the targets of its edits, deletes and
+//! reactions, how its entries move them in batch order, and the writes
+//! that bring the tables to the batch's end state.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use sqlx::{Postgres, Row};
+
+use super::super::entry_row::{entry_from_row, message_columns, parse_uuid};
+use super::super::entry_rules::{self, Count, TargetState};
+use super::super::{Change, Entry, NewEntry, StoreError};
+
+/// The entries `$1` (text[] of ids), the targets of a batch's changes.
+const MESSAGES_BY_IDS: &str = concat!(
+    "SELECT ",
+    message_columns!("message_id::text", "target_id::text"),
+    " FROM messages WHERE message_id = ANY($1::uuid[])"
+);
+
+/// The reaction state of the holders `($1[i], $2[i], $3[i])` (message,
+/// emoji, user), one row each: whether it is held, and the count and
+/// first-use seq of its (message, emoji) as a two-element array (`NULL`
+/// when none holds it). The lookups are scalar subqueries of the select
+/// list, which PostgreSQL runs row by row (never hashed, never turned
+/// into a join), so each is one probe of a primary key whatever the
+/// tables' sizes. As joins (or `EXISTS`, which may be hashed), a plan
+/// made while the tables were small (and kept by the connection's
+/// prepared statement) scanned the whole table on every batch.
+const REACTION_STATE_OF: &str = "SELECT u.message_id::text, u.emoji, u.user_id, \
+     COALESCE((SELECT TRUE FROM reactions r \
+     WHERE r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id), FALSE), \
+     (SELECT ARRAY[c.count, c.first_seq] FROM reaction_counts c \
+     WHERE c.message_id = u.message_id AND c.emoji = u.emoji) \
+     FROM UNNEST($1::uuid[], $2::text[], $3::text[]) AS u(message_id, emoji, user_id)";
+
+/// Marks the messages `$1` (text[] of ids) deleted and erases their text.
+const ERASE_MESSAGES: &str = "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE \
+     WHERE message_id = ANY($1::uuid[])";
+
+/// Erases the text of every edit of the messages `$1`.
+const ERASE_EDITS_OF: &str = "UPDATE messages SET body = '' WHERE target_id = ANY($1::uuid[]) AND kind = 'edit'";
+
+/// Drops every reaction held on the messages `$1`.
+const DELETE_REACTIONS_OF: &str = "DELETE FROM reactions WHERE message_id = ANY($1::uuid[])";
+
+/// Drops every reaction count of the messages `$1`.
+const DELETE_REACTION_COUNTS_OF: &str = "DELETE FROM reaction_counts WHERE message_id = ANY($1::uuid[])";
+
+/// A held reaction: (target, emoji, user).
+type Holder = (uuid::Uuid, String, String);
+/// A reaction count's key: (target, emoji).
+type CountKey = (uuid::Uuid, String);
+
+/// What a set-based batch reads of the targets of its edits, deletes and
+/// reactions (under the channels' locks: no other writer moves them), how
+/// its entries move them, entry by entry in batch order, and the writes
+/// that bring the tables to the end state.
+#[derive(Default)]
+pub(super) struct Changes {
+    pub(super) targets: HashMap<uuid::Uuid, TargetState>,
+    /// Per reaction of the batch: (held before the batch, held now).
+    holders: BTreeMap<Holder, (bool, bool)>,
+    /// Per (target, emoji) of the batch's reactions: (before, now).
+    counts: BTreeMap<CountKey, (Count, Count)>,
+    /// The latest edit of each target: its text and ts.
+    edits: BTreeMap<uuid::Uuid, (String, i64)>,
+    /// The targets deleted by the batch.
+    deleted: Vec<uuid::Uuid>,
+}
+
+impl Changes {
+    /// Reads the targets of the batch's changes with one statement, and
+    /// with another which of its reactions are held and the counts of its
+    /// (target, emoji) pairs.
+    pub(super) async fn read(
+        tx: &mut sqlx::Transaction<'static, Postgres>,
+        sends: &[NewEntry],
+    ) -> Result<Self, StoreError> {
+        let mut changes = Changes::default();
+        let targets: BTreeSet<uuid::Uuid> = sends.iter().filter_map(|s| s.change.target()).collect();
+        let ids: Vec<String> = targets.iter().map(|t| t.hyphenated().to_string()).collect();
+        for row in sqlx::query(MESSAGES_BY_IDS).bind(&ids).fetch_all(&mut **tx).await? {
+            let message = entry_from_row(&row)?;
+            changes.targets.insert(message.message_id, TargetState::from(message));
+        }
+        for send in sends {
+            if let Change::React { target, emoji, .. } = &send.change {
+                changes.holders.insert(
+                    (*target, emoji.clone(), send.sender_id.as_str().to_owned()),
+                    (false, false),
+                );
+                changes.counts.insert((*target, emoji.clone()), (None, None));
+            }
+        }
+        if changes.holders.is_empty() {
+            return Ok(changes);
+        }
+        let (ids, emojis, users) = holder_columns(changes.holders.keys());
+        for row in sqlx::query(REACTION_STATE_OF)
+            .bind(&ids)
+            .bind(&emojis)
+            .bind(&users)
+            .fetch_all(&mut **tx)
+            .await?
+        {
+            let (target, emoji, user): (uuid::Uuid, String, String) =
+                (parse_uuid(row.try_get(0)?)?, row.try_get(1)?, row.try_get(2)?);
+            if row.try_get::<bool, _>(3)? {
+                changes.holders.insert((target, emoji.clone(), user), (true, true));
+            }
+            match row.try_get::<Option<Vec<i64>>, _>(4)?.as_deref() {
+                None => {}
+                Some(&[count, first]) => {
+                    let count = Some((count, first));
+                    changes.counts.insert((target, emoji), (count, count));
+                }
+                Some(other) => return Err(StoreError::Corrupt(format!("reaction count read as {other:?}"))),
+            }
+        }
+        Ok(changes)
+    }
+
+    /// Applies a stored entry (`entry`, for `send`) to the batch's state,
+    /// as the per-row path's `apply` does to the tables. Returns whether it
+    /// changed anything (`false`: a no-op reaction).
+    pub(super) fn apply(&mut self, send: &NewEntry, entry: &Entry) -> bool {
+        match &send.change {
+            Change::Message => true,
+            Change::Edit { target } => {
+                self.edits.insert(*target, (send.body.clone(), entry.ts));
+                true
+            }
+            Change::Delete { target } => {
+                if let Some(state) = self.targets.get_mut(target) {
+                    state.deleted = true;
+                }
+                self.edits.remove(target);
+                self.deleted.push(*target);
+                true
+            }
+            Change::React { target, emoji, add } => {
+                let holder = (*target, emoji.clone(), send.sender_id.as_str().to_owned());
+                let held = &mut self.holders.entry(holder).or_insert((false, false)).1;
+                if !entry_rules::reaction_changes(*held, *add) {
+                    return false;
+                }
+                *held = *add;
+                let count = &mut self.counts.entry((*target, emoji.clone())).or_insert((None, None)).1;
+                *count = entry_rules::next_count(*count, *add, entry.seq);
+                true
+            }
+        }
+    }
+
+    /// The effects that bring the tables to the batch's end state, but
+    /// for its deletes: the latest edit of each target, the reactions
+    /// gained and lost, the counts changed or gone. Applied by the
+    /// statement that inserts the entries; `None` when there are none.
+    pub(super) fn effects(&self) -> Option<Effects<'_>> {
+        let moved = |held: bool| {
+            self.holders
+                .iter()
+                .filter(move |(_, (before, now))| before != now && *now == held)
+                .map(|(key, _)| key)
+        };
+        let changed = || self.counts.iter().filter(|(_, (before, now))| before != now);
+        let set: Vec<(&CountKey, (i64, i64))> = changed().filter_map(|(k, (_, now))| now.map(|n| (k, n))).collect();
+        let gone: Vec<&CountKey> = changed()
+            .filter(|(_, (_, now))| now.is_none())
+            .map(|(k, _)| k)
+            .collect();
+        let effects = Effects {
+            edit_ids: self.edits.keys().map(|t| t.hyphenated().to_string()).collect(),
+            edit_bodies: self.edits.values().map(|(b, _)| b.as_str()).collect(),
+            edit_tss: self.edits.values().map(|(_, ts)| *ts).collect(),
+            added: holder_columns(moved(true)),
+            removed: holder_columns(moved(false)),
+            set_ids: set.iter().map(|((t, _), _)| t.hyphenated().to_string()).collect(),
+            set_emojis: set.iter().map(|((_, e), _)| e.as_str()).collect(),
+            set_counts: set.iter().map(|(_, (n, _))| *n).collect(),
+            set_firsts: set.iter().map(|(_, (_, f))| *f).collect(),
+            gone_ids: gone.iter().map(|(t, _)| t.hyphenated().to_string()).collect(),
+            gone_emojis: gone.iter().map(|(_, e)| e.as_str()).collect(),
+        };
+        let none = effects.edit_ids.is_empty()
+            && effects.added.0.is_empty()
+            && effects.removed.0.is_empty()
+            && effects.set_ids.is_empty()
+            && effects.gone_ids.is_empty();
+        (!none).then_some(effects)
+    }
+
+    /// Applies the batch's deletes, after its entries and their other
+    /// effects are written: the text of each deleted message and of its
+    /// edits (this batch's included), its reactions and counts. Nothing
+    /// when the batch deleted nothing.
+    pub(super) async fn write_deletes(&self, tx: &mut sqlx::Transaction<'static, Postgres>) -> Result<(), StoreError> {
+        if !self.deleted.is_empty() {
+            let ids: Vec<String> = self.deleted.iter().map(|t| t.hyphenated().to_string()).collect();
+            for statement in [
+                ERASE_MESSAGES,
+                ERASE_EDITS_OF,
+                DELETE_REACTIONS_OF,
+                DELETE_REACTION_COUNTS_OF,
+            ] {
+                sqlx::query(statement).bind(&ids).execute(&mut **tx).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The effects of a batch's edits and reactions as one array per column
+/// (`$17`..`$31` of `pg::INSERT_ENTRIES_WITH_EFFECTS`).
+pub(super) struct Effects<'a> {
+    edit_ids: Vec<String>,
+    edit_bodies: Vec<&'a str>,
+    edit_tss: Vec<i64>,
+    added: (Vec<String>, Vec<&'a str>, Vec<&'a str>),
+    removed: (Vec<String>, Vec<&'a str>, Vec<&'a str>),
+    set_ids: Vec<String>,
+    set_emojis: Vec<&'a str>,
+    set_counts: Vec<i64>,
+    set_firsts: Vec<i64>,
+    gone_ids: Vec<String>,
+    gone_emojis: Vec<&'a str>,
+}
+
+impl<'a> Effects<'a> {
+    /// Binds the arrays, in parameter order, after the entries' sixteen.
+    pub(super) fn bind<'q>(
+        &'q self,
+        query: sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>,
+    ) -> sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments> {
+        query
+            .bind(&self.edit_ids)
+            .bind(&self.edit_bodies)
+            .bind(&self.edit_tss)
+            .bind(&self.added.0)
+            .bind(&self.added.1)
+            .bind(&self.added.2)
+            .bind(&self.removed.0)
+            .bind(&self.removed.1)
+            .bind(&self.removed.2)
+            .bind(&self.set_ids)
+            .bind(&self.set_emojis)
+            .bind(&self.set_counts)
+            .bind(&self.set_firsts)
+            .bind(&self.gone_ids)
+            .bind(&self.gone_emojis)
+    }
+}
+
+/// Reactions as one array per column (target ids as text), for `UNNEST`.
+fn holder_columns<'a>(holders: impl Iterator<Item = &'a Holder>) -> (Vec<String>, Vec<&'a str>, Vec<&'a str>) {
+    let mut columns = (Vec::new(), Vec::new(), Vec::new());
+    for (target, emoji, user) in holders {
+        columns.0.push(target.hyphenated().to_string());
+        columns.1.push(emoji.as_str());
+        columns.2.push(user.as_str());
+    }
+    columns
+}

@@ -1,0 +1,424 @@
+//! PostgreSQL's set-based batch: a fixed number of statements whatever the
+//! batch's size (arrays and `UNNEST`), so a batch of a hundred sends costs
+//! five round trips, not a few hundred. Each entry is decided by
+//! [`super::entry_rules`] in memory, in batch order, as the per-row path
+//! (`log_write.rs`) decides it in the database; a batch that repeats a key
+//! or meets a stored one goes to the per-row path instead.
+
+mod changes;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use sqlx::{Postgres, Row};
+
+use self::changes::{Changes, Effects};
+use super::dialect::SqlStore;
+use super::entry_row::{entry_from_row, message_columns, op_text};
+use super::entry_rules;
+use super::log_write::Locked;
+use super::{BatchOutcome, Change, CommitSent, Entry, EntryOutcome, NewEntry, OfflineMembers, StoreError};
+use crate::ids::{ChannelId, UserId};
+
+/// The two `WITH` queries of `INSERT_ENTRIES` (`$1`..`$16`): the
+/// batch's entries inserted (`inserted`) and its channels' seqs set
+/// (`updated`), one row per piece each.
+macro_rules! insert_entries {
+    () => {
+        "WITH inserted AS (\
+         INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, offline_members, \
+         kind, target_id, emoji, op, noop) \
+         SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $11::text[], \
+         $12::text[], $13::uuid[], $14::text[], $15::text[], $16::bool[]) \
+         ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING 1), \
+         updated AS (UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
+         FROM UNNEST($8::text[], $9::int8[], $10::int8[]) AS u(channel_id, last_seq, last_ts) \
+         WHERE c.channel_id = u.channel_id RETURNING 1)"
+    };
+}
+
+/// Locks every channel of a batch (`$1` text[]) in one statement. The
+/// rows are sorted before they are locked (PostgreSQL applies `ORDER BY`
+/// below the locking clause), so the locks are taken in byte order of the
+/// id, the order the per-row path uses: no deadlock between batches.
+const LOCK_CHANNELS: &str = "SELECT channel_id, last_seq, last_ts FROM channels \
+     WHERE channel_id = ANY($1) ORDER BY channel_id COLLATE \"C\" FOR UPDATE";
+
+/// Members of every channel of a batch (`$1` text[]), in no order.
+const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)";
+
+/// Inserts a batch's entries from one array per column (`$1`..`$7`,
+/// `$11` the offline members, `$12`..`$16` kind, target, emoji, op,
+/// noop) and sets `last_seq`/`last_ts` of every channel it wrote to
+/// (`$8`..`$10`), in one statement. Returns the number of entries
+/// inserted (fewer than given means a key was taken, and the caller
+/// rolls back) and of channels updated.
+const INSERT_ENTRIES: &str = concat!(
+    insert_entries!(),
+    " SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)"
+);
+
+/// `INSERT_ENTRIES` (`$1`..`$16`) with the effects of the batch's edits
+/// and reactions in the same statement (PostgreSQL runs every
+/// data-modifying `WITH` to completion; the pieces touch disjoint rows:
+/// the targets of the edits, which are stored rows and not the new
+/// ones, the holders gained and lost, the counts set and dropped):
+/// - the current text `$18[i]` and edit time `$19[i]` of message `$17[i]`;
+/// - the reactions `($20[i], $21[i], $22[i])` (message, emoji, user)
+///   added and `($23[i], $24[i], $25[i])` removed;
+/// - the count `$28[i]` and first-use seq `$29[i]` of `($26[i], $27[i])`
+///   (message, emoji) set, and the counts of `($30[i], $31[i])` dropped
+///   (nobody holds them any more).
+///
+/// Returns the same two counts as `INSERT_ENTRIES`; when fewer entries
+/// went in than given the caller rolls back, effects included.
+const INSERT_ENTRIES_WITH_EFFECTS: &str = concat!(
+    insert_entries!(),
+    ", \
+     edited AS (UPDATE messages AS m SET edited_body = u.body, edited_at = u.ts \
+     FROM UNNEST($17::uuid[], $18::text[], $19::int8[]) AS u(message_id, body, ts) WHERE m.message_id = u.message_id), \
+     added AS (INSERT INTO reactions (message_id, emoji, user_id) \
+     SELECT * FROM UNNEST($20::uuid[], $21::text[], $22::text[]) ON CONFLICT DO NOTHING), \
+     removed AS (DELETE FROM reactions r \
+     USING UNNEST($23::uuid[], $24::text[], $25::text[]) AS u(message_id, emoji, user_id) \
+     WHERE r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id), \
+     counted AS (INSERT INTO reaction_counts (message_id, emoji, count, first_seq) \
+     SELECT * FROM UNNEST($26::uuid[], $27::text[], $28::int8[], $29::int8[]) \
+     ON CONFLICT (message_id, emoji) DO UPDATE SET count = excluded.count, first_seq = excluded.first_seq), \
+     dropped AS (DELETE FROM reaction_counts c \
+     USING UNNEST($30::uuid[], $31::text[]) AS u(message_id, emoji) \
+     WHERE c.message_id = u.message_id AND c.emoji = u.emoji) \
+     SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)"
+);
+
+/// The stored entries with the keys `($1[i], $2[i])` (sender, client id; text[] each).
+const MESSAGES_BY_KEYS: &str = concat!(
+    "SELECT ",
+    message_columns!("message_id::text", "target_id::text"),
+    " FROM messages WHERE (sender_id, client_msg_id) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))"
+);
+
+impl SqlStore<Postgres> {
+    /// Stores a batch in one transaction with one durable commit, in a fixed
+    /// number of statements whatever its size (set-based, with arrays and
+    /// `UNNEST`), so a batch of a hundred sends costs five round trips
+    /// (`BEGIN`, lock, members, insert-and-update, `COMMIT`), not a few
+    /// hundred. Falls back to the per-row path when the batch repeats
+    /// an idempotency key or a key turns out to be stored already (a retry),
+    /// because those sends must not use a seq.
+    pub(super) async fn write_batch(
+        &self,
+        sends: &[NewEntry],
+        now: i64,
+        offline: Option<&dyn OfflineMembers>,
+        sent: &CommitSent,
+    ) -> Result<BatchOutcome, StoreError> {
+        match self.write_batch_sets(sends, now, offline, sent).await? {
+            Some(outcome) => Ok(outcome),
+            None => self.write_batch_rows(sends, now, offline, sent).await,
+        }
+    }
+
+    /// The set-based batch: `None` (and nothing written: the transaction is
+    /// rolled back) when the per-row path must decide instead. The number of
+    /// statements does not grow with the batch: the channels are locked and
+    /// their members read once; the targets of its edits, deletes and
+    /// reactions and their reaction state are read once; every entry is
+    /// decided in batch order in memory (a later entry sees an earlier
+    /// one's effect); the entries are inserted with one statement and
+    /// their effects applied set-wise.
+    pub(super) async fn write_batch_sets(
+        &self,
+        sends: &[NewEntry],
+        now: i64,
+        offline: Option<&dyn OfflineMembers>,
+        sent: &CommitSent,
+    ) -> Result<Option<BatchOutcome>, StoreError> {
+        let mut keys = HashSet::with_capacity(sends.len());
+        if !sends
+            .iter()
+            .all(|s| keys.insert((s.sender_id.as_str(), s.client_msg_id.as_str())))
+        {
+            return Ok(None);
+        }
+        let mut tx = self.begin_write().await?;
+        let mut channels = Self::lock_batch_channels(&mut tx, sends, offline).await?;
+        let mut changes = if sends.iter().any(|s| s.change != Change::Message) {
+            Changes::read(&mut tx, sends).await?
+        } else {
+            Changes::default()
+        };
+        let decided = Decided::decide(sends, &mut channels, &mut changes, now);
+        let effects = changes.effects();
+        if !Self::insert_entries(&mut tx, sends, &decided, &channels, effects.as_ref()).await? {
+            // A key was stored already (a retry) or by a transaction that
+            // committed meanwhile: the seqs after it would have a gap.
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        changes.write_deletes(&mut tx).await?;
+        let mut outcomes = decided.outcomes;
+        Self::resolve_refused_keys(&mut tx, sends, &decided.refused, &mut outcomes).await?;
+        Self::commit(tx, sent).await?;
+        let members = channels
+            .into_iter()
+            .filter(|(_, c)| c.changed)
+            .map(|(id, c)| (ChannelId::from_trusted(id), c.members))
+            .collect();
+        Ok(Some(BatchOutcome { outcomes, members }))
+    }
+
+    /// Locks every channel of the batch with one statement, in byte order
+    /// of the id like the per-row path (so batches of any writer or node
+    /// cannot deadlock), and reads their members (in byte order) and, when
+    /// `offline` is given, their offline members. Unknown channels are absent.
+    async fn lock_batch_channels(
+        tx: &mut sqlx::Transaction<'static, Postgres>,
+        sends: &[NewEntry],
+        offline: Option<&dyn OfflineMembers>,
+    ) -> Result<BTreeMap<String, Locked>, StoreError> {
+        let ids: Vec<&str> = sends
+            .iter()
+            .map(|s| s.channel_id.as_str())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut channels: BTreeMap<String, Locked> = BTreeMap::new();
+        for row in sqlx::query(LOCK_CHANNELS).bind(&ids).fetch_all(&mut **tx).await? {
+            let locked = Locked::new(row.try_get(1)?, row.try_get(2)?, Vec::new(), None);
+            channels.insert(row.try_get(0)?, locked);
+        }
+        for row in sqlx::query(MEMBERS_OF_CHANNELS).bind(&ids).fetch_all(&mut **tx).await? {
+            let channel_id: String = row.try_get(0)?;
+            if let Some(channel) = channels.get_mut(&channel_id) {
+                channel.members.push(UserId::from_trusted(row.try_get(1)?));
+            }
+        }
+        for channel in channels.values_mut() {
+            channel.members.sort_unstable();
+            channel.offline = offline.map(|o| o.offline(&channel.members));
+        }
+        Ok(channels)
+    }
+
+    /// Inserts the batch's new entries and sets the seqs of the channels
+    /// they went to, in one statement, which also applies `effects` (the
+    /// batch's edits and reactions) when given. Rows go in in byte order of their
+    /// idempotency key, not batch order: a key being inserted by another
+    /// transaction makes this one wait, and two batches taking the same
+    /// keys in opposite orders would deadlock. Seqs are already assigned,
+    /// so the order is free. Returns `false` when fewer rows went in than
+    /// given (a key was taken): the caller rolls back.
+    async fn insert_entries(
+        tx: &mut sqlx::Transaction<'static, Postgres>,
+        sends: &[NewEntry],
+        decided: &Decided,
+        channels: &BTreeMap<String, Locked>,
+        effects: Option<&Effects<'_>>,
+    ) -> Result<bool, StoreError> {
+        let mut new = decided.new.clone();
+        new.sort_unstable_by_key(|&index| (sends[index].sender_id.as_str(), sends[index].client_msg_id.as_str()));
+        let mut rows = MessageColumns::with_capacity(new.len());
+        for &index in &new {
+            if let EntryOutcome::Stored(message) = &decided.outcomes[index] {
+                let offline = channels
+                    .get(sends[index].channel_id.as_str())
+                    .map(|c| c.offline_text(&message.sender_id))
+                    .transpose()?
+                    .flatten();
+                rows.push(&sends[index], message, offline);
+            }
+        }
+        if rows.is_empty() {
+            return Ok(true);
+        }
+        let changed: Vec<(&String, &Locked)> = channels.iter().filter(|(_, c)| c.changed).collect();
+        let ids: Vec<&str> = changed.iter().map(|(id, _)| id.as_str()).collect();
+        let seqs: Vec<i64> = changed.iter().map(|(_, c)| c.last_seq).collect();
+        let tss: Vec<i64> = changed.iter().map(|(_, c)| c.last_ts).collect();
+        let statement = if effects.is_some() {
+            INSERT_ENTRIES_WITH_EFFECTS
+        } else {
+            INSERT_ENTRIES
+        };
+        let mut query = sqlx::query(statement)
+            .bind(&rows.message_id)
+            .bind(&rows.channel_id)
+            .bind(&rows.seq)
+            .bind(&rows.sender_id)
+            .bind(&rows.client_msg_id)
+            .bind(&rows.body)
+            .bind(&rows.ts)
+            .bind(&ids)
+            .bind(&seqs)
+            .bind(&tss)
+            .bind(&rows.offline_members)
+            .bind(&rows.kind)
+            .bind(&rows.target_id)
+            .bind(&rows.emoji)
+            .bind(&rows.op)
+            .bind(&rows.noop);
+        if let Some(effects) = effects {
+            query = effects.bind(query);
+        }
+        let row = query.fetch_one(&mut **tx).await?;
+        let (inserted, updated): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        if inserted != rows.len() as i64 {
+            return Ok(false);
+        }
+        if updated != ids.len() as i64 {
+            return Err(StoreError::Corrupt(format!(
+                "{updated} of {} locked channels updated",
+                ids.len()
+            )));
+        }
+        Ok(true)
+    }
+
+    /// A refused send may still be a retry of a stored entry: the key
+    /// decides before membership and target, as in the per-row path. Looks
+    /// up the keys of the sends at `refused` with one statement and turns
+    /// each found one into `Duplicate` or `Conflict`.
+    async fn resolve_refused_keys(
+        tx: &mut sqlx::Transaction<'static, Postgres>,
+        sends: &[NewEntry],
+        refused: &[usize],
+        outcomes: &mut [EntryOutcome],
+    ) -> Result<(), StoreError> {
+        if refused.is_empty() {
+            return Ok(());
+        }
+        let senders: Vec<&str> = refused.iter().map(|&i| sends[i].sender_id.as_str()).collect();
+        let keys: Vec<&str> = refused.iter().map(|&i| sends[i].client_msg_id.as_str()).collect();
+        let mut stored = std::collections::HashMap::new();
+        for row in sqlx::query(MESSAGES_BY_KEYS)
+            .bind(&senders)
+            .bind(&keys)
+            .fetch_all(&mut **tx)
+            .await?
+        {
+            let message = entry_from_row(&row)?;
+            stored.insert((message.sender_id.clone(), message.client_msg_id.clone()), message);
+        }
+        for &index in refused {
+            let send = &sends[index];
+            if let Some(existing) = stored.get(&(send.sender_id.clone(), send.client_msg_id.clone())) {
+                outcomes[index] = if existing.is_retried_as(send) {
+                    EntryOutcome::Duplicate(existing.clone())
+                } else {
+                    EntryOutcome::Conflict
+                };
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every entry of a set-based batch decided, in batch order.
+struct Decided {
+    /// One per send; `Stored` for the new entries.
+    outcomes: Vec<EntryOutcome>,
+    /// The sends refused (their key may still be stored: see
+    /// `resolve_refused_keys`).
+    refused: Vec<usize>,
+    /// The sends stored as new entries, in batch order.
+    new: Vec<usize>,
+}
+
+impl Decided {
+    /// Decides each send in batch order, as the per-row path does: a send
+    /// to an unknown channel, by a non-member or failing its target's
+    /// checks is refused; any other becomes the next entry of its channel
+    /// and moves `changes` (so a later send sees its effect).
+    fn decide(sends: &[NewEntry], channels: &mut BTreeMap<String, Locked>, changes: &mut Changes, now: i64) -> Self {
+        let mut decided = Decided {
+            outcomes: Vec::with_capacity(sends.len()),
+            refused: Vec::new(),
+            new: Vec::with_capacity(sends.len()),
+        };
+        for (index, send) in sends.iter().enumerate() {
+            let channel = channels
+                .get_mut(send.channel_id.as_str())
+                .filter(|c| c.may_send(&send.sender_id));
+            let target = send.change.target().and_then(|t| changes.targets.get(&t));
+            let refusal = entry_rules::refusal(send, channel.is_some(), target);
+            let (Some(channel), None) = (channel, &refusal) else {
+                decided.refused.push(index);
+                decided.outcomes.push(refusal.unwrap_or(EntryOutcome::Forbidden));
+                continue;
+            };
+            let mut message = channel.next_message(send, now);
+            message.noop = !changes.apply(send, &message);
+            channel.stored(&message);
+            decided.new.push(index);
+            decided.outcomes.push(EntryOutcome::Stored(message));
+        }
+        decided
+    }
+}
+
+/// A batch's new entries as one array per column, for `UNNEST`.
+struct MessageColumns<'a> {
+    message_id: Vec<String>,
+    channel_id: Vec<&'a str>,
+    seq: Vec<i64>,
+    sender_id: Vec<&'a str>,
+    client_msg_id: Vec<&'a str>,
+    body: Vec<&'a str>,
+    ts: Vec<i64>,
+    offline_members: Vec<Option<String>>,
+    kind: Vec<&'static str>,
+    target_id: Vec<Option<String>>,
+    emoji: Vec<Option<&'a str>>,
+    op: Vec<Option<&'static str>>,
+    noop: Vec<bool>,
+}
+
+impl<'a> MessageColumns<'a> {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            message_id: Vec::with_capacity(n),
+            channel_id: Vec::with_capacity(n),
+            seq: Vec::with_capacity(n),
+            sender_id: Vec::with_capacity(n),
+            client_msg_id: Vec::with_capacity(n),
+            body: Vec::with_capacity(n),
+            ts: Vec::with_capacity(n),
+            offline_members: Vec::with_capacity(n),
+            kind: Vec::with_capacity(n),
+            target_id: Vec::with_capacity(n),
+            emoji: Vec::with_capacity(n),
+            op: Vec::with_capacity(n),
+            noop: Vec::with_capacity(n),
+        }
+    }
+
+    /// Adds `message`, the new entry stored for `send`, with its
+    /// `offline_members` column; the text columns borrow from the send.
+    fn push(&mut self, send: &'a NewEntry, message: &Entry, offline_members: Option<String>) {
+        self.offline_members.push(offline_members);
+        self.message_id.push(message.message_id.hyphenated().to_string());
+        self.channel_id.push(send.channel_id.as_str());
+        self.seq.push(message.seq);
+        self.sender_id.push(send.sender_id.as_str());
+        self.client_msg_id.push(send.client_msg_id.as_str());
+        self.body.push(&send.body);
+        self.ts.push(message.ts);
+        self.kind.push(message.kind.as_str());
+        self.target_id
+            .push(message.target_id.map(|t| t.hyphenated().to_string()));
+        self.emoji.push(match &send.change {
+            Change::React { emoji, .. } => Some(emoji.as_str()),
+            _ => None,
+        });
+        self.op.push(message.add.map(op_text));
+        self.noop.push(message.noop);
+    }
+
+    fn len(&self) -> usize {
+        self.seq.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.seq.is_empty()
+    }
+}

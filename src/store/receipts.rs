@@ -1,0 +1,91 @@
+//! Receipts: each member's delivered and read watermarks, which only move
+//! forward, and where a user stands in every channel (watermarks and unread
+//! count).
+
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, SqlStore};
+use super::{dispatch, dispatch_write, ChannelPosition, CommitSent, Entry, Store, StoreError};
+use crate::ids::{ChannelId, UserId};
+
+/// Moves `delivered_seq` forward only; affects no row when it would not move.
+const ADVANCE_DELIVERED: &str =
+    "INSERT INTO watermarks (channel_id, user_id, delivered_seq, read_seq) VALUES ($1, $2, $3, 0) \
+     ON CONFLICT (channel_id, user_id) DO UPDATE SET delivered_seq = excluded.delivered_seq \
+     WHERE watermarks.delivered_seq < excluded.delivered_seq";
+/// Moves `read_seq` forward only, and `delivered_seq` with it (read implies delivered).
+const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, delivered_seq, read_seq) VALUES ($1, $2, $3, $3) \
+     ON CONFLICT (channel_id, user_id) DO UPDATE SET read_seq = excluded.read_seq, \
+     delivered_seq = CASE WHEN watermarks.delivered_seq < excluded.read_seq THEN excluded.read_seq ELSE watermarks.delivered_seq END \
+     WHERE watermarks.read_seq < excluded.read_seq";
+/// Each channel of `$1` with its last seq, the user's watermarks and
+/// unread count: the `message` entries after `read_seq`, not deleted,
+/// not sent by the user, counted from the (channel_id, seq) index (no
+/// stored counter that could drift).
+const CHANNEL_STATES: &str = "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
+     (SELECT count(*) FROM messages x WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
+      AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id), c.name, c.metadata \
+     FROM members m JOIN channels c ON c.channel_id = m.channel_id \
+     LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
+     WHERE m.user_id = $1 ORDER BY c.channel_id";
+
+impl Store {
+    /// Where `user_id` stands in every channel it is a member of, by channel id.
+    pub async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelPosition>, StoreError> {
+        self.read(async { dispatch!(self.channel_states(user_id)) }).await
+    }
+
+    /// Moves `user_id`'s delivered (or read) watermark in the message's channel
+    /// forward to the message's `seq`. Returns whether it moved.
+    ///
+    /// # Errors
+    /// [`StoreError::InDoubt`] when the connection failed after the statement
+    /// was sent (the watermark may have moved; moving it again is harmless).
+    pub async fn advance_watermark(&self, user_id: &UserId, message: &Entry, read: bool) -> Result<bool, StoreError> {
+        dispatch_write!(self, self.deadline(), advance_watermark(user_id, message, read))
+    }
+}
+
+impl<D: Dialect> SqlStore<D> {
+    pub(super) async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelPosition>, StoreError> {
+        let rows = sqlx::query::<D>(CHANNEL_STATES)
+            .param(user_id.as_str())
+            .fetch_all(self.reader().await?.ex())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(ChannelPosition {
+                    channel_id: ChannelId::from_trusted(row.value(0)?),
+                    last_seq: row.value(1)?,
+                    delivered_seq: row.value(2)?,
+                    read_seq: row.value(3)?,
+                    unread: row.value(4)?,
+                    name: row.value(5)?,
+                    metadata: row.value(6)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
+    pub(super) async fn advance_watermark(
+        &self,
+        user_id: &UserId,
+        message: &Entry,
+        read: bool,
+        sent: &CommitSent,
+    ) -> Result<bool, StoreError> {
+        let statement = if read { ADVANCE_READ } else { ADVANCE_DELIVERED };
+        // One autocommit statement: its commit is "sent" with it, so a
+        // failure once the connection is ours is classified like a COMMIT's.
+        let mut conn = self.write_pool.acquire().await?;
+        sent.set();
+        let moved = sqlx::query::<D>(statement)
+            .param(message.channel_id.as_str())
+            .param(user_id.as_str())
+            .param(message.seq)
+            .execute(conn.ex())
+            .await
+            .map_err(StoreError::after_commit_sent)?
+            .rows_affected();
+        Ok(moved > 0)
+    }
+}

@@ -1,0 +1,298 @@
+//! The store's row types: what is stored (entries, channels, positions,
+//! webhook backlog) and what a write is asked and answers.
+
+use crate::ids::{ChannelId, ClientMsgId, UserId};
+
+/// The kind of a log entry (`docs/protocol.md` §8), as the `kind` column holds it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum EntryKind {
+    /// A message (MSG_SEND).
+    #[default]
+    Message,
+    /// A new text for a message (MSG_EDIT).
+    Edit,
+    /// A message deleted (MSG_DELETE).
+    Delete,
+    /// A reaction added or removed (MSG_REACT).
+    Reaction,
+}
+
+impl EntryKind {
+    /// The `kind` column's text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Message => "message",
+            Self::Edit => "edit",
+            Self::Delete => "delete",
+            Self::Reaction => "reaction",
+        }
+    }
+
+    pub(super) fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "message" => Self::Message,
+            "edit" => Self::Edit,
+            "delete" => Self::Delete,
+            "reaction" => Self::Reaction,
+            _ => return None,
+        })
+    }
+}
+
+/// One emoji's reactions on a message at the time of a read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReactionState {
+    pub emoji: String,
+    /// Users holding it (> 0).
+    pub count: i64,
+    /// Whether the reader holds it.
+    pub me: bool,
+}
+
+/// A stored log entry (of any kind), read back or just written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// UUIDv7 assigned when the entry was stored.
+    pub message_id: uuid::Uuid,
+    pub channel_id: ChannelId,
+    pub sender_id: UserId,
+    /// The sender's idempotency key.
+    pub client_msg_id: ClientMsgId,
+    /// Position in the channel, 1-based, gapless.
+    pub seq: i64,
+    /// The text as sent (a message) or the new text (an edit); `""` for a
+    /// delete or a reaction, and once the message (or the edit's target) is
+    /// deleted.
+    pub body: String,
+    /// Stored time, ms since the Unix epoch.
+    pub ts: i64,
+    pub kind: EntryKind,
+    /// Edit, delete, reaction: the target message.
+    pub target_id: Option<uuid::Uuid>,
+    /// Reaction: the emoji.
+    pub emoji: Option<String>,
+    /// Reaction: `Some(true)` add, `Some(false)` remove.
+    pub add: Option<bool>,
+    /// Message: the latest edit's text, when edited and not deleted.
+    pub edited_body: Option<String>,
+    /// Message: the latest edit's ts, when edited and not deleted.
+    pub edited_at: Option<i64>,
+    /// Message: deleted (its text is gone).
+    pub deleted: bool,
+    /// Reaction: it changed nothing (add of a held one, remove of one not held).
+    pub noop: bool,
+    /// Message, in reads for a reader only: its reactions by first use.
+    pub reactions: Vec<ReactionState>,
+}
+
+impl Entry {
+    /// Whether a MSG_SEND with this entry's key and `channel_id` and `body`
+    /// is a retry of it (guarantee 2: same key, channel and body); else the
+    /// key was used for another entry (`idempotency_conflict`). Once the
+    /// message is deleted its text is gone and cannot be compared: the same
+    /// key and channel is then a retry.
+    pub fn is_retried_by(&self, channel_id: &str, body: &str) -> bool {
+        self.kind == EntryKind::Message && self.channel_id.as_str() == channel_id && (self.body == body || self.deleted)
+    }
+
+    /// Whether `new` (with this entry's key) is a retry of this entry: the
+    /// same frame type, channel, target, body, emoji and op (§8). An edit
+    /// whose target was deleted has lost its text (`""`, which no edit can
+    /// send): its body is not compared.
+    pub fn is_retried_as(&self, new: &NewEntry) -> bool {
+        match &new.change {
+            Change::Message => self.is_retried_by(new.channel_id.as_str(), &new.body),
+            Change::Edit { target } => {
+                self.kind == EntryKind::Edit
+                    && self.target_id == Some(*target)
+                    && (self.body == new.body || self.body.is_empty())
+            }
+            Change::Delete { target } => self.kind == EntryKind::Delete && self.target_id == Some(*target),
+            Change::React { target, emoji, add } => {
+                self.kind == EntryKind::Reaction
+                    && self.target_id == Some(*target)
+                    && self.emoji.as_deref() == Some(emoji.as_str())
+                    && self.add == Some(*add)
+            }
+        }
+    }
+
+    /// The text a read shows: `""` when deleted, else the latest edit's, else as sent.
+    pub fn current_body(&self) -> &str {
+        if self.deleted {
+            ""
+        } else {
+            self.edited_body.as_deref().unwrap_or(&self.body)
+        }
+    }
+}
+
+/// What a new entry does (the kind of entry, with its target).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Change {
+    /// A message (MSG_SEND): `body` is its text.
+    #[default]
+    Message,
+    /// A new text (`body`) for the sender's own message `target`.
+    Edit { target: uuid::Uuid },
+    /// Deletes the sender's own message `target` and erases its text.
+    Delete { target: uuid::Uuid },
+    /// Adds (`add`) or removes the sender's reaction `emoji` on `target`.
+    React {
+        target: uuid::Uuid,
+        emoji: String,
+        add: bool,
+    },
+}
+
+impl Change {
+    /// The entry kind this change is stored as.
+    pub fn kind(&self) -> EntryKind {
+        match self {
+            Change::Message => EntryKind::Message,
+            Change::Edit { .. } => EntryKind::Edit,
+            Change::Delete { .. } => EntryKind::Delete,
+            Change::React { .. } => EntryKind::Reaction,
+        }
+    }
+
+    /// The target message, for every kind but a message.
+    pub fn target(&self) -> Option<uuid::Uuid> {
+        match self {
+            Change::Message => None,
+            Change::Edit { target } | Change::Delete { target } | Change::React { target, .. } => Some(*target),
+        }
+    }
+}
+
+/// A page of entries read in their current state ([`Store::entries_after`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntriesPage {
+    /// In `seq` order, `message` entries with their state and reactions.
+    pub entries: Vec<Entry>,
+    /// Whether more entries were stored after the last one returned.
+    pub has_more: bool,
+    /// The channel's last seq in the read's snapshot: the states include
+    /// every entry up to it.
+    pub last_seq: i64,
+}
+
+/// A channel and its current members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Channel {
+    pub channel_id: ChannelId,
+    /// Sorted by user id.
+    pub members: Vec<UserId>,
+    /// Highest stored `seq` (0 when empty).
+    pub last_seq: i64,
+    /// Creation time, ms since the Unix epoch.
+    pub created_at: i64,
+    /// Display name, `None` when unset.
+    pub name: Option<String>,
+    /// Metadata: the serialized text of a JSON object, `None` when unset.
+    pub metadata: Option<String>,
+}
+
+/// A change to a channel's `name` and `metadata`: for each, `None` leaves
+/// it as it is, `Some(None)` clears it, `Some(Some(v))` sets it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChannelPatch {
+    /// The new display name.
+    pub name: Option<Option<String>>,
+    /// The new metadata, the serialized text of a JSON object.
+    pub metadata: Option<Option<String>>,
+}
+
+/// An entry to persist (a send, edit, delete or reaction), already validated.
+#[derive(Debug, Clone)]
+pub struct NewEntry {
+    pub sender_id: UserId,
+    /// The channel; for an entry about a message, the target's channel.
+    pub channel_id: ChannelId,
+    pub client_msg_id: ClientMsgId,
+    /// A message's or an edit's text; `""` for the other kinds.
+    pub body: String,
+    /// What the entry is.
+    pub change: Change,
+}
+
+/// What became of one send in a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryOutcome {
+    /// Newly stored by this batch.
+    Stored(Entry),
+    /// The key was already stored with the same channel and body: the original.
+    Duplicate(Entry),
+    /// The key was already stored with another channel or body; nothing stored.
+    Conflict,
+    /// Unknown channel or the sender is not a member; nothing stored.
+    Forbidden,
+    /// Edit, delete, reaction: the target is unknown or deleted.
+    TargetNotFound,
+    /// Edit, delete, reaction: the target is not a `message` entry.
+    TargetNotAMessage,
+    /// Edit, delete: the sender did not send the target.
+    NotTheSender,
+}
+
+/// The result of one committed batch of sends.
+#[derive(Debug, Default)]
+pub struct BatchOutcome {
+    /// One outcome per send, in the order given.
+    pub outcomes: Vec<EntryOutcome>,
+    /// The members, read under the channel lock, of every channel that got a
+    /// new message: the fan-out's recipients.
+    pub members: Vec<(ChannelId, Vec<UserId>)>,
+}
+
+/// Who of a channel's members has no open session on any node, asked by a
+/// batch that stores entries while webhooks are on (protocol §12,
+/// `offlineMembers`), once per channel, with the channel locked, so the
+/// answer is the one at the entry's commit. The store knows no sessions: the
+/// delivery side implements it.
+pub trait OfflineMembers: Sync {
+    /// Those of `members` (in byte order) with no open session on any node,
+    /// in the same order.
+    fn offline(&self, members: &[UserId]) -> Vec<UserId>;
+}
+
+/// A channel whose log goes past its webhook cursor ([`Store::webhook_backlog`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookBacklog {
+    pub channel_id: ChannelId,
+    /// The channel's last seq.
+    pub last_seq: i64,
+    /// The cursor: the last seq delivered (0: none).
+    pub delivered_seq: i64,
+    /// The `ts` of the first entry after the cursor (ms), when it exists.
+    pub first_ts: Option<i64>,
+}
+
+/// A log entry as the webhook feed reads it ([`Store::webhook_entries_after`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookEntry {
+    /// The entry as stored (its MSG_RECV is [`crate::view::recv`]'s).
+    pub entry: Entry,
+    /// The members other than the sender with no open session on any node
+    /// when it was committed; empty for an entry stored while webhooks were off.
+    pub offline_members: Vec<UserId>,
+}
+
+/// Where a user stands in one channel: the channel's last `seq` and the
+/// user's watermarks (HELLO's channel entries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelPosition {
+    pub channel_id: ChannelId,
+    /// Highest stored `seq` (0 when empty).
+    pub last_seq: i64,
+    /// The user's delivered watermark.
+    pub delivered_seq: i64,
+    /// The user's read watermark (at most `delivered_seq`).
+    pub read_seq: i64,
+    /// `message` entries after `read_seq`, not deleted, not sent by the user.
+    pub unread: i64,
+    /// The channel's display name, `None` when unset.
+    pub name: Option<String>,
+    /// The channel's metadata (serialized JSON object), `None` when unset.
+    pub metadata: Option<String>,
+}
