@@ -43,6 +43,7 @@ pub mod limits;
 pub mod listener;
 pub mod nats_addr;
 pub mod outbound;
+pub mod permissions;
 pub(crate) mod private_files;
 pub mod secrets;
 pub mod startup;

@@ -7,6 +7,7 @@ use axum::extract::ws::Utf8Bytes;
 use super::Context;
 use crate::ids::now_ms;
 use crate::outbound::ReceiptFrame;
+use crate::permissions::{self, Action, Actor};
 use crate::protocol::{ErrorCode, ErrorFrame, ReceiptKind, ServerFrame};
 use crate::view;
 
@@ -33,7 +34,7 @@ pub async fn run(ctx: Context<'_>, message_id: uuid::Uuid, read: bool) -> Result
         .is_member(&message.channel_id, user_id)
         .await
         .map_err(|e| with_id(view::store_error(&e)))?;
-    if !member {
+    if permissions::may(Actor::user(member), Action::Receipt).is_err() {
         return Err(with_id(ErrorFrame::new(
             ErrorCode::Forbidden,
             "not a member of this message's channel",

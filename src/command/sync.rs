@@ -5,6 +5,7 @@ use super::Context;
 use crate::ids::ChannelId;
 use crate::ids::UserId;
 use crate::outbound::close_code;
+use crate::permissions::{self, Action, Actor};
 use crate::protocol::{Page, ServerFrame, TaggedMessage};
 use crate::store::{EntriesPage, Entry, Store, StoreError};
 use crate::view;
@@ -68,10 +69,12 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, page: Page, limit: u32
     }
     let store = &state.store;
     let result = match store.is_member(&channel_id, &ctx.user.user_id).await {
-        Ok(true) => read_page(store, &channel_id, page, limit, Some(&ctx.user.user_id))
-            .await
-            .map(Some),
-        Ok(false) => Ok(None),
+        Ok(member) => match permissions::may(Actor::user(member), Action::Read) {
+            Ok(()) => read_page(store, &channel_id, page, limit, Some(&ctx.user.user_id))
+                .await
+                .map(Some),
+            Err(_) => Ok(None),
+        },
         Err(e) => Err(e),
     };
     let frame = match result {

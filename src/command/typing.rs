@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::Context;
 use crate::delivery::ephemeral::TypingDecision;
 use crate::ids::{ChannelId, UserId};
+use crate::permissions::{self, Action, Actor};
 use crate::protocol::{ErrorCode, ErrorFrame};
 use crate::view;
 
@@ -45,7 +46,8 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, start: bool) -> Result
         }
     };
     let user = &ctx.user.user_id;
-    if members.binary_search(user).is_err() {
+    let member = members.binary_search(user).is_ok();
+    if permissions::may(Actor::user(member), Action::Type).is_err() {
         return Err(with_channel(ErrorFrame::new(
             ErrorCode::Forbidden,
             "not a member of this channel",

@@ -18,6 +18,7 @@ use crate::command::sync::{cut_page, read_page};
 use crate::commit::answer::{self, SendAnswer};
 use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
+use crate::permissions::{self, Action, Actor};
 use crate::protocol::{check_limit, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page, ServerFrame};
 use crate::state::AppState;
 use crate::view;
@@ -92,8 +93,9 @@ pub async fn history(
             None
         }
         Caller::User(user) => {
-            if !state.store.is_member(&id, &user.user_id).await? {
-                return Err(ApiError::forbidden("not a member of this channel"));
+            let member = state.store.is_member(&id, &user.user_id).await?;
+            if let Err(denied) = permissions::may(Actor::user(member), Action::Read) {
+                return Err(ApiError::forbidden(&denied.to_string()));
             }
             Some(&user.user_id)
         }

@@ -30,6 +30,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::{self, AuthUser};
+use crate::permissions::{self, Action, Actor};
 use crate::state::AppState;
 
 /// Every route, each with its OpenAPI description. A route is added here
@@ -254,10 +255,11 @@ pub enum Caller {
 /// # Errors
 /// 401 without a bearer token or with an invalid one; 403 for a valid user token.
 pub fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
-    match caller(state, headers)? {
-        Caller::Admin => Ok(()),
-        Caller::User(_) => Err(ApiError::forbidden("admin token required")),
-    }
+    let actor = match caller(state, headers)? {
+        Caller::Admin => Actor::Admin,
+        Caller::User(_) => Actor::User(None),
+    };
+    permissions::may(actor, Action::Administer).map_err(|denied| ApiError::forbidden(&denied.to_string()))
 }
 
 /// Identifies the caller from `Authorization: Bearer`: the admin token or a user JWT.

@@ -12,6 +12,7 @@
 
 use super::{Change, Entry, EntryKind, EntryOutcome, NewEntry};
 use crate::ids::{ChannelId, UserId};
+use crate::permissions::{self, Action, Actor};
 
 /// An entry's target as far as the §8 checks look at it, as the batch has
 /// left it so far.
@@ -46,8 +47,9 @@ impl From<Entry> for TargetState {
 /// The idempotency key is decided before any of these, by the caller: a
 /// stored key answers the send whatever these rules say.
 pub(super) fn refusal(send: &NewEntry, member: bool, target: Option<&TargetState>) -> Option<EntryOutcome> {
+    let may_send = permissions::may(Actor::user(member), Action::Send).is_ok();
     if send.change.target().is_none() {
-        return (!member).then_some(EntryOutcome::Forbidden);
+        return (!may_send).then_some(EntryOutcome::Forbidden);
     }
     let Some(target) = target else {
         return Some(EntryOutcome::TargetNotFound);
@@ -58,7 +60,7 @@ pub(super) fn refusal(send: &NewEntry, member: bool, target: Option<&TargetState
     if target.deleted {
         return Some(EntryOutcome::TargetNotFound);
     }
-    if target.channel_id != send.channel_id || !member {
+    if target.channel_id != send.channel_id || !may_send {
         return Some(EntryOutcome::Forbidden);
     }
     let own = target.sender_id == send.sender_id;

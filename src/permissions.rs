@@ -1,0 +1,214 @@
+//! Who may do what in a channel: the roles of `docs/protocol.md` §13.1 and
+//! one decision per action, used alike by the WebSocket commands, the HTTP
+//! routes and the log's entry rules (`store/entry_rules.rs`). A new action
+//! or role is added here, in [`Action`] and [`may`]; no command or route
+//! compares roles itself.
+//!
+//! The caller finds out who the actor is (the admin token, or a user and its
+//! membership and role, read under the channel's lock where the decision
+//! must hold in the channel's commit order) and asks [`may`]; the answer
+//! says why not, so each surface renders its own refusal (`forbidden` on
+//! the WebSocket, 403 or 404 over HTTP).
+
+use std::fmt;
+
+/// A member's role in a channel, from least to most allowed (`Ord`
+/// follows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    /// Sends, edits and deletes its own entries, reacts, types, leaves.
+    Member,
+    /// Also deletes anyone's message, adds and removes members, mutes and
+    /// bans members (not owners or other moderators).
+    Moderator,
+    /// Also sets roles, changes and deletes the channel, mutes and bans
+    /// moderators.
+    Owner,
+}
+
+impl Role {
+    /// The role's name on the wire and in the database (`"member"`,
+    /// `"moderator"`, `"owner"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Member => "member",
+            Role::Moderator => "moderator",
+            Role::Owner => "owner",
+        }
+    }
+
+    /// The role named `text`, or `None` for any other text.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "member" => Some(Role::Member),
+            "moderator" => Some(Role::Moderator),
+            "owner" => Some(Role::Owner),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor {
+    /// The admin token: the product's backend, allowed everything.
+    Admin,
+    /// A user token, with the user's role in the channel, `None` when it is
+    /// not a member (or the channel is unknown: the two are answered alike,
+    /// so a user cannot learn which private channels exist).
+    User(Option<Role>),
+}
+
+impl Actor {
+    /// A user who is (`true`) or is not a member, with the role every
+    /// member has until roles are stored: [`Role::Member`].
+    pub fn user(member: bool) -> Self {
+        Actor::User(member.then_some(Role::Member))
+    }
+}
+
+/// What is asked, one per row of the contract's permission table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Read the channel: its history (`SYNC`, `GET …/messages`), its
+    /// members, and its live frames.
+    Read,
+    /// Store an entry of the log: a message, an edit or delete of one's own
+    /// message, a reaction (whose own-ness the entry rules check).
+    Send,
+    /// Send `TYPING`.
+    Type,
+    /// Move one's delivered or read watermark (`READ`, `DELIVERED`).
+    Receipt,
+    /// Delete someone else's message.
+    DeleteAnyMessage,
+    /// Add or remove a member (a moderator may add only `member`s).
+    ManageMembers,
+    /// Mute or ban a member whose role is `target`.
+    Discipline {
+        /// The role of the member to mute or ban.
+        target: Role,
+    },
+    /// Set a member's role.
+    SetRole,
+    /// Change the channel's name, metadata and settings (`PATCH`).
+    UpdateChannel,
+    /// Delete the channel.
+    DeleteChannel,
+    /// Create a channel for others, list every channel, or post as another
+    /// user: the product's backend only.
+    Administer,
+}
+
+/// Why an action is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Denied {
+    /// The user is not a member of the channel (or it does not exist).
+    #[error("not a member of this channel")]
+    NotAMember,
+    /// The user's role is below what the action needs.
+    #[error("needs the role {needed} in this channel")]
+    Role {
+        /// The least role that may.
+        needed: Role,
+    },
+    /// Only the admin token may.
+    #[error("admin token required")]
+    AdminOnly,
+}
+
+/// Whether `actor` may do `action`, and if not, why.
+///
+/// # Errors
+/// [`Denied::NotAMember`] for a user who is not a member (of a channel that
+/// may not exist), [`Denied::Role`] for a member whose role is too low,
+/// [`Denied::AdminOnly`] for what only the admin token does.
+pub fn may(actor: Actor, action: Action) -> Result<(), Denied> {
+    let needed = match action {
+        Action::Administer => Role::Owner,
+        Action::Read | Action::Send | Action::Type | Action::Receipt => Role::Member,
+        Action::DeleteAnyMessage | Action::ManageMembers => Role::Moderator,
+        Action::Discipline { target } if target >= Role::Moderator => Role::Owner,
+        Action::Discipline { .. } => Role::Moderator,
+        Action::SetRole | Action::UpdateChannel | Action::DeleteChannel => Role::Owner,
+    };
+    match actor {
+        Actor::Admin => Ok(()),
+        Actor::User(_) if action == Action::Administer => Err(Denied::AdminOnly),
+        Actor::User(None) => Err(Denied::NotAMember),
+        Actor::User(Some(role)) if role >= needed => Ok(()),
+        Actor::User(Some(_)) => Err(Denied::Role { needed }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROLES: [Role; 3] = [Role::Member, Role::Moderator, Role::Owner];
+
+    /// The contract's table (§13.1), row by row: the least role allowed.
+    #[test]
+    fn each_action_needs_the_role_of_the_table() {
+        let table = [
+            (Action::Read, Role::Member),
+            (Action::Send, Role::Member),
+            (Action::Type, Role::Member),
+            (Action::Receipt, Role::Member),
+            (Action::DeleteAnyMessage, Role::Moderator),
+            (Action::ManageMembers, Role::Moderator),
+            (Action::Discipline { target: Role::Member }, Role::Moderator),
+            (
+                Action::Discipline {
+                    target: Role::Moderator,
+                },
+                Role::Owner,
+            ),
+            (Action::Discipline { target: Role::Owner }, Role::Owner),
+            (Action::SetRole, Role::Owner),
+            (Action::UpdateChannel, Role::Owner),
+            (Action::DeleteChannel, Role::Owner),
+        ];
+        for (action, least) in table {
+            for role in ROLES {
+                let answer = may(Actor::User(Some(role)), action);
+                if role >= least {
+                    assert_eq!(answer, Ok(()), "{role} may {action:?}");
+                } else {
+                    assert_eq!(answer, Err(Denied::Role { needed: least }), "{role} may not {action:?}");
+                }
+            }
+            assert_eq!(may(Actor::User(None), action), Err(Denied::NotAMember), "{action:?}");
+            assert_eq!(may(Actor::Admin, action), Ok(()), "admin {action:?}");
+        }
+    }
+
+    #[test]
+    fn only_the_admin_token_administers() {
+        assert_eq!(may(Actor::Admin, Action::Administer), Ok(()));
+        for role in ROLES.map(Some).into_iter().chain([None]) {
+            assert_eq!(may(Actor::User(role), Action::Administer), Err(Denied::AdminOnly));
+        }
+    }
+
+    #[test]
+    fn roles_round_trip_by_name() {
+        for role in ROLES {
+            assert_eq!(Role::parse(role.as_str()), Some(role));
+        }
+        assert_eq!(Role::parse("Owner"), None);
+        assert_eq!(Role::parse(""), None);
+    }
+
+    #[test]
+    fn a_user_is_a_member_or_not() {
+        assert_eq!(Actor::user(true), Actor::User(Some(Role::Member)));
+        assert_eq!(Actor::user(false), Actor::User(None));
+    }
+}
