@@ -2336,7 +2336,17 @@
         "p",
         { class: "row" },
         h("button", { type: "submit", class: "primary", id: "add-member" }, "Add member"),
-        h("button", { type: "button", id: "remove-member", onclick: () => setMember(false) }, "Remove member")
+        h(
+          "button",
+          {
+            type: "button",
+            id: "remove-member",
+            onclick: () => {
+              setMember(false);
+            }
+          },
+          "Remove member"
+        )
       ),
       memberOut
     );
@@ -2439,6 +2449,13 @@
         return `Something went wrong: ${message} [${code}].`;
     }
   }
+  function errorText(e) {
+    if (e instanceof ChatdError) return errorWords(e.code, e.message);
+    return errorWords("internal", e instanceof Error ? e.message : String(e));
+  }
+  function isUnknownType(e) {
+    return e instanceof ChatdError && e.code === "unknown_type";
+  }
   function tokenWords(message) {
     if (message.includes("expired")) {
       return "Your sign-in token has expired. Get a new one (run `chatd token <your user id>`, or ask an admin to mint one in the admin view) and sign in again.";
@@ -2458,6 +2475,13 @@
     { emoji: "😂", name: "laughing" }
   ];
   var CHANNEL_REFRESH_MS = 5e3;
+  var OP_NAMES = /* @__PURE__ */ new Map([
+    ["MSG_EDIT", "editing"],
+    ["MSG_DELETE", "deleting"],
+    ["MSG_REACT", "reactions"],
+    ["TYPING", "typing indicators"],
+    ["PRESENCE_SUB", "presence"]
+  ]);
   var ChatView = class {
     client;
     token;
@@ -2598,7 +2622,7 @@
         return;
       }
       if (s.state === "closed") return;
-      if (navigator.onLine === false) this.showConn("offline", "Offline (no network)");
+      if (!navigator.onLine) this.showConn("offline", "Offline (no network)");
       else if (s.state === "connecting") this.showConn("reconnecting", "Connecting…");
       else if (byId("conn").dataset.state !== "offline") this.showConn("reconnecting", "Reconnecting…");
       this.diagnoseTimer ??= setTimeout(() => void this.runDiagnosis(), 1200);
@@ -2636,6 +2660,7 @@
       el.dataset.state = state;
       el.textContent = text;
     }
+    /** The operations this server does not support, sorted: those the client learned of and those refused here. */
     unsupported() {
       const all = /* @__PURE__ */ new Set([...this.client.connection.getSnapshot().unsupported, ...this.localUnsupported]);
       return [...all].sort();
@@ -2818,7 +2843,7 @@
         },
         (e) => {
           this.loadingOlder = false;
-          this.setNotice(errorWords(e.code, e.message));
+          this.setNotice(errorText(e));
           this.renderMessages();
         }
       );
@@ -3004,7 +3029,7 @@
                 "aria-label": "Retry sending this message",
                 onclick: () => {
                   this.client.retry(o.clientMsgId).catch((e) => {
-                    this.setNotice(errorWords(e.code, e.message));
+                    this.setNotice(errorText(e));
                   });
                 }
               },
@@ -3071,14 +3096,7 @@
       const parts = [];
       if (custom !== void 0) parts.push(custom);
       if (missing.length > 0) {
-        const names = {
-          MSG_EDIT: "editing",
-          MSG_DELETE: "deleting",
-          MSG_REACT: "reactions",
-          TYPING: "typing indicators",
-          PRESENCE_SUB: "presence"
-        };
-        parts.push(`This server does not support ${missing.map((m) => names[m] ?? m).join(", ")} (chatd protocol 1.1); they are off.`);
+        parts.push(`This server does not support ${missing.map((m) => OP_NAMES.get(m) ?? m).join(", ")} (chatd protocol 1.1); they are off.`);
       }
       el.textContent = parts.join(" ");
       document.body.dataset.unsupported = missing.join(" ");
@@ -3096,13 +3114,13 @@
           this.setNotice("");
         },
         (e) => {
-          if (e.code === "unknown_type") {
+          if (isUnknownType(e)) {
             this.localUnsupported.add(op);
             void this.client.discard(clientMsgId);
             this.setNotice("");
             this.renderMessages();
           } else {
-            this.setNotice(errorWords(e.code, e.message));
+            this.setNotice(errorText(e));
           }
           document.body.dataset.unsupported = this.unsupported().join(" ");
         }

@@ -13,14 +13,13 @@ import {
   type ChannelSummary,
   type ChannelSnapshot,
   type ChannelStore,
-  type ChatdError,
   type Message,
   type OutgoingMessage,
   type Presence,
 } from '../../clients/typescript/src/index.js';
 import { diagnose } from './adapter.js';
 import { announce, banner, byId, clock, h } from './dom.js';
-import { errorWords, tokenWords } from './words.js';
+import { errorText, errorWords, isUnknownType, tokenWords } from './words.js';
 
 /** The reactions offered on every message. */
 const QUICK_REACTIONS: readonly { emoji: string; name: string }[] = [
@@ -38,6 +37,15 @@ const CHANNEL_REFRESH_MS = 5000;
 
 /** Version 1.1 operations, as the connection snapshot names them. */
 type V11Op = 'MSG_EDIT' | 'MSG_DELETE' | 'MSG_REACT' | 'TYPING' | 'PRESENCE_SUB';
+
+/** The features the notice names for each version 1.1 operation (the server may name others: shown as they are). */
+const OP_NAMES: ReadonlyMap<string, string> = new Map([
+  ['MSG_EDIT', 'editing'],
+  ['MSG_DELETE', 'deleting'],
+  ['MSG_REACT', 'reactions'],
+  ['TYPING', 'typing indicators'],
+  ['PRESENCE_SUB', 'presence'],
+]);
 
 type ConnShown = 'connected' | 'reconnecting' | 'offline' | 'idle';
 
@@ -197,7 +205,7 @@ export class ChatView {
       return;
     }
     if (s.state === 'closed') return;
-    if (navigator.onLine === false) this.showConn('offline', 'Offline (no network)');
+    if (!navigator.onLine) this.showConn('offline', 'Offline (no network)');
     else if (s.state === 'connecting') this.showConn('reconnecting', 'Connecting…');
     else if (byId('conn').dataset.state !== 'offline') this.showConn('reconnecting', 'Reconnecting…');
     this.diagnoseTimer ??= setTimeout(() => void this.runDiagnosis(), 1200);
@@ -238,9 +246,10 @@ export class ChatView {
     el.textContent = text;
   }
 
-  private unsupported(): V11Op[] {
+  /** The operations this server does not support, sorted: those the client learned of and those refused here. */
+  private unsupported(): string[] {
     const all = new Set<string>([...this.client.connection.getSnapshot().unsupported, ...this.localUnsupported]);
-    return [...all].sort() as V11Op[];
+    return [...all].sort();
   }
 
   private supports(op: V11Op): boolean {
@@ -433,9 +442,9 @@ export class ChatView {
         this.loadingOlder = false;
         this.renderMessages();
       },
-      (e: ChatdError) => {
+      (e: unknown) => {
         this.loadingOlder = false;
-        this.setNotice(errorWords(e.code, e.message));
+        this.setNotice(errorText(e));
         this.renderMessages();
       },
     );
@@ -625,8 +634,8 @@ export class ChatView {
               class: 'retry',
               'aria-label': 'Retry sending this message',
               onclick: () => {
-                this.client.retry(o.clientMsgId).catch((e: ChatdError) => {
-                  this.setNotice(errorWords(e.code, e.message));
+                this.client.retry(o.clientMsgId).catch((e: unknown) => {
+                  this.setNotice(errorText(e));
                 });
               },
             },
@@ -699,14 +708,7 @@ export class ChatView {
     const parts: string[] = [];
     if (custom !== undefined) parts.push(custom);
     if (missing.length > 0) {
-      const names: Record<V11Op, string> = {
-        MSG_EDIT: 'editing',
-        MSG_DELETE: 'deleting',
-        MSG_REACT: 'reactions',
-        TYPING: 'typing indicators',
-        PRESENCE_SUB: 'presence',
-      };
-      parts.push(`This server does not support ${missing.map((m) => names[m] ?? m).join(', ')} (chatd protocol 1.1); they are off.`);
+      parts.push(`This server does not support ${missing.map((m) => OP_NAMES.get(m) ?? m).join(', ')} (chatd protocol 1.1); they are off.`);
     }
     el.textContent = parts.join(' ');
     document.body.dataset.unsupported = missing.join(' ');
@@ -726,14 +728,14 @@ export class ChatView {
       () => {
         this.setNotice('');
       },
-      (e: ChatdError) => {
-        if (e.code === 'unknown_type') {
+      (e: unknown) => {
+        if (isUnknownType(e)) {
           this.localUnsupported.add(op);
           void this.client.discard(clientMsgId);
           this.setNotice('');
           this.renderMessages();
         } else {
-          this.setNotice(errorWords(e.code, e.message));
+          this.setNotice(errorText(e));
         }
         document.body.dataset.unsupported = this.unsupported().join(' ');
       },
