@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The web console: the dist check, then the browser tests (console/test, Debian's
-# Chromium driven by playwright-core) against target/debug/chatd (or CHATD_BIN).
+# The web console: the dist check, the lint (eslint + typescript-eslint), then the
+# browser tests (console/test, Debian's Chromium driven by playwright-core) against
+# target/debug/chatd (or CHATD_BIN).
 # Installs what it needs: Chromium from apt when missing, console/'s npm packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,10 @@ fi
 
 echo "== console: dist check"
 bash .ci/console-check
+
+# console-check ran `npm ci` in console/, so eslint is installed
+echo "== console: lint (eslint + typescript-eslint)"
+(cd console && npm run --silent lint)
 
 if [ -z "${CHATD_BIN:-}" ]; then
   cargo build --locked --bin chatd

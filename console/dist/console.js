@@ -2336,7 +2336,17 @@
         "p",
         { class: "row" },
         h("button", { type: "submit", class: "primary", id: "add-member" }, "Add member"),
-        h("button", { type: "button", id: "remove-member", onclick: () => setMember(false) }, "Remove member")
+        h(
+          "button",
+          {
+            type: "button",
+            id: "remove-member",
+            onclick: () => {
+              setMember(false);
+            }
+          },
+          "Remove member"
+        )
       ),
       memberOut
     );
@@ -2439,6 +2449,13 @@
         return `Something went wrong: ${message} [${code}].`;
     }
   }
+  function errorText(e) {
+    if (e instanceof ChatdError) return errorWords(e.code, e.message);
+    return errorWords("internal", e instanceof Error ? e.message : String(e));
+  }
+  function isUnknownType(e) {
+    return e instanceof ChatdError && e.code === "unknown_type";
+  }
   function tokenWords(message) {
     if (message.includes("expired")) {
       return "Your sign-in token has expired. Get a new one (run `chatd token <your user id>`, or ask an admin to mint one in the admin view) and sign in again.";
@@ -2451,451 +2468,21 @@
     return `This server does not accept this token (${message}). Sign in again with a new token.`;
   }
 
-  // src/chat.ts
+  // src/chat-actions.ts
   var QUICK_REACTIONS = [
     { emoji: "👍", name: "thumbs up" },
     { emoji: "❤️", name: "heart" },
     { emoji: "😂", name: "laughing" }
   ];
-  var CHANNEL_REFRESH_MS = 5e3;
-  var ChatView = class {
-    client;
-    token;
-    host;
-    root;
-    stores = /* @__PURE__ */ new Map();
-    unsubs = [];
-    current;
-    editing;
-    localUnsupported = /* @__PURE__ */ new Set();
-    notices = /* @__PURE__ */ new Map();
-    presenceIds = "";
-    diagnoseTimer;
-    connBanner = false;
-    loadingOlder = false;
-    lastRendered;
-    /** Unread counts last shown, to announce the channels where they grew. */
-    shownUnread = /* @__PURE__ */ new Map();
-    /** The channels of the last HELLO (not announced as new). */
-    helloIds = /* @__PURE__ */ new Set();
-    closed = false;
-    // pane elements (rebuilt on mount and on channel switch)
-    listEl;
-    scrollerEl;
-    olderBtn;
-    typingEl;
-    editingEl;
-    noticeEl;
-    peopleEl;
-    composer;
-    sendBtn;
-    constructor(token, host) {
-      this.token = token;
-      this.host = host;
-      const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/v1/ws`;
-      this.client = new ChatClient({ url: wsUrl, token, channelRefreshMs: CHANNEL_REFRESH_MS });
+  var MessageActions = class {
+    state;
+    hooks;
+    constructor(state, hooks) {
+      this.state = state;
+      this.hooks = hooks;
     }
-    /** The user id (the token's subject). */
-    get userId() {
-      return this.client.userId;
-    }
-    /** Starts the client (loads the outbox from IndexedDB, connects). */
-    async start() {
-      const c = this.client;
-      this.unsubs.push(
-        c.connection.subscribe(() => {
-          this.onConnection();
-        }),
-        c.presence.subscribe(() => {
-          this.renderPeople();
-          this.renderMessages();
-        }),
-        c.channelList.subscribe(() => {
-          this.onChannelList();
-        }),
-        c.events.on("hello", (hello) => {
-          this.helloIds = new Set(hello.channels.map((x) => x.channelId));
-          this.renderChannels();
-          if (this.current === void 0 || !c.channelIds().includes(this.current)) this.select(c.channelIds()[0]);
-        }),
-        c.events.on("channelAdded", (id) => {
-          this.renderChannels();
-          if (this.current === void 0) this.select(id);
-          else if (this.current === id) {
-            this.notices.delete(id);
-            this.renderPane();
-          }
-          if (!this.helloIds.has(id)) announce(`You were added to channel ${id}.`);
-        }),
-        c.events.on("entries", (channelId, entries) => {
-          const recent = Date.now() - 15e3;
-          for (const e of entries) {
-            if ((e.kind ?? "message") === "message" && e.senderId !== this.userId && e.ts >= recent) {
-              announce(`New message from ${e.senderId} in ${channelId}: ${e.body}`);
-            }
-          }
-        }),
-        c.events.on("channelRemoved", () => {
-          this.renderChannels();
-          this.renderPane();
-        }),
-        c.events.on("error", (err) => {
-          banner(errorWords(err.code, err.message));
-        })
-      );
-      const goOffline = () => {
-        this.showConn("offline", "Offline (no network)");
-      };
-      window.addEventListener("offline", goOffline);
-      this.unsubs.push(() => {
-        window.removeEventListener("offline", goOffline);
-      });
-      await c.start();
-      this.onConnection();
-    }
-    /** Closes the client for good. */
-    close() {
-      this.closed = true;
-      clearTimeout(this.diagnoseTimer);
-      for (const u of this.unsubs.splice(0)) u();
-      this.client.close();
-      this.showConn("idle", "Not signed in");
-    }
-    /** Shows the view in `root`. */
-    mount(root) {
-      this.root = root;
-      document.title = `${this.userId} · chatd console`;
-      root.replaceChildren(
-        h(
-          "div",
-          { class: "chat" },
-          h(
-            "nav",
-            { class: "sidebar", "aria-label": "Channels" },
-            h("h2", { id: "channels-title" }, "Channels"),
-            h("ul", { class: "channels", id: "channels", "aria-labelledby": "channels-title" })
-          ),
-          h("section", { class: "pane", id: "pane", "aria-label": "Messages" })
-        )
-      );
-      this.renderChannels();
-      this.renderPane();
-    }
-    // ------------------------------------------------------------ connection
-    onConnection() {
-      if (this.closed) return;
-      const s = this.client.connection.getSnapshot();
-      document.body.dataset.unsupported = this.unsupported().join(" ");
-      if (s.state === "open") {
-        clearTimeout(this.diagnoseTimer);
-        this.diagnoseTimer = void 0;
-        this.showConn("connected", "Connected");
-        if (this.connBanner) {
-          banner("");
-          this.connBanner = false;
-        }
-        this.renderNotice();
-        return;
-      }
-      if (s.state === "closed") return;
-      if (navigator.onLine === false) this.showConn("offline", "Offline (no network)");
-      else if (s.state === "connecting") this.showConn("reconnecting", "Connecting…");
-      else if (byId("conn").dataset.state !== "offline") this.showConn("reconnecting", "Reconnecting…");
-      this.diagnoseTimer ??= setTimeout(() => void this.runDiagnosis(), 1200);
-    }
-    /** Asks the server why no session opens, says it in words, and asks again while it lasts. */
-    async runDiagnosis() {
-      const d = await diagnose(this.token);
-      this.diagnoseTimer = void 0;
-      if (this.closed || this.client.connection.getSnapshot().state === "open") return;
-      switch (d.kind) {
-        case "server_down":
-          this.showConn("offline", "Offline: server unreachable");
-          banner(
-            "The chat server cannot be reached (it may be down or restarting). Messages you send now are kept in this browser and go out, once each, when it is back.",
-            "info"
-          );
-          this.connBanner = true;
-          break;
-        case "database_down":
-          this.showConn("reconnecting", "Reconnecting…");
-          banner("The chat server is up but cannot reach its database; retrying. Your unsent messages are kept.", "info");
-          this.connBanner = true;
-          break;
-        case "token":
-          this.host.signedOut(tokenWords(d.message));
-          return;
-        case "unknown":
-          this.showConn("reconnecting", "Reconnecting…");
-          break;
-      }
-      this.diagnoseTimer = setTimeout(() => void this.runDiagnosis(), 2500);
-    }
-    showConn(state, text) {
-      const el = byId("conn");
-      el.dataset.state = state;
-      el.textContent = text;
-    }
-    unsupported() {
-      const all = /* @__PURE__ */ new Set([...this.client.connection.getSnapshot().unsupported, ...this.localUnsupported]);
-      return [...all].sort();
-    }
-    supports(op) {
-      return !this.unsupported().includes(op);
-    }
-    // ------------------------------------------------------------ channels
-    /** Opens a channel (reads its newest entries) the first time the user selects it. */
-    open(id) {
-      let store = this.stores.get(id);
-      if (store !== void 0) return store;
-      store = this.client.channel(id);
-      this.stores.set(id, store);
-      this.unsubs.push(
-        store.subscribe(() => {
-          this.onChannelChange(id);
-        })
-      );
-      return store;
-    }
-    /** The channel list changed: redraw it, and tell screen readers where unread messages arrived. */
-    onChannelList() {
-      const list = this.client.channelList.getSnapshot();
-      for (const s of list) {
-        const before = this.shownUnread.get(s.channelId);
-        if (s.channelId !== this.current && before !== void 0 && s.unread > before) {
-          announce(`${s.unread} unread in ${s.channelId}.`);
-        }
-        this.shownUnread.set(s.channelId, s.unread);
-      }
-      this.renderChannels();
-    }
-    onChannelChange(id) {
-      if (id !== this.current) return;
-      const snap = this.stores.get(id)?.getSnapshot();
-      if (snap !== void 0 && document.visibilityState === "visible" && snap.status === "ready") {
-        this.stores.get(id)?.markRead();
-      }
-      this.renderMessages();
-      this.renderTyping();
-      this.renderPeople();
-      this.updatePresenceSubscription();
-    }
-    select(id) {
-      this.current = id;
-      this.editing = void 0;
-      this.lastRendered = void 0;
-      if (id !== void 0) this.open(id);
-      this.renderChannels();
-      this.renderPane();
-      if (id !== void 0) this.stores.get(id)?.markRead();
-    }
-    renderChannels() {
-      if (this.root === void 0) return;
-      const ul = document.getElementById("channels");
-      if (ul === null) return;
-      ul.replaceChildren(
-        ...this.client.channelList.getSnapshot().map((c) => {
-          const id = c.channelId;
-          const unread = id === this.current ? 0 : c.unread;
-          const label = unread > 0 ? `${id}, ${unread} unread` : id;
-          return h(
-            "li",
-            {},
-            h(
-              "button",
-              {
-                type: "button",
-                class: "channel",
-                "data-channel": id,
-                "aria-current": id === this.current ? "true" : "false",
-                "aria-label": label,
-                onclick: () => {
-                  this.select(id);
-                }
-              },
-              h("span", {}, `# ${id}`),
-              h("span", { class: "badge", "data-count": String(unread), "aria-hidden": "true" }, String(unread))
-            )
-          );
-        })
-      );
-    }
-    // ------------------------------------------------------------ pane
-    renderPane() {
-      const pane = document.getElementById("pane");
-      if (pane === null) return;
-      const id = this.current;
-      if (id === void 0) {
-        this.listEl = void 0;
-        pane.replaceChildren(
-          h(
-            "div",
-            { class: "empty", id: "no-channels" },
-            this.client.connection.getSnapshot().state === "open" ? `You (${this.userId}) are not a member of any channel yet. An admin adds you in the admin view (/console#admin); the channel shows up here when they do.` : "Connecting…"
-          )
-        );
-        return;
-      }
-      this.peopleEl = h("div", {
-        class: "people",
-        id: "people",
-        "aria-label": "People seen in this channel",
-        title: "People seen in this channel (who sent, read or typed here), with their presence"
-      });
-      this.olderBtn = h(
-        "button",
-        {
-          type: "button",
-          class: "older",
-          id: "load-older",
-          hidden: true,
-          onclick: () => {
-            this.loadOlder();
-          }
-        },
-        "Load older messages"
-      );
-      this.listEl = h("ol", { class: "messages", id: "messages", role: "log", "aria-label": `Messages in ${id}` });
-      this.scrollerEl = h("div", { class: "scroller", id: "scroller" }, this.olderBtn, this.listEl);
-      this.scrollerEl.addEventListener("scroll", () => {
-        if (this.scrollerEl !== void 0 && this.scrollerEl.scrollTop < 24) this.loadOlder();
-      });
-      this.typingEl = h("div", { class: "typing", id: "typing", "aria-live": "polite" });
-      this.editingEl = h("div", { class: "editing", id: "editing", "aria-live": "polite" });
-      this.noticeEl = h("div", { class: "notice", id: "notice", "aria-live": "polite" });
-      this.composer = h("textarea", {
-        id: "composer",
-        rows: 1,
-        "aria-label": `Message to ${id}`,
-        placeholder: `Message #${id} (Enter sends, Shift+Enter for a new line)`
-      });
-      this.composer.addEventListener("keydown", (ev) => {
-        this.onComposerKey(ev);
-      });
-      this.composer.addEventListener("input", () => {
-        this.onComposerInput();
-      });
-      this.sendBtn = h(
-        "button",
-        {
-          type: "button",
-          class: "primary",
-          id: "send",
-          onclick: () => {
-            this.submit();
-          }
-        },
-        "Send"
-      );
-      pane.replaceChildren(
-        h("div", { class: "pane-head" }, h("h2", { id: "channel-title" }, `# ${id}`), this.peopleEl),
-        this.scrollerEl,
-        this.typingEl,
-        this.noticeEl,
-        this.editingEl,
-        h("div", { class: "composer" }, this.composer, this.sendBtn)
-      );
-      this.renderMessages();
-      this.renderTyping();
-      this.renderPeople();
-      this.renderNotice();
-      this.updatePresenceSubscription();
-      this.composer.focus();
-    }
-    snapshot() {
-      return this.current === void 0 ? void 0 : this.stores.get(this.current)?.getSnapshot();
-    }
-    loadOlder() {
-      const store = this.current === void 0 ? void 0 : this.stores.get(this.current);
-      const snap = store?.getSnapshot();
-      if (store === void 0 || snap === void 0 || !snap.hasOlder || this.loadingOlder) return;
-      this.loadingOlder = true;
-      if (this.olderBtn !== void 0) this.olderBtn.textContent = "Loading older messages…";
-      store.loadOlder().then(
-        () => {
-          this.loadingOlder = false;
-          this.renderMessages();
-        },
-        (e) => {
-          this.loadingOlder = false;
-          this.setNotice(errorWords(e.code, e.message));
-          this.renderMessages();
-        }
-      );
-    }
-    /** Where each other member's read watermark lands: the user's newest message at or below it. */
-    receiptLabels(snap) {
-      const mine = snap.messages.filter((m) => m.senderId === this.userId).map((m) => m.seq);
-      const out = /* @__PURE__ */ new Map();
-      for (const [user, w] of Object.entries(snap.receipts)) {
-        let best;
-        for (const s of mine) if (s <= w.readSeq) best = s;
-        if (best === void 0) continue;
-        out.set(best, [...out.get(best) ?? [], user]);
-      }
-      return out;
-    }
-    renderMessages() {
-      const list = this.listEl;
-      const scroller = this.scrollerEl;
-      const snap = this.snapshot();
-      if (list === void 0 || scroller === void 0 || snap === void 0 || this.current === void 0) return;
-      const fromBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
-      const atBottom = fromBottom < 48;
-      const receipts = this.receiptLabels(snap);
-      const presence = this.client.presence.getSnapshot();
-      const items = snap.messages.map((m) => this.messageItem(m, receipts.get(m.seq) ?? [], presence));
-      for (const o of snap.outgoing) items.push(this.outgoingItem(o));
-      if (snap.status === "loading") items.unshift(h("li", { class: "empty" }, "Loading messages…"));
-      if (snap.status === "ready" && items.length === 0) items.push(h("li", { class: "empty" }, "No messages yet. Say hello!"));
-      list.replaceChildren(...items);
-      if (this.olderBtn !== void 0) {
-        this.olderBtn.hidden = !snap.hasOlder;
-        this.olderBtn.textContent = this.loadingOlder ? "Loading older messages…" : "Load older messages";
-      }
-      const first = snap.messages[0]?.seq ?? 0;
-      const prev = this.lastRendered;
-      const opened = prev === void 0 || prev.channelId !== this.current;
-      if (opened || atBottom) scroller.scrollTop = scroller.scrollHeight;
-      else if (first < prev.firstSeq) scroller.scrollTop = scroller.scrollHeight - scroller.clientHeight - fromBottom;
-      this.lastRendered = { channelId: this.current, firstSeq: first, count: snap.messages.length };
-      if (snap.status === "removed") {
-        this.setNotice(`You are not a member of ${this.current} any more (removed, or the channel was deleted): you can read what is shown but not send.`);
-        if (this.composer !== void 0) this.composer.disabled = true;
-        if (this.sendBtn !== void 0) this.sendBtn.disabled = true;
-      }
-    }
-    dot(user, presence) {
-      const p = presence[user];
-      const status = p?.status ?? "unknown";
-      const words = status === "online" ? "online" : status === "offline" ? "offline" : "presence unknown";
-      return h("span", { class: "dot", "data-status": status, "data-user": user, role: "img", "aria-label": `${user} is ${words}`, title: words });
-    }
-    messageItem(m, readers, presence) {
-      const mine = m.senderId === this.userId;
-      const channelId = m.channelId;
-      const meta = h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)));
-      if (m.editedAt !== void 0 && !m.deleted) meta.append(h("span", { class: "edited" }, "(edited)"));
-      if (mine) meta.append(h("span", { class: "state", "data-state": "sent" }, "✓ sent"));
-      if (readers.length > 0) meta.append(h("span", { class: "receipt" }, `read by ${readers.join(", ")}`));
-      const li = h(
-        "li",
-        {
-          class: "msg",
-          "data-message-id": m.messageId,
-          "data-client-msg-id": m.clientMsgId,
-          "data-seq": m.seq,
-          "data-sender": m.senderId,
-          "data-mine": String(mine),
-          "data-state": "sent",
-          "data-deleted": String(m.deleted),
-          "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}`
-        },
-        h("div", { class: "msg-head" }, this.dot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
-        h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
-        meta
-      );
-      if (m.deleted) return li;
+    /** The reactions on `m`, one button each (pressed when one is the user's: a click takes it back). */
+    reactions(m) {
       const reactions = h("div", { class: "reactions" });
       for (const r of m.reactions) {
         reactions.append(
@@ -2908,15 +2495,20 @@
               "aria-pressed": String(r.me),
               "aria-label": `${r.emoji} ${r.count}${r.me ? ", yours: click to remove" : ": click to add yours"}`,
               onclick: () => {
-                this.react(channelId, m.messageId, r.emoji, r.me ? "remove" : "add");
+                this.react(m.channelId, m.messageId, r.emoji, r.me ? "remove" : "add");
               }
             },
             `${r.emoji} ${r.count}`
           )
         );
       }
+      return reactions;
+    }
+    /** The actions row under `m`: quick reactions the user has not made, and Edit and Delete on the user's own messages. */
+    actions(m, mine) {
+      const channelId = m.channelId;
       const actions = h("div", { class: "actions" });
-      if (this.supports("MSG_REACT")) {
+      if (this.state.supports("MSG_REACT")) {
         for (const q of QUICK_REACTIONS) {
           if (m.reactions.some((r) => r.emoji === q.emoji && r.me)) continue;
           actions.append(
@@ -2936,7 +2528,7 @@
           );
         }
       }
-      if (mine && this.supports("MSG_EDIT")) {
+      if (mine && this.state.supports("MSG_EDIT")) {
         actions.append(
           h(
             "button",
@@ -2945,14 +2537,14 @@
               class: "edit",
               "aria-label": "Edit this message",
               onclick: () => {
-                this.startEdit(m);
+                this.hooks.startEdit(m);
               }
             },
             "Edit"
           )
         );
       }
-      if (mine && this.supports("MSG_DELETE")) {
+      if (mine && this.state.supports("MSG_DELETE")) {
         actions.append(
           h(
             "button",
@@ -2968,11 +2560,529 @@
           )
         );
       }
+      return actions;
+    }
+    /** Adds or removes the user's reaction. */
+    react(channelId, messageId, emoji, op) {
+      this.v11("MSG_REACT", (clientMsgId) => this.state.client.react(channelId, messageId, emoji, op, { clientMsgId }));
+    }
+    /** Deletes the user's message. */
+    remove(channelId, messageId) {
+      this.v11("MSG_DELETE", (clientMsgId) => this.state.client.deleteMessage(channelId, messageId, { clientMsgId }));
+    }
+    /** Replaces the body of the user's message. */
+    edit(channelId, messageId, body) {
+      this.v11("MSG_EDIT", (clientMsgId) => this.state.client.edit(channelId, messageId, body, { clientMsgId }));
+    }
+    /** A version 1.1 operation: its ERROR `unknown_type` marks it unsupported, and its outbox record is dropped. */
+    v11(op, run) {
+      const clientMsgId = crypto.randomUUID();
+      run(clientMsgId).then(
+        () => {
+          this.hooks.notice("");
+        },
+        (e) => {
+          if (isUnknownType(e)) {
+            this.state.localUnsupported.add(op);
+            void this.state.client.discard(clientMsgId);
+            this.hooks.notice("");
+            this.hooks.redraw();
+          } else {
+            this.hooks.notice(errorText(e));
+          }
+          document.body.dataset.unsupported = this.state.unsupported().join(" ");
+        }
+      );
+    }
+  };
+
+  // src/chat-channels.ts
+  var ChannelList = class {
+    state;
+    select;
+    /** Unread counts last shown, to announce the channels where they grew. */
+    shownUnread = /* @__PURE__ */ new Map();
+    mounted = false;
+    /** `select` is called with the channel the user clicks. */
+    constructor(state, select) {
+      this.state = state;
+      this.select = select;
+    }
+    /** Makes the sidebar (its list is filled by `render`). */
+    sidebar() {
+      this.mounted = true;
+      return h(
+        "nav",
+        { class: "sidebar", "aria-label": "Channels" },
+        h("h2", { id: "channels-title" }, "Channels"),
+        h("ul", { class: "channels", id: "channels", "aria-labelledby": "channels-title" })
+      );
+    }
+    /** The channel list changed: redraw it, and tell screen readers where unread messages arrived. */
+    changed() {
+      const list = this.state.client.channelList.getSnapshot();
+      for (const s of list) {
+        const before = this.shownUnread.get(s.channelId);
+        if (s.channelId !== this.state.current && before !== void 0 && s.unread > before) {
+          announce(`${s.unread} unread in ${s.channelId}.`);
+        }
+        this.shownUnread.set(s.channelId, s.unread);
+      }
+      this.render();
+    }
+    /** Redraws the list (the selected channel shows no unread count). */
+    render() {
+      if (!this.mounted) return;
+      const ul = document.getElementById("channels");
+      if (ul === null) return;
+      const current = this.state.current;
+      ul.replaceChildren(
+        ...this.state.client.channelList.getSnapshot().map((c) => {
+          const id = c.channelId;
+          const unread = id === current ? 0 : c.unread;
+          const label = unread > 0 ? `${id}, ${unread} unread` : id;
+          return h(
+            "li",
+            {},
+            h(
+              "button",
+              {
+                type: "button",
+                class: "channel",
+                "data-channel": id,
+                "aria-current": id === current ? "true" : "false",
+                "aria-label": label,
+                onclick: () => {
+                  this.select(id);
+                }
+              },
+              h("span", {}, `# ${id}`),
+              h("span", { class: "badge", "data-count": String(unread), "aria-hidden": "true" }, String(unread))
+            )
+          );
+        })
+      );
+    }
+  };
+
+  // src/chat-composer.ts
+  var Composer = class {
+    state;
+    hooks;
+    textarea;
+    sendBtn;
+    editingEl;
+    /** The message being edited, and the draft the composer held before. */
+    editing;
+    constructor(state, hooks) {
+      this.state = state;
+      this.hooks = hooks;
+    }
+    /** Makes the "Editing a message" line of a newly built pane. */
+    editingElement() {
+      this.editingEl = h("div", { class: "editing", id: "editing", "aria-live": "polite" });
+      return this.editingEl;
+    }
+    /** Makes the composer (textarea and Send) of a newly built pane for channel `id`. */
+    element(id) {
+      const textarea = h("textarea", {
+        id: "composer",
+        rows: 1,
+        "aria-label": `Message to ${id}`,
+        placeholder: `Message #${id} (Enter sends, Shift+Enter for a new line)`
+      });
+      textarea.addEventListener("keydown", (ev) => {
+        this.onKey(ev);
+      });
+      textarea.addEventListener("input", () => {
+        this.onInput();
+      });
+      this.textarea = textarea;
+      this.sendBtn = h(
+        "button",
+        {
+          type: "button",
+          class: "primary",
+          id: "send",
+          onclick: () => {
+            this.submit();
+          }
+        },
+        "Send"
+      );
+      return h("div", { class: "composer" }, textarea, this.sendBtn);
+    }
+    /** Puts the cursor in the composer. */
+    focus() {
+      this.textarea?.focus();
+    }
+    /** Another channel is selected: no edit goes on (its pane is built anew). */
+    forgetEdit() {
+      this.editing = void 0;
+    }
+    /** No more sending in this channel (the user is not a member any more). */
+    disable() {
+      if (this.textarea !== void 0) this.textarea.disabled = true;
+      if (this.sendBtn !== void 0) this.sendBtn.disabled = true;
+    }
+    /** Puts `m` into the composer to edit it (the draft is kept for later). */
+    startEdit(m) {
+      const c = this.textarea;
+      if (c === void 0) return;
+      this.editing = { channelId: m.channelId, messageId: m.messageId, draft: this.editing?.draft ?? c.value };
+      c.value = m.body;
+      c.setAttribute("aria-label", "Edit your message");
+      if (this.editingEl !== void 0) this.editingEl.textContent = "Editing a message: Enter saves, Escape cancels.";
+      if (this.sendBtn !== void 0) this.sendBtn.textContent = "Save";
+      c.focus();
+    }
+    /** Ends an edit and gives back the draft. */
+    endEdit() {
+      const c = this.textarea;
+      const draft = this.editing?.draft ?? "";
+      this.editing = void 0;
+      if (c !== void 0) {
+        c.value = draft;
+        c.setAttribute("aria-label", `Message to ${this.state.current ?? ""}`);
+      }
+      if (this.editingEl !== void 0) this.editingEl.textContent = "";
+      if (this.sendBtn !== void 0) this.sendBtn.textContent = "Send";
+    }
+    onKey(ev) {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        this.submit();
+      } else if (ev.key === "Escape" && this.editing !== void 0) {
+        ev.preventDefault();
+        this.endEdit();
+      }
+    }
+    onInput() {
+      const store = this.state.currentStore();
+      if (store === void 0 || this.editing !== void 0 || !this.state.supports("TYPING")) return;
+      if (this.textarea?.value === "") store.stopTyping();
+      else store.typing();
+      setTimeout(() => {
+        this.hooks.typed();
+      }, 300);
+    }
+    /** Sends the composer's text (or saves the edit). */
+    submit() {
+      const c = this.textarea;
+      const id = this.state.current;
+      if (c === void 0 || id === void 0) return;
+      const body = c.value;
+      if (body.trim() === "") return;
+      const editing = this.editing;
+      if (editing !== void 0) {
+        this.endEdit();
+        c.value = "";
+        this.hooks.edit(editing.channelId, editing.messageId, body);
+        return;
+      }
+      c.value = "";
+      this.state.stores.get(id)?.send(body).catch(() => {
+      });
+    }
+  };
+
+  // src/chat-connection.ts
+  var ConnectionIndicator = class {
+    state;
+    token;
+    hooks;
+    diagnoseTimer;
+    /** True while the banner shows a diagnosis (cleared when the session opens). */
+    connBanner = false;
+    constructor(state, token, hooks) {
+      this.state = state;
+      this.token = token;
+      this.hooks = hooks;
+    }
+    /** The connection changed: show its state, and diagnose after a while when it does not open. */
+    update() {
+      if (this.state.closed) return;
+      const s = this.state.client.connection.getSnapshot();
+      document.body.dataset.unsupported = this.state.unsupported().join(" ");
+      if (s.state === "open") {
+        clearTimeout(this.diagnoseTimer);
+        this.diagnoseTimer = void 0;
+        this.show("connected", "Connected");
+        if (this.connBanner) {
+          banner("");
+          this.connBanner = false;
+        }
+        this.hooks.opened();
+        return;
+      }
+      if (s.state === "closed") return;
+      if (!navigator.onLine) this.show("offline", "Offline (no network)");
+      else if (s.state === "connecting") this.show("reconnecting", "Connecting…");
+      else if (byId("conn").dataset.state !== "offline") this.show("reconnecting", "Reconnecting…");
+      this.diagnoseTimer ??= setTimeout(() => void this.runDiagnosis(), 1200);
+    }
+    /** The browser says it has no network. */
+    offline() {
+      this.show("offline", "Offline (no network)");
+    }
+    /** Stops diagnosing (the view is closing). */
+    stop() {
+      clearTimeout(this.diagnoseTimer);
+    }
+    /** Shows that no one is signed in. */
+    idle() {
+      this.show("idle", "Not signed in");
+    }
+    /** Asks the server why no session opens, says it in words, and asks again while it lasts. */
+    async runDiagnosis() {
+      const d = await diagnose(this.token);
+      this.diagnoseTimer = void 0;
+      if (this.state.closed || this.state.client.connection.getSnapshot().state === "open") return;
+      switch (d.kind) {
+        case "server_down":
+          this.show("offline", "Offline: server unreachable");
+          banner(
+            "The chat server cannot be reached (it may be down or restarting). Messages you send now are kept in this browser and go out, once each, when it is back.",
+            "info"
+          );
+          this.connBanner = true;
+          break;
+        case "database_down":
+          this.show("reconnecting", "Reconnecting…");
+          banner("The chat server is up but cannot reach its database; retrying. Your unsent messages are kept.", "info");
+          this.connBanner = true;
+          break;
+        case "token":
+          this.hooks.signedOut(tokenWords(d.message));
+          return;
+        case "unknown":
+          this.show("reconnecting", "Reconnecting…");
+          break;
+      }
+      this.diagnoseTimer = setTimeout(() => void this.runDiagnosis(), 2500);
+    }
+    show(state, text) {
+      const el = byId("conn");
+      el.dataset.state = state;
+      el.textContent = text;
+    }
+  };
+
+  // src/chat-people.ts
+  function presenceDot(user, presence) {
+    const p = presence[user];
+    const status = p?.status ?? "unknown";
+    const words = status === "online" ? "online" : status === "offline" ? "offline" : "presence unknown";
+    return h("span", { class: "dot", "data-status": status, "data-user": user, role: "img", "aria-label": `${user} is ${words}`, title: words });
+  }
+  var People = class {
+    state;
+    peopleEl;
+    typingEl;
+    /** The users last subscribed to, joined (to skip a subscription that changes nothing). */
+    presenceIds = "";
+    constructor(state) {
+      this.state = state;
+    }
+    /** Makes the people header of a newly built pane. */
+    peopleElement() {
+      this.peopleEl = h("div", {
+        class: "people",
+        id: "people",
+        "aria-label": "People seen in this channel",
+        title: "People seen in this channel (who sent, read or typed here), with their presence"
+      });
+      return this.peopleEl;
+    }
+    /** Makes the typing line of a newly built pane. */
+    typingElement() {
+      this.typingEl = h("div", { class: "typing", id: "typing", "aria-live": "polite" });
+      return this.typingEl;
+    }
+    /** Shows who is typing in the selected channel. */
+    renderTyping() {
+      const el = this.typingEl;
+      const snap = this.state.snapshot();
+      if (el === void 0 || snap === void 0) return;
+      const t = snap.typing;
+      el.textContent = t.length === 0 ? "" : t.length === 1 ? `${t[0] ?? ""} is typing…` : `${t.slice(0, -1).join(", ")} and ${t[t.length - 1] ?? ""} are typing…`;
+    }
+    /** Shows the user and the others seen in the selected channel, each with a presence dot. */
+    renderPeople() {
+      const el = this.peopleEl;
+      const snap = this.state.snapshot();
+      if (el === void 0 || snap === void 0) return;
+      const me = this.state.userId;
+      const presence = this.state.client.presence.getSnapshot();
+      el.replaceChildren(
+        ...[me, ...this.othersIn(snap)].map(
+          (u) => h("span", { class: "person", "data-user": u }, presenceDot(u, u === me ? { [u]: { status: "online", lastSeenAt: void 0 } } : presence), u === me ? `${u} (you)` : u)
+        )
+      );
+    }
+    /** Subscribes to the presence of everyone seen in the opened channels (when it changed and the server supports it). */
+    updateSubscription() {
+      if (!this.state.supports("PRESENCE_SUB")) return;
+      const all = /* @__PURE__ */ new Set();
+      for (const st of this.state.stores.values()) for (const u of this.othersIn(st.getSnapshot())) all.add(u);
+      const key2 = [...all].sort().join(",");
+      if (key2 === this.presenceIds) return;
+      this.presenceIds = key2;
+      this.state.client.subscribePresence([...all].sort());
+    }
+    /** The other users this channel shows: senders, readers, typers. */
+    othersIn(snap) {
+      const s = /* @__PURE__ */ new Set();
+      for (const m of snap.messages) s.add(m.senderId);
+      for (const u of Object.keys(snap.receipts)) s.add(u);
+      for (const u of snap.typing) s.add(u);
+      s.delete(this.state.userId);
+      return [...s].sort();
+    }
+  };
+
+  // src/chat-messages.ts
+  var MessageList = class {
+    state;
+    actions;
+    hooks;
+    listEl;
+    scrollerEl;
+    olderBtn;
+    loadingOlder = false;
+    /** What was last drawn, to keep the reading position when older messages come in above. */
+    lastRendered;
+    constructor(state, actions, hooks) {
+      this.state = state;
+      this.actions = actions;
+      this.hooks = hooks;
+    }
+    /** Makes the scroller (older-messages button and list) of a newly built pane for channel `id`. */
+    element(id) {
+      this.olderBtn = h(
+        "button",
+        {
+          type: "button",
+          class: "older",
+          id: "load-older",
+          hidden: true,
+          onclick: () => {
+            this.loadOlder();
+          }
+        },
+        "Load older messages"
+      );
+      this.listEl = h("ol", { class: "messages", id: "messages", role: "log", "aria-label": `Messages in ${id}` });
+      this.scrollerEl = h("div", { class: "scroller", id: "scroller" }, this.olderBtn, this.listEl);
+      this.scrollerEl.addEventListener("scroll", () => {
+        if (this.scrollerEl !== void 0 && this.scrollerEl.scrollTop < 24) this.loadOlder();
+      });
+      return this.scrollerEl;
+    }
+    /** The pane shows no channel: nothing to draw until a new one is built. */
+    detach() {
+      this.listEl = void 0;
+    }
+    /** Another channel is selected: it opens at its newest messages. */
+    reset() {
+      this.lastRendered = void 0;
+    }
+    /** Draws the selected channel's messages and keeps the reading position. */
+    render() {
+      const list = this.listEl;
+      const scroller = this.scrollerEl;
+      const snap = this.state.snapshot();
+      const current = this.state.current;
+      if (list === void 0 || scroller === void 0 || snap === void 0 || current === void 0) return;
+      const fromBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+      const atBottom = fromBottom < 48;
+      const receipts = this.receiptLabels(snap);
+      const presence = this.state.client.presence.getSnapshot();
+      const items = snap.messages.map((m) => this.messageItem(m, receipts.get(m.seq) ?? [], presence));
+      for (const o of snap.outgoing) items.push(this.outgoingItem(o));
+      if (snap.status === "loading") items.unshift(h("li", { class: "empty" }, "Loading messages…"));
+      if (snap.status === "ready" && items.length === 0) items.push(h("li", { class: "empty" }, "No messages yet. Say hello!"));
+      list.replaceChildren(...items);
+      if (this.olderBtn !== void 0) {
+        this.olderBtn.hidden = !snap.hasOlder;
+        this.olderBtn.textContent = this.loadingOlder ? "Loading older messages…" : "Load older messages";
+      }
+      const first = snap.messages[0]?.seq ?? 0;
+      const prev = this.lastRendered;
+      const opened = prev === void 0 || prev.channelId !== current;
+      if (opened || atBottom) scroller.scrollTop = scroller.scrollHeight;
+      else if (first < prev.firstSeq) scroller.scrollTop = scroller.scrollHeight - scroller.clientHeight - fromBottom;
+      this.lastRendered = { channelId: current, firstSeq: first, count: snap.messages.length };
+      if (snap.status === "removed") {
+        this.hooks.notice(`You are not a member of ${current} any more (removed, or the channel was deleted): you can read what is shown but not send.`);
+        this.hooks.readOnly();
+      }
+    }
+    /** Reads the page of messages before the oldest shown (one page at a time). */
+    loadOlder() {
+      const store = this.state.currentStore();
+      const snap = store?.getSnapshot();
+      if (store === void 0 || snap === void 0 || !snap.hasOlder || this.loadingOlder) return;
+      this.loadingOlder = true;
+      if (this.olderBtn !== void 0) this.olderBtn.textContent = "Loading older messages…";
+      store.loadOlder().then(
+        () => {
+          this.loadingOlder = false;
+          this.render();
+        },
+        (e) => {
+          this.loadingOlder = false;
+          this.hooks.notice(errorText(e));
+          this.render();
+        }
+      );
+    }
+    /** Where each other member's read watermark lands: the user's newest message at or below it. */
+    receiptLabels(snap) {
+      const mine = snap.messages.filter((m) => m.senderId === this.state.userId).map((m) => m.seq);
+      const out = /* @__PURE__ */ new Map();
+      for (const [user, w] of Object.entries(snap.receipts)) {
+        let best;
+        for (const s of mine) if (s <= w.readSeq) best = s;
+        if (best === void 0) continue;
+        out.set(best, [...out.get(best) ?? [], user]);
+      }
+      return out;
+    }
+    /** A stored message: sender with presence, body (or "deleted"), time, marks, then reactions and actions. */
+    messageItem(m, readers, presence) {
+      const mine = m.senderId === this.state.userId;
+      const meta = h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)));
+      if (m.editedAt !== void 0 && !m.deleted) meta.append(h("span", { class: "edited" }, "(edited)"));
+      if (mine) meta.append(h("span", { class: "state", "data-state": "sent" }, "✓ sent"));
+      if (readers.length > 0) meta.append(h("span", { class: "receipt" }, `read by ${readers.join(", ")}`));
+      const li = h(
+        "li",
+        {
+          class: "msg",
+          "data-message-id": m.messageId,
+          "data-client-msg-id": m.clientMsgId,
+          "data-seq": m.seq,
+          "data-sender": m.senderId,
+          "data-mine": String(mine),
+          "data-state": "sent",
+          "data-deleted": String(m.deleted),
+          "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}`
+        },
+        h("div", { class: "msg-head" }, presenceDot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
+        h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
+        meta
+      );
+      if (m.deleted) return li;
+      const reactions = this.actions.reactions(m);
+      const actions = this.actions.actions(m, mine);
       if (reactions.childElementCount > 0) li.append(reactions);
       li.append(actions);
       return li;
     }
+    /** One of the user's messages not yet stored: pending, sent, or failed with Retry and Discard. */
     outgoingItem(o) {
+      const me = this.state.userId;
       const words = o.state === "pending" ? "⏳ pending" : o.state === "sent" ? "✓ sent" : "⚠ failed";
       const meta = h("div", { class: "meta" }, h("span", { class: "state", "data-state": o.state }, words));
       if (o.state === "pending") meta.append(h("span", {}, "kept in this browser until the server stores it"));
@@ -2982,11 +3092,11 @@
           class: "msg",
           "data-client-msg-id": o.clientMsgId,
           "data-mine": "true",
-          "data-sender": this.userId,
+          "data-sender": me,
           "data-state": o.state,
-          "aria-label": `${this.userId}: ${o.body}, ${o.state}`
+          "aria-label": `${me}: ${o.body}, ${o.state}`
         },
-        h("div", { class: "msg-head" }, h("span", { class: "sender" }, `${this.userId} (you)`)),
+        h("div", { class: "msg-head" }, h("span", { class: "sender" }, `${me} (you)`)),
         h("div", { class: "body" }, o.body),
         meta
       );
@@ -3003,8 +3113,8 @@
                 class: "retry",
                 "aria-label": "Retry sending this message",
                 onclick: () => {
-                  this.client.retry(o.clientMsgId).catch((e) => {
-                    this.setNotice(errorWords(e.code, e.message));
+                  this.state.client.retry(o.clientMsgId).catch((e) => {
+                    this.hooks.notice(errorText(e));
                   });
                 }
               },
@@ -3017,7 +3127,7 @@
                 class: "discard",
                 "aria-label": "Discard this message",
                 onclick: () => {
-                  void this.client.discard(o.clientMsgId);
+                  void this.state.client.discard(o.clientMsgId);
                 }
               },
               "Discard"
@@ -3027,148 +3137,290 @@
       }
       return li;
     }
-    renderTyping() {
-      const el = this.typingEl;
-      const snap = this.snapshot();
-      if (el === void 0 || snap === void 0) return;
-      const t = snap.typing;
-      el.textContent = t.length === 0 ? "" : t.length === 1 ? `${t[0] ?? ""} is typing…` : `${t.slice(0, -1).join(", ")} and ${t[t.length - 1] ?? ""} are typing…`;
+  };
+
+  // src/chat-notice.ts
+  var OP_NAMES = /* @__PURE__ */ new Map([
+    ["MSG_EDIT", "editing"],
+    ["MSG_DELETE", "deleting"],
+    ["MSG_REACT", "reactions"],
+    ["TYPING", "typing indicators"],
+    ["PRESENCE_SUB", "presence"]
+  ]);
+  var Notices = class {
+    state;
+    texts = /* @__PURE__ */ new Map();
+    el;
+    constructor(state) {
+      this.state = state;
     }
-    /** The other users this channel shows: senders, readers, typers. */
-    othersIn(snap) {
-      const s = /* @__PURE__ */ new Set();
-      for (const m of snap.messages) s.add(m.senderId);
-      for (const u of Object.keys(snap.receipts)) s.add(u);
-      for (const u of snap.typing) s.add(u);
-      s.delete(this.userId);
-      return [...s].sort();
+    /** Makes the notice line of a newly built pane (the previous one is dropped). */
+    element() {
+      this.el = h("div", { class: "notice", id: "notice", "aria-live": "polite" });
+      return this.el;
     }
-    renderPeople() {
-      const el = this.peopleEl;
-      const snap = this.snapshot();
-      if (el === void 0 || snap === void 0) return;
-      const presence = this.client.presence.getSnapshot();
-      el.replaceChildren(
-        ...[this.userId, ...this.othersIn(snap)].map(
-          (u) => h("span", { class: "person", "data-user": u }, this.dot(u, u === this.userId ? { [u]: { status: "online", lastSeenAt: void 0 } } : presence), u === this.userId ? `${u} (you)` : u)
-        )
-      );
-    }
-    updatePresenceSubscription() {
-      if (!this.supports("PRESENCE_SUB")) return;
-      const all = /* @__PURE__ */ new Set();
-      for (const st of this.stores.values()) for (const u of this.othersIn(st.getSnapshot())) all.add(u);
-      const key2 = [...all].sort().join(",");
-      if (key2 === this.presenceIds) return;
-      this.presenceIds = key2;
-      this.client.subscribePresence([...all].sort());
-    }
-    renderNotice() {
-      const el = this.noticeEl;
+    /** Shows the selected channel's notice and the unsupported features. */
+    render() {
+      const el = this.el;
       if (el === void 0) return;
-      const custom = this.current === void 0 ? void 0 : this.notices.get(this.current);
-      const missing = this.unsupported();
+      const current = this.state.current;
+      const custom = current === void 0 ? void 0 : this.texts.get(current);
+      const missing = this.state.unsupported();
       const parts = [];
       if (custom !== void 0) parts.push(custom);
       if (missing.length > 0) {
-        const names = {
-          MSG_EDIT: "editing",
-          MSG_DELETE: "deleting",
-          MSG_REACT: "reactions",
-          TYPING: "typing indicators",
-          PRESENCE_SUB: "presence"
-        };
-        parts.push(`This server does not support ${missing.map((m) => names[m] ?? m).join(", ")} (chatd protocol 1.1); they are off.`);
+        parts.push(`This server does not support ${missing.map((m) => OP_NAMES.get(m) ?? m).join(", ")} (chatd protocol 1.1); they are off.`);
       }
       el.textContent = parts.join(" ");
       document.body.dataset.unsupported = missing.join(" ");
     }
-    setNotice(text) {
-      if (this.current !== void 0) this.notices.set(this.current, text);
-      this.renderNotice();
+    /** Sets the selected channel's notice (empty text clears it) and shows it. */
+    set(text) {
+      if (this.state.current !== void 0) this.texts.set(this.state.current, text);
+      this.render();
     }
-    // ------------------------------------------------------------ actions
-    /** A version 1.1 operation: its ERROR `unknown_type` marks it unsupported, and its outbox record is dropped. */
-    v11(op, run) {
-      const clientMsgId = crypto.randomUUID();
-      run(clientMsgId).then(
-        () => {
-          this.setNotice("");
+    /** Forgets a channel's notice (the user is back in it). */
+    forget(channelId) {
+      this.texts.delete(channelId);
+    }
+  };
+
+  // src/chat-state.ts
+  var ChatState = class {
+    /** The user's chatd client. */
+    client;
+    /** The channels opened (their entries read) so far, by id. */
+    stores = /* @__PURE__ */ new Map();
+    /** Version 1.1 operations the server answered `unknown_type` to (the client learns of some by itself). */
+    localUnsupported = /* @__PURE__ */ new Set();
+    /** The selected channel, if any. */
+    current;
+    /** Set once the view is closed: late callbacks then change nothing. */
+    closed = false;
+    constructor(client) {
+      this.client = client;
+    }
+    /** The user id (the token's subject). */
+    get userId() {
+      return this.client.userId;
+    }
+    /** The store of the selected channel, once opened. */
+    currentStore() {
+      return this.current === void 0 ? void 0 : this.stores.get(this.current);
+    }
+    /** The selected channel's snapshot, once opened. */
+    snapshot() {
+      return this.currentStore()?.getSnapshot();
+    }
+    /** The operations this server does not support, sorted: those the client learned of and those refused here. */
+    unsupported() {
+      const all = /* @__PURE__ */ new Set([...this.client.connection.getSnapshot().unsupported, ...this.localUnsupported]);
+      return [...all].sort();
+    }
+    /** Whether `op` may be offered (not known to be unsupported). */
+    supports(op) {
+      return !this.unsupported().includes(op);
+    }
+  };
+
+  // src/chat.ts
+  var CHANNEL_REFRESH_MS = 5e3;
+  var ChatView = class {
+    /** The user's chatd client. */
+    client;
+    state;
+    notices;
+    connection;
+    channels;
+    people;
+    actions;
+    messages;
+    composer;
+    unsubs = [];
+    /** The channels of the last HELLO (not announced as new). */
+    helloIds = /* @__PURE__ */ new Set();
+    constructor(token, host) {
+      const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/v1/ws`;
+      this.client = new ChatClient({ url: wsUrl, token, channelRefreshMs: CHANNEL_REFRESH_MS });
+      const state = new ChatState(this.client);
+      this.state = state;
+      this.notices = new Notices(state);
+      this.connection = new ConnectionIndicator(state, token, {
+        signedOut: (reason) => {
+          host.signedOut(reason);
         },
-        (e) => {
-          if (e.code === "unknown_type") {
-            this.localUnsupported.add(op);
-            void this.client.discard(clientMsgId);
-            this.setNotice("");
-            this.renderMessages();
-          } else {
-            this.setNotice(errorWords(e.code, e.message));
-          }
-          document.body.dataset.unsupported = this.unsupported().join(" ");
+        opened: () => {
+          this.notices.render();
         }
+      });
+      this.channels = new ChannelList(state, (id) => {
+        this.select(id);
+      });
+      this.people = new People(state);
+      this.composer = new Composer(state, {
+        edit: (channelId, messageId, body) => {
+          this.actions.edit(channelId, messageId, body);
+        },
+        typed: () => {
+          this.notices.render();
+        }
+      });
+      this.actions = new MessageActions(state, {
+        notice: (text) => {
+          this.notices.set(text);
+        },
+        redraw: () => {
+          this.messages.render();
+        },
+        startEdit: (m) => {
+          this.composer.startEdit(m);
+        }
+      });
+      this.messages = new MessageList(state, this.actions, {
+        notice: (text) => {
+          this.notices.set(text);
+        },
+        readOnly: () => {
+          this.composer.disable();
+        }
+      });
+    }
+    /** The user id (the token's subject). */
+    get userId() {
+      return this.client.userId;
+    }
+    /** Starts the client (loads the outbox from IndexedDB, connects). */
+    async start() {
+      const c = this.client;
+      this.unsubs.push(
+        c.connection.subscribe(() => {
+          this.connection.update();
+        }),
+        c.presence.subscribe(() => {
+          this.people.renderPeople();
+          this.messages.render();
+        }),
+        c.channelList.subscribe(() => {
+          this.channels.changed();
+        }),
+        c.events.on("hello", (hello) => {
+          this.helloIds = new Set(hello.channels.map((x) => x.channelId));
+          this.channels.render();
+          if (this.state.current === void 0 || !c.channelIds().includes(this.state.current)) this.select(c.channelIds()[0]);
+        }),
+        c.events.on("channelAdded", (id) => {
+          this.channels.render();
+          if (this.state.current === void 0) this.select(id);
+          else if (this.state.current === id) {
+            this.notices.forget(id);
+            this.renderPane();
+          }
+          if (!this.helloIds.has(id)) announce(`You were added to channel ${id}.`);
+        }),
+        c.events.on("entries", (channelId, entries) => {
+          const recent = Date.now() - 15e3;
+          for (const e of entries) {
+            if ((e.kind ?? "message") === "message" && e.senderId !== this.userId && e.ts >= recent) {
+              announce(`New message from ${e.senderId} in ${channelId}: ${e.body}`);
+            }
+          }
+        }),
+        c.events.on("channelRemoved", () => {
+          this.channels.render();
+          this.renderPane();
+        }),
+        c.events.on("error", (err) => {
+          banner(errorWords(err.code, err.message));
+        })
+      );
+      const goOffline = () => {
+        this.connection.offline();
+      };
+      window.addEventListener("offline", goOffline);
+      this.unsubs.push(() => {
+        window.removeEventListener("offline", goOffline);
+      });
+      await c.start();
+      this.connection.update();
+    }
+    /** Closes the client for good. */
+    close() {
+      this.state.closed = true;
+      this.connection.stop();
+      for (const u of this.unsubs.splice(0)) u();
+      this.client.close();
+      this.connection.idle();
+    }
+    /** Shows the view in `root`. */
+    mount(root) {
+      document.title = `${this.userId} · chatd console`;
+      root.replaceChildren(h("div", { class: "chat" }, this.channels.sidebar(), h("section", { class: "pane", id: "pane", "aria-label": "Messages" })));
+      this.channels.render();
+      this.renderPane();
+    }
+    /** Opens a channel (reads its newest entries) the first time the user selects it. */
+    open(id) {
+      if (this.state.stores.has(id)) return;
+      const store = this.client.channel(id);
+      this.state.stores.set(id, store);
+      this.unsubs.push(
+        store.subscribe(() => {
+          this.onChannelChange(id);
+        })
       );
     }
-    react(channelId, messageId, emoji, op) {
-      this.v11("MSG_REACT", (clientMsgId) => this.client.react(channelId, messageId, emoji, op, { clientMsgId }));
-    }
-    remove(channelId, messageId) {
-      this.v11("MSG_DELETE", (clientMsgId) => this.client.deleteMessage(channelId, messageId, { clientMsgId }));
-    }
-    startEdit(m) {
-      const c = this.composer;
-      if (c === void 0) return;
-      this.editing = { channelId: m.channelId, messageId: m.messageId, draft: this.editing?.draft ?? c.value };
-      c.value = m.body;
-      c.setAttribute("aria-label", "Edit your message");
-      if (this.editingEl !== void 0) this.editingEl.textContent = "Editing a message: Enter saves, Escape cancels.";
-      if (this.sendBtn !== void 0) this.sendBtn.textContent = "Save";
-      c.focus();
-    }
-    endEdit() {
-      const c = this.composer;
-      const draft = this.editing?.draft ?? "";
-      this.editing = void 0;
-      if (c !== void 0) {
-        c.value = draft;
-        c.setAttribute("aria-label", `Message to ${this.current ?? ""}`);
+    /** An opened channel changed: mark it read when it is on screen, and redraw it. */
+    onChannelChange(id) {
+      if (id !== this.state.current) return;
+      const snap = this.state.stores.get(id)?.getSnapshot();
+      if (snap !== void 0 && document.visibilityState === "visible" && snap.status === "ready") {
+        this.state.stores.get(id)?.markRead();
       }
-      if (this.editingEl !== void 0) this.editingEl.textContent = "";
-      if (this.sendBtn !== void 0) this.sendBtn.textContent = "Send";
+      this.messages.render();
+      this.people.renderTyping();
+      this.people.renderPeople();
+      this.people.updateSubscription();
     }
-    onComposerKey(ev) {
-      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
-        ev.preventDefault();
-        this.submit();
-      } else if (ev.key === "Escape" && this.editing !== void 0) {
-        ev.preventDefault();
-        this.endEdit();
-      }
+    /** Selects a channel (or none), opens it and builds its pane. */
+    select(id) {
+      this.state.current = id;
+      this.composer.forgetEdit();
+      this.messages.reset();
+      if (id !== void 0) this.open(id);
+      this.channels.render();
+      this.renderPane();
+      if (id !== void 0) this.state.stores.get(id)?.markRead();
     }
-    onComposerInput() {
-      const store = this.current === void 0 ? void 0 : this.stores.get(this.current);
-      if (store === void 0 || this.editing !== void 0 || !this.supports("TYPING")) return;
-      if (this.composer?.value === "") store.stopTyping();
-      else store.typing();
-      setTimeout(() => {
-        this.renderNotice();
-      }, 300);
-    }
-    submit() {
-      const c = this.composer;
-      const id = this.current;
-      if (c === void 0 || id === void 0) return;
-      const body = c.value;
-      if (body.trim() === "") return;
-      const editing = this.editing;
-      if (editing !== void 0) {
-        this.endEdit();
-        c.value = "";
-        this.v11("MSG_EDIT", (clientMsgId) => this.client.edit(editing.channelId, editing.messageId, body, { clientMsgId }));
+    /** Builds the pane of the selected channel from its parts (or says why there is none). */
+    renderPane() {
+      const pane = document.getElementById("pane");
+      if (pane === null) return;
+      const id = this.state.current;
+      if (id === void 0) {
+        this.messages.detach();
+        pane.replaceChildren(
+          h(
+            "div",
+            { class: "empty", id: "no-channels" },
+            this.client.connection.getSnapshot().state === "open" ? `You (${this.userId}) are not a member of any channel yet. An admin adds you in the admin view (/console#admin); the channel shows up here when they do.` : "Connecting…"
+          )
+        );
         return;
       }
-      c.value = "";
-      this.stores.get(id)?.send(body).catch(() => {
-      });
+      pane.replaceChildren(
+        h("div", { class: "pane-head" }, h("h2", { id: "channel-title" }, `# ${id}`), this.people.peopleElement()),
+        this.messages.element(id),
+        this.people.typingElement(),
+        this.notices.element(),
+        this.composer.editingElement(),
+        this.composer.element(id)
+      );
+      this.messages.render();
+      this.people.renderTyping();
+      this.people.renderPeople();
+      this.notices.render();
+      this.people.updateSubscription();
+      this.composer.focus();
     }
   };
 

@@ -214,7 +214,17 @@ function renderAdminTools(root: HTMLElement): void {
       'p',
       { class: 'row' },
       h('button', { type: 'submit', class: 'primary', id: 'add-member' }, 'Add member'),
-      h('button', { type: 'button', id: 'remove-member', onclick: () => setMember(false) }, 'Remove member'),
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'remove-member',
+          onclick: () => {
+            setMember(false);
+          },
+        },
+        'Remove member',
+      ),
     ),
     memberOut,
   );

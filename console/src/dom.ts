@@ -17,10 +17,10 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
 }
 
 /** The element with this id (throws when the page lacks it: a build error, not a user's). */
-export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+export function byId(id: string): HTMLElement {
   const el = document.getElementById(id);
   if (el === null) throw new Error(`#${id} missing from the page`);
-  return el as T;
+  return el;
 }
 
 /** Shows a message above the view (`kind` error or info); empty text hides it. */

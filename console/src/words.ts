@@ -1,4 +1,5 @@
 /** Errors a user can meet, in words (the code stays available in brackets for a bug report). */
+import { ChatdError } from '../../clients/typescript/src/index.js';
 
 /** What a refused send, edit, delete or reaction means to the user. */
 export function errorWords(code: string, message: string): string {
@@ -26,6 +27,17 @@ export function errorWords(code: string, message: string): string {
     default:
       return `Something went wrong: ${message} [${code}].`;
   }
+}
+
+/** What a rejected promise of the client means to the user (its errors are `ChatdError`s; anything else is `internal`). */
+export function errorText(e: unknown): string {
+  if (e instanceof ChatdError) return errorWords(e.code, e.message);
+  return errorWords('internal', e instanceof Error ? e.message : String(e));
+}
+
+/** True when the server answered `unknown_type`: it does not support the operation (chatd protocol 1.0). */
+export function isUnknownType(e: unknown): boolean {
+  return e instanceof ChatdError && e.code === 'unknown_type';
 }
 
 /** Why a user token was refused (HTTP 401 message of chatd: "invalid token: expired", …). */

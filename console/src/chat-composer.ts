@@ -1,0 +1,154 @@
+/**
+ * The composer: the textarea and Send button under the messages. Enter sends (Shift+Enter
+ * makes a new line); typing sends TYPING; Edit on a message puts it here to be changed
+ * (Enter saves, Escape cancels and gives back the draft). A send that fails is shown on
+ * the message itself (failed, with Retry), not here.
+ */
+import type { Message } from '../../clients/typescript/src/index.js';
+import type { ChatState } from './chat-state.js';
+import { h } from './dom.js';
+
+/** What the composer needs from the view. */
+export interface ComposerHooks {
+  /** Saves an edit of the user's message. */
+  edit(channelId: string, messageId: string, body: string): void;
+  /** A while after typing: the client may have learned that TYPING is not supported, so redraw the notice. */
+  typed(): void;
+}
+
+/** The composer of the selected channel. */
+export class Composer {
+  private readonly state: ChatState;
+  private readonly hooks: ComposerHooks;
+  private textarea: HTMLTextAreaElement | undefined;
+  private sendBtn: HTMLButtonElement | undefined;
+  private editingEl: HTMLElement | undefined;
+  /** The message being edited, and the draft the composer held before. */
+  private editing: { channelId: string; messageId: string; draft: string } | undefined;
+
+  constructor(state: ChatState, hooks: ComposerHooks) {
+    this.state = state;
+    this.hooks = hooks;
+  }
+
+  /** Makes the "Editing a message" line of a newly built pane. */
+  editingElement(): HTMLElement {
+    this.editingEl = h('div', { class: 'editing', id: 'editing', 'aria-live': 'polite' });
+    return this.editingEl;
+  }
+
+  /** Makes the composer (textarea and Send) of a newly built pane for channel `id`. */
+  element(id: string): HTMLElement {
+    const textarea = h('textarea', {
+      id: 'composer',
+      rows: 1,
+      'aria-label': `Message to ${id}`,
+      placeholder: `Message #${id} (Enter sends, Shift+Enter for a new line)`,
+    });
+    textarea.addEventListener('keydown', (ev) => {
+      this.onKey(ev);
+    });
+    textarea.addEventListener('input', () => {
+      this.onInput();
+    });
+    this.textarea = textarea;
+    this.sendBtn = h(
+      'button',
+      {
+        type: 'button',
+        class: 'primary',
+        id: 'send',
+        onclick: () => {
+          this.submit();
+        },
+      },
+      'Send',
+    );
+    return h('div', { class: 'composer' }, textarea, this.sendBtn);
+  }
+
+  /** Puts the cursor in the composer. */
+  focus(): void {
+    this.textarea?.focus();
+  }
+
+  /** Another channel is selected: no edit goes on (its pane is built anew). */
+  forgetEdit(): void {
+    this.editing = undefined;
+  }
+
+  /** No more sending in this channel (the user is not a member any more). */
+  disable(): void {
+    if (this.textarea !== undefined) this.textarea.disabled = true;
+    if (this.sendBtn !== undefined) this.sendBtn.disabled = true;
+  }
+
+  /** Puts `m` into the composer to edit it (the draft is kept for later). */
+  startEdit(m: Message): void {
+    const c = this.textarea;
+    if (c === undefined) return;
+    this.editing = { channelId: m.channelId, messageId: m.messageId, draft: this.editing?.draft ?? c.value };
+    c.value = m.body;
+    c.setAttribute('aria-label', 'Edit your message');
+    if (this.editingEl !== undefined) this.editingEl.textContent = 'Editing a message: Enter saves, Escape cancels.';
+    if (this.sendBtn !== undefined) this.sendBtn.textContent = 'Save';
+    c.focus();
+  }
+
+  /** Ends an edit and gives back the draft. */
+  private endEdit(): void {
+    const c = this.textarea;
+    const draft = this.editing?.draft ?? '';
+    this.editing = undefined;
+    if (c !== undefined) {
+      c.value = draft;
+      c.setAttribute('aria-label', `Message to ${this.state.current ?? ''}`);
+    }
+    if (this.editingEl !== undefined) this.editingEl.textContent = '';
+    if (this.sendBtn !== undefined) this.sendBtn.textContent = 'Send';
+  }
+
+  private onKey(ev: KeyboardEvent): void {
+    if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      this.submit();
+    } else if (ev.key === 'Escape' && this.editing !== undefined) {
+      ev.preventDefault();
+      this.endEdit();
+    }
+  }
+
+  private onInput(): void {
+    const store = this.state.currentStore();
+    if (store === undefined || this.editing !== undefined || !this.state.supports('TYPING')) return;
+    if (this.textarea?.value === '') store.stopTyping();
+    else store.typing();
+    // the client learns from the server's answer whether TYPING is known
+    setTimeout(() => {
+      this.hooks.typed();
+    }, 300);
+  }
+
+  /** Sends the composer's text (or saves the edit). */
+  private submit(): void {
+    const c = this.textarea;
+    const id = this.state.current;
+    if (c === undefined || id === undefined) return;
+    const body = c.value;
+    if (body.trim() === '') return;
+    const editing = this.editing;
+    if (editing !== undefined) {
+      this.endEdit();
+      c.value = '';
+      this.hooks.edit(editing.channelId, editing.messageId, body);
+      return;
+    }
+    c.value = '';
+    this.state.stores
+      .get(id)
+      ?.send(body)
+      .catch(() => {
+        /* shown on the message itself: failed, with Retry */
+      });
+  }
+}

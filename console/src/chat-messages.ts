@@ -1,0 +1,228 @@
+/**
+ * The message list of the selected channel: the newest messages first loaded, older
+ * pages on scroll (or the "Load older messages" button), each stored message with its
+ * edit mark, read receipts, reactions and actions, and the user's unsent messages with
+ * their state (pending, sent, failed with Retry and Discard). It keeps the reading
+ * position: at the bottom it follows new messages; above, it stays where the user is.
+ */
+import type { ChannelSnapshot, Message, OutgoingMessage, Presence } from '../../clients/typescript/src/index.js';
+import type { MessageActions } from './chat-actions.js';
+import { presenceDot } from './chat-people.js';
+import type { ChatState } from './chat-state.js';
+import { clock, h } from './dom.js';
+import { errorText, errorWords } from './words.js';
+
+/** What the list needs from the view. */
+export interface MessageListHooks {
+  /** Sets the selected channel's notice. */
+  notice(text: string): void;
+  /** The user is no longer a member of the selected channel: no more sending in it. */
+  readOnly(): void;
+}
+
+/** The scroller with the message list of the selected channel. */
+export class MessageList {
+  private readonly state: ChatState;
+  private readonly actions: MessageActions;
+  private readonly hooks: MessageListHooks;
+  private listEl: HTMLOListElement | undefined;
+  private scrollerEl: HTMLElement | undefined;
+  private olderBtn: HTMLButtonElement | undefined;
+  private loadingOlder = false;
+  /** What was last drawn, to keep the reading position when older messages come in above. */
+  private lastRendered: { channelId: string; firstSeq: number; count: number } | undefined;
+
+  constructor(state: ChatState, actions: MessageActions, hooks: MessageListHooks) {
+    this.state = state;
+    this.actions = actions;
+    this.hooks = hooks;
+  }
+
+  /** Makes the scroller (older-messages button and list) of a newly built pane for channel `id`. */
+  element(id: string): HTMLElement {
+    this.olderBtn = h(
+      'button',
+      {
+        type: 'button',
+        class: 'older',
+        id: 'load-older',
+        hidden: true,
+        onclick: () => {
+          this.loadOlder();
+        },
+      },
+      'Load older messages',
+    );
+    this.listEl = h('ol', { class: 'messages', id: 'messages', role: 'log', 'aria-label': `Messages in ${id}` });
+    this.scrollerEl = h('div', { class: 'scroller', id: 'scroller' }, this.olderBtn, this.listEl);
+    this.scrollerEl.addEventListener('scroll', () => {
+      if (this.scrollerEl !== undefined && this.scrollerEl.scrollTop < 24) this.loadOlder();
+    });
+    return this.scrollerEl;
+  }
+
+  /** The pane shows no channel: nothing to draw until a new one is built. */
+  detach(): void {
+    this.listEl = undefined;
+  }
+
+  /** Another channel is selected: it opens at its newest messages. */
+  reset(): void {
+    this.lastRendered = undefined;
+  }
+
+  /** Draws the selected channel's messages and keeps the reading position. */
+  render(): void {
+    const list = this.listEl;
+    const scroller = this.scrollerEl;
+    const snap = this.state.snapshot();
+    const current = this.state.current;
+    if (list === undefined || scroller === undefined || snap === undefined || current === undefined) return;
+    const fromBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+    const atBottom = fromBottom < 48;
+    const receipts = this.receiptLabels(snap);
+    const presence = this.state.client.presence.getSnapshot();
+    const items: HTMLElement[] = snap.messages.map((m) => this.messageItem(m, receipts.get(m.seq) ?? [], presence));
+    for (const o of snap.outgoing) items.push(this.outgoingItem(o));
+    if (snap.status === 'loading') items.unshift(h('li', { class: 'empty' }, 'Loading messages…'));
+    if (snap.status === 'ready' && items.length === 0) items.push(h('li', { class: 'empty' }, 'No messages yet. Say hello!'));
+    list.replaceChildren(...items);
+    if (this.olderBtn !== undefined) {
+      this.olderBtn.hidden = !snap.hasOlder;
+      this.olderBtn.textContent = this.loadingOlder ? 'Loading older messages…' : 'Load older messages';
+    }
+    const first = snap.messages[0]?.seq ?? 0;
+    const prev = this.lastRendered;
+    const opened = prev === undefined || prev.channelId !== current;
+    if (opened || atBottom) scroller.scrollTop = scroller.scrollHeight;
+    else if (first < prev.firstSeq) scroller.scrollTop = scroller.scrollHeight - scroller.clientHeight - fromBottom;
+    this.lastRendered = { channelId: current, firstSeq: first, count: snap.messages.length };
+    if (snap.status === 'removed') {
+      this.hooks.notice(`You are not a member of ${current} any more (removed, or the channel was deleted): you can read what is shown but not send.`);
+      this.hooks.readOnly();
+    }
+  }
+
+  /** Reads the page of messages before the oldest shown (one page at a time). */
+  private loadOlder(): void {
+    const store = this.state.currentStore();
+    const snap = store?.getSnapshot();
+    if (store === undefined || snap === undefined || !snap.hasOlder || this.loadingOlder) return;
+    this.loadingOlder = true;
+    if (this.olderBtn !== undefined) this.olderBtn.textContent = 'Loading older messages…';
+    store.loadOlder().then(
+      () => {
+        this.loadingOlder = false;
+        this.render();
+      },
+      (e: unknown) => {
+        this.loadingOlder = false;
+        this.hooks.notice(errorText(e));
+        this.render();
+      },
+    );
+  }
+
+  /** Where each other member's read watermark lands: the user's newest message at or below it. */
+  private receiptLabels(snap: ChannelSnapshot): Map<number, string[]> {
+    const mine = snap.messages.filter((m) => m.senderId === this.state.userId).map((m) => m.seq);
+    const out = new Map<number, string[]>();
+    for (const [user, w] of Object.entries(snap.receipts)) {
+      let best: number | undefined;
+      for (const s of mine) if (s <= w.readSeq) best = s;
+      if (best === undefined) continue;
+      out.set(best, [...(out.get(best) ?? []), user]);
+    }
+    return out;
+  }
+
+  /** A stored message: sender with presence, body (or "deleted"), time, marks, then reactions and actions. */
+  private messageItem(m: Message, readers: readonly string[], presence: Readonly<Record<string, Presence>>): HTMLElement {
+    const mine = m.senderId === this.state.userId;
+    const meta = h('div', { class: 'meta' }, h('time', { datetime: new Date(m.ts).toISOString() }, clock(m.ts)));
+    if (m.editedAt !== undefined && !m.deleted) meta.append(h('span', { class: 'edited' }, '(edited)'));
+    if (mine) meta.append(h('span', { class: 'state', 'data-state': 'sent' }, '✓ sent'));
+    if (readers.length > 0) meta.append(h('span', { class: 'receipt' }, `read by ${readers.join(', ')}`));
+    const li = h(
+      'li',
+      {
+        class: 'msg',
+        'data-message-id': m.messageId,
+        'data-client-msg-id': m.clientMsgId,
+        'data-seq': m.seq,
+        'data-sender': m.senderId,
+        'data-mine': String(mine),
+        'data-state': 'sent',
+        'data-deleted': String(m.deleted),
+        'aria-label': `${m.senderId}${m.deleted ? ', deleted message' : `: ${m.body}`}`,
+      },
+      h('div', { class: 'msg-head' }, presenceDot(m.senderId, presence), h('span', { class: 'sender' }, mine ? `${m.senderId} (you)` : m.senderId)),
+      h('div', { class: 'body' }, m.deleted ? 'This message was deleted.' : m.body),
+      meta,
+    );
+    if (m.deleted) return li;
+    const reactions = this.actions.reactions(m);
+    const actions = this.actions.actions(m, mine);
+    if (reactions.childElementCount > 0) li.append(reactions);
+    li.append(actions);
+    return li;
+  }
+
+  /** One of the user's messages not yet stored: pending, sent, or failed with Retry and Discard. */
+  private outgoingItem(o: OutgoingMessage): HTMLElement {
+    const me = this.state.userId;
+    const words = o.state === 'pending' ? '⏳ pending' : o.state === 'sent' ? '✓ sent' : '⚠ failed';
+    const meta = h('div', { class: 'meta' }, h('span', { class: 'state', 'data-state': o.state }, words));
+    if (o.state === 'pending') meta.append(h('span', {}, 'kept in this browser until the server stores it'));
+    const li = h(
+      'li',
+      {
+        class: 'msg',
+        'data-client-msg-id': o.clientMsgId,
+        'data-mine': 'true',
+        'data-sender': me,
+        'data-state': o.state,
+        'aria-label': `${me}: ${o.body}, ${o.state}`,
+      },
+      h('div', { class: 'msg-head' }, h('span', { class: 'sender' }, `${me} (you)`)),
+      h('div', { class: 'body' }, o.body),
+      meta,
+    );
+    if (o.state === 'failed') {
+      li.append(
+        h('div', { class: 'meta error' }, errorWords(o.error?.code ?? 'internal', o.error?.message ?? 'failed')),
+        h(
+          'div',
+          { class: 'actions' },
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'retry',
+              'aria-label': 'Retry sending this message',
+              onclick: () => {
+                this.state.client.retry(o.clientMsgId).catch((e: unknown) => {
+                  this.hooks.notice(errorText(e));
+                });
+              },
+            },
+            'Retry',
+          ),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'discard',
+              'aria-label': 'Discard this message',
+              onclick: () => {
+                void this.state.client.discard(o.clientMsgId);
+              },
+            },
+            'Discard',
+          ),
+        ),
+      );
+    }
+    return li;
+  }
+}
