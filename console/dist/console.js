@@ -623,6 +623,19 @@
     }
   };
 
+  // ../clients/typescript/src/unread.ts
+  function computeUnread(i) {
+    if (i.logStarted && i.logLow <= i.readSeq + 1) {
+      return i.countHeldAbove(i.readSeq) + Math.max(0, i.knownLastSeq - i.logHigh);
+    }
+    let base;
+    if (i.readSeq >= i.helloLastSeq) base = 0;
+    else if (i.helloUnread !== void 0 && i.readSeq === i.helloReadSeq) base = i.helloUnread;
+    else base = i.helloLastSeq - i.readSeq;
+    const since = i.logStarted ? i.countHeldAbove(Math.max(i.helloLastSeq, i.readSeq)) : i.liveUnread;
+    return base + since;
+  }
+
   // ../clients/typescript/src/client.ts
   var V11_TYPES = /* @__PURE__ */ new Set(["MSG_EDIT", "MSG_DELETE", "MSG_REACT", "TYPING", "PRESENCE_SUB"]);
   function jwtSubject(token) {
@@ -2027,17 +2040,6 @@
     let n = 0;
     for (const s of seqs.values()) if (s > seq) n++;
     return n;
-  }
-  function computeUnread(i) {
-    if (i.logStarted && i.logLow <= i.readSeq + 1) {
-      return i.countHeldAbove(i.readSeq) + Math.max(0, i.knownLastSeq - i.logHigh);
-    }
-    let base;
-    if (i.readSeq >= i.helloLastSeq) base = 0;
-    else if (i.helloUnread !== void 0 && i.readSeq === i.helloReadSeq) base = i.helloUnread;
-    else base = i.helloLastSeq - i.readSeq;
-    const since = i.logStarted ? i.countHeldAbove(Math.max(i.helloLastSeq, i.readSeq)) : i.liveUnread;
-    return base + since;
   }
   function applyReceipt(prev, kind, seq) {
     const readSeq = kind === "read" ? Math.max(prev.readSeq, seq) : prev.readSeq;

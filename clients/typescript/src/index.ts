@@ -4,28 +4,24 @@
  *
  * @packageDocumentation
  */
-export {
-  ChatClient,
-  ChannelStore,
-  applyReceipt,
-  computeUnread,
-  jwtSubject,
-  type ChannelSnapshot,
-  type ChannelSummary,
-  type ChatClientEvents,
-  type ChatClientOptions,
-  type ConnectionSnapshot,
-  type ConnectionState,
-  type OnlineEventSource,
-  type OutgoingMessage,
-  type Presence,
-  type SendOptions,
-  type SentEntry,
-  type UnreadInputs,
-  type Watermarks,
-  type WebSocketConstructor,
-  type WebSocketLike,
-} from './client.js';
+export { ChatClient, ChannelStore, applyReceipt, jwtSubject } from './client.js';
+export { computeUnread, type UnreadInputs } from './unread.js';
+export type {
+  ChannelSnapshot,
+  ChannelSummary,
+  ChatClientEvents,
+  ChatClientOptions,
+  ConnectionSnapshot,
+  ConnectionState,
+  OnlineEventSource,
+  OutgoingMessage,
+  Presence,
+  SendOptions,
+  SentEntry,
+  Watermarks,
+  WebSocketConstructor,
+  WebSocketLike,
+} from './types.js';
 export { ChatdError, RETRYABLE_CODES, type ErrorCode, type SerializedError } from './errors.js';
 export { backoffDelay, type BackoffOptions } from './backoff.js';
 export { ChannelLog, entryKind, type IngestResult, type Message } from './log.js';

@@ -1,0 +1,252 @@
+/**
+ * The client's public data types: what an app passes in ({@link ChatClientOptions}, the
+ * WebSocket and `online` sources), what its stores hold (connection, channel, channel
+ * list and presence snapshots), what a send resolves to, and its events.
+ *
+ * @module
+ */
+import type { BackoffOptions } from './backoff.js';
+import type { ChatdError, SerializedError } from './errors.js';
+import type { Message } from './log.js';
+import type { OutboxStorage } from './outbox.js';
+import type { ErrorFrame, HelloFrame, PresenceFrame, ReceiptFrame, WireEntry } from './protocol.js';
+
+/** The subset of the WebSocket API the client uses (the browser's, or the `ws` package in Node). */
+export interface WebSocketLike {
+  /** 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number;
+  /** Sends a text frame. */
+  send(data: string): void;
+  /** Closes the socket. */
+  close(code?: number, reason?: string): void;
+  /** Open handler. */
+  onopen: ((ev: unknown) => void) | null;
+  /** Message handler; `data` is the text of a text frame. */
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  /** Close handler. */
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  /** Error handler. */
+  onerror: ((ev: unknown) => void) | null;
+}
+
+/** A WebSocket constructor (`globalThis.WebSocket`, or `ws`'s default export). */
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+/**
+ * Where the browser's `online` event comes from: `window` (the default, when the global
+ * object has `addEventListener`), or any `EventTarget` the app dispatches `online` on
+ * (React Native's NetInfo, a test).
+ */
+export interface OnlineEventSource {
+  /** Registers the client's `online` listener (called once, by `start`). */
+  addEventListener(type: 'online', listener: () => void): void;
+  /** Removes it (called by `close`). */
+  removeEventListener(type: 'online', listener: () => void): void;
+}
+
+/** Options of {@link ChatClient}. */
+export interface ChatClientOptions {
+  /** WebSocket URL of the server, e.g. `wss://chat.example.com/v1/ws`. The token goes in `access_token`. */
+  readonly url: string;
+  /** The user's JWT, or a function returning a fresh one (called before every connection). */
+  readonly token: string | (() => string | Promise<string>);
+  /** The user id (the token's `sub`); read from the token when absent. Keys the outbox. */
+  readonly userId?: string;
+  /** WebSocket constructor; default `globalThis.WebSocket` (required in Node 20: pass `ws`). */
+  readonly WebSocket?: WebSocketConstructor;
+  /** Outbox storage; default IndexedDB when present, else memory. */
+  readonly storage?: OutboxStorage;
+  /** Backoff of send retries (default 250 ms doubling to 30 s, with jitter). */
+  readonly retryBackoff?: BackoffOptions;
+  /** Backoff of reconnects (default 250 ms doubling to 10 s, with jitter). */
+  readonly reconnectBackoff?: BackoffOptions;
+  /** A send, SYNC or edit with no answer for this long makes the client reconnect (default 15 000 ms). */
+  readonly replyTimeoutMs?: number;
+  /** Entries read when a channel opens, and per older page (default 50, at most 500). */
+  readonly pageSize?: number;
+  /** Send `MSG_DELIVERED` for the newest entry of opened channels (default true). */
+  readonly autoDelivered?: boolean;
+  /** Minimum time between two typing `start`s (default 2000 ms). */
+  readonly typingThrottleMs?: number;
+  /** Coordinate tabs of one user with BroadcastChannel and Web Locks when present (default true). */
+  readonly tabSync?: boolean;
+  /**
+   * Its `online` event makes a reconnecting client try at once instead of waiting out its
+   * backoff. Default: the global object when it has `addEventListener` (`window` in a
+   * browser; nothing in Node); `null`: none.
+   */
+  readonly onlineEvents?: OnlineEventSource | null;
+  /**
+   * Base URL of the server's user HTTP routes (`GET /v1/me/channels`), e.g.
+   * `https://chat.example.com`. Default: `url` with `ws:`/`wss:` turned into
+   * `http:`/`https:` and a final `/v1/ws` removed.
+   */
+  readonly httpUrl?: string;
+  /**
+   * While connected, read `GET /v1/me/channels` this often (milliseconds; default
+   * 30 000; 0: never), so that a channel the user was added to, or removed from, while
+   * connected shows up (or goes) without waiting for its first message or the next
+   * connection: the server sends no frame when a member is added. See
+   * {@link ChatClient.refreshChannels}.
+   */
+  readonly channelRefreshMs?: number;
+  /** Clock (default Date.now). */
+  readonly now?: () => number;
+}
+
+/** Connection states. */
+export type ConnectionState = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+/** The connection store's snapshot. */
+export interface ConnectionSnapshot {
+  /** Where the connection is. */
+  readonly state: ConnectionState;
+  /** The user id (known from the start; confirmed by HELLO). */
+  readonly userId: string;
+  /** The current session's id, while open. */
+  readonly sessionId: string | undefined;
+  /** Version 1.1 frame types the server answered `unknown_type` to. */
+  readonly unsupported: readonly string[];
+}
+
+/** A message the user sent that is not (yet) in the channel's log. */
+export interface OutgoingMessage {
+  /** Its idempotency key. */
+  readonly clientMsgId: string;
+  /** The channel. */
+  readonly channelId: string;
+  /** The text. */
+  readonly body: string;
+  /** `pending` until ACKed; `sent` once ACKed (until it shows in the log); `failed` after a non-retryable error. */
+  readonly state: 'pending' | 'sent' | 'failed';
+  /** Its seq, once sent. */
+  readonly seq: number | undefined;
+  /** Its messageId, once sent. */
+  readonly messageId: string | undefined;
+  /** The error of a failed message. */
+  readonly error: SerializedError | undefined;
+  /** When the user sent it. */
+  readonly createdAt: number;
+}
+
+/** Another member's receipt watermarks. */
+export interface Watermarks {
+  /** Highest seq delivered to them. */
+  readonly deliveredSeq: number;
+  /** Highest seq they read. */
+  readonly readSeq: number;
+}
+
+/**
+ * One channel in {@link ChatClient.channelList}: what the user's channel list shows,
+ * known without opening the channel (from `HELLO`, `GET /v1/me/channels` and live frames).
+ */
+export interface ChannelSummary {
+  /** The channel. */
+  readonly channelId: string;
+  /** Its display name (version 1.1; `null` when unset, `undefined` from a version 1 server or before known). */
+  readonly name: string | null | undefined;
+  /** Its metadata (version 1.1; `null` when unset). */
+  readonly metadata: Readonly<Record<string, unknown>> | null | undefined;
+  /** Highest seq known in the channel. */
+  readonly lastSeq: number;
+  /**
+   * Unread messages (not the user's, not deleted) after the user's read watermark: from
+   * `HELLO`'s `unread` (version 1.1) plus the messages of others received since, exact
+   * from the log once the channel is open and holds everything after the watermark.
+   */
+  readonly unread: number;
+  /** The user's read watermark. */
+  readonly readSeq: number;
+  /** True once {@link ChatClient.channel} opened it (its entries are then read and kept). */
+  readonly opened: boolean;
+}
+
+/** A channel store's snapshot; the same object until something in the channel changed. */
+export interface ChannelSnapshot {
+  /** The channel. */
+  readonly channelId: string;
+  /** `loading` until its first page, `ready`, or `removed` (channel deleted or user no longer a member). */
+  readonly status: 'loading' | 'ready' | 'removed';
+  /** The messages held (newest page first loaded, older ones by `loadOlder`), in seq order, folded. */
+  readonly messages: readonly Message[];
+  /** The user's messages not in `messages` yet: pending, sent-but-not-yet-in-order, failed. */
+  readonly outgoing: readonly OutgoingMessage[];
+  /** True when older messages can be loaded. */
+  readonly hasOlder: boolean;
+  /** Unread messages (not the user's, not deleted) after the user's read watermark. */
+  readonly unread: number;
+  /** Highest seq known in the channel. */
+  readonly lastSeq: number;
+  /** The user's own delivered watermark. */
+  readonly deliveredSeq: number;
+  /** The user's own read watermark. */
+  readonly readSeq: number;
+  /** Other users' watermarks, from RECEIPT frames. */
+  readonly receipts: Readonly<Record<string, Watermarks>>;
+  /** Users typing now (never the user). */
+  readonly typing: readonly string[];
+}
+
+/** The result of a successful send, edit, delete or reaction. */
+export interface SentEntry {
+  /** The idempotency key. */
+  readonly clientMsgId: string;
+  /** The stored entry's id. */
+  readonly messageId: string;
+  /** The channel. */
+  readonly channelId: string;
+  /** Its seq. */
+  readonly seq: number;
+  /** Its ts. */
+  readonly ts: number;
+  /** True when the server already had it (a retry): still a success. */
+  readonly duplicate: boolean;
+}
+
+/** Presence of one user. */
+export interface Presence {
+  /** Online or offline. */
+  readonly status: 'online' | 'offline';
+  /** When the user's last session closed, when known. */
+  readonly lastSeenAt: number | undefined;
+}
+
+/** Events of {@link ChatClient}. */
+export interface ChatClientEvents {
+  /** New entries of a channel's log, each once, in seq order (live, catch-up and gap fills). */
+  entries: (channelId: string, entries: readonly WireEntry[]) => void;
+  /** Older entries added below the window by `loadOlder`, in seq order. */
+  older: (channelId: string, entries: readonly WireEntry[]) => void;
+  /** Another user's watermark moved. */
+  receipt: (receipt: ReceiptFrame) => void;
+  /**
+   * A subscribed user's presence changed. A PRESENCE for an id the current subscription
+   * does not list (a late frame of a replaced one) is dropped and not emitted.
+   */
+  presence: (frame: PresenceFrame) => void;
+  /** A channel was removed (deleted, or the user is no longer a member). */
+  channelRemoved: (channelId: string) => void;
+  /**
+   * A channel joined {@link ChatClient.channelIds}: listed by a `HELLO` (each channel on
+   * the first one), by `GET /v1/me/channels`, or first seen in a live `MSG_RECV` (the user
+   * was added while connected).
+   */
+  channelAdded: (channelId: string) => void;
+  /** Connection state changed. */
+  state: (state: ConnectionState) => void;
+  /** A HELLO arrived (each connection). */
+  hello: (hello: HelloFrame) => void;
+  /** An outbox record failed (non-retryable error). */
+  failed: (clientMsgId: string, error: ChatdError) => void;
+  /** An ERROR the client could not tie to a request. */
+  error: (error: ChatdError, frame: ErrorFrame) => void;
+}
+
+/** Options of a send-like call. */
+export interface SendOptions {
+  /** Stop waiting and stop retrying. The message may still have been stored (it would then show). */
+  readonly signal?: AbortSignal;
+  /** Use this idempotency key instead of a fresh `crypto.randomUUID()`. */
+  readonly clientMsgId?: string;
+}
