@@ -1,15 +1,5 @@
 "use strict";
 (() => {
-  // ../clients/typescript/src/backoff.ts
-  function backoffDelay(attempt, options = {}) {
-    const base = options.baseMs ?? 250;
-    const max = options.maxMs ?? 3e4;
-    const random = options.random ?? Math.random;
-    const exp = Math.min(max, base * 2 ** Math.min(Math.max(0, attempt), 30));
-    const half = exp / 2;
-    return Math.round(half + random() * half);
-  }
-
   // ../clients/typescript/src/errors.ts
   var RETRYABLE_CODES = /* @__PURE__ */ new Set(["rate_limited", "unavailable", "internal"]);
   var ChatdError = class _ChatdError extends Error {
@@ -42,6 +32,124 @@
       return { code: this.code, message: this.message, retryable: this.retryable };
     }
   };
+
+  // ../clients/typescript/src/channel-refresh.ts
+  var ChannelRefresh = class {
+    c;
+    conn;
+    channels;
+    sync;
+    refreshing = false;
+    timer;
+    /** Refreshes the channels with the connection's token; opened channels catch up through `sync`. */
+    constructor(c, conn, channels, sync) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+      this.sync = sync;
+    }
+    /** Reads `GET /v1/me/channels` and brings the channels up to date (see `ChatClient.refreshChannels`). */
+    async refresh(signal) {
+      if (signal?.aborted === true) throw new ChatdError("aborted", "aborted");
+      const f = globalThis.fetch;
+      if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
+      const startEpoch = this.channels.epoch;
+      const token = this.conn.lastToken ?? await this.conn.getToken();
+      let res;
+      try {
+        const init = { headers: { authorization: `Bearer ${token}` }, cache: "no-store" };
+        if (signal !== void 0) init.signal = signal;
+        res = await f(`${this.httpBase()}/v1/me/channels`, init);
+      } catch (e) {
+        if (isAborted(signal)) throw new ChatdError("aborted", "aborted");
+        throw new ChatdError("unavailable", `GET /v1/me/channels: ${String(e)}`);
+      }
+      let body;
+      try {
+        body = await res.json();
+      } catch {
+        body = void 0;
+      }
+      if (!res.ok) {
+        const err = body?.error;
+        throw new ChatdError(
+          typeof err?.code === "string" ? err.code : res.status >= 500 ? "unavailable" : "internal",
+          typeof err?.message === "string" ? err.message : `GET /v1/me/channels: HTTP ${res.status}`
+        );
+      }
+      const list = body?.channels;
+      if (!Array.isArray(list)) throw new ChatdError("internal", "GET /v1/me/channels: no channels list");
+      if (this.conn.state !== "closed") this.apply(list, startEpoch);
+      return this.channels.list.getSnapshot();
+    }
+    /** While open, {@link ChannelRefresh.refresh} every `channelRefreshMs` (started once). */
+    start() {
+      const every = this.c.opts.channelRefreshMs ?? 3e4;
+      if (every <= 0 || this.timer !== void 0) return;
+      this.timer = setInterval(() => {
+        if (this.conn.state !== "open" || this.refreshing) return;
+        this.refreshing = true;
+        this.refresh().then(
+          () => {
+            this.refreshing = false;
+          },
+          (e) => {
+            this.refreshing = false;
+            if (e instanceof ChatdError && e.code === "not_found") {
+              clearInterval(this.timer);
+            }
+          }
+        );
+      }, every);
+    }
+    /** The client closed: no more reads. */
+    close() {
+      clearInterval(this.timer);
+    }
+    /**
+     * Brings the list up to date with `GET /v1/me/channels`, read after `epoch` was
+     * `startEpoch`: a listing or removal seen since (a live frame) is newer than the read
+     * and wins over it.
+     */
+    apply(list, startEpoch) {
+      const inList = /* @__PURE__ */ new Set();
+      for (const c of list) {
+        if (typeof c.channelId !== "string" || typeof c.lastSeq !== "number") continue;
+        inList.add(c.channelId);
+        const ch = this.channels.ctx(c.channelId);
+        if (ch.removed || ch.hello === void 0) {
+          if (ch.removedEpoch > startEpoch) continue;
+          ch.removed = false;
+          this.channels.takeChannelState(ch, c);
+        } else if (c.readSeq >= ch.readSeq) {
+          this.channels.takeChannelState(ch, c);
+        } else {
+          ch.hello = { ...ch.hello, name: c.name, metadata: c.metadata };
+          ch.log.noteLastSeq(c.lastSeq);
+          ch.store.invalidate();
+        }
+        this.channels.markListed(ch);
+        if (ch.opened) this.sync.resume(ch);
+      }
+      for (const ch of [...this.channels.all()]) {
+        if (inList.has(ch.id) || ch.removed || ch.hello === void 0 || ch.listedEpoch > startEpoch) continue;
+        this.channels.markRemoved(ch);
+      }
+    }
+    /** Base URL of the user HTTP routes. */
+    httpBase() {
+      const opts = this.c.opts;
+      if (opts.httpUrl !== void 0) return opts.httpUrl.replace(/\/+$/, "");
+      const u = new URL(opts.url);
+      const scheme = u.protocol === "wss:" ? "https:" : u.protocol === "ws:" ? "http:" : u.protocol;
+      let path = u.pathname.replace(/\/+$/, "");
+      if (path.endsWith("/v1/ws")) path = path.slice(0, -"/v1/ws".length);
+      return `${scheme}//${u.host}${path}`;
+    }
+  };
+  function isAborted(signal) {
+    return signal?.aborted === true;
+  }
 
   // ../clients/typescript/src/log.ts
   function entryKind(e) {
@@ -364,127 +472,6 @@
     if (r.count === 0) st.reactions.splice(st.reactions.indexOf(r), 1);
   }
 
-  // ../clients/typescript/src/outbox.ts
-  var MemoryOutboxStorage = class {
-    records = /* @__PURE__ */ new Map();
-    /** {@inheritDoc OutboxStorage.load} */
-    load(userId) {
-      return Promise.resolve([...this.records.values()].filter((r) => r.userId === userId).map((r) => ({ ...r })));
-    }
-    /** {@inheritDoc OutboxStorage.put} */
-    put(record) {
-      this.records.set(key(record.userId, record.clientMsgId), { ...record });
-      return Promise.resolve();
-    }
-    /** {@inheritDoc OutboxStorage.delete} */
-    delete(userId, clientMsgId) {
-      this.records.delete(key(userId, clientMsgId));
-      return Promise.resolve();
-    }
-  };
-  function key(userId, clientMsgId) {
-    return `${userId}\0${clientMsgId}`;
-  }
-  var STORE = "outbox";
-  var IndexedDBOutboxStorage = class {
-    db;
-    factory;
-    name;
-    /**
-     * @param name - database name (default `chatd-outbox`)
-     * @param factory - the IndexedDB factory (default `globalThis.indexedDB`)
-     */
-    constructor(name = "chatd-outbox", factory) {
-      const f = factory ?? globalThis.indexedDB;
-      if (f === void 0) throw new Error("IndexedDB is not available: pass a factory or use MemoryOutboxStorage");
-      this.factory = f;
-      this.name = name;
-    }
-    open() {
-      this.db ??= new Promise((resolve, reject) => {
-        const req = this.factory.open(this.name, 1);
-        req.onupgradeneeded = () => {
-          const db = req.result;
-          if (!db.objectStoreNames.contains(STORE)) {
-            const store = db.createObjectStore(STORE, { keyPath: ["userId", "clientMsgId"] });
-            store.createIndex("userId", "userId");
-          }
-        };
-        req.onsuccess = () => {
-          resolve(req.result);
-        };
-        req.onerror = () => {
-          reject(toError(req.error));
-        };
-      });
-      return this.db;
-    }
-    async tx(mode, fn) {
-      const db = await this.open();
-      await new Promise((resolve, reject) => {
-        const t = db.transaction(STORE, mode, { durability: "strict" });
-        t.oncomplete = () => {
-          resolve();
-        };
-        t.onerror = () => {
-          reject(toError(t.error));
-        };
-        t.onabort = () => {
-          reject(toError(t.error));
-        };
-        fn(t.objectStore(STORE));
-      });
-    }
-    /** {@inheritDoc OutboxStorage.load} */
-    async load(userId) {
-      let out = [];
-      await this.tx("readonly", (s) => {
-        const req = s.index("userId").getAll(userId);
-        req.onsuccess = () => {
-          out = req.result;
-        };
-      });
-      return out;
-    }
-    /** {@inheritDoc OutboxStorage.put} */
-    put(record) {
-      return this.tx("readwrite", (s) => {
-        s.put(JSON.parse(JSON.stringify(record)));
-      });
-    }
-    /** {@inheritDoc OutboxStorage.delete} */
-    delete(userId, clientMsgId) {
-      return this.tx("readwrite", (s) => {
-        s.delete([userId, clientMsgId]);
-      });
-    }
-    /** Closes the database connection. */
-    async close() {
-      if (this.db !== void 0) (await this.db).close();
-      this.db = void 0;
-    }
-  };
-  function toError(e) {
-    return e instanceof Error ? e : new Error(String(e));
-  }
-  function sendOrder(records) {
-    return [...records].sort((a, b) => a.order - b.order || (a.clientMsgId < b.clientMsgId ? -1 : 1));
-  }
-
-  // ../clients/typescript/src/protocol.ts
-  function parseServerFrame(text) {
-    let value;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return void 0;
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return void 0;
-    const type = value.type;
-    if (typeof type !== "string") return void 0;
-    return value;
-  }
-
   // ../clients/typescript/src/store.ts
   var LazyStore = class {
     listeners = /* @__PURE__ */ new Set();
@@ -636,425 +623,44 @@
     return base + since;
   }
 
-  // ../clients/typescript/src/client.ts
-  var V11_TYPES = /* @__PURE__ */ new Set(["MSG_EDIT", "MSG_DELETE", "MSG_REACT", "TYPING", "PRESENCE_SUB"]);
-  function jwtSubject(token) {
-    const part = token.split(".")[1];
-    if (part === void 0) return void 0;
-    try {
-      const b64 = part.replace(/-/g, "+").replace(/_/g, "/");
-      const json = atob(b64 + "=".repeat((4 - b64.length % 4) % 4));
-      const claims = JSON.parse(json);
-      return typeof claims.sub === "string" ? claims.sub : void 0;
-    } catch {
-      return void 0;
-    }
-  }
-  var ChatClient = class {
-    /** Typed events. */
-    events = new Emitter();
-    /** The connection's store (state, session, unsupported features). */
-    connection;
-    /** Presence of the users of {@link ChatClient.subscribePresence}; keyed by user id. */
-    presence;
-    /**
-     * The user's channels ({@link ChatClient.channelIds}) sorted by id, each with its unread
-     * count, without opening any of them: a channel list for the app's sidebar. The same
-     * array until a summary changed.
-     */
-    channelList;
-    opts;
-    storage;
-    now;
-    tabId;
-    userIdValue;
-    state = "idle";
-    ws;
-    connGen = 0;
-    openConn = 0;
-    sessionId;
-    reconnectAttempt = 0;
-    reconnectTimer;
-    watchdog;
-    channels = /* @__PURE__ */ new Map();
-    pending = /* @__PURE__ */ new Map();
-    syncs = /* @__PURE__ */ new Map();
-    frameNo = 0;
-    orderCounter = 0;
-    putChain = Promise.resolve();
-    unsupported = /* @__PURE__ */ new Set();
-    supported = /* @__PURE__ */ new Set();
-    v11Unconfirmed = [];
-    /** The presence subscription: the ids of the last `subscribePresence`, without repeats. */
-    presenceIds = /* @__PURE__ */ new Set();
-    /**
-     * Ids of the pending PRESENCE_SUB whose PRESENCE has not arrived since it was sent;
-     * undefined when no subscription is pending (snapshot complete, empty, or not sent).
-     */
-    presenceWaiting;
-    /** Retries of the pending PRESENCE_SUB so far (the backoff's attempt number). */
-    presenceAttempt = 0;
-    presenceTimer;
-    presenceMap = /* @__PURE__ */ new Map();
-    connStore;
-    presenceStore;
-    bc;
-    locks;
-    releaseTabLock;
-    watchedOwners = /* @__PURE__ */ new Set();
-    onlineHandler;
-    onlineSource;
-    listStore;
+  // ../clients/typescript/src/channels.ts
+  var Channels = class {
+    /** The channel list's store. */
+    list;
+    c;
+    byId = /* @__PURE__ */ new Map();
+    /** The user's outbox records (this tab's and other tabs'), for the channels' `outgoing`. */
+    outbox;
     listValue = Object.freeze([]);
     /** ids emitted by `channelAdded` and not removed since */
     listed = /* @__PURE__ */ new Set();
     /** counts channel listings and removals, to order them against a refresh in flight */
-    epoch = 0;
-    refreshTimer;
-    lastToken;
-    deliveredTimer;
-    started = false;
-    /** Creates a client; nothing happens until {@link ChatClient.start}. */
-    constructor(options) {
-      this.opts = options;
-      this.now = options.now ?? Date.now;
-      this.tabId = crypto.randomUUID();
-      const uid = options.userId ?? (typeof options.token === "string" ? jwtSubject(options.token) : void 0);
-      this.userIdValue = uid ?? "";
-      this.storage = options.storage ?? (globalThis.indexedDB !== void 0 ? new IndexedDBOutboxStorage() : new MemoryOutboxStorage());
-      const nav = globalThis.navigator;
-      this.locks = options.tabSync === false ? void 0 : nav?.locks;
-      this.connStore = new LazyStore(
-        () => Object.freeze({
-          state: this.state,
-          userId: this.userIdValue,
-          sessionId: this.sessionId,
-          unsupported: Object.freeze([...this.unsupported].sort())
-        })
-      );
-      this.presenceStore = new LazyStore(() => Object.freeze(Object.fromEntries(this.presenceMap)));
-      this.listStore = new LazyStore(() => this.buildList());
-      this.connection = this.connStore;
-      this.presence = this.presenceStore;
-      this.channelList = this.listStore;
+    epochValue = 0;
+    /** `outbox` lists the user's outbox records in the order they were made. */
+    constructor(c, outbox) {
+      this.c = c;
+      this.outbox = outbox;
+      this.list = new LazyStore(() => this.buildList());
     }
-    /** The user id. */
-    get userId() {
-      return this.userIdValue;
+    /** The count of listings and removals so far. */
+    get epoch() {
+      return this.epochValue;
     }
-    /**
-     * Loads the outbox, joins the other tabs and connects. Resolves once the outbox is
-     * loaded (not when connected: see {@link ChatClient.whenOpen}).
-     */
-    async start() {
-      if (this.started) return;
-      this.started = true;
-      if (this.userIdValue === "") {
-        const t = await this.getToken();
-        this.userIdValue = jwtSubject(t) ?? "";
-        if (this.userIdValue === "") throw new ChatdError("invalid_field", "userId: not given and not in the token");
-      }
-      if (this.opts.tabSync !== false) this.joinTabs();
-      await this.loadOutbox();
-      const source = this.opts.onlineEvents === void 0 ? globalOnlineSource() : this.opts.onlineEvents ?? void 0;
-      if (source !== void 0) {
-        this.onlineHandler = () => {
-          if (this.state !== "open" && this.state !== "closed") this.connectNow();
-        };
-        this.onlineSource = source;
-        source.addEventListener("online", this.onlineHandler);
-      }
-      this.watchdog = setInterval(() => {
-        this.checkReplies();
-      }, 1e3);
-      this.connectNow();
+    /** Every channel the client knows of, listed or not, removed or not. */
+    all() {
+      return this.byId.values();
     }
-    /** Resolves when a session is open (HELLO received); rejects on abort or close. */
-    whenOpen(signal) {
-      if (this.state === "open") return Promise.resolve();
-      if (signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
-      if (this.state === "closed") return Promise.reject(new ChatdError("closed", "client closed"));
-      return new Promise((resolve, reject) => {
-        const onAbort = () => {
-          off();
-          reject(new ChatdError("aborted", "aborted"));
-        };
-        const off = this.events.on("state", (s) => {
-          if (s === "open") {
-            off();
-            signal?.removeEventListener("abort", onAbort);
-            resolve();
-          } else if (s === "closed") {
-            off();
-            signal?.removeEventListener("abort", onAbort);
-            reject(new ChatdError("closed", "client closed"));
-          }
-        });
-        signal?.addEventListener("abort", onAbort, { once: true });
-      });
+    /** A channel, if known. */
+    get(channelId) {
+      return this.byId.get(channelId);
     }
-    /** Closes the connection for good. Outbox records stay in storage for the next start. */
-    close() {
-      this.setState("closed");
-      clearTimeout(this.reconnectTimer);
-      clearTimeout(this.presenceTimer);
-      this.presenceWaiting = void 0;
-      clearInterval(this.watchdog);
-      clearTimeout(this.deliveredTimer);
-      for (const p of this.pending.values()) {
-        clearTimeout(p.retryTimer);
-        for (const w of p.waiters) w.reject(new ChatdError("closed", "client closed"));
-        p.waiters = [];
-      }
-      for (const ch of this.channels.values()) clearTimeout(ch.typingTimer);
-      clearInterval(this.refreshTimer);
-      if (this.onlineHandler !== void 0) this.onlineSource?.removeEventListener("online", this.onlineHandler);
-      this.bc?.close();
-      this.releaseTabLock?.();
-      const ws = this.ws;
-      this.ws = void 0;
-      this.connGen++;
-      if (ws !== void 0) ws.close(1e3, "client closed");
-    }
-    /** Drops the current connection at once (as a network failure would); the client reconnects. */
-    reconnect() {
-      if (this.state === "closed") return;
-      const ws = this.ws;
-      this.dropConnection();
-      try {
-        ws?.close(4e3, "reconnect");
-      } catch {
-      }
-    }
-    // ---------------------------------------------------------------- channels
-    /** The store of one channel (opened on its newest entries when first asked for). */
-    channel(channelId) {
-      const ch = this.ctx(channelId);
-      if (!ch.opened) {
-        ch.opened = true;
-        this.openChannel(ch);
-      }
-      return new ChannelStore(this, channelId, ch.store);
-    }
-    /** Channel ids from the last HELLO (and live messages and {@link ChatClient.refreshChannels} since). */
-    channelIds() {
-      return [...this.channels.values()].filter((c) => !c.removed && c.hello !== void 0).map((c) => c.id);
-    }
-    /**
-     * Reads the user's channels (`GET /v1/me/channels`, with the connection's token) and
-     * brings the list up to date: adds the channels the user was added to since `HELLO`
-     * (the server sends no frame for that), marks removed those the user left, refreshes
-     * unread counts. The client does this by itself every `channelRefreshMs` while
-     * connected. Resolves to {@link ChatClient.channelList}'s new snapshot; rejects with a
-     * ChatdError (`unavailable` when the server cannot be reached, `aborted`, or the
-     * route's error code).
-     */
-    async refreshChannels(signal) {
-      if (signal?.aborted === true) throw new ChatdError("aborted", "aborted");
-      const f = globalThis.fetch;
-      if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
-      const startEpoch = this.epoch;
-      const token = this.lastToken ?? await this.getToken();
-      let res;
-      try {
-        const init = { headers: { authorization: `Bearer ${token}` }, cache: "no-store" };
-        if (signal !== void 0) init.signal = signal;
-        res = await f(`${this.httpBase()}/v1/me/channels`, init);
-      } catch (e) {
-        if (isAborted(signal)) throw new ChatdError("aborted", "aborted");
-        throw new ChatdError("unavailable", `GET /v1/me/channels: ${String(e)}`);
-      }
-      let body;
-      try {
-        body = await res.json();
-      } catch {
-        body = void 0;
-      }
-      if (!res.ok) {
-        const err = body?.error;
-        throw new ChatdError(
-          typeof err?.code === "string" ? err.code : res.status >= 500 ? "unavailable" : "internal",
-          typeof err?.message === "string" ? err.message : `GET /v1/me/channels: HTTP ${res.status}`
-        );
-      }
-      const list = body?.channels;
-      if (!Array.isArray(list)) throw new ChatdError("internal", "GET /v1/me/channels: no channels list");
-      if (this.state !== "closed") this.applyChannelList(list, startEpoch);
-      return this.listStore.getSnapshot();
-    }
-    /**
-     * Loads the page of entries just below the oldest held one. Resolves to whether even
-     * older entries exist.
-     */
-    loadOlder(channelId, signal) {
-      const ch = this.ctx(channelId);
-      if (!ch.opened) this.channel(channelId);
-      return new Promise((resolve, reject) => {
-        if (signal?.aborted === true) {
-          reject(new ChatdError("aborted", "aborted"));
-          return;
-        }
-        const onAbort = () => {
-          const i = ch.olderWaiters.indexOf(done);
-          if (i >= 0) ch.olderWaiters.splice(i, 1);
-          reject(new ChatdError("aborted", "aborted"));
-        };
-        const done = (err) => {
-          signal?.removeEventListener("abort", onAbort);
-          if (err !== void 0) reject(err);
-          else resolve(ch.log.hasOlder);
-        };
-        if (ch.log.isStarted && !ch.log.hasOlder) {
-          resolve(false);
-          return;
-        }
-        signal?.addEventListener("abort", onAbort, { once: true });
-        ch.olderWaiters.push(done);
-        this.pumpOlder(ch);
-      });
-    }
-    /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
-    markRead(channelId) {
-      const ch = this.ctx(channelId);
-      const id = ch.log.highEntryId();
-      const seq = ch.log.high;
-      if (id === void 0 || seq <= ch.readSeq) return;
-      ch.readSeq = seq;
-      ch.deliveredSeq = Math.max(ch.deliveredSeq, seq);
-      ch.deliveredSent = Math.max(ch.deliveredSent, seq);
-      ch.store.invalidate();
-      this.sendFrame({ type: "MSG_READ", messageId: id });
-    }
-    // ---------------------------------------------------------------- sending
-    /** Sends a message. Resolves on its MSG_ACK (also `duplicate: true`); rejects with a ChatdError when it failed. */
-    send(channelId, body, options = {}) {
-      const ch = this.ctx(channelId);
-      if (ch.throttle.onStop()) {
-      }
-      return this.enqueue({ type: "MSG_SEND", channelId, body }, options);
-    }
-    /** Edits one of the user's messages (version 1.1). */
-    edit(channelId, messageId, body, options = {}) {
-      return this.enqueue({ type: "MSG_EDIT", channelId, messageId, body }, options);
-    }
-    /** Deletes one of the user's messages (version 1.1). */
-    deleteMessage(channelId, messageId, options = {}) {
-      return this.enqueue({ type: "MSG_DELETE", channelId, messageId }, options);
-    }
-    /** Adds or removes a reaction (version 1.1). */
-    react(channelId, messageId, emoji, op = "add", options = {}) {
-      return this.enqueue({ type: "MSG_REACT", channelId, messageId, emoji, op }, options);
-    }
-    /** Sends a failed outbox record again, with its same clientMsgId. */
-    async retry(clientMsgId) {
-      const p = this.pending.get(clientMsgId);
-      if (p === void 0) throw new ChatdError("not_found", "no such outbox record");
-      const record = { ...p.record, state: "pending", owner: this.tabId };
-      delete record.error;
-      p.record = record;
-      p.foreign = false;
-      p.attempt = 0;
-      await this.storage.put(record);
-      this.broadcast({ t: "put", record });
-      this.channelChanged(record.op.channelId);
-      const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
-      this.transmit(p);
-      return promise;
-    }
-    /** Removes an outbox record (normally a failed one); its waiters reject with `discarded`. */
-    async discard(clientMsgId) {
-      const p = this.pending.get(clientMsgId);
-      if (p === void 0) return;
-      this.pending.delete(clientMsgId);
-      clearTimeout(p.retryTimer);
-      for (const w of p.waiters) w.reject(new ChatdError("discarded", "discarded"));
-      await this.storage.delete(this.userIdValue, clientMsgId);
-      this.broadcast({ t: "deleted", clientMsgId });
-      this.channelChanged(p.record.op.channelId);
-    }
-    /** The outbox records in send order (this tab's and other tabs'). */
-    outbox() {
-      return sendOrder([...this.pending.values()].map((p) => p.record));
-    }
-    // ---------------------------------------------------------------- typing & presence
-    /** The user is typing in the channel: sends `start` at most once per throttle period. */
-    typing(channelId) {
-      const ch = this.ctx(channelId);
-      if (this.unsupported.has("TYPING")) return;
-      if (ch.throttle.onInput(this.now())) this.sendFrame({ type: "TYPING", channelId, state: "start" });
-    }
-    /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
-    stopTyping(channelId) {
-      const ch = this.ctx(channelId);
-      if (this.unsupported.has("TYPING")) return;
-      if (ch.throttle.onStop()) this.sendFrame({ type: "TYPING", channelId, state: "stop" });
-    }
-    /**
-     * Replaces the presence subscription (kept across reconnects). An empty list ends it.
-     *
-     * The subscription is *pending* from its PRESENCE_SUB until a PRESENCE has arrived for
-     * every listed id. While it is pending, a retryable ERROR (`unavailable`, `internal`,
-     * `rate_limited`) that names no clientMsgId, channelId or messageId is taken to be the
-     * server refusing it (spec §9: such an ERROR cannot say which frame it answers), and the
-     * same PRESENCE_SUB is sent again after a backoff (`retryBackoff`, and at least the
-     * ERROR's `retryAfterMs`), until the snapshot completes, this is called again, or the
-     * connection drops (the reconnect sends it anyway). Such an ERROR is still emitted as
-     * `error`. An empty subscription is never pending.
-     */
-    subscribePresence(userIds) {
-      this.presenceIds = new Set(userIds);
-      for (const id of [...this.presenceMap.keys()]) if (!this.presenceIds.has(id)) this.presenceMap.delete(id);
-      this.presenceStore.invalidate();
-      this.presenceAttempt = 0;
-      this.sendPresenceSub();
-    }
-    // ================================================================ internals
-    /** Sends the current PRESENCE_SUB (if open) and makes it the pending one. */
-    sendPresenceSub() {
-      clearTimeout(this.presenceTimer);
-      this.presenceTimer = void 0;
-      this.presenceWaiting = void 0;
-      if (this.state !== "open" || this.unsupported.has("PRESENCE_SUB")) return;
-      if (this.sendFrame({ type: "PRESENCE_SUB", userIds: [...this.presenceIds] }) === 0) return;
-      if (this.presenceIds.size > 0) this.presenceWaiting = new Set(this.presenceIds);
-    }
-    /** A PRESENCE arrived: one id fewer to wait for; the snapshot may be complete. */
-    presenceArrived(userId) {
-      const w = this.presenceWaiting;
-      if (w === void 0) return;
-      w.delete(userId);
-      if (w.size > 0) return;
-      this.presenceWaiting = void 0;
-      this.presenceAttempt = 0;
-      clearTimeout(this.presenceTimer);
-      this.presenceTimer = void 0;
-    }
-    /**
-     * A retryable ERROR naming no frame arrived while the subscription is pending: send it
-     * again after a backoff. Misattributing another frame's ERROR (a MSG_READ's, say) costs
-     * one redundant PRESENCE_SUB only: it is idempotent (it replaces the subscription and
-     * the server sends the snapshot again). One retry is scheduled at a time, so a burst of
-     * ERRORs cannot make a tight loop.
-     */
-    presenceRefused(err) {
-      if (this.presenceWaiting === void 0 || this.presenceTimer !== void 0) return;
-      const delay = Math.max(
-        backoffDelay(this.presenceAttempt++, { baseMs: 250, maxMs: 3e4, ...this.opts.retryBackoff }),
-        err.retryAfterMs ?? 0
-      );
-      const gen = this.openConn;
-      this.presenceTimer = setTimeout(() => {
-        this.presenceTimer = void 0;
-        if (this.presenceWaiting === void 0 || this.openConn !== gen) return;
-        this.sendPresenceSub();
-      }, delay);
-    }
+    /** A channel, created (not opened, not listed) when first asked for. */
     ctx(channelId) {
-      let ch = this.channels.get(channelId);
+      let ch = this.byId.get(channelId);
       if (ch !== void 0) return ch;
       const created = {
         id: channelId,
-        log: new ChannelLog(channelId, this.userIdValue),
+        log: new ChannelLog(channelId, this.c.userId),
         opened: false,
         removed: false,
         hello: void 0,
@@ -1068,32 +674,97 @@
         receipts: /* @__PURE__ */ new Map(),
         typing: new TypingTracker(),
         typingTimer: void 0,
-        throttle: new TypingThrottle(this.opts.typingThrottleMs ?? 2e3),
+        throttle: new TypingThrottle(this.c.opts.typingThrottleMs ?? 2e3),
         sent: /* @__PURE__ */ new Map(),
         store: new LazyStore(
           () => this.buildSnapshot(created),
           () => {
-            this.listStore.invalidate();
+            this.list.invalidate();
           }
         ),
         olderWaiters: [],
         loadingOlder: false
       };
       ch = created;
-      this.channels.set(channelId, ch);
+      this.byId.set(channelId, ch);
       return ch;
+    }
+    /** The listed channels that are not removed (`ChatClient.channelIds`). */
+    ids() {
+      return [...this.byId.values()].filter((c) => !c.removed && c.hello !== void 0).map((c) => c.id);
+    }
+    /** Something shown in the channel changed (its outbox records): a new snapshot. */
+    changed(channelId) {
+      this.byId.get(channelId)?.store.invalidate();
+    }
+    /**
+     * Takes a HELLO's channels; those it no longer lists are removed (`channelRemoved`).
+     * Returns the ids it lists, for {@link Channels.markListed} once the state is `open`.
+     */
+    applyHello(h2) {
+      const listed = /* @__PURE__ */ new Set();
+      for (const c of h2.channels) {
+        listed.add(c.channelId);
+        const ch = this.ctx(c.channelId);
+        ch.removed = false;
+        this.takeChannelState(ch, c);
+      }
+      for (const ch of this.byId.values()) {
+        if (!listed.has(ch.id) && ch.hello !== void 0 && !ch.removed) this.markRemoved(ch);
+      }
+      return listed;
+    }
+    /** Takes a channel's entry of HELLO (or of `GET /v1/me/channels`): its seqs, watermarks, unread base. */
+    takeChannelState(ch, c) {
+      ch.hello = c;
+      ch.helloLastSeq = c.lastSeq;
+      for (const [id, seq] of ch.liveUnread) if (seq <= c.lastSeq) ch.liveUnread.delete(id);
+      ch.log.noteLastSeq(c.lastSeq);
+      ch.readSeq = Math.max(ch.readSeq, c.readSeq);
+      ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
+      ch.deliveredSent = Math.max(ch.deliveredSent, ch.deliveredSeq);
+      ch.store.invalidate();
+    }
+    /**
+     * A live frame shows the user is a member now (added while connected, or again): a
+     * `MSG_RECV`, or the ACK of a new (not duplicate) entry. A duplicate ACK proves nothing:
+     * the server gives it also after the sender left the channel.
+     */
+    memberNow(ch) {
+      if (ch.hello === void 0) ch.hello = { channelId: ch.id, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
+      if (ch.removed) {
+        ch.removed = false;
+        ch.store.invalidate();
+      }
+      this.markListed(ch);
+    }
+    /** The channel is (again) in the list: `channelAdded` when it was not. */
+    markListed(ch) {
+      ch.listedEpoch = ++this.epochValue;
+      if (ch.removed || ch.hello === void 0 || this.listed.has(ch.id)) return;
+      this.listed.add(ch.id);
+      this.list.invalidate();
+      this.c.events.emit("channelAdded", ch.id);
+    }
+    /** The channel was deleted or the user left it: `channelRemoved` once. */
+    markRemoved(ch) {
+      ch.removedEpoch = ++this.epochValue;
+      if (ch.removed) return;
+      ch.removed = true;
+      this.listed.delete(ch.id);
+      ch.store.invalidate();
+      this.c.events.emit("channelRemoved", ch.id);
     }
     buildSnapshot(ch) {
       const messages = ch.log.messages();
       const mine = /* @__PURE__ */ new Set();
-      for (const m of messages) if (m.senderId === this.userIdValue) mine.add(m.clientMsgId);
+      for (const m of messages) if (m.senderId === this.c.userId) mine.add(m.clientMsgId);
       const outgoing = [];
       for (const [k, s] of ch.sent) {
         if (mine.has(k) || s.seq !== void 0 && ch.log.isStarted && s.seq < ch.log.low) ch.sent.delete(k);
       }
       const seen = /* @__PURE__ */ new Set();
-      for (const p of this.pending.values()) {
-        const r = p.record;
+      for (const r of this.outbox()) {
         if (r.op.type !== "MSG_SEND" || r.op.channelId !== ch.id || mine.has(r.clientMsgId)) continue;
         seen.add(r.clientMsgId);
         const sent = ch.sent.get(r.clientMsgId);
@@ -1145,7 +816,7 @@
       const prev = new Map(this.listValue.map((c) => [c.channelId, c]));
       const next = [];
       let changed = false;
-      const chans = [...this.channels.values()].filter((c) => !c.removed && c.hello !== void 0);
+      const chans = [...this.byId.values()].filter((c) => !c.removed && c.hello !== void 0);
       chans.sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
       for (const ch of chans) {
         const s = {
@@ -1171,140 +842,226 @@
       this.listValue = Object.freeze(next);
       return this.listValue;
     }
-    /** Takes a channel's entry of HELLO (or of `GET /v1/me/channels`): its seqs, watermarks, unread base. */
-    takeChannelState(ch, c) {
-      ch.hello = c;
-      ch.helloLastSeq = c.lastSeq;
-      for (const [id, seq] of ch.liveUnread) if (seq <= c.lastSeq) ch.liveUnread.delete(id);
-      ch.log.noteLastSeq(c.lastSeq);
-      ch.readSeq = Math.max(ch.readSeq, c.readSeq);
-      ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
-      ch.deliveredSent = Math.max(ch.deliveredSent, ch.deliveredSeq);
-      ch.store.invalidate();
+  };
+  function countAbove(seqs, seq) {
+    let n = 0;
+    for (const s of seqs.values()) if (s > seq) n++;
+    return n;
+  }
+
+  // ../clients/typescript/src/backoff.ts
+  function backoffDelay(attempt, options = {}) {
+    const base = options.baseMs ?? 250;
+    const max = options.maxMs ?? 3e4;
+    const random = options.random ?? Math.random;
+    const exp = Math.min(max, base * 2 ** Math.min(Math.max(0, attempt), 30));
+    const half = exp / 2;
+    return Math.round(half + random() * half);
+  }
+
+  // ../clients/typescript/src/features.ts
+  var V11_TYPES = /* @__PURE__ */ new Set(["MSG_EDIT", "MSG_DELETE", "MSG_REACT", "TYPING", "PRESENCE_SUB"]);
+  var Features = class {
+    /** Types the server answered `unknown_type` to. */
+    unsupported = /* @__PURE__ */ new Set();
+    /** Types the server is known to understand. */
+    supported = /* @__PURE__ */ new Set();
+    unconfirmed = [];
+    onUnsupported;
+    /** `onUnsupported` runs when a type joins {@link Features.unsupported}. */
+    constructor(onUnsupported) {
+      this.onUnsupported = onUnsupported;
+    }
+    /** Frame number `no` was sent on the current connection: remember it if its support is unknown. */
+    sent(frame, no) {
+      if (!V11_TYPES.has(frame.type) || this.supported.has(frame.type)) return;
+      const entry = { type: frame.type, frameNo: no };
+      if ("clientMsgId" in frame) entry.clientMsgId = frame.clientMsgId;
+      this.unconfirmed.push(entry);
+    }
+    /** A reply to frame `no` arrived: every earlier v1.1 frame was understood. */
+    confirmUpTo(no) {
+      if (this.unconfirmed.length === 0) return;
+      this.unconfirmed = this.unconfirmed.filter((u) => {
+        if (u.frameNo < no) {
+          this.supported.add(u.type);
+          return false;
+        }
+        return true;
+      });
+    }
+    /** A frame of this type was answered in kind (a TYPING, a PRESENCE, an ACK): understood. */
+    confirm(type) {
+      this.supported.add(type);
     }
     /**
-     * A live frame shows the user is a member now (added while connected, or again): a
-     * `MSG_RECV`, or the ACK of a new (not duplicate) entry. A duplicate ACK proves nothing:
-     * the server gives it also after the sender left the channel.
+     * An `unknown_type` ERROR arrived: it answers the oldest unconfirmed frame, whose type
+     * is then unsupported. Returns that frame, or undefined when none was waiting.
      */
-    memberNow(ch) {
-      if (ch.hello === void 0) ch.hello = { channelId: ch.id, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
-      if (ch.removed) {
-        ch.removed = false;
-        ch.store.invalidate();
-      }
-      this.markListed(ch);
+    refuseOldest() {
+      const u = this.unconfirmed.shift();
+      if (u === void 0) return void 0;
+      this.unsupported.add(u.type);
+      this.onUnsupported();
+      return u;
     }
-    /** The channel is (again) in the list: `channelAdded` when it was not. */
-    markListed(ch) {
-      ch.listedEpoch = ++this.epoch;
-      if (ch.removed || ch.hello === void 0 || this.listed.has(ch.id)) return;
-      this.listed.add(ch.id);
-      this.listStore.invalidate();
-      this.events.emit("channelAdded", ch.id);
+    /** The connection dropped: what was sent on it will never be answered. */
+    dropped() {
+      this.unconfirmed = [];
     }
-    /** The channel was deleted or the user left it: `channelRemoved` once. */
-    markRemoved(ch) {
-      ch.removedEpoch = ++this.epoch;
-      if (ch.removed) return;
-      ch.removed = true;
-      this.listed.delete(ch.id);
-      ch.store.invalidate();
-      this.events.emit("channelRemoved", ch.id);
+  };
+
+  // ../clients/typescript/src/connection.ts
+  function jwtSubject(token) {
+    const part = token.split(".")[1];
+    if (part === void 0) return void 0;
+    try {
+      const b64 = part.replace(/-/g, "+").replace(/_/g, "/");
+      const json = atob(b64 + "=".repeat((4 - b64.length % 4) % 4));
+      const claims = JSON.parse(json);
+      return typeof claims.sub === "string" ? claims.sub : void 0;
+    } catch {
+      return void 0;
     }
-    /**
-     * Brings the list up to date with `GET /v1/me/channels`, read after `epoch` was
-     * `startEpoch`: a listing or removal seen since (a live frame) is newer than the read
-     * and wins over it.
-     */
-    applyChannelList(list, startEpoch) {
-      const inList = /* @__PURE__ */ new Set();
-      for (const c of list) {
-        if (typeof c.channelId !== "string" || typeof c.lastSeq !== "number") continue;
-        inList.add(c.channelId);
-        const ch = this.ctx(c.channelId);
-        if (ch.removed || ch.hello === void 0) {
-          if (ch.removedEpoch > startEpoch) continue;
-          ch.removed = false;
-          this.takeChannelState(ch, c);
-        } else if (c.readSeq >= ch.readSeq) {
-          this.takeChannelState(ch, c);
-        } else {
-          ch.hello = { ...ch.hello, name: c.name, metadata: c.metadata };
-          ch.log.noteLastSeq(c.lastSeq);
-          ch.store.invalidate();
-        }
-        this.markListed(ch);
-        if (ch.opened) {
-          if (ch.log.isStarted) this.catchUp(ch);
-          else this.openChannel(ch);
-        }
-      }
-      for (const ch of [...this.channels.values()]) {
-        if (inList.has(ch.id) || ch.removed || ch.hello === void 0 || ch.listedEpoch > startEpoch) continue;
-        this.markRemoved(ch);
-      }
+  }
+  var Connection = class {
+    /** The connection's store (state, session, unsupported features). */
+    store;
+    /** What the server is known to support. */
+    features;
+    c;
+    hooks;
+    stateValue = "idle";
+    ws;
+    /** Number of the latest socket; a socket's handlers act only while theirs is the latest. */
+    connGen = 0;
+    /** Number of the socket whose HELLO arrived; 0 while not open. */
+    openConn = 0;
+    sessionId;
+    frameNo = 0;
+    reconnectAttempt = 0;
+    reconnectTimer;
+    watchdog;
+    onlineHandler;
+    onlineSource;
+    lastTokenValue;
+    /** Nothing connects until {@link Connection.start}. */
+    constructor(c, hooks) {
+      this.c = c;
+      this.hooks = hooks;
+      this.features = new Features(() => {
+        this.store.invalidate();
+      });
+      this.store = new LazyStore(
+        () => Object.freeze({
+          state: this.stateValue,
+          userId: this.c.userId,
+          sessionId: this.sessionId,
+          unsupported: Object.freeze([...this.features.unsupported].sort())
+        })
+      );
     }
-    refreshing = false;
-    /** While open, {@link ChatClient.refreshChannels} every `channelRefreshMs`. */
-    startChannelRefresh() {
-      const every = this.opts.channelRefreshMs ?? 3e4;
-      if (every <= 0 || this.refreshTimer !== void 0) return;
-      this.refreshTimer = setInterval(() => {
-        if (this.state !== "open" || this.refreshing) return;
-        this.refreshing = true;
-        this.refreshChannels().then(
-          () => {
-            this.refreshing = false;
-          },
-          (e) => {
-            this.refreshing = false;
-            if (e instanceof ChatdError && e.code === "not_found") {
-              clearInterval(this.refreshTimer);
-            }
-          }
-        );
-      }, every);
+    /** Where the connection is. */
+    get state() {
+      return this.stateValue;
     }
-    /** Base URL of the user HTTP routes. */
-    httpBase() {
-      if (this.opts.httpUrl !== void 0) return this.opts.httpUrl.replace(/\/+$/, "");
-      const u = new URL(this.opts.url);
-      const scheme = u.protocol === "wss:" ? "https:" : u.protocol === "ws:" ? "http:" : u.protocol;
-      let path = u.pathname.replace(/\/+$/, "");
-      if (path.endsWith("/v1/ws")) path = path.slice(0, -"/v1/ws".length);
-      return `${scheme}//${u.host}${path}`;
+    /** Number of the open connection (its HELLO arrived); 0 while not open. */
+    get openGen() {
+      return this.openConn;
     }
-    channelChanged(channelId) {
-      this.channels.get(channelId)?.store.invalidate();
+    /** The token of the latest connection attempt. */
+    get lastToken() {
+      return this.lastTokenValue;
     }
+    /** Moves to state `s` and emits `state`; nothing moves a closed connection. */
     setState(s) {
-      if (this.state === s || this.state === "closed") return;
-      this.state = s;
-      this.connStore.invalidate();
-      this.events.emit("state", s);
+      if (this.stateValue === s || this.stateValue === "closed") return;
+      this.stateValue = s;
+      this.store.invalidate();
+      this.c.events.emit("state", s);
     }
+    /** The token option's value: the string, or what its function returns now. */
     async getToken() {
-      const t = this.opts.token;
+      const t = this.c.opts.token;
       return typeof t === "string" ? t : await t();
     }
+    /** Listens to the `online` event, starts the reply watchdog, and connects. */
+    start() {
+      const opts = this.c.opts;
+      const source = opts.onlineEvents === void 0 ? globalOnlineSource() : opts.onlineEvents ?? void 0;
+      if (source !== void 0) {
+        this.onlineHandler = () => {
+          if (this.stateValue !== "open" && this.stateValue !== "closed") this.connectNow();
+        };
+        this.onlineSource = source;
+        source.addEventListener("online", this.onlineHandler);
+      }
+      this.watchdog = setInterval(() => {
+        this.checkReplies();
+      }, 1e3);
+      this.connectNow();
+    }
+    /** A HELLO arrived on socket `gen`: that connection is the open one now. */
+    opened(gen, sessionId) {
+      this.openConn = gen;
+      this.sessionId = sessionId;
+      this.reconnectAttempt = 0;
+    }
+    /**
+     * Sends a frame on the open connection. Returns its number on the connection, or 0 when
+     * it was not sent (not open, or the socket refused it).
+     */
+    send(frame) {
+      const ws = this.ws;
+      if (ws === void 0 || this.openConn === 0 || ws.readyState !== 1) return 0;
+      const no = ++this.frameNo;
+      this.features.sent(frame, no);
+      try {
+        ws.send(JSON.stringify(frame));
+      } catch {
+        return 0;
+      }
+      return no;
+    }
+    /** Drops the current connection at once (as a network failure would); it reconnects. */
+    reconnect() {
+      if (this.stateValue === "closed") return;
+      const ws = this.ws;
+      this.drop();
+      try {
+        ws?.close(4e3, "reconnect");
+      } catch {
+      }
+    }
+    /** Closes for good: state `closed`, no more reconnects, the socket closed. */
+    close() {
+      this.setState("closed");
+      clearTimeout(this.reconnectTimer);
+      clearInterval(this.watchdog);
+      if (this.onlineHandler !== void 0) this.onlineSource?.removeEventListener("online", this.onlineHandler);
+      const ws = this.ws;
+      this.ws = void 0;
+      this.connGen++;
+      if (ws !== void 0) ws.close(1e3, "client closed");
+    }
     connectNow() {
-      if (this.state === "closed") return;
+      if (this.stateValue === "closed") return;
       clearTimeout(this.reconnectTimer);
       this.reconnectTimer = void 0;
       if (this.ws !== void 0) return;
       const gen = ++this.connGen;
       this.setState(this.reconnectAttempt === 0 && this.openConn === 0 ? "connecting" : "reconnecting");
+      const opts = this.c.opts;
       void this.getToken().then(
         (token) => {
-          if (gen !== this.connGen || this.state === "closed") return;
-          this.lastToken = token;
-          const Ctor = this.opts.WebSocket ?? globalThis.WebSocket;
+          if (gen !== this.connGen || this.stateValue === "closed") return;
+          this.lastTokenValue = token;
+          const Ctor = opts.WebSocket ?? globalThis.WebSocket;
           if (Ctor === void 0) throw new Error("no WebSocket: pass the WebSocket option (the ws package in Node)");
-          const sep = this.opts.url.includes("?") ? "&" : "?";
+          const sep = opts.url.includes("?") ? "&" : "?";
           let ws;
           try {
-            ws = new Ctor(`${this.opts.url}${sep}access_token=${encodeURIComponent(token)}`);
+            ws = new Ctor(`${opts.url}${sep}access_token=${encodeURIComponent(token)}`);
           } catch {
             this.scheduleReconnect();
             return;
@@ -1313,11 +1070,11 @@
           ws.onmessage = (ev) => {
             if (gen !== this.connGen) return;
             const text = typeof ev.data === "string" ? ev.data : String(ev.data);
-            this.onFrame(text, gen);
+            this.hooks.frame(text, gen);
           };
           ws.onclose = () => {
             if (gen !== this.connGen) return;
-            this.dropConnection();
+            this.drop();
           };
           ws.onerror = () => {
           };
@@ -1328,588 +1085,234 @@
       );
     }
     /** Forget the socket; every in-flight request will be resent after the next HELLO. */
-    dropConnection() {
+    drop() {
       this.ws = void 0;
       this.connGen++;
       this.openConn = 0;
       this.sessionId = void 0;
-      this.syncs.clear();
-      this.v11Unconfirmed = [];
-      clearTimeout(this.presenceTimer);
-      this.presenceTimer = void 0;
-      this.presenceWaiting = void 0;
-      for (const ch of this.channels.values()) {
-        ch.loadingOlder = false;
-        ch.typing.expire(Number.POSITIVE_INFINITY);
-        ch.store.invalidate();
-      }
-      for (const p of this.pending.values()) p.inflightConn = 0;
-      if (this.state !== "closed") {
+      this.features.dropped();
+      this.hooks.dropped();
+      if (this.stateValue !== "closed") {
         this.setState("reconnecting");
         this.scheduleReconnect();
       }
     }
     scheduleReconnect() {
-      if (this.state === "closed" || this.reconnectTimer !== void 0) return;
-      const delay = backoffDelay(this.reconnectAttempt++, { baseMs: 250, maxMs: 1e4, ...this.opts.reconnectBackoff });
+      if (this.stateValue === "closed" || this.reconnectTimer !== void 0) return;
+      const delay = backoffDelay(this.reconnectAttempt++, {
+        baseMs: 250,
+        maxMs: 1e4,
+        ...this.c.opts.reconnectBackoff
+      });
       this.reconnectTimer = setTimeout(() => {
         this.reconnectTimer = void 0;
         this.connectNow();
       }, delay);
     }
-    sendFrame(frame) {
-      const ws = this.ws;
-      if (ws === void 0 || this.openConn === 0 || ws.readyState !== 1) return 0;
-      const no = ++this.frameNo;
-      if (V11_TYPES.has(frame.type) && !this.supported.has(frame.type)) {
-        const entry = { type: frame.type, frameNo: no };
-        if ("clientMsgId" in frame) entry.clientMsgId = frame.clientMsgId;
-        this.v11Unconfirmed.push(entry);
-      }
-      try {
-        ws.send(JSON.stringify(frame));
-      } catch {
-        return 0;
-      }
-      return no;
+    /** A send, SYNC or edit with no answer for `replyTimeoutMs`: the connection is taken to be dead. */
+    checkReplies() {
+      if (this.stateValue !== "open") return;
+      if (this.hooks.stale(this.c.now(), this.c.opts.replyTimeoutMs ?? 15e3)) this.reconnect();
     }
-    /** A reply to frame `no` arrived: every earlier v1.1 frame was understood. */
-    confirmUpTo(no) {
-      if (this.v11Unconfirmed.length === 0) return;
-      this.v11Unconfirmed = this.v11Unconfirmed.filter((u) => {
-        if (u.frameNo < no) {
-          this.supported.add(u.type);
-          return false;
-        }
-        return true;
+  };
+  function globalOnlineSource() {
+    const g = globalThis;
+    return typeof g.addEventListener === "function" && typeof g.removeEventListener === "function" ? g : void 0;
+  }
+
+  // ../clients/typescript/src/outbox.ts
+  var MemoryOutboxStorage = class {
+    records = /* @__PURE__ */ new Map();
+    /** {@inheritDoc OutboxStorage.load} */
+    load(userId) {
+      return Promise.resolve([...this.records.values()].filter((r) => r.userId === userId).map((r) => ({ ...r })));
+    }
+    /** {@inheritDoc OutboxStorage.put} */
+    put(record) {
+      this.records.set(key(record.userId, record.clientMsgId), { ...record });
+      return Promise.resolve();
+    }
+    /** {@inheritDoc OutboxStorage.delete} */
+    delete(userId, clientMsgId) {
+      this.records.delete(key(userId, clientMsgId));
+      return Promise.resolve();
+    }
+  };
+  function key(userId, clientMsgId) {
+    return `${userId}\0${clientMsgId}`;
+  }
+  var STORE = "outbox";
+  var IndexedDBOutboxStorage = class {
+    db;
+    factory;
+    name;
+    /**
+     * @param name - database name (default `chatd-outbox`)
+     * @param factory - the IndexedDB factory (default `globalThis.indexedDB`)
+     */
+    constructor(name = "chatd-outbox", factory) {
+      const f = factory ?? globalThis.indexedDB;
+      if (f === void 0) throw new Error("IndexedDB is not available: pass a factory or use MemoryOutboxStorage");
+      this.factory = f;
+      this.name = name;
+    }
+    open() {
+      this.db ??= new Promise((resolve, reject) => {
+        const req = this.factory.open(this.name, 1);
+        req.onupgradeneeded = () => {
+          const db = req.result;
+          if (!db.objectStoreNames.contains(STORE)) {
+            const store = db.createObjectStore(STORE, { keyPath: ["userId", "clientMsgId"] });
+            store.createIndex("userId", "userId");
+          }
+        };
+        req.onsuccess = () => {
+          resolve(req.result);
+        };
+        req.onerror = () => {
+          reject(toError(req.error));
+        };
+      });
+      return this.db;
+    }
+    async tx(mode, fn) {
+      const db = await this.open();
+      await new Promise((resolve, reject) => {
+        const t = db.transaction(STORE, mode, { durability: "strict" });
+        t.oncomplete = () => {
+          resolve();
+        };
+        t.onerror = () => {
+          reject(toError(t.error));
+        };
+        t.onabort = () => {
+          reject(toError(t.error));
+        };
+        fn(t.objectStore(STORE));
       });
     }
-    onFrame(text, gen) {
-      const f = parseServerFrame(text);
-      if (f === void 0) return;
-      switch (f.type) {
-        case "HELLO":
-          this.onHello(f, gen);
-          break;
-        case "MSG_ACK":
-          this.onAck(f);
-          break;
-        case "MSG_RECV":
-          this.memberNow(this.ctx(f.channelId));
-          this.onEntries(f.channelId, [f], false);
-          break;
-        case "SYNC_BATCH":
-          this.onBatch(f);
-          break;
-        case "RECEIPT":
-          this.onReceipt(f);
-          break;
-        case "ERROR":
-          this.onError(f);
-          break;
-        case "TYPING":
-          this.onTyping(f);
-          break;
-        case "PRESENCE":
-          this.supported.add("PRESENCE_SUB");
-          if (!this.presenceIds.has(f.userId)) break;
-          this.presenceMap.set(f.userId, Object.freeze({ status: f.status, lastSeenAt: f.lastSeenAt }));
-          this.presenceStore.invalidate();
-          this.presenceArrived(f.userId);
-          this.events.emit("presence", f);
-          break;
-        case "CHANNEL_REMOVED":
-          this.markRemoved(this.ctx(f.channelId));
-          break;
-        default:
-          break;
-      }
+    /** {@inheritDoc OutboxStorage.load} */
+    async load(userId) {
+      let out = [];
+      await this.tx("readonly", (s) => {
+        const req = s.index("userId").getAll(userId);
+        req.onsuccess = () => {
+          out = req.result;
+        };
+      });
+      return out;
     }
-    onHello(h2, gen) {
-      this.openConn = gen;
-      this.sessionId = h2.sessionId;
-      this.reconnectAttempt = 0;
-      const listed = /* @__PURE__ */ new Set();
-      for (const c of h2.channels) {
-        listed.add(c.channelId);
-        const ch = this.ctx(c.channelId);
-        ch.removed = false;
-        this.takeChannelState(ch, c);
-      }
-      for (const ch of this.channels.values()) {
-        if (!listed.has(ch.id) && ch.hello !== void 0 && !ch.removed) this.markRemoved(ch);
-      }
-      this.setState("open");
-      this.connStore.invalidate();
-      this.events.emit("hello", h2);
-      for (const id of listed) {
-        const ch = this.channels.get(id);
-        if (ch !== void 0) this.markListed(ch);
-      }
-      this.startChannelRefresh();
-      for (const ch of this.channels.values()) {
-        if (!ch.opened) continue;
-        if (ch.log.isStarted) this.catchUp(ch);
-        else this.openChannel(ch);
-        if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
-      }
-      this.presenceAttempt = 0;
-      if (this.presenceIds.size > 0) this.sendPresenceSub();
-      void this.resendAll();
+    /** {@inheritDoc OutboxStorage.put} */
+    put(record) {
+      return this.tx("readwrite", (s) => {
+        s.put(JSON.parse(JSON.stringify(record)));
+      });
     }
-    async resendAll() {
-      this.pump();
-      await this.loadOutbox();
-      this.pump();
+    /** {@inheritDoc OutboxStorage.delete} */
+    delete(userId, clientMsgId) {
+      return this.tx("readwrite", (s) => {
+        s.delete([userId, clientMsgId]);
+      });
     }
-    syncQueue(channelId) {
-      let q = this.syncs.get(channelId);
-      if (q === void 0) {
-        q = [];
-        this.syncs.set(channelId, q);
-      }
-      return q;
+    /** Closes the database connection. */
+    async close() {
+      if (this.db !== void 0) (await this.db).close();
+      this.db = void 0;
     }
-    sendSync(ch, req, frame) {
-      const no = this.sendFrame(frame);
-      if (no === 0) return false;
-      this.syncQueue(ch.id).push({ ...req, frameNo: no, sentAt: this.now() });
-      return true;
+  };
+  function toError(e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+  function sendOrder(records) {
+    return [...records].sort((a, b) => a.order - b.order || (a.clientMsgId < b.clientMsgId ? -1 : 1));
+  }
+
+  // ../clients/typescript/src/outbox-tabs.ts
+  var TabOutbox = class {
+    /** The records by clientMsgId. */
+    pending = /* @__PURE__ */ new Map();
+    /** Where the records are kept across reloads. */
+    storage;
+    c;
+    conn;
+    channels;
+    hooks;
+    locks;
+    bc;
+    releaseTabLock;
+    watchedOwners = /* @__PURE__ */ new Set();
+    loadChain = Promise.resolve();
+    orderCounter = 0;
+    /** Storage: the `storage` option, else IndexedDB when present, else memory. */
+    constructor(c, conn, channels, hooks) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+      this.hooks = hooks;
+      this.storage = c.opts.storage ?? (globalThis.indexedDB !== void 0 ? new IndexedDBOutboxStorage() : new MemoryOutboxStorage());
+      const nav = globalThis.navigator;
+      this.locks = c.opts.tabSync === false ? void 0 : nav?.locks;
     }
-    pageSize() {
-      return Math.min(500, Math.max(1, this.opts.pageSize ?? 50));
+    /** The records, in the order they were added (for the channels' `outgoing`). */
+    *records() {
+      for (const p of this.pending.values()) yield p.record;
     }
-    openChannel(ch) {
-      if (this.state !== "open" || ch.log.isStarted) return;
-      if (this.syncQueue(ch.id).some((r) => r.kind === "open")) return;
-      const limit = this.pageSize();
-      const afterSeq = Math.max(0, ch.log.knownLastSeq - limit);
-      this.sendSync(ch, { kind: "open", afterSeq }, { type: "SYNC", channelId: ch.id, afterSeq, limit, latest: true });
-    }
-    catchUp(ch) {
-      if (this.state !== "open" || !ch.log.isStarted) return;
-      if (ch.log.knownLastSeq <= ch.log.high) return;
-      if (this.syncQueue(ch.id).some((r) => r.kind === "forward" || r.kind === "open")) return;
-      const afterSeq = ch.log.high;
-      this.sendSync(ch, { kind: "forward", afterSeq }, { type: "SYNC", channelId: ch.id, afterSeq, limit: 500 });
-    }
-    pumpOlder(ch, fromSeq) {
-      if (this.state !== "open") return;
-      if (!ch.log.isStarted) {
-        this.openChannel(ch);
-        return;
-      }
-      if (!ch.log.hasOlder) {
-        const ws = ch.olderWaiters.splice(0);
-        for (const w of ws) w();
-        return;
-      }
-      if (ch.loadingOlder) return;
-      const low = ch.log.low;
-      const limit = Math.min(this.pageSize(), low - 1);
-      const afterSeq = fromSeq ?? Math.max(0, low - 1 - limit);
-      ch.loadingOlder = true;
-      const sent = this.sendSync(
-        ch,
-        { kind: "older", afterSeq },
-        { type: "SYNC", channelId: ch.id, afterSeq, beforeSeq: low, limit }
-      );
-      if (!sent) ch.loadingOlder = false;
-    }
-    onBatch(b) {
-      const ch = this.ctx(b.channelId);
-      const req = this.syncs.get(b.channelId)?.shift();
-      if (req !== void 0) this.confirmUpTo(req.frameNo);
-      const kind = req?.kind ?? "forward";
-      if (kind === "older") {
-        ch.loadingOlder = false;
-        const lowBefore = ch.log.low;
-        const added = ch.log.prepend(b.messages, b.lastSeq);
-        if (added.length > 0) this.events.emit("older", ch.id, added);
-        ch.store.invalidate();
-        const top = b.messages.length > 0 ? b.messages[b.messages.length - 1] : void 0;
-        if (ch.log.low === lowBefore && top !== void 0 && top.seq < lowBefore - 1) {
-          this.pumpOlder(ch, top.seq);
-          return;
-        }
-        const ws = ch.olderWaiters.splice(0);
-        for (const w of ws) w();
-        return;
-      }
-      if (kind === "open" && !ch.log.isStarted) {
-        const first = b.messages[0];
-        ch.log.start(first !== void 0 ? first.seq - 1 : req?.afterSeq ?? 0);
-        ch.store.invalidate();
-      }
-      this.onEntries(ch.id, b.messages, true, b.lastSeq);
-      if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
-    }
-    onEntries(channelId, entries, fromRead, readLastSeq) {
-      const ch = this.ctx(channelId);
-      if (!ch.opened) {
-        for (const e of entries) {
-          const kind = entryKind(e);
-          if (kind === "delete" && e.targetId !== void 0) ch.liveUnread.delete(e.targetId);
-          if (e.seq > ch.log.knownLastSeq) {
-            ch.log.noteLastSeq(e.seq);
-            if (kind === "message" && e.senderId !== this.userIdValue) ch.liveUnread.set(e.messageId, e.seq);
-          }
-        }
-        ch.store.invalidate();
-        return;
-      }
-      const r = ch.log.ingest(entries, fromRead, readLastSeq);
-      if (r.appended.length > 0) {
-        for (const e of r.appended) {
-          if (entryKind(e) === "message" && ch.typing.remove(e.senderId)) ch.store.invalidate();
-        }
-        this.events.emit("entries", ch.id, r.appended);
-        this.scheduleDelivered();
-      }
-      ch.store.invalidate();
-      if (r.gapAfter !== void 0) this.catchUp(ch);
-    }
-    scheduleDelivered() {
-      if (this.opts.autoDelivered === false || this.deliveredTimer !== void 0) return;
-      this.deliveredTimer = setTimeout(() => {
-        this.deliveredTimer = void 0;
-        for (const ch of this.channels.values()) {
-          const id = ch.log.highEntryId();
-          if (!ch.opened || id === void 0 || ch.log.high <= ch.deliveredSent) continue;
-          if (this.sendFrame({ type: "MSG_DELIVERED", messageId: id }) !== 0) {
-            ch.deliveredSent = ch.log.high;
-            ch.deliveredSeq = Math.max(ch.deliveredSeq, ch.log.high);
-            ch.store.invalidate();
-          }
-        }
-      }, 100);
-    }
-    onReceipt(r) {
-      const ch = this.ctx(r.channelId);
-      if (r.userId === this.userIdValue) {
-        if (r.kind === "read") ch.readSeq = Math.max(ch.readSeq, r.seq);
-        ch.deliveredSeq = Math.max(ch.deliveredSeq, r.seq);
-        ch.store.invalidate();
-        return;
-      }
-      const prev = ch.receipts.get(r.userId) ?? { deliveredSeq: 0, readSeq: 0 };
-      const next = applyReceipt(prev, r.kind, r.seq);
-      if (next !== prev) {
-        ch.receipts.set(r.userId, next);
-        ch.store.invalidate();
-        this.events.emit("receipt", r);
-      }
-    }
-    onTyping(t) {
-      this.supported.add("TYPING");
-      if (t.userId === this.userIdValue) return;
-      const ch = this.ctx(t.channelId);
-      if (ch.typing.apply(t, this.now())) ch.store.invalidate();
-      this.scheduleTypingExpiry(ch);
-    }
-    scheduleTypingExpiry(ch) {
-      clearTimeout(ch.typingTimer);
-      const next = ch.typing.nextExpiry();
-      if (next === void 0) return;
-      ch.typingTimer = setTimeout(
-        () => {
-          if (ch.typing.expire(this.now())) ch.store.invalidate();
-          this.scheduleTypingExpiry(ch);
-        },
-        Math.max(0, next - this.now()) + 5
-      );
-    }
-    // ---------------------------------------------------------------- outbox internals
+    /** The `order` of a new record: after every record made or loaded so far (microseconds of the clock, or more). */
     nextOrder() {
-      const base = this.now() * 1e3;
+      const base = this.c.now() * 1e3;
       this.orderCounter = Math.max(this.orderCounter + 1, base);
       return this.orderCounter;
     }
-    enqueue(op, options) {
-      if (options.signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
-      if (op.type !== "MSG_SEND" && this.unsupported.has(op.type)) {
-        return Promise.reject(new ChatdError("unknown_type", `the server does not support ${op.type}`));
-      }
-      const record = {
-        userId: this.userIdValue,
-        clientMsgId: options.clientMsgId ?? crypto.randomUUID(),
-        op,
-        createdAt: this.now(),
-        order: this.nextOrder(),
-        state: "pending",
-        owner: this.tabId
-      };
-      const p = {
-        record,
-        foreign: false,
-        attempt: 0,
-        inflightConn: 0,
-        frameNo: 0,
-        retryTimer: void 0,
-        waiters: []
-      };
-      const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
-      const signal = options.signal;
-      const onAbort = () => {
-        for (const w of p.waiters) w.reject(new ChatdError("aborted", "aborted"));
-        p.waiters = [];
-        if (this.pending.get(record.clientMsgId) === p) void this.discard(record.clientMsgId);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      const settled = () => {
-        signal?.removeEventListener("abort", onAbort);
-      };
-      promise.then(settled, settled);
-      const put = this.putChain.then(() => this.storage.put(record));
-      this.putChain = put.catch(() => void 0);
-      put.then(
-        () => {
-          if (signal?.aborted === true) {
-            void this.storage.delete(this.userIdValue, record.clientMsgId);
-            return;
-          }
-          if (this.pending.has(record.clientMsgId)) return;
-          this.pending.set(record.clientMsgId, p);
-          this.broadcast({ t: "put", record });
-          this.channelChanged(op.channelId);
-          this.transmit(p);
-        },
-        (e) => {
-          for (const w of p.waiters) w.reject(new ChatdError("internal", `outbox storage failed: ${String(e)}`));
-          p.waiters = [];
-        }
-      );
-      return promise;
-    }
-    frameOf(r) {
-      const op = r.op;
-      switch (op.type) {
-        case "MSG_SEND":
-          return { type: "MSG_SEND", channelId: op.channelId, clientMsgId: r.clientMsgId, body: op.body };
-        case "MSG_EDIT":
-          return { type: "MSG_EDIT", clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };
-        case "MSG_DELETE":
-          return { type: "MSG_DELETE", clientMsgId: r.clientMsgId, messageId: op.messageId };
-        case "MSG_REACT":
-          return { type: "MSG_REACT", clientMsgId: r.clientMsgId, messageId: op.messageId, emoji: op.emoji, op: op.op };
-      }
-    }
-    transmit(p) {
-      clearTimeout(p.retryTimer);
-      p.retryTimer = void 0;
-      this.pump();
-    }
-    /**
-     * Sends every pending record of this tab that is not in flight on the current
-     * connection, in send order; a channel's later records wait behind one that waits for
-     * its retry, so a channel's messages are stored in the order they were sent.
-     */
-    pump() {
-      if (this.openConn === 0) return;
-      const blocked = /* @__PURE__ */ new Set();
-      for (const r of sendOrder([...this.pending.values()].map((x) => x.record))) {
-        const p = this.pending.get(r.clientMsgId);
-        if (p === void 0 || p.foreign || p.record.state !== "pending") continue;
-        const ch = p.record.op.channelId;
-        if (blocked.has(ch)) continue;
-        if (p.retryTimer !== void 0) {
-          blocked.add(ch);
-          continue;
-        }
-        if (p.inflightConn === this.openConn) continue;
-        const no = this.sendFrame(this.frameOf(p.record));
-        if (no === 0) return;
-        p.inflightConn = this.openConn;
-        p.frameNo = no;
-        p.sentAt = this.now();
-      }
-    }
-    checkReplies() {
-      if (this.state !== "open") return;
-      const limit = this.opts.replyTimeoutMs ?? 15e3;
-      const now = this.now();
-      let stale = false;
-      for (const p of this.pending.values()) {
-        if (p.inflightConn !== 0 && p.inflightConn === this.openConn && now - (p.sentAt ?? now) > limit) stale = true;
-      }
-      for (const q of this.syncs.values()) for (const r of q) if (now - r.sentAt > limit) stale = true;
-      if (stale) this.reconnect();
-    }
-    onAck(a) {
-      const p = this.pending.get(a.clientMsgId);
-      if (p === void 0) {
-        const ch = this.channels.get(a.channelId);
-        if (ch?.opened === true) {
-          ch.log.noteLastSeq(a.seq);
-          this.catchUp(ch);
-        }
-        return;
-      }
-      this.confirmUpTo(p.frameNo);
-      if (p.record.op.type !== "MSG_SEND") this.supported.add(p.record.op.type);
-      const sent = {
-        clientMsgId: a.clientMsgId,
-        messageId: a.messageId,
-        channelId: a.channelId,
-        seq: a.seq,
-        ts: a.ts,
-        duplicate: a.duplicate
-      };
-      this.completed(p, sent);
-      void this.storage.delete(this.userIdValue, a.clientMsgId);
-      this.broadcast({ t: "acked", clientMsgId: a.clientMsgId, ack: sent });
-    }
-    /** An outbox record was ACKed (here or in another tab). */
-    completed(p, sent) {
-      this.pending.delete(p.record.clientMsgId);
-      clearTimeout(p.retryTimer);
-      const op = p.record.op;
-      const ch = this.ctx(sent.channelId);
-      if (!sent.duplicate) this.memberNow(ch);
-      if (op.type === "MSG_SEND") {
-        ch.sent.set(sent.clientMsgId, {
-          clientMsgId: sent.clientMsgId,
-          channelId: sent.channelId,
-          body: op.body,
-          state: "sent",
-          seq: sent.seq,
-          messageId: sent.messageId,
-          error: void 0,
-          createdAt: p.record.createdAt
-        });
-      }
-      const entry = {
-        type: "MSG_RECV",
-        messageId: sent.messageId,
-        channelId: sent.channelId,
-        senderId: this.userIdValue,
-        seq: sent.seq,
-        ts: sent.ts,
-        clientMsgId: sent.clientMsgId,
-        ...op.type === "MSG_SEND" ? { kind: "message", body: op.body } : op.type === "MSG_EDIT" ? { kind: "edit", body: op.body, targetId: op.messageId } : op.type === "MSG_DELETE" ? { kind: "delete", body: "", targetId: op.messageId } : { kind: "reaction", body: "", targetId: op.messageId, emoji: op.emoji, op: op.op }
-      };
-      if (sent.duplicate && !ch.log.has(sent.messageId)) {
-        ch.log.noteLastSeq(sent.seq);
-        if (ch.opened && ch.log.isStarted && sent.seq <= ch.log.high) {
-        } else if (ch.opened) {
-          this.onEntries(ch.id, op.type === "MSG_SEND" ? [entry] : [], false);
-          this.catchUp(ch);
-        }
-      } else {
-        this.onEntries(ch.id, [entry], false);
-      }
-      ch.store.invalidate();
-      for (const w of p.waiters) w.resolve(sent);
-      p.waiters = [];
-    }
-    onError(e) {
-      const err = ChatdError.fromFrame(e);
-      if (e.clientMsgId !== void 0) {
-        const p = this.pending.get(e.clientMsgId);
-        if (p !== void 0) {
-          this.confirmUpTo(p.frameNo);
-          this.sendFailed(p, err);
-          return;
-        }
-      }
-      if (e.code === "unknown_type") {
-        const u = this.v11Unconfirmed.shift();
-        if (u !== void 0) {
-          this.unsupported.add(u.type);
-          this.connStore.invalidate();
-          const p = u.clientMsgId !== void 0 ? this.pending.get(u.clientMsgId) : void 0;
-          if (p !== void 0) this.fail(p, err);
-          return;
-        }
-      }
-      if (e.channelId !== void 0 && e.clientMsgId === void 0) {
-        const q = this.syncs.get(e.channelId);
-        const req = q?.shift();
-        if (req !== void 0) {
-          const ch = this.ctx(e.channelId);
-          if (req.kind === "older") {
-            ch.loadingOlder = false;
-            for (const w of ch.olderWaiters.splice(0)) w(err);
-          }
-          if (e.code === "forbidden") this.markRemoved(ch);
-          ch.store.invalidate();
-          return;
-        }
-      }
-      if (err.retryable && e.clientMsgId === void 0 && e.channelId === void 0 && e.messageId === void 0) {
-        this.presenceRefused(err);
-      }
-      this.events.emit("error", err, e);
-    }
-    sendFailed(p, err) {
-      if (err.retryable) {
-        p.inflightConn = 0;
-        const delay = Math.max(
-          backoffDelay(p.attempt++, { baseMs: 250, maxMs: 3e4, ...this.opts.retryBackoff }),
-          err.retryAfterMs ?? 0
-        );
-        clearTimeout(p.retryTimer);
-        p.retryTimer = setTimeout(() => {
-          p.retryTimer = void 0;
-          this.pump();
-        }, delay);
-        return;
-      }
-      this.fail(p, err);
-    }
-    fail(p, err) {
-      p.inflightConn = 0;
-      const record = { ...p.record, state: "failed", error: err.toJSON() };
-      p.record = record;
-      void this.storage.put(record);
-      this.broadcast({ t: "put", record });
-      this.channelChanged(record.op.channelId);
-      for (const w of p.waiters) w.reject(err);
-      p.waiters = [];
-      this.events.emit("failed", record.clientMsgId, err);
-    }
-    // ---------------------------------------------------------------- tabs
+    /** Joins the other tabs: their broadcasts, and a lock held for this tab's life. */
     joinTabs() {
       const BC = globalThis.BroadcastChannel;
       const inBrowser = typeof globalThis.document !== "undefined";
       if (BC !== void 0 && inBrowser) {
-        this.bc = new BC(`chatd-outbox:${this.userIdValue}`);
+        this.bc = new BC(`chatd-outbox:${this.c.userId}`);
         this.bc.onmessage = (ev) => {
           this.onBroadcast(ev.data);
         };
       }
       if (this.locks !== void 0) {
-        void this.locks.request(`chatd-tab:${this.tabId}`, () => {
+        void this.locks.request(`chatd-tab:${this.c.tabId}`, () => {
           return new Promise((resolve) => {
             this.releaseTabLock = resolve;
           });
         });
       }
     }
+    /** Tells the other tabs a record was written, ACKed or deleted. */
     broadcast(m) {
       try {
         this.bc?.postMessage(m);
       } catch {
       }
     }
+    /**
+     * Reads the outbox from storage: adopts records of dead tabs, mirrors those of live
+     * ones. One tab at a time (a Web Lock), so a dead tab's records get one new owner.
+     */
+    load() {
+      const run = () => this.locks !== void 0 ? this.locks.request(`chatd-adopt:${this.c.userId}`, () => this.loadLocked()) : this.loadLocked();
+      const next = this.loadChain.then(run, run);
+      this.loadChain = next.catch(() => void 0);
+      return next;
+    }
+    /** The client closed: leaves the other tabs (its records are adopted by one of them). */
+    close() {
+      this.bc?.close();
+      this.releaseTabLock?.();
+    }
     onBroadcast(m) {
       if (m.t === "put") {
         const r = m.record;
         const p = this.pending.get(r.clientMsgId);
         if (p === void 0) {
-          this.pending.set(r.clientMsgId, {
-            record: r,
-            foreign: r.owner !== this.tabId,
-            attempt: 0,
-            inflightConn: 0,
-            frameNo: 0,
-            retryTimer: void 0,
-            waiters: []
-          });
-          if (r.owner !== this.tabId) this.watchOwner(r.owner);
+          this.pending.set(r.clientMsgId, newPending(r, r.owner !== this.c.tabId));
+          if (r.owner !== this.c.tabId) this.watchOwner(r.owner);
         } else {
           p.record = r;
-          if (r.owner !== this.tabId) {
+          if (r.owner !== this.c.tabId) {
             p.foreign = true;
             clearTimeout(p.retryTimer);
             p.retryTimer = void 0;
@@ -1921,33 +1324,33 @@
             p.waiters = [];
           }
         }
-        this.channelChanged(r.op.channelId);
+        this.channels.changed(r.op.channelId);
       } else if (m.t === "acked") {
         const p = this.pending.get(m.clientMsgId);
-        if (p !== void 0) this.completed(p, m.ack);
+        if (p !== void 0) this.hooks.acked(p, m.ack);
       } else {
         const p = this.pending.get(m.clientMsgId);
         if (p !== void 0) {
           this.pending.delete(m.clientMsgId);
           clearTimeout(p.retryTimer);
           for (const w of p.waiters) w.reject(new ChatdError("discarded", "discarded"));
-          this.channelChanged(p.record.op.channelId);
+          this.channels.changed(p.record.op.channelId);
         }
       }
     }
     /** When another tab dies, its lock is released: adopt its records then. */
     watchOwner(owner) {
-      if (this.locks === void 0 || this.watchedOwners.has(owner) || owner === this.tabId) return;
+      if (this.locks === void 0 || this.watchedOwners.has(owner) || owner === this.c.tabId) return;
       this.watchedOwners.add(owner);
       void this.locks.request(`chatd-tab:${owner}`, async () => {
         this.watchedOwners.delete(owner);
-        if (this.state === "closed") return;
-        await this.loadOutbox();
-        if (this.state === "open") void this.resendAll();
+        if (this.conn.state === "closed") return;
+        await this.load();
+        if (this.conn.state === "open") this.hooks.adopted();
       });
     }
     async liveOwners() {
-      const live = /* @__PURE__ */ new Set([this.tabId]);
+      const live = /* @__PURE__ */ new Set([this.c.tabId]);
       if (this.locks === void 0) return live;
       try {
         const q = await this.locks.query();
@@ -1956,27 +1359,16 @@
       }
       return live;
     }
-    loadChain = Promise.resolve();
-    /**
-     * Reads the outbox from storage: adopts records of dead tabs, mirrors those of live
-     * ones. One tab at a time (a Web Lock), so a dead tab's records get one new owner.
-     */
-    loadOutbox() {
-      const run = () => this.locks !== void 0 ? this.locks.request(`chatd-adopt:${this.userIdValue}`, () => this.loadOutboxLocked()) : this.loadOutboxLocked();
-      const next = this.loadChain.then(run, run);
-      this.loadChain = next.catch(() => void 0);
-      return next;
-    }
-    async loadOutboxLocked() {
-      const records = await this.storage.load(this.userIdValue);
+    async loadLocked() {
+      const records = await this.storage.load(this.c.userId);
       const live = await this.liveOwners();
       for (const r0 of sendOrder(records)) {
         const existing = this.pending.get(r0.clientMsgId);
         if (existing !== void 0 && (!existing.foreign || live.has(existing.record.owner))) continue;
         let r = r0;
-        const foreign = r.owner !== this.tabId && live.has(r.owner);
-        if (!foreign && r.owner !== this.tabId) {
-          r = { ...r, owner: this.tabId };
+        const foreign = r.owner !== this.c.tabId && live.has(r.owner);
+        if (!foreign && r.owner !== this.c.tabId) {
+          r = { ...r, owner: this.c.tabId };
           await this.storage.put(r);
           this.broadcast({ t: "put", record: r });
         }
@@ -1986,26 +1378,304 @@
           existing.record = r;
           existing.foreign = foreign;
         } else {
-          this.pending.set(r.clientMsgId, {
-            record: r,
-            foreign,
-            attempt: 0,
-            inflightConn: 0,
-            frameNo: 0,
-            retryTimer: void 0,
-            waiters: []
-          });
+          this.pending.set(r.clientMsgId, newPending(r, foreign));
         }
-        this.channelChanged(r.op.channelId);
+        this.channels.changed(r.op.channelId);
       }
     }
+  };
+  function newPending(record, foreign) {
+    return { record, foreign, attempt: 0, inflightConn: 0, frameNo: 0, retryTimer: void 0, waiters: [] };
+  }
+
+  // ../clients/typescript/src/presence.ts
+  var PresenceSubscription = class {
+    /** Presence of the subscribed users; keyed by user id. */
+    store;
+    c;
+    conn;
+    /** The ids of the last `subscribePresence`, without repeats. */
+    ids = /* @__PURE__ */ new Set();
     /**
-     * Resolves when an outbox record is ACKed (also one loaded from storage after a reload).
-     * Rejects when it fails or is discarded, and with `aborted` when `signal` aborts (that
-     * stops this wait only: the record stays in the outbox and is still sent).
+     * Ids of the pending PRESENCE_SUB whose PRESENCE has not arrived since it was sent;
+     * undefined when no subscription is pending (snapshot complete, empty, or not sent).
      */
+    waiting;
+    /** Retries of the pending PRESENCE_SUB so far (the backoff's attempt number). */
+    attempt = 0;
+    timer;
+    map = /* @__PURE__ */ new Map();
+    /** An empty subscription on the connection. */
+    constructor(c, conn) {
+      this.c = c;
+      this.conn = conn;
+      this.store = new LazyStore(() => Object.freeze(Object.fromEntries(this.map)));
+    }
+    /** Replaces the subscription (see `ChatClient.subscribePresence`). */
+    subscribe(userIds) {
+      this.ids = new Set(userIds);
+      for (const id of [...this.map.keys()]) if (!this.ids.has(id)) this.map.delete(id);
+      this.store.invalidate();
+      this.attempt = 0;
+      this.send();
+    }
+    /** A connection opened: subscribe on it. */
+    opened() {
+      this.attempt = 0;
+      if (this.ids.size > 0) this.send();
+    }
+    /**
+     * A PRESENCE arrived. One for an id no longer subscribed is a late frame of a replaced
+     * subscription (its snapshot was still on the wire): dropped, so the store holds the
+     * current subscription's ids only.
+     */
+    onPresence(f) {
+      this.conn.features.confirm("PRESENCE_SUB");
+      if (!this.ids.has(f.userId)) return;
+      this.map.set(f.userId, Object.freeze({ status: f.status, lastSeenAt: f.lastSeenAt }));
+      this.store.invalidate();
+      this.arrived(f.userId);
+      this.c.events.emit("presence", f);
+    }
+    /**
+     * A retryable ERROR naming no frame arrived: while the subscription is pending, send it
+     * again after a backoff. Misattributing another frame's ERROR (a MSG_READ's, say) costs
+     * one redundant PRESENCE_SUB only: it is idempotent (it replaces the subscription and
+     * the server sends the snapshot again). One retry is scheduled at a time, so a burst of
+     * ERRORs cannot make a tight loop.
+     */
+    refused(err) {
+      if (this.waiting === void 0 || this.timer !== void 0) return;
+      const delay = Math.max(
+        backoffDelay(this.attempt++, { baseMs: 250, maxMs: 3e4, ...this.c.opts.retryBackoff }),
+        err.retryAfterMs ?? 0
+      );
+      const gen = this.conn.openGen;
+      this.timer = setTimeout(() => {
+        this.timer = void 0;
+        if (this.waiting === void 0 || this.conn.openGen !== gen) return;
+        this.send();
+      }, delay);
+    }
+    /** The connection dropped: nothing is pending on it (the next HELLO subscribes again). */
+    dropped() {
+      clearTimeout(this.timer);
+      this.timer = void 0;
+      this.waiting = void 0;
+    }
+    /** The client closed: no more retries. */
+    close() {
+      clearTimeout(this.timer);
+      this.waiting = void 0;
+    }
+    /** Sends the current PRESENCE_SUB (if open) and makes it the pending one. */
+    send() {
+      clearTimeout(this.timer);
+      this.timer = void 0;
+      this.waiting = void 0;
+      if (this.conn.state !== "open" || this.conn.features.unsupported.has("PRESENCE_SUB")) return;
+      if (this.conn.send({ type: "PRESENCE_SUB", userIds: [...this.ids] }) === 0) return;
+      if (this.ids.size > 0) this.waiting = new Set(this.ids);
+    }
+    /** A PRESENCE arrived: one id fewer to wait for; the snapshot may be complete. */
+    arrived(userId) {
+      const w = this.waiting;
+      if (w === void 0) return;
+      w.delete(userId);
+      if (w.size > 0) return;
+      this.waiting = void 0;
+      this.attempt = 0;
+      clearTimeout(this.timer);
+      this.timer = void 0;
+    }
+  };
+
+  // ../clients/typescript/src/protocol.ts
+  function parseServerFrame(text) {
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return void 0;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return void 0;
+    const type = value.type;
+    if (typeof type !== "string") return void 0;
+    return value;
+  }
+
+  // ../clients/typescript/src/receipts.ts
+  function applyReceipt(prev, kind, seq) {
+    const readSeq = kind === "read" ? Math.max(prev.readSeq, seq) : prev.readSeq;
+    const deliveredSeq = Math.max(prev.deliveredSeq, readSeq, kind === "delivered" ? seq : 0);
+    if (readSeq === prev.readSeq && deliveredSeq === prev.deliveredSeq) return prev;
+    return Object.freeze({ deliveredSeq, readSeq });
+  }
+  var Receipts = class {
+    c;
+    conn;
+    channels;
+    deliveredTimer;
+    /** Receipts over the connection, for the channels. */
+    constructor(c, conn, channels) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+    }
+    /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
+    markRead(channelId) {
+      const ch = this.channels.ctx(channelId);
+      const id = ch.log.highEntryId();
+      const seq = ch.log.high;
+      if (id === void 0 || seq <= ch.readSeq) return;
+      ch.readSeq = seq;
+      ch.deliveredSeq = Math.max(ch.deliveredSeq, seq);
+      ch.deliveredSent = Math.max(ch.deliveredSent, seq);
+      ch.store.invalidate();
+      this.conn.send({ type: "MSG_READ", messageId: id });
+    }
+    /**
+     * New entries were appended to an opened channel: soon (100 ms, for all channels at
+     * once) send `MSG_DELIVERED` for the newest entry of each opened channel that moved,
+     * unless `autoDelivered` is off.
+     */
+    scheduleDelivered() {
+      if (this.c.opts.autoDelivered === false || this.deliveredTimer !== void 0) return;
+      this.deliveredTimer = setTimeout(() => {
+        this.deliveredTimer = void 0;
+        for (const ch of this.channels.all()) {
+          const id = ch.log.highEntryId();
+          if (!ch.opened || id === void 0 || ch.log.high <= ch.deliveredSent) continue;
+          if (this.conn.send({ type: "MSG_DELIVERED", messageId: id }) !== 0) {
+            ch.deliveredSent = ch.log.high;
+            ch.deliveredSeq = Math.max(ch.deliveredSeq, ch.log.high);
+            ch.store.invalidate();
+          }
+        }
+      }, 100);
+    }
+    /** A RECEIPT arrived: the user's own (another session's) or another member's watermark moved. */
+    onReceipt(r) {
+      const ch = this.channels.ctx(r.channelId);
+      if (r.userId === this.c.userId) {
+        if (r.kind === "read") ch.readSeq = Math.max(ch.readSeq, r.seq);
+        ch.deliveredSeq = Math.max(ch.deliveredSeq, r.seq);
+        ch.store.invalidate();
+        return;
+      }
+      const prev = ch.receipts.get(r.userId) ?? { deliveredSeq: 0, readSeq: 0 };
+      const next = applyReceipt(prev, r.kind, r.seq);
+      if (next !== prev) {
+        ch.receipts.set(r.userId, next);
+        ch.store.invalidate();
+        this.c.events.emit("receipt", r);
+      }
+    }
+    /** The client closed: no more `MSG_DELIVERED`. */
+    close() {
+      clearTimeout(this.deliveredTimer);
+    }
+  };
+
+  // ../clients/typescript/src/send.ts
+  var Sender = class {
+    c;
+    conn;
+    channels;
+    sync;
+    outbox;
+    putChain = Promise.resolve();
+    /** Sends the outbox's records on the connection; ACKed entries go into the channels through `sync`. */
+    constructor(c, conn, channels, sync, outbox) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+      this.sync = sync;
+      this.outbox = outbox;
+    }
+    /** Makes `op` an outbox record and sends it; resolves on its ACK (see `ChatClient.send`). */
+    enqueue(op, options) {
+      if (options.signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
+      if (op.type !== "MSG_SEND" && this.conn.features.unsupported.has(op.type)) {
+        return Promise.reject(new ChatdError("unknown_type", `the server does not support ${op.type}`));
+      }
+      const record = {
+        userId: this.c.userId,
+        clientMsgId: options.clientMsgId ?? crypto.randomUUID(),
+        op,
+        createdAt: this.c.now(),
+        order: this.outbox.nextOrder(),
+        state: "pending",
+        owner: this.c.tabId
+      };
+      const p = newPending(record, false);
+      const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+      const signal = options.signal;
+      const onAbort = () => {
+        for (const w of p.waiters) w.reject(new ChatdError("aborted", "aborted"));
+        p.waiters = [];
+        if (this.outbox.pending.get(record.clientMsgId) === p) void this.discard(record.clientMsgId);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const settled = () => {
+        signal?.removeEventListener("abort", onAbort);
+      };
+      promise.then(settled, settled);
+      const put = this.putChain.then(() => this.outbox.storage.put(record));
+      this.putChain = put.catch(() => void 0);
+      put.then(
+        () => {
+          if (signal?.aborted === true) {
+            void this.outbox.storage.delete(this.c.userId, record.clientMsgId);
+            return;
+          }
+          if (this.outbox.pending.has(record.clientMsgId)) return;
+          this.outbox.pending.set(record.clientMsgId, p);
+          this.outbox.broadcast({ t: "put", record });
+          this.channels.changed(op.channelId);
+          this.transmit(p);
+        },
+        (e) => {
+          for (const w of p.waiters) w.reject(new ChatdError("internal", `outbox storage failed: ${String(e)}`));
+          p.waiters = [];
+        }
+      );
+      return promise;
+    }
+    /** Sends a failed outbox record again, with its same clientMsgId. */
+    async retry(clientMsgId) {
+      const p = this.outbox.pending.get(clientMsgId);
+      if (p === void 0) throw new ChatdError("not_found", "no such outbox record");
+      const record = { ...p.record, state: "pending", owner: this.c.tabId };
+      delete record.error;
+      p.record = record;
+      p.foreign = false;
+      p.attempt = 0;
+      await this.outbox.storage.put(record);
+      this.outbox.broadcast({ t: "put", record });
+      this.channels.changed(record.op.channelId);
+      const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+      this.transmit(p);
+      return promise;
+    }
+    /** Removes an outbox record; its waiters reject with `discarded`. */
+    async discard(clientMsgId) {
+      const p = this.outbox.pending.get(clientMsgId);
+      if (p === void 0) return;
+      this.outbox.pending.delete(clientMsgId);
+      clearTimeout(p.retryTimer);
+      for (const w of p.waiters) w.reject(new ChatdError("discarded", "discarded"));
+      await this.outbox.storage.delete(this.c.userId, clientMsgId);
+      this.outbox.broadcast({ t: "deleted", clientMsgId });
+      this.channels.changed(p.record.op.channelId);
+    }
+    /** The outbox records in send order (this tab's and other tabs'). */
+    records() {
+      return sendOrder([...this.outbox.pending.values()].map((p) => p.record));
+    }
+    /** Waits for a record's outcome (see `ChatClient.whenSent`). */
     whenSent(clientMsgId, signal) {
-      const p = this.pending.get(clientMsgId);
+      const p = this.outbox.pending.get(clientMsgId);
       if (p === void 0) return Promise.reject(new ChatdError("not_found", "no such outbox record"));
       if (signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
       return new Promise((resolve, reject) => {
@@ -2028,25 +1698,750 @@
         p.waiters.push(waiter);
       });
     }
+    /** A connection opened: send this tab's records, then those other tabs left behind (reload, crash). */
+    async resendAll() {
+      this.pump();
+      await this.outbox.load();
+      this.pump();
+    }
+    /** A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read). */
+    onAck(a) {
+      const p = this.outbox.pending.get(a.clientMsgId);
+      if (p === void 0) {
+        const ch = this.channels.get(a.channelId);
+        if (ch?.opened === true) {
+          ch.log.noteLastSeq(a.seq);
+          this.sync.catchUp(ch);
+        }
+        return;
+      }
+      this.conn.features.confirmUpTo(p.frameNo);
+      if (p.record.op.type !== "MSG_SEND") this.conn.features.confirm(p.record.op.type);
+      const sent = {
+        clientMsgId: a.clientMsgId,
+        messageId: a.messageId,
+        channelId: a.channelId,
+        seq: a.seq,
+        ts: a.ts,
+        duplicate: a.duplicate
+      };
+      this.completed(p, sent);
+      void this.outbox.storage.delete(this.c.userId, a.clientMsgId);
+      this.outbox.broadcast({ t: "acked", clientMsgId: a.clientMsgId, ack: sent });
+    }
+    /** An outbox record was ACKed (here or in another tab). */
+    completed(p, sent) {
+      this.outbox.pending.delete(p.record.clientMsgId);
+      clearTimeout(p.retryTimer);
+      const op = p.record.op;
+      const ch = this.channels.ctx(sent.channelId);
+      if (!sent.duplicate) this.channels.memberNow(ch);
+      if (op.type === "MSG_SEND") {
+        ch.sent.set(sent.clientMsgId, {
+          clientMsgId: sent.clientMsgId,
+          channelId: sent.channelId,
+          body: op.body,
+          state: "sent",
+          seq: sent.seq,
+          messageId: sent.messageId,
+          error: void 0,
+          createdAt: p.record.createdAt
+        });
+      }
+      const entry = {
+        type: "MSG_RECV",
+        messageId: sent.messageId,
+        channelId: sent.channelId,
+        senderId: this.c.userId,
+        seq: sent.seq,
+        ts: sent.ts,
+        clientMsgId: sent.clientMsgId,
+        ...op.type === "MSG_SEND" ? { kind: "message", body: op.body } : op.type === "MSG_EDIT" ? { kind: "edit", body: op.body, targetId: op.messageId } : op.type === "MSG_DELETE" ? { kind: "delete", body: "", targetId: op.messageId } : { kind: "reaction", body: "", targetId: op.messageId, emoji: op.emoji, op: op.op }
+      };
+      if (sent.duplicate && !ch.log.has(sent.messageId)) {
+        ch.log.noteLastSeq(sent.seq);
+        if (ch.opened && ch.log.isStarted && sent.seq <= ch.log.high) {
+        } else if (ch.opened) {
+          this.sync.ingest(ch.id, op.type === "MSG_SEND" ? [entry] : [], false);
+          this.sync.catchUp(ch);
+        }
+      } else {
+        this.sync.ingest(ch.id, [entry], false);
+      }
+      ch.store.invalidate();
+      for (const w of p.waiters) w.resolve(sent);
+      p.waiters = [];
+    }
+    /**
+     * An ERROR naming a clientMsgId arrived: when it is a held record's, it is retried
+     * (retryable) or failed. Returns whether it was one.
+     */
+    onError(clientMsgId, err) {
+      const p = this.outbox.pending.get(clientMsgId);
+      if (p === void 0) return false;
+      this.conn.features.confirmUpTo(p.frameNo);
+      this.sendFailed(p, err);
+      return true;
+    }
+    /** The server does not know the frame type of record `clientMsgId` (`unknown_type`): it fails. */
+    unsupported(clientMsgId, err) {
+      const p = this.outbox.pending.get(clientMsgId);
+      if (p !== void 0) this.fail(p, err);
+    }
+    /** Whether a record sent on the open connection has waited for its answer longer than `limitMs`. */
+    stale(now, limitMs) {
+      const open = this.conn.openGen;
+      for (const p of this.outbox.pending.values()) {
+        if (p.inflightConn !== 0 && p.inflightConn === open && now - (p.sentAt ?? now) > limitMs) return true;
+      }
+      return false;
+    }
+    /** The connection dropped: nothing is in flight (all is sent again after the next HELLO). */
+    dropped() {
+      for (const p of this.outbox.pending.values()) p.inflightConn = 0;
+    }
+    /** The client closed: no more retries; waiters reject with `closed` (the records stay stored). */
+    close() {
+      for (const p of this.outbox.pending.values()) {
+        clearTimeout(p.retryTimer);
+        for (const w of p.waiters) w.reject(new ChatdError("closed", "client closed"));
+        p.waiters = [];
+      }
+    }
+    transmit(p) {
+      clearTimeout(p.retryTimer);
+      p.retryTimer = void 0;
+      this.pump();
+    }
+    /**
+     * Sends every pending record of this tab that is not in flight on the current
+     * connection, in send order; a channel's later records wait behind one that waits for
+     * its retry, so a channel's messages are stored in the order they were sent.
+     */
+    pump() {
+      if (this.conn.openGen === 0) return;
+      const pending = this.outbox.pending;
+      const blocked = /* @__PURE__ */ new Set();
+      for (const r of sendOrder([...pending.values()].map((x) => x.record))) {
+        const p = pending.get(r.clientMsgId);
+        if (p === void 0 || p.foreign || p.record.state !== "pending") continue;
+        const ch = p.record.op.channelId;
+        if (blocked.has(ch)) continue;
+        if (p.retryTimer !== void 0) {
+          blocked.add(ch);
+          continue;
+        }
+        if (p.inflightConn === this.conn.openGen) continue;
+        const no = this.conn.send(frameOf(p.record));
+        if (no === 0) return;
+        p.inflightConn = this.conn.openGen;
+        p.frameNo = no;
+        p.sentAt = this.c.now();
+      }
+    }
+    sendFailed(p, err) {
+      if (err.retryable) {
+        p.inflightConn = 0;
+        const delay = Math.max(
+          backoffDelay(p.attempt++, { baseMs: 250, maxMs: 3e4, ...this.c.opts.retryBackoff }),
+          err.retryAfterMs ?? 0
+        );
+        clearTimeout(p.retryTimer);
+        p.retryTimer = setTimeout(() => {
+          p.retryTimer = void 0;
+          this.pump();
+        }, delay);
+        return;
+      }
+      this.fail(p, err);
+    }
+    fail(p, err) {
+      p.inflightConn = 0;
+      const record = { ...p.record, state: "failed", error: err.toJSON() };
+      p.record = record;
+      void this.outbox.storage.put(record);
+      this.outbox.broadcast({ t: "put", record });
+      this.channels.changed(record.op.channelId);
+      for (const w of p.waiters) w.reject(err);
+      p.waiters = [];
+      this.c.events.emit("failed", record.clientMsgId, err);
+    }
   };
-  function globalOnlineSource() {
-    const g = globalThis;
-    return typeof g.addEventListener === "function" && typeof g.removeEventListener === "function" ? g : void 0;
+  function frameOf(r) {
+    const op = r.op;
+    switch (op.type) {
+      case "MSG_SEND":
+        return { type: "MSG_SEND", channelId: op.channelId, clientMsgId: r.clientMsgId, body: op.body };
+      case "MSG_EDIT":
+        return { type: "MSG_EDIT", clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };
+      case "MSG_DELETE":
+        return { type: "MSG_DELETE", clientMsgId: r.clientMsgId, messageId: op.messageId };
+      case "MSG_REACT":
+        return { type: "MSG_REACT", clientMsgId: r.clientMsgId, messageId: op.messageId, emoji: op.emoji, op: op.op };
+    }
   }
-  function isAborted(signal) {
-    return signal?.aborted === true;
-  }
-  function countAbove(seqs, seq) {
-    let n = 0;
-    for (const s of seqs.values()) if (s > seq) n++;
-    return n;
-  }
-  function applyReceipt(prev, kind, seq) {
-    const readSeq = kind === "read" ? Math.max(prev.readSeq, seq) : prev.readSeq;
-    const deliveredSeq = Math.max(prev.deliveredSeq, readSeq, kind === "delivered" ? seq : 0);
-    if (readSeq === prev.readSeq && deliveredSeq === prev.deliveredSeq) return prev;
-    return Object.freeze({ deliveredSeq, readSeq });
-  }
+
+  // ../clients/typescript/src/sync.ts
+  var Sync = class {
+    c;
+    conn;
+    channels;
+    receipts;
+    syncs = /* @__PURE__ */ new Map();
+    /** Reads over the connection into the channels; appended entries are delivered receipts to be. */
+    constructor(c, conn, channels, receipts) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+      this.receipts = receipts;
+    }
+    /** An opened channel after a (re)connection or a listing: open it, or catch it up. */
+    resume(ch) {
+      if (ch.log.isStarted) this.catchUp(ch);
+      else this.openChannel(ch);
+    }
+    /** Reads the newest page of an opened channel whose window is not placed yet. */
+    openChannel(ch) {
+      if (this.conn.state !== "open" || ch.log.isStarted) return;
+      if (this.syncQueue(ch.id).some((r) => r.kind === "open")) return;
+      const limit = this.pageSize();
+      const afterSeq = Math.max(0, ch.log.knownLastSeq - limit);
+      this.sendSync(ch, { kind: "open", afterSeq }, { type: "SYNC", channelId: ch.id, afterSeq, limit, latest: true });
+    }
+    /** Reads what is known to exist above the window (a gap, or what came while away). */
+    catchUp(ch) {
+      if (this.conn.state !== "open" || !ch.log.isStarted) return;
+      if (ch.log.knownLastSeq <= ch.log.high) return;
+      if (this.syncQueue(ch.id).some((r) => r.kind === "forward" || r.kind === "open")) return;
+      const afterSeq = ch.log.high;
+      this.sendSync(ch, { kind: "forward", afterSeq }, { type: "SYNC", channelId: ch.id, afterSeq, limit: 500 });
+    }
+    /**
+     * Loads the page just below the window for `ch`'s `loadOlder` waiters. Resolves to
+     * whether even older entries exist.
+     */
+    loadOlder(ch, signal) {
+      return new Promise((resolve, reject) => {
+        if (signal?.aborted === true) {
+          reject(new ChatdError("aborted", "aborted"));
+          return;
+        }
+        const onAbort = () => {
+          const i = ch.olderWaiters.indexOf(done);
+          if (i >= 0) ch.olderWaiters.splice(i, 1);
+          reject(new ChatdError("aborted", "aborted"));
+        };
+        const done = (err) => {
+          signal?.removeEventListener("abort", onAbort);
+          if (err !== void 0) reject(err);
+          else resolve(ch.log.hasOlder);
+        };
+        if (ch.log.isStarted && !ch.log.hasOlder) {
+          resolve(false);
+          return;
+        }
+        signal?.addEventListener("abort", onAbort, { once: true });
+        ch.olderWaiters.push(done);
+        this.pumpOlder(ch);
+      });
+    }
+    /** Reads the next older page when `loadOlder` calls wait for one (the window placed first). */
+    pumpOlder(ch, fromSeq) {
+      if (this.conn.state !== "open") return;
+      if (!ch.log.isStarted) {
+        this.openChannel(ch);
+        return;
+      }
+      if (!ch.log.hasOlder) {
+        const ws = ch.olderWaiters.splice(0);
+        for (const w of ws) w();
+        return;
+      }
+      if (ch.loadingOlder) return;
+      const low = ch.log.low;
+      const limit = Math.min(this.pageSize(), low - 1);
+      const afterSeq = fromSeq ?? Math.max(0, low - 1 - limit);
+      ch.loadingOlder = true;
+      const sent = this.sendSync(
+        ch,
+        { kind: "older", afterSeq },
+        { type: "SYNC", channelId: ch.id, afterSeq, beforeSeq: low, limit }
+      );
+      if (!sent) ch.loadingOlder = false;
+    }
+    /** A SYNC_BATCH arrived: the answer to the channel's oldest SYNC. */
+    onBatch(b) {
+      const ch = this.channels.ctx(b.channelId);
+      const req = this.syncs.get(b.channelId)?.shift();
+      if (req !== void 0) this.conn.features.confirmUpTo(req.frameNo);
+      const kind = req?.kind ?? "forward";
+      if (kind === "older") {
+        ch.loadingOlder = false;
+        const lowBefore = ch.log.low;
+        const added = ch.log.prepend(b.messages, b.lastSeq);
+        if (added.length > 0) this.c.events.emit("older", ch.id, added);
+        ch.store.invalidate();
+        const top = b.messages.length > 0 ? b.messages[b.messages.length - 1] : void 0;
+        if (ch.log.low === lowBefore && top !== void 0 && top.seq < lowBefore - 1) {
+          this.pumpOlder(ch, top.seq);
+          return;
+        }
+        const ws = ch.olderWaiters.splice(0);
+        for (const w of ws) w();
+        return;
+      }
+      if (kind === "open" && !ch.log.isStarted) {
+        const first = b.messages[0];
+        ch.log.start(first !== void 0 ? first.seq - 1 : req?.afterSeq ?? 0);
+        ch.store.invalidate();
+      }
+      this.ingest(ch.id, b.messages, true, b.lastSeq);
+      if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
+    }
+    /**
+     * Takes entries into a channel: an opened one's log (emitting `entries` for those
+     * appended, catching up on a gap); a channel not opened only counts them (its last seq,
+     * others' messages for the unread count). `fromRead`: they come from a SYNC_BATCH whose
+     * `lastSeq` is `readLastSeq`.
+     */
+    ingest(channelId, entries, fromRead, readLastSeq) {
+      const ch = this.channels.ctx(channelId);
+      if (!ch.opened) {
+        for (const e of entries) {
+          const kind = entryKind(e);
+          if (kind === "delete" && e.targetId !== void 0) ch.liveUnread.delete(e.targetId);
+          if (e.seq > ch.log.knownLastSeq) {
+            ch.log.noteLastSeq(e.seq);
+            if (kind === "message" && e.senderId !== this.c.userId) ch.liveUnread.set(e.messageId, e.seq);
+          }
+        }
+        ch.store.invalidate();
+        return;
+      }
+      const r = ch.log.ingest(entries, fromRead, readLastSeq);
+      if (r.appended.length > 0) {
+        for (const e of r.appended) {
+          if (entryKind(e) === "message" && ch.typing.remove(e.senderId)) ch.store.invalidate();
+        }
+        this.c.events.emit("entries", ch.id, r.appended);
+        this.receipts.scheduleDelivered();
+      }
+      ch.store.invalidate();
+      if (r.gapAfter !== void 0) this.catchUp(ch);
+    }
+    /**
+     * An ERROR naming the channel and no clientMsgId: the answer to its oldest SYNC, if one
+     * waits (`forbidden`: the channel is gone for the user). Returns whether it was one.
+     */
+    onError(channelId, err) {
+      const req = this.syncs.get(channelId)?.shift();
+      if (req === void 0) return false;
+      const ch = this.channels.ctx(channelId);
+      if (req.kind === "older") {
+        ch.loadingOlder = false;
+        for (const w of ch.olderWaiters.splice(0)) w(err);
+      }
+      if (err.code === "forbidden") this.channels.markRemoved(ch);
+      ch.store.invalidate();
+      return true;
+    }
+    /** Whether a SYNC has waited for its answer longer than `limitMs`. */
+    stale(now, limitMs) {
+      for (const q of this.syncs.values()) for (const r of q) if (now - r.sentAt > limitMs) return true;
+      return false;
+    }
+    /** The connection dropped: no SYNC on it will be answered (they are sent again after HELLO). */
+    dropped() {
+      this.syncs.clear();
+      for (const ch of this.channels.all()) ch.loadingOlder = false;
+    }
+    syncQueue(channelId) {
+      let q = this.syncs.get(channelId);
+      if (q === void 0) {
+        q = [];
+        this.syncs.set(channelId, q);
+      }
+      return q;
+    }
+    sendSync(ch, req, frame) {
+      const no = this.conn.send(frame);
+      if (no === 0) return false;
+      this.syncQueue(ch.id).push({ ...req, frameNo: no, sentAt: this.c.now() });
+      return true;
+    }
+    pageSize() {
+      return Math.min(500, Math.max(1, this.c.opts.pageSize ?? 50));
+    }
+  };
+
+  // ../clients/typescript/src/typing-indicators.ts
+  var TypingIndicators = class {
+    c;
+    conn;
+    channels;
+    /** Indicators of the channels, sent and received on the connection. */
+    constructor(c, conn, channels) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+    }
+    /** The user is typing in the channel: sends `start` at most once per throttle period. */
+    typing(channelId) {
+      const ch = this.channels.ctx(channelId);
+      if (this.conn.features.unsupported.has("TYPING")) return;
+      if (ch.throttle.onInput(this.c.now())) this.conn.send({ type: "TYPING", channelId, state: "start" });
+    }
+    /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
+    stopTyping(channelId) {
+      const ch = this.channels.ctx(channelId);
+      if (this.conn.features.unsupported.has("TYPING")) return;
+      if (ch.throttle.onStop()) this.conn.send({ type: "TYPING", channelId, state: "stop" });
+    }
+    /** The user sends a message to the channel: the server stops the indicator when it is stored. */
+    messageSent(channelId) {
+      this.channels.ctx(channelId).throttle.onStop();
+    }
+    /** A TYPING arrived: another member's indicator starts or stops. */
+    onTyping(t) {
+      this.conn.features.confirm("TYPING");
+      if (t.userId === this.c.userId) return;
+      const ch = this.channels.ctx(t.channelId);
+      if (ch.typing.apply(t, this.c.now())) ch.store.invalidate();
+      this.scheduleExpiry(ch);
+    }
+    /** The connection dropped: no indicator is known to be live any more. */
+    dropped() {
+      for (const ch of this.channels.all()) {
+        ch.typing.expire(Number.POSITIVE_INFINITY);
+        ch.store.invalidate();
+      }
+    }
+    /** The client closed: no more expiry timers. */
+    close() {
+      for (const ch of this.channels.all()) clearTimeout(ch.typingTimer);
+    }
+    scheduleExpiry(ch) {
+      clearTimeout(ch.typingTimer);
+      const next = ch.typing.nextExpiry();
+      if (next === void 0) return;
+      ch.typingTimer = setTimeout(
+        () => {
+          if (ch.typing.expire(this.c.now())) ch.store.invalidate();
+          this.scheduleExpiry(ch);
+        },
+        Math.max(0, next - this.c.now()) + 5
+      );
+    }
+  };
+
+  // ../clients/typescript/src/client.ts
+  var ChatClient = class {
+    /** Typed events. */
+    events = new Emitter();
+    /** The connection's store (state, session, unsupported features). */
+    connection;
+    /** Presence of the users of {@link ChatClient.subscribePresence}; keyed by user id. */
+    presence;
+    /**
+     * The user's channels ({@link ChatClient.channelIds}) sorted by id, each with its unread
+     * count, without opening any of them: a channel list for the app's sidebar. The same
+     * array until a summary changed.
+     */
+    channelList;
+    c;
+    conn;
+    channels;
+    receipts;
+    sync;
+    tabOutbox;
+    sender;
+    typingIndicators;
+    presenceSub;
+    refresher;
+    started = false;
+    /** Creates a client; nothing happens until {@link ChatClient.start}. */
+    constructor(options) {
+      const uid = options.userId ?? (typeof options.token === "string" ? jwtSubject(options.token) : void 0);
+      const c = {
+        opts: options,
+        now: options.now ?? Date.now,
+        tabId: crypto.randomUUID(),
+        events: this.events,
+        userId: uid ?? ""
+      };
+      this.c = c;
+      const conn = new Connection(c, {
+        frame: (text, gen) => {
+          this.onFrame(text, gen);
+        },
+        dropped: () => {
+          this.sync.dropped();
+          this.presenceSub.dropped();
+          this.typingIndicators.dropped();
+          this.sender.dropped();
+        },
+        stale: (now, limitMs) => this.sender.stale(now, limitMs) || this.sync.stale(now, limitMs)
+      });
+      this.conn = conn;
+      const channels = new Channels(c, () => this.tabOutbox.records());
+      this.channels = channels;
+      this.tabOutbox = new TabOutbox(c, conn, channels, {
+        acked: (p, ack) => {
+          this.sender.completed(p, ack);
+        },
+        adopted: () => {
+          void this.sender.resendAll();
+        }
+      });
+      this.receipts = new Receipts(c, conn, channels);
+      this.sync = new Sync(c, conn, channels, this.receipts);
+      this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox);
+      this.typingIndicators = new TypingIndicators(c, conn, channels);
+      this.presenceSub = new PresenceSubscription(c, conn);
+      this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
+      this.connection = conn.store;
+      this.presence = this.presenceSub.store;
+      this.channelList = channels.list;
+    }
+    /** The user id. */
+    get userId() {
+      return this.c.userId;
+    }
+    /**
+     * Loads the outbox, joins the other tabs and connects. Resolves once the outbox is
+     * loaded (not when connected: see {@link ChatClient.whenOpen}).
+     */
+    async start() {
+      if (this.started) return;
+      this.started = true;
+      if (this.c.userId === "") {
+        const t = await this.conn.getToken();
+        this.c.userId = jwtSubject(t) ?? "";
+        if (this.c.userId === "") throw new ChatdError("invalid_field", "userId: not given and not in the token");
+      }
+      if (this.c.opts.tabSync !== false) this.tabOutbox.joinTabs();
+      await this.tabOutbox.load();
+      this.conn.start();
+    }
+    /** Resolves when a session is open (HELLO received); rejects on abort or close. */
+    whenOpen(signal) {
+      const state = this.conn.state;
+      if (state === "open") return Promise.resolve();
+      if (signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
+      if (state === "closed") return Promise.reject(new ChatdError("closed", "client closed"));
+      return new Promise((resolve, reject) => {
+        const onAbort = () => {
+          off();
+          reject(new ChatdError("aborted", "aborted"));
+        };
+        const off = this.events.on("state", (s) => {
+          if (s === "open") {
+            off();
+            signal?.removeEventListener("abort", onAbort);
+            resolve();
+          } else if (s === "closed") {
+            off();
+            signal?.removeEventListener("abort", onAbort);
+            reject(new ChatdError("closed", "client closed"));
+          }
+        });
+        signal?.addEventListener("abort", onAbort, { once: true });
+      });
+    }
+    /** Closes the connection for good. Outbox records stay in storage for the next start. */
+    close() {
+      this.conn.close();
+      this.presenceSub.close();
+      this.receipts.close();
+      this.sender.close();
+      this.typingIndicators.close();
+      this.refresher.close();
+      this.tabOutbox.close();
+    }
+    /** Drops the current connection at once (as a network failure would); the client reconnects. */
+    reconnect() {
+      this.conn.reconnect();
+    }
+    // ---------------------------------------------------------------- channels
+    /** The store of one channel (opened on its newest entries when first asked for). */
+    channel(channelId) {
+      const ch = this.channels.ctx(channelId);
+      if (!ch.opened) {
+        ch.opened = true;
+        this.sync.openChannel(ch);
+      }
+      return new ChannelStore(this, channelId, ch.store);
+    }
+    /** Channel ids from the last HELLO (and live messages and {@link ChatClient.refreshChannels} since). */
+    channelIds() {
+      return this.channels.ids();
+    }
+    /**
+     * Reads the user's channels (`GET /v1/me/channels`, with the connection's token) and
+     * brings the list up to date: adds the channels the user was added to since `HELLO`
+     * (the server sends no frame for that), marks removed those the user left, refreshes
+     * unread counts. The client does this by itself every `channelRefreshMs` while
+     * connected. Resolves to {@link ChatClient.channelList}'s new snapshot; rejects with a
+     * ChatdError (`unavailable` when the server cannot be reached, `aborted`, or the
+     * route's error code).
+     */
+    refreshChannels(signal) {
+      return this.refresher.refresh(signal);
+    }
+    /**
+     * Loads the page of entries just below the oldest held one. Resolves to whether even
+     * older entries exist.
+     */
+    loadOlder(channelId, signal) {
+      const ch = this.channels.ctx(channelId);
+      if (!ch.opened) this.channel(channelId);
+      return this.sync.loadOlder(ch, signal);
+    }
+    /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
+    markRead(channelId) {
+      this.receipts.markRead(channelId);
+    }
+    // ---------------------------------------------------------------- sending
+    /** Sends a message. Resolves on its MSG_ACK (also `duplicate: true`); rejects with a ChatdError when it failed. */
+    send(channelId, body, options = {}) {
+      this.typingIndicators.messageSent(channelId);
+      return this.sender.enqueue({ type: "MSG_SEND", channelId, body }, options);
+    }
+    /** Edits one of the user's messages (version 1.1). */
+    edit(channelId, messageId, body, options = {}) {
+      return this.sender.enqueue({ type: "MSG_EDIT", channelId, messageId, body }, options);
+    }
+    /** Deletes one of the user's messages (version 1.1). */
+    deleteMessage(channelId, messageId, options = {}) {
+      return this.sender.enqueue({ type: "MSG_DELETE", channelId, messageId }, options);
+    }
+    /** Adds or removes a reaction (version 1.1). */
+    react(channelId, messageId, emoji, op = "add", options = {}) {
+      return this.sender.enqueue({ type: "MSG_REACT", channelId, messageId, emoji, op }, options);
+    }
+    /** Sends a failed outbox record again, with its same clientMsgId. */
+    retry(clientMsgId) {
+      return this.sender.retry(clientMsgId);
+    }
+    /** Removes an outbox record (normally a failed one); its waiters reject with `discarded`. */
+    discard(clientMsgId) {
+      return this.sender.discard(clientMsgId);
+    }
+    /** The outbox records in send order (this tab's and other tabs'). */
+    outbox() {
+      return this.sender.records();
+    }
+    /**
+     * Resolves when an outbox record is ACKed (also one loaded from storage after a reload).
+     * Rejects when it fails or is discarded, and with `aborted` when `signal` aborts (that
+     * stops this wait only: the record stays in the outbox and is still sent).
+     */
+    whenSent(clientMsgId, signal) {
+      return this.sender.whenSent(clientMsgId, signal);
+    }
+    // ---------------------------------------------------------------- typing & presence
+    /** The user is typing in the channel: sends `start` at most once per throttle period. */
+    typing(channelId) {
+      this.typingIndicators.typing(channelId);
+    }
+    /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
+    stopTyping(channelId) {
+      this.typingIndicators.stopTyping(channelId);
+    }
+    /**
+     * Replaces the presence subscription (kept across reconnects). An empty list ends it.
+     *
+     * The subscription is *pending* from its PRESENCE_SUB until a PRESENCE has arrived for
+     * every listed id. While it is pending, a retryable ERROR (`unavailable`, `internal`,
+     * `rate_limited`) that names no clientMsgId, channelId or messageId is taken to be the
+     * server refusing it (spec §9: such an ERROR cannot say which frame it answers), and the
+     * same PRESENCE_SUB is sent again after a backoff (`retryBackoff`, and at least the
+     * ERROR's `retryAfterMs`), until the snapshot completes, this is called again, or the
+     * connection drops (the reconnect sends it anyway). Such an ERROR is still emitted as
+     * `error`. An empty subscription is never pending.
+     */
+    subscribePresence(userIds) {
+      this.presenceSub.subscribe(userIds);
+    }
+    // ================================================================ frames
+    /** A server frame arrived on connection `gen`: to the part that handles it. */
+    onFrame(text, gen) {
+      const f = parseServerFrame(text);
+      if (f === void 0) return;
+      switch (f.type) {
+        case "HELLO":
+          this.onHello(f, gen);
+          break;
+        case "MSG_ACK":
+          this.sender.onAck(f);
+          break;
+        case "MSG_RECV":
+          this.channels.memberNow(this.channels.ctx(f.channelId));
+          this.sync.ingest(f.channelId, [f], false);
+          break;
+        case "SYNC_BATCH":
+          this.sync.onBatch(f);
+          break;
+        case "RECEIPT":
+          this.receipts.onReceipt(f);
+          break;
+        case "ERROR":
+          this.onError(f);
+          break;
+        case "TYPING":
+          this.typingIndicators.onTyping(f);
+          break;
+        case "PRESENCE":
+          this.presenceSub.onPresence(f);
+          break;
+        case "CHANNEL_REMOVED":
+          this.channels.markRemoved(this.channels.ctx(f.channelId));
+          break;
+        default:
+          break;
+      }
+    }
+    /** A session opened: take its channels, then read, subscribe and send what waits. */
+    onHello(h2, gen) {
+      this.conn.opened(gen, h2.sessionId);
+      const listed = this.channels.applyHello(h2);
+      this.conn.setState("open");
+      this.conn.store.invalidate();
+      this.events.emit("hello", h2);
+      for (const id of listed) {
+        const ch = this.channels.get(id);
+        if (ch !== void 0) this.channels.markListed(ch);
+      }
+      this.refresher.start();
+      for (const ch of this.channels.all()) {
+        if (!ch.opened) continue;
+        this.sync.resume(ch);
+        if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);
+      }
+      this.presenceSub.opened();
+      void this.sender.resendAll();
+    }
+    /**
+     * An ERROR: a record's (by clientMsgId), the refusal of an unknown frame type, a SYNC's
+     * (by channelId), or, naming nothing, maybe the presence subscription's; else `error`.
+     */
+    onError(e) {
+      const err = ChatdError.fromFrame(e);
+      if (e.clientMsgId !== void 0 && this.sender.onError(e.clientMsgId, err)) return;
+      if (e.code === "unknown_type") {
+        const u = this.conn.features.refuseOldest();
+        if (u !== void 0) {
+          if (u.clientMsgId !== void 0) this.sender.unsupported(u.clientMsgId, err);
+          return;
+        }
+      }
+      if (e.channelId !== void 0 && e.clientMsgId === void 0 && this.sync.onError(e.channelId, err)) return;
+      if (err.retryable && e.clientMsgId === void 0 && e.channelId === void 0 && e.messageId === void 0) {
+        this.presenceSub.refused(err);
+      }
+      this.events.emit("error", err, e);
+    }
+  };
   var ChannelStore = class {
     /** The channel. */
     channelId;

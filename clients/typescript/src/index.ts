@@ -4,7 +4,9 @@
  *
  * @packageDocumentation
  */
-export { ChatClient, ChannelStore, applyReceipt, jwtSubject } from './client.js';
+export { ChatClient, ChannelStore } from './client.js';
+export { jwtSubject } from './connection.js';
+export { applyReceipt } from './receipts.js';
 export { computeUnread, type UnreadInputs } from './unread.js';
 export type {
   ChannelSnapshot,

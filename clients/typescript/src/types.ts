@@ -1,7 +1,8 @@
 /**
  * The client's public data types: what an app passes in ({@link ChatClientOptions}, the
  * WebSocket and `online` sources), what its stores hold (connection, channel, channel
- * list and presence snapshots), what a send resolves to, and its events.
+ * list and presence snapshots), what a send resolves to, and its events. Also the
+ * context the client's parts share (internal).
  *
  * @module
  */
@@ -10,6 +11,7 @@ import type { ChatdError, SerializedError } from './errors.js';
 import type { Message } from './log.js';
 import type { OutboxStorage } from './outbox.js';
 import type { ErrorFrame, HelloFrame, PresenceFrame, ReceiptFrame, WireEntry } from './protocol.js';
+import type { Emitter } from './store.js';
 
 /** The subset of the WebSocket API the client uses (the browser's, or the `ws` package in Node). */
 export interface WebSocketLike {
@@ -249,4 +251,21 @@ export interface SendOptions {
   readonly signal?: AbortSignal;
   /** Use this idempotency key instead of a fresh `crypto.randomUUID()`. */
   readonly clientMsgId?: string;
+}
+
+/**
+ * @internal What every part of the client shares: its options, clock, tab id, events,
+ * and the user id (empty until `start` read it from the token when it was not given).
+ */
+export interface ClientContext {
+  /** The options the client was made with. */
+  readonly opts: ChatClientOptions;
+  /** The clock (`opts.now`, or `Date.now`). */
+  readonly now: () => number;
+  /** This tab's id: owner of the outbox records it sends. */
+  readonly tabId: string;
+  /** The client's typed events. */
+  readonly events: Emitter<ChatClientEvents>;
+  /** The user id. */
+  userId: string;
 }

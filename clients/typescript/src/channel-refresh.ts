@@ -1,0 +1,142 @@
+/**
+ * Reading the user's channels over HTTP (`GET /v1/me/channels`), on demand and every
+ * `channelRefreshMs` while connected: the server sends no frame when the user is added
+ * to a channel, so this is how such a channel shows up (and a removed one goes) without
+ * waiting for its first message or the next connection.
+ *
+ * @module
+ */
+import type { Channels } from './channels.js';
+import type { Connection } from './connection.js';
+import { ChatdError } from './errors.js';
+import type { HelloChannel } from './protocol.js';
+import type { Sync } from './sync.js';
+import type { ChannelSummary, ClientContext } from './types.js';
+
+/** @internal The channel list, read from the user HTTP routes. */
+export class ChannelRefresh {
+  private readonly c: ClientContext;
+  private readonly conn: Connection;
+  private readonly channels: Channels;
+  private readonly sync: Sync;
+  private refreshing = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  /** Refreshes the channels with the connection's token; opened channels catch up through `sync`. */
+  constructor(c: ClientContext, conn: Connection, channels: Channels, sync: Sync) {
+    this.c = c;
+    this.conn = conn;
+    this.channels = channels;
+    this.sync = sync;
+  }
+
+  /** Reads `GET /v1/me/channels` and brings the channels up to date (see `ChatClient.refreshChannels`). */
+  async refresh(signal?: AbortSignal): Promise<readonly ChannelSummary[]> {
+    if (signal?.aborted === true) throw new ChatdError('aborted', 'aborted');
+    const f = (globalThis as { fetch?: typeof fetch }).fetch;
+    if (f === undefined) throw new ChatdError('unavailable', 'no fetch in this environment');
+    const startEpoch = this.channels.epoch;
+    const token = this.conn.lastToken ?? (await this.conn.getToken());
+    let res: Response;
+    try {
+      const init: RequestInit = { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' };
+      if (signal !== undefined) init.signal = signal;
+      res = await f(`${this.httpBase()}/v1/me/channels`, init);
+    } catch (e) {
+      if (isAborted(signal)) throw new ChatdError('aborted', 'aborted');
+      throw new ChatdError('unavailable', `GET /v1/me/channels: ${String(e)}`);
+    }
+    let body: unknown;
+    try {
+      body = await res.json();
+    } catch {
+      body = undefined;
+    }
+    if (!res.ok) {
+      const err = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+      throw new ChatdError(
+        typeof err?.code === 'string' ? err.code : res.status >= 500 ? 'unavailable' : 'internal',
+        typeof err?.message === 'string' ? err.message : `GET /v1/me/channels: HTTP ${res.status}`,
+      );
+    }
+    const list = (body as { channels?: unknown } | undefined)?.channels;
+    if (!Array.isArray(list)) throw new ChatdError('internal', 'GET /v1/me/channels: no channels list');
+    if (this.conn.state !== 'closed') this.apply(list as HelloChannel[], startEpoch);
+    return this.channels.list.getSnapshot();
+  }
+
+  /** While open, {@link ChannelRefresh.refresh} every `channelRefreshMs` (started once). */
+  start(): void {
+    const every = this.c.opts.channelRefreshMs ?? 30_000;
+    if (every <= 0 || this.timer !== undefined) return;
+    this.timer = setInterval(() => {
+      if (this.conn.state !== 'open' || this.refreshing) return;
+      this.refreshing = true;
+      this.refresh().then(
+        () => {
+          this.refreshing = false;
+        },
+        (e: unknown) => {
+          this.refreshing = false;
+          // a server without the route (version 1): stop asking
+          if (e instanceof ChatdError && e.code === 'not_found') {
+            clearInterval(this.timer);
+          }
+        },
+      );
+    }, every);
+  }
+
+  /** The client closed: no more reads. */
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  /**
+   * Brings the list up to date with `GET /v1/me/channels`, read after `epoch` was
+   * `startEpoch`: a listing or removal seen since (a live frame) is newer than the read
+   * and wins over it.
+   */
+  private apply(list: readonly HelloChannel[], startEpoch: number): void {
+    const inList = new Set<string>();
+    for (const c of list) {
+      if (typeof c.channelId !== 'string' || typeof c.lastSeq !== 'number') continue;
+      inList.add(c.channelId);
+      const ch = this.channels.ctx(c.channelId);
+      if (ch.removed || ch.hello === undefined) {
+        if (ch.removedEpoch > startEpoch) continue;
+        ch.removed = false;
+        this.channels.takeChannelState(ch, c);
+      } else if (c.readSeq >= ch.readSeq) {
+        this.channels.takeChannelState(ch, c);
+      } else {
+        // our MSG_READ is newer than this read: keep the unread base, take the rest
+        ch.hello = { ...ch.hello, name: c.name, metadata: c.metadata };
+        ch.log.noteLastSeq(c.lastSeq);
+        ch.store.invalidate();
+      }
+      this.channels.markListed(ch);
+      if (ch.opened) this.sync.resume(ch);
+    }
+    for (const ch of [...this.channels.all()]) {
+      if (inList.has(ch.id) || ch.removed || ch.hello === undefined || ch.listedEpoch > startEpoch) continue;
+      this.channels.markRemoved(ch);
+    }
+  }
+
+  /** Base URL of the user HTTP routes. */
+  private httpBase(): string {
+    const opts = this.c.opts;
+    if (opts.httpUrl !== undefined) return opts.httpUrl.replace(/\/+$/, '');
+    const u = new URL(opts.url);
+    const scheme = u.protocol === 'wss:' ? 'https:' : u.protocol === 'ws:' ? 'http:' : u.protocol;
+    let path = u.pathname.replace(/\/+$/, '');
+    if (path.endsWith('/v1/ws')) path = path.slice(0, -'/v1/ws'.length);
+    return `${scheme}//${u.host}${path}`;
+  }
+}
+
+/** Whether the signal aborted (a call, so that TypeScript does not narrow it once and for all). */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}

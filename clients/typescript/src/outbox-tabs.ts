@@ -1,0 +1,251 @@
+/**
+ * The user's outbox as this tab holds it, shared with the user's other tabs: the records
+ * in storage, loaded at start and after a tab died (a dead tab's records are adopted, one
+ * tab at a time under a Web Lock), and mirrored between live tabs over a
+ * BroadcastChannel (a tab sends only its own records).
+ *
+ * @module
+ */
+import type { Channels } from './channels.js';
+import type { Connection } from './connection.js';
+import { ChatdError } from './errors.js';
+import { IndexedDBOutboxStorage, MemoryOutboxStorage, sendOrder, type OutboxRecord, type OutboxStorage } from './outbox.js';
+import type { ClientContext, SentEntry } from './types.js';
+
+/** @internal A `send`, `whenSent` or `retry` call waiting for its record's outcome. */
+export interface Waiter {
+  /** The record was ACKed. */
+  resolve: (v: SentEntry) => void;
+  /** It failed, was discarded, or the client closed. */
+  reject: (e: ChatdError) => void;
+}
+
+/** @internal An outbox record held in memory, with where its sending is. */
+export interface Pending {
+  /** The record as stored. */
+  record: OutboxRecord;
+  /** true when another live tab is responsible for sending it */
+  foreign: boolean;
+  /** Retries after retryable errors so far. */
+  attempt: number;
+  /** Number of the connection it was sent on last (0: not in flight). */
+  inflightConn: number;
+  /** Its frame's number on that connection. */
+  frameNo: number;
+  /** When it was sent last. */
+  sentAt?: number;
+  /** Waits out a retry's backoff. */
+  retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Calls waiting for its outcome. */
+  waiters: Waiter[];
+}
+
+/** What tabs tell each other about the records. */
+type BroadcastMsg =
+  | { t: 'put'; record: OutboxRecord }
+  | { t: 'acked'; clientMsgId: string; ack: SentEntry }
+  | { t: 'deleted'; clientMsgId: string };
+
+interface BroadcastChannelLike {
+  postMessage(m: unknown): void;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  close(): void;
+}
+
+interface LockManagerLike {
+  request(name: string, opts: { ifAvailable?: boolean }, cb: (lock: unknown) => Promise<void> | void): Promise<void>;
+  request(name: string, cb: (lock: unknown) => Promise<void> | void): Promise<void>;
+  query(): Promise<{ held?: { name?: string }[] }>;
+}
+
+/** @internal What the tab outbox asks of the send path. */
+export interface TabOutboxHooks {
+  /** Another tab's record was ACKed there. */
+  acked(p: Pending, ack: SentEntry): void;
+  /** A dead tab's records were adopted while open: send them. */
+  adopted(): void;
+}
+
+/** @internal The outbox records this tab knows of (its own and its live tabs'), and their storage. */
+export class TabOutbox {
+  /** The records by clientMsgId. */
+  readonly pending = new Map<string, Pending>();
+  /** Where the records are kept across reloads. */
+  readonly storage: OutboxStorage;
+  private readonly c: ClientContext;
+  private readonly conn: Connection;
+  private readonly channels: Channels;
+  private readonly hooks: TabOutboxHooks;
+  private readonly locks: LockManagerLike | undefined;
+  private bc: BroadcastChannelLike | undefined;
+  private releaseTabLock: (() => void) | undefined;
+  private readonly watchedOwners = new Set<string>();
+  private loadChain: Promise<void> = Promise.resolve();
+  private orderCounter = 0;
+
+  /** Storage: the `storage` option, else IndexedDB when present, else memory. */
+  constructor(c: ClientContext, conn: Connection, channels: Channels, hooks: TabOutboxHooks) {
+    this.c = c;
+    this.conn = conn;
+    this.channels = channels;
+    this.hooks = hooks;
+    this.storage =
+      c.opts.storage ??
+      ((globalThis as { indexedDB?: unknown }).indexedDB !== undefined
+        ? new IndexedDBOutboxStorage()
+        : new MemoryOutboxStorage());
+    const nav = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator;
+    this.locks = c.opts.tabSync === false ? undefined : nav?.locks;
+  }
+
+  /** The records, in the order they were added (for the channels' `outgoing`). */
+  *records(): IterableIterator<OutboxRecord> {
+    for (const p of this.pending.values()) yield p.record;
+  }
+
+  /** The `order` of a new record: after every record made or loaded so far (microseconds of the clock, or more). */
+  nextOrder(): number {
+    const base = this.c.now() * 1000;
+    this.orderCounter = Math.max(this.orderCounter + 1, base);
+    return this.orderCounter;
+  }
+
+  /** Joins the other tabs: their broadcasts, and a lock held for this tab's life. */
+  joinTabs(): void {
+    const BC = (globalThis as { BroadcastChannel?: new (name: string) => BroadcastChannelLike }).BroadcastChannel;
+    const inBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined';
+    if (BC !== undefined && inBrowser) {
+      this.bc = new BC(`chatd-outbox:${this.c.userId}`);
+      this.bc.onmessage = (ev) => {
+        this.onBroadcast(ev.data as BroadcastMsg);
+      };
+    }
+    if (this.locks !== undefined) {
+      // held for this tab's life: other tabs see it alive and leave its records to it
+      void this.locks.request(`chatd-tab:${this.c.tabId}`, () => {
+        return new Promise<void>((resolve) => {
+          this.releaseTabLock = resolve;
+        });
+      });
+    }
+  }
+
+  /** Tells the other tabs a record was written, ACKed or deleted. */
+  broadcast(m: BroadcastMsg): void {
+    try {
+      this.bc?.postMessage(m);
+    } catch {
+      /* closed */
+    }
+  }
+
+  /**
+   * Reads the outbox from storage: adopts records of dead tabs, mirrors those of live
+   * ones. One tab at a time (a Web Lock), so a dead tab's records get one new owner.
+   */
+  load(): Promise<void> {
+    const run = (): Promise<void> =>
+      this.locks !== undefined
+        ? this.locks.request(`chatd-adopt:${this.c.userId}`, () => this.loadLocked())
+        : this.loadLocked();
+    const next = this.loadChain.then(run, run);
+    this.loadChain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The client closed: leaves the other tabs (its records are adopted by one of them). */
+  close(): void {
+    this.bc?.close();
+    this.releaseTabLock?.();
+  }
+
+  private onBroadcast(m: BroadcastMsg): void {
+    if (m.t === 'put') {
+      const r = m.record;
+      const p = this.pending.get(r.clientMsgId);
+      if (p === undefined) {
+        this.pending.set(r.clientMsgId, newPending(r, r.owner !== this.c.tabId));
+        if (r.owner !== this.c.tabId) this.watchOwner(r.owner);
+      } else {
+        p.record = r;
+        if (r.owner !== this.c.tabId) {
+          p.foreign = true;
+          clearTimeout(p.retryTimer);
+          p.retryTimer = undefined;
+          this.watchOwner(r.owner);
+        }
+        if (r.state === 'failed') {
+          const err = new ChatdError(r.error?.code ?? 'internal', r.error?.message ?? 'failed', { retryable: false });
+          for (const w of p.waiters) w.reject(err);
+          p.waiters = [];
+        }
+      }
+      this.channels.changed(r.op.channelId);
+    } else if (m.t === 'acked') {
+      const p = this.pending.get(m.clientMsgId);
+      if (p !== undefined) this.hooks.acked(p, m.ack);
+    } else {
+      const p = this.pending.get(m.clientMsgId);
+      if (p !== undefined) {
+        this.pending.delete(m.clientMsgId);
+        clearTimeout(p.retryTimer);
+        for (const w of p.waiters) w.reject(new ChatdError('discarded', 'discarded'));
+        this.channels.changed(p.record.op.channelId);
+      }
+    }
+  }
+
+  /** When another tab dies, its lock is released: adopt its records then. */
+  private watchOwner(owner: string): void {
+    if (this.locks === undefined || this.watchedOwners.has(owner) || owner === this.c.tabId) return;
+    this.watchedOwners.add(owner);
+    void this.locks.request(`chatd-tab:${owner}`, async () => {
+      this.watchedOwners.delete(owner);
+      if (this.conn.state === 'closed') return;
+      await this.load();
+      if (this.conn.state === 'open') this.hooks.adopted();
+    });
+  }
+
+  private async liveOwners(): Promise<Set<string>> {
+    const live = new Set<string>([this.c.tabId]);
+    if (this.locks === undefined) return live;
+    try {
+      const q = await this.locks.query();
+      for (const l of q.held ?? []) if (l.name?.startsWith('chatd-tab:') === true) live.add(l.name.slice(10));
+    } catch {
+      /* no query: treat others as gone */
+    }
+    return live;
+  }
+
+  private async loadLocked(): Promise<void> {
+    const records = await this.storage.load(this.c.userId);
+    const live = await this.liveOwners();
+    for (const r0 of sendOrder(records)) {
+      const existing = this.pending.get(r0.clientMsgId);
+      if (existing !== undefined && (!existing.foreign || live.has(existing.record.owner))) continue;
+      let r = r0;
+      const foreign = r.owner !== this.c.tabId && live.has(r.owner);
+      if (!foreign && r.owner !== this.c.tabId) {
+        r = { ...r, owner: this.c.tabId };
+        await this.storage.put(r);
+        this.broadcast({ t: 'put', record: r });
+      }
+      if (foreign) this.watchOwner(r.owner);
+      this.orderCounter = Math.max(this.orderCounter, r.order);
+      if (existing !== undefined) {
+        existing.record = r;
+        existing.foreign = foreign;
+      } else {
+        this.pending.set(r.clientMsgId, newPending(r, foreign));
+      }
+      this.channels.changed(r.op.channelId);
+    }
+  }
+}
+
+/** @internal A record not sent yet (by this tab: `foreign` false). */
+export function newPending(record: OutboxRecord, foreign: boolean): Pending {
+  return { record, foreign, attempt: 0, inflightConn: 0, frameNo: 0, retryTimer: undefined, waiters: [] };
+}

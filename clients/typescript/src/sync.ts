@@ -1,0 +1,233 @@
+/**
+ * Reading the log: `SYNC` to open a channel on its newest page, to catch up after a
+ * reconnect or a gap, and to page back (`loadOlder`); matching `SYNC_BATCH` answers to
+ * their requests; and taking entries (live, read, or made from an ACK) into a channel.
+ *
+ * @module
+ */
+import type { ChannelCtx, Channels } from './channels.js';
+import type { Connection } from './connection.js';
+import { ChatdError } from './errors.js';
+import { entryKind } from './log.js';
+import type { ClientFrame, SyncBatchFrame, WireEntry } from './protocol.js';
+import type { Receipts } from './receipts.js';
+import type { ClientContext } from './types.js';
+
+/** A SYNC sent and not answered yet. */
+interface SyncReq {
+  kind: 'open' | 'forward' | 'older';
+  frameNo: number;
+  sentAt: number;
+  afterSeq: number;
+  done?: (err?: ChatdError) => void;
+}
+
+/** @internal The SYNC requests of the open connection, per channel, answered in order. */
+export class Sync {
+  private readonly c: ClientContext;
+  private readonly conn: Connection;
+  private readonly channels: Channels;
+  private readonly receipts: Receipts;
+  private readonly syncs = new Map<string, SyncReq[]>();
+
+  /** Reads over the connection into the channels; appended entries are delivered receipts to be. */
+  constructor(c: ClientContext, conn: Connection, channels: Channels, receipts: Receipts) {
+    this.c = c;
+    this.conn = conn;
+    this.channels = channels;
+    this.receipts = receipts;
+  }
+
+  /** An opened channel after a (re)connection or a listing: open it, or catch it up. */
+  resume(ch: ChannelCtx): void {
+    if (ch.log.isStarted) this.catchUp(ch);
+    else this.openChannel(ch);
+  }
+
+  /** Reads the newest page of an opened channel whose window is not placed yet. */
+  openChannel(ch: ChannelCtx): void {
+    if (this.conn.state !== 'open' || ch.log.isStarted) return;
+    if (this.syncQueue(ch.id).some((r) => r.kind === 'open')) return;
+    const limit = this.pageSize();
+    const afterSeq = Math.max(0, ch.log.knownLastSeq - limit);
+    // `latest` for version 1.1; afterSeq gives the same page on a version 1 server (seqs are gapless)
+    this.sendSync(ch, { kind: 'open', afterSeq }, { type: 'SYNC', channelId: ch.id, afterSeq, limit, latest: true });
+  }
+
+  /** Reads what is known to exist above the window (a gap, or what came while away). */
+  catchUp(ch: ChannelCtx): void {
+    if (this.conn.state !== 'open' || !ch.log.isStarted) return;
+    if (ch.log.knownLastSeq <= ch.log.high) return;
+    if (this.syncQueue(ch.id).some((r) => r.kind === 'forward' || r.kind === 'open')) return;
+    const afterSeq = ch.log.high;
+    this.sendSync(ch, { kind: 'forward', afterSeq }, { type: 'SYNC', channelId: ch.id, afterSeq, limit: 500 });
+  }
+
+  /**
+   * Loads the page just below the window for `ch`'s `loadOlder` waiters. Resolves to
+   * whether even older entries exist.
+   */
+  loadOlder(ch: ChannelCtx, signal?: AbortSignal): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(new ChatdError('aborted', 'aborted'));
+        return;
+      }
+      const onAbort = (): void => {
+        const i = ch.olderWaiters.indexOf(done);
+        if (i >= 0) ch.olderWaiters.splice(i, 1);
+        reject(new ChatdError('aborted', 'aborted'));
+      };
+      const done = (err?: ChatdError): void => {
+        signal?.removeEventListener('abort', onAbort);
+        if (err !== undefined) reject(err);
+        else resolve(ch.log.hasOlder);
+      };
+      if (ch.log.isStarted && !ch.log.hasOlder) {
+        resolve(false);
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      ch.olderWaiters.push(done);
+      this.pumpOlder(ch);
+    });
+  }
+
+  /** Reads the next older page when `loadOlder` calls wait for one (the window placed first). */
+  pumpOlder(ch: ChannelCtx, fromSeq?: number): void {
+    if (this.conn.state !== 'open') return;
+    if (!ch.log.isStarted) {
+      this.openChannel(ch);
+      return;
+    }
+    if (!ch.log.hasOlder) {
+      const ws = ch.olderWaiters.splice(0);
+      for (const w of ws) w();
+      return;
+    }
+    if (ch.loadingOlder) return;
+    const low = ch.log.low;
+    const limit = Math.min(this.pageSize(), low - 1);
+    const afterSeq = fromSeq ?? Math.max(0, low - 1 - limit);
+    ch.loadingOlder = true;
+    const sent = this.sendSync(
+      ch,
+      { kind: 'older', afterSeq },
+      { type: 'SYNC', channelId: ch.id, afterSeq, beforeSeq: low, limit },
+    );
+    if (!sent) ch.loadingOlder = false;
+  }
+
+  /** A SYNC_BATCH arrived: the answer to the channel's oldest SYNC. */
+  onBatch(b: SyncBatchFrame): void {
+    const ch = this.channels.ctx(b.channelId);
+    const req = this.syncs.get(b.channelId)?.shift();
+    if (req !== undefined) this.conn.features.confirmUpTo(req.frameNo);
+    const kind = req?.kind ?? 'forward';
+    if (kind === 'older') {
+      ch.loadingOlder = false;
+      const lowBefore = ch.log.low;
+      const added = ch.log.prepend(b.messages, b.lastSeq);
+      if (added.length > 0) this.c.events.emit('older', ch.id, added);
+      ch.store.invalidate();
+      const top = b.messages.length > 0 ? b.messages[b.messages.length - 1] : undefined;
+      if (ch.log.low === lowBefore && top !== undefined && top.seq < lowBefore - 1) {
+        // a version 1 page that stopped early (max_page_bytes): read on towards the window
+        this.pumpOlder(ch, top.seq);
+        return;
+      }
+      const ws = ch.olderWaiters.splice(0);
+      for (const w of ws) w();
+      return;
+    }
+    if (kind === 'open' && !ch.log.isStarted) {
+      const first = b.messages[0];
+      ch.log.start(first !== undefined ? first.seq - 1 : (req?.afterSeq ?? 0));
+      ch.store.invalidate();
+    }
+    this.ingest(ch.id, b.messages, true, b.lastSeq);
+    if (ch.olderWaiters.length > 0) this.pumpOlder(ch);
+  }
+
+  /**
+   * Takes entries into a channel: an opened one's log (emitting `entries` for those
+   * appended, catching up on a gap); a channel not opened only counts them (its last seq,
+   * others' messages for the unread count). `fromRead`: they come from a SYNC_BATCH whose
+   * `lastSeq` is `readLastSeq`.
+   */
+  ingest(channelId: string, entries: readonly WireEntry[], fromRead: boolean, readLastSeq?: number): void {
+    const ch = this.channels.ctx(channelId);
+    if (!ch.opened) {
+      // not displayed: only count (others' messages above what HELLO counted, less deleted ones)
+      for (const e of entries) {
+        const kind = entryKind(e);
+        if (kind === 'delete' && e.targetId !== undefined) ch.liveUnread.delete(e.targetId);
+        if (e.seq > ch.log.knownLastSeq) {
+          ch.log.noteLastSeq(e.seq);
+          if (kind === 'message' && e.senderId !== this.c.userId) ch.liveUnread.set(e.messageId, e.seq);
+        }
+      }
+      ch.store.invalidate();
+      return;
+    }
+    const r = ch.log.ingest(entries, fromRead, readLastSeq);
+    if (r.appended.length > 0) {
+      for (const e of r.appended) {
+        if (entryKind(e) === 'message' && ch.typing.remove(e.senderId)) ch.store.invalidate();
+      }
+      this.c.events.emit('entries', ch.id, r.appended);
+      this.receipts.scheduleDelivered();
+    }
+    ch.store.invalidate();
+    if (r.gapAfter !== undefined) this.catchUp(ch);
+  }
+
+  /**
+   * An ERROR naming the channel and no clientMsgId: the answer to its oldest SYNC, if one
+   * waits (`forbidden`: the channel is gone for the user). Returns whether it was one.
+   */
+  onError(channelId: string, err: ChatdError): boolean {
+    const req = this.syncs.get(channelId)?.shift();
+    if (req === undefined) return false;
+    const ch = this.channels.ctx(channelId);
+    if (req.kind === 'older') {
+      ch.loadingOlder = false;
+      for (const w of ch.olderWaiters.splice(0)) w(err);
+    }
+    if (err.code === 'forbidden') this.channels.markRemoved(ch);
+    ch.store.invalidate();
+    return true;
+  }
+
+  /** Whether a SYNC has waited for its answer longer than `limitMs`. */
+  stale(now: number, limitMs: number): boolean {
+    for (const q of this.syncs.values()) for (const r of q) if (now - r.sentAt > limitMs) return true;
+    return false;
+  }
+
+  /** The connection dropped: no SYNC on it will be answered (they are sent again after HELLO). */
+  dropped(): void {
+    this.syncs.clear();
+    for (const ch of this.channels.all()) ch.loadingOlder = false;
+  }
+
+  private syncQueue(channelId: string): SyncReq[] {
+    let q = this.syncs.get(channelId);
+    if (q === undefined) {
+      q = [];
+      this.syncs.set(channelId, q);
+    }
+    return q;
+  }
+
+  private sendSync(ch: ChannelCtx, req: Omit<SyncReq, 'frameNo' | 'sentAt'>, frame: ClientFrame): boolean {
+    const no = this.conn.send(frame);
+    if (no === 0) return false;
+    this.syncQueue(ch.id).push({ ...req, frameNo: no, sentAt: this.c.now() });
+    return true;
+  }
+
+  private pageSize(): number {
+    return Math.min(500, Math.max(1, this.c.opts.pageSize ?? 50));
+  }
+}
