@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { CONSOLE_ROOT, Chatd, HoldingProxy, REPO_ROOT, sleep } from './harness.js';
+import { CONSOLE_ROOT, ChatdServer, HoldingProxy, REPO_ROOT, sleep } from './harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = join(CONSOLE_ROOT, 'test-output');
@@ -102,7 +102,7 @@ async function connected(page: Page): Promise<void> {
 }
 
 describe('console in a real browser (alice and bob)', () => {
-  let chatd: Chatd;
+  let chatd: ChatdServer;
   let proxy: HoldingProxy;
   let browser: Browser;
   const contexts: BrowserContext[] = [];
@@ -125,8 +125,7 @@ describe('console in a real browser (alice and bob)', () => {
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    chatd = new Chatd({ CHATD_JWT_LEEWAY_SECS: '0' });
-    await chatd.start();
+    chatd = await ChatdServer.start({ env: { CHATD_JWT_LEEWAY_SECS: '0' } });
     proxy = new HoldingProxy(() => chatd.port);
     await proxy.listen();
     // Channels the later tests use; `general` itself is created in the admin view.
@@ -275,7 +274,7 @@ describe('console in a real browser (alice and bob)', () => {
       await shot(alice, 'console-server-down');
     } finally {
       // restarted even when an assertion above failed, so the later tests have a server
-      await chatd.start();
+      await chatd.spawn();
     }
     // sample both screens while they recover: never two copies of one message
     let most = 0;
