@@ -100,6 +100,10 @@ export class HoldingProxy {
     this.pairs.clear();
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
-    await new Promise<void>((r) => this.server.close(() => r()));
+    await new Promise<void>((r) => {
+      this.server.close(() => {
+        r();
+      });
+    });
   }
 }
