@@ -14,37 +14,37 @@ use crate::ids::{ChannelId, UserId};
 /// PostgreSQL: `FOR UPDATE` serialises the channel's writers across
 /// connections and nodes. SQLite: the one writer connection and
 /// `BEGIN IMMEDIATE` already do, so it is a plain read.
-pub(super) const LOCK_CHANNEL: Sql = Sql {
-    pg: "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE",
-    sqlite: "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1",
-};
+pub(super) static LOCK_CHANNEL: Sql = Sql::each(
+    "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE",
+    "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1",
+);
 const INSERT_CHANNEL: &str =
     "INSERT INTO channels (channel_id, created_at) VALUES ($1, $2) ON CONFLICT (channel_id) DO NOTHING";
 /// Adds members (`$2`, a list of ids) to channel `$1`, joined at `$3`;
 /// repeats and existing members are skipped.
-const INSERT_MEMBERS: Sql = Sql {
-    pg: "INSERT INTO members (channel_id, user_id, joined_at) \
+static INSERT_MEMBERS: Sql = Sql::each(
+    "INSERT INTO members (channel_id, user_id, joined_at) \
          SELECT $1, u, $3 FROM UNNEST($2::text[]) AS u ON CONFLICT (channel_id, user_id) DO NOTHING",
-    sqlite: "INSERT INTO members (channel_id, user_id, joined_at) \
+    "INSERT INTO members (channel_id, user_id, joined_at) \
          SELECT $1, value, $3 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING",
-};
+);
 const CHANNEL: &str = "SELECT channel_id, created_at, last_seq, name, metadata FROM channels WHERE channel_id = $1";
 /// Channels after `$1` (`NULL`: from the first; ids are never empty) in
 /// byte order of the id, `$2` of them. PostgreSQL: `COLLATE "C"`, served by
 /// the `channels_by_id_bytes` index; SQLite: the default BINARY collation
 /// and the primary key's index.
-const LIST_CHANNELS: Sql = Sql {
-    pg: "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
+static LIST_CHANNELS: Sql = Sql::each(
+    "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
          WHERE channel_id COLLATE \"C\" > COALESCE($1::text, '') COLLATE \"C\" \
          ORDER BY channel_id COLLATE \"C\" LIMIT $2",
-    sqlite: "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
+    "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
          WHERE channel_id > COALESCE($1, '') ORDER BY channel_id LIMIT $2",
-};
+);
 /// The members of the channels `$1` (a list of ids).
-const MEMBERS_OF_LISTED: Sql = Sql {
-    pg: "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)",
-    sqlite: "SELECT channel_id, user_id FROM members WHERE channel_id IN (SELECT value FROM json_each($1))",
-};
+static MEMBERS_OF_LISTED: Sql = Sql::each(
+    "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)",
+    "SELECT channel_id, user_id FROM members WHERE channel_id IN (SELECT value FROM json_each($1))",
+);
 /// Sets `name` to `$3` when `$2`, `metadata` to `$5` when `$4`.
 const UPDATE_CHANNEL: &str = "UPDATE channels SET \
      name = CASE WHEN $2 THEN $3 ELSE name END, metadata = CASE WHEN $4 THEN $5 ELSE metadata END \

@@ -14,7 +14,7 @@
 //! the connection and the row.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use sqlx::pool::PoolConnection;
 use sqlx::query::Query;
@@ -60,13 +60,52 @@ pub enum Kind {
     Sqlite,
 }
 
-/// One statement's text on each database, for the statements whose text
-/// differs (`FOR UPDATE`, `::uuid` casts, arrays against `json_each`).
-/// Statements written alike on both are plain `&str`.
+/// One statement's text on each database. Most statements differ only by
+/// PostgreSQL's casts (`$1::uuid`, `message_id::text`: its id columns are
+/// `uuid`, SQLite's are text): [`Sql::same`] writes those once, and SQLite's
+/// text is PostgreSQL's without them. [`Sql::each`] gives both texts where
+/// more differs (`FOR UPDATE`, arrays against `json_each`, collations).
+/// Statements with no cast at all are plain `&str`. Kept in `static`s, so
+/// the derived text is made once per process.
 pub struct Sql {
-    pub pg: &'static str,
-    pub sqlite: &'static str,
+    pg: &'static str,
+    sqlite: SqliteText,
 }
+
+enum SqliteText {
+    Own(&'static str),
+    WithoutCasts(OnceLock<String>),
+}
+
+impl Sql {
+    /// The statement `pg` on PostgreSQL and, on SQLite, `pg` without its
+    /// `::uuid` and `::text` casts.
+    pub const fn same(pg: &'static str) -> Self {
+        Sql {
+            pg,
+            sqlite: SqliteText::WithoutCasts(OnceLock::new()),
+        }
+    }
+
+    /// `pg` on PostgreSQL, `sqlite` on SQLite.
+    pub const fn each(pg: &'static str, sqlite: &'static str) -> Self {
+        Sql {
+            pg,
+            sqlite: SqliteText::Own(sqlite),
+        }
+    }
+
+    fn sqlite(&'static self) -> &'static str {
+        match &self.sqlite {
+            SqliteText::Own(text) => text,
+            SqliteText::WithoutCasts(text) => text.get_or_init(|| self.pg.replace("::uuid", "").replace("::text", "")),
+        }
+    }
+}
+
+/// A read of several statements from one snapshot. SQLite in WAL mode: the
+/// first read fixes it until the transaction ends.
+static BEGIN_SNAPSHOT: Sql = Sql::each("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "BEGIN");
 
 /// A database the store runs on: PostgreSQL or SQLite.
 pub trait Dialect:
@@ -87,10 +126,10 @@ pub trait Dialect:
     fn bind_ids<'q>(query: Q<'q, Self>, ids: &'q [&'q str]) -> Result<Q<'q, Self>, StoreError>;
 
     /// The text of `sql` on this database.
-    fn sql(sql: &Sql) -> &'static str {
+    fn sql(sql: &'static Sql) -> &'static str {
         match Self::KIND {
             Kind::Postgres => sql.pg,
-            Kind::Sqlite => sql.sqlite,
+            Kind::Sqlite => sql.sqlite(),
         }
     }
 }
@@ -246,6 +285,11 @@ impl<D: Dialect> SqlStore<D> {
         Ok(self.write_pool.begin_with(D::BEGIN_WRITE).await?)
     }
 
+    /// A read-only transaction whose statements all see one snapshot.
+    pub(super) async fn begin_snapshot(&self) -> Result<sqlx::Transaction<'static, D>, StoreError> {
+        Ok(self.read_pool.begin_with(D::sql(&BEGIN_SNAPSHOT)).await?)
+    }
+
     /// A connection for reads.
     pub(super) async fn reader(&self) -> Result<PoolConnection<D>, StoreError> {
         Ok(self.read_pool.acquire().await?)
@@ -269,5 +313,33 @@ impl<D: Dialect> SqlStore<D> {
     pub(super) async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query::<D>("SELECT 1").execute(self.reader().await?.ex()).await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static SAME: Sql = Sql::same("SELECT message_id::text, target_id::text FROM messages WHERE message_id = $1::uuid");
+    static EACH: Sql = Sql::each("SELECT 1 FOR UPDATE", "SELECT 1");
+
+    #[test]
+    fn sqlite_runs_the_postgres_text_without_its_casts() {
+        assert_eq!(
+            Postgres::sql(&SAME),
+            "SELECT message_id::text, target_id::text FROM messages WHERE message_id = $1::uuid"
+        );
+        assert_eq!(
+            Sqlite::sql(&SAME),
+            "SELECT message_id, target_id FROM messages WHERE message_id = $1"
+        );
+        // Made once: the same text each time.
+        assert!(std::ptr::eq(Sqlite::sql(&SAME), Sqlite::sql(&SAME)));
+    }
+
+    #[test]
+    fn each_database_runs_its_own_text() {
+        assert_eq!(Postgres::sql(&EACH), "SELECT 1 FOR UPDATE");
+        assert_eq!(Sqlite::sql(&EACH), "SELECT 1");
     }
 }

@@ -9,36 +9,27 @@ use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::{dispatch, EntriesPage, Entry, EntryKind, ReactionState, Store, StoreError};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
-/// A read of several statements from one snapshot. SQLite in WAL mode: the
-/// first read fixes it until the transaction ends.
-const BEGIN_SNAPSHOT: Sql = Sql {
-    pg: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-    sqlite: "BEGIN",
-};
-pub(super) const MESSAGE_BY_KEY: Sql = select_entries!("WHERE sender_id = $1 AND client_msg_id = $2");
-pub(super) const MESSAGE_BY_ID: Sql = Sql {
-    pg: select_entries!("WHERE message_id = $1::uuid").pg,
-    sqlite: select_entries!("WHERE message_id = $1").sqlite,
-};
-const MESSAGES_AFTER: Sql = select_entries!("WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3");
+pub(super) static MESSAGE_BY_KEY: Sql = select_entries!("WHERE sender_id = $1 AND client_msg_id = $2");
+pub(super) static MESSAGE_BY_ID: Sql = select_entries!("WHERE message_id = $1::uuid");
+static MESSAGES_AFTER: Sql = select_entries!("WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3");
 /// A backward scan of the `(channel_id, seq)` index from `$2`.
-const MESSAGES_BEFORE: Sql = select_entries!("WHERE channel_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3");
+static MESSAGES_BEFORE: Sql = select_entries!("WHERE channel_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3");
 const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 /// The reactions of the messages `$1` (a list of ids), with whether `$2`
 /// holds each, by first use. PostgreSQL: whether `$2` holds it is a scalar
 /// subquery (one probe of the primary key per reaction): as a join, the
 /// planner read every row of `reactions` held by `$2` through the primary
 /// key (whose first column is the message, so all of it).
-const REACTIONS_OF: Sql = Sql {
-    pg: "SELECT c.message_id::text, c.emoji, c.count, \
+static REACTIONS_OF: Sql = Sql::each(
+    "SELECT c.message_id::text, c.emoji, c.count, \
          COALESCE((SELECT TRUE FROM reactions r \
          WHERE r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2), FALSE) \
          FROM reaction_counts c WHERE c.message_id = ANY($1::uuid[]) ORDER BY c.message_id, c.first_seq",
-    sqlite: "SELECT c.message_id, c.emoji, c.count, (r.user_id IS NOT NULL) \
+    "SELECT c.message_id, c.emoji, c.count, (r.user_id IS NOT NULL) \
          FROM reaction_counts c LEFT JOIN reactions r \
          ON r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2 \
          WHERE c.message_id IN (SELECT value FROM json_each($1)) ORDER BY c.message_id, c.first_seq",
-};
+);
 
 impl Store {
     /// Up to `limit` messages with `seq > after_seq`, in `seq` order, and
@@ -155,7 +146,7 @@ impl<D: Dialect> SqlStore<D> {
         let query = if backward { &MESSAGES_BEFORE } else { &MESSAGES_AFTER };
         // The page and its reactions from one snapshot, so the state
         // shown is the state at one point of the log.
-        let mut tx = self.read_pool.begin_with(D::sql(&BEGIN_SNAPSHOT)).await?;
+        let mut tx = self.begin_snapshot().await?;
         let rows = sqlx::query::<D>(D::sql(query))
             .param(channel_id.as_str())
             .param(seq)

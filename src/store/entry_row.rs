@@ -20,23 +20,16 @@ macro_rules! message_columns {
 }
 pub(super) use message_columns;
 
-/// `SELECT <entry columns> FROM messages <rest>`, on each database.
+/// `SELECT <entry columns> FROM messages <rest>`, on both databases
+/// ([`super::dialect::Sql::same`]: SQLite's text drops the casts).
 macro_rules! select_entries {
     ($rest:literal) => {
-        $crate::store::dialect::Sql {
-            pg: concat!(
-                "SELECT ",
-                $crate::store::entry_row::message_columns!("message_id::text", "target_id::text"),
-                " FROM messages ",
-                $rest
-            ),
-            sqlite: concat!(
-                "SELECT ",
-                $crate::store::entry_row::message_columns!("message_id", "target_id"),
-                " FROM messages ",
-                $rest
-            ),
-        }
+        $crate::store::dialect::Sql::same(concat!(
+            "SELECT ",
+            $crate::store::entry_row::message_columns!("message_id::text", "target_id::text"),
+            " FROM messages ",
+            $rest
+        ))
     };
 }
 pub(super) use select_entries;

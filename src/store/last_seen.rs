@@ -10,10 +10,10 @@ const RECORD_LAST_SEEN: &str = "INSERT INTO presence (user_id, last_seen_at) VAL
      ON CONFLICT (user_id) DO UPDATE SET last_seen_at = excluded.last_seen_at \
      WHERE presence.last_seen_at < excluded.last_seen_at";
 /// The stored `lastSeenAt` of the users `$1` (a list of ids).
-const LAST_SEEN: Sql = Sql {
-    pg: "SELECT user_id, last_seen_at FROM presence WHERE user_id = ANY($1)",
-    sqlite: "SELECT user_id, last_seen_at FROM presence WHERE user_id IN (SELECT value FROM json_each($1))",
-};
+static LAST_SEEN: Sql = Sql::each(
+    "SELECT user_id, last_seen_at FROM presence WHERE user_id = ANY($1)",
+    "SELECT user_id, last_seen_at FROM presence WHERE user_id IN (SELECT value FROM json_each($1))",
+);
 
 impl Store {
     /// The stored `lastSeenAt` (ms) of those of `users` that have one.

@@ -20,68 +20,40 @@ use super::{
 };
 use crate::ids::{ChannelId, UserId};
 
-const INSERT_MESSAGE: Sql = Sql {
-    pg: "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members) \
+static INSERT_MESSAGE: Sql = Sql::same(
+    "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members) \
          VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq",
-    sqlite: "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq",
-};
+);
 /// Sets channel `$1`'s `last_seq` and `last_ts` at the end of a batch.
 pub(super) const UPDATE_CHANNEL_SEQ: &str = "UPDATE channels SET last_seq = $2, last_ts = $3 WHERE channel_id = $1";
 /// Marks entry `$1` as having changed nothing.
-const MARK_NOOP: Sql = Sql {
-    pg: "UPDATE messages SET noop = TRUE WHERE message_id = $1::uuid",
-    sqlite: "UPDATE messages SET noop = 1 WHERE message_id = $1",
-};
+static MARK_NOOP: Sql = Sql::same("UPDATE messages SET noop = TRUE WHERE message_id = $1::uuid");
 /// Sets message `$1`'s current text `$2` and edit time `$3`.
-const APPLY_EDIT: Sql = Sql {
-    pg: "UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1::uuid",
-    sqlite: "UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1",
-};
+static APPLY_EDIT: Sql = Sql::same("UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1::uuid");
 /// Marks message `$1` deleted and erases its text.
-const ERASE_MESSAGE: Sql = Sql {
-    pg: "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE WHERE message_id = $1::uuid",
-    sqlite: "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = 1 WHERE message_id = $1",
-};
+static ERASE_MESSAGE: Sql = Sql::same(
+    "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE WHERE message_id = $1::uuid",
+);
 /// Erases the text of every edit of message `$1`.
-const ERASE_EDITS: Sql = Sql {
-    pg: "UPDATE messages SET body = '' WHERE target_id = $1::uuid AND kind = 'edit'",
-    sqlite: "UPDATE messages SET body = '' WHERE target_id = $1 AND kind = 'edit'",
-};
-const DELETE_REACTIONS: Sql = Sql {
-    pg: "DELETE FROM reactions WHERE message_id = $1::uuid",
-    sqlite: "DELETE FROM reactions WHERE message_id = $1",
-};
-const DELETE_REACTION_COUNTS: Sql = Sql {
-    pg: "DELETE FROM reaction_counts WHERE message_id = $1::uuid",
-    sqlite: "DELETE FROM reaction_counts WHERE message_id = $1",
-};
+static ERASE_EDITS: Sql = Sql::same("UPDATE messages SET body = '' WHERE target_id = $1::uuid AND kind = 'edit'");
+static DELETE_REACTIONS: Sql = Sql::same("DELETE FROM reactions WHERE message_id = $1::uuid");
+static DELETE_REACTION_COUNTS: Sql = Sql::same("DELETE FROM reaction_counts WHERE message_id = $1::uuid");
 /// Adds `$3`'s reaction `$2` on `$1`; affects no row when held.
-const ADD_REACTION: Sql = Sql {
-    pg: "INSERT INTO reactions (message_id, emoji, user_id) VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING",
-    sqlite: "INSERT INTO reactions (message_id, emoji, user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-};
+static ADD_REACTION: Sql =
+    Sql::same("INSERT INTO reactions (message_id, emoji, user_id) VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING");
 /// One more holder of `$2` on `$1`; a new row (first use at seq `$3`) when none held it.
-const COUNT_UP: Sql = Sql {
-    pg: "INSERT INTO reaction_counts (message_id, emoji, count, first_seq) VALUES ($1::uuid, $2, 1, $3) \
+static COUNT_UP: Sql = Sql::same(
+    "INSERT INTO reaction_counts (message_id, emoji, count, first_seq) VALUES ($1::uuid, $2, 1, $3) \
          ON CONFLICT (message_id, emoji) DO UPDATE SET count = reaction_counts.count + 1",
-    sqlite: "INSERT INTO reaction_counts (message_id, emoji, count, first_seq) VALUES ($1, $2, 1, $3) \
-         ON CONFLICT (message_id, emoji) DO UPDATE SET count = reaction_counts.count + 1",
-};
+);
 /// Removes `$3`'s reaction `$2` on `$1`; affects no row when not held.
-const REMOVE_REACTION: Sql = Sql {
-    pg: "DELETE FROM reactions WHERE message_id = $1::uuid AND emoji = $2 AND user_id = $3",
-    sqlite: "DELETE FROM reactions WHERE message_id = $1 AND emoji = $2 AND user_id = $3",
-};
+static REMOVE_REACTION: Sql =
+    Sql::same("DELETE FROM reactions WHERE message_id = $1::uuid AND emoji = $2 AND user_id = $3");
 /// The last holder of `$2` on `$1` left: the row goes.
-const COUNT_GONE: Sql = Sql {
-    pg: "DELETE FROM reaction_counts WHERE message_id = $1::uuid AND emoji = $2 AND count = 1",
-    sqlite: "DELETE FROM reaction_counts WHERE message_id = $1 AND emoji = $2 AND count = 1",
-};
-const COUNT_DOWN: Sql = Sql {
-    pg: "UPDATE reaction_counts SET count = count - 1 WHERE message_id = $1::uuid AND emoji = $2",
-    sqlite: "UPDATE reaction_counts SET count = count - 1 WHERE message_id = $1 AND emoji = $2",
-};
+static COUNT_GONE: Sql =
+    Sql::same("DELETE FROM reaction_counts WHERE message_id = $1::uuid AND emoji = $2 AND count = 1");
+static COUNT_DOWN: Sql =
+    Sql::same("UPDATE reaction_counts SET count = count - 1 WHERE message_id = $1::uuid AND emoji = $2");
 /// Copies SQLite's WAL into the database file and truncates it.
 const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
 

@@ -30,18 +30,11 @@ const WEBHOOK_CURSOR_MOVE: &str =
     "UPDATE webhook_cursors SET delivered_seq = $3, updated_at = $4 WHERE channel_id = $1 AND delivered_seq = $2";
 /// Up to `$3` entries of channel `$1` after seq `$2` with their
 /// `offline_members` (column 15), for the webhook feed.
-const WEBHOOK_ENTRIES_AFTER: Sql = Sql {
-    pg: concat!(
-        "SELECT ",
-        message_columns!("message_id::text", "target_id::text"),
-        ", offline_members FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
-    ),
-    sqlite: concat!(
-        "SELECT ",
-        message_columns!("message_id", "target_id"),
-        ", offline_members FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
-    ),
-};
+static WEBHOOK_ENTRIES_AFTER: Sql = Sql::same(concat!(
+    "SELECT ",
+    message_columns!("message_id::text", "target_id::text"),
+    ", offline_members FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
+));
 /// Takes or renews, for owner `$1`, every bucket of `$2` (int4[]) that is
 /// free, expired or already its own, until `$3` ms from now on the
 /// database's clock (one clock for every node: no skew between them).
