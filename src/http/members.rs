@@ -1,13 +1,146 @@
-//! The membership routes (`/v1/channels/{channelId}/members/{userId}`).
+//! The membership routes: a channel's members, paged
+//! (`GET /v1/channels/{channelId}/members`), and adding or removing one
+//! (`/v1/channels/{channelId}/members/{userId}`).
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
 
-use super::channels::{channel_id, user_id};
+use super::channels::{channel_id, user_id, DEFAULT_CHANNELS_PAGE, MAX_CHANNELS_PAGE};
 use super::openapi::ErrorBody;
-use super::{require_admin, ApiError, ApiPath};
-use crate::ids::now_ms;
+use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
+use crate::ids::{now_ms, UserId};
+use crate::permissions::{self, Action, Actor};
 use crate::state::AppState;
+use crate::store::MemberRow;
+
+/// One member as `GET /v1/channels/{channelId}/members` shows it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberView {
+    user_id: String,
+    /// `member`, `moderator` or `owner`.
+    role: &'static str,
+    /// When the member (last) joined, ms since the epoch.
+    joined_at: i64,
+    /// The member's delivered watermark (0: none).
+    delivered_seq: i64,
+    /// The member's read watermark (0: none).
+    read_seq: i64,
+}
+
+impl From<MemberRow> for MemberView {
+    fn from(m: MemberRow) -> Self {
+        Self {
+            user_id: m.user_id.as_str().to_owned(),
+            role: m.role.as_str(),
+            joined_at: m.joined_at,
+            delivered_seq: m.delivered_seq,
+            read_seq: m.read_seq,
+        }
+    }
+}
+
+/// A page of a channel's members.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberList {
+    /// Members in byte order of `userId`.
+    members: Vec<MemberView>,
+    /// Whether more members follow the last one.
+    has_more: bool,
+    /// The channel's last seq when the page was read: `MEMBER` frames with a
+    /// higher `afterSeq` are not reflected in it.
+    at_seq: i64,
+}
+
+/// The query of `GET /v1/channels/{channelId}/members`.
+#[derive(Debug, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // a schema: the handler reads the query as pairs.
+pub struct MembersQuery {
+    /// Members after this user id (exclusive), in byte order.
+    after: Option<String>,
+    /// Page size, 1 to 500; default 100.
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<i64>,
+    /// A user JWT, for browsers that cannot set a header (the header wins).
+    #[param(rename = "access_token")]
+    access_token: Option<String>,
+}
+
+/// `GET /v1/channels/{channelId}/members?after=USERID&limit=N` (a member's
+/// user token, or admin): 200 `{"members": [{"userId", "role", "joinedAt",
+/// "deliveredSeq", "readSeq"}], "hasMore", "atSeq"}`, members in byte order
+/// of `userId` after `after`; `limit` 1..500, default 100. 403 for a
+/// non-member or an unknown channel (user token; the same answer, so a user
+/// cannot learn which channels exist), 404 for an unknown channel (admin).
+#[utoipa::path(
+    get,
+    path = "/v1/channels/{channelId}/members",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id"), MembersQuery),
+    responses(
+        (status = 200, description = "A page of members", body = MemberList),
+        (status = 400, description = "A bad channel id, after or limit", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "Not a member, or an unknown channel (user token)", body = ErrorBody),
+        (status = 404, description = "Unknown channel (admin token)", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = []), ("accessToken" = []), ("adminToken" = [])),
+)]
+pub async fn list_members(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    let query = QueryParams::new(query);
+    let who = super::caller_from_header_or_query(&state, &headers, &query)?;
+    let ApiPath(raw) = path?;
+    let channel = channel_id(&raw)?;
+    let param = |name: &'static str| {
+        query
+            .get(name)
+            .map_err(|_| ApiError::invalid_field(name, "given more than once"))
+    };
+    let after = match param("after")? {
+        None => None,
+        Some(raw) => Some(UserId::parse(raw).map_err(|e| ApiError::invalid_field("after", &e.to_string()))?),
+    };
+    let limit = match param("limit")? {
+        None => DEFAULT_CHANNELS_PAGE,
+        Some(raw) => raw
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=MAX_CHANNELS_PAGE).contains(n))
+            .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?,
+    };
+    let actor = match &who {
+        Caller::Admin => Actor::Admin,
+        Caller::User(user) => Actor::User(state.store.role_of(&channel, &user.user_id).await?),
+    };
+    permissions::may(actor, Action::Read).map_err(|denied| ApiError::forbidden(&denied.to_string()))?;
+    // A member's read and the page are two reads: a member removed in
+    // between still gets the page it was allowed a moment before.
+    let page = state
+        .store
+        .members_page(&channel, after.as_ref(), limit)
+        .await?
+        .ok_or_else(|| match who {
+            Caller::Admin => ApiError::not_found("unknown channel"),
+            Caller::User(_) => ApiError::forbidden(&permissions::Denied::NotAMember.to_string()),
+        })?;
+    let body = MemberList {
+        members: page.members.into_iter().map(MemberView::from).collect(),
+        has_more: page.has_more,
+        at_seq: page.at_seq,
+    };
+    Ok(Json(body).into_response())
+}
 
 /// `PUT /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
 #[utoipa::path(

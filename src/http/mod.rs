@@ -48,6 +48,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
             channels::delete_channel
         ))
         .routes(routes!(me::my_channels))
+        .routes(routes!(members::list_members))
         .routes(routes!(members::add_member, members::remove_member))
         .routes(routes!(messages::history, messages::post_message))
         .routes(routes!(tokens::create_token))

@@ -3,8 +3,9 @@
 
 use super::channels::LOCK_CHANNEL;
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
-use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
+use super::{dispatch, dispatch_write, CommitSent, MemberRow, MembersPage, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
+use crate::permissions::Role;
 
 /// The ids of channel `$1`'s members.
 pub(super) const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
@@ -17,13 +18,30 @@ const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1
 /// The members of channel `$1` with their `joined_seq`, earliest join first.
 const MEMBERS_SINCE: &str = "SELECT user_id, joined_seq FROM members WHERE channel_id = $1 ORDER BY joined_seq";
 /// Which of the users `$2` (a list of ids) share a channel with user `$1`.
-const SHARING_A_CHANNEL: Sql = Sql {
-    pg: "SELECT DISTINCT o.user_id FROM members m \
+static SHARING_A_CHANNEL: Sql = Sql::each(
+    "SELECT DISTINCT o.user_id FROM members m \
          JOIN members o ON o.channel_id = m.channel_id WHERE m.user_id = $1 AND o.user_id = ANY($2)",
-    sqlite: "SELECT DISTINCT o.user_id FROM members m \
+    "SELECT DISTINCT o.user_id FROM members m \
          JOIN members o ON o.channel_id = m.channel_id WHERE m.user_id = $1 \
          AND o.user_id IN (SELECT value FROM json_each($2))",
-};
+);
+
+/// Member `$2`'s role in channel `$1`.
+const ROLE_OF: &str = "SELECT role FROM members WHERE channel_id = $1 AND user_id = $2";
+/// Up to `$3` members of channel `$1` after user `$2` (`NULL`: from the
+/// first) in byte order of the user id, each with its role, join time and
+/// watermarks. PostgreSQL: `COLLATE "C"`, served by the
+/// `members_by_channel_user_bytes` index; SQLite: the primary key.
+static MEMBERS_PAGE: Sql = Sql::each(
+    "SELECT m.user_id, m.role, m.joined_at, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
+     FROM members m LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
+     WHERE m.channel_id = $1 AND m.user_id COLLATE \"C\" > COALESCE($2::text, '') COLLATE \"C\" \
+     ORDER BY m.user_id COLLATE \"C\" LIMIT $3",
+    "SELECT m.user_id, m.role, m.joined_at, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
+     FROM members m LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
+     WHERE m.channel_id = $1 AND m.user_id > COALESCE($2, '') ORDER BY m.user_id LIMIT $3",
+);
+const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 
 impl Store {
     /// Adds (`add == true`) or removes a member; no-op when already so.
@@ -57,6 +75,29 @@ impl Store {
     /// channel). `None` for a non-member or an unknown channel.
     pub async fn member_since(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<Option<i64>, StoreError> {
         self.read(async { dispatch!(self.member_since(channel_id, user_id)) })
+            .await
+    }
+
+    /// `user_id`'s role in `channel_id`, `None` for a non-member or an
+    /// unknown channel.
+    ///
+    /// # Errors
+    /// The store's error; [`StoreError::Corrupt`] for a role the code does not know.
+    pub async fn role_of(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<Option<Role>, StoreError> {
+        self.read(async { dispatch!(self.role_of(channel_id, user_id)) }).await
+    }
+
+    /// Up to `limit` members of `channel_id` with a user id above `after`
+    /// (from the first when `None`), in byte order of the user id, with the
+    /// channel's last seq at the read (`at_seq`, the same snapshot); `None`
+    /// for an unknown channel.
+    pub async fn members_page(
+        &self,
+        channel_id: &ChannelId,
+        after: Option<&UserId>,
+        limit: u32,
+    ) -> Result<Option<MembersPage>, StoreError> {
+        self.read(async { dispatch!(self.members_page(channel_id, after, limit)) })
             .await
     }
 
@@ -135,6 +176,58 @@ impl<D: Dialect> SqlStore<D> {
         Ok(row.map(|row| row.value(0)).transpose()?)
     }
 
+    pub(super) async fn role_of(&self, channel_id: &ChannelId, user_id: &UserId) -> Result<Option<Role>, StoreError> {
+        let row = sqlx::query::<D>(ROLE_OF)
+            .param(channel_id.as_str())
+            .param(user_id.as_str())
+            .fetch_optional(self.reader().await?.ex())
+            .await?;
+        row.map(|row| parse_role(row.value(0)?)).transpose()
+    }
+
+    pub(super) async fn members_page(
+        &self,
+        channel_id: &ChannelId,
+        after: Option<&UserId>,
+        limit: u32,
+    ) -> Result<Option<MembersPage>, StoreError> {
+        let mut tx = self.begin_snapshot().await?;
+        let Some(row) = sqlx::query::<D>(LAST_SEQ)
+            .param(channel_id.as_str())
+            .fetch_optional(tx.ex())
+            .await?
+        else {
+            return Ok(None);
+        };
+        let at_seq: i64 = row.value(0)?;
+        let rows = sqlx::query::<D>(D::sql(&MEMBERS_PAGE))
+            .param(channel_id.as_str())
+            .param(after.map(UserId::as_str))
+            .param(i64::from(limit) + 1)
+            .fetch_all(tx.ex())
+            .await?;
+        tx.commit().await?;
+        let has_more = rows.len() > limit as usize;
+        let members = rows
+            .iter()
+            .take(limit as usize)
+            .map(|row| {
+                Ok(MemberRow {
+                    user_id: UserId::from_trusted(row.value(0)?),
+                    role: parse_role(row.value(1)?)?,
+                    joined_at: row.value(2)?,
+                    delivered_seq: row.value(3)?,
+                    read_seq: row.value(4)?,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Some(MembersPage {
+            members,
+            has_more,
+            at_seq,
+        }))
+    }
+
     pub(super) async fn sharing_a_channel(&self, user: &UserId, others: &[UserId]) -> Result<Vec<UserId>, StoreError> {
         let ids: Vec<&str> = others.iter().map(UserId::as_str).collect();
         let rows = D::bind_ids(sqlx::query::<D>(D::sql(&SHARING_A_CHANNEL)).param(user.as_str()), &ids)?
@@ -142,4 +235,9 @@ impl<D: Dialect> SqlStore<D> {
             .await?;
         rows.iter().map(|row| Ok(UserId::from_trusted(row.value(0)?))).collect()
     }
+}
+
+/// The `role` column's text as a [`Role`].
+fn parse_role(text: String) -> Result<Role, StoreError> {
+    Role::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("role {text}")))
 }

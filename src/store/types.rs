@@ -2,6 +2,7 @@
 //! webhook backlog) and what a write is asked and answers.
 
 use crate::ids::{ChannelId, ClientMsgId, UserId};
+use crate::permissions::Role;
 
 /// The kind of a log entry (`docs/protocol.md` §8), as the `kind` column holds it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -276,6 +277,30 @@ pub struct WebhookEntry {
     /// The members other than the sender with no open session on any node
     /// when it was committed; empty for an entry stored while webhooks were off.
     pub offline_members: Vec<UserId>,
+}
+
+/// One member of a channel, as the members route shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberRow {
+    pub user_id: UserId,
+    pub role: Role,
+    /// When the member (last) joined, ms since the epoch.
+    pub joined_at: i64,
+    /// The member's delivered watermark in the channel (0: none).
+    pub delivered_seq: i64,
+    /// The member's read watermark in the channel (0: none).
+    pub read_seq: i64,
+}
+
+/// A page of a channel's members, in byte order of the user id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MembersPage {
+    pub members: Vec<MemberRow>,
+    /// Whether members follow the last one of the page.
+    pub has_more: bool,
+    /// The channel's last seq when the page was read (from the same
+    /// snapshot): membership changes announced after it are not in the page.
+    pub at_seq: i64,
 }
 
 /// Where a user stands in one channel: the channel's last `seq` and the

@@ -15,6 +15,7 @@ mod frames;
 mod http;
 mod idp_tokens;
 mod lifecycle;
+mod members;
 mod openapi;
 mod presence;
 mod receipts;

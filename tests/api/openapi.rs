@@ -19,6 +19,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/me/channels"),
     ("put", "/v1/channels/{channelId}/members/{userId}"),
     ("delete", "/v1/channels/{channelId}/members/{userId}"),
+    ("get", "/v1/channels/{channelId}/members"),
     ("get", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/tokens"),

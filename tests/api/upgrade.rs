@@ -145,4 +145,18 @@ async fn a_database_of_the_previous_schema_upgrades_in_place_and_v1_keeps_workin
     let messages = app.all_messages("room").await;
     assert_eq!(messages[0]["reactions"][0]["count"], 1);
     assert_eq!(messages[1]["body"], "edited");
+
+    // Version 1.2: the members of a channel made before it are `member`s,
+    // with the watermarks they had.
+    let (status, page) = app
+        .request("GET", "/v1/channels/room/members", Some(&app.token("alice")), None)
+        .await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        page["members"],
+        json!([
+            {"userId": "alice", "role": "member", "joinedAt": 1, "deliveredSeq": 0, "readSeq": 0},
+            {"userId": "bob", "role": "member", "joinedAt": 1, "deliveredSeq": 3, "readSeq": 3},
+        ])
+    );
 }

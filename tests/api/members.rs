@@ -1,0 +1,127 @@
+//! The members route (`GET /v1/channels/{channelId}/members`, protocol.md
+//! §13.1): who may read it, paging in byte order of the user id, each
+//! member's role and watermarks, `atSeq`, and bad input.
+
+use serde_json::{json, Value};
+
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, Backend, TestApp, ADMIN_TOKEN};
+
+on_both_stores!(
+    members_page_in_byte_order_with_roles_watermarks_and_at_seq,
+    only_members_and_the_admin_read_the_members,
+    bad_paging_is_invalid_field_and_changes_nothing,
+);
+
+async fn members(app: &TestApp, channel: &str, token: &str, query: &str) -> (u16, Value) {
+    app.request(
+        "GET",
+        &format!("/v1/channels/{channel}/members?{query}"),
+        Some(token),
+        None,
+    )
+    .await
+}
+
+fn user_ids(page: &Value) -> Vec<&str> {
+    page["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .map(|m| m["userId"].as_str().expect("userId"))
+        .collect()
+}
+
+async fn members_page_in_byte_order_with_roles_watermarks_and_at_seq(backend: Backend) {
+    let app = spawn_app(backend).await;
+    // Byte order puts upper case first, whatever the database's collation.
+    app.create_channel("room", &["bob", "alice", "Zed", "carol"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    alice.send_and_ack("room", "k1", "one").await;
+    let ack = alice.send_and_ack("room", "k2", "two").await;
+    bob.recv_type("MSG_RECV").await;
+    bob.recv_type("MSG_RECV").await;
+    bob.send_json(json!({"type": "MSG_READ", "messageId": ack["messageId"]}))
+        .await;
+    alice.recv_type("RECEIPT").await;
+
+    let token = app.token("alice");
+    let (status, first) = members(&app, "room", &token, "limit=2").await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(user_ids(&first), ["Zed", "alice"]);
+    assert_eq!(first["hasMore"], true);
+    assert_eq!(first["atSeq"], 2);
+    let (status, rest) = members(&app, "room", &token, "after=alice&limit=2").await;
+    assert_eq!(status, 200, "{rest}");
+    assert_eq!(user_ids(&rest), ["bob", "carol"]);
+    assert_eq!(rest["hasMore"], false);
+    let bob_row = &rest["members"][0];
+    assert_eq!(bob_row["role"], "member");
+    assert_eq!((&bob_row["deliveredSeq"], &bob_row["readSeq"]), (&json!(2), &json!(2)));
+    assert!(bob_row["joinedAt"].as_i64().expect("joinedAt") > 1_600_000_000_000);
+    assert_eq!(rest["members"][1]["readSeq"], 0);
+
+    // The default page holds them all; a member added later is in it.
+    assert_eq!(app.put_member("room", "dave").await.as_u16(), 204);
+    let (_, all) = members(&app, "room", &token, "").await;
+    assert_eq!(user_ids(&all), ["Zed", "alice", "bob", "carol", "dave"]);
+    assert_eq!(all["hasMore"], false);
+    // A removed one is not.
+    assert_eq!(app.delete_member("room", "carol").await.as_u16(), 204);
+    let (_, all) = members(&app, "room", ADMIN_TOKEN, "").await;
+    assert_eq!(user_ids(&all), ["Zed", "alice", "bob", "dave"]);
+    app.stop().await;
+}
+
+async fn only_members_and_the_admin_read_the_members(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let (status, body) = members(&app, "room", &app.token("eve"), "").await;
+    assert_eq!((status, &body["error"]["code"]), (403, &json!("forbidden")), "{body}");
+    // An unknown channel answers a user exactly as a channel it is not in.
+    let (status, unknown) = members(&app, "nowhere", &app.token("eve"), "").await;
+    assert_eq!((status, &unknown), (403, &body));
+    let (status, body) = members(&app, "nowhere", ADMIN_TOKEN, "").await;
+    assert_eq!((status, &body["error"]["code"]), (404, &json!("not_found")), "{body}");
+    let (status, body) = members(&app, "room", ADMIN_TOKEN, "").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(user_ids(&body), ["alice"]);
+    // A browser's token in the query works like the header.
+    let path = format!("/v1/channels/room/members?access_token={}", app.token("alice"));
+    let (status, body) = app.request("GET", &path, None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = app.request("GET", "/v1/channels/room/members", None, None).await;
+    assert_eq!(status, 401);
+    let (status, _) = members(&app, "room", "not-a-token", "").await;
+    assert_eq!(status, 401);
+    app.stop().await;
+}
+
+async fn bad_paging_is_invalid_field_and_changes_nothing(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let token = app.token("alice");
+    for (query, field) in [
+        ("limit=0", "limit"),
+        ("limit=501", "limit"),
+        ("limit=ten", "limit"),
+        ("limit=-1", "limit"),
+        ("limit=1&limit=2", "limit"),
+        ("after=", "after"),
+        ("after=a%20b", "after"),
+        ("after=a&after=b", "after"),
+    ] {
+        let (status, body) = members(&app, "room", &token, query).await;
+        assert_eq!(status, 400, "{query}: {body}");
+        assert_eq!(body["error"]["code"], "invalid_field", "{query}");
+        let message = body["error"]["message"].as_str().expect("message");
+        assert!(message.starts_with(&format!("{field}: ")), "{query}: {body}");
+    }
+    let (status, body) = members(&app, "bad%20id", &token, "").await;
+    assert_eq!(status, 400, "{body}");
+    // Nothing changed.
+    let (_, all) = members(&app, "room", &token, "").await;
+    assert_eq!(user_ids(&all), ["alice", "bob"]);
+    app.stop().await;
+}
