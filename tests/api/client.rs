@@ -20,6 +20,7 @@ on_both_stores!(
     rate_limited_sends_are_retried_until_stored_once,
     a_refused_token_fails_connect_without_retrying,
     a_reconnect_storm_completes_without_errors,
+    the_members_route_pages_for_the_admin_and_for_a_member,
 );
 
 fn config(app: &TestApp, user: &str) -> ClientConfig {
@@ -321,6 +322,31 @@ async fn a_reconnect_storm_completes_without_errors(backend: Backend) {
         }
         assert!(sessions >= 2, "{} reconnected after the restart", client.user_id());
         assert_seqs(&got, 1, 200);
+    }
+    app.stop().await;
+}
+
+async fn the_members_route_pages_for_the_admin_and_for_a_member(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let users: Vec<String> = (0..7).map(|n| format!("u{n}")).collect();
+    admin(&app).create_channel(Some("room"), &users).await.expect("channel");
+    let member = AdminClient::new(format!("http://{}", app.addr), app.token("u3"));
+
+    let first = member.members_page("room", None, 3).await.expect("page");
+    let ids: Vec<&str> = first.members.iter().map(|m| m.user_id.as_str()).collect();
+    assert_eq!((ids, first.has_more, first.at_seq), (vec!["u0", "u1", "u2"], true, 0));
+    assert!(first.members.iter().all(|m| m.role == "member"));
+    let next = member.members_page("room", Some("u2"), 3).await.expect("page");
+    assert_eq!(next.members[0].user_id, "u3");
+
+    let (all, at_seq) = admin(&app).all_members("room").await.expect("all");
+    let ids: Vec<String> = all.into_iter().map(|m| m.user_id).collect();
+    assert_eq!((ids, at_seq), (users, 0));
+
+    let outsider = AdminClient::new(format!("http://{}", app.addr), app.token("eve"));
+    match outsider.members_page("room", None, 10).await {
+        Err(chatd_client::admin::AdminError::Status { status: 403, .. }) => {}
+        other => panic!("expected 403, got {other:?}"),
     }
     app.stop().await;
 }

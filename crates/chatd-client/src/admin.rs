@@ -1,5 +1,6 @@
-//! The admin HTTP API (`docs/protocol.md` §4), for back ends, tests, the load
-//! generator and the fault harness.
+//! The HTTP API (`docs/protocol.md` §4), for back ends, tests, the load
+//! generator and the fault harness: with the admin token every route; with a
+//! user JWT the routes a member may call (a channel's history and members).
 
 use chatd_proto::protocol::{RecvMessage, TaggedMessage};
 use serde::Deserialize;
@@ -35,6 +36,35 @@ pub struct Channel {
     pub created_at: i64,
 }
 
+/// One member of a channel (`GET /v1/channels/{channelId}/members`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Member {
+    /// Its user id.
+    pub user_id: String,
+    /// `member`, `moderator` or `owner`.
+    pub role: String,
+    /// When it (last) joined, ms since the Unix epoch.
+    pub joined_at: i64,
+    /// Its delivered watermark in the channel (0: none).
+    pub delivered_seq: i64,
+    /// Its read watermark in the channel (0: none).
+    pub read_seq: i64,
+}
+
+/// A page of a channel's members, in byte order of the user id.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MembersPage {
+    /// The members of the page.
+    pub members: Vec<Member>,
+    /// Whether members follow the last one.
+    pub has_more: bool,
+    /// The channel's last seq when the page was read: `MEMBER` frames with a
+    /// higher `afterSeq` are not reflected in it.
+    pub at_seq: i64,
+}
+
 #[derive(Deserialize)]
 struct Token {
     token: String,
@@ -47,8 +77,9 @@ struct Page {
     has_more: bool,
 }
 
-/// A client of the admin API, holding the base URL (`http://host:port`) and
-/// the admin token.
+/// A client of the HTTP API, holding the base URL (`http://host:port`) and
+/// a bearer token: the admin token, or a member's user JWT for the routes
+/// open to members ([`Self::members_page`], [`Self::history_page`]).
 #[derive(Debug, Clone)]
 pub struct AdminClient {
     http: reqwest::Client,
@@ -57,7 +88,8 @@ pub struct AdminClient {
 }
 
 impl AdminClient {
-    /// A client for the server at `base` (e.g. `http://127.0.0.1:8080`).
+    /// A client for the server at `base` (e.g. `http://127.0.0.1:8080`)
+    /// calling with `admin_token` (or a user JWT: see the type's doc).
     pub fn new(base: impl Into<String>, admin_token: impl Into<String>) -> Self {
         Self {
             http: reqwest::Client::new(),
@@ -197,5 +229,49 @@ impl AdminClient {
                 return Ok(all);
             }
         }
+    }
+
+    /// One page of `GET /v1/channels/{channelId}/members`: up to `limit`
+    /// (1..=500) members with a user id above `after` (from the first when
+    /// `None`), in byte order of the user id.
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 for a user who is not a member (or an
+    /// unknown channel), 404 for an unknown channel (admin token), 400 for a
+    /// bad `after` or `limit`.
+    pub async fn members_page(
+        &self,
+        channel_id: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<MembersPage, AdminError> {
+        let mut query = vec![("limit", limit.to_string())];
+        if let Some(after) = after {
+            query.push(("after", after.to_owned()));
+        }
+        let request = self
+            .http
+            .get(format!("{}/v1/channels/{channel_id}/members", self.base))
+            .query(&query);
+        Ok(self.call(request).await?.json().await?)
+    }
+
+    /// Every member of a channel, paged 500 at a time, and the `atSeq` of
+    /// the first page.
+    ///
+    /// # Errors
+    /// As [`Self::members_page`].
+    pub async fn all_members(&self, channel_id: &str) -> Result<(Vec<Member>, i64), AdminError> {
+        let mut page = self.members_page(channel_id, None, 500).await?;
+        let at_seq = page.at_seq;
+        let mut all = std::mem::take(&mut page.members);
+        while page.has_more {
+            let Some(last) = all.last().map(|m| m.user_id.clone()) else {
+                break;
+            };
+            page = self.members_page(channel_id, Some(&last), 500).await?;
+            all.append(&mut page.members);
+        }
+        Ok((all, at_seq))
     }
 }
