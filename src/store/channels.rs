@@ -4,20 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use super::channel_lock::LOCK_CHANNEL;
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::sorted_members;
-use super::members::CHANNEL_MEMBERS;
 use super::{dispatch, dispatch_write, Channel, ChannelPatch, CommitSent, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 
-/// Locks channel `$1`'s row and reads its `last_seq` and `last_ts`.
-/// PostgreSQL: `FOR UPDATE` serialises the channel's writers across
-/// connections and nodes. SQLite: the one writer connection and
-/// `BEGIN IMMEDIATE` already do, so it is a plain read.
-pub(super) static LOCK_CHANNEL: Sql = Sql::each(
-    "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE",
-    "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1",
-);
 const INSERT_CHANNEL: &str =
     "INSERT INTO channels (channel_id, created_at) VALUES ($1, $2) ON CONFLICT (channel_id) DO NOTHING";
 /// Adds members (`$2`, a list of ids) to channel `$1`, joined at `$3`;
@@ -262,21 +254,5 @@ impl<D: Dialect> SqlStore<D> {
         }
         Self::commit(tx, sent).await?;
         Ok(sorted_members(members))
-    }
-
-    /// The ids of channel `channel_id`'s members, read on `conn` (a
-    /// transaction holding the channel's lock, or a reader).
-    pub(super) async fn members_in<'c>(
-        conn: impl sqlx::Executor<'c, Database = D>,
-        channel_id: &ChannelId,
-    ) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query::<D>(CHANNEL_MEMBERS)
-            .param(channel_id.as_str())
-            .fetch_all(conn)
-            .await?;
-        Ok(rows
-            .iter()
-            .map(|row| row.value(0))
-            .collect::<Result<_, sqlx::Error>>()?)
     }
 }

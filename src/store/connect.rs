@@ -10,7 +10,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use super::channel_of::{ChannelOfCache, CAPACITY};
 use super::dialect::SqlStore;
-use super::{Store, StoreError};
+use super::error::StoreError;
+use super::handle::Store;
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");

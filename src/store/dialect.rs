@@ -21,7 +21,7 @@ use sqlx::query::Query;
 use sqlx::{Database, Executor, Postgres, Row, Sqlite};
 
 use super::channel_of::ChannelOfCache;
-use super::{CommitSent, StoreError};
+use super::error::{CommitSent, StoreError};
 
 /// A query of database `D` with its parameters.
 pub(super) type Q<'q, D> = Query<'q, D, <D as Database>::Arguments<'q>>;

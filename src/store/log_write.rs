@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use sqlx::Sqlite;
 
-use super::channels::LOCK_CHANNEL;
+use super::channel_lock::LOCK_CHANNEL;
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
 use super::entry_row::{entry_from_row, id_text, op_text, sorted_members};

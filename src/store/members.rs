@@ -1,14 +1,12 @@
 //! Members: adding and removing one under the channel's lock, when each
 //! joined (in the channel's sequence), and who shares a channel with whom.
 
-use super::channels::LOCK_CHANNEL;
+use super::channel_lock::LOCK_CHANNEL;
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::{dispatch, dispatch_write, CommitSent, MemberRow, MembersPage, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Role;
 
-/// The ids of channel `$1`'s members.
-pub(super) const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
 /// Adds member `$2` to channel `$1` at `$3` (ms), when the channel's last
 /// seq was `$4`; a member already in keeps its row.
 const INSERT_MEMBER: &str = "INSERT INTO members (channel_id, user_id, joined_at, joined_seq) VALUES ($1, $2, $3, $4) \

@@ -1,0 +1,102 @@
+//! The store as the rest of the server holds it: [`Store`], whichever
+//! database the URL names, each call bounded by the store's timeout, and the
+//! `dispatch!` of a call to the database's implementation.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::channel_of::ChannelOfCache;
+use super::dialect::{PgStore, SqliteStore};
+use super::error::{CommitSent, StoreError};
+
+/// The database, whichever backend the URL names.
+#[derive(Debug, Clone)]
+pub enum Store {
+    Postgres(PgStore),
+    Sqlite(SqliteStore),
+}
+
+/// Calls the same method on whichever database the store is.
+macro_rules! dispatch {
+    ($self:ident . $method:ident ( $($arg:expr),* )) => {
+        match $self {
+            $crate::store::Store::Postgres(s) => s.$method($($arg),*).await,
+            $crate::store::Store::Sqlite(s) => s.$method($($arg),*).await,
+        }
+    };
+}
+pub(crate) use dispatch;
+
+/// Runs a backend's write method with a fresh [`CommitSent`] (passed as its
+/// last argument) until `deadline`, through [`Store::write`].
+macro_rules! dispatch_write {
+    ($self:ident, $deadline:expr, $method:ident ( $($arg:expr),* )) => {{
+        let sent = $crate::store::CommitSent::default();
+        Self::write($deadline, &sent, async { $crate::store::dispatch!($self.$method($($arg,)* &sent)) }).await
+    }};
+}
+pub(crate) use dispatch_write;
+
+impl Store {
+    /// `"postgres"` or `"sqlite"`.
+    pub fn backend_name(&self) -> &'static str {
+        match self {
+            Store::Postgres(_) => "postgres",
+            Store::Sqlite(_) => "sqlite",
+        }
+    }
+
+    /// The bound on every store call (`db_timeout_ms`).
+    pub fn timeout(&self) -> Duration {
+        match self {
+            Store::Postgres(s) => s.timeout,
+            Store::Sqlite(s) => s.timeout,
+        }
+    }
+
+    /// Runs a call that writes nothing within the store's timeout.
+    pub(super) async fn read<T>(&self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+        tokio::time::timeout(self.timeout(), call)
+            .await
+            .unwrap_or(Err(StoreError::TimedOut))
+    }
+
+    /// Runs a call that writes until `deadline`: abandoned before its commit
+    /// was sent, it is [`StoreError::TimedOut`]; after, [`StoreError::InDoubt`].
+    pub(super) async fn write<T>(
+        deadline: tokio::time::Instant,
+        sent: &CommitSent,
+        call: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout_at(deadline, call).await {
+            Ok(result) => result,
+            Err(_) if sent.is_set() => Err(StoreError::InDoubt(None)),
+            Err(_) => Err(StoreError::TimedOut),
+        }
+    }
+
+    pub(super) fn deadline(&self) -> tokio::time::Instant {
+        tokio::time::Instant::now() + self.timeout()
+    }
+
+    pub(super) fn channel_of_cache(&self) -> &ChannelOfCache {
+        match self {
+            Store::Postgres(s) => &s.channel_of_cache,
+            Store::Sqlite(s) => &s.channel_of_cache,
+        }
+    }
+
+    /// Closes every pooled connection.
+    pub async fn close(&self) {
+        dispatch!(self.close())
+    }
+
+    /// Runs `SELECT 1`.
+    ///
+    /// # Errors
+    /// The database's error, typically [`StoreError::Unavailable`] or
+    /// [`StoreError::TimedOut`].
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.read(async { dispatch!(self.ping()) }).await
+    }
+}
