@@ -197,7 +197,7 @@ describe('console in a real browser (alice and bob)', () => {
     // never stored, never in the URL
     const where = await adminPage.evaluate(async () => {
       const dbs = (await indexedDB.databases()).map((d) => d.name ?? '');
-      return { local: JSON.stringify({ ...localStorage }), session: JSON.stringify({ ...sessionStorage }), dbs, url: location.href };
+      return { local: JSON.stringify(Object.fromEntries(Object.entries(localStorage))), session: JSON.stringify(Object.fromEntries(Object.entries(sessionStorage))), dbs, url: location.href };
     });
     for (const [k, v] of Object.entries(where)) {
       assert.ok(!JSON.stringify(v).includes(chatd.adminToken), `admin token found in ${k}`);
@@ -241,7 +241,7 @@ describe('console in a real browser (alice and bob)', () => {
     proxy.hold(true);
     await send(alice, body);
     await message(alice, body).and(alice.locator('[data-state="pending"]')).waitFor();
-    await until(async () => (proxy.heldBytes() > 0 ? true : undefined), 'the frame held in the proxy');
+    await until(() => Promise.resolve(proxy.heldBytes() > 0 ? true : undefined), 'the frame held in the proxy');
     await alice.reload();
     // back from the outbox in IndexedDB, still pending while the proxy holds the resend
     await until(async () => ((await shown(alice, body)).length > 0 ? true : undefined), 'the pending message after the reload');
@@ -313,7 +313,7 @@ describe('console in a real browser (alice and bob)', () => {
     await connected(bob);
     await bob.locator('button.channel[data-channel="history"] .badge[data-count="70"]').waitFor();
     await bob.locator('#channel-title', { hasText: '# general' }).waitFor();
-    await until(async () => (syncs.includes('general') ? true : undefined), 'the SYNC of the channel shown');
+    await until(() => Promise.resolve(syncs.includes('general') ? true : undefined), 'the SYNC of the channel shown');
     assert.deepEqual([...new Set(syncs)], ['general'], `channels read before any was opened: ${syncs.join(', ')}`);
     // after the reload the channel opens on its newest page only
     await openChannel(bob, 'history');
