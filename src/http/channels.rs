@@ -196,23 +196,11 @@ pub async fn list_channels(
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
     let query = QueryParams::new(query);
-    let param = |name: &'static str| {
-        query
-            .get(name)
-            .map_err(|_| ApiError::invalid_field(name, "given more than once"))
-    };
-    let after = match param("after")? {
+    let after = match query.field("after")? {
         None => None,
         Some(raw) => Some(ChannelId::parse(raw).map_err(|e| ApiError::invalid_field("after", &e.to_string()))?),
     };
-    let limit = match param("limit")? {
-        None => DEFAULT_CHANNELS_PAGE,
-        Some(raw) => raw
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=MAX_CHANNELS_PAGE).contains(n))
-            .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?,
-    };
+    let limit = query.page_limit(DEFAULT_CHANNELS_PAGE, MAX_CHANNELS_PAGE)?;
     let (channels, has_more) = state.store.list_channels(after.as_ref(), limit).await?;
     let channels: Vec<ChannelView> = channels.into_iter().map(ChannelView::from).collect();
     Ok(Json(serde_json::json!({"channels": channels, "hasMore": has_more})).into_response())

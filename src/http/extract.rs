@@ -48,6 +48,30 @@ impl QueryParams {
         }
         Ok(self.values.get(name).map(String::as_str))
     }
+
+    /// The value of `name` for a route, `None` when absent.
+    ///
+    /// # Errors
+    /// 400 `invalid_field` when `name` was given more than once.
+    pub fn field(&self, name: &'static str) -> Result<Option<&str>, ApiError> {
+        self.get(name)
+            .map_err(|_| ApiError::invalid_field(name, "given more than once"))
+    }
+
+    /// A page route's `limit`: an integer in `1..=most`, `default` when absent.
+    ///
+    /// # Errors
+    /// 400 `invalid_field` for anything else, or when given more than once.
+    pub fn page_limit(&self, default: u32, most: u32) -> Result<u32, ApiError> {
+        match self.field("limit")? {
+            None => Ok(default),
+            Some(raw) => raw
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=most).contains(n))
+                .ok_or_else(|| ApiError::invalid_field("limit", &format!("must be an integer between 1 and {most}"))),
+        }
+    }
 }
 
 /// `axum::extract::Path` whose refusals use the API's error shape: a path

@@ -8,13 +8,18 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
-use super::channels::{channel_id, user_id, DEFAULT_CHANNELS_PAGE, MAX_CHANNELS_PAGE};
+use super::channels::{channel_id, user_id};
 use super::openapi::ErrorBody;
 use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::ids::{now_ms, UserId};
-use crate::permissions::{self, Action, Actor};
+use crate::permissions;
 use crate::state::AppState;
 use crate::store::MemberRow;
+
+/// Members per page of `GET /v1/channels/{channelId}/members` when `limit` is absent.
+pub const DEFAULT_MEMBERS_PAGE: u32 = 100;
+/// The largest `limit` of `GET /v1/channels/{channelId}/members`.
+pub const MAX_MEMBERS_PAGE: u32 = 500;
 
 /// One member as `GET /v1/channels/{channelId}/members` shows it.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -102,28 +107,12 @@ pub async fn list_members(
     let who = super::caller_from_header_or_query(&state, &headers, &query)?;
     let ApiPath(raw) = path?;
     let channel = channel_id(&raw)?;
-    let param = |name: &'static str| {
-        query
-            .get(name)
-            .map_err(|_| ApiError::invalid_field(name, "given more than once"))
-    };
-    let after = match param("after")? {
+    let after = match query.field("after")? {
         None => None,
         Some(raw) => Some(UserId::parse(raw).map_err(|e| ApiError::invalid_field("after", &e.to_string()))?),
     };
-    let limit = match param("limit")? {
-        None => DEFAULT_CHANNELS_PAGE,
-        Some(raw) => raw
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=MAX_CHANNELS_PAGE).contains(n))
-            .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?,
-    };
-    let actor = match &who {
-        Caller::Admin => Actor::Admin,
-        Caller::User(user) => Actor::User(state.store.role_of(&channel, &user.user_id).await?),
-    };
-    permissions::may(actor, Action::Read).map_err(|denied| ApiError::forbidden(&denied.to_string()))?;
+    let limit = query.page_limit(DEFAULT_MEMBERS_PAGE, MAX_MEMBERS_PAGE)?;
+    super::channel_reader(&state, &who, &channel).await?;
     // A member's read and the page are two reads: a member removed in
     // between still gets the page it was allowed a moment before.
     let page = state

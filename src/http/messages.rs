@@ -13,12 +13,11 @@ use tokio::sync::oneshot;
 use super::body::{parse_json, read_body};
 use super::channels::channel_id;
 use super::openapi::{ErrorBody, HistoryPage, HistoryQuery, MessageAck, PostMessageBody};
-use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
+use super::{require_admin, ApiError, ApiPath, ApiQuery, QueryParams};
 use crate::command::sync::{cut_page, read_page};
 use crate::commit::answer::{self, SendAnswer};
 use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::permissions::{self, Action, Actor};
 use crate::protocol::{check_limit, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page, ServerFrame};
 use crate::state::AppState;
 use crate::view;
@@ -54,11 +53,7 @@ pub async fn history(
     let who = super::caller_from_header_or_query(&state, &headers, &query)?;
     let ApiPath(raw) = path?;
     let id = channel_id(&raw)?;
-    let param = |name: &'static str| {
-        query
-            .get(name)
-            .map_err(|_| ApiError::invalid_field(name, "given more than once"))
-    };
+    let param = |name: &'static str| query.field(name);
     let int = |name: &'static str, range: &'static str| -> Result<Option<i64>, ApiError> {
         param(name)?
             .map(|v| v.parse::<i64>().map_err(|_| ApiError::invalid_field(name, range)))
@@ -85,21 +80,10 @@ pub async fn history(
         ),
     };
     let limit = check_limit(limit).map_err(|reason| ApiError::invalid_field("limit", reason))?;
-    let reader = match &who {
-        Caller::Admin => {
-            if state.store.channel(&id).await?.is_none() {
-                return Err(ApiError::not_found("unknown channel"));
-            }
-            None
-        }
-        Caller::User(user) => {
-            let member = state.store.is_member(&id, &user.user_id).await?;
-            if let Err(denied) = permissions::may(Actor::user(member), Action::Read) {
-                return Err(ApiError::forbidden(&denied.to_string()));
-            }
-            Some(&user.user_id)
-        }
-    };
+    let reader = super::channel_reader(&state, &who, &id).await?;
+    if reader.is_none() && state.store.channel(&id).await?.is_none() {
+        return Err(ApiError::not_found("unknown channel"));
+    }
     // Render-ready (§8): each message with its current state; `me` is the
     // user's (never true for the admin).
     let read = read_page(&state.store, &id, page, limit, reader).await?;

@@ -30,6 +30,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::{self, AuthUser};
+use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Action, Actor};
 use crate::state::AppState;
 
@@ -286,6 +287,29 @@ pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError>
 ///
 /// # Errors
 /// 401 when both are missing or the token is refused.
+/// Who reads `channel` through a route open to its members: `None` for the
+/// admin token (the route answers 404 itself for an unknown channel), the
+/// user for a member its role lets read ([`permissions::Action::Read`]).
+///
+/// # Errors
+/// 403 `forbidden` for a user who may not (not a member, or an unknown
+/// channel: the same answer); the store's error.
+pub(crate) async fn channel_reader<'a>(
+    state: &AppState,
+    who: &'a Caller,
+    channel: &ChannelId,
+) -> Result<Option<&'a UserId>, ApiError> {
+    let actor = match who {
+        Caller::Admin => return Ok(None),
+        Caller::User(user) => Actor::User(state.store.role_of(channel, &user.user_id).await?),
+    };
+    permissions::may(actor, Action::Read).map_err(|denied| ApiError::forbidden(&denied.to_string()))?;
+    Ok(match who {
+        Caller::User(user) => Some(&user.user_id),
+        Caller::Admin => None,
+    })
+}
+
 pub(crate) fn caller_from_header_or_query(
     state: &AppState,
     headers: &HeaderMap,
