@@ -33,6 +33,58 @@
     }
   };
 
+  // ../clients/typescript/src/http.ts
+  async function getJson(opts, conn, path, signal) {
+    if (signal?.aborted === true) throw new ChatdError("aborted", "aborted");
+    const f = globalThis.fetch;
+    if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
+    const what = `GET ${path.split("?")[0] ?? path}`;
+    const last = conn.lastToken;
+    let res = await request(f, `${httpBase(opts)}${path}`, last ?? await conn.getToken(), what, signal);
+    if (res.status === 401 && last !== void 0 && typeof opts.token === "function") {
+      const fresh = await conn.getToken();
+      if (fresh !== last) {
+        await res.body?.cancel().catch(() => void 0);
+        res = await request(f, `${httpBase(opts)}${path}`, fresh, what, signal);
+      }
+    }
+    let body;
+    try {
+      body = await res.json();
+    } catch {
+      body = void 0;
+    }
+    if (!res.ok) {
+      const err = body?.error;
+      const code = typeof err?.code === "string" ? err.code : res.status >= 500 ? "unavailable" : "internal";
+      const message = typeof err?.message === "string" ? err.message : `${what}: HTTP ${res.status}`;
+      const field2 = code === "invalid_field" ? /^([A-Za-z_][A-Za-z0-9_]*):/.exec(message)?.[1] : void 0;
+      throw new ChatdError(code, message, field2 === void 0 ? {} : { field: field2 });
+    }
+    return body;
+  }
+  async function request(f, url, token, what, signal) {
+    try {
+      const init = { headers: { authorization: `Bearer ${token}` }, cache: "no-store" };
+      if (signal !== void 0) init.signal = signal;
+      return await f(url, init);
+    } catch (e) {
+      if (isAborted(signal)) throw new ChatdError("aborted", "aborted");
+      throw new ChatdError("unavailable", `${what}: ${String(e)}`);
+    }
+  }
+  function httpBase(opts) {
+    if (opts.httpUrl !== void 0) return opts.httpUrl.replace(/\/+$/, "");
+    const u = new URL(opts.url);
+    const scheme = u.protocol === "wss:" ? "https:" : u.protocol === "ws:" ? "http:" : u.protocol;
+    let path = u.pathname.replace(/\/+$/, "");
+    if (path.endsWith("/v1/ws")) path = path.slice(0, -"/v1/ws".length);
+    return `${scheme}//${u.host}${path}`;
+  }
+  function isAborted(signal) {
+    return signal?.aborted === true;
+  }
+
   // ../clients/typescript/src/channel-refresh.ts
   var ChannelRefresh = class {
     c;
@@ -50,33 +102,8 @@
     }
     /** Reads `GET /v1/me/channels` and brings the channels up to date (see `ChatClient.refreshChannels`). */
     async refresh(signal) {
-      if (signal?.aborted === true) throw new ChatdError("aborted", "aborted");
-      const f = globalThis.fetch;
-      if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
       const startEpoch = this.channels.epoch;
-      const token = this.conn.lastToken ?? await this.conn.getToken();
-      let res;
-      try {
-        const init = { headers: { authorization: `Bearer ${token}` }, cache: "no-store" };
-        if (signal !== void 0) init.signal = signal;
-        res = await f(`${this.httpBase()}/v1/me/channels`, init);
-      } catch (e) {
-        if (isAborted(signal)) throw new ChatdError("aborted", "aborted");
-        throw new ChatdError("unavailable", `GET /v1/me/channels: ${String(e)}`);
-      }
-      let body;
-      try {
-        body = await res.json();
-      } catch {
-        body = void 0;
-      }
-      if (!res.ok) {
-        const err = body?.error;
-        throw new ChatdError(
-          typeof err?.code === "string" ? err.code : res.status >= 500 ? "unavailable" : "internal",
-          typeof err?.message === "string" ? err.message : `GET /v1/me/channels: HTTP ${res.status}`
-        );
-      }
+      const body = await getJson(this.c.opts, this.conn, "/v1/me/channels", signal);
       const list = body?.channels;
       if (!Array.isArray(list)) throw new ChatdError("internal", "GET /v1/me/channels: no channels list");
       if (this.conn.state !== "closed") this.apply(list, startEpoch);
@@ -136,20 +163,7 @@
         this.channels.markRemoved(ch);
       }
     }
-    /** Base URL of the user HTTP routes. */
-    httpBase() {
-      const opts = this.c.opts;
-      if (opts.httpUrl !== void 0) return opts.httpUrl.replace(/\/+$/, "");
-      const u = new URL(opts.url);
-      const scheme = u.protocol === "wss:" ? "https:" : u.protocol === "ws:" ? "http:" : u.protocol;
-      let path = u.pathname.replace(/\/+$/, "");
-      if (path.endsWith("/v1/ws")) path = path.slice(0, -"/v1/ws".length);
-      return `${scheme}//${u.host}${path}`;
-    }
   };
-  function isAborted(signal) {
-    return signal?.aborted === true;
-  }
 
   // ../clients/typescript/src/log.ts
   function entryKind(e) {
@@ -1118,6 +1132,68 @@
   function globalOnlineSource() {
     const g = globalThis;
     return typeof g.addEventListener === "function" && typeof g.removeEventListener === "function" ? g : void 0;
+  }
+
+  // ../clients/typescript/src/members.ts
+  var MAX_PAGE = 500;
+  var Members = class {
+    c;
+    conn;
+    /** Reads with the connection's token. */
+    constructor(c, conn) {
+      this.c = c;
+      this.conn = conn;
+    }
+    /** One page (see `ChatClient.members`). */
+    async page(channelId, options = {}) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      const q = new URLSearchParams();
+      if (options.after !== void 0) q.set("after", options.after);
+      if (options.limit !== void 0) q.set("limit", String(options.limit));
+      const query = q.toString() === "" ? "" : `?${q.toString()}`;
+      const path = `/v1/channels/${encodeURIComponent(channelId)}/members`;
+      const body = await getJson(this.c.opts, this.conn, path + query, options.signal);
+      return parseMembersPage(body);
+    }
+    /** Every member, page after page (see `ChatClient.allMembers`). */
+    async all(channelId, options = {}) {
+      const limit = options.pageSize ?? MAX_PAGE;
+      const members = [];
+      let atSeq = Number.POSITIVE_INFINITY;
+      let after;
+      for (; ; ) {
+        const opts = { limit };
+        if (after !== void 0) opts.after = after;
+        if (options.signal !== void 0) opts.signal = options.signal;
+        const page = await this.page(channelId, opts);
+        members.push(...page.members);
+        atSeq = Math.min(atSeq, page.atSeq);
+        const last = page.members[page.members.length - 1];
+        if (!page.hasMore) break;
+        if (last === void 0 || after !== void 0 && !(last.userId > after)) {
+          throw new ChatdError("internal", "GET /v1/channels/{channelId}/members: hasMore without a later member");
+        }
+        after = last.userId;
+      }
+      return { members, atSeq: Number.isFinite(atSeq) ? atSeq : 0 };
+    }
+  };
+  function parseMembersPage(body) {
+    const bad = (what) => new ChatdError("internal", `GET /v1/channels/{channelId}/members: ${what}`);
+    if (typeof body !== "object" || body === null) throw bad("not a JSON object");
+    const b = body;
+    if (!Array.isArray(b.members)) throw bad("no members list");
+    if (typeof b.hasMore !== "boolean") throw bad("no hasMore");
+    if (typeof b.atSeq !== "number") throw bad("no atSeq");
+    const members = b.members.map((m) => {
+      const r = typeof m === "object" && m !== null ? m : {};
+      const { userId, role, joinedAt, deliveredSeq, readSeq } = r;
+      if (typeof userId !== "string" || typeof role !== "string" || typeof joinedAt !== "number" || typeof deliveredSeq !== "number" || typeof readSeq !== "number") {
+        throw bad(`a member of another shape: ${JSON.stringify(m)}`);
+      }
+      return { userId, role, joinedAt, deliveredSeq, readSeq };
+    });
+    return { members, hasMore: b.hasMore, atSeq: b.atSeq };
   }
 
   // ../clients/typescript/src/outbox.ts
@@ -2158,6 +2234,7 @@
     typingIndicators;
     presenceSub;
     refresher;
+    memberReader;
     started = false;
     /** Creates a client; nothing happens until {@link ChatClient.start}. */
     constructor(options) {
@@ -2199,6 +2276,7 @@
       this.typingIndicators = new TypingIndicators(c, conn, channels);
       this.presenceSub = new PresenceSubscription(c, conn);
       this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
+      this.memberReader = new Members(c, conn);
       this.connection = conn.store;
       this.presence = this.presenceSub.store;
       this.channelList = channels.list;
@@ -2287,6 +2365,38 @@
      */
     refreshChannels(signal) {
       return this.refresher.refresh(signal);
+    }
+    /**
+     * Reads one page of a channel's members (`GET /v1/channels/{channelId}/members`, with
+     * the connection's token, like {@link ChatClient.refreshChannels}): up to `limit`
+     * members (1 to 500; default 100) whose user id comes after `after`, in byte order of
+     * the user id, each with its `role` and its `deliveredSeq` and `readSeq` watermarks, so
+     * that "read by" can be shown on opening a channel without waiting for live
+     * `RECEIPT`s. `hasMore`: ask again with `after` set to the last `userId`; `atSeq`: the
+     * channel's last seq when the page was read. Needs no open connection (only the token).
+     *
+     * Rejects with a ChatdError: `forbidden` when the user is not a member of the channel
+     * (or it does not exist), `invalid_field` for a bad `after` or `limit` (`field` names
+     * it), `not_found` from a server without the route (before protocol 1.2), `unavailable`
+     * when the server cannot be reached, `aborted`, `closed` after {@link ChatClient.close}.
+     *
+     * @example
+     * ```ts
+     * const { members, hasMore } = await client.members('room1', { limit: 50 });
+     * for (const m of members) console.log(m.userId, m.role, `read up to ${m.readSeq}`);
+     * ```
+     */
+    members(channelId, options = {}) {
+      return this.memberReader.page(channelId, options);
+    }
+    /**
+     * Reads every member of a channel: {@link ChatClient.members} page after page
+     * (`pageSize` per request, default 500) until `hasMore` is false. The list is in byte
+     * order of the user id; its `atSeq` is the lowest of the pages' (membership changes
+     * made while paging may show in later pages only). Rejects as `members` does.
+     */
+    allMembers(channelId, options = {}) {
+      return this.memberReader.all(channelId, options);
     }
     /**
      * Loads the page of entries just below the oldest held one. Resolves to whether even
@@ -3265,6 +3375,125 @@
     }
   };
 
+  // src/chat-members.ts
+  var ChannelMembers = class {
+    state;
+    el;
+    /** The last answer per channel (shown again at once when the user comes back to it). */
+    loaded = /* @__PURE__ */ new Map();
+    /** Channels being read now, and those asked to be read again when that read is done. */
+    reading = /* @__PURE__ */ new Set();
+    again = /* @__PURE__ */ new Set();
+    constructor(state) {
+      this.state = state;
+    }
+    /** Makes the column (filled by `render`). */
+    element() {
+      this.el = h("aside", { class: "members", id: "members", "aria-labelledby": "members-title" });
+      return this.el;
+    }
+    /** Reads the selected channel's members again (opened, reconnected, added back). */
+    refresh() {
+      const id = this.state.current;
+      if (id !== void 0) this.load(id);
+      this.render();
+    }
+    /**
+     * New entries in a channel: one from a sender the list does not have, newer than the
+     * list (`atSeq`), means someone joined since it was read. Older ones (history from
+     * members who left) change nothing.
+     */
+    entries(channelId, entries) {
+      if (channelId !== this.state.current) return;
+      const l = this.loaded.get(channelId);
+      if (l?.kind !== "list") return;
+      const known = new Set(l.list.members.map((m) => m.userId));
+      if (entries.some((e) => e.seq > l.list.atSeq && !known.has(e.senderId))) this.load(channelId);
+    }
+    /** Redraws the column for the selected channel. */
+    render() {
+      const el = this.el;
+      if (el === void 0) return;
+      const id = this.state.current;
+      el.hidden = id === void 0;
+      if (id === void 0) {
+        el.replaceChildren();
+        return;
+      }
+      const l = this.loaded.get(id);
+      const title = h("h2", { id: "members-title" }, l?.kind === "list" ? `Members (${l.list.members.length})` : "Members");
+      if (l === void 0) {
+        el.replaceChildren(title, h("p", { class: "hint", id: "members-status" }, "Loading members…"));
+        return;
+      }
+      if (l.kind === "error") {
+        el.replaceChildren(title, h("p", { class: "hint", id: "members-status" }, l.text));
+        return;
+      }
+      el.replaceChildren(
+        title,
+        h("ul", { class: "member-list", id: "member-list", "aria-labelledby": "members-title" }, ...l.list.members.map((m) => this.row(m)))
+      );
+    }
+    /** One member: name, role, and how far they read (the list's watermark or a newer one seen since). */
+    row(m) {
+      const me = m.userId === this.state.userId;
+      const snap = this.state.snapshot();
+      const live = me ? snap?.readSeq : snap?.receipts[m.userId]?.readSeq;
+      const readSeq = Math.max(m.readSeq, live ?? 0);
+      const read = readSeq > 0 ? `read up to seq ${readSeq}` : "read nothing yet";
+      return h(
+        "li",
+        { class: "member", "data-user": m.userId, "data-role": m.role, "data-read-seq": String(readSeq) },
+        h("span", { class: "member-name" }, me ? `${m.userId} (you)` : m.userId),
+        " ",
+        h("span", { class: "role", "data-role": m.role }, m.role),
+        h("span", { class: "sr-only" }, ", "),
+        h("span", { class: "member-read" }, read)
+      );
+    }
+    /** Reads a channel's members (once at a time per channel; a request meanwhile reads again after). */
+    load(id) {
+      if (this.reading.has(id)) {
+        this.again.add(id);
+        return;
+      }
+      this.reading.add(id);
+      this.state.client.allMembers(id).then(
+        (list) => {
+          this.done(id, { kind: "list", list });
+        },
+        (e) => {
+          this.done(id, { kind: "error", text: failureWords(e) });
+        }
+      );
+    }
+    done(id, l) {
+      this.reading.delete(id);
+      if (this.state.closed) return;
+      if (l.kind === "list" || this.loaded.get(id)?.kind !== "list" || isForbidden(l)) this.loaded.set(id, l);
+      if (this.again.delete(id)) this.load(id);
+      if (id === this.state.current) this.render();
+    }
+  };
+  function isForbidden(l) {
+    return l.kind === "error" && l.text === FORBIDDEN;
+  }
+  var FORBIDDEN = "You are not a member of this channel, so its members are not shown.";
+  function failureWords(e) {
+    if (!(e instanceof ChatdError)) return `The member list could not be read: ${e instanceof Error ? e.message : String(e)}.`;
+    switch (e.code) {
+      case "forbidden":
+        return FORBIDDEN;
+      case "not_found":
+        return "This server has no member list for users (it speaks a chatd protocol before 1.2).";
+      case "unavailable":
+        return "The member list could not be read (the server or its database cannot be reached); it is read again on reconnect.";
+      default:
+        return `The member list could not be read: ${e.message} [${e.code}].`;
+    }
+  }
+
   // src/chat-people.ts
   function presenceDot(user, presence) {
     const p = presence[user];
@@ -3630,6 +3859,7 @@
     connection;
     channels;
     people;
+    members;
     actions;
     messages;
     composer;
@@ -3654,6 +3884,7 @@
         this.select(id);
       });
       this.people = new People(state);
+      this.members = new ChannelMembers(state);
       this.composer = new Composer(state, {
         edit: (channelId, messageId, body) => {
           this.actions.edit(channelId, messageId, body);
@@ -3704,6 +3935,7 @@
           this.helloIds = new Set(hello.channels.map((x) => x.channelId));
           this.channels.render();
           if (this.state.current === void 0 || !c.channelIds().includes(this.state.current)) this.select(c.channelIds()[0]);
+          else this.members.refresh();
         }),
         c.events.on("channelAdded", (id) => {
           this.channels.render();
@@ -3711,10 +3943,12 @@
           else if (this.state.current === id) {
             this.notices.forget(id);
             this.renderPane();
+            this.members.refresh();
           }
           if (!this.helloIds.has(id)) announce(`You were added to channel ${id}.`);
         }),
         c.events.on("entries", (channelId, entries) => {
+          this.members.entries(channelId, entries);
           const recent = Date.now() - 15e3;
           for (const e of entries) {
             if ((e.kind ?? "message") === "message" && e.senderId !== this.userId && e.ts >= recent) {
@@ -3722,9 +3956,10 @@
             }
           }
         }),
-        c.events.on("channelRemoved", () => {
+        c.events.on("channelRemoved", (id) => {
           this.channels.render();
           this.renderPane();
+          if (id === this.state.current) this.members.refresh();
         }),
         c.events.on("error", (err) => {
           banner(errorWords(err.code, err.message));
@@ -3751,9 +3986,12 @@
     /** Shows the view in `root`. */
     mount(root) {
       document.title = `${this.userId} · chatd console`;
-      root.replaceChildren(h("div", { class: "chat" }, this.channels.sidebar(), h("section", { class: "pane", id: "pane", "aria-label": "Messages" })));
+      root.replaceChildren(
+        h("div", { class: "chat" }, this.channels.sidebar(), h("section", { class: "pane", id: "pane", "aria-label": "Messages" }), this.members.element())
+      );
       this.channels.render();
       this.renderPane();
+      this.members.render();
     }
     /** Opens a channel (reads its newest entries) the first time the user selects it. */
     open(id) {
@@ -3777,6 +4015,7 @@
       this.people.renderTyping();
       this.people.renderPeople();
       this.people.updateSubscription();
+      this.members.render();
     }
     /** Selects a channel (or none), opens it and builds its pane. */
     select(id) {
@@ -3786,6 +4025,7 @@
       if (id !== void 0) this.open(id);
       this.channels.render();
       this.renderPane();
+      this.members.refresh();
       if (id !== void 0) this.state.stores.get(id)?.markRead();
     }
     /** Builds the pane of the selected channel from its parts (or says why there is none). */

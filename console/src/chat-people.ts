@@ -3,8 +3,8 @@
  * pane's header), the "… is typing" line, and the presence subscription (PRESENCE_SUB)
  * for everyone seen in any opened channel.
  *
- * chatd tells a user who is in a channel only through what they do (no member list on
- * the user routes), so "people" are the senders, readers and typers seen.
+ * "People" are the senders, readers and typers seen here (the members themselves, with
+ * their roles, are chat-members.ts's list).
  */
 import type { ChannelSnapshot, Presence } from '../../clients/typescript/src/index.js';
 import type { ChatState } from './chat-state.js';

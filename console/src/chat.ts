@@ -12,15 +12,17 @@
  * its own module: chat-state.ts (what they share), chat-connection.ts (indicator and
  * diagnosis), chat-channels.ts (sidebar), chat-messages.ts (message list),
  * chat-actions.ts (reactions, edits, deletions), chat-composer.ts, chat-people.ts
- * (people, typing, presence) and chat-notice.ts. The parts do not import one another
- * except for types and chat-messages.ts using chat-people.ts's presence dot; what one
- * needs from another goes through the hooks given here.
+ * (people, typing, presence), chat-members.ts (the member list with roles) and
+ * chat-notice.ts. The parts do not import one another except for types and
+ * chat-messages.ts using chat-people.ts's presence dot; what one needs from another goes
+ * through the hooks given here.
  */
 import { ChatClient } from '../../clients/typescript/src/index.js';
 import { MessageActions } from './chat-actions.js';
 import { ChannelList } from './chat-channels.js';
 import { Composer } from './chat-composer.js';
 import { ConnectionIndicator } from './chat-connection.js';
+import { ChannelMembers } from './chat-members.js';
 import { MessageList } from './chat-messages.js';
 import { Notices } from './chat-notice.js';
 import { People } from './chat-people.js';
@@ -50,6 +52,7 @@ export class ChatView {
   private readonly connection: ConnectionIndicator;
   private readonly channels: ChannelList;
   private readonly people: People;
+  private readonly members: ChannelMembers;
   private readonly actions: MessageActions;
   private readonly messages: MessageList;
   private readonly composer: Composer;
@@ -75,6 +78,7 @@ export class ChatView {
       this.select(id);
     });
     this.people = new People(state);
+    this.members = new ChannelMembers(state);
     this.composer = new Composer(state, {
       edit: (channelId, messageId, body) => {
         this.actions.edit(channelId, messageId, body);
@@ -127,6 +131,8 @@ export class ChatView {
         this.helloIds = new Set(hello.channels.map((x) => x.channelId));
         this.channels.render();
         if (this.state.current === undefined || !c.channelIds().includes(this.state.current)) this.select(c.channelIds()[0]);
+        // (re)connected: members may have come or gone while away
+        else this.members.refresh();
       }),
       c.events.on('channelAdded', (id) => {
         this.channels.render();
@@ -135,10 +141,12 @@ export class ChatView {
           // back in a channel the user had left: its "not a member" notice goes, the composer comes back
           this.notices.forget(id);
           this.renderPane();
+          this.members.refresh();
         }
         if (!this.helloIds.has(id)) announce(`You were added to channel ${id}.`);
       }),
       c.events.on('entries', (channelId, entries) => {
+        this.members.entries(channelId, entries);
         // Live messages only: a page of history read on opening a channel is not read out.
         const recent = Date.now() - 15_000;
         for (const e of entries) {
@@ -147,9 +155,10 @@ export class ChatView {
           }
         }
       }),
-      c.events.on('channelRemoved', () => {
+      c.events.on('channelRemoved', (id) => {
         this.channels.render();
         this.renderPane();
+        if (id === this.state.current) this.members.refresh();
       }),
       c.events.on('error', (err) => {
         banner(errorWords(err.code, err.message));
@@ -178,9 +187,12 @@ export class ChatView {
   /** Shows the view in `root`. */
   mount(root: HTMLElement): void {
     document.title = `${this.userId} · chatd console`;
-    root.replaceChildren(h('div', { class: 'chat' }, this.channels.sidebar(), h('section', { class: 'pane', id: 'pane', 'aria-label': 'Messages' })));
+    root.replaceChildren(
+      h('div', { class: 'chat' }, this.channels.sidebar(), h('section', { class: 'pane', id: 'pane', 'aria-label': 'Messages' }), this.members.element()),
+    );
     this.channels.render();
     this.renderPane();
+    this.members.render();
   }
 
   /** Opens a channel (reads its newest entries) the first time the user selects it. */
@@ -206,6 +218,7 @@ export class ChatView {
     this.people.renderTyping();
     this.people.renderPeople();
     this.people.updateSubscription();
+    this.members.render();
   }
 
   /** Selects a channel (or none), opens it and builds its pane. */
@@ -216,6 +229,7 @@ export class ChatView {
     if (id !== undefined) this.open(id);
     this.channels.render();
     this.renderPane();
+    this.members.refresh();
     if (id !== undefined) this.state.stores.get(id)?.markRead();
   }
 

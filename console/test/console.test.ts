@@ -399,6 +399,57 @@ describe('console in a real browser (alice and bob)', () => {
     await alice.locator('button.channel[data-channel="later"] .badge[data-count="0"]').waitFor({ state: 'attached' });
   });
 
+  test('the member list shows the open channel’s members with their roles and how far each read, and who joins', async () => {
+    await connected(alice);
+    await connected(bob);
+    assert.equal((await chatd.admin('POST', '/v1/channels', { channelId: 'crew', members: ['alice', 'bob', 'carol'] })).status, 201);
+    await openChannel(bob, 'crew');
+    await openChannel(alice, 'crew');
+    const member = (page: Page, user: string): Locator => page.locator(`#member-list li.member[data-user="${user}"]`);
+    for (const user of ['alice', 'bob', 'carol']) {
+      await member(alice, user).waitFor();
+      assert.equal(await member(alice, user).getAttribute('data-role'), 'member', `${user}'s role`);
+      assert.equal(await member(alice, user).locator('.role').textContent(), 'member');
+    }
+    // in byte order of the user id, the user marked
+    assert.deepEqual(await alice.locator('#member-list li.member').evaluateAll((lis) => lis.map((li) => (li as HTMLElement).dataset.user)), [
+      'alice',
+      'bob',
+      'carol',
+    ]);
+    await member(alice, 'alice').locator('.member-name', { hasText: 'alice (you)' }).waitFor();
+    await alice.locator('#members-title', { hasText: 'Members (3)' }).waitFor();
+    await member(alice, 'carol').locator('.member-read', { hasText: 'read nothing yet' }).waitFor();
+    // alice writes; bob has the channel open and reads it: his "read up to" moves on her screen
+    await send(alice, 'crew, read this');
+    await message(alice, 'crew, read this').and(alice.locator('[data-state="sent"]')).waitFor();
+    const seq = (await chatd.history('crew')).find((m) => m.body === 'crew, read this')?.seq ?? 0;
+    assert.ok(seq > 0);
+    await member(alice, 'bob').locator('.member-read', { hasText: `read up to seq ${seq}` }).waitFor();
+    await member(alice, 'alice').locator('.member-read', { hasText: `read up to seq ${seq}` }).waitFor();
+    // bob sees his own read, and the server stored it (what the list reads on opening)
+    await member(bob, 'bob').locator('.member-read', { hasText: `read up to seq ${seq}` }).waitFor();
+    await until(async () => {
+      const r = await chatd.admin('GET', '/v1/channels/crew/members');
+      const bobs = (r.json as { members?: { userId: string; readSeq: number }[] }).members?.find((m) => m.userId === 'bob');
+      return bobs?.readSeq === seq ? true : undefined;
+    }, 'bob’s readSeq stored');
+    // dave is added and writes: a message from a sender not in the list reads the list again
+    assert.equal((await chatd.admin('PUT', '/v1/channels/crew/members/dave')).status, 204);
+    const posted = await chatd.admin('POST', '/v1/channels/crew/messages', { senderId: 'dave', clientMsgId: 'crew-dave-1', body: 'dave here' });
+    assert.ok(posted.status === 200 || posted.status === 201, `post as dave: ${posted.status} ${JSON.stringify(posted.json)}`);
+    await message(alice, 'dave here').waitFor();
+    await member(alice, 'dave').waitFor();
+    assert.equal(await member(alice, 'dave').getAttribute('data-role'), 'member');
+    await alice.locator('#members-title', { hasText: 'Members (4)' }).waitFor();
+    await shot(alice, 'console-members');
+    // another channel shows its own members
+    await openChannel(alice, 'general');
+    await member(alice, 'bob').waitFor();
+    assert.equal(await member(alice, 'dave').count(), 0);
+    assert.equal(await member(alice, 'carol').count(), 0);
+  });
+
   test('the page loads and signs in with no failed request (its icon is served by chatd)', async () => {
     const page = await newPage();
     const failed: string[] = [];

@@ -9,6 +9,7 @@
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
+import { getJson } from './http.js';
 import type { HelloChannel } from './protocol.js';
 import type { Sync } from './sync.js';
 import type { ChannelSummary, ClientContext } from './types.js';
@@ -32,33 +33,8 @@ export class ChannelRefresh {
 
   /** Reads `GET /v1/me/channels` and brings the channels up to date (see `ChatClient.refreshChannels`). */
   async refresh(signal?: AbortSignal): Promise<readonly ChannelSummary[]> {
-    if (signal?.aborted === true) throw new ChatdError('aborted', 'aborted');
-    const f = (globalThis as { fetch?: typeof fetch }).fetch;
-    if (f === undefined) throw new ChatdError('unavailable', 'no fetch in this environment');
     const startEpoch = this.channels.epoch;
-    const token = this.conn.lastToken ?? (await this.conn.getToken());
-    let res: Response;
-    try {
-      const init: RequestInit = { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' };
-      if (signal !== undefined) init.signal = signal;
-      res = await f(`${this.httpBase()}/v1/me/channels`, init);
-    } catch (e) {
-      if (isAborted(signal)) throw new ChatdError('aborted', 'aborted');
-      throw new ChatdError('unavailable', `GET /v1/me/channels: ${String(e)}`);
-    }
-    let body: unknown;
-    try {
-      body = await res.json();
-    } catch {
-      body = undefined;
-    }
-    if (!res.ok) {
-      const err = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-      throw new ChatdError(
-        typeof err?.code === 'string' ? err.code : res.status >= 500 ? 'unavailable' : 'internal',
-        typeof err?.message === 'string' ? err.message : `GET /v1/me/channels: HTTP ${res.status}`,
-      );
-    }
+    const body = await getJson(this.c.opts, this.conn, '/v1/me/channels', signal);
     const list = (body as { channels?: unknown } | undefined)?.channels;
     if (!Array.isArray(list)) throw new ChatdError('internal', 'GET /v1/me/channels: no channels list');
     if (this.conn.state !== 'closed') this.apply(list as HelloChannel[], startEpoch);
@@ -123,20 +99,4 @@ export class ChannelRefresh {
       this.channels.markRemoved(ch);
     }
   }
-
-  /** Base URL of the user HTTP routes. */
-  private httpBase(): string {
-    const opts = this.c.opts;
-    if (opts.httpUrl !== undefined) return opts.httpUrl.replace(/\/+$/, '');
-    const u = new URL(opts.url);
-    const scheme = u.protocol === 'wss:' ? 'https:' : u.protocol === 'ws:' ? 'http:' : u.protocol;
-    let path = u.pathname.replace(/\/+$/, '');
-    if (path.endsWith('/v1/ws')) path = path.slice(0, -'/v1/ws'.length);
-    return `${scheme}//${u.host}${path}`;
-  }
-}
-
-/** Whether the signal aborted (a call, so that TypeScript does not narrow it once and for all). */
-function isAborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true;
 }

@@ -1,7 +1,7 @@
 /**
  * {@link ChatClient}, the client's public face, and {@link ChannelStore}: they make the
  * parts (connection, channels, sync, send path, tab outbox, receipts, typing, presence,
- * channel refresh) and route each server frame to the part that handles it.
+ * channel refresh, members) and route each server frame to the part that handles it.
  *
  * @module
  */
@@ -9,6 +9,7 @@ import { ChannelRefresh } from './channel-refresh.js';
 import { Channels } from './channels.js';
 import { Connection, jwtSubject } from './connection.js';
 import { ChatdError } from './errors.js';
+import { Members } from './members.js';
 import { TabOutbox } from './outbox-tabs.js';
 import type { OutboxRecord } from './outbox.js';
 import { PresenceSubscription } from './presence.js';
@@ -18,12 +19,16 @@ import { Sender } from './send.js';
 import { Emitter, type ExternalStore } from './store.js';
 import { Sync } from './sync.js';
 import type {
+  AllMembersOptions,
   ChannelSnapshot,
   ChannelSummary,
   ChatClientEvents,
   ChatClientOptions,
   ClientContext,
   ConnectionSnapshot,
+  MemberList,
+  MembersOptions,
+  MembersPage,
   Presence,
   SendOptions,
   SentEntry,
@@ -67,6 +72,7 @@ export class ChatClient {
   private readonly typingIndicators: TypingIndicators;
   private readonly presenceSub: PresenceSubscription;
   private readonly refresher: ChannelRefresh;
+  private readonly memberReader: Members;
   private started = false;
 
   /** Creates a client; nothing happens until {@link ChatClient.start}. */
@@ -109,6 +115,7 @@ export class ChatClient {
     this.typingIndicators = new TypingIndicators(c, conn, channels);
     this.presenceSub = new PresenceSubscription(c, conn);
     this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
+    this.memberReader = new Members(c, conn);
     this.connection = conn.store;
     this.presence = this.presenceSub.store;
     this.channelList = channels.list;
@@ -206,6 +213,40 @@ export class ChatClient {
    */
   refreshChannels(signal?: AbortSignal): Promise<readonly ChannelSummary[]> {
     return this.refresher.refresh(signal);
+  }
+
+  /**
+   * Reads one page of a channel's members (`GET /v1/channels/{channelId}/members`, with
+   * the connection's token, like {@link ChatClient.refreshChannels}): up to `limit`
+   * members (1 to 500; default 100) whose user id comes after `after`, in byte order of
+   * the user id, each with its `role` and its `deliveredSeq` and `readSeq` watermarks, so
+   * that "read by" can be shown on opening a channel without waiting for live
+   * `RECEIPT`s. `hasMore`: ask again with `after` set to the last `userId`; `atSeq`: the
+   * channel's last seq when the page was read. Needs no open connection (only the token).
+   *
+   * Rejects with a ChatdError: `forbidden` when the user is not a member of the channel
+   * (or it does not exist), `invalid_field` for a bad `after` or `limit` (`field` names
+   * it), `not_found` from a server without the route (before protocol 1.2), `unavailable`
+   * when the server cannot be reached, `aborted`, `closed` after {@link ChatClient.close}.
+   *
+   * @example
+   * ```ts
+   * const { members, hasMore } = await client.members('room1', { limit: 50 });
+   * for (const m of members) console.log(m.userId, m.role, `read up to ${m.readSeq}`);
+   * ```
+   */
+  members(channelId: string, options: MembersOptions = {}): Promise<MembersPage> {
+    return this.memberReader.page(channelId, options);
+  }
+
+  /**
+   * Reads every member of a channel: {@link ChatClient.members} page after page
+   * (`pageSize` per request, default 500) until `hasMore` is false. The list is in byte
+   * order of the user id; its `atSeq` is the lowest of the pages' (membership changes
+   * made while paging may show in later pages only). Rejects as `members` does.
+   */
+  allMembers(channelId: string, options: AllMembersOptions = {}): Promise<MemberList> {
+    return this.memberReader.all(channelId, options);
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
- * chatd-client: the client half of the chatd protocol (versions 1 and 1.1) for browsers
- * and Node >= 20. See README.md.
+ * chatd-client: the client half of the chatd protocol (versions 1 and 1.1, and the members
+ * route of 1.2) for browsers and Node >= 20. See README.md.
  *
  * @packageDocumentation
  */
@@ -9,12 +9,18 @@ export { jwtSubject } from './connection.js';
 export { applyReceipt } from './receipts.js';
 export { computeUnread, type UnreadInputs } from './unread.js';
 export type {
+  AllMembersOptions,
   ChannelSnapshot,
   ChannelSummary,
   ChatClientEvents,
   ChatClientOptions,
   ConnectionSnapshot,
   ConnectionState,
+  Member,
+  MemberList,
+  MemberRole,
+  MembersOptions,
+  MembersPage,
   OnlineEventSource,
   OutgoingMessage,
   Presence,

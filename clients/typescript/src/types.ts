@@ -214,6 +214,68 @@ export interface Presence {
   readonly lastSeenAt: number | undefined;
 }
 
+/**
+ * A member's role in a channel (protocol §13.1): `member`, `moderator` or `owner`. A role
+ * this client does not know yet is passed through as its string.
+ */
+export type MemberRole = 'member' | 'moderator' | 'owner' | (string & Record<never, never>);
+
+/** One member of a channel, as `GET /v1/channels/{channelId}/members` gives it. */
+export interface Member {
+  /** The member's user id. */
+  readonly userId: string;
+  /** Its role in the channel. */
+  readonly role: MemberRole;
+  /** When it (last) joined the channel, ms since the Unix epoch. */
+  readonly joinedAt: number;
+  /** Its delivered watermark in the channel (0: none). */
+  readonly deliveredSeq: number;
+  /** Its read watermark in the channel (0: none): it has read up to this seq. */
+  readonly readSeq: number;
+}
+
+/** One page of a channel's members ({@link ChatClient.members}). */
+export interface MembersPage {
+  /** The members, in byte order of `userId` (upper case before lower case). */
+  readonly members: readonly Member[];
+  /** Whether members follow the last one: ask again with `after` set to its `userId`. */
+  readonly hasMore: boolean;
+  /**
+   * The channel's last seq when the page was read: membership changes after it are not
+   * reflected in the page.
+   */
+  readonly atSeq: number;
+}
+
+/** Options of {@link ChatClient.members}. */
+export interface MembersOptions {
+  /** Members after this user id (exclusive, byte order); default: from the first. */
+  readonly after?: string;
+  /** Page size, 1 to 500; default the server's (100). */
+  readonly limit?: number;
+  /** Stops waiting (the call rejects with `aborted`). */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link ChatClient.allMembers}. */
+export interface AllMembersOptions {
+  /** Members asked for per request, 1 to 500; default 500. */
+  readonly pageSize?: number;
+  /** Stops paging (the call rejects with `aborted`). */
+  readonly signal?: AbortSignal;
+}
+
+/** Every member of a channel ({@link ChatClient.allMembers}). */
+export interface MemberList {
+  /** The members, in byte order of `userId`. */
+  readonly members: readonly Member[];
+  /**
+   * The lowest `atSeq` of the pages read (the first page's): membership changes after it
+   * may not be reflected in the list.
+   */
+  readonly atSeq: number;
+}
+
 /** Events of {@link ChatClient}. */
 export interface ChatClientEvents {
   /** New entries of a channel's log, each once, in seq order (live, catch-up and gap fills). */

@@ -1,0 +1,91 @@
+/**
+ * Reading a channel's members over HTTP (`GET /v1/channels/{channelId}/members`, protocol
+ * §13.1), one page at a time or all of them, with the connection's token: each member's
+ * role and watermarks, so that an app that opens a channel can show who is in it and who
+ * read how far without waiting for live `RECEIPT`s.
+ *
+ * @module
+ */
+import type { Connection } from './connection.js';
+import { ChatdError } from './errors.js';
+import { getJson } from './http.js';
+import type { AllMembersOptions, ClientContext, Member, MemberList, MembersOptions, MembersPage } from './types.js';
+
+/** The largest page the route gives (and {@link Members.all}'s default page size). */
+const MAX_PAGE = 500;
+
+/** @internal A channel's members, read from the user HTTP routes. */
+export class Members {
+  private readonly c: ClientContext;
+  private readonly conn: Connection;
+
+  /** Reads with the connection's token. */
+  constructor(c: ClientContext, conn: Connection) {
+    this.c = c;
+    this.conn = conn;
+  }
+
+  /** One page (see `ChatClient.members`). */
+  async page(channelId: string, options: MembersOptions = {}): Promise<MembersPage> {
+    if (this.conn.state === 'closed') throw new ChatdError('closed', 'client closed');
+    const q = new URLSearchParams();
+    if (options.after !== undefined) q.set('after', options.after);
+    if (options.limit !== undefined) q.set('limit', String(options.limit));
+    const query = q.toString() === '' ? '' : `?${q.toString()}`;
+    const path = `/v1/channels/${encodeURIComponent(channelId)}/members`;
+    const body = await getJson(this.c.opts, this.conn, path + query, options.signal);
+    return parseMembersPage(body);
+  }
+
+  /** Every member, page after page (see `ChatClient.allMembers`). */
+  async all(channelId: string, options: AllMembersOptions = {}): Promise<MemberList> {
+    const limit = options.pageSize ?? MAX_PAGE;
+    const members: Member[] = [];
+    let atSeq = Number.POSITIVE_INFINITY;
+    let after: string | undefined;
+    for (;;) {
+      const opts: { after?: string; limit: number; signal?: AbortSignal } = { limit };
+      if (after !== undefined) opts.after = after;
+      if (options.signal !== undefined) opts.signal = options.signal;
+      const page = await this.page(channelId, opts);
+      members.push(...page.members);
+      atSeq = Math.min(atSeq, page.atSeq);
+      const last = page.members[page.members.length - 1];
+      if (!page.hasMore) break;
+      // a page that does not move on would be asked for forever (user ids are ASCII: JS order is byte order)
+      if (last === undefined || (after !== undefined && !(last.userId > after))) {
+        throw new ChatdError('internal', 'GET /v1/channels/{channelId}/members: hasMore without a later member');
+      }
+      after = last.userId;
+    }
+    return { members, atSeq: Number.isFinite(atSeq) ? atSeq : 0 };
+  }
+}
+
+/**
+ * @internal Checks and types the body of `GET /v1/channels/{channelId}/members`; rejects a
+ * body of another shape with `internal`. Members keep only the fields this client knows.
+ */
+export function parseMembersPage(body: unknown): MembersPage {
+  const bad = (what: string): ChatdError => new ChatdError('internal', `GET /v1/channels/{channelId}/members: ${what}`);
+  if (typeof body !== 'object' || body === null) throw bad('not a JSON object');
+  const b = body as { members?: unknown; hasMore?: unknown; atSeq?: unknown };
+  if (!Array.isArray(b.members)) throw bad('no members list');
+  if (typeof b.hasMore !== 'boolean') throw bad('no hasMore');
+  if (typeof b.atSeq !== 'number') throw bad('no atSeq');
+  const members = (b.members as unknown[]).map((m): Member => {
+    const r = (typeof m === 'object' && m !== null ? m : {}) as Record<string, unknown>;
+    const { userId, role, joinedAt, deliveredSeq, readSeq } = r;
+    if (
+      typeof userId !== 'string' ||
+      typeof role !== 'string' ||
+      typeof joinedAt !== 'number' ||
+      typeof deliveredSeq !== 'number' ||
+      typeof readSeq !== 'number'
+    ) {
+      throw bad(`a member of another shape: ${JSON.stringify(m)}`);
+    }
+    return { userId, role, joinedAt, deliveredSeq, readSeq };
+  });
+  return { members, hasMore: b.hasMore, atSeq: b.atSeq };
+}
