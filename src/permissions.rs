@@ -10,49 +10,9 @@
 //! says why not, so each surface renders its own refusal (`forbidden` on
 //! the WebSocket, 403 or 404 over HTTP).
 
-use std::fmt;
-
-/// A member's role in a channel, from least to most allowed (`Ord`
-/// follows it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Role {
-    /// Sends, edits and deletes its own entries, reacts, types, leaves.
-    Member,
-    /// Also deletes anyone's message, adds and removes members, mutes and
-    /// bans members (not owners or other moderators).
-    Moderator,
-    /// Also sets roles, changes and deletes the channel, mutes and bans
-    /// moderators.
-    Owner,
-}
-
-impl Role {
-    /// The role's name on the wire and in the database (`"member"`,
-    /// `"moderator"`, `"owner"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Member => "member",
-            Role::Moderator => "moderator",
-            Role::Owner => "owner",
-        }
-    }
-
-    /// The role named `text`, or `None` for any other text.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "member" => Some(Role::Member),
-            "moderator" => Some(Role::Moderator),
-            "owner" => Some(Role::Owner),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// A member's role in a channel (the wire type: `member` < `moderator` <
+/// `owner`).
+pub use crate::protocol::Role;
 
 /// Who asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

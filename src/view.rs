@@ -96,6 +96,10 @@ pub fn channel_state(position: &ChannelPosition) -> ChannelState {
         unread: position.unread,
         name: position.name.clone(),
         metadata: metadata(position.metadata.as_deref()),
+        kind: position.kind,
+        visibility: position.visibility,
+        member_count: position.member_count,
+        role: position.role,
     }
 }
 

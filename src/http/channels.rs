@@ -12,12 +12,14 @@ use super::body::{admin_body, parse_json, read_body};
 use super::openapi::{ChannelPatchBody, ChannelsQuery, ErrorBody};
 use super::{require_admin, ApiError, ApiPath, ApiQuery, QueryParams};
 use crate::ids::{now_ms, ChannelId, UserId};
+use crate::protocol::{ChannelKind, Visibility};
 use crate::state::AppState;
-use crate::store::{Channel, ChannelPatch, StoreError};
+use crate::store::{Channel, ChannelPatch, NewChannel, StoreError};
 
 /// The channel object of the API: `{"channelId", "members", "lastSeq",
-/// "createdAt", "name", "metadata"}` (`name` and `metadata` are `null` when
-/// unset; `PATCH /v1/channels/{channelId}` sets them).
+/// "createdAt", "name", "metadata", "kind", "visibility", "memberCount"}`
+/// (`name` and `metadata` are `null` when unset; `PATCH
+/// /v1/channels/{channelId}` sets them; the last three since version 1.2).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelView {
@@ -27,6 +29,14 @@ pub struct ChannelView {
     created_at: i64,
     name: Option<String>,
     metadata: Option<serde_json::Value>,
+    /// `group` or `direct`.
+    #[schema(value_type = String)]
+    kind: ChannelKind,
+    /// `private` or `public`.
+    #[schema(value_type = String)]
+    visibility: Visibility,
+    /// How many members the channel has (the length of `members`).
+    member_count: i64,
 }
 
 /// `GET /v1/channels`'s answer.
@@ -49,6 +59,9 @@ impl From<Channel> for ChannelView {
             created_at: c.created_at,
             metadata: crate::view::metadata(c.metadata.as_deref()),
             name: c.name,
+            kind: c.kind,
+            visibility: c.visibility,
+            member_count: i64::try_from(c.members.len()).unwrap_or(i64::MAX),
         }
     }
 }
@@ -60,10 +73,16 @@ pub(super) struct CreateChannel {
     channel_id: Option<String>,
     /// Absent or `null`: no members.
     members: Option<Vec<String>>,
+    /// Members with the role `owner` (version 1.2); absent or `null`: none.
+    owners: Option<Vec<String>>,
+    /// `private` (the default) or `public` (version 1.2).
+    #[schema(value_type = Option<String>)]
+    visibility: Option<String>,
 }
 
 /// The shape of the `POST /v1/channels` body, as its refusals name it.
-const CHANNEL_SHAPE: &str = r#"{"channelId"?: string, "members"?: [string]}"#;
+const CHANNEL_SHAPE: &str =
+    r#"{"channelId"?: string, "members"?: [string], "owners"?: [string], "visibility"?: "private" | "public"}"#;
 
 /// A `channelId` from a path or body, or 400 `invalid_field` naming it.
 pub(super) fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
@@ -72,6 +91,23 @@ pub(super) fn channel_id(raw: &str) -> Result<ChannelId, ApiError> {
 
 pub(super) fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
     UserId::parse(raw).map_err(|e| ApiError::invalid_field(field, &e.to_string()))
+}
+
+/// The user ids of the list `field` of a `POST /v1/channels` body, at most
+/// `most` of them.
+fn user_ids(raw: Vec<String>, field: &str, most: usize) -> Result<Vec<UserId>, ApiError> {
+    if raw.len() > most {
+        return Err(too_many(most));
+    }
+    raw.iter().map(|m| user_id(m, field)).collect()
+}
+
+/// 400 for a `POST /v1/channels` naming more than `max_members_per_request` users.
+fn too_many(most: usize) -> ApiError {
+    ApiError::invalid_field(
+        "members",
+        &format!("at most {most} per request; add more with PUT /v1/channels/{{channelId}}/members/{{userId}}"),
+    )
 }
 
 /// Longest channel `name`, in characters (Unicode scalar values).
@@ -108,6 +144,8 @@ pub async fn create_channel(
         CreateChannel {
             channel_id: None,
             members: None,
+            owners: None,
+            visibility: None,
         }
     } else {
         parse_json(&body, CHANNEL_SHAPE)?
@@ -116,19 +154,25 @@ pub async fn create_channel(
         Some(raw) => channel_id(&raw)?,
         None => ChannelId::generate(),
     };
-    let members = request.members.unwrap_or_default();
+    let visibility = match request.visibility.as_deref() {
+        None => Visibility::Private,
+        Some(raw) => {
+            Visibility::parse(raw).ok_or_else(|| ApiError::invalid_field("visibility", "must be private or public"))?
+        }
+    };
     let most = state.config.max_members_per_request;
-    if members.len() > most {
-        return Err(ApiError::invalid_field(
-            "members",
-            &format!("at most {most} per request; add more with PUT /v1/channels/{{channelId}}/members/{{userId}}"),
-        ));
+    let members = user_ids(request.members.unwrap_or_default(), "members", most)?;
+    let owners = user_ids(request.owners.unwrap_or_default(), "owners", most)?;
+    if members.len() + owners.len() > most {
+        return Err(too_many(most));
     }
-    let members = members
-        .iter()
-        .map(|m| user_id(m, "members"))
-        .collect::<Result<Vec<_>, _>>()?;
-    let channel = state.store.create_channel(&id, &members, now_ms()).await?;
+    let new = NewChannel {
+        members,
+        owners,
+        kind: ChannelKind::Group,
+        visibility,
+    };
+    let channel = state.store.create_channel_as(&id, &new, now_ms()).await?;
     // With NATS, a node delivers a channel to the users it has sessions for
     // once it has taken the channel for them, so members whose sessions were
     // open before the channel existed are announced as joined (at seq 0), or
@@ -136,7 +180,7 @@ pub async fn create_channel(
     for member in &channel.members {
         state.delivery.membership_changed(member, &id, true, channel.last_seq);
     }
-    tracing::info!(channel_id = %id, members = members.len(), "channel created");
+    tracing::info!(channel_id = %id, members = channel.members.len(), "channel created");
     Ok((StatusCode::CREATED, Json(ChannelView::from(channel))).into_response())
 }
 

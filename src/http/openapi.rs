@@ -192,6 +192,15 @@ pub struct MyChannel {
     name: Option<String>,
     /// The metadata (a JSON object), `null` when unset.
     metadata: Option<serde_json::Value>,
+    /// `group` or `direct`.
+    kind: String,
+    /// `private` or `public`.
+    visibility: String,
+    /// How many members the channel has.
+    #[schema(minimum = 0)]
+    member_count: i64,
+    /// The caller's role: `member`, `moderator` or `owner`.
+    role: String,
 }
 
 /// `GET /v1/me/channels`'s answer.
@@ -472,6 +481,10 @@ mod tests {
             unread: 1,
             name: None,
             metadata: None,
+            kind: chatd_proto::protocol::ChannelKind::Group,
+            visibility: chatd_proto::protocol::Visibility::Private,
+            member_count: 1,
+            role: chatd_proto::protocol::Role::Member,
         };
         let wire = keys(&serde_json::to_value(state).expect("json"));
         let (properties, _) = schema_fields(&doc, "MyChannel");

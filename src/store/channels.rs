@@ -7,29 +7,35 @@ use std::collections::BTreeMap;
 use super::channel_lock::LOCK_CHANNEL;
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::sorted_members;
-use super::{dispatch, dispatch_write, Channel, ChannelPatch, CommitSent, Store, StoreError};
+use super::types::{parse_kind, parse_visibility};
+use super::{dispatch, dispatch_write, Channel, ChannelPatch, CommitSent, NewChannel, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
+use crate::protocol::Role;
 
-const INSERT_CHANNEL: &str =
-    "INSERT INTO channels (channel_id, created_at) VALUES ($1, $2) ON CONFLICT (channel_id) DO NOTHING";
-/// Adds members (`$2`, a list of ids) to channel `$1`, joined at `$3`;
-/// repeats and existing members are skipped.
+/// Channel `$1` made at `$2` (ms), of kind `$3` and visibility `$4`;
+/// affects no row when the id is taken.
+const INSERT_CHANNEL: &str = "INSERT INTO channels (channel_id, created_at, kind, visibility) VALUES ($1, $2, $3, $4) \
+     ON CONFLICT (channel_id) DO NOTHING";
+/// Adds members (`$2`, a list of ids) to channel `$1`, joined at `$3`, with
+/// the role `$4`; repeats and existing members are skipped (so owners,
+/// inserted first, stay owners).
 static INSERT_MEMBERS: Sql = Sql::each(
-    "INSERT INTO members (channel_id, user_id, joined_at) \
-         SELECT $1, u, $3 FROM UNNEST($2::text[]) AS u ON CONFLICT (channel_id, user_id) DO NOTHING",
-    "INSERT INTO members (channel_id, user_id, joined_at) \
-         SELECT $1, value, $3 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING",
+    "INSERT INTO members (channel_id, user_id, joined_at, role) \
+         SELECT $1, u, $3, $4 FROM UNNEST($2::text[]) AS u ON CONFLICT (channel_id, user_id) DO NOTHING",
+    "INSERT INTO members (channel_id, user_id, joined_at, role) \
+         SELECT $1, value, $3, $4 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING",
 );
-const CHANNEL: &str = "SELECT channel_id, created_at, last_seq, name, metadata FROM channels WHERE channel_id = $1";
+const CHANNEL: &str =
+    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility FROM channels WHERE channel_id = $1";
 /// Channels after `$1` (`NULL`: from the first; ids are never empty) in
 /// byte order of the id, `$2` of them. PostgreSQL: `COLLATE "C"`, served by
 /// the `channels_by_id_bytes` index; SQLite: the default BINARY collation
 /// and the primary key's index.
 static LIST_CHANNELS: Sql = Sql::each(
-    "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
+    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility FROM channels \
          WHERE channel_id COLLATE \"C\" > COALESCE($1::text, '') COLLATE \"C\" \
          ORDER BY channel_id COLLATE \"C\" LIMIT $2",
-    "SELECT channel_id, created_at, last_seq, name, metadata FROM channels \
+    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility FROM channels \
          WHERE channel_id > COALESCE($1, '') ORDER BY channel_id LIMIT $2",
 );
 /// The members of the channels `$1` (a list of ids).
@@ -65,7 +71,25 @@ impl Store {
         members: &[UserId],
         now: i64,
     ) -> Result<Channel, StoreError> {
-        dispatch_write!(self, self.deadline(), create_channel(channel_id, members, now))
+        let new = NewChannel {
+            members: members.to_vec(),
+            ..NewChannel::default()
+        };
+        self.create_channel_as(channel_id, &new, now).await
+    }
+
+    /// Creates a channel as `new` says: its kind, visibility, members and
+    /// owners.
+    ///
+    /// # Errors
+    /// [`StoreError::Exists`] when the id is taken.
+    pub async fn create_channel_as(
+        &self,
+        channel_id: &ChannelId,
+        new: &NewChannel,
+        now: i64,
+    ) -> Result<Channel, StoreError> {
+        dispatch_write!(self, self.deadline(), create_channel(channel_id, new, now))
     }
 
     /// The channel and its members, or `None`.
@@ -105,9 +129,9 @@ impl Store {
     }
 }
 
-/// A channel row (`channel_id, created_at, last_seq, name, metadata`) with
-/// `members`.
-fn channel_from_row<R: Columns>(row: &R, members: Vec<UserId>) -> Result<Channel, sqlx::Error> {
+/// A channel row (`channel_id, created_at, last_seq, name, metadata, kind,
+/// visibility`) with `members`.
+fn channel_from_row<R: Columns>(row: &R, members: Vec<UserId>) -> Result<Channel, StoreError> {
     Ok(Channel {
         channel_id: ChannelId::from_trusted(row.value(0)?),
         created_at: row.value(1)?,
@@ -115,6 +139,8 @@ fn channel_from_row<R: Columns>(row: &R, members: Vec<UserId>) -> Result<Channel
         members,
         name: row.value(3)?,
         metadata: row.value(4)?,
+        kind: parse_kind(row.value(5)?)?,
+        visibility: parse_visibility(row.value(6)?)?,
     })
 }
 
@@ -122,7 +148,7 @@ impl<D: Dialect> SqlStore<D> {
     pub(super) async fn create_channel(
         &self,
         channel_id: &ChannelId,
-        members: &[UserId],
+        new: &NewChannel,
         now: i64,
         sent: &CommitSent,
     ) -> Result<Channel, StoreError> {
@@ -130,25 +156,34 @@ impl<D: Dialect> SqlStore<D> {
         let inserted = sqlx::query::<D>(INSERT_CHANNEL)
             .param(channel_id.as_str())
             .param(now)
+            .param(new.kind.as_str())
+            .param(new.visibility.as_str())
             .execute(tx.ex())
             .await?
             .rows_affected();
         if inserted == 0 {
             return Err(StoreError::Exists);
         }
-        // One statement for every member: a round trip per member made a
-        // channel of 150,000 members outlast `db_timeout_ms` and answer
-        // 503, which no retry could fix.
-        let users: Vec<&str> = members.iter().map(UserId::as_str).collect();
-        D::bind_ids(
-            sqlx::query::<D>(D::sql(&INSERT_MEMBERS)).param(channel_id.as_str()),
-            &users,
-        )?
-        .param(now)
-        .execute(tx.ex())
-        .await?;
+        // One statement per role, for every member of it: a round trip per
+        // member made a channel of 150,000 members outlast `db_timeout_ms`
+        // and answer 503, which no retry could fix. Owners first, so an id
+        // given in both lists stays an owner.
+        for (users, role) in [(&new.owners, Role::Owner), (&new.members, Role::Member)] {
+            if users.is_empty() {
+                continue;
+            }
+            let users: Vec<&str> = users.iter().map(UserId::as_str).collect();
+            D::bind_ids(
+                sqlx::query::<D>(D::sql(&INSERT_MEMBERS)).param(channel_id.as_str()),
+                &users,
+            )?
+            .param(now)
+            .param(role.as_str())
+            .execute(tx.ex())
+            .await?;
+        }
         Self::commit(tx, sent).await?;
-        let mut members = members.to_vec();
+        let mut members: Vec<UserId> = new.owners.iter().chain(&new.members).cloned().collect();
         members.sort();
         members.dedup();
         Ok(Channel {
@@ -158,6 +193,8 @@ impl<D: Dialect> SqlStore<D> {
             created_at: now,
             name: None,
             metadata: None,
+            kind: new.kind,
+            visibility: new.visibility,
         })
     }
 
@@ -190,7 +227,7 @@ impl<D: Dialect> SqlStore<D> {
             .iter()
             .take(limit as usize)
             .map(|row| channel_from_row(row, Vec::new()))
-            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+            .collect::<Result<Vec<_>, StoreError>>()?;
         let ids: Vec<&str> = channels.iter().map(|c| c.channel_id.as_str()).collect();
         let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for row in D::bind_ids(sqlx::query::<D>(D::sql(&MEMBERS_OF_LISTED)), &ids)?

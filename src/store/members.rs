@@ -3,9 +3,10 @@
 
 use super::channel_lock::LOCK_CHANNEL;
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::types::parse_role;
 use super::{dispatch, dispatch_write, CommitSent, MemberRow, MembersPage, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
-use crate::permissions::Role;
+use crate::protocol::Role;
 
 /// Adds member `$2` to channel `$1` at `$3` (ms), when the channel's last
 /// seq was `$4`; a member already in keeps its row.
@@ -233,9 +234,4 @@ impl<D: Dialect> SqlStore<D> {
             .await?;
         rows.iter().map(|row| Ok(UserId::from_trusted(row.value(0)?))).collect()
     }
-}
-
-/// The `role` column's text as a [`Role`].
-fn parse_role(text: String) -> Result<Role, StoreError> {
-    Role::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("role {text}")))
 }

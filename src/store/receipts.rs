@@ -3,6 +3,7 @@
 //! count).
 
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, SqlStore};
+use super::types::{parse_kind, parse_role, parse_visibility};
 use super::{dispatch, dispatch_write, ChannelPosition, CommitSent, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 
@@ -19,10 +20,12 @@ const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, deliver
 /// Each channel of `$1` with its last seq, the user's watermarks and
 /// unread count: the `message` entries after `read_seq`, not deleted,
 /// not sent by the user, counted from the (channel_id, seq) index (no
-/// stored counter that could drift).
+/// stored counter that could drift); the channel's kind, visibility and
+/// member count (from the members' primary key), and the user's role.
 const CHANNEL_STATES: &str = "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
      (SELECT count(*) FROM messages x WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
-      AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id), c.name, c.metadata \
+      AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id), c.name, c.metadata, \
+     c.kind, c.visibility, (SELECT count(*) FROM members y WHERE y.channel_id = m.channel_id), m.role \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
      LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
      WHERE m.user_id = $1 ORDER BY c.channel_id";
@@ -60,10 +63,13 @@ impl<D: Dialect> SqlStore<D> {
                     unread: row.value(4)?,
                     name: row.value(5)?,
                     metadata: row.value(6)?,
+                    kind: parse_kind(row.value(7)?)?,
+                    visibility: parse_visibility(row.value(8)?)?,
+                    member_count: row.value(9)?,
+                    role: parse_role(row.value(10)?)?,
                 })
             })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+            .collect()
     }
 
     pub(super) async fn advance_watermark(

@@ -1,8 +1,9 @@
 //! The store's row types: what is stored (entries, channels, positions,
 //! webhook backlog) and what a write is asked and answers.
 
+use super::StoreError;
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::permissions::Role;
+use crate::protocol::{ChannelKind, Role, Visibility};
 
 /// The kind of a log entry (`docs/protocol.md` §8), as the `kind` column holds it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -192,6 +193,21 @@ pub struct Channel {
     pub name: Option<String>,
     /// Metadata: the serialized text of a JSON object, `None` when unset.
     pub metadata: Option<String>,
+    /// `group` or `direct`.
+    pub kind: ChannelKind,
+    /// `private` or `public`.
+    pub visibility: Visibility,
+}
+
+/// What a new channel is made with (`POST /v1/channels`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewChannel {
+    /// Its members with the role `member`.
+    pub members: Vec<UserId>,
+    /// Its members with the role `owner` (an id in both lists is an owner).
+    pub owners: Vec<UserId>,
+    pub kind: ChannelKind,
+    pub visibility: Visibility,
 }
 
 /// A change to a channel's `name` and `metadata`: for each, `None` leaves
@@ -320,4 +336,25 @@ pub struct ChannelPosition {
     pub name: Option<String>,
     /// The channel's metadata (serialized JSON object), `None` when unset.
     pub metadata: Option<String>,
+    pub kind: ChannelKind,
+    pub visibility: Visibility,
+    /// How many members the channel has.
+    pub member_count: i64,
+    /// The user's role in the channel.
+    pub role: Role,
+}
+
+/// The `kind` column's text.
+pub(super) fn parse_kind(text: String) -> Result<ChannelKind, StoreError> {
+    ChannelKind::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("channel kind {text}")))
+}
+
+/// The `visibility` column's text.
+pub(super) fn parse_visibility(text: String) -> Result<Visibility, StoreError> {
+    Visibility::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("visibility {text}")))
+}
+
+/// The `role` column's text as a [`Role`].
+pub(super) fn parse_role(text: String) -> Result<Role, StoreError> {
+    Role::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("role {text}")))
 }

@@ -243,12 +243,12 @@ async fn channel_routes(backend: Backend) {
         (
             "/v1/channels",
             "[]",
-            r#"body must be {"channelId"?: string, "members"?: [string]}"#,
+            r#"body must be {"channelId"?: string, "members"?: [string], "owners"?: [string], "visibility"?: "private" | "public"}"#,
         ),
         (
             "/v1/channels",
             r#"{"members": [5]}"#,
-            r#"body must be {"channelId"?: string, "members"?: [string]} (line 1, column 14)"#,
+            r#"body must be {"channelId"?: string, "members"?: [string], "owners"?: [string], "visibility"?: "private" | "public"} (line 1, column 14)"#,
         ),
         (
             "/v1/tokens",

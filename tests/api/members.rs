@@ -1,6 +1,8 @@
-//! The members route (`GET /v1/channels/{channelId}/members`, protocol.md
-//! §13.1): who may read it, paging in byte order of the user id, each
-//! member's role and watermarks, `atSeq`, and bad input.
+//! Channel kinds, visibility and roles (protocol.md §13.1): the channel
+//! object's and HELLO's new fields, `POST /v1/channels` with `owners` and
+//! `visibility`, and the members route (`GET /v1/channels/{channelId}/members`):
+//! who may read it, paging in byte order of the user id, each member's role
+//! and watermarks, `atSeq`, and bad input.
 
 use serde_json::{json, Value};
 
@@ -11,6 +13,8 @@ on_both_stores!(
     members_page_in_byte_order_with_roles_watermarks_and_at_seq,
     only_members_and_the_admin_read_the_members,
     bad_paging_is_invalid_field_and_changes_nothing,
+    a_channel_shows_its_kind_visibility_member_count_and_each_users_role,
+    bad_owners_or_visibility_are_invalid_field_and_create_nothing,
 );
 
 async fn members(app: &TestApp, channel: &str, token: &str, query: &str) -> (u16, Value) {
@@ -123,5 +127,94 @@ async fn bad_paging_is_invalid_field_and_changes_nothing(backend: Backend) {
     // Nothing changed.
     let (_, all) = members(&app, "room", &token, "").await;
     assert_eq!(user_ids(&all), ["alice", "bob"]);
+    app.stop().await;
+}
+
+async fn a_channel_shows_its_kind_visibility_member_count_and_each_users_role(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let res = app
+        .post_channel(json!({"channelId": "town", "members": ["bob", "alice"], "owners": ["alice", "carol"], "visibility": "public"}))
+        .await;
+    assert_eq!(res.status().as_u16(), 201);
+    let created: Value = res.json().await.expect("json");
+    assert_eq!(
+        (
+            &created["kind"],
+            &created["visibility"],
+            &created["memberCount"],
+            &created["members"]
+        ),
+        (
+            &json!("group"),
+            &json!("public"),
+            &json!(3),
+            &json!(["alice", "bob", "carol"])
+        )
+    );
+    // A channel made the version 1 way is a private group of members.
+    app.create_channel("room", &["alice"]).await;
+    let (status, room) = app.request("GET", "/v1/channels/room", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (&room["kind"], &room["visibility"], &room["memberCount"]),
+        (&json!("group"), &json!("private"), &json!(1))
+    );
+
+    // Owners are owners (an id in both lists too), members are members.
+    let (_, page) = members(&app, "town", ADMIN_TOKEN, "").await;
+    let roles: Vec<(&str, &str)> = page["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .map(|m| (m["userId"].as_str().expect("id"), m["role"].as_str().expect("role")))
+        .collect();
+    assert_eq!(roles, [("alice", "owner"), ("bob", "member"), ("carol", "owner")]);
+
+    // HELLO and /v1/me/channels carry the same fields and the user's role.
+    let alice = app.connect("alice").await;
+    let channels = alice.hello["channels"].as_array().expect("channels");
+    let town = channels.iter().find(|c| c["channelId"] == "town").expect("town");
+    assert_eq!(
+        (&town["kind"], &town["visibility"], &town["memberCount"], &town["role"]),
+        (&json!("group"), &json!("public"), &json!(3), &json!("owner"))
+    );
+    let room = channels.iter().find(|c| c["channelId"] == "room").expect("room");
+    assert_eq!(
+        (&room["kind"], &room["visibility"], &room["memberCount"], &room["role"]),
+        (&json!("group"), &json!("private"), &json!(1), &json!("member"))
+    );
+    let (status, mine) = app
+        .request("GET", "/v1/me/channels", Some(&app.token("bob")), None)
+        .await;
+    assert_eq!(status, 200, "{mine}");
+    assert_eq!(mine["channels"][0]["role"], "member");
+    assert_eq!(mine["channels"][0]["memberCount"], 3);
+    app.stop().await;
+}
+
+async fn bad_owners_or_visibility_are_invalid_field_and_create_nothing(backend: Backend) {
+    let app = spawn_app(backend).await;
+    for (body, field) in [
+        (json!({"channelId": "c", "visibility": "secret"}), "visibility"),
+        (json!({"channelId": "c", "visibility": "Public"}), "visibility"),
+        (json!({"channelId": "c", "owners": ["bad id"]}), "owners"),
+        (json!({"channelId": "c", "owners": [""]}), "owners"),
+    ] {
+        let res = app.post_channel(body.clone()).await;
+        assert_eq!(res.status().as_u16(), 400, "{body}");
+        let error: Value = res.json().await.expect("json");
+        assert_eq!(error["error"]["code"], "invalid_field", "{body}");
+        let message = error["error"]["message"].as_str().expect("message");
+        assert!(message.starts_with(&format!("{field}: ")), "{body}: {error}");
+    }
+    for body in [
+        json!({"channelId": "c", "owners": "alice"}),
+        json!({"channelId": "c", "visibility": 1}),
+    ] {
+        let res = app.post_channel(body.clone()).await;
+        assert_eq!(res.status().as_u16(), 400, "{body}");
+    }
+    let (status, _) = app.request("GET", "/v1/channels/c", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(status, 404, "nothing was created");
     app.stop().await;
 }

@@ -83,6 +83,16 @@ async fn a_database_of_the_previous_schema_upgrades_in_place_and_v1_keeps_workin
     }
     let mut bob = app.connect("bob").await;
     let channel = &bob.hello["channels"][0];
+    // Version 1.2: a channel made before it is a private group of members.
+    assert_eq!(
+        (
+            &channel["kind"],
+            &channel["visibility"],
+            &channel["memberCount"],
+            &channel["role"]
+        ),
+        (&json!("group"), &json!("private"), &json!(2), &json!("member"))
+    );
     assert_eq!(
         (
             &channel["lastSeq"],
