@@ -31,12 +31,10 @@ const CHANNEL: &str =
 /// byte order of the id, `$2` of them. PostgreSQL: `COLLATE "C"`, served by
 /// the `channels_by_id_bytes` index; SQLite: the default BINARY collation
 /// and the primary key's index.
-static LIST_CHANNELS: Sql = Sql::each(
+static LIST_CHANNELS: Sql = Sql::same(
     "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility FROM channels \
          WHERE channel_id COLLATE \"C\" > COALESCE($1::text, '') COLLATE \"C\" \
          ORDER BY channel_id COLLATE \"C\" LIMIT $2",
-    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility FROM channels \
-         WHERE channel_id > COALESCE($1, '') ORDER BY channel_id LIMIT $2",
 );
 /// The members of the channels `$1` (a list of ids).
 static MEMBERS_OF_LISTED: Sql = Sql::each(

@@ -62,8 +62,10 @@ pub enum Kind {
 
 /// One statement's text on each database. Most statements differ only by
 /// PostgreSQL's casts (`$1::uuid`, `message_id::text`: its id columns are
-/// `uuid`, SQLite's are text): [`Sql::same`] writes those once, and SQLite's
-/// text is PostgreSQL's without them. [`Sql::each`] gives both texts where
+/// `uuid`, SQLite's are text) and its `COLLATE "C"` (byte order whatever the
+/// database's collation; SQLite's BINARY default already is):
+/// [`Sql::same`] writes those once, and SQLite's text is PostgreSQL's
+/// without them. [`Sql::each`] gives both texts where
 /// more differs (`FOR UPDATE`, arrays against `json_each`, collations).
 /// Statements with no cast at all are plain `&str`. Kept in `static`s, so
 /// the derived text is made once per process.
@@ -79,7 +81,7 @@ enum SqliteText {
 
 impl Sql {
     /// The statement `pg` on PostgreSQL and, on SQLite, `pg` without its
-    /// `::uuid` and `::text` casts.
+    /// `::uuid` and `::text` casts and its ` COLLATE "C"`.
     pub const fn same(pg: &'static str) -> Self {
         Sql {
             pg,
@@ -98,7 +100,12 @@ impl Sql {
     fn sqlite(&'static self) -> &'static str {
         match &self.sqlite {
             SqliteText::Own(text) => text,
-            SqliteText::WithoutCasts(text) => text.get_or_init(|| self.pg.replace("::uuid", "").replace("::text", "")),
+            SqliteText::WithoutCasts(text) => text.get_or_init(|| {
+                self.pg
+                    .replace("::uuid", "")
+                    .replace("::text", "")
+                    .replace(" COLLATE \"C\"", "")
+            }),
         }
     }
 }
@@ -322,6 +329,8 @@ mod tests {
 
     static SAME: Sql = Sql::same("SELECT message_id::text, target_id::text FROM messages WHERE message_id = $1::uuid");
     static EACH: Sql = Sql::each("SELECT 1 FOR UPDATE", "SELECT 1");
+    static ORDERED: Sql =
+        Sql::same("SELECT c FROM t WHERE c COLLATE \"C\" > COALESCE($1::text, '') ORDER BY c COLLATE \"C\"");
 
     #[test]
     fn sqlite_runs_the_postgres_text_without_its_casts() {
@@ -332,6 +341,10 @@ mod tests {
         assert_eq!(
             Sqlite::sql(&SAME),
             "SELECT message_id, target_id FROM messages WHERE message_id = $1"
+        );
+        assert_eq!(
+            Sqlite::sql(&ORDERED),
+            "SELECT c FROM t WHERE c > COALESCE($1, '') ORDER BY c"
         );
         // Made once: the same text each time.
         assert!(std::ptr::eq(Sqlite::sql(&SAME), Sqlite::sql(&SAME)));

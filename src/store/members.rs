@@ -31,14 +31,11 @@ const ROLE_OF: &str = "SELECT role FROM members WHERE channel_id = $1 AND user_i
 /// first) in byte order of the user id, each with its role, join time and
 /// watermarks. PostgreSQL: `COLLATE "C"`, served by the
 /// `members_by_channel_user_bytes` index; SQLite: the primary key.
-static MEMBERS_PAGE: Sql = Sql::each(
+static MEMBERS_PAGE: Sql = Sql::same(
     "SELECT m.user_id, m.role, m.joined_at, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
      FROM members m LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
      WHERE m.channel_id = $1 AND m.user_id COLLATE \"C\" > COALESCE($2::text, '') COLLATE \"C\" \
      ORDER BY m.user_id COLLATE \"C\" LIMIT $3",
-    "SELECT m.user_id, m.role, m.joined_at, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
-     FROM members m LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
-     WHERE m.channel_id = $1 AND m.user_id > COALESCE($2, '') ORDER BY m.user_id LIMIT $3",
 );
 const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 

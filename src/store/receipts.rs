@@ -2,7 +2,7 @@
 //! forward, and where a user stands in every channel (watermarks and unread
 //! count).
 
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::types::{parse_kind, parse_role, parse_visibility};
 use super::{dispatch, dispatch_write, ChannelPosition, CommitSent, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
@@ -21,14 +21,18 @@ const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, deliver
 /// unread count: the `message` entries after `read_seq`, not deleted,
 /// not sent by the user, counted from the (channel_id, seq) index (no
 /// stored counter that could drift); the channel's kind, visibility and
-/// member count (from the members' primary key), and the user's role.
-const CHANNEL_STATES: &str = "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
+/// member count (from the members' primary key), and the user's role; in
+/// byte order of the id (PostgreSQL: `COLLATE "C"`, whatever the database's
+/// collation; SQLite's BINARY already is).
+static CHANNEL_STATES: Sql = Sql::same(
+    "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
      (SELECT count(*) FROM messages x WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
       AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id), c.name, c.metadata, \
      c.kind, c.visibility, (SELECT count(*) FROM members y WHERE y.channel_id = m.channel_id), m.role \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
      LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
-     WHERE m.user_id = $1 ORDER BY c.channel_id";
+     WHERE m.user_id = $1 ORDER BY c.channel_id COLLATE \"C\"",
+);
 
 impl Store {
     /// Where `user_id` stands in every channel it is a member of, by channel id.
@@ -49,7 +53,7 @@ impl Store {
 
 impl<D: Dialect> SqlStore<D> {
     pub(super) async fn channel_states(&self, user_id: &UserId) -> Result<Vec<ChannelPosition>, StoreError> {
-        let rows = sqlx::query::<D>(CHANNEL_STATES)
+        let rows = sqlx::query::<D>(D::sql(&CHANNEL_STATES))
             .param(user_id.as_str())
             .fetch_all(self.reader().await?.ex())
             .await?;

@@ -64,6 +64,21 @@ mod postgres_only {
         let mut sorted = members.clone();
         sorted.sort();
         assert_eq!(channel.members, sorted, "members in byte order");
+
+        // HELLO's channels are in byte order of the id too: under en-US,
+        // `_c` and `ac` sorted before `Zc` (found by a hostile run).
+        let ids = ["Zc", "ac", "_c", "-c", "room"];
+        for id in &ids[..4] {
+            store
+                .create_channel(&ch(id), &[user("alice")], 1)
+                .await
+                .expect("create");
+        }
+        let states = store.channel_states(&user("alice")).await.expect("states");
+        let got: Vec<&str> = states.iter().map(|s| s.channel_id.as_str()).collect();
+        let mut want = ids.to_vec();
+        want.sort_unstable();
+        assert_eq!(got, want, "channel states in byte order of the id");
     }
 }
 
