@@ -1,14 +1,41 @@
-//! The routes of the signed-in user (`/v1/me/...`).
+//! The routes of the signed-in user: its channels (`/v1/me/channels`),
+//! joining and leaving one, and the directory of public channels
+//! (`/v1/directory`).
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::Serialize;
 
+use super::channels::channel_id;
 use super::openapi::{ErrorBody, MyChannels};
-use super::{caller, ApiError, Caller};
+use super::{caller, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
+use crate::auth::AuthUser;
+use crate::ids::{now_ms, ChannelId};
 use crate::state::AppState;
+use crate::store::{DirectoryEntry, StoreError};
 use crate::view;
+
+/// Channels per page of `GET /v1/directory` when `limit` is absent.
+pub const DEFAULT_DIRECTORY_PAGE: u32 = 100;
+/// The largest `limit` of `GET /v1/directory`.
+pub const MAX_DIRECTORY_PAGE: u32 = 500;
+/// The longest `q` of `GET /v1/directory`, in characters.
+pub const MAX_DIRECTORY_QUERY_CHARS: usize = 200;
+
+/// The caller of a `/v1/me/…` route: a user token.
+///
+/// # Errors
+/// 401 for no or a refused token, 403 for the admin token (it is no user).
+fn signed_in_user(state: &AppState, headers: &HeaderMap) -> Result<AuthUser, ApiError> {
+    match caller(state, headers)? {
+        Caller::User(user) => Ok(user),
+        Caller::Admin => Err(ApiError::forbidden(
+            "a user token is required (the admin token is no user)",
+        )),
+    }
+}
 
 /// `GET /v1/me/channels` (user token): 200 `{"channels": [...]}`, the
 /// caller's channels as HELLO lists them (`channelId`, `lastSeq`,
@@ -27,15 +54,178 @@ use crate::view;
     security(("userJwt" = [])),
 )]
 pub async fn my_channels(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let user = match caller(&state, &headers)? {
-        Caller::User(user) => user,
-        Caller::Admin => {
-            return Err(ApiError::forbidden(
-                "a user token is required (the admin token is no user)",
-            ))
-        }
-    };
+    let user = signed_in_user(&state, &headers)?;
     let positions = state.store.channel_states(&user.user_id).await?;
     let channels: Vec<_> = positions.iter().map(view::channel_state).collect();
     Ok(Json(serde_json::json!({"channels": channels})).into_response())
+}
+
+/// One public channel as `GET /v1/directory` lists it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DirectoryChannel {
+    channel_id: String,
+    /// The display name, `null` when unset.
+    name: Option<String>,
+    member_count: i64,
+    /// Highest stored `seq` (0 when empty).
+    last_seq: i64,
+}
+
+impl From<DirectoryEntry> for DirectoryChannel {
+    fn from(e: DirectoryEntry) -> Self {
+        Self {
+            channel_id: e.channel_id.as_str().to_owned(),
+            name: e.name,
+            member_count: e.member_count,
+            last_seq: e.last_seq,
+        }
+    }
+}
+
+/// `GET /v1/directory`'s answer.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Directory {
+    /// Public channels in byte order of `channelId`.
+    channels: Vec<DirectoryChannel>,
+    /// Whether more follow the last one.
+    has_more: bool,
+}
+
+/// The query of `GET /v1/directory`.
+#[derive(Debug, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // a schema: the handler reads the query as pairs.
+pub struct DirectoryQuery {
+    /// Only channels whose id or name holds this text (case-insensitive).
+    q: Option<String>,
+    /// Channels after this channel id (exclusive), in byte order.
+    after: Option<String>,
+    /// Page size, 1 to 500; default 100.
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<i64>,
+}
+
+/// `GET /v1/directory?q=TEXT&after=CHANNELID&limit=N` (user token): 200
+/// `{"channels": [{"channelId", "name", "memberCount", "lastSeq"}],
+/// "hasMore"}`, the public group channels in byte order of `channelId`
+/// after `after`, whose id or name holds `q` case-insensitively (on SQLite,
+/// for ASCII letters only); `limit` 1..500, default 100. Private and
+/// direct channels never appear.
+#[utoipa::path(
+    get,
+    path = "/v1/directory",
+    tag = "channels",
+    params(DirectoryQuery),
+    responses(
+        (status = 200, description = "A page of public channels", body = Directory),
+        (status = 400, description = "A bad q, after or limit", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "The admin token (it is no user)", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = [])),
+)]
+pub async fn directory(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
+) -> Result<Response, ApiError> {
+    signed_in_user(&state, &headers)?;
+    let query = QueryParams::new(query);
+    let q = match query.field("q")? {
+        None | Some("") => None,
+        Some(text) if text.chars().count() > MAX_DIRECTORY_QUERY_CHARS => {
+            return Err(ApiError::invalid_field("q", "at most 200 characters"))
+        }
+        Some(text) if text.chars().any(char::is_control) => {
+            return Err(ApiError::invalid_field("q", "no control characters"))
+        }
+        Some(text) => Some(text),
+    };
+    let after = match query.field("after")? {
+        None => None,
+        Some(raw) => Some(ChannelId::parse(raw).map_err(|e| ApiError::invalid_field("after", &e.to_string()))?),
+    };
+    let limit = query.page_limit(DEFAULT_DIRECTORY_PAGE, MAX_DIRECTORY_PAGE)?;
+    let (entries, has_more) = state.store.directory(q, after.as_ref(), limit).await?;
+    let body = Directory {
+        channels: entries.into_iter().map(DirectoryChannel::from).collect(),
+        has_more,
+    };
+    Ok(Json(body).into_response())
+}
+
+/// `PUT /v1/me/channels/{channelId}` (user token): join a public channel as
+/// a `member`: 204, also when already one. 403 `forbidden` for a private or
+/// direct channel, the same answer as for an unknown one.
+#[utoipa::path(
+    put,
+    path = "/v1/me/channels/{channelId}",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id")),
+    responses(
+        (status = 204, description = "A member (also when already one)"),
+        (status = 400, description = "A bad channel id", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "Not a public channel (or unknown), or the admin token", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = [])),
+)]
+pub async fn join_channel(
+    state: State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+) -> Result<StatusCode, ApiError> {
+    join_or_leave(state, headers, path, true).await
+}
+
+/// `DELETE /v1/me/channels/{channelId}` (user token): leave the channel:
+/// 204, also when not a member (or the channel is unknown). 403 for a
+/// direct channel, which cannot be left.
+#[utoipa::path(
+    delete,
+    path = "/v1/me/channels/{channelId}",
+    tag = "channels",
+    params(("channelId" = String, Path, description = "The channel id")),
+    responses(
+        (status = 204, description = "Not a member (also when not one)"),
+        (status = 400, description = "A bad channel id", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "A direct channel, or the admin token", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = [])),
+)]
+pub async fn leave_channel(
+    state: State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+) -> Result<StatusCode, ApiError> {
+    join_or_leave(state, headers, path, false).await
+}
+
+async fn join_or_leave(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+    join: bool,
+) -> Result<StatusCode, ApiError> {
+    let user = signed_in_user(&state, &headers)?;
+    let ApiPath(raw) = path?;
+    let channel = channel_id(&raw)?;
+    let seq = match state.store.join_or_leave(&channel, &user.user_id, join, now_ms()).await {
+        Ok(seq) => seq,
+        Err(StoreError::NotFound | StoreError::NotAllowed) if join => {
+            return Err(ApiError::forbidden("not a public channel"))
+        }
+        Err(StoreError::NotFound) => return Ok(StatusCode::NO_CONTENT),
+        Err(StoreError::NotAllowed) => return Err(ApiError::forbidden("a direct channel cannot be left")),
+        Err(other) => return Err(other.into()),
+    };
+    state.delivery.membership_changed(&user.user_id, &channel, join, seq);
+    tracing::info!(channel_id = %channel, user_id = %user.user_id, join, "membership changed by the user");
+    Ok(StatusCode::NO_CONTENT)
 }

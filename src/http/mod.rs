@@ -49,6 +49,8 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
             channels::delete_channel
         ))
         .routes(routes!(me::my_channels))
+        .routes(routes!(me::join_channel, me::leave_channel))
+        .routes(routes!(me::directory))
         .routes(routes!(members::list_members))
         .routes(routes!(members::add_member, members::remove_member))
         .routes(routes!(messages::history, messages::post_message))
@@ -62,7 +64,14 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
 /// The user routes a browser on a `cors_allowed_origins` origin may call:
 /// (method, path template). Only these ever send CORS headers; the admin
 /// routes, the WebSocket (not subject to CORS) and the rest never do.
-pub const CORS_ROUTES: &[(&str, &str)] = &[("GET", "/v1/channels/{channelId}/messages"), ("GET", "/v1/me/channels")];
+pub const CORS_ROUTES: &[(&str, &str)] = &[
+    ("GET", "/v1/channels/{channelId}/messages"),
+    ("GET", "/v1/channels/{channelId}/members"),
+    ("GET", "/v1/me/channels"),
+    ("PUT", "/v1/me/channels/{channelId}"),
+    ("DELETE", "/v1/me/channels/{channelId}"),
+    ("GET", "/v1/directory"),
+];
 
 /// Builds the router with every route and layer.
 pub fn router(state: AppState) -> Router {
@@ -119,7 +128,11 @@ fn cors_layer(origins: &[String]) -> Option<UserCors> {
     }
     let layer = CorsLayer::new()
         .allow_origin(AllowOrigin::list(origins.clone()))
-        .allow_methods([axum::http::Method::GET])
+        .allow_methods([
+            axum::http::Method::GET,
+            axum::http::Method::PUT,
+            axum::http::Method::DELETE,
+        ])
         .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE])
         .max_age(std::time::Duration::from_secs(600));
     Some(UserCors { origins, layer })

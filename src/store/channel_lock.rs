@@ -6,13 +6,14 @@ use super::dialect::{Columns, Dialect, Params, Sql, SqlStore};
 use super::StoreError;
 use crate::ids::ChannelId;
 
-/// Locks channel `$1`'s row and reads its `last_seq` and `last_ts`.
+/// Locks channel `$1`'s row and reads its `last_seq`, `last_ts`, `kind` and
+/// `visibility`.
 /// PostgreSQL: `FOR UPDATE` serialises the channel's writers across
 /// connections and nodes. SQLite: the one writer connection and
 /// `BEGIN IMMEDIATE` already do, so it is a plain read.
 pub(super) static LOCK_CHANNEL: Sql = Sql::each(
-    "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1 FOR UPDATE",
-    "SELECT last_seq, last_ts FROM channels WHERE channel_id = $1",
+    "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1 FOR UPDATE",
+    "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1",
 );
 /// The ids of channel `$1`'s members.
 const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";

@@ -14,6 +14,10 @@ pub enum StoreError {
     /// No channel with that id.
     #[error("channel not found")]
     NotFound,
+    /// The channel exists but its kind or visibility refuses the change
+    /// (joining a private or direct channel, leaving a direct one).
+    #[error("not allowed in this channel")]
+    NotAllowed,
     /// The database cannot be reached, or refused the work for lack of time or
     /// resources; the operation stored nothing.
     #[error("database unavailable")]

@@ -3,10 +3,10 @@
 
 use super::channel_lock::LOCK_CHANNEL;
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
-use super::types::parse_role;
+use super::types::{parse_kind, parse_role, parse_visibility};
 use super::{dispatch, dispatch_write, CommitSent, MemberRow, MembersPage, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
-use crate::protocol::Role;
+use crate::protocol::{ChannelKind, Role, Visibility};
 
 /// Adds member `$2` to channel `$1` at `$3` (ms), when the channel's last
 /// seq was `$4`; a member already in keeps its row.
@@ -54,7 +54,35 @@ impl Store {
         add: bool,
         now: i64,
     ) -> Result<i64, StoreError> {
-        dispatch_write!(self, self.deadline(), set_member(channel_id, user_id, add, now))
+        dispatch_write!(
+            self,
+            self.deadline(),
+            set_member(channel_id, user_id, MembershipChange::by_admin(add), now)
+        )
+    }
+
+    /// `user_id` joins (`true`) or leaves `channel_id` by its own hand
+    /// (`PUT`/`DELETE /v1/me/channels/{channelId}`): only a public group may
+    /// be joined, a direct channel not left. No-op when already so. Like
+    /// [`Self::set_member`], under the channel lock; returns the channel's
+    /// last `seq` at the change.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel,
+    /// [`StoreError::NotAllowed`] when its kind or visibility refuses it.
+    pub async fn join_or_leave(
+        &self,
+        channel_id: &ChannelId,
+        user_id: &UserId,
+        join: bool,
+        now: i64,
+    ) -> Result<i64, StoreError> {
+        let change = if join {
+            MembershipChange::Join
+        } else {
+            MembershipChange::Leave
+        };
+        dispatch_write!(self, self.deadline(), set_member(channel_id, user_id, change, now))
     }
 
     /// The current members of `channel_id` with the seq each (last) joined
@@ -113,12 +141,48 @@ impl Store {
     }
 }
 
+/// Who changes a membership, and so what the channel must allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum MembershipChange {
+    /// The admin token adds (any channel).
+    Add,
+    /// The admin token removes (any channel).
+    Remove,
+    /// A user joins: a public group only.
+    Join,
+    /// A user leaves: not a direct channel.
+    Leave,
+}
+
+impl MembershipChange {
+    fn by_admin(add: bool) -> Self {
+        if add {
+            Self::Add
+        } else {
+            Self::Remove
+        }
+    }
+
+    fn adds(self) -> bool {
+        matches!(self, Self::Add | Self::Join)
+    }
+
+    /// Whether a channel of `kind` and `visibility` allows the change.
+    fn allowed_in(self, kind: ChannelKind, visibility: Visibility) -> bool {
+        match self {
+            Self::Add | Self::Remove => true,
+            Self::Join => kind == ChannelKind::Group && visibility == Visibility::Public,
+            Self::Leave => kind != ChannelKind::Direct,
+        }
+    }
+}
+
 impl<D: Dialect> SqlStore<D> {
     pub(super) async fn set_member(
         &self,
         channel_id: &ChannelId,
         user_id: &UserId,
-        add: bool,
+        change: MembershipChange,
         now: i64,
         sent: &CommitSent,
     ) -> Result<i64, StoreError> {
@@ -133,7 +197,10 @@ impl<D: Dialect> SqlStore<D> {
             return Err(StoreError::NotFound);
         };
         let last_seq: i64 = row.value(0)?;
-        let query = if add {
+        if !change.allowed_in(parse_kind(row.value(2)?)?, parse_visibility(row.value(3)?)?) {
+            return Err(StoreError::NotAllowed);
+        }
+        let query = if change.adds() {
             sqlx::query::<D>(INSERT_MEMBER)
                 .param(channel_id.as_str())
                 .param(user_id.as_str())

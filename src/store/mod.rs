@@ -20,6 +20,7 @@
 //! | `channel_lock.rs` | the channel row lock every write of a channel takes; members read under it |
 //! | `channels.rs` | channels: create, read, list, rename, delete |
 //! | `members.rs` | members, when each joined, who shares a channel |
+//! | `directory.rs` | the directory of public channels |
 //! | `entries.rs` | pages of the log, one entry by id or key, [`Store::channel_of`] |
 //! | `log_write.rs` | a batch of entries, per row (SQLite; PostgreSQL's fallback) |
 //! | `pg_batch/` | PostgreSQL's set-based batch |
@@ -38,6 +39,7 @@ mod channel_of;
 mod channels;
 mod connect;
 mod dialect;
+mod directory;
 mod entries;
 mod entry_row;
 mod entry_rules;
@@ -53,6 +55,7 @@ mod webhooks;
 
 pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
+pub use directory::DirectoryEntry;
 pub(crate) use error::CommitSent;
 pub use error::StoreError;
 pub use handle::Store;

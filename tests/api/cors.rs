@@ -94,6 +94,24 @@ async fn a_listed_origin_may_call_the_user_routes_and_no_other_may() {
     let (status, headers) = get(&app, history, OTHER, &token).await;
     assert_eq!(status, 200, "served; the browser withholds it");
     assert_eq!(cors_headers(&headers), Vec::<String>::new(), "GET of {OTHER}");
+
+    // Version 1.2's user routes: joining and leaving (PUT, DELETE), the
+    // members and the directory.
+    for (path, method) in [
+        ("/v1/me/channels/room", "PUT"),
+        ("/v1/me/channels/room", "DELETE"),
+        ("/v1/channels/room/members", "GET"),
+        ("/v1/directory", "GET"),
+    ] {
+        let (status, headers) = preflight(&app, path, LISTED, method).await;
+        assert!((200..300).contains(&status), "{method} {path}: {status}");
+        assert_eq!(headers["access-control-allow-origin"], LISTED, "{method} {path}");
+        let methods = headers["access-control-allow-methods"]
+            .to_str()
+            .unwrap()
+            .to_ascii_uppercase();
+        assert!(methods.contains(method), "{method} {path}: {methods}");
+    }
     app.stop().await;
 }
 

@@ -1,0 +1,84 @@
+//! The directory of public channels (`GET /v1/directory`): keyset pages in
+//! byte order of the id, filtered by a case-insensitive substring of the
+//! name or id. Private and direct channels never appear.
+
+use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::{dispatch, Store, StoreError};
+use crate::ids::ChannelId;
+
+/// Up to `$3` public group channels with an id above `$1` (`NULL`: from the
+/// first) whose id or name holds `$2` (`NULL`: all), in byte order of the
+/// id, each with its name, last seq and member count (from the members'
+/// primary key). PostgreSQL: the partial index `channels_public_by_id`
+/// serves the order; `strpos(lower(…))` is a substring test, not a pattern
+/// (a `%` or `_` in the text is itself). SQLite: `instr`, the primary key.
+static DIRECTORY: Sql = Sql::each(
+    "SELECT c.channel_id, c.name, c.last_seq, (SELECT count(*) FROM members m WHERE m.channel_id = c.channel_id) \
+     FROM channels c WHERE c.visibility = 'public' AND c.kind = 'group' \
+     AND c.channel_id COLLATE \"C\" > COALESCE($1::text, '') COLLATE \"C\" \
+     AND ($2::text IS NULL OR strpos(lower(c.channel_id), lower($2::text)) > 0 \
+          OR strpos(lower(COALESCE(c.name, '')), lower($2::text)) > 0) \
+     ORDER BY c.channel_id COLLATE \"C\" LIMIT $3",
+    "SELECT c.channel_id, c.name, c.last_seq, (SELECT count(*) FROM members m WHERE m.channel_id = c.channel_id) \
+     FROM channels c WHERE c.visibility = 'public' AND c.kind = 'group' \
+     AND c.channel_id > COALESCE($1, '') \
+     AND ($2 IS NULL OR instr(lower(c.channel_id), lower($2)) > 0 \
+          OR instr(lower(COALESCE(c.name, '')), lower($2)) > 0) \
+     ORDER BY c.channel_id LIMIT $3",
+);
+
+/// A public channel as the directory lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectoryEntry {
+    pub channel_id: ChannelId,
+    /// Display name, `None` when unset.
+    pub name: Option<String>,
+    /// Highest stored `seq` (0 when empty).
+    pub last_seq: i64,
+    pub member_count: i64,
+}
+
+impl Store {
+    /// Up to `limit` public channels with an id above `after`, whose id or
+    /// name holds `query` (case-insensitively; every one when `None`), in
+    /// byte order of the id, and whether more follow.
+    pub async fn directory(
+        &self,
+        query: Option<&str>,
+        after: Option<&ChannelId>,
+        limit: u32,
+    ) -> Result<(Vec<DirectoryEntry>, bool), StoreError> {
+        self.read(async { dispatch!(self.directory(query, after, limit)) })
+            .await
+    }
+}
+
+impl<D: Dialect> SqlStore<D> {
+    pub(super) async fn directory(
+        &self,
+        query: Option<&str>,
+        after: Option<&ChannelId>,
+        limit: u32,
+    ) -> Result<(Vec<DirectoryEntry>, bool), StoreError> {
+        let rows = sqlx::query::<D>(D::sql(&DIRECTORY))
+            .param(after.map(ChannelId::as_str))
+            .param(query)
+            .param(i64::from(limit) + 1)
+            .fetch_all(self.reader().await?.ex())
+            .await?;
+        let has_more = rows.len() > limit as usize;
+        let entries = rows
+            .iter()
+            .take(limit as usize)
+            .map(|row| {
+                Ok(DirectoryEntry {
+                    channel_id: ChannelId::from_trusted(row.value(0)?),
+                    name: row.value(1)?,
+                    last_seq: row.value(2)?,
+                    member_count: row.value(3)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()?;
+        Ok((entries, has_more))
+    }
+}

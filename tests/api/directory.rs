@@ -1,0 +1,210 @@
+//! Finding, joining and leaving channels (protocol.md §13.2): the directory
+//! of public channels, `PUT` and `DELETE /v1/me/channels/{channelId}`.
+
+use serde_json::{json, Value};
+
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app, Backend, TestApp, ADMIN_TOKEN};
+
+on_both_stores!(
+    the_directory_lists_public_groups_in_byte_order_filtered_and_paged,
+    a_user_joins_a_public_channel_and_leaves_it,
+    joining_a_private_or_unknown_channel_is_forbidden_alike,
+    bad_directory_queries_are_invalid_field,
+);
+
+async fn make(app: &TestApp, body: Value) {
+    let res = app.post_channel(body.clone()).await;
+    assert_eq!(res.status().as_u16(), 201, "{body}");
+}
+
+async fn directory(app: &TestApp, token: &str, query: &str) -> (u16, Value) {
+    app.request("GET", &format!("/v1/directory?{query}"), Some(token), None)
+        .await
+}
+
+fn ids(page: &Value) -> Vec<&str> {
+    page["channels"]
+        .as_array()
+        .expect("channels")
+        .iter()
+        .map(|c| c["channelId"].as_str().expect("id"))
+        .collect()
+}
+
+async fn the_directory_lists_public_groups_in_byte_order_filtered_and_paged(backend: Backend) {
+    let app = spawn_app(backend).await;
+    make(
+        &app,
+        json!({"channelId": "b-general", "members": ["alice", "bob"], "visibility": "public"}),
+    )
+    .await;
+    make(&app, json!({"channelId": "A-help", "visibility": "public"})).await;
+    make(
+        &app,
+        json!({"channelId": "c-random", "members": ["carol"], "visibility": "public"}),
+    )
+    .await;
+    make(&app, json!({"channelId": "secret", "members": ["alice"]})).await;
+    for (id, name) in [
+        ("b-general", "General Chat"),
+        ("A-help", "Help desk"),
+        ("secret", "general private"),
+    ] {
+        let (status, _) = app
+            .request(
+                "PATCH",
+                &format!("/v1/channels/{id}"),
+                Some(ADMIN_TOKEN),
+                Some(&json!({"name": name}).to_string()),
+            )
+            .await;
+        assert_eq!(status, 200);
+    }
+    let mut alice = app.connect("alice").await;
+    alice.send_and_ack("b-general", "k1", "hello").await;
+
+    let token = app.token("dave");
+    let (status, all) = directory(&app, &token, "").await;
+    assert_eq!(status, 200, "{all}");
+    // Byte order (upper case first); the private channel never appears.
+    assert_eq!(ids(&all), ["A-help", "b-general", "c-random"]);
+    assert_eq!(all["hasMore"], false);
+    assert_eq!(
+        all["channels"][1],
+        json!({"channelId": "b-general", "name": "General Chat", "memberCount": 2, "lastSeq": 1})
+    );
+    assert_eq!(all["channels"][2]["name"], Value::Null);
+
+    // q: a case-insensitive substring of the name or the id.
+    let (_, found) = directory(&app, &token, "q=GENERAL").await;
+    assert_eq!(ids(&found), ["b-general"]);
+    let (_, found) = directory(&app, &token, "q=help").await;
+    assert_eq!(ids(&found), ["A-help"]);
+    let (_, found) = directory(&app, &token, "q=rand").await;
+    assert_eq!(ids(&found), ["c-random"]);
+    let (_, found) = directory(&app, &token, "q=%25").await;
+    assert_eq!(ids(&found), Vec::<&str>::new(), "% is a character, not a pattern");
+
+    // Keyset pages.
+    let (_, first) = directory(&app, &token, "limit=2").await;
+    assert_eq!(
+        (ids(&first), &first["hasMore"]),
+        (vec!["A-help", "b-general"], &json!(true))
+    );
+    let (_, rest) = directory(&app, &token, "after=b-general&limit=2").await;
+    assert_eq!((ids(&rest), &rest["hasMore"]), (vec!["c-random"], &json!(false)));
+
+    // A user route: the admin token is no user.
+    let (status, _) = directory(&app, ADMIN_TOKEN, "").await;
+    assert_eq!(status, 403);
+    app.stop().await;
+}
+
+async fn a_user_joins_a_public_channel_and_leaves_it(backend: Backend) {
+    let app = spawn_app(backend).await;
+    make(
+        &app,
+        json!({"channelId": "town", "members": ["alice"], "visibility": "public"}),
+    )
+    .await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    let token = app.token("bob");
+
+    let (status, body) = app.request("PUT", "/v1/me/channels/town", Some(&token), None).await;
+    assert_eq!(status, 204, "{body}");
+    let (status, _) = app.request("PUT", "/v1/me/channels/town", Some(&token), None).await;
+    assert_eq!(status, 204, "joining again changes nothing");
+    let (_, page) = app
+        .request("GET", "/v1/channels/town/members", Some(&token), None)
+        .await;
+    assert_eq!(
+        page["members"][1],
+        json!({"userId": "bob", "role": "member", "joinedAt": page["members"][1]["joinedAt"], "deliveredSeq": 0, "readSeq": 0})
+    );
+    // A member now: its open session gets the channel's messages, and it may send.
+    alice.send_and_ack("town", "a1", "welcome").await;
+    let recv = bob.recv_type("MSG_RECV").await;
+    assert_eq!(
+        (recv["channelId"].as_str(), recv["body"].as_str()),
+        (Some("town"), Some("welcome"))
+    );
+    let ack = bob.send_and_ack("town", "b1", "thanks").await;
+    assert_eq!(ack["seq"], 2);
+    let hello = app.connect("bob").await.hello;
+    assert_eq!(hello["channels"][0]["channelId"], "town");
+    assert_eq!(hello["channels"][0]["role"], "member");
+
+    let (status, _) = app.request("DELETE", "/v1/me/channels/town", Some(&token), None).await;
+    assert_eq!(status, 204);
+    bob.send_json(json!({"type": "MSG_SEND", "channelId": "town", "clientMsgId": "b2", "body": "still here?"}))
+        .await;
+    assert_eq!(bob.recv_type("ERROR").await["code"], "forbidden");
+    let (status, _) = app.request("DELETE", "/v1/me/channels/town", Some(&token), None).await;
+    assert_eq!(status, 204, "leaving again: not a member, 204");
+    let (status, _) = app
+        .request("DELETE", "/v1/me/channels/nowhere", Some(&token), None)
+        .await;
+    assert_eq!(status, 204, "an unknown channel: not a member either");
+    let (_, page) = app
+        .request("GET", "/v1/channels/town/members", Some(ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(page["members"].as_array().expect("members").len(), 1);
+    // Nothing bob sent after leaving was stored.
+    let messages = app.all_messages("town").await;
+    assert_eq!(messages.len(), 2);
+    app.stop().await;
+}
+
+async fn joining_a_private_or_unknown_channel_is_forbidden_alike(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let token = app.token("eve");
+    let (status, private) = app.request("PUT", "/v1/me/channels/room", Some(&token), None).await;
+    assert_eq!(
+        (status, &private["error"]["code"]),
+        (403, &json!("forbidden")),
+        "{private}"
+    );
+    let (status, unknown) = app.request("PUT", "/v1/me/channels/nowhere", Some(&token), None).await;
+    assert_eq!((status, &unknown), (403, &private), "the same answer");
+    let (_, page) = app
+        .request("GET", "/v1/channels/room/members", Some(ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(
+        page["members"].as_array().expect("members").len(),
+        1,
+        "eve was not added"
+    );
+    let (status, _) = app
+        .request("PUT", "/v1/me/channels/room", Some(ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(status, 403, "the admin token is no user");
+    let (status, _) = app.request("PUT", "/v1/me/channels/bad%20id", Some(&token), None).await;
+    assert_eq!(status, 400);
+    let (status, _) = app.request("PUT", "/v1/me/channels/room", None, None).await;
+    assert_eq!(status, 401);
+    app.stop().await;
+}
+
+async fn bad_directory_queries_are_invalid_field(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let token = app.token("dave");
+    let long = "x".repeat(201);
+    for (query, field) in [
+        ("limit=0", "limit"),
+        ("limit=501", "limit"),
+        ("limit=1&limit=2", "limit"),
+        ("after=bad%20id", "after"),
+        ("q=a&q=b", "q"),
+        ("q=%01", "q"),
+        (&format!("q={long}") as &str, "q"),
+    ] {
+        let (status, body) = directory(&app, &token, query).await;
+        assert_eq!(status, 400, "{query}: {body}");
+        let message = body["error"]["message"].as_str().expect("message");
+        assert!(message.starts_with(&format!("{field}: ")), "{query}: {body}");
+    }
+    app.stop().await;
+}
