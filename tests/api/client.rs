@@ -21,6 +21,7 @@ on_both_stores!(
     a_refused_token_fails_connect_without_retrying,
     a_reconnect_storm_completes_without_errors,
     the_members_route_pages_for_the_admin_and_for_a_member,
+    a_user_finds_joins_and_leaves_a_public_channel_through_the_client,
 );
 
 fn config(app: &TestApp, user: &str) -> ClientConfig {
@@ -348,5 +349,44 @@ async fn the_members_route_pages_for_the_admin_and_for_a_member(backend: Backend
         Err(chatd_client::admin::AdminError::Status { status: 403, .. }) => {}
         other => panic!("expected 403, got {other:?}"),
     }
+    app.stop().await;
+}
+
+async fn a_user_finds_joins_and_leaves_a_public_channel_through_the_client(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let admin = admin(&app);
+    let made = admin
+        .create_channel(Some("town"), &["alice".to_owned()])
+        .await
+        .expect("channel");
+    assert_eq!(made.visibility, chatd_proto::protocol::Visibility::Private);
+    // Only a public channel is listed and may be joined.
+    let bob = AdminClient::new(format!("http://{}", app.addr), app.token("bob"));
+    assert_eq!(bob.directory_page(None, None, 10).await.expect("page").channels, []);
+    match bob.join("town").await {
+        Err(chatd_client::admin::AdminError::Status { status: 403, .. }) => {}
+        other => panic!("expected 403, got {other:?}"),
+    }
+    let res = app
+        .post_channel(serde_json::json!({"channelId": "plaza", "members": ["alice"], "visibility": "public"}))
+        .await;
+    assert_eq!(res.status().as_u16(), 201);
+    let page = bob.directory_page(Some("PLA"), None, 10).await.expect("page");
+    let found: Vec<(&str, i64)> = page
+        .channels
+        .iter()
+        .map(|c| (c.channel_id.as_str(), c.member_count))
+        .collect();
+    assert_eq!((found, page.has_more), (vec![("plaza", 1)], false));
+    bob.join("plaza").await.expect("join");
+    let (members, _) = admin.all_members("plaza").await.expect("members");
+    assert_eq!(
+        members.iter().map(|m| m.user_id.as_str()).collect::<Vec<_>>(),
+        ["alice", "bob"]
+    );
+    bob.leave("plaza").await.expect("leave");
+    bob.leave("plaza").await.expect("leaving again is a no-op");
+    let (members, _) = admin.all_members("plaza").await.expect("members");
+    assert_eq!(members.len(), 1);
     app.stop().await;
 }

@@ -34,6 +34,12 @@ pub struct Channel {
     pub last_seq: i64,
     /// Creation time, ms since the Unix epoch.
     pub created_at: i64,
+    /// `group` or `direct` (version 1.2; `group` from an older server).
+    #[serde(default)]
+    pub kind: chatd_proto::protocol::ChannelKind,
+    /// `private` or `public` (version 1.2; `private` from an older server).
+    #[serde(default)]
+    pub visibility: chatd_proto::protocol::Visibility,
 }
 
 /// One member of a channel (`GET /v1/channels/{channelId}/members`).
@@ -63,6 +69,30 @@ pub struct MembersPage {
     /// The channel's last seq when the page was read: `MEMBER` frames with a
     /// higher `afterSeq` are not reflected in it.
     pub at_seq: i64,
+}
+
+/// A public channel as the directory lists it (`GET /v1/directory`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DirectoryChannel {
+    /// Its id.
+    pub channel_id: String,
+    /// Its display name, `None` when unset.
+    pub name: Option<String>,
+    /// How many members it has.
+    pub member_count: i64,
+    /// Highest stored `seq` (0 when empty).
+    pub last_seq: i64,
+}
+
+/// A page of the directory, in byte order of the channel id.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DirectoryPage {
+    /// The channels of the page.
+    pub channels: Vec<DirectoryChannel>,
+    /// Whether channels follow the last one.
+    pub has_more: bool,
 }
 
 #[derive(Deserialize)]
@@ -273,5 +303,49 @@ impl AdminClient {
             all.append(&mut page.members);
         }
         Ok((all, at_seq))
+    }
+
+    /// One page of `GET /v1/directory` (a user JWT): public channels whose
+    /// id or name holds `q` (all when `None`), after `after`, up to `limit`
+    /// (1..=500).
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 with the admin token (it is no user), 400
+    /// for a bad `q`, `after` or `limit`.
+    pub async fn directory_page(
+        &self,
+        q: Option<&str>,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<DirectoryPage, AdminError> {
+        let mut query = vec![("limit", limit.to_string())];
+        if let Some(q) = q {
+            query.push(("q", q.to_owned()));
+        }
+        if let Some(after) = after {
+            query.push(("after", after.to_owned()));
+        }
+        let request = self.http.get(format!("{}/v1/directory", self.base)).query(&query);
+        Ok(self.call(request).await?.json().await?)
+    }
+
+    /// `PUT /v1/me/channels/{channelId}` (a user JWT): join a public
+    /// channel (no-op when already a member).
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 for a private, direct or unknown channel.
+    pub async fn join(&self, channel_id: &str) -> Result<(), AdminError> {
+        let request = self.http.put(format!("{}/v1/me/channels/{channel_id}", self.base));
+        self.call(request).await.map(drop)
+    }
+
+    /// `DELETE /v1/me/channels/{channelId}` (a user JWT): leave a channel
+    /// (no-op when not a member).
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 for a direct channel.
+    pub async fn leave(&self, channel_id: &str) -> Result<(), AdminError> {
+        let request = self.http.delete(format!("{}/v1/me/channels/{channel_id}", self.base));
+        self.call(request).await.map(drop)
     }
 }
