@@ -213,6 +213,9 @@ pub struct Config {
     /// Serve the web console at `/console` (files embedded in the binary);
     /// false: `/console` is 404.
     pub console_enabled: bool,
+    /// Whether users may create group channels themselves
+    /// (`POST /v1/me/channels`, protocol.md §13).
+    pub user_channel_creation: bool,
     // Typing and presence (`docs/protocol.md`, "Typing and presence").
     /// How long a TYPING `start` lasts (its `expiresAt`), ms.
     pub typing_ttl_ms: u64,
@@ -295,6 +298,7 @@ impl Default for Config {
             ws_read_buffer_bytes: 4 * 1024,
             ws_write_buffer_bytes: 8 * 1024,
             console_enabled: true,
+            user_channel_creation: true,
             typing_ttl_ms: 6_000,
             typing_throttle_ms: 2_000,
             typing_max_members: 1_000,

@@ -95,11 +95,24 @@ pub(super) fn user_id(raw: &str, field: &str) -> Result<UserId, ApiError> {
 
 /// The user ids of the list `field` of a `POST /v1/channels` body, at most
 /// `most` of them.
-fn user_ids(raw: Vec<String>, field: &str, most: usize) -> Result<Vec<UserId>, ApiError> {
+pub(super) fn user_ids(raw: Vec<String>, field: &str, most: usize) -> Result<Vec<UserId>, ApiError> {
     if raw.len() > most {
         return Err(too_many(most));
     }
     raw.iter().map(|m| user_id(m, field)).collect()
+}
+
+/// A channel's `visibility` as a request gives it: `private` when absent.
+///
+/// # Errors
+/// 400 `invalid_field` for anything but `private` or `public`.
+pub(super) fn visibility(raw: Option<&str>) -> Result<Visibility, ApiError> {
+    match raw {
+        None => Ok(Visibility::Private),
+        Some(raw) => {
+            Visibility::parse(raw).ok_or_else(|| ApiError::invalid_field("visibility", "must be private or public"))
+        }
+    }
 }
 
 /// 400 for a `POST /v1/channels` naming more than `max_members_per_request` users.
@@ -108,6 +121,21 @@ fn too_many(most: usize) -> ApiError {
         "members",
         &format!("at most {most} per request; add more with PUT /v1/channels/{{channelId}}/members/{{userId}}"),
     )
+}
+
+/// A channel `name`: at most [`MAX_NAME_CHARS`] characters, no control
+/// characters.
+///
+/// # Errors
+/// 400 `invalid_field` naming `name`.
+pub(super) fn check_name(name: &str) -> Result<(), ApiError> {
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(ApiError::invalid_field("name", "at most 200 characters"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(ApiError::invalid_field("name", "must not contain control characters"));
+    }
+    Ok(())
 }
 
 /// Longest channel `name`, in characters (Unicode scalar values).
@@ -154,12 +182,7 @@ pub async fn create_channel(
         Some(raw) => channel_id(&raw)?,
         None => ChannelId::generate(),
     };
-    let visibility = match request.visibility.as_deref() {
-        None => Visibility::Private,
-        Some(raw) => {
-            Visibility::parse(raw).ok_or_else(|| ApiError::invalid_field("visibility", "must be private or public"))?
-        }
-    };
+    let visibility = visibility(request.visibility.as_deref())?;
     let most = state.config.max_members_per_request;
     let members = user_ids(request.members.unwrap_or_default(), "members", most)?;
     let owners = user_ids(request.owners.unwrap_or_default(), "owners", most)?;
@@ -171,14 +194,28 @@ pub async fn create_channel(
         owners,
         kind: ChannelKind::Group,
         visibility,
+        name: None,
     };
-    let channel = state.store.create_channel_as(&id, &new, now_ms()).await?;
+    create_and_announce(&state, &id, &new).await
+}
+
+/// Creates channel `id` as `new` says and announces it to its members'
+/// open sessions: 201 with the channel object.
+///
+/// # Errors
+/// 409 when the id is taken; the store's error.
+pub(super) async fn create_and_announce(
+    state: &AppState,
+    id: &ChannelId,
+    new: &NewChannel,
+) -> Result<Response, ApiError> {
+    let channel = state.store.create_channel_as(id, new, now_ms()).await?;
     // With NATS, a node delivers a channel to the users it has sessions for
     // once it has taken the channel for them, so members whose sessions were
     // open before the channel existed are announced as joined (at seq 0), or
     // they would get nothing live until they reconnect.
     for member in &channel.members {
-        state.delivery.membership_changed(member, &id, true, channel.last_seq);
+        state.delivery.membership_changed(member, id, true, channel.last_seq);
     }
     tracing::info!(channel_id = %id, members = channel.members.len(), "channel created");
     Ok((StatusCode::CREATED, Json(ChannelView::from(channel))).into_response())
@@ -301,12 +338,7 @@ pub async fn patch_channel(
         None => None,
         Some(None) => Some(None),
         Some(Some(Value::String(name))) => {
-            if name.chars().count() > MAX_NAME_CHARS {
-                return Err(ApiError::invalid_field("name", "at most 200 characters"));
-            }
-            if name.chars().any(char::is_control) {
-                return Err(ApiError::invalid_field("name", "must not contain control characters"));
-            }
+            check_name(&name)?;
             Some(Some(name))
         }
         Some(Some(_)) => return Err(ApiError::invalid_field("name", "must be a string or null")),

@@ -2,19 +2,21 @@
 //! joining and leaving one, and the directory of public channels
 //! (`/v1/directory`).
 
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::channels::channel_id;
+use super::body::{parse_json, read_body};
+use super::channels::{channel_id, check_name, create_and_announce, user_ids, visibility, ChannelView};
 use super::openapi::{ErrorBody, MyChannels};
 use super::{caller, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::auth::AuthUser;
 use crate::ids::{now_ms, ChannelId};
+use crate::protocol::ChannelKind;
 use crate::state::AppState;
-use crate::store::{DirectoryEntry, StoreError};
+use crate::store::{DirectoryEntry, NewChannel, StoreError};
 use crate::view;
 
 /// Channels per page of `GET /v1/directory` when `limit` is absent.
@@ -228,4 +230,80 @@ async fn join_or_leave(
     state.delivery.membership_changed(&user.user_id, &channel, join, seq);
     tracing::info!(channel_id = %channel, user_id = %user.user_id, join, "membership changed by the user");
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The `POST /v1/me/channels` body; an empty body is `{}`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct CreateMyChannel {
+    /// Absent: the server assigns a UUIDv7.
+    channel_id: Option<String>,
+    /// The display name (at most 200 characters, no control characters).
+    name: Option<String>,
+    /// `private` (the default) or `public`.
+    #[schema(value_type = Option<String>)]
+    visibility: Option<String>,
+    /// Users added as `member`s (the caller is the `owner`).
+    members: Option<Vec<String>>,
+}
+
+/// The shape of the `POST /v1/me/channels` body, as its refusals name it.
+const MY_CHANNEL_SHAPE: &str =
+    r#"{"channelId"?: string, "name"?: string, "visibility"?: "private" | "public", "members"?: [string]}"#;
+
+/// `POST /v1/me/channels` (user token) `{"channelId"?, "name"?,
+/// "visibility"?, "members"?}`: a group channel with the caller as its
+/// `owner` and `members` as `member`s: 201 with the channel object. 403
+/// when `user_channel_creation` is false; 409 when the id is taken; 400
+/// `invalid_field` for a bad id, name, visibility or member.
+#[utoipa::path(
+    post,
+    path = "/v1/me/channels",
+    tag = "channels",
+    request_body(content = CreateMyChannel, description = "Without channelId the server assigns a UUIDv7"),
+    responses(
+        (status = 201, description = "Created, the caller its owner", body = ChannelView),
+        (status = 400, description = "Body not JSON, not the shape, or a bad field", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "user_channel_creation is off, or the admin token", body = ErrorBody),
+        (status = 409, description = "The channel id exists", body = ErrorBody),
+        (status = 413, description = "Body over max_request_bytes", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = [])),
+)]
+pub async fn create_my_channel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    raw: Request,
+) -> Result<Response, ApiError> {
+    let user = signed_in_user(&state, &headers)?;
+    if !state.config.user_channel_creation {
+        return Err(ApiError::forbidden(
+            "users may not create channels here (user_channel_creation)",
+        ));
+    }
+    let body = read_body(raw, state.config.max_request_bytes).await?;
+    let request: CreateMyChannel = if body.is_empty() {
+        CreateMyChannel::default()
+    } else {
+        parse_json(&body, MY_CHANNEL_SHAPE)?
+    };
+    let id = match request.channel_id {
+        Some(raw) => channel_id(&raw)?,
+        None => ChannelId::generate(),
+    };
+    if let Some(name) = &request.name {
+        check_name(name)?;
+    }
+    let most = state.config.max_members_per_request;
+    let members = user_ids(request.members.unwrap_or_default(), "members", most.saturating_sub(1))?;
+    let new = NewChannel {
+        members,
+        owners: vec![user.user_id.clone()],
+        kind: ChannelKind::Group,
+        visibility: visibility(request.visibility.as_deref())?,
+        name: request.name,
+    };
+    create_and_announce(&state, &id, &new).await
 }

@@ -48,7 +48,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
             channels::patch_channel,
             channels::delete_channel
         ))
-        .routes(routes!(me::my_channels))
+        .routes(routes!(me::my_channels, me::create_my_channel))
         .routes(routes!(me::join_channel, me::leave_channel))
         .routes(routes!(me::directory))
         .routes(routes!(members::list_members))
@@ -68,6 +68,7 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/channels/{channelId}/messages"),
     ("GET", "/v1/channels/{channelId}/members"),
     ("GET", "/v1/me/channels"),
+    ("POST", "/v1/me/channels"),
     ("PUT", "/v1/me/channels/{channelId}"),
     ("DELETE", "/v1/me/channels/{channelId}"),
     ("GET", "/v1/directory"),
@@ -130,6 +131,7 @@ fn cors_layer(origins: &[String]) -> Option<UserCors> {
         .allow_origin(AllowOrigin::list(origins.clone()))
         .allow_methods([
             axum::http::Method::GET,
+            axum::http::Method::POST,
             axum::http::Method::PUT,
             axum::http::Method::DELETE,
         ])

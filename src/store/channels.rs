@@ -12,10 +12,10 @@ use super::{dispatch, dispatch_write, Channel, ChannelPatch, CommitSent, NewChan
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::Role;
 
-/// Channel `$1` made at `$2` (ms), of kind `$3` and visibility `$4`;
-/// affects no row when the id is taken.
-const INSERT_CHANNEL: &str = "INSERT INTO channels (channel_id, created_at, kind, visibility) VALUES ($1, $2, $3, $4) \
-     ON CONFLICT (channel_id) DO NOTHING";
+/// Channel `$1` made at `$2` (ms), of kind `$3` and visibility `$4`, named
+/// `$5`; affects no row when the id is taken.
+const INSERT_CHANNEL: &str = "INSERT INTO channels (channel_id, created_at, kind, visibility, name) \
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (channel_id) DO NOTHING";
 /// Adds members (`$2`, a list of ids) to channel `$1`, joined at `$3`, with
 /// the role `$4`; repeats and existing members are skipped (so owners,
 /// inserted first, stay owners).
@@ -156,6 +156,7 @@ impl<D: Dialect> SqlStore<D> {
             .param(now)
             .param(new.kind.as_str())
             .param(new.visibility.as_str())
+            .param(new.name.as_deref())
             .execute(tx.ex())
             .await?
             .rows_affected();
@@ -189,7 +190,7 @@ impl<D: Dialect> SqlStore<D> {
             members,
             last_seq: 0,
             created_at: now,
-            name: None,
+            name: new.name.clone(),
             metadata: None,
             kind: new.kind,
             visibility: new.visibility,

@@ -208,6 +208,8 @@ pub struct NewChannel {
     pub owners: Vec<UserId>,
     pub kind: ChannelKind,
     pub visibility: Visibility,
+    /// Its display name, `None` for none.
+    pub name: Option<String>,
 }
 
 /// A change to a channel's `name` and `metadata`: for each, `None` leaves

@@ -1,16 +1,19 @@
-//! Finding, joining and leaving channels (protocol.md §13.2): the directory
-//! of public channels, `PUT` and `DELETE /v1/me/channels/{channelId}`.
+//! Finding, joining, leaving and creating channels (protocol.md §13.2): the
+//! directory of public channels, `PUT` and `DELETE
+//! /v1/me/channels/{channelId}`, `POST /v1/me/channels`.
 
 use serde_json::{json, Value};
 
 use chatd_testkit::on_both_stores;
-use chatd_testkit::{spawn_app, Backend, TestApp, ADMIN_TOKEN};
+use chatd_testkit::{spawn_app, spawn_app_with, Backend, TestApp, ADMIN_TOKEN};
 
 on_both_stores!(
     the_directory_lists_public_groups_in_byte_order_filtered_and_paged,
     a_user_joins_a_public_channel_and_leaves_it,
     joining_a_private_or_unknown_channel_is_forbidden_alike,
     bad_directory_queries_are_invalid_field,
+    a_user_creates_a_channel_it_owns,
+    user_channel_creation_off_refuses_and_creates_nothing,
 );
 
 async fn make(app: &TestApp, body: Value) {
@@ -206,5 +209,106 @@ async fn bad_directory_queries_are_invalid_field(backend: Backend) {
         let message = body["error"]["message"].as_str().expect("message");
         assert!(message.starts_with(&format!("{field}: ")), "{query}: {body}");
     }
+    app.stop().await;
+}
+
+async fn a_user_creates_a_channel_it_owns(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let mut bob = app.connect("bob").await;
+    let token = app.token("alice");
+    let body = json!({"channelId": "book-club", "name": "Book club", "visibility": "public", "members": ["bob"]});
+    let (status, created) = app
+        .request("POST", "/v1/me/channels", Some(&token), Some(&body.to_string()))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(
+        (
+            &created["members"],
+            &created["name"],
+            &created["visibility"],
+            &created["memberCount"]
+        ),
+        (
+            &json!(["alice", "bob"]),
+            &json!("Book club"),
+            &json!("public"),
+            &json!(2)
+        )
+    );
+    let (_, page) = app
+        .request("GET", "/v1/channels/book-club/members", Some(&token), None)
+        .await;
+    let roles: Vec<(&str, &str)> = page["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .map(|m| (m["userId"].as_str().expect("id"), m["role"].as_str().expect("role")))
+        .collect();
+    assert_eq!(roles, [("alice", "owner"), ("bob", "member")]);
+    // bob's open session gets the new channel's messages.
+    let mut alice = app.connect("alice").await;
+    alice.send_and_ack("book-club", "k1", "first").await;
+    assert_eq!(bob.recv_type("MSG_RECV").await["channelId"], "book-club");
+    // Listed, since it is public.
+    let (_, found) = directory(&app, &app.token("carol"), "q=book").await;
+    assert_eq!(ids(&found), ["book-club"]);
+
+    let (status, _) = app
+        .request("POST", "/v1/me/channels", Some(&token), Some(&body.to_string()))
+        .await;
+    assert_eq!(status, 409, "the id is taken");
+    // An empty body: a private channel of the caller alone, its id the server's.
+    let (status, mine) = app.request("POST", "/v1/me/channels", Some(&token), None).await;
+    assert_eq!(status, 201, "{mine}");
+    assert_eq!(
+        (&mine["members"], &mine["visibility"]),
+        (&json!(["alice"]), &json!("private"))
+    );
+    assert!(mine["channelId"].as_str().is_some_and(|id| !id.is_empty()));
+
+    for (bad, field) in [
+        (json!({"name": "a\u{1}b"}), "name"),
+        (json!({"name": "x".repeat(201)}), "name"),
+        (json!({"visibility": "hidden"}), "visibility"),
+        (json!({"members": ["bad id"]}), "members"),
+        (json!({"channelId": ""}), "channelId"),
+    ] {
+        let (status, error) = app
+            .request("POST", "/v1/me/channels", Some(&token), Some(&bad.to_string()))
+            .await;
+        assert_eq!(status, 400, "{bad}: {error}");
+        let message = error["error"]["message"].as_str().expect("message");
+        assert!(message.starts_with(&format!("{field}: ")), "{bad}: {error}");
+    }
+    let (status, _) = app
+        .request("POST", "/v1/me/channels", Some(&token), Some(r#"{"members": "bob"}"#))
+        .await;
+    assert_eq!(status, 400);
+    let (status, _) = app.request("POST", "/v1/me/channels", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(status, 403, "the admin token is no user");
+    let (status, mine) = app.request("GET", "/v1/me/channels", Some(&token), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        mine["channels"].as_array().expect("channels").len(),
+        2,
+        "the refused ones made nothing"
+    );
+    app.stop().await;
+}
+
+async fn user_channel_creation_off_refuses_and_creates_nothing(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.user_channel_creation = false).await;
+    let token = app.token("alice");
+    let (status, body) = app
+        .request(
+            "POST",
+            "/v1/me/channels",
+            Some(&token),
+            Some(r#"{"channelId": "mine"}"#),
+        )
+        .await;
+    assert_eq!((status, &body["error"]["code"]), (403, &json!("forbidden")), "{body}");
+    let (status, _) = app.request("GET", "/v1/channels/mine", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(status, 404);
     app.stop().await;
 }

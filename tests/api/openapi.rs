@@ -17,6 +17,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("patch", "/v1/channels/{channelId}"),
     ("delete", "/v1/channels/{channelId}"),
     ("get", "/v1/me/channels"),
+    ("post", "/v1/me/channels"),
     ("put", "/v1/me/channels/{channelId}"),
     ("delete", "/v1/me/channels/{channelId}"),
     ("get", "/v1/directory"),
