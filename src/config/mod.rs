@@ -76,6 +76,20 @@ pub enum LogFormat {
     Json,
 }
 
+/// Who may open a direct channel with whom (`PUT /v1/me/direct/{userId}`,
+/// protocol.md §13.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DmPolicy {
+    /// Any user with any other (the default).
+    #[default]
+    Anyone,
+    /// Only users who share a group channel.
+    SharedChannel,
+    /// No one: every new direct channel is refused.
+    Off,
+}
+
 /// Every setting of the server. Field names are the TOML keys; the environment
 /// variable is `CHATD_` + the key in upper case (`listen` → `CHATD_LISTEN`).
 #[derive(Clone, Serialize, Deserialize)]
@@ -216,6 +230,8 @@ pub struct Config {
     /// Whether users may create group channels themselves
     /// (`POST /v1/me/channels`, protocol.md §13).
     pub user_channel_creation: bool,
+    /// Who may open a direct channel with whom.
+    pub dm_policy: DmPolicy,
     // Typing and presence (`docs/protocol.md`, "Typing and presence").
     /// How long a TYPING `start` lasts (its `expiresAt`), ms.
     pub typing_ttl_ms: u64,
@@ -299,6 +315,7 @@ impl Default for Config {
             ws_write_buffer_bytes: 8 * 1024,
             console_enabled: true,
             user_channel_creation: true,
+            dm_policy: DmPolicy::Anyone,
             typing_ttl_ms: 6_000,
             typing_throttle_ms: 2_000,
             typing_max_members: 1_000,

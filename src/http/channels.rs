@@ -195,6 +195,7 @@ pub async fn create_channel(
         kind: ChannelKind::Group,
         visibility,
         name: None,
+        direct_pair: None,
     };
     create_and_announce(&state, &id, &new).await
 }

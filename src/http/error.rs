@@ -1,5 +1,5 @@
-//! The HTTP API's error: `{"error": {"code", "message"}}` with its status
-//! (`docs/protocol.md` §4), and how a store error becomes one.
+//! The HTTP API's error: `{"error": {"code", "message", "reason"?}}` with its
+//! status (`docs/protocol.md` §4), and how a store error becomes one.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -7,12 +7,15 @@ use axum::Json;
 
 use crate::store::StoreError;
 
-/// An HTTP error: `{"error": {"code", "message"}}` with its status.
+/// An HTTP error: `{"error": {"code", "message", "reason"?}}` with its status.
 #[derive(Debug)]
 pub struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    /// A lower-case word telling refusals of one code apart (version 1.2:
+    /// `dm_policy`, `banned`, …).
+    reason: Option<&'static str>,
 }
 
 impl ApiError {
@@ -22,7 +25,15 @@ impl ApiError {
             status,
             code,
             message: message.to_owned(),
+            reason: None,
         }
+    }
+
+    /// The same error with `reason`.
+    #[must_use]
+    pub fn with_reason(mut self, reason: &'static str) -> Self {
+        self.reason = Some(reason);
+        self
     }
 
     /// 400 `bad_request`: body not JSON or not the expected shape.
@@ -58,7 +69,11 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        let mut error = serde_json::json!({"code": self.code, "message": self.message});
+        if let Some(reason) = self.reason {
+            error["reason"] = serde_json::json!(reason);
+        }
+        let body = serde_json::json!({ "error": error });
         (self.status, Json(body)).into_response()
     }
 }
@@ -68,6 +83,7 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::Exists => Self::new(StatusCode::CONFLICT, "conflict", "channel already exists"),
             StoreError::NotFound => Self::not_found("unknown channel"),
+            StoreError::NotAllowed => Self::forbidden("not allowed in this channel"),
             StoreError::Unavailable(_) | StoreError::TimedOut => Self::unavailable("database unavailable"),
             StoreError::InDoubt(_) => {
                 tracing::error!(error = %error, cause = ?std::error::Error::source(&error), "store call outcome unknown");

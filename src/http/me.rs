@@ -9,10 +9,11 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::body::{parse_json, read_body};
-use super::channels::{channel_id, check_name, create_and_announce, user_ids, visibility, ChannelView};
+use super::channels::{channel_id, check_name, create_and_announce, user_id, user_ids, visibility, ChannelView};
 use super::openapi::{ErrorBody, MyChannels};
 use super::{caller, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::auth::AuthUser;
+use crate::config::DmPolicy;
 use crate::ids::{now_ms, ChannelId};
 use crate::protocol::ChannelKind;
 use crate::state::AppState;
@@ -304,6 +305,64 @@ pub async fn create_my_channel(
         kind: ChannelKind::Group,
         visibility: visibility(request.visibility.as_deref())?,
         name: request.name,
+        direct_pair: None,
     };
     create_and_announce(&state, &id, &new).await
+}
+
+/// `PUT /v1/me/direct/{userId}` (user token): the one direct channel of the
+/// caller and `userId` (the caller alone when `userId` is the caller): 201
+/// with the channel object when this call made it, 200 with the same
+/// channel afterwards, from either side. Its id is the server's; it is
+/// private, its kind `direct`, and no one joins, leaves or is added. 403
+/// `forbidden` with `"reason": "dm_policy"` when `dm_policy` refuses a new
+/// one (a direct channel that exists stays open to its two members).
+#[utoipa::path(
+    put,
+    path = "/v1/me/direct/{userId}",
+    tag = "channels",
+    params(("userId" = String, Path, description = "The other user's id")),
+    responses(
+        (status = 200, description = "The pair's direct channel, made earlier", body = ChannelView),
+        (status = 201, description = "The pair's direct channel, made now", body = ChannelView),
+        (status = 400, description = "A bad user id", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "dm_policy refuses it (reason dm_policy), or the admin token", body = ErrorBody),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = [])),
+)]
+pub async fn open_direct(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+) -> Result<Response, ApiError> {
+    let user = signed_in_user(&state, &headers)?;
+    let ApiPath(raw) = path?;
+    let other = user_id(&raw, "userId")?;
+    if let Some(channel) = state.store.find_direct(&user.user_id, &other).await? {
+        return Ok((StatusCode::OK, Json(ChannelView::from(channel))).into_response());
+    }
+    let allowed = match state.config.dm_policy {
+        DmPolicy::Anyone => true,
+        DmPolicy::Off => false,
+        DmPolicy::SharedChannel => other == user.user_id || state.store.share_a_group(&user.user_id, &other).await?,
+    };
+    if !allowed {
+        return Err(
+            ApiError::forbidden("direct channels with this user are not allowed here (dm_policy)")
+                .with_reason("dm_policy"),
+        );
+    }
+    let (channel, created) = state.store.open_direct(&user.user_id, &other, now_ms()).await?;
+    if created {
+        for member in &channel.members {
+            state
+                .delivery
+                .membership_changed(member, &channel.channel_id, true, channel.last_seq);
+        }
+        tracing::info!(channel_id = %channel.channel_id, "direct channel created");
+    }
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(ChannelView::from(channel))).into_response())
 }

@@ -51,6 +51,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(me::my_channels, me::create_my_channel))
         .routes(routes!(me::join_channel, me::leave_channel))
         .routes(routes!(me::directory))
+        .routes(routes!(me::open_direct))
         .routes(routes!(members::list_members))
         .routes(routes!(members::add_member, members::remove_member))
         .routes(routes!(messages::history, messages::post_message))
@@ -72,6 +73,7 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("PUT", "/v1/me/channels/{channelId}"),
     ("DELETE", "/v1/me/channels/{channelId}"),
     ("GET", "/v1/directory"),
+    ("PUT", "/v1/me/direct/{userId}"),
 ];
 
 /// Builds the router with every route and layer.

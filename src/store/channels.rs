@@ -13,9 +13,10 @@ use crate::ids::{ChannelId, UserId};
 use crate::protocol::Role;
 
 /// Channel `$1` made at `$2` (ms), of kind `$3` and visibility `$4`, named
-/// `$5`; affects no row when the id is taken.
-const INSERT_CHANNEL: &str = "INSERT INTO channels (channel_id, created_at, kind, visibility, name) \
-     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (channel_id) DO NOTHING";
+/// `$5`, of the direct pair `$6`; affects no row when the id is taken (or,
+/// for a direct channel, its pair has one already).
+const INSERT_CHANNEL: &str = "INSERT INTO channels (channel_id, created_at, kind, visibility, name, direct_pair) \
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING";
 /// Adds members (`$2`, a list of ids) to channel `$1`, joined at `$3`, with
 /// the role `$4`; repeats and existing members are skipped (so owners,
 /// inserted first, stay owners).
@@ -157,6 +158,7 @@ impl<D: Dialect> SqlStore<D> {
             .param(new.kind.as_str())
             .param(new.visibility.as_str())
             .param(new.name.as_deref())
+            .param(new.direct_pair.as_deref())
             .execute(tx.ex())
             .await?
             .rows_affected();

@@ -148,7 +148,8 @@ pub(super) enum MembershipChange {
     Add,
     /// The admin token removes (any channel).
     Remove,
-    /// A user joins: a public group only.
+    /// A user joins: a public group only. (A direct channel's two members
+    /// are set when it is made: no one joins, leaves or is added.)
     Join,
     /// A user leaves: not a direct channel.
     Leave,
@@ -170,7 +171,7 @@ impl MembershipChange {
     /// Whether a channel of `kind` and `visibility` allows the change.
     fn allowed_in(self, kind: ChannelKind, visibility: Visibility) -> bool {
         match self {
-            Self::Add | Self::Remove => true,
+            Self::Add | Self::Remove => kind != ChannelKind::Direct,
             Self::Join => kind == ChannelKind::Group && visibility == Visibility::Public,
             Self::Leave => kind != ChannelKind::Direct,
         }

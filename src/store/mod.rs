@@ -20,6 +20,7 @@
 //! | `channel_lock.rs` | the channel row lock every write of a channel takes; members read under it |
 //! | `channels.rs` | channels: create, read, list, rename, delete |
 //! | `members.rs` | members, when each joined, who shares a channel |
+//! | `direct.rs` | direct channels: the one channel of a pair of users |
 //! | `directory.rs` | the directory of public channels |
 //! | `entries.rs` | pages of the log, one entry by id or key, [`Store::channel_of`] |
 //! | `log_write.rs` | a batch of entries, per row (SQLite; PostgreSQL's fallback) |
@@ -39,6 +40,7 @@ mod channel_of;
 mod channels;
 mod connect;
 mod dialect;
+mod direct;
 mod directory;
 mod entries;
 mod entry_row;

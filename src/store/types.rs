@@ -210,6 +210,8 @@ pub struct NewChannel {
     pub visibility: Visibility,
     /// Its display name, `None` for none.
     pub name: Option<String>,
+    /// For a direct channel, its pair of users ([`super::direct::pair_key`]).
+    pub direct_pair: Option<String>,
 }
 
 /// A change to a channel's `name` and `metadata`: for each, `None` leaves

@@ -386,6 +386,13 @@ async fn a_user_finds_joins_and_leaves_a_public_channel_through_the_client(backe
     );
     bob.leave("plaza").await.expect("leave");
     bob.leave("plaza").await.expect("leaving again is a no-op");
+    // A direct channel: made once, the same from the other side.
+    let (direct, created) = bob.open_direct("alice").await.expect("direct");
+    assert!(created);
+    assert_eq!(direct.kind, chatd_proto::protocol::ChannelKind::Direct);
+    let alice = AdminClient::new(format!("http://{}", app.addr), app.token("alice"));
+    let (same, created) = alice.open_direct("bob").await.expect("direct");
+    assert_eq!((same.channel_id, created), (direct.channel_id, false));
     let (members, _) = admin.all_members("plaza").await.expect("members");
     assert_eq!(members.len(), 1);
     app.stop().await;

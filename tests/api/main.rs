@@ -9,6 +9,7 @@ mod client_entries;
 mod client_ephemeral;
 mod console;
 mod cors;
+mod direct;
 mod directory;
 mod entries;
 mod fanout;

@@ -348,4 +348,18 @@ impl AdminClient {
         let request = self.http.delete(format!("{}/v1/me/channels/{channel_id}", self.base));
         self.call(request).await.map(drop)
     }
+
+    /// `PUT /v1/me/direct/{userId}` (a user JWT): the one direct channel of
+    /// the caller and `user_id`, and whether this call made it (201) or it
+    /// existed (200).
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 when the server's `dm_policy` refuses it
+    /// (the body's `reason` is `dm_policy`), 400 for a bad user id.
+    pub async fn open_direct(&self, user_id: &str) -> Result<(Channel, bool), AdminError> {
+        let request = self.http.put(format!("{}/v1/me/direct/{user_id}", self.base));
+        let response = self.call(request).await?;
+        let created = response.status().as_u16() == 201;
+        Ok((response.json().await?, created))
+    }
 }
