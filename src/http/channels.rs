@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use super::body::{admin_body, parse_json, read_body};
 use super::openapi::{ChannelPatchBody, ChannelsQuery, ErrorBody};
-use super::{require_admin, ApiError, ApiPath, ApiQuery, QueryParams};
+use super::{caller, require_admin, ApiError, ApiPath, ApiQuery, QueryParams};
 use crate::ids::{now_ms, ChannelId, UserId};
+use crate::permissions::{self, Action};
 use crate::protocol::{ChannelKind, Visibility};
 use crate::state::AppState;
 use crate::store::{Channel, ChannelPatch, NewChannel, StoreError};
@@ -324,9 +325,11 @@ pub async fn patch_channel(
     path: Result<ApiPath<String>, ApiError>,
     raw: Request,
 ) -> Result<Response, ApiError> {
-    require_admin(&state, &headers)?;
+    caller(&state, &headers)?;
     let ApiPath(raw_channel) = path?;
     let id = channel_id(&raw_channel)?;
+    let (actor, admin) = super::actor_in(&state, &headers, &id).await?;
+    permissions::may(actor, Action::UpdateChannel).map_err(super::members::refused)?;
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: serde_json::Map<String, Value> = parse_json(&body, PATCH_SHAPE)?;
     if let Some(unknown) = request.keys().find(|k| !matches!(k.as_str(), "name" | "metadata")) {
@@ -360,10 +363,10 @@ pub async fn patch_channel(
         }
         Some(Some(_)) => return Err(ApiError::invalid_field("metadata", "must be a JSON object or null")),
     };
-    let channel = state
-        .store
-        .update_channel(&id, &ChannelPatch { name, metadata })
-        .await?;
+    let channel = match state.store.update_channel(&id, &ChannelPatch { name, metadata }).await {
+        Err(StoreError::NotFound) if !admin => return Err(super::members::refused(permissions::Denied::NotAMember)),
+        other => other?,
+    };
     tracing::info!(channel_id = %id, "channel updated");
     Ok(Json(ChannelView::from(channel)).into_response())
 }
@@ -391,11 +394,14 @@ pub async fn delete_channel(
     headers: HeaderMap,
     path: Result<ApiPath<String>, ApiError>,
 ) -> Result<StatusCode, ApiError> {
-    require_admin(&state, &headers)?;
+    caller(&state, &headers)?;
     let ApiPath(raw_channel) = path?;
     let id = channel_id(&raw_channel)?;
+    let (actor, admin) = super::actor_in(&state, &headers, &id).await?;
+    permissions::may(actor, Action::DeleteChannel).map_err(super::members::refused)?;
     let members = state.store.delete_channel(&id).await.map_err(|e| match e {
-        StoreError::NotFound => ApiError::not_found("unknown channel"),
+        StoreError::NotFound if admin => ApiError::not_found("unknown channel"),
+        StoreError::NotFound => super::members::refused(permissions::Denied::NotAMember),
         other => ApiError::from(other),
     })?;
     state.delivery.channel_removed(&id, &members);

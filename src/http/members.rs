@@ -2,19 +2,20 @@
 //! (`GET /v1/channels/{channelId}/members`), and adding or removing one
 //! (`/v1/channels/{channelId}/members/{userId}`).
 
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use super::body::{parse_json, read_body};
 use super::channels::{channel_id, user_id};
 use super::openapi::ErrorBody;
-use super::{require_admin, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
+use super::{ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::ids::{now_ms, UserId};
-use crate::permissions;
+use crate::permissions::{self, Action, Denied, Role};
 use crate::state::AppState;
-use crate::store::MemberRow;
+use crate::store::{MemberRow, StoreError};
 
 /// Members per page of `GET /v1/channels/{channelId}/members` when `limit` is absent.
 pub const DEFAULT_MEMBERS_PAGE: u32 = 100;
@@ -131,7 +132,30 @@ pub async fn list_members(
     Ok(Json(body).into_response())
 }
 
-/// `PUT /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
+/// The optional `PUT /v1/channels/{channelId}/members/{userId}` body.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct MemberBody {
+    /// `member`, `moderator` or `owner`; absent: a new member is a
+    /// `member`, an existing one keeps its role.
+    #[schema(value_type = Option<String>)]
+    role: Option<String>,
+}
+
+/// The shape of the `PUT …/members/{userId}` body, as its refusals name it.
+const MEMBER_SHAPE: &str = r#"{"role"?: "member" | "moderator" | "owner"}"#;
+
+/// `Denied` as the API's 403.
+pub(super) fn refused(denied: Denied) -> ApiError {
+    ApiError::forbidden(&denied.to_string())
+}
+
+/// `PUT /v1/channels/{channelId}/members/{userId}` `{"role"?}` (admin, or
+/// an owner or moderator of the channel): 204, also when already a member.
+/// A moderator adds `member`s only; setting any other role, or changing an
+/// existing member's, needs an owner (or the admin). 404 for an unknown
+/// channel (admin; a user gets 403 as for a channel it is not in), 403 for
+/// a direct channel.
 #[utoipa::path(
     put,
     path = "/v1/channels/{channelId}/members/{userId}",
@@ -140,25 +164,63 @@ pub async fn list_members(
         ("channelId" = String, Path, description = "The channel id"),
         ("userId" = String, Path, description = "The user id"),
     ),
+    request_body(content = MemberBody, description = "Optional: the member's role"),
     responses(
         (status = 204, description = "Member (also when already one)"),
-        (status = 400, description = "A bad channel or user id", body = ErrorBody),
+        (status = 400, description = "A bad channel or user id, or a bad body", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 403, description = "The caller's role does not allow it, or a direct channel", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
-        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 404, description = "Unknown channel (admin token)", body = ErrorBody),
     ),
-    security(("adminToken" = [])),
+    security(("adminToken" = []), ("userJwt" = [])),
 )]
 pub async fn add_member(
-    state: State<AppState>,
+    State(state): State<AppState>,
     headers: HeaderMap,
     path: Result<ApiPath<(String, String)>, ApiError>,
+    raw: Request,
 ) -> Result<StatusCode, ApiError> {
-    set_member(state, headers, path, true).await
+    // The credentials first, as on every route.
+    super::caller(&state, &headers)?;
+    let ApiPath((raw_channel, raw_user)) = path?;
+    let channel = channel_id(&raw_channel)?;
+    let user = user_id(&raw_user, "userId")?;
+    let (actor, admin) = super::actor_in(&state, &headers, &channel).await?;
+    permissions::may(actor, Action::ManageMembers).map_err(refused)?;
+    let body = read_body(raw, state.config.max_request_bytes).await?;
+    let request: MemberBody = if body.is_empty() {
+        MemberBody::default()
+    } else {
+        parse_json(&body, MEMBER_SHAPE)?
+    };
+    let role = match request.role.as_deref() {
+        None => None,
+        Some(raw) => Some(
+            Role::parse(raw).ok_or_else(|| ApiError::invalid_field("role", "must be member, moderator or owner"))?,
+        ),
+    };
+    if let Some(role) = role {
+        // Adding a new member as a `member` is what a moderator may do;
+        // any other role, or a change of an existing member's, is setting a role.
+        let current = state.store.role_of(&channel, &user).await?;
+        if role != Role::Member || current.is_some_and(|c| c != Role::Member) {
+            permissions::may(actor, Action::SetRole).map_err(refused)?;
+        }
+    }
+    let seq = match state.store.add_member_as(&channel, &user, role, now_ms()).await {
+        Err(StoreError::NotFound) if !admin => return Err(refused(Denied::NotAMember)),
+        other => other?,
+    };
+    state.delivery.membership_changed(&user, &channel, true, seq);
+    tracing::info!(channel_id = %channel, user_id = %user, ?role, "member added");
+    Ok(StatusCode::NO_CONTENT)
 }
 
-/// `DELETE /v1/channels/{channelId}/members/{userId}` (admin): 204; 404 for an unknown channel.
+/// `DELETE /v1/channels/{channelId}/members/{userId}` (admin, or an owner or
+/// moderator of the channel): 204, also when not a member. A moderator
+/// removes `member`s only; an owner anyone. 404 for an unknown channel
+/// (admin; a user gets 403), 403 for a direct channel.
 #[utoipa::path(
     delete,
     path = "/v1/channels/{channelId}/members/{userId}",
@@ -171,32 +233,32 @@ pub async fn add_member(
         (status = 204, description = "Not a member (also when not one)"),
         (status = 400, description = "A bad channel or user id", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
+        (status = 403, description = "The caller's role does not allow it, or a direct channel", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
-        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 404, description = "Unknown channel (admin token)", body = ErrorBody),
     ),
-    security(("adminToken" = [])),
+    security(("adminToken" = []), ("userJwt" = [])),
 )]
 pub async fn remove_member(
-    state: State<AppState>,
-    headers: HeaderMap,
-    path: Result<ApiPath<(String, String)>, ApiError>,
-) -> Result<StatusCode, ApiError> {
-    set_member(state, headers, path, false).await
-}
-
-async fn set_member(
     State(state): State<AppState>,
     headers: HeaderMap,
     path: Result<ApiPath<(String, String)>, ApiError>,
-    add: bool,
 ) -> Result<StatusCode, ApiError> {
-    require_admin(&state, &headers)?;
+    // The credentials first, as on every route.
+    super::caller(&state, &headers)?;
     let ApiPath((raw_channel, raw_user)) = path?;
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
-    let seq = state.store.set_member(&channel, &user, add, now_ms()).await?;
-    state.delivery.membership_changed(&user, &channel, add, seq);
-    tracing::info!(channel_id = %channel, user_id = %user, add, "membership changed");
+    let (actor, admin) = super::actor_in(&state, &headers, &channel).await?;
+    permissions::may(actor, Action::ManageMembers).map_err(refused)?;
+    if let Some(target) = state.store.role_of(&channel, &user).await? {
+        permissions::may(actor, Action::Discipline { target }).map_err(refused)?;
+    }
+    let seq = match state.store.set_member(&channel, &user, false, now_ms()).await {
+        Err(StoreError::NotFound) if !admin => return Err(refused(Denied::NotAMember)),
+        other => other?,
+    };
+    state.delivery.membership_changed(&user, &channel, false, seq);
+    tracing::info!(channel_id = %channel, user_id = %user, "member removed");
     Ok(StatusCode::NO_CONTENT)
 }

@@ -327,6 +327,22 @@ pub(crate) async fn channel_reader<'a>(
     })
 }
 
+/// Who acts on a channel: the admin token (`true`), or a user with its
+/// role in the channel (`None`: not a member, or an unknown channel).
+///
+/// # Errors
+/// 401 for no or a refused token; the store's error.
+pub(crate) async fn actor_in(
+    state: &AppState,
+    headers: &HeaderMap,
+    channel: &ChannelId,
+) -> Result<(Actor, bool), ApiError> {
+    Ok(match caller(state, headers)? {
+        Caller::Admin => (Actor::Admin, true),
+        Caller::User(user) => (Actor::User(state.store.role_of(channel, &user.user_id).await?), false),
+    })
+}
+
 pub(crate) fn caller_from_header_or_query(
     state: &AppState,
     headers: &HeaderMap,

@@ -12,6 +12,8 @@ use crate::protocol::{ChannelKind, Role, Visibility};
 /// seq was `$4`; a member already in keeps its row.
 const INSERT_MEMBER: &str = "INSERT INTO members (channel_id, user_id, joined_at, joined_seq) VALUES ($1, $2, $3, $4) \
      ON CONFLICT (channel_id, user_id) DO NOTHING";
+/// Sets member `$2`'s role in channel `$1` to `$3`.
+const SET_ROLE: &str = "UPDATE members SET role = $3 WHERE channel_id = $1 AND user_id = $2";
 const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
 const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1 AND user_id = $2";
 /// The members of channel `$1` with their `joined_seq`, earliest join first.
@@ -58,6 +60,28 @@ impl Store {
             self,
             self.deadline(),
             set_member(channel_id, user_id, MembershipChange::by_admin(add), now)
+        )
+    }
+
+    /// Adds `user_id` to `channel_id` with `role` (a new member without one
+    /// is a `member`; an existing one keeps its role without one), under
+    /// the channel lock like [`Self::set_member`]; returns the channel's
+    /// last `seq` at the change.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel,
+    /// [`StoreError::NotAllowed`] for a direct channel.
+    pub async fn add_member_as(
+        &self,
+        channel_id: &ChannelId,
+        user_id: &UserId,
+        role: Option<Role>,
+        now: i64,
+    ) -> Result<i64, StoreError> {
+        dispatch_write!(
+            self,
+            self.deadline(),
+            set_member(channel_id, user_id, MembershipChange::Add(role), now)
         )
     }
 
@@ -144,9 +168,12 @@ impl Store {
 /// Who changes a membership, and so what the channel must allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum MembershipChange {
-    /// The admin token adds (any channel).
-    Add,
-    /// The admin token removes (any channel).
+    /// The admin token, or an owner or moderator, adds (not to a direct
+    /// channel), with this role (`None`: a new member is a `member`, an
+    /// existing one keeps its role).
+    Add(Option<Role>),
+    /// The admin token, or an owner or moderator, removes (not from a
+    /// direct channel).
     Remove,
     /// A user joins: a public group only. (A direct channel's two members
     /// are set when it is made: no one joins, leaves or is added.)
@@ -158,20 +185,20 @@ pub(super) enum MembershipChange {
 impl MembershipChange {
     fn by_admin(add: bool) -> Self {
         if add {
-            Self::Add
+            Self::Add(None)
         } else {
             Self::Remove
         }
     }
 
     fn adds(self) -> bool {
-        matches!(self, Self::Add | Self::Join)
+        matches!(self, Self::Add(_) | Self::Join)
     }
 
     /// Whether a channel of `kind` and `visibility` allows the change.
     fn allowed_in(self, kind: ChannelKind, visibility: Visibility) -> bool {
         match self {
-            Self::Add | Self::Remove => kind != ChannelKind::Direct,
+            Self::Add(_) | Self::Remove => kind != ChannelKind::Direct,
             Self::Join => kind == ChannelKind::Group && visibility == Visibility::Public,
             Self::Leave => kind != ChannelKind::Direct,
         }
@@ -213,6 +240,14 @@ impl<D: Dialect> SqlStore<D> {
                 .param(user_id.as_str())
         };
         query.execute(tx.ex()).await?;
+        if let MembershipChange::Add(Some(role)) = change {
+            sqlx::query::<D>(SET_ROLE)
+                .param(channel_id.as_str())
+                .param(user_id.as_str())
+                .param(role.as_str())
+                .execute(tx.ex())
+                .await?;
+        }
         Self::commit(tx, sent).await?;
         Ok(last_seq)
     }

@@ -15,6 +15,7 @@ on_both_stores!(
     bad_paging_is_invalid_field_and_changes_nothing,
     a_channel_shows_its_kind_visibility_member_count_and_each_users_role,
     bad_owners_or_visibility_are_invalid_field_and_create_nothing,
+    owners_and_moderators_manage_members_as_the_table_says,
 );
 
 async fn members(app: &TestApp, channel: &str, token: &str, query: &str) -> (u16, Value) {
@@ -216,5 +217,118 @@ async fn bad_owners_or_visibility_are_invalid_field_and_create_nothing(backend: 
     }
     let (status, _) = app.request("GET", "/v1/channels/c", Some(ADMIN_TOKEN), None).await;
     assert_eq!(status, 404, "nothing was created");
+    app.stop().await;
+}
+
+async fn owners_and_moderators_manage_members_as_the_table_says(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let res = app
+        .post_channel(json!({"channelId": "club", "owners": ["olive"], "members": ["mo", "mem", "other"]}))
+        .await;
+    assert_eq!(res.status().as_u16(), 201);
+    let put = |who: String, user: &'static str, body: Option<&'static str>| {
+        let app = &app;
+        async move {
+            app.request("PUT", &format!("/v1/channels/club/members/{user}"), Some(&who), body)
+                .await
+        }
+    };
+    let del = |who: String, user: &'static str| {
+        let app = &app;
+        async move {
+            app.request("DELETE", &format!("/v1/channels/club/members/{user}"), Some(&who), None)
+                .await
+        }
+    };
+    let role_of = |user: &'static str| {
+        let app = &app;
+        async move {
+            let (_, page) = members(app, "club", ADMIN_TOKEN, "").await;
+            page["members"]
+                .as_array()
+                .expect("members")
+                .iter()
+                .find(|m| m["userId"] == user)
+                .map(|m| m["role"].as_str().expect("role").to_owned())
+        }
+    };
+    let admin = ADMIN_TOKEN.to_owned();
+    let (olive, mo, other) = (app.token("olive"), app.token("mo"), app.token("other"));
+
+    assert_eq!(put(admin.clone(), "mo", Some(r#"{"role": "moderator"}"#)).await.0, 204);
+    assert_eq!(role_of("mo").await.as_deref(), Some("moderator"));
+    // A moderator adds members, as members only.
+    assert_eq!(put(mo.clone(), "newbie", None).await.0, 204);
+    assert_eq!(role_of("newbie").await.as_deref(), Some("member"));
+    assert_eq!(put(mo.clone(), "second", Some(r#"{"role": "member"}"#)).await.0, 204);
+    let (status, body) = put(mo.clone(), "third", Some(r#"{"role": "moderator"}"#)).await;
+    assert_eq!((status, &body["error"]["code"]), (403, &json!("forbidden")), "{body}");
+    assert_eq!(role_of("third").await, None, "nothing added");
+    let (status, _) = put(mo.clone(), "mem", Some(r#"{"role": "owner"}"#)).await;
+    assert_eq!(status, 403);
+    assert_eq!(role_of("mem").await.as_deref(), Some("member"));
+    // An existing member added again without a body keeps its role.
+    assert_eq!(put(mo.clone(), "olive", None).await.0, 204);
+    assert_eq!(role_of("olive").await.as_deref(), Some("owner"));
+    // A moderator removes members, not owners.
+    assert_eq!(del(mo.clone(), "newbie").await.0, 204);
+    assert_eq!(role_of("newbie").await, None);
+    assert_eq!(del(mo.clone(), "olive").await.0, 403);
+    // A member manages no one.
+    assert_eq!(put(other.clone(), "z", None).await.0, 403);
+    assert_eq!(del(other.clone(), "mem").await.0, 403);
+    // An owner sets roles and removes a moderator.
+    assert_eq!(put(olive.clone(), "mem", Some(r#"{"role": "moderator"}"#)).await.0, 204);
+    assert_eq!(role_of("mem").await.as_deref(), Some("moderator"));
+    assert_eq!(del(olive.clone(), "mem").await.0, 204);
+    assert_eq!(role_of("mem").await, None);
+    // A user who is not a member: 403, on an unknown channel too (the admin: 404).
+    let eve = app.token("eve");
+    let (status, _) = app
+        .request("PUT", "/v1/channels/club/members/x", Some(&eve), None)
+        .await;
+    assert_eq!(status, 403);
+    let (status, _) = app
+        .request("PUT", "/v1/channels/nowhere/members/x", Some(&eve), None)
+        .await;
+    assert_eq!(status, 403);
+    let (status, _) = app
+        .request("PUT", "/v1/channels/nowhere/members/x", Some(ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(status, 404);
+    // Bad bodies.
+    for bad in [
+        r#"{"role": "boss"}"#,
+        r#"{"role": 1}"#,
+        r#"{"muted": true}"#,
+        "not json",
+    ] {
+        let (status, body) = put(admin.clone(), "mo", Some(bad)).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+    }
+    assert_eq!(
+        role_of("mo").await.as_deref(),
+        Some("moderator"),
+        "bad bodies change nothing"
+    );
+
+    // PATCH and DELETE: an owner's, not a moderator's or a member's.
+    let patch = r#"{"name": "The club"}"#;
+    let (status, _) = app.request("PATCH", "/v1/channels/club", Some(&mo), Some(patch)).await;
+    assert_eq!(status, 403);
+    let (status, _) = app
+        .request("PATCH", "/v1/channels/club", Some(&other), Some(patch))
+        .await;
+    assert_eq!(status, 403);
+    let (status, body) = app
+        .request("PATCH", "/v1/channels/club", Some(&olive), Some(patch))
+        .await;
+    assert_eq!((status, &body["name"]), (200, &json!("The club")), "{body}");
+    let (status, _) = app.request("DELETE", "/v1/channels/club", Some(&mo), None).await;
+    assert_eq!(status, 403);
+    let (status, _) = app.request("DELETE", "/v1/channels/club", Some(&olive), None).await;
+    assert_eq!(status, 204);
+    let (status, _) = app.request("GET", "/v1/channels/club", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(status, 404);
     app.stop().await;
 }
