@@ -10,7 +10,7 @@ import type { BackoffOptions } from './backoff.js';
 import type { ChatdError, SerializedError } from './errors.js';
 import type { Message } from './log.js';
 import type { OutboxStorage } from './outbox.js';
-import type { ErrorFrame, HelloFrame, PresenceFrame, ReceiptFrame, WireEntry } from './protocol.js';
+import type { ChannelKind, ChannelVisibility, ErrorFrame, HelloFrame, PresenceFrame, ReceiptFrame, WireEntry } from './protocol.js';
 import type { Emitter } from './store.js';
 
 /** The subset of the WebSocket API the client uses (the browser's, or the `ws` package in Node). */
@@ -162,6 +162,23 @@ export interface ChannelSummary {
   readonly readSeq: number;
   /** True once {@link ChatClient.channel} opened it (its entries are then read and kept). */
   readonly opened: boolean;
+  /**
+   * `group`, or `direct` for the one channel between two users (version 1.2; `group` from
+   * an earlier server, and until known). A direct channel cannot be left.
+   */
+  readonly kind: ChannelKind;
+  /**
+   * `private` or `public` (version 1.2; `private` from an earlier server). A public
+   * channel is in the {@link ChatClient.directory}.
+   */
+  readonly visibility: ChannelVisibility;
+  /** The user's own role in the channel (version 1.2; `member` from an earlier server). */
+  readonly role: MemberRole;
+  /**
+   * How many members the channel has, as of the last `HELLO` or `GET /v1/me/channels`
+   * (version 1.2; `undefined` from an earlier server, or before known).
+   */
+  readonly memberCount: number | undefined;
 }
 
 /** A channel store's snapshot; the same object until something in the channel changed. */
