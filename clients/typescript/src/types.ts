@@ -293,6 +293,48 @@ export interface MemberList {
   readonly atSeq: number;
 }
 
+/** One public channel of the directory ({@link ChatClient.directory}). */
+export interface DirectoryChannel {
+  /** The channel. */
+  readonly channelId: string;
+  /** Its display name, `null` when unset. */
+  readonly name: string | null;
+  /** How many members it has. */
+  readonly memberCount: number;
+  /** Its highest stored seq (0 when empty). */
+  readonly lastSeq: number;
+}
+
+/** One page of the directory of public channels ({@link ChatClient.directory}). */
+export interface DirectoryPage {
+  /** Public group channels, in byte order of `channelId` (upper case before lower case). */
+  readonly channels: readonly DirectoryChannel[];
+  /** Whether channels follow the last one: ask again with `after` set to its `channelId`. */
+  readonly hasMore: boolean;
+}
+
+/** Options of {@link ChatClient.directory}. */
+export interface DirectoryOptions {
+  /** Only channels whose id or name holds this text, case-insensitively (at most 200 characters); empty: all. */
+  readonly q?: string;
+  /** Channels after this channel id (exclusive, byte order); default: from the first. */
+  readonly after?: string;
+  /** Page size, 1 to 500; default the server's (100). */
+  readonly limit?: number;
+  /** Stops waiting (the call rejects with `aborted`). */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link ChatClient.join} and {@link ChatClient.leave}. */
+export interface MembershipOptions {
+  /**
+   * Stops waiting (the call rejects with `aborted`). The request may have reached the
+   * server already: the user may then be in (or out of) the channel all the same, and the
+   * channel list shows it after its next refresh.
+   */
+  readonly signal?: AbortSignal;
+}
+
 /** Events of {@link ChatClient}. */
 export interface ChatClientEvents {
   /** New entries of a channel's log, each once, in seq order (live, catch-up and gap fills). */
