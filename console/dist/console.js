@@ -34,23 +34,26 @@
   };
 
   // ../clients/typescript/src/http.ts
-  async function getJson(opts, conn, path, signal) {
+  function getJson(opts, conn, path, signal) {
+    return requestJson(opts, conn, "GET", path, signal);
+  }
+  async function requestJson(opts, conn, method, path, signal) {
     if (signal?.aborted === true) throw new ChatdError("aborted", "aborted");
     const f = globalThis.fetch;
     if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
-    const what = `GET ${path.split("?")[0] ?? path}`;
+    const what = `${method} ${path.split("?")[0] ?? path}`;
     const last = conn.lastToken;
-    let res = await request(f, `${httpBase(opts)}${path}`, last ?? await conn.getToken(), what, signal);
+    let res = await request(f, method, `${httpBase(opts)}${path}`, last ?? await conn.getToken(), what, signal);
     if (res.status === 401 && last !== void 0 && typeof opts.token === "function") {
       const fresh = await conn.getToken();
       if (fresh !== last) {
         await res.body?.cancel().catch(() => void 0);
-        res = await request(f, `${httpBase(opts)}${path}`, fresh, what, signal);
+        res = await request(f, method, `${httpBase(opts)}${path}`, fresh, what, signal);
       }
     }
     let body;
     try {
-      body = await res.json();
+      body = res.status === 204 ? void 0 : await res.json();
     } catch {
       body = void 0;
     }
@@ -63,9 +66,9 @@
     }
     return body;
   }
-  async function request(f, url, token, what, signal) {
+  async function request(f, method, url, token, what, signal) {
     try {
-      const init = { headers: { authorization: `Bearer ${token}` }, cache: "no-store" };
+      const init = { method, headers: { authorization: `Bearer ${token}` }, cache: "no-store" };
       if (signal !== void 0) init.signal = signal;
       return await f(url, init);
     } catch (e) {
@@ -151,7 +154,8 @@
         } else if (c.readSeq >= ch.readSeq) {
           this.channels.takeChannelState(ch, c);
         } else {
-          ch.hello = { ...ch.hello, name: c.name, metadata: c.metadata };
+          const { name, metadata, kind, visibility, memberCount, role } = c;
+          ch.hello = { ...ch.hello, name, metadata, kind, visibility, memberCount, role };
           ch.log.noteLastSeq(c.lastSeq);
           ch.store.invalidate();
         }
@@ -840,10 +844,15 @@
           lastSeq: ch.log.knownLastSeq,
           unread: this.unreadOf(ch),
           readSeq: ch.readSeq,
-          opened: ch.opened
+          opened: ch.opened,
+          // the contract's defaults for what a server before version 1.2 does not send
+          kind: ch.hello?.kind ?? "group",
+          visibility: ch.hello?.visibility ?? "private",
+          role: ch.hello?.role ?? "member",
+          memberCount: ch.hello?.memberCount
         };
         const old = prev.get(ch.id);
-        if (old !== void 0 && old.name === s.name && old.metadata === s.metadata && old.lastSeq === s.lastSeq && old.unread === s.unread && old.readSeq === s.readSeq && old.opened === s.opened) {
+        if (old !== void 0 && old.name === s.name && old.metadata === s.metadata && old.lastSeq === s.lastSeq && old.unread === s.unread && old.readSeq === s.readSeq && old.opened === s.opened && old.kind === s.kind && old.visibility === s.visibility && old.role === s.role && old.memberCount === s.memberCount) {
           next.push(old);
         } else {
           next.push(Object.freeze(s));
@@ -1132,6 +1141,100 @@
   function globalOnlineSource() {
     const g = globalThis;
     return typeof g.addEventListener === "function" && typeof g.removeEventListener === "function" ? g : void 0;
+  }
+
+  // ../clients/typescript/src/directory.ts
+  var Directory = class {
+    c;
+    conn;
+    channels;
+    sync;
+    refresher;
+    /** Requests with the connection's token; the channel list is brought up to date through `refresher`. */
+    constructor(c, conn, channels, sync, refresher) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+      this.sync = sync;
+      this.refresher = refresher;
+    }
+    /** One page of public channels (see `ChatClient.directory`). */
+    async page(options = {}) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      const q = new URLSearchParams();
+      if (options.q !== void 0 && options.q !== "") q.set("q", options.q);
+      if (options.after !== void 0) q.set("after", options.after);
+      if (options.limit !== void 0) q.set("limit", String(options.limit));
+      const query = q.toString() === "" ? "" : `?${q.toString()}`;
+      const body = await requestJson(this.c.opts, this.conn, "GET", `/v1/directory${query}`, options.signal);
+      return parseDirectoryPage(body);
+    }
+    /**
+     * Joins a public channel, then reads the channel list (see `ChatClient.join`). When that
+     * read fails, the channel is listed from what the join says (a public group, the user a
+     * `member`) until the next read.
+     */
+    async join(channelId, options = {}) {
+      await this.membership("PUT", channelId, options.signal);
+      try {
+        await this.refresher.refresh(options.signal);
+      } catch (e) {
+        if (this.conn.state === "closed") return;
+        const ch = this.channels.ctx(channelId);
+        if (ch.removed || ch.hello === void 0) {
+          ch.removed = false;
+          this.channels.takeChannelState(ch, {
+            channelId,
+            lastSeq: ch.log.knownLastSeq,
+            deliveredSeq: ch.deliveredSeq,
+            readSeq: ch.readSeq,
+            kind: "group",
+            visibility: "public",
+            role: "member"
+          });
+          this.channels.markListed(ch);
+          if (ch.opened) this.sync.resume(ch);
+        }
+        if (e instanceof ChatdError && e.code === "aborted") throw e;
+      }
+    }
+    /**
+     * Leaves a channel: the channel is removed from the list at once (`channelRemoved`),
+     * then the list is read (see `ChatClient.leave`).
+     */
+    async leave(channelId, options = {}) {
+      await this.membership("DELETE", channelId, options.signal);
+      if (this.conn.state === "closed") return;
+      const ch = this.channels.get(channelId);
+      if (ch !== void 0) this.channels.markRemoved(ch);
+      try {
+        await this.refresher.refresh(options.signal);
+      } catch (e) {
+        if (e instanceof ChatdError && e.code === "aborted") throw e;
+      }
+    }
+    /** `PUT` or `DELETE /v1/me/channels/{channelId}`: resolves on the 204. */
+    async membership(method, channelId, signal) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      await requestJson(this.c.opts, this.conn, method, `/v1/me/channels/${encodeURIComponent(channelId)}`, signal);
+    }
+  };
+  function parseDirectoryPage(body) {
+    const bad = (what) => new ChatdError("internal", `GET /v1/directory: ${what}`);
+    if (typeof body !== "object" || body === null) throw bad("not a JSON object");
+    const b = body;
+    if (!Array.isArray(b.channels)) throw bad("no channels list");
+    if (typeof b.hasMore !== "boolean") throw bad("no hasMore");
+    const channels = b.channels.map((x) => {
+      const r = typeof x === "object" && x !== null ? x : {};
+      const { channelId, memberCount, lastSeq } = r;
+      const name = r.name ?? null;
+      if (typeof channelId !== "string" || typeof memberCount !== "number" || typeof lastSeq !== "number" || name !== null && typeof name !== "string") {
+        throw bad(`a channel of another shape: ${JSON.stringify(x)}`);
+      }
+      return { channelId, name, memberCount, lastSeq };
+    });
+    return { channels, hasMore: b.hasMore };
   }
 
   // ../clients/typescript/src/members.ts
@@ -2235,6 +2338,7 @@
     presenceSub;
     refresher;
     memberReader;
+    dir;
     started = false;
     /** Creates a client; nothing happens until {@link ChatClient.start}. */
     constructor(options) {
@@ -2277,6 +2381,7 @@
       this.presenceSub = new PresenceSubscription(c, conn);
       this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
       this.memberReader = new Members(c, conn);
+      this.dir = new Directory(c, conn, channels, this.sync, this.refresher);
       this.connection = conn.store;
       this.presence = this.presenceSub.store;
       this.channelList = channels.list;
@@ -2397,6 +2502,59 @@
      */
     allMembers(channelId, options = {}) {
       return this.memberReader.all(channelId, options);
+    }
+    /**
+     * Reads one page of the directory of public channels (`GET /v1/directory`, protocol
+     * §13.2, with the connection's token like {@link ChatClient.refreshChannels}): up to
+     * `limit` (1 to 500; default 100) public group channels whose id comes after `after`,
+     * in byte order of the channel id, each with its `name`, `memberCount` and `lastSeq`;
+     * with `q`, only those whose id or name holds it, case-insensitively. Private and direct
+     * channels never appear. `hasMore`: ask again with `after` set to the last `channelId`.
+     * Needs no open connection (only the token).
+     *
+     * Rejects with a ChatdError: `invalid_field` for a bad `q`, `after` or `limit` (`field`
+     * names it), `not_found` from a server without the route (before protocol 1.2),
+     * `unavailable`, `aborted`, `closed` after {@link ChatClient.close}.
+     *
+     * @example
+     * ```ts
+     * const { channels, hasMore } = await client.directory({ q: 'help', limit: 20 });
+     * for (const c of channels) console.log(c.name ?? c.channelId, `${c.memberCount} members`);
+     * ```
+     */
+    directory(options = {}) {
+      return this.dir.page(options);
+    }
+    /**
+     * Joins a public channel (`PUT /v1/me/channels/{channelId}`, protocol §13.2; also when
+     * the user is a member already), then reads the channel list at once (as
+     * {@link ChatClient.refreshChannels} does), so that the channel is in
+     * {@link ChatClient.channelList} (`channelAdded`) when this resolves. Its messages
+     * arrive from then on: live ones on this connection (counted as unread until the
+     * channel is opened), and an opened channel (one {@link ChatClient.channel} was called
+     * for, before or after) reads its newest page. When the list cannot be read, the channel
+     * is listed all the same (a public group, the user a `member`) until the next read.
+     *
+     * Rejects with a ChatdError: `forbidden` for a private or direct channel (or one that
+     * does not exist: the same answer), `invalid_field` for a bad channel id, `not_found`
+     * from a server before protocol 1.2, `unavailable`, `aborted`, `closed`.
+     */
+    join(channelId, options = {}) {
+      return this.dir.join(channelId, options);
+    }
+    /**
+     * Leaves a channel (`DELETE /v1/me/channels/{channelId}`, protocol §13.2; also when the
+     * user is not a member, or the channel does not exist): the channel leaves
+     * {@link ChatClient.channelList} at once (`channelRemoved`; an opened channel's snapshot
+     * becomes `removed`), and the list is read again. A send to it after this is refused
+     * with `forbidden`.
+     *
+     * Rejects with a ChatdError: `forbidden` for a direct channel (it cannot be left),
+     * `invalid_field` for a bad channel id, `not_found` from a server before protocol 1.2,
+     * `unavailable`, `aborted`, `closed`.
+     */
+    leave(channelId, options = {}) {
+      return this.dir.leave(channelId, options);
     }
     /**
      * Loads the page of entries just below the oldest held one. Resolves to whether even
@@ -3375,6 +3533,191 @@
     }
   };
 
+  // src/chat-directory.ts
+  var PAGE = 50;
+  var SEARCH_DELAY_MS = 250;
+  var ChannelDirectory = class {
+    state;
+    hooks;
+    panel;
+    input;
+    toggleBtn;
+    /** The channels found for the current search, and whether the server has more. */
+    found = [];
+    hasMore = false;
+    status = "";
+    /** The search in flight (a newer one aborts it), and the one waiting for typing to pause. */
+    reading;
+    timer;
+    /** Channels being joined now: `channelAdded` for them is the user's own doing. */
+    joining = /* @__PURE__ */ new Set();
+    constructor(state, hooks) {
+      this.state = state;
+      this.hooks = hooks;
+    }
+    /** Makes the "Browse channels" part of the sidebar (its panel hidden until opened). */
+    element() {
+      const toggle = () => {
+        this.toggle();
+      };
+      this.toggleBtn = h(
+        "button",
+        { type: "button", class: "browse", id: "browse-channels", "aria-expanded": "false", "aria-controls": "directory-panel", onclick: toggle },
+        "Browse channels"
+      );
+      this.input = h("input", { type: "search", id: "directory-q", placeholder: "Search public channels", "aria-label": "Search public channels", autocomplete: "off" });
+      this.input.addEventListener("input", () => {
+        clearTimeout(this.timer);
+        this.timer = setTimeout(() => {
+          this.search();
+        }, SEARCH_DELAY_MS);
+      });
+      this.input.addEventListener("keydown", (ev) => {
+        if (ev.key !== "Enter") return;
+        ev.preventDefault();
+        clearTimeout(this.timer);
+        this.search();
+      });
+      this.panel = h(
+        "div",
+        { class: "directory", id: "directory-panel", hidden: true },
+        this.input,
+        h("ul", { class: "directory-list", id: "directory", "aria-label": "Public channels" }),
+        h("p", { class: "hint", id: "directory-status", role: "status" })
+      );
+      return h("div", { class: "browse-part" }, this.toggleBtn, this.panel);
+    }
+    /** Whether a `channelAdded` for `id` comes from the user's own join. */
+    isJoining(id) {
+      return this.joining.has(id);
+    }
+    /** The Leave button of the open channel `id`; none for a direct channel or one the user is not in. */
+    leaveButton(id) {
+      const s = this.state.client.channelList.getSnapshot().find((c) => c.channelId === id);
+      if (s === void 0 || s.kind === "direct") return null;
+      const leave = () => {
+        this.leave(id);
+      };
+      return h("button", { type: "button", class: "leave", id: "leave-channel", "aria-label": `Leave channel ${id}`, onclick: leave }, "Leave");
+    }
+    /** Redraws the list (the user's channels changed: Join becomes Open, and back). */
+    render() {
+      const ul = document.getElementById("directory");
+      if (ul === null || this.panel?.hidden !== false) return;
+      const mine = new Set(this.state.client.channelIds());
+      ul.replaceChildren(...this.found.map((c) => this.row(c, mine.has(c.channelId))));
+      if (this.hasMore) {
+        const more = () => {
+          this.search(true);
+        };
+        ul.append(h("li", {}, h("button", { type: "button", class: "more", id: "directory-more", onclick: more }, "More")));
+      }
+      const status = document.getElementById("directory-status");
+      if (status !== null) status.textContent = this.status;
+    }
+    /** Shows or hides the panel; opening it lists the channels at once. */
+    toggle() {
+      if (this.panel === void 0 || this.toggleBtn === void 0) return;
+      this.panel.hidden = !this.panel.hidden;
+      this.toggleBtn.setAttribute("aria-expanded", String(!this.panel.hidden));
+      if (!this.panel.hidden) {
+        this.search();
+        this.input?.focus();
+      }
+    }
+    /** One channel: its name (or id), member count, and Join or Open. */
+    row(c, member) {
+      const label = c.name ?? c.channelId;
+      const count = `${c.memberCount} ${c.memberCount === 1 ? "member" : "members"}`;
+      const open = () => {
+        this.hooks.select(c.channelId);
+      };
+      const join = () => {
+        this.join(c.channelId);
+      };
+      const action = member ? h("button", { type: "button", class: "open", "aria-label": `Open channel ${label}`, onclick: open }, "Open") : h("button", { type: "button", class: "join primary", "aria-label": `Join channel ${label}`, onclick: join }, "Join");
+      return h(
+        "li",
+        { class: "directory-channel", "data-channel": c.channelId, "data-member": String(member) },
+        h("span", { class: "directory-name" }, label),
+        h("span", { class: "directory-count", "data-count": String(c.memberCount) }, count),
+        action
+      );
+    }
+    /** Reads the first page for what the box holds, or (`more`) the next page of the same search. */
+    search(more = false) {
+      this.reading?.abort();
+      const ac = new AbortController();
+      this.reading = ac;
+      const q = this.input?.value.trim() ?? "";
+      const last = this.found[this.found.length - 1];
+      const after = more && last !== void 0 ? last.channelId : void 0;
+      this.state.client.directory({ q, after, limit: PAGE, signal: ac.signal }).then(
+        (page) => {
+          if (ac.signal.aborted || this.state.closed) return;
+          this.found = more ? [...this.found, ...page.channels] : [...page.channels];
+          this.hasMore = page.hasMore;
+          this.status = this.found.length > 0 ? "" : q === "" ? "There is no public channel yet." : `No public channel matches “${q}”.`;
+          this.render();
+        },
+        (e) => {
+          if (ac.signal.aborted || this.state.closed) return;
+          this.status = failureWords(e, "The channels could not be listed", "refused");
+          this.render();
+        }
+      );
+    }
+    /** Joins a channel; the client lists it when this resolves, and it opens. */
+    join(id) {
+      this.joining.add(id);
+      this.state.client.join(id).then(
+        () => {
+          this.joining.delete(id);
+          if (this.state.closed) return;
+          announce(`You joined channel ${id}.`);
+          this.hooks.select(id);
+          this.search();
+        },
+        (e) => {
+          this.joining.delete(id);
+          if (this.state.closed) return;
+          this.status = failureWords(e, `Channel ${id} could not be joined`, "it is not a public channel (or no longer exists)");
+          this.render();
+        }
+      );
+    }
+    /** Leaves the open channel; the sidebar loses it at once and the first channel left opens. */
+    leave(id) {
+      this.state.client.leave(id).then(
+        () => {
+          if (this.state.closed) return;
+          announce(`You left channel ${id}.`);
+          if (this.state.current === id) this.hooks.select(void 0);
+          if (this.panel?.hidden === false) this.search();
+        },
+        (e) => {
+          if (this.state.closed) return;
+          this.hooks.notice(failureWords(e, `You could not leave ${id}`, "a direct channel cannot be left"));
+        }
+      );
+    }
+  };
+  function failureWords(e, what, forbidden) {
+    if (!(e instanceof ChatdError)) return `${what}: ${e instanceof Error ? e.message : String(e)}.`;
+    switch (e.code) {
+      case "forbidden":
+        return `${what}: ${forbidden}.`;
+      case "not_found":
+        return `${what}: this server has no channel directory (it speaks a chatd protocol before 1.2).`;
+      case "invalid_field":
+        return `${what}: ${e.message}.`;
+      case "unavailable":
+        return `${what}: the server or its database cannot be reached; try again.`;
+      default:
+        return `${what}: ${e.message} [${e.code}].`;
+    }
+  }
+
   // src/chat-members.ts
   var ChannelMembers = class {
     state;
@@ -3464,7 +3807,7 @@
           this.done(id, { kind: "list", list });
         },
         (e) => {
-          this.done(id, { kind: "error", text: failureWords(e) });
+          this.done(id, { kind: "error", text: failureWords2(e) });
         }
       );
     }
@@ -3480,7 +3823,7 @@
     return l.kind === "error" && l.text === FORBIDDEN;
   }
   var FORBIDDEN = "You are not a member of this channel, so its members are not shown.";
-  function failureWords(e) {
+  function failureWords2(e) {
     if (!(e instanceof ChatdError)) return `The member list could not be read: ${e instanceof Error ? e.message : String(e)}.`;
     switch (e.code) {
       case "forbidden":
@@ -3860,6 +4203,7 @@
     channels;
     people;
     members;
+    directory;
     actions;
     messages;
     composer;
@@ -3885,6 +4229,14 @@
       });
       this.people = new People(state);
       this.members = new ChannelMembers(state);
+      this.directory = new ChannelDirectory(state, {
+        select: (id) => {
+          this.select(id ?? this.client.channelIds()[0]);
+        },
+        notice: (text) => {
+          this.notices.set(text);
+        }
+      });
       this.composer = new Composer(state, {
         edit: (channelId, messageId, body) => {
           this.actions.edit(channelId, messageId, body);
@@ -3930,6 +4282,7 @@
         }),
         c.channelList.subscribe(() => {
           this.channels.changed();
+          this.directory.render();
         }),
         c.events.on("hello", (hello) => {
           this.helloIds = new Set(hello.channels.map((x) => x.channelId));
@@ -3945,7 +4298,7 @@
             this.renderPane();
             this.members.refresh();
           }
-          if (!this.helloIds.has(id)) announce(`You were added to channel ${id}.`);
+          if (!this.helloIds.has(id) && !this.directory.isJoining(id)) announce(`You were added to channel ${id}.`);
         }),
         c.events.on("entries", (channelId, entries) => {
           this.members.entries(channelId, entries);
@@ -3986,9 +4339,9 @@
     /** Shows the view in `root`. */
     mount(root) {
       document.title = `${this.userId} · chatd console`;
-      root.replaceChildren(
-        h("div", { class: "chat" }, this.channels.sidebar(), h("section", { class: "pane", id: "pane", "aria-label": "Messages" }), this.members.element())
-      );
+      const sidebar = this.channels.sidebar();
+      sidebar.append(this.directory.element());
+      root.replaceChildren(h("div", { class: "chat" }, sidebar, h("section", { class: "pane", id: "pane", "aria-label": "Messages" }), this.members.element()));
       this.channels.render();
       this.renderPane();
       this.members.render();
@@ -4039,13 +4392,13 @@
           h(
             "div",
             { class: "empty", id: "no-channels" },
-            this.client.connection.getSnapshot().state === "open" ? `You (${this.userId}) are not a member of any channel yet. An admin adds you in the admin view (/console#admin); the channel shows up here when they do.` : "Connecting…"
+            this.client.connection.getSnapshot().state === "open" ? `You (${this.userId}) are not a member of any channel yet. Join a public one with “Browse channels”, or an admin adds you in the admin view (/console#admin); the channel shows up here when they do.` : "Connecting…"
           )
         );
         return;
       }
       pane.replaceChildren(
-        h("div", { class: "pane-head" }, h("h2", { id: "channel-title" }, `# ${id}`), this.people.peopleElement()),
+        h("div", { class: "pane-head" }, h("h2", { id: "channel-title" }, `# ${id}`), this.people.peopleElement(), this.directory.leaveButton(id)),
         this.messages.element(id),
         this.people.typingElement(),
         this.notices.element(),

@@ -12,8 +12,8 @@
  * its own module: chat-state.ts (what they share), chat-connection.ts (indicator and
  * diagnosis), chat-channels.ts (sidebar), chat-messages.ts (message list),
  * chat-actions.ts (reactions, edits, deletions), chat-composer.ts, chat-people.ts
- * (people, typing, presence), chat-members.ts (the member list with roles) and
- * chat-notice.ts. The parts do not import one another except for types and
+ * (people, typing, presence), chat-members.ts (the member list with roles),
+ * chat-directory.ts (browsing, joining and leaving public channels) and chat-notice.ts. The parts do not import one another except for types and
  * chat-messages.ts using chat-people.ts's presence dot; what one needs from another goes
  * through the hooks given here.
  */
@@ -22,6 +22,7 @@ import { MessageActions } from './chat-actions.js';
 import { ChannelList } from './chat-channels.js';
 import { Composer } from './chat-composer.js';
 import { ConnectionIndicator } from './chat-connection.js';
+import { ChannelDirectory } from './chat-directory.js';
 import { ChannelMembers } from './chat-members.js';
 import { MessageList } from './chat-messages.js';
 import { Notices } from './chat-notice.js';
@@ -53,6 +54,7 @@ export class ChatView {
   private readonly channels: ChannelList;
   private readonly people: People;
   private readonly members: ChannelMembers;
+  private readonly directory: ChannelDirectory;
   private readonly actions: MessageActions;
   private readonly messages: MessageList;
   private readonly composer: Composer;
@@ -79,6 +81,14 @@ export class ChatView {
     });
     this.people = new People(state);
     this.members = new ChannelMembers(state);
+    this.directory = new ChannelDirectory(state, {
+      select: (id) => {
+        this.select(id ?? this.client.channelIds()[0]);
+      },
+      notice: (text) => {
+        this.notices.set(text);
+      },
+    });
     this.composer = new Composer(state, {
       edit: (channelId, messageId, body) => {
         this.actions.edit(channelId, messageId, body);
@@ -126,6 +136,7 @@ export class ChatView {
       }),
       c.channelList.subscribe(() => {
         this.channels.changed();
+        this.directory.render();
       }),
       c.events.on('hello', (hello) => {
         this.helloIds = new Set(hello.channels.map((x) => x.channelId));
@@ -143,7 +154,7 @@ export class ChatView {
           this.renderPane();
           this.members.refresh();
         }
-        if (!this.helloIds.has(id)) announce(`You were added to channel ${id}.`);
+        if (!this.helloIds.has(id) && !this.directory.isJoining(id)) announce(`You were added to channel ${id}.`);
       }),
       c.events.on('entries', (channelId, entries) => {
         this.members.entries(channelId, entries);
@@ -187,9 +198,9 @@ export class ChatView {
   /** Shows the view in `root`. */
   mount(root: HTMLElement): void {
     document.title = `${this.userId} · chatd console`;
-    root.replaceChildren(
-      h('div', { class: 'chat' }, this.channels.sidebar(), h('section', { class: 'pane', id: 'pane', 'aria-label': 'Messages' }), this.members.element()),
-    );
+    const sidebar = this.channels.sidebar();
+    sidebar.append(this.directory.element());
+    root.replaceChildren(h('div', { class: 'chat' }, sidebar, h('section', { class: 'pane', id: 'pane', 'aria-label': 'Messages' }), this.members.element()));
     this.channels.render();
     this.renderPane();
     this.members.render();
@@ -245,14 +256,14 @@ export class ChatView {
           'div',
           { class: 'empty', id: 'no-channels' },
           this.client.connection.getSnapshot().state === 'open'
-            ? `You (${this.userId}) are not a member of any channel yet. An admin adds you in the admin view (/console#admin); the channel shows up here when they do.`
+            ? `You (${this.userId}) are not a member of any channel yet. Join a public one with “Browse channels”, or an admin adds you in the admin view (/console#admin); the channel shows up here when they do.`
             : 'Connecting…',
         ),
       );
       return;
     }
     pane.replaceChildren(
-      h('div', { class: 'pane-head' }, h('h2', { id: 'channel-title' }, `# ${id}`), this.people.peopleElement()),
+      h('div', { class: 'pane-head' }, h('h2', { id: 'channel-title' }, `# ${id}`), this.people.peopleElement(), this.directory.leaveButton(id)),
       this.messages.element(id),
       this.people.typingElement(),
       this.notices.element(),

@@ -450,6 +450,63 @@ describe('console in a real browser (alice and bob)', () => {
     assert.equal(await member(alice, 'carol').count(), 0);
   });
 
+  test('Browse channels: alice finds a public channel by name, joins it, sees its messages, and leaves it; the sidebar follows at once', async () => {
+    await connected(alice);
+    for (const [channelId, visibility, name] of [
+      ['lounge', 'public', 'The Lounge'],
+      ['lounge-staff', 'private', 'Lounge staff'],
+    ] as const) {
+      assert.equal((await chatd.admin('POST', '/v1/channels', { channelId, members: ['carol'], visibility })).status, 201);
+      assert.equal((await chatd.admin('PATCH', `/v1/channels/${channelId}`, { name })).status, 200);
+    }
+    const post = async (clientMsgId: string, body: string): Promise<void> => {
+      const r = await chatd.admin('POST', '/v1/channels/lounge/messages', { senderId: 'carol', clientMsgId, body });
+      assert.ok(r.status === 200 || r.status === 201, `post as carol: ${r.status} ${JSON.stringify(r.json)}`);
+    };
+    await post('lounge-1', 'welcome to the lounge');
+    const sidebarButton = alice.locator('button.channel[data-channel="lounge"]');
+    assert.equal(await sidebarButton.count(), 0);
+    // search by a piece of the name, in another case: the public channel, not the private one
+    await alice.locator('#browse-channels').click();
+    await alice.locator('#directory-q').fill('LOUNGE');
+    const row = alice.locator('#directory li.directory-channel[data-channel="lounge"]');
+    await row.locator('.directory-name', { hasText: 'The Lounge' }).waitFor();
+    await row.locator('.directory-count', { hasText: /^1 member$/ }).waitFor();
+    assert.equal(await alice.locator('#directory li.directory-channel[data-channel="lounge-staff"]').count(), 0);
+    // a search for nothing there says so
+    await alice.locator('#directory-q').fill('no such channel');
+    await alice.locator('#directory-status', { hasText: 'No public channel matches' }).waitFor();
+    await alice.locator('#directory-q').fill('lounge');
+    await row.locator('button.join').waitFor();
+    await shot(alice, 'console-directory');
+    // Join: the sidebar lists it at once (no wait for the periodic read) and it opens on its messages
+    await row.locator('button.join').click();
+    await sidebarButton.waitFor({ timeout: 4000 });
+    await alice.locator('#channel-title', { hasText: '# lounge' }).waitFor();
+    await message(alice, 'welcome to the lounge').waitFor();
+    await alice.locator('#announcer', { hasText: 'You joined channel lounge.' }).waitFor({ state: 'attached' });
+    await row.and(alice.locator('[data-member="true"]')).locator('.directory-count', { hasText: '2 members' }).waitFor();
+    // live messages, both ways
+    await post('lounge-2', 'carol says hi');
+    await message(alice, 'carol says hi').waitFor();
+    await send(alice, 'hi from alice');
+    await message(alice, 'hi from alice').and(alice.locator('[data-state="sent"]')).waitFor();
+    assert.ok((await chatd.history('lounge')).some((m) => m.body === 'hi from alice' && m.senderId === 'alice'));
+    // Leave: gone from the sidebar at once; another channel opens; the directory offers Join again
+    await alice.locator('#leave-channel').click();
+    await sidebarButton.waitFor({ state: 'detached', timeout: 4000 });
+    await alice.locator('#channel-title:not(:has-text("# lounge"))').waitFor();
+    await alice.locator('#announcer', { hasText: 'You left channel lounge.' }).waitFor({ state: 'attached' });
+    await row.and(alice.locator('[data-member="false"]')).locator('button.join').waitFor();
+    const members = await chatd.admin('GET', '/v1/channels/lounge/members');
+    assert.deepEqual(
+      (members.json as { members: { userId: string }[] }).members.map((m) => m.userId),
+      ['carol'],
+    );
+    await alice.locator('#browse-channels').click();
+    await alice.locator('#directory-panel').waitFor({ state: 'hidden' });
+  });
+
   test('the page loads and signs in with no failed request (its icon is served by chatd)', async () => {
     const page = await newPage();
     const failed: string[] = [];

@@ -277,6 +277,11 @@ export class Channels {
         unread: this.unreadOf(ch),
         readSeq: ch.readSeq,
         opened: ch.opened,
+        // the contract's defaults for what a server before version 1.2 does not send
+        kind: ch.hello?.kind ?? 'group',
+        visibility: ch.hello?.visibility ?? 'private',
+        role: ch.hello?.role ?? 'member',
+        memberCount: ch.hello?.memberCount,
       };
       const old = prev.get(ch.id);
       if (
@@ -286,7 +291,11 @@ export class Channels {
         old.lastSeq === s.lastSeq &&
         old.unread === s.unread &&
         old.readSeq === s.readSeq &&
-        old.opened === s.opened
+        old.opened === s.opened &&
+        old.kind === s.kind &&
+        old.visibility === s.visibility &&
+        old.role === s.role &&
+        old.memberCount === s.memberCount
       ) {
         next.push(old);
       } else {

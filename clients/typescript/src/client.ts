@@ -1,13 +1,15 @@
 /**
  * {@link ChatClient}, the client's public face, and {@link ChannelStore}: they make the
  * parts (connection, channels, sync, send path, tab outbox, receipts, typing, presence,
- * channel refresh, members) and route each server frame to the part that handles it.
+ * channel refresh, members, directory) and route each server frame to the part that
+ * handles it.
  *
  * @module
  */
 import { ChannelRefresh } from './channel-refresh.js';
 import { Channels } from './channels.js';
 import { Connection, jwtSubject } from './connection.js';
+import { Directory } from './directory.js';
 import { ChatdError } from './errors.js';
 import { Members } from './members.js';
 import { TabOutbox } from './outbox-tabs.js';
@@ -26,7 +28,10 @@ import type {
   ChatClientOptions,
   ClientContext,
   ConnectionSnapshot,
+  DirectoryOptions,
+  DirectoryPage,
   MemberList,
+  MembershipOptions,
   MembersOptions,
   MembersPage,
   Presence,
@@ -73,6 +78,7 @@ export class ChatClient {
   private readonly presenceSub: PresenceSubscription;
   private readonly refresher: ChannelRefresh;
   private readonly memberReader: Members;
+  private readonly dir: Directory;
   private started = false;
 
   /** Creates a client; nothing happens until {@link ChatClient.start}. */
@@ -116,6 +122,7 @@ export class ChatClient {
     this.presenceSub = new PresenceSubscription(c, conn);
     this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
     this.memberReader = new Members(c, conn);
+    this.dir = new Directory(c, conn, channels, this.sync, this.refresher);
     this.connection = conn.store;
     this.presence = this.presenceSub.store;
     this.channelList = channels.list;
@@ -247,6 +254,62 @@ export class ChatClient {
    */
   allMembers(channelId: string, options: AllMembersOptions = {}): Promise<MemberList> {
     return this.memberReader.all(channelId, options);
+  }
+
+  /**
+   * Reads one page of the directory of public channels (`GET /v1/directory`, protocol
+   * §13.2, with the connection's token like {@link ChatClient.refreshChannels}): up to
+   * `limit` (1 to 500; default 100) public group channels whose id comes after `after`,
+   * in byte order of the channel id, each with its `name`, `memberCount` and `lastSeq`;
+   * with `q`, only those whose id or name holds it, case-insensitively. Private and direct
+   * channels never appear. `hasMore`: ask again with `after` set to the last `channelId`.
+   * Needs no open connection (only the token).
+   *
+   * Rejects with a ChatdError: `invalid_field` for a bad `q`, `after` or `limit` (`field`
+   * names it), `not_found` from a server without the route (before protocol 1.2),
+   * `unavailable`, `aborted`, `closed` after {@link ChatClient.close}.
+   *
+   * @example
+   * ```ts
+   * const { channels, hasMore } = await client.directory({ q: 'help', limit: 20 });
+   * for (const c of channels) console.log(c.name ?? c.channelId, `${c.memberCount} members`);
+   * ```
+   */
+  directory(options: DirectoryOptions = {}): Promise<DirectoryPage> {
+    return this.dir.page(options);
+  }
+
+  /**
+   * Joins a public channel (`PUT /v1/me/channels/{channelId}`, protocol §13.2; also when
+   * the user is a member already), then reads the channel list at once (as
+   * {@link ChatClient.refreshChannels} does), so that the channel is in
+   * {@link ChatClient.channelList} (`channelAdded`) when this resolves. Its messages
+   * arrive from then on: live ones on this connection (counted as unread until the
+   * channel is opened), and an opened channel (one {@link ChatClient.channel} was called
+   * for, before or after) reads its newest page. When the list cannot be read, the channel
+   * is listed all the same (a public group, the user a `member`) until the next read.
+   *
+   * Rejects with a ChatdError: `forbidden` for a private or direct channel (or one that
+   * does not exist: the same answer), `invalid_field` for a bad channel id, `not_found`
+   * from a server before protocol 1.2, `unavailable`, `aborted`, `closed`.
+   */
+  join(channelId: string, options: MembershipOptions = {}): Promise<void> {
+    return this.dir.join(channelId, options);
+  }
+
+  /**
+   * Leaves a channel (`DELETE /v1/me/channels/{channelId}`, protocol §13.2; also when the
+   * user is not a member, or the channel does not exist): the channel leaves
+   * {@link ChatClient.channelList} at once (`channelRemoved`; an opened channel's snapshot
+   * becomes `removed`), and the list is read again. A send to it after this is refused
+   * with `forbidden`.
+   *
+   * Rejects with a ChatdError: `forbidden` for a direct channel (it cannot be left),
+   * `invalid_field` for a bad channel id, `not_found` from a server before protocol 1.2,
+   * `unavailable`, `aborted`, `closed`.
+   */
+  leave(channelId: string, options: MembershipOptions = {}): Promise<void> {
+    return this.dir.leave(channelId, options);
   }
 
   /**

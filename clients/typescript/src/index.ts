@@ -1,6 +1,7 @@
 /**
- * chatd-client: the client half of the chatd protocol (versions 1 and 1.1, and the members
- * route of 1.2) for browsers and Node >= 20. See README.md.
+ * chatd-client: the client half of the chatd protocol (versions 1 and 1.1, and of 1.2 the
+ * channels' kinds, visibility and roles, the members route, the directory, joining and
+ * leaving) for browsers and Node >= 20. See README.md.
  *
  * @packageDocumentation
  */
@@ -16,11 +17,15 @@ export type {
   ChatClientOptions,
   ConnectionSnapshot,
   ConnectionState,
+  DirectoryChannel,
+  DirectoryOptions,
+  DirectoryPage,
   Member,
   MemberList,
   MemberRole,
   MembersOptions,
   MembersPage,
+  MembershipOptions,
   OnlineEventSource,
   OutgoingMessage,
   Presence,

@@ -1,7 +1,7 @@
 /**
- * Wire types of the chatd WebSocket protocol, versions 1 and 1.1, as the
- * repository's `docs/protocol.md` describes them. Field names are the
- * protocol's own (camelCase). Unknown fields are ignored by both sides.
+ * Wire types of the chatd WebSocket protocol, versions 1 and 1.1 (and the fields version
+ * 1.2 adds to `HELLO`'s channels), as the repository's `docs/protocol.md` describes them.
+ * Field names are the protocol's own (camelCase). Unknown fields are ignored by both sides.
  *
  * @packageDocumentation
  */
@@ -58,7 +58,20 @@ export interface WireEntry {
   readonly reactions?: readonly ReactionCount[];
 }
 
-/** One channel entry of `HELLO`. */
+/**
+ * A channel's kind (protocol §13.1): `group`, or `direct` for the one channel between two
+ * users (which cannot be joined or left). A kind this client does not know yet is passed
+ * through as its string.
+ */
+export type ChannelKind = 'group' | 'direct' | (string & Record<never, never>);
+
+/**
+ * A channel's visibility (protocol §13.1): `private` (only its members see it) or
+ * `public` (listed in the directory; anyone may join).
+ */
+export type ChannelVisibility = 'private' | 'public' | (string & Record<never, never>);
+
+/** One channel entry of `HELLO` (and of `GET /v1/me/channels`). */
 export interface HelloChannel {
   /** The channel id. */
   readonly channelId: string;
@@ -74,6 +87,14 @@ export interface HelloChannel {
   readonly name?: string | null;
   /** Channel metadata (version 1.1, backend API). */
   readonly metadata?: Readonly<Record<string, unknown>> | null;
+  /** `group`, or `direct` for the one channel between two users (version 1.2; absent before: `group`). */
+  readonly kind?: ChannelKind;
+  /** `private` (members only) or `public` (in the directory; version 1.2; absent before: `private`). */
+  readonly visibility?: ChannelVisibility;
+  /** How many members the channel has (version 1.2). */
+  readonly memberCount?: number;
+  /** The user's own role in the channel: `member`, `moderator` or `owner` (version 1.2; absent before: `member`). */
+  readonly role?: 'member' | 'moderator' | 'owner' | (string & Record<never, never>);
 }
 
 /** `HELLO`: the first frame of every session. */

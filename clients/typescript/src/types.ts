@@ -10,7 +10,7 @@ import type { BackoffOptions } from './backoff.js';
 import type { ChatdError, SerializedError } from './errors.js';
 import type { Message } from './log.js';
 import type { OutboxStorage } from './outbox.js';
-import type { ErrorFrame, HelloFrame, PresenceFrame, ReceiptFrame, WireEntry } from './protocol.js';
+import type { ChannelKind, ChannelVisibility, ErrorFrame, HelloFrame, PresenceFrame, ReceiptFrame, WireEntry } from './protocol.js';
 import type { Emitter } from './store.js';
 
 /** The subset of the WebSocket API the client uses (the browser's, or the `ws` package in Node). */
@@ -162,6 +162,23 @@ export interface ChannelSummary {
   readonly readSeq: number;
   /** True once {@link ChatClient.channel} opened it (its entries are then read and kept). */
   readonly opened: boolean;
+  /**
+   * `group`, or `direct` for the one channel between two users (version 1.2; `group` from
+   * an earlier server, and until known). A direct channel cannot be left.
+   */
+  readonly kind: ChannelKind;
+  /**
+   * `private` or `public` (version 1.2; `private` from an earlier server). A public
+   * channel is in the {@link ChatClient.directory}.
+   */
+  readonly visibility: ChannelVisibility;
+  /** The user's own role in the channel (version 1.2; `member` from an earlier server). */
+  readonly role: MemberRole;
+  /**
+   * How many members the channel has, as of the last `HELLO` or `GET /v1/me/channels`
+   * (version 1.2; `undefined` from an earlier server, or before known).
+   */
+  readonly memberCount: number | undefined;
 }
 
 /** A channel store's snapshot; the same object until something in the channel changed. */
@@ -274,6 +291,48 @@ export interface MemberList {
    * may not be reflected in the list.
    */
   readonly atSeq: number;
+}
+
+/** One public channel of the directory ({@link ChatClient.directory}). */
+export interface DirectoryChannel {
+  /** The channel. */
+  readonly channelId: string;
+  /** Its display name, `null` when unset. */
+  readonly name: string | null;
+  /** How many members it has. */
+  readonly memberCount: number;
+  /** Its highest stored seq (0 when empty). */
+  readonly lastSeq: number;
+}
+
+/** One page of the directory of public channels ({@link ChatClient.directory}). */
+export interface DirectoryPage {
+  /** Public group channels, in byte order of `channelId` (upper case before lower case). */
+  readonly channels: readonly DirectoryChannel[];
+  /** Whether channels follow the last one: ask again with `after` set to its `channelId`. */
+  readonly hasMore: boolean;
+}
+
+/** Options of {@link ChatClient.directory}. */
+export interface DirectoryOptions {
+  /** Only channels whose id or name holds this text, case-insensitively (at most 200 characters); empty: all. */
+  readonly q?: string;
+  /** Channels after this channel id (exclusive, byte order); default: from the first. */
+  readonly after?: string;
+  /** Page size, 1 to 500; default the server's (100). */
+  readonly limit?: number;
+  /** Stops waiting (the call rejects with `aborted`). */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link ChatClient.join} and {@link ChatClient.leave}. */
+export interface MembershipOptions {
+  /**
+   * Stops waiting (the call rejects with `aborted`). The request may have reached the
+   * server already: the user may then be in (or out of) the channel all the same, and the
+   * channel list shows it after its next refresh.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** Events of {@link ChatClient}. */

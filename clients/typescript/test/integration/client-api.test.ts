@@ -256,6 +256,11 @@ describe('SDK API: online event, AbortSignal, channel list (sqlite)', () => {
       unread: 0,
       readSeq: 0,
       opened: false,
+      // protocol 1.2: made by the admin route without `visibility`, so a private group
+      kind: 'group',
+      visibility: 'private',
+      role: 'member',
+      memberCount: 2,
     });
     // messages sent there count as unread at once
     const bob = track(await makeClient(server, 'bob'));
