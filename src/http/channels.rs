@@ -329,7 +329,7 @@ pub async fn patch_channel(
     let ApiPath(raw_channel) = path?;
     let id = channel_id(&raw_channel)?;
     let (actor, admin) = super::actor_in(&state, &headers, &id).await?;
-    permissions::may(actor, Action::UpdateChannel).map_err(super::members::refused)?;
+    permissions::may(actor, Action::UpdateChannel).map_err(ApiError::from)?;
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: serde_json::Map<String, Value> = parse_json(&body, PATCH_SHAPE)?;
     if let Some(unknown) = request.keys().find(|k| !matches!(k.as_str(), "name" | "metadata")) {
@@ -364,7 +364,7 @@ pub async fn patch_channel(
         Some(Some(_)) => return Err(ApiError::invalid_field("metadata", "must be a JSON object or null")),
     };
     let channel = match state.store.update_channel(&id, &ChannelPatch { name, metadata }).await {
-        Err(StoreError::NotFound) if !admin => return Err(super::members::refused(permissions::Denied::NotAMember)),
+        Err(StoreError::NotFound) if !admin => return Err(ApiError::from(permissions::Denied::NotAMember)),
         other => other?,
     };
     tracing::info!(channel_id = %id, "channel updated");
@@ -398,10 +398,10 @@ pub async fn delete_channel(
     let ApiPath(raw_channel) = path?;
     let id = channel_id(&raw_channel)?;
     let (actor, admin) = super::actor_in(&state, &headers, &id).await?;
-    permissions::may(actor, Action::DeleteChannel).map_err(super::members::refused)?;
+    permissions::may(actor, Action::DeleteChannel).map_err(ApiError::from)?;
     let members = state.store.delete_channel(&id).await.map_err(|e| match e {
         StoreError::NotFound if admin => ApiError::not_found("unknown channel"),
-        StoreError::NotFound => super::members::refused(permissions::Denied::NotAMember),
+        StoreError::NotFound => ApiError::from(permissions::Denied::NotAMember),
         other => ApiError::from(other),
     })?;
     state.delivery.channel_removed(&id, &members);

@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+use crate::permissions::Denied;
 use crate::store::StoreError;
 
 /// An HTTP error: `{"error": {"code", "message", "reason"?}}` with its status.
@@ -98,5 +99,12 @@ impl From<StoreError> for ApiError {
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
             }
         }
+    }
+}
+
+impl From<Denied> for ApiError {
+    /// A refusal of `permissions::may`: 403 `forbidden`, saying why.
+    fn from(denied: Denied) -> Self {
+        Self::forbidden(&denied.to_string())
     }
 }

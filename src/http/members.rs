@@ -145,11 +145,6 @@ pub(super) struct MemberBody {
 /// The shape of the `PUT …/members/{userId}` body, as its refusals name it.
 const MEMBER_SHAPE: &str = r#"{"role"?: "member" | "moderator" | "owner"}"#;
 
-/// `Denied` as the API's 403.
-pub(super) fn refused(denied: Denied) -> ApiError {
-    ApiError::forbidden(&denied.to_string())
-}
-
 /// `PUT /v1/channels/{channelId}/members/{userId}` `{"role"?}` (admin, or
 /// an owner or moderator of the channel): 204, also when already a member.
 /// A moderator adds `member`s only; setting any other role, or changing an
@@ -187,7 +182,7 @@ pub async fn add_member(
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
     let (actor, admin) = super::actor_in(&state, &headers, &channel).await?;
-    permissions::may(actor, Action::ManageMembers).map_err(refused)?;
+    permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: MemberBody = if body.is_empty() {
         MemberBody::default()
@@ -205,11 +200,11 @@ pub async fn add_member(
         // any other role, or a change of an existing member's, is setting a role.
         let current = state.store.role_of(&channel, &user).await?;
         if role != Role::Member || current.is_some_and(|c| c != Role::Member) {
-            permissions::may(actor, Action::SetRole).map_err(refused)?;
+            permissions::may(actor, Action::SetRole).map_err(ApiError::from)?;
         }
     }
     let seq = match state.store.add_member_as(&channel, &user, role, now_ms()).await {
-        Err(StoreError::NotFound) if !admin => return Err(refused(Denied::NotAMember)),
+        Err(StoreError::NotFound) if !admin => return Err(ApiError::from(Denied::NotAMember)),
         other => other?,
     };
     state.delivery.membership_changed(&user, &channel, true, seq);
@@ -250,12 +245,12 @@ pub async fn remove_member(
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
     let (actor, admin) = super::actor_in(&state, &headers, &channel).await?;
-    permissions::may(actor, Action::ManageMembers).map_err(refused)?;
+    permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
     if let Some(target) = state.store.role_of(&channel, &user).await? {
-        permissions::may(actor, Action::Discipline { target }).map_err(refused)?;
+        permissions::may(actor, Action::Discipline { target }).map_err(ApiError::from)?;
     }
     let seq = match state.store.set_member(&channel, &user, false, now_ms()).await {
-        Err(StoreError::NotFound) if !admin => return Err(refused(Denied::NotAMember)),
+        Err(StoreError::NotFound) if !admin => return Err(ApiError::from(Denied::NotAMember)),
         other => other?,
     };
     state.delivery.membership_changed(&user, &channel, false, seq);

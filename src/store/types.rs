@@ -1,7 +1,7 @@
 //! The store's row types: what is stored (entries, channels, positions,
 //! webhook backlog) and what a write is asked and answers.
 
-use super::StoreError;
+use super::error::StoreError;
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 use crate::protocol::{ChannelKind, Role, Visibility};
 
