@@ -107,6 +107,36 @@ pub fn may(actor: Actor, action: Action) -> Result<(), Denied> {
     }
 }
 
+/// A change of another member asked by a user (the admin token may make any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberChange {
+    /// Add, with this role (`None`: a new member is a `member`, an existing
+    /// one keeps its role).
+    Add(Option<Role>),
+    /// Remove.
+    Remove,
+}
+
+/// Whether `actor` may make `change` to a member whose role is `target`
+/// (`None`: not a member). Adding a new member as a `member` is managing
+/// members; any other role, or a change of an existing member's, is setting
+/// a role; removing someone is disciplining its role.
+///
+/// # Errors
+/// As [`may`].
+pub fn may_change_member(actor: Actor, change: MemberChange, target: Option<Role>) -> Result<(), Denied> {
+    may(actor, Action::ManageMembers)?;
+    match (change, target) {
+        (MemberChange::Add(Some(role)), current)
+            if role != Role::Member || current.is_some_and(|c| c != Role::Member) =>
+        {
+            may(actor, Action::SetRole)
+        }
+        (MemberChange::Add(_), _) | (MemberChange::Remove, None) => Ok(()),
+        (MemberChange::Remove, Some(target)) => may(actor, Action::Discipline { target }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +177,49 @@ mod tests {
             assert_eq!(may(Actor::User(None), action), Err(Denied::NotAMember), "{action:?}");
             assert_eq!(may(Actor::Admin, action), Ok(()), "admin {action:?}");
         }
+    }
+
+    #[test]
+    fn member_changes_follow_the_table() {
+        let moderator = Actor::User(Some(Role::Moderator));
+        let owner = Actor::User(Some(Role::Owner));
+        let add = MemberChange::Add;
+        assert_eq!(may_change_member(moderator, add(None), None), Ok(()));
+        assert_eq!(may_change_member(moderator, add(Some(Role::Member)), None), Ok(()));
+        let set_role = Err(Denied::Role { needed: Role::Owner });
+        assert_eq!(may_change_member(moderator, add(Some(Role::Moderator)), None), set_role);
+        // Demoting an owner "to member" is setting a role.
+        assert_eq!(
+            may_change_member(moderator, add(Some(Role::Member)), Some(Role::Owner)),
+            set_role
+        );
+        assert_eq!(
+            may_change_member(moderator, MemberChange::Remove, Some(Role::Member)),
+            Ok(())
+        );
+        assert_eq!(
+            may_change_member(moderator, MemberChange::Remove, Some(Role::Moderator)),
+            set_role
+        );
+        assert_eq!(
+            may_change_member(owner, MemberChange::Remove, Some(Role::Owner)),
+            Ok(())
+        );
+        assert_eq!(
+            may_change_member(owner, add(Some(Role::Owner)), Some(Role::Member)),
+            Ok(())
+        );
+        let member = Actor::User(Some(Role::Member));
+        assert_eq!(
+            may_change_member(member, add(None), None),
+            Err(Denied::Role {
+                needed: Role::Moderator
+            })
+        );
+        assert_eq!(
+            may_change_member(Actor::User(None), MemberChange::Remove, None),
+            Err(Denied::NotAMember)
+        );
     }
 
     #[test]

@@ -328,7 +328,7 @@ pub async fn patch_channel(
     caller(&state, &headers)?;
     let ApiPath(raw_channel) = path?;
     let id = channel_id(&raw_channel)?;
-    let (actor, admin) = super::actor_in(&state, &headers, &id).await?;
+    let (actor, by) = super::actor_in(&state, &headers, &id).await?;
     permissions::may(actor, Action::UpdateChannel).map_err(ApiError::from)?;
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: serde_json::Map<String, Value> = parse_json(&body, PATCH_SHAPE)?;
@@ -363,8 +363,9 @@ pub async fn patch_channel(
         }
         Some(Some(_)) => return Err(ApiError::invalid_field("metadata", "must be a JSON object or null")),
     };
-    let channel = match state.store.update_channel(&id, &ChannelPatch { name, metadata }).await {
-        Err(StoreError::NotFound) if !admin => return Err(ApiError::from(permissions::Denied::NotAMember)),
+    let patch = ChannelPatch { name, metadata };
+    let channel = match state.store.update_channel_by(&id, &patch, by.as_ref()).await {
+        Err(StoreError::NotFound) if by.is_some() => return Err(ApiError::from(permissions::Denied::NotAMember)),
         other => other?,
     };
     tracing::info!(channel_id = %id, "channel updated");
@@ -397,13 +398,17 @@ pub async fn delete_channel(
     caller(&state, &headers)?;
     let ApiPath(raw_channel) = path?;
     let id = channel_id(&raw_channel)?;
-    let (actor, admin) = super::actor_in(&state, &headers, &id).await?;
+    let (actor, by) = super::actor_in(&state, &headers, &id).await?;
     permissions::may(actor, Action::DeleteChannel).map_err(ApiError::from)?;
-    let members = state.store.delete_channel(&id).await.map_err(|e| match e {
-        StoreError::NotFound if admin => ApiError::not_found("unknown channel"),
-        StoreError::NotFound => ApiError::from(permissions::Denied::NotAMember),
-        other => ApiError::from(other),
-    })?;
+    let members = state
+        .store
+        .delete_channel_by(&id, by.as_ref())
+        .await
+        .map_err(|e| match e {
+            StoreError::NotFound if by.is_none() => ApiError::not_found("unknown channel"),
+            StoreError::NotFound => ApiError::from(permissions::Denied::NotAMember),
+            other => ApiError::from(other),
+        })?;
     state.delivery.channel_removed(&id, &members);
     tracing::info!(channel_id = %id, members = members.len(), "channel deleted");
     Ok(StatusCode::NO_CONTENT)

@@ -85,6 +85,7 @@ impl From<StoreError> for ApiError {
             StoreError::Exists => Self::new(StatusCode::CONFLICT, "conflict", "channel already exists"),
             StoreError::NotFound => Self::not_found("unknown channel"),
             StoreError::NotAllowed => Self::forbidden("not allowed in this channel"),
+            StoreError::Denied(denied) => Self::from(denied),
             StoreError::Unavailable(_) | StoreError::TimedOut => Self::unavailable("database unavailable"),
             StoreError::InDoubt(_) => {
                 tracing::error!(error = %error, cause = ?std::error::Error::source(&error), "store call outcome unknown");

@@ -181,7 +181,7 @@ pub async fn add_member(
     let ApiPath((raw_channel, raw_user)) = path?;
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
-    let (actor, admin) = super::actor_in(&state, &headers, &channel).await?;
+    let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
     permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: MemberBody = if body.is_empty() {
@@ -195,16 +195,14 @@ pub async fn add_member(
             Role::parse(raw).ok_or_else(|| ApiError::invalid_field("role", "must be member, moderator or owner"))?,
         ),
     };
-    if let Some(role) = role {
-        // Adding a new member as a `member` is what a moderator may do;
-        // any other role, or a change of an existing member's, is setting a role.
-        let current = state.store.role_of(&channel, &user).await?;
-        if role != Role::Member || current.is_some_and(|c| c != Role::Member) {
-            permissions::may(actor, Action::SetRole).map_err(ApiError::from)?;
-        }
-    }
-    let seq = match state.store.add_member_as(&channel, &user, role, now_ms()).await {
-        Err(StoreError::NotFound) if !admin => return Err(ApiError::from(Denied::NotAMember)),
+    // Judged by the store under the channel lock (moderators add members
+    // only; setting a role needs an owner): permissions::may_change_member.
+    let seq = match state
+        .store
+        .add_member_as(&channel, &user, role, by.as_ref(), now_ms())
+        .await
+    {
+        Err(StoreError::NotFound) if by.is_some() => return Err(ApiError::from(Denied::NotAMember)),
         other => other?,
     };
     state.delivery.membership_changed(&user, &channel, true, seq);
@@ -244,13 +242,14 @@ pub async fn remove_member(
     let ApiPath((raw_channel, raw_user)) = path?;
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
-    let (actor, admin) = super::actor_in(&state, &headers, &channel).await?;
+    let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
     permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
-    if let Some(target) = state.store.role_of(&channel, &user).await? {
-        permissions::may(actor, Action::Discipline { target }).map_err(ApiError::from)?;
-    }
-    let seq = match state.store.set_member(&channel, &user, false, now_ms()).await {
-        Err(StoreError::NotFound) if !admin => return Err(ApiError::from(Denied::NotAMember)),
+    let seq = match state
+        .store
+        .remove_member_by(&channel, &user, by.as_ref(), now_ms())
+        .await
+    {
+        Err(StoreError::NotFound) if by.is_some() => return Err(ApiError::from(Denied::NotAMember)),
         other => other?,
     };
     state.delivery.membership_changed(&user, &channel, false, seq);

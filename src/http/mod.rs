@@ -74,6 +74,11 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/v1/me/channels/{channelId}"),
     ("GET", "/v1/directory"),
     ("PUT", "/v1/me/direct/{userId}"),
+    // An owner's or moderator's token works on these since version 1.2.
+    ("PUT", "/v1/channels/{channelId}/members/{userId}"),
+    ("DELETE", "/v1/channels/{channelId}/members/{userId}"),
+    ("PATCH", "/v1/channels/{channelId}"),
+    ("DELETE", "/v1/channels/{channelId}"),
 ];
 
 /// Builds the router with every route and layer.
@@ -135,6 +140,7 @@ fn cors_layer(origins: &[String]) -> Option<UserCors> {
             axum::http::Method::GET,
             axum::http::Method::POST,
             axum::http::Method::PUT,
+            axum::http::Method::PATCH,
             axum::http::Method::DELETE,
         ])
         .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE])
@@ -297,13 +303,6 @@ pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError>
         .map_err(|e| ApiError::unauthorized(&e.to_string()))
 }
 
-/// Identifies the caller of a route open to users: the `Authorization`
-/// header (admin token or user JWT) when present, else the `access_token`
-/// query parameter, which only ever carries a user JWT (the admin token is
-/// never accepted in a URL, where proxies log it).
-///
-/// # Errors
-/// 401 when both are missing or the token is refused.
 /// Who reads `channel` through a route open to its members: `None` for the
 /// admin token (the route answers 404 itself for an unknown channel), the
 /// user for a member its role lets read ([`permissions::Action::Read`]).
@@ -327,8 +326,10 @@ pub(crate) async fn channel_reader<'a>(
     })
 }
 
-/// Who acts on a channel: the admin token (`true`), or a user with its
-/// role in the channel (`None`: not a member, or an unknown channel).
+/// Who acts on a channel: the admin token (`Actor::Admin`, no user), or a
+/// user with its role in the channel (`None`: not a member, or an unknown
+/// channel). The role is read before the change, for an early refusal; the
+/// store judges the change again under the channel lock.
 ///
 /// # Errors
 /// 401 for no or a refused token; the store's error.
@@ -336,13 +337,23 @@ pub(crate) async fn actor_in(
     state: &AppState,
     headers: &HeaderMap,
     channel: &ChannelId,
-) -> Result<(Actor, bool), ApiError> {
+) -> Result<(Actor, Option<UserId>), ApiError> {
     Ok(match caller(state, headers)? {
-        Caller::Admin => (Actor::Admin, true),
-        Caller::User(user) => (Actor::User(state.store.role_of(channel, &user.user_id).await?), false),
+        Caller::Admin => (Actor::Admin, None),
+        Caller::User(user) => (
+            Actor::User(state.store.role_of(channel, &user.user_id).await?),
+            Some(user.user_id),
+        ),
     })
 }
 
+/// Identifies the caller of a route open to users: the `Authorization`
+/// header (admin token or user JWT) when present, else the `access_token`
+/// query parameter, which only ever carries a user JWT (the admin token is
+/// never accepted in a URL, where proxies log it).
+///
+/// # Errors
+/// 401 when both are missing or the token is refused.
 pub(crate) fn caller_from_header_or_query(
     state: &AppState,
     headers: &HeaderMap,

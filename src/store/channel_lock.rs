@@ -2,9 +2,11 @@
 //! under it: the row orders a channel's writers (sends, membership changes,
 //! its deletion), so each one sees the others' effects or commits before them.
 
-use super::dialect::{Columns, Dialect, Params, Sql, SqlStore};
-use super::StoreError;
-use crate::ids::ChannelId;
+use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::error::StoreError;
+use super::types::parse_role;
+use crate::ids::{ChannelId, UserId};
+use crate::permissions::{self, Action, Actor, Role};
 
 /// Locks channel `$1`'s row and reads its `last_seq`, `last_ts`, `kind` and
 /// `visibility`.
@@ -15,6 +17,8 @@ pub(super) static LOCK_CHANNEL: Sql = Sql::each(
     "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1 FOR UPDATE",
     "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1",
 );
+/// Member `$2`'s role in channel `$1`.
+pub(super) const ROLE_OF: &str = "SELECT role FROM members WHERE channel_id = $1 AND user_id = $2";
 /// The ids of channel `$1`'s members.
 const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
 
@@ -33,5 +37,34 @@ impl<D: Dialect> SqlStore<D> {
             .iter()
             .map(|row| row.value(0))
             .collect::<Result<_, sqlx::Error>>()?)
+    }
+
+    /// `user`'s role in `channel_id` (`None`: not a member), read in `tx`
+    /// (under the channel lock, so it holds until the commit).
+    pub(super) async fn role_in(
+        tx: &mut sqlx::Transaction<'static, D>,
+        channel_id: &ChannelId,
+        user: &UserId,
+    ) -> Result<Option<Role>, StoreError> {
+        let row = sqlx::query::<D>(ROLE_OF)
+            .param(channel_id.as_str())
+            .param(user.as_str())
+            .fetch_optional(tx.ex())
+            .await?;
+        row.map(|row| parse_role(row.value(0)?)).transpose()
+    }
+
+    /// Refuses `action` on `channel_id` to `by` (`None`: the admin token,
+    /// allowed everything) unless its role, read in `tx` under the channel
+    /// lock, allows it.
+    pub(super) async fn check_under_lock(
+        tx: &mut sqlx::Transaction<'static, D>,
+        channel_id: &ChannelId,
+        by: Option<&UserId>,
+        action: Action,
+    ) -> Result<(), StoreError> {
+        let Some(by) = by else { return Ok(()) };
+        let role = Self::role_in(tx, channel_id, by).await?;
+        permissions::may(Actor::User(role), action).map_err(StoreError::Denied)
     }
 }

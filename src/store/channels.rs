@@ -10,6 +10,7 @@ use super::entry_row::sorted_members;
 use super::types::{parse_kind, parse_visibility};
 use super::{dispatch, dispatch_write, Channel, ChannelPatch, CommitSent, NewChannel, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
+use crate::permissions::Action;
 use crate::protocol::Role;
 
 /// Channel `$1` made at `$2` (ms), of kind `$3` and visibility `$4`, named
@@ -112,7 +113,21 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`] for an unknown channel.
     pub async fn update_channel(&self, channel_id: &ChannelId, patch: &ChannelPatch) -> Result<Channel, StoreError> {
-        dispatch_write!(self, self.deadline(), update_channel(channel_id, patch))?;
+        self.update_channel_by(channel_id, patch, None).await
+    }
+
+    /// As [`Self::update_channel`], asked by `by` (`None`: the admin token):
+    /// its role is read under the channel lock and must allow it.
+    ///
+    /// # Errors
+    /// As [`Self::update_channel`]; [`StoreError::Denied`].
+    pub async fn update_channel_by(
+        &self,
+        channel_id: &ChannelId,
+        patch: &ChannelPatch,
+        by: Option<&UserId>,
+    ) -> Result<Channel, StoreError> {
+        dispatch_write!(self, self.deadline(), update_channel(channel_id, patch, by))?;
         self.channel(channel_id).await?.ok_or(StoreError::NotFound)
     }
 
@@ -124,7 +139,20 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`] for an unknown channel.
     pub async fn delete_channel(&self, channel_id: &ChannelId) -> Result<Vec<UserId>, StoreError> {
-        dispatch_write!(self, self.deadline(), delete_channel(channel_id))
+        self.delete_channel_by(channel_id, None).await
+    }
+
+    /// As [`Self::delete_channel`], asked by `by` (`None`: the admin token):
+    /// its role is read under the channel lock and must allow it.
+    ///
+    /// # Errors
+    /// As [`Self::delete_channel`]; [`StoreError::Denied`].
+    pub async fn delete_channel_by(
+        &self,
+        channel_id: &ChannelId,
+        by: Option<&UserId>,
+    ) -> Result<Vec<UserId>, StoreError> {
+        dispatch_write!(self, self.deadline(), delete_channel(channel_id, by))
     }
 }
 
@@ -247,9 +275,23 @@ impl<D: Dialect> SqlStore<D> {
         &self,
         channel_id: &ChannelId,
         patch: &ChannelPatch,
+        by: Option<&UserId>,
         sent: &CommitSent,
     ) -> Result<(), StoreError> {
         let mut tx = self.begin_write().await?;
+        if by.is_some() {
+            // A user's role is judged under the channel lock, so a demotion
+            // that committed first is seen.
+            if sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
+                .param(channel_id.as_str())
+                .fetch_optional(tx.ex())
+                .await?
+                .is_none()
+            {
+                return Err(StoreError::NotFound);
+            }
+            Self::check_under_lock(&mut tx, channel_id, by, Action::UpdateChannel).await?;
+        }
         let updated = sqlx::query::<D>(UPDATE_CHANNEL)
             .param(channel_id.as_str())
             .param(patch.name.is_some())
@@ -268,6 +310,7 @@ impl<D: Dialect> SqlStore<D> {
     pub(super) async fn delete_channel(
         &self,
         channel_id: &ChannelId,
+        by: Option<&UserId>,
         sent: &CommitSent,
     ) -> Result<Vec<UserId>, StoreError> {
         let mut tx = self.begin_write().await?;
@@ -281,6 +324,7 @@ impl<D: Dialect> SqlStore<D> {
         {
             return Err(StoreError::NotFound);
         }
+        Self::check_under_lock(&mut tx, channel_id, by, Action::DeleteChannel).await?;
         let members = Self::members_in(tx.ex(), channel_id).await?;
         // Every statement in the one transaction: a failure rolls
         // all of them back, so nothing is left half-deleted.

@@ -18,6 +18,10 @@ pub enum StoreError {
     /// (joining a private or direct channel, leaving a direct one).
     #[error("not allowed in this channel")]
     NotAllowed,
+    /// The acting user's role, read under the channel lock, does not allow
+    /// the change.
+    #[error("{0}")]
+    Denied(crate::permissions::Denied),
     /// The database cannot be reached, or refused the work for lack of time or
     /// resources; the operation stored nothing.
     #[error("database unavailable")]

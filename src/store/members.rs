@@ -1,11 +1,12 @@
 //! Members: adding and removing one under the channel's lock, when each
 //! joined (in the channel's sequence), and who shares a channel with whom.
 
-use super::channel_lock::LOCK_CHANNEL;
+use super::channel_lock::{LOCK_CHANNEL, ROLE_OF};
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::types::{parse_kind, parse_role, parse_visibility};
 use super::{dispatch, dispatch_write, CommitSent, MemberRow, MembersPage, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
+use crate::permissions::{self, Actor, MemberChange};
 use crate::protocol::{ChannelKind, Role, Visibility};
 
 /// Adds member `$2` to channel `$1` at `$3` (ms), when the channel's last
@@ -27,8 +28,6 @@ static SHARING_A_CHANNEL: Sql = Sql::each(
          AND o.user_id IN (SELECT value FROM json_each($2))",
 );
 
-/// Member `$2`'s role in channel `$1`.
-const ROLE_OF: &str = "SELECT role FROM members WHERE channel_id = $1 AND user_id = $2";
 /// Up to `$3` members of channel `$1` after user `$2` (`NULL`: from the
 /// first) in byte order of the user id, each with its role, join time and
 /// watermarks. PostgreSQL: `COLLATE "C"`, served by the
@@ -59,29 +58,53 @@ impl Store {
         dispatch_write!(
             self,
             self.deadline(),
-            set_member(channel_id, user_id, MembershipChange::by_admin(add), now)
+            set_member(channel_id, user_id, MembershipChange::by_admin(add), None, now)
         )
     }
 
     /// Adds `user_id` to `channel_id` with `role` (a new member without one
-    /// is a `member`; an existing one keeps its role without one), under
-    /// the channel lock like [`Self::set_member`]; returns the channel's
-    /// last `seq` at the change.
+    /// is a `member`; an existing one keeps its role without one), asked by
+    /// `by` (`None`: the admin token), under the channel lock like
+    /// [`Self::set_member`]: `by`'s role and `user_id`'s are read under the
+    /// lock and judged by `permissions::may_change_member`, so a role
+    /// changed meanwhile is seen. Returns the channel's last `seq` at the
+    /// change.
     ///
     /// # Errors
     /// [`StoreError::NotFound`] for an unknown channel,
-    /// [`StoreError::NotAllowed`] for a direct channel.
+    /// [`StoreError::NotAllowed`] for a direct channel,
+    /// [`StoreError::Denied`] when `by`'s role does not allow it.
     pub async fn add_member_as(
         &self,
         channel_id: &ChannelId,
         user_id: &UserId,
         role: Option<Role>,
+        by: Option<&UserId>,
         now: i64,
     ) -> Result<i64, StoreError> {
         dispatch_write!(
             self,
             self.deadline(),
-            set_member(channel_id, user_id, MembershipChange::Add(role), now)
+            set_member(channel_id, user_id, MembershipChange::Add(role), by, now)
+        )
+    }
+
+    /// Removes `user_id` from `channel_id`, asked by `by` (`None`: the admin
+    /// token), judged under the channel lock as [`Self::add_member_as`].
+    ///
+    /// # Errors
+    /// As [`Self::add_member_as`].
+    pub async fn remove_member_by(
+        &self,
+        channel_id: &ChannelId,
+        user_id: &UserId,
+        by: Option<&UserId>,
+        now: i64,
+    ) -> Result<i64, StoreError> {
+        dispatch_write!(
+            self,
+            self.deadline(),
+            set_member(channel_id, user_id, MembershipChange::Remove, by, now)
         )
     }
 
@@ -106,7 +129,11 @@ impl Store {
         } else {
             MembershipChange::Leave
         };
-        dispatch_write!(self, self.deadline(), set_member(channel_id, user_id, change, now))
+        dispatch_write!(
+            self,
+            self.deadline(),
+            set_member(channel_id, user_id, change, None, now)
+        )
     }
 
     /// The current members of `channel_id` with the seq each (last) joined
@@ -191,6 +218,16 @@ impl MembershipChange {
         }
     }
 
+    /// The change as one member asks it of another (`None` for a join or
+    /// leave, which a user asks for itself).
+    fn by_another(self) -> Option<MemberChange> {
+        match self {
+            Self::Add(role) => Some(MemberChange::Add(role)),
+            Self::Remove => Some(MemberChange::Remove),
+            Self::Join | Self::Leave => None,
+        }
+    }
+
     fn adds(self) -> bool {
         matches!(self, Self::Add(_) | Self::Join)
     }
@@ -211,6 +248,7 @@ impl<D: Dialect> SqlStore<D> {
         channel_id: &ChannelId,
         user_id: &UserId,
         change: MembershipChange,
+        by: Option<&UserId>,
         now: i64,
         sent: &CommitSent,
     ) -> Result<i64, StoreError> {
@@ -226,7 +264,16 @@ impl<D: Dialect> SqlStore<D> {
         };
         let last_seq: i64 = row.value(0)?;
         if !change.allowed_in(parse_kind(row.value(2)?)?, parse_visibility(row.value(3)?)?) {
+            // A member "joining" its own private channel changes nothing.
+            if change == MembershipChange::Join && Self::role_in(&mut tx, channel_id, user_id).await?.is_some() {
+                return Ok(last_seq);
+            }
             return Err(StoreError::NotAllowed);
+        }
+        if let (Some(by), Some(asked)) = (by, change.by_another()) {
+            let actor = Self::role_in(&mut tx, channel_id, by).await?;
+            let target = Self::role_in(&mut tx, channel_id, user_id).await?;
+            permissions::may_change_member(Actor::User(actor), asked, target).map_err(StoreError::Denied)?;
         }
         let query = if change.adds() {
             sqlx::query::<D>(INSERT_MEMBER)

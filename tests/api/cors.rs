@@ -96,8 +96,15 @@ async fn a_listed_origin_may_call_the_user_routes_and_no_other_may() {
     assert_eq!(cors_headers(&headers), Vec::<String>::new(), "GET of {OTHER}");
 
     // Version 1.2's user routes: joining and leaving (PUT, DELETE), the
-    // members and the directory.
+    // members and the directory; and the routes an owner's or moderator's
+    // token works on (members, PATCH and DELETE of the channel).
     for (path, method) in [
+        ("/v1/channels/room/members/bob", "PUT"),
+        ("/v1/channels/room/members/bob", "DELETE"),
+        ("/v1/channels/room", "PATCH"),
+        ("/v1/channels/room", "DELETE"),
+        ("/v1/me/channels", "POST"),
+        ("/v1/me/direct/bob", "PUT"),
         ("/v1/me/channels/room", "PUT"),
         ("/v1/me/channels/room", "DELETE"),
         ("/v1/channels/room/members", "GET"),
@@ -122,8 +129,6 @@ async fn the_admin_routes_never_answer_cross_origin() {
     for (method, path) in [
         ("POST", "/v1/channels"),
         ("GET", "/v1/channels/room"),
-        ("PUT", "/v1/channels/room/members/bob"),
-        ("DELETE", "/v1/channels/room/members/bob"),
         ("POST", "/v1/tokens"),
         // The history route's path, asked about another method.
         ("POST", "/v1/channels/room/messages"),

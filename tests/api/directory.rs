@@ -180,6 +180,11 @@ async fn joining_a_private_or_unknown_channel_is_forbidden_alike(backend: Backen
         1,
         "eve was not added"
     );
+    // A member "joining" its own private channel: 204, nothing changes.
+    let (status, body) = app
+        .request("PUT", "/v1/me/channels/room", Some(&app.token("alice")), None)
+        .await;
+    assert_eq!(status, 204, "{body}");
     let (status, _) = app
         .request("PUT", "/v1/me/channels/room", Some(ADMIN_TOKEN), None)
         .await;

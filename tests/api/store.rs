@@ -1,6 +1,7 @@
 //! Store conformance suite: the same cases against PostgreSQL and SQLite.
 
 use chatd::ids::{ChannelId, ClientMsgId, UserId};
+use chatd::permissions::{Denied, Role};
 use chatd::store::{EntryOutcome, NewEntry, Store, StoreError};
 
 use chatd_testkit::on_both_stores;
@@ -19,6 +20,7 @@ on_both_stores!(
     concurrent_batches_over_overlapping_channels_neither_deadlock_nor_gap,
     batches_racing_for_the_same_keys_in_opposite_orders_do_not_deadlock,
     a_member_is_recorded_with_the_seq_it_joined_at,
+    a_members_change_is_judged_by_the_roles_under_the_channel_lock,
 );
 
 mod postgres_only {
@@ -1050,4 +1052,66 @@ async fn batches_racing_for_the_same_keys_in_opposite_orders_do_not_deadlock(bac
     }
     let lasts = assert_gapless(&store, 2).await;
     assert_eq!(lasts.iter().sum::<i64>(), 500);
+}
+
+/// The roles a change is judged by are those in force when the channel is
+/// locked: a route that read the roles before (a moderator's request for a
+/// user an owner promoted meanwhile) is refused by the store. Before, the
+/// store applied whatever the route had decided, so a moderator could
+/// demote an owner in that race (found by a review).
+async fn a_members_change_is_judged_by_the_roles_under_the_channel_lock(backend: Backend) {
+    let (store, _db) = open(backend).await;
+    let room = ch("club");
+    store
+        .create_channel(&room, &[user("mo"), user("x")], 1)
+        .await
+        .expect("create");
+    store
+        .add_member_as(&room, &user("mo"), Some(Role::Moderator), None, 2)
+        .await
+        .expect("mo a moderator");
+    // The owner (here the admin) promotes x, committing first...
+    store
+        .add_member_as(&room, &user("x"), Some(Role::Owner), None, 3)
+        .await
+        .expect("x an owner");
+    // ...then the moderator's "x as a member" and removal of x are refused.
+    let demote = store
+        .add_member_as(&room, &user("x"), Some(Role::Member), Some(&user("mo")), 4)
+        .await;
+    assert!(
+        matches!(demote, Err(StoreError::Denied(Denied::Role { needed: Role::Owner }))),
+        "{demote:?}"
+    );
+    let remove = store.remove_member_by(&room, &user("x"), Some(&user("mo")), 5).await;
+    assert!(matches!(remove, Err(StoreError::Denied(_))), "{remove:?}");
+    assert_eq!(store.role_of(&room, &user("x")).await.expect("role"), Some(Role::Owner));
+    // A member it may manage, it may.
+    store
+        .add_member_as(&room, &user("y"), None, Some(&user("mo")), 6)
+        .await
+        .expect("add y");
+    store
+        .remove_member_by(&room, &user("y"), Some(&user("mo")), 7)
+        .await
+        .expect("remove y");
+    // Patching and deleting: an owner's, judged the same way.
+    let patch = chatd::store::ChannelPatch {
+        name: Some(Some("Club".to_owned())),
+        metadata: None,
+    };
+    let by_mo = store.update_channel_by(&room, &patch, Some(&user("mo"))).await;
+    assert!(matches!(by_mo, Err(StoreError::Denied(_))), "{by_mo:?}");
+    assert!(matches!(
+        store.delete_channel_by(&room, Some(&user("mo"))).await,
+        Err(StoreError::Denied(_))
+    ));
+    store
+        .update_channel_by(&room, &patch, Some(&user("x")))
+        .await
+        .expect("the owner renames");
+    store
+        .delete_channel_by(&room, Some(&user("x")))
+        .await
+        .expect("the owner deletes");
 }
