@@ -390,11 +390,25 @@ async fn membership_changed_on_one_node_applies_on_another_at_once() {
     alice.send_and_ack("room", "m1", "before").await;
     assert_eq!(bob.recv_type("MSG_RECV").await["seq"], 1);
 
-    // Removed through node A: bob on C gets nothing after that.
+    // Removed through node A: bob on C is told (MEMBER, CHANNEL_REMOVED),
+    // alice on B sees it, and bob gets nothing after that.
     a.set_member("room", "bob", false).await;
+    let leave = bob.recv_type("MEMBER").await;
+    assert_eq!((&leave["op"], &leave["afterSeq"]), (&json!("leave"), &json!(1)));
+    assert_eq!(bob.recv_type("CHANNEL_REMOVED").await["reason"], "removed");
+    assert_eq!(alice.recv_type("MEMBER").await, leave);
     alice.send_and_ack("room", "m2", "after the removal").await;
-    // Added through node A: carol on C gets the next message at once.
+    // Added through node A: carol on C is told first, then gets the next
+    // message at once.
     a.set_member("room", "carol", true).await;
+    let added = carol.recv_type("CHANNEL_ADDED").await;
+    assert_eq!(
+        (&added["channel"]["channelId"], &added["channel"]["lastSeq"]),
+        (&json!("room"), &json!(2))
+    );
+    let join = carol.recv_type("MEMBER").await;
+    assert_eq!((&join["op"], &join["afterSeq"]), (&json!("join"), &json!(2)));
+    assert_eq!(alice.recv_type("MEMBER").await, join);
     let ack = alice.send_and_ack("room", "m3", "after the add").await;
     let recv = carol.recv_type("MSG_RECV").await;
     assert_eq!(recv["seq"], ack["seq"]);
@@ -404,6 +418,10 @@ async fn membership_changed_on_one_node_applies_on_another_at_once() {
 
     // Bob back in: receives again (node C subscribes the channel anew for him).
     a.set_member("room", "bob", true).await;
+    assert_eq!(bob.recv_type("CHANNEL_ADDED").await["channel"]["lastSeq"], 3);
+    assert_eq!(bob.recv_type("MEMBER").await["op"], "join");
+    assert_eq!(alice.recv_type("MEMBER").await["userId"], "bob");
+    assert_eq!(carol.recv_type("MEMBER").await["userId"], "bob");
     let ack = alice.send_and_ack("room", "m4", "bob is back").await;
     assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
     assert_eq!(carol.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
@@ -423,9 +441,12 @@ async fn a_channel_created_after_its_members_connected_reaches_them_at_once() {
     let mut alice_phone = a.connect("alice").await;
     let mut bob = b.connect("bob").await;
     a.create_channel("fresh", &["alice", "bob"]).await;
+    assert_eq!(alice.recv_type("CHANNEL_ADDED").await["channel"]["channelId"], "fresh");
     let ack = alice.send_and_ack("fresh", "f1", "first words").await;
     assert_eq!(ack["seq"], 1);
     for (who, session) in [("bob on B", &mut bob), ("alice's phone on A", &mut alice_phone)] {
+        let added = session.recv_type("CHANNEL_ADDED").await;
+        assert_eq!(added["channel"]["channelId"], "fresh", "{who}: CHANNEL_ADDED first");
         let recv = session.recv_type("MSG_RECV").await;
         assert_eq!(
             (recv["seq"].as_i64(), recv["body"].as_str()),
@@ -451,6 +472,9 @@ async fn a_stale_removal_that_arrives_after_a_later_add_does_not_stop_delivery()
     let mut alice = b.connect("alice").await;
     // Added through node A, which takes the channel for bob at once.
     a.set_member("room", "bob", true).await;
+    assert_eq!(bob.recv_type("CHANNEL_ADDED").await["channel"]["channelId"], "room");
+    assert_eq!(bob.recv_type("MEMBER").await["op"], "join");
+    assert_eq!(alice.recv_type("MEMBER").await["userId"], "bob");
     let ack = alice.send_and_ack("room", "m1", "first").await;
     assert_eq!(bob.recv_type("MSG_RECV").await["messageId"], ack["messageId"]);
 
@@ -1061,7 +1085,10 @@ async fn an_http_post_and_a_channel_delete_reach_sessions_on_every_node() {
     assert_eq!(status, 204);
     for client in [&mut alice_on_a, &mut bob_on_b, &mut alice_on_b] {
         let removed = client.recv_type("CHANNEL_REMOVED").await;
-        assert_eq!(removed, json!({"type": "CHANNEL_REMOVED", "channelId": "room"}));
+        assert_eq!(
+            removed,
+            json!({"type": "CHANNEL_REMOVED", "channelId": "room", "reason": "deleted"})
+        );
     }
     let (status, _) = b.admin.request(reqwest::Method::GET, "/v1/channels/room", None).await;
     assert_eq!(status, 404);

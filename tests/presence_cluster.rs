@@ -212,6 +212,12 @@ async fn typing_after_a_removal_on_another_node_is_refused() {
 
     let status = a.node.admin.delete_member("room", "bob").await;
     assert_eq!(status, 204);
+    // Every session concerned is told, on both nodes.
+    for ws in [&mut bob_on_b, &mut bob_on_a] {
+        assert_eq!(ws.recv_type("MEMBER").await["op"], "leave");
+        assert_eq!(ws.recv_type("CHANNEL_REMOVED").await["reason"], "removed");
+    }
+    assert_eq!(dave_on_b.recv_type("MEMBER").await["userId"], "bob");
     bob_on_a
         .send_json(json!({"type": "MSG_READ", "messageId": ack["messageId"]}))
         .await;

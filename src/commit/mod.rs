@@ -52,8 +52,10 @@ use crate::view;
 use crate::webhook;
 
 pub mod answer;
+pub mod membership;
 
 use answer::{Echo, SendAnswer};
+pub use membership::{MembershipError, MembershipJob};
 
 /// Attempts of a batch that lost a deadlock before its sends get `internal`.
 const RETRIES: usize = 3;
@@ -136,10 +138,20 @@ impl SendJob {
     }
 }
 
+/// What a commit task is asked to do, in its channel's commit order.
+#[derive(Debug)]
+enum Job {
+    /// Store a send (batched with the sends queued next to it).
+    Send(SendJob),
+    /// Change a membership: after the sends queued before it are committed
+    /// and fanned out, before those queued after it.
+    Membership(MembershipJob),
+}
+
 /// Handle to the commit tasks. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct GroupCommit {
-    shards: Arc<[mpsc::Sender<SendJob>]>,
+    shards: Arc<[mpsc::Sender<Job>]>,
 }
 
 /// The commit tasks have stopped (shutdown).
@@ -183,10 +195,49 @@ impl GroupCommit {
     /// # Errors
     /// [`CommitStopped`] with the job when the commit tasks are gone.
     pub async fn submit(&self, job: SendJob) -> Result<(), CommitStopped> {
+        let shard = self.shard(&job.message.channel_id);
+        match shard.send(Job::Send(job)).await {
+            Err(mpsc::error::SendError(Job::Send(job))) => Err(CommitStopped(job)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Changes a membership on its channel's commit task (§13.3): after the
+    /// sends of that channel queued before it are committed and fanned out,
+    /// it is stored under the channel lock and announced (`CHANNEL_ADDED`,
+    /// `MEMBER`, `CHANNEL_REMOVED`, [`Delivery::membership_committed`])
+    /// before any later send of the channel is fanned out.
+    ///
+    /// # Errors
+    /// The store's refusal or failure ([`crate::store::Store::change_membership`]),
+    /// or [`MembershipError::Stopped`] at shutdown.
+    pub async fn change_membership(
+        &self,
+        channel: &ChannelId,
+        user: &UserId,
+        change: crate::store::MembershipChange,
+        by: Option<&UserId>,
+    ) -> Result<crate::store::MembershipOutcome, MembershipError> {
+        let (reply, answer) = oneshot::channel();
+        let job = MembershipJob {
+            channel: channel.clone(),
+            user: user.clone(),
+            change,
+            by: by.cloned(),
+            reply,
+        };
+        self.shard(channel)
+            .send(Job::Membership(job))
+            .await
+            .map_err(|_| MembershipError::Stopped)?;
+        Ok(answer.await.map_err(|_| MembershipError::Stopped)??)
+    }
+
+    /// The commit task of `channel`.
+    fn shard(&self, channel: &ChannelId) -> &mpsc::Sender<Job> {
         let mut hasher = DefaultHasher::new();
-        job.message.channel_id.hash(&mut hasher);
-        let shard = (hasher.finish() % self.shards.len() as u64) as usize;
-        self.shards[shard].send(job).await.map_err(|e| CommitStopped(e.0))
+        channel.hash(&mut hasher);
+        &self.shards[(hasher.finish() % self.shards.len() as u64) as usize]
     }
 }
 
@@ -224,15 +275,46 @@ fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) -> Vec<
 }
 
 async fn run_commits(
-    mut rx: mpsc::Receiver<SendJob>,
+    mut rx: mpsc::Receiver<Job>,
     store: Store,
     delivery: Delivery,
     max_batch: usize,
     webhook: Option<webhook::Signal>,
 ) {
-    let offline: Option<&dyn crate::store::OfflineMembers> = webhook.as_ref().map(|_| &delivery as _);
-    let mut jobs = Vec::with_capacity(max_batch);
-    while rx.recv_many(&mut jobs, max_batch).await > 0 {
+    let task = CommitTask {
+        store,
+        delivery,
+        webhook,
+    };
+    let mut queued = Vec::with_capacity(max_batch);
+    let mut sends = Vec::with_capacity(max_batch);
+    while rx.recv_many(&mut queued, max_batch).await > 0 {
+        for job in queued.drain(..) {
+            match job {
+                Job::Send(send) => sends.push(send),
+                Job::Membership(change) => {
+                    // The sends queued before the change go first.
+                    task.commit_sends(&mut sends).await;
+                    change.run(&task.store, &task.delivery).await;
+                }
+            }
+        }
+        task.commit_sends(&mut sends).await;
+    }
+}
+
+/// What a commit task works with.
+struct CommitTask {
+    store: Store,
+    delivery: Delivery,
+    webhook: Option<webhook::Signal>,
+}
+
+impl CommitTask {
+    /// Stores `jobs` in one batch, answers and fans them out, and empties it.
+    async fn commit_sends(&self, jobs: &mut Vec<SendJob>) {
+        let (store, delivery, webhook) = (&self.store, &self.delivery, &self.webhook);
+        let offline: Option<&dyn crate::store::OfflineMembers> = webhook.as_ref().map(|_| delivery as _);
         // Sends whose answer is already due (they waited in the queue behind
         // a stalled database) are refused without another attempt.
         let timeout = store.timeout();
@@ -246,7 +328,7 @@ async fn run_commits(
             }
         }
         let Some(oldest) = jobs.iter().map(|j| j.received).min() else {
-            continue;
+            return;
         };
         let deadline = tokio::time::Instant::from_std(oldest + timeout);
         telemetry::batch(jobs.len());
@@ -268,7 +350,7 @@ async fn run_commits(
                 if let Some(signal) = &webhook {
                     signal.grew(batch.members.iter().map(|(channel, _)| channel));
                 }
-                committed(&delivery, &jobs, batch)
+                committed(delivery, jobs, batch)
             }
             Err(error) => {
                 let code = view::wire_code(&error);

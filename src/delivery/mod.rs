@@ -14,6 +14,7 @@
 
 pub mod ephemeral;
 pub mod hub;
+mod membership;
 pub mod nats;
 
 use std::sync::Arc;
@@ -248,29 +249,6 @@ impl Delivery {
         }
     }
 
-    /// `channel` was deleted with these `members`: every live session of
-    /// each member, on every node, gets `CHANNEL_REMOVED`, and the channel's
-    /// delivery stops for them (with NATS, as when they leave it). The
-    /// channel's cached members are forgotten, so a TYPING in it is refused
-    /// at once, not after [`ephemeral::MEMBERS_FRESH`].
-    pub fn channel_removed(&self, channel: &ChannelId, members: &[UserId]) {
-        self.ephemeral().forget_members(channel);
-        let text = Utf8Bytes::from(
-            ServerFrame::ChannelRemoved {
-                channel_id: channel.as_str().to_owned(),
-            }
-            .encode(),
-        );
-        match self {
-            Delivery::Local(hub) => {
-                for member in members {
-                    hub.send_to_user(member, &text, "CHANNEL_REMOVED", None);
-                }
-            }
-            Delivery::Nats(cluster) => cluster.channel_removed(channel, members, &text),
-        }
-    }
-
     /// Stops delivery after the sessions have closed (with NATS: publishes
     /// what is still queued and closes the connection, bounded to about 3 s).
     pub async fn shutdown(&self) {
@@ -442,7 +420,7 @@ mod tests {
         for rx in [&mut a1.rx, &mut a2.rx] {
             assert_eq!(
                 rx.try_recv().unwrap().as_str(),
-                r#"{"type":"CHANNEL_REMOVED","channelId":"room"}"#
+                r#"{"type":"CHANNEL_REMOVED","channelId":"room","reason":"deleted"}"#
             );
         }
         assert!(eve.rx.try_recv().is_err(), "never a non-member");

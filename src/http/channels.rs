@@ -212,13 +212,10 @@ pub(super) async fn create_and_announce(
     new: &NewChannel,
 ) -> Result<Response, ApiError> {
     let channel = state.store.create_channel_as(id, new, now_ms()).await?;
-    // With NATS, a node delivers a channel to the users it has sessions for
-    // once it has taken the channel for them, so members whose sessions were
-    // open before the channel existed are announced as joined (at seq 0), or
-    // they would get nothing live until they reconnect.
-    for member in &channel.members {
-        state.delivery.membership_changed(member, id, true, channel.last_seq);
-    }
+    // Members with open sessions get CHANNEL_ADDED; with NATS, the nodes
+    // holding their sessions take the channel for them (at seq 0), or they
+    // would get nothing live until they reconnect.
+    state.delivery.channel_created(&channel, &new.owners);
     tracing::info!(channel_id = %id, members = channel.members.len(), "channel created");
     Ok((StatusCode::CREATED, Json(ChannelView::from(channel))).into_response())
 }

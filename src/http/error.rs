@@ -79,6 +79,15 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<crate::commit::MembershipError> for ApiError {
+    fn from(error: crate::commit::MembershipError) -> Self {
+        match error {
+            crate::commit::MembershipError::Store(error) => Self::from(error),
+            crate::commit::MembershipError::Stopped => Self::unavailable("the server is shutting down"),
+        }
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         match error {

@@ -13,11 +13,12 @@ use super::channels::{channel_id, check_name, create_and_announce, user_id, user
 use super::openapi::{ErrorBody, MyChannels};
 use super::{caller, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::auth::AuthUser;
+use crate::commit::MembershipError;
 use crate::config::DmPolicy;
 use crate::ids::{now_ms, ChannelId};
 use crate::protocol::ChannelKind;
 use crate::state::AppState;
-use crate::store::{DirectoryEntry, NewChannel, StoreError};
+use crate::store::{DirectoryEntry, MembershipChange, NewChannel, StoreError};
 use crate::view;
 
 /// Channels per page of `GET /v1/directory` when `limit` is absent.
@@ -219,16 +220,26 @@ async fn join_or_leave(
     let user = signed_in_user(&state, &headers)?;
     let ApiPath(raw) = path?;
     let channel = channel_id(&raw)?;
-    let seq = match state.store.join_or_leave(&channel, &user.user_id, join, now_ms()).await {
-        Ok(seq) => seq,
-        Err(StoreError::NotFound | StoreError::NotAllowed) if join => {
+    let change = if join {
+        MembershipChange::Join
+    } else {
+        MembershipChange::Leave
+    };
+    match state
+        .commits
+        .change_membership(&channel, &user.user_id, change, None)
+        .await
+    {
+        Ok(_) => {}
+        Err(MembershipError::Store(StoreError::NotFound | StoreError::NotAllowed)) if join => {
             return Err(ApiError::forbidden("not a public channel"))
         }
-        Err(StoreError::NotFound) => return Ok(StatusCode::NO_CONTENT),
-        Err(StoreError::NotAllowed) => return Err(ApiError::forbidden("a direct channel cannot be left")),
+        Err(MembershipError::Store(StoreError::NotFound)) => return Ok(StatusCode::NO_CONTENT),
+        Err(MembershipError::Store(StoreError::NotAllowed)) => {
+            return Err(ApiError::forbidden("a direct channel cannot be left"))
+        }
         Err(other) => return Err(other.into()),
-    };
-    state.delivery.membership_changed(&user.user_id, &channel, join, seq);
+    }
     tracing::info!(channel_id = %channel, user_id = %user.user_id, join, "membership changed by the user");
     Ok(StatusCode::NO_CONTENT)
 }
@@ -356,11 +367,7 @@ pub async fn open_direct(
     }
     let (channel, created) = state.store.open_direct(&user.user_id, &other, now_ms()).await?;
     if created {
-        for member in &channel.members {
-            state
-                .delivery
-                .membership_changed(member, &channel.channel_id, true, channel.last_seq);
-        }
+        state.delivery.channel_created(&channel, &[]);
         tracing::info!(channel_id = %channel.channel_id, "direct channel created");
     }
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };

@@ -12,10 +12,11 @@ use super::body::{parse_json, read_body};
 use super::channels::{channel_id, user_id};
 use super::openapi::ErrorBody;
 use super::{ApiError, ApiPath, ApiQuery, Caller, QueryParams};
-use crate::ids::{now_ms, UserId};
+use crate::commit::MembershipError;
+use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Action, Denied, Role};
 use crate::state::AppState;
-use crate::store::{MemberRow, StoreError};
+use crate::store::{MemberRow, MembershipChange, StoreError};
 
 /// Members per page of `GET /v1/channels/{channelId}/members` when `limit` is absent.
 pub const DEFAULT_MEMBERS_PAGE: u32 = 100;
@@ -197,15 +198,8 @@ pub async fn add_member(
     };
     // Judged by the store under the channel lock (moderators add members
     // only; setting a role needs an owner): permissions::may_change_member.
-    let seq = match state
-        .store
-        .add_member_as(&channel, &user, role, by.as_ref(), now_ms())
-        .await
-    {
-        Err(StoreError::NotFound) if by.is_some() => return Err(ApiError::from(Denied::NotAMember)),
-        other => other?,
-    };
-    state.delivery.membership_changed(&user, &channel, true, seq);
+    let change = MembershipChange::Add(role);
+    change_membership(&state, &channel, &user, change, by.as_ref()).await?;
     tracing::info!(channel_id = %channel, user_id = %user, ?role, "member added");
     Ok(StatusCode::NO_CONTENT)
 }
@@ -244,15 +238,27 @@ pub async fn remove_member(
     let user = user_id(&raw_user, "userId")?;
     let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
     permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
-    let seq = match state
-        .store
-        .remove_member_by(&channel, &user, by.as_ref(), now_ms())
-        .await
-    {
-        Err(StoreError::NotFound) if by.is_some() => return Err(ApiError::from(Denied::NotAMember)),
-        other => other?,
-    };
-    state.delivery.membership_changed(&user, &channel, false, seq);
+    change_membership(&state, &channel, &user, MembershipChange::Remove, by.as_ref()).await?;
     tracing::info!(channel_id = %channel, user_id = %user, "member removed");
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Makes `change` to `user`'s membership of `channel` on the channel's commit
+/// task, asked by `by` (`None`: the admin token), which announces it.
+///
+/// # Errors
+/// 403 for a user asking of a channel it is not in (as for an unknown one),
+/// else the store's refusal.
+async fn change_membership(
+    state: &AppState,
+    channel: &ChannelId,
+    user: &UserId,
+    change: MembershipChange,
+    by: Option<&UserId>,
+) -> Result<(), ApiError> {
+    match state.commits.change_membership(channel, user, change, by).await {
+        Ok(_) => Ok(()),
+        Err(MembershipError::Store(StoreError::NotFound)) if by.is_some() => Err(ApiError::from(Denied::NotAMember)),
+        Err(other) => Err(other.into()),
+    }
 }

@@ -4,15 +4,17 @@
 use super::channel_lock::{LOCK_CHANNEL, ROLE_OF};
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::types::{parse_kind, parse_role, parse_visibility};
-use super::{dispatch, dispatch_write, CommitSent, MemberRow, MembersPage, Store, StoreError};
+use super::{
+    dispatch, dispatch_write, CommitSent, MemberEvent, MemberRow, MembersPage, MembershipOutcome, Store, StoreError,
+};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Actor, MemberChange};
 use crate::protocol::{ChannelKind, Role, Visibility};
 
 /// Adds member `$2` to channel `$1` at `$3` (ms), when the channel's last
-/// seq was `$4`; a member already in keeps its row.
-const INSERT_MEMBER: &str = "INSERT INTO members (channel_id, user_id, joined_at, joined_seq) VALUES ($1, $2, $3, $4) \
-     ON CONFLICT (channel_id, user_id) DO NOTHING";
+/// seq was `$4`, with role `$5`; a member already in keeps its row.
+const INSERT_MEMBER: &str = "INSERT INTO members (channel_id, user_id, joined_at, joined_seq, role) \
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (channel_id, user_id) DO NOTHING";
 /// Sets member `$2`'s role in channel `$1` to `$3`.
 const SET_ROLE: &str = "UPDATE members SET role = $3 WHERE channel_id = $1 AND user_id = $2";
 const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
@@ -55,84 +57,45 @@ impl Store {
         add: bool,
         now: i64,
     ) -> Result<i64, StoreError> {
-        dispatch_write!(
-            self,
-            self.deadline(),
-            set_member(channel_id, user_id, MembershipChange::by_admin(add), None, now)
-        )
-    }
-
-    /// Adds `user_id` to `channel_id` with `role` (a new member without one
-    /// is a `member`; an existing one keeps its role without one), asked by
-    /// `by` (`None`: the admin token), under the channel lock like
-    /// [`Self::set_member`]: `by`'s role and `user_id`'s are read under the
-    /// lock and judged by `permissions::may_change_member`, so a role
-    /// changed meanwhile is seen. Returns the channel's last `seq` at the
-    /// change.
-    ///
-    /// # Errors
-    /// [`StoreError::NotFound`] for an unknown channel,
-    /// [`StoreError::NotAllowed`] for a direct channel,
-    /// [`StoreError::Denied`] when `by`'s role does not allow it.
-    pub async fn add_member_as(
-        &self,
-        channel_id: &ChannelId,
-        user_id: &UserId,
-        role: Option<Role>,
-        by: Option<&UserId>,
-        now: i64,
-    ) -> Result<i64, StoreError> {
-        dispatch_write!(
-            self,
-            self.deadline(),
-            set_member(channel_id, user_id, MembershipChange::Add(role), by, now)
-        )
-    }
-
-    /// Removes `user_id` from `channel_id`, asked by `by` (`None`: the admin
-    /// token), judged under the channel lock as [`Self::add_member_as`].
-    ///
-    /// # Errors
-    /// As [`Self::add_member_as`].
-    pub async fn remove_member_by(
-        &self,
-        channel_id: &ChannelId,
-        user_id: &UserId,
-        by: Option<&UserId>,
-        now: i64,
-    ) -> Result<i64, StoreError> {
-        dispatch_write!(
-            self,
-            self.deadline(),
-            set_member(channel_id, user_id, MembershipChange::Remove, by, now)
-        )
-    }
-
-    /// `user_id` joins (`true`) or leaves `channel_id` by its own hand
-    /// (`PUT`/`DELETE /v1/me/channels/{channelId}`): only a public group may
-    /// be joined, a direct channel not left. No-op when already so. Like
-    /// [`Self::set_member`], under the channel lock; returns the channel's
-    /// last `seq` at the change.
-    ///
-    /// # Errors
-    /// [`StoreError::NotFound`] for an unknown channel,
-    /// [`StoreError::NotAllowed`] when its kind or visibility refuses it.
-    pub async fn join_or_leave(
-        &self,
-        channel_id: &ChannelId,
-        user_id: &UserId,
-        join: bool,
-        now: i64,
-    ) -> Result<i64, StoreError> {
-        let change = if join {
-            MembershipChange::Join
+        let change = if add {
+            MembershipChange::Add(None)
         } else {
-            MembershipChange::Leave
+            MembershipChange::Remove
         };
+        Ok(self
+            .change_membership(channel_id, user_id, change, None, now)
+            .await?
+            .after_seq)
+    }
+
+    /// Changes `user_id`'s membership of `channel_id` as `change` says,
+    /// asked by `by` (`None`: the admin token, or the user itself for a
+    /// [`MembershipChange::Join`] or [`MembershipChange::Leave`]), under the
+    /// channel lock like [`Self::set_member`]: `by`'s role and `user_id`'s
+    /// are read under the lock and judged by
+    /// `permissions::may_change_member`, so a role changed meanwhile is seen.
+    /// Returns what changed, at which `afterSeq`, the members after it and,
+    /// for a join, the new member's HELLO entry (`CHANNEL_ADDED`); adding an
+    /// existing member without a new role, or removing a non-member, changes
+    /// nothing (`event` is `None`).
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for an unknown channel,
+    /// [`StoreError::NotAllowed`] when the channel's kind or visibility
+    /// refuses the change (adding to or leaving a direct channel, joining a
+    /// private one), [`StoreError::Denied`] when `by`'s role does not allow it.
+    pub async fn change_membership(
+        &self,
+        channel_id: &ChannelId,
+        user_id: &UserId,
+        change: MembershipChange,
+        by: Option<&UserId>,
+        now: i64,
+    ) -> Result<MembershipOutcome, StoreError> {
         dispatch_write!(
             self,
             self.deadline(),
-            set_member(channel_id, user_id, change, None, now)
+            change_membership(channel_id, user_id, change, by, now)
         )
     }
 
@@ -192,9 +155,9 @@ impl Store {
     }
 }
 
-/// Who changes a membership, and so what the channel must allow.
+/// A change of one user's membership, and so what the channel must allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum MembershipChange {
+pub enum MembershipChange {
     /// The admin token, or an owner or moderator, adds (not to a direct
     /// channel), with this role (`None`: a new member is a `member`, an
     /// existing one keeps its role).
@@ -210,14 +173,6 @@ pub(super) enum MembershipChange {
 }
 
 impl MembershipChange {
-    fn by_admin(add: bool) -> Self {
-        if add {
-            Self::Add(None)
-        } else {
-            Self::Remove
-        }
-    }
-
     /// The change as one member asks it of another (`None` for a join or
     /// leave, which a user asks for itself).
     fn by_another(self) -> Option<MemberChange> {
@@ -226,10 +181,6 @@ impl MembershipChange {
             Self::Remove => Some(MemberChange::Remove),
             Self::Join | Self::Leave => None,
         }
-    }
-
-    fn adds(self) -> bool {
-        matches!(self, Self::Add(_) | Self::Join)
     }
 
     /// Whether a channel of `kind` and `visibility` allows the change.
@@ -243,7 +194,7 @@ impl MembershipChange {
 }
 
 impl<D: Dialect> SqlStore<D> {
-    pub(super) async fn set_member(
+    pub(super) async fn change_membership(
         &self,
         channel_id: &ChannelId,
         user_id: &UserId,
@@ -251,7 +202,7 @@ impl<D: Dialect> SqlStore<D> {
         by: Option<&UserId>,
         now: i64,
         sent: &CommitSent,
-    ) -> Result<i64, StoreError> {
+    ) -> Result<MembershipOutcome, StoreError> {
         let mut tx = self.begin_write().await?;
         // Lock the channel row like a send does, so a send either sees
         // the new membership or committed before it.
@@ -262,41 +213,79 @@ impl<D: Dialect> SqlStore<D> {
         else {
             return Err(StoreError::NotFound);
         };
-        let last_seq: i64 = row.value(0)?;
+        let after_seq: i64 = row.value(0)?;
+        let before = Self::role_in(&mut tx, channel_id, user_id).await?;
+        let unchanged = MembershipOutcome {
+            after_seq,
+            ts: now,
+            event: None,
+            members: Vec::new(),
+            added: None,
+        };
         if !change.allowed_in(parse_kind(row.value(2)?)?, parse_visibility(row.value(3)?)?) {
             // A member "joining" its own private channel changes nothing.
-            if change == MembershipChange::Join && Self::role_in(&mut tx, channel_id, user_id).await?.is_some() {
-                return Ok(last_seq);
+            if change == MembershipChange::Join && before.is_some() {
+                return Ok(unchanged);
             }
             return Err(StoreError::NotAllowed);
         }
         if let (Some(by), Some(asked)) = (by, change.by_another()) {
             let actor = Self::role_in(&mut tx, channel_id, by).await?;
-            let target = Self::role_in(&mut tx, channel_id, user_id).await?;
-            permissions::may_change_member(Actor::User(actor), asked, target).map_err(StoreError::Denied)?;
+            permissions::may_change_member(Actor::User(actor), asked, before).map_err(StoreError::Denied)?;
         }
-        let query = if change.adds() {
-            sqlx::query::<D>(INSERT_MEMBER)
-                .param(channel_id.as_str())
-                .param(user_id.as_str())
-                .param(now)
-                .param(last_seq)
-        } else {
-            sqlx::query::<D>(DELETE_MEMBER)
-                .param(channel_id.as_str())
-                .param(user_id.as_str())
+        let event = match (change, before) {
+            (MembershipChange::Add(_) | MembershipChange::Join, None) => {
+                let role = match change {
+                    MembershipChange::Add(Some(role)) => role,
+                    _ => Role::Member,
+                };
+                sqlx::query::<D>(INSERT_MEMBER)
+                    .param(channel_id.as_str())
+                    .param(user_id.as_str())
+                    .param(now)
+                    .param(after_seq)
+                    .param(role.as_str())
+                    .execute(tx.ex())
+                    .await?;
+                MemberEvent::Join(role)
+            }
+            (MembershipChange::Add(Some(role)), Some(old)) if role != old => {
+                sqlx::query::<D>(SET_ROLE)
+                    .param(channel_id.as_str())
+                    .param(user_id.as_str())
+                    .param(role.as_str())
+                    .execute(tx.ex())
+                    .await?;
+                MemberEvent::Role(role)
+            }
+            (MembershipChange::Remove | MembershipChange::Leave, Some(_)) => {
+                sqlx::query::<D>(DELETE_MEMBER)
+                    .param(channel_id.as_str())
+                    .param(user_id.as_str())
+                    .execute(tx.ex())
+                    .await?;
+                MemberEvent::Leave
+            }
+            // Already so: nothing to store or announce.
+            _ => return Ok(unchanged),
         };
-        query.execute(tx.ex()).await?;
-        if let MembershipChange::Add(Some(role)) = change {
-            sqlx::query::<D>(SET_ROLE)
-                .param(channel_id.as_str())
-                .param(user_id.as_str())
-                .param(role.as_str())
-                .execute(tx.ex())
-                .await?;
-        }
+        let members = Self::members_in(tx.ex(), channel_id)
+            .await?
+            .into_iter()
+            .map(UserId::from_trusted)
+            .collect();
+        let added = match event {
+            MemberEvent::Join(_) => Self::position_in(&mut tx, user_id, channel_id).await?,
+            _ => None,
+        };
         Self::commit(tx, sent).await?;
-        Ok(last_seq)
+        Ok(MembershipOutcome {
+            after_seq,
+            ts: now,
+            event: Some(event),
+            members,
+            added,
+        })
     }
 
     pub(super) async fn members_since(&self, channel_id: &ChannelId) -> Result<Vec<(UserId, i64)>, StoreError> {

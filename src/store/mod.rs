@@ -62,4 +62,5 @@ pub(crate) use error::CommitSent;
 pub use error::StoreError;
 pub use handle::Store;
 pub(crate) use handle::{dispatch, dispatch_write};
+pub use members::MembershipChange;
 pub use types::*;

@@ -24,15 +24,25 @@ const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, deliver
 /// member count (from the members' primary key), and the user's role; in
 /// byte order of the id (PostgreSQL: `COLLATE "C"`, whatever the database's
 /// collation; SQLite's BINARY already is).
-static CHANNEL_STATES: Sql = Sql::same(
-    "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
+macro_rules! channel_states_from {
+    () => {
+        "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
      (SELECT count(*) FROM messages x WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
       AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id), c.name, c.metadata, \
      c.kind, c.visibility, (SELECT count(*) FROM members y WHERE y.channel_id = m.channel_id), m.role \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
-     LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
-     WHERE m.user_id = $1 ORDER BY c.channel_id COLLATE \"C\"",
-);
+     LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id "
+    };
+}
+static CHANNEL_STATES: Sql = Sql::same(concat!(
+    channel_states_from!(),
+    "WHERE m.user_id = $1 ORDER BY c.channel_id COLLATE \"C\""
+));
+/// User `$1`'s entry of channel `$2`, as in [`CHANNEL_STATES`].
+static CHANNEL_STATE: Sql = Sql::same(concat!(
+    channel_states_from!(),
+    "WHERE m.user_id = $1 AND m.channel_id = $2"
+));
 
 impl Store {
     /// Where `user_id` stands in every channel it is a member of, by channel id.
@@ -57,23 +67,22 @@ impl<D: Dialect> SqlStore<D> {
             .param(user_id.as_str())
             .fetch_all(self.reader().await?.ex())
             .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(ChannelPosition {
-                    channel_id: ChannelId::from_trusted(row.value(0)?),
-                    last_seq: row.value(1)?,
-                    delivered_seq: row.value(2)?,
-                    read_seq: row.value(3)?,
-                    unread: row.value(4)?,
-                    name: row.value(5)?,
-                    metadata: row.value(6)?,
-                    kind: parse_kind(row.value(7)?)?,
-                    visibility: parse_visibility(row.value(8)?)?,
-                    member_count: row.value(9)?,
-                    role: parse_role(row.value(10)?)?,
-                })
-            })
-            .collect()
+        rows.iter().map(position).collect()
+    }
+
+    /// `user_id`'s entry of `channel_id` (`None`: not a member), read in
+    /// `tx` (under the channel lock: a new member's `CHANNEL_ADDED`).
+    pub(super) async fn position_in(
+        tx: &mut sqlx::Transaction<'static, D>,
+        user_id: &UserId,
+        channel_id: &ChannelId,
+    ) -> Result<Option<ChannelPosition>, StoreError> {
+        let row = sqlx::query::<D>(D::sql(&CHANNEL_STATE))
+            .param(user_id.as_str())
+            .param(channel_id.as_str())
+            .fetch_optional(tx.ex())
+            .await?;
+        row.as_ref().map(position).transpose()
     }
 
     pub(super) async fn advance_watermark(
@@ -98,4 +107,21 @@ impl<D: Dialect> SqlStore<D> {
             .rows_affected();
         Ok(moved > 0)
     }
+}
+
+/// A row of [`CHANNEL_STATES`] or [`CHANNEL_STATE`].
+fn position<R: Columns>(row: &R) -> Result<ChannelPosition, StoreError> {
+    Ok(ChannelPosition {
+        channel_id: ChannelId::from_trusted(row.value(0)?),
+        last_seq: row.value(1)?,
+        delivered_seq: row.value(2)?,
+        read_seq: row.value(3)?,
+        unread: row.value(4)?,
+        name: row.value(5)?,
+        metadata: row.value(6)?,
+        kind: parse_kind(row.value(7)?)?,
+        visibility: parse_visibility(row.value(8)?)?,
+        member_count: row.value(9)?,
+        role: parse_role(row.value(10)?)?,
+    })
 }

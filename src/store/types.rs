@@ -312,6 +312,35 @@ pub struct MemberRow {
     pub read_seq: i64,
 }
 
+/// What a membership change changed (§13.3), as a `MEMBER` frame says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberEvent {
+    /// The user became a member, with this role.
+    Join(Role),
+    /// The user is no longer a member.
+    Leave,
+    /// The member's role is now this.
+    Role(Role),
+}
+
+/// What [`super::Store::change_membership`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MembershipOutcome {
+    /// The channel's last seq when the change took effect (`afterSeq`):
+    /// entries above it were judged with it.
+    pub after_seq: i64,
+    /// When it was stored, ms since the epoch.
+    pub ts: i64,
+    /// What changed; `None` when nothing did (already so), and then
+    /// `members` is empty and nothing is announced.
+    pub event: Option<MemberEvent>,
+    /// The members after the change, in byte order, read under the lock.
+    pub members: Vec<UserId>,
+    /// For a join: the new member's HELLO entry, read under the lock (its
+    /// `last_seq` is `after_seq`).
+    pub added: Option<ChannelPosition>,
+}
+
 /// A page of a channel's members, in byte order of the user id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MembersPage {
@@ -346,6 +375,26 @@ pub struct ChannelPosition {
     pub member_count: i64,
     /// The user's role in the channel.
     pub role: Role,
+}
+
+impl ChannelPosition {
+    /// A member's entry of a channel it was made a member of at its
+    /// creation: no watermarks, nothing unread.
+    pub fn new_member(channel: &Channel, role: Role) -> Self {
+        Self {
+            channel_id: channel.channel_id.clone(),
+            last_seq: channel.last_seq,
+            delivered_seq: 0,
+            read_seq: 0,
+            unread: 0,
+            name: channel.name.clone(),
+            metadata: channel.metadata.clone(),
+            kind: channel.kind,
+            visibility: channel.visibility,
+            member_count: i64::try_from(channel.members.len()).unwrap_or(i64::MAX),
+            role,
+        }
+    }
 }
 
 /// The `kind` column's text.

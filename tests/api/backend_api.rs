@@ -478,7 +478,10 @@ async fn a_delete_removes_everything_and_tells_live_sessions(backend: Backend) {
     assert_eq!(status, 204, "{body}");
     for client in [&mut alice, &mut bob, &mut bob2] {
         let removed = client.recv_type("CHANNEL_REMOVED").await;
-        assert_eq!(removed, json!({"type": "CHANNEL_REMOVED", "channelId": "room"}));
+        assert_eq!(
+            removed,
+            json!({"type": "CHANNEL_REMOVED", "channelId": "room", "reason": "deleted"})
+        );
     }
     eve.expect_silence(Duration::from_millis(200)).await;
     for table in ["messages", "members", "watermarks", "channels"] {

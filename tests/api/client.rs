@@ -22,6 +22,7 @@ on_both_stores!(
     a_reconnect_storm_completes_without_errors,
     the_members_route_pages_for_the_admin_and_for_a_member,
     a_user_finds_joins_and_leaves_a_public_channel_through_the_client,
+    membership_frames_become_typed_events_in_order,
 );
 
 fn config(app: &TestApp, user: &str) -> ClientConfig {
@@ -395,5 +396,75 @@ async fn a_user_finds_joins_and_leaves_a_public_channel_through_the_client(backe
     assert_eq!((same.channel_id, created), (direct.channel_id, false));
     let (members, _) = admin.all_members("plaza").await.expect("members");
     assert_eq!(members.len(), 1);
+    app.stop().await;
+}
+
+/// The next event that is not a connection event (panics after 20 s).
+async fn next_event(events: &mut mpsc::Receiver<Event>) -> Event {
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("event stream open");
+        if !matches!(event, Event::Connected { .. } | Event::Receipt { .. }) {
+            return event;
+        }
+    }
+}
+
+/// CHANNEL_ADDED, MEMBER and CHANNEL_REMOVED reach a client as typed
+/// events: the channel added first (and then tracked: its messages arrive,
+/// in order), the member changes with their `afterSeq`, the removal with its
+/// reason and nothing of the channel after it.
+async fn membership_frames_become_typed_events_in_order(backend: Backend) {
+    use chatd_proto::protocol::{MemberOp, RemovedReason, Role};
+    let app = spawn_app(backend).await;
+    admin(&app)
+        .create_channel(Some("room"), &["alice".to_owned()])
+        .await
+        .expect("channel");
+    let (alice, _alice_events) = Client::connect(config(&app, "alice")).await.expect("alice");
+    alice.send("room", "before bob").await.expect("send");
+    let mut bob_config = config(&app, "bob");
+    bob_config.start_from = StartFrom::Beginning;
+    let (_bob, mut events) = Client::connect(bob_config).await.expect("bob");
+    assert_eq!(app.put_member("room", "bob").await.as_u16(), 204);
+    match next_event(&mut events).await {
+        Event::ChannelAdded { channel } => {
+            assert_eq!(
+                (channel.channel_id.as_str(), channel.last_seq, channel.role),
+                ("room", 1, Role::Member)
+            );
+        }
+        other => panic!("expected ChannelAdded, got {other:?}"),
+    }
+    match next_event(&mut events).await {
+        Event::Member(member) => {
+            assert_eq!(
+                (member.user_id.as_str(), member.op, member.after_seq),
+                ("bob", MemberOp::Join, 1)
+            );
+            assert_eq!((member.role, member.actor_id), (Some(Role::Member), None));
+        }
+        other => panic!("expected Member, got {other:?}"),
+    }
+    // The channel is tracked from the beginning: the earlier message comes
+    // by SYNC, then the new one, in order.
+    alice.send("room", "after bob").await.expect("send");
+    assert_seqs(&messages(&mut events, "room", 2).await, 1, 2);
+    assert_eq!(app.delete_member("room", "bob").await.as_u16(), 204);
+    match next_event(&mut events).await {
+        Event::Member(member) => assert_eq!((member.op, member.after_seq), (MemberOp::Leave, 2)),
+        other => panic!("expected Member, got {other:?}"),
+    }
+    match next_event(&mut events).await {
+        Event::ChannelRemoved { channel_id, reason } => {
+            assert_eq!((channel_id.as_str(), reason), ("room", Some(RemovedReason::Removed)));
+        }
+        other => panic!("expected ChannelRemoved, got {other:?}"),
+    }
+    alice.send("room", "bob is gone").await.expect("send");
+    let quiet = tokio::time::timeout(Duration::from_millis(300), next_event(&mut events)).await;
+    assert!(quiet.is_err(), "nothing after the removal: {quiet:?}");
     app.stop().await;
 }

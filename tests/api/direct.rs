@@ -44,7 +44,12 @@ async fn a_pair_has_one_direct_channel_from_either_side(backend: Backend) {
     let (status, again) = direct(&app, "alice", "bob").await;
     assert_eq!((status, &again["channelId"]), (200, &json!(id)));
 
-    // bob's open session gets its messages; both may send.
+    // bob's open session was told, once; it gets its messages; both may send.
+    let added = bob.recv_type("CHANNEL_ADDED").await;
+    assert_eq!(
+        (&added["channel"]["channelId"], &added["channel"]["kind"]),
+        (&json!(id), &json!("direct"))
+    );
     let mut alice = app.connect("alice").await;
     alice.send_and_ack(&id, "a1", "hi bob").await;
     assert_eq!(bob.recv_type("MSG_RECV").await["body"], "hi bob");

@@ -126,7 +126,11 @@ async fn a_user_joins_a_public_channel_and_leaves_it(backend: Backend) {
         page["members"][1],
         json!({"userId": "bob", "role": "member", "joinedAt": page["members"][1]["joinedAt"], "deliveredSeq": 0, "readSeq": 0})
     );
-    // A member now: its open session gets the channel's messages, and it may send.
+    // A member now: its open sessions are told (once), get the channel's
+    // messages, and it may send.
+    assert_eq!(bob.recv_type("CHANNEL_ADDED").await["channel"]["channelId"], "town");
+    assert_eq!(bob.recv_type("MEMBER").await["op"], "join");
+    assert_eq!(alice.recv_type("MEMBER").await["userId"], "bob");
     alice.send_and_ack("town", "a1", "welcome").await;
     let recv = bob.recv_type("MSG_RECV").await;
     assert_eq!(
@@ -141,6 +145,8 @@ async fn a_user_joins_a_public_channel_and_leaves_it(backend: Backend) {
 
     let (status, _) = app.request("DELETE", "/v1/me/channels/town", Some(&token), None).await;
     assert_eq!(status, 204);
+    assert_eq!(bob.recv_type("MEMBER").await["op"], "leave");
+    assert_eq!(bob.recv_type("CHANNEL_REMOVED").await["reason"], "left");
     bob.send_json(json!({"type": "MSG_SEND", "channelId": "town", "clientMsgId": "b2", "body": "still here?"}))
         .await;
     assert_eq!(bob.recv_type("ERROR").await["code"], "forbidden");
@@ -250,7 +256,11 @@ async fn a_user_creates_a_channel_it_owns(backend: Backend) {
         .map(|m| (m["userId"].as_str().expect("id"), m["role"].as_str().expect("role")))
         .collect();
     assert_eq!(roles, [("alice", "owner"), ("bob", "member")]);
-    // bob's open session gets the new channel's messages.
+    // bob's open session is told, then gets the new channel's messages.
+    assert_eq!(
+        bob.recv_type("CHANNEL_ADDED").await["channel"]["channelId"],
+        "book-club"
+    );
     let mut alice = app.connect("alice").await;
     alice.send_and_ack("book-club", "k1", "first").await;
     assert_eq!(bob.recv_type("MSG_RECV").await["channelId"], "book-club");

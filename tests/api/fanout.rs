@@ -104,8 +104,14 @@ async fn membership_changes_apply_at_once(backend: Backend) {
 
     assert_eq!(app.delete_member("room", "bob").await, 204);
     assert_eq!(app.delete_member("room", "bob").await, 204, "also when not a member");
+    assert_eq!(bob.recv_type("MEMBER").await["op"], "leave");
+    assert_eq!(bob.recv_type("CHANNEL_REMOVED").await["reason"], "removed");
+    assert_eq!(alice.recv_type("MEMBER").await["userId"], "bob");
     assert_eq!(app.put_member("room", "carol").await, 204);
     assert_eq!(app.put_member("room", "carol").await, 204, "also when already a member");
+    assert_eq!(carol.recv_type("CHANNEL_ADDED").await["channel"]["channelId"], "room");
+    assert_eq!(carol.recv_type("MEMBER").await["op"], "join");
+    assert_eq!(alice.recv_type("MEMBER").await["userId"], "carol");
     alice.send_and_ack("room", "c-2", "two").await;
     let recv = carol.recv_type("MSG_RECV").await;
     assert_eq!(recv["seq"], 2);

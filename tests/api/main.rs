@@ -18,6 +18,7 @@ mod http;
 mod idp_tokens;
 mod lifecycle;
 mod members;
+mod membership_frames;
 mod openapi;
 mod presence;
 mod receipts;

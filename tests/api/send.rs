@@ -266,6 +266,8 @@ async fn retry_after_leaving_the_channel_is_still_a_duplicate(backend: Backend) 
     let mut alice = app.connect("alice").await;
     let first = alice.send_and_ack("room", "c-1", "hello").await;
     assert_eq!(app.delete_member("room", "alice").await, 204);
+    assert_eq!(alice.recv_type("MEMBER").await["op"], "leave");
+    assert_eq!(alice.recv_type("CHANNEL_REMOVED").await["reason"], "removed");
     let retry = alice.send_and_ack("room", "c-1", "hello").await;
     assert_eq!(retry["duplicate"], true);
     assert_eq!(retry["messageId"], first["messageId"]);

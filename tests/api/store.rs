@@ -2,7 +2,7 @@
 
 use chatd::ids::{ChannelId, ClientMsgId, UserId};
 use chatd::permissions::{Denied, Role};
-use chatd::store::{EntryOutcome, NewEntry, Store, StoreError};
+use chatd::store::{EntryOutcome, MemberEvent, MembershipChange, NewEntry, Store, StoreError};
 
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{Backend, TestDb};
@@ -21,6 +21,7 @@ on_both_stores!(
     batches_racing_for_the_same_keys_in_opposite_orders_do_not_deadlock,
     a_member_is_recorded_with_the_seq_it_joined_at,
     a_members_change_is_judged_by_the_roles_under_the_channel_lock,
+    a_membership_change_says_what_changed_and_at_which_seq,
 );
 
 mod postgres_only {
@@ -1067,32 +1068,46 @@ async fn a_members_change_is_judged_by_the_roles_under_the_channel_lock(backend:
         .await
         .expect("create");
     store
-        .add_member_as(&room, &user("mo"), Some(Role::Moderator), None, 2)
+        .change_membership(
+            &room,
+            &user("mo"),
+            MembershipChange::Add(Some(Role::Moderator)),
+            None,
+            2,
+        )
         .await
         .expect("mo a moderator");
     // The owner (here the admin) promotes x, committing first...
     store
-        .add_member_as(&room, &user("x"), Some(Role::Owner), None, 3)
+        .change_membership(&room, &user("x"), MembershipChange::Add(Some(Role::Owner)), None, 3)
         .await
         .expect("x an owner");
     // ...then the moderator's "x as a member" and removal of x are refused.
     let demote = store
-        .add_member_as(&room, &user("x"), Some(Role::Member), Some(&user("mo")), 4)
+        .change_membership(
+            &room,
+            &user("x"),
+            MembershipChange::Add(Some(Role::Member)),
+            Some(&user("mo")),
+            4,
+        )
         .await;
     assert!(
         matches!(demote, Err(StoreError::Denied(Denied::Role { needed: Role::Owner }))),
         "{demote:?}"
     );
-    let remove = store.remove_member_by(&room, &user("x"), Some(&user("mo")), 5).await;
+    let remove = store
+        .change_membership(&room, &user("x"), MembershipChange::Remove, Some(&user("mo")), 5)
+        .await;
     assert!(matches!(remove, Err(StoreError::Denied(_))), "{remove:?}");
     assert_eq!(store.role_of(&room, &user("x")).await.expect("role"), Some(Role::Owner));
     // A member it may manage, it may.
     store
-        .add_member_as(&room, &user("y"), None, Some(&user("mo")), 6)
+        .change_membership(&room, &user("y"), MembershipChange::Add(None), Some(&user("mo")), 6)
         .await
         .expect("add y");
     store
-        .remove_member_by(&room, &user("y"), Some(&user("mo")), 7)
+        .change_membership(&room, &user("y"), MembershipChange::Remove, Some(&user("mo")), 7)
         .await
         .expect("remove y");
     // Patching and deleting: an owner's, judged the same way.
@@ -1114,4 +1129,73 @@ async fn a_members_change_is_judged_by_the_roles_under_the_channel_lock(backend:
         .delete_channel_by(&room, Some(&user("x")))
         .await
         .expect("the owner deletes");
+}
+
+/// What `MEMBER`, `CHANNEL_ADDED` and `CHANNEL_REMOVED` are built from
+/// (§13.3): each change says what it changed (`None` when already so, so
+/// nothing is announced), the channel's last seq when it took effect, the
+/// members after it and, for a join, the new member's HELLO entry read
+/// under the lock.
+async fn a_membership_change_says_what_changed_and_at_which_seq(backend: Backend) {
+    let (store, _db) = open(backend).await;
+    let room = ch("room");
+    store.create_channel(&room, &[user("alice")], 1).await.expect("create");
+    store
+        .write_batch(&[send("alice", "room", "k1", "hi")], 2)
+        .await
+        .expect("send");
+    let change = |who: &'static str, change: MembershipChange, at: i64| {
+        let store = store.clone();
+        let room = room.clone();
+        async move {
+            store
+                .change_membership(&room, &user(who), change, None, at)
+                .await
+                .expect("change")
+        }
+    };
+    let join = change("bob", MembershipChange::Add(None), 10).await;
+    assert_eq!(join.event, Some(MemberEvent::Join(Role::Member)));
+    assert_eq!((join.after_seq, join.ts), (1, 10));
+    assert_eq!(join.members, vec![user("alice"), user("bob")]);
+    let added = join.added.expect("a join has the new member's entry");
+    assert_eq!(
+        (
+            added.channel_id.as_str(),
+            added.last_seq,
+            added.member_count,
+            added.role,
+            added.unread
+        ),
+        ("room", 1, 2, Role::Member, 1)
+    );
+    // Adding again without a role, or with the same one: nothing changed.
+    for again in [MembershipChange::Add(None), MembershipChange::Add(Some(Role::Member))] {
+        let same = change("bob", again, 11).await;
+        assert_eq!((same.event, same.members.len(), same.added), (None, 0, None));
+    }
+    store
+        .write_batch(&[send("bob", "room", "k2", "yo")], 12)
+        .await
+        .expect("send");
+    let promote = change("bob", MembershipChange::Add(Some(Role::Moderator)), 13).await;
+    assert_eq!(
+        (promote.event, promote.after_seq),
+        (Some(MemberEvent::Role(Role::Moderator)), 2)
+    );
+    assert_eq!(
+        store.role_of(&room, &user("bob")).await.expect("role"),
+        Some(Role::Moderator)
+    );
+    let leave = change("bob", MembershipChange::Remove, 14).await;
+    assert_eq!(
+        (leave.event, leave.members),
+        (Some(MemberEvent::Leave), vec![user("alice")])
+    );
+    let again = change("bob", MembershipChange::Remove, 15).await;
+    assert_eq!(again.event, None);
+    // A new member with a role is added with it.
+    let owner = change("carol", MembershipChange::Add(Some(Role::Owner)), 16).await;
+    assert_eq!(owner.event, Some(MemberEvent::Join(Role::Owner)));
+    assert_eq!(owner.added.map(|a| a.role), Some(Role::Owner));
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use chatd_proto::ids::{ChannelId, ClientMsgId};
 use chatd_proto::protocol::{
-    AckFrame, ChannelState, ClientFrame, EntryKind, ErrorCode, ErrorFrame, PresenceStatus, ReactOp, ReceiptKind,
-    RecvMessage, ServerFrame, TaggedMessage, TypingState,
+    AckFrame, ChannelState, ClientFrame, EntryKind, ErrorCode, ErrorFrame, MemberFrame, PresenceStatus, ReactOp,
+    ReceiptKind, RecvMessage, RemovedReason, ServerFrame, TaggedMessage, TypingState,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
@@ -161,6 +161,27 @@ pub enum Event {
         /// users the server knows, and who share a channel with this user).
         last_seen_at: Option<i64>,
     },
+    /// The user was added to a channel (`CHANNEL_ADDED`, version 1.2): its
+    /// HELLO entry. Comes before any message or [`Event::Member`] of it;
+    /// the client tracks it from now on as it does HELLO's channels.
+    ChannelAdded {
+        /// The channel's entry, with the user's role.
+        channel: ChannelState,
+    },
+    /// The user is no longer in a channel (`CHANNEL_REMOVED`): it left, was
+    /// removed or banned, or the channel was deleted. Nothing more comes
+    /// for it; the client stops tracking it.
+    ChannelRemoved {
+        /// The channel.
+        channel_id: String,
+        /// Why (`None` from a server before version 1.2: a deletion).
+        reason: Option<RemovedReason>,
+    },
+    /// A membership change in one of the user's channels (`MEMBER`,
+    /// version 1.2): a join, leave, role change, mute or ban, taking effect
+    /// after the entry `after_seq`. May be missed while disconnected: read
+    /// the members route again after [`Event::Connected`].
+    Member(MemberFrame),
     /// The session ended; the client reconnects by itself unless stopped.
     Disconnected {
         /// The server's close code, when it sent one.
@@ -1266,9 +1287,28 @@ impl Task {
                 }
             }
             ServerFrame::Hello { .. } => {}
-            // The channel was deleted: stop tracking (and syncing) it.
-            ServerFrame::ChannelRemoved { channel_id } => {
+            // No longer a member (or the channel was deleted): stop
+            // tracking (and syncing) it.
+            ServerFrame::ChannelRemoved { channel_id, reason } => {
                 self.channels.remove(&channel_id);
+                if let Some(end) = self.emit(Event::ChannelRemoved { channel_id, reason }).await {
+                    return Some(end);
+                }
+            }
+            // A new channel: tracked from its lastSeq as HELLO's are.
+            ServerFrame::ChannelAdded { channel } => {
+                self.channels
+                    .entry(channel.channel_id.clone())
+                    .or_insert_with(ChannelOrder::unknown)
+                    .observe_last_seq(channel.last_seq, self.config.start_from);
+                if let Some(end) = self.emit(Event::ChannelAdded { channel }).await {
+                    return Some(end);
+                }
+            }
+            ServerFrame::Member(member) => {
+                if let Some(end) = self.emit(Event::Member(member)).await {
+                    return Some(end);
+                }
             }
         }
         self.syncs_due(out);

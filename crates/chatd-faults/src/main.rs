@@ -697,6 +697,9 @@ async fn record(client: &DeviceClient, log: &mut ClientLog, act: &mut Targets, e
         | Event::Disconnected { .. }
         | Event::Stopped { .. }
         | Event::Typing { .. }
-        | Event::Presence { .. } => {}
+        | Event::Presence { .. }
+        | Event::ChannelAdded { .. }
+        | Event::ChannelRemoved { .. }
+        | Event::Member(_) => {}
     }
 }

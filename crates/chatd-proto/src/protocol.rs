@@ -1026,6 +1026,84 @@ impl std::fmt::Display for Role {
     }
 }
 
+/// Why a user is no longer in a channel (`CHANNEL_REMOVED`'s `reason`, §13.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RemovedReason {
+    /// The user left (`DELETE /v1/me/channels/{channelId}`).
+    Left,
+    /// An owner, moderator or the admin removed it.
+    Removed,
+    /// It was banned (moderation).
+    Banned,
+    /// The channel was deleted.
+    Deleted,
+    /// A reason this version does not know (a newer server).
+    #[serde(other)]
+    Other,
+}
+
+/// What a `MEMBER` frame announces (§13.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemberOp {
+    /// The user became a member (with `role`).
+    Join,
+    /// The user is no longer a member (left or removed).
+    Leave,
+    /// The member's role changed (to `role`).
+    Role,
+    /// The member was muted until `mutedUntil` (`null`: unmuted).
+    Mute,
+    /// The user was banned (and so is no longer a member).
+    Ban,
+    /// An op this version does not know (a newer server).
+    #[serde(other)]
+    Other,
+}
+
+/// The `MEMBER` frame's fields (§13.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberFrame {
+    pub channel_id: String,
+    /// Whose membership changed.
+    pub user_id: String,
+    pub op: MemberOp,
+    /// The role after a `join` or `role`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    /// Until when (ms since the epoch) for a `mute`; `null` to unmute.
+    /// Absent for other ops.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "muted_until")]
+    pub muted_until: Option<Option<i64>>,
+    /// The user who made the change; absent when the admin token made it
+    /// (or for a user's own join or leave made with the admin token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor_id: Option<String>,
+    /// The channel's `lastSeq` when the change took effect: entries above it
+    /// were judged with it, entries at or below it without.
+    pub after_seq: i64,
+    /// When the change was stored, ms since the epoch.
+    pub ts: i64,
+}
+
+/// `mutedUntil`: absent (`None`), `null` (`Some(None)`) or a time.
+mod muted_until {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Option<Option<i64>>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(Some(ts)) => s.serialize_i64(*ts),
+            _ => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
+        Option::<i64>::deserialize(d).map(Some)
+    }
+}
+
 /// The MSG_ACK frame's fields: the send is stored and committed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -1146,10 +1224,25 @@ pub enum ServerFrame {
     /// A refusal; the connection stays open.
     #[serde(rename = "ERROR")]
     Error(ErrorFrame),
-    /// The channel was deleted (`DELETE /v1/channels/{channelId}`): nothing
-    /// more comes for it.
+    /// The user is no longer in the channel (§13.3): it left, was removed or
+    /// banned (after its `MEMBER` `leave` or `ban`), or the channel was
+    /// deleted. Nothing more comes for it.
     #[serde(rename = "CHANNEL_REMOVED", rename_all = "camelCase")]
-    ChannelRemoved { channel_id: String },
+    ChannelRemoved {
+        channel_id: String,
+        /// Why; absent from a server before version 1.2 (a deletion).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<RemovedReason>,
+    },
+    /// The user was added to a channel (version 1.2, §13.3), on every live
+    /// session, before any `MSG_RECV` or `MEMBER` of it: its HELLO entry.
+    #[serde(rename = "CHANNEL_ADDED")]
+    ChannelAdded { channel: ChannelState },
+    /// A membership change in one of the user's channels (version 1.2,
+    /// §13.3), taking effect between the entries `afterSeq` and
+    /// `afterSeq + 1`.
+    #[serde(rename = "MEMBER")]
+    Member(MemberFrame),
     /// Another member started or stopped typing in a channel. A `start`
     /// carries `expiresAt` (ms since the epoch): past it, show nothing, even
     /// if no `stop` came (a stop may be lost).
@@ -1229,6 +1322,8 @@ impl ServerFrame {
             Self::SyncBatch { .. } => "SYNC_BATCH",
             Self::Error(_) => "ERROR",
             Self::ChannelRemoved { .. } => "CHANNEL_REMOVED",
+            Self::ChannelAdded { .. } => "CHANNEL_ADDED",
+            Self::Member(_) => "MEMBER",
             Self::Typing { .. } => "TYPING",
             Self::Presence { .. } => "PRESENCE",
         }

@@ -436,6 +436,8 @@ fn known_frame_type(name: &str) -> Option<&'static str> {
         "HELLO",
         "SYNC_BATCH",
         "CHANNEL_REMOVED",
+        "CHANNEL_ADDED",
+        "MEMBER",
         "TYPING",
         "PRESENCE",
     ]

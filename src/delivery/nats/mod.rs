@@ -295,23 +295,19 @@ impl Cluster {
         }
     }
 
-    /// `channel` was deleted: each member leaves the channel, so no node
-    /// carries it for them any more; then its encoded CHANNEL_REMOVED
-    /// (`text`) goes to this node's sessions of each member and, on each
-    /// member's user subject, to the other nodes holding their sessions. The
-    /// leave goes first on the same subject, so a node has forgotten the
-    /// channel's members (TYPING refused) before a member reads the frame.
-    pub fn channel_removed(&self, channel: &ChannelId, members: &[UserId], text: &Utf8Bytes) {
+    /// Queues an encoded frame to this node's sessions of each of `users`
+    /// and publishes it on each user's subject for the other nodes holding
+    /// their sessions (in publication order per user).
+    pub fn frame_to_users(&self, users: &[UserId], text: &Utf8Bytes, type_name: &'static str) {
         let envelope = UserEnvelope::Frame {
-            frame_type: "CHANNEL_REMOVED".to_owned(),
+            frame_type: type_name.to_owned(),
             text: text.as_str().to_owned(),
         };
         let payload = serde_json::to_vec(&envelope).ok().map(Bytes::from);
-        for member in members {
-            self.membership_changed(member, channel, false, 0);
-            self.0.hub.send_to_user(member, text, "CHANNEL_REMOVED", None);
+        for user in users {
+            self.0.hub.send_to_user(user, text, type_name, None);
             if let Some(payload) = &payload {
-                self.0.publish(user_subject(&self.0.prefix, member), payload.clone());
+                self.0.publish(user_subject(&self.0.prefix, user), payload.clone());
             }
         }
     }

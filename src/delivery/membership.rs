@@ -1,0 +1,141 @@
+//! How membership changes reach the sessions (§13.3): `CHANNEL_ADDED` to a
+//! new member, `MEMBER` to the channel's members and the user concerned,
+//! `CHANNEL_REMOVED` to a user who is no longer in a channel, on every node;
+//! and, with NATS, the nodes holding the user's sessions start or stop
+//! carrying the channel for them ([`Delivery::membership_changed`]).
+//!
+//! Order for the user concerned, on every node: `CHANNEL_ADDED`, then the
+//! channel's frames; or the channel's frames, `MEMBER` `leave`, then
+//! `CHANNEL_REMOVED`, then nothing more of it. On one node the channel's
+//! commit task gives that order ([`crate::commit::membership`]); across
+//! nodes, a user's frames travel on the user's NATS subject in the order
+//! they were published, and the node starts carrying the channel only after
+//! the membership event that follows `CHANNEL_ADDED` there.
+
+use axum::extract::ws::Utf8Bytes;
+
+use super::Delivery;
+use crate::ids::{ChannelId, UserId};
+use crate::protocol::{MemberFrame, MemberOp, RemovedReason, ServerFrame};
+use crate::store::{Channel, ChannelPosition, MemberEvent, MembershipChange, MembershipOutcome};
+use crate::view;
+
+impl Delivery {
+    /// A membership change was stored (by `by`; `None`: the admin token):
+    /// announced as §13.3 says, in the order the module describes. Nothing
+    /// when it changed nothing.
+    pub fn membership_committed(
+        &self,
+        channel: &ChannelId,
+        user: &UserId,
+        change: MembershipChange,
+        by: Option<&UserId>,
+        outcome: &MembershipOutcome,
+    ) {
+        let Some(event) = outcome.event else { return };
+        // A user's own join or leave is its own act.
+        let actor = match change {
+            MembershipChange::Join | MembershipChange::Leave => Some(user),
+            MembershipChange::Add(_) | MembershipChange::Remove => by,
+        };
+        let (op, role) = match event {
+            MemberEvent::Join(role) => (MemberOp::Join, Some(role)),
+            MemberEvent::Leave => (MemberOp::Leave, None),
+            MemberEvent::Role(role) => (MemberOp::Role, Some(role)),
+        };
+        let member = encode(&ServerFrame::Member(MemberFrame {
+            channel_id: channel.as_str().to_owned(),
+            user_id: user.as_str().to_owned(),
+            op,
+            role,
+            muted_until: None,
+            actor_id: actor.map(|a| a.as_str().to_owned()),
+            after_seq: outcome.after_seq,
+            ts: outcome.ts,
+        }));
+        match event {
+            MemberEvent::Join(_) => {
+                if let Some(position) = &outcome.added {
+                    self.channel_added(user, position);
+                }
+                self.membership_changed(user, channel, true, outcome.after_seq);
+                self.frame_to_users(&outcome.members, &member, "MEMBER");
+            }
+            MemberEvent::Role(_) => self.frame_to_users(&outcome.members, &member, "MEMBER"),
+            MemberEvent::Leave => {
+                self.frame_to_users(&outcome.members, &member, "MEMBER");
+                self.frame_to_users(std::slice::from_ref(user), &member, "MEMBER");
+                self.membership_changed(user, channel, false, outcome.after_seq);
+                let reason = match change {
+                    MembershipChange::Leave => RemovedReason::Left,
+                    _ => RemovedReason::Removed,
+                };
+                self.frame_to_users(std::slice::from_ref(user), &removed(channel, reason), "CHANNEL_REMOVED");
+            }
+        }
+    }
+
+    /// `channel` was just created: each member gets `CHANNEL_ADDED` (its
+    /// role: `owner` for those in `owners`, else `member`) on every live
+    /// session, and, with NATS, the nodes holding its sessions start
+    /// carrying the channel for it.
+    pub fn channel_created(&self, channel: &Channel, owners: &[UserId]) {
+        for member in &channel.members {
+            let role = if owners.contains(member) {
+                crate::protocol::Role::Owner
+            } else {
+                crate::protocol::Role::Member
+            };
+            self.channel_added(member, &ChannelPosition::new_member(channel, role));
+            self.membership_changed(member, &channel.channel_id, true, channel.last_seq);
+        }
+    }
+
+    /// `channel` was deleted with these `members`: every live session of
+    /// each member, on every node, gets `CHANNEL_REMOVED` (`reason`
+    /// `deleted`), and the channel's delivery stops for them (with NATS, as
+    /// when they leave it, first, so a node has forgotten the channel's
+    /// members, TYPING refused, before a member reads the frame). The
+    /// channel's cached members are forgotten, so a TYPING in it is refused
+    /// at once, not after [`super::ephemeral::MEMBERS_FRESH`].
+    pub fn channel_removed(&self, channel: &ChannelId, members: &[UserId]) {
+        self.ephemeral().forget_members(channel);
+        let text = removed(channel, RemovedReason::Deleted);
+        for member in members {
+            self.membership_changed(member, channel, false, 0);
+        }
+        self.frame_to_users(members, &text, "CHANNEL_REMOVED");
+    }
+
+    /// `CHANNEL_ADDED` with `position` to every live session of `user`, on every node.
+    fn channel_added(&self, user: &UserId, position: &ChannelPosition) {
+        let frame = encode(&ServerFrame::ChannelAdded {
+            channel: view::channel_state(position),
+        });
+        self.frame_to_users(std::slice::from_ref(user), &frame, "CHANNEL_ADDED");
+    }
+
+    /// Queues an encoded frame to every live session of each of `users`, on
+    /// this node and (with NATS) on the others, in call order per user.
+    fn frame_to_users(&self, users: &[UserId], text: &Utf8Bytes, type_name: &'static str) {
+        match self {
+            Delivery::Local(hub) => {
+                for user in users {
+                    hub.send_to_user(user, text, type_name, None);
+                }
+            }
+            Delivery::Nats(cluster) => cluster.frame_to_users(users, text, type_name),
+        }
+    }
+}
+
+fn encode(frame: &ServerFrame) -> Utf8Bytes {
+    Utf8Bytes::from(frame.encode())
+}
+
+fn removed(channel: &ChannelId, reason: RemovedReason) -> Utf8Bytes {
+    encode(&ServerFrame::ChannelRemoved {
+        channel_id: channel.as_str().to_owned(),
+        reason: Some(reason),
+    })
+}
