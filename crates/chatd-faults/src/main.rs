@@ -2,7 +2,9 @@
 //! chatd process it controls, injects faults while the workload runs, and
 //! then checks the whole recorded history (see [`check::check`]). The
 //! workload sends messages and, for a share of its actions (`--entries`),
-//! edits, deletes and reacts (`docs/protocol.md` §8).
+//! edits, deletes and reacts (`docs/protocol.md` §8); beside it, users of
+//! their own are removed from and added back to a channel they keep sending
+//! to (`--churners`, [`churn`]).
 //!
 //! Faults (`--faults`, comma-separated):
 //! - `kill`: `kill -9` of chatd at a random moment, restart after 0–300 ms;
@@ -17,6 +19,7 @@
 //! README.md and docs/reliability.md.
 
 mod check;
+mod churn;
 mod model;
 mod record;
 mod sdk;
@@ -96,6 +99,10 @@ struct Cli {
     /// use the SDK; the others use the Rust client. Default: all.
     #[arg(long)]
     sdk_devices: Option<usize>,
+    /// Users removed from and added back to a channel of their own while
+    /// they send to it (membership changes racing sends; 0: none).
+    #[arg(long, default_value_t = 2)]
+    churners: usize,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -236,6 +243,13 @@ async fn run(
         }
     }
 
+    let churn = match cli.churners {
+        0 => None,
+        n => {
+            let url = format!("ws://127.0.0.1:{}/v1/ws", server.port);
+            Some(tokio::spawn(churn::run(admin.clone(), url, n, phase_rx.clone())))
+        }
+    };
     let _ = phase_tx.send(Phase::Load);
 
     // Faults while the load runs.
@@ -320,7 +334,14 @@ async fn run(
         }
         reads.insert(user.clone(), mine);
     }
-    let findings = check::check(&history, &reads, &logs);
+    let mut findings = check::check(&history, &reads, &logs);
+    let churned = match churn {
+        Some(task) => Some(task.await.context("churn task")??),
+        None => None,
+    };
+    for violation in churned.iter().flat_map(churn::Churn::violations) {
+        findings.violations.push(violation);
+    }
     let ok = findings.violations.is_empty();
     let sessions: usize = logs.iter().map(|l| l.sessions).sum();
     let report = json!({
@@ -340,6 +361,7 @@ async fn run(
         "statesCompared": findings.states_compared,
         "messagesStored": findings.messages_stored,
         "finalSeqs": targets,
+        "churn": churned.as_ref().map(churn::Churn::report),
         "violations": findings.violations,
     });
     Ok((report, ok))
