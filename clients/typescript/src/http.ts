@@ -36,9 +36,7 @@ export async function requestJson(
   path: string,
   signal?: AbortSignal,
 ): Promise<unknown> {
-  const options: { signal?: AbortSignal } = {};
-  if (signal !== undefined) options.signal = signal;
-  return (await request(opts, conn, method, path, options)).body;
+  return (await request(opts, conn, method, path, { signal })).body;
 }
 
 /**
