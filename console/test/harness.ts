@@ -2,15 +2,55 @@
 // helper (clients/typescript/test/helpers/server.ts, the one copy of that code, compiled
 // into this package's test build too); here is what only the console's tests need: a TCP
 // proxy in front of chatd that can hold what browsers send on their WebSockets (a send in
-// flight that the server has not seen yet).
+// flight that the server has not seen yet), and, on demand (CONSOLE_TEST_DIST=1), the
+// console's files served from console/dist instead of the chatd binary.
+import { readFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { BrowserContext, Route } from 'playwright-core';
 import { REPO_ROOT } from '../../clients/typescript/test/helpers/server.js';
 
 export { ChatdServer, REPO_ROOT, sleep } from '../../clients/typescript/test/helpers/server.js';
 
 /** console/ */
 export const CONSOLE_ROOT = join(REPO_ROOT, 'console');
+
+/**
+ * CONSOLE_TEST_DIST=1: the browsers get the console's files (the page, script, style sheet
+ * and icon under /console) from console/dist as built now, not those the chatd binary
+ * embedded when it was compiled (src/http/console.rs, include_str!). For trying console
+ * changes against a chatd built before them, without rebuilding it. Each file is still asked
+ * of chatd, and its answer's status and headers (the Content-Security-Policy among them)
+ * are kept: only the body of a 200 is replaced. Off by default: CI tests what chatd serves.
+ */
+export const CONSOLE_FROM_DIST = process.env.CONSOLE_TEST_DIST === '1';
+
+/** The files of console/dist chatd serves, by their path. */
+const DIST_FILES: ReadonlyMap<string, string> = new Map([
+  ['/console', 'index.html'],
+  ['/console/', 'index.html'],
+  ['/console/console.js', 'console.js'],
+  ['/console/console.css', 'console.css'],
+  ['/console/favicon.svg', 'favicon.svg'],
+]);
+
+/** With {@link CONSOLE_FROM_DIST}, makes `ctx`'s pages get the console's files from console/dist. */
+export async function consoleFilesFromDist(ctx: BrowserContext): Promise<void> {
+  if (!CONSOLE_FROM_DIST) return;
+  await ctx.route(
+    (url) => DIST_FILES.has(url.pathname),
+    async (route: Route) => {
+      const file = DIST_FILES.get(new URL(route.request().url()).pathname) ?? '';
+      const response = await route.fetch();
+      if (!response.ok()) {
+        await route.fulfill({ response });
+        return;
+      }
+      const body = readFileSync(join(CONSOLE_ROOT, 'dist', file));
+      await route.fulfill({ response, body, headers: { ...response.headers(), 'content-length': String(body.length) } });
+    },
+  );
+}
 
 interface Pair {
   client: Socket;
