@@ -267,7 +267,9 @@ export class ChatView {
     const id = this.state.current;
     if (title === null || id === undefined) return;
     const text = this.state.label(id);
-    if (title.textContent !== text) title.textContent = text;
+    if (title.textContent === text) return;
+    title.textContent = text;
+    this.composer.relabel();
   }
 
   /** Builds the pane of the selected channel from its parts (or says why there is none). */
