@@ -11,6 +11,12 @@
     field;
     /** With `rate_limited`: how long to wait. */
     retryAfterMs;
+    /**
+     * A word telling refusals of one code apart, when the server gave one (version 1.2, the
+     * HTTP error body's `reason`): e.g. `dm_policy` for a direct channel that `dm_policy`
+     * refuses, `banned` for a join refused to a banned user. Unknown reasons are passed through.
+     */
+    reason;
     /** Creates an error; `retryable` defaults to the spec's classification of `code`. */
     constructor(code, message, options = {}) {
       super(message);
@@ -19,6 +25,7 @@
       this.retryable = options.retryable ?? RETRYABLE_CODES.has(code);
       this.field = options.field;
       this.retryAfterMs = options.retryAfterMs;
+      this.reason = options.reason;
     }
     /** Builds a ChatdError from an `ERROR` frame. */
     static fromFrame(frame) {
@@ -38,17 +45,22 @@
     return requestJson(opts, conn, "GET", path, signal);
   }
   async function requestJson(opts, conn, method, path, signal) {
+    return (await request(opts, conn, method, path, { signal })).body;
+  }
+  async function request(opts, conn, method, path, options = {}) {
+    const { signal } = options;
     if (signal?.aborted === true) throw new ChatdError("aborted", "aborted");
     const f = globalThis.fetch;
     if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
     const what = `${method} ${path.split("?")[0] ?? path}`;
+    const json = options.body === void 0 ? void 0 : JSON.stringify(options.body);
     const last = conn.lastToken;
-    let res = await request(f, method, `${httpBase(opts)}${path}`, last ?? await conn.getToken(), what, signal);
+    let res = await fetchOnce(f, method, `${httpBase(opts)}${path}`, last ?? await conn.getToken(), json, what, signal);
     if (res.status === 401 && last !== void 0 && typeof opts.token === "function") {
       const fresh = await conn.getToken();
       if (fresh !== last) {
         await res.body?.cancel().catch(() => void 0);
-        res = await request(f, method, `${httpBase(opts)}${path}`, fresh, what, signal);
+        res = await fetchOnce(f, method, `${httpBase(opts)}${path}`, fresh, json, what, signal);
       }
     }
     let body;
@@ -62,13 +74,19 @@
       const code = typeof err?.code === "string" ? err.code : res.status >= 500 ? "unavailable" : "internal";
       const message = typeof err?.message === "string" ? err.message : `${what}: HTTP ${res.status}`;
       const field2 = code === "invalid_field" ? /^([A-Za-z_][A-Za-z0-9_]*):/.exec(message)?.[1] : void 0;
-      throw new ChatdError(code, message, field2 === void 0 ? {} : { field: field2 });
+      const details = {};
+      if (field2 !== void 0) details.field = field2;
+      if (typeof err?.reason === "string") details.reason = err.reason;
+      throw new ChatdError(code, message, details);
     }
-    return body;
+    return { status: res.status, body };
   }
-  async function request(f, method, url, token, what, signal) {
+  async function fetchOnce(f, method, url, token, json, what, signal) {
     try {
-      const init = { method, headers: { authorization: `Bearer ${token}` }, cache: "no-store" };
+      const headers = { authorization: `Bearer ${token}` };
+      if (json !== void 0) headers["content-type"] = "application/json";
+      const init = { method, headers, cache: "no-store" };
+      if (json !== void 0) init.body = json;
       if (signal !== void 0) init.signal = signal;
       return await f(url, init);
     } catch (e) {
@@ -86,6 +104,89 @@
   }
   function isAborted(signal) {
     return signal?.aborted === true;
+  }
+
+  // ../clients/typescript/src/channel-create.ts
+  var NewChannels = class {
+    c;
+    conn;
+    refresher;
+    /** Requests with the connection's token; the channel list is brought up to date through `refresher`. */
+    constructor(c, conn, refresher) {
+      this.c = c;
+      this.conn = conn;
+      this.refresher = refresher;
+    }
+    /** The direct channel with `userId`, made when there is none (see `ChatClient.direct`). */
+    async direct(userId, options = {}) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      const path = `/v1/me/direct/${encodeURIComponent(userId)}`;
+      const answer = await request(this.c.opts, this.conn, "PUT", path, { signal: options.signal });
+      const channel = parseChannelInfo(answer.body, "PUT /v1/me/direct/{userId}");
+      await this.listed(channel, "member", options.signal);
+      return { channel, created: answer.status === 201 };
+    }
+    /** A group channel with the user as its owner (see `ChatClient.createChannel`). */
+    async create(options = {}) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      const body = {};
+      if (options.channelId !== void 0) body.channelId = options.channelId;
+      if (options.name !== void 0) body.name = options.name;
+      if (options.visibility !== void 0) body.visibility = options.visibility;
+      if (options.members !== void 0) body.members = [...options.members];
+      const answer = await request(this.c.opts, this.conn, "POST", "/v1/me/channels", { body, signal: options.signal });
+      const channel = parseChannelInfo(answer.body, "POST /v1/me/channels");
+      await this.listed(channel, "owner", options.signal);
+      return channel;
+    }
+    /** Reads the channel list; when that fails, lists `channel` from its object, the user's role `role`. */
+    async listed(channel, role, signal) {
+      await this.refresher.listAfter(
+        channel.channelId,
+        (ch) => ({
+          channelId: channel.channelId,
+          lastSeq: Math.max(channel.lastSeq, ch.log.knownLastSeq),
+          deliveredSeq: ch.deliveredSeq,
+          readSeq: ch.readSeq,
+          name: channel.name,
+          metadata: channel.metadata,
+          kind: channel.kind,
+          visibility: channel.visibility,
+          memberCount: channel.memberCount,
+          role
+        }),
+        signal
+      );
+    }
+  };
+  function parseChannelInfo(body, what) {
+    const bad = (why) => new ChatdError("internal", `${what}: ${why}`);
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw bad("not a JSON object");
+    const b = body;
+    const { channelId, members, lastSeq, createdAt } = b;
+    const name = b.name ?? null;
+    const metadata = b.metadata ?? null;
+    const kind = b.kind ?? "group";
+    const visibility = b.visibility ?? "private";
+    if (typeof channelId !== "string") throw bad("no channelId");
+    if (!Array.isArray(members) || !members.every((m) => typeof m === "string")) throw bad("no members list");
+    if (typeof lastSeq !== "number" || typeof createdAt !== "number") throw bad("no lastSeq or createdAt");
+    if (name !== null && typeof name !== "string") throw bad("a name that is not a string");
+    if (metadata !== null && (typeof metadata !== "object" || Array.isArray(metadata))) throw bad("metadata that is not an object");
+    if (typeof kind !== "string" || typeof visibility !== "string") throw bad("a kind or visibility that is not a string");
+    const memberCount = b.memberCount ?? members.length;
+    if (typeof memberCount !== "number") throw bad("a memberCount that is not a number");
+    return {
+      channelId,
+      members,
+      lastSeq,
+      createdAt,
+      name,
+      metadata,
+      kind,
+      visibility,
+      memberCount
+    };
   }
 
   // ../clients/typescript/src/channel-refresh.ts
@@ -111,6 +212,28 @@
       if (!Array.isArray(list)) throw new ChatdError("internal", "GET /v1/me/channels: no channels list");
       if (this.conn.state !== "closed") this.apply(list, startEpoch);
       return this.channels.list.getSnapshot();
+    }
+    /**
+     * After a change of the user's own that put it in `channelId` (a join, a new group or
+     * direct channel): reads the list at once, so that the channel is listed
+     * (`channelAdded`) when the caller resolves. When that read fails, a channel not listed
+     * yet is listed from `entry(ch)` (what the change's answer says of it) until the next
+     * read; an `aborted` read still rejects (the change was made all the same).
+     */
+    async listAfter(channelId, entry, signal) {
+      try {
+        await this.refresh(signal);
+      } catch (e) {
+        if (this.conn.state === "closed") return;
+        const ch = this.channels.ctx(channelId);
+        if (ch.removed || ch.hello === void 0) {
+          ch.removed = false;
+          this.channels.takeChannelState(ch, entry(ch));
+          this.channels.markListed(ch);
+          if (ch.opened) this.sync.resume(ch);
+        }
+        if (e instanceof ChatdError && e.code === "aborted") throw e;
+      }
     }
     /** While open, {@link ChannelRefresh.refresh} every `channelRefreshMs` (started once). */
     start() {
@@ -1148,14 +1271,12 @@
     c;
     conn;
     channels;
-    sync;
     refresher;
     /** Requests with the connection's token; the channel list is brought up to date through `refresher`. */
-    constructor(c, conn, channels, sync, refresher) {
+    constructor(c, conn, channels, refresher) {
       this.c = c;
       this.conn = conn;
       this.channels = channels;
-      this.sync = sync;
       this.refresher = refresher;
     }
     /** One page of public channels (see `ChatClient.directory`). */
@@ -1176,27 +1297,19 @@
      */
     async join(channelId, options = {}) {
       await this.membership("PUT", channelId, options.signal);
-      try {
-        await this.refresher.refresh(options.signal);
-      } catch (e) {
-        if (this.conn.state === "closed") return;
-        const ch = this.channels.ctx(channelId);
-        if (ch.removed || ch.hello === void 0) {
-          ch.removed = false;
-          this.channels.takeChannelState(ch, {
-            channelId,
-            lastSeq: ch.log.knownLastSeq,
-            deliveredSeq: ch.deliveredSeq,
-            readSeq: ch.readSeq,
-            kind: "group",
-            visibility: "public",
-            role: "member"
-          });
-          this.channels.markListed(ch);
-          if (ch.opened) this.sync.resume(ch);
-        }
-        if (e instanceof ChatdError && e.code === "aborted") throw e;
-      }
+      await this.refresher.listAfter(
+        channelId,
+        (ch) => ({
+          channelId,
+          lastSeq: ch.log.knownLastSeq,
+          deliveredSeq: ch.deliveredSeq,
+          readSeq: ch.readSeq,
+          kind: "group",
+          visibility: "public",
+          role: "member"
+        }),
+        options.signal
+      );
     }
     /**
      * Leaves a channel: the channel is removed from the list at once (`channelRemoved`),
@@ -1242,10 +1355,52 @@
   var Members = class {
     c;
     conn;
-    /** Reads with the connection's token. */
-    constructor(c, conn) {
+    channels;
+    refresher;
+    /** Requests with the connection's token; after a change the channel list is read through `refresher`. */
+    constructor(c, conn, channels, refresher) {
       this.c = c;
       this.conn = conn;
+      this.channels = channels;
+      this.refresher = refresher;
+    }
+    /**
+     * `PUT /v1/channels/{channelId}/members/{userId}`, with `{"role"}` when `role` is given
+     * (see `ChatClient.addMember` and `setMemberRole`), then the channel list is read.
+     */
+    async put(channelId, userId, role, options = {}) {
+      this.notClosed();
+      const body = role === void 0 ? void 0 : { role };
+      await request(this.c.opts, this.conn, "PUT", memberPath(channelId, userId), { body, signal: options.signal });
+      await this.changed(options.signal);
+    }
+    /**
+     * `DELETE /v1/channels/{channelId}/members/{userId}` (see `ChatClient.removeMember`); the
+     * user's own removal takes the channel from the list at once, as a leave does. Then the
+     * channel list is read.
+     */
+    async remove(channelId, userId, options = {}) {
+      this.notClosed();
+      await request(this.c.opts, this.conn, "DELETE", memberPath(channelId, userId), { signal: options.signal });
+      if (this.conn.state === "closed") return;
+      if (userId === this.c.userId) {
+        const ch = this.channels.get(channelId);
+        if (ch !== void 0) this.channels.markRemoved(ch);
+      }
+      await this.changed(options.signal);
+    }
+    /** Rejects with `closed` after `ChatClient.close`. */
+    notClosed() {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+    }
+    /** Reads the channel list after a change; a failed read is left to the next one (an abort still rejects). */
+    async changed(signal) {
+      if (this.conn.state === "closed") return;
+      try {
+        await this.refresher.refresh(signal);
+      } catch (e) {
+        if (e instanceof ChatdError && e.code === "aborted") throw e;
+      }
     }
     /** One page (see `ChatClient.members`). */
     async page(channelId, options = {}) {
@@ -1281,6 +1436,9 @@
       return { members, atSeq: Number.isFinite(atSeq) ? atSeq : 0 };
     }
   };
+  function memberPath(channelId, userId) {
+    return `/v1/channels/${encodeURIComponent(channelId)}/members/${encodeURIComponent(userId)}`;
+  }
   function parseMembersPage(body) {
     const bad = (what) => new ChatdError("internal", `GET /v1/channels/{channelId}/members: ${what}`);
     if (typeof body !== "object" || body === null) throw bad("not a JSON object");
@@ -2337,8 +2495,9 @@
     typingIndicators;
     presenceSub;
     refresher;
-    memberReader;
+    memberRoutes;
     dir;
+    newChannels;
     started = false;
     /** Creates a client; nothing happens until {@link ChatClient.start}. */
     constructor(options) {
@@ -2380,8 +2539,9 @@
       this.typingIndicators = new TypingIndicators(c, conn, channels);
       this.presenceSub = new PresenceSubscription(c, conn);
       this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
-      this.memberReader = new Members(c, conn);
-      this.dir = new Directory(c, conn, channels, this.sync, this.refresher);
+      this.memberRoutes = new Members(c, conn, channels, this.refresher);
+      this.dir = new Directory(c, conn, channels, this.refresher);
+      this.newChannels = new NewChannels(c, conn, this.refresher);
       this.connection = conn.store;
       this.presence = this.presenceSub.store;
       this.channelList = channels.list;
@@ -2492,7 +2652,7 @@
      * ```
      */
     members(channelId, options = {}) {
-      return this.memberReader.page(channelId, options);
+      return this.memberRoutes.page(channelId, options);
     }
     /**
      * Reads every member of a channel: {@link ChatClient.members} page after page
@@ -2501,7 +2661,7 @@
      * made while paging may show in later pages only). Rejects as `members` does.
      */
     allMembers(channelId, options = {}) {
-      return this.memberReader.all(channelId, options);
+      return this.memberRoutes.all(channelId, options);
     }
     /**
      * Reads one page of the directory of public channels (`GET /v1/directory`, protocol
@@ -2555,6 +2715,80 @@
      */
     leave(channelId, options = {}) {
       return this.dir.leave(channelId, options);
+    }
+    /**
+     * Opens the one direct channel of the user and `userId` (`PUT /v1/me/direct/{userId}`,
+     * protocol §13.2): made by this call when there is none (`created: true`, HTTP 201),
+     * else the same channel as before, whoever of the two made it (`created: false`, 200).
+     * Its id is the server's; it is `direct` and private, its members the two users (the
+     * user alone when `userId` is the user's own id); it cannot be left and no one is added
+     * to it. The channel list is read at once after it (as {@link ChatClient.join} does), so
+     * that the channel is in {@link ChatClient.channelList} when this resolves; open it with
+     * {@link ChatClient.channel}.
+     *
+     * Rejects with a ChatdError: `forbidden` with `reason` `dm_policy` when the server's
+     * `dm_policy` does not allow a new direct channel with this user, `invalid_field` for a
+     * bad user id, `not_found` from a server before protocol 1.2, `unavailable`, `aborted`,
+     * `closed`.
+     *
+     * @example
+     * ```ts
+     * const { channel } = await client.direct('bob');
+     * const room = client.channel(channel.channelId);
+     * await room.send('hi bob');
+     * ```
+     */
+    direct(userId, options = {}) {
+      return this.newChannels.direct(userId, options);
+    }
+    /**
+     * Creates a group channel with the user as its `owner` and `members` as `member`s (`POST
+     * /v1/me/channels`, protocol §13.2), `private` unless `visibility` says `public`, with
+     * the id given or one the server chooses. Resolves to its channel object (HTTP 201) once
+     * the channel list has been read again, so that it is in {@link ChatClient.channelList}
+     * (the user's `role` `owner`).
+     *
+     * Rejects with a ChatdError: `conflict` when the id is taken, `forbidden` when the server
+     * does not let users create channels (`user_channel_creation` off), `invalid_field` for a
+     * bad id, name, visibility or member (`field` names it), `not_found` from a server
+     * before protocol 1.2, `unavailable`, `aborted`, `closed`.
+     */
+    createChannel(options = {}) {
+      return this.newChannels.create(options);
+    }
+    /**
+     * Adds `userId` to a channel (`PUT /v1/channels/{channelId}/members/{userId}`, protocol
+     * §13.1), with the user's token: the user must be an `owner` or `moderator` of it. A new
+     * member is a `member` unless `role` says otherwise; an existing one keeps its role
+     * unless `role` is given (also fine when it is a member already). A moderator may add
+     * `member`s only; any other role, or changing an existing member's, needs an owner (see
+     * {@link ChatClient.setMemberRole}). The channel list is read again after it.
+     *
+     * Rejects with a ChatdError: `forbidden` when the user's role does not allow it, the user
+     * is not a member of the channel (or it does not exist), or it is a direct channel;
+     * `invalid_field` for a bad id or role; `unavailable`, `aborted`, `closed`.
+     */
+    addMember(channelId, userId, options = {}) {
+      return this.memberRoutes.put(channelId, userId, options.role, options);
+    }
+    /**
+     * Sets the role of a member of a channel (`member`, `moderator` or `owner`; `PUT
+     * /v1/channels/{channelId}/members/{userId}` with `{"role"}`): only an `owner` of the
+     * channel may. A user who is not a member yet is added with that role. Rejects as
+     * {@link ChatClient.addMember} does.
+     */
+    setMemberRole(channelId, userId, role, options = {}) {
+      return this.memberRoutes.put(channelId, userId, role, options);
+    }
+    /**
+     * Removes `userId` from a channel (`DELETE /v1/channels/{channelId}/members/{userId}`;
+     * also fine when it is not a member): an `owner` may remove anyone, a `moderator` only
+     * `member`s. The user's own removal takes the channel from
+     * {@link ChatClient.channelList} at once, as {@link ChatClient.leave} does; the list is
+     * read again after it. Rejects as {@link ChatClient.addMember} does.
+     */
+    removeMember(channelId, userId, options = {}) {
+      return this.memberRoutes.remove(channelId, userId, options);
     }
     /**
      * Loads the page of entries just below the oldest held one. Resolves to whether even
@@ -3132,6 +3366,17 @@
     if (message.includes("missing bearer")) return "No token was given. Paste your user token to sign in.";
     return `This server does not accept this token (${message}). Sign in again with a new token.`;
   }
+  function refusalWords(what, e) {
+    if (!(e instanceof ChatdError)) return `${what}: ${e instanceof Error ? e.message : String(e)}.`;
+    switch (e.code) {
+      case "unavailable":
+        return `${what}: the server or its database cannot be reached; try again.`;
+      case "not_found":
+        return `${what}: this server does not support it (it speaks a chatd protocol before 1.2).`;
+      default:
+        return `${what}: ${e.message} [${e.reason === void 0 ? e.code : `${e.code}, ${e.reason}`}].`;
+    }
+  }
 
   // src/chat-actions.ts
   var QUICK_REACTIONS = [
@@ -3265,13 +3510,20 @@
   var ChannelList = class {
     state;
     select;
+    renamed;
     /** Unread counts last shown, to announce the channels where they grew. */
     shownUnread = /* @__PURE__ */ new Map();
+    /** Direct channels whose members were asked for (once each). */
+    askedPeer = /* @__PURE__ */ new Set();
     mounted = false;
-    /** `select` is called with the channel the user clicks. */
-    constructor(state, select) {
+    /**
+     * `select` is called with the channel the user clicks; `renamed` when a direct channel's
+     * other user became known (its label changed).
+     */
+    constructor(state, select, renamed) {
       this.state = state;
       this.select = select;
+      this.renamed = renamed;
     }
     /** Makes the sidebar (its list is filled by `render`). */
     sidebar() {
@@ -3304,8 +3556,11 @@
       ul.replaceChildren(
         ...this.state.client.channelList.getSnapshot().map((c) => {
           const id = c.channelId;
+          if (c.kind === "direct") this.askPeer(id);
           const unread = id === current ? 0 : c.unread;
-          const label = unread > 0 ? `${id}, ${unread} unread` : id;
+          const shown = this.state.label(id);
+          const name = c.kind === "direct" ? `direct message ${shown.slice(2)}` : shown.slice(2);
+          const label = unread > 0 ? `${name}, ${unread} unread` : name;
           return h(
             "li",
             {},
@@ -3315,17 +3570,37 @@
                 type: "button",
                 class: "channel",
                 "data-channel": id,
+                "data-kind": c.kind,
                 "aria-current": id === current ? "true" : "false",
                 "aria-label": label,
+                title: id,
                 onclick: () => {
                   this.select(id);
                 }
               },
-              h("span", {}, `# ${id}`),
+              h("span", { class: "channel-label" }, shown),
               h("span", { class: "badge", "data-count": String(unread), "aria-hidden": "true" }, String(unread))
             )
           );
         })
+      );
+    }
+    /** Reads the members of a direct channel whose other user is not known yet (once). */
+    askPeer(id) {
+      if (this.state.peers.has(id) || this.askedPeer.has(id)) return;
+      this.askedPeer.add(id);
+      this.state.client.members(id, { limit: 3 }).then(
+        (page) => {
+          if (this.state.closed) return;
+          const me = this.state.userId;
+          const peer = page.members.find((m) => m.userId !== me)?.userId ?? (page.members.length > 0 ? me : void 0);
+          if (peer === void 0) return;
+          this.state.peers.set(id, peer);
+          this.render();
+          this.renamed(id);
+        },
+        () => {
+        }
       );
     }
   };
@@ -3353,8 +3628,8 @@
       const textarea = h("textarea", {
         id: "composer",
         rows: 1,
-        "aria-label": `Message to ${id}`,
-        placeholder: `Message #${id} (Enter sends, Shift+Enter for a new line)`
+        "aria-label": `Message to ${this.state.label(id).slice(2)}`,
+        placeholder: `Message ${this.state.label(id)} (Enter sends, Shift+Enter for a new line)`
       });
       textarea.addEventListener("keydown", (ev) => {
         this.onKey(ev);
@@ -3401,6 +3676,15 @@
       if (this.sendBtn !== void 0) this.sendBtn.textContent = "Save";
       c.focus();
     }
+    /** The channel's name on screen changed (a direct channel's other user became known): say it in the composer too. */
+    relabel() {
+      const c = this.textarea;
+      const id = this.state.current;
+      if (c === void 0 || id === void 0) return;
+      const label = this.state.label(id);
+      c.placeholder = `Message ${label} (Enter sends, Shift+Enter for a new line)`;
+      if (this.editing === void 0) c.setAttribute("aria-label", `Message to ${label.slice(2)}`);
+    }
     /** Ends an edit and gives back the draft. */
     endEdit() {
       const c = this.textarea;
@@ -3408,7 +3692,7 @@
       this.editing = void 0;
       if (c !== void 0) {
         c.value = draft;
-        c.setAttribute("aria-label", `Message to ${this.state.current ?? ""}`);
+        c.setAttribute("aria-label", `Message to ${this.state.current === void 0 ? "" : this.state.label(this.state.current).slice(2)}`);
       }
       if (this.editingEl !== void 0) this.editingEl.textContent = "";
       if (this.sendBtn !== void 0) this.sendBtn.textContent = "Send";
@@ -3532,6 +3816,145 @@
       el.textContent = text;
     }
   };
+
+  // src/chat-create.ts
+  var NewChats = class {
+    state;
+    hooks;
+    /** Each form's toggle button, by form id. */
+    toggles = /* @__PURE__ */ new Map();
+    forms = /* @__PURE__ */ new Map();
+    constructor(state, hooks) {
+      this.state = state;
+      this.hooks = hooks;
+    }
+    /** Makes the sidebar part: New message and New channel, each with its form (hidden until opened). */
+    element() {
+      const user = h("input", { id: "dm-user", type: "text", autocomplete: "off", placeholder: "e.g. bob", "aria-describedby": "dm-status" });
+      const dmStatus = h("p", { class: "hint", id: "dm-status", role: "status" });
+      const dm = this.form(
+        "dm-form",
+        "Open a direct message",
+        () => {
+          this.openDirect(user, dmStatus);
+        },
+        h("label", { for: "dm-user" }, "User id"),
+        user,
+        h("button", { type: "submit", class: "primary", id: "dm-open" }, "Open"),
+        dmStatus
+      );
+      const name = h("input", { id: "group-name", type: "text", autocomplete: "off", placeholder: "e.g. Book club", "aria-describedby": "group-status" });
+      const visibility = h(
+        "select",
+        { id: "group-visibility" },
+        h("option", { value: "private" }, "Private: members only"),
+        h("option", { value: "public" }, "Public: anyone may find and join it")
+      );
+      const groupStatus = h("p", { class: "hint", id: "group-status", role: "status" });
+      const group = this.form(
+        "group-form",
+        "Create a channel",
+        () => {
+          this.createGroup(name, visibility, groupStatus);
+        },
+        h("label", { for: "group-name" }, "Name"),
+        name,
+        h("label", { for: "group-visibility" }, "Who can see it"),
+        visibility,
+        h("button", { type: "submit", class: "primary", id: "group-create" }, "Create"),
+        groupStatus
+      );
+      return h(
+        "div",
+        { class: "create-part" },
+        h("div", { class: "create-buttons" }, this.toggle("new-message", "New message", dm, user), this.toggle("new-channel", "New channel", group, name)),
+        dm,
+        group
+      );
+    }
+    /** A form (hidden) that calls `submit` instead of being sent. */
+    form(id, label, submit, ...children) {
+      const form = h("form", { class: "create-form", id, "aria-label": label, hidden: true }, ...children);
+      form.addEventListener("submit", (ev) => {
+        ev.preventDefault();
+        submit();
+      });
+      this.forms.set(id, form);
+      return form;
+    }
+    /** The button that shows (and hides) `form`, the other form hidden; focus goes to `first`. */
+    toggle(id, text, form, first) {
+      const onclick = () => {
+        const open = form.hidden;
+        for (const [fid, f] of this.forms) {
+          f.hidden = fid === form.id ? !open : true;
+          this.toggles.get(fid)?.setAttribute("aria-expanded", String(!f.hidden));
+        }
+        if (open) first.focus();
+      };
+      const b = h("button", { type: "button", class: "create", id, "aria-expanded": "false", "aria-controls": form.id, onclick }, text);
+      this.toggles.set(form.id, b);
+      return b;
+    }
+    /** Hides a form once it did its work. */
+    close(formId) {
+      const f = this.forms.get(formId);
+      if (f !== void 0) f.hidden = true;
+      this.toggles.get(formId)?.setAttribute("aria-expanded", "false");
+    }
+    /** New message: the direct channel with the user typed, opened. */
+    openDirect(input, status) {
+      const user = input.value.trim();
+      if (user === "") {
+        status.textContent = "Type the user id of the person to write to.";
+        return;
+      }
+      status.textContent = `Opening the direct channel with ${user}…`;
+      this.state.client.direct(user).then(
+        ({ channel, created }) => {
+          if (this.state.closed) return;
+          this.state.peers.set(channel.channelId, peerOf(channel, this.state.userId) ?? user);
+          status.textContent = "";
+          input.value = "";
+          this.close("dm-form");
+          announce(created ? `Direct channel with ${user} created.` : `Direct channel with ${user} opened.`);
+          this.hooks.select(channel.channelId);
+        },
+        (e) => {
+          if (this.state.closed) return;
+          status.textContent = refusalWords(`No direct channel with ${user}`, e);
+        }
+      );
+    }
+    /** New channel: a group with this name and visibility, the user its owner, opened. */
+    createGroup(nameInput, visibilitySelect, status) {
+      const name = nameInput.value.trim();
+      if (name === "") {
+        status.textContent = "Give the channel a name.";
+        return;
+      }
+      const visibility = visibilitySelect.value === "public" ? "public" : "private";
+      status.textContent = `Creating ${name}…`;
+      this.state.client.createChannel({ name, visibility }).then(
+        (channel) => {
+          if (this.state.closed) return;
+          status.textContent = "";
+          nameInput.value = "";
+          visibilitySelect.value = "private";
+          this.close("group-form");
+          announce(`Channel ${name} created (${visibility}); you are its owner.`);
+          this.hooks.select(channel.channelId);
+        },
+        (e) => {
+          if (this.state.closed) return;
+          status.textContent = refusalWords(`Channel ${name} was not created`, e);
+        }
+      );
+    }
+  };
+  function peerOf(channel, me) {
+    return channel.members.find((m) => m !== me) ?? channel.members[0];
+  }
 
   // src/chat-directory.ts
   var PAGE = 50;
@@ -3719,9 +4142,20 @@
   }
 
   // src/chat-members.ts
+  var ROLES = ["member", "moderator", "owner"];
   var ChannelMembers = class {
     state;
     el;
+    /** The column's parts, made once: the title, the list (or why there is none), the add form, the action line. */
+    titleEl;
+    bodyEl;
+    manageEl;
+    addRole;
+    actionEl;
+    /** What the list shows now (channel, members, roles, reads, controls), to skip redrawing the same. */
+    shownKey = "";
+    /** The last member change's outcome per channel, in words. */
+    actionText = /* @__PURE__ */ new Map();
     /** The last answer per channel (shown again at once when the user comes back to it). */
     loaded = /* @__PURE__ */ new Map();
     /** Channels being read now, and those asked to be read again when that read is done. */
@@ -3732,7 +4166,28 @@
     }
     /** Makes the column (filled by `render`). */
     element() {
-      this.el = h("aside", { class: "members", id: "members", "aria-labelledby": "members-title" });
+      this.titleEl = h("h2", { id: "members-title" }, "Members");
+      this.bodyEl = h("div", { id: "members-body" });
+      const user = h("input", { id: "member-add-user", type: "text", autocomplete: "off", placeholder: "user id", "aria-label": "User id to add" });
+      this.addRole = h(
+        "select",
+        { id: "member-add-role", "aria-label": "Role of the new member" },
+        ...ROLES.map((r) => h("option", { value: r }, r))
+      );
+      const form = h(
+        "form",
+        { class: "member-add", id: "member-add-form", "aria-label": "Add a member" },
+        user,
+        this.addRole,
+        h("button", { type: "submit", id: "member-add" }, "Add")
+      );
+      form.addEventListener("submit", (ev) => {
+        ev.preventDefault();
+        this.add(user);
+      });
+      this.manageEl = h("div", { class: "member-manage", id: "member-manage", hidden: true }, h("h3", {}, "Add a member"), form);
+      this.actionEl = h("p", { class: "hint", id: "member-action-status", role: "status" });
+      this.el = h("aside", { class: "members", id: "members", "aria-labelledby": "members-title" }, this.titleEl, this.bodyEl, this.manageEl, this.actionEl);
       return this.el;
     }
     /** Reads the selected channel's members again (opened, reconnected, added back). */
@@ -3753,38 +4208,73 @@
       const known = new Set(l.list.members.map((m) => m.userId));
       if (entries.some((e) => e.seq > l.list.atSeq && !known.has(e.senderId))) this.load(channelId);
     }
-    /** Redraws the column for the selected channel. */
+    /** Redraws the column for the selected channel (the add form keeps what is typed in it). */
     render() {
       const el = this.el;
-      if (el === void 0) return;
+      if (el === void 0 || this.titleEl === void 0 || this.bodyEl === void 0 || this.manageEl === void 0) return;
       const id = this.state.current;
       el.hidden = id === void 0;
       if (id === void 0) {
-        el.replaceChildren();
+        this.bodyEl.replaceChildren();
+        this.shownKey = "";
         return;
       }
       const l = this.loaded.get(id);
-      const title = h("h2", { id: "members-title" }, l?.kind === "list" ? `Members (${l.list.members.length})` : "Members");
-      if (l === void 0) {
-        el.replaceChildren(title, h("p", { class: "hint", id: "members-status" }, "Loading members…"));
+      const role = l?.kind === "list" ? this.myRole(id, l.list) : void 0;
+      const manage = role === "owner" || role === "moderator";
+      this.titleEl.textContent = l?.kind === "list" ? `Members (${l.list.members.length})` : "Members";
+      this.manageEl.hidden = !manage;
+      if (this.addRole !== void 0) {
+        this.addRole.hidden = role !== "owner";
+        if (role !== "owner") this.addRole.value = "member";
+      }
+      if (this.actionEl !== void 0) this.actionEl.textContent = this.actionText.get(id) ?? "";
+      if (l === void 0 || l.kind === "error") {
+        this.shownKey = "";
+        this.bodyEl.replaceChildren(h("p", { class: "hint", id: "members-status" }, l === void 0 ? "Loading members…" : l.text));
         return;
       }
-      if (l.kind === "error") {
-        el.replaceChildren(title, h("p", { class: "hint", id: "members-status" }, l.text));
-        return;
-      }
-      el.replaceChildren(
-        title,
-        h("ul", { class: "member-list", id: "member-list", "aria-labelledby": "members-title" }, ...l.list.members.map((m) => this.row(m)))
+      const rows = l.list.members.map((m) => ({ m, readSeq: this.readSeqOf(m) }));
+      const key2 = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq])]);
+      if (key2 === this.shownKey) return;
+      this.shownKey = key2;
+      this.bodyEl.replaceChildren(
+        h("ul", { class: "member-list", id: "member-list", "aria-labelledby": "members-title" }, ...rows.map((r) => this.row(id, r.m, r.readSeq, role)))
       );
     }
-    /** One member: name, role, and how far they read (the list's watermark or a newer one seen since). */
-    row(m) {
-      const me = m.userId === this.state.userId;
+    /** The user's role in channel `id`: its entry in the list read, else the channel list's; none in a direct channel's controls. */
+    myRole(id, list) {
+      const s = this.state.summary(id);
+      if (s?.kind === "direct") return void 0;
+      return list.members.find((m) => m.userId === this.state.userId)?.role ?? s?.role;
+    }
+    /** How far a member read: the list's watermark or a newer one seen since. */
+    readSeqOf(m) {
       const snap = this.state.snapshot();
-      const live = me ? snap?.readSeq : snap?.receipts[m.userId]?.readSeq;
-      const readSeq = Math.max(m.readSeq, live ?? 0);
+      const live = m.userId === this.state.userId ? snap?.readSeq : snap?.receipts[m.userId]?.readSeq;
+      return Math.max(m.readSeq, live ?? 0);
+    }
+    /** One member: name, role, how far they read, and the controls the user's role allows. */
+    row(channelId, m, readSeq, myRole) {
+      const me = m.userId === this.state.userId;
       const read = readSeq > 0 ? `read up to seq ${readSeq}` : "read nothing yet";
+      const owner = myRole === "owner";
+      const mayRemove = !me && (owner || myRole === "moderator" && m.role === "member");
+      let roleControl = null;
+      if (owner && !me) {
+        const select = h(
+          "select",
+          { class: "member-role-select", "aria-label": `Role of ${m.userId}` },
+          ...ROLES.map((r) => h("option", { value: r, selected: r === m.role }, r))
+        );
+        select.addEventListener("change", () => {
+          this.setRole(channelId, m.userId, select.value);
+        });
+        roleControl = select;
+      }
+      const remove = () => {
+        this.remove(channelId, m.userId);
+      };
       return h(
         "li",
         { class: "member", "data-user": m.userId, "data-role": m.role, "data-read-seq": String(readSeq) },
@@ -3792,8 +4282,60 @@
         " ",
         h("span", { class: "role", "data-role": m.role }, m.role),
         h("span", { class: "sr-only" }, ", "),
-        h("span", { class: "member-read" }, read)
+        h("span", { class: "member-read" }, read),
+        roleControl !== null || mayRemove ? h(
+          "span",
+          { class: "member-controls" },
+          roleControl,
+          mayRemove ? h("button", { type: "button", class: "member-remove", "aria-label": `Remove ${m.userId}`, onclick: remove }, "Remove") : null
+        ) : null
       );
+    }
+    /** Add: the user typed, with the role picked (an owner's), to the selected channel. */
+    add(input) {
+      const id = this.state.current;
+      const user = input.value.trim();
+      if (id === void 0) return;
+      if (user === "") {
+        this.say(id, "Type the user id of the member to add.");
+        return;
+      }
+      const picked = this.addRole?.hidden === false ? this.addRole.value : "member";
+      const options = picked === "member" ? {} : { role: picked };
+      const done = `${user} was added${picked === "member" ? "" : ` as ${picked}`}.`;
+      this.change(id, this.state.client.addMember(id, user, options), done, `${user} was not added`, () => {
+        input.value = "";
+      });
+    }
+    setRole(channelId, user, role) {
+      this.change(channelId, this.state.client.setMemberRole(channelId, user, role), `${user} is now ${role}.`, `The role of ${user} was not changed`);
+    }
+    remove(channelId, user) {
+      this.change(channelId, this.state.client.removeMember(channelId, user), `${user} was removed.`, `${user} was not removed`);
+    }
+    /** A member change in flight: its outcome in words under the list, and the list read again either way. */
+    change(channelId, p, done, refused, onDone) {
+      this.say(channelId, "Saving…");
+      p.then(
+        () => {
+          if (this.state.closed) return;
+          onDone?.();
+          this.say(channelId, done);
+          announce(done);
+          this.load(channelId);
+        },
+        (e) => {
+          if (this.state.closed) return;
+          this.say(channelId, refusalWords(refused, e));
+          this.shownKey = "";
+          this.load(channelId);
+        }
+      );
+    }
+    /** Sets the action line of a channel (shown when it is the selected one). */
+    say(channelId, text) {
+      this.actionText.set(channelId, text);
+      if (channelId === this.state.current && this.actionEl !== void 0) this.actionEl.textContent = text;
     }
     /** Reads a channel's members (once at a time per channel; a request meanwhile reads again after). */
     load(id) {
@@ -4166,12 +4708,30 @@
     current;
     /** Set once the view is closed: late callbacks then change nothing. */
     closed = false;
+    /**
+     * The other user of each direct channel, once known (from `direct`'s answer, or its
+     * members read); the user's own id for the user's channel with itself.
+     */
+    peers = /* @__PURE__ */ new Map();
     constructor(client) {
       this.client = client;
     }
     /** The user id (the token's subject). */
     get userId() {
       return this.client.userId;
+    }
+    /** The channel list's entry of a channel, if the user is in it. */
+    summary(id) {
+      return this.client.channelList.getSnapshot().find((c) => c.channelId === id);
+    }
+    /**
+     * What a channel is called on screen: `@ bob` for a direct channel (`@ …` until the other
+     * user is known), `# name` for a group with a name, else `# id`.
+     */
+    label(id) {
+      const s = this.summary(id);
+      if (s?.kind === "direct") return `@ ${this.peers.get(id) ?? "…"}`;
+      return `# ${s?.name ?? id}`;
     }
     /** The store of the selected channel, once opened. */
     currentStore() {
@@ -4204,6 +4764,7 @@
     people;
     members;
     directory;
+    newChats;
     actions;
     messages;
     composer;
@@ -4224,9 +4785,15 @@
           this.notices.render();
         }
       });
-      this.channels = new ChannelList(state, (id) => {
-        this.select(id);
-      });
+      this.channels = new ChannelList(
+        state,
+        (id) => {
+          this.select(id);
+        },
+        () => {
+          this.retitle();
+        }
+      );
       this.people = new People(state);
       this.members = new ChannelMembers(state);
       this.directory = new ChannelDirectory(state, {
@@ -4235,6 +4802,11 @@
         },
         notice: (text) => {
           this.notices.set(text);
+        }
+      });
+      this.newChats = new NewChats(state, {
+        select: (id) => {
+          this.select(id);
         }
       });
       this.composer = new Composer(state, {
@@ -4283,6 +4855,8 @@
         c.channelList.subscribe(() => {
           this.channels.changed();
           this.directory.render();
+          this.retitle();
+          this.members.render();
         }),
         c.events.on("hello", (hello) => {
           this.helloIds = new Set(hello.channels.map((x) => x.channelId));
@@ -4340,7 +4914,7 @@
     mount(root) {
       document.title = `${this.userId} · chatd console`;
       const sidebar = this.channels.sidebar();
-      sidebar.append(this.directory.element());
+      sidebar.append(this.newChats.element(), this.directory.element());
       root.replaceChildren(h("div", { class: "chat" }, sidebar, h("section", { class: "pane", id: "pane", "aria-label": "Messages" }), this.members.element()));
       this.channels.render();
       this.renderPane();
@@ -4381,6 +4955,16 @@
       this.members.refresh();
       if (id !== void 0) this.state.stores.get(id)?.markRead();
     }
+    /** The selected channel's title, again (its name, or a direct channel's other user, became known). */
+    retitle() {
+      const title = document.getElementById("channel-title");
+      const id = this.state.current;
+      if (title === null || id === void 0) return;
+      const text = this.state.label(id);
+      if (title.textContent === text) return;
+      title.textContent = text;
+      this.composer.relabel();
+    }
     /** Builds the pane of the selected channel from its parts (or says why there is none). */
     renderPane() {
       const pane = document.getElementById("pane");
@@ -4398,7 +4982,13 @@
         return;
       }
       pane.replaceChildren(
-        h("div", { class: "pane-head" }, h("h2", { id: "channel-title" }, `# ${id}`), this.people.peopleElement(), this.directory.leaveButton(id)),
+        h(
+          "div",
+          { class: "pane-head" },
+          h("h2", { id: "channel-title", "data-channel": id, title: id }, this.state.label(id)),
+          this.people.peopleElement(),
+          this.directory.leaveButton(id)
+        ),
         this.messages.element(id),
         this.people.typingElement(),
         this.notices.element(),

@@ -1,7 +1,9 @@
 /**
  * The channel list in the sidebar: one button per channel of the client's `channelList`
  * (HELLO's `unread`, live messages, `GET /v1/me/channels`) with its unread count, and
- * screen-reader announcements of the channels where unread messages arrived.
+ * screen-reader announcements of the channels where unread messages arrived. A group shows
+ * its name (else its id), a direct channel the other user (`@ bob`), read from its members
+ * the first time the list shows a direct channel whose other user is not known yet.
  */
 import type { ChannelSummary } from '../../clients/typescript/src/index.js';
 import type { ChatState } from './chat-state.js';
@@ -11,14 +13,21 @@ import { announce, h } from './dom.js';
 export class ChannelList {
   private readonly state: ChatState;
   private readonly select: (id: string) => void;
+  private readonly renamed: (id: string) => void;
   /** Unread counts last shown, to announce the channels where they grew. */
   private readonly shownUnread = new Map<string, number>();
+  /** Direct channels whose members were asked for (once each). */
+  private readonly askedPeer = new Set<string>();
   private mounted = false;
 
-  /** `select` is called with the channel the user clicks. */
-  constructor(state: ChatState, select: (id: string) => void) {
+  /**
+   * `select` is called with the channel the user clicks; `renamed` when a direct channel's
+   * other user became known (its label changed).
+   */
+  constructor(state: ChatState, select: (id: string) => void, renamed: (id: string) => void) {
     this.state = state;
     this.select = select;
+    this.renamed = renamed;
   }
 
   /** Makes the sidebar (its list is filled by `render`). */
@@ -54,8 +63,11 @@ export class ChannelList {
     ul.replaceChildren(
       ...this.state.client.channelList.getSnapshot().map((c: ChannelSummary) => {
         const id = c.channelId;
+        if (c.kind === 'direct') this.askPeer(id);
         const unread = id === current ? 0 : c.unread;
-        const label = unread > 0 ? `${id}, ${unread} unread` : id;
+        const shown = this.state.label(id);
+        const name = c.kind === 'direct' ? `direct message ${shown.slice(2)}` : shown.slice(2);
+        const label = unread > 0 ? `${name}, ${unread} unread` : name;
         return h(
           'li',
           {},
@@ -65,17 +77,39 @@ export class ChannelList {
               type: 'button',
               class: 'channel',
               'data-channel': id,
+              'data-kind': c.kind,
               'aria-current': id === current ? 'true' : 'false',
               'aria-label': label,
+              title: id,
               onclick: () => {
                 this.select(id);
               },
             },
-            h('span', {}, `# ${id}`),
+            h('span', { class: 'channel-label' }, shown),
             h('span', { class: 'badge', 'data-count': String(unread), 'aria-hidden': 'true' }, String(unread)),
           ),
         );
       }),
+    );
+  }
+
+  /** Reads the members of a direct channel whose other user is not known yet (once). */
+  private askPeer(id: string): void {
+    if (this.state.peers.has(id) || this.askedPeer.has(id)) return;
+    this.askedPeer.add(id);
+    this.state.client.members(id, { limit: 3 }).then(
+      (page) => {
+        if (this.state.closed) return;
+        const me = this.state.userId;
+        const peer = page.members.find((m) => m.userId !== me)?.userId ?? (page.members.length > 0 ? me : undefined);
+        if (peer === undefined) return;
+        this.state.peers.set(id, peer);
+        this.render();
+        this.renamed(id);
+      },
+      () => {
+        // the label stays `@ …`; the next view (a reload) asks again
+      },
     );
   }
 }

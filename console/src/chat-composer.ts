@@ -42,8 +42,8 @@ export class Composer {
     const textarea = h('textarea', {
       id: 'composer',
       rows: 1,
-      'aria-label': `Message to ${id}`,
-      placeholder: `Message #${id} (Enter sends, Shift+Enter for a new line)`,
+      'aria-label': `Message to ${this.state.label(id).slice(2)}`,
+      placeholder: `Message ${this.state.label(id)} (Enter sends, Shift+Enter for a new line)`,
     });
     textarea.addEventListener('keydown', (ev) => {
       this.onKey(ev);
@@ -95,6 +95,16 @@ export class Composer {
     c.focus();
   }
 
+  /** The channel's name on screen changed (a direct channel's other user became known): say it in the composer too. */
+  relabel(): void {
+    const c = this.textarea;
+    const id = this.state.current;
+    if (c === undefined || id === undefined) return;
+    const label = this.state.label(id);
+    c.placeholder = `Message ${label} (Enter sends, Shift+Enter for a new line)`;
+    if (this.editing === undefined) c.setAttribute('aria-label', `Message to ${label.slice(2)}`);
+  }
+
   /** Ends an edit and gives back the draft. */
   private endEdit(): void {
     const c = this.textarea;
@@ -102,7 +112,7 @@ export class Composer {
     this.editing = undefined;
     if (c !== undefined) {
       c.value = draft;
-      c.setAttribute('aria-label', `Message to ${this.state.current ?? ''}`);
+      c.setAttribute('aria-label', `Message to ${this.state.current === undefined ? '' : this.state.label(this.state.current).slice(2)}`);
     }
     if (this.editingEl !== undefined) this.editingEl.textContent = '';
     if (this.sendBtn !== undefined) this.sendBtn.textContent = 'Send';

@@ -1,9 +1,10 @@
 /**
  * What every part of the chat view reads: the client, the channels opened so far, the
- * selected channel, and the version 1.1 operations this server does not support. The
- * parts (chat-*.ts) keep their own elements and state; this holds only what they share.
+ * selected channel, the other user of each direct channel, what a channel is called on
+ * screen, and the version 1.1 operations this server does not support. The parts
+ * (chat-*.ts) keep their own elements and state; this holds only what they share.
  */
-import type { ChannelSnapshot, ChannelStore, ChatClient } from '../../clients/typescript/src/index.js';
+import type { ChannelSnapshot, ChannelStore, ChannelSummary, ChatClient } from '../../clients/typescript/src/index.js';
 
 /** Version 1.1 operations, as the connection snapshot names them. */
 export type V11Op = 'MSG_EDIT' | 'MSG_DELETE' | 'MSG_REACT' | 'TYPING' | 'PRESENCE_SUB';
@@ -20,6 +21,11 @@ export class ChatState {
   current: string | undefined;
   /** Set once the view is closed: late callbacks then change nothing. */
   closed = false;
+  /**
+   * The other user of each direct channel, once known (from `direct`'s answer, or its
+   * members read); the user's own id for the user's channel with itself.
+   */
+  readonly peers = new Map<string, string>();
 
   constructor(client: ChatClient) {
     this.client = client;
@@ -28,6 +34,21 @@ export class ChatState {
   /** The user id (the token's subject). */
   get userId(): string {
     return this.client.userId;
+  }
+
+  /** The channel list's entry of a channel, if the user is in it. */
+  summary(id: string): ChannelSummary | undefined {
+    return this.client.channelList.getSnapshot().find((c) => c.channelId === id);
+  }
+
+  /**
+   * What a channel is called on screen: `@ bob` for a direct channel (`@ …` until the other
+   * user is known), `# name` for a group with a name, else `# id`.
+   */
+  label(id: string): string {
+    const s = this.summary(id);
+    if (s?.kind === 'direct') return `@ ${this.peers.get(id) ?? '…'}`;
+    return `# ${s?.name ?? id}`;
   }
 
   /** The store of the selected channel, once opened. */

@@ -13,7 +13,8 @@
  * diagnosis), chat-channels.ts (sidebar), chat-messages.ts (message list),
  * chat-actions.ts (reactions, edits, deletions), chat-composer.ts, chat-people.ts
  * (people, typing, presence), chat-members.ts (the member list with roles),
- * chat-directory.ts (browsing, joining and leaving public channels) and chat-notice.ts. The parts do not import one another except for types and
+ * chat-directory.ts (browsing, joining and leaving public channels), chat-create.ts (New
+ * message and New channel) and chat-notice.ts. The parts do not import one another except for types and
  * chat-messages.ts using chat-people.ts's presence dot; what one needs from another goes
  * through the hooks given here.
  */
@@ -22,6 +23,7 @@ import { MessageActions } from './chat-actions.js';
 import { ChannelList } from './chat-channels.js';
 import { Composer } from './chat-composer.js';
 import { ConnectionIndicator } from './chat-connection.js';
+import { NewChats } from './chat-create.js';
 import { ChannelDirectory } from './chat-directory.js';
 import { ChannelMembers } from './chat-members.js';
 import { MessageList } from './chat-messages.js';
@@ -55,6 +57,7 @@ export class ChatView {
   private readonly people: People;
   private readonly members: ChannelMembers;
   private readonly directory: ChannelDirectory;
+  private readonly newChats: NewChats;
   private readonly actions: MessageActions;
   private readonly messages: MessageList;
   private readonly composer: Composer;
@@ -76,9 +79,15 @@ export class ChatView {
         this.notices.render();
       },
     });
-    this.channels = new ChannelList(state, (id) => {
-      this.select(id);
-    });
+    this.channels = new ChannelList(
+      state,
+      (id) => {
+        this.select(id);
+      },
+      () => {
+        this.retitle();
+      },
+    );
     this.people = new People(state);
     this.members = new ChannelMembers(state);
     this.directory = new ChannelDirectory(state, {
@@ -87,6 +96,11 @@ export class ChatView {
       },
       notice: (text) => {
         this.notices.set(text);
+      },
+    });
+    this.newChats = new NewChats(state, {
+      select: (id) => {
+        this.select(id);
       },
     });
     this.composer = new Composer(state, {
@@ -137,6 +151,9 @@ export class ChatView {
       c.channelList.subscribe(() => {
         this.channels.changed();
         this.directory.render();
+        this.retitle();
+        // the user's own role may have changed (a member change's list read)
+        this.members.render();
       }),
       c.events.on('hello', (hello) => {
         this.helloIds = new Set(hello.channels.map((x) => x.channelId));
@@ -199,7 +216,7 @@ export class ChatView {
   mount(root: HTMLElement): void {
     document.title = `${this.userId} · chatd console`;
     const sidebar = this.channels.sidebar();
-    sidebar.append(this.directory.element());
+    sidebar.append(this.newChats.element(), this.directory.element());
     root.replaceChildren(h('div', { class: 'chat' }, sidebar, h('section', { class: 'pane', id: 'pane', 'aria-label': 'Messages' }), this.members.element()));
     this.channels.render();
     this.renderPane();
@@ -244,6 +261,17 @@ export class ChatView {
     if (id !== undefined) this.state.stores.get(id)?.markRead();
   }
 
+  /** The selected channel's title, again (its name, or a direct channel's other user, became known). */
+  private retitle(): void {
+    const title = document.getElementById('channel-title');
+    const id = this.state.current;
+    if (title === null || id === undefined) return;
+    const text = this.state.label(id);
+    if (title.textContent === text) return;
+    title.textContent = text;
+    this.composer.relabel();
+  }
+
   /** Builds the pane of the selected channel from its parts (or says why there is none). */
   private renderPane(): void {
     const pane = document.getElementById('pane');
@@ -263,7 +291,13 @@ export class ChatView {
       return;
     }
     pane.replaceChildren(
-      h('div', { class: 'pane-head' }, h('h2', { id: 'channel-title' }, `# ${id}`), this.people.peopleElement(), this.directory.leaveButton(id)),
+      h(
+        'div',
+        { class: 'pane-head' },
+        h('h2', { id: 'channel-title', 'data-channel': id, title: id }, this.state.label(id)),
+        this.people.peopleElement(),
+        this.directory.leaveButton(id),
+      ),
       this.messages.element(id),
       this.people.typingElement(),
       this.notices.element(),

@@ -52,3 +52,20 @@ export function tokenWords(message: string): string {
   if (message.includes('missing bearer')) return 'No token was given. Paste your user token to sign in.';
   return `This server does not accept this token (${message}). Sign in again with a new token.`;
 }
+
+/**
+ * A refused request of the user routes (a new channel, a direct channel, a member change)
+ * in the server's own words: `what`, the server's message, and its code and `reason` in
+ * brackets (`[forbidden, dm_policy]`).
+ */
+export function refusalWords(what: string, e: unknown): string {
+  if (!(e instanceof ChatdError)) return `${what}: ${e instanceof Error ? e.message : String(e)}.`;
+  switch (e.code) {
+    case 'unavailable':
+      return `${what}: the server or its database cannot be reached; try again.`;
+    case 'not_found':
+      return `${what}: this server does not support it (it speaks a chatd protocol before 1.2).`;
+    default:
+      return `${what}: ${e.message} [${e.reason === undefined ? e.code : `${e.code}, ${e.reason}`}].`;
+  }
+}

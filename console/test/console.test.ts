@@ -8,9 +8,11 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { CONSOLE_ROOT, ChatdServer, HoldingProxy, REPO_ROOT, sleep } from './harness.js';
+import { CONSOLE_ROOT, ChatdServer, HoldingProxy, REPO_ROOT, consoleFilesFromDist, sleep } from './harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** A channel id the server chose (a UUIDv7). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const SHOTS = join(CONSOLE_ROOT, 'test-output');
 /** Set to copy the chat and admin screenshots into docs/img (the README shows them). */
 const UPDATE_DOCS = process.env.UPDATE_DOCS_IMG === '1';
@@ -113,6 +115,7 @@ describe('console in a real browser (alice and bob)', () => {
 
   async function newPage(viewport = { width: 1100, height: 720 }): Promise<Page> {
     const ctx = await browser.newContext({ viewport });
+    await consoleFilesFromDist(ctx, chatd.httpUrl);
     // generous: CI machines are shared, and a reconnect after a restart backs off up to 10 s
     ctx.setDefaultTimeout(45_000);
     contexts.push(ctx);
@@ -482,7 +485,9 @@ describe('console in a real browser (alice and bob)', () => {
     // Join: the sidebar lists it at once (no wait for the periodic read) and it opens on its messages
     await row.locator('button.join').click();
     await sidebarButton.waitFor({ timeout: 4000 });
-    await alice.locator('#channel-title', { hasText: '# lounge' }).waitFor();
+    // a channel with a name is called by it (the id stays in data-channel)
+    await alice.locator('#channel-title[data-channel="lounge"]', { hasText: '# The Lounge' }).waitFor();
+    await sidebarButton.locator('.channel-label', { hasText: '# The Lounge' }).waitFor();
     await message(alice, 'welcome to the lounge').waitFor();
     await alice.locator('#announcer', { hasText: 'You joined channel lounge.' }).waitFor({ state: 'attached' });
     await row.and(alice.locator('[data-member="true"]')).locator('.directory-count', { hasText: '2 members' }).waitFor();
@@ -495,7 +500,7 @@ describe('console in a real browser (alice and bob)', () => {
     // Leave: gone from the sidebar at once; another channel opens; the directory offers Join again
     await alice.locator('#leave-channel').click();
     await sidebarButton.waitFor({ state: 'detached', timeout: 4000 });
-    await alice.locator('#channel-title:not(:has-text("# lounge"))').waitFor();
+    await alice.locator('#channel-title:not([data-channel="lounge"])').waitFor();
     await alice.locator('#announcer', { hasText: 'You left channel lounge.' }).waitFor({ state: 'attached' });
     await row.and(alice.locator('[data-member="false"]')).locator('button.join').waitFor();
     const members = await chatd.admin('GET', '/v1/channels/lounge/members');
@@ -623,5 +628,142 @@ describe('console in a real browser (alice and bob)', () => {
     await alice.locator('#composer').fill('');
     await shot(alice, 'console-chat', true);
     await shot(bob, 'console-chat-bob');
+  });
+
+  test('New message opens the direct channel with a user; from the other side it is the same channel', async () => {
+    await connected(alice);
+    await connected(bob);
+    await alice.locator('#new-message').click();
+    await alice.locator('#dm-user').fill('bob');
+    await alice.locator('#dm-open').click();
+    const aliceTitle = alice.locator('#channel-title', { hasText: '@ bob' });
+    await aliceTitle.waitFor();
+    const dmId = (await aliceTitle.getAttribute('data-channel')) ?? '';
+    assert.match(dmId, UUID, 'an id the server chose');
+    await alice.locator(`button.channel[data-channel="${dmId}"][data-kind="direct"]`, { hasText: '@ bob' }).waitFor();
+    await alice.locator('#announcer', { hasText: 'Direct channel with bob created.' }).waitFor({ state: 'attached' });
+    await alice.locator('#dm-form').waitFor({ state: 'hidden' });
+    // a direct channel is not left, and no one is added to it: no Leave, no member controls
+    assert.equal(await alice.locator('#leave-channel').count(), 0);
+    await alice.locator('#member-list li.member[data-user="bob"]').waitFor();
+    assert.equal(await alice.locator('#member-manage').isHidden(), true);
+    await send(alice, 'hello in private');
+    await message(alice, 'hello in private').and(alice.locator('[data-state="sent"]')).waitFor();
+    // bob's sidebar lists it (the live message), named after alice
+    await bob.locator(`button.channel[data-channel="${dmId}"]`, { hasText: '@ alice' }).waitFor();
+    // bob opens it with New message too: the same channel, the message there
+    await bob.locator('#new-message').click();
+    await bob.locator('#dm-user').fill('alice');
+    await bob.locator('#dm-open').click();
+    await bob.locator(`#channel-title[data-channel="${dmId}"]`, { hasText: '@ alice' }).waitFor();
+    await bob.locator('#announcer', { hasText: 'Direct channel with alice opened.' }).waitFor({ state: 'attached' });
+    await message(bob, 'hello in private').waitFor();
+    await send(bob, 'hello back');
+    await message(alice, 'hello back').waitFor();
+    const stored = await chatd.admin('GET', `/v1/channels/${dmId}`);
+    const ch = stored.json as { kind: string; visibility: string; members: string[] };
+    assert.deepEqual([ch.kind, ch.visibility, [...ch.members].sort()], ['direct', 'private', ['alice', 'bob']]);
+    await shot(bob, 'console-direct');
+    // a user id the server refuses: its words under the form
+    await alice.locator('#new-message').click();
+    await alice.locator('#dm-user').fill('not an id');
+    await alice.locator('#dm-open').click();
+    await alice.locator('#dm-status', { hasText: /^No direct channel with not an id: .*\[invalid_field\]\.$/ }).waitFor();
+    await alice.locator('#new-message').click();
+    await alice.locator('#dm-form').waitFor({ state: 'hidden' });
+  });
+
+  test('New channel creates a channel with alice its owner; she adds bob and changes his role, which bob sees; refusals in the server’s words', async () => {
+    await connected(alice);
+    await connected(bob);
+    const member = (page: Page, user: string, role?: string): Locator =>
+      page.locator(`#member-list li.member[data-user="${user}"]${role === undefined ? '' : `[data-role="${role}"]`}`);
+    await alice.locator('#new-channel').click();
+    await alice.locator('#group-name').fill('Book club');
+    await alice.locator('#group-visibility').selectOption('public');
+    await alice.locator('#group-create').click();
+    const title = alice.locator('#channel-title', { hasText: '# Book club' });
+    await title.waitFor();
+    const clubId = (await title.getAttribute('data-channel')) ?? '';
+    assert.match(clubId, UUID);
+    await alice.locator(`button.channel[data-channel="${clubId}"]`, { hasText: '# Book club' }).waitFor();
+    await alice.locator('#announcer', { hasText: 'Channel Book club created (public); you are its owner.' }).waitFor({ state: 'attached' });
+    const made = (await chatd.admin('GET', `/v1/channels/${clubId}`)).json as { name: string; visibility: string; kind: string; members: string[] };
+    assert.deepEqual([made.name, made.visibility, made.kind, made.members], ['Book club', 'public', 'group', ['alice']]);
+    // her role is shown, and an owner's controls: the add form with a role picker
+    await member(alice, 'alice', 'owner').locator('.role', { hasText: 'owner' }).waitFor();
+    await alice.locator('#member-manage').waitFor();
+    assert.equal(await alice.locator('#member-add-role').isVisible(), true);
+    assert.equal(await member(alice, 'alice').locator('.member-controls').count(), 0, 'no controls on herself');
+    // she adds bob (a member), then makes him a moderator
+    await alice.locator('#member-add-user').fill('bob');
+    await alice.locator('#member-add').click();
+    await member(alice, 'bob', 'member').waitFor();
+    await alice.locator('#member-action-status', { hasText: 'bob was added.' }).waitFor();
+    assert.equal(await alice.locator('#member-add-user').inputValue(), '');
+    await member(alice, 'bob').locator('select.member-role-select').selectOption('moderator');
+    await member(alice, 'bob', 'moderator').locator('.role', { hasText: 'moderator' }).waitFor();
+    await alice.locator('#member-action-status', { hasText: 'bob is now moderator.' }).waitFor();
+    await shot(alice, 'console-roles');
+    const roles = async (): Promise<Record<string, string>> =>
+      Object.fromEntries(
+        ((await chatd.admin('GET', `/v1/channels/${clubId}/members`)).json as { members: { userId: string; role: string }[] }).members.map((m) => [
+          m.userId,
+          m.role,
+        ]),
+      );
+    assert.deepEqual(await roles(), { alice: 'owner', bob: 'moderator' });
+    // bob: the channel comes into his sidebar (its list is read every 5 s); he is a moderator
+    // there, so he may add members (no role picker) and remove members, and set no role
+    const bobsButton = bob.locator(`button.channel[data-channel="${clubId}"]`);
+    await bobsButton.waitFor();
+    await bobsButton.click();
+    await bob.locator('#channel-title', { hasText: '# Book club' }).waitFor();
+    await member(bob, 'bob', 'moderator').waitFor();
+    await member(bob, 'alice', 'owner').waitFor();
+    await bob.locator('#member-manage').waitFor();
+    assert.equal(await bob.locator('#member-add-role').isVisible(), false);
+    assert.equal(await bob.locator('select.member-role-select').count(), 0);
+    assert.equal(await member(bob, 'alice').locator('button.member-remove').count(), 0, 'a moderator removes no owner');
+    await bob.locator('#member-add-user').fill('carol');
+    await bob.locator('#member-add').click();
+    await member(bob, 'carol', 'member').locator('button.member-remove').waitFor();
+    // alice makes bob a member again; his page, not told yet, still offers Remove: the server refuses it
+    await member(alice, 'bob').locator('select.member-role-select').selectOption('member');
+    await member(alice, 'bob', 'member').waitFor();
+    await member(alice, 'carol', 'member').waitFor();
+    await member(bob, 'carol').locator('button.member-remove').click();
+    await bob
+      .locator('#member-action-status', { hasText: 'carol was not removed: needs the role moderator in this channel [forbidden].' })
+      .waitFor();
+    // the list read again after the refusal: his role is member, his controls are gone
+    await member(bob, 'bob', 'member').waitFor();
+    await bob.locator('#member-manage').waitFor({ state: 'hidden' });
+    assert.equal(await bob.locator('button.member-remove').count(), 0);
+    // the owner removes carol
+    await member(alice, 'carol').locator('button.member-remove').click();
+    await member(alice, 'carol').waitFor({ state: 'detached' });
+    assert.deepEqual(await roles(), { alice: 'owner', bob: 'member' });
+  });
+
+  test('New message and New channel refused by the server’s settings (dm_policy off, user_channel_creation off): the reason in words', async () => {
+    const strict = await ChatdServer.start({ env: { CHATD_DM_POLICY: 'off', CHATD_USER_CHANNEL_CREATION: 'false' } });
+    try {
+      const page = await newPage();
+      await page.goto(`${strict.httpUrl}/console#token=${await strict.token('alice')}`);
+      await connected(page);
+      await page.locator('#new-message').click();
+      await page.locator('#dm-user').fill('bob');
+      await page.locator('#dm-open').click();
+      await page.locator('#dm-status', { hasText: 'No direct channel with bob: direct channels with this user are not allowed here (dm_policy) [forbidden, dm_policy].' }).waitFor();
+      await page.locator('#new-channel').click();
+      await page.locator('#dm-form').waitFor({ state: 'hidden' });
+      await page.locator('#group-name').fill('Mine');
+      await page.locator('#group-create').click();
+      await page.locator('#group-status', { hasText: 'Channel Mine was not created: users may not create channels here (user_channel_creation) [forbidden].' }).waitFor();
+      await page.locator('#no-channels').waitFor();
+    } finally {
+      await strict.dispose();
+    }
   });
 });

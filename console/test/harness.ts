@@ -2,15 +2,64 @@
 // helper (clients/typescript/test/helpers/server.ts, the one copy of that code, compiled
 // into this package's test build too); here is what only the console's tests need: a TCP
 // proxy in front of chatd that can hold what browsers send on their WebSockets (a send in
-// flight that the server has not seen yet).
+// flight that the server has not seen yet), and, on demand (CONSOLE_TEST_DIST=1), the
+// console's files served from console/dist instead of the chatd binary.
+import { readFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { BrowserContext, Route } from 'playwright-core';
 import { REPO_ROOT } from '../../clients/typescript/test/helpers/server.js';
 
 export { ChatdServer, REPO_ROOT, sleep } from '../../clients/typescript/test/helpers/server.js';
 
 /** console/ */
 export const CONSOLE_ROOT = join(REPO_ROOT, 'console');
+
+/**
+ * CONSOLE_TEST_DIST=1: the browsers get the console's script, style sheet and icon from
+ * console/dist as built now, not those the chatd binary embedded when it was compiled
+ * (src/http/console.rs, include_str!). For trying console changes against a chatd built
+ * before them, without rebuilding it. Each file is still asked of chatd, and its answer's
+ * status and headers (the Content-Security-Policy among them) are kept: only the body of a
+ * 200 is replaced. The page itself (index.html) still comes from chatd: a document the test
+ * made up would lose its loopback address, and Chromium's local network access checks
+ * would then block its WebSocket to 127.0.0.1; so the page must be the same as
+ * console/dist/index.html (checked). Off by default: CI tests what chatd serves.
+ */
+export const CONSOLE_FROM_DIST = process.env.CONSOLE_TEST_DIST === '1';
+
+/** The files of console/dist served instead of chatd's, by their path. */
+const DIST_FILES: ReadonlyMap<string, string> = new Map([
+  ['/console/console.js', 'console.js'],
+  ['/console/console.css', 'console.css'],
+  ['/console/favicon.svg', 'favicon.svg'],
+]);
+
+/**
+ * With {@link CONSOLE_FROM_DIST}, makes `ctx`'s pages get the console's files from
+ * console/dist; throws when chatd (at `httpUrl`) serves another page than
+ * console/dist/index.html.
+ */
+export async function consoleFilesFromDist(ctx: BrowserContext, httpUrl: string): Promise<void> {
+  if (!CONSOLE_FROM_DIST) return;
+  const served = await (await fetch(`${httpUrl}/console`)).text();
+  if (served !== readFileSync(join(CONSOLE_ROOT, 'dist', 'index.html'), 'utf8')) {
+    throw new Error('CONSOLE_TEST_DIST=1: chatd serves another index.html than console/dist has; rebuild chatd (cargo build --bin chatd)');
+  }
+  await ctx.route(
+    (url) => DIST_FILES.has(url.pathname),
+    async (route: Route) => {
+      const file = DIST_FILES.get(new URL(route.request().url()).pathname) ?? '';
+      const response = await route.fetch();
+      if (!response.ok()) {
+        await route.fulfill({ response });
+        return;
+      }
+      const body = readFileSync(join(CONSOLE_ROOT, 'dist', file));
+      await route.fulfill({ response, body, headers: { ...response.headers(), 'content-length': String(body.length) } });
+    },
+  );
+}
 
 interface Pair {
   client: Socket;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Channels } from './channels.js';
+import type { ChannelCtx, Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
 import { getJson } from './http.js';
@@ -39,6 +39,29 @@ export class ChannelRefresh {
     if (!Array.isArray(list)) throw new ChatdError('internal', 'GET /v1/me/channels: no channels list');
     if (this.conn.state !== 'closed') this.apply(list as HelloChannel[], startEpoch);
     return this.channels.list.getSnapshot();
+  }
+
+  /**
+   * After a change of the user's own that put it in `channelId` (a join, a new group or
+   * direct channel): reads the list at once, so that the channel is listed
+   * (`channelAdded`) when the caller resolves. When that read fails, a channel not listed
+   * yet is listed from `entry(ch)` (what the change's answer says of it) until the next
+   * read; an `aborted` read still rejects (the change was made all the same).
+   */
+  async listAfter(channelId: string, entry: (ch: ChannelCtx) => HelloChannel, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.refresh(signal);
+    } catch (e) {
+      if (this.conn.state === 'closed') return;
+      const ch = this.channels.ctx(channelId);
+      if (ch.removed || ch.hello === undefined) {
+        ch.removed = false;
+        this.channels.takeChannelState(ch, entry(ch));
+        this.channels.markListed(ch);
+        if (ch.opened) this.sync.resume(ch);
+      }
+      if (e instanceof ChatdError && e.code === 'aborted') throw e;
+    }
   }
 
   /** While open, {@link ChannelRefresh.refresh} every `channelRefreshMs` (started once). */

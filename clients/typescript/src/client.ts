@@ -1,11 +1,12 @@
 /**
  * {@link ChatClient}, the client's public face, and {@link ChannelStore}: they make the
  * parts (connection, channels, sync, send path, tab outbox, receipts, typing, presence,
- * channel refresh, members, directory) and route each server frame to the part that
- * handles it.
+ * channel refresh, members, directory, new channels) and route each server frame to the
+ * part that handles it.
  *
  * @module
  */
+import { NewChannels } from './channel-create.js';
 import { ChannelRefresh } from './channel-refresh.js';
 import { Channels } from './channels.js';
 import { Connection, jwtSubject } from './connection.js';
@@ -21,16 +22,21 @@ import { Sender } from './send.js';
 import { Emitter, type ExternalStore } from './store.js';
 import { Sync } from './sync.js';
 import type {
+  AddMemberOptions,
   AllMembersOptions,
+  ChannelInfo,
   ChannelSnapshot,
   ChannelSummary,
   ChatClientEvents,
   ChatClientOptions,
   ClientContext,
   ConnectionSnapshot,
+  CreateChannelOptions,
+  DirectResult,
   DirectoryOptions,
   DirectoryPage,
   MemberList,
+  MemberRole,
   MembershipOptions,
   MembersOptions,
   MembersPage,
@@ -77,8 +83,9 @@ export class ChatClient {
   private readonly typingIndicators: TypingIndicators;
   private readonly presenceSub: PresenceSubscription;
   private readonly refresher: ChannelRefresh;
-  private readonly memberReader: Members;
+  private readonly memberRoutes: Members;
   private readonly dir: Directory;
+  private readonly newChannels: NewChannels;
   private started = false;
 
   /** Creates a client; nothing happens until {@link ChatClient.start}. */
@@ -121,8 +128,9 @@ export class ChatClient {
     this.typingIndicators = new TypingIndicators(c, conn, channels);
     this.presenceSub = new PresenceSubscription(c, conn);
     this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
-    this.memberReader = new Members(c, conn);
-    this.dir = new Directory(c, conn, channels, this.sync, this.refresher);
+    this.memberRoutes = new Members(c, conn, channels, this.refresher);
+    this.dir = new Directory(c, conn, channels, this.refresher);
+    this.newChannels = new NewChannels(c, conn, this.refresher);
     this.connection = conn.store;
     this.presence = this.presenceSub.store;
     this.channelList = channels.list;
@@ -243,7 +251,7 @@ export class ChatClient {
    * ```
    */
   members(channelId: string, options: MembersOptions = {}): Promise<MembersPage> {
-    return this.memberReader.page(channelId, options);
+    return this.memberRoutes.page(channelId, options);
   }
 
   /**
@@ -253,7 +261,7 @@ export class ChatClient {
    * made while paging may show in later pages only). Rejects as `members` does.
    */
   allMembers(channelId: string, options: AllMembersOptions = {}): Promise<MemberList> {
-    return this.memberReader.all(channelId, options);
+    return this.memberRoutes.all(channelId, options);
   }
 
   /**
@@ -310,6 +318,85 @@ export class ChatClient {
    */
   leave(channelId: string, options: MembershipOptions = {}): Promise<void> {
     return this.dir.leave(channelId, options);
+  }
+
+  /**
+   * Opens the one direct channel of the user and `userId` (`PUT /v1/me/direct/{userId}`,
+   * protocol §13.2): made by this call when there is none (`created: true`, HTTP 201),
+   * else the same channel as before, whoever of the two made it (`created: false`, 200).
+   * Its id is the server's; it is `direct` and private, its members the two users (the
+   * user alone when `userId` is the user's own id); it cannot be left and no one is added
+   * to it. The channel list is read at once after it (as {@link ChatClient.join} does), so
+   * that the channel is in {@link ChatClient.channelList} when this resolves; open it with
+   * {@link ChatClient.channel}.
+   *
+   * Rejects with a ChatdError: `forbidden` with `reason` `dm_policy` when the server's
+   * `dm_policy` does not allow a new direct channel with this user, `invalid_field` for a
+   * bad user id, `not_found` from a server before protocol 1.2, `unavailable`, `aborted`,
+   * `closed`.
+   *
+   * @example
+   * ```ts
+   * const { channel } = await client.direct('bob');
+   * const room = client.channel(channel.channelId);
+   * await room.send('hi bob');
+   * ```
+   */
+  direct(userId: string, options: MembershipOptions = {}): Promise<DirectResult> {
+    return this.newChannels.direct(userId, options);
+  }
+
+  /**
+   * Creates a group channel with the user as its `owner` and `members` as `member`s (`POST
+   * /v1/me/channels`, protocol §13.2), `private` unless `visibility` says `public`, with
+   * the id given or one the server chooses. Resolves to its channel object (HTTP 201) once
+   * the channel list has been read again, so that it is in {@link ChatClient.channelList}
+   * (the user's `role` `owner`).
+   *
+   * Rejects with a ChatdError: `conflict` when the id is taken, `forbidden` when the server
+   * does not let users create channels (`user_channel_creation` off), `invalid_field` for a
+   * bad id, name, visibility or member (`field` names it), `not_found` from a server
+   * before protocol 1.2, `unavailable`, `aborted`, `closed`.
+   */
+  createChannel(options: CreateChannelOptions = {}): Promise<ChannelInfo> {
+    return this.newChannels.create(options);
+  }
+
+  /**
+   * Adds `userId` to a channel (`PUT /v1/channels/{channelId}/members/{userId}`, protocol
+   * §13.1), with the user's token: the user must be an `owner` or `moderator` of it. A new
+   * member is a `member` unless `role` says otherwise; an existing one keeps its role
+   * unless `role` is given (also fine when it is a member already). A moderator may add
+   * `member`s only; any other role, or changing an existing member's, needs an owner (see
+   * {@link ChatClient.setMemberRole}). The channel list is read again after it.
+   *
+   * Rejects with a ChatdError: `forbidden` when the user's role does not allow it, the user
+   * is not a member of the channel (or it does not exist), or it is a direct channel;
+   * `invalid_field` for a bad id or role; `unavailable`, `aborted`, `closed`.
+   */
+  addMember(channelId: string, userId: string, options: AddMemberOptions = {}): Promise<void> {
+    return this.memberRoutes.put(channelId, userId, options.role, options);
+  }
+
+  /**
+   * Sets the role of a member of a channel (`member`, `moderator` or `owner`; `PUT
+   * /v1/channels/{channelId}/members/{userId}` with `{"role"}`): only an `owner` of the
+   * channel may. A user who is not a member yet is added with that role. Rejects as
+   * {@link ChatClient.addMember} does.
+   */
+  setMemberRole(channelId: string, userId: string, role: MemberRole, options: MembershipOptions = {}): Promise<void> {
+    return this.memberRoutes.put(channelId, userId, role, options);
+  }
+
+  /**
+   * Removes `userId` from a channel (`DELETE /v1/channels/{channelId}/members/{userId}`;
+   * also fine when it is not a member): an `owner` may remove anyone, a `moderator` only
+   * `member`s. The user's own removal takes the channel from
+   * {@link ChatClient.channelList} at once, as {@link ChatClient.leave} does; the list is
+   * read again after it. Rejects as {@link ChatClient.addMember} does.
+   */
+  removeMember(channelId: string, userId: string, options: MembershipOptions = {}): Promise<void> {
+    return this.memberRoutes.remove(channelId, userId, options);
   }
 
   /**

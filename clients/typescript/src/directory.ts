@@ -13,7 +13,6 @@ import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
 import { requestJson } from './http.js';
-import type { Sync } from './sync.js';
 import type { ClientContext, DirectoryChannel, DirectoryOptions, DirectoryPage, MembershipOptions } from './types.js';
 
 /** @internal The directory, joining and leaving. */
@@ -21,15 +20,13 @@ export class Directory {
   private readonly c: ClientContext;
   private readonly conn: Connection;
   private readonly channels: Channels;
-  private readonly sync: Sync;
   private readonly refresher: ChannelRefresh;
 
   /** Requests with the connection's token; the channel list is brought up to date through `refresher`. */
-  constructor(c: ClientContext, conn: Connection, channels: Channels, sync: Sync, refresher: ChannelRefresh) {
+  constructor(c: ClientContext, conn: Connection, channels: Channels, refresher: ChannelRefresh) {
     this.c = c;
     this.conn = conn;
     this.channels = channels;
-    this.sync = sync;
     this.refresher = refresher;
   }
 
@@ -52,27 +49,19 @@ export class Directory {
    */
   async join(channelId: string, options: MembershipOptions = {}): Promise<void> {
     await this.membership('PUT', channelId, options.signal);
-    try {
-      await this.refresher.refresh(options.signal);
-    } catch (e) {
-      if (this.conn.state === 'closed') return;
-      const ch = this.channels.ctx(channelId);
-      if (ch.removed || ch.hello === undefined) {
-        ch.removed = false;
-        this.channels.takeChannelState(ch, {
-          channelId,
-          lastSeq: ch.log.knownLastSeq,
-          deliveredSeq: ch.deliveredSeq,
-          readSeq: ch.readSeq,
-          kind: 'group',
-          visibility: 'public',
-          role: 'member',
-        });
-        this.channels.markListed(ch);
-        if (ch.opened) this.sync.resume(ch);
-      }
-      if (e instanceof ChatdError && e.code === 'aborted') throw e;
-    }
+    await this.refresher.listAfter(
+      channelId,
+      (ch) => ({
+        channelId,
+        lastSeq: ch.log.knownLastSeq,
+        deliveredSeq: ch.deliveredSeq,
+        readSeq: ch.readSeq,
+        kind: 'group',
+        visibility: 'public',
+        role: 'member',
+      }),
+      options.signal,
+    );
   }
 
   /**

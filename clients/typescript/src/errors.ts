@@ -32,12 +32,18 @@ export class ChatdError extends Error {
   readonly field: string | undefined;
   /** With `rate_limited`: how long to wait. */
   readonly retryAfterMs: number | undefined;
+  /**
+   * A word telling refusals of one code apart, when the server gave one (version 1.2, the
+   * HTTP error body's `reason`): e.g. `dm_policy` for a direct channel that `dm_policy`
+   * refuses, `banned` for a join refused to a banned user. Unknown reasons are passed through.
+   */
+  readonly reason: string | undefined;
 
   /** Creates an error; `retryable` defaults to the spec's classification of `code`. */
   constructor(
     code: ErrorCode | (string & Record<never, never>),
     message: string,
-    options: { retryable?: boolean; field?: string; retryAfterMs?: number } = {},
+    options: { retryable?: boolean; field?: string; retryAfterMs?: number; reason?: string } = {},
   ) {
     super(message);
     this.name = 'ChatdError';
@@ -45,6 +51,7 @@ export class ChatdError extends Error {
     this.retryable = options.retryable ?? RETRYABLE_CODES.has(code);
     this.field = options.field;
     this.retryAfterMs = options.retryAfterMs;
+    this.reason = options.reason;
   }
 
   /** Builds a ChatdError from an `ERROR` frame. */

@@ -1,7 +1,8 @@
 /**
  * chatd-client: the client half of the chatd protocol (versions 1 and 1.1, and of 1.2 the
- * channels' kinds, visibility and roles, the members route, the directory, joining and
- * leaving) for browsers and Node >= 20. See README.md.
+ * channels' kinds, visibility and roles, the members route and member changes, the
+ * directory, joining and leaving, new group and direct channels) for browsers and Node >=
+ * 20. See README.md.
  *
  * @packageDocumentation
  */
@@ -10,13 +11,17 @@ export { jwtSubject } from './connection.js';
 export { applyReceipt } from './receipts.js';
 export { computeUnread, type UnreadInputs } from './unread.js';
 export type {
+  AddMemberOptions,
   AllMembersOptions,
+  ChannelInfo,
   ChannelSnapshot,
   ChannelSummary,
   ChatClientEvents,
   ChatClientOptions,
   ConnectionSnapshot,
   ConnectionState,
+  CreateChannelOptions,
+  DirectResult,
   DirectoryChannel,
   DirectoryOptions,
   DirectoryPage,

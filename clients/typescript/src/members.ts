@@ -1,28 +1,88 @@
 /**
- * Reading a channel's members over HTTP (`GET /v1/channels/{channelId}/members`, protocol
- * §13.1), one page at a time or all of them, with the connection's token: each member's
- * role and watermarks, so that an app that opens a channel can show who is in it and who
- * read how far without waiting for live `RECEIPT`s.
+ * A channel's members over HTTP (protocol §13.1), with the connection's token: reading
+ * them (`GET /v1/channels/{channelId}/members`), one page at a time or all of them, each
+ * with its role and watermarks, so that an app that opens a channel can show who is in it
+ * and who read how far without waiting for live `RECEIPT`s; and, for a channel's owners
+ * and moderators, adding and removing members and setting their roles (`PUT` and `DELETE
+ * /v1/channels/{channelId}/members/{userId}`), after which the channel list is read again
+ * (its member count, the user's own role).
  *
  * @module
  */
+import type { ChannelRefresh } from './channel-refresh.js';
+import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
-import { getJson } from './http.js';
-import type { AllMembersOptions, ClientContext, Member, MemberList, MembersOptions, MembersPage } from './types.js';
+import { getJson, request } from './http.js';
+import type {
+  AllMembersOptions,
+  ClientContext,
+  Member,
+  MemberList,
+  MemberRole,
+  MembersOptions,
+  MembersPage,
+  MembershipOptions,
+} from './types.js';
 
 /** The largest page the route gives (and {@link Members.all}'s default page size). */
 const MAX_PAGE = 500;
 
-/** @internal A channel's members, read from the user HTTP routes. */
+/** @internal A channel's members, read and changed through the user HTTP routes. */
 export class Members {
   private readonly c: ClientContext;
   private readonly conn: Connection;
+  private readonly channels: Channels;
+  private readonly refresher: ChannelRefresh;
 
-  /** Reads with the connection's token. */
-  constructor(c: ClientContext, conn: Connection) {
+  /** Requests with the connection's token; after a change the channel list is read through `refresher`. */
+  constructor(c: ClientContext, conn: Connection, channels: Channels, refresher: ChannelRefresh) {
     this.c = c;
     this.conn = conn;
+    this.channels = channels;
+    this.refresher = refresher;
+  }
+
+  /**
+   * `PUT /v1/channels/{channelId}/members/{userId}`, with `{"role"}` when `role` is given
+   * (see `ChatClient.addMember` and `setMemberRole`), then the channel list is read.
+   */
+  async put(channelId: string, userId: string, role: MemberRole | undefined, options: MembershipOptions = {}): Promise<void> {
+    this.notClosed();
+    const body = role === undefined ? undefined : { role };
+    await request(this.c.opts, this.conn, 'PUT', memberPath(channelId, userId), { body, signal: options.signal });
+    await this.changed(options.signal);
+  }
+
+  /**
+   * `DELETE /v1/channels/{channelId}/members/{userId}` (see `ChatClient.removeMember`); the
+   * user's own removal takes the channel from the list at once, as a leave does. Then the
+   * channel list is read.
+   */
+  async remove(channelId: string, userId: string, options: MembershipOptions = {}): Promise<void> {
+    this.notClosed();
+    await request(this.c.opts, this.conn, 'DELETE', memberPath(channelId, userId), { signal: options.signal });
+    if (this.conn.state === 'closed') return;
+    if (userId === this.c.userId) {
+      const ch = this.channels.get(channelId);
+      if (ch !== undefined) this.channels.markRemoved(ch);
+    }
+    await this.changed(options.signal);
+  }
+
+  /** Rejects with `closed` after `ChatClient.close`. */
+  private notClosed(): void {
+    if (this.conn.state === 'closed') throw new ChatdError('closed', 'client closed');
+  }
+
+  /** Reads the channel list after a change; a failed read is left to the next one (an abort still rejects). */
+  private async changed(signal: AbortSignal | undefined): Promise<void> {
+    if (this.conn.state === 'closed') return;
+    try {
+      await this.refresher.refresh(signal);
+    } catch (e) {
+      if (e instanceof ChatdError && e.code === 'aborted') throw e;
+    }
   }
 
   /** One page (see `ChatClient.members`). */
@@ -60,6 +120,11 @@ export class Members {
     }
     return { members, atSeq: Number.isFinite(atSeq) ? atSeq : 0 };
   }
+}
+
+/** The route of one member of a channel. */
+function memberPath(channelId: string, userId: string): string {
+  return `/v1/channels/${encodeURIComponent(channelId)}/members/${encodeURIComponent(userId)}`;
 }
 
 /**

@@ -335,6 +335,65 @@ export interface MembershipOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * A channel as the HTTP API gives it (the channel object of `POST /v1/me/channels` and `PUT
+ * /v1/me/direct/{userId}`, protocol §13).
+ */
+export interface ChannelInfo {
+  /** The channel (chosen by the server for a direct channel, and for a new one made without an id). */
+  readonly channelId: string;
+  /** Its members' user ids. */
+  readonly members: readonly string[];
+  /** Its highest stored seq (0 when empty). */
+  readonly lastSeq: number;
+  /** When it was made, ms since the Unix epoch. */
+  readonly createdAt: number;
+  /** Its display name, `null` when unset. */
+  readonly name: string | null;
+  /** Its metadata, `null` when unset. */
+  readonly metadata: Readonly<Record<string, unknown>> | null;
+  /** `group`, or `direct` for the one channel between two users. */
+  readonly kind: ChannelKind;
+  /** `private` or `public` (in the {@link ChatClient.directory}). */
+  readonly visibility: ChannelVisibility;
+  /** How many members it has. */
+  readonly memberCount: number;
+}
+
+/** What {@link ChatClient.direct} resolves to. */
+export interface DirectResult {
+  /** The direct channel of the two users. */
+  readonly channel: ChannelInfo;
+  /** True when this call made it (201), false when it existed (200), made by either user. */
+  readonly created: boolean;
+}
+
+/** Options of {@link ChatClient.createChannel}. */
+export interface CreateChannelOptions {
+  /** The channel id; default: one the server chooses (a UUIDv7). */
+  readonly channelId?: string;
+  /** Its display name (at most 200 characters, no control characters); default none. */
+  readonly name?: string;
+  /** `private` (the default: members only) or `public` (in the directory, anyone may join). */
+  readonly visibility?: 'private' | 'public';
+  /** Users added as `member`s (the user making it is its `owner`). */
+  readonly members?: readonly string[];
+  /**
+   * Stops waiting (the call rejects with `aborted`). The request may have reached the
+   * server already: the channel may then exist all the same.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link ChatClient.addMember}. */
+export interface AddMemberOptions extends MembershipOptions {
+  /**
+   * The member's role; default: a new member is a `member`, an existing one keeps its role.
+   * Any role but `member`, or changing an existing member's, needs the user to be an owner.
+   */
+  readonly role?: MemberRole;
+}
+
 /** Events of {@link ChatClient}. */
 export interface ChatClientEvents {
   /** New entries of a channel's log, each once, in seq order (live, catch-up and gap fills). */

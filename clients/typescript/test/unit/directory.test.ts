@@ -180,6 +180,34 @@ test('join: refused (a private, direct or unknown channel) rejects with `forbidd
   await rejectsWith(c.join('bad id'), 'invalid_field');
 });
 
+test('an HTTP refusal keeps the server’s `reason` (version 1.2), and none when the body has none', async () => {
+  const c = client();
+  fakeFetch(() => json(403, { error: { code: 'forbidden', message: 'banned from this channel', reason: 'banned' } }));
+  await rejectsWith(c.join('town'), 'forbidden', (e) => {
+    assert.equal(e.reason, 'banned');
+    assert.equal(e.message, 'banned from this channel');
+    assert.equal(e.field, undefined);
+  });
+  // a reason this client does not know is passed through; one that is not a string is not
+  fakeFetch(() => json(403, { error: { code: 'forbidden', message: 'x', reason: 'a_later_reason' } }));
+  await rejectsWith(c.join('town'), 'forbidden', (e) => {
+    assert.equal(e.reason, 'a_later_reason');
+  });
+  fakeFetch(() => json(403, { error: { code: 'forbidden', message: 'x', reason: 7 } }));
+  await rejectsWith(c.join('town'), 'forbidden', (e) => {
+    assert.equal(e.reason, undefined);
+  });
+  // with `invalid_field`, both the field and the reason
+  fakeFetch(() => json(400, { error: { code: 'invalid_field', message: 'q: at most 200 characters', reason: 'too_long' } }));
+  await rejectsWith(c.directory({ q: 'x' }), 'invalid_field', (e) => {
+    assert.deepEqual([e.field, e.reason], ['q', 'too_long']);
+  });
+  fakeFetch(() => json(403, { error: { code: 'forbidden', message: 'not a public channel' } }));
+  await rejectsWith(c.join('town'), 'forbidden', (e) => {
+    assert.equal(e.reason, undefined);
+  });
+});
+
 test('join: when the list cannot be read after it, the channel is listed all the same (a public group, the user a member)', async () => {
   const c = client();
   const calls = fakeFetch((method) => (method === 'PUT' ? noContent() : new Response('bad gateway', { status: 502 })));

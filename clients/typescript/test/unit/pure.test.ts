@@ -95,6 +95,8 @@ test('errors carry the spec codes and retryability', () => {
   assert.equal(e.retryAfterMs, 40);
   assert.equal(new ChatdError('forbidden', 'x').retryable, false);
   assert.equal(new ChatdError('unavailable', 'x').retryable, true);
+  assert.equal(e.reason, undefined);
+  assert.equal(new ChatdError('forbidden', 'x', { reason: 'dm_policy' }).reason, 'dm_policy');
   assert.ok(e instanceof Error);
   assert.deepEqual(JSON.parse(JSON.stringify(e)), { code: 'rate_limited', message: 'slow', retryable: true });
 });
