@@ -287,18 +287,21 @@ pub async fn list_channels(
 }
 
 /// The shape of the `PATCH /v1/channels/{channelId}` body.
-const PATCH_SHAPE: &str = r#"{"name"?: string | null, "metadata"?: object | null}"#;
+const PATCH_SHAPE: &str =
+    r#"{"name"?: string | null, "metadata"?: object | null, "visibility"?: "private" | "public"}"#;
 
 /// A field that may be absent (leave it), `null` (clear it) or a value.
 fn patch_field(body: &serde_json::Map<String, Value>, name: &str) -> Option<Option<Value>> {
     body.get(name).map(|v| (!v.is_null()).then(|| v.clone()))
 }
 
-/// `PATCH /v1/channels/{channelId}` (admin) `{"name"?, "metadata"?}`: 200
-/// with the channel object. `name`: 0..200 characters of text (no control
-/// characters); `metadata`: a JSON object of at most
-/// `max_channel_metadata_bytes` serialized; `null` clears either. 400
-/// `invalid_field` (nothing changed), 404 for an unknown channel.
+/// `PATCH /v1/channels/{channelId}` (admin, or an owner of the channel)
+/// `{"name"?, "metadata"?, "visibility"?}`: 200 with the channel object.
+/// `name`: 0..200 characters of text (no control characters); `metadata`: a
+/// JSON object of at most `max_channel_metadata_bytes` serialized; `null`
+/// clears either; `visibility`: `private` or `public` (a direct channel
+/// stays private: 403). 400 `invalid_field` (nothing changed), 404 for an
+/// unknown channel (admin; a user gets 403).
 #[utoipa::path(
     patch,
     path = "/v1/channels/{channelId}",
@@ -309,12 +312,12 @@ fn patch_field(body: &serde_json::Map<String, Value>, name: &str) -> Option<Opti
         (status = 200, description = "The channel as changed", body = ChannelView),
         (status = 400, description = "Body not JSON or not the shape, a bad channel id, name or metadata", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
-        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 403, description = "A user token of a non-owner (or an unknown channel), or visibility on a direct channel", body = ErrorBody),
+        (status = 404, description = "Unknown channel (admin token)", body = ErrorBody),
         (status = 413, description = "Body over max_request_bytes", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
     ),
-    security(("adminToken" = [])),
+    security(("adminToken" = []), ("userJwt" = [])),
 )]
 pub async fn patch_channel(
     State(state): State<AppState>,
@@ -329,12 +332,20 @@ pub async fn patch_channel(
     permissions::may(actor, Action::UpdateChannel).map_err(ApiError::from)?;
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: serde_json::Map<String, Value> = parse_json(&body, PATCH_SHAPE)?;
-    if let Some(unknown) = request.keys().find(|k| !matches!(k.as_str(), "name" | "metadata")) {
+    if let Some(unknown) = request
+        .keys()
+        .find(|k| !matches!(k.as_str(), "name" | "metadata" | "visibility"))
+    {
         return Err(ApiError::invalid_field(
             unknown,
-            "unknown field (name and metadata may be changed)",
+            "unknown field (name, metadata and visibility may be changed)",
         ));
     }
+    let visibility = match request.get("visibility") {
+        None => None,
+        Some(Value::String(text)) => Some(visibility(Some(text))?),
+        Some(_) => return Err(ApiError::invalid_field("visibility", "must be private or public")),
+    };
     let name = match patch_field(&request, "name") {
         None => None,
         Some(None) => Some(None),
@@ -360,16 +371,21 @@ pub async fn patch_channel(
         }
         Some(Some(_)) => return Err(ApiError::invalid_field("metadata", "must be a JSON object or null")),
     };
-    let patch = ChannelPatch { name, metadata };
+    let patch = ChannelPatch {
+        name,
+        metadata,
+        visibility,
+    };
     let channel = match state.store.update_channel_by(&id, &patch, by.as_ref()).await {
         Err(StoreError::NotFound) if by.is_some() => return Err(ApiError::from(permissions::Denied::NotAMember)),
+        Err(StoreError::NotAllowed) => return Err(ApiError::forbidden("a direct channel is always private")),
         other => other?,
     };
     tracing::info!(channel_id = %id, "channel updated");
     Ok(Json(ChannelView::from(channel)).into_response())
 }
 
-/// `DELETE /v1/channels/{channelId}` (admin): 204; its messages, members
+/// `DELETE /v1/channels/{channelId}` (admin, or an owner of the channel): 204; its messages, members
 /// and watermarks are gone (one transaction), and the live sessions of its
 /// members, on every node, get `CHANNEL_REMOVED`. 404 for an unknown channel.
 #[utoipa::path(
@@ -381,11 +397,11 @@ pub async fn patch_channel(
         (status = 204, description = "Deleted with its messages, members and watermarks"),
         (status = 400, description = "A bad channel id", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "A user token, not the admin token", body = ErrorBody),
-        (status = 404, description = "Unknown channel", body = ErrorBody),
+        (status = 403, description = "A user token of a non-owner, or an unknown channel", body = ErrorBody),
+        (status = 404, description = "Unknown channel (admin token)", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
     ),
-    security(("adminToken" = [])),
+    security(("adminToken" = []), ("userJwt" = [])),
 )]
 pub async fn delete_channel(
     State(state): State<AppState>,

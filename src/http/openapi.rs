@@ -259,6 +259,8 @@ pub struct ChannelPatchBody {
     /// A JSON object of at most `max_channel_metadata_bytes` serialized.
     #[schema(value_type = Option<Object>)]
     metadata: Option<serde_json::Value>,
+    /// `private` or `public` (a group's; a direct channel stays private).
+    visibility: Option<String>,
 }
 
 /// The query of the WebSocket route.

@@ -11,7 +11,7 @@ use super::types::{parse_kind, parse_visibility};
 use super::{dispatch, dispatch_write, Channel, ChannelPatch, CommitSent, NewChannel, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Action;
-use crate::protocol::Role;
+use crate::protocol::{ChannelKind, Role, Visibility};
 
 /// Channel `$1` made at `$2` (ms), of kind `$3` and visibility `$4`, named
 /// `$5`, of the direct pair `$6`; affects no row when the id is taken (or,
@@ -43,10 +43,11 @@ static MEMBERS_OF_LISTED: Sql = Sql::each(
     "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)",
     "SELECT channel_id, user_id FROM members WHERE channel_id IN (SELECT value FROM json_each($1))",
 );
-/// Sets `name` to `$3` when `$2`, `metadata` to `$5` when `$4`.
+/// Sets `name` to `$3` when `$2`, `metadata` to `$5` when `$4`, and
+/// `visibility` to `$6` unless it is `NULL`.
 const UPDATE_CHANNEL: &str = "UPDATE channels SET \
-     name = CASE WHEN $2 THEN $3 ELSE name END, metadata = CASE WHEN $4 THEN $5 ELSE metadata END \
-     WHERE channel_id = $1";
+     name = CASE WHEN $2 THEN $3 ELSE name END, metadata = CASE WHEN $4 THEN $5 ELSE metadata END, \
+     visibility = COALESCE($6, visibility) WHERE channel_id = $1";
 /// A channel's rows, children first (`DELETE /v1/channels/{channelId}`):
 /// the reaction state of its messages, its log, watermarks, members,
 /// its webhook cursor (a channel made again with this id starts at seq 1).
@@ -279,31 +280,30 @@ impl<D: Dialect> SqlStore<D> {
         sent: &CommitSent,
     ) -> Result<(), StoreError> {
         let mut tx = self.begin_write().await?;
-        if by.is_some() {
-            // A user's role is judged under the channel lock, so a demotion
-            // that committed first is seen.
-            if sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
-                .param(channel_id.as_str())
-                .fetch_optional(tx.ex())
-                .await?
-                .is_none()
-            {
-                return Err(StoreError::NotFound);
-            }
-            Self::check_under_lock(&mut tx, channel_id, by, Action::UpdateChannel).await?;
+        // A user's role is judged under the channel lock, so a demotion that
+        // committed first is seen; so is the kind (a direct channel stays
+        // private).
+        let Some(row) = sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
+            .param(channel_id.as_str())
+            .fetch_optional(tx.ex())
+            .await?
+        else {
+            return Err(StoreError::NotFound);
+        };
+        Self::check_under_lock(&mut tx, channel_id, by, Action::UpdateChannel).await?;
+        let kind = parse_kind(row.value(2)?)?;
+        if kind == ChannelKind::Direct && patch.visibility.is_some_and(|v| v != Visibility::Private) {
+            return Err(StoreError::NotAllowed);
         }
-        let updated = sqlx::query::<D>(UPDATE_CHANNEL)
+        sqlx::query::<D>(UPDATE_CHANNEL)
             .param(channel_id.as_str())
             .param(patch.name.is_some())
             .param(patch.name.clone().flatten())
             .param(patch.metadata.is_some())
             .param(patch.metadata.clone().flatten())
+            .param(patch.visibility.map(Visibility::as_str))
             .execute(tx.ex())
-            .await?
-            .rows_affected();
-        if updated == 0 {
-            return Err(StoreError::NotFound);
-        }
+            .await?;
         Self::commit(tx, sent).await
     }
 

@@ -215,13 +215,16 @@ pub struct NewChannel {
 }
 
 /// A change to a channel's `name` and `metadata`: for each, `None` leaves
-/// it as it is, `Some(None)` clears it, `Some(Some(v))` sets it.
+/// it as it is, `Some(None)` clears it, `Some(Some(v))` sets it; and its
+/// `visibility` (`None` leaves it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChannelPatch {
     /// The new display name.
     pub name: Option<Option<String>>,
     /// The new metadata, the serialized text of a JSON object.
     pub metadata: Option<Option<String>>,
+    /// The new visibility (a group's only: a direct channel stays private).
+    pub visibility: Option<Visibility>,
 }
 
 /// An entry to persist (a send, edit, delete or reaction), already validated.

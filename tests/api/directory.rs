@@ -14,6 +14,7 @@ on_both_stores!(
     bad_directory_queries_are_invalid_field,
     a_user_creates_a_channel_it_owns,
     user_channel_creation_off_refuses_and_creates_nothing,
+    an_owner_makes_a_channel_public_and_private_again,
 );
 
 async fn make(app: &TestApp, body: Value) {
@@ -325,5 +326,66 @@ async fn user_channel_creation_off_refuses_and_creates_nothing(backend: Backend)
     assert_eq!((status, &body["error"]["code"]), (403, &json!("forbidden")), "{body}");
     let (status, _) = app.request("GET", "/v1/channels/mine", Some(ADMIN_TOKEN), None).await;
     assert_eq!(status, 404);
+    app.stop().await;
+}
+
+/// `PATCH /v1/channels/{channelId}` accepts `visibility` (§13.1), from an
+/// owner or the admin: the directory follows it. A direct channel stays
+/// private (403), and a bad value is `invalid_field`; neither changes
+/// anything.
+async fn an_owner_makes_a_channel_public_and_private_again(backend: Backend) {
+    let app = spawn_app(backend).await;
+    make(
+        &app,
+        json!({"channelId": "club", "owners": ["olive"], "members": ["mo"]}),
+    )
+    .await;
+    let olive = app.token("olive");
+    let carol = app.token("carol");
+    let patch = |token: String, body: &'static str| {
+        let app = &app;
+        async move {
+            app.request("PATCH", "/v1/channels/club", Some(&token), Some(body))
+                .await
+        }
+    };
+    assert_eq!(ids(&directory(&app, &carol, "").await.1), Vec::<&str>::new());
+    let (status, body) = patch(olive.clone(), r#"{"visibility": "public"}"#).await;
+    assert_eq!((status, &body["visibility"]), (200, &json!("public")), "{body}");
+    assert_eq!(ids(&directory(&app, &carol, "").await.1), ["club"]);
+    // A member is not an owner.
+    let (status, _) = patch(app.token("mo"), r#"{"visibility": "private"}"#).await;
+    assert_eq!(status, 403);
+    for bad in [
+        r#"{"visibility": "secret"}"#,
+        r#"{"visibility": 1}"#,
+        r#"{"visibility": null}"#,
+    ] {
+        let (status, body) = patch(olive.clone(), bad).await;
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (400, &json!("invalid_field")),
+            "{bad}: {body}"
+        );
+    }
+    assert_eq!(
+        ids(&directory(&app, &carol, "").await.1),
+        ["club"],
+        "refusals change nothing"
+    );
+    let (status, _) = patch(ADMIN_TOKEN.to_owned(), r#"{"visibility": "private"}"#).await;
+    assert_eq!(status, 200);
+    assert_eq!(ids(&directory(&app, &carol, "").await.1), Vec::<&str>::new());
+
+    // A direct channel stays private.
+    let (status, dm) = app.request("PUT", "/v1/me/direct/bob", Some(&carol), None).await;
+    assert_eq!(status, 201);
+    let path = format!("/v1/channels/{}", dm["channelId"].as_str().expect("id"));
+    let (status, body) = app
+        .request("PATCH", &path, Some(ADMIN_TOKEN), Some(r#"{"visibility": "public"}"#))
+        .await;
+    assert_eq!(status, 403, "{body}");
+    let (_, read) = app.request("GET", &path, Some(ADMIN_TOKEN), None).await;
+    assert_eq!(read["visibility"], "private");
     app.stop().await;
 }
