@@ -1093,3 +1093,48 @@ async fn an_http_post_and_a_channel_delete_reach_sessions_on_every_node() {
     let (status, _) = b.admin.request(reqwest::Method::GET, "/v1/channels/room", None).await;
     assert_eq!(status, 404);
 }
+
+/// Guarantee of §13.2: the direct channel of a pair is made once, also when
+/// both users ask for it at the same moment on two nodes; both sides get the
+/// same channel, 201 for exactly one call, and each user's sessions on the
+/// other node get its CHANNEL_ADDED once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_calls_racing_on_two_nodes_make_one_channel() {
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    let as_user = |node: &Node, user: &str| {
+        node.process
+            .admin(&chatd_testkit::mint_token(chatd_testkit::JWT_SECRET, user, 3600))
+    };
+    let race = |x: String, y: String| {
+        let (from_x, from_y) = (as_user(a, &x), as_user(b, &y));
+        let (to_y, to_x) = (format!("/v1/me/direct/{y}"), format!("/v1/me/direct/{x}"));
+        async move {
+            tokio::join!(
+                from_x.request(reqwest::Method::PUT, &to_y, None),
+                from_y.request(reqwest::Method::PUT, &to_x, None),
+            )
+        }
+    };
+    for round in 0..5 {
+        let pair = race(format!("x{round}"), format!("y{round}"));
+        let (one, two) = pair.await;
+        let mut statuses = [one.0, two.0];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 201], "round {round}: {one:?} {two:?}");
+        assert_eq!(one.1["channelId"], two.1["channelId"], "round {round}: one channel");
+    }
+    // A pair with live sessions on the other node each.
+    let mut alice_on_b = b.connect("alice").await;
+    let mut bob_on_a = a.connect("bob").await;
+    let pair = race("bob".to_owned(), "alice".to_owned());
+    let (one, two) = pair.await;
+    assert_eq!(one.1["channelId"], two.1["channelId"]);
+    let id = one.1["channelId"].clone();
+    for ws in [&mut alice_on_b, &mut bob_on_a] {
+        assert_eq!(ws.recv_type("CHANNEL_ADDED").await["channel"]["channelId"], id);
+        ws.expect_silence(SILENCE).await;
+    }
+}
