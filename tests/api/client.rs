@@ -23,6 +23,7 @@ on_both_stores!(
     the_members_route_pages_for_the_admin_and_for_a_member,
     a_user_finds_joins_and_leaves_a_public_channel_through_the_client,
     membership_frames_become_typed_events_in_order,
+    the_client_creates_channels_with_owners_visibility_and_roles,
 );
 
 fn config(app: &TestApp, user: &str) -> ClientConfig {
@@ -337,7 +338,10 @@ async fn the_members_route_pages_for_the_admin_and_for_a_member(backend: Backend
     let first = member.members_page("room", None, 3).await.expect("page");
     let ids: Vec<&str> = first.members.iter().map(|m| m.user_id.as_str()).collect();
     assert_eq!((ids, first.has_more, first.at_seq), (vec!["u0", "u1", "u2"], true, 0));
-    assert!(first.members.iter().all(|m| m.role == "member"));
+    assert!(first
+        .members
+        .iter()
+        .all(|m| m.role == chatd_proto::protocol::Role::Member));
     let next = member.members_page("room", Some("u2"), 3).await.expect("page");
     assert_eq!(next.members[0].user_id, "u3");
 
@@ -466,5 +470,55 @@ async fn membership_frames_become_typed_events_in_order(backend: Backend) {
     alice.send("room", "bob is gone").await.expect("send");
     let quiet = tokio::time::timeout(Duration::from_millis(300), next_event(&mut events)).await;
     assert!(quiet.is_err(), "nothing after the removal: {quiet:?}");
+    app.stop().await;
+}
+
+/// Version 1.2's creation and roles through the Rust client: the admin's
+/// `create` with owners and visibility, a user's `create_mine` (its owner),
+/// `set_member_role` by an owner, and a moderator's refusal to make an owner.
+async fn the_client_creates_channels_with_owners_visibility_and_roles(backend: Backend) {
+    use chatd_client::admin::{AdminError, NewChannel};
+    use chatd_proto::protocol::{Role, Visibility};
+    let app = spawn_app(backend).await;
+    let as_user = |user: &str| AdminClient::new(format!("http://{}", app.addr), app.token(user));
+    let made = admin(&app)
+        .create(&NewChannel {
+            channel_id: Some("club".to_owned()),
+            members: vec!["mo".to_owned()],
+            owners: vec!["olive".to_owned()],
+            visibility: Some(Visibility::Public),
+            ..NewChannel::default()
+        })
+        .await
+        .expect("create");
+    assert_eq!((made.visibility, made.member_count), (Visibility::Public, 2));
+    let olive = as_user("olive");
+    olive
+        .set_member_role("club", "mo", Role::Moderator)
+        .await
+        .expect("promote");
+    let (members, _) = olive.all_members("club").await.expect("members");
+    let roles: Vec<(&str, Role)> = members.iter().map(|m| (m.user_id.as_str(), m.role)).collect();
+    assert_eq!(roles, [("mo", Role::Moderator), ("olive", Role::Owner)]);
+    match as_user("mo").set_member_role("club", "newbie", Role::Owner).await {
+        Err(AdminError::Status { status: 403, .. }) => {}
+        other => panic!("a moderator makes no owner: {other:?}"),
+    }
+    let mine = as_user("carol")
+        .create_mine(&NewChannel {
+            channel_id: Some("carols".to_owned()),
+            members: vec!["dave".to_owned()],
+            name: Some("Carol's".to_owned()),
+            ..NewChannel::default()
+        })
+        .await
+        .expect("create mine");
+    assert_eq!(
+        (mine.name.as_deref(), mine.visibility),
+        (Some("Carol's"), Visibility::Private)
+    );
+    let (members, _) = admin(&app).all_members("carols").await.expect("members");
+    let roles: Vec<(&str, Role)> = members.iter().map(|m| (m.user_id.as_str(), m.role)).collect();
+    assert_eq!(roles, [("carol", Role::Owner), ("dave", Role::Member)]);
     app.stop().await;
 }

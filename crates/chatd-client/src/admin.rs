@@ -2,8 +2,8 @@
 //! generator and the fault harness: with the admin token every route; with a
 //! user JWT the routes a member may call (a channel's history and members).
 
-use chatd_proto::protocol::{RecvMessage, TaggedMessage};
-use serde::Deserialize;
+use chatd_proto::protocol::{RecvMessage, Role, TaggedMessage, Visibility};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// An admin API error.
@@ -40,6 +40,37 @@ pub struct Channel {
     /// `private` or `public` (version 1.2; `private` from an older server).
     #[serde(default)]
     pub visibility: chatd_proto::protocol::Visibility,
+    /// Its display name, `None` when unset.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// How many members it has (version 1.2; 0 from an older server).
+    #[serde(default)]
+    pub member_count: i64,
+}
+
+/// A channel to create: `POST /v1/channels` (admin: [`AdminClient::create`])
+/// or `POST /v1/me/channels` (a user, who becomes its owner:
+/// [`AdminClient::create_mine`]). Absent fields are left out of the body.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewChannel {
+    /// Its id; `None`: the server assigns a UUIDv7.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel_id: Option<String>,
+    /// Members with the role `member`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
+    /// Members with the role `owner` (admin only; a user's own channel has
+    /// the user as its owner).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub owners: Vec<String>,
+    /// `private` (the server's default) or `public`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visibility: Option<Visibility>,
+    /// Its display name (a user's channel only; the admin sets it with
+    /// `PATCH`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// One member of a channel (`GET /v1/channels/{channelId}/members`).
@@ -49,7 +80,7 @@ pub struct Member {
     /// Its user id.
     pub user_id: String,
     /// `member`, `moderator` or `owner`.
-    pub role: String,
+    pub role: Role,
     /// When it (last) joined, ms since the Unix epoch.
     pub joined_at: i64,
     /// Its delivered watermark in the channel (0: none).
@@ -151,6 +182,43 @@ impl AdminClient {
         }
         let request = self.http.post(format!("{}/v1/channels", self.base)).json(&body);
         Ok(self.call(request).await?.json().await?)
+    }
+
+    /// `POST /v1/channels` (admin) with owners and visibility (version 1.2).
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 409 when the id exists, 400 on a bad id, user
+    /// or visibility (a `name` here is refused: set it with `PATCH`).
+    pub async fn create(&self, channel: &NewChannel) -> Result<Channel, AdminError> {
+        let request = self.http.post(format!("{}/v1/channels", self.base)).json(channel);
+        Ok(self.call(request).await?.json().await?)
+    }
+
+    /// `POST /v1/me/channels` (a user JWT): a group channel with the caller
+    /// as its `owner` and `members` as `member`s (`owners` must be empty).
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 when the server's
+    /// `user_channel_creation` is off, 409 when the id exists, 400 on a bad
+    /// id, name, visibility or member.
+    pub async fn create_mine(&self, channel: &NewChannel) -> Result<Channel, AdminError> {
+        let request = self.http.post(format!("{}/v1/me/channels", self.base)).json(channel);
+        Ok(self.call(request).await?.json().await?)
+    }
+
+    /// `PUT /v1/channels/{channelId}/members/{userId}` `{"role"}` (admin,
+    /// or an owner; a moderator may add `member`s only): adds the user with
+    /// `role`, or sets an existing member's role.
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 when the caller's role does not allow it
+    /// (or for a direct channel), 404 for an unknown channel (admin).
+    pub async fn set_member_role(&self, channel_id: &str, user_id: &str, role: Role) -> Result<(), AdminError> {
+        let request = self
+            .http
+            .put(format!("{}/v1/channels/{channel_id}/members/{user_id}", self.base))
+            .json(&json!({ "role": role }));
+        self.call(request).await.map(drop)
     }
 
     /// `GET /v1/channels/{channelId}`.
