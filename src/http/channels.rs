@@ -276,10 +276,7 @@ pub async fn list_channels(
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
     let query = QueryParams::new(query);
-    let after = match query.field("after")? {
-        None => None,
-        Some(raw) => Some(ChannelId::parse(raw).map_err(|e| ApiError::invalid_field("after", &e.to_string()))?),
-    };
+    let after = query.after(ChannelId::parse)?;
     let limit = query.page_limit(DEFAULT_CHANNELS_PAGE, MAX_CHANNELS_PAGE)?;
     let (channels, has_more) = state.store.list_channels(after.as_ref(), limit).await?;
     let channels: Vec<ChannelView> = channels.into_iter().map(ChannelView::from).collect();

@@ -72,6 +72,21 @@ impl QueryParams {
                 .ok_or_else(|| ApiError::invalid_field("limit", &format!("must be an integer between 1 and {most}"))),
         }
     }
+
+    /// The keyset cursor `after` of a page, parsed by `parse` (a channel or
+    /// user id; `None` when absent).
+    ///
+    /// # Errors
+    /// 400 `invalid_field` naming `after` when `parse` refuses it, or when
+    /// given more than once.
+    pub fn after<T, E: std::fmt::Display>(
+        &self,
+        parse: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<Option<T>, ApiError> {
+        self.field("after")?
+            .map(|raw| parse(raw).map_err(|e| ApiError::invalid_field("after", &e.to_string())))
+            .transpose()
+    }
 }
 
 /// `axum::extract::Path` whose refusals use the API's error shape: a path

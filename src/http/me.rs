@@ -148,10 +148,7 @@ pub async fn directory(
         }
         Some(text) => Some(text),
     };
-    let after = match query.field("after")? {
-        None => None,
-        Some(raw) => Some(ChannelId::parse(raw).map_err(|e| ApiError::invalid_field("after", &e.to_string()))?),
-    };
+    let after = query.after(ChannelId::parse)?;
     let limit = query.page_limit(DEFAULT_DIRECTORY_PAGE, MAX_DIRECTORY_PAGE)?;
     let (entries, has_more) = state.store.directory(q, after.as_ref(), limit).await?;
     let body = Directory {

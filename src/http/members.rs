@@ -109,10 +109,7 @@ pub async fn list_members(
     let who = super::caller_from_header_or_query(&state, &headers, &query)?;
     let ApiPath(raw) = path?;
     let channel = channel_id(&raw)?;
-    let after = match query.field("after")? {
-        None => None,
-        Some(raw) => Some(UserId::parse(raw).map_err(|e| ApiError::invalid_field("after", &e.to_string()))?),
-    };
+    let after = query.after(UserId::parse)?;
     let limit = query.page_limit(DEFAULT_MEMBERS_PAGE, MAX_MEMBERS_PAGE)?;
     super::channel_reader(&state, &who, &channel).await?;
     // A member's read and the page are two reads: a member removed in

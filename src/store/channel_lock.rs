@@ -17,6 +17,8 @@ pub(super) static LOCK_CHANNEL: Sql = Sql::each(
     "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1 FOR UPDATE",
     "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1",
 );
+/// Channel `$1`'s last seq, without a lock (a read, or a snapshot's).
+pub(super) const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 /// Member `$2`'s role in channel `$1`.
 pub(super) const ROLE_OF: &str = "SELECT role FROM members WHERE channel_id = $1 AND user_id = $2";
 /// The ids of channel `$1`'s members.

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use super::channel_lock::LAST_SEQ;
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::{dispatch, EntriesPage, Entry, EntryKind, ReactionState, Store, StoreError};
@@ -14,7 +15,6 @@ pub(super) static MESSAGE_BY_ID: Sql = select_entries!("WHERE message_id = $1::u
 static MESSAGES_AFTER: Sql = select_entries!("WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3");
 /// A backward scan of the `(channel_id, seq)` index from `$2`.
 static MESSAGES_BEFORE: Sql = select_entries!("WHERE channel_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3");
-const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 /// The reactions of the messages `$1` (a list of ids), with whether `$2`
 /// holds each, by first use. PostgreSQL: whether `$2` holds it is a scalar
 /// subquery (one probe of the primary key per reaction): as a join, the

@@ -1,7 +1,7 @@
 //! Members: adding and removing one under the channel's lock, when each
 //! joined (in the channel's sequence), and who shares a channel with whom.
 
-use super::channel_lock::{LOCK_CHANNEL, ROLE_OF};
+use super::channel_lock::{LAST_SEQ, LOCK_CHANNEL, ROLE_OF};
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::types::{parse_kind, parse_role, parse_visibility};
 use super::{
@@ -40,7 +40,6 @@ static MEMBERS_PAGE: Sql = Sql::same(
      WHERE m.channel_id = $1 AND m.user_id COLLATE \"C\" > COALESCE($2::text, '') COLLATE \"C\" \
      ORDER BY m.user_id COLLATE \"C\" LIMIT $3",
 );
-const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 
 impl Store {
     /// Adds (`add == true`) or removes a member; no-op when already so.
