@@ -4,16 +4,28 @@
 
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::error::StoreError;
-use super::types::parse_role;
+use super::types::{parse_kind, parse_role, parse_visibility};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Action, Actor, Role};
+use crate::protocol::{ChannelKind, Visibility};
+
+/// What is read of a channel while its row is locked.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LockedChannel {
+    /// Its last seq: a change made under the lock takes effect after it.
+    pub last_seq: i64,
+    /// Its newest `ts` (ms): a new entry's is never below it.
+    pub last_ts: i64,
+    pub kind: ChannelKind,
+    pub visibility: Visibility,
+}
 
 /// Locks channel `$1`'s row and reads its `last_seq`, `last_ts`, `kind` and
-/// `visibility`.
+/// `visibility` ([`SqlStore::lock_channel`]).
 /// PostgreSQL: `FOR UPDATE` serialises the channel's writers across
 /// connections and nodes. SQLite: the one writer connection and
 /// `BEGIN IMMEDIATE` already do, so it is a plain read.
-pub(super) static LOCK_CHANNEL: Sql = Sql::each(
+static LOCK_CHANNEL: Sql = Sql::each(
     "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1 FOR UPDATE",
     "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1",
 );
@@ -25,6 +37,28 @@ pub(super) const ROLE_OF: &str = "SELECT role FROM members WHERE channel_id = $1
 const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
 
 impl<D: Dialect> SqlStore<D> {
+    /// Locks `channel_id`'s row in `tx` until it ends (PostgreSQL: `FOR
+    /// UPDATE`; SQLite: the one writer) and reads it; `None` for an unknown
+    /// channel.
+    pub(super) async fn lock_channel(
+        tx: &mut sqlx::Transaction<'static, D>,
+        channel_id: &ChannelId,
+    ) -> Result<Option<LockedChannel>, StoreError> {
+        let Some(row) = sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
+            .param(channel_id.as_str())
+            .fetch_optional(tx.ex())
+            .await?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(LockedChannel {
+            last_seq: row.value(0)?,
+            last_ts: row.value(1)?,
+            kind: parse_kind(row.value(2)?)?,
+            visibility: parse_visibility(row.value(3)?)?,
+        }))
+    }
+
     /// The ids of channel `channel_id`'s members, read on `conn` (a
     /// transaction holding the channel's lock, or a reader).
     pub(super) async fn members_in<'c>(

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use super::channel_lock::LOCK_CHANNEL;
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::sorted_members;
 use super::types::{parse_kind, parse_visibility};
@@ -283,16 +282,11 @@ impl<D: Dialect> SqlStore<D> {
         // A user's role is judged under the channel lock, so a demotion that
         // committed first is seen; so is the kind (a direct channel stays
         // private).
-        let Some(row) = sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
-            .param(channel_id.as_str())
-            .fetch_optional(tx.ex())
+        let locked = Self::lock_channel(&mut tx, channel_id)
             .await?
-        else {
-            return Err(StoreError::NotFound);
-        };
+            .ok_or(StoreError::NotFound)?;
         Self::check_under_lock(&mut tx, channel_id, by, Action::UpdateChannel).await?;
-        let kind = parse_kind(row.value(2)?)?;
-        if kind == ChannelKind::Direct && patch.visibility.is_some_and(|v| v != Visibility::Private) {
+        if locked.kind == ChannelKind::Direct && patch.visibility.is_some_and(|v| v != Visibility::Private) {
             return Err(StoreError::NotAllowed);
         }
         sqlx::query::<D>(UPDATE_CHANNEL)
@@ -316,12 +310,7 @@ impl<D: Dialect> SqlStore<D> {
         let mut tx = self.begin_write().await?;
         // The channel lock, as a send takes it: a send either
         // committed before the delete or finds no channel after it.
-        if sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
-            .param(channel_id.as_str())
-            .fetch_optional(tx.ex())
-            .await?
-            .is_none()
-        {
+        if Self::lock_channel(&mut tx, channel_id).await?.is_none() {
             return Err(StoreError::NotFound);
         }
         Self::check_under_lock(&mut tx, channel_id, by, Action::DeleteChannel).await?;

@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 
 use sqlx::Sqlite;
 
-use super::channel_lock::LOCK_CHANNEL;
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
 use super::entry_row::{entry_from_row, id_text, op_text, sorted_members};
 use super::entry_rules::{self, TargetState};
@@ -236,17 +235,13 @@ impl<D: Dialect> SqlStore<D> {
         // sequence state and members once.
         let mut channels: BTreeMap<&ChannelId, Option<Locked>> = sends.iter().map(|s| (&s.channel_id, None)).collect();
         for (channel_id, slot) in channels.iter_mut() {
-            let Some(row) = sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
-                .param(channel_id.as_str())
-                .fetch_optional(tx.ex())
-                .await?
-            else {
+            let Some(locked) = Self::lock_channel(&mut tx, channel_id).await? else {
                 continue;
             };
             let members = Self::members_in(tx.ex(), channel_id).await?;
             *slot = Some(Locked::new(
-                row.value(0)?,
-                row.value(1)?,
+                locked.last_seq,
+                locked.last_ts,
                 sorted_members(members),
                 offline,
             ));

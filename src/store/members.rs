@@ -1,9 +1,9 @@
 //! Members: adding and removing one under the channel's lock, when each
 //! joined (in the channel's sequence), and who shares a channel with whom.
 
-use super::channel_lock::{LAST_SEQ, LOCK_CHANNEL, ROLE_OF};
+use super::channel_lock::{LAST_SEQ, ROLE_OF};
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
-use super::types::{parse_kind, parse_role, parse_visibility};
+use super::types::parse_role;
 use super::{
     dispatch, dispatch_write, CommitSent, MemberEvent, MemberRow, MembersPage, MembershipOutcome, Store, StoreError,
 };
@@ -205,14 +205,10 @@ impl<D: Dialect> SqlStore<D> {
         let mut tx = self.begin_write().await?;
         // Lock the channel row like a send does, so a send either sees
         // the new membership or committed before it.
-        let Some(row) = sqlx::query::<D>(D::sql(&LOCK_CHANNEL))
-            .param(channel_id.as_str())
-            .fetch_optional(tx.ex())
+        let locked = Self::lock_channel(&mut tx, channel_id)
             .await?
-        else {
-            return Err(StoreError::NotFound);
-        };
-        let after_seq: i64 = row.value(0)?;
+            .ok_or(StoreError::NotFound)?;
+        let after_seq = locked.last_seq;
         let before = Self::role_in(&mut tx, channel_id, user_id).await?;
         let unchanged = MembershipOutcome {
             after_seq,
@@ -221,7 +217,7 @@ impl<D: Dialect> SqlStore<D> {
             members: Vec::new(),
             added: None,
         };
-        if !change.allowed_in(parse_kind(row.value(2)?)?, parse_visibility(row.value(3)?)?) {
+        if !change.allowed_in(locked.kind, locked.visibility) {
             // A member "joining" its own private channel changes nothing.
             if change == MembershipChange::Join && before.is_some() {
                 return Ok(unchanged);
