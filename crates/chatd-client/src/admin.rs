@@ -159,6 +159,12 @@ impl AdminClient {
         }
     }
 
+    /// The server's base URL (`http://host:port`), for a client of the same
+    /// server with another token.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     async fn call(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, AdminError> {
         let response = request.bearer_auth(&self.token).send().await?;
         if response.status().is_success() {

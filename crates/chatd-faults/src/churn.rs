@@ -1,7 +1,9 @@
 //! Membership churn (protocol.md §13.3, guarantee 12): while the load and
 //! the faults run, a few users of their own (`churner0`, …) keep sending to
-//! one channel (`churn`) while the coordinator removes them from it and adds
-//! them back, one change at a time, through the admin routes.
+//! one public channel (`churn`) while they leave it and join it again, one
+//! change at a time: half the changes by the admin (`PUT`/`DELETE
+//! /v1/channels/churn/members/{userId}`), half by the user itself (`PUT`/
+//! `DELETE /v1/me/channels/churn`).
 //!
 //! The check is judged by time, and so only where the answer is certain: a
 //! change is in force from the moment its request was answered 204 until the
@@ -16,8 +18,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chatd_client::admin::AdminClient;
-use chatd_client::chatd_proto::protocol::ErrorCode;
+use chatd_client::admin::{AdminClient, NewChannel};
+use chatd_client::chatd_proto::protocol::{ErrorCode, Visibility};
 use chatd_client::{Client, ClientConfig, SendError, StartFrom};
 use rand::Rng;
 use serde_json::json;
@@ -127,14 +129,24 @@ pub async fn run(
     phase: watch::Receiver<Phase>,
 ) -> anyhow::Result<Churn> {
     let users: Vec<String> = (0..churners).map(|i| format!("churner{i}")).collect();
-    admin.create_channel(Some(CHANNEL), &users).await?;
+    admin
+        .create(&NewChannel {
+            channel_id: Some(CHANNEL.to_owned()),
+            members: users.clone(),
+            visibility: Some(Visibility::Public),
+            ..NewChannel::default()
+        })
+        .await?;
+    let mut own = HashMap::new();
     let churn = Arc::new(Mutex::new(Churn {
         created: Some(Instant::now()),
         ..Churn::default()
     }));
     let mut tasks = Vec::new();
     for user in &users {
-        let mut config = ClientConfig::new(ws_url.clone(), admin.token(user, Some(86_400)).await?);
+        let token = admin.token(user, Some(86_400)).await?;
+        own.insert(user.clone(), AdminClient::new(admin.base(), token.clone()));
+        let mut config = ClientConfig::new(ws_url.clone(), token);
         config.start_from = StartFrom::Now;
         config.ack_timeout = Duration::from_secs(5);
         config.send_deadline = Some(Duration::from_secs(20));
@@ -161,12 +173,14 @@ pub async fn run(
         let user = &users[pick];
         let add = !member.get(user).copied().unwrap_or(true);
         let requested = Instant::now();
+        let by_itself = rand::rng().random_bool(0.5);
         // Retried until answered (a restart may refuse it for a while).
         loop {
-            let result = if add {
-                admin.add_member(CHANNEL, user).await
-            } else {
-                admin.remove_member(CHANNEL, user).await
+            let result = match (by_itself, own.get(user)) {
+                (true, Some(client)) if add => client.join(CHANNEL).await,
+                (true, Some(client)) => client.leave(CHANNEL).await,
+                _ if add => admin.add_member(CHANNEL, user).await,
+                _ => admin.remove_member(CHANNEL, user).await,
             };
             if result.is_ok() {
                 break;
