@@ -1138,3 +1138,86 @@ async fn direct_calls_racing_on_two_nodes_make_one_channel() {
         ws.expect_silence(SILENCE).await;
     }
 }
+
+/// Guarantee 12 across nodes: a member sending on node B while node A
+/// removes it, and a non-member sending on B while A adds it. Each send is
+/// judged with the membership in force at its seq: every stored entry of
+/// the removed member is at or below the removal's `afterSeq`, every one of
+/// the added member above the join's, and the answers switch once (one
+/// send at a time, so nothing is stored after the first refusal, nor
+/// refused after the first ACK).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sends_racing_a_removal_and_a_join_on_another_node_are_judged_in_order() {
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = b.connect("bob").await;
+    let mut carol = b.connect("carol").await;
+    let mut alice = a.connect("alice").await;
+
+    /// Sends `n` messages one at a time, each answered before the next,
+    /// returning per send its seq (ACKed) or `None` (refused `forbidden`);
+    /// other frames are skipped.
+    async fn sends(ws: &mut WsClient, key: &str, n: usize) -> Vec<Option<i64>> {
+        let mut answers = Vec::new();
+        for i in 0..n {
+            ws.send_msg("room", &format!("{key}{i}"), "x").await;
+            loop {
+                let frame = ws.recv().await;
+                match frame["type"].as_str() {
+                    Some("MSG_ACK") => break answers.push(frame["seq"].as_i64()),
+                    Some("ERROR") => {
+                        assert_eq!(frame["code"], "forbidden", "{frame}");
+                        break answers.push(None);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        answers
+    }
+    let changes = async {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        a.set_member("room", "bob", false).await;
+        a.set_member("room", "carol", true).await;
+    };
+    let (bobs, carols, ()) = tokio::join!(sends(&mut bob, "b", 80), sends(&mut carol, "c", 80), changes);
+
+    // The afterSeqs, as alice (a member throughout, on node A) is told.
+    let mut after = HashMap::new();
+    while after.len() < 2 {
+        let frame = alice.recv().await;
+        if frame["type"] == "MEMBER" {
+            after.insert(
+                frame["userId"].as_str().expect("userId").to_owned(),
+                frame["afterSeq"].as_i64().expect("afterSeq"),
+            );
+        }
+    }
+    let (left_at, joined_at) = (after["bob"], after["carol"]);
+    let stored_then_refused = |answers: &[Option<i64>]| {
+        let first_refusal = answers.iter().position(Option::is_none).unwrap_or(answers.len());
+        answers[first_refusal..].iter().all(Option::is_none)
+    };
+    assert!(stored_then_refused(&bobs), "bob: {bobs:?}");
+    assert!(
+        bobs.iter().flatten().all(|seq| *seq <= left_at),
+        "bob left after {left_at}: {bobs:?}"
+    );
+    assert!(
+        bobs.last().is_some_and(Option::is_none),
+        "bob's last sends refused: {bobs:?}"
+    );
+    let first_ack = carols.iter().position(Option::is_some).unwrap_or(carols.len());
+    assert!(carols[first_ack..].iter().all(Option::is_some), "carol: {carols:?}");
+    assert!(
+        carols.iter().flatten().all(|seq| *seq > joined_at),
+        "carol joined after {joined_at}: {carols:?}"
+    );
+    assert!(
+        carols.last().is_some_and(Option::is_some),
+        "carol's last sends stored: {carols:?}"
+    );
+}
