@@ -24,6 +24,11 @@
 //! Because a channel's batches are committed and fanned out by one task, every
 //! session receives a channel's MSG_RECV in `seq` order.
 //!
+//! A membership change of a channel is a job of the same task
+//! ([`membership`]): the sends queued before it are committed and fanned out
+//! first, then it is stored and announced, then the sends queued after it
+//! go on, so its frames stand between the right MSG_RECV.
+//!
 //! Every send is answered within the store's timeout (`db_timeout_ms`) of the
 //! moment its frame was read, however the database fails: a send that already
 //! waited that long in the queue is refused with `unavailable` without touching
