@@ -623,7 +623,9 @@ export class ChatClient {
 
   /**
    * An ERROR: a record's (by clientMsgId), the refusal of an unknown frame type, a SYNC's
-   * (by channelId), or, naming nothing, maybe the presence subscription's; else `error`.
+   * (by channelId), a `forbidden` naming a channel the user is known to be out of (a
+   * frame sent before its removal was heard of: dropped), or, naming nothing, maybe the
+   * presence subscription's; else `error`.
    */
   private onError(e: ErrorFrame): void {
     const err = ChatdError.fromFrame(e);
@@ -636,6 +638,8 @@ export class ChatClient {
       }
     }
     if (e.channelId !== undefined && e.clientMsgId === undefined && this.sync.onError(e.channelId, err)) return;
+    // a frame (TYPING, a receipt) that crossed the channel's CHANNEL_REMOVED: expected, not news
+    if (e.code === 'forbidden' && e.channelId !== undefined && e.clientMsgId === undefined && this.channels.get(e.channelId)?.removed === true) return;
     if (err.retryable && e.clientMsgId === undefined && e.channelId === undefined && e.messageId === undefined) {
       this.presenceSub.refused(err);
     }

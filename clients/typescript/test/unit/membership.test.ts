@@ -320,6 +320,16 @@ test('CHANNEL_REMOVED drops the channel with its reason (left, removed, banned, 
     assert.deepEqual(h.client.channelIds(), []);
     assert.deepEqual(h.client.channelList.getSnapshot(), []);
     assert.deepEqual([a.getSnapshot().status, a.getSnapshot().removedReason], ['removed', 'left']);
+    // nothing more is sent for it; a refusal of a frame that crossed the removal is no news
+    const errors: string[] = [];
+    h.client.events.on('error', (e, f) => errors.push(`${e.code} ${f.channelId ?? ''}`));
+    const sentBefore = h.ws().sent.length;
+    h.client.typing('a');
+    assert.equal(h.ws().sent.length, sentBefore, 'no TYPING to a removed channel');
+    h.ws().receive({ type: 'ERROR', code: 'forbidden', message: 'not a member of this channel', retryable: false, channelId: 'a' });
+    assert.deepEqual(errors, []);
+    h.ws().receive({ type: 'ERROR', code: 'forbidden', message: 'not a member of this channel', retryable: false, channelId: 'elsewhere' });
+    assert.deepEqual(errors, ['forbidden elsewhere']);
     // added back: listed again, no reason left
     h.ws().receive({ type: 'CHANNEL_ADDED', channel: entry('a') });
     assert.deepEqual(h.client.channelIds(), ['a']);
