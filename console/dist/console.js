@@ -195,8 +195,6 @@
     conn;
     channels;
     sync;
-    refreshing = false;
-    timer;
     /** Refreshes the channels with the connection's token; opened channels catch up through `sync`. */
     constructor(c, conn, channels, sync) {
       this.c = c;
@@ -215,12 +213,16 @@
     }
     /**
      * After a change of the user's own that put it in `channelId` (a join, a new group or
-     * direct channel): reads the list at once, so that the channel is listed
-     * (`channelAdded`) when the caller resolves. When that read fails, a channel not listed
-     * yet is listed from `entry(ch)` (what the change's answer says of it) until the next
-     * read; an `aborted` read still rejects (the change was made all the same).
+     * direct channel): when the channel is listed already (the server's `CHANNEL_ADDED`
+     * came before the change's answer, or the user was in it before), nothing more; else
+     * reads the list at once, so that the channel is listed (`channelAdded`) when the
+     * caller resolves. When that read fails, a channel not listed yet is listed from
+     * `entry(ch)` (what the change's answer says of it) until its `CHANNEL_ADDED`, the next
+     * `HELLO` or read; an `aborted` read still rejects (the change was made all the same).
      */
     async listAfter(channelId, entry, signal) {
+      const known = this.channels.get(channelId);
+      if (known !== void 0 && !known.removed && known.hello !== void 0 && this.conn.state !== "closed") return;
       try {
         await this.refresh(signal);
       } catch (e) {
@@ -234,30 +236,6 @@
         }
         if (e instanceof ChatdError && e.code === "aborted") throw e;
       }
-    }
-    /** While open, {@link ChannelRefresh.refresh} every `channelRefreshMs` (started once). */
-    start() {
-      const every = this.c.opts.channelRefreshMs ?? 3e4;
-      if (every <= 0 || this.timer !== void 0) return;
-      this.timer = setInterval(() => {
-        if (this.conn.state !== "open" || this.refreshing) return;
-        this.refreshing = true;
-        this.refresh().then(
-          () => {
-            this.refreshing = false;
-          },
-          (e) => {
-            this.refreshing = false;
-            if (e instanceof ChatdError && e.code === "not_found") {
-              clearInterval(this.timer);
-            }
-          }
-        );
-      }, every);
-    }
-    /** The client closed: no more reads. */
-    close() {
-      clearInterval(this.timer);
     }
     /**
      * Brings the list up to date with `GET /v1/me/channels`, read after `epoch` was
@@ -804,6 +782,7 @@
         log: new ChannelLog(channelId, this.c.userId),
         opened: false,
         removed: false,
+        removedReason: void 0,
         hello: void 0,
         helloLastSeq: 0,
         liveUnread: /* @__PURE__ */ new Map(),
@@ -875,9 +854,42 @@
       if (ch.hello === void 0) ch.hello = { channelId: ch.id, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
       if (ch.removed) {
         ch.removed = false;
+        ch.removedReason = void 0;
         ch.store.invalidate();
       }
       this.markListed(ch);
+    }
+    /**
+     * `CHANNEL_ADDED`: the user is in the channel now, as its entry says (taken as a `HELLO`
+     * channel's); listed (`channelAdded`) when it was not.
+     */
+    added(ch, entry) {
+      if (ch.removed) {
+        ch.removed = false;
+        ch.removedReason = void 0;
+      }
+      this.takeChannelState(ch, entry);
+      this.markListed(ch);
+    }
+    /**
+     * A `MEMBER` frame of a listed channel: the user's own role (`join`, `role`), and the
+     * member count for others' `join`, `leave` and `ban` (the user's own are in its
+     * `CHANNEL_ADDED`, and its channel is removed after its own leave).
+     */
+    applyMember(f) {
+      const ch = this.byId.get(f.channelId);
+      const hello = ch?.hello;
+      if (ch === void 0 || hello === void 0 || ch.removed) return;
+      let next = hello;
+      if (f.userId === this.c.userId) {
+        if ((f.op === "join" || f.op === "role") && f.role !== void 0 && f.role !== hello.role) next = { ...hello, role: f.role };
+      } else if (hello.memberCount !== void 0) {
+        if (f.op === "join") next = { ...hello, memberCount: hello.memberCount + 1 };
+        else if (f.op === "leave" || f.op === "ban") next = { ...hello, memberCount: Math.max(1, hello.memberCount - 1) };
+      }
+      if (next === hello) return;
+      ch.hello = next;
+      ch.store.invalidate();
     }
     /** The channel is (again) in the list: `channelAdded` when it was not. */
     markListed(ch) {
@@ -887,14 +899,15 @@
       this.list.invalidate();
       this.c.events.emit("channelAdded", ch.id);
     }
-    /** The channel was deleted or the user left it: `channelRemoved` once. */
-    markRemoved(ch) {
+    /** The channel was deleted or the user left it (`reason`, when known): `channelRemoved` once. */
+    markRemoved(ch, reason) {
       ch.removedEpoch = ++this.epochValue;
       if (ch.removed) return;
       ch.removed = true;
+      ch.removedReason = reason;
       this.listed.delete(ch.id);
       ch.store.invalidate();
-      this.c.events.emit("channelRemoved", ch.id);
+      this.c.events.emit("channelRemoved", ch.id, reason);
     }
     buildSnapshot(ch) {
       const messages = ch.log.messages();
@@ -927,6 +940,7 @@
       return Object.freeze({
         channelId: ch.id,
         status: ch.removed ? "removed" : ch.log.isStarted ? "ready" : "loading",
+        removedReason: ch.removed ? ch.removedReason : void 0,
         messages,
         outgoing: Object.freeze(outgoing),
         hasOlder: ch.log.hasOlder,
@@ -1312,19 +1326,14 @@
       );
     }
     /**
-     * Leaves a channel: the channel is removed from the list at once (`channelRemoved`),
-     * then the list is read (see `ChatClient.leave`).
+     * Leaves a channel: the channel is removed from the list at once (`channelRemoved`,
+     * reason `left`; see `ChatClient.leave`). The server's `CHANNEL_REMOVED` says the same.
      */
     async leave(channelId, options = {}) {
       await this.membership("DELETE", channelId, options.signal);
       if (this.conn.state === "closed") return;
       const ch = this.channels.get(channelId);
-      if (ch !== void 0) this.channels.markRemoved(ch);
-      try {
-        await this.refresher.refresh(options.signal);
-      } catch (e) {
-        if (e instanceof ChatdError && e.code === "aborted") throw e;
-      }
+      if (ch !== void 0) this.channels.markRemoved(ch, "left");
     }
     /** `PUT` or `DELETE /v1/me/channels/{channelId}`: resolves on the 204. */
     async membership(method, channelId, signal) {
@@ -1350,34 +1359,315 @@
     return { channels, hasMore: b.hasMore };
   }
 
+  // ../clients/typescript/src/receipts.ts
+  function applyReceipt(prev, kind, seq) {
+    const readSeq = kind === "read" ? Math.max(prev.readSeq, seq) : prev.readSeq;
+    const deliveredSeq = Math.max(prev.deliveredSeq, readSeq, kind === "delivered" ? seq : 0);
+    if (readSeq === prev.readSeq && deliveredSeq === prev.deliveredSeq) return prev;
+    return Object.freeze({ deliveredSeq, readSeq });
+  }
+  var Receipts = class {
+    c;
+    conn;
+    channels;
+    deliveredTimer;
+    /** Receipts over the connection, for the channels. */
+    constructor(c, conn, channels) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+    }
+    /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
+    markRead(channelId) {
+      const ch = this.channels.ctx(channelId);
+      const id = ch.log.highEntryId();
+      const seq = ch.log.high;
+      if (id === void 0 || seq <= ch.readSeq) return;
+      ch.readSeq = seq;
+      ch.deliveredSeq = Math.max(ch.deliveredSeq, seq);
+      ch.deliveredSent = Math.max(ch.deliveredSent, seq);
+      ch.store.invalidate();
+      this.conn.send({ type: "MSG_READ", messageId: id });
+    }
+    /**
+     * New entries were appended to an opened channel: soon (100 ms, for all channels at
+     * once) send `MSG_DELIVERED` for the newest entry of each opened channel that moved,
+     * unless `autoDelivered` is off.
+     */
+    scheduleDelivered() {
+      if (this.c.opts.autoDelivered === false || this.deliveredTimer !== void 0) return;
+      this.deliveredTimer = setTimeout(() => {
+        this.deliveredTimer = void 0;
+        for (const ch of this.channels.all()) {
+          const id = ch.log.highEntryId();
+          if (!ch.opened || id === void 0 || ch.log.high <= ch.deliveredSent) continue;
+          if (this.conn.send({ type: "MSG_DELIVERED", messageId: id }) !== 0) {
+            ch.deliveredSent = ch.log.high;
+            ch.deliveredSeq = Math.max(ch.deliveredSeq, ch.log.high);
+            ch.store.invalidate();
+          }
+        }
+      }, 100);
+    }
+    /** A RECEIPT arrived: the user's own (another session's) or another member's watermark moved. */
+    onReceipt(r) {
+      const ch = this.channels.ctx(r.channelId);
+      if (r.userId === this.c.userId) {
+        if (r.kind === "read") ch.readSeq = Math.max(ch.readSeq, r.seq);
+        ch.deliveredSeq = Math.max(ch.deliveredSeq, r.seq);
+        ch.store.invalidate();
+        return;
+      }
+      const prev = ch.receipts.get(r.userId) ?? { deliveredSeq: 0, readSeq: 0 };
+      const next = applyReceipt(prev, r.kind, r.seq);
+      if (next !== prev) {
+        ch.receipts.set(r.userId, next);
+        ch.store.invalidate();
+        this.c.events.emit("receipt", r);
+      }
+    }
+    /** The client closed: no more `MSG_DELIVERED`. */
+    close() {
+      clearTimeout(this.deliveredTimer);
+    }
+  };
+
+  // ../clients/typescript/src/member-lists.ts
+  function memberFrameShown(afterSeq, atSeq) {
+    return afterSeq < atSeq;
+  }
+  function foldMemberFrame(members, f) {
+    const i = members.findIndex((m) => m.userId === f.userId);
+    const cur = i >= 0 ? members[i] : void 0;
+    switch (f.op) {
+      case "join":
+      case "role": {
+        const role = f.role ?? cur?.role ?? "member";
+        if (cur !== void 0) {
+          if (cur.role === role) return members;
+          const next2 = [...members];
+          next2[i] = Object.freeze({ ...cur, role });
+          return Object.freeze(next2);
+        }
+        const added = Object.freeze({ userId: f.userId, role, joinedAt: f.ts, deliveredSeq: 0, readSeq: 0 });
+        const at = members.findIndex((m) => m.userId > f.userId);
+        const next = [...members];
+        next.splice(at < 0 ? next.length : at, 0, added);
+        return Object.freeze(next);
+      }
+      case "leave":
+      case "ban":
+        return i < 0 ? members : Object.freeze(members.filter((_, j) => j !== i));
+      default:
+        return members;
+    }
+  }
+  function foldReceipt(members, r) {
+    const i = members.findIndex((m) => m.userId === r.userId);
+    const cur = members[i];
+    if (cur === void 0) return members;
+    const w = applyReceipt(cur, r.kind, r.seq);
+    if (w === cur) return members;
+    const next = [...members];
+    next[i] = Object.freeze({ ...cur, deliveredSeq: w.deliveredSeq, readSeq: w.readSeq });
+    return Object.freeze(next);
+  }
+  var MemberLists = class {
+    c;
+    deps;
+    lists = /* @__PURE__ */ new Map();
+    aborts = /* @__PURE__ */ new Set();
+    /** Reads with `deps`; listens to the client's `channelAdded` and `channelRemoved`. */
+    constructor(c, deps) {
+      this.c = c;
+      this.deps = deps;
+      c.events.on("channelRemoved", (id) => {
+        this.removed(id);
+      });
+      c.events.on("channelAdded", (id) => {
+        this.added(id);
+      });
+    }
+    /** The list of a channel (read when first asked for, and when it went stale). */
+    get(channelId) {
+      const l = this.ctx(channelId);
+      if (!l.started || l.stale) this.read(l);
+      return l.handle;
+    }
+    /** A `MEMBER` frame: folded onto its channel's list (and kept for the read in flight). */
+    onMember(f) {
+      const l = this.lists.get(f.channelId);
+      if (l === void 0 || l.status === "removed") return;
+      l.buffer?.push(f);
+      if (l.status === "loading" || memberFrameShown(f.afterSeq, l.atSeq)) return;
+      const next = foldMemberFrame(l.members, f);
+      if (next === l.members) return;
+      l.members = next;
+      l.store.invalidate();
+    }
+    /** A `RECEIPT`: the member's watermark moves in its channel's list. */
+    onReceipt(r) {
+      const l = this.lists.get(r.channelId);
+      if (l === void 0 || l.status === "removed") return;
+      const next = foldReceipt(l.members, r);
+      if (next === l.members) return;
+      l.members = next;
+      l.store.invalidate();
+    }
+    /** A session opened (`HELLO`): frames may have been missed since the lists were read; read them again. */
+    opened() {
+      const conn = this.deps.openConn();
+      for (const l of this.lists.values()) {
+        if (!l.started || l.status === "removed" || l.readConn === conn) continue;
+        if (l.listeners > 0) this.read(l);
+        else l.stale = true;
+      }
+    }
+    /** The client closed: reads in flight are stopped. */
+    close() {
+      for (const a of this.aborts) a.abort();
+      this.aborts.clear();
+    }
+    /** The user is no longer in the channel: its list is empty and `removed`. */
+    removed(id) {
+      const l = this.lists.get(id);
+      if (l === void 0 || l.status === "removed") return;
+      l.gen++;
+      l.status = "removed";
+      l.members = Object.freeze([]);
+      l.error = void 0;
+      l.buffer = void 0;
+      l.again = false;
+      l.store.invalidate();
+    }
+    /** The user is in the channel (again): a removed list is read again. */
+    added(id) {
+      const l = this.lists.get(id);
+      if (l === void 0 || l.status !== "removed") return;
+      l.status = "loading";
+      l.atSeq = 0;
+      l.store.invalidate();
+      this.read(l);
+    }
+    ctx(channelId) {
+      const known = this.lists.get(channelId);
+      if (known !== void 0) return known;
+      const store = new LazyStore(
+        () => Object.freeze({ channelId, status: l.status, members: l.members, atSeq: l.atSeq, error: l.error })
+      );
+      const handle = {
+        channelId,
+        subscribe: (listener) => {
+          const off = store.subscribe(listener);
+          l.listeners++;
+          if (l.stale) this.read(l);
+          let on = true;
+          return () => {
+            if (!on) return;
+            on = false;
+            l.listeners--;
+            off();
+          };
+        },
+        getSnapshot: store.getSnapshot,
+        refresh: () => {
+          this.read(l);
+        }
+      };
+      const l = {
+        id: channelId,
+        members: Object.freeze([]),
+        atSeq: 0,
+        status: "loading",
+        error: void 0,
+        buffer: void 0,
+        reading: false,
+        again: false,
+        gen: 0,
+        readConn: 0,
+        stale: false,
+        started: false,
+        listeners: 0,
+        store,
+        handle
+      };
+      this.lists.set(channelId, l);
+      return l;
+    }
+    /** Reads the list (once at a time: a read asked for meanwhile follows it). */
+    read(l) {
+      if (this.deps.closed()) return;
+      l.started = true;
+      l.stale = false;
+      if (l.reading) {
+        l.again = true;
+        return;
+      }
+      l.reading = true;
+      l.buffer = [];
+      l.readConn = this.deps.openConn();
+      const gen = l.gen;
+      const abort = new AbortController();
+      this.aborts.add(abort);
+      const done = () => {
+        this.aborts.delete(abort);
+        l.reading = false;
+        l.buffer = void 0;
+        if (l.again && !this.deps.closed()) {
+          l.again = false;
+          this.read(l);
+        }
+      };
+      this.deps.readAll(l.id, abort.signal).then(
+        (list) => {
+          if (gen === l.gen && !this.deps.closed()) {
+            let members = Object.freeze(list.members.map((m) => Object.freeze({ ...m })));
+            for (const f of l.buffer ?? []) if (!memberFrameShown(f.afterSeq, list.atSeq)) members = foldMemberFrame(members, f);
+            l.members = members;
+            l.atSeq = list.atSeq;
+            l.status = "ready";
+            l.error = void 0;
+            l.store.invalidate();
+          }
+          done();
+        },
+        (e) => {
+          if (gen === l.gen && !this.deps.closed()) {
+            l.status = "error";
+            l.error = e;
+            l.store.invalidate();
+          }
+          done();
+        }
+      );
+    }
+  };
+
   // ../clients/typescript/src/members.ts
   var MAX_PAGE = 500;
   var Members = class {
     c;
     conn;
     channels;
-    refresher;
-    /** Requests with the connection's token; after a change the channel list is read through `refresher`. */
-    constructor(c, conn, channels, refresher) {
+    /** Requests with the connection's token. */
+    constructor(c, conn, channels) {
       this.c = c;
       this.conn = conn;
       this.channels = channels;
-      this.refresher = refresher;
     }
     /**
      * `PUT /v1/channels/{channelId}/members/{userId}`, with `{"role"}` when `role` is given
-     * (see `ChatClient.addMember` and `setMemberRole`), then the channel list is read.
+     * (see `ChatClient.addMember` and `setMemberRole`).
      */
     async put(channelId, userId, role, options = {}) {
       this.notClosed();
       const body = role === void 0 ? void 0 : { role };
       await request(this.c.opts, this.conn, "PUT", memberPath(channelId, userId), { body, signal: options.signal });
-      await this.changed(options.signal);
     }
     /**
      * `DELETE /v1/channels/{channelId}/members/{userId}` (see `ChatClient.removeMember`); the
-     * user's own removal takes the channel from the list at once, as a leave does. Then the
-     * channel list is read.
+     * user's own removal takes the channel from the list at once (reason `removed`), as a
+     * leave does.
      */
     async remove(channelId, userId, options = {}) {
       this.notClosed();
@@ -1385,22 +1675,12 @@
       if (this.conn.state === "closed") return;
       if (userId === this.c.userId) {
         const ch = this.channels.get(channelId);
-        if (ch !== void 0) this.channels.markRemoved(ch);
+        if (ch !== void 0) this.channels.markRemoved(ch, "removed");
       }
-      await this.changed(options.signal);
     }
     /** Rejects with `closed` after `ChatClient.close`. */
     notClosed() {
       if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
-    }
-    /** Reads the channel list after a change; a failed read is left to the next one (an abort still rejects). */
-    async changed(signal) {
-      if (this.conn.state === "closed") return;
-      try {
-        await this.refresher.refresh(signal);
-      } catch (e) {
-        if (e instanceof ChatdError && e.code === "aborted") throw e;
-      }
     }
     /** One page (see `ChatClient.members`). */
     async page(channelId, options = {}) {
@@ -1827,6 +2107,78 @@
     }
   };
 
+  // ../clients/typescript/src/membership-frames.ts
+  function num(v) {
+    return typeof v === "number" && Number.isFinite(v) ? v : void 0;
+  }
+  function str(v) {
+    return typeof v === "string" ? v : void 0;
+  }
+  function decodeMemberFrame(v) {
+    const channelId = str(v.channelId);
+    const userId = str(v.userId);
+    const op = str(v.op);
+    const afterSeq = num(v.afterSeq);
+    const ts = num(v.ts) ?? 0;
+    if (channelId === void 0 || userId === void 0 || op === void 0 || afterSeq === void 0) return void 0;
+    const f = { type: "MEMBER", channelId, userId, op, afterSeq, ts };
+    const role = str(v.role);
+    if (role !== void 0) f.role = role;
+    if (v.mutedUntil === null || num(v.mutedUntil) !== void 0) f.mutedUntil = v.mutedUntil;
+    const actorId = str(v.actorId);
+    if (actorId !== void 0) f.actorId = actorId;
+    return f;
+  }
+  function decodeHelloChannel(v) {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return void 0;
+    const r = v;
+    const channelId = str(r.channelId);
+    const lastSeq = num(r.lastSeq);
+    if (channelId === void 0 || lastSeq === void 0) return void 0;
+    const out = {
+      channelId,
+      lastSeq,
+      deliveredSeq: num(r.deliveredSeq) ?? 0,
+      readSeq: num(r.readSeq) ?? 0
+    };
+    const unread = num(r.unread);
+    if (unread !== void 0) out.unread = unread;
+    const memberCount = num(r.memberCount);
+    if (memberCount !== void 0) out.memberCount = memberCount;
+    const kind = str(r.kind);
+    if (kind !== void 0) out.kind = kind;
+    const visibility = str(r.visibility);
+    if (visibility !== void 0) out.visibility = visibility;
+    const role = str(r.role);
+    if (role !== void 0) out.role = role;
+    if (r.name === null || typeof r.name === "string") out.name = r.name;
+    if (r.metadata === null) out.metadata = null;
+    else if (typeof r.metadata === "object" && !Array.isArray(r.metadata)) out.metadata = r.metadata;
+    return out;
+  }
+  function decodeChannelAddedFrame(v) {
+    const channel = decodeHelloChannel(v.channel);
+    return channel === void 0 ? void 0 : { type: "CHANNEL_ADDED", channel };
+  }
+  function decodeChannelRemovedFrame(v) {
+    const channelId = str(v.channelId);
+    if (channelId === void 0) return void 0;
+    const reason = str(v.reason);
+    return reason === void 0 ? { type: "CHANNEL_REMOVED", channelId } : { type: "CHANNEL_REMOVED", channelId, reason };
+  }
+  function decodeMembershipFrame(v) {
+    switch (v.type) {
+      case "MEMBER":
+        return decodeMemberFrame(v);
+      case "CHANNEL_ADDED":
+        return decodeChannelAddedFrame(v);
+      case "CHANNEL_REMOVED":
+        return decodeChannelRemovedFrame(v);
+      default:
+        return void 0;
+    }
+  }
+
   // ../clients/typescript/src/protocol.ts
   function parseServerFrame(text) {
     let value;
@@ -1838,81 +2190,11 @@
     if (typeof value !== "object" || value === null || Array.isArray(value)) return void 0;
     const type = value.type;
     if (typeof type !== "string") return void 0;
+    if (type === "MEMBER" || type === "CHANNEL_ADDED" || type === "CHANNEL_REMOVED") {
+      return decodeMembershipFrame(value);
+    }
     return value;
   }
-
-  // ../clients/typescript/src/receipts.ts
-  function applyReceipt(prev, kind, seq) {
-    const readSeq = kind === "read" ? Math.max(prev.readSeq, seq) : prev.readSeq;
-    const deliveredSeq = Math.max(prev.deliveredSeq, readSeq, kind === "delivered" ? seq : 0);
-    if (readSeq === prev.readSeq && deliveredSeq === prev.deliveredSeq) return prev;
-    return Object.freeze({ deliveredSeq, readSeq });
-  }
-  var Receipts = class {
-    c;
-    conn;
-    channels;
-    deliveredTimer;
-    /** Receipts over the connection, for the channels. */
-    constructor(c, conn, channels) {
-      this.c = c;
-      this.conn = conn;
-      this.channels = channels;
-    }
-    /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
-    markRead(channelId) {
-      const ch = this.channels.ctx(channelId);
-      const id = ch.log.highEntryId();
-      const seq = ch.log.high;
-      if (id === void 0 || seq <= ch.readSeq) return;
-      ch.readSeq = seq;
-      ch.deliveredSeq = Math.max(ch.deliveredSeq, seq);
-      ch.deliveredSent = Math.max(ch.deliveredSent, seq);
-      ch.store.invalidate();
-      this.conn.send({ type: "MSG_READ", messageId: id });
-    }
-    /**
-     * New entries were appended to an opened channel: soon (100 ms, for all channels at
-     * once) send `MSG_DELIVERED` for the newest entry of each opened channel that moved,
-     * unless `autoDelivered` is off.
-     */
-    scheduleDelivered() {
-      if (this.c.opts.autoDelivered === false || this.deliveredTimer !== void 0) return;
-      this.deliveredTimer = setTimeout(() => {
-        this.deliveredTimer = void 0;
-        for (const ch of this.channels.all()) {
-          const id = ch.log.highEntryId();
-          if (!ch.opened || id === void 0 || ch.log.high <= ch.deliveredSent) continue;
-          if (this.conn.send({ type: "MSG_DELIVERED", messageId: id }) !== 0) {
-            ch.deliveredSent = ch.log.high;
-            ch.deliveredSeq = Math.max(ch.deliveredSeq, ch.log.high);
-            ch.store.invalidate();
-          }
-        }
-      }, 100);
-    }
-    /** A RECEIPT arrived: the user's own (another session's) or another member's watermark moved. */
-    onReceipt(r) {
-      const ch = this.channels.ctx(r.channelId);
-      if (r.userId === this.c.userId) {
-        if (r.kind === "read") ch.readSeq = Math.max(ch.readSeq, r.seq);
-        ch.deliveredSeq = Math.max(ch.deliveredSeq, r.seq);
-        ch.store.invalidate();
-        return;
-      }
-      const prev = ch.receipts.get(r.userId) ?? { deliveredSeq: 0, readSeq: 0 };
-      const next = applyReceipt(prev, r.kind, r.seq);
-      if (next !== prev) {
-        ch.receipts.set(r.userId, next);
-        ch.store.invalidate();
-        this.c.events.emit("receipt", r);
-      }
-    }
-    /** The client closed: no more `MSG_DELIVERED`. */
-    close() {
-      clearTimeout(this.deliveredTimer);
-    }
-  };
 
   // ../clients/typescript/src/send.ts
   var Sender = class {
@@ -2422,16 +2704,16 @@
       this.conn = conn;
       this.channels = channels;
     }
-    /** The user is typing in the channel: sends `start` at most once per throttle period. */
+    /** The user is typing in the channel: sends `start` at most once per throttle period (none in a removed channel). */
     typing(channelId) {
       const ch = this.channels.ctx(channelId);
-      if (this.conn.features.unsupported.has("TYPING")) return;
+      if (this.conn.features.unsupported.has("TYPING") || ch.removed) return;
       if (ch.throttle.onInput(this.c.now())) this.conn.send({ type: "TYPING", channelId, state: "start" });
     }
     /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
     stopTyping(channelId) {
       const ch = this.channels.ctx(channelId);
-      if (this.conn.features.unsupported.has("TYPING")) return;
+      if (this.conn.features.unsupported.has("TYPING") || ch.removed) return;
       if (ch.throttle.onStop()) this.conn.send({ type: "TYPING", channelId, state: "stop" });
     }
     /** The user sends a message to the channel: the server stops the indicator when it is stored. */
@@ -2496,6 +2778,7 @@
     presenceSub;
     refresher;
     memberRoutes;
+    memberLists;
     dir;
     newChannels;
     started = false;
@@ -2539,7 +2822,12 @@
       this.typingIndicators = new TypingIndicators(c, conn, channels);
       this.presenceSub = new PresenceSubscription(c, conn);
       this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
-      this.memberRoutes = new Members(c, conn, channels, this.refresher);
+      this.memberRoutes = new Members(c, conn, channels);
+      this.memberLists = new MemberLists(c, {
+        readAll: (channelId, signal) => this.memberRoutes.all(channelId, { signal }),
+        openConn: () => conn.openGen,
+        closed: () => conn.state === "closed"
+      });
       this.dir = new Directory(c, conn, channels, this.refresher);
       this.newChannels = new NewChannels(c, conn, this.refresher);
       this.connection = conn.store;
@@ -2598,7 +2886,7 @@
       this.receipts.close();
       this.sender.close();
       this.typingIndicators.close();
-      this.refresher.close();
+      this.memberLists.close();
       this.tabOutbox.close();
     }
     /** Drops the current connection at once (as a network failure would); the client reconnects. */
@@ -2615,18 +2903,24 @@
       }
       return new ChannelStore(this, channelId, ch.store);
     }
-    /** Channel ids from the last HELLO (and live messages and {@link ChatClient.refreshChannels} since). */
+    /**
+     * Channel ids from the last HELLO, and the `CHANNEL_ADDED`s, `CHANNEL_REMOVED`s, live
+     * messages and {@link ChatClient.refreshChannels} since.
+     */
     channelIds() {
       return this.channels.ids();
     }
     /**
      * Reads the user's channels (`GET /v1/me/channels`, with the connection's token) and
-     * brings the list up to date: adds the channels the user was added to since `HELLO`
-     * (the server sends no frame for that), marks removed those the user left, refreshes
-     * unread counts. The client does this by itself every `channelRefreshMs` while
-     * connected. Resolves to {@link ChatClient.channelList}'s new snapshot; rejects with a
-     * ChatdError (`unavailable` when the server cannot be reached, `aborted`, or the
-     * route's error code).
+     * brings the list up to date: adds the channels the user is in and the list lacks,
+     * marks removed those it is no longer in, refreshes unread counts. Not needed to follow
+     * membership with a server of version 1.2, which says so on the connection
+     * (`CHANNEL_ADDED`, `CHANNEL_REMOVED`; the client never reads this by itself but once
+     * after a join, a new channel or direct channel whose `CHANNEL_ADDED` has not come by
+     * its answer); for a server before it, or an app's own "reload" button. Resolves to
+     * {@link ChatClient.channelList}'s new snapshot; rejects with a ChatdError
+     * (`unavailable` when the server cannot be reached, `aborted`, or the route's error
+     * code).
      */
     refreshChannels(signal) {
       return this.refresher.refresh(signal);
@@ -2664,6 +2958,28 @@
       return this.memberRoutes.all(channelId, options);
     }
     /**
+     * A channel's member list kept live (protocol 1.2 §13.3): {@link ChatClient.allMembers}
+     * read when first asked for, with every `MEMBER` frame received since folded onto it
+     * (joins, leaves, removals, bans, roles) and the members' watermarks moved by
+     * `RECEIPT`s. Frames the read already shows (`afterSeq` below its `atSeq`) are not
+     * folded again. Read again after every reconnect (frames sent while away are lost; a
+     * list nobody subscribes to then is read on its next subscribe or call) and when the
+     * user is added back to the channel; `removed` (and empty) while the user is not in it.
+     * One store per channel: the same object for every call.
+     *
+     * @example
+     * ```ts
+     * const list = client.memberList('room1');
+     * list.subscribe(() => {
+     *   const { status, members } = list.getSnapshot();
+     *   if (status === 'ready') render(members.map((m) => `${m.userId} (${m.role})`));
+     * });
+     * ```
+     */
+    memberList(channelId) {
+      return this.memberLists.get(channelId);
+    }
+    /**
      * Reads one page of the directory of public channels (`GET /v1/directory`, protocol
      * §13.2, with the connection's token like {@link ChatClient.refreshChannels}): up to
      * `limit` (1 to 500; default 100) public group channels whose id comes after `after`,
@@ -2693,7 +3009,9 @@
      * arrive from then on: live ones on this connection (counted as unread until the
      * channel is opened), and an opened channel (one {@link ChatClient.channel} was called
      * for, before or after) reads its newest page. When the list cannot be read, the channel
-     * is listed all the same (a public group, the user a `member`) until the next read.
+     * is listed all the same (a public group, the user a `member`) until its `CHANNEL_ADDED`
+     * or the next `HELLO`. (With a server of version 1.2 the list is read only when its
+     * `CHANNEL_ADDED` has not come by the join's answer.)
      *
      * Rejects with a ChatdError: `forbidden` for a private or direct channel (or one that
      * does not exist: the same answer), `invalid_field` for a bad channel id, `not_found`
@@ -2705,9 +3023,9 @@
     /**
      * Leaves a channel (`DELETE /v1/me/channels/{channelId}`, protocol §13.2; also when the
      * user is not a member, or the channel does not exist): the channel leaves
-     * {@link ChatClient.channelList} at once (`channelRemoved`; an opened channel's snapshot
-     * becomes `removed`), and the list is read again. A send to it after this is refused
-     * with `forbidden`.
+     * {@link ChatClient.channelList} at once (`channelRemoved` with reason `left`; an opened
+     * channel's snapshot becomes `removed`). A send to it after this is refused with
+     * `forbidden`.
      *
      * Rejects with a ChatdError: `forbidden` for a direct channel (it cannot be left),
      * `invalid_field` for a bad channel id, `not_found` from a server before protocol 1.2,
@@ -2762,7 +3080,8 @@
      * member is a `member` unless `role` says otherwise; an existing one keeps its role
      * unless `role` is given (also fine when it is a member already). A moderator may add
      * `member`s only; any other role, or changing an existing member's, needs an owner (see
-     * {@link ChatClient.setMemberRole}). The channel list is read again after it.
+     * {@link ChatClient.setMemberRole}). The server's `MEMBER` frame brings the change to
+     * the channel list (member count) and to {@link ChatClient.memberList}.
      *
      * Rejects with a ChatdError: `forbidden` when the user's role does not allow it, the user
      * is not a member of the channel (or it does not exist), or it is a direct channel;
@@ -2784,8 +3103,8 @@
      * Removes `userId` from a channel (`DELETE /v1/channels/{channelId}/members/{userId}`;
      * also fine when it is not a member): an `owner` may remove anyone, a `moderator` only
      * `member`s. The user's own removal takes the channel from
-     * {@link ChatClient.channelList} at once, as {@link ChatClient.leave} does; the list is
-     * read again after it. Rejects as {@link ChatClient.addMember} does.
+     * {@link ChatClient.channelList} at once, as {@link ChatClient.leave} does (reason
+     * `removed`). Rejects as {@link ChatClient.addMember} does.
      */
     removeMember(channelId, userId, options = {}) {
       return this.memberRoutes.remove(channelId, userId, options);
@@ -2886,6 +3205,7 @@
           break;
         case "RECEIPT":
           this.receipts.onReceipt(f);
+          this.memberLists.onReceipt(f);
           break;
         case "ERROR":
           this.onError(f);
@@ -2896,8 +3216,16 @@
         case "PRESENCE":
           this.presenceSub.onPresence(f);
           break;
+        case "CHANNEL_ADDED":
+          this.onChannelAdded(f);
+          break;
         case "CHANNEL_REMOVED":
-          this.channels.markRemoved(this.channels.ctx(f.channelId));
+          this.channels.markRemoved(this.channels.ctx(f.channelId), f.reason ?? "deleted");
+          break;
+        case "MEMBER":
+          this.channels.applyMember(f);
+          this.memberLists.onMember(f);
+          this.events.emit("member", f);
           break;
         default:
           break;
@@ -2914,18 +3242,32 @@
         const ch = this.channels.get(id);
         if (ch !== void 0) this.channels.markListed(ch);
       }
-      this.refresher.start();
       for (const ch of this.channels.all()) {
-        if (!ch.opened) continue;
+        if (!ch.opened || ch.removed) continue;
         this.sync.resume(ch);
         if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);
       }
+      this.memberLists.opened();
       this.presenceSub.opened();
       void this.sender.resendAll();
     }
     /**
+     * `CHANNEL_ADDED`: the user is in the channel now; it is tracked as a `HELLO` channel
+     * from then on (listed, and an opened one reads what it lacks from the entry's `lastSeq`).
+     */
+    onChannelAdded(f) {
+      const ch = this.channels.ctx(f.channel.channelId);
+      this.channels.added(ch, f.channel);
+      if (ch.opened) {
+        this.sync.resume(ch);
+        if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);
+      }
+    }
+    /**
      * An ERROR: a record's (by clientMsgId), the refusal of an unknown frame type, a SYNC's
-     * (by channelId), or, naming nothing, maybe the presence subscription's; else `error`.
+     * (by channelId), a `forbidden` naming a channel the user is known to be out of (a
+     * frame sent before its removal was heard of: dropped), or, naming nothing, maybe the
+     * presence subscription's; else `error`.
      */
     onError(e) {
       const err = ChatdError.fromFrame(e);
@@ -2938,6 +3280,7 @@
         }
       }
       if (e.channelId !== void 0 && e.clientMsgId === void 0 && this.sync.onError(e.channelId, err)) return;
+      if (e.code === "forbidden" && e.channelId !== void 0 && e.clientMsgId === void 0 && this.channels.get(e.channelId)?.removed === true) return;
       if (err.retryable && e.clientMsgId === void 0 && e.channelId === void 0 && e.messageId === void 0) {
         this.presenceSub.refused(err);
       }
@@ -3377,6 +3720,44 @@
         return `${what}: ${e.message} [${e.reason === void 0 ? e.code : `${e.code}, ${e.reason}`}].`;
     }
   }
+  function removalWords(label, reason, by) {
+    const byWhom = by === void 0 ? "" : ` by ${by}`;
+    switch (reason) {
+      case "left":
+        return `You left ${label}.`;
+      case "removed":
+        return `You were removed from ${label}${byWhom}.`;
+      case "banned":
+        return `You were banned from ${label}${byWhom}.`;
+      case "deleted":
+        return `${label} was deleted.`;
+      case void 0:
+        return `You are no longer a member of ${label}.`;
+      default:
+        return `You are no longer a member of ${label} [${reason}].`;
+    }
+  }
+  function memberChangeWords(f, me) {
+    const self = f.userId === me;
+    const who = self ? "You" : f.userId;
+    const by = f.actorId === void 0 || f.actorId === f.userId ? void 0 : f.actorId === me ? "you" : f.actorId;
+    switch (f.op) {
+      case "join":
+        return by === void 0 ? `${who} joined` : `${who} joined, added by ${by}`;
+      case "leave":
+        if (f.actorId === f.userId) return `${who} left`;
+        return by === void 0 ? `${who} ${self ? "were" : "was"} removed` : `${who} ${self ? "were" : "was"} removed by ${by}`;
+      case "ban":
+        return by === void 0 ? `${who} ${self ? "were" : "was"} banned` : `${who} ${self ? "were" : "was"} banned by ${by}`;
+      case "role":
+        return f.role === void 0 ? void 0 : `${who} ${self ? "are" : "is"} now ${f.role}`;
+      case "mute":
+        if (typeof f.mutedUntil === "number") return `${who} ${self ? "are" : "is"} muted until ${clock(f.mutedUntil)}`;
+        return `${who} ${self ? "are" : "is"} no longer muted`;
+      default:
+        return void 0;
+    }
+  }
 
   // src/chat-actions.ts
   var QUICK_REACTIONS = [
@@ -3516,6 +3897,9 @@
     /** Direct channels whose members were asked for (once each). */
     askedPeer = /* @__PURE__ */ new Set();
     mounted = false;
+    /** The notice under the list, and the channel it is about. */
+    noticeEl;
+    noticeFor;
     /**
      * `select` is called with the channel the user clicks; `renamed` when a direct channel's
      * other user became known (its label changed).
@@ -3528,12 +3912,30 @@
     /** Makes the sidebar (its list is filled by `render`). */
     sidebar() {
       this.mounted = true;
+      this.noticeEl = h("p", { class: "hint channel-notice", id: "channel-notice", role: "status", hidden: true });
       return h(
         "nav",
         { class: "sidebar", "aria-label": "Channels" },
         h("h2", { id: "channels-title" }, "Channels"),
-        h("ul", { class: "channels", id: "channels", "aria-labelledby": "channels-title" })
+        h("ul", { class: "channels", id: "channels", "aria-labelledby": "channels-title" }),
+        this.noticeEl
       );
+    }
+    /** Says under the list why channel `id` went; `undefined` text: clears it when it is about `id` (the user is back in it). */
+    notice(id, text) {
+      const el = this.noticeEl;
+      if (el === void 0) return;
+      if (text === void 0) {
+        if (this.noticeFor !== id) return;
+        this.noticeFor = void 0;
+        el.textContent = "";
+        el.hidden = true;
+        return;
+      }
+      this.noticeFor = id;
+      el.dataset.channel = id;
+      el.textContent = text;
+      el.hidden = false;
     }
     /** The channel list changed: redraw it, and tell screen readers where unread messages arrived. */
     changed() {
@@ -4156,11 +4558,9 @@
     shownKey = "";
     /** The last member change's outcome per channel, in words. */
     actionText = /* @__PURE__ */ new Map();
-    /** The last answer per channel (shown again at once when the user comes back to it). */
-    loaded = /* @__PURE__ */ new Map();
-    /** Channels being read now, and those asked to be read again when that read is done. */
-    reading = /* @__PURE__ */ new Set();
-    again = /* @__PURE__ */ new Set();
+    /** The selected channel's live list, and the end of its subscription. */
+    store;
+    unsubscribe;
     constructor(state) {
       this.state = state;
     }
@@ -4190,23 +4590,30 @@
       this.el = h("aside", { class: "members", id: "members", "aria-labelledby": "members-title" }, this.titleEl, this.bodyEl, this.manageEl, this.actionEl);
       return this.el;
     }
-    /** Reads the selected channel's members again (opened, reconnected, added back). */
+    /**
+     * Shows the selected channel's live list (another channel was selected, or the user is in
+     * it again, or no longer): the client keeps it current, read again after a reconnect.
+     */
     refresh() {
       const id = this.state.current;
-      if (id !== void 0) this.load(id);
+      if (this.store?.channelId !== id) {
+        this.unsubscribe?.();
+        this.unsubscribe = void 0;
+        this.store = void 0;
+        if (id !== void 0) {
+          const store = this.state.client.memberList(id);
+          this.store = store;
+          this.unsubscribe = store.subscribe(() => {
+            if (!this.state.closed && this.store === store) this.render();
+          });
+        }
+      }
       this.render();
     }
-    /**
-     * New entries in a channel: one from a sender the list does not have, newer than the
-     * list (`atSeq`), means someone joined since it was read. Older ones (history from
-     * members who left) change nothing.
-     */
-    entries(channelId, entries) {
-      if (channelId !== this.state.current) return;
-      const l = this.loaded.get(channelId);
-      if (l?.kind !== "list") return;
-      const known = new Set(l.list.members.map((m) => m.userId));
-      if (entries.some((e) => e.seq > l.list.atSeq && !known.has(e.senderId))) this.load(channelId);
+    /** The view is closing: no more updates. */
+    close() {
+      this.unsubscribe?.();
+      this.unsubscribe = void 0;
     }
     /** Redraws the column for the selected channel (the add form keeps what is typed in it). */
     render() {
@@ -4219,22 +4626,23 @@
         this.shownKey = "";
         return;
       }
-      const l = this.loaded.get(id);
-      const role = l?.kind === "list" ? this.myRole(id, l.list) : void 0;
+      const l = this.store?.channelId === id ? this.store.getSnapshot() : void 0;
+      const shown = l !== void 0 && (l.status === "ready" || l.status === "error" && l.members.length > 0);
+      const role = shown ? this.myRole(id, l) : void 0;
       const manage = role === "owner" || role === "moderator";
-      this.titleEl.textContent = l?.kind === "list" ? `Members (${l.list.members.length})` : "Members";
+      this.titleEl.textContent = shown ? `Members (${l.members.length})` : "Members";
       this.manageEl.hidden = !manage;
       if (this.addRole !== void 0) {
         this.addRole.hidden = role !== "owner";
         if (role !== "owner") this.addRole.value = "member";
       }
       if (this.actionEl !== void 0) this.actionEl.textContent = this.actionText.get(id) ?? "";
-      if (l === void 0 || l.kind === "error") {
+      if (!shown) {
         this.shownKey = "";
-        this.bodyEl.replaceChildren(h("p", { class: "hint", id: "members-status" }, l === void 0 ? "Loading members…" : l.text));
+        this.bodyEl.replaceChildren(h("p", { class: "hint", id: "members-status" }, statusWords(l)));
         return;
       }
-      const rows = l.list.members.map((m) => ({ m, readSeq: this.readSeqOf(m) }));
+      const rows = l.members.map((m) => ({ m, readSeq: this.readSeqOf(m) }));
       const key2 = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq])]);
       if (key2 === this.shownKey) return;
       this.shownKey = key2;
@@ -4313,7 +4721,11 @@
     remove(channelId, user) {
       this.change(channelId, this.state.client.removeMember(channelId, user), `${user} was removed.`, `${user} was not removed`);
     }
-    /** A member change in flight: its outcome in words under the list, and the list read again either way. */
+    /**
+     * A member change in flight: its outcome in words under the list. The list itself follows
+     * the server's `MEMBER` frame; after a refusal it is read again (what the user saw may be
+     * out of date), and a refused role picker goes back to the role the member has.
+     */
     change(channelId, p, done, refused, onDone) {
       this.say(channelId, "Saving…");
       p.then(
@@ -4322,13 +4734,13 @@
           onDone?.();
           this.say(channelId, done);
           announce(done);
-          this.load(channelId);
         },
         (e) => {
           if (this.state.closed) return;
           this.say(channelId, refusalWords(refused, e));
           this.shownKey = "";
-          this.load(channelId);
+          this.state.client.memberList(channelId).refresh();
+          this.render();
         }
       );
     }
@@ -4337,32 +4749,11 @@
       this.actionText.set(channelId, text);
       if (channelId === this.state.current && this.actionEl !== void 0) this.actionEl.textContent = text;
     }
-    /** Reads a channel's members (once at a time per channel; a request meanwhile reads again after). */
-    load(id) {
-      if (this.reading.has(id)) {
-        this.again.add(id);
-        return;
-      }
-      this.reading.add(id);
-      this.state.client.allMembers(id).then(
-        (list) => {
-          this.done(id, { kind: "list", list });
-        },
-        (e) => {
-          this.done(id, { kind: "error", text: failureWords2(e) });
-        }
-      );
-    }
-    done(id, l) {
-      this.reading.delete(id);
-      if (this.state.closed) return;
-      if (l.kind === "list" || this.loaded.get(id)?.kind !== "list" || isForbidden(l)) this.loaded.set(id, l);
-      if (this.again.delete(id)) this.load(id);
-      if (id === this.state.current) this.render();
-    }
   };
-  function isForbidden(l) {
-    return l.kind === "error" && l.text === FORBIDDEN;
+  function statusWords(l) {
+    if (l === void 0 || l.status === "loading" || l.status === "ready") return "Loading members…";
+    if (l.status === "removed") return FORBIDDEN;
+    return failureWords2(l.error);
   }
   var FORBIDDEN = "You are not a member of this channel, so its members are not shown.";
   function failureWords2(e) {
@@ -4463,6 +4854,8 @@
     loadingOlder = false;
     /** What was last drawn, to keep the reading position when older messages come in above. */
     lastRendered;
+    /** The membership changes seen live, per channel, in the order they came (and of afterSeq). */
+    lines = /* @__PURE__ */ new Map();
     constructor(state, actions, hooks) {
       this.state = state;
       this.actions = actions;
@@ -4498,6 +4891,22 @@
     reset() {
       this.lastRendered = void 0;
     }
+    /**
+     * A `MEMBER` frame: a line in its channel's timeline ("bob joined", "carol was removed by
+     * olive", "bob is now moderator"), placed after the entry `afterSeq`. Changes made while
+     * the console was not connected are not shown (the member list has them).
+     */
+    memberChange(f) {
+      const text = memberChangeWords(f, this.state.userId);
+      if (text === void 0) return;
+      let list = this.lines.get(f.channelId);
+      if (list === void 0) {
+        list = [];
+        this.lines.set(f.channelId, list);
+      }
+      list.push({ afterSeq: f.afterSeq, ts: f.ts, op: f.op, userId: f.userId, text });
+      if (f.channelId === this.state.current) this.render();
+    }
     /** Draws the selected channel's messages and keeps the reading position. */
     render() {
       const list = this.listEl;
@@ -4509,7 +4918,14 @@
       const atBottom = fromBottom < 48;
       const receipts = this.receiptLabels(snap);
       const presence = this.state.client.presence.getSnapshot();
-      const items = snap.messages.map((m) => this.messageItem(m, receipts.get(m.seq) ?? [], presence));
+      const lines = this.lines.get(current) ?? [];
+      const items = [];
+      let next = 0;
+      for (const m of snap.messages) {
+        for (let l = lines[next]; l !== void 0 && l.afterSeq < m.seq; l = lines[++next]) items.push(systemItem(l));
+        items.push(this.messageItem(m, receipts.get(m.seq) ?? [], presence));
+      }
+      for (const l of lines.slice(next)) items.push(systemItem(l));
       for (const o of snap.outgoing) items.push(this.outgoingItem(o));
       if (snap.status === "loading") items.unshift(h("li", { class: "empty" }, "Loading messages…"));
       if (snap.status === "ready" && items.length === 0) items.push(h("li", { class: "empty" }, "No messages yet. Say hello!"));
@@ -4525,7 +4941,8 @@
       else if (first < prev.firstSeq) scroller.scrollTop = scroller.scrollHeight - scroller.clientHeight - fromBottom;
       this.lastRendered = { channelId: current, firstSeq: first, count: snap.messages.length };
       if (snap.status === "removed") {
-        this.hooks.notice(`You are not a member of ${current} any more (removed, or the channel was deleted): you can read what is shown but not send.`);
+        const why = removalWords(this.state.label(current), snap.removedReason, this.state.removedBy.get(current));
+        this.hooks.notice(`${why} You can read what is shown but not send.`);
         this.hooks.readOnly();
       }
     }
@@ -4649,6 +5066,15 @@
       return li;
     }
   };
+  function systemItem(l) {
+    return h(
+      "li",
+      { class: "system", "data-op": l.op, "data-user": l.userId, "data-after-seq": l.afterSeq },
+      h("span", { class: "system-text" }, l.text),
+      " ",
+      h("time", { datetime: new Date(l.ts).toISOString() }, clock(l.ts))
+    );
+  }
 
   // src/chat-notice.ts
   var OP_NAMES = /* @__PURE__ */ new Map([
@@ -4713,6 +5139,13 @@
      * members read); the user's own id for the user's channel with itself.
      */
     peers = /* @__PURE__ */ new Map();
+    /**
+     * Who removed the user from each channel it was removed from (the `actorId` of its
+     * `MEMBER` leave or ban, which comes just before `CHANNEL_REMOVED`): said in the notice.
+     */
+    removedBy = /* @__PURE__ */ new Map();
+    /** What each channel was last called on screen: a removed channel keeps its name in notices. */
+    labels = /* @__PURE__ */ new Map();
     constructor(client) {
       this.client = client;
     }
@@ -4730,8 +5163,10 @@
      */
     label(id) {
       const s = this.summary(id);
-      if (s?.kind === "direct") return `@ ${this.peers.get(id) ?? "…"}`;
-      return `# ${s?.name ?? id}`;
+      if (s === void 0) return this.labels.get(id) ?? `# ${id}`;
+      const label = s.kind === "direct" ? `@ ${this.peers.get(id) ?? "…"}` : `# ${s.name ?? id}`;
+      this.labels.set(id, label);
+      return label;
     }
     /** The store of the selected channel, once opened. */
     currentStore() {
@@ -4753,7 +5188,6 @@
   };
 
   // src/chat.ts
-  var CHANNEL_REFRESH_MS = 5e3;
   var ChatView = class {
     /** The user's chatd client. */
     client;
@@ -4773,7 +5207,7 @@
     helloIds = /* @__PURE__ */ new Set();
     constructor(token, host) {
       const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/v1/ws`;
-      this.client = new ChatClient({ url: wsUrl, token, channelRefreshMs: CHANNEL_REFRESH_MS });
+      this.client = new ChatClient({ url: wsUrl, token });
       const state = new ChatState(this.client);
       this.state = state;
       this.notices = new Notices(state);
@@ -4865,6 +5299,8 @@
           else this.members.refresh();
         }),
         c.events.on("channelAdded", (id) => {
+          this.channels.notice(id, void 0);
+          this.state.removedBy.delete(id);
           this.channels.render();
           if (this.state.current === void 0) this.select(id);
           else if (this.state.current === id) {
@@ -4875,7 +5311,6 @@
           if (!this.helloIds.has(id) && !this.directory.isJoining(id)) announce(`You were added to channel ${id}.`);
         }),
         c.events.on("entries", (channelId, entries) => {
-          this.members.entries(channelId, entries);
           const recent = Date.now() - 15e3;
           for (const e of entries) {
             if ((e.kind ?? "message") === "message" && e.senderId !== this.userId && e.ts >= recent) {
@@ -4883,7 +5318,16 @@
             }
           }
         }),
-        c.events.on("channelRemoved", (id) => {
+        c.events.on("member", (f) => {
+          if (f.userId === this.userId && (f.op === "leave" || f.op === "ban")) {
+            this.state.removedBy.set(f.channelId, f.actorId === this.userId ? void 0 : f.actorId);
+          }
+          this.messages.memberChange(f);
+        }),
+        c.events.on("channelRemoved", (id, reason) => {
+          const why = removalWords(this.state.label(id), reason, this.state.removedBy.get(id));
+          this.channels.notice(id, why);
+          announce(why);
           this.channels.render();
           this.renderPane();
           if (id === this.state.current) this.members.refresh();
@@ -4906,6 +5350,7 @@
     close() {
       this.state.closed = true;
       this.connection.stop();
+      this.members.close();
       for (const u of this.unsubs.splice(0)) u();
       this.client.close();
       this.connection.idle();

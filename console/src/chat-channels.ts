@@ -1,7 +1,8 @@
 /**
  * The channel list in the sidebar: one button per channel of the client's `channelList`
- * (HELLO's `unread`, live messages, `GET /v1/me/channels`) with its unread count, and
- * screen-reader announcements of the channels where unread messages arrived. A group shows
+ * (HELLO, the server's `CHANNEL_ADDED` and `CHANNEL_REMOVED`, live messages) with its
+ * unread count, screen-reader announcements of the channels where unread messages
+ * arrived, and under the list a notice saying why a channel went (left, removed, deleted). A group shows
  * its name (else its id), a direct channel the other user (`@ bob`), read from its members
  * the first time the list shows a direct channel whose other user is not known yet.
  */
@@ -19,6 +20,9 @@ export class ChannelList {
   /** Direct channels whose members were asked for (once each). */
   private readonly askedPeer = new Set<string>();
   private mounted = false;
+  /** The notice under the list, and the channel it is about. */
+  private noticeEl: HTMLElement | undefined;
+  private noticeFor: string | undefined;
 
   /**
    * `select` is called with the channel the user clicks; `renamed` when a direct channel's
@@ -33,12 +37,31 @@ export class ChannelList {
   /** Makes the sidebar (its list is filled by `render`). */
   sidebar(): HTMLElement {
     this.mounted = true;
+    this.noticeEl = h('p', { class: 'hint channel-notice', id: 'channel-notice', role: 'status', hidden: true });
     return h(
       'nav',
       { class: 'sidebar', 'aria-label': 'Channels' },
       h('h2', { id: 'channels-title' }, 'Channels'),
       h('ul', { class: 'channels', id: 'channels', 'aria-labelledby': 'channels-title' }),
+      this.noticeEl,
     );
+  }
+
+  /** Says under the list why channel `id` went; `undefined` text: clears it when it is about `id` (the user is back in it). */
+  notice(id: string, text: string | undefined): void {
+    const el = this.noticeEl;
+    if (el === undefined) return;
+    if (text === undefined) {
+      if (this.noticeFor !== id) return;
+      this.noticeFor = undefined;
+      el.textContent = '';
+      el.hidden = true;
+      return;
+    }
+    this.noticeFor = id;
+    el.dataset.channel = id;
+    el.textContent = text;
+    el.hidden = false;
   }
 
   /** The channel list changed: redraw it, and tell screen readers where unread messages arrived. */

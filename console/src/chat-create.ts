@@ -4,7 +4,8 @@
  * /v1/me/direct/{userId}`: the same channel from either side, made by whoever asks first);
  * New channel makes a group channel with a name, private or public, the user its owner
  * (`createChannel`, `POST /v1/me/channels`). Either way the new channel is in the sidebar
- * when the call resolves (the client reads the channel list right after it) and opens.
+ * when the call resolves (from the server's `CHANNEL_ADDED`, or the channel list the
+ * client reads once when that has not come yet) and opens.
  * A refusal (the server's `dm_policy`, `user_channel_creation` off, a bad id or name) is
  * shown under the form in the server's words, with its code and reason.
  */

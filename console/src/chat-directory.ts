@@ -4,8 +4,8 @@
  * and More while the server has more), and the Leave button of the open channel (not for
  * a direct channel, which cannot be left). It uses the client's `directory`, `join` and
  * `leave` (`GET /v1/directory`, `PUT` and `DELETE /v1/me/channels/{channelId}`); the
- * client reads the channel list right after a join or leave, so the sidebar follows at
- * once.
+ * client lists a joined channel before its join resolves and drops a left one at once, so
+ * the sidebar follows at once.
  */
 import { ChatdError, type DirectoryChannel } from '../../clients/typescript/src/index.js';
 import type { ChatState } from './chat-state.js';

@@ -1,11 +1,11 @@
 /**
  * The member list of the selected channel (a column beside the messages): every member
- * with their role and how far they have read ("read up to seq N"), read with the client's
- * `allMembers` (`GET /v1/channels/{channelId}/members`, with the user's token) when the
- * channel is opened, after a reconnect, when the user is added back, after the user's own
- * member changes, and when an entry arrives from a sender the list does not have (someone
- * joined since it was read). Read watermarks move live in between: a member's `RECEIPT`s
- * and the user's own reads are taken over the list's `readSeq`.
+ * with their role and how far they have read ("read up to seq N"), from the client's live
+ * `memberList` (`GET /v1/channels/{channelId}/members` read when the channel is first
+ * shown, after a reconnect and when the user is added back, with the server's `MEMBER`
+ * frames folded onto it: joins, leaves, removals and roles show at once). Read watermarks
+ * move live too: the members' `RECEIPT`s and the user's own reads are taken over the
+ * list's `readSeq`.
  *
  * An owner or moderator of a group channel also gets controls (protocol §13.1): a form to
  * add a member (an owner picks the role), a Remove button on each member the user may
@@ -14,16 +14,13 @@
  * `DELETE /v1/channels/{channelId}/members/{userId}`). The server judges every change; a
  * refusal is shown under the list in its words, with its code and reason.
  */
-import { ChatdError, type Member, type MemberList, type MemberRole, type WireEntry } from '../../clients/typescript/src/index.js';
+import { ChatdError, type Member, type MemberListSnapshot, type MemberListStore, type MemberRole } from '../../clients/typescript/src/index.js';
 import type { ChatState } from './chat-state.js';
 import { announce, h } from './dom.js';
 import { refusalWords } from './words.js';
 
 /** The roles, lowest first (protocol §13.1). */
 const ROLES: readonly MemberRole[] = ['member', 'moderator', 'owner'];
-
-/** What the list of one channel is: not read yet, read, or refused (with the reason in words). */
-type Loaded = { readonly kind: 'list'; readonly list: MemberList } | { readonly kind: 'error'; readonly text: string };
 
 /** The member column, its controls and the requests behind them. */
 export class ChannelMembers {
@@ -39,11 +36,9 @@ export class ChannelMembers {
   private shownKey = '';
   /** The last member change's outcome per channel, in words. */
   private readonly actionText = new Map<string, string>();
-  /** The last answer per channel (shown again at once when the user comes back to it). */
-  private readonly loaded = new Map<string, Loaded>();
-  /** Channels being read now, and those asked to be read again when that read is done. */
-  private readonly reading = new Set<string>();
-  private readonly again = new Set<string>();
+  /** The selected channel's live list, and the end of its subscription. */
+  private store: MemberListStore | undefined;
+  private unsubscribe: (() => void) | undefined;
 
   constructor(state: ChatState) {
     this.state = state;
@@ -76,24 +71,31 @@ export class ChannelMembers {
     return this.el;
   }
 
-  /** Reads the selected channel's members again (opened, reconnected, added back). */
+  /**
+   * Shows the selected channel's live list (another channel was selected, or the user is in
+   * it again, or no longer): the client keeps it current, read again after a reconnect.
+   */
   refresh(): void {
     const id = this.state.current;
-    if (id !== undefined) this.load(id);
+    if (this.store?.channelId !== id) {
+      this.unsubscribe?.();
+      this.unsubscribe = undefined;
+      this.store = undefined;
+      if (id !== undefined) {
+        const store = this.state.client.memberList(id);
+        this.store = store;
+        this.unsubscribe = store.subscribe(() => {
+          if (!this.state.closed && this.store === store) this.render();
+        });
+      }
+    }
     this.render();
   }
 
-  /**
-   * New entries in a channel: one from a sender the list does not have, newer than the
-   * list (`atSeq`), means someone joined since it was read. Older ones (history from
-   * members who left) change nothing.
-   */
-  entries(channelId: string, entries: readonly WireEntry[]): void {
-    if (channelId !== this.state.current) return;
-    const l = this.loaded.get(channelId);
-    if (l?.kind !== 'list') return;
-    const known = new Set(l.list.members.map((m) => m.userId));
-    if (entries.some((e) => e.seq > l.list.atSeq && !known.has(e.senderId))) this.load(channelId);
+  /** The view is closing: no more updates. */
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
   }
 
   /** Redraws the column for the selected channel (the add form keeps what is typed in it). */
@@ -107,10 +109,11 @@ export class ChannelMembers {
       this.shownKey = '';
       return;
     }
-    const l = this.loaded.get(id);
-    const role = l?.kind === 'list' ? this.myRole(id, l.list) : undefined;
+    const l = this.store?.channelId === id ? this.store.getSnapshot() : undefined;
+    const shown = l !== undefined && (l.status === 'ready' || (l.status === 'error' && l.members.length > 0));
+    const role = shown ? this.myRole(id, l) : undefined;
     const manage = role === 'owner' || role === 'moderator';
-    this.titleEl.textContent = l?.kind === 'list' ? `Members (${l.list.members.length})` : 'Members';
+    this.titleEl.textContent = shown ? `Members (${l.members.length})` : 'Members';
     this.manageEl.hidden = !manage;
     if (this.addRole !== undefined) {
       // a moderator adds members only
@@ -118,12 +121,12 @@ export class ChannelMembers {
       if (role !== 'owner') this.addRole.value = 'member';
     }
     if (this.actionEl !== undefined) this.actionEl.textContent = this.actionText.get(id) ?? '';
-    if (l === undefined || l.kind === 'error') {
+    if (!shown) {
       this.shownKey = '';
-      this.bodyEl.replaceChildren(h('p', { class: 'hint', id: 'members-status' }, l === undefined ? 'Loading members…' : l.text));
+      this.bodyEl.replaceChildren(h('p', { class: 'hint', id: 'members-status' }, statusWords(l)));
       return;
     }
-    const rows = l.list.members.map((m) => ({ m, readSeq: this.readSeqOf(m) }));
+    const rows = l.members.map((m) => ({ m, readSeq: this.readSeqOf(m) }));
     const key = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq])]);
     if (key === this.shownKey) return;
     this.shownKey = key;
@@ -133,7 +136,7 @@ export class ChannelMembers {
   }
 
   /** The user's role in channel `id`: its entry in the list read, else the channel list's; none in a direct channel's controls. */
-  private myRole(id: string, list: MemberList): MemberRole | undefined {
+  private myRole(id: string, list: MemberListSnapshot): MemberRole | undefined {
     const s = this.state.summary(id);
     if (s?.kind === 'direct') return undefined;
     return list.members.find((m) => m.userId === this.state.userId)?.role ?? s?.role;
@@ -212,7 +215,11 @@ export class ChannelMembers {
     this.change(channelId, this.state.client.removeMember(channelId, user), `${user} was removed.`, `${user} was not removed`);
   }
 
-  /** A member change in flight: its outcome in words under the list, and the list read again either way. */
+  /**
+   * A member change in flight: its outcome in words under the list. The list itself follows
+   * the server's `MEMBER` frame; after a refusal it is read again (what the user saw may be
+   * out of date), and a refused role picker goes back to the role the member has.
+   */
   private change(channelId: string, p: Promise<void>, done: string, refused: string, onDone?: () => void): void {
     this.say(channelId, 'Saving…');
     p.then(
@@ -221,14 +228,13 @@ export class ChannelMembers {
         onDone?.();
         this.say(channelId, done);
         announce(done);
-        this.load(channelId);
       },
       (e: unknown) => {
         if (this.state.closed) return;
         this.say(channelId, refusalWords(refused, e));
-        // a refused role picker goes back to the role the member has
         this.shownKey = '';
-        this.load(channelId);
+        this.state.client.memberList(channelId).refresh();
+        this.render();
       },
     );
   }
@@ -238,37 +244,13 @@ export class ChannelMembers {
     this.actionText.set(channelId, text);
     if (channelId === this.state.current && this.actionEl !== undefined) this.actionEl.textContent = text;
   }
-
-  /** Reads a channel's members (once at a time per channel; a request meanwhile reads again after). */
-  private load(id: string): void {
-    if (this.reading.has(id)) {
-      this.again.add(id);
-      return;
-    }
-    this.reading.add(id);
-    this.state.client.allMembers(id).then(
-      (list) => {
-        this.done(id, { kind: 'list', list });
-      },
-      (e: unknown) => {
-        this.done(id, { kind: 'error', text: failureWords(e) });
-      },
-    );
-  }
-
-  private done(id: string, l: Loaded): void {
-    this.reading.delete(id);
-    if (this.state.closed) return;
-    // a failure keeps a list already shown (a reconnect's read that failed tells nothing new)
-    if (l.kind === 'list' || this.loaded.get(id)?.kind !== 'list' || isForbidden(l)) this.loaded.set(id, l);
-    if (this.again.delete(id)) this.load(id);
-    if (id === this.state.current) this.render();
-  }
 }
 
-/** Whether `l` says the user is not (or no longer) a member. */
-function isForbidden(l: Loaded): boolean {
-  return l.kind === 'error' && l.text === FORBIDDEN;
+/** What the column says while it shows no list: loading, the user not in the channel, or why the read failed. */
+function statusWords(l: MemberListSnapshot | undefined): string {
+  if (l === undefined || l.status === 'loading' || l.status === 'ready') return 'Loading members…';
+  if (l.status === 'removed') return FORBIDDEN;
+  return failureWords(l.error);
 }
 
 const FORBIDDEN = 'You are not a member of this channel, so its members are not shown.';

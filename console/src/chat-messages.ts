@@ -2,15 +2,27 @@
  * The message list of the selected channel: the newest messages first loaded, older
  * pages on scroll (or the "Load older messages" button), each stored message with its
  * edit mark, read receipts, reactions and actions, and the user's unsent messages with
- * their state (pending, sent, failed with Retry and Discard). It keeps the reading
- * position: at the bottom it follows new messages; above, it stays where the user is.
+ * their state (pending, sent, failed with Retry and Discard), and between them the
+ * membership changes seen live (`MEMBER` frames: "bob joined", "bob is now moderator"). It
+ * keeps the reading position: at the bottom it follows new messages; above, it stays where
+ * the user is. A channel the user is no longer in stays readable, with a notice saying why.
  */
-import type { ChannelSnapshot, Message, OutgoingMessage, Presence } from '../../clients/typescript/src/index.js';
+import type { ChannelSnapshot, MemberFrame, Message, OutgoingMessage, Presence } from '../../clients/typescript/src/index.js';
 import type { MessageActions } from './chat-actions.js';
 import { presenceDot } from './chat-people.js';
 import type { ChatState } from './chat-state.js';
 import { clock, h } from './dom.js';
-import { errorText, errorWords } from './words.js';
+import { errorText, errorWords, memberChangeWords, removalWords } from './words.js';
+
+/** A membership change seen live, as a line of its channel's timeline. */
+interface SystemLine {
+  /** The channel's last seq when it took effect: the line goes after that entry. */
+  readonly afterSeq: number;
+  readonly ts: number;
+  readonly op: string;
+  readonly userId: string;
+  readonly text: string;
+}
 
 /** What the list needs from the view. */
 export interface MessageListHooks {
@@ -31,6 +43,8 @@ export class MessageList {
   private loadingOlder = false;
   /** What was last drawn, to keep the reading position when older messages come in above. */
   private lastRendered: { channelId: string; firstSeq: number; count: number } | undefined;
+  /** The membership changes seen live, per channel, in the order they came (and of afterSeq). */
+  private readonly lines = new Map<string, SystemLine[]>();
 
   constructor(state: ChatState, actions: MessageActions, hooks: MessageListHooks) {
     this.state = state;
@@ -71,6 +85,23 @@ export class MessageList {
     this.lastRendered = undefined;
   }
 
+  /**
+   * A `MEMBER` frame: a line in its channel's timeline ("bob joined", "carol was removed by
+   * olive", "bob is now moderator"), placed after the entry `afterSeq`. Changes made while
+   * the console was not connected are not shown (the member list has them).
+   */
+  memberChange(f: MemberFrame): void {
+    const text = memberChangeWords(f, this.state.userId);
+    if (text === undefined) return;
+    let list = this.lines.get(f.channelId);
+    if (list === undefined) {
+      list = [];
+      this.lines.set(f.channelId, list);
+    }
+    list.push({ afterSeq: f.afterSeq, ts: f.ts, op: f.op, userId: f.userId, text });
+    if (f.channelId === this.state.current) this.render();
+  }
+
   /** Draws the selected channel's messages and keeps the reading position. */
   render(): void {
     const list = this.listEl;
@@ -82,7 +113,15 @@ export class MessageList {
     const atBottom = fromBottom < 48;
     const receipts = this.receiptLabels(snap);
     const presence = this.state.client.presence.getSnapshot();
-    const items: HTMLElement[] = snap.messages.map((m) => this.messageItem(m, receipts.get(m.seq) ?? [], presence));
+    // membership lines between the messages, each after the entry its change followed
+    const lines = this.lines.get(current) ?? [];
+    const items: HTMLElement[] = [];
+    let next = 0;
+    for (const m of snap.messages) {
+      for (let l = lines[next]; l !== undefined && l.afterSeq < m.seq; l = lines[++next]) items.push(systemItem(l));
+      items.push(this.messageItem(m, receipts.get(m.seq) ?? [], presence));
+    }
+    for (const l of lines.slice(next)) items.push(systemItem(l));
     for (const o of snap.outgoing) items.push(this.outgoingItem(o));
     if (snap.status === 'loading') items.unshift(h('li', { class: 'empty' }, 'Loading messages…'));
     if (snap.status === 'ready' && items.length === 0) items.push(h('li', { class: 'empty' }, 'No messages yet. Say hello!'));
@@ -98,7 +137,8 @@ export class MessageList {
     else if (first < prev.firstSeq) scroller.scrollTop = scroller.scrollHeight - scroller.clientHeight - fromBottom;
     this.lastRendered = { channelId: current, firstSeq: first, count: snap.messages.length };
     if (snap.status === 'removed') {
-      this.hooks.notice(`You are not a member of ${current} any more (removed, or the channel was deleted): you can read what is shown but not send.`);
+      const why = removalWords(this.state.label(current), snap.removedReason, this.state.removedBy.get(current));
+      this.hooks.notice(`${why} You can read what is shown but not send.`);
       this.hooks.readOnly();
     }
   }
@@ -225,4 +265,15 @@ export class MessageList {
     }
     return li;
   }
+}
+
+/** A membership change in the timeline: its words and when. */
+function systemItem(l: SystemLine): HTMLElement {
+  return h(
+    'li',
+    { class: 'system', 'data-op': l.op, 'data-user': l.userId, 'data-after-seq': l.afterSeq },
+    h('span', { class: 'system-text' }, l.text),
+    ' ',
+    h('time', { datetime: new Date(l.ts).toISOString() }, clock(l.ts)),
+  );
 }

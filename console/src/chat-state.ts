@@ -1,7 +1,8 @@
 /**
  * What every part of the chat view reads: the client, the channels opened so far, the
  * selected channel, the other user of each direct channel, what a channel is called on
- * screen, and the version 1.1 operations this server does not support. The parts
+ * screen (also once the user is no longer in it), who removed the user from a channel, and
+ * the version 1.1 operations this server does not support. The parts
  * (chat-*.ts) keep their own elements and state; this holds only what they share.
  */
 import type { ChannelSnapshot, ChannelStore, ChannelSummary, ChatClient } from '../../clients/typescript/src/index.js';
@@ -26,6 +27,13 @@ export class ChatState {
    * members read); the user's own id for the user's channel with itself.
    */
   readonly peers = new Map<string, string>();
+  /**
+   * Who removed the user from each channel it was removed from (the `actorId` of its
+   * `MEMBER` leave or ban, which comes just before `CHANNEL_REMOVED`): said in the notice.
+   */
+  readonly removedBy = new Map<string, string | undefined>();
+  /** What each channel was last called on screen: a removed channel keeps its name in notices. */
+  private readonly labels = new Map<string, string>();
 
   constructor(client: ChatClient) {
     this.client = client;
@@ -47,8 +55,10 @@ export class ChatState {
    */
   label(id: string): string {
     const s = this.summary(id);
-    if (s?.kind === 'direct') return `@ ${this.peers.get(id) ?? '…'}`;
-    return `# ${s?.name ?? id}`;
+    if (s === undefined) return this.labels.get(id) ?? `# ${id}`;
+    const label = s.kind === 'direct' ? `@ ${this.peers.get(id) ?? '…'}` : `# ${s.name ?? id}`;
+    this.labels.set(id, label);
+    return label;
   }
 
   /** The store of the selected channel, once opened. */

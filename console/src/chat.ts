@@ -5,8 +5,11 @@
  * connection indicator. Everything it shows comes from the chatd-client stores.
  *
  * The channel list and its unread counts come from the client's `channelList` (HELLO's
- * `unread`, live messages, `GET /v1/me/channels`): a channel is opened (its entries
- * read) only when the user selects it.
+ * `unread`, live messages, and the server's `CHANNEL_ADDED` and `CHANNEL_REMOVED`: a
+ * channel the user is added to shows at once, one it is removed from goes, with a notice
+ * saying why; nothing is read periodically): a channel is opened (its entries read) only
+ * when the user selects it. The server's `MEMBER` frames update the member list and show
+ * as lines in the timeline.
  *
  * This file wires the client's events to the parts and lays out the pane; each part is
  * its own module: chat-state.ts (what they share), chat-connection.ts (indicator and
@@ -31,14 +34,7 @@ import { Notices } from './chat-notice.js';
 import { People } from './chat-people.js';
 import { ChatState } from './chat-state.js';
 import { announce, banner, h } from './dom.js';
-import { errorWords } from './words.js';
-
-/**
- * How often the console reads `GET /v1/me/channels` while connected (ms): the server
- * sends no frame when the user is added to a channel, so a new channel with no message
- * yet shows up within this time (one with a message shows up with it, at once).
- */
-const CHANNEL_REFRESH_MS = 5000;
+import { errorWords, removalWords } from './words.js';
 
 /** What the view needs from its host page. */
 export interface ChatHost {
@@ -67,7 +63,7 @@ export class ChatView {
 
   constructor(token: string, host: ChatHost) {
     const wsUrl = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/v1/ws`;
-    this.client = new ChatClient({ url: wsUrl, token, channelRefreshMs: CHANNEL_REFRESH_MS });
+    this.client = new ChatClient({ url: wsUrl, token });
     const state = new ChatState(this.client);
     this.state = state;
     this.notices = new Notices(state);
@@ -163,6 +159,8 @@ export class ChatView {
         else this.members.refresh();
       }),
       c.events.on('channelAdded', (id) => {
+        this.channels.notice(id, undefined);
+        this.state.removedBy.delete(id);
         this.channels.render();
         if (this.state.current === undefined) this.select(id);
         else if (this.state.current === id) {
@@ -174,7 +172,6 @@ export class ChatView {
         if (!this.helloIds.has(id) && !this.directory.isJoining(id)) announce(`You were added to channel ${id}.`);
       }),
       c.events.on('entries', (channelId, entries) => {
-        this.members.entries(channelId, entries);
         // Live messages only: a page of history read on opening a channel is not read out.
         const recent = Date.now() - 15_000;
         for (const e of entries) {
@@ -183,7 +180,17 @@ export class ChatView {
           }
         }
       }),
-      c.events.on('channelRemoved', (id) => {
+      c.events.on('member', (f) => {
+        // the user's own leave or ban comes just before CHANNEL_REMOVED: who did it
+        if (f.userId === this.userId && (f.op === 'leave' || f.op === 'ban')) {
+          this.state.removedBy.set(f.channelId, f.actorId === this.userId ? undefined : f.actorId);
+        }
+        this.messages.memberChange(f);
+      }),
+      c.events.on('channelRemoved', (id, reason) => {
+        const why = removalWords(this.state.label(id), reason, this.state.removedBy.get(id));
+        this.channels.notice(id, why);
+        announce(why);
         this.channels.render();
         this.renderPane();
         if (id === this.state.current) this.members.refresh();
@@ -207,6 +214,7 @@ export class ChatView {
   close(): void {
     this.state.closed = true;
     this.connection.stop();
+    this.members.close();
     for (const u of this.unsubs.splice(0)) u();
     this.client.close();
     this.connection.idle();

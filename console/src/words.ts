@@ -1,5 +1,9 @@
-/** Errors a user can meet, in words (the code stays available in brackets for a bug report). */
+/**
+ * Errors a user can meet, in words (the code stays available in brackets for a bug report);
+ * and membership changes in words (a channel removed, a line of the timeline).
+ */
 import { ChatdError } from '../../clients/typescript/src/index.js';
+import { clock } from './dom.js';
 
 /** What a refused send, edit, delete or reaction means to the user. */
 export function errorWords(code: string, message: string): string {
@@ -67,5 +71,64 @@ export function refusalWords(what: string, e: unknown): string {
       return `${what}: this server does not support it (it speaks a chatd protocol before 1.2).`;
     default:
       return `${what}: ${e.message} [${e.reason === undefined ? e.code : `${e.code}, ${e.reason}`}].`;
+  }
+}
+
+/**
+ * Why the user is no longer in a channel (`CHANNEL_REMOVED`'s reason), in words: `label` is
+ * how the channel was shown (`# name`), `by` who made the change when known (the `MEMBER`
+ * frame before it).
+ */
+export function removalWords(label: string, reason: string | undefined, by: string | undefined): string {
+  const byWhom = by === undefined ? '' : ` by ${by}`;
+  switch (reason) {
+    case 'left':
+      return `You left ${label}.`;
+    case 'removed':
+      return `You were removed from ${label}${byWhom}.`;
+    case 'banned':
+      return `You were banned from ${label}${byWhom}.`;
+    case 'deleted':
+      return `${label} was deleted.`;
+    case undefined:
+      return `You are no longer a member of ${label}.`;
+    default:
+      return `You are no longer a member of ${label} [${reason}].`;
+  }
+}
+
+/** The fields of a `MEMBER` frame that say what happened. */
+export interface MemberChange {
+  readonly userId: string;
+  readonly op: string;
+  readonly role?: string;
+  readonly actorId?: string;
+  readonly mutedUntil?: number | null;
+}
+
+/**
+ * A membership change as a line of the timeline ("bob joined", "bob left", "carol was
+ * removed by olive", "bob is now moderator"), the user itself as "You"; undefined for an op
+ * this console does not know.
+ */
+export function memberChangeWords(f: MemberChange, me: string): string | undefined {
+  const self = f.userId === me;
+  const who = self ? 'You' : f.userId;
+  const by = f.actorId === undefined || f.actorId === f.userId ? undefined : f.actorId === me ? 'you' : f.actorId;
+  switch (f.op) {
+    case 'join':
+      return by === undefined ? `${who} joined` : `${who} joined, added by ${by}`;
+    case 'leave':
+      if (f.actorId === f.userId) return `${who} left`;
+      return by === undefined ? `${who} ${self ? 'were' : 'was'} removed` : `${who} ${self ? 'were' : 'was'} removed by ${by}`;
+    case 'ban':
+      return by === undefined ? `${who} ${self ? 'were' : 'was'} banned` : `${who} ${self ? 'were' : 'was'} banned by ${by}`;
+    case 'role':
+      return f.role === undefined ? undefined : `${who} ${self ? 'are' : 'is'} now ${f.role}`;
+    case 'mute':
+      if (typeof f.mutedUntil === 'number') return `${who} ${self ? 'are' : 'is'} muted until ${clock(f.mutedUntil)}`;
+      return `${who} ${self ? 'are' : 'is'} no longer muted`;
+    default:
+      return undefined;
   }
 }

@@ -99,6 +99,15 @@ function syncsSent(page: Page): string[] {
   return channels;
 }
 
+/** Counts the GET /v1/me/channels requests a page makes from now on (the console no longer polls it). */
+function channelListReads(page: Page): { readonly count: number } {
+  const seen = { count: 0 };
+  page.on('request', (r) => {
+    if (r.method() === 'GET' && new URL(r.url()).pathname === '/v1/me/channels') seen.count++;
+  });
+  return seen;
+}
+
 async function connected(page: Page): Promise<void> {
   await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
 }
@@ -337,27 +346,64 @@ describe('console in a real browser (alice and bob)', () => {
     for (const i of [1, 35, 70]) assert.equal((await shown(bob, `history ${i}`)).length, 1);
   });
 
-  test('a send refused because alice is no longer a member fails in words, and Retry sends it once she is back', async () => {
+  test('removed by the admin: the channel leaves alice’s sidebar with a notice saying why; a send in flight fails in words, and Retry sends it once she is back', async () => {
     await openChannel(alice, 'side');
     await openChannel(bob, 'side');
-    assert.equal((await chatd.admin('DELETE', '/v1/channels/side/members/alice')).status, 204);
     const body = 'sent while removed';
-    if (await alice.locator('#composer:disabled').count()) {
-      // a server that tells the session at once: the channel says so
-      await alice.locator('#notice', { hasText: 'not a member' }).waitFor();
-    } else {
+    // alice's send waits in the proxy while the admin removes her
+    proxy.hold(true);
+    try {
       await send(alice, body);
-      const li = message(alice, body).and(alice.locator('[data-state="failed"]'));
-      await li.waitFor();
-      await li.locator('.error', { hasText: 'You are not a member of this channel' }).waitFor();
-      assert.equal((await shown(bob, body)).length, 0);
-      assert.equal((await chatd.admin('PUT', '/v1/channels/side/members/alice')).status, 204);
-      await li.locator('button.retry').click();
-      await message(alice, body).and(alice.locator('[data-state="sent"]')).waitFor();
-      await message(bob, body).waitFor();
-      assert.deepEqual(await shown(alice, body), ['sent']);
-      assert.equal((await shown(bob, body)).length, 1);
+      await until(async () => ((await shown(alice, body)).length > 0 ? true : undefined), 'the send on alice’s screen');
+      assert.equal((await chatd.admin('DELETE', '/v1/channels/side/members/alice')).status, 204);
+      // CHANNEL_REMOVED: gone from the sidebar, with the reason, at once; the pane stays readable
+      await alice.locator('#channel-notice', { hasText: 'You were removed from # side.' }).waitFor();
+      await alice.locator('button.channel[data-channel="side"]').waitFor({ state: 'detached' });
+      await alice.locator('#notice', { hasText: 'You were removed from # side. You can read what is shown but not send.' }).waitFor();
+      await alice.locator('#composer:disabled').waitFor();
+      await alice.locator('#announcer', { hasText: 'You were removed from # side.' }).waitFor({ state: 'attached' });
+      // (the typing indicator alice's keys sent, refused now that she is out, is no news: no banner)
+      // the timelines: alice's own removal, and bob sees it (the admin did it: no one named)
+      await alice.locator('#messages li.system[data-op="leave"]', { hasText: 'You were removed' }).waitFor();
+      await bob.locator('#messages li.system[data-op="leave"][data-user="alice"]', { hasText: 'alice was removed' }).waitFor();
+    } finally {
+      proxy.hold(false);
     }
+    // the held send reaches the server now: refused, in words
+    const li = message(alice, body).and(alice.locator('[data-state="failed"]'));
+    await li.waitFor();
+    await li.locator('.error', { hasText: 'You are not a member of this channel' }).waitFor();
+    assert.equal((await shown(bob, body)).length, 0);
+    assert.equal(await alice.locator('#banner').isHidden(), true, `banner: ${await alice.locator('#banner').textContent()}`);
+    // added back: the channel returns at once, the notices go, and Retry sends it
+    assert.equal((await chatd.admin('PUT', '/v1/channels/side/members/alice')).status, 204);
+    await alice.locator('button.channel[data-channel="side"]').waitFor();
+    await alice.locator('#channel-notice').waitFor({ state: 'hidden' });
+    await alice.locator('#composer:enabled').waitFor();
+    await bob.locator('#messages li.system[data-op="join"][data-user="alice"]', { hasText: 'alice joined' }).waitFor();
+    await li.locator('button.retry').click();
+    await message(alice, body).and(alice.locator('[data-state="sent"]')).waitFor();
+    await message(bob, body).waitFor();
+    assert.deepEqual(await shown(alice, body), ['sent']);
+    assert.equal((await shown(bob, body)).length, 1);
+  });
+
+  test('a channel deleted by the admin leaves the sidebar with a notice saying so; the open one stays readable', async () => {
+    await connected(alice);
+    assert.equal((await chatd.admin('POST', '/v1/channels', { channelId: 'doomed', members: ['alice', 'bob'] })).status, 201);
+    await alice.locator('button.channel[data-channel="doomed"]').waitFor();
+    await openChannel(alice, 'doomed');
+    await send(alice, 'last words');
+    await message(alice, 'last words').and(alice.locator('[data-state="sent"]')).waitFor();
+    assert.equal((await chatd.admin('DELETE', '/v1/channels/doomed')).status, 204);
+    await alice.locator('#channel-notice', { hasText: '# doomed was deleted.' }).waitFor();
+    await alice.locator('button.channel[data-channel="doomed"]').waitFor({ state: 'detached' });
+    await bob.locator('button.channel[data-channel="doomed"]').waitFor({ state: 'detached' });
+    await alice.locator('#notice', { hasText: '# doomed was deleted. You can read what is shown but not send.' }).waitFor();
+    await message(alice, 'last words').waitFor();
+    await alice.locator('#composer:disabled').waitFor();
+    await shot(alice, 'console-channel-deleted');
+    await openChannel(alice, 'general');
   });
 
   test('errors a user can meet are shown in words: an expired token, no channel, a bad token', async () => {
@@ -380,18 +426,25 @@ describe('console in a real browser (alice and bob)', () => {
     await connected(page);
     await page.locator('#no-channels', { hasText: 'not a member of any channel' }).waitFor();
     // an admin adds carol to a new channel: it shows up and opens without a reload, though
-    // it has no message yet (chatd sends no frame for that; the console asks the user routes)
+    // it has no message yet (the server's CHANNEL_ADDED)
     assert.equal((await chatd.admin('POST', '/v1/channels', { channelId: 'carols', members: ['carol'] })).status, 201);
     await page.locator('button.channel[data-channel="carols"]').waitFor();
     await page.locator('#channel-title', { hasText: '# carols' }).waitFor();
     await page.locator('#announcer', { hasText: 'You were added to channel carols.' }).waitFor({ state: 'attached' });
   });
 
-  test('a channel created while alice is signed in shows up without a reload, with its unread count', async () => {
+  test('a channel created while alice is signed in, or one she is added to, shows up at once (no polling), with its unread count', async () => {
     await connected(alice);
+    const reads = channelListReads(alice);
     assert.equal((await chatd.admin('POST', '/v1/channels', { channelId: 'later', members: ['alice', 'bob'] })).status, 201);
-    await alice.locator('button.channel[data-channel="later"]').waitFor();
-    await bob.locator('button.channel[data-channel="later"]').waitFor();
+    // at once: the old console read the channel list every 5 s
+    await alice.locator('button.channel[data-channel="later"]').waitFor({ timeout: 3000 });
+    await bob.locator('button.channel[data-channel="later"]').waitFor({ timeout: 3000 });
+    // an existing channel alice is added to
+    assert.equal((await chatd.admin('POST', '/v1/channels', { channelId: 'later2', members: ['bob'] })).status, 201);
+    assert.equal((await chatd.admin('PUT', '/v1/channels/later2/members/alice')).status, 204);
+    await alice.locator('button.channel[data-channel="later2"]').waitFor({ timeout: 3000 });
+    await alice.locator('#announcer', { hasText: 'You were added to channel later2.' }).waitFor({ state: 'attached' });
     // bob writes there while alice is in another channel: her badge counts it
     await openChannel(bob, 'later');
     await send(bob, 'in a new channel');
@@ -400,6 +453,7 @@ describe('console in a real browser (alice and bob)', () => {
     await message(alice, 'in a new channel').waitFor();
     // (a badge of 0 is hidden)
     await alice.locator('button.channel[data-channel="later"] .badge[data-count="0"]').waitFor({ state: 'attached' });
+    assert.equal(reads.count, 0, 'GET /v1/me/channels read while signed in');
   });
 
   test('the member list shows the open channel’s members with their roles and how far each read, and who joins', async () => {
@@ -437,8 +491,17 @@ describe('console in a real browser (alice and bob)', () => {
       const bobs = (r.json as { members?: { userId: string; readSeq: number }[] }).members?.find((m) => m.userId === 'bob');
       return bobs?.readSeq === seq ? true : undefined;
     }, 'bob’s readSeq stored');
-    // dave is added and writes: a message from a sender not in the list reads the list again
+    // dave is added: he shows in the list and the timeline at once (MEMBER), before he writes
     assert.equal((await chatd.admin('PUT', '/v1/channels/crew/members/dave')).status, 204);
+    await member(alice, 'dave').waitFor();
+    await alice.locator('#messages li.system[data-op="join"][data-user="dave"]', { hasText: 'dave joined' }).waitFor();
+    await bob.locator('#messages li.system[data-op="join"][data-user="dave"]', { hasText: 'dave joined' }).waitFor();
+    await alice.locator('#members-title', { hasText: 'Members (4)' }).waitFor();
+    // the line comes after the message it followed
+    const order = await alice.locator('#messages li.msg, #messages li.system').evaluateAll((lis) =>
+      lis.map((li) => (li.classList.contains('system') ? `line:${li.querySelector('.system-text')?.textContent ?? ''}` : `msg:${li.querySelector('.body')?.textContent ?? ''}`)),
+    );
+    assert.deepEqual(order.slice(-2), ['msg:crew, read this', 'line:dave joined']);
     const posted = await chatd.admin('POST', '/v1/channels/crew/messages', { senderId: 'dave', clientMsgId: 'crew-dave-1', body: 'dave here' });
     assert.ok(posted.status === 200 || posted.status === 201, `post as dave: ${posted.status} ${JSON.stringify(posted.json)}`);
     await message(alice, 'dave here').waitFor();
@@ -446,11 +509,12 @@ describe('console in a real browser (alice and bob)', () => {
     assert.equal(await member(alice, 'dave').getAttribute('data-role'), 'member');
     await alice.locator('#members-title', { hasText: 'Members (4)' }).waitFor();
     await shot(alice, 'console-members');
-    // another channel shows its own members
+    // another channel shows its own members, and its own timeline
     await openChannel(alice, 'general');
     await member(alice, 'bob').waitFor();
     assert.equal(await member(alice, 'dave').count(), 0);
     assert.equal(await member(alice, 'carol').count(), 0);
+    assert.equal(await alice.locator('#messages li.system[data-user="dave"]').count(), 0);
   });
 
   test('Browse channels: alice finds a public channel by name, joins it, sees its messages, and leaves it; the sidebar follows at once', async () => {
@@ -490,6 +554,7 @@ describe('console in a real browser (alice and bob)', () => {
     await sidebarButton.locator('.channel-label', { hasText: '# The Lounge' }).waitFor();
     await message(alice, 'welcome to the lounge').waitFor();
     await alice.locator('#announcer', { hasText: 'You joined channel lounge.' }).waitFor({ state: 'attached' });
+    await alice.locator('#messages li.system[data-op="join"][data-user="alice"]', { hasText: 'You joined' }).waitFor();
     await row.and(alice.locator('[data-member="true"]')).locator('.directory-count', { hasText: '2 members' }).waitFor();
     // live messages, both ways
     await post('lounge-2', 'carol says hi');
@@ -502,6 +567,7 @@ describe('console in a real browser (alice and bob)', () => {
     await sidebarButton.waitFor({ state: 'detached', timeout: 4000 });
     await alice.locator('#channel-title:not([data-channel="lounge"])').waitFor();
     await alice.locator('#announcer', { hasText: 'You left channel lounge.' }).waitFor({ state: 'attached' });
+    await alice.locator('#channel-notice', { hasText: 'You left # The Lounge.' }).waitFor();
     await row.and(alice.locator('[data-member="false"]')).locator('button.join').waitFor();
     const members = await chatd.admin('GET', '/v1/channels/lounge/members');
     assert.deepEqual(
@@ -649,7 +715,7 @@ describe('console in a real browser (alice and bob)', () => {
     assert.equal(await alice.locator('#member-manage').isHidden(), true);
     await send(alice, 'hello in private');
     await message(alice, 'hello in private').and(alice.locator('[data-state="sent"]')).waitFor();
-    // bob's sidebar lists it (the live message), named after alice
+    // bob's sidebar lists it (CHANNEL_ADDED), named after alice
     await bob.locator(`button.channel[data-channel="${dmId}"]`, { hasText: '@ alice' }).waitFor();
     // bob opens it with New message too: the same channel, the message there
     await bob.locator('#new-message').click();
@@ -695,15 +761,25 @@ describe('console in a real browser (alice and bob)', () => {
     await alice.locator('#member-manage').waitFor();
     assert.equal(await alice.locator('#member-add-role').isVisible(), true);
     assert.equal(await member(alice, 'alice').locator('.member-controls').count(), 0, 'no controls on herself');
-    // she adds bob (a member), then makes him a moderator
+    // she adds bob (a member), then makes him a moderator: her list and timeline follow
     await alice.locator('#member-add-user').fill('bob');
     await alice.locator('#member-add').click();
     await member(alice, 'bob', 'member').waitFor();
     await alice.locator('#member-action-status', { hasText: 'bob was added.' }).waitFor();
     assert.equal(await alice.locator('#member-add-user').inputValue(), '');
+    await alice.locator('#messages li.system[data-op="join"]', { hasText: 'bob joined, added by you' }).waitFor();
+    // bob: the channel comes into his sidebar at once (CHANNEL_ADDED), and he opens it
+    const bobsButton = bob.locator(`button.channel[data-channel="${clubId}"]`);
+    await bobsButton.waitFor({ timeout: 3000 });
+    await bobsButton.click();
+    await bob.locator('#channel-title', { hasText: '# Book club' }).waitFor();
+    await member(bob, 'bob', 'member').waitFor();
+    await member(bob, 'alice', 'owner').waitFor();
+    await bob.locator('#member-manage').waitFor({ state: 'hidden' });
     await member(alice, 'bob').locator('select.member-role-select').selectOption('moderator');
     await member(alice, 'bob', 'moderator').locator('.role', { hasText: 'moderator' }).waitFor();
     await alice.locator('#member-action-status', { hasText: 'bob is now moderator.' }).waitFor();
+    await alice.locator('#messages li.system[data-op="role"]', { hasText: 'bob is now moderator' }).waitFor();
     await shot(alice, 'console-roles');
     const roles = async (): Promise<Record<string, string>> =>
       Object.fromEntries(
@@ -713,14 +789,10 @@ describe('console in a real browser (alice and bob)', () => {
         ]),
       );
     assert.deepEqual(await roles(), { alice: 'owner', bob: 'moderator' });
-    // bob: the channel comes into his sidebar (its list is read every 5 s); he is a moderator
-    // there, so he may add members (no role picker) and remove members, and set no role
-    const bobsButton = bob.locator(`button.channel[data-channel="${clubId}"]`);
-    await bobsButton.waitFor();
-    await bobsButton.click();
-    await bob.locator('#channel-title', { hasText: '# Book club' }).waitFor();
+    // bob's page follows live, with no reload and no action of his: his role, his controls
+    // (a moderator adds members, with no role picker, and removes members, not owners)
     await member(bob, 'bob', 'moderator').waitFor();
-    await member(bob, 'alice', 'owner').waitFor();
+    await bob.locator('#messages li.system[data-op="role"]', { hasText: 'You are now moderator' }).waitFor();
     await bob.locator('#member-manage').waitFor();
     assert.equal(await bob.locator('#member-add-role').isVisible(), false);
     assert.equal(await bob.locator('select.member-role-select').count(), 0);
@@ -728,21 +800,24 @@ describe('console in a real browser (alice and bob)', () => {
     await bob.locator('#member-add-user').fill('carol');
     await bob.locator('#member-add').click();
     await member(bob, 'carol', 'member').locator('button.member-remove').waitFor();
-    // alice makes bob a member again; his page, not told yet, still offers Remove: the server refuses it
+    await member(alice, 'carol', 'member').waitFor();
+    await alice.locator('#messages li.system[data-op="join"]', { hasText: 'carol joined, added by bob' }).waitFor();
+    // alice makes bob a member again: on his page his role changes and his controls go, live
     await member(alice, 'bob').locator('select.member-role-select').selectOption('member');
     await member(alice, 'bob', 'member').waitFor();
-    await member(alice, 'carol', 'member').waitFor();
-    await member(bob, 'carol').locator('button.member-remove').click();
-    await bob
-      .locator('#member-action-status', { hasText: 'carol was not removed: needs the role moderator in this channel [forbidden].' })
-      .waitFor();
-    // the list read again after the refusal: his role is member, his controls are gone
     await member(bob, 'bob', 'member').waitFor();
     await bob.locator('#member-manage').waitFor({ state: 'hidden' });
     assert.equal(await bob.locator('button.member-remove').count(), 0);
-    // the owner removes carol
+    await bob.locator('#messages li.system[data-op="role"]', { hasText: 'You are now member' }).waitFor();
+    // a refusal in the server's words: a user id it does not take
+    await alice.locator('#member-add-user').fill('not an id');
+    await alice.locator('#member-add').click();
+    await alice.locator('#member-action-status', { hasText: /^not an id was not added: .*\[invalid_field\]\.$/ }).waitFor();
+    // the owner removes carol: gone from both lists; bob's timeline names who did it
     await member(alice, 'carol').locator('button.member-remove').click();
     await member(alice, 'carol').waitFor({ state: 'detached' });
+    await member(bob, 'carol').waitFor({ state: 'detached' });
+    await bob.locator('#messages li.system[data-op="leave"][data-user="carol"]', { hasText: 'carol was removed by alice' }).waitFor();
     assert.deepEqual(await roles(), { alice: 'owner', bob: 'member' });
   });
 

@@ -1,8 +1,10 @@
 /**
- * Reading the user's channels over HTTP (`GET /v1/me/channels`), on demand and every
- * `channelRefreshMs` while connected: the server sends no frame when the user is added
- * to a channel, so this is how such a channel shows up (and a removed one goes) without
- * waiting for its first message or the next connection.
+ * Reading the user's channels over HTTP (`GET /v1/me/channels`): on demand
+ * (`refreshChannels`), and once right after a change of the user's own that put it in a
+ * channel (a join, a new group or direct channel) when the server's `CHANNEL_ADDED` has
+ * not listed it yet. There is no periodic read: a server of version 1.2 announces every
+ * channel the user is added to or removed from while connected (`CHANNEL_ADDED`,
+ * `CHANNEL_REMOVED`), and `HELLO` lists them all after a reconnect.
  *
  * @module
  */
@@ -20,8 +22,6 @@ export class ChannelRefresh {
   private readonly conn: Connection;
   private readonly channels: Channels;
   private readonly sync: Sync;
-  private refreshing = false;
-  private timer: ReturnType<typeof setInterval> | undefined;
 
   /** Refreshes the channels with the connection's token; opened channels catch up through `sync`. */
   constructor(c: ClientContext, conn: Connection, channels: Channels, sync: Sync) {
@@ -43,12 +43,16 @@ export class ChannelRefresh {
 
   /**
    * After a change of the user's own that put it in `channelId` (a join, a new group or
-   * direct channel): reads the list at once, so that the channel is listed
-   * (`channelAdded`) when the caller resolves. When that read fails, a channel not listed
-   * yet is listed from `entry(ch)` (what the change's answer says of it) until the next
-   * read; an `aborted` read still rejects (the change was made all the same).
+   * direct channel): when the channel is listed already (the server's `CHANNEL_ADDED`
+   * came before the change's answer, or the user was in it before), nothing more; else
+   * reads the list at once, so that the channel is listed (`channelAdded`) when the
+   * caller resolves. When that read fails, a channel not listed yet is listed from
+   * `entry(ch)` (what the change's answer says of it) until its `CHANNEL_ADDED`, the next
+   * `HELLO` or read; an `aborted` read still rejects (the change was made all the same).
    */
   async listAfter(channelId: string, entry: (ch: ChannelCtx) => HelloChannel, signal?: AbortSignal): Promise<void> {
+    const known = this.channels.get(channelId);
+    if (known !== undefined && !known.removed && known.hello !== undefined && this.conn.state !== 'closed') return;
     try {
       await this.refresh(signal);
     } catch (e) {
@@ -62,33 +66,6 @@ export class ChannelRefresh {
       }
       if (e instanceof ChatdError && e.code === 'aborted') throw e;
     }
-  }
-
-  /** While open, {@link ChannelRefresh.refresh} every `channelRefreshMs` (started once). */
-  start(): void {
-    const every = this.c.opts.channelRefreshMs ?? 30_000;
-    if (every <= 0 || this.timer !== undefined) return;
-    this.timer = setInterval(() => {
-      if (this.conn.state !== 'open' || this.refreshing) return;
-      this.refreshing = true;
-      this.refresh().then(
-        () => {
-          this.refreshing = false;
-        },
-        (e: unknown) => {
-          this.refreshing = false;
-          // a server without the route (version 1): stop asking
-          if (e instanceof ChatdError && e.code === 'not_found') {
-            clearInterval(this.timer);
-          }
-        },
-      );
-    }, every);
-  }
-
-  /** The client closed: no more reads. */
-  close(): void {
-    clearInterval(this.timer);
   }
 
   /**

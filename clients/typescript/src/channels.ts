@@ -8,7 +8,7 @@
 import type { ChatdError } from './errors.js';
 import { ChannelLog } from './log.js';
 import type { OutboxRecord } from './outbox.js';
-import type { HelloChannel, HelloFrame } from './protocol.js';
+import type { ChannelRemovedReason, HelloChannel, HelloFrame, MemberFrame } from './protocol.js';
 import { LazyStore } from './store.js';
 import type { ChannelSnapshot, ChannelSummary, ClientContext, OutgoingMessage, Watermarks } from './types.js';
 import { TypingThrottle, TypingTracker } from './typing.js';
@@ -24,6 +24,8 @@ export interface ChannelCtx {
   opened: boolean;
   /** Deleted, or the user is no longer a member. */
   removed: boolean;
+  /** Why it was removed, when known (`CHANNEL_REMOVED`'s `reason`). */
+  removedReason: ChannelRemovedReason | undefined;
   /** Its entry of the last HELLO (or `GET /v1/me/channels`); undefined until listed. */
   hello: HelloChannel | undefined;
   /** `lastSeq` of that entry. */
@@ -103,6 +105,7 @@ export class Channels {
       log: new ChannelLog(channelId, this.c.userId),
       opened: false,
       removed: false,
+      removedReason: undefined,
       hello: undefined,
       helloLastSeq: 0,
       liveUnread: new Map(),
@@ -179,9 +182,44 @@ export class Channels {
     if (ch.hello === undefined) ch.hello = { channelId: ch.id, lastSeq: 0, deliveredSeq: 0, readSeq: 0 };
     if (ch.removed) {
       ch.removed = false;
+      ch.removedReason = undefined;
       ch.store.invalidate();
     }
     this.markListed(ch);
+  }
+
+  /**
+   * `CHANNEL_ADDED`: the user is in the channel now, as its entry says (taken as a `HELLO`
+   * channel's); listed (`channelAdded`) when it was not.
+   */
+  added(ch: ChannelCtx, entry: HelloChannel): void {
+    if (ch.removed) {
+      ch.removed = false;
+      ch.removedReason = undefined;
+    }
+    this.takeChannelState(ch, entry);
+    this.markListed(ch);
+  }
+
+  /**
+   * A `MEMBER` frame of a listed channel: the user's own role (`join`, `role`), and the
+   * member count for others' `join`, `leave` and `ban` (the user's own are in its
+   * `CHANNEL_ADDED`, and its channel is removed after its own leave).
+   */
+  applyMember(f: MemberFrame): void {
+    const ch = this.byId.get(f.channelId);
+    const hello = ch?.hello;
+    if (ch === undefined || hello === undefined || ch.removed) return;
+    let next = hello;
+    if (f.userId === this.c.userId) {
+      if ((f.op === 'join' || f.op === 'role') && f.role !== undefined && f.role !== hello.role) next = { ...hello, role: f.role };
+    } else if (hello.memberCount !== undefined) {
+      if (f.op === 'join') next = { ...hello, memberCount: hello.memberCount + 1 };
+      else if (f.op === 'leave' || f.op === 'ban') next = { ...hello, memberCount: Math.max(1, hello.memberCount - 1) };
+    }
+    if (next === hello) return;
+    ch.hello = next;
+    ch.store.invalidate();
   }
 
   /** The channel is (again) in the list: `channelAdded` when it was not. */
@@ -193,14 +231,15 @@ export class Channels {
     this.c.events.emit('channelAdded', ch.id);
   }
 
-  /** The channel was deleted or the user left it: `channelRemoved` once. */
-  markRemoved(ch: ChannelCtx): void {
+  /** The channel was deleted or the user left it (`reason`, when known): `channelRemoved` once. */
+  markRemoved(ch: ChannelCtx, reason?: ChannelRemovedReason): void {
     ch.removedEpoch = ++this.epochValue;
     if (ch.removed) return;
     ch.removed = true;
+    ch.removedReason = reason;
     this.listed.delete(ch.id);
     ch.store.invalidate();
-    this.c.events.emit('channelRemoved', ch.id);
+    this.c.events.emit('channelRemoved', ch.id, reason);
   }
 
   private buildSnapshot(ch: ChannelCtx): ChannelSnapshot {
@@ -234,6 +273,7 @@ export class Channels {
     return Object.freeze({
       channelId: ch.id,
       status: ch.removed ? 'removed' : ch.log.isStarted ? 'ready' : 'loading',
+      removedReason: ch.removed ? ch.removedReason : undefined,
       messages,
       outgoing: Object.freeze(outgoing),
       hasOlder: ch.log.hasOlder,

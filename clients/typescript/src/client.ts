@@ -12,11 +12,12 @@ import { Channels } from './channels.js';
 import { Connection, jwtSubject } from './connection.js';
 import { Directory } from './directory.js';
 import { ChatdError } from './errors.js';
+import { MemberLists } from './member-lists.js';
 import { Members } from './members.js';
 import { TabOutbox } from './outbox-tabs.js';
 import type { OutboxRecord } from './outbox.js';
 import { PresenceSubscription } from './presence.js';
-import { parseServerFrame, type ErrorFrame, type HelloFrame } from './protocol.js';
+import { parseServerFrame, type ChannelAddedFrame, type ErrorFrame, type HelloFrame } from './protocol.js';
 import { Receipts } from './receipts.js';
 import { Sender } from './send.js';
 import { Emitter, type ExternalStore } from './store.js';
@@ -36,6 +37,7 @@ import type {
   DirectoryOptions,
   DirectoryPage,
   MemberList,
+  MemberListStore,
   MemberRole,
   MembershipOptions,
   MembersOptions,
@@ -84,6 +86,7 @@ export class ChatClient {
   private readonly presenceSub: PresenceSubscription;
   private readonly refresher: ChannelRefresh;
   private readonly memberRoutes: Members;
+  private readonly memberLists: MemberLists;
   private readonly dir: Directory;
   private readonly newChannels: NewChannels;
   private started = false;
@@ -128,7 +131,12 @@ export class ChatClient {
     this.typingIndicators = new TypingIndicators(c, conn, channels);
     this.presenceSub = new PresenceSubscription(c, conn);
     this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
-    this.memberRoutes = new Members(c, conn, channels, this.refresher);
+    this.memberRoutes = new Members(c, conn, channels);
+    this.memberLists = new MemberLists(c, {
+      readAll: (channelId, signal) => this.memberRoutes.all(channelId, { signal }),
+      openConn: () => conn.openGen,
+      closed: () => conn.state === 'closed',
+    });
     this.dir = new Directory(c, conn, channels, this.refresher);
     this.newChannels = new NewChannels(c, conn, this.refresher);
     this.connection = conn.store;
@@ -191,7 +199,7 @@ export class ChatClient {
     this.receipts.close();
     this.sender.close();
     this.typingIndicators.close();
-    this.refresher.close();
+    this.memberLists.close();
     this.tabOutbox.close();
   }
 
@@ -212,19 +220,25 @@ export class ChatClient {
     return new ChannelStore(this, channelId, ch.store);
   }
 
-  /** Channel ids from the last HELLO (and live messages and {@link ChatClient.refreshChannels} since). */
+  /**
+   * Channel ids from the last HELLO, and the `CHANNEL_ADDED`s, `CHANNEL_REMOVED`s, live
+   * messages and {@link ChatClient.refreshChannels} since.
+   */
   channelIds(): string[] {
     return this.channels.ids();
   }
 
   /**
    * Reads the user's channels (`GET /v1/me/channels`, with the connection's token) and
-   * brings the list up to date: adds the channels the user was added to since `HELLO`
-   * (the server sends no frame for that), marks removed those the user left, refreshes
-   * unread counts. The client does this by itself every `channelRefreshMs` while
-   * connected. Resolves to {@link ChatClient.channelList}'s new snapshot; rejects with a
-   * ChatdError (`unavailable` when the server cannot be reached, `aborted`, or the
-   * route's error code).
+   * brings the list up to date: adds the channels the user is in and the list lacks,
+   * marks removed those it is no longer in, refreshes unread counts. Not needed to follow
+   * membership with a server of version 1.2, which says so on the connection
+   * (`CHANNEL_ADDED`, `CHANNEL_REMOVED`; the client never reads this by itself but once
+   * after a join, a new channel or direct channel whose `CHANNEL_ADDED` has not come by
+   * its answer); for a server before it, or an app's own "reload" button. Resolves to
+   * {@link ChatClient.channelList}'s new snapshot; rejects with a ChatdError
+   * (`unavailable` when the server cannot be reached, `aborted`, or the route's error
+   * code).
    */
   refreshChannels(signal?: AbortSignal): Promise<readonly ChannelSummary[]> {
     return this.refresher.refresh(signal);
@@ -265,6 +279,29 @@ export class ChatClient {
   }
 
   /**
+   * A channel's member list kept live (protocol 1.2 §13.3): {@link ChatClient.allMembers}
+   * read when first asked for, with every `MEMBER` frame received since folded onto it
+   * (joins, leaves, removals, bans, roles) and the members' watermarks moved by
+   * `RECEIPT`s. Frames the read already shows (`afterSeq` below its `atSeq`) are not
+   * folded again. Read again after every reconnect (frames sent while away are lost; a
+   * list nobody subscribes to then is read on its next subscribe or call) and when the
+   * user is added back to the channel; `removed` (and empty) while the user is not in it.
+   * One store per channel: the same object for every call.
+   *
+   * @example
+   * ```ts
+   * const list = client.memberList('room1');
+   * list.subscribe(() => {
+   *   const { status, members } = list.getSnapshot();
+   *   if (status === 'ready') render(members.map((m) => `${m.userId} (${m.role})`));
+   * });
+   * ```
+   */
+  memberList(channelId: string): MemberListStore {
+    return this.memberLists.get(channelId);
+  }
+
+  /**
    * Reads one page of the directory of public channels (`GET /v1/directory`, protocol
    * §13.2, with the connection's token like {@link ChatClient.refreshChannels}): up to
    * `limit` (1 to 500; default 100) public group channels whose id comes after `after`,
@@ -295,7 +332,9 @@ export class ChatClient {
    * arrive from then on: live ones on this connection (counted as unread until the
    * channel is opened), and an opened channel (one {@link ChatClient.channel} was called
    * for, before or after) reads its newest page. When the list cannot be read, the channel
-   * is listed all the same (a public group, the user a `member`) until the next read.
+   * is listed all the same (a public group, the user a `member`) until its `CHANNEL_ADDED`
+   * or the next `HELLO`. (With a server of version 1.2 the list is read only when its
+   * `CHANNEL_ADDED` has not come by the join's answer.)
    *
    * Rejects with a ChatdError: `forbidden` for a private or direct channel (or one that
    * does not exist: the same answer), `invalid_field` for a bad channel id, `not_found`
@@ -308,9 +347,9 @@ export class ChatClient {
   /**
    * Leaves a channel (`DELETE /v1/me/channels/{channelId}`, protocol §13.2; also when the
    * user is not a member, or the channel does not exist): the channel leaves
-   * {@link ChatClient.channelList} at once (`channelRemoved`; an opened channel's snapshot
-   * becomes `removed`), and the list is read again. A send to it after this is refused
-   * with `forbidden`.
+   * {@link ChatClient.channelList} at once (`channelRemoved` with reason `left`; an opened
+   * channel's snapshot becomes `removed`). A send to it after this is refused with
+   * `forbidden`.
    *
    * Rejects with a ChatdError: `forbidden` for a direct channel (it cannot be left),
    * `invalid_field` for a bad channel id, `not_found` from a server before protocol 1.2,
@@ -368,7 +407,8 @@ export class ChatClient {
    * member is a `member` unless `role` says otherwise; an existing one keeps its role
    * unless `role` is given (also fine when it is a member already). A moderator may add
    * `member`s only; any other role, or changing an existing member's, needs an owner (see
-   * {@link ChatClient.setMemberRole}). The channel list is read again after it.
+   * {@link ChatClient.setMemberRole}). The server's `MEMBER` frame brings the change to
+   * the channel list (member count) and to {@link ChatClient.memberList}.
    *
    * Rejects with a ChatdError: `forbidden` when the user's role does not allow it, the user
    * is not a member of the channel (or it does not exist), or it is a direct channel;
@@ -392,8 +432,8 @@ export class ChatClient {
    * Removes `userId` from a channel (`DELETE /v1/channels/{channelId}/members/{userId}`;
    * also fine when it is not a member): an `owner` may remove anyone, a `moderator` only
    * `member`s. The user's own removal takes the channel from
-   * {@link ChatClient.channelList} at once, as {@link ChatClient.leave} does; the list is
-   * read again after it. Rejects as {@link ChatClient.addMember} does.
+   * {@link ChatClient.channelList} at once, as {@link ChatClient.leave} does (reason
+   * `removed`). Rejects as {@link ChatClient.addMember} does.
    */
   removeMember(channelId: string, userId: string, options: MembershipOptions = {}): Promise<void> {
     return this.memberRoutes.remove(channelId, userId, options);
@@ -518,6 +558,7 @@ export class ChatClient {
         break;
       case 'RECEIPT':
         this.receipts.onReceipt(f);
+        this.memberLists.onReceipt(f);
         break;
       case 'ERROR':
         this.onError(f);
@@ -528,8 +569,17 @@ export class ChatClient {
       case 'PRESENCE':
         this.presenceSub.onPresence(f);
         break;
+      case 'CHANNEL_ADDED':
+        this.onChannelAdded(f);
+        break;
       case 'CHANNEL_REMOVED':
-        this.channels.markRemoved(this.channels.ctx(f.channelId));
+        // (no reason from a version 1.1 server: the channel was deleted)
+        this.channels.markRemoved(this.channels.ctx(f.channelId), f.reason ?? 'deleted');
+        break;
+      case 'MEMBER':
+        this.channels.applyMember(f);
+        this.memberLists.onMember(f);
+        this.events.emit('member', f);
         break;
       default:
         break; // unknown frame types are ignored
@@ -547,19 +597,35 @@ export class ChatClient {
       const ch = this.channels.get(id);
       if (ch !== undefined) this.channels.markListed(ch);
     }
-    this.refresher.start();
     for (const ch of this.channels.all()) {
-      if (!ch.opened) continue;
+      if (!ch.opened || ch.removed) continue;
       this.sync.resume(ch);
       if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);
     }
+    // MEMBER frames sent while away are lost: the member lists are read again
+    this.memberLists.opened();
     this.presenceSub.opened();
     void this.sender.resendAll();
   }
 
   /**
+   * `CHANNEL_ADDED`: the user is in the channel now; it is tracked as a `HELLO` channel
+   * from then on (listed, and an opened one reads what it lacks from the entry's `lastSeq`).
+   */
+  private onChannelAdded(f: ChannelAddedFrame): void {
+    const ch = this.channels.ctx(f.channel.channelId);
+    this.channels.added(ch, f.channel);
+    if (ch.opened) {
+      this.sync.resume(ch);
+      if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);
+    }
+  }
+
+  /**
    * An ERROR: a record's (by clientMsgId), the refusal of an unknown frame type, a SYNC's
-   * (by channelId), or, naming nothing, maybe the presence subscription's; else `error`.
+   * (by channelId), a `forbidden` naming a channel the user is known to be out of (a
+   * frame sent before its removal was heard of: dropped), or, naming nothing, maybe the
+   * presence subscription's; else `error`.
    */
   private onError(e: ErrorFrame): void {
     const err = ChatdError.fromFrame(e);
@@ -572,6 +638,8 @@ export class ChatClient {
       }
     }
     if (e.channelId !== undefined && e.clientMsgId === undefined && this.sync.onError(e.channelId, err)) return;
+    // a frame (TYPING, a receipt) that crossed the channel's CHANNEL_REMOVED: expected, not news
+    if (e.code === 'forbidden' && e.channelId !== undefined && e.clientMsgId === undefined && this.channels.get(e.channelId)?.removed === true) return;
     if (err.retryable && e.clientMsgId === undefined && e.channelId === undefined && e.messageId === undefined) {
       this.presenceSub.refused(err);
     }

@@ -2,9 +2,9 @@
  * Finding, joining and leaving channels over HTTP (protocol §13.2), with the connection's
  * token: the directory of public channels (`GET /v1/directory`), joining one (`PUT
  * /v1/me/channels/{channelId}`) and leaving one (`DELETE /v1/me/channels/{channelId}`).
- * After its own join or leave the client reads its channel list at once (the periodic
- * `GET /v1/me/channels`), so that the list, and an opened channel's messages, follow
- * without waiting for the next read.
+ * After its own join the client lists the channel before the call resolves (from the
+ * server's `CHANNEL_ADDED`, or, when that has not come yet, by reading `GET
+ * /v1/me/channels` once); after its own leave it takes the channel from the list at once.
  *
  * @module
  */
@@ -65,20 +65,14 @@ export class Directory {
   }
 
   /**
-   * Leaves a channel: the channel is removed from the list at once (`channelRemoved`),
-   * then the list is read (see `ChatClient.leave`).
+   * Leaves a channel: the channel is removed from the list at once (`channelRemoved`,
+   * reason `left`; see `ChatClient.leave`). The server's `CHANNEL_REMOVED` says the same.
    */
   async leave(channelId: string, options: MembershipOptions = {}): Promise<void> {
     await this.membership('DELETE', channelId, options.signal);
     if (this.conn.state === 'closed') return;
     const ch = this.channels.get(channelId);
-    if (ch !== undefined) this.channels.markRemoved(ch);
-    try {
-      await this.refresher.refresh(options.signal);
-    } catch (e) {
-      // the user is out either way; the next periodic read brings the rest up to date
-      if (e instanceof ChatdError && e.code === 'aborted') throw e;
-    }
+    if (ch !== undefined) this.channels.markRemoved(ch, 'left');
   }
 
   /** `PUT` or `DELETE /v1/me/channels/{channelId}`: resolves on the 204. */

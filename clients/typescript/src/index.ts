@@ -1,8 +1,9 @@
 /**
  * chatd-client: the client half of the chatd protocol (versions 1 and 1.1, and of 1.2 the
  * channels' kinds, visibility and roles, the members route and member changes, the
- * directory, joining and leaving, new group and direct channels) for browsers and Node >=
- * 20. See README.md.
+ * membership frames `MEMBER`, `CHANNEL_ADDED` and `CHANNEL_REMOVED` with live member
+ * lists, the directory, joining and leaving, new group and direct channels) for browsers
+ * and Node >= 20. See README.md.
  *
  * @packageDocumentation
  */
@@ -10,6 +11,14 @@ export { ChatClient, ChannelStore } from './client.js';
 export { jwtSubject } from './connection.js';
 export { applyReceipt } from './receipts.js';
 export { computeUnread, type UnreadInputs } from './unread.js';
+export { foldMemberFrame, foldReceipt, memberFrameShown } from './member-lists.js';
+export {
+  decodeChannelAddedFrame,
+  decodeChannelRemovedFrame,
+  decodeHelloChannel,
+  decodeMemberFrame,
+  decodeMembershipFrame,
+} from './membership-frames.js';
 export type {
   AddMemberOptions,
   AllMembersOptions,
@@ -27,6 +36,8 @@ export type {
   DirectoryPage,
   Member,
   MemberList,
+  MemberListSnapshot,
+  MemberListStore,
   MemberRole,
   MembersOptions,
   MembersPage,

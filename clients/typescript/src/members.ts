@@ -4,12 +4,11 @@
  * with its role and watermarks, so that an app that opens a channel can show who is in it
  * and who read how far without waiting for live `RECEIPT`s; and, for a channel's owners
  * and moderators, adding and removing members and setting their roles (`PUT` and `DELETE
- * /v1/channels/{channelId}/members/{userId}`), after which the channel list is read again
- * (its member count, the user's own role).
+ * /v1/channels/{channelId}/members/{userId}`). The server's `MEMBER` frames bring the
+ * change to the channel list (member count, the user's own role) and the member lists.
  *
  * @module
  */
-import type { ChannelRefresh } from './channel-refresh.js';
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
@@ -33,31 +32,28 @@ export class Members {
   private readonly c: ClientContext;
   private readonly conn: Connection;
   private readonly channels: Channels;
-  private readonly refresher: ChannelRefresh;
 
-  /** Requests with the connection's token; after a change the channel list is read through `refresher`. */
-  constructor(c: ClientContext, conn: Connection, channels: Channels, refresher: ChannelRefresh) {
+  /** Requests with the connection's token. */
+  constructor(c: ClientContext, conn: Connection, channels: Channels) {
     this.c = c;
     this.conn = conn;
     this.channels = channels;
-    this.refresher = refresher;
   }
 
   /**
    * `PUT /v1/channels/{channelId}/members/{userId}`, with `{"role"}` when `role` is given
-   * (see `ChatClient.addMember` and `setMemberRole`), then the channel list is read.
+   * (see `ChatClient.addMember` and `setMemberRole`).
    */
   async put(channelId: string, userId: string, role: MemberRole | undefined, options: MembershipOptions = {}): Promise<void> {
     this.notClosed();
     const body = role === undefined ? undefined : { role };
     await request(this.c.opts, this.conn, 'PUT', memberPath(channelId, userId), { body, signal: options.signal });
-    await this.changed(options.signal);
   }
 
   /**
    * `DELETE /v1/channels/{channelId}/members/{userId}` (see `ChatClient.removeMember`); the
-   * user's own removal takes the channel from the list at once, as a leave does. Then the
-   * channel list is read.
+   * user's own removal takes the channel from the list at once (reason `removed`), as a
+   * leave does.
    */
   async remove(channelId: string, userId: string, options: MembershipOptions = {}): Promise<void> {
     this.notClosed();
@@ -65,24 +61,13 @@ export class Members {
     if (this.conn.state === 'closed') return;
     if (userId === this.c.userId) {
       const ch = this.channels.get(channelId);
-      if (ch !== undefined) this.channels.markRemoved(ch);
+      if (ch !== undefined) this.channels.markRemoved(ch, 'removed');
     }
-    await this.changed(options.signal);
   }
 
   /** Rejects with `closed` after `ChatClient.close`. */
   private notClosed(): void {
     if (this.conn.state === 'closed') throw new ChatdError('closed', 'client closed');
-  }
-
-  /** Reads the channel list after a change; a failed read is left to the next one (an abort still rejects). */
-  private async changed(signal: AbortSignal | undefined): Promise<void> {
-    if (this.conn.state === 'closed') return;
-    try {
-      await this.refresher.refresh(signal);
-    } catch (e) {
-      if (e instanceof ChatdError && e.code === 'aborted') throw e;
-    }
   }
 
   /** One page (see `ChatClient.members`). */

@@ -1,10 +1,13 @@
 /**
- * Wire types of the chatd WebSocket protocol, versions 1 and 1.1 (and the fields version
- * 1.2 adds to `HELLO`'s channels), as the repository's `docs/protocol.md` describes them.
+ * Wire types of the chatd WebSocket protocol, versions 1 and 1.1 (and of version 1.2 the
+ * fields it adds to `HELLO`'s channels and the membership frames `MEMBER`,
+ * `CHANNEL_ADDED` and `CHANNEL_REMOVED`'s `reason`), as the repository's
+ * `docs/protocol.md` describes them.
  * Field names are the protocol's own (camelCase). Unknown fields are ignored by both sides.
  *
  * @packageDocumentation
  */
+import { decodeMembershipFrame } from './membership-frames.js';
 
 /** The kind of a channel log entry (version 1.1). A version 1 server sends no kind: it means `message`. */
 export type EntryKind = 'message' | 'edit' | 'delete' | 'reaction';
@@ -212,12 +215,69 @@ export interface PresenceFrame {
   readonly lastSeenAt?: number;
 }
 
-/** `CHANNEL_REMOVED` (version 1.1): the channel was deleted. */
+/**
+ * Why a channel was removed from the user's channels (`CHANNEL_REMOVED`'s `reason`,
+ * version 1.2 §13.3): the user `left` it, was `removed` or `banned` by a moderator, owner
+ * or the admin, or the channel was `deleted`. A reason this client does not know yet is
+ * passed through as its string.
+ */
+export type ChannelRemovedReason = 'left' | 'removed' | 'banned' | 'deleted' | (string & Record<never, never>);
+
+/**
+ * `CHANNEL_REMOVED`: the user is no longer in the channel (version 1.1: the channel was
+ * deleted; version 1.2 adds `reason`). Nothing more of the channel follows.
+ */
 export interface ChannelRemovedFrame {
   /** Frame type. */
   readonly type: 'CHANNEL_REMOVED';
-  /** The deleted channel. */
+  /** The channel. */
   readonly channelId: string;
+  /** Why (version 1.2); absent from a version 1.1 server, where it means `deleted`. */
+  readonly reason?: ChannelRemovedReason;
+}
+
+/**
+ * `CHANNEL_ADDED` (version 1.2 §13.3): the user was added to a channel (by anyone, by any
+ * route, or a new channel it is a member of), before any `MSG_RECV` or `MEMBER` of it.
+ */
+export interface ChannelAddedFrame {
+  /** Frame type. */
+  readonly type: 'CHANNEL_ADDED';
+  /** The channel, as a `HELLO` channel entry (with the user's role). */
+  readonly channel: HelloChannel;
+}
+
+/**
+ * What a `MEMBER` frame says happened (version 1.2 §13.3). An op this client does not know
+ * yet is passed through as its string (and changes no member list).
+ */
+export type MemberOp = 'join' | 'leave' | 'role' | 'mute' | 'ban' | (string & Record<never, never>);
+
+/**
+ * `MEMBER` (version 1.2 §13.3): a channel's membership changed. Sent to the channel's
+ * members after the change and to the user concerned. It took effect between the entries
+ * `afterSeq` and `afterSeq + 1`; a members page whose `atSeq` is above `afterSeq` already
+ * shows it.
+ */
+export interface MemberFrame {
+  /** Frame type. */
+  readonly type: 'MEMBER';
+  /** The channel. */
+  readonly channelId: string;
+  /** The member concerned. */
+  readonly userId: string;
+  /** `join`, `leave`, `role`, `mute`, `ban` (or a later one). */
+  readonly op: MemberOp;
+  /** With `join` and `role`: the member's role now. */
+  readonly role?: 'member' | 'moderator' | 'owner' | (string & Record<never, never>);
+  /** With `mute`: until when (ms), `null` when unmuted. */
+  readonly mutedUntil?: number | null;
+  /** Who made the change (the member itself for its own join or leave); absent when the admin token made it. */
+  readonly actorId?: string;
+  /** The channel's last seq when the change took effect. */
+  readonly afterSeq: number;
+  /** When it was stored (ms). */
+  readonly ts: number;
 }
 
 /** Every server frame this client understands. */
@@ -230,7 +290,9 @@ export type ServerFrame =
   | ErrorFrame
   | TypingFrame
   | PresenceFrame
-  | ChannelRemovedFrame;
+  | ChannelRemovedFrame
+  | ChannelAddedFrame
+  | MemberFrame;
 
 /** Every client frame this client sends. */
 export type ClientFrame =
@@ -257,7 +319,11 @@ export type ClientFrame =
   | { readonly type: 'TYPING'; readonly channelId: string; readonly state: 'start' | 'stop' }
   | { readonly type: 'PRESENCE_SUB'; readonly userIds: readonly string[] };
 
-/** Parses one text frame; returns undefined for anything that is not an object with a string `type`. */
+/**
+ * Parses one text frame; returns undefined for anything that is not an object with a string
+ * `type`, and for a `MEMBER`, `CHANNEL_ADDED` or `CHANNEL_REMOVED` that lacks a field it
+ * needs (see {@link decodeMembershipFrame}: unknown ops and reasons are kept).
+ */
 export function parseServerFrame(text: string): ServerFrame | undefined {
   let value: unknown;
   try {
@@ -268,5 +334,8 @@ export function parseServerFrame(text: string): ServerFrame | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const type = (value as { type?: unknown }).type;
   if (typeof type !== 'string') return undefined;
+  if (type === 'MEMBER' || type === 'CHANNEL_ADDED' || type === 'CHANNEL_REMOVED') {
+    return decodeMembershipFrame(value as Record<string, unknown>);
+  }
   return value as ServerFrame;
 }

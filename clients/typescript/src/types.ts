@@ -10,8 +10,18 @@ import type { BackoffOptions } from './backoff.js';
 import type { ChatdError, SerializedError } from './errors.js';
 import type { Message } from './log.js';
 import type { OutboxStorage } from './outbox.js';
-import type { ChannelKind, ChannelVisibility, ErrorFrame, HelloFrame, PresenceFrame, ReceiptFrame, WireEntry } from './protocol.js';
-import type { Emitter } from './store.js';
+import type {
+  ChannelKind,
+  ChannelRemovedReason,
+  ChannelVisibility,
+  ErrorFrame,
+  HelloFrame,
+  MemberFrame,
+  PresenceFrame,
+  ReceiptFrame,
+  WireEntry,
+} from './protocol.js';
+import type { Emitter, ExternalStore } from './store.js';
 
 /** The subset of the WebSocket API the client uses (the browser's, or the `ws` package in Node). */
 export interface WebSocketLike {
@@ -85,11 +95,11 @@ export interface ChatClientOptions {
    */
   readonly httpUrl?: string;
   /**
-   * While connected, read `GET /v1/me/channels` this often (milliseconds; default
-   * 30 000; 0: never), so that a channel the user was added to, or removed from, while
-   * connected shows up (or goes) without waiting for its first message or the next
-   * connection: the server sends no frame when a member is added. See
-   * {@link ChatClient.refreshChannels}.
+   * @deprecated Ignored: the client no longer reads `GET /v1/me/channels` periodically.
+   * The server announces every channel the user is added to or removed from while
+   * connected (`CHANNEL_ADDED`, `CHANNEL_REMOVED`, protocol 1.2 §13.3), and `HELLO` lists
+   * them after a reconnect. {@link ChatClient.refreshChannels} still reads the list on
+   * demand. Kept so that code which sets it still compiles.
    */
   readonly channelRefreshMs?: number;
   /** Clock (default Date.now). */
@@ -187,6 +197,13 @@ export interface ChannelSnapshot {
   readonly channelId: string;
   /** `loading` until its first page, `ready`, or `removed` (channel deleted or user no longer a member). */
   readonly status: 'loading' | 'ready' | 'removed';
+  /**
+   * With `removed`: why, when known (`CHANNEL_REMOVED`'s `reason`, version 1.2: `left`,
+   * `removed`, `banned`, `deleted`; `left` after {@link ChatClient.leave}); undefined when
+   * the client learned it otherwise (a `HELLO` or channel list without the channel, a
+   * refused read), and while not removed.
+   */
+  readonly removedReason: ChannelRemovedReason | undefined;
   /** The messages held (newest page first loaded, older ones by `loadOlder`), in seq order, folded. */
   readonly messages: readonly Message[];
   /** The user's messages not in `messages` yet: pending, sent-but-not-yet-in-order, failed. */
@@ -291,6 +308,38 @@ export interface MemberList {
    * may not be reflected in the list.
    */
   readonly atSeq: number;
+}
+
+/**
+ * A channel's member list kept live ({@link ChatClient.memberList}): the members route
+ * read, with the `MEMBER` frames received since folded onto it.
+ */
+export interface MemberListSnapshot {
+  /** The channel. */
+  readonly channelId: string;
+  /**
+   * `loading` until the first read answers; `ready`; `error` when the last read failed
+   * (`members` are then those known before, if any); `removed` when the user is no longer
+   * in the channel (`members` empty) until it is added back.
+   */
+  readonly status: 'loading' | 'ready' | 'error' | 'removed';
+  /** The members, in byte order of `userId`, with their roles and watermarks (moved by `RECEIPT`s). */
+  readonly members: readonly Member[];
+  /** `atSeq` of the read (0 before one answered). */
+  readonly atSeq: number;
+  /** With `error`: why the read failed. */
+  readonly error: ChatdError | undefined;
+}
+
+/**
+ * The store of one channel's live member list, for `useSyncExternalStore(store.subscribe,
+ * store.getSnapshot)`.
+ */
+export interface MemberListStore extends ExternalStore<MemberListSnapshot> {
+  /** The channel. */
+  readonly channelId: string;
+  /** Reads the members route again (folding the frames received meanwhile). */
+  refresh(): void;
 }
 
 /** One public channel of the directory ({@link ChatClient.directory}). */
@@ -407,14 +456,27 @@ export interface ChatClientEvents {
    * does not list (a late frame of a replaced one) is dropped and not emitted.
    */
   presence: (frame: PresenceFrame) => void;
-  /** A channel was removed (deleted, or the user is no longer a member). */
-  channelRemoved: (channelId: string) => void;
+  /**
+   * A channel was removed (deleted, or the user is no longer a member), once. `reason`:
+   * `CHANNEL_REMOVED`'s (version 1.2: `left`, `removed`, `banned`, `deleted`, or one this
+   * client does not know), `left` after {@link ChatClient.leave}, `removed` after the
+   * user's own {@link ChatClient.removeMember}; undefined when the client learned it
+   * otherwise (a `HELLO` or channel list without it, a refused read).
+   */
+  channelRemoved: (channelId: string, reason: ChannelRemovedReason | undefined) => void;
   /**
    * A channel joined {@link ChatClient.channelIds}: listed by a `HELLO` (each channel on
-   * the first one), by `GET /v1/me/channels`, or first seen in a live `MSG_RECV` (the user
-   * was added while connected).
+   * the first one), by `CHANNEL_ADDED` (the user was added while connected: version 1.2),
+   * by `GET /v1/me/channels`, or first seen in a live `MSG_RECV`.
    */
   channelAdded: (channelId: string) => void;
+  /**
+   * A `MEMBER` frame (version 1.2 §13.3): a membership of a channel of the user changed
+   * (someone joined, left, was removed or banned, got a role, was muted). Emitted for every
+   * frame, ops this client does not know included, after the channel list and the
+   * channel's {@link ChatClient.memberList} took it.
+   */
+  member: (frame: MemberFrame) => void;
   /** Connection state changed. */
   state: (state: ConnectionState) => void;
   /** A HELLO arrived (each connection). */

@@ -22,17 +22,17 @@ export class TypingIndicators {
     this.channels = channels;
   }
 
-  /** The user is typing in the channel: sends `start` at most once per throttle period. */
+  /** The user is typing in the channel: sends `start` at most once per throttle period (none in a removed channel). */
   typing(channelId: string): void {
     const ch = this.channels.ctx(channelId);
-    if (this.conn.features.unsupported.has('TYPING')) return;
+    if (this.conn.features.unsupported.has('TYPING') || ch.removed) return;
     if (ch.throttle.onInput(this.c.now())) this.conn.send({ type: 'TYPING', channelId, state: 'start' });
   }
 
   /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
   stopTyping(channelId: string): void {
     const ch = this.channels.ctx(channelId);
-    if (this.conn.features.unsupported.has('TYPING')) return;
+    if (this.conn.features.unsupported.has('TYPING') || ch.removed) return;
     if (ch.throttle.onStop()) this.conn.send({ type: 'TYPING', channelId, state: 'stop' });
   }
 

@@ -1,7 +1,8 @@
 // The parts of the SDK's API around the protocol, against the real chatd binary: the
 // `online` event, AbortSignal, the channel list with unread counts that needs no channel
-// opened, and channels the user is added to while connected. These are client-side
-// behaviours, so they run on SQLite only (the store is the same code either way).
+// opened, and channels the user is added to while connected (CHANNEL_ADDED, and the first
+// live message from a server without it). These are client-side behaviours, so they run on
+// SQLite only (the store is the same code either way).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChatClient, ChatdError, MemoryOutboxStorage, type ChannelSummary } from '../../src/index.js';
@@ -235,8 +236,8 @@ describe('SDK API: online event, AbortSignal, channel list (sqlite)', () => {
     assert.equal(summary(alice, 'u1')?.opened, false);
   });
 
-  test('a channel the user is added to while connected shows up with no message in it, and goes when the user is removed', async () => {
-    const alice = track(await makeClient(server, 'alice', { channelRefreshMs: 300, tabSync: false }));
+  test('a channel the user is added to while connected shows up with no message in it, and goes when the user is removed (CHANNEL_ADDED, CHANNEL_REMOVED)', async () => {
+    const alice = track(await makeClient(server, 'alice', { tabSync: false }));
     await alice.whenOpen();
     const added: string[] = [];
     const removed: string[] = [];
@@ -269,7 +270,7 @@ describe('SDK API: online event, AbortSignal, channel list (sqlite)', () => {
       () => summary(alice, 'late1')?.unread === 1,
       () => JSON.stringify(summary(alice, 'late1')),
     );
-    // removed by the admin: no frame says so; the list learns it
+    // removed by the admin: CHANNEL_REMOVED says so
     assert.equal((await server.admin('DELETE', '/v1/channels/late1/members/alice')).status, 204);
     await waitFor(
       () => !alice.channelIds().includes('late1'),
@@ -292,7 +293,7 @@ describe('SDK API: online event, AbortSignal, channel list (sqlite)', () => {
 
   test('a duplicate ACK after the user left a channel does not list it again (the server answers retries also then)', async () => {
     await server.createChannel('left1', ['alice']);
-    const alice = track(await makeClient(server, 'alice', { channelRefreshMs: 300, tabSync: false }));
+    const alice = track(await makeClient(server, 'alice', { tabSync: false }));
     await alice.whenOpen();
     const first = await alice.send('left1', 'before leaving', { clientMsgId: 'left1-key' });
     assert.equal(first.duplicate, false);
@@ -309,8 +310,16 @@ describe('SDK API: online event, AbortSignal, channel list (sqlite)', () => {
     assert.equal(summary(alice, 'left1'), undefined);
   });
 
-  test('a channel the user is added to shows up with its first live message even with the periodic read off', async () => {
-    const alice = track(await makeClient(server, 'alice', { channelRefreshMs: 0, tabSync: false }));
+  test('a channel the user is added to shows up with its first live message from a server that sends no CHANNEL_ADDED (before 1.2)', async () => {
+    // the proxy stands for a server of version 1.1: the membership frames do not reach the client
+    const proxy = new CuttableProxy(server.port);
+    proxies.push(proxy);
+    await proxy.listen();
+    proxy.rewriteServerFrame = (text) => {
+      const type = (JSON.parse(text) as { type?: string }).type;
+      return type === 'CHANNEL_ADDED' || type === 'MEMBER' ? '{"type":"NOT_IN_1_1"}' : text;
+    };
+    const alice = track(await makeClient(server, 'alice', { tabSync: false }, `ws://127.0.0.1:${proxy.port}/v1/ws`));
     await alice.whenOpen();
     const added: string[] = [];
     alice.events.on('channelAdded', (id) => added.push(id));

@@ -1,9 +1,10 @@
 // ChatClient.directory, join and leave without a server (protocol §13.2): the request each
 // makes (method, URL, query, token), how a directory page is checked and typed, the channel
-// list read right after a join or a leave (and what happens when that read fails), which
-// ChatdError each failure becomes; and the version 1.2 fields of the channel list with the
-// contract's defaults for a server that does not send them. `fetch` is replaced by a fake
-// for each test (and put back after it).
+// list read right after a join (and what happens when that read fails), a leave that
+// takes the channel from the list at once without reading it, which ChatdError each
+// failure becomes; and the version 1.2 fields of the channel list with the contract's
+// defaults for a server that does not send them. `fetch` is replaced by a fake for each
+// test (and put back after it).
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChatClient, ChatdError, type ChannelSummary, type HelloChannel } from '../../src/index.js';
@@ -41,7 +42,7 @@ function json(status: number, body: unknown): Response {
 const noContent = (): Response => new Response(null, { status: 204 });
 
 function client(): ChatClient {
-  return new ChatClient({ url: 'ws://chat.test:8080/v1/ws', token: 'tok', userId: 'alice', tabSync: false, channelRefreshMs: 0 });
+  return new ChatClient({ url: 'ws://chat.test:8080/v1/ws', token: 'tok', userId: 'alice', tabSync: false });
 }
 
 async function rejectsWith(p: Promise<unknown>, code: string, check?: (e: ChatdError) => void): Promise<void> {
@@ -233,35 +234,24 @@ test('join: when the list cannot be read after it, the channel is listed all the
   assert.equal(summary(c, 'town')?.name, 'Town');
 });
 
-test('leave: DELETE /v1/me/channels/{id}; the channel goes from the list at once (channelRemoved), then the list is read', async () => {
+test('leave: DELETE /v1/me/channels/{id}; the channel goes from the list at once (channelRemoved, reason `left`), with no read after it', async () => {
   const c = client();
-  const removed: string[] = [];
-  c.events.on('channelRemoved', (id) => removed.push(id));
+  const removed: [string, string | undefined][] = [];
+  c.events.on('channelRemoved', (id, reason) => removed.push([id, reason]));
   fakeFetch(() => json(200, { channels: [mine('town', { visibility: 'public' }), mine('room')] }));
   await c.refreshChannels();
   assert.deepEqual(c.channelIds().sort(), ['room', 'town']);
-  let listedWhenRead: string[] = [];
-  const calls = fakeFetch((method) => {
-    if (method === 'DELETE') return noContent();
-    listedWhenRead = c.channelIds();
-    return json(200, { channels: [mine('room')] });
-  });
+  const calls = fakeFetch(() => noContent());
   await c.leave('town');
   assert.deepEqual(
     calls.map((x) => [x.method, x.url]),
-    [
-      ['DELETE', 'http://chat.test:8080/v1/me/channels/town'],
-      ['GET', 'http://chat.test:8080/v1/me/channels'],
-    ],
+    [['DELETE', 'http://chat.test:8080/v1/me/channels/town']],
   );
-  assert.deepEqual(listedWhenRead, ['room'], 'removed before the list was read');
-  assert.deepEqual(removed, ['town']);
+  assert.deepEqual(removed, [['town', 'left']]);
   assert.deepEqual(c.channelIds(), ['room']);
-  // a failed read after a leave does not undo it
-  fakeFetch((method) => (method === 'DELETE' ? noContent() : new Response('down', { status: 503 })));
   await c.leave('room');
   assert.deepEqual(c.channelIds(), []);
-  assert.deepEqual(removed, ['town', 'room']);
+  assert.deepEqual(removed, [['town', 'left'], ['room', 'left']]);
 });
 
 test('leave: a direct channel cannot be left (`forbidden`): it stays in the list', async () => {
