@@ -204,7 +204,8 @@ pub async fn add_member(
 /// `DELETE /v1/channels/{channelId}/members/{userId}` (admin, or an owner or
 /// moderator of the channel): 204, also when not a member. A moderator
 /// removes `member`s only; an owner anyone. 404 for an unknown channel
-/// (admin; a user gets 403), 403 for a direct channel.
+/// (admin; a user gets 403), 403 for a direct channel, 400 `invalid_field`
+/// for `?ban` (not built yet).
 #[utoipa::path(
     delete,
     path = "/v1/channels/{channelId}/members/{userId}",
@@ -215,7 +216,7 @@ pub async fn add_member(
     ),
     responses(
         (status = 204, description = "Not a member (also when not one)"),
-        (status = 400, description = "A bad channel or user id", body = ErrorBody),
+        (status = 400, description = "A bad channel or user id, or ?ban (not supported yet)", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
         (status = 403, description = "The caller's role does not allow it, or a direct channel", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
@@ -227,10 +228,19 @@ pub async fn remove_member(
     State(state): State<AppState>,
     headers: HeaderMap,
     path: Result<ApiPath<(String, String)>, ApiError>,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Result<StatusCode, ApiError> {
     // The credentials first, as on every route.
     super::caller(&state, &headers)?;
     let ApiPath((raw_channel, raw_user)) = path?;
+    // Banning (`?ban=true`, moderation) is not built yet: refused, not
+    // quietly done as a plain removal a client would take for a ban.
+    if QueryParams::new(query).field("ban")?.is_some() {
+        return Err(ApiError::invalid_field(
+            "ban",
+            "banning is not supported by this server yet; remove without it",
+        ));
+    }
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
     let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
