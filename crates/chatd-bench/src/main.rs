@@ -21,9 +21,12 @@
 //!
 //! Usage is in README.md ("Benchmarks") and docs/performance.md.
 
+mod directory;
+mod directory_seed;
 mod entries;
 mod ephemeral;
 mod history;
+mod reads;
 mod seed;
 mod stats;
 mod webhook;
@@ -147,6 +150,12 @@ enum Scenario {
     /// route (as a member, so `me` is computed) and SYNC catch-ups, both
     /// channels interleaved; reports p50/p99 per channel and their ratio.
     History(history::HistoryArgs),
+    /// `GET /v1/directory` over N channels (80 % public, 10 % private, 10 %
+    /// direct) seeded straight into the server's database: every page
+    /// walked and checked (no private or direct channel listed), then the
+    /// first page, a deep keyset page, and a `q` matching few and one
+    /// matching many channels, timed, with CPU per request.
+    Directory(directory::DirectoryArgs),
     /// Every connection sends into one channel (all are its members).
     Hot {
         #[arg(long, default_value_t = 64)]
@@ -578,6 +587,7 @@ async fn main() -> anyhow::Result<()> {
             .await?
         }
         Scenario::History(args) => history::run(&cli, &ctx, args).await?,
+        Scenario::Directory(args) => directory::run(&cli, &ctx, pid, args).await?,
         Scenario::Typing { .. } | Scenario::Presence { .. } | Scenario::Webhook { .. } => {
             unreachable!("handled above")
         }
