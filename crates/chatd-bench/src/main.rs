@@ -21,6 +21,7 @@
 //!
 //! Usage is in README.md ("Benchmarks") and docs/performance.md.
 
+mod big_channel;
 mod directory;
 mod directory_seed;
 mod entries;
@@ -156,6 +157,11 @@ enum Scenario {
     /// first page, a deep keyset page, and a `q` matching few and one
     /// matching many channels, timed, with CPU per request.
     Directory(directory::DirectoryArgs),
+    /// HELLO (connect to first frame), `GET /v1/channels/{id}` (version 1's
+    /// full `members` array) and the members route, for a channel of N
+    /// members next to one of 8 in the same run, with sizes and CPU per
+    /// request.
+    BigChannel(big_channel::BigChannelArgs),
     /// Every connection sends into one channel (all are its members).
     Hot {
         #[arg(long, default_value_t = 64)]
@@ -588,6 +594,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Scenario::History(args) => history::run(&cli, &ctx, args).await?,
         Scenario::Directory(args) => directory::run(&cli, &ctx, pid, args).await?,
+        Scenario::BigChannel(args) => big_channel::run(&cli, &ctx, pid, args).await?,
         Scenario::Typing { .. } | Scenario::Presence { .. } | Scenario::Webhook { .. } => {
             unreachable!("handled above")
         }
