@@ -50,6 +50,12 @@ pub struct BigChannelArgs {
     /// Rounds (the kinds' order rotates each round).
     #[arg(long, default_value_t = 2)]
     rounds: usize,
+    /// Channels `{name}-big` and `{name}-small` (members `{name}-bu…`,
+    /// `{name}-su…`): reused when they already have their members, so a
+    /// second run can read them after, say, a `VACUUM` (default: fresh
+    /// ones for this run).
+    #[arg(long)]
+    name: Option<String>,
 }
 
 /// A channel of the run: its id, members, and a member's token.
@@ -57,6 +63,8 @@ struct Subject {
     id: String,
     members: Vec<String>,
     token: String,
+    /// Made by an earlier run (`--name`).
+    reused: bool,
 }
 
 /// The kinds timed, in their base order.
@@ -73,8 +81,9 @@ const KINDS: [&str; 7] = [
 /// Runs the scenario (see the module documentation).
 pub async fn run(cli: &Cli, ctx: &Ctx, pid: Option<u32>, args: BigChannelArgs) -> anyhow::Result<Report> {
     let admin_token = cli.admin_token.clone().context("the admin token is needed")?;
-    let big = subject(ctx, "big", "bu", args.members).await?;
-    let small = subject(ctx, "small", "su", args.small).await?;
+    let name = args.name.clone().unwrap_or_else(|| ctx.run.clone());
+    let big = subject(ctx, &name, "big", "bu", args.members).await?;
+    let small = subject(ctx, &name, "small", "su", args.small).await?;
     let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build()?;
     let base = cli.url.trim_end_matches('/').to_owned();
     let ws_url = ctx.ws_urls.first().context("no WebSocket URL")?.clone();
@@ -126,7 +135,7 @@ pub async fn run(cli: &Cli, ctx: &Ctx, pid: Option<u32>, args: BigChannelArgs) -
     let mut report = Report {
         scenario: "big-channel".into(),
         settings: json!({"members": args.members, "small": args.small, "reads": args.reads, "rounds": args.rounds,
-            "bigChannel": big.id, "smallChannel": small.id}),
+            "bigChannel": big.id, "smallChannel": small.id, "reused": big.reused && small.reused}),
         measured_secs: measured.as_secs_f64(),
         connections: 1,
         cpu: Some(CpuSplit::between(&run_before, &meter.sample())),
@@ -151,21 +160,33 @@ pub async fn run(cli: &Cli, ctx: &Ctx, pid: Option<u32>, args: BigChannelArgs) -
     Ok(report)
 }
 
-/// Makes channel `{run}-{name}` through the server with `n` members
-/// `{run}-{tag}{j:05}`, and a token for its first member.
-async fn subject(ctx: &Ctx, name: &str, tag: &str, n: u32) -> anyhow::Result<Subject> {
-    let id = format!("{}-{name}", ctx.run);
-    let members: Vec<String> = (0..n).map(|j| format!("{}-{tag}{j:05}", ctx.run)).collect();
-    let made = ctx
-        .admin
-        .create_channel(Some(&id), &members)
-        .await
-        .with_context(|| format!("create {id} with {n} members"))?;
+/// Channel `{prefix}-{which}` with `n` members `{prefix}-{tag}{j:05}`,
+/// made through the server unless it exists with them, and a token for its
+/// first member.
+async fn subject(ctx: &Ctx, prefix: &str, which: &str, tag: &str, n: u32) -> anyhow::Result<Subject> {
+    let id = format!("{prefix}-{which}");
+    let members: Vec<String> = (0..n).map(|j| format!("{prefix}-{tag}{j:05}")).collect();
+    let (made, reused) = match ctx.admin.channel(&id).await {
+        Ok(existing) => (existing, true),
+        Err(_) => (
+            ctx.admin
+                .create_channel(Some(&id), &members)
+                .await
+                .with_context(|| format!("create {id} with {n} members"))?,
+            false,
+        ),
+    };
     if made.member_count != i64::from(n) {
-        bail!("{id} was made with {} members, not {n}", made.member_count);
+        bail!("{id} has {} members, not {n}: use another --name", made.member_count);
     }
-    let token = ctx.admin.token(&members[0], Some(86_400)).await?;
-    Ok(Subject { id, members, token })
+    let first = members.first().context("a channel without members")?;
+    let token = ctx.admin.token(first, Some(86_400)).await?;
+    Ok(Subject {
+        id,
+        members,
+        token,
+        reused,
+    })
 }
 
 /// One timed answer.

@@ -14,7 +14,7 @@
 //! one of [`WORDS`] by `k % 4`, except at `k % 10_000` 4321 (public) and
 //! 4323 (private), named `Zebra room {k:06}`: a `q` of `zebra` matches 10
 //! public channels in 100,000 (and must not show the 10 private ones), a
-//! `q` of `bravo` a fifth of all channels.
+//! `q` of `bravo` 14,990 (19 % of the public ones).
 //!
 //! The rows are built here and inserted in chunks (PostgreSQL: `UNNEST` of
 //! arrays; SQLite: `json_each` of one JSON array), so the pattern has one
