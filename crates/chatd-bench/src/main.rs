@@ -21,9 +21,13 @@
 //!
 //! Usage is in README.md ("Benchmarks") and docs/performance.md.
 
+mod big_channel;
+mod directory;
+mod directory_seed;
 mod entries;
 mod ephemeral;
 mod history;
+mod reads;
 mod seed;
 mod stats;
 mod webhook;
@@ -147,6 +151,17 @@ enum Scenario {
     /// route (as a member, so `me` is computed) and SYNC catch-ups, both
     /// channels interleaved; reports p50/p99 per channel and their ratio.
     History(history::HistoryArgs),
+    /// `GET /v1/directory` over N channels (80 % public, 10 % private, 10 %
+    /// direct) seeded straight into the server's database: every page
+    /// walked and checked (no private or direct channel listed), then the
+    /// first page, a deep keyset page, and a `q` matching few and one
+    /// matching many channels, timed, with CPU per request.
+    Directory(directory::DirectoryArgs),
+    /// HELLO (connect to first frame), `GET /v1/channels/{id}` (version 1's
+    /// full `members` array) and the members route, for a channel of N
+    /// members next to one of 8 in the same run, with sizes and CPU per
+    /// request.
+    BigChannel(big_channel::BigChannelArgs),
     /// Every connection sends into one channel (all are its members).
     Hot {
         #[arg(long, default_value_t = 64)]
@@ -578,6 +593,8 @@ async fn main() -> anyhow::Result<()> {
             .await?
         }
         Scenario::History(args) => history::run(&cli, &ctx, args).await?,
+        Scenario::Directory(args) => directory::run(&cli, &ctx, pid, args).await?,
+        Scenario::BigChannel(args) => big_channel::run(&cli, &ctx, pid, args).await?,
         Scenario::Typing { .. } | Scenario::Presence { .. } | Scenario::Webhook { .. } => {
             unreachable!("handled above")
         }

@@ -186,6 +186,8 @@ impl Report {
                 "skipped".into()
             } else if v.ok && v.channels == 0 {
                 "ok: every connection stayed open".into()
+            } else if v.ok && v.stored == 0 && v.acked == 0 {
+                format!("ok: {} channels, every answer as expected", v.channels)
             } else if v.ok {
                 format!(
                     "ok: {} channels, {} stored, {} acked, each once, seqs gapless",
