@@ -69,10 +69,23 @@ pub async fn run(ctx: Context<'_>, message_id: uuid::Uuid, read: bool) -> Result
     };
     // The wire contract's recipients: "the sessions of that message's
     // sender" (every one of them, so when users mark their own message the
-    // session that sent the receipt gets it too) and, for `read`, "the
-    // reader's other sessions".
+    // session that sent the receipt gets it too), while the sender is still
+    // a member (one who left or was removed gets nothing more of the
+    // channel, §13.3), and, for `read`, "the reader's other sessions".
     let delivery = &ctx.state.delivery;
-    delivery.receipt(&message.sender_id, &receipt, None);
+    // The watermark moved: a failed read skips the sender's copy rather
+    // than answer the reader with an error.
+    let sender_is_member = message.sender_id == *user_id
+        || store
+            .is_member(&message.channel_id, &message.sender_id)
+            .await
+            .unwrap_or_else(|error| {
+                tracing::warn!(%error, "cannot read the sender's membership; its RECEIPT is skipped");
+                false
+            });
+    if sender_is_member {
+        delivery.receipt(&message.sender_id, &receipt, None);
+    }
     if read && message.sender_id != *user_id {
         delivery.receipt(user_id, &receipt, Some(&ctx.session.id));
     }

@@ -16,6 +16,7 @@ on_both_stores!(
     a_leave_and_a_removal_end_with_channel_removed_and_nothing_after,
     a_role_change_is_a_member_frame_and_a_no_op_sends_nothing,
     a_ban_is_refused_not_done_as_a_removal,
+    a_former_member_gets_no_receipts_of_the_channel,
     a_new_channel_or_direct_channel_is_added_and_a_deleted_one_removed,
     sends_racing_a_join_and_a_removal_are_on_the_right_side_of_after_seq,
 );
@@ -319,5 +320,33 @@ async fn a_ban_is_refused_not_done_as_a_removal(backend: Backend) {
         Some(2),
         "bob is still a member"
     );
+    app.stop().await;
+}
+
+/// "Nothing more of that channel" covers receipts: a sender who left does
+/// not learn who reads its messages afterwards (found by a hostile test:
+/// RECEIPT frames kept reaching it).
+async fn a_former_member_gets_no_receipts_of_the_channel(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.post_channel(json!({"channelId": "room", "members": ["alice", "bob"]}))
+        .await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    let ack = bob.send_and_ack("room", "b1", "read me").await;
+    alice.recv_type("MSG_RECV").await;
+    let (status, _) = user_request(&app, "DELETE", "/v1/me/channels/room", "bob", None).await;
+    assert_eq!(status, 204);
+    assert_eq!(bob.recv_type("MEMBER").await["op"], "leave");
+    assert_eq!(bob.recv_type("CHANNEL_REMOVED").await["reason"], "left");
+    assert_eq!(alice.recv_type("MEMBER").await["userId"], "bob");
+    alice
+        .send_json(json!({"type": "MSG_READ", "messageId": ack["messageId"]}))
+        .await;
+    bob.expect_silence(QUIET).await;
+    // The watermark moved all the same (alice's own read).
+    let (_, page) = app
+        .request("GET", "/v1/channels/room/members", Some(ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(page["members"][0]["readSeq"], 1, "{page}");
     app.stop().await;
 }
