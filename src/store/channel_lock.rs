@@ -33,6 +33,8 @@ static LOCK_CHANNEL: Sql = Sql::each(
 pub(super) const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 /// Member `$2`'s role in channel `$1`.
 pub(super) const ROLE_OF: &str = "SELECT role FROM members WHERE channel_id = $1 AND user_id = $2";
+/// Channel `$1`'s members with their roles, in no order.
+const MEMBERS_WITH_ROLES: &str = "SELECT user_id, role FROM members WHERE channel_id = $1";
 /// The ids of channel `$1`'s members.
 const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
 
@@ -73,6 +75,21 @@ impl<D: Dialect> SqlStore<D> {
             .iter()
             .map(|row| row.value(0))
             .collect::<Result<_, sqlx::Error>>()?)
+    }
+
+    /// Every member of `channel_id` with its role, read in `tx` (under the
+    /// channel lock: the roles a batch's entries are judged by), in no order.
+    pub(super) async fn members_with_roles_in(
+        tx: &mut sqlx::Transaction<'static, D>,
+        channel_id: &ChannelId,
+    ) -> Result<Vec<(UserId, Role)>, StoreError> {
+        let rows = sqlx::query::<D>(MEMBERS_WITH_ROLES)
+            .param(channel_id.as_str())
+            .fetch_all(tx.ex())
+            .await?;
+        rows.iter()
+            .map(|row| Ok((UserId::from_trusted(row.value(0)?), parse_role(row.value(1)?)?)))
+            .collect()
     }
 
     /// `user`'s role in `channel_id` (`None`: not a member), read in `tx`

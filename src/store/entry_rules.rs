@@ -12,7 +12,7 @@
 
 use super::{Change, Entry, EntryKind, EntryOutcome, NewEntry};
 use crate::ids::{ChannelId, UserId};
-use crate::permissions::{self, Action, Actor};
+use crate::permissions::{self, Action, Actor, Role};
 
 /// An entry's target as far as the §8 checks look at it, as the batch has
 /// left it so far.
@@ -35,19 +35,22 @@ impl From<Entry> for TargetState {
     }
 }
 
-/// Why `send` may not be stored, or `None` when it may. `member`: the
-/// channel is known (and locked) and the sender is a current member of it.
+/// Why `send` may not be stored, or `None` when it may. `role`: the
+/// sender's role in the channel, known (and locked); `None` when the
+/// channel is unknown or the sender is not a member.
 /// `target`: for an entry about a message, that message's state (`None`:
 /// no stored entry has its id); not looked at for a `message`.
 ///
 /// The order is the contract's (§8): the target's own refusals first
 /// (unknown or deleted: `TargetNotFound`; not a `message` entry:
 /// `TargetNotAMessage`), then membership of the target's channel
-/// (`Forbidden`), then ownership for an edit or delete (`NotTheSender`).
+/// (`Forbidden`), then ownership for an edit, or for a delete unless the
+/// sender's role may delete anyone's message (§13.1: a moderator or
+/// owner) (`NotTheSender`).
 /// The idempotency key is decided before any of these, by the caller: a
 /// stored key answers the send whatever these rules say.
-pub(super) fn refusal(send: &NewEntry, member: bool, target: Option<&TargetState>) -> Option<EntryOutcome> {
-    let may_send = permissions::may(Actor::user(member), Action::Send).is_ok();
+pub(super) fn refusal(send: &NewEntry, role: Option<Role>, target: Option<&TargetState>) -> Option<EntryOutcome> {
+    let may_send = permissions::may(Actor::User(role), Action::Send).is_ok();
     if send.change.target().is_none() {
         return (!may_send).then_some(EntryOutcome::Forbidden);
     }
@@ -64,10 +67,12 @@ pub(super) fn refusal(send: &NewEntry, member: bool, target: Option<&TargetState
         return Some(EntryOutcome::Forbidden);
     }
     let own = target.sender_id == send.sender_id;
-    if matches!(send.change, Change::Edit { .. } | Change::Delete { .. }) && !own {
-        return Some(EntryOutcome::NotTheSender);
+    let moderates = || permissions::may(Actor::User(role), Action::DeleteAnyMessage).is_ok();
+    match send.change {
+        Change::Edit { .. } if !own => Some(EntryOutcome::NotTheSender),
+        Change::Delete { .. } if !own && !moderates() => Some(EntryOutcome::NotTheSender),
+        _ => None,
     }
-    None
 }
 
 /// A reaction count and the seq of its first use (`None`: no one holds it).
@@ -119,8 +124,8 @@ mod tests {
     #[test]
     fn a_message_needs_only_membership() {
         let send = entry(Change::Message, "alice");
-        assert!(refusal(&send, true, None).is_none());
-        assert!(matches!(refusal(&send, false, None), Some(EntryOutcome::Forbidden)));
+        assert!(refusal(&send, Some(Role::Member), None).is_none());
+        assert!(matches!(refusal(&send, None, None), Some(EntryOutcome::Forbidden)));
     }
 
     #[test]
@@ -129,39 +134,36 @@ mod tests {
         let edit = entry(Change::Edit { target: t }, "alice");
         let mine = target(EntryKind::Message, false, "room", "alice");
         // The target's own refusals come before membership.
-        assert!(matches!(
-            refusal(&edit, false, None),
-            Some(EntryOutcome::TargetNotFound)
-        ));
+        assert!(matches!(refusal(&edit, None, None), Some(EntryOutcome::TargetNotFound)));
         let not_a_message = target(EntryKind::Reaction, false, "room", "alice");
         assert!(matches!(
-            refusal(&edit, false, Some(&not_a_message)),
+            refusal(&edit, None, Some(&not_a_message)),
             Some(EntryOutcome::TargetNotAMessage)
         ));
         let deleted = target(EntryKind::Message, true, "room", "alice");
         assert!(matches!(
-            refusal(&edit, false, Some(&deleted)),
+            refusal(&edit, None, Some(&deleted)),
             Some(EntryOutcome::TargetNotFound)
         ));
         assert!(matches!(
-            refusal(&edit, false, Some(&mine)),
+            refusal(&edit, None, Some(&mine)),
             Some(EntryOutcome::Forbidden)
         ));
         let elsewhere = target(EntryKind::Message, false, "other", "alice");
         assert!(matches!(
-            refusal(&edit, true, Some(&elsewhere)),
+            refusal(&edit, Some(Role::Member), Some(&elsewhere)),
             Some(EntryOutcome::Forbidden)
         ));
-        assert!(refusal(&edit, true, Some(&mine)).is_none());
+        assert!(refusal(&edit, Some(Role::Member), Some(&mine)).is_none());
         // Only the sender edits or deletes; any member reacts.
         let bobs = target(EntryKind::Message, false, "room", "bob");
         assert!(matches!(
-            refusal(&edit, true, Some(&bobs)),
+            refusal(&edit, Some(Role::Member), Some(&bobs)),
             Some(EntryOutcome::NotTheSender)
         ));
         let delete = entry(Change::Delete { target: t }, "alice");
         assert!(matches!(
-            refusal(&delete, true, Some(&bobs)),
+            refusal(&delete, Some(Role::Member), Some(&bobs)),
             Some(EntryOutcome::NotTheSender)
         ));
         let react = entry(
@@ -172,7 +174,15 @@ mod tests {
             },
             "alice",
         );
-        assert!(refusal(&react, true, Some(&bobs)).is_none());
+        assert!(refusal(&react, Some(Role::Member), Some(&bobs)).is_none());
+        // A moderator or owner deletes anyone's message, edits only its own.
+        for role in [Role::Moderator, Role::Owner] {
+            assert!(refusal(&delete, Some(role), Some(&bobs)).is_none(), "{role}");
+            assert!(matches!(
+                refusal(&edit, Some(role), Some(&bobs)),
+                Some(EntryOutcome::NotTheSender)
+            ));
+        }
     }
 
     #[test]

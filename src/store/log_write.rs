@@ -11,13 +11,14 @@ use sqlx::Sqlite;
 
 use super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
-use super::entry_row::{entry_from_row, id_text, op_text, sorted_members};
+use super::entry_row::{entry_from_row, id_text, op_text};
 use super::entry_rules::{self, TargetState};
 use super::{
     dispatch_write, BatchOutcome, Change, CommitSent, Entry, EntryKind, EntryOutcome, NewEntry, OfflineMembers, Store,
     StoreError,
 };
 use crate::ids::{ChannelId, UserId};
+use crate::protocol::Role;
 
 static INSERT_MESSAGE: Sql = Sql::same(
     "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members) \
@@ -142,6 +143,9 @@ pub(super) struct Locked {
     pub(super) last_seq: i64,
     pub(super) last_ts: i64,
     pub(super) members: Vec<UserId>,
+    /// The members whose role is not `member` (moderators and owners), in
+    /// byte order: few, read with the members under the lock.
+    pub(super) moderators: Vec<(UserId, Role)>,
     pub(super) changed: bool,
     /// While webhooks are on: the members with no open session on any
     /// node, asked once per channel and batch, under the channel's lock.
@@ -157,9 +161,23 @@ impl Locked {
             last_seq,
             last_ts,
             members,
+            moderators: Vec::new(),
             changed: false,
             offline,
         }
+    }
+
+    /// Adds the channel's members with their roles (any order), keeping
+    /// `members` and `moderators` in byte order.
+    pub(super) fn add_members(&mut self, members: impl IntoIterator<Item = (UserId, Role)>) {
+        for (user, role) in members {
+            if role != Role::Member {
+                self.moderators.push((user.clone(), role));
+            }
+            self.members.push(user);
+        }
+        self.members.sort_unstable();
+        self.moderators.sort_unstable();
     }
 
     /// The `offline_members` column of an entry of `sender` stored now: a
@@ -178,6 +196,17 @@ impl Locked {
     /// Whether `user` is a current member (`members` is in byte order).
     pub(super) fn may_send(&self, user: &UserId) -> bool {
         self.members.binary_search(user).is_ok()
+    }
+
+    /// `user`'s role (`None`: not a member).
+    pub(super) fn role_of(&self, user: &UserId) -> Option<Role> {
+        if !self.may_send(user) {
+            return None;
+        }
+        match self.moderators.binary_search_by(|(u, _)| u.cmp(user)) {
+            Ok(i) => Some(self.moderators[i].1),
+            Err(_) => Some(Role::Member),
+        }
     }
 
     /// The message `send` becomes if stored next in this channel: a new
@@ -238,13 +267,11 @@ impl<D: Dialect> SqlStore<D> {
             let Some(locked) = Self::lock_channel(&mut tx, channel_id).await? else {
                 continue;
             };
-            let members = Self::members_in(tx.ex(), channel_id).await?;
-            *slot = Some(Locked::new(
-                locked.last_seq,
-                locked.last_ts,
-                sorted_members(members),
-                offline,
-            ));
+            let members = Self::members_with_roles_in(&mut tx, channel_id).await?;
+            let mut channel = Locked::new(locked.last_seq, locked.last_ts, Vec::new(), None);
+            channel.add_members(members);
+            channel.offline = offline.map(|o| o.offline(&channel.members));
+            *slot = Some(channel);
         }
 
         let mut outcomes = Vec::with_capacity(sends.len());
@@ -256,8 +283,11 @@ impl<D: Dialect> SqlStore<D> {
             // up. So a new message costs one statement, not a lookup and
             // an insert. Lookups run in the transaction, so they see
             // this batch's own rows.
-            let channel = match channels.get_mut(&send.channel_id) {
-                Some(Some(channel)) if channel.may_send(&send.sender_id) => channel,
+            let (channel, role) = match channels.get_mut(&send.channel_id) {
+                Some(Some(channel)) if channel.may_send(&send.sender_id) => {
+                    let role = channel.role_of(&send.sender_id);
+                    (channel, role)
+                }
                 _ => {
                     let existing = match self.lookup_in(&mut tx, send).await? {
                         Some(existing) => existing,
@@ -266,7 +296,7 @@ impl<D: Dialect> SqlStore<D> {
                                 Some(target) => Self::target_in(&mut tx, target).await?.map(TargetState::from),
                                 None => None,
                             };
-                            entry_rules::refusal(send, false, target.as_ref()).unwrap_or(EntryOutcome::Forbidden)
+                            entry_rules::refusal(send, None, target.as_ref()).unwrap_or(EntryOutcome::Forbidden)
                         }
                     };
                     outcomes.push(existing);
@@ -282,7 +312,7 @@ impl<D: Dialect> SqlStore<D> {
                     continue;
                 }
                 let target = Self::target_in(&mut tx, target).await?.map(TargetState::from);
-                if let Some(refusal) = entry_rules::refusal(send, true, target.as_ref()) {
+                if let Some(refusal) = entry_rules::refusal(send, role, target.as_ref()) {
                     outcomes.push(refusal);
                     continue;
                 }

@@ -16,8 +16,10 @@ use super::dialect::SqlStore;
 use super::entry_row::{entry_from_row, message_columns, op_text};
 use super::entry_rules;
 use super::log_write::Locked;
+use super::types::parse_role;
 use super::{BatchOutcome, Change, CommitSent, Entry, EntryOutcome, NewEntry, OfflineMembers, StoreError};
 use crate::ids::{ChannelId, UserId};
+use crate::protocol::Role;
 
 /// The two `WITH` queries of `INSERT_ENTRIES` (`$1`..`$16`): the
 /// batch's entries inserted (`inserted`) and its channels' seqs set
@@ -44,7 +46,7 @@ const LOCK_CHANNELS: &str = "SELECT channel_id, last_seq, last_ts FROM channels 
      WHERE channel_id = ANY($1) ORDER BY channel_id COLLATE \"C\" FOR UPDATE";
 
 /// Members of every channel of a batch (`$1` text[]), in no order.
-const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id FROM members WHERE channel_id = ANY($1)";
+const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id, role FROM members WHERE channel_id = ANY($1)";
 
 /// Inserts a batch's entries from one array per column (`$1`..`$7`,
 /// `$11` the offline members, `$12`..`$16` kind, target, emoji, op,
@@ -187,14 +189,13 @@ impl SqlStore<Postgres> {
             let locked = Locked::new(row.try_get(1)?, row.try_get(2)?, Vec::new(), None);
             channels.insert(row.try_get(0)?, locked);
         }
+        let mut members: BTreeMap<String, Vec<(UserId, Role)>> = BTreeMap::new();
         for row in sqlx::query(MEMBERS_OF_CHANNELS).bind(&ids).fetch_all(&mut **tx).await? {
-            let channel_id: String = row.try_get(0)?;
-            if let Some(channel) = channels.get_mut(&channel_id) {
-                channel.members.push(UserId::from_trusted(row.try_get(1)?));
-            }
+            let member = (UserId::from_trusted(row.try_get(1)?), parse_role(row.try_get(2)?)?);
+            members.entry(row.try_get(0)?).or_default().push(member);
         }
-        for channel in channels.values_mut() {
-            channel.members.sort_unstable();
+        for (id, channel) in channels.iter_mut() {
+            channel.add_members(members.remove(id).unwrap_or_default());
             channel.offline = offline.map(|o| o.offline(&channel.members));
         }
         Ok(channels)
@@ -339,8 +340,9 @@ impl Decided {
             let channel = channels
                 .get_mut(send.channel_id.as_str())
                 .filter(|c| c.may_send(&send.sender_id));
+            let role = channel.as_ref().and_then(|c| c.role_of(&send.sender_id));
             let target = send.change.target().and_then(|t| changes.targets.get(&t));
-            let refusal = entry_rules::refusal(send, channel.is_some(), target);
+            let refusal = entry_rules::refusal(send, role, target);
             let (Some(channel), None) = (channel, &refusal) else {
                 decided.refused.push(index);
                 decided.outcomes.push(refusal.unwrap_or(EntryOutcome::Forbidden));
