@@ -301,10 +301,23 @@ async fn owners_and_moderators_manage_members_as_the_table_says(backend: Backend
         r#"{"role": "boss"}"#,
         r#"{"role": 1}"#,
         r#"{"muted": true}"#,
+        r#"{"mutedUntil": 1900000000000}"#,
+        r#"{"mutedUntil": null}"#,
         "not json",
     ] {
         let (status, body) = put(admin.clone(), "mo", Some(bad)).await;
         assert_eq!(status, 400, "{bad}: {body}");
+    }
+    // A field this server does not apply is named, so a client never takes
+    // it as done (mutedUntil: moderation, not built yet).
+    for (bad, field) in [
+        (r#"{"muted": true}"#, "muted"),
+        (r#"{"mutedUntil": null}"#, "mutedUntil"),
+    ] {
+        let (_, body) = put(admin.clone(), "mo", Some(bad)).await;
+        assert_eq!(body["error"]["code"], "invalid_field", "{bad}: {body}");
+        let message = body["error"]["message"].as_str().expect("message");
+        assert!(message.starts_with(&format!("{field}: ")), "{bad}: {body}");
     }
     assert_eq!(
         role_of("mo").await.as_deref(),
