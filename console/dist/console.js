@@ -2179,7 +2179,7 @@
     }
   }
 
-  // ../clients/typescript/src/protocol.ts
+  // ../clients/typescript/src/frame-parse.ts
   function parseServerFrame(text) {
     let value;
     try {

@@ -66,3 +66,4 @@ export {
 export { TypingThrottle, TypingTracker } from './typing.js';
 export { Emitter, type ExternalStore } from './store.js';
 export * from './protocol.js';
+export { parseServerFrame } from './frame-parse.js';

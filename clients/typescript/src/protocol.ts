@@ -7,7 +7,6 @@
  *
  * @packageDocumentation
  */
-import { decodeMembershipFrame } from './membership-frames.js';
 
 /** The kind of a channel log entry (version 1.1). A version 1 server sends no kind: it means `message`. */
 export type EntryKind = 'message' | 'edit' | 'delete' | 'reaction';
@@ -318,24 +317,3 @@ export type ClientFrame =
     }
   | { readonly type: 'TYPING'; readonly channelId: string; readonly state: 'start' | 'stop' }
   | { readonly type: 'PRESENCE_SUB'; readonly userIds: readonly string[] };
-
-/**
- * Parses one text frame; returns undefined for anything that is not an object with a string
- * `type`, and for a `MEMBER`, `CHANNEL_ADDED` or `CHANNEL_REMOVED` that lacks a field it
- * needs (see {@link decodeMembershipFrame}: unknown ops and reasons are kept).
- */
-export function parseServerFrame(text: string): ServerFrame | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const type = (value as { type?: unknown }).type;
-  if (typeof type !== 'string') return undefined;
-  if (type === 'MEMBER' || type === 'CHANNEL_ADDED' || type === 'CHANNEL_REMOVED') {
-    return decodeMembershipFrame(value as Record<string, unknown>);
-  }
-  return value as ServerFrame;
-}
