@@ -218,8 +218,15 @@ impl<D: Dialect> SqlStore<D> {
             added: None,
         };
         if !change.allowed_in(locked.kind, locked.visibility) {
-            // A member "joining" its own private channel changes nothing.
-            if change == MembershipChange::Join && before.is_some() {
+            // A member "joining" its own private channel changes nothing;
+            // so does a non-member "leaving" a direct channel, answered as
+            // for an unknown one, so a stranger learns nothing of it.
+            let no_op = match change {
+                MembershipChange::Join => before.is_some(),
+                MembershipChange::Leave => before.is_none(),
+                _ => false,
+            };
+            if no_op {
                 return Ok(unchanged);
             }
             return Err(StoreError::NotAllowed);

@@ -67,6 +67,20 @@ async fn a_pair_has_one_direct_channel_from_either_side(backend: Backend) {
         )
         .await;
     assert_eq!(status, 403, "a direct channel cannot be left");
+    // A stranger "leaving" it gets what an unknown channel gets (204), so
+    // it learns nothing of the channel (found by a hostile test: 403 told
+    // it that a direct channel of that id exists).
+    for id in [id.as_str(), "no-such-channel"] {
+        let (status, _) = app
+            .request(
+                "DELETE",
+                &format!("/v1/me/channels/{id}"),
+                Some(&app.token("carol")),
+                None,
+            )
+            .await;
+        assert_eq!(status, 204, "{id}");
+    }
     let (status, _) = app
         .request("PUT", &format!("/v1/me/channels/{id}"), Some(&app.token("carol")), None)
         .await;
