@@ -134,8 +134,20 @@ impl Hub {
     /// Queues an encoded MSG_RECV to every live session of every member,
     /// except `except`.
     pub(crate) fn deliver(&self, text: &Utf8Bytes, members: &[UserId], except: Option<&SessionId>) {
-        for member in members {
-            self.send_to_user(member, text, "MSG_RECV", except);
+        self.send_to_users(members, text, "MSG_RECV", except);
+    }
+
+    /// Queues an already-encoded frame to every live session of each of
+    /// `users` except `except`.
+    pub(crate) fn send_to_users(
+        &self,
+        users: &[UserId],
+        text: &Utf8Bytes,
+        type_name: &'static str,
+        except: Option<&SessionId>,
+    ) {
+        for user in users {
+            self.send_to_user(user, text, type_name, except);
         }
     }
 

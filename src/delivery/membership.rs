@@ -119,11 +119,7 @@ impl Delivery {
     /// this node and (with NATS) on the others, in call order per user.
     fn frame_to_users(&self, users: &[UserId], text: &Utf8Bytes, type_name: &'static str) {
         match self {
-            Delivery::Local(hub) => {
-                for user in users {
-                    hub.send_to_user(user, text, type_name, None);
-                }
-            }
+            Delivery::Local(hub) => hub.send_to_users(users, text, type_name, None),
             Delivery::Nats(cluster) => cluster.frame_to_users(users, text, type_name),
         }
     }

@@ -153,31 +153,34 @@ pub(super) struct Locked {
 }
 
 impl Locked {
-    /// A channel just locked, with its members (in byte order), and their
-    /// offline ones when `offline` is given (webhooks on).
-    pub(super) fn new(last_seq: i64, last_ts: i64, members: Vec<UserId>, offline: Option<&dyn OfflineMembers>) -> Self {
+    /// A channel just locked, with its members and their roles (any order;
+    /// kept in byte order), and their offline ones when `offline` is given
+    /// (webhooks on).
+    pub(super) fn new(
+        last_seq: i64,
+        last_ts: i64,
+        with_roles: Vec<(UserId, Role)>,
+        offline: Option<&dyn OfflineMembers>,
+    ) -> Self {
+        let mut members = Vec::with_capacity(with_roles.len());
+        let mut moderators = Vec::new();
+        for (user, role) in with_roles {
+            if role != Role::Member {
+                moderators.push((user.clone(), role));
+            }
+            members.push(user);
+        }
+        members.sort_unstable();
+        moderators.sort_unstable();
         let offline = offline.map(|o| o.offline(&members));
         Self {
             last_seq,
             last_ts,
             members,
-            moderators: Vec::new(),
+            moderators,
             changed: false,
             offline,
         }
-    }
-
-    /// Adds the channel's members with their roles (any order), keeping
-    /// `members` and `moderators` in byte order.
-    pub(super) fn add_members(&mut self, members: impl IntoIterator<Item = (UserId, Role)>) {
-        for (user, role) in members {
-            if role != Role::Member {
-                self.moderators.push((user.clone(), role));
-            }
-            self.members.push(user);
-        }
-        self.members.sort_unstable();
-        self.moderators.sort_unstable();
     }
 
     /// The `offline_members` column of an entry of `sender` stored now: a
@@ -268,10 +271,7 @@ impl<D: Dialect> SqlStore<D> {
                 continue;
             };
             let members = Self::members_with_roles_in(&mut tx, channel_id).await?;
-            let mut channel = Locked::new(locked.last_seq, locked.last_ts, Vec::new(), None);
-            channel.add_members(members);
-            channel.offline = offline.map(|o| o.offline(&channel.members));
-            *slot = Some(channel);
+            *slot = Some(Locked::new(locked.last_seq, locked.last_ts, members, offline));
         }
 
         let mut outcomes = Vec::with_capacity(sends.len());

@@ -3,6 +3,7 @@
 
 use super::channel_lock::{LAST_SEQ, ROLE_OF};
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::entry_row::sorted_members;
 use super::types::parse_role;
 use super::{
     dispatch, dispatch_write, CommitSent, MemberEvent, MemberRow, MembersPage, MembershipOutcome, Store, StoreError,
@@ -271,11 +272,7 @@ impl<D: Dialect> SqlStore<D> {
             // Already so: nothing to store or announce.
             _ => return Ok(unchanged),
         };
-        let members = Self::members_in(tx.ex(), channel_id)
-            .await?
-            .into_iter()
-            .map(UserId::from_trusted)
-            .collect();
+        let members = sorted_members(Self::members_in(tx.ex(), channel_id).await?);
         let added = match event {
             MemberEvent::Join(_) => Self::position_in(&mut tx, user_id, channel_id).await?,
             _ => None,

@@ -182,12 +182,12 @@ impl AdminClient {
     /// # Errors
     /// [`AdminError::Status`] 409 when the id exists, 400 on a bad id.
     pub async fn create_channel(&self, channel_id: Option<&str>, members: &[String]) -> Result<Channel, AdminError> {
-        let mut body = json!({ "members": members });
-        if let Some(id) = channel_id {
-            body["channelId"] = json!(id);
-        }
-        let request = self.http.post(format!("{}/v1/channels", self.base)).json(&body);
-        Ok(self.call(request).await?.json().await?)
+        self.create(&NewChannel {
+            channel_id: channel_id.map(str::to_owned),
+            members: members.to_vec(),
+            ..NewChannel::default()
+        })
+        .await
     }
 
     /// `POST /v1/channels` (admin) with owners and visibility (version 1.2).

@@ -184,19 +184,17 @@ impl SqlStore<Postgres> {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let mut channels: BTreeMap<String, Locked> = BTreeMap::new();
-        for row in sqlx::query(LOCK_CHANNELS).bind(&ids).fetch_all(&mut **tx).await? {
-            let locked = Locked::new(row.try_get(1)?, row.try_get(2)?, Vec::new(), None);
-            channels.insert(row.try_get(0)?, locked);
-        }
+        let locked = sqlx::query(LOCK_CHANNELS).bind(&ids).fetch_all(&mut **tx).await?;
         let mut members: BTreeMap<String, Vec<(UserId, Role)>> = BTreeMap::new();
         for row in sqlx::query(MEMBERS_OF_CHANNELS).bind(&ids).fetch_all(&mut **tx).await? {
             let member = (UserId::from_trusted(row.try_get(1)?), parse_role(row.try_get(2)?)?);
             members.entry(row.try_get(0)?).or_default().push(member);
         }
-        for (id, channel) in channels.iter_mut() {
-            channel.add_members(members.remove(id).unwrap_or_default());
-            channel.offline = offline.map(|o| o.offline(&channel.members));
+        let mut channels = BTreeMap::new();
+        for row in locked {
+            let id: String = row.try_get(0)?;
+            let with_roles = members.remove(&id).unwrap_or_default();
+            channels.insert(id, Locked::new(row.try_get(1)?, row.try_get(2)?, with_roles, offline));
         }
         Ok(channels)
     }
