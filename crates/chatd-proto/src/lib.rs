@@ -2,10 +2,12 @@
 //! client library so both sides agree on one set of types.
 //!
 //! - [`ids`]: validated identifiers and units (§1 of the contract);
-//! - [`protocol`]: WebSocket frames, their codec and validation (§5).
+//! - [`protocol`]: WebSocket frames, their codec and validation (§5);
+//! - [`channel`]: a channel's kind and visibility and a member's role (§13.1).
 //!
 //! Depends only on serde, serde_json, uuid and thiserror, so an application
 //! that links the client does not pull in the server's dependencies.
 
+pub mod channel;
 pub mod ids;
 pub mod protocol;

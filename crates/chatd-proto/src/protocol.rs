@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::channel::{ChannelKind, Role, Visibility};
 use crate::ids::{self, ChannelId, ClientMsgId, UserId, MAX_SEQ};
 
 /// Default and maximum page size of SYNC and the history route.
@@ -919,111 +920,6 @@ pub struct ChannelState {
     /// This user's role in the channel (version 1.2; `member` from an older server).
     #[serde(default)]
     pub role: Role,
-}
-
-/// A channel's kind (version 1.2, §13.1).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChannelKind {
-    /// A channel of any number of members, made by the backend or a user.
-    #[default]
-    Group,
-    /// The one channel between two users (`PUT /v1/me/direct/{userId}`).
-    Direct,
-}
-
-impl ChannelKind {
-    /// The kind's name on the wire and in the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChannelKind::Group => "group",
-            ChannelKind::Direct => "direct",
-        }
-    }
-
-    /// The kind named `text`, or `None`.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "group" => Some(ChannelKind::Group),
-            "direct" => Some(ChannelKind::Direct),
-            _ => None,
-        }
-    }
-}
-
-/// Who may find and join a channel (version 1.2, §13.1).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Visibility {
-    /// Only its members see it; members are added.
-    #[default]
-    Private,
-    /// Listed in the directory; any user may join.
-    Public,
-}
-
-impl Visibility {
-    /// The visibility's name on the wire and in the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Visibility::Private => "private",
-            Visibility::Public => "public",
-        }
-    }
-
-    /// The visibility named `text`, or `None`.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "private" => Some(Visibility::Private),
-            "public" => Some(Visibility::Public),
-            _ => None,
-        }
-    }
-}
-
-/// A member's role in a channel, from least to most allowed (`Ord` follows
-/// it; version 1.2, §13.1). What each may do is the server's
-/// `permissions` module.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Sends, edits and deletes its own entries, reacts, types, leaves.
-    #[default]
-    Member,
-    /// Also deletes anyone's message, adds and removes members, mutes and
-    /// bans members (not owners or other moderators).
-    Moderator,
-    /// Also sets roles, changes and deletes the channel, mutes and bans
-    /// moderators.
-    Owner,
-}
-
-impl Role {
-    /// The role's name on the wire and in the database (`"member"`,
-    /// `"moderator"`, `"owner"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Member => "member",
-            Role::Moderator => "moderator",
-            Role::Owner => "owner",
-        }
-    }
-
-    /// The role named `text`, or `None` for any other text.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "member" => Some(Role::Member),
-            "moderator" => Some(Role::Moderator),
-            "owner" => Some(Role::Owner),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// Why a user is no longer in a channel (`CHANNEL_REMOVED`'s `reason`, §13.3).
