@@ -1,5 +1,10 @@
 //! Unit tests of loading and validating the settings.
 
+use std::path::Path;
+
+use figment::providers::{Format, Serialized, Toml};
+use figment::Figment;
+
 use super::*;
 use crate::database_url::database_url_problem;
 
