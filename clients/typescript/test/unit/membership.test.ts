@@ -23,11 +23,9 @@ import {
   type MemberListSnapshot,
 } from '../../src/index.js';
 import { fakeSockets, type FakeSocket } from '../helpers/fake-socket.js';
+import { entry, json, restoreFetch } from '../helpers/fakes.js';
 
-const realFetch = globalThis.fetch;
-afterEach(() => {
-  globalThis.fetch = realFetch;
-});
+afterEach(restoreFetch);
 
 const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -37,23 +35,6 @@ function member(userId: string, over: Partial<Member> = {}): Member {
 
 function frame(over: Partial<MemberFrame> & Pick<MemberFrame, 'userId' | 'op'>): MemberFrame {
   return { type: 'MEMBER', channelId: 'room', afterSeq: 0, ts: 2000, ...over };
-}
-
-function entry(channelId: string, over: Partial<HelloChannel> = {}): HelloChannel {
-  return {
-    channelId,
-    lastSeq: 0,
-    deliveredSeq: 0,
-    readSeq: 0,
-    unread: 0,
-    name: null,
-    metadata: null,
-    kind: 'group',
-    visibility: 'private',
-    memberCount: 2,
-    role: 'member',
-    ...over,
-  };
 }
 
 // ---------------------------------------------------------------- decoding
@@ -213,10 +194,6 @@ async function open(channels: HelloChannel[], members: (channelId: string) => Re
   };
   ws().receive({ type: 'HELLO', userId: 'alice', sessionId: 's1', serverTs: 0, channels });
   return { client, sockets, ws, gets };
-}
-
-function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 }
 
 function summary(c: ChatClient, id: string): ChannelSummary | undefined {
