@@ -3132,9 +3132,26 @@
     edit(channelId, messageId, body, options = {}) {
       return this.sender.enqueue({ type: "MSG_EDIT", channelId, messageId, body }, options);
     }
-    /** Deletes one of the user's messages (version 1.1). */
+    /**
+     * Deletes a message (version 1.1): one of the user's own, or, for a `moderator` or
+     * `owner` of its channel, anyone's (protocol §13.1, §17; the delete entry's `senderId`
+     * is then the moderator). The client does not judge: the server answers `forbidden`
+     * to a delete the user's role does not allow. {@link mayDelete} says whether to offer it.
+     */
     deleteMessage(channelId, messageId, options = {}) {
       return this.sender.enqueue({ type: "MSG_DELETE", channelId, messageId }, options);
+    }
+    /**
+     * Whether the user may delete `message` as far as this client knows: it is not deleted,
+     * and it is the user's own or the user is a `moderator` or `owner` of its channel (the
+     * role of the channel list, which HELLO, CHANNEL_ADDED and the user's MEMBER frames keep
+     * current). The server still judges (a role changed a moment ago may not be known here).
+     */
+    mayDelete(message) {
+      if (message.deleted) return false;
+      if (message.senderId === this.userId) return true;
+      const role = this.channelList.getSnapshot().find((c) => c.channelId === message.channelId)?.role;
+      return role === "moderator" || role === "owner";
     }
     /** Adds or removes a reaction (version 1.1). */
     react(channelId, messageId, emoji, op = "add", options = {}) {
@@ -3795,7 +3812,11 @@
       }
       return reactions;
     }
-    /** The actions row under `m`: quick reactions the user has not made, and Edit and Delete on the user's own messages. */
+    /**
+     * The actions row under `m`: quick reactions the user has not made, Edit on the user's
+     * own messages, and Delete on them and, for a moderator or owner of the channel, on
+     * anyone's.
+     */
     actions(m, mine) {
       const channelId = m.channelId;
       const actions = h("div", { class: "actions" });
@@ -3835,14 +3856,15 @@
           )
         );
       }
-      if (mine && this.state.supports("MSG_DELETE")) {
+      if (this.state.client.mayDelete(m) && this.state.supports("MSG_DELETE")) {
         actions.append(
           h(
             "button",
             {
               type: "button",
               class: "delete",
-              "aria-label": "Delete this message",
+              "data-moderation": String(!mine),
+              "aria-label": mine ? "Delete this message" : `Delete ${m.senderId}’s message (as moderator)`,
               onclick: () => {
                 this.remove(channelId, m.messageId);
               }
@@ -3857,7 +3879,7 @@
     react(channelId, messageId, emoji, op) {
       this.v11("MSG_REACT", (clientMsgId) => this.state.client.react(channelId, messageId, emoji, op, { clientMsgId }));
     }
-    /** Deletes the user's message. */
+    /** Deletes a message (the user's, or anyone's as a moderator or owner). */
     remove(channelId, messageId) {
       this.v11("MSG_DELETE", (clientMsgId) => this.state.client.deleteMessage(channelId, messageId, { clientMsgId }));
     }

@@ -821,6 +821,39 @@ describe('console in a real browser (alice and bob)', () => {
     assert.deepEqual(await roles(), { alice: 'owner', bob: 'member' });
   });
 
+  test('a moderator or owner deletes another member’s message (Delete offered by role, live as the role changes); a member is not offered it', async () => {
+    await connected(alice);
+    await connected(bob);
+    const made = await chatd.admin('POST', '/v1/channels', { channelId: 'moderated', members: ['alice', 'bob'], owners: ['alice'] });
+    assert.equal(made.status, 201);
+    await alice.locator('button.channel[data-channel="moderated"]').waitFor();
+    await bob.locator('button.channel[data-channel="moderated"]').waitFor();
+    await openChannel(alice, 'moderated');
+    await openChannel(bob, 'moderated');
+    await send(bob, 'bob says something rude');
+    await send(alice, 'alice keeps order');
+    await message(alice, 'bob says something rude').waitFor();
+    await message(bob, 'alice keeps order').waitFor();
+    // bob is a member: Delete on his own message only
+    await message(bob, 'bob says something rude').locator('button.delete[data-moderation="false"]').waitFor();
+    assert.equal(await message(bob, 'alice keeps order').locator('button.delete').count(), 0, 'a member deletes only its own');
+    // alice is the owner: Delete on bob's message, saying whose
+    const del = message(alice, 'bob says something rude').locator('button.delete[data-moderation="true"]');
+    assert.equal(await del.getAttribute('aria-label'), 'Delete bob’s message (as moderator)');
+    await del.click();
+    await until(async () => ((await shown(bob, 'bob says something rude')).length === 0 ? true : undefined), 'the deletion on bob’s screen');
+    await until(async () => ((await shown(alice, 'bob says something rude')).length === 0 ? true : undefined), 'the deletion on alice’s screen');
+    assert.equal(await bob.locator('#messages li.msg[data-sender="bob"][data-deleted="true"]').count(), 1);
+    // the text is gone from the server's reads too
+    const history = (await chatd.admin('GET', '/v1/channels/moderated/messages?afterSeq=0&limit=10')).json as { messages: { body: string; deleted?: boolean; kind?: string; senderId: string }[] };
+    assert.ok(!JSON.stringify(history).includes('rude'), JSON.stringify(history));
+    assert.ok(history.messages.some((m) => m.kind === 'delete' && m.senderId === 'alice'), 'the delete entry is alice’s');
+    // bob made a moderator by the admin: his page offers Delete on alice's message at once
+    const role = await chatd.admin('PUT', '/v1/channels/moderated/members/bob', { role: 'moderator' });
+    assert.ok(role.status === 200 || role.status === 204, `PUT role: ${role.status}`);
+    await message(bob, 'alice keeps order').locator('button.delete[data-moderation="true"]').waitFor();
+  });
+
   test('New message and New channel refused by the server’s settings (dm_policy off, user_channel_creation off): the reason in words', async () => {
     const strict = await ChatdServer.start({ env: { CHATD_DM_POLICY: 'off', CHATD_USER_CHANNEL_CREATION: 'false' } });
     try {

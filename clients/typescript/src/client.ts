@@ -19,6 +19,7 @@ import type { OutboxRecord } from './outbox.js';
 import { PresenceSubscription } from './presence.js';
 import { parseServerFrame } from './frame-parse.js';
 import type { ChannelAddedFrame, ErrorFrame, HelloFrame } from './protocol.js';
+import type { Message } from './log.js';
 import { Receipts } from './receipts.js';
 import { Sender } from './send.js';
 import { Emitter, type ExternalStore } from './store.js';
@@ -468,9 +469,27 @@ export class ChatClient {
     return this.sender.enqueue({ type: 'MSG_EDIT', channelId, messageId, body }, options);
   }
 
-  /** Deletes one of the user's messages (version 1.1). */
+  /**
+   * Deletes a message (version 1.1): one of the user's own, or, for a `moderator` or
+   * `owner` of its channel, anyone's (protocol §13.1, §17; the delete entry's `senderId`
+   * is then the moderator). The client does not judge: the server answers `forbidden`
+   * to a delete the user's role does not allow. {@link mayDelete} says whether to offer it.
+   */
   deleteMessage(channelId: string, messageId: string, options: SendOptions = {}): Promise<SentEntry> {
     return this.sender.enqueue({ type: 'MSG_DELETE', channelId, messageId }, options);
+  }
+
+  /**
+   * Whether the user may delete `message` as far as this client knows: it is not deleted,
+   * and it is the user's own or the user is a `moderator` or `owner` of its channel (the
+   * role of the channel list, which HELLO, CHANNEL_ADDED and the user's MEMBER frames keep
+   * current). The server still judges (a role changed a moment ago may not be known here).
+   */
+  mayDelete(message: Pick<Message, 'channelId' | 'senderId' | 'deleted'>): boolean {
+    if (message.deleted) return false;
+    if (message.senderId === this.userId) return true;
+    const role = this.channelList.getSnapshot().find((c) => c.channelId === message.channelId)?.role;
+    return role === 'moderator' || role === 'owner';
   }
 
   /** Adds or removes a reaction (version 1.1). */

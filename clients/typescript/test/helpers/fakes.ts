@@ -5,6 +5,7 @@
 // `fetch` back after each test with `afterEach(restoreFetch)`.
 import assert from 'node:assert/strict';
 import { ChatClient, ChatdError, type HelloChannel } from '../../src/index.js';
+import { fakeSockets, type FakeSocket } from './fake-socket.js';
 
 /** One request the fake `fetch` saw. */
 export interface Call {
@@ -86,3 +87,53 @@ export function entry(channelId: string, over: Partial<HelloChannel> = {}): Hell
     ...over,
   };
 }
+
+/** Resolves after `ms` milliseconds (0: after the queued tasks). */
+export const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A client on a fake WebSocket (see {@link open}). */
+export interface Harness {
+  client: ChatClient;
+  sockets: FakeSocket[];
+  /** The socket of the current connection. */
+  ws: () => FakeSocket;
+  /** GET requests made, by path. */
+  gets: string[];
+}
+
+/**
+ * A client on a fake WebSocket, open with a HELLO of `channels`; `fetch` answers the
+ * members route from `members`, GET /v1/me/channels with `channels`, anything else 204.
+ */
+export async function open(channels: HelloChannel[], members: (channelId: string) => Response | Promise<Response> = () => json(200, { members: [], hasMore: false, atSeq: 0 }), extra: Partial<ConstructorParameters<typeof ChatClient>[0]> = {}): Promise<Harness> {
+  const gets: string[] = [];
+  globalThis.fetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url);
+    if ((init?.method ?? 'GET') === 'GET') gets.push(url.pathname);
+    const m = /^\/v1\/channels\/([^/]+)\/members$/.exec(url.pathname);
+    if (m !== null) return Promise.resolve(members(decodeURIComponent(m[1] ?? '')));
+    if (url.pathname === '/v1/me/channels') return Promise.resolve(json(200, { channels }));
+    return Promise.resolve(new Response(null, { status: 204 }));
+  };
+  const { Ctor, sockets } = fakeSockets();
+  const client = new ChatClient({
+    url: 'ws://chat.test/v1/ws',
+    token: 'tok',
+    userId: 'alice',
+    tabSync: false,
+    onlineEvents: null,
+    WebSocket: Ctor,
+    reconnectBackoff: { baseMs: 1, maxMs: 2 },
+    ...extra,
+  });
+  await client.start();
+  await tick();
+  const ws = (): FakeSocket => {
+    const s = sockets[sockets.length - 1];
+    if (s === undefined) throw new Error('no socket');
+    return s;
+  };
+  ws().receive({ type: 'HELLO', userId: 'alice', sessionId: 's1', serverTs: 0, channels });
+  return { client, sockets, ws, gets };
+}
+
