@@ -4280,6 +4280,36 @@
           );
         }
       }
+      actions.append(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "reply",
+            "aria-label": `Reply to ${m.senderId}’s message`,
+            onclick: () => {
+              this.hooks.startReply(m);
+            }
+          },
+          "Reply"
+        )
+      );
+      if (m.threadId === void 0) {
+        actions.append(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "thread",
+              "aria-label": "Reply in a thread",
+              onclick: () => {
+                this.hooks.openThread(m);
+              }
+            },
+            "Thread"
+          )
+        );
+      }
       if (mine && this.state.supports("MSG_EDIT")) {
         actions.append(
           h(
@@ -4469,6 +4499,17 @@
     }
   };
 
+  // src/chat-quote.ts
+  function quoteElement(preview, replyTo) {
+    return h(
+      "blockquote",
+      { class: "quote", "data-reply-to": replyTo, "data-deleted": String(preview.deleted === true) },
+      h("span", { class: "quote-sender" }, preview.senderId),
+      " ",
+      h("span", { class: "quote-body" }, preview.deleted === true ? "deleted message" : preview.body)
+    );
+  }
+
   // src/chat-composer.ts
   var Composer = class {
     state;
@@ -4478,6 +4519,9 @@
     editingEl;
     /** The message being edited, and the draft the composer held before. */
     editing;
+    /** The message the next send quotes (Reply on it), until sent or cancelled. */
+    replying;
+    replyingEl;
     constructor(state, hooks) {
       this.state = state;
       this.hooks = hooks;
@@ -4486,6 +4530,50 @@
     editingElement() {
       this.editingEl = h("div", { class: "editing", id: "editing", "aria-live": "polite" });
       return this.editingEl;
+    }
+    /** Makes the "Replying to" line of a newly built pane (the quote, and a button that cancels). */
+    replyingElement() {
+      this.replyingEl = h("div", { class: "replying", id: "replying", hidden: true });
+      this.renderReplying();
+      return this.replyingEl;
+    }
+    /** Makes the next send a reply quoting `m` (shown above the composer; Escape or ✕ cancels). */
+    startReply(m) {
+      if (this.editing !== void 0) this.endEdit();
+      this.replying = m;
+      this.renderReplying();
+      this.textarea?.focus();
+    }
+    cancelReply() {
+      this.replying = void 0;
+      this.renderReplying();
+    }
+    renderReplying() {
+      const el = this.replyingEl;
+      if (el === void 0) return;
+      const m = this.replying;
+      el.hidden = m === void 0;
+      if (m === void 0) {
+        el.replaceChildren();
+        return;
+      }
+      el.dataset.replyTo = m.messageId;
+      el.replaceChildren(
+        h("span", {}, "Replying to "),
+        quoteElement({ senderId: m.senderId, body: cutUtf8(m.body) }, m.messageId),
+        h(
+          "button",
+          {
+            type: "button",
+            id: "reply-cancel",
+            "aria-label": "Cancel the reply",
+            onclick: () => {
+              this.cancelReply();
+            }
+          },
+          "✕"
+        )
+      );
     }
     /** Makes the composer (textarea and Send) of a newly built pane for channel `id`. */
     element(id) {
@@ -4520,9 +4608,10 @@
     focus() {
       this.textarea?.focus();
     }
-    /** Another channel is selected: no edit goes on (its pane is built anew). */
+    /** Another channel is selected: no edit or reply goes on (its pane is built anew). */
     forgetEdit() {
       this.editing = void 0;
+      this.replying = void 0;
     }
     /** No more sending in this channel (the user is not a member any more). */
     disable() {
@@ -4568,6 +4657,9 @@
       } else if (ev.key === "Escape" && this.editing !== void 0) {
         ev.preventDefault();
         this.endEdit();
+      } else if (ev.key === "Escape" && this.replying !== void 0) {
+        ev.preventDefault();
+        this.cancelReply();
       }
     }
     onInput() {
@@ -4594,7 +4686,9 @@
         return;
       }
       c.value = "";
-      this.state.stores.get(id)?.send(body).catch(() => {
+      const replyTo = this.replying?.channelId === id ? this.replying.messageId : void 0;
+      this.cancelReply();
+      this.state.stores.get(id)?.send(body, replyTo === void 0 ? {} : { replyTo }).catch(() => {
       });
     }
   };
@@ -5384,11 +5478,12 @@
       const items = [];
       let next = 0;
       for (const m of snap.messages) {
+        if (m.threadId !== void 0) continue;
         for (let l = lines[next]; l !== void 0 && l.afterSeq < m.seq; l = lines[++next]) items.push(systemItem(l));
         items.push(this.messageItem(m, receipts.get(m.seq) ?? [], presence));
       }
       for (const l of lines.slice(next)) items.push(systemItem(l));
-      for (const o of snap.outgoing) items.push(this.outgoingItem(o));
+      for (const o of snap.outgoing) if (o.threadId === void 0) items.push(this.outgoingItem(o));
       if (snap.status === "loading") items.unshift(h("li", { class: "empty" }, "Loading messages…"));
       if (snap.status === "ready" && items.length === 0) items.push(h("li", { class: "empty" }, "No messages yet. Say hello!"));
       list.replaceChildren(...items);
@@ -5460,15 +5555,40 @@
           "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}`
         },
         h("div", { class: "msg-head" }, presenceDot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
+        m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
         h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
         meta
       );
+      const replies = m.thread?.replyCount ?? 0;
+      if (replies > 0) {
+        li.append(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "thread-open",
+              "data-reply-count": replies,
+              "aria-label": `Open the thread: ${replies} ${replies === 1 ? "reply" : "replies"}`,
+              onclick: () => {
+                this.hooks.openThread(m);
+              }
+            },
+            `💬 ${replies} ${replies === 1 ? "reply" : "replies"}`
+          )
+        );
+      }
       if (m.deleted) return li;
       const reactions = this.actions.reactions(m);
       const actions = this.actions.actions(m, mine);
       if (reactions.childElementCount > 0) li.append(reactions);
       li.append(actions);
       return li;
+    }
+    /** The quote of an unsent reply, from the quoted message held (nothing when it is not). */
+    pendingQuote(replyTo) {
+      const q = this.state.snapshot()?.messages.find((m) => m.messageId === replyTo);
+      if (q === void 0) return null;
+      return quoteElement(q.deleted ? { senderId: q.senderId, body: "", deleted: true } : { senderId: q.senderId, body: q.body }, replyTo);
     }
     /** One of the user's messages not yet stored: pending, sent, or failed with Retry and Discard. */
     outgoingItem(o) {
@@ -5487,6 +5607,7 @@
           "aria-label": `${me}: ${o.body}, ${o.state}`
         },
         h("div", { class: "msg-head" }, h("span", { class: "sender" }, `${me} (you)`)),
+        o.replyTo !== void 0 ? this.pendingQuote(o.replyTo) : null,
         h("div", { class: "body" }, o.body),
         meta
       );
@@ -5649,6 +5770,264 @@
     }
   };
 
+  // src/chat-thread.ts
+  var ThreadPanel = class {
+    state;
+    open;
+    panelEl;
+    listEl;
+    rootEl;
+    olderBtn;
+    statusEl;
+    textarea;
+    constructor(state) {
+      this.state = state;
+    }
+    /** The thread shown, if any. */
+    get rootId() {
+      return this.open?.rootId;
+    }
+    /** Opens the thread of `root` (in the selected channel): the panel shows it at once. */
+    show(root) {
+      if (this.open?.rootId === root.messageId) {
+        this.textarea?.focus();
+        return;
+      }
+      this.hide();
+      const store = this.state.client.thread(root.channelId, root.messageId);
+      const unsub = store.subscribe(() => {
+        this.render();
+      });
+      this.open = { channelId: root.channelId, rootId: root.messageId, store, unsub };
+      this.build();
+      this.render();
+      this.textarea?.focus();
+    }
+    /** Closes the panel. */
+    hide() {
+      this.open?.unsub();
+      this.open = void 0;
+      this.panelEl?.remove();
+      this.panelEl = void 0;
+      this.listEl = void 0;
+    }
+    /** The pane was built anew: the panel (when a thread of this channel is open) goes back into it. */
+    attach(pane) {
+      if (this.open === void 0) return;
+      if (this.open.channelId !== this.state.current) {
+        this.hide();
+        return;
+      }
+      this.build(pane);
+      this.render();
+    }
+    build(pane = document.getElementById("pane")) {
+      const open = this.open;
+      if (open === void 0) return;
+      this.panelEl?.remove();
+      this.rootEl = h("div", { class: "thread-root", id: "thread-root" });
+      this.olderBtn = h(
+        "button",
+        {
+          type: "button",
+          class: "older",
+          id: "thread-older",
+          hidden: true,
+          onclick: () => {
+            open.store.loadOlder().catch((e) => {
+              if (this.statusEl !== void 0) this.statusEl.textContent = errorText(e);
+            });
+          }
+        },
+        "Load older replies"
+      );
+      this.listEl = h("ol", { class: "messages thread-messages", id: "thread-messages", role: "log", "aria-label": "Replies in this thread" });
+      this.statusEl = h("div", { class: "thread-status", id: "thread-status", "aria-live": "polite" });
+      const textarea = h("textarea", { id: "thread-composer", rows: 1, "aria-label": "Reply in this thread", placeholder: "Reply in thread (Enter sends)" });
+      textarea.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+          ev.preventDefault();
+          this.submit();
+        } else if (ev.key === "Escape") {
+          ev.preventDefault();
+          this.hide();
+        }
+      });
+      this.textarea = textarea;
+      this.panelEl = h(
+        "aside",
+        { class: "thread-panel", id: "thread", "data-root": open.rootId, "aria-label": "Thread" },
+        h(
+          "div",
+          { class: "thread-head" },
+          h("h3", {}, "Thread"),
+          h(
+            "button",
+            {
+              type: "button",
+              id: "thread-close",
+              "aria-label": "Close the thread",
+              onclick: () => {
+                this.hide();
+              }
+            },
+            "✕"
+          )
+        ),
+        this.rootEl,
+        this.olderBtn,
+        this.listEl,
+        this.statusEl,
+        h(
+          "div",
+          { class: "composer" },
+          textarea,
+          h(
+            "button",
+            {
+              type: "button",
+              class: "primary",
+              id: "thread-send",
+              onclick: () => {
+                this.submit();
+              }
+            },
+            "Reply"
+          )
+        )
+      );
+      pane?.append(this.panelEl);
+    }
+    /** Draws the root, the replies and the user's unsent replies. */
+    render() {
+      const open = this.open;
+      const list = this.listEl;
+      if (open === void 0 || list === void 0) return;
+      const snap = open.store.getSnapshot();
+      if (this.rootEl !== void 0) this.rootEl.replaceChildren(...snap.root === void 0 ? [] : [this.item(snap.root)]);
+      const items = snap.messages.map((m) => this.item(m));
+      for (const o of snap.outgoing) items.push(this.outgoingItem(o));
+      if (snap.status === "ready" && items.length === 0) items.push(h("li", { class: "empty" }, "No replies yet."));
+      list.replaceChildren(...items);
+      list.scrollTop = list.scrollHeight;
+      if (this.olderBtn !== void 0) this.olderBtn.hidden = !snap.hasOlder;
+      if (this.statusEl !== void 0) this.statusEl.textContent = statusWords2(snap);
+      if (this.panelEl !== void 0) this.panelEl.dataset.status = snap.status;
+      if (snap.status === "removed" || snap.status === "failed") {
+        if (this.textarea !== void 0) this.textarea.disabled = true;
+      }
+    }
+    submit() {
+      const open = this.open;
+      const c = this.textarea;
+      if (open === void 0 || c === void 0) return;
+      const body = c.value;
+      if (body.trim() === "") return;
+      c.value = "";
+      open.store.send(body).catch(() => {
+      });
+    }
+    /** A stored message of the thread (or its root). */
+    item(m) {
+      const mine = m.senderId === this.state.userId;
+      const li = h(
+        "li",
+        {
+          class: "msg",
+          "data-message-id": m.messageId,
+          "data-seq": m.seq,
+          "data-sender": m.senderId,
+          "data-mine": String(mine),
+          "data-state": "sent",
+          "data-deleted": String(m.deleted)
+        },
+        h("div", { class: "msg-head" }, h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
+        m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
+        h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
+        h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)), m.editedAt !== void 0 && !m.deleted ? h("span", { class: "edited" }, "(edited)") : null)
+      );
+      if (!m.deleted && this.state.client.mayDelete(m) && this.state.supports("MSG_DELETE")) {
+        li.append(
+          h(
+            "div",
+            { class: "actions" },
+            h(
+              "button",
+              {
+                type: "button",
+                class: "delete",
+                "aria-label": mine ? "Delete this reply" : `Delete ${m.senderId}’s reply (as moderator)`,
+                onclick: () => {
+                  this.state.client.deleteMessage(m.channelId, m.messageId).catch((e) => {
+                    if (this.statusEl !== void 0) this.statusEl.textContent = errorText(e);
+                  });
+                }
+              },
+              "Delete"
+            )
+          )
+        );
+      }
+      return li;
+    }
+    /** One of the user's replies not yet stored: pending, sent, or failed with Retry. */
+    outgoingItem(o) {
+      const me = this.state.userId;
+      const words = o.state === "pending" ? "⏳ pending" : o.state === "sent" ? "✓ sent" : "⚠ failed";
+      const li = h(
+        "li",
+        { class: "msg", "data-client-msg-id": o.clientMsgId, "data-mine": "true", "data-sender": me, "data-state": o.state },
+        h("div", { class: "msg-head" }, h("span", { class: "sender" }, `${me} (you)`)),
+        h("div", { class: "body" }, o.body),
+        h("div", { class: "meta" }, h("span", { class: "state", "data-state": o.state }, words))
+      );
+      if (o.state === "failed") {
+        li.append(
+          h("div", { class: "meta error" }, errorWords(o.error?.code ?? "internal", o.error?.message ?? "failed")),
+          h(
+            "div",
+            { class: "actions" },
+            h(
+              "button",
+              {
+                type: "button",
+                class: "retry",
+                onclick: () => {
+                  this.state.client.retry(o.clientMsgId).catch(() => void 0);
+                }
+              },
+              "Retry"
+            ),
+            h(
+              "button",
+              {
+                type: "button",
+                class: "discard",
+                onclick: () => {
+                  void this.state.client.discard(o.clientMsgId);
+                }
+              },
+              "Discard"
+            )
+          )
+        );
+      }
+      return li;
+    }
+  };
+  function statusWords2(s) {
+    switch (s.status) {
+      case "loading":
+        return "Loading replies…";
+      case "failed":
+        return `This thread cannot be shown: ${errorWords(s.error?.code ?? "internal", s.error?.message ?? "refused")}`;
+      case "removed":
+        return "You are no longer in this channel.";
+      case "ready":
+        return "";
+    }
+  }
+
   // src/chat.ts
   var ChatView = class {
     /** The user's chatd client. */
@@ -5664,6 +6043,7 @@
     actions;
     messages;
     composer;
+    thread;
     unsubs = [];
     /** The channels of the last HELLO (not announced as new). */
     helloIds = /* @__PURE__ */ new Set();
@@ -5722,14 +6102,24 @@
         },
         startEdit: (m) => {
           this.composer.startEdit(m);
+        },
+        startReply: (m) => {
+          this.composer.startReply(m);
+        },
+        openThread: (m) => {
+          this.thread.show(m);
         }
       });
+      this.thread = new ThreadPanel(state);
       this.messages = new MessageList(state, this.actions, {
         notice: (text) => {
           this.notices.set(text);
         },
         readOnly: () => {
           this.composer.disable();
+        },
+        openThread: (m) => {
+          this.thread.show(m);
         }
       });
     }
@@ -5853,6 +6243,7 @@
     }
     /** Selects a channel (or none), opens it and builds its pane. */
     select(id) {
+      if (id !== this.state.current) this.thread.hide();
       this.state.current = id;
       this.composer.forgetEdit();
       this.messages.reset();
@@ -5900,8 +6291,10 @@
         this.people.typingElement(),
         this.notices.element(),
         this.composer.editingElement(),
+        this.composer.replyingElement(),
         this.composer.element(id)
       );
+      this.thread.attach(pane);
       this.messages.render();
       this.people.renderTyping();
       this.people.renderPeople();

@@ -24,6 +24,10 @@ export interface ActionHooks {
   redraw(): void;
   /** Puts this message into the composer to edit it. */
   startEdit(m: Message): void;
+  /** Makes the composer's next send a reply quoting this message. */
+  startReply(m: Message): void;
+  /** Opens the thread of this root in the thread panel. */
+  openThread(m: Message): void;
 }
 
 /** The reaction and action buttons of stored messages, and the operations behind them. */
@@ -87,6 +91,37 @@ export class MessageActions {
           ),
         );
       }
+    }
+    // replies and threads (protocol §14): quote it; open its thread (a reply in a thread starts none)
+    actions.append(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'reply',
+          'aria-label': `Reply to ${m.senderId}’s message`,
+          onclick: () => {
+            this.hooks.startReply(m);
+          },
+        },
+        'Reply',
+      ),
+    );
+    if (m.threadId === undefined) {
+      actions.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'thread',
+            'aria-label': 'Reply in a thread',
+            onclick: () => {
+              this.hooks.openThread(m);
+            },
+          },
+          'Thread',
+        ),
+      );
     }
     if (mine && this.state.supports('MSG_EDIT')) {
       actions.append(
