@@ -125,9 +125,9 @@ export class ThreadLog {
     const taken: WireEntry[] = [];
     for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
       if (entryKind(e) !== 'message' || this.msgs.has(e.messageId)) continue;
-      // a server that answers with another thread's or the channel's entries: not this thread's
-      if (e.threadId !== undefined && e.threadId !== this.rootId) continue;
-      this.msgs.addMessage(e.threadId === undefined ? { ...e, threadId: this.rootId } : e, Math.max(asOf, e.seq), false, false);
+      // only this thread's replies: a server before §14 ignores `threadId` and answers with the channel's page
+      if (e.threadId !== this.rootId) continue;
+      this.msgs.addMessage(e, Math.max(asOf, e.seq), false, false);
       if (e.seq < this.oldest) this.oldest = e.seq;
       taken.push(e);
     }

@@ -7,7 +7,7 @@
 // the channel re-made, older pages, the user's unsent replies, and a refused root.
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChannelLog, cutUtf8, MemoryOutboxStorage, type WireEntry } from '../../src/index.js';
+import { ChannelLog, cutUtf8, MemoryOutboxStorage, ThreadLog, type WireEntry } from '../../src/index.js';
 import { entry, open, restoreFetch, tick } from '../helpers/fakes.js';
 
 afterEach(restoreFetch);
@@ -285,4 +285,13 @@ test('thread: the user’s reply is pending in the thread (and the channel) unti
   } finally {
     h.client.close();
   }
+});
+
+test('ThreadLog: a read answered with entries of no thread or another (a server before §14 ignores threadId) takes none of them', () => {
+  const t = new ThreadLog('room', 'm1', 'alice', 0);
+  assert.equal(t.start([msg(1, 'bob'), msg(2, 'carol', { threadId: 'm9' }), msg(3, 'dave', { threadId: 'm1' })], 3, false), true);
+  assert.deepEqual(t.messages().map((m) => m.messageId), ['m3']);
+  // nor does the channel's log give it others' entries
+  t.channelAppended([msg(4, 'bob'), msg(5, 'carol', { threadId: 'm9' }), msg(6, 'erin', { threadId: 'm1' })]);
+  assert.deepEqual(t.messages().map((m) => m.messageId), ['m3', 'm6']);
 });
