@@ -3012,8 +3012,8 @@
       const taken = [];
       for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
         if (entryKind(e) !== "message" || this.msgs.has(e.messageId)) continue;
-        if (e.threadId !== void 0 && e.threadId !== this.rootId) continue;
-        this.msgs.addMessage(e.threadId === void 0 ? { ...e, threadId: this.rootId } : e, Math.max(asOf, e.seq), false, false);
+        if (e.threadId !== this.rootId) continue;
+        this.msgs.addMessage(e, Math.max(asOf, e.seq), false, false);
         if (e.seq < this.oldest) this.oldest = e.seq;
         taken.push(e);
       }
