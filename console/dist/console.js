@@ -270,10 +270,262 @@
     }
   };
 
-  // ../clients/typescript/src/log.ts
+  // ../clients/typescript/src/message-states.ts
   function entryKind(e) {
     return e.kind ?? "message";
   }
+  var PREVIEW_MAX_BYTES = 200;
+  function cutUtf8(text, maxBytes = PREVIEW_MAX_BYTES) {
+    let bytes = 0;
+    let out = "";
+    for (const ch of text) {
+      const cp = ch.codePointAt(0) ?? 0;
+      const n = cp < 128 ? 1 : cp < 2048 ? 2 : cp < 65536 ? 3 : 4;
+      if (bytes + n > maxBytes) break;
+      bytes += n;
+      out += ch;
+    }
+    return out;
+  }
+  var MAX_PARTICIPANTS = 10;
+  var MessageStates = class {
+    /** The current user (for reaction `me`). */
+    me;
+    /** Whether modifications of messages not held are kept until their message comes (a channel's log: yes). */
+    keepOrphans;
+    states = /* @__PURE__ */ new Map();
+    /** message ids in seq order */
+    order = [];
+    /** modifications whose target is not (yet) held */
+    orphanMods = /* @__PURE__ */ new Map();
+    /** The held messages that quote each message id. */
+    quoting = /* @__PURE__ */ new Map();
+    cache;
+    constructor(me, keepOrphans) {
+      this.me = me;
+      this.keepOrphans = keepOrphans;
+    }
+    /** Whether the message is held. */
+    has(messageId) {
+      return this.states.has(messageId);
+    }
+    /** How many messages are held. */
+    get size() {
+      return this.order.length;
+    }
+    /**
+     * Adds a `message` entry whose state is as of `asOf` (see the module doc); `exactIfNoReactions`:
+     * the reaction holders are known from its creation on when the entry lists none. `atEnd`: it
+     * is above every held message (else it is put in seq order). Its root's summary counts it
+     * when the root's state is older than it.
+     */
+    addMessage(e, asOf, exactIfNoReactions, atEnd) {
+      const st = this.newState(e, asOf, exactIfNoReactions);
+      this.states.set(e.messageId, st);
+      if (atEnd || this.order.length === 0) this.order.push(e.messageId);
+      else this.insertOrdered(e.messageId, e.seq);
+      this.cache = void 0;
+      if (e.replyTo !== void 0) {
+        let set = this.quoting.get(e.replyTo);
+        if (set === void 0) {
+          set = /* @__PURE__ */ new Set();
+          this.quoting.set(e.replyTo, set);
+        }
+        set.add(e.messageId);
+      }
+      if (e.threadId !== void 0) {
+        const root = this.states.get(e.threadId);
+        if (root !== void 0 && e.seq > root.asOfSeq && !st.deleted) this.replyAdded(root, e);
+      }
+      const list = this.orphanMods.get(e.messageId);
+      if (list !== void 0) {
+        this.orphanMods.delete(e.messageId);
+        for (const m of list) if (m.seq > st.asOfSeq) this.fold(st, m);
+      }
+    }
+    /**
+     * Folds an `edit`, `delete` or `reaction` entry into its target (when the target's state is
+     * older than it), and an edit's or delete's into the previews of the messages quoting the
+     * target. A target not held: kept for it when orphans are kept, else dropped.
+     */
+    modify(e) {
+      const id = e.targetId;
+      if (id === void 0) return;
+      const kind = entryKind(e);
+      if (kind === "edit" || kind === "delete") this.foldPreviews(id, e, kind);
+      const target = this.states.get(id);
+      if (target !== void 0) {
+        if (e.seq > target.asOfSeq) this.fold(target, e);
+        return;
+      }
+      if (!this.keepOrphans) return;
+      const list = this.orphanMods.get(id) ?? [];
+      list.push(e);
+      list.sort((a, b) => a.seq - b.seq);
+      this.orphanMods.set(id, list);
+    }
+    /** The held messages in seq order, folded. The same array until something changes. */
+    messages() {
+      if (this.cache !== void 0) return this.cache;
+      const out = [];
+      for (const id of this.order) {
+        const st = this.states.get(id);
+        if (st === void 0) continue;
+        st.view ??= this.view(st);
+        out.push(st.view);
+      }
+      this.cache = out;
+      return out;
+    }
+    /** The folded state of one message, if held. */
+    message(messageId) {
+      const st = this.states.get(messageId);
+      if (st === void 0) return void 0;
+      st.view ??= this.view(st);
+      return st.view;
+    }
+    /** Counts held messages above `afterSeq` that are not deleted and not sent by the user. */
+    countUnreadAbove(afterSeq) {
+      let n = 0;
+      for (const id of this.order) {
+        const st = this.states.get(id);
+        if (st === void 0 || st.entry.seq <= afterSeq) continue;
+        if (!st.deleted && st.entry.senderId !== this.me) n++;
+      }
+      return n;
+    }
+    insertOrdered(id, seq) {
+      let i = 0;
+      while (i < this.order.length) {
+        const other = this.states.get(this.order[i] ?? "");
+        if (other !== void 0 && other.entry.seq > seq) break;
+        i++;
+      }
+      this.order.splice(i, 0, id);
+    }
+    newState(e, asOf, exactIfNoReactions) {
+      const reactions = (e.reactions ?? []).map((r) => {
+        const holders = /* @__PURE__ */ new Map();
+        holders.set(this.me, r.me);
+        return { emoji: r.emoji, count: r.count, holders };
+      });
+      const deleted = e.deleted === true;
+      return {
+        entry: e,
+        body: deleted ? "" : e.body,
+        editedAt: e.editedAt,
+        deleted,
+        reactions,
+        preview: e.replyTo === void 0 ? void 0 : e.replyPreview ?? void 0,
+        thread: e.thread,
+        asOfSeq: e.reactions === void 0 && e.editedAt === void 0 && !deleted && e.thread === void 0 ? e.seq : asOf,
+        exact: e.reactions === void 0 && exactIfNoReactions,
+        view: void 0
+      };
+    }
+    fold(st, m) {
+      st.view = void 0;
+      this.cache = void 0;
+      switch (entryKind(m)) {
+        case "edit":
+          if (!st.deleted) {
+            st.body = m.body;
+            st.editedAt = m.ts;
+          }
+          break;
+        case "delete": {
+          const was = st.deleted;
+          st.deleted = true;
+          st.body = "";
+          st.editedAt = void 0;
+          st.reactions = [];
+          const rootId = st.entry.threadId;
+          const root = rootId === void 0 ? void 0 : this.states.get(rootId);
+          if (!was && root?.thread !== void 0 && m.seq > root.asOfSeq) {
+            root.thread = { ...root.thread, replyCount: Math.max(0, root.thread.replyCount - 1) };
+            root.view = void 0;
+          }
+          break;
+        }
+        case "reaction": {
+          if (st.deleted || m.emoji === void 0) break;
+          foldReaction(st, m.senderId, m.emoji, m.op ?? "add", m.noop === true);
+          break;
+        }
+        case "message":
+          break;
+      }
+    }
+    /** An edit or delete of `targetId`: the previews of the held messages quoting it follow. */
+    foldPreviews(targetId, m, kind) {
+      const ids = this.quoting.get(targetId);
+      if (ids === void 0) return;
+      for (const id of ids) {
+        const st = this.states.get(id);
+        if (st === void 0 || m.seq <= st.asOfSeq) continue;
+        const senderId = st.preview?.senderId ?? this.states.get(targetId)?.entry.senderId ?? "";
+        if (kind === "delete") st.preview = { senderId, body: "", deleted: true };
+        else if (st.preview?.deleted !== true) st.preview = { senderId, body: cutUtf8(m.body) };
+        st.view = void 0;
+        this.cache = void 0;
+      }
+    }
+    /** A reply newer than the root's state: the root's summary counts it. */
+    replyAdded(root, reply) {
+      const t = root.thread;
+      const participants = t === void 0 ? [] : [...t.participants];
+      if (participants.length < MAX_PARTICIPANTS && !participants.includes(reply.senderId)) participants.push(reply.senderId);
+      root.thread = {
+        replyCount: (t?.replyCount ?? 0) + 1,
+        lastReplyAt: Math.max(t?.lastReplyAt ?? 0, reply.ts),
+        lastReplySeq: Math.max(t?.lastReplySeq ?? 0, reply.seq),
+        participants
+      };
+      root.view = void 0;
+      this.cache = void 0;
+    }
+    view(st) {
+      const e = st.entry;
+      return Object.freeze({
+        messageId: e.messageId,
+        channelId: e.channelId,
+        senderId: e.senderId,
+        seq: e.seq,
+        ts: e.ts,
+        clientMsgId: e.clientMsgId,
+        body: st.body,
+        editedAt: st.editedAt,
+        deleted: st.deleted,
+        reactions: Object.freeze(
+          st.reactions.filter((r) => r.count > 0).map((r) => Object.freeze({ emoji: r.emoji, count: r.count, me: r.holders.get(this.me) === true }))
+        ),
+        ...e.replyTo !== void 0 ? { replyTo: e.replyTo } : {},
+        ...st.preview !== void 0 ? { replyPreview: Object.freeze({ ...st.preview }) } : {},
+        ...e.threadId !== void 0 ? { threadId: e.threadId } : {},
+        ...st.thread !== void 0 ? { thread: Object.freeze({ ...st.thread, participants: Object.freeze([...st.thread.participants]) }) } : {}
+      });
+    }
+  };
+  function foldReaction(st, userId, emoji, op, noop) {
+    let r = st.reactions.find((x) => x.emoji === emoji);
+    if (noop) {
+      r?.holders.set(userId, op === "add");
+      return;
+    }
+    if (r === void 0) {
+      if (op === "remove") return;
+      r = { emoji, count: 0, holders: /* @__PURE__ */ new Map() };
+      st.reactions.push(r);
+    }
+    const known = r.holders.get(userId);
+    const holds = known ?? (st.exact ? false : op === "remove" && r.count > 0);
+    if (op === "add" && !holds) r.count++;
+    if (op === "remove" && holds) r.count = Math.max(0, r.count - 1);
+    r.holders.set(userId, op === "add");
+    if (r.count === 0) st.reactions.splice(st.reactions.indexOf(r), 1);
+  }
+
+  // ../clients/typescript/src/log.ts
   var ChannelLog = class {
     /** The channel. */
     channelId;
@@ -284,17 +536,13 @@
     started = false;
     ids = /* @__PURE__ */ new Set();
     held = /* @__PURE__ */ new Map();
-    states = /* @__PURE__ */ new Map();
-    /** message ids in seq order */
-    order = [];
-    /** modifications whose target is not (yet) held */
-    orphanMods = /* @__PURE__ */ new Map();
+    msgs;
     known = 0;
-    cache;
     /** Creates an empty, not yet started log. */
     constructor(channelId, me) {
       this.channelId = channelId;
       this.me = me;
+      this.msgs = new MessageStates(me, true);
     }
     /** True once the window has been placed (first page read). */
     get isStarted() {
@@ -417,179 +665,40 @@
         if (this.ids.has(e.messageId)) continue;
         this.ids.add(e.messageId);
         added.push(e);
-        if (entryKind(e) === "message") {
-          const st = this.newState(e, asOf, true);
-          this.states.set(e.messageId, st);
-          this.insertOrdered(e.messageId, e.seq);
-          this.applyOrphans(st);
-        } else {
-          const target = e.targetId === void 0 ? void 0 : this.states.get(e.targetId);
-          if (target !== void 0 && e.seq > target.asOfSeq) this.fold(target, e);
-          else if (target === void 0 && e.targetId !== void 0) this.addOrphan(e);
-        }
+        if (entryKind(e) === "message") this.msgs.addMessage(e, asOf, true, false);
+        else this.msgs.modify(e);
       }
       const top = run[run.length - 1];
       if (top !== void 0 && top.seq === this.highSeq && this.lastAppendedId === void 0) {
         this.lastAppendedId = top.messageId;
       }
-      if (run.length > 0) this.cache = void 0;
       return added;
     }
     append(e, asOf) {
       this.highSeq = e.seq;
       this.lastAppendedId = e.messageId;
       this.ids.add(e.messageId);
-      this.cache = void 0;
-      if (entryKind(e) === "message") {
-        const st = this.newState(e, asOf, e.reactions === void 0);
-        this.states.set(e.messageId, st);
-        this.order.push(e.messageId);
-        this.applyOrphans(st);
-        return;
-      }
-      const target = e.targetId === void 0 ? void 0 : this.states.get(e.targetId);
-      if (target === void 0) {
-        if (e.targetId !== void 0) this.addOrphan(e);
-        return;
-      }
-      if (e.seq > target.asOfSeq) this.fold(target, e);
-    }
-    addOrphan(e) {
-      const id = e.targetId;
-      if (id === void 0) return;
-      const list = this.orphanMods.get(id) ?? [];
-      list.push(e);
-      list.sort((a, b) => a.seq - b.seq);
-      this.orphanMods.set(id, list);
-    }
-    applyOrphans(st) {
-      const list = this.orphanMods.get(st.entry.messageId);
-      if (list === void 0) return;
-      this.orphanMods.delete(st.entry.messageId);
-      for (const m of list) if (m.seq > st.asOfSeq) this.fold(st, m);
-    }
-    insertOrdered(id, seq) {
-      let i = 0;
-      while (i < this.order.length) {
-        const other = this.states.get(this.order[i] ?? "");
-        if (other !== void 0 && other.entry.seq > seq) break;
-        i++;
-      }
-      this.order.splice(i, 0, id);
-    }
-    newState(e, asOf, exactIfNoReactions) {
-      const reactions = (e.reactions ?? []).map((r) => {
-        const holders = /* @__PURE__ */ new Map();
-        holders.set(this.me, r.me);
-        return { emoji: r.emoji, count: r.count, holders };
-      });
-      return {
-        entry: e,
-        body: e.deleted === true ? "" : e.body,
-        editedAt: e.editedAt,
-        deleted: e.deleted === true,
-        reactions,
-        asOfSeq: e.reactions === void 0 && e.editedAt === void 0 && e.deleted !== true ? e.seq : asOf,
-        exact: e.reactions === void 0 && exactIfNoReactions,
-        view: void 0
-      };
-    }
-    fold(st, m) {
-      st.view = void 0;
-      this.cache = void 0;
-      switch (entryKind(m)) {
-        case "edit":
-          if (!st.deleted) {
-            st.body = m.body;
-            st.editedAt = m.ts;
-          }
-          break;
-        case "delete":
-          st.deleted = true;
-          st.body = "";
-          st.editedAt = void 0;
-          st.reactions = [];
-          break;
-        case "reaction": {
-          if (st.deleted || m.emoji === void 0) break;
-          foldReaction(st, m.senderId, m.emoji, m.op ?? "add", m.noop === true);
-          break;
-        }
-        case "message":
-          break;
-      }
+      if (entryKind(e) === "message") this.msgs.addMessage(e, asOf, e.reactions === void 0, true);
+      else this.msgs.modify(e);
     }
     /** The messages of the window, in seq order, folded. The same array until something changes. */
     messages() {
-      if (this.cache !== void 0) return this.cache;
-      const out = [];
-      for (const id of this.order) {
-        const st = this.states.get(id);
-        if (st === void 0) continue;
-        st.view ??= this.view(st);
-        out.push(st.view);
-      }
-      this.cache = out;
-      return out;
+      return this.msgs.messages();
     }
     /** The folded state of one message, if held. */
     message(messageId) {
-      const st = this.states.get(messageId);
-      if (st === void 0) return void 0;
-      st.view ??= this.view(st);
-      return st.view;
+      return this.msgs.message(messageId);
     }
     /** Counts held `message` entries above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq) {
-      let n = 0;
-      for (const id of this.order) {
-        const st = this.states.get(id);
-        if (st === void 0 || st.entry.seq <= afterSeq) continue;
-        if (!st.deleted && st.entry.senderId !== this.me) n++;
-      }
-      return n;
+      return this.msgs.countUnreadAbove(afterSeq);
     }
     /** The entry id at the highest contiguous seq (undefined when the window is empty). */
     highEntryId() {
       return this.lastAppendedId;
     }
     lastAppendedId;
-    view(st) {
-      const e = st.entry;
-      return Object.freeze({
-        messageId: e.messageId,
-        channelId: e.channelId,
-        senderId: e.senderId,
-        seq: e.seq,
-        ts: e.ts,
-        clientMsgId: e.clientMsgId,
-        body: st.body,
-        editedAt: st.editedAt,
-        deleted: st.deleted,
-        reactions: Object.freeze(
-          st.reactions.filter((r) => r.count > 0).map((r) => Object.freeze({ emoji: r.emoji, count: r.count, me: r.holders.get(this.me) === true }))
-        )
-      });
-    }
   };
-  function foldReaction(st, userId, emoji, op, noop) {
-    let r = st.reactions.find((x) => x.emoji === emoji);
-    if (noop) {
-      r?.holders.set(userId, op === "add");
-      return;
-    }
-    if (r === void 0) {
-      if (op === "remove") return;
-      r = { emoji, count: 0, holders: /* @__PURE__ */ new Map() };
-      st.reactions.push(r);
-    }
-    const known = r.holders.get(userId);
-    const holds = known ?? (st.exact ? false : op === "remove" && r.count > 0);
-    if (op === "add" && !holds) r.count++;
-    if (op === "remove" && holds) r.count = Math.max(0, r.count - 1);
-    r.holders.set(userId, op === "add");
-    if (r.count === 0) st.reactions.splice(st.reactions.indexOf(r), 1);
-  }
 
   // ../clients/typescript/src/store.ts
   var LazyStore = class {
@@ -800,10 +909,12 @@
           () => this.buildSnapshot(created),
           () => {
             this.list.invalidate();
+            for (const t of created.threads.values()) t.store.invalidate();
           }
         ),
         olderWaiters: [],
-        loadingOlder: false
+        loadingOlder: false,
+        threads: /* @__PURE__ */ new Map()
       };
       ch = created;
       this.byId.set(channelId, ch);
@@ -931,7 +1042,9 @@
             seq: sent?.seq,
             messageId: sent?.messageId,
             error: r.error,
-            createdAt: r.createdAt
+            createdAt: r.createdAt,
+            ...r.op.replyTo !== void 0 ? { replyTo: r.op.replyTo } : {},
+            ...r.op.threadId !== void 0 ? { threadId: r.op.threadId } : {}
           })
         );
       }
@@ -2364,7 +2477,9 @@
           seq: sent.seq,
           messageId: sent.messageId,
           error: void 0,
-          createdAt: p.record.createdAt
+          createdAt: p.record.createdAt,
+          ...op.replyTo !== void 0 ? { replyTo: op.replyTo } : {},
+          ...op.threadId !== void 0 ? { threadId: op.threadId } : {}
         });
       }
       const entry = {
@@ -2375,7 +2490,7 @@
         seq: sent.seq,
         ts: sent.ts,
         clientMsgId: sent.clientMsgId,
-        ...op.type === "MSG_SEND" ? { kind: "message", body: op.body } : op.type === "MSG_EDIT" ? { kind: "edit", body: op.body, targetId: op.messageId } : op.type === "MSG_DELETE" ? { kind: "delete", body: "", targetId: op.messageId } : { kind: "reaction", body: "", targetId: op.messageId, emoji: op.emoji, op: op.op }
+        ...op.type === "MSG_SEND" ? { kind: "message", body: op.body, ...replyFields(op, ch.log) } : op.type === "MSG_EDIT" ? { kind: "edit", body: op.body, targetId: op.messageId } : op.type === "MSG_DELETE" ? { kind: "delete", body: "", targetId: op.messageId } : { kind: "reaction", body: "", targetId: op.messageId, emoji: op.emoji, op: op.op }
       };
       if (sent.duplicate && !ch.log.has(sent.messageId)) {
         ch.log.noteLastSeq(sent.seq);
@@ -2486,11 +2601,26 @@
       this.c.events.emit("failed", record.clientMsgId, err);
     }
   };
+  function replyFields(op, log) {
+    const quoted = op.replyTo === void 0 ? void 0 : log.message(op.replyTo);
+    return {
+      ...op.replyTo !== void 0 ? { replyTo: op.replyTo } : {},
+      ...quoted !== void 0 ? { replyPreview: quoted.deleted ? { senderId: quoted.senderId, body: "", deleted: true } : { senderId: quoted.senderId, body: cutUtf8(quoted.body) } } : {},
+      ...op.threadId !== void 0 ? { threadId: op.threadId } : {}
+    };
+  }
   function frameOf(r) {
     const op = r.op;
     switch (op.type) {
       case "MSG_SEND":
-        return { type: "MSG_SEND", channelId: op.channelId, clientMsgId: r.clientMsgId, body: op.body };
+        return {
+          type: "MSG_SEND",
+          channelId: op.channelId,
+          clientMsgId: r.clientMsgId,
+          body: op.body,
+          ...op.replyTo !== void 0 ? { replyTo: op.replyTo } : {},
+          ...op.threadId !== void 0 ? { threadId: op.threadId } : {}
+        };
       case "MSG_EDIT":
         return { type: "MSG_EDIT", clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };
       case "MSG_DELETE":
@@ -2514,10 +2644,76 @@
       this.channels = channels;
       this.receipts = receipts;
     }
-    /** An opened channel after a (re)connection or a listing: open it, or catch it up. */
+    /** An opened channel after a (re)connection or a listing: open it, or catch it up; then its threads. */
     resume(ch) {
       if (ch.log.isStarted) this.catchUp(ch);
       else this.openChannel(ch);
+      for (const t of ch.threads.values()) {
+        this.openThread(ch, t);
+        if (t.olderWaiters.length > 0) this.pumpThreadOlder(ch, t);
+      }
+    }
+    /** Reads the newest replies of a thread not read yet (after its channel's reads, so as of a later seq). */
+    openThread(ch, t) {
+      if (this.conn.state !== "open" || t.log.isStarted || t.error !== void 0) return;
+      if (this.syncQueue(ch.id).some((r) => r.kind === "thread" && r.thread === t)) return;
+      const frame = { type: "SYNC", channelId: ch.id, threadId: t.log.rootId, afterSeq: 0, latest: true, limit: this.pageSize() };
+      this.sendSync(ch, { kind: "thread", afterSeq: 0, thread: t }, frame);
+    }
+    /** Loads the page of a thread's replies below its oldest held one; resolves to whether even older ones exist. */
+    threadOlder(ch, t, signal) {
+      return new Promise((resolve, reject) => {
+        if (signal?.aborted === true) {
+          reject(new ChatdError("aborted", "aborted"));
+          return;
+        }
+        if (t.log.isStarted && !t.log.hasOlder) {
+          resolve(false);
+          return;
+        }
+        const onAbort = () => {
+          const i = t.olderWaiters.indexOf(done);
+          if (i >= 0) t.olderWaiters.splice(i, 1);
+          reject(new ChatdError("aborted", "aborted"));
+        };
+        const done = (err) => {
+          signal?.removeEventListener("abort", onAbort);
+          if (err !== void 0) reject(err);
+          else resolve(t.log.hasOlder);
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        t.olderWaiters.push(done);
+        this.pumpThreadOlder(ch, t);
+      });
+    }
+    pumpThreadOlder(ch, t) {
+      if (this.conn.state !== "open" || t.loadingOlder) return;
+      if (!t.log.isStarted) {
+        this.openThread(ch, t);
+        return;
+      }
+      const below = t.log.oldestSeq;
+      if (!t.log.hasOlder || below === void 0) {
+        for (const w of t.olderWaiters.splice(0)) w();
+        return;
+      }
+      t.loadingOlder = true;
+      const frame = { type: "SYNC", channelId: ch.id, threadId: t.log.rootId, afterSeq: 0, beforeSeq: below, limit: this.pageSize() };
+      if (!this.sendSync(ch, { kind: "threadOlder", afterSeq: 0, thread: t }, frame)) t.loadingOlder = false;
+    }
+    /** The answer to a thread's read. */
+    onThreadBatch(ch, req, b) {
+      const t = req.thread;
+      if (req.kind === "threadOlder") {
+        t.loadingOlder = false;
+        t.log.prepend(b.messages, b.lastSeq, b.hasMore);
+        t.store.invalidate();
+        for (const w of t.olderWaiters.splice(0)) w();
+        return;
+      }
+      if (!t.log.start(b.messages, b.lastSeq, b.hasMore)) this.openThread(ch, t);
+      t.store.invalidate();
+      if (t.log.isStarted && t.olderWaiters.length > 0) this.pumpThreadOlder(ch, t);
     }
     /** Reads the newest page of an opened channel whose window is not placed yet. */
     openChannel(ch) {
@@ -2594,6 +2790,10 @@
       const req = this.syncs.get(b.channelId)?.shift();
       if (req !== void 0) this.conn.features.confirmUpTo(req.frameNo);
       const kind = req?.kind ?? "forward";
+      if (req?.thread !== void 0) {
+        this.onThreadBatch(ch, { ...req, thread: req.thread }, b);
+        return;
+      }
       if (kind === "older") {
         ch.loadingOlder = false;
         const lowBefore = ch.log.low;
@@ -2642,6 +2842,11 @@
         for (const e of r.appended) {
           if (entryKind(e) === "message" && ch.typing.remove(e.senderId)) ch.store.invalidate();
         }
+        const readAsOf = fromRead ? Math.max(readLastSeq ?? ch.log.knownLastSeq, 0) : void 0;
+        for (const t of ch.threads.values()) {
+          t.log.channelAppended(r.appended, readAsOf);
+          t.store.invalidate();
+        }
         this.c.events.emit("entries", ch.id, r.appended);
         this.receipts.scheduleDelivered();
       }
@@ -2660,9 +2865,27 @@
         ch.loadingOlder = false;
         for (const w of ch.olderWaiters.splice(0)) w(err);
       }
+      const t = req.thread;
+      if (t !== void 0) {
+        t.loadingOlder = false;
+        if (req.kind === "thread") t.error = err.toJSON();
+        for (const w of t.olderWaiters.splice(0)) w(err);
+        t.store.invalidate();
+      }
       if (err.code === "forbidden") this.channels.markRemoved(ch);
       ch.store.invalidate();
       return true;
+    }
+    /**
+     * An ERROR naming only a message (no channel, no clientMsgId): the answer to a thread's
+     * read of that root, when one is the oldest SYNC of its channel. Returns whether it was one.
+     */
+    onThreadError(messageId, err) {
+      for (const [channelId, q] of this.syncs) {
+        const head = q[0];
+        if (head?.thread !== void 0 && head.thread.log.rootId === messageId) return this.onError(channelId, err);
+      }
+      return false;
     }
     /** Whether a SYNC has waited for its answer longer than `limitMs`. */
     stale(now, limitMs) {
@@ -2672,7 +2895,10 @@
     /** The connection dropped: no SYNC on it will be answered (they are sent again after HELLO). */
     dropped() {
       this.syncs.clear();
-      for (const ch of this.channels.all()) ch.loadingOlder = false;
+      for (const ch of this.channels.all()) {
+        ch.loadingOlder = false;
+        for (const t of ch.threads.values()) t.loadingOlder = false;
+      }
     }
     syncQueue(channelId) {
       let q = this.syncs.get(channelId);
@@ -2692,6 +2918,173 @@
       return Math.min(500, Math.max(1, this.c.opts.pageSize ?? 50));
     }
   };
+
+  // ../clients/typescript/src/threads.ts
+  var ThreadLog = class {
+    /** The channel. */
+    channelId;
+    /** The root's message id. */
+    rootId;
+    msgs;
+    /** The channel's entries up to this seq are in the states (once started). */
+    through = 0;
+    /** The first read must be as of this seq at least: the channel's log held up to it when the thread was opened. */
+    minThrough;
+    started = false;
+    older = false;
+    oldest = Number.POSITIVE_INFINITY;
+    /** The channel's entries appended before the first read came, with the seq their state is as of. */
+    buffer = [];
+    /** A thread whose first read must be as of `minThrough` or later. */
+    constructor(channelId, rootId, me, minThrough) {
+      this.channelId = channelId;
+      this.rootId = rootId;
+      this.minThrough = minThrough;
+      this.msgs = new MessageStates(me, false);
+    }
+    /** True once the first read was taken. */
+    get isStarted() {
+      return this.started;
+    }
+    /** True while older replies can be read. */
+    get hasOlder() {
+      return this.started && this.older;
+    }
+    /** The seq of the oldest reply held (for reading the page below it); undefined when none. */
+    get oldestSeq() {
+      return Number.isFinite(this.oldest) ? this.oldest : void 0;
+    }
+    /** The replies held, in seq order, folded. The same array until something changes. */
+    messages() {
+      return this.msgs.messages();
+    }
+    /**
+     * The first read (`latest`): its replies, as of `lastSeq`; `hasMore`: older ones exist.
+     * Returns false, taking nothing, when the read is older than what the channel held when
+     * the thread was opened: it must be made again.
+     */
+    start(entries, lastSeq, hasMore) {
+      if (this.started) return true;
+      const asOf = lastSeq ?? Math.max(0, ...entries.map((e) => e.seq));
+      if (asOf < this.minThrough) return false;
+      this.started = true;
+      this.through = asOf;
+      this.older = hasMore;
+      this.take(entries, asOf);
+      const waiting = this.buffer;
+      this.buffer = [];
+      this.channelAppended(waiting.map(([e]) => e), void 0, waiting.map(([, a]) => a));
+      return true;
+    }
+    /** An older page (`beforeSeq`): its replies below the oldest held, as of `lastSeq`. Returns those taken. */
+    prepend(entries, lastSeq, hasMore) {
+      this.older = hasMore;
+      const asOf = lastSeq ?? this.through;
+      return this.take(
+        entries.filter((e) => e.seq < this.oldest),
+        asOf
+      );
+    }
+    /**
+     * Entries the channel's log appended, in seq order (each once). `readAsOf`: they came from
+     * a read whose states are as of that seq (undefined: live). `asOfs`: per entry instead.
+     */
+    channelAppended(entries, readAsOf, asOfs) {
+      entries.forEach((e, i) => {
+        const asOf = asOfs === void 0 ? readAsOf : asOfs[i];
+        if (!this.started) {
+          this.buffer.push([e, asOf]);
+          return;
+        }
+        if (e.seq <= this.through) return;
+        this.through = e.seq;
+        if (entryKind(e) === "message") {
+          if (e.threadId !== this.rootId || this.msgs.has(e.messageId)) return;
+          this.msgs.addMessage(e, Math.max(asOf ?? e.seq, e.seq), e.reactions === void 0, true);
+          if (e.seq < this.oldest) this.oldest = e.seq;
+        } else {
+          this.msgs.modify(e);
+        }
+      });
+    }
+    /** Takes a read's replies of this thread not held yet, as of `asOf`. */
+    take(entries, asOf) {
+      const taken = [];
+      for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
+        if (entryKind(e) !== "message" || this.msgs.has(e.messageId)) continue;
+        if (e.threadId !== this.rootId) continue;
+        this.msgs.addMessage(e, Math.max(asOf, e.seq), false, false);
+        if (e.seq < this.oldest) this.oldest = e.seq;
+        taken.push(e);
+      }
+      return taken;
+    }
+  };
+  function newThread(ch, rootId, me, outbox) {
+    const log = new ThreadLog(ch.log.channelId, rootId, me, ch.log.isStarted ? ch.log.high : 0);
+    let last;
+    const t = {
+      log,
+      error: void 0,
+      olderWaiters: [],
+      loadingOlder: false,
+      store: new LazyStore(() => {
+        const next = buildThreadSnapshot(t, ch, me, outbox());
+        if (last !== void 0 && sameSnapshot(last, next)) return last;
+        last = next;
+        return next;
+      })
+    };
+    return t;
+  }
+  function buildThreadSnapshot(t, ch, me, records) {
+    const messages = t.log.messages();
+    const rootId = t.log.rootId;
+    const mine = /* @__PURE__ */ new Set();
+    for (const m of messages) if (m.senderId === me) mine.add(m.clientMsgId);
+    const outgoing = [];
+    const seen = /* @__PURE__ */ new Set();
+    for (const r of records) {
+      if (r.op.type !== "MSG_SEND" || r.op.channelId !== ch.log.channelId || r.op.threadId !== rootId || mine.has(r.clientMsgId)) continue;
+      seen.add(r.clientMsgId);
+      const sent = ch.sent.get(r.clientMsgId);
+      outgoing.push(
+        Object.freeze({
+          clientMsgId: r.clientMsgId,
+          channelId: ch.log.channelId,
+          body: r.op.body,
+          state: sent !== void 0 ? "sent" : r.state,
+          seq: sent?.seq,
+          messageId: sent?.messageId,
+          error: r.error,
+          createdAt: r.createdAt,
+          threadId: rootId,
+          ...r.op.replyTo !== void 0 ? { replyTo: r.op.replyTo } : {}
+        })
+      );
+    }
+    for (const s of ch.sent.values()) {
+      if (s.threadId === rootId && !seen.has(s.clientMsgId) && !mine.has(s.clientMsgId)) outgoing.push(s);
+    }
+    outgoing.sort((a, b) => a.createdAt - b.createdAt);
+    const status = ch.removed ? "removed" : t.error !== void 0 ? "failed" : t.log.isStarted ? "ready" : "loading";
+    return Object.freeze({
+      channelId: ch.log.channelId,
+      rootId,
+      status,
+      error: t.error,
+      root: ch.log.message(rootId),
+      messages,
+      outgoing: Object.freeze(outgoing),
+      hasOlder: t.log.hasOlder
+    });
+  }
+  function sameSnapshot(a, b) {
+    return a.status === b.status && a.error === b.error && a.root === b.root && a.messages === b.messages && a.hasOlder === b.hasOlder && a.outgoing.length === b.outgoing.length && a.outgoing.every((o, i) => {
+      const p = b.outgoing[i];
+      return p !== void 0 && o.clientMsgId === p.clientMsgId && o.state === p.state && o.seq === p.seq && o.error === p.error;
+    });
+  }
 
   // ../clients/typescript/src/typing-indicators.ts
   var TypingIndicators = class {
@@ -2902,6 +3295,34 @@
         this.sync.openChannel(ch);
       }
       return new ChannelStore(this, channelId, ch.store);
+    }
+    /**
+     * The store of one thread (protocol §14): the replies of root `rootId` in `channelId`,
+     * each once and in seq order, with the user's unsent replies in `outgoing` and the root
+     * (with its `thread` summary) when the channel's window holds it. Opens the channel too
+     * (the thread takes its live replies, and the edits, deletes and reactions of its
+     * replies, from the channel's gapless log), then reads the thread's newest page (`SYNC`
+     * with `threadId` and `latest`); `loadOlder` reads the page below. The same store for the
+     * same thread. A root the server refuses (`not_found`, `invalid_field`) makes the
+     * snapshot `failed` with the error. Send into it with
+     * `send(channelId, body, { threadId: rootId })` (or the store's `send`).
+     */
+    thread(channelId, rootId) {
+      this.channel(channelId);
+      const ch = this.channels.ctx(channelId);
+      let t = ch.threads.get(rootId);
+      if (t === void 0) {
+        t = newThread(ch, rootId, this.userId, () => this.tabOutbox.records());
+        ch.threads.set(rootId, t);
+        this.sync.openThread(ch, t);
+      }
+      const ctx = t;
+      return {
+        subscribe: ctx.store.subscribe,
+        getSnapshot: ctx.store.getSnapshot,
+        loadOlder: (signal) => this.sync.threadOlder(ch, ctx, signal),
+        send: (body, options = {}) => this.send(channelId, body, { ...options, threadId: rootId })
+      };
     }
     /**
      * Channel ids from the last HELLO, and the `CHANNEL_ADDED`s, `CHANNEL_REMOVED`s, live
@@ -3123,18 +3544,53 @@
       this.receipts.markRead(channelId);
     }
     // ---------------------------------------------------------------- sending
-    /** Sends a message. Resolves on its MSG_ACK (also `duplicate: true`); rejects with a ChatdError when it failed. */
+    /**
+     * Sends a message. Resolves on its MSG_ACK (also `duplicate: true`); rejects with a
+     * ChatdError when it failed. `options.replyTo` quotes a message and `options.threadId`
+     * puts it in a thread (protocol §14); both are kept in the durable outbox record with
+     * the body, so a retry (after a reload or crash too) sends the same frame with the same
+     * clientMsgId. A refused reply fails like any send: `not_found` (the quoted message or
+     * root is unknown or deleted), `invalid_field` naming the field (another channel's
+     * message, or a root that is itself in a thread).
+     */
     send(channelId, body, options = {}) {
       this.typingIndicators.messageSent(channelId);
-      return this.sender.enqueue({ type: "MSG_SEND", channelId, body }, options);
+      const { replyTo, threadId } = options;
+      return this.sender.enqueue(
+        {
+          type: "MSG_SEND",
+          channelId,
+          body,
+          ...replyTo !== void 0 ? { replyTo } : {},
+          ...threadId !== void 0 ? { threadId } : {}
+        },
+        options
+      );
     }
     /** Edits one of the user's messages (version 1.1). */
     edit(channelId, messageId, body, options = {}) {
       return this.sender.enqueue({ type: "MSG_EDIT", channelId, messageId, body }, options);
     }
-    /** Deletes one of the user's messages (version 1.1). */
+    /**
+     * Deletes a message (version 1.1): one of the user's own, or, for a `moderator` or
+     * `owner` of its channel, anyone's (protocol §13.1, §17; the delete entry's `senderId`
+     * is then the moderator). The client does not judge: the server answers `forbidden`
+     * to a delete the user's role does not allow. {@link mayDelete} says whether to offer it.
+     */
     deleteMessage(channelId, messageId, options = {}) {
       return this.sender.enqueue({ type: "MSG_DELETE", channelId, messageId }, options);
+    }
+    /**
+     * Whether the user may delete `message` as far as this client knows: it is not deleted,
+     * and it is the user's own or the user is a `moderator` or `owner` of its channel (the
+     * role of the channel list, which HELLO, CHANNEL_ADDED and the user's MEMBER frames keep
+     * current). The server still judges (a role changed a moment ago may not be known here).
+     */
+    mayDelete(message) {
+      if (message.deleted) return false;
+      if (message.senderId === this.userId) return true;
+      const role = this.channelList.getSnapshot().find((c) => c.channelId === message.channelId)?.role;
+      return role === "moderator" || role === "owner";
     }
     /** Adds or removes a reaction (version 1.1). */
     react(channelId, messageId, emoji, op = "add", options = {}) {
@@ -3280,6 +3736,7 @@
         }
       }
       if (e.channelId !== void 0 && e.clientMsgId === void 0 && this.sync.onError(e.channelId, err)) return;
+      if (e.channelId === void 0 && e.clientMsgId === void 0 && e.messageId !== void 0 && this.sync.onThreadError(e.messageId, err)) return;
       if (e.code === "forbidden" && e.channelId !== void 0 && e.clientMsgId === void 0 && this.channels.get(e.channelId)?.removed === true) return;
       if (err.retryable && e.clientMsgId === void 0 && e.channelId === void 0 && e.messageId === void 0) {
         this.presenceSub.refused(err);
@@ -3302,7 +3759,7 @@
       this.subscribe = store.subscribe;
       this.getSnapshot = store.getSnapshot;
     }
-    /** Sends a message to this channel. */
+    /** Sends a message to this channel (a reply or a thread reply with `options`, see {@link ChatClient.send}). */
     send(body, options) {
       return this.client.send(this.channelId, body, options);
     }
@@ -3795,7 +4252,11 @@
       }
       return reactions;
     }
-    /** The actions row under `m`: quick reactions the user has not made, and Edit and Delete on the user's own messages. */
+    /**
+     * The actions row under `m`: quick reactions the user has not made, Edit on the user's
+     * own messages, and Delete on them and, for a moderator or owner of the channel, on
+     * anyone's.
+     */
     actions(m, mine) {
       const channelId = m.channelId;
       const actions = h("div", { class: "actions" });
@@ -3819,6 +4280,36 @@
           );
         }
       }
+      actions.append(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "reply",
+            "aria-label": `Reply to ${m.senderId}’s message`,
+            onclick: () => {
+              this.hooks.startReply(m);
+            }
+          },
+          "Reply"
+        )
+      );
+      if (m.threadId === void 0) {
+        actions.append(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "thread",
+              "aria-label": "Reply in a thread",
+              onclick: () => {
+                this.hooks.openThread(m);
+              }
+            },
+            "Thread"
+          )
+        );
+      }
       if (mine && this.state.supports("MSG_EDIT")) {
         actions.append(
           h(
@@ -3835,14 +4326,15 @@
           )
         );
       }
-      if (mine && this.state.supports("MSG_DELETE")) {
+      if (this.state.client.mayDelete(m) && this.state.supports("MSG_DELETE")) {
         actions.append(
           h(
             "button",
             {
               type: "button",
               class: "delete",
-              "aria-label": "Delete this message",
+              "data-moderation": String(!mine),
+              "aria-label": mine ? "Delete this message" : `Delete ${m.senderId}’s message (as moderator)`,
               onclick: () => {
                 this.remove(channelId, m.messageId);
               }
@@ -3857,7 +4349,7 @@
     react(channelId, messageId, emoji, op) {
       this.v11("MSG_REACT", (clientMsgId) => this.state.client.react(channelId, messageId, emoji, op, { clientMsgId }));
     }
-    /** Deletes the user's message. */
+    /** Deletes a message (the user's, or anyone's as a moderator or owner). */
     remove(channelId, messageId) {
       this.v11("MSG_DELETE", (clientMsgId) => this.state.client.deleteMessage(channelId, messageId, { clientMsgId }));
     }
@@ -4007,6 +4499,17 @@
     }
   };
 
+  // src/chat-quote.ts
+  function quoteElement(preview, replyTo) {
+    return h(
+      "blockquote",
+      { class: "quote", "data-reply-to": replyTo, "data-deleted": String(preview.deleted === true) },
+      h("span", { class: "quote-sender" }, preview.senderId),
+      " ",
+      h("span", { class: "quote-body" }, preview.deleted === true ? "deleted message" : preview.body)
+    );
+  }
+
   // src/chat-composer.ts
   var Composer = class {
     state;
@@ -4016,6 +4519,9 @@
     editingEl;
     /** The message being edited, and the draft the composer held before. */
     editing;
+    /** The message the next send quotes (Reply on it), until sent or cancelled. */
+    replying;
+    replyingEl;
     constructor(state, hooks) {
       this.state = state;
       this.hooks = hooks;
@@ -4024,6 +4530,50 @@
     editingElement() {
       this.editingEl = h("div", { class: "editing", id: "editing", "aria-live": "polite" });
       return this.editingEl;
+    }
+    /** Makes the "Replying to" line of a newly built pane (the quote, and a button that cancels). */
+    replyingElement() {
+      this.replyingEl = h("div", { class: "replying", id: "replying", hidden: true });
+      this.renderReplying();
+      return this.replyingEl;
+    }
+    /** Makes the next send a reply quoting `m` (shown above the composer; Escape or ✕ cancels). */
+    startReply(m) {
+      if (this.editing !== void 0) this.endEdit();
+      this.replying = m;
+      this.renderReplying();
+      this.textarea?.focus();
+    }
+    cancelReply() {
+      this.replying = void 0;
+      this.renderReplying();
+    }
+    renderReplying() {
+      const el = this.replyingEl;
+      if (el === void 0) return;
+      const m = this.replying;
+      el.hidden = m === void 0;
+      if (m === void 0) {
+        el.replaceChildren();
+        return;
+      }
+      el.dataset.replyTo = m.messageId;
+      el.replaceChildren(
+        h("span", {}, "Replying to "),
+        quoteElement({ senderId: m.senderId, body: cutUtf8(m.body) }, m.messageId),
+        h(
+          "button",
+          {
+            type: "button",
+            id: "reply-cancel",
+            "aria-label": "Cancel the reply",
+            onclick: () => {
+              this.cancelReply();
+            }
+          },
+          "✕"
+        )
+      );
     }
     /** Makes the composer (textarea and Send) of a newly built pane for channel `id`. */
     element(id) {
@@ -4058,9 +4608,10 @@
     focus() {
       this.textarea?.focus();
     }
-    /** Another channel is selected: no edit goes on (its pane is built anew). */
+    /** Another channel is selected: no edit or reply goes on (its pane is built anew). */
     forgetEdit() {
       this.editing = void 0;
+      this.replying = void 0;
     }
     /** No more sending in this channel (the user is not a member any more). */
     disable() {
@@ -4106,6 +4657,9 @@
       } else if (ev.key === "Escape" && this.editing !== void 0) {
         ev.preventDefault();
         this.endEdit();
+      } else if (ev.key === "Escape" && this.replying !== void 0) {
+        ev.preventDefault();
+        this.cancelReply();
       }
     }
     onInput() {
@@ -4132,7 +4686,9 @@
         return;
       }
       c.value = "";
-      this.state.stores.get(id)?.send(body).catch(() => {
+      const replyTo = this.replying?.channelId === id ? this.replying.messageId : void 0;
+      this.cancelReply();
+      this.state.stores.get(id)?.send(body, replyTo === void 0 ? {} : { replyTo }).catch(() => {
       });
     }
   };
@@ -4922,11 +5478,12 @@
       const items = [];
       let next = 0;
       for (const m of snap.messages) {
+        if (m.threadId !== void 0) continue;
         for (let l = lines[next]; l !== void 0 && l.afterSeq < m.seq; l = lines[++next]) items.push(systemItem(l));
         items.push(this.messageItem(m, receipts.get(m.seq) ?? [], presence));
       }
       for (const l of lines.slice(next)) items.push(systemItem(l));
-      for (const o of snap.outgoing) items.push(this.outgoingItem(o));
+      for (const o of snap.outgoing) if (o.threadId === void 0) items.push(this.outgoingItem(o));
       if (snap.status === "loading") items.unshift(h("li", { class: "empty" }, "Loading messages…"));
       if (snap.status === "ready" && items.length === 0) items.push(h("li", { class: "empty" }, "No messages yet. Say hello!"));
       list.replaceChildren(...items);
@@ -4998,15 +5555,40 @@
           "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}`
         },
         h("div", { class: "msg-head" }, presenceDot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
+        m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
         h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
         meta
       );
+      const replies = m.thread?.replyCount ?? 0;
+      if (replies > 0) {
+        li.append(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "thread-open",
+              "data-reply-count": replies,
+              "aria-label": `Open the thread: ${replies} ${replies === 1 ? "reply" : "replies"}`,
+              onclick: () => {
+                this.hooks.openThread(m);
+              }
+            },
+            `💬 ${replies} ${replies === 1 ? "reply" : "replies"}`
+          )
+        );
+      }
       if (m.deleted) return li;
       const reactions = this.actions.reactions(m);
       const actions = this.actions.actions(m, mine);
       if (reactions.childElementCount > 0) li.append(reactions);
       li.append(actions);
       return li;
+    }
+    /** The quote of an unsent reply, from the quoted message held (nothing when it is not). */
+    pendingQuote(replyTo) {
+      const q = this.state.snapshot()?.messages.find((m) => m.messageId === replyTo);
+      if (q === void 0) return null;
+      return quoteElement(q.deleted ? { senderId: q.senderId, body: "", deleted: true } : { senderId: q.senderId, body: q.body }, replyTo);
     }
     /** One of the user's messages not yet stored: pending, sent, or failed with Retry and Discard. */
     outgoingItem(o) {
@@ -5025,6 +5607,7 @@
           "aria-label": `${me}: ${o.body}, ${o.state}`
         },
         h("div", { class: "msg-head" }, h("span", { class: "sender" }, `${me} (you)`)),
+        o.replyTo !== void 0 ? this.pendingQuote(o.replyTo) : null,
         h("div", { class: "body" }, o.body),
         meta
       );
@@ -5187,6 +5770,264 @@
     }
   };
 
+  // src/chat-thread.ts
+  var ThreadPanel = class {
+    state;
+    open;
+    panelEl;
+    listEl;
+    rootEl;
+    olderBtn;
+    statusEl;
+    textarea;
+    constructor(state) {
+      this.state = state;
+    }
+    /** The thread shown, if any. */
+    get rootId() {
+      return this.open?.rootId;
+    }
+    /** Opens the thread of `root` (in the selected channel): the panel shows it at once. */
+    show(root) {
+      if (this.open?.rootId === root.messageId) {
+        this.textarea?.focus();
+        return;
+      }
+      this.hide();
+      const store = this.state.client.thread(root.channelId, root.messageId);
+      const unsub = store.subscribe(() => {
+        this.render();
+      });
+      this.open = { channelId: root.channelId, rootId: root.messageId, store, unsub };
+      this.build();
+      this.render();
+      this.textarea?.focus();
+    }
+    /** Closes the panel. */
+    hide() {
+      this.open?.unsub();
+      this.open = void 0;
+      this.panelEl?.remove();
+      this.panelEl = void 0;
+      this.listEl = void 0;
+    }
+    /** The pane was built anew: the panel (when a thread of this channel is open) goes back into it. */
+    attach(pane) {
+      if (this.open === void 0) return;
+      if (this.open.channelId !== this.state.current) {
+        this.hide();
+        return;
+      }
+      this.build(pane);
+      this.render();
+    }
+    build(pane = document.getElementById("pane")) {
+      const open = this.open;
+      if (open === void 0) return;
+      this.panelEl?.remove();
+      this.rootEl = h("div", { class: "thread-root", id: "thread-root" });
+      this.olderBtn = h(
+        "button",
+        {
+          type: "button",
+          class: "older",
+          id: "thread-older",
+          hidden: true,
+          onclick: () => {
+            open.store.loadOlder().catch((e) => {
+              if (this.statusEl !== void 0) this.statusEl.textContent = errorText(e);
+            });
+          }
+        },
+        "Load older replies"
+      );
+      this.listEl = h("ol", { class: "messages thread-messages", id: "thread-messages", role: "log", "aria-label": "Replies in this thread" });
+      this.statusEl = h("div", { class: "thread-status", id: "thread-status", "aria-live": "polite" });
+      const textarea = h("textarea", { id: "thread-composer", rows: 1, "aria-label": "Reply in this thread", placeholder: "Reply in thread (Enter sends)" });
+      textarea.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+          ev.preventDefault();
+          this.submit();
+        } else if (ev.key === "Escape") {
+          ev.preventDefault();
+          this.hide();
+        }
+      });
+      this.textarea = textarea;
+      this.panelEl = h(
+        "aside",
+        { class: "thread-panel", id: "thread", "data-root": open.rootId, "aria-label": "Thread" },
+        h(
+          "div",
+          { class: "thread-head" },
+          h("h3", {}, "Thread"),
+          h(
+            "button",
+            {
+              type: "button",
+              id: "thread-close",
+              "aria-label": "Close the thread",
+              onclick: () => {
+                this.hide();
+              }
+            },
+            "✕"
+          )
+        ),
+        this.rootEl,
+        this.olderBtn,
+        this.listEl,
+        this.statusEl,
+        h(
+          "div",
+          { class: "composer" },
+          textarea,
+          h(
+            "button",
+            {
+              type: "button",
+              class: "primary",
+              id: "thread-send",
+              onclick: () => {
+                this.submit();
+              }
+            },
+            "Reply"
+          )
+        )
+      );
+      pane?.append(this.panelEl);
+    }
+    /** Draws the root, the replies and the user's unsent replies. */
+    render() {
+      const open = this.open;
+      const list = this.listEl;
+      if (open === void 0 || list === void 0) return;
+      const snap = open.store.getSnapshot();
+      if (this.rootEl !== void 0) this.rootEl.replaceChildren(...snap.root === void 0 ? [] : [this.item(snap.root)]);
+      const items = snap.messages.map((m) => this.item(m));
+      for (const o of snap.outgoing) items.push(this.outgoingItem(o));
+      if (snap.status === "ready" && items.length === 0) items.push(h("li", { class: "empty" }, "No replies yet."));
+      list.replaceChildren(...items);
+      list.scrollTop = list.scrollHeight;
+      if (this.olderBtn !== void 0) this.olderBtn.hidden = !snap.hasOlder;
+      if (this.statusEl !== void 0) this.statusEl.textContent = statusWords2(snap);
+      if (this.panelEl !== void 0) this.panelEl.dataset.status = snap.status;
+      if (snap.status === "removed" || snap.status === "failed") {
+        if (this.textarea !== void 0) this.textarea.disabled = true;
+      }
+    }
+    submit() {
+      const open = this.open;
+      const c = this.textarea;
+      if (open === void 0 || c === void 0) return;
+      const body = c.value;
+      if (body.trim() === "") return;
+      c.value = "";
+      open.store.send(body).catch(() => {
+      });
+    }
+    /** A stored message of the thread (or its root). */
+    item(m) {
+      const mine = m.senderId === this.state.userId;
+      const li = h(
+        "li",
+        {
+          class: "msg",
+          "data-message-id": m.messageId,
+          "data-seq": m.seq,
+          "data-sender": m.senderId,
+          "data-mine": String(mine),
+          "data-state": "sent",
+          "data-deleted": String(m.deleted)
+        },
+        h("div", { class: "msg-head" }, h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
+        m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
+        h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
+        h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)), m.editedAt !== void 0 && !m.deleted ? h("span", { class: "edited" }, "(edited)") : null)
+      );
+      if (!m.deleted && this.state.client.mayDelete(m) && this.state.supports("MSG_DELETE")) {
+        li.append(
+          h(
+            "div",
+            { class: "actions" },
+            h(
+              "button",
+              {
+                type: "button",
+                class: "delete",
+                "aria-label": mine ? "Delete this reply" : `Delete ${m.senderId}’s reply (as moderator)`,
+                onclick: () => {
+                  this.state.client.deleteMessage(m.channelId, m.messageId).catch((e) => {
+                    if (this.statusEl !== void 0) this.statusEl.textContent = errorText(e);
+                  });
+                }
+              },
+              "Delete"
+            )
+          )
+        );
+      }
+      return li;
+    }
+    /** One of the user's replies not yet stored: pending, sent, or failed with Retry. */
+    outgoingItem(o) {
+      const me = this.state.userId;
+      const words = o.state === "pending" ? "⏳ pending" : o.state === "sent" ? "✓ sent" : "⚠ failed";
+      const li = h(
+        "li",
+        { class: "msg", "data-client-msg-id": o.clientMsgId, "data-mine": "true", "data-sender": me, "data-state": o.state },
+        h("div", { class: "msg-head" }, h("span", { class: "sender" }, `${me} (you)`)),
+        h("div", { class: "body" }, o.body),
+        h("div", { class: "meta" }, h("span", { class: "state", "data-state": o.state }, words))
+      );
+      if (o.state === "failed") {
+        li.append(
+          h("div", { class: "meta error" }, errorWords(o.error?.code ?? "internal", o.error?.message ?? "failed")),
+          h(
+            "div",
+            { class: "actions" },
+            h(
+              "button",
+              {
+                type: "button",
+                class: "retry",
+                onclick: () => {
+                  this.state.client.retry(o.clientMsgId).catch(() => void 0);
+                }
+              },
+              "Retry"
+            ),
+            h(
+              "button",
+              {
+                type: "button",
+                class: "discard",
+                onclick: () => {
+                  void this.state.client.discard(o.clientMsgId);
+                }
+              },
+              "Discard"
+            )
+          )
+        );
+      }
+      return li;
+    }
+  };
+  function statusWords2(s) {
+    switch (s.status) {
+      case "loading":
+        return "Loading replies…";
+      case "failed":
+        return `This thread cannot be shown: ${errorWords(s.error?.code ?? "internal", s.error?.message ?? "refused")}`;
+      case "removed":
+        return "You are no longer in this channel.";
+      case "ready":
+        return "";
+    }
+  }
+
   // src/chat.ts
   var ChatView = class {
     /** The user's chatd client. */
@@ -5202,6 +6043,7 @@
     actions;
     messages;
     composer;
+    thread;
     unsubs = [];
     /** The channels of the last HELLO (not announced as new). */
     helloIds = /* @__PURE__ */ new Set();
@@ -5260,14 +6102,24 @@
         },
         startEdit: (m) => {
           this.composer.startEdit(m);
+        },
+        startReply: (m) => {
+          this.composer.startReply(m);
+        },
+        openThread: (m) => {
+          this.thread.show(m);
         }
       });
+      this.thread = new ThreadPanel(state);
       this.messages = new MessageList(state, this.actions, {
         notice: (text) => {
           this.notices.set(text);
         },
         readOnly: () => {
           this.composer.disable();
+        },
+        openThread: (m) => {
+          this.thread.show(m);
         }
       });
     }
@@ -5391,6 +6243,7 @@
     }
     /** Selects a channel (or none), opens it and builds its pane. */
     select(id) {
+      if (id !== this.state.current) this.thread.hide();
       this.state.current = id;
       this.composer.forgetEdit();
       this.messages.reset();
@@ -5438,8 +6291,10 @@
         this.people.typingElement(),
         this.notices.element(),
         this.composer.editingElement(),
+        this.composer.replyingElement(),
         this.composer.element(id)
       );
+      this.thread.attach(pane);
       this.messages.render();
       this.people.renderTyping();
       this.people.renderPeople();

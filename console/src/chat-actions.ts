@@ -24,6 +24,10 @@ export interface ActionHooks {
   redraw(): void;
   /** Puts this message into the composer to edit it. */
   startEdit(m: Message): void;
+  /** Makes the composer's next send a reply quoting this message. */
+  startReply(m: Message): void;
+  /** Opens the thread of this root in the thread panel. */
+  openThread(m: Message): void;
 }
 
 /** The reaction and action buttons of stored messages, and the operations behind them. */
@@ -60,7 +64,11 @@ export class MessageActions {
     return reactions;
   }
 
-  /** The actions row under `m`: quick reactions the user has not made, and Edit and Delete on the user's own messages. */
+  /**
+   * The actions row under `m`: quick reactions the user has not made, Edit on the user's
+   * own messages, and Delete on them and, for a moderator or owner of the channel, on
+   * anyone's.
+   */
   actions(m: Message, mine: boolean): HTMLElement {
     const channelId = m.channelId;
     const actions = h('div', { class: 'actions' });
@@ -84,6 +92,37 @@ export class MessageActions {
         );
       }
     }
+    // replies and threads (protocol §14): quote it; open its thread (a reply in a thread starts none)
+    actions.append(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'reply',
+          'aria-label': `Reply to ${m.senderId}’s message`,
+          onclick: () => {
+            this.hooks.startReply(m);
+          },
+        },
+        'Reply',
+      ),
+    );
+    if (m.threadId === undefined) {
+      actions.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'thread',
+            'aria-label': 'Reply in a thread',
+            onclick: () => {
+              this.hooks.openThread(m);
+            },
+          },
+          'Thread',
+        ),
+      );
+    }
     if (mine && this.state.supports('MSG_EDIT')) {
       actions.append(
         h(
@@ -100,14 +139,16 @@ export class MessageActions {
         ),
       );
     }
-    if (mine && this.state.supports('MSG_DELETE')) {
+    // others' messages too for a moderator or owner of the channel (protocol §13.1, §17)
+    if (this.state.client.mayDelete(m) && this.state.supports('MSG_DELETE')) {
       actions.append(
         h(
           'button',
           {
             type: 'button',
             class: 'delete',
-            'aria-label': 'Delete this message',
+            'data-moderation': String(!mine),
+            'aria-label': mine ? 'Delete this message' : `Delete ${m.senderId}’s message (as moderator)`,
             onclick: () => {
               this.remove(channelId, m.messageId);
             },
@@ -124,7 +165,7 @@ export class MessageActions {
     this.v11('MSG_REACT', (clientMsgId) => this.state.client.react(channelId, messageId, emoji, op, { clientMsgId }));
   }
 
-  /** Deletes the user's message. */
+  /** Deletes a message (the user's, or anyone's as a moderator or owner). */
   remove(channelId: string, messageId: string): void {
     this.v11('MSG_DELETE', (clientMsgId) => this.state.client.deleteMessage(channelId, messageId, { clientMsgId }));
   }

@@ -1,10 +1,12 @@
 /**
  * The composer: the textarea and Send button under the messages. Enter sends (Shift+Enter
  * makes a new line); typing sends TYPING; Edit on a message puts it here to be changed
- * (Enter saves, Escape cancels and gives back the draft). A send that fails is shown on
+ * (Enter saves, Escape cancels and gives back the draft); Reply on a message makes the next
+ * send quote it (shown above the composer; Escape cancels). A send that fails is shown on
  * the message itself (failed, with Retry), not here.
  */
-import type { Message } from '../../clients/typescript/src/index.js';
+import { cutUtf8, type Message } from '../../clients/typescript/src/index.js';
+import { quoteElement } from './chat-quote.js';
 import type { ChatState } from './chat-state.js';
 import { h } from './dom.js';
 
@@ -25,6 +27,9 @@ export class Composer {
   private editingEl: HTMLElement | undefined;
   /** The message being edited, and the draft the composer held before. */
   private editing: { channelId: string; messageId: string; draft: string } | undefined;
+  /** The message the next send quotes (Reply on it), until sent or cancelled. */
+  private replying: Message | undefined;
+  private replyingEl: HTMLElement | undefined;
 
   constructor(state: ChatState, hooks: ComposerHooks) {
     this.state = state;
@@ -35,6 +40,54 @@ export class Composer {
   editingElement(): HTMLElement {
     this.editingEl = h('div', { class: 'editing', id: 'editing', 'aria-live': 'polite' });
     return this.editingEl;
+  }
+
+  /** Makes the "Replying to" line of a newly built pane (the quote, and a button that cancels). */
+  replyingElement(): HTMLElement {
+    this.replyingEl = h('div', { class: 'replying', id: 'replying', hidden: true });
+    this.renderReplying();
+    return this.replyingEl;
+  }
+
+  /** Makes the next send a reply quoting `m` (shown above the composer; Escape or ✕ cancels). */
+  startReply(m: Message): void {
+    if (this.editing !== undefined) this.endEdit();
+    this.replying = m;
+    this.renderReplying();
+    this.textarea?.focus();
+  }
+
+  private cancelReply(): void {
+    this.replying = undefined;
+    this.renderReplying();
+  }
+
+  private renderReplying(): void {
+    const el = this.replyingEl;
+    if (el === undefined) return;
+    const m = this.replying;
+    el.hidden = m === undefined;
+    if (m === undefined) {
+      el.replaceChildren();
+      return;
+    }
+    el.dataset.replyTo = m.messageId;
+    el.replaceChildren(
+      h('span', {}, 'Replying to '),
+      quoteElement({ senderId: m.senderId, body: cutUtf8(m.body) }, m.messageId),
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'reply-cancel',
+          'aria-label': 'Cancel the reply',
+          onclick: () => {
+            this.cancelReply();
+          },
+        },
+        '✕',
+      ),
+    );
   }
 
   /** Makes the composer (textarea and Send) of a newly built pane for channel `id`. */
@@ -72,9 +125,10 @@ export class Composer {
     this.textarea?.focus();
   }
 
-  /** Another channel is selected: no edit goes on (its pane is built anew). */
+  /** Another channel is selected: no edit or reply goes on (its pane is built anew). */
   forgetEdit(): void {
     this.editing = undefined;
+    this.replying = undefined;
   }
 
   /** No more sending in this channel (the user is not a member any more). */
@@ -125,6 +179,9 @@ export class Composer {
     } else if (ev.key === 'Escape' && this.editing !== undefined) {
       ev.preventDefault();
       this.endEdit();
+    } else if (ev.key === 'Escape' && this.replying !== undefined) {
+      ev.preventDefault();
+      this.cancelReply();
     }
   }
 
@@ -154,9 +211,11 @@ export class Composer {
       return;
     }
     c.value = '';
+    const replyTo = this.replying?.channelId === id ? this.replying.messageId : undefined;
+    this.cancelReply();
     this.state.stores
       .get(id)
-      ?.send(body)
+      ?.send(body, replyTo === undefined ? {} : { replyTo })
       .catch(() => {
         /* shown on the message itself: failed, with Retry */
       });

@@ -10,6 +10,7 @@
 import type { ChannelSnapshot, MemberFrame, Message, OutgoingMessage, Presence } from '../../clients/typescript/src/index.js';
 import type { MessageActions } from './chat-actions.js';
 import { presenceDot } from './chat-people.js';
+import { quoteElement } from './chat-quote.js';
 import type { ChatState } from './chat-state.js';
 import { clock, h } from './dom.js';
 import { errorText, errorWords, memberChangeWords, removalWords } from './words.js';
@@ -28,6 +29,8 @@ interface SystemLine {
 export interface MessageListHooks {
   /** Sets the selected channel's notice. */
   notice(text: string): void;
+  /** Opens the thread of a root (its "N replies" button). */
+  openThread(m: Message): void;
   /** The user is no longer a member of the selected channel: no more sending in it. */
   readOnly(): void;
 }
@@ -117,12 +120,14 @@ export class MessageList {
     const lines = this.lines.get(current) ?? [];
     const items: HTMLElement[] = [];
     let next = 0;
+    // a thread's replies show in its thread panel, not here (their root says how many)
     for (const m of snap.messages) {
+      if (m.threadId !== undefined) continue;
       for (let l = lines[next]; l !== undefined && l.afterSeq < m.seq; l = lines[++next]) items.push(systemItem(l));
       items.push(this.messageItem(m, receipts.get(m.seq) ?? [], presence));
     }
     for (const l of lines.slice(next)) items.push(systemItem(l));
-    for (const o of snap.outgoing) items.push(this.outgoingItem(o));
+    for (const o of snap.outgoing) if (o.threadId === undefined) items.push(this.outgoingItem(o));
     if (snap.status === 'loading') items.unshift(h('li', { class: 'empty' }, 'Loading messages…'));
     if (snap.status === 'ready' && items.length === 0) items.push(h('li', { class: 'empty' }, 'No messages yet. Say hello!'));
     list.replaceChildren(...items);
@@ -197,15 +202,41 @@ export class MessageList {
         'aria-label': `${m.senderId}${m.deleted ? ', deleted message' : `: ${m.body}`}`,
       },
       h('div', { class: 'msg-head' }, presenceDot(m.senderId, presence), h('span', { class: 'sender' }, mine ? `${m.senderId} (you)` : m.senderId)),
+      m.replyPreview !== undefined && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
       h('div', { class: 'body' }, m.deleted ? 'This message was deleted.' : m.body),
       meta,
     );
+    const replies = m.thread?.replyCount ?? 0;
+    if (replies > 0) {
+      li.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'thread-open',
+            'data-reply-count': replies,
+            'aria-label': `Open the thread: ${replies} ${replies === 1 ? 'reply' : 'replies'}`,
+            onclick: () => {
+              this.hooks.openThread(m);
+            },
+          },
+          `💬 ${replies} ${replies === 1 ? 'reply' : 'replies'}`,
+        ),
+      );
+    }
     if (m.deleted) return li;
     const reactions = this.actions.reactions(m);
     const actions = this.actions.actions(m, mine);
     if (reactions.childElementCount > 0) li.append(reactions);
     li.append(actions);
     return li;
+  }
+
+  /** The quote of an unsent reply, from the quoted message held (nothing when it is not). */
+  private pendingQuote(replyTo: string): HTMLElement | null {
+    const q = this.state.snapshot()?.messages.find((m) => m.messageId === replyTo);
+    if (q === undefined) return null;
+    return quoteElement(q.deleted ? { senderId: q.senderId, body: '', deleted: true } : { senderId: q.senderId, body: q.body }, replyTo);
   }
 
   /** One of the user's messages not yet stored: pending, sent, or failed with Retry and Discard. */
@@ -225,6 +256,7 @@ export class MessageList {
         'aria-label': `${me}: ${o.body}, ${o.state}`,
       },
       h('div', { class: 'msg-head' }, h('span', { class: 'sender' }, `${me} (you)`)),
+      o.replyTo !== undefined ? this.pendingQuote(o.replyTo) : null,
       h('div', { class: 'body' }, o.body),
       meta,
     );

@@ -14,7 +14,8 @@
  * This file wires the client's events to the parts and lays out the pane; each part is
  * its own module: chat-state.ts (what they share), chat-connection.ts (indicator and
  * diagnosis), chat-channels.ts (sidebar), chat-messages.ts (message list),
- * chat-actions.ts (reactions, edits, deletions), chat-composer.ts, chat-people.ts
+ * chat-actions.ts (reactions, edits, deletions, Reply and Thread), chat-composer.ts,
+ * chat-thread.ts (the thread panel), chat-quote.ts (a reply's quote), chat-people.ts
  * (people, typing, presence), chat-members.ts (the member list with roles),
  * chat-directory.ts (browsing, joining and leaving public channels), chat-create.ts (New
  * message and New channel) and chat-notice.ts. The parts do not import one another except for types and
@@ -33,6 +34,7 @@ import { MessageList } from './chat-messages.js';
 import { Notices } from './chat-notice.js';
 import { People } from './chat-people.js';
 import { ChatState } from './chat-state.js';
+import { ThreadPanel } from './chat-thread.js';
 import { announce, banner, h } from './dom.js';
 import { errorWords, removalWords } from './words.js';
 
@@ -57,6 +59,7 @@ export class ChatView {
   private readonly actions: MessageActions;
   private readonly messages: MessageList;
   private readonly composer: Composer;
+  private readonly thread: ThreadPanel;
   private readonly unsubs: (() => void)[] = [];
   /** The channels of the last HELLO (not announced as new). */
   private helloIds = new Set<string>();
@@ -117,13 +120,23 @@ export class ChatView {
       startEdit: (m) => {
         this.composer.startEdit(m);
       },
+      startReply: (m) => {
+        this.composer.startReply(m);
+      },
+      openThread: (m) => {
+        this.thread.show(m);
+      },
     });
+    this.thread = new ThreadPanel(state);
     this.messages = new MessageList(state, this.actions, {
       notice: (text) => {
         this.notices.set(text);
       },
       readOnly: () => {
         this.composer.disable();
+      },
+      openThread: (m) => {
+        this.thread.show(m);
       },
     });
   }
@@ -259,6 +272,7 @@ export class ChatView {
 
   /** Selects a channel (or none), opens it and builds its pane. */
   private select(id: string | undefined): void {
+    if (id !== this.state.current) this.thread.hide();
     this.state.current = id;
     this.composer.forgetEdit();
     this.messages.reset();
@@ -310,8 +324,10 @@ export class ChatView {
       this.people.typingElement(),
       this.notices.element(),
       this.composer.editingElement(),
+      this.composer.replyingElement(),
       this.composer.element(id),
     );
+    this.thread.attach(pane);
     this.messages.render();
     this.people.renderTyping();
     this.people.renderPeople();

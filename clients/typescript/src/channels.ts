@@ -10,6 +10,7 @@ import { ChannelLog } from './log.js';
 import type { OutboxRecord } from './outbox.js';
 import type { ChannelRemovedReason, HelloChannel, HelloFrame, MemberFrame } from './protocol.js';
 import { LazyStore } from './store.js';
+import type { ThreadCtx } from './threads.js';
 import type { ChannelSnapshot, ChannelSummary, ClientContext, OutgoingMessage, Watermarks } from './types.js';
 import { TypingThrottle, TypingTracker } from './typing.js';
 import { computeUnread } from './unread.js';
@@ -58,6 +59,8 @@ export interface ChannelCtx {
   olderWaiters: ((err?: ChatdError) => void)[];
   /** An older page is being read. */
   loadingOlder: boolean;
+  /** The threads opened in it (`ChatClient.thread`), by root id: fed the entries its log appends. */
+  threads: Map<string, ThreadCtx>;
 }
 
 /** @internal The channels, by id, and the channel list. */
@@ -123,10 +126,13 @@ export class Channels {
         () => this.buildSnapshot(created),
         () => {
           this.list.invalidate();
+          // a thread shows its root and the channel's outbox records: it may have changed too
+          for (const t of created.threads.values()) t.store.invalidate();
         },
       ),
       olderWaiters: [],
       loadingOlder: false,
+      threads: new Map(),
     };
     ch = created;
     this.byId.set(channelId, ch);
@@ -265,6 +271,8 @@ export class Channels {
           messageId: sent?.messageId,
           error: r.error,
           createdAt: r.createdAt,
+          ...(r.op.replyTo !== undefined ? { replyTo: r.op.replyTo } : {}),
+          ...(r.op.threadId !== undefined ? { threadId: r.op.threadId } : {}),
         }),
       );
     }

@@ -19,10 +19,12 @@ import type { OutboxRecord } from './outbox.js';
 import { PresenceSubscription } from './presence.js';
 import { parseServerFrame } from './frame-parse.js';
 import type { ChannelAddedFrame, ErrorFrame, HelloFrame } from './protocol.js';
+import type { Message } from './log.js';
 import { Receipts } from './receipts.js';
 import { Sender } from './send.js';
 import { Emitter, type ExternalStore } from './store.js';
 import { Sync } from './sync.js';
+import { newThread } from './threads.js';
 import type {
   AddMemberOptions,
   AllMembersOptions,
@@ -44,7 +46,9 @@ import type {
   MembersOptions,
   MembersPage,
   Presence,
+  MessageSendOptions,
   SendOptions,
+  ThreadStore,
   SentEntry,
 } from './types.js';
 import { TypingIndicators } from './typing-indicators.js';
@@ -219,6 +223,35 @@ export class ChatClient {
       this.sync.openChannel(ch);
     }
     return new ChannelStore(this, channelId, ch.store);
+  }
+
+  /**
+   * The store of one thread (protocol §14): the replies of root `rootId` in `channelId`,
+   * each once and in seq order, with the user's unsent replies in `outgoing` and the root
+   * (with its `thread` summary) when the channel's window holds it. Opens the channel too
+   * (the thread takes its live replies, and the edits, deletes and reactions of its
+   * replies, from the channel's gapless log), then reads the thread's newest page (`SYNC`
+   * with `threadId` and `latest`); `loadOlder` reads the page below. The same store for the
+   * same thread. A root the server refuses (`not_found`, `invalid_field`) makes the
+   * snapshot `failed` with the error. Send into it with
+   * `send(channelId, body, { threadId: rootId })` (or the store's `send`).
+   */
+  thread(channelId: string, rootId: string): ThreadStore {
+    this.channel(channelId);
+    const ch = this.channels.ctx(channelId);
+    let t = ch.threads.get(rootId);
+    if (t === undefined) {
+      t = newThread(ch, rootId, this.userId, () => this.tabOutbox.records());
+      ch.threads.set(rootId, t);
+      this.sync.openThread(ch, t);
+    }
+    const ctx = t;
+    return {
+      subscribe: ctx.store.subscribe,
+      getSnapshot: ctx.store.getSnapshot,
+      loadOlder: (signal?: AbortSignal) => this.sync.threadOlder(ch, ctx, signal),
+      send: (body: string, options: SendOptions & { readonly replyTo?: string } = {}) => this.send(channelId, body, { ...options, threadId: rootId }),
+    };
   }
 
   /**
@@ -457,10 +490,28 @@ export class ChatClient {
 
   // ---------------------------------------------------------------- sending
 
-  /** Sends a message. Resolves on its MSG_ACK (also `duplicate: true`); rejects with a ChatdError when it failed. */
-  send(channelId: string, body: string, options: SendOptions = {}): Promise<SentEntry> {
+  /**
+   * Sends a message. Resolves on its MSG_ACK (also `duplicate: true`); rejects with a
+   * ChatdError when it failed. `options.replyTo` quotes a message and `options.threadId`
+   * puts it in a thread (protocol §14); both are kept in the durable outbox record with
+   * the body, so a retry (after a reload or crash too) sends the same frame with the same
+   * clientMsgId. A refused reply fails like any send: `not_found` (the quoted message or
+   * root is unknown or deleted), `invalid_field` naming the field (another channel's
+   * message, or a root that is itself in a thread).
+   */
+  send(channelId: string, body: string, options: MessageSendOptions = {}): Promise<SentEntry> {
     this.typingIndicators.messageSent(channelId);
-    return this.sender.enqueue({ type: 'MSG_SEND', channelId, body }, options);
+    const { replyTo, threadId } = options;
+    return this.sender.enqueue(
+      {
+        type: 'MSG_SEND',
+        channelId,
+        body,
+        ...(replyTo !== undefined ? { replyTo } : {}),
+        ...(threadId !== undefined ? { threadId } : {}),
+      },
+      options,
+    );
   }
 
   /** Edits one of the user's messages (version 1.1). */
@@ -468,9 +519,27 @@ export class ChatClient {
     return this.sender.enqueue({ type: 'MSG_EDIT', channelId, messageId, body }, options);
   }
 
-  /** Deletes one of the user's messages (version 1.1). */
+  /**
+   * Deletes a message (version 1.1): one of the user's own, or, for a `moderator` or
+   * `owner` of its channel, anyone's (protocol §13.1, §17; the delete entry's `senderId`
+   * is then the moderator). The client does not judge: the server answers `forbidden`
+   * to a delete the user's role does not allow. {@link mayDelete} says whether to offer it.
+   */
   deleteMessage(channelId: string, messageId: string, options: SendOptions = {}): Promise<SentEntry> {
     return this.sender.enqueue({ type: 'MSG_DELETE', channelId, messageId }, options);
+  }
+
+  /**
+   * Whether the user may delete `message` as far as this client knows: it is not deleted,
+   * and it is the user's own or the user is a `moderator` or `owner` of its channel (the
+   * role of the channel list, which HELLO, CHANNEL_ADDED and the user's MEMBER frames keep
+   * current). The server still judges (a role changed a moment ago may not be known here).
+   */
+  mayDelete(message: Pick<Message, 'channelId' | 'senderId' | 'deleted'>): boolean {
+    if (message.deleted) return false;
+    if (message.senderId === this.userId) return true;
+    const role = this.channelList.getSnapshot().find((c) => c.channelId === message.channelId)?.role;
+    return role === 'moderator' || role === 'owner';
   }
 
   /** Adds or removes a reaction (version 1.1). */
@@ -639,6 +708,8 @@ export class ChatClient {
       }
     }
     if (e.channelId !== undefined && e.clientMsgId === undefined && this.sync.onError(e.channelId, err)) return;
+    // a thread's read refused naming only its root (`not_found`)
+    if (e.channelId === undefined && e.clientMsgId === undefined && e.messageId !== undefined && this.sync.onThreadError(e.messageId, err)) return;
     // a frame (TYPING, a receipt) that crossed the channel's CHANNEL_REMOVED: expected, not news
     if (e.code === 'forbidden' && e.channelId !== undefined && e.clientMsgId === undefined && this.channels.get(e.channelId)?.removed === true) return;
     if (err.retryable && e.clientMsgId === undefined && e.channelId === undefined && e.messageId === undefined) {
@@ -669,8 +740,8 @@ export class ChannelStore implements ExternalStore<ChannelSnapshot> {
     this.getSnapshot = store.getSnapshot;
   }
 
-  /** Sends a message to this channel. */
-  send(body: string, options?: SendOptions): Promise<SentEntry> {
+  /** Sends a message to this channel (a reply or a thread reply with `options`, see {@link ChatClient.send}). */
+  send(body: string, options?: MessageSendOptions): Promise<SentEntry> {
     return this.client.send(this.channelId, body, options);
   }
   /** Loads older entries; resolves to whether more exist. */

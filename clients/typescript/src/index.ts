@@ -45,8 +45,11 @@ export type {
   OnlineEventSource,
   OutgoingMessage,
   Presence,
+  MessageSendOptions,
   SendOptions,
   SentEntry,
+  ThreadSnapshot,
+  ThreadStore,
   Watermarks,
   WebSocketConstructor,
   WebSocketLike,
@@ -54,6 +57,8 @@ export type {
 export { ChatdError, RETRYABLE_CODES, type ErrorCode, type SerializedError } from './errors.js';
 export { backoffDelay, type BackoffOptions } from './backoff.js';
 export { ChannelLog, entryKind, type IngestResult, type Message } from './log.js';
+export { cutUtf8, PREVIEW_MAX_BYTES } from './message-states.js';
+export { ThreadLog } from './threads.js';
 export {
   IndexedDBOutboxStorage,
   MemoryOutboxStorage,

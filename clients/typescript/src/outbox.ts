@@ -2,7 +2,15 @@ import type { SerializedError } from './errors.js';
 
 /** What an outbox record asks the server to store. */
 export type OutboxOp =
-  | { readonly type: 'MSG_SEND'; readonly channelId: string; readonly body: string }
+  | {
+      readonly type: 'MSG_SEND';
+      readonly channelId: string;
+      readonly body: string;
+      /** The quoted message (protocol §14), kept with the record so every retry sends it. */
+      readonly replyTo?: string;
+      /** The thread's root (protocol §14), kept with the record so every retry sends it. */
+      readonly threadId?: string;
+    }
   | { readonly type: 'MSG_EDIT'; readonly channelId: string; readonly messageId: string; readonly body: string }
   | { readonly type: 'MSG_DELETE'; readonly channelId: string; readonly messageId: string }
   | {

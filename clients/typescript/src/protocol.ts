@@ -1,7 +1,7 @@
 /**
  * Wire types of the chatd WebSocket protocol, versions 1 and 1.1 (and of version 1.2 the
- * fields it adds to `HELLO`'s channels and the membership frames `MEMBER`,
- * `CHANNEL_ADDED` and `CHANNEL_REMOVED`'s `reason`), as the repository's
+ * fields it adds to `HELLO`'s channels, the membership frames `MEMBER`, `CHANNEL_ADDED`
+ * and `CHANNEL_REMOVED`'s `reason`, and replies and threads), as the repository's
  * `docs/protocol.md` describes them.
  * Field names are the protocol's own (camelCase). Unknown fields are ignored by both sides.
  *
@@ -58,6 +58,36 @@ export interface WireEntry {
   readonly deleted?: boolean;
   /** On reads (version 1.1): the reaction counts, sorted by first use. */
   readonly reactions?: readonly ReactionCount[];
+  /** A `message` that quotes another (version 1.2 §14): the quoted message's id. */
+  readonly replyTo?: string;
+  /** With `replyTo`: the quoted message as it is now (on reads) or was when this was stored (live). */
+  readonly replyPreview?: ReplyPreview;
+  /** A `message` in a thread (version 1.2 §14): the thread's root message id. */
+  readonly threadId?: string;
+  /** On reads, a root with replies: its thread's summary (version 1.2 §14). */
+  readonly thread?: ThreadSummary;
+}
+
+/** The quoted message of a reply (version 1.2 §14). */
+export interface ReplyPreview {
+  /** Who wrote the quoted message. */
+  readonly senderId: string;
+  /** Its current text cut to at most 200 bytes of UTF-8 at a character boundary; `""` once deleted. */
+  readonly body: string;
+  /** True once the quoted message is deleted (absent otherwise). */
+  readonly deleted?: boolean;
+}
+
+/** A thread root's summary (version 1.2 §14). */
+export interface ThreadSummary {
+  /** Replies in the thread that are not deleted. */
+  readonly replyCount: number;
+  /** ts of the newest reply (ms). */
+  readonly lastReplyAt: number;
+  /** seq of the newest reply. */
+  readonly lastReplySeq: number;
+  /** The first 10 distinct senders of replies, in the order they first replied. */
+  readonly participants: readonly string[];
 }
 
 /**
@@ -295,7 +325,14 @@ export type ServerFrame =
 
 /** Every client frame this client sends. */
 export type ClientFrame =
-  | { readonly type: 'MSG_SEND'; readonly channelId: string; readonly clientMsgId: string; readonly body: string }
+  | {
+      readonly type: 'MSG_SEND';
+      readonly channelId: string;
+      readonly clientMsgId: string;
+      readonly body: string;
+      readonly replyTo?: string;
+      readonly threadId?: string;
+    }
   | { readonly type: 'MSG_EDIT'; readonly clientMsgId: string; readonly messageId: string; readonly body: string }
   | { readonly type: 'MSG_DELETE'; readonly clientMsgId: string; readonly messageId: string }
   | {
@@ -314,6 +351,7 @@ export type ClientFrame =
       readonly limit?: number;
       readonly beforeSeq?: number;
       readonly latest?: boolean;
+      readonly threadId?: string;
     }
   | { readonly type: 'TYPING'; readonly channelId: string; readonly state: 'start' | 'stop' }
   | { readonly type: 'PRESENCE_SUB'; readonly userIds: readonly string[] };

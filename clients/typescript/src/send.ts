@@ -11,6 +11,8 @@ import { backoffDelay } from './backoff.js';
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
+import type { ChannelLog } from './log.js';
+import { cutUtf8 } from './message-states.js';
 import { newPending, type Pending, type TabOutbox, type Waiter } from './outbox-tabs.js';
 import { sendOrder, type OutboxOp, type OutboxRecord } from './outbox.js';
 import type { AckFrame, ClientFrame, WireEntry } from './protocol.js';
@@ -201,6 +203,8 @@ export class Sender {
         messageId: sent.messageId,
         error: undefined,
         createdAt: p.record.createdAt,
+        ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
+        ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
       });
     }
     // the sending session gets no MSG_RECV for its own entry: make it from the ACK
@@ -213,7 +217,7 @@ export class Sender {
       ts: sent.ts,
       clientMsgId: sent.clientMsgId,
       ...(op.type === 'MSG_SEND'
-        ? { kind: 'message' as const, body: op.body }
+        ? { kind: 'message' as const, body: op.body, ...replyFields(op, ch.log) }
         : op.type === 'MSG_EDIT'
           ? { kind: 'edit' as const, body: op.body, targetId: op.messageId }
           : op.type === 'MSG_DELETE'
@@ -341,12 +345,36 @@ export class Sender {
   }
 }
 
+/**
+ * The reply fields of the entry an ACK of a send stands for (the ACK carries none): its
+ * `replyTo` and `threadId`, and a preview of the quoted message when the channel's window
+ * holds it (as the server made it: the current text cut to 200 bytes, or deleted).
+ */
+function replyFields(op: Extract<OutboxOp, { type: 'MSG_SEND' }>, log: ChannelLog): Partial<WireEntry> {
+  const quoted = op.replyTo === undefined ? undefined : log.message(op.replyTo);
+  return {
+    ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
+    ...(quoted !== undefined
+      ? { replyPreview: quoted.deleted ? { senderId: quoted.senderId, body: '', deleted: true } : { senderId: quoted.senderId, body: cutUtf8(quoted.body) } }
+      : {}),
+    ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
+  };
+}
+
 /** The frame that sends an outbox record. */
 function frameOf(r: OutboxRecord): ClientFrame {
   const op = r.op;
   switch (op.type) {
     case 'MSG_SEND':
-      return { type: 'MSG_SEND', channelId: op.channelId, clientMsgId: r.clientMsgId, body: op.body };
+      // the reply fields only when set: the same frame as before for a plain send
+      return {
+        type: 'MSG_SEND',
+        channelId: op.channelId,
+        clientMsgId: r.clientMsgId,
+        body: op.body,
+        ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
+        ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
+      };
     case 'MSG_EDIT':
       return { type: 'MSG_EDIT', clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };
     case 'MSG_DELETE':

@@ -1,7 +1,8 @@
 /**
  * Reading the log: `SYNC` to open a channel on its newest page, to catch up after a
- * reconnect or a gap, and to page back (`loadOlder`); matching `SYNC_BATCH` answers to
- * their requests; and taking entries (live, read, or made from an ACK) into a channel.
+ * reconnect or a gap, and to page back (`loadOlder`); the same for a thread (`SYNC` with
+ * `threadId`, protocol §14); matching `SYNC_BATCH` answers to their requests; and taking
+ * entries (live, read, or made from an ACK) into a channel and its opened threads.
  *
  * @module
  */
@@ -11,11 +12,14 @@ import { ChatdError } from './errors.js';
 import { entryKind } from './log.js';
 import type { ClientFrame, SyncBatchFrame, WireEntry } from './protocol.js';
 import type { Receipts } from './receipts.js';
+import type { ThreadCtx } from './threads.js';
 import type { ClientContext } from './types.js';
 
 /** A SYNC sent and not answered yet. */
 interface SyncReq {
-  kind: 'open' | 'forward' | 'older';
+  kind: 'open' | 'forward' | 'older' | 'thread' | 'threadOlder';
+  /** With `thread` and `threadOlder`: the thread read. */
+  thread?: ThreadCtx;
   frameNo: number;
   sentAt: number;
   afterSeq: number;
@@ -38,10 +42,81 @@ export class Sync {
     this.receipts = receipts;
   }
 
-  /** An opened channel after a (re)connection or a listing: open it, or catch it up. */
+  /** An opened channel after a (re)connection or a listing: open it, or catch it up; then its threads. */
   resume(ch: ChannelCtx): void {
     if (ch.log.isStarted) this.catchUp(ch);
     else this.openChannel(ch);
+    for (const t of ch.threads.values()) {
+      this.openThread(ch, t);
+      if (t.olderWaiters.length > 0) this.pumpThreadOlder(ch, t);
+    }
+  }
+
+  /** Reads the newest replies of a thread not read yet (after its channel's reads, so as of a later seq). */
+  openThread(ch: ChannelCtx, t: ThreadCtx): void {
+    if (this.conn.state !== 'open' || t.log.isStarted || t.error !== undefined) return;
+    if (this.syncQueue(ch.id).some((r) => r.kind === 'thread' && r.thread === t)) return;
+    const frame: ClientFrame = { type: 'SYNC', channelId: ch.id, threadId: t.log.rootId, afterSeq: 0, latest: true, limit: this.pageSize() };
+    this.sendSync(ch, { kind: 'thread', afterSeq: 0, thread: t }, frame);
+  }
+
+  /** Loads the page of a thread's replies below its oldest held one; resolves to whether even older ones exist. */
+  threadOlder(ch: ChannelCtx, t: ThreadCtx, signal?: AbortSignal): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(new ChatdError('aborted', 'aborted'));
+        return;
+      }
+      if (t.log.isStarted && !t.log.hasOlder) {
+        resolve(false);
+        return;
+      }
+      const onAbort = (): void => {
+        const i = t.olderWaiters.indexOf(done);
+        if (i >= 0) t.olderWaiters.splice(i, 1);
+        reject(new ChatdError('aborted', 'aborted'));
+      };
+      const done = (err?: Error): void => {
+        signal?.removeEventListener('abort', onAbort);
+        if (err !== undefined) reject(err);
+        else resolve(t.log.hasOlder);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      t.olderWaiters.push(done);
+      this.pumpThreadOlder(ch, t);
+    });
+  }
+
+  private pumpThreadOlder(ch: ChannelCtx, t: ThreadCtx): void {
+    if (this.conn.state !== 'open' || t.loadingOlder) return;
+    if (!t.log.isStarted) {
+      this.openThread(ch, t);
+      return;
+    }
+    const below = t.log.oldestSeq;
+    if (!t.log.hasOlder || below === undefined) {
+      for (const w of t.olderWaiters.splice(0)) w();
+      return;
+    }
+    t.loadingOlder = true;
+    const frame: ClientFrame = { type: 'SYNC', channelId: ch.id, threadId: t.log.rootId, afterSeq: 0, beforeSeq: below, limit: this.pageSize() };
+    if (!this.sendSync(ch, { kind: 'threadOlder', afterSeq: 0, thread: t }, frame)) t.loadingOlder = false;
+  }
+
+  /** The answer to a thread's read. */
+  private onThreadBatch(ch: ChannelCtx, req: SyncReq & { thread: ThreadCtx }, b: SyncBatchFrame): void {
+    const t = req.thread;
+    if (req.kind === 'threadOlder') {
+      t.loadingOlder = false;
+      t.log.prepend(b.messages, b.lastSeq, b.hasMore);
+      t.store.invalidate();
+      for (const w of t.olderWaiters.splice(0)) w();
+      return;
+    }
+    // a read older than what the channel held when the thread opened: read again
+    if (!t.log.start(b.messages, b.lastSeq, b.hasMore)) this.openThread(ch, t);
+    t.store.invalidate();
+    if (t.log.isStarted && t.olderWaiters.length > 0) this.pumpThreadOlder(ch, t);
   }
 
   /** Reads the newest page of an opened channel whose window is not placed yet. */
@@ -124,6 +199,10 @@ export class Sync {
     const req = this.syncs.get(b.channelId)?.shift();
     if (req !== undefined) this.conn.features.confirmUpTo(req.frameNo);
     const kind = req?.kind ?? 'forward';
+    if (req?.thread !== undefined) {
+      this.onThreadBatch(ch, { ...req, thread: req.thread }, b);
+      return;
+    }
     if (kind === 'older') {
       ch.loadingOlder = false;
       const lowBefore = ch.log.low;
@@ -175,6 +254,12 @@ export class Sync {
       for (const e of r.appended) {
         if (entryKind(e) === 'message' && ch.typing.remove(e.senderId)) ch.store.invalidate();
       }
+      // the channel's log is gapless: its threads take their replies and changes from it
+      const readAsOf = fromRead ? Math.max(readLastSeq ?? ch.log.knownLastSeq, 0) : undefined;
+      for (const t of ch.threads.values()) {
+        t.log.channelAppended(r.appended, readAsOf);
+        t.store.invalidate();
+      }
       this.c.events.emit('entries', ch.id, r.appended);
       this.receipts.scheduleDelivered();
     }
@@ -194,9 +279,29 @@ export class Sync {
       ch.loadingOlder = false;
       for (const w of ch.olderWaiters.splice(0)) w(err);
     }
+    const t = req.thread;
+    if (t !== undefined) {
+      // the thread's read was refused (an unknown root, a message that is no root): it fails
+      t.loadingOlder = false;
+      if (req.kind === 'thread') t.error = err.toJSON();
+      for (const w of t.olderWaiters.splice(0)) w(err);
+      t.store.invalidate();
+    }
     if (err.code === 'forbidden') this.channels.markRemoved(ch);
     ch.store.invalidate();
     return true;
+  }
+
+  /**
+   * An ERROR naming only a message (no channel, no clientMsgId): the answer to a thread's
+   * read of that root, when one is the oldest SYNC of its channel. Returns whether it was one.
+   */
+  onThreadError(messageId: string, err: ChatdError): boolean {
+    for (const [channelId, q] of this.syncs) {
+      const head = q[0];
+      if (head?.thread !== undefined && head.thread.log.rootId === messageId) return this.onError(channelId, err);
+    }
+    return false;
   }
 
   /** Whether a SYNC has waited for its answer longer than `limitMs`. */
@@ -208,7 +313,10 @@ export class Sync {
   /** The connection dropped: no SYNC on it will be answered (they are sent again after HELLO). */
   dropped(): void {
     this.syncs.clear();
-    for (const ch of this.channels.all()) ch.loadingOlder = false;
+    for (const ch of this.channels.all()) {
+      ch.loadingOlder = false;
+      for (const t of ch.threads.values()) t.loadingOlder = false;
+    }
   }
 
   private syncQueue(channelId: string): SyncReq[] {

@@ -139,6 +139,10 @@ export interface OutgoingMessage {
   readonly error: SerializedError | undefined;
   /** When the user sent it. */
   readonly createdAt: number;
+  /** The message it quotes (protocol §14), when sent as a reply. */
+  readonly replyTo?: string;
+  /** The thread's root (protocol §14), when sent into a thread. */
+  readonly threadId?: string;
 }
 
 /** Another member's receipt watermarks. */
@@ -493,6 +497,53 @@ export interface SendOptions {
   readonly signal?: AbortSignal;
   /** Use this idempotency key instead of a fresh `crypto.randomUUID()`. */
   readonly clientMsgId?: string;
+}
+
+/** Options of {@link ChatClient.send}: those of every send-like call, and the reply fields (protocol §14). */
+export interface MessageSendOptions extends SendOptions {
+  /**
+   * Quote this message (a `messageId` of a `message` in the same channel, not deleted): the
+   * stored message carries `replyTo` and a `replyPreview` of it. Kept in the outbox with the
+   * send, so a retry sends the same (the idempotency key covers it).
+   */
+  readonly replyTo?: string;
+  /**
+   * Put the message in the thread of this root (a `message` of the same channel that is not
+   * itself in a thread). Kept in the outbox with the send, like `replyTo`.
+   */
+  readonly threadId?: string;
+}
+
+/** A thread store's snapshot ({@link ChatClient.thread}); the same object until something in the thread changed. */
+export interface ThreadSnapshot {
+  /** The channel. */
+  readonly channelId: string;
+  /** The thread's root message id. */
+  readonly rootId: string;
+  /**
+   * `loading` until its first page, `ready`, `removed` when the user is no longer in the
+   * channel, or `failed` when the server refused the thread's read (`error` says why:
+   * `not_found` for an unknown root, `invalid_field` for a message that cannot be a root).
+   */
+  readonly status: 'loading' | 'ready' | 'removed' | 'failed';
+  /** With `failed`: the server's refusal. */
+  readonly error: SerializedError | undefined;
+  /** The root, when the channel's window holds it (its `thread` summary folded live). */
+  readonly root: Message | undefined;
+  /** The thread's replies held (newest page first, older ones by `loadOlder`), in seq order, folded. */
+  readonly messages: readonly Message[];
+  /** The user's replies in this thread not in `messages` yet: pending, sent, failed. */
+  readonly outgoing: readonly OutgoingMessage[];
+  /** True when older replies can be loaded. */
+  readonly hasOlder: boolean;
+}
+
+/** A thread's replies as a store ({@link ChatClient.thread}). */
+export interface ThreadStore extends ExternalStore<ThreadSnapshot> {
+  /** Loads the page of replies just below the oldest held one; resolves to whether even older ones exist. */
+  loadOlder(signal?: AbortSignal): Promise<boolean>;
+  /** Sends a reply into this thread (`ChatClient.send` with its `threadId`; `replyTo` may quote one of its messages). */
+  send(body: string, options?: SendOptions & { readonly replyTo?: string }): Promise<SentEntry>;
 }
 
 /**

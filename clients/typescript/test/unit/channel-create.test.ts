@@ -7,55 +7,10 @@
 // back after it).
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatClient, ChatdError, type ChannelInfo, type ChannelSummary, type HelloChannel } from '../../src/index.js';
+import { type ChannelInfo, type ChannelSummary, type ChatClient } from '../../src/index.js';
+import { client, entry, fakeFetch, json, noContent, rejectsWith, restoreFetch } from '../helpers/fakes.js';
 
-interface Call {
-  method: string;
-  url: string;
-  auth: string | undefined;
-  contentType: string | undefined;
-  body: unknown;
-}
-
-const realFetch = globalThis.fetch;
-afterEach(() => {
-  globalThis.fetch = realFetch;
-});
-
-/** Replaces `fetch` with `answer`; returns the calls made (with their parsed JSON bodies). */
-function fakeFetch(answer: (method: string, url: URL, call: number) => Response | Promise<Response>): Call[] {
-  const calls: Call[] = [];
-  const fake = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url;
-    const headers = new Headers(init?.headers);
-    const method = init?.method ?? 'GET';
-    const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as unknown) : undefined;
-    calls.push({ method, url, auth: headers.get('authorization') ?? undefined, contentType: headers.get('content-type') ?? undefined, body });
-    if (init?.signal?.aborted === true) throw new DOMException('aborted', 'AbortError');
-    return answer(method, new URL(url), calls.length);
-  };
-  globalThis.fetch = fake;
-  return calls;
-}
-
-function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-}
-
-const noContent = (): Response => new Response(null, { status: 204 });
-
-function client(): ChatClient {
-  return new ChatClient({ url: 'ws://chat.test:8080/v1/ws', token: 'tok', userId: 'alice', tabSync: false });
-}
-
-async function rejectsWith(p: Promise<unknown>, code: string, check?: (e: ChatdError) => void): Promise<void> {
-  await assert.rejects(p, (e: unknown) => {
-    assert.ok(e instanceof ChatdError, `a ChatdError: ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    check?.(e);
-    return true;
-  });
-}
+afterEach(restoreFetch);
 
 /** A channel object of a version 1.2 server. */
 function channelObject(channelId: string, over: Partial<ChannelInfo> = {}): ChannelInfo {
@@ -73,24 +28,6 @@ function channelObject(channelId: string, over: Partial<ChannelInfo> = {}): Chan
   };
 }
 
-/** A `GET /v1/me/channels` entry of a version 1.2 server. */
-function mine(channelId: string, over: Partial<HelloChannel> = {}): HelloChannel {
-  return {
-    channelId,
-    lastSeq: 0,
-    deliveredSeq: 0,
-    readSeq: 0,
-    unread: 0,
-    name: null,
-    metadata: null,
-    kind: 'group',
-    visibility: 'private',
-    memberCount: 2,
-    role: 'member',
-    ...over,
-  };
-}
-
 function summary(c: ChatClient, id: string): ChannelSummary | undefined {
   return c.channelList.getSnapshot().find((s) => s.channelId === id);
 }
@@ -104,7 +41,7 @@ test('direct: PUT /v1/me/direct/{userId}, no body; 201 is `created`, 200 is not;
   const dm = channelObject(DM, { kind: 'direct', members: ['alice', 'bob 2'], extra: 1 } as Partial<ChannelInfo>);
   let status = 201;
   const calls = fakeFetch((method) =>
-    method === 'PUT' ? json(status, dm) : json(200, { channels: [mine(DM, { kind: 'direct', memberCount: 2 })] }),
+    method === 'PUT' ? json(status, dm) : json(200, { channels: [entry(DM, { kind: 'direct', memberCount: 2 })] }),
   );
   const first = await c.direct('bob 2');
   assert.deepEqual(first, { created: true, channel: channelObject(DM, { kind: 'direct', members: ['alice', 'bob 2'] }) });
@@ -182,7 +119,7 @@ test('createChannel: POST /v1/me/channels with the JSON body of the options give
   const calls = fakeFetch((method) =>
     method === 'POST'
       ? json(201, made)
-      : json(200, { channels: [mine('book-club', { name: 'Book club', visibility: 'public', role: 'owner', memberCount: 3 })] }),
+      : json(200, { channels: [entry('book-club', { name: 'Book club', visibility: 'public', role: 'owner', memberCount: 3 })] }),
   );
   const ch = await c.createChannel({ channelId: 'book-club', name: 'Book club', visibility: 'public', members: ['bob', 'carol'] });
   assert.deepEqual(ch, made);
@@ -269,7 +206,7 @@ test('the channel object is checked: another shape is `internal`; fields of an e
 
 test('addMember and setMemberRole: PUT …/members/{userId}, with {"role"} only when a role is given; the channel list is not read', async () => {
   const c = client();
-  const calls = fakeFetch((method) => (method === 'PUT' ? noContent() : json(200, { channels: [mine('club', { role: 'owner', memberCount: 3 })] })));
+  const calls = fakeFetch((method) => (method === 'PUT' ? noContent() : json(200, { channels: [entry('club', { role: 'owner', memberCount: 3 })] })));
   await c.addMember('club', 'bob');
   await c.addMember('club', 'carol', { role: 'moderator' });
   await c.setMemberRole('club', 'bob', 'owner');
@@ -314,7 +251,7 @@ test('addMember, setMemberRole, removeMember: refused by the caller’s role (`f
 
 test('removeMember: DELETE …/members/{userId} and no read after it; removing oneself takes the channel from the list at once', async () => {
   const c = client();
-  fakeFetch(() => json(200, { channels: [mine('club', { role: 'owner', memberCount: 3 })] }));
+  fakeFetch(() => json(200, { channels: [entry('club', { role: 'owner', memberCount: 3 })] }));
   await c.refreshChannels();
   const removed: [string, string | undefined][] = [];
   c.events.on('channelRemoved', (id, reason) => removed.push([id, reason]));

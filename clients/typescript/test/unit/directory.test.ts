@@ -7,70 +7,10 @@
 // test (and put back after it).
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatClient, ChatdError, type ChannelSummary, type HelloChannel } from '../../src/index.js';
+import { type ChannelSummary, type ChatClient } from '../../src/index.js';
+import { client, entry, fakeFetch, json, noContent, rejectsWith, restoreFetch } from '../helpers/fakes.js';
 
-interface Call {
-  method: string;
-  url: string;
-  auth: string | undefined;
-}
-
-const realFetch = globalThis.fetch;
-afterEach(() => {
-  globalThis.fetch = realFetch;
-});
-
-/** Replaces `fetch` with `answer`; returns the calls made. */
-function fakeFetch(answer: (method: string, url: URL, call: number) => Response | Promise<Response>): Call[] {
-  const calls: Call[] = [];
-  const fake = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url;
-    const headers = new Headers(init?.headers);
-    const method = init?.method ?? 'GET';
-    calls.push({ method, url, auth: headers.get('authorization') ?? undefined });
-    if (init?.signal?.aborted === true) throw new DOMException('aborted', 'AbortError');
-    return answer(method, new URL(url), calls.length);
-  };
-  globalThis.fetch = fake;
-  return calls;
-}
-
-function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-}
-
-const noContent = (): Response => new Response(null, { status: 204 });
-
-function client(): ChatClient {
-  return new ChatClient({ url: 'ws://chat.test:8080/v1/ws', token: 'tok', userId: 'alice', tabSync: false });
-}
-
-async function rejectsWith(p: Promise<unknown>, code: string, check?: (e: ChatdError) => void): Promise<void> {
-  await assert.rejects(p, (e: unknown) => {
-    assert.ok(e instanceof ChatdError, `a ChatdError: ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    check?.(e);
-    return true;
-  });
-}
-
-/** A `GET /v1/me/channels` entry of a version 1.2 server. */
-function mine(channelId: string, over: Partial<HelloChannel> = {}): HelloChannel {
-  return {
-    channelId,
-    lastSeq: 0,
-    deliveredSeq: 0,
-    readSeq: 0,
-    unread: 0,
-    name: null,
-    metadata: null,
-    kind: 'group',
-    visibility: 'private',
-    memberCount: 2,
-    role: 'member',
-    ...over,
-  };
-}
+afterEach(restoreFetch);
 
 function summary(c: ChatClient, id: string): ChannelSummary | undefined {
   return c.channelList.getSnapshot().find((s) => s.channelId === id);
@@ -97,10 +37,10 @@ test('directory: GET /v1/directory with q, after, limit and the token; a page ty
   });
   await c.directory();
   await c.directory({ q: '' });
-  assert.deepEqual(calls, [
-    { method: 'GET', url: 'http://chat.test:8080/v1/directory?q=Help+%26+more&after=a-b&limit=2', auth: 'Bearer tok' },
-    { method: 'GET', url: 'http://chat.test:8080/v1/directory', auth: 'Bearer tok' },
-    { method: 'GET', url: 'http://chat.test:8080/v1/directory', auth: 'Bearer tok' },
+  assert.deepEqual(calls.map(({ method, url, auth, body }) => ({ method, url, auth, body })), [
+    { method: 'GET', url: 'http://chat.test:8080/v1/directory?q=Help+%26+more&after=a-b&limit=2', auth: 'Bearer tok', body: undefined },
+    { method: 'GET', url: 'http://chat.test:8080/v1/directory', auth: 'Bearer tok', body: undefined },
+    { method: 'GET', url: 'http://chat.test:8080/v1/directory', auth: 'Bearer tok', body: undefined },
   ]);
 });
 
@@ -138,7 +78,7 @@ test('join: PUT /v1/me/channels/{id}, then the channel list is read at once: the
   const calls = fakeFetch((method) =>
     method === 'PUT'
       ? noContent()
-      : json(200, { channels: [mine('town hall', { visibility: 'public', memberCount: 4, lastSeq: 9, unread: 9, name: 'Town hall' })] }),
+      : json(200, { channels: [entry('town hall', { visibility: 'public', memberCount: 4, lastSeq: 9, unread: 9, name: 'Town hall' })] }),
   );
   await c.join('town hall');
   assert.deepEqual(
@@ -228,7 +168,7 @@ test('join: when the list cannot be read after it, the channel is listed all the
     memberCount: undefined,
   });
   // the next read brings it up to date
-  fakeFetch(() => json(200, { channels: [mine('town', { visibility: 'public', memberCount: 5, name: 'Town' })] }));
+  fakeFetch(() => json(200, { channels: [entry('town', { visibility: 'public', memberCount: 5, name: 'Town' })] }));
   await c.refreshChannels();
   assert.equal(summary(c, 'town')?.memberCount, 5);
   assert.equal(summary(c, 'town')?.name, 'Town');
@@ -238,7 +178,7 @@ test('leave: DELETE /v1/me/channels/{id}; the channel goes from the list at once
   const c = client();
   const removed: [string, string | undefined][] = [];
   c.events.on('channelRemoved', (id, reason) => removed.push([id, reason]));
-  fakeFetch(() => json(200, { channels: [mine('town', { visibility: 'public' }), mine('room')] }));
+  fakeFetch(() => json(200, { channels: [entry('town', { visibility: 'public' }), entry('room')] }));
   await c.refreshChannels();
   assert.deepEqual(c.channelIds().sort(), ['room', 'town']);
   const calls = fakeFetch(() => noContent());
@@ -256,7 +196,7 @@ test('leave: DELETE /v1/me/channels/{id}; the channel goes from the list at once
 
 test('leave: a direct channel cannot be left (`forbidden`): it stays in the list', async () => {
   const c = client();
-  fakeFetch(() => json(200, { channels: [mine('dm-1', { kind: 'direct', memberCount: 2 })] }));
+  fakeFetch(() => json(200, { channels: [entry('dm-1', { kind: 'direct', memberCount: 2 })] }));
   await c.refreshChannels();
   assert.equal(summary(c, 'dm-1')?.kind, 'direct');
   const calls = fakeFetch(() => json(403, { error: { code: 'forbidden', message: 'a direct channel cannot be left' } }));
@@ -271,7 +211,7 @@ test('the channel list: the 1.2 fields of HELLO and /v1/me/channels, with the co
     json(200, {
       channels: [
         { channelId: 'old', lastSeq: 3, deliveredSeq: 0, readSeq: 0, unread: 3, name: null, metadata: null },
-        mine('new', { kind: 'group', visibility: 'public', role: 'owner', memberCount: 12 }),
+        entry('new', { kind: 'group', visibility: 'public', role: 'owner', memberCount: 12 }),
       ],
     }),
   );
@@ -284,7 +224,7 @@ test('the channel list: the 1.2 fields of HELLO and /v1/me/channels, with the co
     json(200, {
       channels: [
         { channelId: 'old', lastSeq: 3, deliveredSeq: 0, readSeq: 0, unread: 3, name: null, metadata: null },
-        mine('new', { kind: 'group', visibility: 'public', role: 'owner', memberCount: 13 }),
+        entry('new', { kind: 'group', visibility: 'public', role: 'owner', memberCount: 13 }),
       ],
     }),
   );

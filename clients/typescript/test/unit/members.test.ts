@@ -3,51 +3,13 @@
 // failure becomes. `fetch` is replaced by a fake for each test (and put back after it).
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatClient, ChatdError, type Member, type WebSocketConstructor, type WebSocketLike } from '../../src/index.js';
+import { type Member, type WebSocketConstructor, type WebSocketLike } from '../../src/index.js';
+import { client, fakeFetch, json, rejectsWith, restoreFetch } from '../helpers/fakes.js';
 
-interface Call {
-  url: string;
-  auth: string | undefined;
-}
-
-const realFetch = globalThis.fetch;
-afterEach(() => {
-  globalThis.fetch = realFetch;
-});
-
-/** Replaces `fetch` with `answer`; returns the calls made. */
-function fakeFetch(answer: (url: URL, call: number) => Response | Promise<Response>): Call[] {
-  const calls: Call[] = [];
-  const fake = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url;
-    const headers = new Headers(init?.headers);
-    calls.push({ url, auth: headers.get('authorization') ?? undefined });
-    if (init?.signal?.aborted === true) throw new DOMException('aborted', 'AbortError');
-    return answer(new URL(url), calls.length);
-  };
-  globalThis.fetch = fake;
-  return calls;
-}
-
-function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-}
+afterEach(restoreFetch);
 
 function member(userId: string, over: Partial<Member> = {}): Member {
   return { userId, role: 'member', joinedAt: 1_700_000_000_000, deliveredSeq: 0, readSeq: 0, ...over };
-}
-
-function client(extra: Partial<ConstructorParameters<typeof ChatClient>[0]> = {}): ChatClient {
-  return new ChatClient({ url: 'ws://chat.test:8080/v1/ws', token: 'tok', userId: 'alice', tabSync: false, ...extra });
-}
-
-async function rejectsWith(p: Promise<unknown>, code: string, check?: (e: ChatdError) => void): Promise<void> {
-  await assert.rejects(p, (e: unknown) => {
-    assert.ok(e instanceof ChatdError, `a ChatdError: ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    check?.(e);
-    return true;
-  });
 }
 
 test('members: GET /v1/channels/{id}/members on the HTTP side of the WebSocket URL, with after, limit and the token', async () => {
@@ -62,9 +24,9 @@ test('members: GET /v1/channels/{id}/members on the HTTP side of the WebSocket U
     atSeq: 12,
   });
   await c.members('room1');
-  assert.deepEqual(calls, [
-    { url: 'http://chat.test:8080/v1/channels/room%201/members?after=alice&limit=1', auth: 'Bearer tok' },
-    { url: 'http://chat.test:8080/v1/channels/room1/members', auth: 'Bearer tok' },
+  assert.deepEqual(calls.map(({ method, url, auth, body }) => ({ method, url, auth, body })), [
+    { method: 'GET', url: 'http://chat.test:8080/v1/channels/room%201/members?after=alice&limit=1', auth: 'Bearer tok', body: undefined },
+    { method: 'GET', url: 'http://chat.test:8080/v1/channels/room1/members', auth: 'Bearer tok', body: undefined },
   ]);
   // httpUrl wins; wss becomes https
   await client({ httpUrl: 'https://api.test/chat/' }).members('r');
@@ -77,7 +39,7 @@ test('members: GET /v1/channels/{id}/members on the HTTP side of the WebSocket U
 
 test('allMembers: pages with `after` set to the last user id until hasMore is false; atSeq is the lowest', async () => {
   const all = ['A', 'a', 'b', 'c', 'd'].map((u, i) => member(u, { readSeq: i }));
-  const calls = fakeFetch((url) => {
+  const calls = fakeFetch((_method, url) => {
     const after = url.searchParams.get('after');
     const limit = Number(url.searchParams.get('limit'));
     const from = after === null ? 0 : all.findIndex((m) => m.userId === after) + 1;
@@ -176,7 +138,7 @@ test('members: a 401 for the connection’s older token is asked again once with
     // the connection attempt took t1 (kept once its promise settled)
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(n, 1);
-    const calls = fakeFetch((_url, call) =>
+    const calls = fakeFetch((_method, _url, call) =>
       call === 1 ? json(401, { error: { code: 'unauthorized', message: 'invalid token: expired' } }) : json(200, { members: [member('alice')], hasMore: false, atSeq: 3 }),
     );
     const page = await c.members('room');

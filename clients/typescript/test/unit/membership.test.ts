@@ -17,19 +17,13 @@ import {
   memberFrameShown,
   parseServerFrame,
   type ChannelSummary,
-  type HelloChannel,
   type Member,
   type MemberFrame,
   type MemberListSnapshot,
 } from '../../src/index.js';
-import { fakeSockets, type FakeSocket } from '../helpers/fake-socket.js';
+import { entry, json, open, restoreFetch, tick } from '../helpers/fakes.js';
 
-const realFetch = globalThis.fetch;
-afterEach(() => {
-  globalThis.fetch = realFetch;
-});
-
-const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
+afterEach(restoreFetch);
 
 function member(userId: string, over: Partial<Member> = {}): Member {
   return { userId, role: 'member', joinedAt: 1000, deliveredSeq: 0, readSeq: 0, ...over };
@@ -37,23 +31,6 @@ function member(userId: string, over: Partial<Member> = {}): Member {
 
 function frame(over: Partial<MemberFrame> & Pick<MemberFrame, 'userId' | 'op'>): MemberFrame {
   return { type: 'MEMBER', channelId: 'room', afterSeq: 0, ts: 2000, ...over };
-}
-
-function entry(channelId: string, over: Partial<HelloChannel> = {}): HelloChannel {
-  return {
-    channelId,
-    lastSeq: 0,
-    deliveredSeq: 0,
-    readSeq: 0,
-    unread: 0,
-    name: null,
-    metadata: null,
-    kind: 'group',
-    visibility: 'private',
-    memberCount: 2,
-    role: 'member',
-    ...over,
-  };
 }
 
 // ---------------------------------------------------------------- decoding
@@ -172,52 +149,6 @@ test('folding frames a read already shows, in order with the ones after them, en
 });
 
 // ---------------------------------------------------------------- the client fed frames
-
-interface Harness {
-  client: ChatClient;
-  sockets: FakeSocket[];
-  /** The socket of the current connection. */
-  ws: () => FakeSocket;
-  /** GET requests made, by path. */
-  gets: string[];
-}
-
-/** A client on a fake WebSocket, open with a HELLO of `channels`; `fetch` answers the members route from `members`. */
-async function open(channels: HelloChannel[], members: (channelId: string) => Response | Promise<Response> = () => json(200, { members: [], hasMore: false, atSeq: 0 }), extra: Partial<ConstructorParameters<typeof ChatClient>[0]> = {}): Promise<Harness> {
-  const gets: string[] = [];
-  globalThis.fetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url);
-    if ((init?.method ?? 'GET') === 'GET') gets.push(url.pathname);
-    const m = /^\/v1\/channels\/([^/]+)\/members$/.exec(url.pathname);
-    if (m !== null) return Promise.resolve(members(decodeURIComponent(m[1] ?? '')));
-    if (url.pathname === '/v1/me/channels') return Promise.resolve(json(200, { channels }));
-    return Promise.resolve(new Response(null, { status: 204 }));
-  };
-  const { Ctor, sockets } = fakeSockets();
-  const client = new ChatClient({
-    url: 'ws://chat.test/v1/ws',
-    token: 'tok',
-    userId: 'alice',
-    tabSync: false,
-    onlineEvents: null,
-    WebSocket: Ctor,
-    reconnectBackoff: { baseMs: 1, maxMs: 2 },
-    ...extra,
-  });
-  await client.start();
-  await tick();
-  const ws = (): FakeSocket => {
-    const s = sockets[sockets.length - 1];
-    if (s === undefined) throw new Error('no socket');
-    return s;
-  };
-  ws().receive({ type: 'HELLO', userId: 'alice', sessionId: 's1', serverTs: 0, channels });
-  return { client, sockets, ws, gets };
-}
-
-function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-}
 
 function summary(c: ChatClient, id: string): ChannelSummary | undefined {
   return c.channelList.getSnapshot().find((s) => s.channelId === id);
