@@ -22,6 +22,7 @@ mod membership_frames;
 mod openapi;
 mod presence;
 mod receipts;
+mod replies;
 mod security;
 mod send;
 mod store;
