@@ -111,7 +111,9 @@ pub enum Event {
     /// entries are included (built from their ACK).
     Message(RecvMessage),
     /// A message's state changed (an edit, delete or reaction was folded
-    /// onto it, right after that entry's [`Event::Message`]).
+    /// onto it; or, §14, the message it quotes was edited or deleted, or a
+    /// reply in its thread arrived or was deleted), right after that
+    /// entry's [`Event::Message`]; one event per message changed.
     Changed {
         /// The channel.
         channel_id: String,
@@ -1393,21 +1395,28 @@ impl Task {
     }
 
     /// Folds `message` onto its channel's message state (resolving `noop`
-    /// of the client's own reaction first); the changed message's new state
-    /// when the entry is an edit, delete or reaction that changed one.
-    fn fold(&mut self, message: &mut RecvMessage) -> Option<MessageState> {
+    /// of the client's own reaction first); the new states of the messages
+    /// it changed: an edit's, delete's or reaction's target, the messages
+    /// quoting it, a thread's root (§14); never the new message itself.
+    fn fold(&mut self, message: &mut RecvMessage) -> Vec<MessageState> {
         let as_of = self.read_as_of.remove(&message.message_id);
-        let mut states = self.states.lock().ok()?;
+        let Ok(mut states) = self.states.lock() else {
+            return Vec::new();
+        };
         // Look the channel up by reference first: a clone of its id per
         // message only for a channel's first one.
         if !states.contains_key(&message.channel_id) {
             states.insert(message.channel_id.clone(), ChannelMessages::default());
         }
-        let log = states.get_mut(&message.channel_id)?;
+        let Some(log) = states.get_mut(&message.channel_id) else {
+            return Vec::new();
+        };
         log.resolve_own_reaction(message, &self.user_id);
         log.fold(message, &self.user_id, as_of)
-            .filter(|_| message.kind != EntryKind::Message)
-            .and_then(|id| log.get(&id).cloned())
+            .into_iter()
+            .filter(|id| *id != message.message_id)
+            .filter_map(|id| log.get(&id).cloned())
+            .collect()
     }
 
     async fn deliver(&mut self, delivered: Vec<RecvMessage>, out: &mut Vec<ClientFrame>) -> Option<SessionEnd> {
@@ -1419,13 +1428,14 @@ impl Task {
             let changed = if self.config.fold_messages {
                 self.fold(&mut message)
             } else {
-                None
+                Vec::new()
             };
-            let changed = changed.map(|state| (message.channel_id.clone(), state));
+            let channel_id = message.channel_id.clone();
             if let Some(end) = self.emit(Event::Message(message)).await {
                 return Some(end);
             }
-            if let Some((channel_id, state)) = changed {
+            for state in changed {
+                let channel_id = channel_id.clone();
                 if let Some(end) = self.emit(Event::Changed { channel_id, state }).await {
                     return Some(end);
                 }
