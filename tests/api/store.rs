@@ -407,6 +407,70 @@ mod postgres_set_based_changes {
         }
     }
 
+    /// A batch of replies stays on the set-based path (§14: no per-row
+    /// fallback) and moves the root's summary: two replies in thread t0, a
+    /// quote, the seeded reply (target 8) deleted, and references refused
+    /// in the same batch.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_of_replies_stays_on_the_set_based_path() {
+        if chatd_testkit::postgres_url().is_none() {
+            return;
+        }
+        let side = side().await;
+        let batch = vec![
+            to_send(&side, "alice", "a1", &Plan::Reply(None, Some(0)), "c1"),
+            to_send(&side, "carol", "a2", &Plan::Reply(Some(1), Some(0)), "c1"),
+            to_send(&side, "bob", "a3", &Plan::Delete(8), "c1"),
+            to_send(&side, "bob", "a4", &Plan::Reply(Some(8), None), "c1"),
+            to_send(&side, "bob", "a5", &Plan::Reply(None, Some(4)), "c1"),
+            to_send(&side, "bob", "a6", &Plan::Reply(Some(0), None), "c1"),
+        ];
+        let out = side
+            .store
+            .write_batch_on_path(&batch, 60, true)
+            .await
+            .expect("batch")
+            .expect("the set-based path decided");
+        let o = &out.outcomes;
+        assert!(matches!(&o[0], EntryOutcome::Stored(m) if m.thread_id == Some(side.targets[0].0)));
+        match &o[1] {
+            EntryOutcome::Stored(m) => {
+                let preview = m.reply_preview.as_ref().expect("preview in the fan-out");
+                assert_eq!((preview.sender_id.as_str(), preview.body.as_str()), ("bob", "text 1"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(o[2], EntryOutcome::Stored(_)));
+        assert_eq!(
+            o[3],
+            EntryOutcome::ReferenceNotFound(chatd::store::Reference::ReplyTo),
+            "deleted earlier in the batch"
+        );
+        assert!(matches!(
+            o[4],
+            EntryOutcome::ReferenceInvalid(chatd::store::Reference::ThreadId, _)
+        ));
+        assert!(matches!(o[5], EntryOutcome::Stored(_)));
+        let root = side
+            .store
+            .message(side.targets[0].0)
+            .await
+            .expect("read")
+            .expect("root");
+        let thread = root.thread.expect("a summary");
+        let stored_seq = |i: usize| match &o[i] {
+            EntryOutcome::Stored(m) => m.seq,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            (thread.reply_count, thread.last_reply_seq),
+            (2, stored_seq(1)),
+            "the seeded reply deleted, two added"
+        );
+        let participants: Vec<&str> = thread.participants.iter().map(|u| u.as_str()).collect();
+        assert_eq!(participants, ["bob", "alice", "carol"]);
+    }
+
     /// One batch on the set-based path: a delete makes a later edit and
     /// reaction of its target `TargetNotFound` and erases an edit made
     /// earlier in the batch; a reaction added then removed leaves nothing;
