@@ -8,9 +8,9 @@
 use crate::ids::ChannelId;
 use crate::protocol::{
     AckFrame, ChannelState, EntryKind as WireKind, ErrorCode, ErrorFrame, ReactOp, ReactionCount, RecvMessage,
-    TaggedMessage,
+    ReplyPreview as WirePreview, TaggedMessage, ThreadSummary as WireThread,
 };
-use crate::store::{ChannelPosition, Entry, EntryKind, StoreError};
+use crate::store::{ChannelPosition, Entry, EntryKind, EntryOutcome, Reference, StoreError};
 
 /// The ERROR message of `idempotency_conflict`: the key was used for another
 /// send (another channel or body).
@@ -59,12 +59,21 @@ pub fn recv(entry: &Entry) -> RecvMessage {
         edited_at: None,
         deleted: false,
         reactions: None,
+        reply_to: entry.reply_to,
+        reply_preview: entry.reply_preview.as_ref().map(|p| WirePreview {
+            sender_id: p.sender_id.as_str().to_owned(),
+            body: p.body.clone(),
+            deleted: p.deleted,
+        }),
+        thread_id: entry.thread_id,
+        thread: None,
     }
 }
 
 /// `entry` as reads return it (SYNC_BATCH, history; §8): a `message` entry
 /// with its state at the time of the read (current `body`, `editedAt`,
-/// `deleted`, `reactions`, always present); other kinds as in [`recv`].
+/// `deleted`, `reactions`, always present; a root's `thread` summary,
+/// §14); other kinds as in [`recv`].
 pub fn recv_read(entry: &Entry) -> RecvMessage {
     let mut out = recv(entry);
     if entry.kind == EntryKind::Message {
@@ -82,6 +91,12 @@ pub fn recv_read(entry: &Entry) -> RecvMessage {
                 })
                 .collect(),
         );
+        out.thread = entry.thread.as_ref().map(|t| WireThread {
+            reply_count: t.reply_count,
+            last_reply_at: t.last_reply_at,
+            last_reply_seq: t.last_reply_seq,
+            participants: t.participants.iter().map(|u| u.as_str().to_owned()).collect(),
+        });
     }
     out
 }
@@ -124,7 +139,19 @@ pub fn json_len_bound(message: &Entry) -> usize {
             .sum()
     };
     let reactions: usize = message.reactions.iter().map(|r| 64 + escaped(&r.emoji)).sum();
-    384 + escaped(&message.body)
+    // §14: two ids, the preview (its sender and text) and the thread
+    // summary (four numbers, the participants).
+    let preview = message
+        .reply_preview
+        .as_ref()
+        .map_or(0, |p| 96 + escaped(p.sender_id.as_str()) + escaped(&p.body));
+    let thread = message.thread.as_ref().map_or(0, |t| {
+        160 + t.participants.iter().map(|u| 3 + escaped(u.as_str())).sum::<usize>()
+    });
+    384 + 128
+        + preview
+        + thread
+        + escaped(&message.body)
         + message.edited_body.as_deref().map_or(0, escaped)
         + message.emoji.as_deref().map_or(0, escaped)
         + reactions
@@ -195,6 +222,31 @@ pub fn store_error(error: &StoreError) -> ErrorFrame {
     ErrorFrame::new(code, message)
 }
 
+/// The refusal of a reply's reference or a thread read's root (§14):
+/// `not_found` (`why` is `None`: unknown, deleted, not a message) or
+/// `invalid_field` with `why`; both name the field.
+pub fn reference_refused(reference: Reference, why: Option<&str>) -> ErrorFrame {
+    let field = reference.field();
+    let mut frame = match why {
+        None => ErrorFrame::new(
+            ErrorCode::NotFound,
+            format!("{field} names an unknown or deleted message"),
+        ),
+        Some(why) => ErrorFrame::new(ErrorCode::InvalidField, format!("{field} {why}")),
+    };
+    frame.field = Some(field.to_owned());
+    frame
+}
+
+/// The ERROR of a thread read refused by the store ([`crate::store::Store::thread_entries`]).
+pub fn thread_refused(outcome: &EntryOutcome) -> ErrorFrame {
+    match outcome {
+        EntryOutcome::ReferenceInvalid(reference, why) => reference_refused(*reference, Some(why)),
+        EntryOutcome::ReferenceNotFound(reference) => reference_refused(*reference, None),
+        _ => reference_refused(Reference::ThreadId, None),
+    }
+}
+
 /// `forbidden` about `channel_id`: an unknown channel or a non-member (the
 /// two are not told apart, `docs/protocol.md` §5).
 pub fn not_a_member(channel_id: &ChannelId) -> ErrorFrame {
@@ -230,6 +282,19 @@ mod tests {
                 count: i64::MAX,
                 me: true,
             }],
+            reply_to: Some(uuid::Uuid::now_v7()),
+            thread_id: Some(uuid::Uuid::now_v7()),
+            reply_preview: Some(Box::new(crate::store::ReplyPreview {
+                sender_id: UserId::from_trusted("\u{1}".repeat(128)),
+                body: "\u{1}".repeat(200),
+                deleted: true,
+            })),
+            thread: Some(Box::new(crate::store::ThreadSummary {
+                reply_count: i64::MAX,
+                last_reply_at: i64::MAX,
+                last_reply_seq: i64::MAX,
+                participants: vec![UserId::from_trusted("\"".repeat(128)); 10],
+            })),
         }
     }
 

@@ -6,15 +6,17 @@ use crate::ids::ChannelId;
 use crate::ids::UserId;
 use crate::outbound::close_code;
 use crate::permissions::{self, Action, Actor};
-use crate::protocol::{Page, ServerFrame, TaggedMessage};
+use crate::protocol::{ErrorFrame, Page, ServerFrame, TaggedMessage};
 use crate::store::{EntriesPage, Entry, Store, StoreError};
 use crate::view;
 
-/// Reads the page `page` of up to `limit` entries of `channel_id`, in
-/// `seq` order and render-ready (each message with its state; `me` for
+/// Reads the page `page` of up to `limit` entries of `channel_id` (or,
+/// with `thread`, of the replies in that root's thread, §14), in `seq`
+/// order and render-ready (each message with its state; `me` for
 /// `reader`, none for the admin), and whether more lie beyond it (after it
 /// for [`Page::After`], before it for [`Page::Before`]). Shared by SYNC and
-/// the history route.
+/// the history route. `Ok(Err(_))`: `thread` names no thread of the
+/// channel, with the ERROR that says why.
 ///
 /// # Errors
 /// The store's error.
@@ -24,11 +26,22 @@ pub async fn read_page(
     page: Page,
     limit: u32,
     reader: Option<&UserId>,
-) -> Result<EntriesPage, StoreError> {
-    match page {
-        Page::After(after_seq) => store.entries_after(channel_id, after_seq, limit, reader).await,
-        Page::Before(before_seq) => store.entries_before(channel_id, before_seq, limit, reader).await,
+    thread: Option<uuid::Uuid>,
+) -> Result<Result<EntriesPage, ErrorFrame>, StoreError> {
+    let (seq, backward) = match page {
+        Page::After(after_seq) => (after_seq, false),
+        Page::Before(before_seq) => (before_seq, true),
+    };
+    if let Some(root) = thread {
+        let read = store
+            .thread_entries(channel_id, root, seq, limit, reader, backward)
+            .await?;
+        return Ok(read.map_err(|refused| view::thread_refused(&refused)));
     }
+    Ok(Ok(match page {
+        Page::After(_) => store.entries_after(channel_id, seq, limit, reader).await?,
+        Page::Before(_) => store.entries_before(channel_id, seq, limit, reader).await?,
+    }))
 }
 
 /// Cuts a page read by [`read_page`] to `budget` bytes of JSON
@@ -56,7 +69,9 @@ pub fn cut_page(entries: &[Entry], has_more: bool, page: Page, budget: usize) ->
 /// session's queue, so a client that asks for pages and does not read them
 /// is answered as fast as it reads, and one that reads nothing for the idle
 /// limit is closed with 1013.
-pub async fn run(ctx: Context<'_>, channel_id: ChannelId, page: Page, limit: u32) {
+/// With `thread`, the page holds that root's replies only (§14) and the
+/// batch names it (`threadId`).
+pub async fn run(ctx: Context<'_>, channel_id: ChannelId, page: Page, limit: u32, thread: Option<uuid::Uuid>) {
     let state = ctx.state;
     tokio::select! {
         () = ctx.session.queued_at_most(state.config.max_page_bytes) => {}
@@ -70,7 +85,7 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, page: Page, limit: u32
     let store = &state.store;
     let result = match store.is_member(&channel_id, &ctx.user.user_id).await {
         Ok(member) => match permissions::may(Actor::user(member), Action::Read) {
-            Ok(()) => read_page(store, &channel_id, page, limit, Some(&ctx.user.user_id))
+            Ok(()) => read_page(store, &channel_id, page, limit, Some(&ctx.user.user_id), thread)
                 .await
                 .map(Some),
             Err(_) => Ok(None),
@@ -78,7 +93,11 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, page: Page, limit: u32
         Err(e) => Err(e),
     };
     let frame = match result {
-        Ok(Some(read)) => {
+        Ok(Some(Err(mut refused))) => {
+            refused.channel_id = Some(channel_id.as_str().to_owned());
+            ServerFrame::Error(refused)
+        }
+        Ok(Some(Ok(read))) => {
             // A page stops early past `max_page_bytes`: the client asks
             // again from its last seq (or before its first, paging back).
             let (messages, has_more) = cut_page(&read.entries, read.has_more, page, state.config.max_page_bytes);
@@ -87,6 +106,7 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, page: Page, limit: u32
                 messages,
                 has_more,
                 last_seq: Some(read.last_seq),
+                thread_id: thread,
             }
         }
         Ok(None) => ServerFrame::Error(view::not_a_member(&channel_id)),

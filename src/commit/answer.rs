@@ -57,6 +57,10 @@ impl SendAnswer {
             EntryOutcome::TargetNotFound => Self::refused(ErrorCode::NotFound, "unknown or deleted message"),
             EntryOutcome::TargetNotAMessage => target_not_a_message(),
             EntryOutcome::NotTheSender => Self::refused(ErrorCode::Forbidden, "only the message's sender may do this"),
+            EntryOutcome::ReferenceNotFound(reference) => Self::Refused(view::reference_refused(reference, None)),
+            EntryOutcome::ReferenceInvalid(reference, why) => {
+                Self::Refused(view::reference_refused(reference, Some(why)))
+            }
         }
     }
 

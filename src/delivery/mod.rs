@@ -350,6 +350,10 @@ mod tests {
             deleted: false,
             noop: false,
             reactions: Vec::new(),
+            reply_to: None,
+            thread_id: None,
+            reply_preview: None,
+            thread: None,
         }
     }
 

@@ -20,6 +20,7 @@ use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 use crate::protocol::{check_limit, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page, ServerFrame};
 use crate::state::AppState;
+use crate::store::References;
 use crate::view;
 
 /// `GET /v1/channels/{channelId}/messages?afterSeq=N&limit=M` (member or
@@ -80,17 +81,31 @@ pub async fn history(
         ),
     };
     let limit = check_limit(limit).map_err(|reason| ApiError::invalid_field("limit", reason))?;
+    let thread = param("threadId")?
+        .map(|t| {
+            crate::ids::parse_message_id(t)
+                .map_err(|_| ApiError::invalid_field("threadId", "must be a lower-case hyphenated UUID"))
+        })
+        .transpose()?;
     let reader = super::channel_reader(&state, &who, &id).await?;
     if reader.is_none() && state.store.channel(&id).await?.is_none() {
         return Err(ApiError::not_found("unknown channel"));
     }
     // Render-ready (§8): each message with its current state; `me` is the
-    // user's (never true for the admin).
-    let read = read_page(&state.store, &id, page, limit, reader).await?;
+    // user's (never true for the admin). With `threadId`, that root's
+    // replies only (§14).
+    let read = match read_page(&state.store, &id, page, limit, reader, thread).await? {
+        Ok(read) => read,
+        Err(refused) => return Err(send_refused(&refused)),
+    };
     // Like a SYNC_BATCH, a page stops early past `max_page_bytes`; the
     // caller asks again after its last seq (or before its first).
     let (messages, has_more) = cut_page(&read.entries, read.has_more, page, state.config.max_page_bytes);
-    Ok(Json(serde_json::json!({"messages": messages, "hasMore": has_more, "lastSeq": read.last_seq})).into_response())
+    let mut answer = serde_json::json!({"messages": messages, "hasMore": has_more, "lastSeq": read.last_seq});
+    if let Some(root) = thread {
+        answer["threadId"] = serde_json::json!(root);
+    }
+    Ok(Json(answer).into_response())
 }
 
 /// Unknown fields are ignored, as in every frame and body of the API
@@ -102,10 +117,27 @@ struct PostMessage {
     sender_id: String,
     client_msg_id: String,
     body: String,
+    /// §14; any JSON value, so a wrong type is `invalid_field` naming it.
+    #[serde(default)]
+    reply_to: Option<serde_json::Value>,
+    #[serde(default)]
+    thread_id: Option<serde_json::Value>,
 }
 
 /// The shape of the `POST /v1/channels/{channelId}/messages` body.
-const POST_MESSAGE_SHAPE: &str = r#"{"senderId": string, "clientMsgId": string, "body": string}"#;
+const POST_MESSAGE_SHAPE: &str =
+    r#"{"senderId": string, "clientMsgId": string, "body": string, "replyTo"?: messageId, "threadId"?: messageId}"#;
+
+/// A `replyTo` or `threadId` of the post as `MSG_SEND` reads it: absent or
+/// `null` is none, a string is checked by `validate`, any other value is
+/// `invalid_field` naming `field`.
+fn reference_text(field: &'static str, value: Option<&serde_json::Value>) -> Result<Option<String>, ApiError> {
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(ApiError::invalid_field(field, "must be a string")),
+    }
+}
 
 /// The answer to a refused send, in the API's error shape.
 fn send_refused(frame: &ErrorFrame) -> ApiError {
@@ -181,30 +213,44 @@ pub async fn post_message(
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: PostMessage = parse_json(&body, POST_MESSAGE_SHAPE)?;
     let sender = UserId::parse(&request.sender_id).map_err(|e| ApiError::invalid_field("senderId", &e.to_string()))?;
-    let frame = ClientFrame::MsgSend {
-        channel_id: raw_channel.clone(),
-        client_msg_id: request.client_msg_id.clone(),
-        body: request.body.clone(),
+    let reply_to = reference_text("replyTo", request.reply_to.as_ref());
+    let thread_id = reference_text("threadId", request.thread_id.as_ref());
+    let checked = match (reply_to, thread_id) {
+        (Ok(reply_to), Ok(thread_id)) => ClientFrame::MsgSend {
+            channel_id: raw_channel.clone(),
+            client_msg_id: request.client_msg_id.clone(),
+            body: request.body.clone(),
+            reply_to,
+            thread_id,
+        }
+        .validate(state.config.max_body_bytes)
+        .map_err(|refusal| match refusal {
+            FrameError::InvalidField { field, reason, .. } => ApiError::invalid_field(field, &reason),
+            other => ApiError::new(StatusCode::BAD_REQUEST, other.code().as_str(), &other.to_string()),
+        }),
+        (Err(refusal), _) | (_, Err(refusal)) => Err(refusal),
     };
-    let (channel, client_msg_id, body) = match frame.validate(state.config.max_body_bytes) {
+    let (channel, client_msg_id, body, refs) = match checked {
         Ok(Command::Send {
             channel_id,
             client_msg_id,
             body,
-        }) => (channel_id, client_msg_id, body),
+            reply_to,
+            thread_id,
+        }) => (channel_id, client_msg_id, body, References { reply_to, thread_id }),
         Ok(_) => return Err(ApiError::bad_request("not a send")),
-        Err(refusal) => return refused_by_checks(&state, &sender, &raw_channel, &request, &refusal).await,
+        Err(refusal) => return refused_by_checks(&state, &sender, &raw_channel, &request, refusal).await,
     };
     if state.store.channel(&channel).await?.is_none() {
         // The key decides first (guarantee 2): a retry of a message stored
         // before the channel went is still answered by its key.
         if let Some(stored) = state.store.message_by_key(&sender, &client_msg_id).await? {
-            let retry = stored.is_retried_by(channel.as_str(), &body);
+            let retry = stored.is_retried_by(channel.as_str(), &body, &refs);
             return respond(answer::by_stored_key(stored, retry));
         }
         return Err(ApiError::not_found("unknown channel"));
     }
-    send(&state, sender, channel, client_msg_id, body).await
+    send(&state, sender, channel, client_msg_id, body, refs).await
 }
 
 /// A send refused by `MSG_SEND`'s checks, answered as `MSG_SEND` answers it
@@ -217,18 +263,21 @@ async fn refused_by_checks(
     sender: &UserId,
     channel: &str,
     request: &PostMessage,
-    refusal: &FrameError,
+    refusal: ApiError,
 ) -> Result<Response, ApiError> {
     if let Ok(key) = ClientMsgId::parse(&request.client_msg_id) {
         if let Some(stored) = state.store.message_by_key(sender, &key).await? {
-            let retry = stored.is_retried_by(channel, &request.body);
+            let text = |value: Option<&serde_json::Value>| match value {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(text)) => Some(text.clone()),
+                Some(other) => Some(other.to_string()),
+            };
+            let (reply_to, thread_id) = (text(request.reply_to.as_ref()), text(request.thread_id.as_ref()));
+            let retry = stored.is_retried_by_text(channel, &request.body, reply_to.as_deref(), thread_id.as_deref());
             return respond(answer::by_stored_key(stored, retry));
         }
     }
-    Err(match refusal {
-        FrameError::InvalidField { field, reason, .. } => ApiError::invalid_field(field, reason),
-        other => ApiError::new(StatusCode::BAD_REQUEST, other.code().as_str(), &other.to_string()),
-    })
+    Err(refusal)
 }
 
 /// Submits the send to group commit and answers with its typed answer,
@@ -239,6 +288,7 @@ async fn send(
     channel_id: ChannelId,
     client_msg_id: ClientMsgId,
     body: String,
+    refs: References,
 ) -> Result<Response, ApiError> {
     let (reply_to, answered) = oneshot::channel();
     let job = SendJob {
@@ -247,7 +297,7 @@ async fn send(
             channel_id,
             client_msg_id,
             body,
-            change: crate::store::Change::Message,
+            change: refs.change(),
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

@@ -12,9 +12,10 @@ use crate::ids::{ChannelId, ClientMsgId, UserId};
 
 pub(super) static MESSAGE_BY_KEY: Sql = select_entries!("WHERE sender_id = $1 AND client_msg_id = $2");
 pub(super) static MESSAGE_BY_ID: Sql = select_entries!("WHERE message_id = $1::uuid");
-static MESSAGES_AFTER: Sql = select_entries!("WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3");
+pub(super) static MESSAGES_AFTER: Sql = select_entries!("WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3");
 /// A backward scan of the `(channel_id, seq)` index from `$2`.
-static MESSAGES_BEFORE: Sql = select_entries!("WHERE channel_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3");
+pub(super) static MESSAGES_BEFORE: Sql =
+    select_entries!("WHERE channel_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3");
 /// The reactions of the messages `$1` (a list of ids), with whether `$2`
 /// holds each, by first use. PostgreSQL: whether `$2` holds it is a scalar
 /// subquery (one probe of the primary key per reaction): as a join, the
@@ -119,15 +120,17 @@ impl<D: Dialect> SqlStore<D> {
         after_seq: i64,
         limit: u32,
     ) -> Result<(Vec<Entry>, bool), StoreError> {
+        let mut conn = self.reader().await?;
         let rows = sqlx::query::<D>(D::sql(&MESSAGES_AFTER))
             .param(channel_id.as_str())
             .param(after_seq)
             .param(i64::from(limit) + 1)
-            .fetch_all(self.reader().await?.ex())
+            .fetch_all(conn.ex())
             .await?;
         let mut messages = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
         let has_more = messages.len() > limit as usize;
         messages.truncate(limit as usize);
+        Self::attach_previews(&mut *conn, &mut messages).await?;
         Ok((messages, has_more))
     }
 
@@ -147,8 +150,39 @@ impl<D: Dialect> SqlStore<D> {
         // The page and its reactions from one snapshot, so the state
         // shown is the state at one point of the log.
         let mut tx = self.begin_snapshot().await?;
+        let page = Self::page_in(
+            &mut *tx,
+            query,
+            channel_id.as_str().to_owned(),
+            channel_id,
+            seq,
+            limit,
+            reader,
+            backward,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(page)
+    }
+
+    /// A page read in `tx` by `query` (`$1` = `key`: the channel, or a
+    /// thread's root; `$2` = `seq`; `$3` = `limit + 1`), render-ready: each
+    /// `message` entry with its reactions (one statement for the whole
+    /// page) and each reply with its preview (one more), and the channel's
+    /// last seq.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn page_in(
+        tx: &mut D::Connection,
+        query: &'static Sql,
+        key: String,
+        channel_id: &ChannelId,
+        seq: i64,
+        limit: u32,
+        reader: Option<&UserId>,
+        backward: bool,
+    ) -> Result<EntriesPage, StoreError> {
         let rows = sqlx::query::<D>(D::sql(query))
-            .param(channel_id.as_str())
+            .param(key)
             .param(seq)
             .param(i64::from(limit) + 1)
             .fetch_all(tx.ex())
@@ -167,6 +201,7 @@ impl<D: Dialect> SqlStore<D> {
             Some(row) => row.value(0)?,
             None => 0,
         };
+        Self::attach_previews(tx, &mut entries).await?;
         let ids: Vec<String> = entries
             .iter()
             .filter(|e| e.kind == EntryKind::Message && !e.deleted)
@@ -186,7 +221,6 @@ impl<D: Dialect> SqlStore<D> {
             .param(reader.map(UserId::as_str).unwrap_or(""))
             .fetch_all(tx.ex())
             .await?;
-        tx.commit().await?;
         let mut by_message: HashMap<uuid::Uuid, Vec<ReactionState>> = HashMap::new();
         for row in rows {
             let id = parse_uuid(row.value(0)?)?;

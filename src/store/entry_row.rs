@@ -2,19 +2,24 @@
 //! reads entries selects ([`message_columns!`]), and its decoding.
 
 use super::dialect::Columns;
-use super::{Entry, EntryKind, StoreError};
+use super::{Entry, EntryKind, StoreError, ThreadSummary};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
 /// Columns of an entry row, in the order [`entry_from_row`] reads them.
 /// `$id` and `$target` are the `message_id` and `target_id` columns as
-/// text (`message_id::text` on PostgreSQL, where they are `uuid`).
+/// text (`message_id::text` on PostgreSQL, where they are `uuid`; the casts
+/// of `reply_to` and `thread_id` go where [`super::dialect::Sql::same`]
+/// drops them on SQLite). Columns 15 to 20 are the references and the
+/// thread summary of §14.
 macro_rules! message_columns {
     ($id:literal, $target:literal) => {
         concat!(
             $id,
             " AS message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, ",
             $target,
-            " AS target_id, emoji, op, edited_body, edited_at, deleted, noop"
+            " AS target_id, emoji, op, edited_body, edited_at, deleted, noop, ",
+            "reply_to::text AS reply_to, thread_id::text AS thread_id, ",
+            "reply_count, last_reply_at, last_reply_seq, participants"
         )
     };
 }
@@ -40,6 +45,19 @@ pub(super) fn entry_from_row<R: Columns>(row: &R) -> Result<Entry, StoreError> {
     let kind: String = row.value(7)?;
     let target: Option<String> = row.value(8)?;
     let op: Option<String> = row.value(10)?;
+    let reply_to: Option<String> = row.value(15)?;
+    let thread_id: Option<String> = row.value(16)?;
+    let last_reply_at: Option<i64> = row.value(18)?;
+    let last_reply_seq: Option<i64> = row.value(19)?;
+    let thread = match (last_reply_at, last_reply_seq) {
+        (Some(last_reply_at), Some(last_reply_seq)) => Some(Box::new(ThreadSummary {
+            reply_count: row.value(17)?,
+            last_reply_at,
+            last_reply_seq,
+            participants: parse_participants(row.value(20)?)?,
+        })),
+        _ => None,
+    };
     Ok(Entry {
         message_id,
         channel_id: ChannelId::from_trusted(row.value(1)?),
@@ -57,7 +75,25 @@ pub(super) fn entry_from_row<R: Columns>(row: &R) -> Result<Entry, StoreError> {
         deleted: row.value(13)?,
         noop: row.value(14)?,
         reactions: Vec::new(),
+        reply_to: reply_to.map(parse_uuid).transpose()?,
+        thread_id: thread_id.map(parse_uuid).transpose()?,
+        reply_preview: None,
+        thread,
     })
+}
+
+/// The `participants` column (a JSON array of user ids; `NULL`: none).
+fn parse_participants(text: Option<String>) -> Result<Vec<UserId>, StoreError> {
+    let Some(text) = text else { return Ok(Vec::new()) };
+    let ids: Vec<String> =
+        serde_json::from_str(&text).map_err(|_| StoreError::Corrupt(format!("participants {text}")))?;
+    Ok(ids.into_iter().map(UserId::from_trusted).collect())
+}
+
+/// The `participants` column's text for `participants`.
+pub(super) fn participants_text(participants: &[UserId]) -> Result<String, StoreError> {
+    let ids: Vec<&str> = participants.iter().map(UserId::as_str).collect();
+    serde_json::to_string(&ids).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
 /// A message id read as text.

@@ -10,29 +10,135 @@
 //! A new rule of the log (version 1.2: roles, mute, slow mode,
 //! `postingRole`, replies, attachments, mentions) is added here, once.
 
-use super::{Change, Entry, EntryKind, EntryOutcome, NewEntry};
+use super::{Change, Entry, EntryKind, EntryOutcome, NewEntry, Reference, ReplyPreview};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Action, Actor, Role};
+use crate::protocol::preview_text;
 
-/// An entry's target as far as the §8 checks look at it, as the batch has
-/// left it so far.
+/// The most senders a thread summary's `participants` holds (§14).
+pub(super) const MAX_PARTICIPANTS: usize = 10;
+
+/// An entry's target (or a reply's reference, §14) as far as the checks
+/// look at it, as the batch has left it so far.
 #[derive(Debug, Clone)]
 pub(super) struct TargetState {
     pub(super) kind: EntryKind,
     pub(super) deleted: bool,
     pub(super) channel_id: ChannelId,
     pub(super) sender_id: UserId,
+    /// A message: the root of the thread it is a reply in.
+    pub(super) thread_id: Option<uuid::Uuid>,
+    /// A message: its current text cut for a preview (`""` once deleted).
+    pub(super) preview: String,
+    /// A thread root: the first senders of its replies.
+    pub(super) participants: Vec<UserId>,
 }
 
 impl From<Entry> for TargetState {
     fn from(stored: Entry) -> Self {
         Self {
+            preview: preview_text(stored.current_body()).to_owned(),
             kind: stored.kind,
             deleted: stored.deleted,
             channel_id: stored.channel_id,
             sender_id: stored.sender_id,
+            thread_id: stored.thread_id,
+            participants: stored.thread.map(|t| t.participants).unwrap_or_default(),
         }
     }
+}
+
+impl TargetState {
+    /// The quote of this message a reply shows (§14): its sender and its
+    /// current text cut to `PREVIEW_BYTES`, or `""` once deleted.
+    pub(super) fn reply_preview(&self) -> ReplyPreview {
+        ReplyPreview {
+            sender_id: self.sender_id.clone(),
+            body: if self.deleted {
+                String::new()
+            } else {
+                self.preview.clone()
+            },
+            deleted: self.deleted,
+        }
+    }
+
+    /// A new text (an edit) for this message.
+    pub(super) fn edited(&mut self, body: &str) {
+        self.preview = preview_text(body).to_owned();
+    }
+
+    /// This message deleted: its text is gone.
+    pub(super) fn erase(&mut self) {
+        self.deleted = true;
+        self.preview.clear();
+    }
+}
+
+/// Why a message's references (§14) refuse it, or `None` when they do
+/// not; after [`refusal`] (a send's membership comes first). `reply_to` and
+/// `thread`: the states of the messages its `replyTo` and `threadId` name
+/// (`None`: no stored entry has the id; not looked at when the send has no
+/// such reference). `replyTo` is checked before `threadId`; each must name
+/// a `message` entry, not deleted (`ReferenceNotFound`), of the send's
+/// channel (`ReferenceInvalid`); a `threadId` must name a root, a message
+/// that is itself in no thread (`ReferenceInvalid`).
+pub(super) fn reference_refusal(
+    send: &NewEntry,
+    reply_to: Option<&TargetState>,
+    thread: Option<&TargetState>,
+) -> Option<EntryOutcome> {
+    let refs = send.change.references();
+    if refs.reply_to.is_some() {
+        if let Some(refused) = reference_check(Reference::ReplyTo, &send.channel_id, reply_to, false) {
+            return Some(refused);
+        }
+    }
+    if refs.thread_id.is_some() {
+        return reference_check(Reference::ThreadId, &send.channel_id, thread, false);
+    }
+    None
+}
+
+/// Why a thread of `channel_id` cannot be read from `root` (history and
+/// SYNC with `threadId`), or `None`: as a send's `threadId`, except that a
+/// deleted root's thread is still read (its replies stay).
+pub(super) fn thread_root_refusal(channel_id: &ChannelId, root: Option<&TargetState>) -> Option<EntryOutcome> {
+    reference_check(Reference::ThreadId, channel_id, root, true)
+}
+
+fn reference_check(
+    reference: Reference,
+    channel_id: &ChannelId,
+    target: Option<&TargetState>,
+    deleted_is_found: bool,
+) -> Option<EntryOutcome> {
+    let Some(target) = target.filter(|t| t.kind == EntryKind::Message && (deleted_is_found || !t.deleted)) else {
+        return Some(EntryOutcome::ReferenceNotFound(reference));
+    };
+    if target.channel_id != *channel_id {
+        return Some(EntryOutcome::ReferenceInvalid(
+            reference,
+            "names a message of another channel",
+        ));
+    }
+    if reference == Reference::ThreadId && target.thread_id.is_some() {
+        return Some(EntryOutcome::ReferenceInvalid(
+            reference,
+            "names a reply in a thread: a thread's root is a message in no thread",
+        ));
+    }
+    None
+}
+
+/// Adds `sender` to a thread's `participants` when it is not there and
+/// there is room ([`MAX_PARTICIPANTS`]); returns whether it was added.
+pub(super) fn joins_thread(participants: &mut Vec<UserId>, sender: &UserId) -> bool {
+    if participants.len() >= MAX_PARTICIPANTS || participants.contains(sender) {
+        return false;
+    }
+    participants.push(sender.clone());
+    true
 }
 
 /// Why `send` may not be stored, or `None` when it may. `role`: the
@@ -118,7 +224,82 @@ mod tests {
             deleted,
             channel_id: ChannelId::parse(channel).expect("channel"),
             sender_id: UserId::parse(sender).expect("user"),
+            thread_id: None,
+            preview: String::new(),
+            participants: Vec::new(),
         }
+    }
+
+    #[test]
+    fn references_are_checked_replyto_first_then_the_thread() {
+        use super::super::References;
+        let (a, b) = (uuid::Uuid::from_u128(1), uuid::Uuid::from_u128(2));
+        let both = entry(
+            References {
+                reply_to: Some(a),
+                thread_id: Some(b),
+            }
+            .change(),
+            "alice",
+        );
+        let fine = target(EntryKind::Message, false, "room", "bob");
+        assert!(reference_refusal(&both, Some(&fine), Some(&fine)).is_none());
+        let not_found = |r| Some(EntryOutcome::ReferenceNotFound(r));
+        assert_eq!(reference_refusal(&both, None, None), not_found(Reference::ReplyTo));
+        assert_eq!(
+            reference_refusal(&both, Some(&fine), None),
+            not_found(Reference::ThreadId)
+        );
+        let deleted = target(EntryKind::Message, true, "room", "bob");
+        assert_eq!(
+            reference_refusal(&both, Some(&deleted), Some(&fine)),
+            not_found(Reference::ReplyTo)
+        );
+        let reaction = target(EntryKind::Reaction, false, "room", "bob");
+        assert_eq!(
+            reference_refusal(&both, Some(&fine), Some(&reaction)),
+            not_found(Reference::ThreadId)
+        );
+        let elsewhere = target(EntryKind::Message, false, "other", "bob");
+        assert!(matches!(
+            reference_refusal(&both, Some(&elsewhere), Some(&fine)),
+            Some(EntryOutcome::ReferenceInvalid(Reference::ReplyTo, _))
+        ));
+        let mut reply = fine.clone();
+        reply.thread_id = Some(a);
+        // A thread reply may be quoted, but is no root.
+        assert!(reference_refusal(&both, Some(&reply), Some(&fine)).is_none());
+        assert!(matches!(
+            reference_refusal(&both, Some(&fine), Some(&reply)),
+            Some(EntryOutcome::ReferenceInvalid(Reference::ThreadId, _))
+        ));
+        // A deleted root's thread is read, not answered.
+        let room = ChannelId::parse("room").expect("channel");
+        assert!(thread_root_refusal(&room, Some(&deleted)).is_none());
+        assert_eq!(thread_root_refusal(&room, None), not_found(Reference::ThreadId));
+        assert!(thread_root_refusal(&room, Some(&reply)).is_some());
+    }
+
+    #[test]
+    fn a_thread_keeps_its_first_ten_distinct_participants() {
+        let mut participants = Vec::new();
+        let user = |n: usize| UserId::parse(&format!("u{n}")).expect("user");
+        assert!(joins_thread(&mut participants, &user(0)));
+        assert!(!joins_thread(&mut participants, &user(0)), "once each");
+        for n in 1..20 {
+            joins_thread(&mut participants, &user(n));
+        }
+        assert_eq!(participants, (0..10).map(user).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_preview_shows_the_current_text_until_deleted() {
+        let mut quoted = target(EntryKind::Message, false, "room", "bob");
+        quoted.edited(&"é".repeat(150));
+        assert_eq!(quoted.reply_preview().body, "é".repeat(100));
+        quoted.erase();
+        let preview = quoted.reply_preview();
+        assert_eq!((preview.body.as_str(), preview.deleted), ("", true));
     }
 
     #[test]

@@ -11,19 +11,30 @@ use sqlx::Sqlite;
 
 use super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
-use super::entry_row::{entry_from_row, id_text, op_text};
+use super::entry_row::{entry_from_row, id_text, op_text, participants_text};
 use super::entry_rules::{self, TargetState};
 use super::{
-    dispatch_write, BatchOutcome, Change, CommitSent, Entry, EntryKind, EntryOutcome, NewEntry, OfflineMembers, Store,
-    StoreError,
+    dispatch_write, BatchOutcome, Change, CommitSent, Entry, EntryKind, EntryOutcome, NewEntry, OfflineMembers,
+    References, Store, StoreError,
 };
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::Role;
 
 static INSERT_MESSAGE: Sql = Sql::same(
-    "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members) \
-         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12) ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq",
+    "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members, \
+         reply_to, thread_id) \
+         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13::uuid, $14::uuid) \
+         ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq",
 );
+/// A reply at seq `$3`, ts `$2` joined the thread of root `$1`; `$4`: the
+/// root's new `participants` (`NULL`: unchanged).
+static THREAD_REPLIED: Sql = Sql::same(
+    "UPDATE messages SET reply_count = reply_count + 1, last_reply_at = $2, last_reply_seq = $3, \
+         participants = COALESCE($4, participants) WHERE message_id = $1::uuid",
+);
+/// A reply in the thread of root `$1` was deleted.
+static THREAD_REPLY_DELETED: Sql =
+    Sql::same("UPDATE messages SET reply_count = reply_count - 1 WHERE message_id = $1::uuid");
 /// Sets channel `$1`'s `last_seq` and `last_ts` at the end of a batch.
 pub(super) const UPDATE_CHANNEL_SEQ: &str = "UPDATE channels SET last_seq = $2, last_ts = $3 WHERE channel_id = $1";
 /// Marks entry `$1` as having changed nothing.
@@ -138,6 +149,15 @@ impl Store {
     }
 }
 
+/// What the per-row path read for one entry's rules, in its transaction:
+/// its target's state, and the states of the messages its references name.
+#[derive(Default)]
+struct Read {
+    target: Option<TargetState>,
+    reply_to: Option<TargetState>,
+    thread: Option<TargetState>,
+}
+
 /// The state a batch keeps for one locked channel.
 pub(super) struct Locked {
     pub(super) last_seq: i64,
@@ -238,6 +258,10 @@ impl Locked {
             deleted: false,
             noop: false,
             reactions: Vec::new(),
+            reply_to: send.change.references().reply_to,
+            thread_id: send.change.references().thread_id,
+            reply_preview: None,
+            thread: None,
         }
     }
 
@@ -303,21 +327,29 @@ impl<D: Dialect> SqlStore<D> {
                     continue;
                 }
             };
-            // An entry about a message: the key decides first, then
-            // the target, read under the channel's lock (so an
-            // earlier entry of this batch, a delete say, is seen).
-            if let Some(target) = send.change.target() {
+            // An entry about a message, or a message with references
+            // (§14): the key decides first, then the target and the
+            // references, read under the channel's lock (so an earlier
+            // entry of this batch, a delete say, is seen).
+            let refs = send.change.references();
+            let mut read = Read::default();
+            if send.change.target().is_some() || refs != References::default() {
                 if let Some(existing) = self.lookup_in(&mut tx, send).await? {
                     outcomes.push(existing);
                     continue;
                 }
-                let target = Self::target_in(&mut tx, target).await?.map(TargetState::from);
-                if let Some(refusal) = entry_rules::refusal(send, role, target.as_ref()) {
+                read.target = Self::state_in(&mut tx, send.change.target()).await?;
+                read.reply_to = Self::state_in(&mut tx, refs.reply_to).await?;
+                read.thread = Self::state_in(&mut tx, refs.thread_id).await?;
+                let refusal = entry_rules::refusal(send, role, read.target.as_ref())
+                    .or_else(|| entry_rules::reference_refusal(send, read.reply_to.as_ref(), read.thread.as_ref()));
+                if let Some(refusal) = refusal {
                     outcomes.push(refusal);
                     continue;
                 }
             }
-            let message = channel.next_message(send, now);
+            let mut message = channel.next_message(send, now);
+            message.reply_preview = read.reply_to.as_ref().map(|t| Box::new(t.reply_preview()));
             let inserted = sqlx::query::<D>(D::sql(&INSERT_MESSAGE))
                 .param(id_text(message.message_id))
                 .param(message.channel_id.as_str())
@@ -331,12 +363,13 @@ impl<D: Dialect> SqlStore<D> {
                 .param(message.emoji.as_deref())
                 .param(message.add.map(op_text))
                 .param(channel.offline_text(&message.sender_id)?)
+                .param(message.reply_to.map(id_text))
+                .param(message.thread_id.map(id_text))
                 .fetch_optional(tx.ex())
                 .await?
                 .is_some();
             if inserted {
-                let mut message = message;
-                message.noop = !Self::apply(&mut tx, send, &message).await?;
+                message.noop = !Self::apply(&mut tx, send, &message, &read).await?;
                 if message.noop {
                     sqlx::query::<D>(D::sql(&MARK_NOOP))
                         .param(id_text(message.message_id))
@@ -392,6 +425,18 @@ impl<D: Dialect> SqlStore<D> {
         }))
     }
 
+    /// The state of message `id` (when given) for the rules, read in the
+    /// transaction.
+    async fn state_in(
+        tx: &mut sqlx::Transaction<'static, D>,
+        id: Option<uuid::Uuid>,
+    ) -> Result<Option<TargetState>, StoreError> {
+        match id {
+            Some(id) => Ok(Self::target_in(tx, id).await?.map(TargetState::from)),
+            None => Ok(None),
+        }
+    }
+
     async fn target_in(
         tx: &mut sqlx::Transaction<'static, D>,
         target: uuid::Uuid,
@@ -408,12 +453,32 @@ impl<D: Dialect> SqlStore<D> {
     /// Applies a stored entry to its target's state, in the same
     /// transaction: an edit sets the current text, a delete erases
     /// the text of the message and of all its edits and drops its
-    /// reactions, a reaction moves the holders and counts (a no-op
-    /// `add` of a held one or `remove` of one not held changes nothing).
-    /// Returns whether it changed anything.
-    async fn apply(tx: &mut sqlx::Transaction<'static, D>, send: &NewEntry, entry: &Entry) -> Result<bool, StoreError> {
+    /// reactions (and, for a thread reply, takes one off its root's
+    /// `reply_count`), a reaction moves the holders and counts (a no-op
+    /// `add` of a held one or `remove` of one not held changes nothing), a
+    /// thread reply moves its root's summary (§14). `read`: the states the
+    /// rules were given. Returns whether it changed anything.
+    async fn apply(
+        tx: &mut sqlx::Transaction<'static, D>,
+        send: &NewEntry,
+        entry: &Entry,
+        read: &Read,
+    ) -> Result<bool, StoreError> {
         match &send.change {
             Change::Message => {}
+            Change::Reply(refs) => {
+                if let (Some(root), Some(thread)) = (refs.thread_id, &read.thread) {
+                    let mut participants = thread.participants.clone();
+                    let joined = entry_rules::joins_thread(&mut participants, &send.sender_id);
+                    sqlx::query::<D>(D::sql(&THREAD_REPLIED))
+                        .param(id_text(root))
+                        .param(entry.ts)
+                        .param(entry.seq)
+                        .param(joined.then(|| participants_text(&participants)).transpose()?)
+                        .execute(tx.ex())
+                        .await?;
+                }
+            }
             Change::Edit { target } => {
                 sqlx::query::<D>(D::sql(&APPLY_EDIT))
                     .param(id_text(*target))
@@ -426,6 +491,12 @@ impl<D: Dialect> SqlStore<D> {
                 let id = id_text(*target);
                 for statement in [&ERASE_MESSAGE, &ERASE_EDITS, &DELETE_REACTIONS, &DELETE_REACTION_COUNTS] {
                     sqlx::query::<D>(D::sql(statement)).param(&id).execute(tx.ex()).await?;
+                }
+                if let Some(root) = read.target.as_ref().and_then(|t| t.thread_id) {
+                    sqlx::query::<D>(D::sql(&THREAD_REPLY_DELETED))
+                        .param(id_text(root))
+                        .execute(tx.ex())
+                        .await?;
                 }
             }
             Change::React { target, emoji, add } => {

@@ -27,6 +27,7 @@
 //! | `pg_batch/` | PostgreSQL's set-based batch |
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
 //! | `receipts.rs` | watermarks and each user's channel positions |
+//! | `replies.rs` | replies and threads as reads show them: previews, one thread's pages |
 //! | `last_seen.rs` | presence's stored `lastSeenAt` |
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
 //!
@@ -52,6 +53,7 @@ mod log_write;
 mod members;
 mod pg_batch;
 mod receipts;
+mod replies;
 mod types;
 mod webhooks;
 

@@ -85,16 +85,75 @@ pub struct Entry {
     pub noop: bool,
     /// Message, in reads for a reader only: its reactions by first use.
     pub reactions: Vec<ReactionState>,
+    /// Message: the message it quotes (§14).
+    pub reply_to: Option<uuid::Uuid>,
+    /// Message: the root of the thread it is a reply in (§14).
+    pub thread_id: Option<uuid::Uuid>,
+    /// With `reply_to`, in reads and in a batch's stored entries: the quoted
+    /// message as it is now (`None` when not read). Boxed, as `thread`:
+    /// rare, and an entry is moved through every answer.
+    pub reply_preview: Option<Box<ReplyPreview>>,
+    /// Message, a thread root that has had replies: its summary (§14).
+    pub thread: Option<Box<ThreadSummary>>,
+}
+
+/// The quoted message of a reply at the time of a read or a commit (§14).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplyPreview {
+    pub sender_id: UserId,
+    /// Its current text cut to `PREVIEW_BYTES` at a character boundary;
+    /// `""` once deleted.
+    pub body: String,
+    pub deleted: bool,
+}
+
+/// A thread root's summary (§14), kept on the root's row by the write path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadSummary {
+    /// Replies not deleted.
+    pub reply_count: i64,
+    /// The latest reply's ts (ms) and seq, deleted or not.
+    pub last_reply_at: i64,
+    pub last_reply_seq: i64,
+    /// The first (at most `MAX_PARTICIPANTS`) distinct senders of replies, in order.
+    pub participants: Vec<UserId>,
 }
 
 impl Entry {
-    /// Whether a MSG_SEND with this entry's key and `channel_id` and `body`
-    /// is a retry of it (guarantee 2: same key, channel and body); else the
-    /// key was used for another entry (`idempotency_conflict`). Once the
-    /// message is deleted its text is gone and cannot be compared: the same
-    /// key and channel is then a retry.
-    pub fn is_retried_by(&self, channel_id: &str, body: &str) -> bool {
-        self.kind == EntryKind::Message && self.channel_id.as_str() == channel_id && (self.body == body || self.deleted)
+    /// Whether a MSG_SEND with this entry's key and `channel_id`, `body` and
+    /// references (`replyTo`, `threadId`, §14) is a retry of it (guarantee
+    /// 2: same key, channel, body and references); else the key was used for
+    /// another entry (`idempotency_conflict`). Once the message is deleted
+    /// its text is gone and cannot be compared: the same key, channel and
+    /// references is then a retry.
+    pub fn is_retried_by(&self, channel_id: &str, body: &str, refs: &References) -> bool {
+        self.kind == EntryKind::Message
+            && self.channel_id.as_str() == channel_id
+            && (self.body == body || self.deleted)
+            && self.reply_to == refs.reply_to
+            && self.thread_id == refs.thread_id
+    }
+
+    /// As [`Self::is_retried_by`] for references given as the request's
+    /// text (a frame that failed its checks: `None` when absent; text that
+    /// is no id equals no stored one).
+    pub fn is_retried_by_text(
+        &self,
+        channel_id: &str,
+        body: &str,
+        reply_to: Option<&str>,
+        thread_id: Option<&str>,
+    ) -> bool {
+        let same = |stored: Option<uuid::Uuid>, given: Option<&str>| match (stored, given) {
+            (None, None) => true,
+            (Some(id), Some(text)) => id.hyphenated().to_string() == text,
+            _ => false,
+        };
+        self.kind == EntryKind::Message
+            && self.channel_id.as_str() == channel_id
+            && (self.body == body || self.deleted)
+            && same(self.reply_to, reply_to)
+            && same(self.thread_id, thread_id)
     }
 
     /// Whether `new` (with this entry's key) is a retry of this entry: the
@@ -103,7 +162,8 @@ impl Entry {
     /// send): its body is not compared.
     pub fn is_retried_as(&self, new: &NewEntry) -> bool {
         match &new.change {
-            Change::Message => self.is_retried_by(new.channel_id.as_str(), &new.body),
+            Change::Message => self.is_retried_by(new.channel_id.as_str(), &new.body, &References::default()),
+            Change::Reply(refs) => self.is_retried_by(new.channel_id.as_str(), &new.body, refs),
             Change::Edit { target } => {
                 self.kind == EntryKind::Edit
                     && self.target_id == Some(*target)
@@ -135,6 +195,9 @@ pub enum Change {
     /// A message (MSG_SEND): `body` is its text.
     #[default]
     Message,
+    /// A message that quotes one (`replyTo`) or answers in a thread
+    /// (`threadId`), or both (§14): stored as a `message` entry.
+    Reply(References),
     /// A new text (`body`) for the sender's own message `target`.
     Edit { target: uuid::Uuid },
     /// Deletes the sender's own message `target` and erases its text.
@@ -151,7 +214,7 @@ impl Change {
     /// The entry kind this change is stored as.
     pub fn kind(&self) -> EntryKind {
         match self {
-            Change::Message => EntryKind::Message,
+            Change::Message | Change::Reply(_) => EntryKind::Message,
             Change::Edit { .. } => EntryKind::Edit,
             Change::Delete { .. } => EntryKind::Delete,
             Change::React { .. } => EntryKind::Reaction,
@@ -161,8 +224,57 @@ impl Change {
     /// The target message, for every kind but a message.
     pub fn target(&self) -> Option<uuid::Uuid> {
         match self {
-            Change::Message => None,
+            Change::Message | Change::Reply(_) => None,
             Change::Edit { target } | Change::Delete { target } | Change::React { target, .. } => Some(*target),
+        }
+    }
+}
+
+/// What a message refers to (§14): the message it quotes and the root of
+/// its thread, each a stored `message` entry of the same channel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct References {
+    pub reply_to: Option<uuid::Uuid>,
+    pub thread_id: Option<uuid::Uuid>,
+}
+
+impl References {
+    /// The change a MSG_SEND with these references stores: a plain
+    /// [`Change::Message`] when it has none.
+    pub fn change(self) -> Change {
+        if self == Self::default() {
+            Change::Message
+        } else {
+            Change::Reply(self)
+        }
+    }
+}
+
+impl Change {
+    /// The message's references (none for a plain message or another kind).
+    pub fn references(&self) -> References {
+        match self {
+            Change::Reply(refs) => *refs,
+            _ => References::default(),
+        }
+    }
+}
+
+/// Which reference of a send a refusal is about (§14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reference {
+    /// `replyTo`.
+    ReplyTo,
+    /// `threadId`.
+    ThreadId,
+}
+
+impl Reference {
+    /// The field's wire name.
+    pub fn field(self) -> &'static str {
+        match self {
+            Reference::ReplyTo => "replyTo",
+            Reference::ThreadId => "threadId",
         }
     }
 }
@@ -257,6 +369,12 @@ pub enum EntryOutcome {
     TargetNotAMessage,
     /// Edit, delete: the sender did not send the target.
     NotTheSender,
+    /// A reply (§14): the message a reference names is unknown, deleted or
+    /// not a `message` entry (`not_found`).
+    ReferenceNotFound(Reference),
+    /// A reply (§14): the message a reference names is in another channel,
+    /// or (`threadId`) is itself a thread reply (`invalid_field`, with why).
+    ReferenceInvalid(Reference, &'static str),
 }
 
 /// The result of one committed batch of sends.

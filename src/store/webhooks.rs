@@ -29,7 +29,7 @@ const WEBHOOK_CURSOR_FIRST: &str = "INSERT INTO webhook_cursors (channel_id, del
 const WEBHOOK_CURSOR_MOVE: &str =
     "UPDATE webhook_cursors SET delivered_seq = $3, updated_at = $4 WHERE channel_id = $1 AND delivered_seq = $2";
 /// Up to `$3` entries of channel `$1` after seq `$2` with their
-/// `offline_members` (column 15), for the webhook feed.
+/// `offline_members` (column 21), for the webhook feed.
 static WEBHOOK_ENTRIES_AFTER: Sql = Sql::same(concat!(
     "SELECT ",
     message_columns!("message_id::text", "target_id::text"),
@@ -144,16 +144,18 @@ impl<D: Dialect> SqlStore<D> {
         after_seq: i64,
         limit: u32,
     ) -> Result<Vec<WebhookEntry>, StoreError> {
+        let mut conn = self.reader().await?;
         let rows = sqlx::query::<D>(D::sql(&WEBHOOK_ENTRIES_AFTER))
             .param(channel_id.as_str())
             .param(after_seq)
             .param(i64::from(limit))
-            .fetch_all(self.reader().await?.ex())
+            .fetch_all(conn.ex())
             .await?;
-        rows.iter()
+        let mut entries: Vec<WebhookEntry> = rows
+            .iter()
             .map(|row| {
                 let entry = entry_from_row(row)?;
-                let offline: Option<String> = row.value(15)?;
+                let offline: Option<String> = row.value(21)?;
                 let offline_members = match offline {
                     None => Vec::new(),
                     Some(text) => serde_json::from_str::<Vec<String>>(&text)
@@ -164,7 +166,11 @@ impl<D: Dialect> SqlStore<D> {
                 };
                 Ok(WebhookEntry { entry, offline_members })
             })
-            .collect()
+            .collect::<Result<_, StoreError>>()?;
+        // Render-ready like MSG_RECV (§14): each reply with its preview as
+        // the quoted message is when the body is made.
+        Self::attach_previews(&mut *conn, entries.iter_mut().map(|e| &mut e.entry)).await?;
+        Ok(entries)
     }
 
     pub(super) async fn move_webhook_cursor(

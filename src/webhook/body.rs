@@ -75,6 +75,10 @@ mod tests {
                 deleted: false,
                 noop: false,
                 reactions: Vec::new(),
+                reply_to: None,
+                thread_id: None,
+                reply_preview: None,
+                thread: None,
             },
             offline_members: offline.iter().map(|u| UserId::from_trusted((*u).into())).collect(),
         }

@@ -89,7 +89,7 @@ mod postgres_only {
 /// batches holding edits, deletes and reactions.
 mod postgres_set_based_changes {
     use super::*;
-    use chatd::store::{BatchOutcome, Change};
+    use chatd::store::{BatchOutcome, Change, References};
 
     const EMOJIS: [&str; 3] = ["+1", "tada", "x"];
     const USERS: [&str; 4] = ["alice", "bob", "carol", "dave"];
@@ -115,6 +115,8 @@ mod postgres_set_based_changes {
         Edit(usize),
         Delete(usize),
         React(usize, &'static str, bool),
+        /// A message quoting a target and/or answering in its thread (§14).
+        Reply(Option<usize>, Option<usize>),
     }
 
     /// One database with channels `c1` (alice, bob, carol) and `c2` (alice,
@@ -176,6 +178,25 @@ mod postgres_set_based_changes {
         }
         // A target that was never stored.
         targets.push((uuid::Uuid::from_u128(0x0190_0000_0000_7000_8000_0000_0000_0042), "c1"));
+        // A reply in the thread of target 0 (a root), so a thread's reply
+        // can be named as a root (refused) and quoted (fine).
+        let reply = NewEntry {
+            change: References {
+                reply_to: None,
+                thread_id: Some(targets[0].0),
+            }
+            .change(),
+            ..send("bob", "c1", "seed-reply", "in thread 0")
+        };
+        let out = store
+            .write_batch_on_path(&[reply], 7, false)
+            .await
+            .expect("reply")
+            .expect("rows");
+        match &out.outcomes[0] {
+            EntryOutcome::Stored(m) => targets.push((m.message_id, "c1")),
+            other => panic!("seed reply: {other:?}"),
+        }
         Side { store, db, targets }
     }
 
@@ -205,6 +226,15 @@ mod postgres_set_based_changes {
                 side.targets[*t].1,
                 String::new(),
             ),
+            Plan::Reply(quote, thread) => (
+                References {
+                    reply_to: quote.map(|t| side.targets[t].0),
+                    thread_id: thread.map(|t| side.targets[t].0),
+                }
+                .change(),
+                channel,
+                format!("reply {key}"),
+            ),
         };
         NewEntry {
             change,
@@ -225,14 +255,17 @@ mod postgres_set_based_changes {
             EntryOutcome::Stored(m) | EntryOutcome::Duplicate(m) => {
                 let mut m = m.clone();
                 let target = m.target_id.map(label);
+                let refs = (m.reply_to.map(label), m.thread_id.map(label));
                 m.message_id = uuid::Uuid::nil();
                 m.target_id = None;
+                m.reply_to = None;
+                m.thread_id = None;
                 let kind = if matches!(outcome, EntryOutcome::Stored(_)) {
                     "Stored"
                 } else {
                     "Duplicate"
                 };
-                format!("{kind} {m:?} target={target:?}")
+                format!("{kind} {m:?} target={target:?} refs={refs:?}")
             }
             other => format!("{other:?}"),
         }
@@ -246,8 +279,12 @@ mod postgres_set_based_changes {
         for query in [
             "SELECT format('%L|%L|%L|%L|%L|%L|%L|%L|%L|%L|%L|%L|%L|%L', m.channel_id, m.seq, m.sender_id, \
              m.client_msg_id, m.body, m.ts, m.kind, t.sender_id || '/' || t.client_msg_id, m.emoji, m.op, \
-             m.edited_body, m.edited_at, m.deleted, m.noop) \
-             FROM messages m LEFT JOIN messages t ON t.message_id = m.target_id ORDER BY m.channel_id, m.seq",
+             m.edited_body, m.edited_at, m.deleted, m.noop) || format('|%L|%L|%L|%L|%L|%L', \
+             q.sender_id || '/' || q.client_msg_id, r.sender_id || '/' || r.client_msg_id, \
+             m.reply_count, m.last_reply_at, m.last_reply_seq, m.participants) \
+             FROM messages m LEFT JOIN messages t ON t.message_id = m.target_id \
+             LEFT JOIN messages q ON q.message_id = m.reply_to LEFT JOIN messages r ON r.message_id = m.thread_id \
+             ORDER BY m.channel_id, m.seq",
             "SELECT format('reaction %L|%L|%L', t.sender_id || '/' || t.client_msg_id, r.emoji, r.user_id) \
              FROM reactions r LEFT JOIN messages t ON t.message_id = r.message_id ORDER BY 1",
             "SELECT format('count %L|%L|%L|%L', t.sender_id || '/' || t.client_msg_id, c.emoji, c.count, c.first_seq) \
@@ -268,7 +305,10 @@ mod postgres_set_based_changes {
         } else {
             rng.below(4)
         };
-        match rng.below(20) {
+        let maybe = |rng: &mut Rng| (rng.below(2) == 0).then(|| rng.below(targets));
+        match rng.below(24) {
+            20 | 21 => Plan::Reply(Some(target), maybe(rng)),
+            22 | 23 => Plan::Reply(maybe(rng), Some(target)),
             0..=5 => Plan::Message,
             6..=8 => Plan::Edit(target),
             9 => Plan::Delete(target),
@@ -354,12 +394,81 @@ mod postgres_set_based_changes {
             "only {set_based} of {rounds} batches were set-based"
         );
         let all = tables(&rows).await;
+        assert!(
+            all.iter()
+                .any(|r| r.split('|').rev().nth(3).is_some_and(|count| count != "'0'")),
+            "no root with replies: the test proves nothing"
+        );
         for expected in ["'reaction'", "'edit'", "'delete'", "reaction '", "count '"] {
             assert!(
                 all.iter().any(|r| r.contains(expected)),
                 "no {expected} row: the test proves nothing"
             );
         }
+    }
+
+    /// A batch of replies stays on the set-based path (§14: no per-row
+    /// fallback) and moves the root's summary: two replies in thread t0, a
+    /// quote, the seeded reply (target 8) deleted, and references refused
+    /// in the same batch.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_of_replies_stays_on_the_set_based_path() {
+        if chatd_testkit::postgres_url().is_none() {
+            return;
+        }
+        let side = side().await;
+        let batch = vec![
+            to_send(&side, "alice", "a1", &Plan::Reply(None, Some(0)), "c1"),
+            to_send(&side, "carol", "a2", &Plan::Reply(Some(1), Some(0)), "c1"),
+            to_send(&side, "bob", "a3", &Plan::Delete(8), "c1"),
+            to_send(&side, "bob", "a4", &Plan::Reply(Some(8), None), "c1"),
+            to_send(&side, "bob", "a5", &Plan::Reply(None, Some(4)), "c1"),
+            to_send(&side, "bob", "a6", &Plan::Reply(Some(0), None), "c1"),
+        ];
+        let out = side
+            .store
+            .write_batch_on_path(&batch, 60, true)
+            .await
+            .expect("batch")
+            .expect("the set-based path decided");
+        let o = &out.outcomes;
+        assert!(matches!(&o[0], EntryOutcome::Stored(m) if m.thread_id == Some(side.targets[0].0)));
+        match &o[1] {
+            EntryOutcome::Stored(m) => {
+                let preview = m.reply_preview.as_ref().expect("preview in the fan-out");
+                assert_eq!((preview.sender_id.as_str(), preview.body.as_str()), ("bob", "text 1"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(o[2], EntryOutcome::Stored(_)));
+        assert_eq!(
+            o[3],
+            EntryOutcome::ReferenceNotFound(chatd::store::Reference::ReplyTo),
+            "deleted earlier in the batch"
+        );
+        assert!(matches!(
+            o[4],
+            EntryOutcome::ReferenceInvalid(chatd::store::Reference::ThreadId, _)
+        ));
+        assert!(matches!(o[5], EntryOutcome::Stored(_)));
+        let root = side
+            .store
+            .message(side.targets[0].0)
+            .await
+            .expect("read")
+            .expect("root");
+        let thread = root.thread.expect("a summary");
+        let stored_seq = |i: usize| match &o[i] {
+            EntryOutcome::Stored(m) => m.seq,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            (thread.reply_count, thread.last_reply_seq),
+            (2, stored_seq(1)),
+            "the seeded reply deleted, two added"
+        );
+        let participants: Vec<&str> = thread.participants.iter().map(|u| u.as_str()).collect();
+        assert_eq!(participants, ["bob", "alice", "carol"]);
     }
 
     /// One batch on the set-based path: a delete makes a later edit and
@@ -405,8 +514,8 @@ mod postgres_set_based_changes {
         let seqs: Vec<i64> = [0, 1, 2, 5, 6, 7, 8].iter().map(|&i| stored(i).seq).collect();
         assert_eq!(
             seqs,
-            vec![6, 7, 8, 9, 10, 11, 12],
-            "gapless seqs in batch order, after c1's five seeded entries"
+            vec![7, 8, 9, 10, 11, 12, 13],
+            "gapless seqs in batch order, after c1's six seeded entries"
         );
 
         let target = side
@@ -431,9 +540,9 @@ mod postgres_set_based_changes {
             reactions,
             vec![
                 "reaction 'bob/seed1'|'tada'|'alice'",
-                "count 'bob/seed1'|'tada'|'1'|'11'"
+                "count 'bob/seed1'|'tada'|'1'|'12'"
             ],
-            "only alice's tada on t1 is left (first used at seq 11)"
+            "only alice's tada on t1 is left (first used at seq 12)"
         );
     }
 }

@@ -283,6 +283,7 @@ mod tests {
             edited_at: None,
             deleted: false,
             reactions: Some(Vec::new()),
+            ..Default::default()
         }
     }
 

@@ -111,7 +111,9 @@ pub enum Event {
     /// entries are included (built from their ACK).
     Message(RecvMessage),
     /// A message's state changed (an edit, delete or reaction was folded
-    /// onto it, right after that entry's [`Event::Message`]).
+    /// onto it; or, §14, the message it quotes was edited or deleted, or a
+    /// reply in its thread arrived or was deleted), right after that
+    /// entry's [`Event::Message`]; one event per message changed.
     Changed {
         /// The channel.
         channel_id: String,
@@ -212,11 +214,24 @@ pub enum EntryRequest {
     },
 }
 
+/// What a message refers to (protocol.md §14): the message it quotes
+/// (`replyTo`) and the root of the thread it answers in (`threadId`), each
+/// a message of the same channel. The default is neither.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    /// Quote this message (`replyTo`).
+    pub reply_to: Option<uuid::Uuid>,
+    /// Answer in this root's thread (`threadId`); a reply in a thread cannot
+    /// be a root.
+    pub thread_id: Option<uuid::Uuid>,
+}
+
 enum Command {
     Send {
         channel_id: String,
         client_msg_id: String,
         body: String,
+        options: SendOptions,
         entry: Option<EntryRequest>,
         reply: oneshot::Sender<Result<Ack, SendError>>,
     },
@@ -339,6 +354,24 @@ impl Client {
             .await
     }
 
+    /// As [`Self::send`], quoting a message or answering in a thread
+    /// (`options`, protocol.md §14).
+    ///
+    /// # Errors
+    /// See [`SendError`]; `Refused` with `not_found` when a reference names
+    /// an unknown or deleted message, `invalid_field` when it names another
+    /// channel's message or (`threadId`) a reply in a thread.
+    pub async fn send_with(
+        &self,
+        channel_id: &str,
+        body: impl Into<String>,
+        options: SendOptions,
+    ) -> Result<Ack, SendError> {
+        self.submit_with(channel_id, &uuid::Uuid::now_v7().to_string(), body, options)
+            .await?
+            .await
+    }
+
     /// Hands a send with a given `clientMsgId` to the client and returns at
     /// once with a future of its outcome, so many sends can be in flight.
     /// Use the same `clientMsgId` again only to retry the same message.
@@ -351,6 +384,22 @@ impl Client {
         channel_id: &str,
         client_msg_id: &str,
         body: impl Into<String>,
+    ) -> Result<PendingAck, SendError> {
+        self.submit_with(channel_id, client_msg_id, body, SendOptions::default())
+            .await
+    }
+
+    /// As [`Self::submit`], with `options` (§14). A retry with the same
+    /// `clientMsgId` must carry the same options (else `idempotency_conflict`).
+    ///
+    /// # Errors
+    /// As [`Self::submit`].
+    pub async fn submit_with(
+        &self,
+        channel_id: &str,
+        client_msg_id: &str,
+        body: impl Into<String>,
+        options: SendOptions,
     ) -> Result<PendingAck, SendError> {
         ChannelId::parse(channel_id).map_err(|e| SendError::Invalid {
             field: "channelId",
@@ -366,6 +415,7 @@ impl Client {
                 channel_id: channel_id.to_owned(),
                 client_msg_id: client_msg_id.to_owned(),
                 body: body.into(),
+                options,
                 entry: None,
                 reply,
             })
@@ -438,6 +488,7 @@ impl Client {
                 channel_id: String::new(),
                 client_msg_id: client_msg_id.to_owned(),
                 body,
+                options: SendOptions::default(),
                 entry: Some(entry),
                 reply,
             })
@@ -607,6 +658,8 @@ struct Pending {
     /// The channel (a message), or `""` (an entry: the server finds the channel).
     channel_id: String,
     body: String,
+    /// A message's references (§14).
+    options: SendOptions,
     /// `None` for a message.
     entry: Option<EntryRequest>,
     reply: Option<oneshot::Sender<Result<Ack, SendError>>>,
@@ -772,9 +825,10 @@ impl Task {
                 channel_id,
                 client_msg_id,
                 body,
+                options,
                 entry,
                 reply,
-            } => self.add_pending(channel_id, client_msg_id, body, entry, reply),
+            } => self.add_pending(channel_id, client_msg_id, body, options, entry, reply),
             Command::Receipt { message_id, read } => self.queued_receipts.push((message_id, read)),
             Command::Typing { channel_id, on } => {
                 if on {
@@ -834,6 +888,7 @@ impl Task {
         channel_id: String,
         client_msg_id: String,
         body: String,
+        options: SendOptions,
         entry: Option<EntryRequest>,
         reply: oneshot::Sender<Result<Ack, SendError>>,
     ) {
@@ -851,6 +906,7 @@ impl Task {
             Pending {
                 channel_id,
                 body,
+                options,
                 entry,
                 reply: Some(reply),
                 attempts: 0,
@@ -944,8 +1000,8 @@ impl Task {
                                 let _ = socket.close(None).await;
                                 return SessionEnd::Stop("closed by the application".into());
                             }
-                            Command::Send { channel_id, client_msg_id, body, entry, reply } => {
-                                self.add_pending(channel_id, client_msg_id, body, entry, reply);
+                            Command::Send { channel_id, client_msg_id, body, options, entry, reply } => {
+                                self.add_pending(channel_id, client_msg_id, body, options, entry, reply);
                                 self.send_now(&mut out);
                             }
                             Command::Receipt { message_id, read } => out.push(receipt_frame(message_id, read)),
@@ -1113,6 +1169,7 @@ impl Task {
                     limit: Some(limit),
                     before_seq: None,
                     latest: None,
+                    thread_id: None,
                 });
             }
         }
@@ -1199,6 +1256,8 @@ impl Task {
                     body: std::mem::take(&mut pending.body),
                     ts,
                     client_msg_id: client_msg_id.clone(),
+                    reply_to: pending.options.reply_to,
+                    thread_id: pending.options.thread_id,
                     ..Default::default()
                 };
                 match pending.entry.take() {
@@ -1236,11 +1295,15 @@ impl Task {
                 }
             }
             ServerFrame::MsgRecv(message) => self.offer(message, &mut delivered),
+            // A thread's page (§14) is never asked for by this loop: its
+            // replies also come in the channel's own order.
+            ServerFrame::SyncBatch { thread_id: Some(_), .. } => {}
             ServerFrame::SyncBatch {
                 channel_id,
                 messages,
                 has_more,
                 last_seq,
+                thread_id: None,
             } => {
                 for TaggedMessage::MsgRecv(message) in messages {
                     if let (true, Some(last), Some(_)) = (self.config.fold_messages, last_seq, &message.reactions) {
@@ -1257,6 +1320,7 @@ impl Task {
                             limit: Some(limit),
                             before_seq: None,
                             latest: None,
+                            thread_id: None,
                         });
                     }
                 }
@@ -1331,21 +1395,28 @@ impl Task {
     }
 
     /// Folds `message` onto its channel's message state (resolving `noop`
-    /// of the client's own reaction first); the changed message's new state
-    /// when the entry is an edit, delete or reaction that changed one.
-    fn fold(&mut self, message: &mut RecvMessage) -> Option<MessageState> {
+    /// of the client's own reaction first); the new states of the messages
+    /// it changed: an edit's, delete's or reaction's target, the messages
+    /// quoting it, a thread's root (§14); never the new message itself.
+    fn fold(&mut self, message: &mut RecvMessage) -> Vec<MessageState> {
         let as_of = self.read_as_of.remove(&message.message_id);
-        let mut states = self.states.lock().ok()?;
+        let Ok(mut states) = self.states.lock() else {
+            return Vec::new();
+        };
         // Look the channel up by reference first: a clone of its id per
         // message only for a channel's first one.
         if !states.contains_key(&message.channel_id) {
             states.insert(message.channel_id.clone(), ChannelMessages::default());
         }
-        let log = states.get_mut(&message.channel_id)?;
+        let Some(log) = states.get_mut(&message.channel_id) else {
+            return Vec::new();
+        };
         log.resolve_own_reaction(message, &self.user_id);
         log.fold(message, &self.user_id, as_of)
-            .filter(|_| message.kind != EntryKind::Message)
-            .and_then(|id| log.get(&id).cloned())
+            .into_iter()
+            .filter(|id| *id != message.message_id)
+            .filter_map(|id| log.get(&id).cloned())
+            .collect()
     }
 
     async fn deliver(&mut self, delivered: Vec<RecvMessage>, out: &mut Vec<ClientFrame>) -> Option<SessionEnd> {
@@ -1357,13 +1428,14 @@ impl Task {
             let changed = if self.config.fold_messages {
                 self.fold(&mut message)
             } else {
-                None
+                Vec::new()
             };
-            let changed = changed.map(|state| (message.channel_id.clone(), state));
+            let channel_id = message.channel_id.clone();
             if let Some(end) = self.emit(Event::Message(message)).await {
                 return Some(end);
             }
-            if let Some((channel_id, state)) = changed {
+            for state in changed {
+                let channel_id = channel_id.clone();
                 if let Some(end) = self.emit(Event::Changed { channel_id, state }).await {
                     return Some(end);
                 }
@@ -1449,6 +1521,8 @@ fn wire_frame(key: &str, pending: &Pending) -> ClientFrame {
             channel_id: pending.channel_id.clone(),
             client_msg_id,
             body: pending.body.clone(),
+            reply_to: pending.options.reply_to.map(|id| id.to_string()),
+            thread_id: pending.options.thread_id.map(|id| id.to_string()),
         },
         Some(EntryRequest::Edit { message_id, body }) => ClientFrame::MsgEdit {
             client_msg_id,
@@ -1613,7 +1687,14 @@ mod tests {
                 emoji: "👍".into(),
                 add,
             };
-            task.add_pending(String::new(), key.into(), String::new(), Some(entry), reply);
+            task.add_pending(
+                String::new(),
+                key.into(),
+                String::new(),
+                SendOptions::default(),
+                Some(entry),
+                reply,
+            );
         }
         // Stored as seq 3 (add: changed) and 4 (remove: changed); seq 2 (bob's)
         // arrives after both ACKs.

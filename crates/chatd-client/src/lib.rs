@@ -52,7 +52,7 @@ mod log;
 mod order;
 
 pub use chatd_proto;
-pub use client::{Ack, Client, ConnectError, EntryRequest, Event, PendingAck, SendError};
+pub use client::{Ack, Client, ConnectError, EntryRequest, Event, PendingAck, SendError, SendOptions};
 pub use config::{Backoff, ClientConfig};
 pub use log::{ChannelMessages, MessageState};
 pub use order::{ChannelOrder, StartFrom};

@@ -8,10 +8,21 @@
 //! read's `lastSeq`; the fold skips those entries when they arrive, so
 //! nothing is applied twice. A message first seen live (MSG_RECV, or built
 //! from the client's own ACK) starts from its text.
+//!
+//! Replies and threads (§14): a message quoting another keeps its
+//! `replyPreview` current as edits and deletes of the quoted message
+//! arrive (a deletion empties it), and a thread root's `thread` summary
+//! moves as its replies arrive and are deleted, as the server's reads show
+//! them.
 
 use std::collections::HashMap;
 
-use chatd_proto::protocol::{EntryKind, ReactOp, ReactionCount, RecvMessage};
+use chatd_proto::protocol::{
+    preview_text, EntryKind, ReactOp, ReactionCount, RecvMessage, ReplyPreview, ThreadSummary,
+};
+
+/// The most senders a thread summary's `participants` holds (§14).
+const MAX_PARTICIPANTS: usize = 10;
 
 /// One message's current state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +39,14 @@ pub struct MessageState {
     pub deleted: bool,
     /// By first use; `count` > 0; `me` when this client's user holds it.
     pub reactions: Vec<ReactionCount>,
+    /// The message it quotes (§14).
+    pub reply_to: Option<uuid::Uuid>,
+    /// The quoted message as it is now, when known.
+    pub reply_preview: Option<ReplyPreview>,
+    /// The root of the thread it is a reply in (§14).
+    pub thread_id: Option<uuid::Uuid>,
+    /// A root's thread summary, once it has had replies.
+    pub thread: Option<ThreadSummary>,
     /// Entries up to this seq are already in the state (a read's `lastSeq`).
     as_of: i64,
 }
@@ -36,6 +55,8 @@ pub struct MessageState {
 #[derive(Debug, Clone, Default)]
 pub struct ChannelMessages {
     messages: HashMap<uuid::Uuid, MessageState>,
+    /// Per quoted message, the messages quoting it.
+    quoted_by: HashMap<uuid::Uuid, Vec<uuid::Uuid>>,
 }
 
 impl ChannelMessages {
@@ -74,10 +95,102 @@ impl ChannelMessages {
 
     /// Folds one entry, delivered in `seq` order, for the user `me`.
     /// `read_as_of` is the `lastSeq` of the read that returned it (SYNC),
-    /// `None` for an entry seen live. Returns the message whose state
-    /// changed, if any.
-    pub fn fold(&mut self, entry: &RecvMessage, me: &str, read_as_of: Option<i64>) -> Option<uuid::Uuid> {
+    /// `None` for an entry seen live. Returns the messages whose state
+    /// changed: a `message` entry's own id first (then its thread's root,
+    /// when the summary moved); an edit's, delete's or reaction's target
+    /// (then the messages quoting it, and a deleted reply's root).
+    pub fn fold(&mut self, entry: &RecvMessage, me: &str, read_as_of: Option<i64>) -> Vec<uuid::Uuid> {
+        let mut changed = Vec::new();
+        let Some(target) = self.fold_one(entry, me, read_as_of) else {
+            return changed;
+        };
+        changed.push(target);
+        match entry.kind {
+            EntryKind::Message => {
+                if let Some(root) = entry.thread_id.filter(|_| self.joins_thread(entry)) {
+                    changed.push(root);
+                }
+            }
+            EntryKind::Edit | EntryKind::Delete => {
+                changed.extend(self.quote_changed(target, entry.seq));
+                if entry.kind == EntryKind::Delete {
+                    changed.extend(self.reply_deleted(target, entry.seq));
+                }
+            }
+            EntryKind::Reaction => {}
+        }
+        changed
+    }
+
+    /// A live reply moves its root's summary (when the root is known and
+    /// its state does not already include it); whether it did.
+    fn joins_thread(&mut self, reply: &RecvMessage) -> bool {
+        let Some(root) = reply.thread_id.and_then(|r| self.messages.get_mut(&r)) else {
+            return false;
+        };
+        if reply.seq <= root.as_of {
+            return false;
+        }
+        let thread = root.thread.get_or_insert_with(ThreadSummary::default);
+        thread.reply_count += 1;
+        thread.last_reply_at = reply.ts;
+        thread.last_reply_seq = reply.seq;
+        if thread.participants.len() < MAX_PARTICIPANTS && !thread.participants.contains(&reply.sender_id) {
+            thread.participants.push(reply.sender_id.clone());
+        }
+        true
+    }
+
+    /// The messages quoting `quoted`, whose preview now shows its current
+    /// text (or its deletion), for an entry at `seq`.
+    fn quote_changed(&mut self, quoted: uuid::Uuid, seq: i64) -> Vec<uuid::Uuid> {
+        let Some(source) = self.messages.get(&quoted) else {
+            return Vec::new();
+        };
+        let preview = ReplyPreview {
+            sender_id: source.sender_id.clone(),
+            body: preview_text(&source.body).to_owned(),
+            deleted: source.deleted,
+        };
+        let mut changed = Vec::new();
+        for id in self.quoted_by.get(&quoted).into_iter().flatten() {
+            if let Some(quoting) = self.messages.get_mut(id).filter(|m| seq > m.as_of) {
+                quoting.reply_preview = Some(preview.clone());
+                changed.push(*id);
+            }
+        }
+        changed
+    }
+
+    /// A deleted thread reply (at `seq`) takes one off its root's count.
+    fn reply_deleted(&mut self, reply: uuid::Uuid, seq: i64) -> Option<uuid::Uuid> {
+        let root_id = self.messages.get(&reply)?.thread_id?;
+        let root = self.messages.get_mut(&root_id).filter(|r| seq > r.as_of)?;
+        let thread = root.thread.as_mut()?;
+        thread.reply_count = (thread.reply_count - 1).max(0);
+        Some(root_id)
+    }
+
+    /// [`Self::fold`] of the entry itself: the message stored, or its
+    /// target changed.
+    fn fold_one(&mut self, entry: &RecvMessage, me: &str, read_as_of: Option<i64>) -> Option<uuid::Uuid> {
         if entry.kind == EntryKind::Message {
+            // A preview the entry lacks (the client's own message, built
+            // from its ACK) is taken from the quoted message when known.
+            let reply_preview = entry.reply_preview.clone().or_else(|| {
+                let quoted = self.messages.get(&entry.reply_to?)?;
+                Some(ReplyPreview {
+                    sender_id: quoted.sender_id.clone(),
+                    body: preview_text(&quoted.body).to_owned(),
+                    deleted: quoted.deleted,
+                })
+            });
+            if let Some(quoted) = entry.reply_to {
+                let quoting = self.quoted_by.entry(quoted).or_default();
+                if !quoting.contains(&entry.message_id) {
+                    quoting.push(entry.message_id);
+                }
+            }
             let state = MessageState {
                 message_id: entry.message_id,
                 sender_id: entry.sender_id.clone(),
@@ -87,6 +200,10 @@ impl ChannelMessages {
                 edited_at: entry.edited_at,
                 deleted: entry.deleted,
                 reactions: entry.reactions.clone().unwrap_or_default(),
+                reply_to: entry.reply_to,
+                reply_preview,
+                thread_id: entry.thread_id,
+                thread: entry.thread.clone(),
                 // Read state includes the entries up to the read; a live
                 // message has none after it yet.
                 as_of: match (&entry.reactions, read_as_of) {
@@ -200,7 +317,7 @@ mod tests {
         log.fold(&reaction(5, "me", "👍", ReactOp::Add, false), "me", None);
         assert_eq!(
             log.fold(&reaction(6, "me", "👍", ReactOp::Add, true), "me", None),
-            None,
+            Vec::<uuid::Uuid>::new(),
             "a no-op"
         );
         log.fold(&reaction(7, "b", "👍", ReactOp::Remove, false), "me", None);
@@ -219,6 +336,68 @@ mod tests {
     }
 
     #[test]
+    fn previews_and_thread_summaries_follow_edits_and_deletes() {
+        let mut log = ChannelMessages::default();
+        let id = uuid::Uuid::from_u128;
+        log.fold(
+            &RecvMessage {
+                body: "é".repeat(150),
+                ..entry(1, EntryKind::Message, "a", None)
+            },
+            "me",
+            None,
+        );
+        // The client's own quote, built from its ACK: no preview on the wire.
+        let quote = RecvMessage {
+            reply_to: Some(id(1)),
+            ..entry(2, EntryKind::Message, "me", None)
+        };
+        assert_eq!(log.fold(&quote, "me", None), [id(2)]);
+        let preview = log.get(&id(2)).and_then(|m| m.reply_preview.clone()).expect("preview");
+        assert_eq!((preview.sender_id.as_str(), preview.body.len()), ("a", 200));
+        let reply = |seq: i64, sender: &str| RecvMessage {
+            thread_id: Some(id(1)),
+            ..entry(seq, EntryKind::Message, sender, None)
+        };
+        assert_eq!(log.fold(&reply(3, "b"), "me", None), [id(3), id(1)], "the root moved");
+        log.fold(&reply(4, "c"), "me", None);
+        log.fold(&reply(5, "b"), "me", None);
+        let thread = log.get(&id(1)).and_then(|m| m.thread.clone()).expect("summary");
+        assert_eq!(
+            (thread.reply_count, thread.last_reply_seq, thread.last_reply_at),
+            (3, 5, 50)
+        );
+        assert_eq!(thread.participants, ["b", "c"]);
+        // An edit of the root changes its quote; a deleted reply its count.
+        let edited = RecvMessage {
+            body: "new".into(),
+            ..entry(6, EntryKind::Edit, "a", Some(1))
+        };
+        assert_eq!(log.fold(&edited, "me", None), [id(1), id(2)]);
+        assert_eq!(
+            log.get(&id(2))
+                .and_then(|m| m.reply_preview.clone())
+                .expect("preview")
+                .body,
+            "new"
+        );
+        assert_eq!(
+            log.fold(&entry(7, EntryKind::Delete, "b", Some(3)), "me", None),
+            [id(3), id(1)]
+        );
+        assert_eq!(
+            log.get(&id(1))
+                .and_then(|m| m.thread.clone())
+                .expect("summary")
+                .reply_count,
+            2
+        );
+        log.fold(&entry(8, EntryKind::Delete, "a", Some(1)), "me", None);
+        let preview = log.get(&id(2)).and_then(|m| m.reply_preview.clone()).expect("preview");
+        assert_eq!((preview.body.as_str(), preview.deleted), ("", true));
+    }
+
+    #[test]
     fn entries_a_read_already_includes_are_not_applied_twice() {
         let mut log = ChannelMessages::default();
         let read = RecvMessage {
@@ -234,7 +413,7 @@ mod tests {
         log.fold(&read, "me", Some(3));
         assert_eq!(
             log.fold(&reaction(2, "b", "👍", ReactOp::Add, false), "me", Some(3)),
-            None
+            Vec::<uuid::Uuid>::new()
         );
         log.fold(&reaction(4, "c", "👍", ReactOp::Add, false), "me", None);
         assert_eq!(log.get(&uuid::Uuid::from_u128(1)).expect("known").reactions[0].count, 2);

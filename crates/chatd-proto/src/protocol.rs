@@ -30,6 +30,12 @@ pub enum ClientFrame {
         channel_id: String,
         client_msg_id: String,
         body: String,
+        /// The `messageId` of the message this one quotes (§14).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply_to: Option<String>,
+        /// The `messageId` of the thread's root this message answers in (§14).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thread_id: Option<String>,
     },
     /// "I have received everything up to and including this message."
     #[serde(rename = "MSG_DELIVERED", rename_all = "camelCase")]
@@ -52,6 +58,9 @@ pub enum ClientFrame {
         before_seq: Option<i64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         latest: Option<bool>,
+        /// Only the replies of the thread of this root (§14).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thread_id: Option<String>,
     },
     /// Replace the text of one's own message (`docs/protocol.md` §8); a log entry of kind `edit`.
     #[serde(rename = "MSG_EDIT", rename_all = "camelCase")]
@@ -102,6 +111,8 @@ const CLIENT_TYPES: &[(&str, &[FieldSpec])] = &[
             ("clientMsgId", Kind::Str, true),
             ("channelId", Kind::Str, true),
             ("body", Kind::Str, true),
+            ("replyTo", Kind::Str, false),
+            ("threadId", Kind::Str, false),
         ],
     ),
     ("MSG_DELIVERED", &[("messageId", Kind::Str, true)]),
@@ -116,6 +127,7 @@ const CLIENT_TYPES: &[(&str, &[FieldSpec])] = &[
             ("limit", Kind::Int, false),
             ("beforeSeq", Kind::Int, false),
             ("latest", Kind::Bool, false),
+            ("threadId", Kind::Str, false),
         ],
     ),
     (
@@ -401,6 +413,11 @@ pub struct SendKey {
     pub channel_id: Option<String>,
     /// `body` when it is a JSON string (of any length).
     pub body: Option<String>,
+    /// `replyTo` as given: `None` when absent or `null`, its text when a
+    /// string, the JSON text of any other value (which no stored id equals).
+    pub reply_to: Option<String>,
+    /// `threadId`, as `reply_to`.
+    pub thread_id: Option<String>,
 }
 
 /// The [`SendKey`] of a MSG_SEND frame: `None` unless `text` is a JSON object
@@ -418,6 +435,10 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         channel_id: Option<Value>,
         #[serde(default)]
         body: Option<Value>,
+        #[serde(rename = "replyTo", default)]
+        reply_to: Option<Value>,
+        #[serde(rename = "threadId", default)]
+        thread_id: Option<Value>,
     }
     // serde reads a struct from a JSON array too; a frame is an object.
     if !is_json_object(text) {
@@ -431,10 +452,17 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         Some(Value::String(text)) => Some(text),
         _ => None,
     };
+    let reference = |value: Option<Value>| match value {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(text),
+        Some(other) => Some(other.to_string()),
+    };
     Some(SendKey {
         client_msg_id: ClientMsgId::parse(&peek.client_msg_id).ok()?,
         channel_id: text_of(peek.channel_id),
         body: text_of(peek.body),
+        reply_to: reference(peek.reply_to),
+        thread_id: reference(peek.thread_id),
     })
 }
 
@@ -446,6 +474,10 @@ pub enum Command {
         channel_id: ChannelId,
         client_msg_id: ClientMsgId,
         body: String,
+        /// The quoted message (`replyTo`, §14).
+        reply_to: Option<uuid::Uuid>,
+        /// The thread's root (`threadId`, §14).
+        thread_id: Option<uuid::Uuid>,
     },
     /// MSG_DELIVERED (`read == false`) or MSG_READ (`read == true`).
     Receipt { message_id: uuid::Uuid, read: bool },
@@ -454,6 +486,8 @@ pub enum Command {
         channel_id: ChannelId,
         page: Page,
         limit: u32,
+        /// Only this root's thread (`threadId`, §14).
+        thread_id: Option<uuid::Uuid>,
     },
     /// MSG_EDIT, MSG_DELETE or MSG_REACT with every field in its grammar.
     Entry {
@@ -600,15 +634,21 @@ impl ClientFrame {
                 channel_id,
                 client_msg_id,
                 body,
+                reply_to,
+                thread_id,
             } => {
                 let client_msg_id = ClientMsgId::parse(&client_msg_id).map_err(|e| invalid("clientMsgId", e, None))?;
                 let echo = || Some(client_msg_id.as_str().to_owned());
                 let channel_id = ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, echo()))?;
                 check_body(&body, max_body_bytes, echo())?;
+                let reply_to = reference("replyTo", reply_to.as_deref(), echo())?;
+                let thread_id = reference("threadId", thread_id.as_deref(), echo())?;
                 Ok(Command::Send {
                     channel_id,
                     client_msg_id,
                     body,
+                    reply_to,
+                    thread_id,
                 })
             }
             ClientFrame::MsgDelivered { message_id } => Ok(Command::Receipt {
@@ -627,15 +667,18 @@ impl ClientFrame {
                 limit,
                 before_seq,
                 latest,
+                thread_id,
             } => {
                 let channel_id = ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, None))?;
                 let page = Page::from_fields(after_seq, before_seq, latest, true)
                     .map_err(|(field, reason)| invalid(field, reason, None))?;
                 let limit = check_limit(limit).map_err(|r| invalid("limit", r, None))?;
+                let thread_id = reference("threadId", thread_id.as_deref(), None)?;
                 Ok(Command::Sync {
                     channel_id,
                     page,
                     limit,
+                    thread_id,
                 })
             }
             ClientFrame::MsgEdit {
@@ -720,6 +763,15 @@ fn entry_ids(client_msg_id: &str, message_id: &str) -> Result<(ClientMsgId, uuid
         )
     })?;
     Ok((client_msg_id, target))
+}
+
+/// A `replyTo` or `threadId` (`field`), checked: absent, or a `messageId`.
+///
+/// # Errors
+/// [`FrameError::InvalidField`] naming `field`, echoing `echo`.
+fn reference(field: &'static str, id: Option<&str>, echo: Option<String>) -> Result<Option<uuid::Uuid>, FrameError> {
+    id.map(|id| ids::parse_message_id(id).map_err(|_| invalid(field, "must be a lower-case hyphenated UUID", echo)))
+        .transpose()
 }
 
 fn invalid(field: &'static str, reason: impl ToString, client_msg_id: Option<String>) -> FrameError {
@@ -837,6 +889,58 @@ pub struct RecvMessage {
     /// by first use (the seq at which the emoji's count last rose from 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reactions: Option<Vec<ReactionCount>>,
+    /// `message`: the id of the message it quotes (§14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<uuid::Uuid>,
+    /// With `replyTo`: the quoted message as it is at the time of the read
+    /// (or, in MSG_RECV, of the commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_preview: Option<ReplyPreview>,
+    /// `message`: the root of the thread it is a reply in (§14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<uuid::Uuid>,
+    /// Reads only, a root that has had replies: its thread's summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<ThreadSummary>,
+}
+
+/// Longest `replyPreview.body`, bytes of UTF-8 (cut at a character boundary).
+pub const PREVIEW_BYTES: usize = 200;
+
+/// `text` cut to at most [`PREVIEW_BYTES`] bytes, at a character boundary.
+pub fn preview_text(text: &str) -> &str {
+    let mut end = text.len().min(PREVIEW_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The quoted message of a reply, as reads and MSG_RECV show it (§14).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyPreview {
+    /// Who sent the quoted message.
+    pub sender_id: UserIdWire,
+    /// Its current text cut to [`PREVIEW_BYTES`] bytes; `""` once deleted.
+    pub body: String,
+    /// `true` once the quoted message is deleted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+}
+
+/// A thread root's summary, as reads show it (§14).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadSummary {
+    /// Replies in the thread that are not deleted.
+    pub reply_count: i64,
+    /// `ts` of the thread's latest reply, ms since the Unix epoch.
+    pub last_reply_at: i64,
+    /// `seq` of the thread's latest reply.
+    pub last_reply_seq: i64,
+    /// The first (at most 10) distinct senders of replies, in order.
+    pub participants: Vec<UserIdWire>,
 }
 
 /// The kind of a log entry (`docs/protocol.md` §8).
@@ -1078,6 +1182,11 @@ pub enum PresenceStatus {
 }
 
 /// A frame from server to client.
+// MSG_RECV, the most frequent frame, is also the largest (§14's fields made
+// it pass clippy's bound): kept inline, since boxing it would cost one more
+// allocation for every MSG_RECV decoded or built, to save stack space of
+// the rare small frames.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum ServerFrame {
@@ -1116,6 +1225,9 @@ pub enum ServerFrame {
         /// only later entries onto it. Absent from a server before v1.1.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         last_seq: Option<i64>,
+        /// The thread's root when the SYNC asked for one thread (§14).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thread_id: Option<uuid::Uuid>,
     },
     /// A refusal; the connection stays open.
     #[serde(rename = "ERROR")]
@@ -1416,6 +1528,7 @@ mod tests {
                 limit: None,
                 before_seq: None,
                 latest: None,
+                thread_id: None,
             }
         );
     }
@@ -1427,11 +1540,70 @@ mod tests {
     }
 
     #[test]
+    fn reply_to_and_thread_id_are_message_ids_named_when_wrong() {
+        let id = "0190a6e2-7b1c-7f00-8000-000000000001";
+        let text = format!(
+            r#"{{"type":"MSG_SEND","channelId":"c","clientMsgId":"k","body":"b","replyTo":"{id}","threadId":null}}"#
+        );
+        match decode_client_frame(&text).and_then(|f| f.validate(16)) {
+            Ok(Command::Send {
+                reply_to, thread_id, ..
+            }) => {
+                assert_eq!(reply_to.map(|u| u.to_string()).as_deref(), Some(id));
+                assert_eq!(thread_id, None, "null is absent");
+            }
+            other => panic!("refused: {other:?}"),
+        }
+        for (field, value) in [
+            ("replyTo", "\"x\""),
+            ("threadId", "7"),
+            ("threadId", "\"0190A6E2-7B1C-7F00-8000-000000000001\""),
+        ] {
+            let text =
+                format!(r#"{{"type":"MSG_SEND","channelId":"c","clientMsgId":"k","body":"b","{field}":{value}}}"#);
+            let error = decode_client_frame(&text).and_then(|f| f.validate(16)).unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidField, "{text}");
+            let frame = error.to_error_frame();
+            assert_eq!(frame.field.as_deref(), Some(field), "{text}");
+            assert_eq!(frame.client_msg_id.as_deref(), Some("k"), "{text}");
+        }
+        let sync = format!(r#"{{"type":"SYNC","channelId":"c","latest":true,"threadId":"{id}"}}"#);
+        assert!(matches!(
+            decode_client_frame(&sync).and_then(|f| f.validate(16)),
+            Ok(Command::Sync { thread_id: Some(_), .. })
+        ));
+        let bad = r#"{"type":"SYNC","channelId":"c","latest":true,"threadId":"nope"}"#;
+        assert_eq!(
+            field_of(decode_client_frame(bad).and_then(|f| f.validate(16)).unwrap_err()),
+            "threadId"
+        );
+        let key = peek_send_key(&format!(
+            r#"{{"type":"MSG_SEND","clientMsgId":"k","replyTo":5,"threadId":"{id}"}}"#
+        ))
+        .unwrap();
+        assert_eq!(key.reply_to.as_deref(), Some("5"));
+        assert_eq!(key.thread_id.as_deref(), Some(id));
+    }
+
+    #[test]
+    fn previews_are_cut_at_a_character_boundary() {
+        assert_eq!(preview_text("short"), "short");
+        assert_eq!(preview_text(&"x".repeat(300)).len(), PREVIEW_BYTES);
+        // 'é' is two bytes: 199 bytes of 'x' then 'é' would end at 201.
+        let text = format!("{}é", "x".repeat(199));
+        assert_eq!(preview_text(&text), "x".repeat(199));
+        let emoji = "🙂".repeat(60);
+        assert_eq!(preview_text(&emoji).len(), 200, "50 four-byte characters");
+    }
+
+    #[test]
     fn validation_checks_grammar_and_limits() {
         let send = |body: &str, cid: &str| ClientFrame::MsgSend {
             channel_id: "room".into(),
             client_msg_id: cid.into(),
             body: body.into(),
+            reply_to: None,
+            thread_id: None,
         };
         assert!(matches!(send("hi", "c1").validate(16), Ok(Command::Send { .. })));
         assert_eq!(field_of(send("", "c1").validate(16).unwrap_err()), "body");
@@ -1452,6 +1624,7 @@ mod tests {
             limit,
             before_seq: None,
             latest: None,
+            thread_id: None,
         };
         assert!(matches!(
             sync(0, None).validate(16),
@@ -1739,6 +1912,7 @@ mod tests {
             messages: vec![TaggedMessage::MsgRecv(msg.clone())],
             has_more: false,
             last_seq: Some(1),
+            thread_id: None,
         };
         let v: Value = serde_json::from_str(&batch.encode()).unwrap();
         assert_eq!(v["messages"][0]["type"], "MSG_RECV");
@@ -1845,7 +2019,7 @@ mod properties {
             let text = json!({"type": "MSG_SEND", "channelId": channel, "clientMsgId": key, "body": body}).to_string();
             let command = decode_client_frame(&text).and_then(|f| f.validate(16_384));
             match command {
-                Ok(Command::Send { channel_id, client_msg_id, body: got }) => {
+                Ok(Command::Send { channel_id, client_msg_id, body: got, .. }) => {
                     prop_assert_eq!(channel_id.as_str(), channel.as_str());
                     prop_assert_eq!(client_msg_id.as_str(), key.as_str());
                     prop_assert_eq!(got.as_bytes(), body.as_bytes());
@@ -1918,6 +2092,7 @@ mod server_frame_decode {
                 messages: vec![TaggedMessage::MsgRecv(recv(text.clone(), n))],
                 has_more: flag,
                 last_seq: flag.then_some(n),
+                thread_id: None,
             },
             ServerFrame::Hello {
                 user_id: text,

@@ -26,6 +26,7 @@ use crate::outbound::close_code;
 use crate::protocol::{
     decode_client_frame, peek_client_msg_id, peek_send_key, ClientFrame, Command, ErrorCode, ErrorFrame, ServerFrame,
 };
+use crate::store::References;
 use crate::telemetry;
 
 /// With the `test-hooks` feature, this text frame makes its session panic.
@@ -288,8 +289,11 @@ impl<'a> Reader<'a> {
                 channel_id,
                 client_msg_id,
                 body,
+                reply_to,
+                thread_id,
             } => {
-                if let Some(finished) = command::send::submit(ctx, channel_id, client_msg_id, body).await {
+                let refs = References { reply_to, thread_id };
+                if let Some(finished) = command::send::submit(ctx, channel_id, client_msg_id, body, refs).await {
                     self.pending.push_back(finished);
                 }
             }
@@ -323,9 +327,10 @@ impl<'a> Reader<'a> {
                 channel_id,
                 page,
                 limit,
+                thread_id,
             } => {
                 self.drain().await;
-                command::sync::run(ctx, channel_id, page, limit).await;
+                command::sync::run(ctx, channel_id, page, limit, thread_id).await;
             }
             // Ephemeral: not behind this session's sends (nothing they do
             // depends on them); only a refusal waits, like every ERROR.

@@ -1,14 +1,16 @@
 //! What a set-based batch reads of the targets of its edits, deletes and
-//! reactions, how its entries move them in batch order, and the writes
-//! that bring the tables to the batch's end state.
+//! reactions and of the messages its replies name (§14), how its entries
+//! move them in batch order, and the writes that bring the tables to the
+//! batch's end state.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use sqlx::{Postgres, Row};
 
-use super::super::entry_row::{entry_from_row, message_columns, parse_uuid};
+use super::super::entry_row::{entry_from_row, message_columns, parse_uuid, participants_text};
 use super::super::entry_rules::{self, Count, TargetState};
 use super::super::{Change, Entry, NewEntry, StoreError};
+use crate::ids::UserId;
 
 /// The entries `$1` (text[] of ids), the targets of a batch's changes.
 const MESSAGES_BY_IDS: &str = concat!(
@@ -46,6 +48,17 @@ const DELETE_REACTIONS_OF: &str = "DELETE FROM reactions WHERE message_id = ANY(
 /// Drops every reaction count of the messages `$1`.
 const DELETE_REACTION_COUNTS_OF: &str = "DELETE FROM reaction_counts WHERE message_id = ANY($1::uuid[])";
 
+/// How a batch moves one thread root's summary (§14).
+#[derive(Default)]
+struct ThreadMove {
+    /// Replies stored, less thread replies deleted.
+    replies: i64,
+    /// The latest reply stored: its ts and seq.
+    last: Option<(i64, i64)>,
+    /// The root's `participants` when a reply's sender joined them.
+    participants: Option<Vec<UserId>>,
+}
+
 /// A held reaction: (target, emoji, user).
 type Holder = (uuid::Uuid, String, String);
 /// A reaction count's key: (target, emoji).
@@ -64,6 +77,8 @@ pub(super) struct Changes {
     counts: BTreeMap<CountKey, (Count, Count)>,
     /// The latest edit of each target: its text and ts.
     edits: BTreeMap<uuid::Uuid, (String, i64)>,
+    /// How the batch moves each thread root's summary.
+    threads: BTreeMap<uuid::Uuid, ThreadMove>,
     /// The targets deleted by the batch.
     deleted: Vec<uuid::Uuid>,
 }
@@ -77,7 +92,14 @@ impl Changes {
         sends: &[NewEntry],
     ) -> Result<Self, StoreError> {
         let mut changes = Changes::default();
-        let targets: BTreeSet<uuid::Uuid> = sends.iter().filter_map(|s| s.change.target()).collect();
+        let targets: BTreeSet<uuid::Uuid> = sends
+            .iter()
+            .flat_map(|s| {
+                let refs = s.change.references();
+                [s.change.target(), refs.reply_to, refs.thread_id]
+            })
+            .flatten()
+            .collect();
         let ids: Vec<String> = targets.iter().map(|t| t.hyphenated().to_string()).collect();
         for row in sqlx::query(MESSAGES_BY_IDS).bind(&ids).fetch_all(&mut **tx).await? {
             let message = entry_from_row(&row)?;
@@ -126,13 +148,32 @@ impl Changes {
     pub(super) fn apply(&mut self, send: &NewEntry, entry: &Entry) -> bool {
         match &send.change {
             Change::Message => true,
+            Change::Reply(refs) => {
+                if let Some(root) = refs.thread_id {
+                    let moved = self.threads.entry(root).or_default();
+                    moved.replies += 1;
+                    moved.last = Some((entry.ts, entry.seq));
+                    if let Some(state) = self.targets.get_mut(&root) {
+                        if entry_rules::joins_thread(&mut state.participants, &send.sender_id) {
+                            moved.participants = Some(state.participants.clone());
+                        }
+                    }
+                }
+                true
+            }
             Change::Edit { target } => {
                 self.edits.insert(*target, (send.body.clone(), entry.ts));
+                if let Some(state) = self.targets.get_mut(target) {
+                    state.edited(&send.body);
+                }
                 true
             }
             Change::Delete { target } => {
                 if let Some(state) = self.targets.get_mut(target) {
-                    state.deleted = true;
+                    state.erase();
+                    if let Some(root) = state.thread_id {
+                        self.threads.entry(root).or_default().replies -= 1;
+                    }
                 }
                 self.edits.remove(target);
                 self.deleted.push(*target);
@@ -153,10 +194,14 @@ impl Changes {
     }
 
     /// The effects that bring the tables to the batch's end state, but
-    /// for its deletes: the latest edit of each target, the reactions
-    /// gained and lost, the counts changed or gone. Applied by the
-    /// statement that inserts the entries; `None` when there are none.
-    pub(super) fn effects(&self) -> Option<Effects<'_>> {
+    /// for its deletes: the latest edit of each target and the moves of
+    /// each thread root's summary (one row per stored message touched), the
+    /// reactions gained and lost, the counts changed or gone. Applied by
+    /// the statement that inserts the entries; `None` when there are none.
+    ///
+    /// # Errors
+    /// [`StoreError::Corrupt`] when a `participants` list cannot be written.
+    pub(super) fn effects(&self) -> Result<Option<Effects<'_>>, StoreError> {
         let moved = |held: bool| {
             self.holders
                 .iter()
@@ -169,10 +214,26 @@ impl Changes {
             .filter(|(_, (_, now))| now.is_none())
             .map(|(k, _)| k)
             .collect();
+        let touched: BTreeSet<&uuid::Uuid> = self.edits.keys().chain(self.threads.keys()).collect();
+        let mut rows = Touched::default();
+        for id in touched {
+            let edit = self.edits.get(id);
+            let moved = self.threads.get(id);
+            rows.ids.push(id.hyphenated().to_string());
+            rows.bodies.push(edit.map(|(b, _)| b.as_str()));
+            rows.tss.push(edit.map(|(_, ts)| *ts));
+            rows.replies.push(moved.map_or(0, |m| m.replies));
+            rows.last_ats.push(moved.and_then(|m| m.last).map(|(ts, _)| ts));
+            rows.last_seqs.push(moved.and_then(|m| m.last).map(|(_, seq)| seq));
+            rows.participants.push(
+                moved
+                    .and_then(|m| m.participants.as_deref())
+                    .map(participants_text)
+                    .transpose()?,
+            );
+        }
         let effects = Effects {
-            edit_ids: self.edits.keys().map(|t| t.hyphenated().to_string()).collect(),
-            edit_bodies: self.edits.values().map(|(b, _)| b.as_str()).collect(),
-            edit_tss: self.edits.values().map(|(_, ts)| *ts).collect(),
+            touched: rows,
             added: holder_columns(moved(true)),
             removed: holder_columns(moved(false)),
             set_ids: set.iter().map(|((t, _), _)| t.hyphenated().to_string()).collect(),
@@ -182,12 +243,12 @@ impl Changes {
             gone_ids: gone.iter().map(|(t, _)| t.hyphenated().to_string()).collect(),
             gone_emojis: gone.iter().map(|(_, e)| e.as_str()).collect(),
         };
-        let none = effects.edit_ids.is_empty()
+        let none = effects.touched.ids.is_empty()
             && effects.added.0.is_empty()
             && effects.removed.0.is_empty()
             && effects.set_ids.is_empty()
             && effects.gone_ids.is_empty();
-        (!none).then_some(effects)
+        Ok((!none).then_some(effects))
     }
 
     /// Applies the batch's deletes, after its entries and their other
@@ -210,12 +271,23 @@ impl Changes {
     }
 }
 
-/// The effects of a batch's edits and reactions as one array per column
-/// (`$17`..`$31` of `pg::INSERT_ENTRIES_WITH_EFFECTS`).
+/// The stored messages a batch changes (edits' targets, threads' roots),
+/// one row each, as one array per column: `NULL` leaves a column as it is.
+#[derive(Default)]
+struct Touched<'a> {
+    ids: Vec<String>,
+    bodies: Vec<Option<&'a str>>,
+    tss: Vec<Option<i64>>,
+    replies: Vec<i64>,
+    last_ats: Vec<Option<i64>>,
+    last_seqs: Vec<Option<i64>>,
+    participants: Vec<Option<String>>,
+}
+
+/// The effects of a batch's edits, reactions and thread replies as one
+/// array per column (`$19`..`$37` of `pg::INSERT_ENTRIES_WITH_EFFECTS`).
 pub(super) struct Effects<'a> {
-    edit_ids: Vec<String>,
-    edit_bodies: Vec<&'a str>,
-    edit_tss: Vec<i64>,
+    touched: Touched<'a>,
     added: (Vec<String>, Vec<&'a str>, Vec<&'a str>),
     removed: (Vec<String>, Vec<&'a str>, Vec<&'a str>),
     set_ids: Vec<String>,
@@ -227,15 +299,15 @@ pub(super) struct Effects<'a> {
 }
 
 impl<'a> Effects<'a> {
-    /// Binds the arrays, in parameter order, after the entries' sixteen.
+    /// Binds the arrays, in parameter order, after the entries' eighteen.
     pub(super) fn bind<'q>(
         &'q self,
         query: sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>,
     ) -> sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments> {
         query
-            .bind(&self.edit_ids)
-            .bind(&self.edit_bodies)
-            .bind(&self.edit_tss)
+            .bind(&self.touched.ids)
+            .bind(&self.touched.bodies)
+            .bind(&self.touched.tss)
             .bind(&self.added.0)
             .bind(&self.added.1)
             .bind(&self.added.2)
@@ -248,6 +320,10 @@ impl<'a> Effects<'a> {
             .bind(&self.set_firsts)
             .bind(&self.gone_ids)
             .bind(&self.gone_emojis)
+            .bind(&self.touched.replies)
+            .bind(&self.touched.last_ats)
+            .bind(&self.touched.last_seqs)
+            .bind(&self.touched.participants)
     }
 }
 

@@ -1,6 +1,8 @@
 //! PostgreSQL's set-based batch: a fixed number of statements whatever the
 //! batch's size (arrays and `UNNEST`), so a batch of a hundred sends costs
-//! five round trips, not a few hundred. Each entry is decided by
+//! five round trips, not a few hundred (six with replies: their
+//! references read, and the thread roots' summaries moved in the insert's
+//! statement). Each entry is decided by
 //! [`super::entry_rules`] in memory, in batch order, as the per-row path
 //! (`log_write.rs`) decides it in the database; a batch that repeats a key
 //! or meets a stored one goes to the per-row path instead.
@@ -21,16 +23,16 @@ use super::{BatchOutcome, Change, CommitSent, Entry, EntryOutcome, NewEntry, Off
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::Role;
 
-/// The two `WITH` queries of `INSERT_ENTRIES` (`$1`..`$16`): the
+/// The two `WITH` queries of `INSERT_ENTRIES` (`$1`..`$18`): the
 /// batch's entries inserted (`inserted`) and its channels' seqs set
 /// (`updated`), one row per piece each.
 macro_rules! insert_entries {
     () => {
         "WITH inserted AS (\
          INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, offline_members, \
-         kind, target_id, emoji, op, noop) \
+         kind, target_id, emoji, op, noop, reply_to, thread_id) \
          SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $11::text[], \
-         $12::text[], $13::uuid[], $14::text[], $15::text[], $16::bool[]) \
+         $12::text[], $13::uuid[], $14::text[], $15::text[], $16::bool[], $17::uuid[], $18::uuid[]) \
          ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING 1), \
          updated AS (UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
          FROM UNNEST($8::text[], $9::int8[], $10::int8[]) AS u(channel_id, last_seq, last_ts) \
@@ -50,7 +52,7 @@ const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id, role FROM members
 
 /// Inserts a batch's entries from one array per column (`$1`..`$7`,
 /// `$11` the offline members, `$12`..`$16` kind, target, emoji, op,
-/// noop) and sets `last_seq`/`last_ts` of every channel it wrote to
+/// noop, `$17`, `$18` the references of §14) and sets `last_seq`/`last_ts` of every channel it wrote to
 /// (`$8`..`$10`), in one statement. Returns the number of entries
 /// inserted (fewer than given means a key was taken, and the caller
 /// rolls back) and of channels updated.
@@ -59,16 +61,20 @@ const INSERT_ENTRIES: &str = concat!(
     " SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)"
 );
 
-/// `INSERT_ENTRIES` (`$1`..`$16`) with the effects of the batch's edits
-/// and reactions in the same statement (PostgreSQL runs every
-/// data-modifying `WITH` to completion; the pieces touch disjoint rows:
-/// the targets of the edits, which are stored rows and not the new
-/// ones, the holders gained and lost, the counts set and dropped):
-/// - the current text `$18[i]` and edit time `$19[i]` of message `$17[i]`;
-/// - the reactions `($20[i], $21[i], $22[i])` (message, emoji, user)
-///   added and `($23[i], $24[i], $25[i])` removed;
-/// - the count `$28[i]` and first-use seq `$29[i]` of `($26[i], $27[i])`
-///   (message, emoji) set, and the counts of `($30[i], $31[i])` dropped
+/// `INSERT_ENTRIES` (`$1`..`$18`) with the effects of the batch's edits,
+/// reactions and thread replies in the same statement (PostgreSQL runs
+/// every data-modifying `WITH` to completion; the pieces touch disjoint
+/// rows: the stored messages the batch changes, never the new ones, each
+/// updated once, the holders gained and lost, the counts set and dropped):
+/// - message `$19[i]` (a stored row: an edit's target, a thread's root, or
+///   both): its current text `$20[i]` and edit time `$21[i]` (`NULL`:
+///   not edited), `$34[i]` more replies (fewer when negative), its latest
+///   reply's ts `$35[i]` and seq `$36[i]` and its `participants` `$37[i]`
+///   (`NULL`: unchanged);
+/// - the reactions `($22[i], $23[i], $24[i])` (message, emoji, user)
+///   added and `($25[i], $26[i], $27[i])` removed;
+/// - the count `$30[i]` and first-use seq `$31[i]` of `($28[i], $29[i])`
+///   (message, emoji) set, and the counts of `($32[i], $33[i])` dropped
 ///   (nobody holds them any more).
 ///
 /// Returns the same two counts as `INSERT_ENTRIES`; when fewer entries
@@ -76,18 +82,22 @@ const INSERT_ENTRIES: &str = concat!(
 const INSERT_ENTRIES_WITH_EFFECTS: &str = concat!(
     insert_entries!(),
     ", \
-     edited AS (UPDATE messages AS m SET edited_body = u.body, edited_at = u.ts \
-     FROM UNNEST($17::uuid[], $18::text[], $19::int8[]) AS u(message_id, body, ts) WHERE m.message_id = u.message_id), \
+     touched AS (UPDATE messages AS m SET edited_body = COALESCE(u.body, m.edited_body), \
+     edited_at = COALESCE(u.ts, m.edited_at), reply_count = m.reply_count + u.replies, \
+     last_reply_at = COALESCE(u.last_at, m.last_reply_at), last_reply_seq = COALESCE(u.last_seq, m.last_reply_seq), \
+     participants = COALESCE(u.participants, m.participants) \
+     FROM UNNEST($19::uuid[], $20::text[], $21::int8[], $34::int8[], $35::int8[], $36::int8[], $37::text[]) \
+     AS u(message_id, body, ts, replies, last_at, last_seq, participants) WHERE m.message_id = u.message_id), \
      added AS (INSERT INTO reactions (message_id, emoji, user_id) \
-     SELECT * FROM UNNEST($20::uuid[], $21::text[], $22::text[]) ON CONFLICT DO NOTHING), \
+     SELECT * FROM UNNEST($22::uuid[], $23::text[], $24::text[]) ON CONFLICT DO NOTHING), \
      removed AS (DELETE FROM reactions r \
-     USING UNNEST($23::uuid[], $24::text[], $25::text[]) AS u(message_id, emoji, user_id) \
+     USING UNNEST($25::uuid[], $26::text[], $27::text[]) AS u(message_id, emoji, user_id) \
      WHERE r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id), \
      counted AS (INSERT INTO reaction_counts (message_id, emoji, count, first_seq) \
-     SELECT * FROM UNNEST($26::uuid[], $27::text[], $28::int8[], $29::int8[]) \
+     SELECT * FROM UNNEST($28::uuid[], $29::text[], $30::int8[], $31::int8[]) \
      ON CONFLICT (message_id, emoji) DO UPDATE SET count = excluded.count, first_seq = excluded.first_seq), \
      dropped AS (DELETE FROM reaction_counts c \
-     USING UNNEST($30::uuid[], $31::text[]) AS u(message_id, emoji) \
+     USING UNNEST($32::uuid[], $33::text[]) AS u(message_id, emoji) \
      WHERE c.message_id = u.message_id AND c.emoji = u.emoji) \
      SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)"
 );
@@ -150,7 +160,7 @@ impl SqlStore<Postgres> {
             Changes::default()
         };
         let decided = Decided::decide(sends, &mut channels, &mut changes, now);
-        let effects = changes.effects();
+        let effects = changes.effects()?;
         if !Self::insert_entries(&mut tx, sends, &decided, &channels, effects.as_ref()).await? {
             // A key was stored already (a retry) or by a transaction that
             // committed meanwhile: the seqs after it would have a gap.
@@ -255,7 +265,9 @@ impl SqlStore<Postgres> {
             .bind(&rows.target_id)
             .bind(&rows.emoji)
             .bind(&rows.op)
-            .bind(&rows.noop);
+            .bind(&rows.noop)
+            .bind(&rows.reply_to)
+            .bind(&rows.thread_id);
         if let Some(effects) = effects {
             query = effects.bind(query);
         }
@@ -339,14 +351,18 @@ impl Decided {
                 .get_mut(send.channel_id.as_str())
                 .filter(|c| c.may_send(&send.sender_id));
             let role = channel.as_ref().and_then(|c| c.role_of(&send.sender_id));
-            let target = send.change.target().and_then(|t| changes.targets.get(&t));
-            let refusal = entry_rules::refusal(send, role, target);
+            let state = |id: Option<uuid::Uuid>| id.and_then(|id| changes.targets.get(&id));
+            let refs = send.change.references();
+            let refusal = entry_rules::refusal(send, role, state(send.change.target()))
+                .or_else(|| entry_rules::reference_refusal(send, state(refs.reply_to), state(refs.thread_id)));
+            let preview = state(refs.reply_to).map(|t| Box::new(t.reply_preview()));
             let (Some(channel), None) = (channel, &refusal) else {
                 decided.refused.push(index);
                 decided.outcomes.push(refusal.unwrap_or(EntryOutcome::Forbidden));
                 continue;
             };
             let mut message = channel.next_message(send, now);
+            message.reply_preview = preview;
             message.noop = !changes.apply(send, &message);
             channel.stored(&message);
             decided.new.push(index);
@@ -371,6 +387,8 @@ struct MessageColumns<'a> {
     emoji: Vec<Option<&'a str>>,
     op: Vec<Option<&'static str>>,
     noop: Vec<bool>,
+    reply_to: Vec<Option<String>>,
+    thread_id: Vec<Option<String>>,
 }
 
 impl<'a> MessageColumns<'a> {
@@ -389,6 +407,8 @@ impl<'a> MessageColumns<'a> {
             emoji: Vec::with_capacity(n),
             op: Vec::with_capacity(n),
             noop: Vec::with_capacity(n),
+            reply_to: Vec::with_capacity(n),
+            thread_id: Vec::with_capacity(n),
         }
     }
 
@@ -412,6 +432,9 @@ impl<'a> MessageColumns<'a> {
         });
         self.op.push(message.add.map(op_text));
         self.noop.push(message.noop);
+        self.reply_to.push(message.reply_to.map(|t| t.hyphenated().to_string()));
+        self.thread_id
+            .push(message.thread_id.map(|t| t.hyphenated().to_string()));
     }
 
     fn len(&self) -> usize {
