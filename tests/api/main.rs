@@ -19,6 +19,8 @@ mod idp_tokens;
 mod lifecycle;
 mod members;
 mod membership_frames;
+mod moderation;
+mod moderation_channel;
 mod openapi;
 mod presence;
 mod receipts;

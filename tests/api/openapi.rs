@@ -25,6 +25,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("put", "/v1/channels/{channelId}/members/{userId}"),
     ("delete", "/v1/channels/{channelId}/members/{userId}"),
     ("get", "/v1/channels/{channelId}/members"),
+    ("get", "/v1/channels/{channelId}/bans"),
+    ("delete", "/v1/channels/{channelId}/bans/{userId}"),
     ("get", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/tokens"),

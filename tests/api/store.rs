@@ -1115,6 +1115,7 @@ async fn a_members_change_is_judged_by_the_roles_under_the_channel_lock(backend:
         name: Some(Some("Club".to_owned())),
         metadata: None,
         visibility: None,
+        ..Default::default()
     };
     let by_mo = store.update_channel_by(&room, &patch, Some(&user("mo"))).await;
     assert!(matches!(by_mo, Err(StoreError::Denied(_))), "{by_mo:?}");
