@@ -108,7 +108,7 @@ struct PostMessage {
 const POST_MESSAGE_SHAPE: &str = r#"{"senderId": string, "clientMsgId": string, "body": string}"#;
 
 /// The answer to a refused send, in the API's error shape.
-fn send_refused(frame: &ErrorFrame) -> ApiError {
+pub(super) fn send_refused(frame: &ErrorFrame) -> ApiError {
     let status = match frame.code {
         ErrorCode::Forbidden => StatusCode::FORBIDDEN,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,

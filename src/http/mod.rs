@@ -10,6 +10,7 @@ pub mod extract;
 mod health;
 mod me;
 mod members;
+mod message_delete;
 mod messages;
 mod moderation;
 pub mod openapi;
@@ -57,6 +58,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(members::add_member, members::remove_member))
         .routes(routes!(moderation::list_bans))
         .routes(routes!(moderation::lift_ban))
+        .routes(routes!(message_delete::delete_message))
         .routes(routes!(messages::history, messages::post_message))
         .routes(routes!(tokens::create_token))
         .routes(routes!(health::healthz))
@@ -85,6 +87,7 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     // Moderation (§17): an owner's or moderator's token.
     ("GET", "/v1/channels/{channelId}/bans"),
     ("DELETE", "/v1/channels/{channelId}/bans/{userId}"),
+    ("DELETE", "/v1/channels/{channelId}/messages/{messageId}"),
 ];
 
 /// Builds the router with every route and layer.

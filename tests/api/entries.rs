@@ -397,7 +397,7 @@ async fn retries_get_the_original_ack_across_kinds(backend: Backend) {
 }
 
 /// Rows of every table (their text) holding `needle`, on the test's store.
-async fn rows_holding(app: &TestApp, backend: Backend, needle: &str) -> Vec<String> {
+pub(crate) async fn rows_holding(app: &TestApp, backend: Backend, needle: &str) -> Vec<String> {
     use sqlx::{Connection, Row};
     let mut found = Vec::new();
     match backend {

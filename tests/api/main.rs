@@ -21,6 +21,7 @@ mod members;
 mod membership_frames;
 mod moderation;
 mod moderation_channel;
+mod moderation_delete;
 mod openapi;
 mod presence;
 mod receipts;

@@ -27,6 +27,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/channels/{channelId}/members"),
     ("get", "/v1/channels/{channelId}/bans"),
     ("delete", "/v1/channels/{channelId}/bans/{userId}"),
+    ("delete", "/v1/channels/{channelId}/messages/{messageId}"),
     ("get", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/tokens"),
