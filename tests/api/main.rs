@@ -7,6 +7,7 @@ mod backend_api;
 mod client;
 mod client_entries;
 mod client_ephemeral;
+mod client_moderation;
 mod console;
 mod cors;
 mod direct;
