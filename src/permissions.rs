@@ -115,12 +115,15 @@ pub enum MemberChange {
     Add(Option<Role>),
     /// Remove.
     Remove,
+    /// Mute or ban (§17).
+    Discipline,
 }
 
 /// Whether `actor` may make `change` to a member whose role is `target`
 /// (`None`: not a member). Adding a new member as a `member` is managing
 /// members; any other role, or a change of an existing member's, is setting
-/// a role; removing someone is disciplining its role.
+/// a role; removing, muting or banning someone is disciplining its role (a
+/// non-member's as a `member`'s).
 ///
 /// # Errors
 /// As [`may`].
@@ -134,6 +137,12 @@ pub fn may_change_member(actor: Actor, change: MemberChange, target: Option<Role
         }
         (MemberChange::Add(_), _) | (MemberChange::Remove, None) => Ok(()),
         (MemberChange::Remove, Some(target)) => may(actor, Action::Discipline { target }),
+        (MemberChange::Discipline, target) => may(
+            actor,
+            Action::Discipline {
+                target: target.unwrap_or(Role::Member),
+            },
+        ),
     }
 }
 
@@ -209,7 +218,23 @@ mod tests {
             may_change_member(owner, add(Some(Role::Owner)), Some(Role::Member)),
             Ok(())
         );
+        // Muting or banning: a moderator disciplines members (and
+        // non-members), an owner anyone.
+        let discipline = MemberChange::Discipline;
+        assert_eq!(may_change_member(moderator, discipline, Some(Role::Member)), Ok(()));
+        assert_eq!(may_change_member(moderator, discipline, None), Ok(()));
+        assert_eq!(
+            may_change_member(moderator, discipline, Some(Role::Moderator)),
+            set_role
+        );
+        assert_eq!(may_change_member(owner, discipline, Some(Role::Owner)), Ok(()));
         let member = Actor::User(Some(Role::Member));
+        assert_eq!(
+            may_change_member(member, discipline, Some(Role::Member)),
+            Err(Denied::Role {
+                needed: Role::Moderator
+            })
+        );
         assert_eq!(
             may_change_member(member, add(None), None),
             Err(Denied::Role {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::Context;
 use crate::delivery::ephemeral::TypingDecision;
-use crate::ids::{ChannelId, UserId};
+use crate::ids::{now_ms, ChannelId, UserId};
 use crate::permissions::{self, Action, Actor};
 use crate::protocol::{ErrorCode, ErrorFrame};
 use crate::view;
@@ -22,7 +22,8 @@ use crate::view;
 ///
 /// # Errors
 /// The ERROR to answer, with `channelId`: `forbidden` for an unknown channel
-/// or a non-member, or the store's error (`unavailable`) when the members
+/// or a non-member, `forbidden` with `reason` `muted` and `retryAfterMs`
+/// for a muted member (§17), or the store's error (`unavailable`) when the members
 /// could not be read.
 pub async fn run(ctx: Context<'_>, channel_id: ChannelId, start: bool) -> Result<(), ErrorFrame> {
     let with_channel = |mut frame: ErrorFrame| {
@@ -52,6 +53,29 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, start: bool) -> Result
             ErrorCode::Forbidden,
             "not a member of this channel",
         )));
+    }
+    // A muted member's TYPING is refused like its sends (§17); the mutes
+    // are cached with the members.
+    let mutes = match ephemeral.cached_mutes(&channel_id) {
+        Some(mutes) => mutes,
+        None => {
+            let mutes: Arc<[(UserId, i64)]> = ctx
+                .state
+                .store
+                .muted_members(&channel_id)
+                .await
+                .map_err(|e| with_channel(view::store_error(&e)))?
+                .into();
+            ephemeral.cache_mutes(&channel_id, mutes.clone());
+            mutes
+        }
+    };
+    let now = now_ms();
+    if let Some((_, until)) = mutes.iter().find(|(u, until)| u == user && *until > now) {
+        let mut frame = ErrorFrame::new(ErrorCode::Forbidden, "you are muted in this channel");
+        frame.reason = Some("muted".to_owned());
+        frame.retry_after_ms = Some(u64::try_from(until - now).unwrap_or(1).max(1));
+        return Err(with_channel(frame));
     }
     if members.len() > ephemeral.settings().typing_max_members {
         return Ok(());

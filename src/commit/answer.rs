@@ -61,6 +61,25 @@ impl SendAnswer {
             EntryOutcome::ReferenceInvalid(reference, why) => {
                 Self::Refused(view::reference_refused(reference, Some(why)))
             }
+            EntryOutcome::Muted { retry_after_ms } => moderated(
+                ErrorCode::Forbidden,
+                "you are muted in this channel",
+                "muted",
+                Some(retry_after_ms),
+            ),
+            EntryOutcome::Blocked => moderated(ErrorCode::Forbidden, "the other member blocks you", "blocked", None),
+            EntryOutcome::ReadOnly => moderated(
+                ErrorCode::Forbidden,
+                "only moderators post in this channel",
+                "read_only",
+                None,
+            ),
+            EntryOutcome::SlowMode { retry_after_ms } => moderated(
+                ErrorCode::RateLimited,
+                "slow mode: wait before sending again",
+                "slow_mode",
+                Some(retry_after_ms),
+            ),
         }
     }
 
@@ -74,6 +93,15 @@ impl SendAnswer {
             _ => None,
         }
     }
+}
+
+/// A refusal of the moderation rules (§17): `code` with its `reason` and,
+/// for one that ends by itself, `retryAfterMs` (at least 1).
+fn moderated(code: ErrorCode, message: &str, reason: &str, retry_after_ms: Option<i64>) -> SendAnswer {
+    let mut frame = ErrorFrame::new(code, message);
+    frame.reason = Some(reason.to_owned());
+    frame.retry_after_ms = retry_after_ms.map(|ms| u64::try_from(ms).unwrap_or(0).max(1));
+    SendAnswer::Refused(frame)
 }
 
 /// `invalid_field` (`messageId`): the target is not a `message` entry.

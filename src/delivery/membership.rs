@@ -36,19 +36,23 @@ impl Delivery {
         // A user's own join or leave is its own act.
         let actor = match change {
             MembershipChange::Join | MembershipChange::Leave => Some(user),
-            MembershipChange::Add(_) | MembershipChange::Remove => by,
+            MembershipChange::Add(_) | MembershipChange::Remove | MembershipChange::Mute(_) | MembershipChange::Ban => {
+                by
+            }
         };
-        let (op, role) = match event {
-            MemberEvent::Join(role) => (MemberOp::Join, Some(role)),
-            MemberEvent::Leave => (MemberOp::Leave, None),
-            MemberEvent::Role(role) => (MemberOp::Role, Some(role)),
+        let (op, role, muted_until) = match event {
+            MemberEvent::Join(role) => (MemberOp::Join, Some(role), None),
+            MemberEvent::Leave => (MemberOp::Leave, None, None),
+            MemberEvent::Role(role) => (MemberOp::Role, Some(role), None),
+            MemberEvent::Mute(until) => (MemberOp::Mute, None, Some(until)),
+            MemberEvent::Ban { .. } => (MemberOp::Ban, None, None),
         };
         let member = encode(&ServerFrame::Member(MemberFrame {
             channel_id: channel.as_str().to_owned(),
             user_id: user.as_str().to_owned(),
             op,
             role,
-            muted_until: None,
+            muted_until,
             actor_id: actor.map(|a| a.as_str().to_owned()),
             after_seq: outcome.after_seq,
             ts: outcome.ts,
@@ -62,6 +66,23 @@ impl Delivery {
                 self.frame_to_users(&outcome.members, &member, "MEMBER");
             }
             MemberEvent::Role(_) => self.frame_to_users(&outcome.members, &member, "MEMBER"),
+            MemberEvent::Mute(_) => {
+                // TYPING reads mutes with the members: forget both.
+                self.ephemeral().forget_members(channel);
+                self.frame_to_users(&outcome.members, &member, "MEMBER");
+            }
+            // Only the ban is new: the members (moderators keep the list).
+            MemberEvent::Ban { removed: false } => self.frame_to_users(&outcome.members, &member, "MEMBER"),
+            MemberEvent::Ban { removed: true } => {
+                self.frame_to_users(&outcome.members, &member, "MEMBER");
+                self.frame_to_users(std::slice::from_ref(user), &member, "MEMBER");
+                self.membership_changed(user, channel, false, outcome.after_seq);
+                self.frame_to_users(
+                    std::slice::from_ref(user),
+                    &removed(channel, RemovedReason::Banned),
+                    "CHANNEL_REMOVED",
+                );
+            }
             MemberEvent::Leave => {
                 self.frame_to_users(&outcome.members, &member, "MEMBER");
                 self.frame_to_users(std::slice::from_ref(user), &member, "MEMBER");

@@ -13,7 +13,7 @@ use super::openapi::{ChannelPatchBody, ChannelsQuery, ErrorBody};
 use super::{caller, require_admin, ApiError, ApiPath, ApiQuery, QueryParams};
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::permissions::{self, Action};
-use crate::protocol::{ChannelKind, Visibility};
+use crate::protocol::{ChannelKind, Role, Visibility};
 use crate::state::AppState;
 use crate::store::{Channel, ChannelPatch, NewChannel, StoreError};
 
@@ -38,6 +38,12 @@ pub struct ChannelView {
     visibility: Visibility,
     /// How many members the channel has (the length of `members`).
     member_count: i64,
+    /// Who may store messages (§17): `member` (anyone, the default) or
+    /// `moderator` (an announcement channel).
+    #[schema(value_type = String)]
+    posting_role: Role,
+    /// Slow mode (§17): ms a `member` waits between two messages; 0: off.
+    slow_mode_ms: i64,
 }
 
 /// `GET /v1/channels`'s answer.
@@ -63,6 +69,8 @@ impl From<Channel> for ChannelView {
             kind: c.kind,
             visibility: c.visibility,
             member_count: i64::try_from(c.members.len()).unwrap_or(i64::MAX),
+            posting_role: c.posting_role,
+            slow_mode_ms: c.slow_mode_ms,
         }
     }
 }
@@ -284,8 +292,10 @@ pub async fn list_channels(
 }
 
 /// The shape of the `PATCH /v1/channels/{channelId}` body.
-const PATCH_SHAPE: &str =
-    r#"{"name"?: string | null, "metadata"?: object | null, "visibility"?: "private" | "public"}"#;
+const PATCH_SHAPE: &str = r#"{"name"?: string | null, "metadata"?: object | null, "visibility"?: "private" | "public", "postingRole"?: "member" | "moderator", "slowModeMs"?: 0..3600000}"#;
+
+/// The largest `slowModeMs` (one hour).
+pub const MAX_SLOW_MODE_MS: i64 = 3_600_000;
 
 /// A field that may be absent (leave it), `null` (clear it) or a value.
 fn patch_field(body: &serde_json::Map<String, Value>, name: &str) -> Option<Option<Value>> {
@@ -329,15 +339,37 @@ pub async fn patch_channel(
     permissions::may(actor, Action::UpdateChannel).map_err(ApiError::from)?;
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: serde_json::Map<String, Value> = parse_json(&body, PATCH_SHAPE)?;
-    if let Some(unknown) = request
-        .keys()
-        .find(|k| !matches!(k.as_str(), "name" | "metadata" | "visibility"))
-    {
+    if let Some(unknown) = request.keys().find(|k| {
+        !matches!(
+            k.as_str(),
+            "name" | "metadata" | "visibility" | "postingRole" | "slowModeMs"
+        )
+    }) {
         return Err(ApiError::invalid_field(
             unknown,
-            "unknown field (name, metadata and visibility may be changed)",
+            "unknown field (name, metadata, visibility, postingRole and slowModeMs may be changed)",
         ));
     }
+    let posting_role = match request.get("postingRole") {
+        None => None,
+        Some(Value::String(text)) => match Role::parse(text) {
+            Some(role @ (Role::Member | Role::Moderator)) => Some(role),
+            _ => return Err(ApiError::invalid_field("postingRole", "must be member or moderator")),
+        },
+        Some(_) => return Err(ApiError::invalid_field("postingRole", "must be member or moderator")),
+    };
+    let slow_mode_ms = match request.get("slowModeMs") {
+        None => None,
+        Some(value) => match value.as_i64() {
+            Some(ms) if (0..=MAX_SLOW_MODE_MS).contains(&ms) => Some(ms),
+            _ => {
+                return Err(ApiError::invalid_field(
+                    "slowModeMs",
+                    "must be an integer from 0 to 3600000 (ms)",
+                ))
+            }
+        },
+    };
     let visibility = match request.get("visibility") {
         None => None,
         Some(Value::String(text)) => Some(visibility(Some(text))?),
@@ -372,10 +404,16 @@ pub async fn patch_channel(
         name,
         metadata,
         visibility,
+        posting_role,
+        slow_mode_ms,
     };
     let channel = match state.store.update_channel_by(&id, &patch, by.as_ref()).await {
         Err(StoreError::NotFound) if by.is_some() => return Err(ApiError::from(permissions::Denied::NotAMember)),
-        Err(StoreError::NotAllowed) => return Err(ApiError::forbidden("a direct channel is always private")),
+        Err(StoreError::NotAllowed) => {
+            return Err(ApiError::forbidden(
+                "a direct channel is always private, with no posting role or slow mode",
+            ))
+        }
         other => other?,
     };
     tracing::info!(channel_id = %id, "channel updated");

@@ -16,7 +16,9 @@ pub struct ApiError {
     message: String,
     /// A lower-case word telling refusals of one code apart (version 1.2:
     /// `dm_policy`, `banned`, …).
-    reason: Option<&'static str>,
+    reason: Option<String>,
+    /// Milliseconds until the refusal ends by itself (`muted`, `slow_mode`).
+    retry_after_ms: Option<u64>,
 }
 
 impl ApiError {
@@ -27,13 +29,21 @@ impl ApiError {
             code,
             message: message.to_owned(),
             reason: None,
+            retry_after_ms: None,
         }
     }
 
     /// The same error with `reason`.
     #[must_use]
-    pub fn with_reason(mut self, reason: &'static str) -> Self {
-        self.reason = Some(reason);
+    pub fn with_reason(mut self, reason: &str) -> Self {
+        self.reason = Some(reason.to_owned());
+        self
+    }
+
+    /// The same error with `retryAfterMs`.
+    #[must_use]
+    pub fn with_retry_after_ms(mut self, ms: Option<u64>) -> Self {
+        self.retry_after_ms = ms;
         self
     }
 
@@ -74,6 +84,9 @@ impl IntoResponse for ApiError {
         if let Some(reason) = self.reason {
             error["reason"] = serde_json::json!(reason);
         }
+        if let Some(ms) = self.retry_after_ms {
+            error["retryAfterMs"] = serde_json::json!(ms);
+        }
         let body = serde_json::json!({ "error": error });
         (self.status, Json(body)).into_response()
     }
@@ -94,6 +107,7 @@ impl From<StoreError> for ApiError {
             StoreError::Exists => Self::new(StatusCode::CONFLICT, "conflict", "channel already exists"),
             StoreError::NotFound => Self::not_found("unknown channel"),
             StoreError::NotAllowed => Self::forbidden("not allowed in this channel"),
+            StoreError::Banned => Self::forbidden("banned from this channel").with_reason("banned"),
             StoreError::Denied(denied) => Self::from(denied),
             StoreError::Unavailable(_) | StoreError::TimedOut => Self::unavailable("database unavailable"),
             StoreError::InDoubt(_) => {

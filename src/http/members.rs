@@ -13,7 +13,7 @@ use super::channels::{channel_id, user_id};
 use super::openapi::ErrorBody;
 use super::{ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::commit::MembershipError;
-use crate::ids::{ChannelId, UserId};
+use crate::ids::{now_ms, ChannelId, UserId};
 use crate::permissions::{self, Action, Denied, Role};
 use crate::state::AppState;
 use crate::store::{MemberRow, MembershipChange, StoreError};
@@ -36,16 +36,22 @@ pub struct MemberView {
     delivered_seq: i64,
     /// The member's read watermark (0: none).
     read_seq: i64,
+    /// Until when the member is muted (ms since the epoch, §17); absent
+    /// when it is not (or its mute has ended).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    muted_until: Option<i64>,
 }
 
-impl From<MemberRow> for MemberView {
-    fn from(m: MemberRow) -> Self {
+impl MemberView {
+    /// `m` as the route shows it at `now` (ms): a mute that ended is not shown.
+    fn new(m: MemberRow, now: i64) -> Self {
         Self {
             user_id: m.user_id.as_str().to_owned(),
             role: m.role.as_str(),
             joined_at: m.joined_at,
             delivered_seq: m.delivered_seq,
             read_seq: m.read_seq,
+            muted_until: m.muted_until.filter(|&until| until > now),
         }
     }
 }
@@ -80,7 +86,7 @@ pub struct MembersQuery {
 
 /// `GET /v1/channels/{channelId}/members?after=USERID&limit=N` (a member's
 /// user token, or admin): 200 `{"members": [{"userId", "role", "joinedAt",
-/// "deliveredSeq", "readSeq"}], "hasMore", "atSeq"}`, members in byte order
+/// "deliveredSeq", "readSeq", "mutedUntil"?}], "hasMore", "atSeq"}`, members in byte order
 /// of `userId` after `after`; `limit` 1..500, default 100. 403 for a
 /// non-member or an unknown channel (user token; the same answer, so a user
 /// cannot learn which channels exist), 404 for an unknown channel (admin).
@@ -123,7 +129,7 @@ pub async fn list_members(
             Caller::User(_) => ApiError::forbidden(&permissions::Denied::NotAMember.to_string()),
         })?;
     let body = MemberList {
-        members: page.members.into_iter().map(MemberView::from).collect(),
+        members: page.members.into_iter().map(|m| MemberView::new(m, now_ms())).collect(),
         has_more: page.has_more,
         at_seq: page.at_seq,
     };
@@ -133,8 +139,7 @@ pub async fn list_members(
 /// The optional `PUT /v1/channels/{channelId}/members/{userId}` body. Like
 /// `PATCH /v1/channels/{channelId}`, a change that names a field this
 /// server does not apply is refused naming it (`invalid_field`), so a
-/// client never takes it as done: an unknown field, or `mutedUntil`
-/// (moderation, not built yet).
+/// client never takes it as done.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // a schema: the handler reads the body as a JSON object.
@@ -143,15 +148,21 @@ pub(super) struct MemberBody {
     /// `member`, an existing one keeps its role.
     #[schema(value_type = Option<String>)]
     role: Option<String>,
+    /// Mutes the member until then (ms since the epoch; §17); `null` (or a
+    /// time already past) unmutes. Absent: the mute is left as it is.
+    muted_until: Option<i64>,
 }
 
 /// The shape of the `PUT …/members/{userId}` body, as its refusals name it.
-const MEMBER_SHAPE: &str = r#"{"role"?: "member" | "moderator" | "owner"}"#;
+const MEMBER_SHAPE: &str = r#"{"role"?: "member" | "moderator" | "owner", "mutedUntil"?: ms | null}"#;
 
-/// `PUT /v1/channels/{channelId}/members/{userId}` `{"role"?}` (admin, or
-/// an owner or moderator of the channel): 204, also when already a member.
-/// A moderator adds `member`s only; setting any other role, or changing an
-/// existing member's, needs an owner (or the admin). 404 for an unknown
+/// `PUT /v1/channels/{channelId}/members/{userId}` `{"role"?, "mutedUntil"?}`
+/// (admin, or an owner or moderator of the channel): 204, also when already
+/// a member. A moderator adds `member`s only; setting any other role, or
+/// changing an existing member's, needs an owner (or the admin). With
+/// `mutedUntil` the member (added first when it was not one) is then muted
+/// until then, or unmuted with `null` (§17): a moderator mutes `member`s,
+/// an owner anyone; a `MEMBER` `mute` is announced in commit order. 404 for an unknown
 /// channel (admin; a user gets 403 as for a channel it is not in), 403 for
 /// a direct channel.
 #[utoipa::path(
@@ -162,7 +173,7 @@ const MEMBER_SHAPE: &str = r#"{"role"?: "member" | "moderator" | "owner"}"#;
         ("channelId" = String, Path, description = "The channel id"),
         ("userId" = String, Path, description = "The user id"),
     ),
-    request_body(content = MemberBody, description = "Optional: the member's role"),
+    request_body(content = MemberBody, description = "Optional: the member's role and mute"),
     responses(
         (status = 204, description = "Member (also when already one)"),
         (status = 400, description = "A bad channel or user id, or a bad body", body = ErrorBody),
@@ -192,14 +203,25 @@ pub async fn add_member(
     } else {
         parse_json(&body, MEMBER_SHAPE)?
     };
-    if let Some(other) = request.keys().find(|k| k.as_str() != "role") {
-        let why = if other == "mutedUntil" {
-            "muting is not supported by this server yet"
-        } else {
-            "unknown field (role may be set)"
-        };
-        return Err(ApiError::invalid_field(other, why));
+    if let Some(other) = request.keys().find(|k| !matches!(k.as_str(), "role" | "mutedUntil")) {
+        return Err(ApiError::invalid_field(
+            other,
+            "unknown field (role and mutedUntil may be set)",
+        ));
     }
+    let mute = match request.get("mutedUntil") {
+        None => None,
+        Some(serde_json::Value::Null) => Some(None),
+        Some(value) => match value.as_i64() {
+            Some(ms) if (0..=crate::ids::MAX_SEQ).contains(&ms) => Some(Some(ms)),
+            _ => {
+                return Err(ApiError::invalid_field(
+                    "mutedUntil",
+                    "must be ms since the epoch, or null to unmute",
+                ))
+            }
+        },
+    };
     let role = match request.get("role") {
         None => None,
         Some(serde_json::Value::String(raw)) => Some(
@@ -212,14 +234,23 @@ pub async fn add_member(
     let change = MembershipChange::Add(role);
     change_membership(&state, &channel, &user, change, by.as_ref()).await?;
     tracing::info!(channel_id = %channel, user_id = %user, ?role, "member added");
+    if let Some(until) = mute {
+        // Judged under the channel lock too: a moderator mutes members
+        // only (permissions::may_change_member, Discipline).
+        change_membership(&state, &channel, &user, MembershipChange::Mute(until), by.as_ref()).await?;
+        tracing::info!(channel_id = %channel, user_id = %user, ?until, "member muted");
+    }
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `DELETE /v1/channels/{channelId}/members/{userId}` (admin, or an owner or
-/// moderator of the channel): 204, also when not a member. A moderator
-/// removes `member`s only; an owner anyone. 404 for an unknown channel
-/// (admin; a user gets 403), 403 for a direct channel, 400 `invalid_field`
-/// for `?ban` (not built yet).
+/// `DELETE /v1/channels/{channelId}/members/{userId}?ban=true|false` (admin,
+/// or an owner or moderator of the channel): 204, also when not a member. A
+/// moderator removes `member`s only; an owner anyone. With `ban=true` the
+/// user is also banned (§17): a `MEMBER` `ban`, `CHANNEL_REMOVED` with
+/// reason `banned`, and joining again is refused (403, reason `banned`)
+/// until the ban is lifted or a moderator or the admin adds it back; a
+/// non-member is banned too. 404 for an unknown channel (admin; a user gets
+/// 403), 403 for a direct channel, 400 `invalid_field` for another `ban`.
 #[utoipa::path(
     delete,
     path = "/v1/channels/{channelId}/members/{userId}",
@@ -227,10 +258,11 @@ pub async fn add_member(
     params(
         ("channelId" = String, Path, description = "The channel id"),
         ("userId" = String, Path, description = "The user id"),
+        ("ban" = Option<bool>, Query, description = "true: also ban the user (§17)"),
     ),
     responses(
-        (status = 204, description = "Not a member (also when not one)"),
-        (status = 400, description = "A bad channel or user id, or ?ban (not supported yet)", body = ErrorBody),
+        (status = 204, description = "Not a member (also when not one); banned with ban=true"),
+        (status = 400, description = "A bad channel or user id, or a ban that is not true or false", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
         (status = 403, description = "The caller's role does not allow it, or a direct channel", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
@@ -247,20 +279,22 @@ pub async fn remove_member(
     // The credentials first, as on every route.
     super::caller(&state, &headers)?;
     let ApiPath((raw_channel, raw_user)) = path?;
-    // Banning (`?ban=true`, moderation) is not built yet: refused, not
-    // quietly done as a plain removal a client would take for a ban.
-    if QueryParams::new(query).field("ban")?.is_some() {
-        return Err(ApiError::invalid_field(
-            "ban",
-            "banning is not supported by this server yet; remove without it",
-        ));
-    }
+    let ban = match QueryParams::new(query).field("ban")? {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(ApiError::invalid_field("ban", "must be true or false")),
+    };
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
     let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
     permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
-    change_membership(&state, &channel, &user, MembershipChange::Remove, by.as_ref()).await?;
-    tracing::info!(channel_id = %channel, user_id = %user, "member removed");
+    let change = if ban {
+        MembershipChange::Ban
+    } else {
+        MembershipChange::Remove
+    };
+    change_membership(&state, &channel, &user, change, by.as_ref()).await?;
+    tracing::info!(channel_id = %channel, user_id = %user, ban, "member removed");
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -270,7 +304,7 @@ pub async fn remove_member(
 /// # Errors
 /// 403 for a user asking of a channel it is not in (as for an unknown one),
 /// else the store's refusal.
-async fn change_membership(
+pub(super) async fn change_membership(
     state: &AppState,
     channel: &ChannelId,
     user: &UserId,

@@ -140,18 +140,23 @@ fn reference_text(field: &'static str, value: Option<&serde_json::Value>) -> Res
 }
 
 /// The answer to a refused send, in the API's error shape.
-fn send_refused(frame: &ErrorFrame) -> ApiError {
+pub(super) fn send_refused(frame: &ErrorFrame) -> ApiError {
     let status = match frame.code {
         ErrorCode::Forbidden => StatusCode::FORBIDDEN,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
         ErrorCode::IdempotencyConflict => StatusCode::CONFLICT,
-        ErrorCode::Unavailable | ErrorCode::RateLimited => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
         ErrorCode::InvalidField | ErrorCode::BodyTooLarge | ErrorCode::BadFrame | ErrorCode::UnknownType => {
             StatusCode::BAD_REQUEST
         }
         ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    ApiError::new(status, frame.code.as_str(), &frame.message)
+    let error = ApiError::new(status, frame.code.as_str(), &frame.message).with_retry_after_ms(frame.retry_after_ms);
+    match &frame.reason {
+        Some(reason) => error.with_reason(reason),
+        None => error,
+    }
 }
 
 /// A send's answer as the response: its MSG_ACK with 201 for a new

@@ -10,7 +10,9 @@ pub mod extract;
 mod health;
 mod me;
 mod members;
+mod message_delete;
 mod messages;
+mod moderation;
 pub mod openapi;
 mod tokens;
 pub mod ws;
@@ -54,6 +56,9 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(me::open_direct))
         .routes(routes!(members::list_members))
         .routes(routes!(members::add_member, members::remove_member))
+        .routes(routes!(moderation::list_bans))
+        .routes(routes!(moderation::lift_ban))
+        .routes(routes!(message_delete::delete_message))
         .routes(routes!(messages::history, messages::post_message))
         .routes(routes!(tokens::create_token))
         .routes(routes!(health::healthz))
@@ -79,6 +84,10 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/v1/channels/{channelId}/members/{userId}"),
     ("PATCH", "/v1/channels/{channelId}"),
     ("DELETE", "/v1/channels/{channelId}"),
+    // Moderation (§17): an owner's or moderator's token.
+    ("GET", "/v1/channels/{channelId}/bans"),
+    ("DELETE", "/v1/channels/{channelId}/bans/{userId}"),
+    ("DELETE", "/v1/channels/{channelId}/messages/{messageId}"),
 ];
 
 /// Builds the router with every route and layer.

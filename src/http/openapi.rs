@@ -251,6 +251,7 @@ pub struct MessageAck {
 /// The `PATCH /v1/channels/{channelId}` body: an absent field is left as
 /// it is, `null` clears it.
 #[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct ChannelPatchBody {
     /// 0 to 200 characters, no control characters.
@@ -261,6 +262,12 @@ pub struct ChannelPatchBody {
     metadata: Option<serde_json::Value>,
     /// `private` or `public` (a group's; a direct channel stays private).
     visibility: Option<String>,
+    /// `member` (anyone stores messages) or `moderator` (an announcement
+    /// channel; §17).
+    posting_role: Option<String>,
+    /// Slow mode: 0 (off) to 3600000 ms between two messages of a `member` (§17).
+    #[schema(minimum = 0, maximum = 3600000)]
+    slow_mode_ms: Option<i64>,
 }
 
 /// The query of the WebSocket route.
@@ -317,6 +324,7 @@ pub struct Ready {
     components(schemas(ErrorBody, ErrorDetail)),
     tags(
         (name = "channels", description = "Channels, members and history"),
+        (name = "moderation", description = "Bans, moderators' deletes, blocks and flags (§17)"),
         (name = "tokens", description = "User tokens"),
         (name = "websocket", description = "The WebSocket gateway"),
         (name = "operations", description = "Health, readiness, metrics and this document"),

@@ -3,8 +3,9 @@
 //! its deletion), so each one sees the others' effects or commits before them.
 
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::entry_rules::ChannelRules;
 use super::error::StoreError;
-use super::types::{parse_kind, parse_role, parse_visibility};
+use super::types::{parse_kind, parse_posting_role, parse_role, parse_visibility};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Action, Actor, Role};
 use crate::protocol::{ChannelKind, Visibility};
@@ -18,23 +19,44 @@ pub(super) struct LockedChannel {
     pub last_ts: i64,
     pub kind: ChannelKind,
     pub visibility: Visibility,
+    /// Its `postingRole` and `slowModeMs` (§17).
+    pub rules: ChannelRules,
 }
 
-/// Locks channel `$1`'s row and reads its `last_seq`, `last_ts`, `kind` and
-/// `visibility` ([`SqlStore::lock_channel`]).
+/// A member as a batch reads it under the channel's lock: its role and
+/// what moderation keeps of it (`member_limits`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct LockedMember {
+    pub user: UserId,
+    pub role: Role,
+    /// Muted until then (ms), as stored.
+    pub muted_until: Option<i64>,
+    /// The `ts` of its last stored `message` entry, when kept (slow mode).
+    pub last_message_ts: Option<i64>,
+}
+
+/// Locks channel `$1`'s row and reads its `last_seq`, `last_ts`, `kind`,
+/// `visibility`, `posting_role` and `slow_mode_ms` ([`SqlStore::lock_channel`]).
 /// PostgreSQL: `FOR UPDATE` serialises the channel's writers across
 /// connections and nodes. SQLite: the one writer connection and
 /// `BEGIN IMMEDIATE` already do, so it is a plain read.
 static LOCK_CHANNEL: Sql = Sql::each(
-    "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1 FOR UPDATE",
-    "SELECT last_seq, last_ts, kind, visibility FROM channels WHERE channel_id = $1",
+    "SELECT last_seq, last_ts, kind, visibility, posting_role, slow_mode_ms FROM channels WHERE channel_id = $1 FOR UPDATE",
+    "SELECT last_seq, last_ts, kind, visibility, posting_role, slow_mode_ms FROM channels WHERE channel_id = $1",
 );
 /// Channel `$1`'s last seq, without a lock (a read, or a snapshot's).
 pub(super) const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 /// Member `$2`'s role in channel `$1`.
 pub(super) const ROLE_OF: &str = "SELECT role FROM members WHERE channel_id = $1 AND user_id = $2";
-/// Channel `$1`'s members with their roles, in no order.
-const MEMBERS_WITH_ROLES: &str = "SELECT user_id, role FROM members WHERE channel_id = $1";
+/// Channel `$1`'s members with their roles, mutes and last message times
+/// (`member_limits`), in no order.
+const MEMBERS_WITH_ROLES: &str = "SELECT m.user_id, m.role, l.muted_until, l.last_message_ts FROM members m \
+     LEFT JOIN member_limits l ON l.channel_id = m.channel_id AND l.user_id = m.user_id WHERE m.channel_id = $1";
+/// The members of channel `$1` another member of it blocks (§17; asked of
+/// direct channels).
+const BLOCKED_MEMBERS: &str = "SELECT DISTINCT b.blocked_id FROM members x \
+     JOIN blocks b ON b.blocker_id = x.user_id \
+     JOIN members y ON y.channel_id = x.channel_id AND y.user_id = b.blocked_id WHERE x.channel_id = $1";
 /// The ids of channel `$1`'s members.
 const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
 
@@ -58,6 +80,10 @@ impl<D: Dialect> SqlStore<D> {
             last_ts: row.value(1)?,
             kind: parse_kind(row.value(2)?)?,
             visibility: parse_visibility(row.value(3)?)?,
+            rules: ChannelRules {
+                posting_role: parse_posting_role(row.value(4)?)?,
+                slow_mode_ms: row.value(5)?,
+            },
         }))
     }
 
@@ -77,19 +103,45 @@ impl<D: Dialect> SqlStore<D> {
             .collect::<Result<_, sqlx::Error>>()?)
     }
 
-    /// Every member of `channel_id` with its role, read in `tx` (under the
-    /// channel lock: the roles a batch's entries are judged by), in no order.
+    /// Every member of `channel_id` with its role and moderation state,
+    /// read in `tx` (under the channel lock: what a batch's entries are
+    /// judged by), in no order.
     pub(super) async fn members_with_roles_in(
         tx: &mut sqlx::Transaction<'static, D>,
         channel_id: &ChannelId,
-    ) -> Result<Vec<(UserId, Role)>, StoreError> {
+    ) -> Result<Vec<LockedMember>, StoreError> {
         let rows = sqlx::query::<D>(MEMBERS_WITH_ROLES)
             .param(channel_id.as_str())
             .fetch_all(tx.ex())
             .await?;
         rows.iter()
-            .map(|row| Ok((UserId::from_trusted(row.value(0)?), parse_role(row.value(1)?)?)))
+            .map(|row| {
+                Ok(LockedMember {
+                    user: UserId::from_trusted(row.value(0)?),
+                    role: parse_role(row.value(1)?)?,
+                    muted_until: row.value(2)?,
+                    last_message_ts: row.value(3)?,
+                })
+            })
             .collect()
+    }
+
+    /// The members of `channel_id` whom another member blocks, read in `tx`
+    /// (under the channel lock), in byte order.
+    pub(super) async fn blocked_members_in(
+        tx: &mut sqlx::Transaction<'static, D>,
+        channel_id: &ChannelId,
+    ) -> Result<Vec<UserId>, StoreError> {
+        let rows = sqlx::query::<D>(BLOCKED_MEMBERS)
+            .param(channel_id.as_str())
+            .fetch_all(tx.ex())
+            .await?;
+        let mut blocked = rows
+            .iter()
+            .map(|row| Ok(UserId::from_trusted(row.value(0)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        blocked.sort_unstable();
+        Ok(blocked)
     }
 
     /// `user`'s role in `channel_id` (`None`: not a member), read in `tx`

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::sorted_members;
-use super::types::{parse_kind, parse_visibility};
+use super::types::{parse_kind, parse_posting_role, parse_visibility};
 use super::{dispatch, dispatch_write, Channel, ChannelPatch, CommitSent, NewChannel, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Action;
@@ -27,13 +27,14 @@ static INSERT_MEMBERS: Sql = Sql::each(
          SELECT $1, value, $3, $4 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING",
 );
 const CHANNEL: &str =
-    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility FROM channels WHERE channel_id = $1";
+    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility, posting_role, slow_mode_ms \
+     FROM channels WHERE channel_id = $1";
 /// Channels after `$1` (`NULL`: from the first; ids are never empty) in
 /// byte order of the id, `$2` of them. PostgreSQL: `COLLATE "C"`, served by
 /// the `channels_by_id_bytes` index; SQLite: the default BINARY collation
 /// and the primary key's index.
 static LIST_CHANNELS: Sql = Sql::same(
-    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility FROM channels \
+    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility, posting_role, slow_mode_ms FROM channels \
          WHERE channel_id COLLATE \"C\" > COALESCE($1::text, '') COLLATE \"C\" \
          ORDER BY channel_id COLLATE \"C\" LIMIT $2",
 );
@@ -43,20 +44,25 @@ static MEMBERS_OF_LISTED: Sql = Sql::each(
     "SELECT channel_id, user_id FROM members WHERE channel_id IN (SELECT value FROM json_each($1))",
 );
 /// Sets `name` to `$3` when `$2`, `metadata` to `$5` when `$4`, and
-/// `visibility` to `$6` unless it is `NULL`.
+/// `visibility` to `$6`, `posting_role` to `$7`, `slow_mode_ms` to `$8`
+/// unless `NULL`.
 const UPDATE_CHANNEL: &str = "UPDATE channels SET \
      name = CASE WHEN $2 THEN $3 ELSE name END, metadata = CASE WHEN $4 THEN $5 ELSE metadata END, \
-     visibility = COALESCE($6, visibility) WHERE channel_id = $1";
+     visibility = COALESCE($6, visibility), posting_role = COALESCE($7, posting_role), \
+     slow_mode_ms = COALESCE($8, slow_mode_ms) WHERE channel_id = $1";
 /// A channel's rows, children first (`DELETE /v1/channels/{channelId}`):
 /// the reaction state of its messages, its log, watermarks, members,
-/// its webhook cursor (a channel made again with this id starts at seq 1).
-const DELETE_CHANNEL: [&str; 7] = [
+/// its webhook cursor (a channel made again with this id starts at seq 1),
+/// its moderation state (mutes, slow mode, bans).
+const DELETE_CHANNEL: [&str; 9] = [
     "DELETE FROM reactions WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
     "DELETE FROM reaction_counts WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
     "DELETE FROM messages WHERE channel_id = $1",
     "DELETE FROM watermarks WHERE channel_id = $1",
     "DELETE FROM members WHERE channel_id = $1",
     "DELETE FROM webhook_cursors WHERE channel_id = $1",
+    "DELETE FROM member_limits WHERE channel_id = $1",
+    "DELETE FROM bans WHERE channel_id = $1",
     "DELETE FROM channels WHERE channel_id = $1",
 ];
 
@@ -157,7 +163,7 @@ impl Store {
 }
 
 /// A channel row (`channel_id, created_at, last_seq, name, metadata, kind,
-/// visibility`) with `members`.
+/// visibility, posting_role, slow_mode_ms`) with `members`.
 fn channel_from_row<R: Columns>(row: &R, members: Vec<UserId>) -> Result<Channel, StoreError> {
     Ok(Channel {
         channel_id: ChannelId::from_trusted(row.value(0)?),
@@ -168,6 +174,8 @@ fn channel_from_row<R: Columns>(row: &R, members: Vec<UserId>) -> Result<Channel
         metadata: row.value(4)?,
         kind: parse_kind(row.value(5)?)?,
         visibility: parse_visibility(row.value(6)?)?,
+        posting_role: parse_posting_role(row.value(7)?)?,
+        slow_mode_ms: row.value(8)?,
     })
 }
 
@@ -224,6 +232,8 @@ impl<D: Dialect> SqlStore<D> {
             metadata: None,
             kind: new.kind,
             visibility: new.visibility,
+            posting_role: Role::Member,
+            slow_mode_ms: 0,
         })
     }
 
@@ -286,7 +296,10 @@ impl<D: Dialect> SqlStore<D> {
             .await?
             .ok_or(StoreError::NotFound)?;
         Self::check_under_lock(&mut tx, channel_id, by, Action::UpdateChannel).await?;
-        if locked.kind == ChannelKind::Direct && patch.visibility.is_some_and(|v| v != Visibility::Private) {
+        let direct_change = patch.visibility.is_some_and(|v| v != Visibility::Private)
+            || patch.posting_role.is_some_and(|r| r != Role::Member)
+            || patch.slow_mode_ms.is_some_and(|ms| ms != 0);
+        if locked.kind == ChannelKind::Direct && direct_change {
             return Err(StoreError::NotAllowed);
         }
         sqlx::query::<D>(UPDATE_CHANNEL)
@@ -296,6 +309,8 @@ impl<D: Dialect> SqlStore<D> {
             .param(patch.metadata.is_some())
             .param(patch.metadata.clone().flatten())
             .param(patch.visibility.map(Visibility::as_str))
+            .param(patch.posting_role.map(Role::as_str))
+            .param(patch.slow_mode_ms)
             .execute(tx.ex())
             .await?;
         Self::commit(tx, sent).await

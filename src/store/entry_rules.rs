@@ -8,7 +8,7 @@
 //! batch left.
 //!
 //! A new rule of the log (version 1.2: roles, mute, slow mode,
-//! `postingRole`, replies, attachments, mentions) is added here, once.
+//! `postingRole`, blocks, replies, attachments, mentions) is added here, once.
 
 use super::{Change, Entry, EntryKind, EntryOutcome, NewEntry, Reference, ReplyPreview};
 use crate::ids::{ChannelId, UserId};
@@ -141,24 +141,78 @@ pub(super) fn joins_thread(participants: &mut Vec<UserId>, sender: &UserId) -> b
     true
 }
 
-/// Why `send` may not be stored, or `None` when it may. `role`: the
-/// sender's role in the channel, known (and locked); `None` when the
-/// channel is unknown or the sender is not a member.
-/// `target`: for an entry about a message, that message's state (`None`:
-/// no stored entry has its id); not looked at for a `message`.
+/// A channel's settings the rules read under its lock (§17): who may store
+/// `message` entries and the slow mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct ChannelRules {
+    /// `member` (anyone) or `moderator` (an announcement channel: members'
+    /// `message` entries are refused with `read_only`).
+    pub(super) posting_role: Role,
+    /// At least this many ms between two `message` entries of one `member`
+    /// (0: off).
+    pub(super) slow_mode_ms: i64,
+}
+
+/// What the rules know of a sender who is a member, read under the
+/// channel's lock and moved by the batch's earlier entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SenderState {
+    pub(super) role: Role,
+    /// Muted until then (ms); a time in the past is no mute.
+    pub(super) muted_until: Option<i64>,
+    /// The `ts` of the sender's last stored `message` entry in the channel,
+    /// when known (kept while the channel is in slow mode).
+    pub(super) last_message_ts: Option<i64>,
+    /// A direct channel's other member blocks the sender.
+    pub(super) blocked: bool,
+}
+
+impl SenderState {
+    /// A member with `role` and nothing else known.
+    #[cfg(test)]
+    pub(super) fn member(role: Role) -> Self {
+        Self {
+            role,
+            muted_until: None,
+            last_message_ts: None,
+            blocked: false,
+        }
+    }
+}
+
+/// Why `send` may not be stored at `now` (ms), or `None` when it may.
+/// `sender`: what is known of the sender in the channel (locked); `None`
+/// when the channel is unknown or the sender is not a member. `rules`: the
+/// channel's settings (default for an unknown channel). `target`: for an
+/// entry about a message, that message's state (`None`: no stored entry has
+/// its id); not looked at for a `message`.
 ///
 /// The order is the contract's (§8): the target's own refusals first
 /// (unknown or deleted: `TargetNotFound`; not a `message` entry:
 /// `TargetNotAMessage`), then membership of the target's channel
 /// (`Forbidden`), then ownership for an edit, or for a delete unless the
 /// sender's role may delete anyone's message (§13.1: a moderator or
-/// owner) (`NotTheSender`).
+/// owner) (`NotTheSender`). Then moderation (§17), for every kind but a
+/// delete (a muted or blocked member may still take its own words back):
+/// a mute in force (`Muted`), a block of the sender in a direct channel
+/// (`Blocked`), and for a `message` entry an announcement channel's
+/// `postingRole` (`ReadOnly`) and the slow mode of a `member` (`SlowMode`).
 /// The idempotency key is decided before any of these, by the caller: a
 /// stored key answers the send whatever these rules say.
-pub(super) fn refusal(send: &NewEntry, role: Option<Role>, target: Option<&TargetState>) -> Option<EntryOutcome> {
+pub(super) fn refusal(
+    send: &NewEntry,
+    sender: Option<&SenderState>,
+    rules: &ChannelRules,
+    target: Option<&TargetState>,
+    now: i64,
+) -> Option<EntryOutcome> {
+    let role = sender.map(|s| s.role);
     let may_send = permissions::may(Actor::User(role), Action::Send).is_ok();
     if send.change.target().is_none() {
-        return (!may_send).then_some(EntryOutcome::Forbidden);
+        if !may_send {
+            return Some(EntryOutcome::Forbidden);
+        }
+        return sender.and_then(|s| moderation(send, s, rules, now));
     }
     let Some(target) = target else {
         return Some(EntryOutcome::TargetNotFound);
@@ -177,8 +231,38 @@ pub(super) fn refusal(send: &NewEntry, role: Option<Role>, target: Option<&Targe
     match send.change {
         Change::Edit { .. } if !own => Some(EntryOutcome::NotTheSender),
         Change::Delete { .. } if !own && !moderates() => Some(EntryOutcome::NotTheSender),
-        _ => None,
+        Change::Delete { .. } => None,
+        _ => sender.and_then(|s| moderation(send, s, rules, now)),
     }
+}
+
+/// The moderation rules of §17 for a member's entry other than a delete.
+fn moderation(send: &NewEntry, sender: &SenderState, rules: &ChannelRules, now: i64) -> Option<EntryOutcome> {
+    if let Some(until) = sender.muted_until.filter(|&until| until > now) {
+        return Some(EntryOutcome::Muted {
+            retry_after_ms: until - now,
+        });
+    }
+    if sender.blocked {
+        return Some(EntryOutcome::Blocked);
+    }
+    if send.change.kind() != EntryKind::Message {
+        return None;
+    }
+    if sender.role < rules.posting_role {
+        return Some(EntryOutcome::ReadOnly);
+    }
+    if rules.slow_mode_ms > 0 && sender.role == Role::Member {
+        let next = sender
+            .last_message_ts
+            .map_or(now, |last| last.saturating_add(rules.slow_mode_ms));
+        if next > now {
+            return Some(EntryOutcome::SlowMode {
+                retry_after_ms: next - now,
+            });
+        }
+    }
+    None
 }
 
 /// A reaction count and the seq of its first use (`None`: no one holds it).
@@ -216,6 +300,17 @@ mod tests {
             body: String::new(),
             change,
         }
+    }
+
+    /// The §8 rules alone: a sender with `role`, no moderation in force.
+    fn judge(send: &NewEntry, role: Option<Role>, target: Option<&TargetState>) -> Option<EntryOutcome> {
+        refusal(
+            send,
+            role.map(SenderState::member).as_ref(),
+            &ChannelRules::default(),
+            target,
+            0,
+        )
     }
 
     fn target(kind: EntryKind, deleted: bool, channel: &str, sender: &str) -> TargetState {
@@ -305,8 +400,8 @@ mod tests {
     #[test]
     fn a_message_needs_only_membership() {
         let send = entry(Change::Message, "alice");
-        assert!(refusal(&send, Some(Role::Member), None).is_none());
-        assert!(matches!(refusal(&send, None, None), Some(EntryOutcome::Forbidden)));
+        assert!(judge(&send, Some(Role::Member), None).is_none());
+        assert!(matches!(judge(&send, None, None), Some(EntryOutcome::Forbidden)));
     }
 
     #[test]
@@ -315,36 +410,33 @@ mod tests {
         let edit = entry(Change::Edit { target: t }, "alice");
         let mine = target(EntryKind::Message, false, "room", "alice");
         // The target's own refusals come before membership.
-        assert!(matches!(refusal(&edit, None, None), Some(EntryOutcome::TargetNotFound)));
+        assert!(matches!(judge(&edit, None, None), Some(EntryOutcome::TargetNotFound)));
         let not_a_message = target(EntryKind::Reaction, false, "room", "alice");
         assert!(matches!(
-            refusal(&edit, None, Some(&not_a_message)),
+            judge(&edit, None, Some(&not_a_message)),
             Some(EntryOutcome::TargetNotAMessage)
         ));
         let deleted = target(EntryKind::Message, true, "room", "alice");
         assert!(matches!(
-            refusal(&edit, None, Some(&deleted)),
+            judge(&edit, None, Some(&deleted)),
             Some(EntryOutcome::TargetNotFound)
         ));
-        assert!(matches!(
-            refusal(&edit, None, Some(&mine)),
-            Some(EntryOutcome::Forbidden)
-        ));
+        assert!(matches!(judge(&edit, None, Some(&mine)), Some(EntryOutcome::Forbidden)));
         let elsewhere = target(EntryKind::Message, false, "other", "alice");
         assert!(matches!(
-            refusal(&edit, Some(Role::Member), Some(&elsewhere)),
+            judge(&edit, Some(Role::Member), Some(&elsewhere)),
             Some(EntryOutcome::Forbidden)
         ));
-        assert!(refusal(&edit, Some(Role::Member), Some(&mine)).is_none());
+        assert!(judge(&edit, Some(Role::Member), Some(&mine)).is_none());
         // Only the sender edits or deletes; any member reacts.
         let bobs = target(EntryKind::Message, false, "room", "bob");
         assert!(matches!(
-            refusal(&edit, Some(Role::Member), Some(&bobs)),
+            judge(&edit, Some(Role::Member), Some(&bobs)),
             Some(EntryOutcome::NotTheSender)
         ));
         let delete = entry(Change::Delete { target: t }, "alice");
         assert!(matches!(
-            refusal(&delete, Some(Role::Member), Some(&bobs)),
+            judge(&delete, Some(Role::Member), Some(&bobs)),
             Some(EntryOutcome::NotTheSender)
         ));
         let react = entry(
@@ -355,12 +447,12 @@ mod tests {
             },
             "alice",
         );
-        assert!(refusal(&react, Some(Role::Member), Some(&bobs)).is_none());
+        assert!(judge(&react, Some(Role::Member), Some(&bobs)).is_none());
         // A moderator or owner deletes anyone's message, edits only its own.
         for role in [Role::Moderator, Role::Owner] {
-            assert!(refusal(&delete, Some(role), Some(&bobs)).is_none(), "{role}");
+            assert!(judge(&delete, Some(role), Some(&bobs)).is_none(), "{role}");
             assert!(matches!(
-                refusal(&edit, Some(role), Some(&bobs)),
+                judge(&edit, Some(role), Some(&bobs)),
                 Some(EntryOutcome::NotTheSender)
             ));
         }
@@ -375,5 +467,121 @@ mod tests {
         assert_eq!(next_count(Some((1, 7)), true, 9), Some((2, 7)), "first use kept");
         assert_eq!(next_count(Some((2, 7)), false, 9), Some((1, 7)));
         assert_eq!(next_count(Some((1, 7)), false, 9), None);
+    }
+
+    #[test]
+    fn a_mute_in_force_refuses_all_but_a_delete_until_it_ends() {
+        let t = uuid::Uuid::from_u128(1);
+        let mine = target(EntryKind::Message, false, "room", "alice");
+        let muted = SenderState {
+            muted_until: Some(10_000),
+            ..SenderState::member(Role::Member)
+        };
+        let rules = ChannelRules::default();
+        let react = entry(
+            Change::React {
+                target: t,
+                emoji: "x".into(),
+                add: true,
+            },
+            "alice",
+        );
+        for send in [
+            entry(Change::Message, "alice"),
+            entry(Change::Edit { target: t }, "alice"),
+            react,
+        ] {
+            assert_eq!(
+                refusal(&send, Some(&muted), &rules, Some(&mine), 9_000),
+                Some(EntryOutcome::Muted { retry_after_ms: 1_000 }),
+                "{send:?}"
+            );
+            assert_eq!(refusal(&send, Some(&muted), &rules, Some(&mine), 10_000), None, "ended");
+        }
+        let delete = entry(Change::Delete { target: t }, "alice");
+        assert_eq!(refusal(&delete, Some(&muted), &rules, Some(&mine), 9_000), None);
+        // The §8 refusals come first.
+        let bobs = target(EntryKind::Message, false, "room", "bob");
+        assert_eq!(
+            refusal(
+                &entry(Change::Edit { target: t }, "alice"),
+                Some(&muted),
+                &rules,
+                Some(&bobs),
+                0
+            ),
+            Some(EntryOutcome::NotTheSender)
+        );
+    }
+
+    #[test]
+    fn an_announcement_channel_takes_messages_from_moderators_only() {
+        let rules = ChannelRules {
+            posting_role: Role::Moderator,
+            slow_mode_ms: 0,
+        };
+        let send = entry(Change::Message, "alice");
+        let member = SenderState::member(Role::Member);
+        assert_eq!(
+            refusal(&send, Some(&member), &rules, None, 0),
+            Some(EntryOutcome::ReadOnly)
+        );
+        for role in [Role::Moderator, Role::Owner] {
+            assert_eq!(refusal(&send, Some(&SenderState::member(role)), &rules, None, 0), None);
+        }
+        // A member still reacts.
+        let t = uuid::Uuid::from_u128(1);
+        let react = entry(
+            Change::React {
+                target: t,
+                emoji: "x".into(),
+                add: true,
+            },
+            "alice",
+        );
+        let theirs = target(EntryKind::Message, false, "room", "olive");
+        assert_eq!(refusal(&react, Some(&member), &rules, Some(&theirs), 0), None);
+    }
+
+    #[test]
+    fn slow_mode_spaces_a_members_messages_exactly() {
+        let rules = ChannelRules {
+            posting_role: Role::Member,
+            slow_mode_ms: 5_000,
+        };
+        let send = entry(Change::Message, "alice");
+        let posted = SenderState {
+            last_message_ts: Some(100_000),
+            ..SenderState::member(Role::Member)
+        };
+        assert_eq!(
+            refusal(&send, Some(&posted), &rules, None, 101_000),
+            Some(EntryOutcome::SlowMode { retry_after_ms: 4_000 })
+        );
+        assert_eq!(
+            refusal(&send, Some(&posted), &rules, None, 104_999),
+            Some(EntryOutcome::SlowMode { retry_after_ms: 1 })
+        );
+        assert_eq!(refusal(&send, Some(&posted), &rules, None, 105_000), None);
+        let first = SenderState::member(Role::Member);
+        assert_eq!(refusal(&send, Some(&first), &rules, None, 101_000), None);
+        let moderator = SenderState {
+            role: Role::Moderator,
+            ..posted
+        };
+        assert_eq!(refusal(&send, Some(&moderator), &rules, None, 101_000), None);
+    }
+
+    #[test]
+    fn a_blocked_sender_is_refused() {
+        let blocked = SenderState {
+            blocked: true,
+            ..SenderState::member(Role::Member)
+        };
+        let send = entry(Change::Message, "alice");
+        assert_eq!(
+            refusal(&send, Some(&blocked), &ChannelRules::default(), None, 0),
+            Some(EntryOutcome::Blocked)
+        );
     }
 }

@@ -18,6 +18,9 @@ pub enum StoreError {
     /// (joining a private or direct channel, leaving a direct one).
     #[error("not allowed in this channel")]
     NotAllowed,
+    /// The user is banned from the channel (§17): it may not join it again.
+    #[error("banned from this channel")]
+    Banned,
     /// The acting user's role, read under the channel lock, does not allow
     /// the change.
     #[error("{0}")]

@@ -9,16 +9,17 @@ use std::collections::BTreeMap;
 
 use sqlx::Sqlite;
 
+use super::channel_lock::LockedMember;
 use super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
 use super::entry_row::{entry_from_row, id_text, op_text, participants_text};
-use super::entry_rules::{self, TargetState};
+use super::entry_rules::{self, ChannelRules, SenderState, TargetState};
 use super::{
     dispatch_write, BatchOutcome, Change, CommitSent, Entry, EntryKind, EntryOutcome, NewEntry, OfflineMembers,
     References, Store, StoreError,
 };
 use crate::ids::{ChannelId, UserId};
-use crate::protocol::Role;
+use crate::protocol::{ChannelKind, Role};
 
 static INSERT_MESSAGE: Sql = Sql::same(
     "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members, \
@@ -65,6 +66,9 @@ static COUNT_GONE: Sql =
     Sql::same("DELETE FROM reaction_counts WHERE message_id = $1::uuid AND emoji = $2 AND count = 1");
 static COUNT_DOWN: Sql =
     Sql::same("UPDATE reaction_counts SET count = count - 1 WHERE message_id = $1::uuid AND emoji = $2");
+/// Slow mode: `$3` is the `ts` of member `$2`'s last message in channel `$1`.
+pub(super) const KEEP_LAST_MESSAGE: &str = "INSERT INTO member_limits (channel_id, user_id, last_message_ts) \
+     VALUES ($1, $2, $3) ON CONFLICT (channel_id, user_id) DO UPDATE SET last_message_ts = excluded.last_message_ts";
 /// Copies SQLite's WAL into the database file and truncates it.
 const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
 
@@ -166,41 +170,88 @@ pub(super) struct Locked {
     /// The members whose role is not `member` (moderators and owners), in
     /// byte order: few, read with the members under the lock.
     pub(super) moderators: Vec<(UserId, Role)>,
+    /// The channel's `postingRole` and slow mode (§17).
+    pub(super) rules: ChannelRules,
+    /// The members with a stored mute or last message time
+    /// (`member_limits`), in byte order: few, read with the members.
+    pub(super) limits: Vec<(UserId, Limits)>,
+    /// Members blocked by another member (a direct channel's; §17), in byte order.
+    pub(super) blocked: Vec<UserId>,
+    /// Slow mode on: the senders whose `message` entries this batch stored,
+    /// with the last one's `ts`, to keep in `member_limits`.
+    pub(super) posted: BTreeMap<UserId, i64>,
     pub(super) changed: bool,
     /// While webhooks are on: the members with no open session on any
     /// node, asked once per channel and batch, under the channel's lock.
     pub(super) offline: Option<Vec<UserId>>,
 }
 
+/// A member's `member_limits` row: mute and last message time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Limits {
+    pub(super) muted_until: Option<i64>,
+    pub(super) last_message_ts: Option<i64>,
+}
+
 impl Locked {
-    /// A channel just locked, with its members and their roles (any order;
-    /// kept in byte order), and their offline ones when `offline` is given
-    /// (webhooks on).
+    /// A channel just locked, with its `rules`, its members with their roles
+    /// and moderation state (any order; kept in byte order), and their
+    /// offline ones when `offline` is given (webhooks on).
     pub(super) fn new(
         last_seq: i64,
         last_ts: i64,
-        with_roles: Vec<(UserId, Role)>,
+        rules: ChannelRules,
+        locked_members: Vec<LockedMember>,
         offline: Option<&dyn OfflineMembers>,
     ) -> Self {
-        let mut members = Vec::with_capacity(with_roles.len());
+        let mut members = Vec::with_capacity(locked_members.len());
         let mut moderators = Vec::new();
-        for (user, role) in with_roles {
-            if role != Role::Member {
-                moderators.push((user.clone(), role));
+        let mut limits = Vec::new();
+        for member in locked_members {
+            if member.role != Role::Member {
+                moderators.push((member.user.clone(), member.role));
             }
-            members.push(user);
+            if member.muted_until.is_some() || member.last_message_ts.is_some() {
+                let row = Limits {
+                    muted_until: member.muted_until,
+                    last_message_ts: member.last_message_ts,
+                };
+                limits.push((member.user.clone(), row));
+            }
+            members.push(member.user);
         }
         members.sort_unstable();
         moderators.sort_unstable();
+        limits.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let offline = offline.map(|o| o.offline(&members));
         Self {
             last_seq,
             last_ts,
             members,
             moderators,
+            rules,
+            limits,
+            blocked: Vec::new(),
+            posted: BTreeMap::new(),
             changed: false,
             offline,
         }
+    }
+
+    /// What the entry rules know of `user` (`None`: not a member): its
+    /// role, mute, last message time (this batch's included) and block.
+    pub(super) fn sender(&self, user: &UserId) -> Option<SenderState> {
+        let role = self.role_of(user)?;
+        let limits = match self.limits.binary_search_by(|(u, _)| u.cmp(user)) {
+            Ok(i) => self.limits[i].1,
+            Err(_) => Limits::default(),
+        };
+        Some(SenderState {
+            role,
+            muted_until: limits.muted_until,
+            last_message_ts: self.posted.get(user).copied().or(limits.last_message_ts),
+            blocked: self.blocked.binary_search(user).is_ok(),
+        })
     }
 
     /// The `offline_members` column of an entry of `sender` stored now: a
@@ -265,11 +316,15 @@ impl Locked {
         }
     }
 
-    /// Records that `message` (from [`Locked::next_message`]) is stored.
+    /// Records that `message` (from [`Locked::next_message`]) is stored;
+    /// in slow mode, a `message` entry's `ts` is its sender's last.
     pub(super) fn stored(&mut self, message: &Entry) {
         self.last_seq = message.seq;
         self.last_ts = message.ts;
         self.changed = true;
+        if self.rules.slow_mode_ms > 0 && message.kind == EntryKind::Message {
+            self.posted.insert(message.sender_id.clone(), message.ts);
+        }
     }
 }
 
@@ -295,7 +350,11 @@ impl<D: Dialect> SqlStore<D> {
                 continue;
             };
             let members = Self::members_with_roles_in(&mut tx, channel_id).await?;
-            *slot = Some(Locked::new(locked.last_seq, locked.last_ts, members, offline));
+            let mut state = Locked::new(locked.last_seq, locked.last_ts, locked.rules, members, offline);
+            if locked.kind == ChannelKind::Direct {
+                state.blocked = Self::blocked_members_in(&mut tx, channel_id).await?;
+            }
+            *slot = Some(state);
         }
 
         let mut outcomes = Vec::with_capacity(sends.len());
@@ -307,10 +366,10 @@ impl<D: Dialect> SqlStore<D> {
             // up. So a new message costs one statement, not a lookup and
             // an insert. Lookups run in the transaction, so they see
             // this batch's own rows.
-            let (channel, role) = match channels.get_mut(&send.channel_id) {
+            let (channel, sender) = match channels.get_mut(&send.channel_id) {
                 Some(Some(channel)) if channel.may_send(&send.sender_id) => {
-                    let role = channel.role_of(&send.sender_id);
-                    (channel, role)
+                    let sender = channel.sender(&send.sender_id);
+                    (channel, sender)
                 }
                 _ => {
                     let existing = match self.lookup_in(&mut tx, send).await? {
@@ -320,7 +379,8 @@ impl<D: Dialect> SqlStore<D> {
                                 Some(target) => Self::target_in(&mut tx, target).await?.map(TargetState::from),
                                 None => None,
                             };
-                            entry_rules::refusal(send, None, target.as_ref()).unwrap_or(EntryOutcome::Forbidden)
+                            entry_rules::refusal(send, None, &ChannelRules::default(), target.as_ref(), now)
+                                .unwrap_or(EntryOutcome::Forbidden)
                         }
                     };
                     outcomes.push(existing);
@@ -341,12 +401,18 @@ impl<D: Dialect> SqlStore<D> {
                 read.target = Self::state_in(&mut tx, send.change.target()).await?;
                 read.reply_to = Self::state_in(&mut tx, refs.reply_to).await?;
                 read.thread = Self::state_in(&mut tx, refs.thread_id).await?;
-                let refusal = entry_rules::refusal(send, role, read.target.as_ref())
+                let refusal = entry_rules::refusal(send, sender.as_ref(), &channel.rules, read.target.as_ref(), now)
                     .or_else(|| entry_rules::reference_refusal(send, read.reply_to.as_ref(), read.thread.as_ref()));
                 if let Some(refusal) = refusal {
                     outcomes.push(refusal);
                     continue;
                 }
+            } else if let Some(refusal) = entry_rules::refusal(send, sender.as_ref(), &channel.rules, None, now) {
+                // A member's message the moderation rules refuse (§17):
+                // still a retry when its key is stored.
+                let existing = self.lookup_in(&mut tx, send).await?;
+                outcomes.push(existing.unwrap_or(refusal));
+                continue;
             }
             let mut message = channel.next_message(send, now);
             message.reply_preview = read.reply_to.as_ref().map(|t| Box::new(t.reply_preview()));
@@ -398,6 +464,14 @@ impl<D: Dialect> SqlStore<D> {
                 .param(state.last_ts)
                 .execute(tx.ex())
                 .await?;
+            for (user, ts) in &state.posted {
+                sqlx::query::<D>(KEEP_LAST_MESSAGE)
+                    .param(channel_id.as_str())
+                    .param(user.as_str())
+                    .param(*ts)
+                    .execute(tx.ex())
+                    .await?;
+            }
             members.push((channel_id.clone(), state.members));
         }
         Self::commit(tx, sent).await?;

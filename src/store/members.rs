@@ -2,7 +2,7 @@
 //! joined (in the channel's sequence), and who shares a channel with whom.
 
 use super::channel_lock::{LAST_SEQ, ROLE_OF};
-use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::sorted_members;
 use super::types::parse_role;
 use super::{
@@ -19,6 +19,19 @@ const INSERT_MEMBER: &str = "INSERT INTO members (channel_id, user_id, joined_at
 /// Sets member `$2`'s role in channel `$1` to `$3`.
 const SET_ROLE: &str = "UPDATE members SET role = $3 WHERE channel_id = $1 AND user_id = $2";
 const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
+/// Whether user `$2` is banned from channel `$1`.
+const IS_BANNED: &str = "SELECT 1 FROM bans WHERE channel_id = $1 AND user_id = $2";
+/// Bans user `$2` from channel `$1` at `$3` (ms), by `$4` (`NULL`: the
+/// admin token); affects no row when already banned.
+const INSERT_BAN: &str = "INSERT INTO bans (channel_id, user_id, banned_at, banned_by) VALUES ($1, $2, $3, $4) \
+     ON CONFLICT (channel_id, user_id) DO NOTHING";
+/// Lifts user `$2`'s ban from channel `$1` (none: no row).
+pub(super) const DELETE_BAN: &str = "DELETE FROM bans WHERE channel_id = $1 AND user_id = $2";
+/// Until when member `$2` of channel `$1` is muted, as stored.
+const MUTED_UNTIL: &str = "SELECT muted_until FROM member_limits WHERE channel_id = $1 AND user_id = $2";
+/// Mutes member `$2` of channel `$1` until `$3` (`NULL`: unmutes).
+const SET_MUTE: &str = "INSERT INTO member_limits (channel_id, user_id, muted_until) VALUES ($1, $2, $3) \
+     ON CONFLICT (channel_id, user_id) DO UPDATE SET muted_until = excluded.muted_until";
 const MEMBER_SINCE: &str = "SELECT joined_seq FROM members WHERE channel_id = $1 AND user_id = $2";
 /// The members of channel `$1` with their `joined_seq`, earliest join first.
 const MEMBERS_SINCE: &str = "SELECT user_id, joined_seq FROM members WHERE channel_id = $1 ORDER BY joined_seq";
@@ -36,8 +49,9 @@ static SHARING_A_CHANNEL: Sql = Sql::each(
 /// watermarks. PostgreSQL: `COLLATE "C"`, served by the
 /// `members_by_channel_user_bytes` index; SQLite: the primary key.
 static MEMBERS_PAGE: Sql = Sql::same(
-    "SELECT m.user_id, m.role, m.joined_at, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0) \
+    "SELECT m.user_id, m.role, m.joined_at, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), l.muted_until \
      FROM members m LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
+     LEFT JOIN member_limits l ON l.channel_id = m.channel_id AND l.user_id = m.user_id \
      WHERE m.channel_id = $1 AND m.user_id COLLATE \"C\" > COALESCE($2::text, '') COLLATE \"C\" \
      ORDER BY m.user_id COLLATE \"C\" LIMIT $3",
 );
@@ -170,6 +184,14 @@ pub enum MembershipChange {
     Join,
     /// A user leaves: not a direct channel.
     Leave,
+    /// The admin token, or an owner or moderator, mutes a member until
+    /// then (ms since the epoch; `None` or a time past: unmutes); not in a
+    /// direct channel (§17).
+    Mute(Option<i64>),
+    /// The admin token, or an owner or moderator, bans the user: a member
+    /// is removed, and the user may not join again until the ban is lifted;
+    /// not in a direct channel (§17).
+    Ban,
 }
 
 impl MembershipChange {
@@ -179,6 +201,7 @@ impl MembershipChange {
         match self {
             Self::Add(role) => Some(MemberChange::Add(role)),
             Self::Remove => Some(MemberChange::Remove),
+            Self::Mute(_) | Self::Ban => Some(MemberChange::Discipline),
             Self::Join | Self::Leave => None,
         }
     }
@@ -186,7 +209,7 @@ impl MembershipChange {
     /// Whether a channel of `kind` and `visibility` allows the change.
     fn allowed_in(self, kind: ChannelKind, visibility: Visibility) -> bool {
         match self {
-            Self::Add(_) | Self::Remove => kind != ChannelKind::Direct,
+            Self::Add(_) | Self::Remove | Self::Mute(_) | Self::Ban => kind != ChannelKind::Direct,
             Self::Join => kind == ChannelKind::Group && visibility == Visibility::Public,
             Self::Leave => kind != ChannelKind::Direct,
         }
@@ -236,6 +259,28 @@ impl<D: Dialect> SqlStore<D> {
             let actor = Self::role_in(&mut tx, channel_id, by).await?;
             permissions::may_change_member(Actor::User(actor), asked, before).map_err(StoreError::Denied)?;
         }
+        match (change, before) {
+            // A banned user may not join again (§17) until the ban is lifted.
+            (MembershipChange::Join, None) => {
+                let banned = sqlx::query::<D>(IS_BANNED)
+                    .param(channel_id.as_str())
+                    .param(user_id.as_str())
+                    .fetch_optional(tx.ex())
+                    .await?;
+                if banned.is_some() {
+                    return Err(StoreError::Banned);
+                }
+            }
+            // An admin or moderator adding the user back lifts its ban.
+            (MembershipChange::Add(_), None) => {
+                sqlx::query::<D>(DELETE_BAN)
+                    .param(channel_id.as_str())
+                    .param(user_id.as_str())
+                    .execute(tx.ex())
+                    .await?;
+            }
+            _ => {}
+        }
         let event = match (change, before) {
             (MembershipChange::Add(_) | MembershipChange::Join, None) => {
                 let role = match change {
@@ -268,6 +313,51 @@ impl<D: Dialect> SqlStore<D> {
                     .execute(tx.ex())
                     .await?;
                 MemberEvent::Leave
+            }
+            (MembershipChange::Mute(until), Some(_)) => {
+                let stored: Option<Option<i64>> = sqlx::query::<D>(MUTED_UNTIL)
+                    .param(channel_id.as_str())
+                    .param(user_id.as_str())
+                    .fetch_optional(tx.ex())
+                    .await?
+                    .map(|row| row.value(0))
+                    .transpose()?;
+                // A mute that ended is no mute: only a change of the mute
+                // in force is stored and announced.
+                let in_force = stored.flatten().filter(|&t| t > now);
+                let wanted = until.filter(|&t| t > now);
+                if in_force == wanted {
+                    return Ok(unchanged);
+                }
+                sqlx::query::<D>(SET_MUTE)
+                    .param(channel_id.as_str())
+                    .param(user_id.as_str())
+                    .param(wanted)
+                    .execute(tx.ex())
+                    .await?;
+                MemberEvent::Mute(wanted)
+            }
+            (MembershipChange::Ban, _) => {
+                let banned = sqlx::query::<D>(INSERT_BAN)
+                    .param(channel_id.as_str())
+                    .param(user_id.as_str())
+                    .param(now)
+                    .param(by.map(UserId::as_str))
+                    .execute(tx.ex())
+                    .await?
+                    .rows_affected();
+                let removed = before.is_some();
+                if removed {
+                    sqlx::query::<D>(DELETE_MEMBER)
+                        .param(channel_id.as_str())
+                        .param(user_id.as_str())
+                        .execute(tx.ex())
+                        .await?;
+                } else if banned == 0 {
+                    // Banned already, and not a member.
+                    return Ok(unchanged);
+                }
+                MemberEvent::Ban { removed }
             }
             // Already so: nothing to store or announce.
             _ => return Ok(unchanged),
@@ -352,6 +442,7 @@ impl<D: Dialect> SqlStore<D> {
                     joined_at: row.value(2)?,
                     delivered_seq: row.value(3)?,
                     read_seq: row.value(4)?,
+                    muted_until: row.value(5)?,
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;

@@ -19,7 +19,8 @@
 //! |---|---|
 //! | `channel_lock.rs` | the channel row lock every write of a channel takes; members read under it |
 //! | `channels.rs` | channels: create, read, list, rename, delete |
-//! | `members.rs` | members, when each joined, who shares a channel |
+//! | `members.rs` | members, when each joined, who shares a channel; mutes and bans as membership changes |
+//! | `moderation.rs` | a channel's mutes (for TYPING) and bans (listed, lifted) |
 //! | `direct.rs` | direct channels: the one channel of a pair of users |
 //! | `directory.rs` | the directory of public channels |
 //! | `entries.rs` | pages of the log, one entry by id or key, [`Store::channel_of`] |
@@ -51,6 +52,7 @@ mod handle;
 mod last_seen;
 mod log_write;
 mod members;
+mod moderation;
 mod pg_batch;
 mod receipts;
 mod replies;
@@ -65,4 +67,5 @@ pub use error::StoreError;
 pub use handle::Store;
 pub(crate) use handle::{dispatch, dispatch_write};
 pub use members::MembershipChange;
+pub use moderation::{BanRow, BansPage};
 pub use types::*;

@@ -309,6 +309,10 @@ pub struct Channel {
     pub kind: ChannelKind,
     /// `private` or `public`.
     pub visibility: Visibility,
+    /// Who may store `message` entries (§17): `member` (anyone) or `moderator`.
+    pub posting_role: Role,
+    /// Slow mode (§17): ms between two messages of one member, 0 when off.
+    pub slow_mode_ms: i64,
 }
 
 /// What a new channel is made with (`POST /v1/channels`).
@@ -337,6 +341,10 @@ pub struct ChannelPatch {
     pub metadata: Option<Option<String>>,
     /// The new visibility (a group's only: a direct channel stays private).
     pub visibility: Option<Visibility>,
+    /// The new posting role, `member` or `moderator` (§17; `None` leaves it).
+    pub posting_role: Option<Role>,
+    /// The new slow mode in ms, 0..=3600000 (§17; `None` leaves it).
+    pub slow_mode_ms: Option<i64>,
 }
 
 /// An entry to persist (a send, edit, delete or reaction), already validated.
@@ -375,6 +383,23 @@ pub enum EntryOutcome {
     /// A reply (§14): the message a reference names is in another channel,
     /// or (`threadId`) is itself a thread reply (`invalid_field`, with why).
     ReferenceInvalid(Reference, &'static str),
+    /// The sender is muted in the channel (§17) for this many more ms;
+    /// nothing stored.
+    Muted {
+        /// Until the mute ends (`retryAfterMs`), > 0.
+        retry_after_ms: i64,
+    },
+    /// A direct channel's other member blocks the sender (§17); nothing stored.
+    Blocked,
+    /// A `member`'s message in an announcement channel (`postingRole`
+    /// `moderator`, §17); nothing stored.
+    ReadOnly,
+    /// Slow mode (§17): the sender's last message is too recent; nothing
+    /// stored.
+    SlowMode {
+        /// Until the sender may store its next message (`retryAfterMs`), > 0.
+        retry_after_ms: i64,
+    },
 }
 
 /// The result of one committed batch of sends.
@@ -431,6 +456,9 @@ pub struct MemberRow {
     pub delivered_seq: i64,
     /// The member's read watermark in the channel (0: none).
     pub read_seq: i64,
+    /// Until when the member is muted (ms since the epoch), as stored; a
+    /// time in the past is no mute.
+    pub muted_until: Option<i64>,
 }
 
 /// What a membership change changed (§13.3), as a `MEMBER` frame says it.
@@ -442,6 +470,13 @@ pub enum MemberEvent {
     Leave,
     /// The member's role is now this.
     Role(Role),
+    /// The member is muted until then (ms since the epoch; `None`: unmuted).
+    Mute(Option<i64>),
+    /// The user is banned; `removed`: it was a member and is no longer one.
+    Ban {
+        /// It was a member (and is removed); else only the ban is new.
+        removed: bool,
+    },
 }
 
 /// What [`super::Store::change_membership`] did.
@@ -531,4 +566,12 @@ pub(super) fn parse_visibility(text: String) -> Result<Visibility, StoreError> {
 /// The `role` column's text as a [`Role`].
 pub(super) fn parse_role(text: String) -> Result<Role, StoreError> {
     Role::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("role {text}")))
+}
+
+/// The `posting_role` column's text: `member` or `moderator`.
+pub(super) fn parse_posting_role(text: String) -> Result<Role, StoreError> {
+    match Role::parse(&text) {
+        Some(role @ (Role::Member | Role::Moderator)) => Ok(role),
+        _ => Err(StoreError::Corrupt(format!("posting role {text}"))),
+    }
 }

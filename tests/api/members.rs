@@ -301,18 +301,19 @@ async fn owners_and_moderators_manage_members_as_the_table_says(backend: Backend
         r#"{"role": "boss"}"#,
         r#"{"role": 1}"#,
         r#"{"muted": true}"#,
-        r#"{"mutedUntil": 1900000000000}"#,
-        r#"{"mutedUntil": null}"#,
+        r#"{"mutedUntil": "soon"}"#,
+        r#"{"mutedUntil": -1}"#,
+        r#"{"mutedUntil": 1.5}"#,
         "not json",
     ] {
         let (status, body) = put(admin.clone(), "mo", Some(bad)).await;
         assert_eq!(status, 400, "{bad}: {body}");
     }
     // A field this server does not apply is named, so a client never takes
-    // it as done (mutedUntil: moderation, not built yet).
+    // it as done; so is a bad mutedUntil.
     for (bad, field) in [
         (r#"{"muted": true}"#, "muted"),
-        (r#"{"mutedUntil": null}"#, "mutedUntil"),
+        (r#"{"mutedUntil": "soon"}"#, "mutedUntil"),
     ] {
         let (_, body) = put(admin.clone(), "mo", Some(bad)).await;
         assert_eq!(body["error"]["code"], "invalid_field", "{bad}: {body}");

@@ -15,7 +15,7 @@ on_both_stores!(
     a_join_sends_channel_added_then_member_to_everyone,
     a_leave_and_a_removal_end_with_channel_removed_and_nothing_after,
     a_role_change_is_a_member_frame_and_a_no_op_sends_nothing,
-    a_ban_is_refused_not_done_as_a_removal,
+    a_ban_that_is_not_true_or_false_is_refused,
     a_former_member_gets_no_receipts_of_the_channel,
     a_new_channel_or_direct_channel_is_added_and_a_deleted_one_removed,
     sends_racing_a_join_and_a_removal_are_on_the_right_side_of_after_seq,
@@ -283,16 +283,16 @@ async fn sends_racing_a_join_and_a_removal_are_on_the_right_side_of_after_seq(ba
     app.stop().await;
 }
 
-/// Banning is not built yet: `?ban=true` is refused with `invalid_field`
-/// naming `ban`, and nothing happens. Before, it answered 204 and removed
-/// the member as a plain `leave`, which a client would take for a ban
-/// (found by a review of the TypeScript client).
-async fn a_ban_is_refused_not_done_as_a_removal(backend: Backend) {
+/// `ban` is `true` or `false`: anything else is refused with
+/// `invalid_field` naming `ban`, and nothing happens (a client must never
+/// take a plain removal for a ban, or the other way round). A ban itself:
+/// `tests/api/moderation.rs`.
+async fn a_ban_that_is_not_true_or_false_is_refused(backend: Backend) {
     let app = spawn_app(backend).await;
     app.post_channel(json!({"channelId": "room", "members": ["alice", "bob"]}))
         .await;
     let mut bob = app.connect("bob").await;
-    for query in ["ban=true", "ban=false", "ban"] {
+    for query in ["ban=yes", "ban=1", "ban", "ban=true&ban=true"] {
         let (status, body) = app
             .request(
                 "DELETE",
@@ -320,6 +320,18 @@ async fn a_ban_is_refused_not_done_as_a_removal(backend: Backend) {
         Some(2),
         "bob is still a member"
     );
+    // ban=false is a plain removal.
+    let (status, _) = app
+        .request(
+            "DELETE",
+            "/v1/channels/room/members/bob?ban=false",
+            Some(ADMIN_TOKEN),
+            None,
+        )
+        .await;
+    assert_eq!(status, 204);
+    assert_eq!(bob.recv_type("MEMBER").await["op"], "leave");
+    assert_eq!(bob.recv_type("CHANNEL_REMOVED").await["reason"], "removed");
     app.stop().await;
 }
 

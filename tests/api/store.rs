@@ -197,6 +197,35 @@ mod postgres_set_based_changes {
             EntryOutcome::Stored(m) => targets.push((m.message_id, "c1")),
             other => panic!("seed reply: {other:?}"),
         }
+        // Moderation (§17): c1 in slow mode (3 ms, against the rounds'
+        // `now` of 100.. that step by 1 ms), bob muted in c1 until 120 (the
+        // first rounds), c2 an announcement channel where alice moderates.
+        let patch = |posting_role, slow_mode_ms| chatd::store::ChannelPatch {
+            posting_role,
+            slow_mode_ms,
+            ..Default::default()
+        };
+        store
+            .update_channel(&ch("c1"), &patch(None, Some(3)))
+            .await
+            .expect("slow");
+        store
+            .update_channel(&ch("c2"), &patch(Some(chatd::protocol::Role::Moderator), None))
+            .await
+            .expect("read only");
+        for (channel, who, change) in [
+            ("c1", "bob", MembershipChange::Mute(Some(120))),
+            (
+                "c2",
+                "alice",
+                MembershipChange::Add(Some(chatd::protocol::Role::Moderator)),
+            ),
+        ] {
+            store
+                .change_membership(&ch(channel), &user(who), change, None, 7)
+                .await
+                .expect("moderation");
+        }
         Side { store, db, targets }
     }
 
@@ -290,6 +319,8 @@ mod postgres_set_based_changes {
             "SELECT format('count %L|%L|%L|%L', t.sender_id || '/' || t.client_msg_id, c.emoji, c.count, c.first_seq) \
              FROM reaction_counts c LEFT JOIN messages t ON t.message_id = c.message_id ORDER BY 1",
             "SELECT format('channel %L|%L|%L', channel_id, last_seq, last_ts) FROM channels ORDER BY 1",
+            "SELECT format('limits %L|%L|%L|%L', channel_id, user_id, muted_until, last_message_ts) \
+             FROM member_limits ORDER BY 1",
         ] {
             let part: Vec<String> = sqlx::query_scalar(query).fetch_all(&pool).await.expect("tables");
             rows.extend(part);
@@ -332,6 +363,7 @@ mod postgres_set_based_changes {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         let mut set_based = 0;
         let mut stored_keys: Vec<(usize, String)> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
         let rounds = 40;
         for round in 0..rounds {
             let n = 1 + rng.below(25);
@@ -381,6 +413,7 @@ mod postgres_set_based_changes {
             let na: Vec<String> = a.outcomes.iter().map(|o| normal(&sets, o)).collect();
             let nb: Vec<String> = b.outcomes.iter().map(|o| normal(&rows, o)).collect();
             assert_eq!(na, nb, "round {round}: outcomes");
+            seen.extend(na);
             assert_eq!(a.members, b.members, "round {round}: members");
             assert_eq!(tables(&sets).await, tables(&rows).await, "round {round}: tables");
             for (o, (s, k, _, _)) in b.outcomes.iter().zip(&batch) {
@@ -399,10 +432,23 @@ mod postgres_set_based_changes {
                 .any(|r| r.split('|').rev().nth(3).is_some_and(|count| count != "'0'")),
             "no root with replies: the test proves nothing"
         );
-        for expected in ["'reaction'", "'edit'", "'delete'", "reaction '", "count '"] {
+        for expected in [
+            "'reaction'",
+            "'edit'",
+            "'delete'",
+            "reaction '",
+            "count '",
+            "limits 'c1'|'alice'",
+        ] {
             assert!(
                 all.iter().any(|r| r.contains(expected)),
                 "no {expected} row: the test proves nothing"
+            );
+        }
+        for expected in ["Muted", "SlowMode", "ReadOnly"] {
+            assert!(
+                seen.iter().any(|o| o.starts_with(expected)),
+                "no {expected} outcome: the test proves nothing"
             );
         }
     }
@@ -1224,6 +1270,7 @@ async fn a_members_change_is_judged_by_the_roles_under_the_channel_lock(backend:
         name: Some(Some("Club".to_owned())),
         metadata: None,
         visibility: None,
+        ..Default::default()
     };
     let by_mo = store.update_channel_by(&room, &patch, Some(&user("mo"))).await;
     assert!(matches!(by_mo, Err(StoreError::Denied(_))), "{by_mo:?}");

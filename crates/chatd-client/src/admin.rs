@@ -2,6 +2,10 @@
 //! generator and the fault harness: with the admin token every route; with a
 //! user JWT the routes a member may call (a channel's history and members).
 
+mod moderation;
+
+pub use moderation::{Ban, BansPage, ChannelSettings};
+
 use chatd_proto::protocol::{RecvMessage, Role, TaggedMessage, Visibility};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -46,6 +50,13 @@ pub struct Channel {
     /// How many members it has (version 1.2; 0 from an older server).
     #[serde(default)]
     pub member_count: i64,
+    /// Who may post (§17): `member` (anyone; also from an older server) or
+    /// `moderator` (an announcement channel).
+    #[serde(default)]
+    pub posting_role: Role,
+    /// Slow mode in ms (§17; 0: off, also from an older server).
+    #[serde(default)]
+    pub slow_mode_ms: i64,
 }
 
 /// A channel to create: `POST /v1/channels` (admin: [`AdminClient::create`])
@@ -87,6 +98,9 @@ pub struct Member {
     pub delivered_seq: i64,
     /// Its read watermark in the channel (0: none).
     pub read_seq: i64,
+    /// Until when it is muted (ms since the epoch, §17); `None` when not.
+    #[serde(default)]
+    pub muted_until: Option<i64>,
 }
 
 /// A page of a channel's members, in byte order of the user id.

@@ -61,6 +61,11 @@ pub enum SendError {
         code: ErrorCode,
         /// The ERROR's message.
         message: String,
+        /// Version 1.2: what tells refusals of one code apart (`muted`,
+        /// `blocked`, `read_only`, …); `None` from an older server.
+        reason: Option<String>,
+        /// For a refusal that ends by itself (`muted`): ms until it does.
+        retry_after_ms: Option<u64>,
     },
     /// Refused locally before sending (a bad `channelId` or `clientMsgId`).
     #[error("invalid {field}: {message}")]
@@ -1464,6 +1469,8 @@ impl Task {
                     let _ = reply.send(Err(SendError::Refused {
                         code: error.code,
                         message: error.message,
+                        reason: error.reason,
+                        retry_after_ms: error.retry_after_ms,
                     }));
                 }
             }

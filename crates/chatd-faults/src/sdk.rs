@@ -283,6 +283,8 @@ fn settle(waiters: &Waiters, report: &Value) {
             Ok(code) => Err(SendError::Refused {
                 code,
                 message: report["message"].as_str().unwrap_or_default().to_owned(),
+                reason: report["reason"].as_str().map(str::to_owned),
+                retry_after_ms: report["retryAfterMs"].as_u64(),
             }),
             Err(_) => Err(SendError::Closed(format!("refused with {}", report["code"]))),
         },

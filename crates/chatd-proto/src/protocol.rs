@@ -1136,9 +1136,14 @@ pub struct ErrorFrame {
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel_id: Option<String>,
-    /// With `rate_limited`: milliseconds to wait before sending again.
+    /// With `rate_limited`, or a refusal that ends by itself (`muted`,
+    /// `slow_mode`): milliseconds to wait before sending again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// Version 1.2: a lower-case word telling refusals of one code apart
+    /// (`muted`, `banned`, `blocked`, `slow_mode`, `read_only`, `dm_policy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl ErrorFrame {
@@ -1153,6 +1158,7 @@ impl ErrorFrame {
             message_id: None,
             channel_id: None,
             retry_after_ms: None,
+            reason: None,
         }
     }
 }

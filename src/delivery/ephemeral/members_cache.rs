@@ -1,5 +1,5 @@
-//! A short-lived cache of channel members, so a TYPING frame costs no
-//! database read while its channel is warm.
+//! A short-lived cache of channel members and their mutes (§17), so a
+//! TYPING frame costs no database read while its channel is warm.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +19,9 @@ pub const MEMBERS_FRESH: Duration = Duration::from_secs(1);
 
 /// A channel's members and when they were read.
 pub(super) type CachedMembers = (Instant, Arc<[UserId]>);
+/// A channel's muted members with the end of each mute (ms), and when they
+/// were read.
+pub(super) type CachedMutes = (Instant, Arc<[(UserId, i64)]>);
 
 impl Ephemeral {
     // ----- members cache -----
@@ -41,8 +44,28 @@ impl Ephemeral {
         cache.insert(channel.clone(), (Instant::now(), members));
     }
 
-    /// Forgets the cached members of `channel` (its membership changed).
+    /// Forgets the cached members and mutes of `channel` (its membership changed).
     pub fn forget_members(&self, channel: &ChannelId) {
         self.members.lock().unwrap_or_else(|e| e.into_inner()).remove(channel);
+        self.mutes.lock().unwrap_or_else(|e| e.into_inner()).remove(channel);
+    }
+
+    /// The channel's mutes (member, until when in ms) read less than
+    /// [`MEMBERS_FRESH`] ago.
+    pub fn cached_mutes(&self, channel: &ChannelId) -> Option<Arc<[(UserId, i64)]>> {
+        let cache = self.mutes.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(channel)
+            .filter(|(read, _)| read.elapsed() < MEMBERS_FRESH)
+            .map(|(_, mutes)| mutes.clone())
+    }
+
+    /// Keeps the `mutes` of `channel` for [`MEMBERS_FRESH`].
+    pub fn cache_mutes(&self, channel: &ChannelId, mutes: Arc<[(UserId, i64)]>) {
+        let mut cache = self.mutes.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() > 10_000 {
+            cache.retain(|_, (read, _)| read.elapsed() < MEMBERS_FRESH);
+        }
+        cache.insert(channel.clone(), (Instant::now(), mutes));
     }
 }

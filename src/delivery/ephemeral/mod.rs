@@ -40,8 +40,8 @@ use crate::config::Config;
 use crate::ids::{ChannelId, UserId};
 use crate::outbound::{SessionHandle, SessionId};
 
-use members_cache::CachedMembers;
 pub use members_cache::MEMBERS_FRESH;
+use members_cache::{CachedMembers, CachedMutes};
 use presence::{LocalUser, RemoteHold};
 use typing::Typing;
 pub use typing::{TypingDecision, TypingStop};
@@ -123,6 +123,8 @@ pub struct Ephemeral {
     /// Entries of the typing map, read without the lock on the commit path.
     typing_entries: AtomicUsize,
     members: Mutex<HashMap<ChannelId, CachedMembers>>,
+    /// The mutes of channels TYPING was sent in ([`members_cache`]).
+    mutes: Mutex<HashMap<ChannelId, CachedMutes>>,
     /// Cancelled at shutdown: ends the upkeep task.
     pub(crate) stop: tokio_util::sync::CancellationToken,
     /// The upkeep task, awaited at shutdown (its last `lastSeenAt` flush).
@@ -160,6 +162,7 @@ impl Ephemeral {
             state: Mutex::default(),
             typing_entries: AtomicUsize::new(0),
             members: Mutex::default(),
+            mutes: Mutex::default(),
             stop: tokio_util::sync::CancellationToken::new(),
             upkeep: Mutex::new(None),
         }

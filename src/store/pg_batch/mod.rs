@@ -14,14 +14,15 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use sqlx::{Postgres, Row};
 
 use self::changes::{Changes, Effects};
+use super::channel_lock::LockedMember;
 use super::dialect::SqlStore;
 use super::entry_row::{entry_from_row, message_columns, op_text};
-use super::entry_rules;
+use super::entry_rules::{self, ChannelRules};
 use super::log_write::Locked;
-use super::types::parse_role;
+use super::types::{parse_kind, parse_posting_role, parse_role};
 use super::{BatchOutcome, Change, CommitSent, Entry, EntryOutcome, NewEntry, OfflineMembers, StoreError};
 use crate::ids::{ChannelId, UserId};
-use crate::protocol::Role;
+use crate::protocol::ChannelKind;
 
 /// The two `WITH` queries of `INSERT_ENTRIES` (`$1`..`$18`): the
 /// batch's entries inserted (`inserted`) and its channels' seqs set
@@ -44,11 +45,26 @@ macro_rules! insert_entries {
 /// rows are sorted before they are locked (PostgreSQL applies `ORDER BY`
 /// below the locking clause), so the locks are taken in byte order of the
 /// id, the order the per-row path uses: no deadlock between batches.
-const LOCK_CHANNELS: &str = "SELECT channel_id, last_seq, last_ts FROM channels \
+const LOCK_CHANNELS: &str = "SELECT channel_id, last_seq, last_ts, kind, posting_role, slow_mode_ms FROM channels \
      WHERE channel_id = ANY($1) ORDER BY channel_id COLLATE \"C\" FOR UPDATE";
 
-/// Members of every channel of a batch (`$1` text[]), in no order.
-const MEMBERS_OF_CHANNELS: &str = "SELECT channel_id, user_id, role FROM members WHERE channel_id = ANY($1)";
+/// Members of every channel of a batch (`$1` text[]) with their roles,
+/// mutes and last message times (`member_limits`), in no order.
+const MEMBERS_OF_CHANNELS: &str = "SELECT m.channel_id, m.user_id, m.role, l.muted_until, l.last_message_ts \
+     FROM members m LEFT JOIN member_limits l ON l.channel_id = m.channel_id AND l.user_id = m.user_id \
+     WHERE m.channel_id = ANY($1)";
+
+/// The members of the direct channels `$1` (text[]) whom another member of
+/// the same channel blocks (§17), as (channel, user).
+const BLOCKED_IN_CHANNELS: &str = "SELECT DISTINCT x.channel_id, b.blocked_id FROM members x \
+     JOIN blocks b ON b.blocker_id = x.user_id \
+     JOIN members y ON y.channel_id = x.channel_id AND y.user_id = b.blocked_id WHERE x.channel_id = ANY($1)";
+
+/// Slow mode: the `ts` `$3[i]` of member `$2[i]`'s last message in channel
+/// `$1[i]` (one row per pair).
+const KEEP_LAST_MESSAGES: &str = "INSERT INTO member_limits (channel_id, user_id, last_message_ts) \
+     SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[]) \
+     ON CONFLICT (channel_id, user_id) DO UPDATE SET last_message_ts = excluded.last_message_ts";
 
 /// Inserts a batch's entries from one array per column (`$1`..`$7`,
 /// `$11` the offline members, `$12`..`$16` kind, target, emoji, op,
@@ -168,6 +184,7 @@ impl SqlStore<Postgres> {
             return Ok(None);
         }
         changes.write_deletes(&mut tx).await?;
+        Self::keep_last_messages(&mut tx, &channels).await?;
         let mut outcomes = decided.outcomes;
         Self::resolve_refused_keys(&mut tx, sends, &decided.refused, &mut outcomes).await?;
         Self::commit(tx, sent).await?;
@@ -195,18 +212,79 @@ impl SqlStore<Postgres> {
             .into_iter()
             .collect();
         let locked = sqlx::query(LOCK_CHANNELS).bind(&ids).fetch_all(&mut **tx).await?;
-        let mut members: BTreeMap<String, Vec<(UserId, Role)>> = BTreeMap::new();
+        let mut members: BTreeMap<String, Vec<LockedMember>> = BTreeMap::new();
         for row in sqlx::query(MEMBERS_OF_CHANNELS).bind(&ids).fetch_all(&mut **tx).await? {
-            let member = (UserId::from_trusted(row.try_get(1)?), parse_role(row.try_get(2)?)?);
+            let member = LockedMember {
+                user: UserId::from_trusted(row.try_get(1)?),
+                role: parse_role(row.try_get(2)?)?,
+                muted_until: row.try_get(3)?,
+                last_message_ts: row.try_get(4)?,
+            };
             members.entry(row.try_get(0)?).or_default().push(member);
         }
         let mut channels = BTreeMap::new();
+        let mut direct = Vec::new();
         for row in locked {
             let id: String = row.try_get(0)?;
+            if parse_kind(row.try_get(3)?)? == ChannelKind::Direct {
+                direct.push(id.clone());
+            }
+            let rules = ChannelRules {
+                posting_role: parse_posting_role(row.try_get(4)?)?,
+                slow_mode_ms: row.try_get(5)?,
+            };
             let with_roles = members.remove(&id).unwrap_or_default();
-            channels.insert(id, Locked::new(row.try_get(1)?, row.try_get(2)?, with_roles, offline));
+            channels.insert(
+                id,
+                Locked::new(row.try_get(1)?, row.try_get(2)?, rules, with_roles, offline),
+            );
+        }
+        if !direct.is_empty() {
+            // Blocks matter in direct channels only: one more statement
+            // when the batch has one.
+            for row in sqlx::query(BLOCKED_IN_CHANNELS)
+                .bind(&direct)
+                .fetch_all(&mut **tx)
+                .await?
+            {
+                let id: String = row.try_get(0)?;
+                if let Some(channel) = channels.get_mut(&id) {
+                    channel.blocked.push(UserId::from_trusted(row.try_get(1)?));
+                }
+            }
+            for channel in channels.values_mut() {
+                channel.blocked.sort_unstable();
+            }
         }
         Ok(channels)
+    }
+
+    /// Slow mode: keeps the `ts` of each sender's last message of this
+    /// batch in its channel (`member_limits`), one statement for the
+    /// batch, none when no channel of it is in slow mode.
+    async fn keep_last_messages(
+        tx: &mut sqlx::Transaction<'static, Postgres>,
+        channels: &BTreeMap<String, Locked>,
+    ) -> Result<(), StoreError> {
+        let mut ids = Vec::new();
+        let mut users = Vec::new();
+        let mut tss = Vec::new();
+        for (id, channel) in channels {
+            for (user, ts) in &channel.posted {
+                ids.push(id.as_str());
+                users.push(user.as_str());
+                tss.push(*ts);
+            }
+        }
+        if !ids.is_empty() {
+            sqlx::query(KEEP_LAST_MESSAGES)
+                .bind(&ids)
+                .bind(&users)
+                .bind(&tss)
+                .execute(&mut **tx)
+                .await?;
+        }
+        Ok(())
     }
 
     /// Inserts the batch's new entries and sets the seqs of the channels
@@ -350,10 +428,11 @@ impl Decided {
             let channel = channels
                 .get_mut(send.channel_id.as_str())
                 .filter(|c| c.may_send(&send.sender_id));
-            let role = channel.as_ref().and_then(|c| c.role_of(&send.sender_id));
+            let sender = channel.as_ref().and_then(|c| c.sender(&send.sender_id));
+            let rules = channel.as_ref().map(|c| c.rules).unwrap_or_default();
             let state = |id: Option<uuid::Uuid>| id.and_then(|id| changes.targets.get(&id));
             let refs = send.change.references();
-            let refusal = entry_rules::refusal(send, role, state(send.change.target()))
+            let refusal = entry_rules::refusal(send, sender.as_ref(), &rules, state(send.change.target()), now)
                 .or_else(|| entry_rules::reference_refusal(send, state(refs.reply_to), state(refs.thread_id)));
             let preview = state(refs.reply_to).map(|t| Box::new(t.reply_preview()));
             let (Some(channel), None) = (channel, &refusal) else {

@@ -1,0 +1,119 @@
+//! The Rust client's moderation support (protocol.md §17) against the real
+//! server: mute, ban, bans, channel settings and the delete route through
+//! `AdminClient` (an owner's token and the admin's), and refusals with their
+//! `reason` and `retryAfterMs` in `SendError::Refused`; a slow-mode refusal
+//! is retried by the client after `retryAfterMs` and then stored.
+
+use std::time::{Duration, Instant};
+
+use chatd_client::admin::{AdminClient, ChannelSettings};
+use chatd_client::{Client, ClientConfig, SendError};
+use chatd_proto::protocol::{ErrorCode, Role};
+use serde_json::json;
+
+use chatd_testkit::on_both_stores;
+use chatd_testkit::*;
+
+on_both_stores!(the_client_moderates_and_reads_each_refusals_reason);
+
+fn config(app: &TestApp, user: &str) -> ClientConfig {
+    let mut config = ClientConfig::new(app.ws_url(), app.token(user));
+    config.backoff_initial = Duration::from_millis(20);
+    config.backoff_max = Duration::from_millis(500);
+    config
+}
+
+async fn the_client_moderates_and_reads_each_refusals_reason(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.post_channel(json!({"channelId": "room", "visibility": "public", "owners": ["olive"],
+        "members": ["alice", "bob"]}))
+        .await;
+    let base = format!("http://{}", app.addr);
+    let olive = AdminClient::new(&base, app.token("olive"));
+    let admin = AdminClient::new(&base, ADMIN_TOKEN);
+    let (alice, _events) = Client::connect(config(&app, "alice")).await.expect("alice");
+    let kept = alice.send("room", "hello").await.expect("stored");
+
+    // Muted: refused with its reason and the time left.
+    let until = chatd::ids::now_ms() + 60_000;
+    olive.mute("room", "alice", Some(until)).await.expect("mute");
+    let (members, _) = admin.all_members("room").await.expect("members");
+    let row = members.iter().find(|m| m.user_id == "alice").expect("alice");
+    assert_eq!(row.muted_until, Some(until));
+    match alice.send("room", "while muted").await {
+        Err(SendError::Refused {
+            code: ErrorCode::Forbidden,
+            reason: Some(reason),
+            retry_after_ms: Some(left),
+            ..
+        }) => {
+            assert_eq!(reason, "muted");
+            assert!((1..=60_000).contains(&left), "{left}");
+        }
+        other => panic!("expected muted, got {other:?}"),
+    }
+    olive.mute("room", "alice", None).await.expect("unmute");
+
+    // Slow mode: the client waits retryAfterMs and its retry is stored.
+    let channel = olive
+        .set_channel_settings(
+            "room",
+            &ChannelSettings {
+                slow_mode_ms: Some(400),
+                ..ChannelSettings::default()
+            },
+        )
+        .await
+        .expect("slow mode");
+    assert_eq!((channel.slow_mode_ms, channel.posting_role), (400, Role::Member));
+    let first = alice.send("room", "one").await.expect("one");
+    let started = Instant::now();
+    let second = alice.send("room", "two").await.expect("two, after the wait");
+    assert!(second.seq > first.seq);
+    assert!(started.elapsed() >= Duration::from_millis(200), "it waited");
+
+    // An announcement channel: read_only.
+    let settings = ChannelSettings {
+        posting_role: Some(Role::Moderator),
+        slow_mode_ms: Some(0),
+    };
+    olive.set_channel_settings("room", &settings).await.expect("read only");
+    match alice.send("room", "me too").await {
+        Err(SendError::Refused { reason, .. }) => assert_eq!(reason.as_deref(), Some("read_only")),
+        other => panic!("expected read_only, got {other:?}"),
+    }
+
+    // A moderator's delete by route; a ban, listed, then lifted.
+    olive
+        .delete_message("room", &kept.message_id.to_string())
+        .await
+        .expect("delete");
+    let error = olive
+        .delete_message("room", &kept.message_id.to_string())
+        .await
+        .expect_err("deleted already");
+    assert!(matches!(
+        error,
+        chatd_client::admin::AdminError::Status { status: 404, .. }
+    ));
+    olive.ban("room", "bob").await.expect("ban");
+    let page = olive.bans_page("room", None, 10).await.expect("bans");
+    assert_eq!(page.bans.len(), 1);
+    assert_eq!(
+        (page.bans[0].user_id.as_str(), page.bans[0].actor_id.as_deref()),
+        ("bob", Some("olive"))
+    );
+    let bob = AdminClient::new(&base, app.token("bob"));
+    let refused = bob.join("room").await.expect_err("banned");
+    match refused {
+        chatd_client::admin::AdminError::Status { status, body } => {
+            assert_eq!(status, 403);
+            assert!(body.contains("\"banned\""), "{body}");
+        }
+        other => panic!("{other:?}"),
+    }
+    admin.lift_ban("room", "bob").await.expect("lift");
+    bob.join("room").await.expect("joins again");
+    alice.close().await;
+    app.stop().await;
+}
