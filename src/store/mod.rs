@@ -20,6 +20,7 @@
 //! | `channel_lock.rs` | the channel row lock every write of a channel takes; members read under it |
 //! | `channels.rs` | channels: create, read, list, rename, delete |
 //! | `members.rs` | members, when each joined, who shares a channel; mutes and bans as membership changes |
+//! | `blocks.rs` | users' blocks of other users |
 //! | `moderation.rs` | a channel's mutes (for TYPING) and bans (listed, lifted) |
 //! | `direct.rs` | direct channels: the one channel of a pair of users |
 //! | `directory.rs` | the directory of public channels |
@@ -36,6 +37,7 @@
 //! migrations), `dialect.rs` (what an operation needs of a database),
 //! `entry_row.rs` (an entry's columns) and `channel_of.rs` (the routing cache).
 
+mod blocks;
 mod channel_lock;
 mod channel_of;
 mod channels;
@@ -57,6 +59,7 @@ mod receipts;
 mod types;
 mod webhooks;
 
+pub use blocks::MAX_BLOCKS;
 pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;

@@ -114,6 +114,12 @@ async fn the_client_moderates_and_reads_each_refusals_reason(backend: Backend) {
     }
     admin.lift_ban("room", "bob").await.expect("lift");
     bob.join("room").await.expect("joins again");
+    // Blocks, with a user's token.
+    bob.block("alice").await.expect("block");
+    bob.block("zed").await.expect("block");
+    assert_eq!(bob.blocks().await.expect("blocks"), ["alice", "zed"]);
+    bob.unblock("zed").await.expect("unblock");
+    assert_eq!(bob.blocks().await.expect("blocks"), ["alice"]);
     alice.close().await;
     app.stop().await;
 }

@@ -4,6 +4,7 @@
 //! binaries.
 
 mod backend_api;
+mod blocks;
 mod client;
 mod client_entries;
 mod client_ephemeral;

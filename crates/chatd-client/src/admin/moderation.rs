@@ -132,4 +132,37 @@ impl AdminClient {
             .delete(format!("{}/v1/channels/{channel_id}/messages/{message_id}", self.base));
         self.call(request).await.map(drop)
     }
+
+    /// `PUT /v1/me/blocks/{userId}` (a user JWT): blocks the user (no-op
+    /// when blocked already).
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 400 for oneself or a bad id, 403 with the admin token.
+    pub async fn block(&self, user_id: &str) -> Result<(), AdminError> {
+        let request = self.http.put(format!("{}/v1/me/blocks/{user_id}", self.base));
+        self.call(request).await.map(drop)
+    }
+
+    /// `DELETE /v1/me/blocks/{userId}` (a user JWT): unblocks the user.
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 with the admin token.
+    pub async fn unblock(&self, user_id: &str) -> Result<(), AdminError> {
+        let request = self.http.delete(format!("{}/v1/me/blocks/{user_id}", self.base));
+        self.call(request).await.map(drop)
+    }
+
+    /// `GET /v1/me/blocks` (a user JWT): whom the caller blocks, in byte
+    /// order of the id.
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 with the admin token.
+    pub async fn blocks(&self) -> Result<Vec<String>, AdminError> {
+        #[derive(Deserialize)]
+        struct Blocks {
+            blocks: Vec<String>,
+        }
+        let request = self.http.get(format!("{}/v1/me/blocks", self.base));
+        Ok(self.call(request).await?.json::<Blocks>().await?.blocks)
+    }
 }
