@@ -8,6 +8,7 @@ mod channels;
 pub mod console;
 pub mod error;
 pub mod extract;
+mod flags;
 mod health;
 mod me;
 mod members;
@@ -62,6 +63,8 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(message_delete::delete_message))
         .routes(routes!(blocks::block, blocks::unblock))
         .routes(routes!(blocks::list_blocks))
+        .routes(routes!(flags::flag_message))
+        .routes(routes!(flags::list_flags))
         .routes(routes!(messages::history, messages::post_message))
         .routes(routes!(tokens::create_token))
         .routes(routes!(health::healthz))
@@ -94,6 +97,7 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/me/blocks"),
     ("PUT", "/v1/me/blocks/{userId}"),
     ("DELETE", "/v1/me/blocks/{userId}"),
+    ("POST", "/v1/messages/{messageId}/flags"),
 ];
 
 /// Builds the router with every route and layer.

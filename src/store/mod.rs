@@ -21,6 +21,7 @@
 //! | `channels.rs` | channels: create, read, list, rename, delete |
 //! | `members.rs` | members, when each joined, who shares a channel; mutes and bans as membership changes |
 //! | `blocks.rs` | users' blocks of other users |
+//! | `flags.rs` | flags (reports) of messages |
 //! | `moderation.rs` | a channel's mutes (for TYPING) and bans (listed, lifted) |
 //! | `direct.rs` | direct channels: the one channel of a pair of users |
 //! | `directory.rs` | the directory of public channels |
@@ -49,6 +50,7 @@ mod entries;
 mod entry_row;
 mod entry_rules;
 mod error;
+mod flags;
 mod handle;
 mod last_seen;
 mod log_write;
@@ -65,6 +67,7 @@ pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;
 pub(crate) use error::CommitSent;
 pub use error::StoreError;
+pub use flags::FlagRow;
 pub use handle::Store;
 pub(crate) use handle::{dispatch, dispatch_write};
 pub use members::MembershipChange;

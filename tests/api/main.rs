@@ -15,6 +15,7 @@ mod direct;
 mod directory;
 mod entries;
 mod fanout;
+mod flags;
 mod frames;
 mod http;
 mod idp_tokens;

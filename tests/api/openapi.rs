@@ -31,6 +31,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/me/blocks"),
     ("put", "/v1/me/blocks/{userId}"),
     ("delete", "/v1/me/blocks/{userId}"),
+    ("post", "/v1/messages/{messageId}/flags"),
+    ("get", "/v1/flags"),
     ("get", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/tokens"),
