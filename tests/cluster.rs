@@ -1221,3 +1221,108 @@ async fn sends_racing_a_removal_and_a_join_on_another_node_are_judged_in_order()
         "carol's last sends stored: {carols:?}"
     );
 }
+
+/// Guarantee 12 for moderation (protocol.md §17) across nodes: a member
+/// sending on node B while node A mutes it, then bans another member who
+/// sends on B too. Every stored entry of the muted member is at or below
+/// the mute's `afterSeq` and every later one is refused `muted`; every
+/// stored entry of the banned member is at or below the ban's; the
+/// answers switch once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sends_racing_a_mute_and_a_ban_on_another_node_are_judged_in_order() {
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "bob", "carol"]).await;
+    let mut bob = b.connect("bob").await;
+    let mut carol = b.connect("carol").await;
+    let mut alice = a.connect("alice").await;
+
+    /// Sends `n` messages one at a time, each answered before the next:
+    /// per send its seq (ACKed) or the refusal's reason (`banned` for a
+    /// plain `forbidden` of a non-member).
+    async fn sends(ws: &mut WsClient, key: &str, n: usize) -> Vec<Result<i64, String>> {
+        let mut answers = Vec::new();
+        for i in 0..n {
+            ws.send_msg("room", &format!("{key}{i}"), "x").await;
+            loop {
+                let frame = ws.recv().await;
+                match frame["type"].as_str() {
+                    Some("MSG_ACK") => break answers.push(Ok(frame["seq"].as_i64().expect("seq"))),
+                    Some("ERROR") => {
+                        assert_eq!(frame["code"], "forbidden", "{frame}");
+                        let reason = frame["reason"].as_str().unwrap_or("banned").to_owned();
+                        break answers.push(Err(reason));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        answers
+    }
+    let changes = async {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let until = chatd::ids::now_ms() + 600_000;
+        let (status, _) = a
+            .admin
+            .request(
+                reqwest::Method::PUT,
+                "/v1/channels/room/members/bob",
+                Some(json!({ "mutedUntil": until })),
+            )
+            .await;
+        assert_eq!(status, 204);
+        let (status, _) = a
+            .admin
+            .request(
+                reqwest::Method::DELETE,
+                "/v1/channels/room/members/carol?ban=true",
+                None,
+            )
+            .await;
+        assert_eq!(status, 204);
+    };
+    let (bobs, carols, ()) = tokio::join!(sends(&mut bob, "b", 80), sends(&mut carol, "c", 80), changes);
+
+    let mut after = HashMap::new();
+    while after.len() < 2 {
+        let frame = alice.recv().await;
+        if frame["type"] == "MEMBER" {
+            after.insert(
+                frame["op"].as_str().expect("op").to_owned(),
+                frame["afterSeq"].as_i64().expect("afterSeq"),
+            );
+        }
+    }
+    let (muted_at, banned_at) = (after["mute"], after["ban"]);
+    for (who, answers, at, reason) in [
+        ("bob", &bobs, muted_at, "muted"),
+        ("carol", &carols, banned_at, "banned"),
+    ] {
+        let first_refusal = answers.iter().position(Result::is_err).unwrap_or(answers.len());
+        assert!(
+            answers[first_refusal..]
+                .iter()
+                .all(|a| a.as_ref().err().map(String::as_str) == Some(reason)),
+            "{who}: {answers:?}"
+        );
+        assert!(
+            answers.iter().flatten().all(|seq| *seq <= at),
+            "{who} stored nothing after {at}: {answers:?}"
+        );
+        assert!(
+            answers.last().is_some_and(Result::is_err),
+            "{who}'s last sends refused: {answers:?}"
+        );
+    }
+    // Nothing of either is stored above its change.
+    for message in a.history("room").await {
+        let seq = message["seq"].as_i64().expect("seq");
+        match message["senderId"].as_str() {
+            Some("bob") => assert!(seq <= muted_at, "{message}"),
+            Some("carol") => assert!(seq <= banned_at, "{message}"),
+            _ => {}
+        }
+    }
+}

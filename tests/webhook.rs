@@ -525,7 +525,49 @@ async fn an_operator_replays_a_channel_from_a_seq_with_one_update(backend: Backe
     receiver.stop();
 }
 
+/// A new flag (protocol.md §17) is POSTed as `{"type":"flag","flag",
+/// "entry"}`, signed, once (a second flag by the same reporter is not new).
+async fn a_new_flag_is_posted_with_its_entry(backend: Backend) {
+    let receiver = Receiver::start(&[], 200).await;
+    let app = app_for(backend, &receiver, |_| {}).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = app.connect("bob").await;
+    let ack = bob.send_and_ack("room", "b1", "buy now").await;
+    let id = ack["messageId"].as_str().expect("id").to_owned();
+    let path = format!("/v1/messages/{id}/flags");
+    let body = json!({"reason": "spam", "note": "ads"}).to_string();
+    let (status, flag) = app.request("POST", &path, Some(&app.token("alice")), Some(&body)).await;
+    assert_eq!(status, 201, "{flag}");
+    let (status, _) = app.request("POST", &path, Some(&app.token("alice")), Some(&body)).await;
+    assert_eq!(status, 200);
+    let started = Instant::now();
+    let posted = loop {
+        let flags: Vec<Request> = receiver
+            .requests()
+            .into_iter()
+            .filter(|r| r.json["type"] == "flag" && r.status == 200)
+            .collect();
+        if let Some(first) = flags.first() {
+            break first.clone();
+        }
+        assert!(started.elapsed() < WAIT, "no flag posted: {:?}", receiver.requests());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(posted.json["flag"], flag);
+    let entry = &posted.json["entry"];
+    assert_eq!(
+        (&entry["type"], &entry["messageId"], &entry["body"], &entry["senderId"]),
+        (&json!("MSG_RECV"), &json!(id), &json!("buy now"), &json!("bob"))
+    );
+    assert!(python_verifies(SECRET, &posted.signature, &posted.body));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let flag_posts = receiver.requests().iter().filter(|r| r.json["type"] == "flag").count();
+    assert_eq!(flag_posts, 1, "the repeated flag is not new");
+    receiver.stop();
+}
+
 on_both_stores!(
+    a_new_flag_is_posted_with_its_entry,
     an_operator_replays_a_channel_from_a_seq_with_one_update,
     every_entry_is_posted_in_order_signed_with_its_offline_members,
     a_failing_receiver_gets_every_entry_again_until_it_answers_2xx,

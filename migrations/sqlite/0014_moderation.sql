@@ -37,3 +37,19 @@ CREATE TABLE blocks (
     PRIMARY KEY (blocker_id, blocked_id)
 );
 CREATE INDEX blocks_by_blocked ON blocks (blocked_id);
+
+-- Flags (reports) of messages: one per (message, reporter), listed for the
+-- admin in flag order (flag_id is a UUIDv7 as lower-case text, so text order
+-- is time order). A flag keeps no text of the message: a flagged message that
+-- is deleted later keeps its flag and loses its text. Deleted with the channel.
+CREATE TABLE flags (
+    flag_id     TEXT PRIMARY KEY,
+    message_id  TEXT NOT NULL,
+    channel_id  TEXT NOT NULL,
+    reporter_id TEXT NOT NULL,
+    reason      TEXT NOT NULL CHECK (reason IN ('spam', 'abuse', 'other')),
+    note        TEXT,
+    created_at  INTEGER NOT NULL,
+    UNIQUE (message_id, reporter_id)
+);
+CREATE INDEX flags_by_channel ON flags (channel_id);

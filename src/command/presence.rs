@@ -33,6 +33,15 @@ pub async fn run(ctx: Context<'_>, user_ids: Vec<UserId>) -> Result<(), ErrorFra
         .map_err(|e| view::store_error(&e))?
         .into_iter()
         .collect();
+    // A user who blocks the subscriber is shown offline to it (§17).
+    let visible_others: Vec<UserId> = visible.iter().cloned().collect();
+    for blocker in store
+        .blockers_among(me, &visible_others)
+        .await
+        .map_err(|e| view::store_error(&e))?
+    {
+        visible.remove(&blocker);
+    }
     if user_ids.contains(me) {
         visible.insert(me.clone());
     }

@@ -32,7 +32,7 @@ pub const MAX_DIRECTORY_QUERY_CHARS: usize = 200;
 ///
 /// # Errors
 /// 401 for no or a refused token, 403 for the admin token (it is no user).
-fn signed_in_user(state: &AppState, headers: &HeaderMap) -> Result<AuthUser, ApiError> {
+pub(super) fn signed_in_user(state: &AppState, headers: &HeaderMap) -> Result<AuthUser, ApiError> {
     match caller(state, headers)? {
         Caller::User(user) => Ok(user),
         Caller::Admin => Err(ApiError::forbidden(
@@ -324,7 +324,8 @@ pub async fn create_my_channel(
 /// channel afterwards, from either side. Its id is the server's; it is
 /// private, its kind `direct`, and no one joins, leaves or is added. 403
 /// `forbidden` with `"reason": "dm_policy"` when `dm_policy` refuses a new
-/// one (a direct channel that exists stays open to its two members).
+/// one (a direct channel that exists stays open to its two members); 403
+/// with `"reason": "blocked"` when either user blocks the other (§17).
 #[utoipa::path(
     put,
     path = "/v1/me/direct/{userId}",
@@ -335,7 +336,7 @@ pub async fn create_my_channel(
         (status = 201, description = "The pair's direct channel, made now", body = ChannelView),
         (status = 400, description = "A bad user id", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "dm_policy refuses it (reason dm_policy), or the admin token", body = ErrorBody),
+        (status = 403, description = "dm_policy refuses it (reason dm_policy), a block (reason blocked), or the admin token", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
     ),
     security(("userJwt" = [])),
@@ -348,6 +349,10 @@ pub async fn open_direct(
     let user = signed_in_user(&state, &headers)?;
     let ApiPath(raw) = path?;
     let other = user_id(&raw, "userId")?;
+    // A block either way refuses the direct channel, made or not (§17).
+    if other != user.user_id && state.store.blocked_either_way(&user.user_id, &other).await? {
+        return Err(ApiError::forbidden("one of you blocks the other").with_reason("blocked"));
+    }
     if let Some(channel) = state.store.find_direct(&user.user_id, &other).await? {
         return Ok((StatusCode::OK, Json(ChannelView::from(channel))).into_response());
     }

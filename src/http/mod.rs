@@ -2,11 +2,13 @@
 //! applied to every route, and the credential checks shared by the routes.
 //! The JSON error shape is [`error`], the extractors [`extract`].
 
+mod blocks;
 mod body;
 mod channels;
 pub mod console;
 pub mod error;
 pub mod extract;
+mod flags;
 mod health;
 mod me;
 mod members;
@@ -59,6 +61,10 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(moderation::list_bans))
         .routes(routes!(moderation::lift_ban))
         .routes(routes!(message_delete::delete_message))
+        .routes(routes!(blocks::block, blocks::unblock))
+        .routes(routes!(blocks::list_blocks))
+        .routes(routes!(flags::flag_message))
+        .routes(routes!(flags::list_flags))
         .routes(routes!(messages::history, messages::post_message))
         .routes(routes!(tokens::create_token))
         .routes(routes!(health::healthz))
@@ -88,6 +94,10 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/channels/{channelId}/bans"),
     ("DELETE", "/v1/channels/{channelId}/bans/{userId}"),
     ("DELETE", "/v1/channels/{channelId}/messages/{messageId}"),
+    ("GET", "/v1/me/blocks"),
+    ("PUT", "/v1/me/blocks/{userId}"),
+    ("DELETE", "/v1/me/blocks/{userId}"),
+    ("POST", "/v1/messages/{messageId}/flags"),
 ];
 
 /// Builds the router with every route and layer.

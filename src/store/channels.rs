@@ -53,8 +53,8 @@ const UPDATE_CHANNEL: &str = "UPDATE channels SET \
 /// A channel's rows, children first (`DELETE /v1/channels/{channelId}`):
 /// the reaction state of its messages, its log, watermarks, members,
 /// its webhook cursor (a channel made again with this id starts at seq 1),
-/// its moderation state (mutes, slow mode, bans).
-const DELETE_CHANNEL: [&str; 9] = [
+/// its moderation state (mutes, slow mode, bans, flags).
+const DELETE_CHANNEL: [&str; 10] = [
     "DELETE FROM reactions WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
     "DELETE FROM reaction_counts WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
     "DELETE FROM messages WHERE channel_id = $1",
@@ -63,6 +63,7 @@ const DELETE_CHANNEL: [&str; 9] = [
     "DELETE FROM webhook_cursors WHERE channel_id = $1",
     "DELETE FROM member_limits WHERE channel_id = $1",
     "DELETE FROM bans WHERE channel_id = $1",
+    "DELETE FROM flags WHERE channel_id = $1",
     "DELETE FROM channels WHERE channel_id = $1",
 ];
 

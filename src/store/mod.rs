@@ -20,6 +20,8 @@
 //! | `channel_lock.rs` | the channel row lock every write of a channel takes; members read under it |
 //! | `channels.rs` | channels: create, read, list, rename, delete |
 //! | `members.rs` | members, when each joined, who shares a channel; mutes and bans as membership changes |
+//! | `blocks.rs` | users' blocks of other users |
+//! | `flags.rs` | flags (reports) of messages |
 //! | `moderation.rs` | a channel's mutes (for TYPING) and bans (listed, lifted) |
 //! | `direct.rs` | direct channels: the one channel of a pair of users |
 //! | `directory.rs` | the directory of public channels |
@@ -37,6 +39,7 @@
 //! migrations), `dialect.rs` (what an operation needs of a database),
 //! `entry_row.rs` (an entry's columns) and `channel_of.rs` (the routing cache).
 
+mod blocks;
 mod channel_lock;
 mod channel_of;
 mod channels;
@@ -48,6 +51,7 @@ mod entries;
 mod entry_row;
 mod entry_rules;
 mod error;
+mod flags;
 mod handle;
 mod last_seen;
 mod log_write;
@@ -59,11 +63,13 @@ mod replies;
 mod types;
 mod webhooks;
 
+pub use blocks::MAX_BLOCKS;
 pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;
 pub(crate) use error::CommitSent;
 pub use error::StoreError;
+pub use flags::FlagRow;
 pub use handle::Store;
 pub(crate) use handle::{dispatch, dispatch_write};
 pub use members::MembershipChange;

@@ -47,6 +47,9 @@ pub struct Feed {
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     leases: Arc<Leases>,
     store: Store,
+    /// Posts flags (§17), one task per flag ([`Feed::post_flag`]).
+    flags: Sender,
+    max_retry: Duration,
 }
 
 struct Shared {
@@ -68,6 +71,8 @@ impl Feed {
         let leases = Arc::new(Leases::new());
         let signal = Signal::default();
         let stop = CancellationToken::new();
+        let flags = sender.clone();
+        let max_retry = settings.max_retry;
         let shared = Arc::new(Shared {
             store: store.clone(),
             sender,
@@ -82,7 +87,42 @@ impl Feed {
             task: Mutex::new(Some(task)),
             leases,
             store,
+            flags,
+            max_retry,
         })
+    }
+
+    /// POSTs `body` (a flag's `{"type":"flag",…}`) on a task of its own,
+    /// retried with the feed's backoff for up to `webhook_max_retry_secs`
+    /// until a 2xx; given up at shutdown. Not durable: a flag whose POST has
+    /// not succeeded before the node stops is not sent again (it stays in
+    /// `GET /v1/flags`).
+    pub fn post_flag(&self, body: Vec<u8>) {
+        let sender = self.flags.clone();
+        let stop = self.stop.clone();
+        let max_retry = self.max_retry;
+        tokio::spawn(async move {
+            let started = tokio::time::Instant::now();
+            let mut failures = 0;
+            loop {
+                let result = tokio::select! {
+                    () = stop.cancelled() => return,
+                    result = sender.post(body.clone()) => result,
+                };
+                let Err(failure) = result else { return };
+                failures += 1;
+                let spent = started.elapsed();
+                if spent >= max_retry {
+                    tracing::warn!(failure = %failure.label(), "webhook: a flag was not delivered; given up");
+                    return;
+                }
+                let wait = sender::backoff(failures).min(max_retry - spent);
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(wait) => {}
+                }
+            }
+        });
     }
 
     /// The commit path's handle ([`Signal::grew`]).

@@ -83,6 +83,21 @@ async fn the_client_moderates_and_reads_each_refusals_reason(backend: Backend) {
         other => panic!("expected read_only, got {other:?}"),
     }
 
+    // A flag, listed for the admin.
+    let alice_http = AdminClient::new(&base, app.token("alice"));
+    let (flag, created) = alice_http
+        .flag(&kept.message_id.to_string(), "spam", Some("ads"))
+        .await
+        .expect("flag");
+    assert!(created);
+    let (again, created) = alice_http
+        .flag(&kept.message_id.to_string(), "abuse", None)
+        .await
+        .expect("flag again");
+    assert_eq!((&again, created), (&flag, false));
+    let page = admin.flags_page(None, 10).await.expect("flags");
+    assert_eq!(page.flags, vec![flag]);
+
     // A moderator's delete by route; a ban, listed, then lifted.
     olive
         .delete_message("room", &kept.message_id.to_string())
@@ -114,6 +129,12 @@ async fn the_client_moderates_and_reads_each_refusals_reason(backend: Backend) {
     }
     admin.lift_ban("room", "bob").await.expect("lift");
     bob.join("room").await.expect("joins again");
+    // Blocks, with a user's token.
+    bob.block("alice").await.expect("block");
+    bob.block("zed").await.expect("block");
+    assert_eq!(bob.blocks().await.expect("blocks"), ["alice", "zed"]);
+    bob.unblock("zed").await.expect("unblock");
+    assert_eq!(bob.blocks().await.expect("blocks"), ["alice"]);
     alice.close().await;
     app.stop().await;
 }

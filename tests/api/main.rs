@@ -4,6 +4,7 @@
 //! binaries.
 
 mod backend_api;
+mod blocks;
 mod client;
 mod client_entries;
 mod client_ephemeral;
@@ -15,6 +16,7 @@ mod direct;
 mod directory;
 mod entries;
 mod fanout;
+mod flags;
 mod frames;
 mod http;
 mod idp_tokens;

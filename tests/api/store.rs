@@ -197,19 +197,23 @@ mod postgres_set_based_changes {
             EntryOutcome::Stored(m) => targets.push((m.message_id, "c1")),
             other => panic!("seed reply: {other:?}"),
         }
-        // Moderation (§17): c1 in slow mode (3 ms, against the rounds'
-        // `now` of 100.. that step by 1 ms), bob muted in c1 until 120 (the
-        // first rounds), c2 an announcement channel where alice moderates.
+        Side { store, db, targets }
+    }
+
+    /// Moderation (§17) on a side: c1 in slow mode (3 ms, against the
+    /// rounds' `now` of 100.. that step by 1 ms), bob muted in c1 until 120
+    /// (the first rounds), c2 an announcement channel where alice moderates.
+    async fn moderate(side: &Side) {
         let patch = |posting_role, slow_mode_ms| chatd::store::ChannelPatch {
             posting_role,
             slow_mode_ms,
             ..Default::default()
         };
-        store
+        side.store
             .update_channel(&ch("c1"), &patch(None, Some(3)))
             .await
             .expect("slow");
-        store
+        side.store
             .update_channel(&ch("c2"), &patch(Some(chatd::protocol::Role::Moderator), None))
             .await
             .expect("read only");
@@ -221,12 +225,11 @@ mod postgres_set_based_changes {
                 MembershipChange::Add(Some(chatd::protocol::Role::Moderator)),
             ),
         ] {
-            store
+            side.store
                 .change_membership(&ch(channel), &user(who), change, None, 7)
                 .await
                 .expect("moderation");
         }
-        Side { store, db, targets }
     }
 
     fn to_send(side: &Side, sender: &str, key: &str, plan: &Plan, channel: &str) -> NewEntry {
@@ -360,6 +363,8 @@ mod postgres_set_based_changes {
             return;
         }
         let (sets, rows) = (side().await, side().await);
+        moderate(&sets).await;
+        moderate(&rows).await;
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         let mut set_based = 0;
         let mut stored_keys: Vec<(usize, String)> = Vec::new();

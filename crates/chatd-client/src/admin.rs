@@ -4,7 +4,7 @@
 
 mod moderation;
 
-pub use moderation::{Ban, BansPage, ChannelSettings};
+pub use moderation::{Ban, BansPage, ChannelSettings, Flag, FlagsPage};
 
 use chatd_proto::protocol::{RecvMessage, Role, TaggedMessage, Visibility};
 use serde::{Deserialize, Serialize};

@@ -1,9 +1,17 @@
-//! Membership churn (protocol.md §13.3, guarantee 12): while the load and
-//! the faults run, a few users of their own (`churner0`, …) keep sending to
-//! one public channel (`churn`) while they leave it and join it again, one
-//! change at a time: half the changes by the admin (`PUT`/`DELETE
-//! /v1/channels/churn/members/{userId}`), half by the user itself (`PUT`/
-//! `DELETE /v1/me/channels/churn`).
+//! Membership churn (protocol.md §13.3, §17, guarantee 12): while the load
+//! and the faults run, a few users of their own (`churner0`, …) keep sending
+//! to one public channel (`churn`) while they leave it and join it again, or
+//! are muted and unmuted, or banned and added back, one change at a time:
+//! a member is removed (by the admin, `DELETE
+//! /v1/channels/churn/members/{userId}`, or by itself, `DELETE
+//! /v1/me/channels/churn`), banned (`?ban=true`) or muted (`PUT …/members/
+//! {userId}` `{"mutedUntil"}` an hour ahead); then it joins again (by the
+//! admin's `PUT` or its own), is added back by the admin (which lifts the
+//! ban), or unmuted (`{"mutedUntil": null}`).
+//!
+//! "A member" below means a user who may send: a member not muted. A muted
+//! member's send is refused with `forbidden` (`reason: "muted"`) like a
+//! non-member's, so the check is the same.
 //!
 //! The check is judged by time, and so only where the answer is certain: a
 //! change is in force from the moment its request was answered 204 until the
@@ -31,11 +39,26 @@ use crate::Phase;
 /// The channel the churners send to.
 pub const CHANNEL: &str = "churn";
 
+/// What a churner is, as the coordinator left it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// A member, not muted: its sends are stored.
+    Member,
+    /// Removed (by the admin or by itself).
+    Removed,
+    /// Banned: joining by itself is refused until the admin adds it back.
+    Banned,
+    /// A member muted for an hour.
+    Muted,
+}
+
 /// One membership change as the coordinator made it.
 #[derive(Debug, Clone, Copy)]
 struct Change {
-    /// Added (`true`) or removed.
+    /// May send after it (`true`), or not.
     member: bool,
+    /// What it made the churner.
+    standing: Standing,
     /// When it was first requested.
     requested: Instant,
     /// When a request for it was answered 204.
@@ -76,6 +99,8 @@ impl Churn {
         let count = |o: Outcome| self.sends.values().flatten().filter(|s| s.outcome == o).count();
         json!({
             "membershipChanges": self.changes.values().map(Vec::len).sum::<usize>(),
+            "mutes": self.changes.values().flatten().filter(|c| c.standing == Standing::Muted).count(),
+            "bans": self.changes.values().flatten().filter(|c| c.standing == Standing::Banned).count(),
             "sendsStored": count(Outcome::Stored),
             "sendsForbidden": count(Outcome::Forbidden),
             "sendsUnknown": count(Outcome::Unknown),
@@ -162,7 +187,7 @@ pub async fn run(
             phase.clone(),
         )));
     }
-    let mut member: HashMap<String, bool> = users.iter().map(|u| (u.clone(), true)).collect();
+    let mut standing: HashMap<String, Standing> = users.iter().map(|u| (u.clone(), Standing::Member)).collect();
     let mut phase_rx = phase.clone();
     while churning(&phase_rx) {
         let pause = Duration::from_millis(rand::rng().random_range(50..250));
@@ -171,16 +196,31 @@ pub async fn run(
         }
         let pick = rand::rng().random_range(0..users.len());
         let user = &users[pick];
-        let add = !member.get(user).copied().unwrap_or(true);
-        let requested = Instant::now();
+        let now = standing.get(user).copied().unwrap_or(Standing::Member);
         let by_itself = rand::rng().random_bool(0.5);
+        let next = match now {
+            Standing::Member => match rand::rng().random_range(0..4) {
+                0 | 1 => Standing::Removed,
+                2 => Standing::Banned,
+                _ => Standing::Muted,
+            },
+            Standing::Removed | Standing::Banned | Standing::Muted => Standing::Member,
+        };
+        let requested = Instant::now();
         // Retried until answered (a restart may refuse it for a while).
         loop {
-            let result = match (by_itself, own.get(user)) {
-                (true, Some(client)) if add => client.join(CHANNEL).await,
-                (true, Some(client)) => client.leave(CHANNEL).await,
-                _ if add => admin.add_member(CHANNEL, user).await,
-                _ => admin.remove_member(CHANNEL, user).await,
+            let result = match (now, next, by_itself, own.get(user)) {
+                (Standing::Member, Standing::Removed, true, Some(client)) => client.leave(CHANNEL).await,
+                (Standing::Member, Standing::Removed, ..) => admin.remove_member(CHANNEL, user).await,
+                (_, Standing::Banned, ..) => admin.ban(CHANNEL, user).await,
+                (_, Standing::Muted, ..) => {
+                    let until = chatd_client::chatd_proto::ids::now_ms() + 3_600_000;
+                    admin.mute(CHANNEL, user, Some(until)).await
+                }
+                (Standing::Muted, ..) => admin.mute(CHANNEL, user, None).await,
+                (Standing::Removed, _, true, Some(client)) => client.join(CHANNEL).await,
+                // A banned user is added back by the admin, which lifts the ban.
+                _ => admin.add_member(CHANNEL, user).await,
             };
             if result.is_ok() {
                 break;
@@ -188,12 +228,13 @@ pub async fn run(
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let change = Change {
-            member: add,
+            member: next == Standing::Member,
+            standing: next,
             requested,
             done: Instant::now(),
         };
         churn.lock().await.changes.entry(user.clone()).or_default().push(change);
-        member.insert(user.clone(), add);
+        standing.insert(user.clone(), next);
     }
     for task in tasks {
         let _ = task.await;
@@ -263,11 +304,13 @@ mod tests {
             vec![
                 Change {
                     member: false,
+                    standing: Standing::Removed,
                     requested: at(t, 100),
                     done: at(t, 120),
                 },
                 Change {
                     member: true,
+                    standing: Standing::Member,
                     requested: at(t, 200),
                     done: at(t, 230),
                 },
