@@ -854,7 +854,7 @@ describe('console in a real browser (alice and bob)', () => {
     await message(bob, 'alice keeps order').locator('button.delete[data-moderation="true"]').waitFor();
   });
 
-  test('replies and threads (1.2 §14): Reply quotes a message, the quote follows its edit and delete; a thread panel with its own composer; reply counts on roots, also after a reload', async (t) => {
+  test('replies and threads (1.2 §14): Reply quotes a message, the quote follows its edit and delete; a thread panel with its own composer; reply counts on roots, also after a reload', async () => {
     await connected(alice);
     await connected(bob);
     await openChannel(alice, 'moderated');
@@ -870,14 +870,10 @@ describe('console in a real browser (alice and bob)', () => {
     await send(alice, 'an answer');
     await alice.locator('#replying').waitFor({ state: 'hidden' });
     await message(bob, 'an answer').waitFor();
-    // the server must know replies: one that dropped replyTo (before version 1.2 §14) is said and skipped, never passed
+    // the server stored the reply with its replyTo (1.2 §14)
     const history = (await chatd.admin('GET', '/v1/channels/moderated/messages?latest=true&limit=20')).json as { messages: { body: string; replyTo?: string }[] };
     const stored = history.messages.find((m) => m.body === 'an answer');
-    assert.ok(stored !== undefined, JSON.stringify(history));
-    if (stored.replyTo === undefined) {
-      t.skip('this chatd stores no replyTo (replies and threads, protocol §14, not in this build): replies and threads not tested');
-      return;
-    }
+    assert.ok(stored?.replyTo !== undefined, JSON.stringify(history));
     for (const page of [alice, bob]) {
       await message(page, 'an answer').locator('.quote', { hasText: 'a question' }).locator('.quote-sender', { hasText: 'bob' }).waitFor();
     }

@@ -2,9 +2,8 @@
 // preview live and in a later reader's read, following the quoted message's edit and
 // delete; a thread store filled by its read and by live replies, each once and in order;
 // the root's summary live and as the server reads it; a reply deleted lowers the count; a
-// thread reply that would start a thread is refused. Skipped, saying so, only when the
-// server stores no `replyTo` (the feature is not in that build).
-import { describe, test, before, after, type TestContext } from 'node:test';
+// thread reply that would start a thread is refused.
+import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChatdError, type ChatClient, type Message, type ThreadStore } from '../../src/index.js';
 import { ChatdServer, storeKinds, waitFor } from '../helpers/server.js';
@@ -29,17 +28,7 @@ for (const store of storeKinds()) {
       await server.dispose();
     });
 
-    /** Skips the test when the server dropped `replyTo` from the stored message `body`. */
-    async function skipWithoutReplies(t: TestContext, channelId: string, body: string): Promise<boolean> {
-      const r = await server.admin('GET', `/v1/channels/${channelId}/messages?latest=true&limit=50`);
-      const m = (r.json as { messages: { body: string; replyTo?: string }[] }).messages.find((x) => x.body === body);
-      assert.ok(m !== undefined, JSON.stringify(r.json));
-      if (m.replyTo !== undefined) return false;
-      t.skip('this chatd stores no replyTo: replies and threads (protocol §14) are not in this build');
-      return true;
-    }
-
-    test('a reply’s preview, live and read, follows the quoted message’s edit and delete', async (t) => {
+    test('a reply’s preview, live and read, follows the quoted message’s edit and delete', async () => {
       await server.createChannel('rp1', ['alice', 'bob', 'carol']);
       const alice = track(await makeClient(server, 'alice'));
       const bob = track(await makeClient(server, 'bob'));
@@ -48,7 +37,6 @@ for (const store of storeKinds()) {
       await Promise.all([alice.whenOpen(), bob.whenOpen()]);
       const q = await alice.send('rp1', 'the quoted one');
       await bob.send('rp1', 'my reply', { replyTo: q.messageId });
-      if (await skipWithoutReplies(t, 'rp1', 'my reply')) return;
       const reply = (): Message | undefined => b.getSnapshot().messages.find((m) => m.body === 'my reply');
       await waitFor(() => reply() !== undefined, () => JSON.stringify(b.getSnapshot().messages));
       assert.equal(reply()?.replyTo, q.messageId);
@@ -73,7 +61,7 @@ for (const store of storeKinds()) {
       assert.deepEqual(f.getSnapshot().messages.find((m) => m.body === 'my reply')?.replyPreview, { senderId: 'alice', body: '', deleted: true });
     });
 
-    test('a thread store: its read and live replies, once and in order; the root’s summary live and read; a deleted reply lowers the count; a reply cannot start a thread', async (t) => {
+    test('a thread store: its read and live replies, once and in order; the root’s summary live and read; a deleted reply lowers the count; a reply cannot start a thread', async () => {
       await server.createChannel('th1', ['alice', 'bob', 'carol']);
       const alice = track(await makeClient(server, 'alice'));
       const bob = track(await makeClient(server, 'bob'));
@@ -84,10 +72,7 @@ for (const store of storeKinds()) {
       await alice.send('th1', 'in the channel');
       const first = await alice.send('th1', 'reply one', { threadId: root.messageId });
       const stored = (await server.admin('GET', '/v1/channels/th1/messages?latest=true&limit=50')).json as { messages: { body: string; threadId?: string }[] };
-      if (stored.messages.find((m) => m.body === 'reply one')?.threadId === undefined) {
-        t.skip('this chatd stores no threadId: threads (protocol §14) are not in this build');
-        return;
-      }
+      assert.equal(stored.messages.find((m) => m.body === 'reply one')?.threadId, root.messageId, JSON.stringify(stored));
       const bt = bob.thread('th1', root.messageId);
       await waitFor(() => bt.getSnapshot().status === 'ready' && bodies(bt).length === 1, () => JSON.stringify(bt.getSnapshot()));
       assert.deepEqual(bodies(bt), ['reply one']);
