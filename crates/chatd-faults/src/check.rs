@@ -14,7 +14,8 @@ use chatd_client::chatd_proto::protocol::{EntryKind, ErrorCode, ReactOp, RecvMes
 use serde::Serialize;
 
 use crate::model::{self, Expected};
-use crate::record::{ClientLog, Intent, Sent, UserReads};
+use crate::record::{summary_tuple, ClientLog, Intent, Sent, UserReads};
+use crate::threads;
 
 /// What the checker found.
 #[derive(Debug, Default, Serialize)]
@@ -35,6 +36,10 @@ pub struct Findings {
     pub refused_deleted_target: usize,
     /// Folded message states compared with the server's reads (all devices).
     pub states_compared: usize,
+    /// ACKed replies (`replyTo` and/or `threadId`), among the `message`s.
+    pub replies_acked: usize,
+    /// Roots whose thread summary (k) compared with the ACKed replies.
+    pub thread_summaries_compared: usize,
     pub violations: Vec<String>,
 }
 
@@ -64,7 +69,7 @@ fn kind_name(kind: EntryKind) -> &'static str {
 /// The kind, target, emoji and op an intent stores.
 fn intent_shape(intent: &Intent) -> (EntryKind, Option<uuid::Uuid>, Option<&str>, Option<ReactOp>) {
     match intent {
-        Intent::Message => (EntryKind::Message, None, None, None),
+        Intent::Message | Intent::Reply { .. } => (EntryKind::Message, None, None, None),
         Intent::Edit { target } => (EntryKind::Edit, Some(*target), None, None),
         Intent::Delete { target } => (EntryKind::Delete, Some(*target), None, None),
         Intent::React { target, emoji, add } => (
@@ -87,7 +92,8 @@ fn intent_shape(intent: &Intent) -> (EntryKind, Option<uuid::Uuid>, Option<&str>
 /// - (e) no watermark moved back (RECEIPT seqs per observer and HELLO
 ///   watermarks per device never decrease);
 /// - (f) every intent ended ACKed, or refused with `not_found` because its
-///   target is deleted (and then nothing is stored under its key);
+///   target (a reply's quoted message or root) is deleted (and then nothing
+///   is stored under its key);
 /// - (g) every message's state as the server reads it (body, `editedAt`,
 ///   `deleted`, reactions and their counts in order, and each reaction
 ///   entry's `noop`) equals the state folded from the ACKed intents in seq
@@ -97,7 +103,12 @@ fn intent_shape(intent: &Intent) -> (EntryKind, Option<uuid::Uuid>, Option<&str>
 /// - (h) each user's read equals the admin's, with `me` true exactly on the
 ///   reactions the model says the user holds;
 /// - (i) every device's folded state of every message it was handed equals
-///   its user's read.
+///   its user's read;
+/// - (k) every ACKed entry is stored with the `replyTo` and `threadId` it was
+///   sent with, and every root's thread summary as the admin reads it equals
+///   the one folded from the ACKed replies ([`threads`]).
+///
+/// ((j), the churn's membership check, is [`crate::churn`]'s.)
 pub fn check(history: &HashMap<String, Vec<RecvMessage>>, reads: &UserReads, logs: &[ClientLog]) -> Findings {
     let mut f = Findings::default();
     let mut stored: HashMap<(&str, &str), Stored<'_>> = HashMap::new();
@@ -132,6 +143,9 @@ pub fn check(history: &HashMap<String, Vec<RecvMessage>>, reads: &UserReads, log
             let intent = sent.get(ack.client_msg_id.as_str());
             if let Some(s) = intent {
                 *f.acked_by_kind.entry(kind_name(intent_shape(&s.intent).0)).or_default() += 1;
+                if matches!(s.intent, Intent::Reply { .. }) {
+                    f.replies_acked += 1;
+                }
             }
             let Some(Stored { channel, entry }) = stored.get(&(log.user.as_str(), ack.client_msg_id.as_str())) else {
                 f.violation(format!(
@@ -159,6 +173,9 @@ pub fn check(history: &HashMap<String, Vec<RecvMessage>>, reads: &UserReads, log
                     ack.client_msg_id, entry.kind, entry.target_id, entry.emoji, entry.op, s.channel
                 ));
             }
+            if let Some(v) = threads::references_differ(&s.intent, entry) {
+                f.violation(format!("(k) {}: {v}", ack.client_msg_id));
+            }
             if let Intent::Edit { target } = &s.intent {
                 let want = if deleted(target) { "" } else { s.body.as_str() };
                 if entry.body != want {
@@ -179,11 +196,13 @@ pub fn check(history: &HashMap<String, Vec<RecvMessage>>, reads: &UserReads, log
                 f.violation(format!("(f) {}: sent by {} but never ACKed", s.key, log.name));
                 continue;
             };
-            let target = match &s.intent {
-                Intent::Message => None,
-                Intent::Edit { target } | Intent::Delete { target } | Intent::React { target, .. } => Some(target),
+            // What the intent names: a target, or a reply's quoted message and root.
+            let named: Vec<&uuid::Uuid> = match &s.intent {
+                Intent::Message => Vec::new(),
+                Intent::Reply { reply_to, thread_id } => reply_to.iter().chain(thread_id).collect(),
+                Intent::Edit { target } | Intent::Delete { target } | Intent::React { target, .. } => vec![target],
             };
-            if code == ErrorCode::NotFound && target.is_some_and(deleted) {
+            if code == ErrorCode::NotFound && named.into_iter().any(deleted) {
                 f.refused_deleted_target += 1;
                 if stored.contains_key(&(log.user.as_str(), s.key.as_str())) {
                     f.violation(format!("(f) {}: refused, yet stored", s.key));
@@ -222,6 +241,11 @@ pub fn check(history: &HashMap<String, Vec<RecvMessage>>, reads: &UserReads, log
     check_states(&mut f, history, &expected, &noops);
     check_reads(&mut f, history, reads, &expected);
     check_folded(&mut f, reads, logs);
+    let (roots, differences) = threads::check_summaries(history, logs, &expected);
+    f.thread_summaries_compared = roots;
+    for v in differences {
+        f.violation(format!("(k) {v}"));
+    }
     f
 }
 
@@ -402,8 +426,15 @@ fn check_folded(f: &mut Findings, reads: &UserReads, logs: &[ClientLog]) {
                     state.edited_at,
                     state.deleted,
                     state.reactions.clone(),
+                    (state.reply_to, state.thread_id, state.thread.clone()),
                 );
-                let server = (m.body.as_str(), m.edited_at, m.deleted, reactions_of(m));
+                let server = (
+                    m.body.as_str(),
+                    m.edited_at,
+                    m.deleted,
+                    reactions_of(m),
+                    (m.reply_to, m.thread_id, m.thread.as_ref().map(summary_tuple)),
+                );
                 if folded != server {
                     f.violation(format!(
                         "(i) {}'s folded state of {channel}#{} is {folded:?}, the server reads {server:?}",
@@ -737,6 +768,21 @@ mod tests {
         logs[0].folded.get_mut("c").unwrap()[0].1 = None;
         let f = check(&history, &reads, &logs);
         assert!(has(&f, "(i)"), "{:?}", f.violations);
+
+        // A device that folded a thread summary the server does not read
+        // (a reply counted on a message that has none).
+        let (history, reads, mut logs) = with_entries();
+        let folded = logs[0].folded.get_mut("c").unwrap()[0].1.as_mut().unwrap();
+        folded.thread = Some((1, 0, 3, vec!["u".into()]));
+        let f = check(&history, &reads, &logs);
+        assert!(has(&f, "(i)"), "{:?}", f.violations);
+
+        // A device that lost a message's replyTo.
+        let (history, reads, mut logs) = with_entries();
+        let folded = logs[0].folded.get_mut("c").unwrap()[0].1.as_mut().unwrap();
+        folded.reply_to = Some(id(9));
+        let f = check(&history, &reads, &logs);
+        assert!(has(&f, "(i)"), "{:?}", f.violations);
     }
 
     #[test]
@@ -785,9 +831,31 @@ mod tests {
         };
         logs[0].sent.push(sent("k9", "", intent));
         logs[0].refused.push(("k9".into(), ErrorCode::NotFound));
+        // A reply in the deleted message's thread, and one quoting the
+        // message that is not deleted: only the first may be refused.
+        let in_thread = Intent::Reply {
+            reply_to: None,
+            thread_id: Some(id(1)),
+        };
+        logs[0].sent.push(sent("k10", "r", in_thread));
+        logs[0].refused.push(("k10".into(), ErrorCode::NotFound));
         let (history, reads, logs) = finish(history, logs);
         let f = check(&history, &reads, &logs);
         assert!(f.violations.is_empty(), "{:?}", f.violations);
-        assert_eq!(f.refused_deleted_target, 1);
+        assert_eq!(f.refused_deleted_target, 2);
+
+        let (history, reads, mut logs) = with_entries();
+        let quote = Intent::Reply {
+            reply_to: Some(id(2)),
+            thread_id: None,
+        };
+        logs[0].sent.push(sent("k11", "r", quote));
+        logs[0].refused.push(("k11".into(), ErrorCode::NotFound));
+        let f = check(&history, &reads, &logs);
+        assert!(
+            has(&f, "(f) k11"),
+            "the quoted message is not deleted: {:?}",
+            f.violations
+        );
     }
 }

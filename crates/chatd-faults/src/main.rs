@@ -20,34 +20,35 @@
 
 mod check;
 mod churn;
+mod device;
 mod model;
 mod record;
 mod sdk;
 mod server;
+mod threads;
+mod workload;
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::future::Future;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use chatd_client::admin::AdminClient;
-use chatd_client::chatd_proto::protocol::EntryKind;
-use chatd_client::{Ack, Client, ClientConfig, EntryRequest, Event, SendError, StartFrom};
+use chatd_client::{Client, ClientConfig, StartFrom};
 use clap::Parser;
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::record::{ClientLog, Folded, Intent, Sent, UserReads};
+use crate::device::{device, DeviceClient};
+use crate::record::{ClientLog, UserReads};
 use crate::sdk::SdkDevice;
 use crate::server::{PgDatabase, Server};
+use crate::workload::Workload;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -84,6 +85,12 @@ struct Cli {
     /// and 10 % deletes of the device's own messages. 0 sends messages only.
     #[arg(long, default_value_t = 0.3)]
     entries: f64,
+    /// Share of a device's messages that are replies (§14), once a message
+    /// of the channel has been handed over: half answer in the thread of a
+    /// recent root (`threadId`), a third of those also quote it, the others
+    /// quote a recent message (`replyTo`). 0 sends no replies.
+    #[arg(long, default_value_t = 0.2)]
+    replies: f64,
     /// Faults to inject.
     #[arg(long, default_value = "kill,term,dbconn,storm", value_delimiter = ',')]
     faults: Vec<String>,
@@ -110,7 +117,7 @@ struct Cli {
 
 /// What the coordinator tells the devices.
 #[derive(Debug, Clone, PartialEq)]
-enum Phase {
+pub(crate) enum Phase {
     /// Receive only: devices are still being started (so every device is
     /// there from the channel's first entry on).
     Idle,
@@ -231,6 +238,7 @@ async fn run(
                 every: cli.send_every,
                 max_in_flight: cli.in_flight.max(1),
                 entries: cli.entries.clamp(0.0, 1.0),
+                replies: cli.replies.clamp(0.0, 1.0),
             };
             devices.push(tokio::spawn(device(
                 client,
@@ -359,369 +367,12 @@ async fn run(
         "noopReactions": findings.noop_reactions,
         "refusedDeletedTarget": findings.refused_deleted_target,
         "statesCompared": findings.states_compared,
+        "repliesAcked": findings.replies_acked,
+        "threadSummariesCompared": findings.thread_summaries_compared,
         "messagesStored": findings.messages_stored,
         "finalSeqs": targets,
         "churn": churned.as_ref().map(churn::Churn::report),
         "violations": findings.violations,
     });
     Ok((report, ok))
-}
-
-/// An SDK send or entry, settled when the driver reports its outcome.
-type PendingOutcome = Pin<Box<dyn Future<Output = Result<Ack, SendError>> + Send>>;
-
-/// A device's client: the Rust library, or the TypeScript SDK through its
-/// driver process.
-enum DeviceClient {
-    Rust(Client),
-    Sdk(Box<SdkDevice>),
-}
-
-impl DeviceClient {
-    /// Hands the intent to the client; the future resolves to its outcome.
-    async fn submit(&self, sent: &Sent) -> Result<PendingOutcome, SendError> {
-        match self {
-            Self::Rust(client) => {
-                let pending = match &sent.intent {
-                    Intent::Message => client.submit(&sent.channel, &sent.key, sent.body.clone()).await?,
-                    Intent::Edit { target } => {
-                        let request = EntryRequest::Edit {
-                            message_id: *target,
-                            body: sent.body.clone(),
-                        };
-                        client.submit_entry(&sent.key, request).await?
-                    }
-                    Intent::Delete { target } => {
-                        client
-                            .submit_entry(&sent.key, EntryRequest::Delete { message_id: *target })
-                            .await?
-                    }
-                    Intent::React { target, emoji, add } => {
-                        let request = EntryRequest::React {
-                            message_id: *target,
-                            emoji: emoji.clone(),
-                            add: *add,
-                        };
-                        client.submit_entry(&sent.key, request).await?
-                    }
-                };
-                Ok(Box::pin(pending))
-            }
-            Self::Sdk(device) => {
-                let (key, channel) = (sent.key.as_str(), sent.channel.as_str());
-                let command = match &sent.intent {
-                    Intent::Message => json!({"op": "send", "key": key, "channelId": channel, "body": sent.body}),
-                    Intent::Edit { target } => {
-                        json!({"op": "edit", "key": key, "channelId": channel, "messageId": target, "body": sent.body})
-                    }
-                    Intent::Delete { target } => {
-                        json!({"op": "delete", "key": key, "channelId": channel, "messageId": target})
-                    }
-                    Intent::React { target, emoji, add } => json!({
-                        "op": "react", "key": key, "channelId": channel, "messageId": target, "emoji": emoji, "add": add
-                    }),
-                };
-                let rx = device.submit(key, command).await?;
-                Ok(Box::pin(async move {
-                    rx.await
-                        .unwrap_or_else(|_| Err(SendError::Closed("the SDK driver ended".into())))
-                }))
-            }
-        }
-    }
-
-    /// Marks `message_id` read (the SDK: its channel up to the newest held entry).
-    async fn mark_read(&self, channel_id: &str, message_id: uuid::Uuid) {
-        match self {
-            Self::Rust(client) => client.mark_read(message_id).await,
-            Self::Sdk(device) => device.mark_read(channel_id).await,
-        }
-    }
-
-    /// Drops the connection; the client reconnects by itself.
-    async fn reconnect(&self) {
-        match self {
-            Self::Rust(client) => client.reconnect().await,
-            Self::Sdk(device) => device.reconnect().await,
-        }
-    }
-
-    /// The client's folded state of each of `messages` (per channel).
-    async fn folded(
-        &self,
-        messages: &HashMap<String, Vec<uuid::Uuid>>,
-    ) -> HashMap<String, Vec<(uuid::Uuid, Option<Folded>)>> {
-        let mut sdk_states = match self {
-            Self::Rust(_) => HashMap::new(),
-            Self::Sdk(device) => match device.states().await {
-                Ok(states) => states
-                    .into_iter()
-                    .map(|(channel, states)| (channel, states.into_iter().collect::<HashMap<_, _>>()))
-                    .collect(),
-                Err(e) => {
-                    eprintln!("the SDK driver gave no states: {e}");
-                    HashMap::new()
-                }
-            },
-        };
-        let mut out = HashMap::new();
-        for (channel, ids) in messages {
-            let states = ids
-                .iter()
-                .map(|id| {
-                    let state = match self {
-                        Self::Rust(client) => client.message(channel, *id).as_ref().map(Folded::from),
-                        Self::Sdk(_) => sdk_states.get_mut(channel).and_then(|s| s.remove(id)),
-                    };
-                    (*id, state)
-                })
-                .collect();
-            out.insert(channel.clone(), states);
-        }
-        out
-    }
-
-    async fn close(self) {
-        match self {
-            Self::Rust(client) => client.close().await,
-            Self::Sdk(device) => device.close().await,
-        }
-    }
-}
-
-/// How a device loads the server.
-#[derive(Debug, Clone, Copy)]
-struct Workload {
-    /// Mean time between two actions.
-    every: Duration,
-    /// Sends and entries in flight at most.
-    max_in_flight: usize,
-    /// Share of actions that are entries (edit, delete, react).
-    entries: f64,
-}
-
-/// Emojis the workload reacts with: few, so that users and devices contend
-/// for the same (message, emoji) and many reactions are no-ops.
-const EMOJIS: [&str; 3] = ["👍", "🎉", "👀"];
-
-/// What a device may act on next.
-#[derive(Debug, Default)]
-struct Targets {
-    /// This device's own ACKed messages not deleted by it: (channel, id).
-    own: VecDeque<(String, uuid::Uuid)>,
-    /// The latest `message` entries handed over per channel (any sender).
-    recent: HashMap<String, VecDeque<uuid::Uuid>>,
-    /// Every `message` entry handed over, per channel, in order.
-    messages: HashMap<String, Vec<uuid::Uuid>>,
-    /// Messages known to be deleted (or whose delete this device sent).
-    deleted: HashSet<uuid::Uuid>,
-}
-
-impl Targets {
-    const RECENT: usize = 8;
-    const OWN: usize = 16;
-
-    /// The next action: an entry about a message when a target exists
-    /// (channel, body, intent), else `None` (send a message).
-    fn pick_entry(&mut self, channel: &str, key: &str) -> Option<(String, String, Intent)> {
-        let mut rng = rand::rng();
-        let roll: f64 = rng.random();
-        if roll < 0.6 {
-            let live: Vec<uuid::Uuid> = self
-                .recent
-                .get(channel)?
-                .iter()
-                .filter(|id| !self.deleted.contains(id))
-                .copied()
-                .collect();
-            let target = *live.choose(&mut rng)?;
-            let emoji = (*EMOJIS.choose(&mut rng)?).to_owned();
-            let add = rng.random_bool(0.6);
-            return Some((channel.to_owned(), String::new(), Intent::React { target, emoji, add }));
-        }
-        self.own.retain(|(_, id)| !self.deleted.contains(id));
-        let (target_channel, target) = self
-            .own
-            .iter()
-            .collect::<Vec<_>>()
-            .choose(&mut rng)
-            .map(|(c, id)| (c.clone(), *id))?;
-        if roll < 0.9 {
-            let body = format!("{key} edit {}", "y".repeat(rng.random_range(1..100)));
-            Some((target_channel, body, Intent::Edit { target }))
-        } else {
-            self.deleted.insert(target);
-            Some((target_channel, String::new(), Intent::Delete { target }))
-        }
-    }
-
-    /// Notes an ACKed intent of this device.
-    fn acked(&mut self, sent: &Sent, message_id: uuid::Uuid) {
-        if sent.intent == Intent::Message {
-            self.own.push_back((sent.channel.clone(), message_id));
-            if self.own.len() > Self::OWN {
-                self.own.pop_front();
-            }
-        }
-    }
-
-    /// Notes an entry handed to the application.
-    fn delivered(&mut self, channel: &str, kind: EntryKind, message_id: uuid::Uuid, target: Option<uuid::Uuid>) {
-        match kind {
-            EntryKind::Message => {
-                self.messages.entry(channel.to_owned()).or_default().push(message_id);
-                let recent = self.recent.entry(channel.to_owned()).or_default();
-                recent.push_back(message_id);
-                if recent.len() > Self::RECENT {
-                    recent.pop_front();
-                }
-            }
-            EntryKind::Delete => {
-                if let Some(target) = target {
-                    self.deleted.insert(target);
-                }
-            }
-            EntryKind::Edit | EntryKind::Reaction => {}
-        }
-    }
-}
-
-/// One device: sends, edits, deletes and reacts at random intervals in its
-/// user's channels while the phase is `Load`, records everything, at the
-/// end receives until it has every channel up to its final `seq`, and then
-/// records the client library's folded state of every message it got.
-async fn device(
-    client: DeviceClient,
-    mut events: tokio::sync::mpsc::Receiver<Event>,
-    mut log: ClientLog,
-    mut phase: watch::Receiver<Phase>,
-    workload: Workload,
-    drained: Arc<AtomicUsize>,
-) -> ClientLog {
-    let mut reported_drained = false;
-    let mut in_flight = FuturesUnordered::new();
-    let mut next_send = Instant::now();
-    let mut counter = 0u64;
-    let mut targets: Option<Arc<HashMap<String, i64>>> = None;
-    let mut final_deadline = None;
-    let mut act = Targets::default();
-    loop {
-        let current = phase.borrow().clone();
-        if let Phase::Final(t) = &current {
-            if targets.is_none() {
-                targets = Some(t.clone());
-                final_deadline = Some(Instant::now() + Duration::from_secs(60));
-            }
-        }
-        if let Some(t) = &targets {
-            let caught_up = log.channels.iter().all(|c| {
-                let want = t.get(c).copied().unwrap_or(0);
-                log.delivered.get(c).and_then(|v| v.last()).map_or(0, |m| m.0) >= want
-            });
-            if (caught_up && in_flight.is_empty()) || final_deadline.is_some_and(|d| Instant::now() > d) {
-                break;
-            }
-        }
-        if current == Phase::Drain && in_flight.is_empty() && !reported_drained {
-            reported_drained = true;
-            drained.fetch_add(1, Ordering::SeqCst);
-        }
-        let sending = matches!(current, Phase::Load | Phase::Storm(_)) && !log.channels.is_empty();
-        tokio::select! {
-            () = tokio::time::sleep_until(next_send), if sending && in_flight.len() < workload.max_in_flight => {
-                let channel = log.channels[(counter as usize) % log.channels.len()].clone();
-                let key = format!("{}-{}-{counter}", log.user, log.name.replace('/', "d"));
-                counter += 1;
-                let entry = if rand::rng().random_bool(workload.entries) {
-                    act.pick_entry(&channel, &key)
-                } else {
-                    None
-                };
-                let sent = match entry {
-                    Some((channel, body, intent)) => Sent { key: key.clone(), channel, body, intent },
-                    None => {
-                        let body = format!("{key} {}", "x".repeat(rand::rng().random_range(1..200)));
-                        Sent { key: key.clone(), channel: channel.clone(), body, intent: Intent::Message }
-                    }
-                };
-                let submitted = client.submit(&sent).await;
-                let index = log.sent.len();
-                log.sent.push(sent);
-                match submitted {
-                    Ok(pending) => in_flight.push(async move { (index, pending.await) }),
-                    Err(e) => log.failed.push((key, e.to_string())),
-                }
-                next_send = Instant::now() + workload.every.mul_f64(rand::rng().random_range(0.2..1.8));
-            }
-            Some((index, result)) = in_flight.next(), if !in_flight.is_empty() => {
-                let key = log.sent[index].key.clone();
-                match result {
-                    Ok(ack) => {
-                        act.acked(&log.sent[index], ack.message_id);
-                        log.acks.push(ack);
-                    }
-                    Err(SendError::Refused { code, .. }) => log.refused.push((key, code)),
-                    Err(e) => log.failed.push((key, e.to_string())),
-                }
-            }
-            event = events.recv() => match event {
-                Some(event) => record(&client, &mut log, &mut act, event).await,
-                None => break,
-            },
-            changed = phase.changed() => {
-                if changed.is_err() {
-                    break;
-                }
-                let storm = matches!(*phase.borrow(), Phase::Storm(_));
-                if storm {
-                    client.reconnect().await;
-                }
-            }
-            () = tokio::time::sleep(Duration::from_millis(200)) => {}
-        }
-    }
-    log.folded = client.folded(&act.messages).await;
-    client.close().await;
-    log
-}
-
-async fn record(client: &DeviceClient, log: &mut ClientLog, act: &mut Targets, event: Event) {
-    match event {
-        Event::Connected { channels, .. } => {
-            log.sessions += 1;
-            log.hellos.push(
-                channels
-                    .into_iter()
-                    .map(|c| (c.channel_id, (c.delivered_seq, c.read_seq)))
-                    .collect(),
-            );
-        }
-        Event::Message(m) => {
-            let from_other = m.sender_id != log.user;
-            act.delivered(&m.channel_id, m.kind, m.message_id, m.target_id);
-            log.delivered
-                .entry(m.channel_id.clone())
-                .or_default()
-                .push((m.seq, m.message_id));
-            if from_other && rand::rng().random_bool(0.2) {
-                client.mark_read(&m.channel_id, m.message_id).await;
-            }
-        }
-        Event::Receipt {
-            channel_id,
-            user_id,
-            kind,
-            seq,
-            ..
-        } => log.receipts.push((channel_id, user_id, kind, seq)),
-        Event::Error(_)
-        | Event::Changed { .. }
-        | Event::Disconnected { .. }
-        | Event::Stopped { .. }
-        | Event::Typing { .. }
-        | Event::Presence { .. }
-        | Event::ChannelAdded { .. }
-        | Event::ChannelRemoved { .. }
-        | Event::Member(_) => {}
-    }
 }

@@ -82,7 +82,7 @@ pub fn fold_intents(logs: &[ClientLog]) -> (HashMap<uuid::Uuid, Expected>, HashM
     let mut noops: HashMap<uuid::Uuid, bool> = HashMap::new();
     for p in &placed {
         let target = match p.intent {
-            Intent::Message => {
+            Intent::Message | Intent::Reply { .. } => {
                 states.insert(
                     p.entry_id,
                     Expected {
@@ -106,7 +106,7 @@ pub fn fold_intents(logs: &[ClientLog]) -> (HashMap<uuid::Uuid, Expected>, HashM
             continue;
         }
         match p.intent {
-            Intent::Message => {}
+            Intent::Message | Intent::Reply { .. } => {}
             Intent::Edit { .. } => {
                 state.body = p.body.to_owned();
                 state.edited_at = Some(p.ts);

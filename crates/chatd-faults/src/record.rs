@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use chatd_client::chatd_proto::protocol::{ErrorCode, ReceiptKind, RecvMessage};
+use chatd_client::chatd_proto::protocol::{ErrorCode, ReceiptKind, RecvMessage, ThreadSummary};
 use chatd_client::{Ack, MessageState};
 
 /// What one intent asked for (`docs/protocol.md` §8).
@@ -15,6 +15,12 @@ use chatd_client::{Ack, MessageState};
 pub enum Intent {
     /// MSG_SEND of `Sent::body`.
     Message,
+    /// MSG_SEND of `Sent::body` quoting `reply_to` and/or answering in the
+    /// thread of the root `thread_id` (§14); stored as a `message`.
+    Reply {
+        reply_to: Option<uuid::Uuid>,
+        thread_id: Option<uuid::Uuid>,
+    },
     /// MSG_EDIT of `target` to `Sent::body`.
     Edit { target: uuid::Uuid },
     /// MSG_DELETE of `target`.
@@ -75,6 +81,17 @@ pub struct Folded {
     pub deleted: bool,
     /// (emoji, count, me) by first use.
     pub reactions: Vec<(String, i64, bool)>,
+    /// `replyTo` and `threadId` (§14).
+    pub reply_to: Option<uuid::Uuid>,
+    pub thread_id: Option<uuid::Uuid>,
+    /// A root's thread summary: (replyCount, lastReplyAt, lastReplySeq,
+    /// participants), folded as replies and their deletes arrived.
+    pub thread: Option<(i64, i64, i64, Vec<String>)>,
+}
+
+/// A thread summary as a tuple (see [`Folded::thread`]).
+pub fn summary_tuple(t: &ThreadSummary) -> (i64, i64, i64, Vec<String>) {
+    (t.reply_count, t.last_reply_at, t.last_reply_seq, t.participants.clone())
 }
 
 impl From<&MessageState> for Folded {
@@ -88,6 +105,9 @@ impl From<&MessageState> for Folded {
                 .iter()
                 .map(|r| (r.emoji.clone(), r.count, r.me))
                 .collect(),
+            reply_to: state.reply_to,
+            thread_id: state.thread_id,
+            thread: state.thread.as_ref().map(summary_tuple),
         }
     }
 }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use chatd_client::chatd_proto::protocol::{ChannelState, ErrorCode, ReceiptKind, RecvMessage};
+use chatd_client::chatd_proto::protocol::{ChannelState, ErrorCode, ReceiptKind, RecvMessage, ThreadSummary};
 use chatd_client::{Ack, Event, SendError};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -22,7 +22,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::record::Folded;
+use crate::record::{summary_tuple, Folded};
 
 /// Outcome of one send or entry, as the SDK's promise settled.
 pub type Outcome = Result<Ack, SendError>;
@@ -51,6 +51,13 @@ struct SdkMessage {
     deleted: bool,
     #[serde(default)]
     reactions: Vec<SdkReaction>,
+    #[serde(default)]
+    reply_to: Option<uuid::Uuid>,
+    #[serde(default)]
+    thread_id: Option<uuid::Uuid>,
+    /// The SDK's `ThreadSummary`: the wire's names.
+    #[serde(default)]
+    thread: Option<ThreadSummary>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -311,6 +318,9 @@ fn folded_states(channels: &Value) -> HashMap<String, Vec<(uuid::Uuid, Folded)>>
                     edited_at: m.edited_at,
                     deleted: m.deleted,
                     reactions: m.reactions.into_iter().map(|r| (r.emoji, r.count, r.me)).collect(),
+                    reply_to: m.reply_to,
+                    thread_id: m.thread_id,
+                    thread: m.thread.as_ref().map(summary_tuple),
                 };
                 (m.message_id, folded)
             })

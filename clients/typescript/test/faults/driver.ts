@@ -109,6 +109,10 @@ interface Command {
   body?: string;
   emoji?: string;
   add?: boolean;
+  /** `send`: quote this message (protocol §14). */
+  replyTo?: string;
+  /** `send`: answer in this root's thread (protocol §14). */
+  threadId?: string;
 }
 
 async function main(): Promise<void> {
@@ -169,7 +173,7 @@ async function main(): Promise<void> {
     const opts = { clientMsgId: key };
     switch (c.op) {
       case 'send':
-        settle(key, client.send(channelId, c.body ?? '', opts));
+        settle(key, client.send(channelId, c.body ?? '', { ...opts, replyTo: c.replyTo, threadId: c.threadId }));
         break;
       case 'edit':
         settle(key, client.edit(channelId, messageId, c.body ?? '', opts));
