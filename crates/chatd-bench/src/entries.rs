@@ -5,9 +5,11 @@
 //! A connection of the `mix` scenario writes, out of every 100 entries,
 //! `edit_pct` MSG_EDIT (of one of its own recent messages), `react_pct`
 //! MSG_REACT (on a recent message of another member it received, else on one
-//! of its own) and the rest MSG_SEND. A reaction removes the emoji when the
-//! connection believes it holds it and adds it otherwise, so both ops occur.
-//! Until a connection has a message to edit or react to, it sends.
+//! of its own), `reply_pct` replies (a MSG_SEND in the thread of one of its
+//! own recent messages, quoting it: `threadId` and `replyTo`, protocol §14)
+//! and the rest MSG_SEND. A reaction removes the emoji when the connection
+//! believes it holds it and adds it otherwise, so both ops occur. Until a
+//! connection has a message to edit, react or reply to, it sends.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -28,6 +30,8 @@ pub struct Mix {
     pub react_pct: u32,
     /// MSG_EDIT per 100 entries.
     pub edit_pct: u32,
+    /// Thread replies (MSG_SEND with `threadId` and `replyTo`) per 100 entries.
+    pub reply_pct: u32,
 }
 
 /// The kind of entry a connection writes.
@@ -39,6 +43,8 @@ pub enum Kind {
     React,
     /// MSG_EDIT.
     Edit,
+    /// MSG_SEND with `threadId` and `replyTo`.
+    Reply,
 }
 
 impl Kind {
@@ -48,6 +54,7 @@ impl Kind {
             Kind::Send => "MSG_SEND",
             Kind::React => "MSG_REACT",
             Kind::Edit => "MSG_EDIT",
+            Kind::Reply => "MSG_SEND (reply)",
         }
     }
 }
@@ -61,6 +68,14 @@ pub enum Op {
     Edit(Uuid),
     /// Add (`true`) or remove this emoji on this message.
     React(Uuid, &'static str, bool),
+    /// A reply in the thread of this root of the connection's own, in its
+    /// channel, quoting it.
+    Reply {
+        /// The root's channel.
+        channel_id: String,
+        /// The root.
+        root: Uuid,
+    },
 }
 
 impl Op {
@@ -70,6 +85,7 @@ impl Op {
             Op::Send => Kind::Send,
             Op::Edit(_) => Kind::Edit,
             Op::React(..) => Kind::React,
+            Op::Reply { .. } => Kind::Reply,
         }
     }
 }
@@ -95,7 +111,8 @@ pub struct Picker {
     mix: Mix,
     /// Spreads each connection's kinds differently over its counter.
     offset: u64,
-    own: VecDeque<Uuid>,
+    /// The connection's own recent messages (not replies): (channel, id).
+    own: VecDeque<(String, Uuid)>,
     seen: Seen,
     held: HashSet<(Uuid, &'static str)>,
 }
@@ -119,13 +136,14 @@ impl Picker {
     pub fn next(&mut self, counter: u64) -> Op {
         let r = (counter.wrapping_mul(37).wrapping_add(self.offset) % 100) as u32;
         let pick = |list: &VecDeque<Uuid>| (!list.is_empty()).then(|| list[(counter as usize / 7) % list.len()]);
+        let own = (!self.own.is_empty()).then(|| self.own[(counter as usize / 7) % self.own.len()].clone());
         if r < self.mix.edit_pct {
-            if let Some(id) = pick(&self.own) {
+            if let Some((_, id)) = own {
                 return Op::Edit(id);
             }
         } else if r < self.mix.edit_pct + self.mix.react_pct {
             let other = pick(&self.seen.lock().unwrap_or_else(|e| e.into_inner()));
-            if let Some(id) = other.or_else(|| pick(&self.own)) {
+            if let Some(id) = other.or_else(|| own.map(|(_, id)| id)) {
                 let emoji = EMOJI[(counter as usize / 3) % EMOJI.len()];
                 let add = !self.held.remove(&(id, emoji));
                 if add {
@@ -133,16 +151,21 @@ impl Picker {
                 }
                 return Op::React(id, emoji, add);
             }
+        } else if r < self.mix.edit_pct + self.mix.react_pct + self.mix.reply_pct {
+            if let Some((channel_id, root)) = own {
+                return Op::Reply { channel_id, root };
+            }
         }
         Op::Send
     }
 
-    /// One of the connection's own messages was stored: a target for edits.
-    pub fn stored(&mut self, message_id: Uuid) {
+    /// One of the connection's own messages (not a reply) was stored in
+    /// `channel_id`: a target for edits and a root for replies.
+    pub fn stored(&mut self, channel_id: &str, message_id: Uuid) {
         if self.own.len() == RECENT {
             self.own.pop_front();
         }
-        self.own.push_back(message_id);
+        self.own.push_back((channel_id.to_owned(), message_id));
     }
 }
 
@@ -164,6 +187,8 @@ pub struct Change {
 pub enum ChangeKind {
     /// The target's text becomes this.
     Edit(String),
+    /// A reply in the target's thread (the target's `replyCount` rises).
+    Reply,
     /// `user` adds (`true`) or removes `emoji`.
     React {
         /// Who reacts.
@@ -181,6 +206,8 @@ pub enum ChangeKind {
 struct Expected {
     body: Option<(i64, String)>,
     reactions: Vec<(String, HashSet<String>, i64)>,
+    /// Replies in its thread.
+    replies: i64,
 }
 
 /// Folds the ACKed `changes` of `channel_id` in seq order and compares the
@@ -188,7 +215,8 @@ struct Expected {
 /// is always false): each edited message's `body` is its latest edit's text
 /// with `editedAt` set, each unedited one has no `editedAt`, and each
 /// message's `reactions` hold exactly the emoji some user holds, with their
-/// counts, in first-use order. Returns what is wrong (at most 20 lines).
+/// counts, in first-use order, and its thread's `replyCount` is the number
+/// of ACKed replies in it. Returns what is wrong (at most 20 lines).
 pub fn check_state(channel_id: &str, history: &[RecvMessage], changes: &[Change]) -> Vec<String> {
     let mut mine: Vec<&Change> = changes.iter().filter(|c| c.channel_id == channel_id).collect();
     mine.sort_by_key(|c| c.seq);
@@ -197,6 +225,7 @@ pub fn check_state(channel_id: &str, history: &[RecvMessage], changes: &[Change]
         let state = expected.entry(change.target).or_default();
         match &change.what {
             ChangeKind::Edit(body) => state.body = Some((change.seq, body.clone())),
+            ChangeKind::Reply => state.replies += 1,
             ChangeKind::React { user, emoji, add } => match state.reactions.iter().position(|(e, _, _)| e == emoji) {
                 Some(i) => {
                     let (_, holders, first) = &mut state.reactions[i];
@@ -249,6 +278,13 @@ pub fn check_state(channel_id: &str, history: &[RecvMessage], changes: &[Change]
                 m.seq
             ));
         }
+        let replies = m.thread.as_ref().map_or(0, |t| t.reply_count);
+        if replies != want.replies {
+            problems.push(format!(
+                "{channel_id} seq {}: replyCount read {replies}, want {} (ACKed replies in its thread)",
+                m.seq, want.replies
+            ));
+        }
         if problems.len() >= 20 {
             break;
         }
@@ -294,11 +330,12 @@ mod tests {
             Mix {
                 react_pct: 20,
                 edit_pct: 10,
+                reply_pct: 0,
             },
             3,
             seen,
         );
-        picker.stored(Uuid::now_v7());
+        picker.stored("c", Uuid::now_v7());
         let ops: Vec<Op> = (0..1000).map(|c| picker.next(c)).collect();
         let count = |k: Kind| ops.iter().filter(|o| o.kind() == k).count();
         assert_eq!(
@@ -316,6 +353,7 @@ mod tests {
             Mix {
                 react_pct: 50,
                 edit_pct: 50,
+                reply_pct: 0,
             },
             0,
             Arc::default(),
@@ -378,5 +416,50 @@ mod tests {
         let mut marked = message(9, Uuid::now_v7(), "x");
         marked.edited_at = Some(1);
         assert_eq!(check_state("c", &[ma, mb, marked], &changes).len(), 1);
+    }
+
+    #[test]
+    fn replies_go_to_an_own_root_in_its_channel_and_the_check_counts_them() {
+        let mut picker = Picker::new(
+            Mix {
+                react_pct: 0,
+                edit_pct: 0,
+                reply_pct: 25,
+            },
+            1,
+            Arc::default(),
+        );
+        assert!((0..100).all(|c| picker.next(c) == Op::Send), "no root yet");
+        let root = Uuid::now_v7();
+        picker.stored("room", root);
+        let ops: Vec<Op> = (0..400).map(|c| picker.next(c)).collect();
+        let replies: Vec<&Op> = ops.iter().filter(|o| o.kind() == Kind::Reply).collect();
+        assert_eq!(replies.len(), 100);
+        assert!(replies.iter().all(|o| **o
+            == Op::Reply {
+                channel_id: "room".into(),
+                root
+            }));
+        // Two ACKed replies: the root must read replyCount 2.
+        let reply = |seq| Change {
+            channel_id: "c".into(),
+            seq,
+            target: root,
+            what: ChangeKind::Reply,
+        };
+        let changes = vec![reply(2), reply(3)];
+        let mut m = message(1, root, "root");
+        assert_eq!(
+            check_state("c", std::slice::from_ref(&m), &changes).len(),
+            1,
+            "no summary read"
+        );
+        m.thread = Some(chatd_client::chatd_proto::protocol::ThreadSummary {
+            reply_count: 2,
+            last_reply_at: 3,
+            last_reply_seq: 3,
+            participants: vec!["u".into()],
+        });
+        assert_eq!(check_state("c", &[m], &changes), Vec::<String>::new());
     }
 }

@@ -30,6 +30,7 @@ mod history;
 mod reads;
 mod seed;
 mod stats;
+mod thread;
 mod webhook;
 
 use std::collections::{BTreeMap, HashMap};
@@ -38,7 +39,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use chatd_client::admin::AdminClient;
-use chatd_client::{Ack, Client, ClientConfig, EntryRequest, Event, SendError, StartFrom};
+use chatd_client::{Ack, Client, ClientConfig, EntryRequest, Event, SendError, SendOptions, StartFrom};
 use clap::{Parser, Subcommand};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use hdrhistogram::Histogram;
@@ -138,6 +139,10 @@ enum Scenario {
         /// MSG_EDIT per 100 entries.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100))]
         edit_pct: u32,
+        /// Thread replies (MSG_SEND with `threadId` and `replyTo` of one of
+        /// the connection's own recent messages, §14) per 100 entries.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+        reply_pct: u32,
         /// Rounds of a plain `send` phase and a mix phase; send goes first in
         /// even rounds and second in odd ones, so the later phase's bigger
         /// tables and the machine's drift do not all fall on one side (use
@@ -162,6 +167,11 @@ enum Scenario {
     /// members next to one of 8 in the same run, with sizes and CPU per
     /// request.
     BigChannel(big_channel::BigChannelArgs),
+    /// One thread of a long channel (§14): a channel of N messages written
+    /// straight into the database, every K-th a reply in the thread of the
+    /// first; the thread's newest and older pages timed next to the
+    /// channel's newest page in the same run, with CPU per request.
+    Thread(thread::ThreadArgs),
     /// Every connection sends into one channel (all are its members).
     Hot {
         #[arg(long, default_value_t = 64)]
@@ -578,14 +588,19 @@ async fn main() -> anyhow::Result<()> {
             rate,
             react_pct,
             edit_pct,
+            reply_pct,
             rounds,
         } => {
-            if react_pct + edit_pct > 100 {
-                bail!("--react-pct and --edit-pct add up to more than 100");
+            if react_pct + edit_pct + reply_pct > 100 {
+                bail!("--react-pct, --edit-pct and --reply-pct add up to more than 100");
             }
             let members = members.clamp(1, connections.max(1));
-            let mix = Mix { react_pct, edit_pct };
-            let settings = json!({"connections": connections, "channels": channels, "members": members, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes, "sendPct": 100 - react_pct - edit_pct, "reactPct": react_pct, "editPct": edit_pct, "rounds": rounds});
+            let mix = Mix {
+                react_pct,
+                edit_pct,
+                reply_pct,
+            };
+            let settings = json!({"connections": connections, "channels": channels, "members": members, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes, "sendPct": 100 - react_pct - edit_pct - reply_pct, "reactPct": react_pct, "editPct": edit_pct, "replyPct": reply_pct, "rounds": rounds});
             let mode = mode_for(rate, connections, in_flight);
             mix_rounds(&cli, &ctx, pid, settings, rounds.max(1), |run: &str, mix_on: bool| {
                 send_layout(run, connections, channels, members, mode, mix_on.then_some(mix))
@@ -595,6 +610,7 @@ async fn main() -> anyhow::Result<()> {
         Scenario::History(args) => history::run(&cli, &ctx, args).await?,
         Scenario::Directory(args) => directory::run(&cli, &ctx, pid, args).await?,
         Scenario::BigChannel(args) => big_channel::run(&cli, &ctx, pid, args).await?,
+        Scenario::Thread(args) => thread::run(&cli, &ctx, pid, args).await?,
         Scenario::Typing { .. } | Scenario::Presence { .. } | Scenario::Webhook { .. } => {
             unreachable!("handled above")
         }
@@ -969,6 +985,13 @@ async fn connection(
                         };
                         client.submit_entry(&key, entry).await
                     }
+                    Op::Reply { channel_id, root } => {
+                        let options = SendOptions {
+                            reply_to: Some(*root),
+                            thread_id: Some(*root),
+                        };
+                        client.submit_with(channel_id, &key, body.clone(), options).await
+                    }
                 };
                 match submitted {
                     Ok(pending) => in_flight.push(async move { (intended, op, body, pending.await) }),
@@ -1009,10 +1032,11 @@ async fn connection(
                             let what = match op {
                                 Op::Send => {
                                     if let Some(p) = picker.as_mut() {
-                                        p.stored(ack.message_id);
+                                        p.stored(&ack.channel_id, ack.message_id);
                                     }
                                     None
                                 }
+                                Op::Reply { root, .. } => Some((root, ChangeKind::Reply)),
                                 Op::Edit(target) => Some((target, ChangeKind::Edit(body))),
                                 Op::React(target, emoji, add) => Some((
                                     target,
