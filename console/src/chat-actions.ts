@@ -5,6 +5,7 @@
  * outbox record discarded, and its buttons go.
  */
 import type { Message } from '../../clients/typescript/src/index.js';
+import { MessageReports } from './chat-report.js';
 import type { ChatState, V11Op } from './chat-state.js';
 import { h } from './dom.js';
 import { errorText, isUnknownType } from './words.js';
@@ -28,16 +29,20 @@ export interface ActionHooks {
   startReply(m: Message): void;
   /** Opens the thread of this root in the thread panel. */
   openThread(m: Message): void;
+  /** The user blocked someone (Block on a message): redraw what shows their messages. */
+  blocked(): void;
 }
 
 /** The reaction and action buttons of stored messages, and the operations behind them. */
 export class MessageActions {
   private readonly state: ChatState;
   private readonly hooks: ActionHooks;
+  private readonly reports: MessageReports;
 
   constructor(state: ChatState, hooks: ActionHooks) {
     this.state = state;
     this.hooks = hooks;
+    this.reports = new MessageReports(state, hooks);
   }
 
   /** The reactions on `m`, one button each (pressed when one is the user's: a click takes it back). */
@@ -157,6 +162,8 @@ export class MessageActions {
         ),
       );
     }
+    // moderation (protocol §17): report another user's message, block its sender
+    if (!mine) actions.append(...this.reports.buttons(m));
     return actions;
   }
 

@@ -18,7 +18,10 @@
  * chat-thread.ts (the thread panel), chat-quote.ts (a reply's quote), chat-people.ts
  * (people, typing, presence), chat-members.ts (the member list with roles),
  * chat-directory.ts (browsing, joining and leaving public channels), chat-create.ts (New
- * message and New channel) and chat-notice.ts. The parts do not import one another except for types and
+ * message and New channel), chat-notice.ts, and moderation's: chat-moderation.ts (the
+ * moderator menu and Block on members), chat-bans.ts (the bans list), chat-report.ts
+ * (Report and Block on messages) and chat-posting.ts (muted, read-only and slow mode above
+ * the composer). The parts do not import one another except for types and
  * chat-messages.ts using chat-people.ts's presence dot; what one needs from another goes
  * through the hooks given here.
  */
@@ -33,6 +36,7 @@ import { ChannelMembers } from './chat-members.js';
 import { MessageList } from './chat-messages.js';
 import { Notices } from './chat-notice.js';
 import { People } from './chat-people.js';
+import { PostingState } from './chat-posting.js';
 import { ChatState } from './chat-state.js';
 import { ThreadPanel } from './chat-thread.js';
 import { announce, banner, h } from './dom.js';
@@ -59,6 +63,7 @@ export class ChatView {
   private readonly actions: MessageActions;
   private readonly messages: MessageList;
   private readonly composer: Composer;
+  private readonly posting: PostingState;
   private readonly thread: ThreadPanel;
   private readonly unsubs: (() => void)[] = [];
   /** The channels of the last HELLO (not announced as new). */
@@ -88,7 +93,10 @@ export class ChatView {
       },
     );
     this.people = new People(state);
-    this.members = new ChannelMembers(state);
+    this.members = new ChannelMembers(state, () => {
+      this.messages.render();
+    });
+    this.posting = new PostingState(state);
     this.directory = new ChannelDirectory(state, {
       select: (id) => {
         this.select(id ?? this.client.channelIds()[0]);
@@ -125,6 +133,10 @@ export class ChatView {
       },
       openThread: (m) => {
         this.thread.show(m);
+      },
+      blocked: () => {
+        this.messages.render();
+        this.members.render();
       },
     });
     this.thread = new ThreadPanel(state);
@@ -209,7 +221,7 @@ export class ChatView {
         if (id === this.state.current) this.members.refresh();
       }),
       c.events.on('error', (err) => {
-        banner(errorWords(err.code, err.message));
+        banner(errorWords(err.code, err.message, err.reason));
       }),
     );
     const goOffline = (): void => {
@@ -221,6 +233,16 @@ export class ChatView {
     });
     await c.start();
     this.connection.update();
+    // the users this user blocks: their messages are hidden (a server before moderation has no list: none)
+    c.moderation.blocks().then(
+      (list) => {
+        if (this.state.closed) return;
+        for (const u of list) this.state.blocked.add(u);
+        this.messages.render();
+        this.members.render();
+      },
+      () => undefined,
+    );
   }
 
   /** Closes the client for good. */
@@ -228,6 +250,7 @@ export class ChatView {
     this.state.closed = true;
     this.connection.stop();
     this.members.close();
+    this.posting.close();
     for (const u of this.unsubs.splice(0)) u();
     this.client.close();
     this.connection.idle();
@@ -268,6 +291,7 @@ export class ChatView {
     this.people.renderPeople();
     this.people.updateSubscription();
     this.members.render();
+    this.posting.render();
   }
 
   /** Selects a channel (or none), opens it and builds its pane. */
@@ -325,8 +349,10 @@ export class ChatView {
       this.notices.element(),
       this.composer.editingElement(),
       this.composer.replyingElement(),
+      this.posting.element(),
       this.composer.element(id),
     );
+    this.posting.render();
     this.thread.attach(pane);
     this.messages.render();
     this.people.renderTyping();
