@@ -5758,12 +5758,102 @@
     }
   };
 
+  // src/chat-rules.ts
+  var SLOW = [
+    { ms: 0, label: "off" },
+    { ms: 1e4, label: "10 s" },
+    { ms: 3e4, label: "30 s" },
+    { ms: 6e4, label: "1 min" },
+    { ms: 3e5, label: "5 min" }
+  ];
+  var ChannelRulesForm = class {
+    state;
+    el;
+    who;
+    slow;
+    statusEl;
+    /** The channel the form was last drawn for: another one resets the pickers. */
+    drawnFor;
+    constructor(state) {
+      this.state = state;
+    }
+    /** Makes the section (hidden until `show(true)`). */
+    element() {
+      this.who = h(
+        "select",
+        { id: "rules-posting", "aria-label": "Who may post" },
+        h("option", { value: "" }, "who posts: keep as it is"),
+        h("option", { value: "member" }, "everyone posts"),
+        h("option", { value: "moderator" }, "only moderators post")
+      );
+      this.slow = h(
+        "select",
+        { id: "rules-slow", "aria-label": "Slow mode" },
+        h("option", { value: "" }, "slow mode: keep as it is"),
+        ...SLOW.map((s) => h("option", { value: s.ms }, `slow mode ${s.label}`))
+      );
+      this.statusEl = h("p", { class: "hint", id: "rules-status", role: "status" });
+      const form = h("form", { class: "rules-form", id: "rules-form", "aria-label": "Channel rules" }, this.who, this.slow, h("button", { type: "submit", id: "rules-save" }, "Save rules"));
+      form.addEventListener("submit", (ev) => {
+        ev.preventDefault();
+        this.save();
+      });
+      this.el = h("div", { class: "rules", id: "rules", hidden: true }, h("h3", {}, "Channel rules"), form, this.statusEl);
+      return this.el;
+    }
+    /** Shows the form for an owner of the selected group channel; another channel starts it anew. */
+    show(owner) {
+      if (this.el === void 0) return;
+      this.el.hidden = !owner;
+      const id = this.state.current;
+      if (id === this.drawnFor) return;
+      this.drawnFor = id;
+      const known = this.state.snapshot()?.moderation;
+      if (this.who !== void 0) this.who.value = known?.postingRole === "moderator" || known?.postingRole === "member" ? known.postingRole : "";
+      if (this.slow !== void 0) this.slow.value = known?.slowModeMs !== void 0 && SLOW.some((s) => s.ms === known.slowModeMs) ? String(known.slowModeMs) : "";
+      if (this.statusEl !== void 0) this.statusEl.textContent = known === void 0 ? "" : rulesWords(known);
+    }
+    save() {
+      const id = this.state.current;
+      if (id === void 0 || this.who === void 0 || this.slow === void 0) return;
+      const settings = {};
+      if (this.who.value === "member" || this.who.value === "moderator") settings.postingRole = this.who.value;
+      if (this.slow.value !== "") settings.slowModeMs = Number(this.slow.value);
+      if (settings.postingRole === void 0 && settings.slowModeMs === void 0) {
+        this.say("Pick who posts or a slow mode first.");
+        return;
+      }
+      this.say("Saving…");
+      this.state.client.moderation.setChannelSettings(id, settings).then(
+        (rules) => {
+          if (this.state.closed || this.state.current !== id) return;
+          const said = rulesWords(rules);
+          this.say(said);
+          announce(said);
+        },
+        (e) => {
+          if (!this.state.closed && this.state.current === id) this.say(refusalWords("The rules were not saved", e));
+        }
+      );
+    }
+    say(text) {
+      if (this.statusEl !== void 0) this.statusEl.textContent = text;
+    }
+  };
+  function rulesWords(r) {
+    if (r.postingRole === void 0 && r.slowModeMs === void 0) return "";
+    const who = r.postingRole === "moderator" ? "only moderators post" : r.postingRole === "member" ? "everyone posts" : "who posts not known";
+    const slow = r.slowModeMs === void 0 ? "slow mode not known" : r.slowModeMs === 0 ? "no slow mode" : `slow mode ${SLOW.find((s) => s.ms === r.slowModeMs)?.label ?? `${r.slowModeMs / 1e3} s`}`;
+    return `Now: ${who}; ${slow}.`;
+  }
+
   // src/chat-members.ts
   var ROLES = ["member", "moderator", "owner"];
   var ChannelMembers = class {
     state;
     menu;
     bans;
+    rules;
     el;
     /** The column's parts, made once: the title, the list (or why there is none), the add form, the action line. */
     titleEl;
@@ -5782,6 +5872,7 @@
     constructor(state, blocksChanged) {
       this.state = state;
       this.bans = new BansList(state);
+      this.rules = new ChannelRulesForm(state);
       this.menu = new ModeratorMenu(state, {
         run: (channelId, p, done, refused) => {
           this.change(channelId, p, done, refused);
@@ -5823,6 +5914,7 @@
         this.bodyEl,
         this.manageEl,
         this.actionEl,
+        this.rules.element(),
         this.bans.element()
       );
       return this.el;
@@ -5870,6 +5962,7 @@
       this.titleEl.textContent = shown ? `Members (${l.members.length})` : "Members";
       this.manageEl.hidden = !manage;
       this.bans.show(manage);
+      this.rules.show(role === "owner");
       if (this.addRole !== void 0) {
         this.addRole.hidden = role !== "owner";
         if (role !== "owner") this.addRole.value = "member";

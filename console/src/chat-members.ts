@@ -13,12 +13,13 @@
  * picker on each other member (`addMember`, `removeMember`, `setMemberRole`: `PUT` and
  * `DELETE /v1/channels/{channelId}/members/{userId}`), and the moderator menu and bans list
  * of moderation (chat-moderation.ts, chat-bans.ts: mute for a time, unmute, ban, lift a
- * ban); every user gets Block / Unblock on the others. The server judges every change; a
+ * ban), and for an owner the channel's rules (chat-rules.ts: who posts, slow mode); every user gets Block / Unblock on the others. The server judges every change; a
  * refusal is shown under the list in its words, with its code and reason.
  */
 import { ChatdError, type Member, type MemberListSnapshot, type MemberListStore, type MemberRole } from '../../clients/typescript/src/index.js';
 import { BansList } from './chat-bans.js';
 import { ModeratorMenu } from './chat-moderation.js';
+import { ChannelRulesForm } from './chat-rules.js';
 import type { ChatState } from './chat-state.js';
 import { announce, h } from './dom.js';
 import { refusalWords } from './words.js';
@@ -31,6 +32,7 @@ export class ChannelMembers {
   private readonly state: ChatState;
   private readonly menu: ModeratorMenu;
   private readonly bans: BansList;
+  private readonly rules: ChannelRulesForm;
   private el: HTMLElement | undefined;
   /** The column's parts, made once: the title, the list (or why there is none), the add form, the action line. */
   private titleEl: HTMLElement | undefined;
@@ -50,6 +52,7 @@ export class ChannelMembers {
   constructor(state: ChatState, blocksChanged: () => void) {
     this.state = state;
     this.bans = new BansList(state);
+    this.rules = new ChannelRulesForm(state);
     this.menu = new ModeratorMenu(state, {
       run: (channelId, p, done, refused) => {
         this.change(channelId, p, done, refused);
@@ -92,6 +95,7 @@ export class ChannelMembers {
       this.bodyEl,
       this.manageEl,
       this.actionEl,
+      this.rules.element(),
       this.bans.element(),
     );
     return this.el;
@@ -142,6 +146,7 @@ export class ChannelMembers {
     this.titleEl.textContent = shown ? `Members (${l.members.length})` : 'Members';
     this.manageEl.hidden = !manage;
     this.bans.show(manage);
+    this.rules.show(role === 'owner');
     if (this.addRole !== undefined) {
       // a moderator adds members only
       this.addRole.hidden = role !== 'owner';

@@ -20,10 +20,12 @@
  * chat-directory.ts (browsing, joining and leaving public channels), chat-create.ts (New
  * message and New channel), chat-notice.ts, and moderation's: chat-moderation.ts (the
  * moderator menu and Block on members), chat-bans.ts (the bans list), chat-report.ts
- * (Report and Block on messages) and chat-posting.ts (muted, read-only and slow mode above
- * the composer). The parts do not import one another except for types and
- * chat-messages.ts using chat-people.ts's presence dot; what one needs from another goes
- * through the hooks given here.
+ * (Report and Block on messages), chat-rules.ts (an owner's posting rules) and
+ * chat-posting.ts (muted, read-only and slow mode above the composer). The parts do not
+ * import one another except for types, chat-messages.ts using chat-people.ts's presence
+ * dot, chat-members.ts holding the member column's moderation parts (chat-moderation.ts,
+ * chat-bans.ts, chat-rules.ts) and chat-actions.ts holding chat-report.ts; what one needs
+ * from another goes through the hooks given here.
  */
 import { ChatClient } from '../../clients/typescript/src/index.js';
 import { MessageActions } from './chat-actions.js';

@@ -2,10 +2,11 @@
 // playwright-core, olive (the owner) and bob (a member) in their own browser contexts,
 // against the real chatd. The moderator menu mutes bob for a time (his composer says until
 // when and is off), unmutes him, bans him (his channel goes, "banned") and the bans list
-// lifts it; slow mode shows its countdown and the message waits, then goes; a read-only
-// refusal is said above the composer; Report sends a flag, Block hides the sender's
-// messages and Unblock shows them again. Every assertion reads the page the user sees,
-// and the server's own reads where it stores something.
+// lifts it; olive's channel rules set slow mode, whose countdown bob sees while his message
+// waits and then goes, and make the channel an announcement channel, whose refusal is said
+// above bob's composer; Report sends a flag, Block hides the sender's messages and Unblock
+// shows them again. Every assertion reads the page the user sees, and the server's own
+// reads where it stores something.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
@@ -115,8 +116,11 @@ describe('console moderation in a real browser (olive the owner, bob a member)',
 
   test('slow mode: the second message waits with a countdown above the composer, then is stored once; read-only is said after a refusal', async () => {
     await make('mod-slow');
-    const patched = await chatd.admin('PATCH', '/v1/channels/mod-slow', { slowModeMs: 4000 });
-    assert.equal(patched.status, 200, JSON.stringify(patched.json));
+    // olive, the owner, sets slow mode in the channel's rules (bob, a member, has no such form)
+    await olive.locator('#rules-slow').selectOption({ label: 'slow mode 10 s' });
+    await olive.locator('#rules-save').click();
+    await olive.locator('#rules-status', { hasText: 'Now: everyone posts; slow mode 10 s.' }).waitFor();
+    assert.equal(await bob.locator('#rules').isHidden(), true, 'a member has no rules form');
     await send(bob, 'slow one');
     await message(bob, 'slow one').waitFor();
     await send(bob, 'slow two');
@@ -129,7 +133,10 @@ describe('console moderation in a real browser (olive the owner, bob a member)',
     assert.deepEqual(history.messages.map((m) => m.body), ['slow one', 'slow two']);
 
     // an announcement channel: bob's send is refused read_only, said on the message and above the composer
-    assert.equal((await chatd.admin('PATCH', '/v1/channels/mod-slow', { postingRole: 'moderator', slowModeMs: 0 })).status, 200);
+    await olive.locator('#rules-posting').selectOption('moderator');
+    await olive.locator('#rules-slow').selectOption({ label: 'slow mode off' });
+    await olive.locator('#rules-save').click();
+    await olive.locator('#rules-status', { hasText: 'Now: only moderators post; no slow mode.' }).waitFor();
     await send(bob, 'not allowed here');
     const failed = bob.locator('#messages li.msg[data-state="failed"]', { hasText: 'not allowed here' });
     await failed.locator('.meta.error', { hasText: 'Only moderators post in this channel' }).waitFor();
