@@ -6,7 +6,7 @@
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { foldMemberFrame, type ChatdError, type Member } from '../../src/index.js';
-import { entry, open, restoreFetch, tick } from '../helpers/fakes.js';
+import { entry, json, open, restoreFetch, tick } from '../helpers/fakes.js';
 
 afterEach(restoreFetch);
 
@@ -126,4 +126,31 @@ test('foldMemberFrame: mute sets and lifts a member’s mutedUntil; for a strang
   assert.equal(foldMemberFrame(muted, { ...frame, mutedUntil: 99 }), muted, 'the same mute: unchanged');
   assert.deepEqual(foldMemberFrame(muted, { ...frame, mutedUntil: null }), [bob]);
   assert.equal(foldMemberFrame(list, { ...frame, userId: 'zed', mutedUntil: 5 }), list);
+});
+
+test('snapshot: a members read showing the user’s mutedUntil sets it, one without lifts it; an edit refused muted (by messageId) tells its record’s channel', async () => {
+  let muted: number | undefined = Date.now() + 600_000;
+  const h = await open([entry('room'), entry('other')], () =>
+    json(200, { members: [{ userId: 'alice', role: 'member', joinedAt: 1, deliveredSeq: 0, readSeq: 0, ...(muted !== undefined ? { mutedUntil: muted } : {}) }], hasMore: false, atSeq: 0 }),
+  );
+  try {
+    const room = h.client.channel('room');
+    const until = muted;
+    await h.client.members('room');
+    assert.equal(room.getSnapshot().moderation.mutedUntil, until);
+    muted = undefined;
+    await h.client.members('room');
+    assert.equal(room.getSnapshot().moderation.mutedUntil, undefined);
+
+    const other = h.client.channel('other');
+    const edit = h.client.edit('other', 'm1', 'changed', { clientMsgId: 'e1' });
+    await tick();
+    h.ws().receive({ type: 'ERROR', code: 'forbidden', message: 'muted', retryable: false, clientMsgId: 'e1', messageId: 'm1', reason: 'muted', retryAfterMs: 30_000 });
+    await assert.rejects(edit, (e: ChatdError) => e.reason === 'muted');
+    const m = other.getSnapshot().moderation.mutedUntil;
+    assert.ok(m !== undefined && m > Date.now() + 25_000, `mutedUntil ${String(m)}`);
+    assert.equal(room.getSnapshot().moderation.mutedUntil, undefined, 'not another channel');
+  } finally {
+    h.client.close();
+  }
 });
