@@ -2891,7 +2891,7 @@
         p.retryTimer = setTimeout(() => {
           p.retryTimer = void 0;
           this.pump();
-        }, err.retryAfterMs);
+        }, Math.max(1, err.retryAfterMs));
         return;
       }
       if (err.retryable) {

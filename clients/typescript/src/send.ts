@@ -332,7 +332,7 @@ export class Sender {
       p.retryTimer = setTimeout(() => {
         p.retryTimer = undefined;
         this.pump();
-      }, err.retryAfterMs);
+      }, Math.max(1, err.retryAfterMs));
       return;
     }
     if (err.retryable) {
