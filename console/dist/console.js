@@ -4452,6 +4452,118 @@
     chId.focus();
   }
 
+  // src/chat-moderation.ts
+  var DURATIONS = [
+    { minutes: 10, label: "10 minutes" },
+    { minutes: 60, label: "1 hour" },
+    { minutes: 24 * 60, label: "1 day" },
+    { minutes: 7 * 24 * 60, label: "1 week" }
+  ];
+  var ModeratorMenu = class {
+    state;
+    hooks;
+    /** The duration last picked per channel and user: a redraw of the list keeps it. */
+    picked = /* @__PURE__ */ new Map();
+    constructor(state, hooks) {
+      this.state = state;
+      this.hooks = hooks;
+    }
+    /** Whether a user of role `mine` may mute and ban member `m` (an owner: anyone else; a moderator: `member`s). */
+    static mayModerate(mine, m, me) {
+      if (m.userId === me) return false;
+      return mine === "owner" || mine === "moderator" && m.role === "member";
+    }
+    /** The muted mark of a member whose mute is in force ("muted until 14:05"), or nothing. */
+    mutedMark(m) {
+      if (m.mutedUntil === void 0 || m.mutedUntil <= Date.now()) return null;
+      return h("span", { class: "muted-mark", "data-muted-until": m.mutedUntil }, `muted until ${clock(m.mutedUntil)}`);
+    }
+    /**
+     * Mute (with its duration) or, while `m` is muted and `unmute` is set, Unmute; and Ban,
+     * for member `m` of `channelId` (on a message, `unmute` is off: a mute is lifted from the
+     * member list).
+     */
+    moderatorControls(channelId, m, unmute = true) {
+      const client = this.state.client;
+      const muted = unmute && m.mutedUntil !== void 0 && m.mutedUntil > Date.now();
+      const out = [];
+      if (muted) {
+        out.push(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "member-unmute",
+              "aria-label": `Unmute ${m.userId}`,
+              onclick: () => {
+                this.hooks.run(channelId, client.moderation.unmute(channelId, m.userId), `${m.userId} is no longer muted.`, `${m.userId} was not unmuted`);
+              }
+            },
+            "Unmute"
+          )
+        );
+      } else {
+        const pick = h(
+          "select",
+          { class: "member-mute-for", "aria-label": `Mute ${m.userId} for` },
+          ...DURATIONS.map((d) => h("option", { value: d.minutes }, d.label))
+        );
+        const key2 = `${channelId}\0${m.userId}`;
+        pick.value = this.picked.get(key2) ?? String(DURATIONS[0]?.minutes ?? 10);
+        pick.addEventListener("change", () => {
+          this.picked.set(key2, pick.value);
+        });
+        const mute = () => {
+          const minutes = Number(pick.value);
+          const until = Date.now() + minutes * 6e4;
+          const label = DURATIONS.find((d) => d.minutes === minutes)?.label ?? `${minutes} minutes`;
+          this.hooks.run(channelId, client.moderation.mute(channelId, m.userId, until), `${m.userId} is muted for ${label}.`, `${m.userId} was not muted`);
+        };
+        out.push(pick, h("button", { type: "button", class: "member-mute", "aria-label": `Mute ${m.userId}`, onclick: mute }, "Mute"));
+      }
+      out.push(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "member-ban",
+            "aria-label": `Ban ${m.userId}`,
+            onclick: () => {
+              this.hooks.run(channelId, client.moderation.ban(channelId, m.userId), `${m.userId} was banned.`, `${m.userId} was not banned`);
+            }
+          },
+          "Ban"
+        )
+      );
+      return out;
+    }
+    /** Block or Unblock another user (any user may); nothing for the user itself. */
+    blockControl(channelId, userId) {
+      if (userId === this.state.userId) return null;
+      const blocked = this.state.blocked.has(userId);
+      const client = this.state.client;
+      const toggle = () => {
+        const p = blocked ? client.moderation.unblock(userId) : client.moderation.block(userId);
+        const change = p.then(() => {
+          if (blocked) this.state.blocked.delete(userId);
+          else this.state.blocked.add(userId);
+          this.hooks.blocksChanged();
+        });
+        this.hooks.run(
+          channelId,
+          change,
+          blocked ? `You no longer block ${userId}.` : `You block ${userId}: their messages are hidden.`,
+          blocked ? `${userId} was not unblocked` : `${userId} was not blocked`
+        );
+      };
+      return h(
+        "button",
+        { type: "button", class: blocked ? "member-unblock" : "member-block", "aria-label": `${blocked ? "Unblock" : "Block"} ${userId}`, onclick: toggle },
+        blocked ? "Unblock" : "Block"
+      );
+    }
+  };
+
   // src/words.ts
   function errorWords(code, message, reason) {
     switch (reason) {
@@ -4670,10 +4782,26 @@
     state;
     hooks;
     reports;
+    menu;
     constructor(state, hooks) {
       this.state = state;
       this.hooks = hooks;
       this.reports = new MessageReports(state, hooks);
+      this.menu = new ModeratorMenu(state, {
+        run: (_channelId, p, done, refused) => {
+          p.then(
+            () => {
+              if (!this.state.closed) this.hooks.notice(done);
+            },
+            (e) => {
+              if (!this.state.closed) this.hooks.notice(refusalWords(refused, e));
+            }
+          );
+        },
+        blocksChanged: () => {
+          this.hooks.blocked();
+        }
+      });
     }
     /** The reactions on `m`, one button each (pressed when one is the user's: a click takes it back). */
     reactions(m) {
@@ -4789,8 +4917,16 @@
           )
         );
       }
-      if (!mine) actions.append(...this.reports.buttons(m));
+      if (!mine) actions.append(...this.moderation(m), ...this.reports.buttons(m));
       return actions;
+    }
+    /** Mute and Ban of `m`'s sender, when the user's role allows them (its member list tells the sender's role). */
+    moderation(m) {
+      const s = this.state.summary(m.channelId);
+      if (s === void 0 || s.kind === "direct") return [];
+      const sender = this.state.client.memberList(m.channelId).getSnapshot().members.find((x) => x.userId === m.senderId);
+      if (sender === void 0 || !ModeratorMenu.mayModerate(s.role, sender, this.state.userId)) return [];
+      return this.menu.moderatorControls(m.channelId, sender, false);
     }
     /** Adds or removes the user's reaction. */
     react(channelId, messageId, emoji, op) {
@@ -5657,107 +5793,6 @@
     }
   };
 
-  // src/chat-moderation.ts
-  var DURATIONS = [
-    { minutes: 10, label: "10 minutes" },
-    { minutes: 60, label: "1 hour" },
-    { minutes: 24 * 60, label: "1 day" },
-    { minutes: 7 * 24 * 60, label: "1 week" }
-  ];
-  var ModeratorMenu = class {
-    state;
-    hooks;
-    constructor(state, hooks) {
-      this.state = state;
-      this.hooks = hooks;
-    }
-    /** Whether a user of role `mine` may mute and ban member `m` (an owner: anyone else; a moderator: `member`s). */
-    static mayModerate(mine, m, me) {
-      if (m.userId === me) return false;
-      return mine === "owner" || mine === "moderator" && m.role === "member";
-    }
-    /** The muted mark of a member whose mute is in force ("muted until 14:05"), or nothing. */
-    mutedMark(m) {
-      if (m.mutedUntil === void 0 || m.mutedUntil <= Date.now()) return null;
-      return h("span", { class: "muted-mark", "data-muted-until": m.mutedUntil }, `muted until ${clock(m.mutedUntil)}`);
-    }
-    /** Mute (with its duration) or Unmute, and Ban, for member `m` of `channelId`. */
-    moderatorControls(channelId, m) {
-      const client = this.state.client;
-      const muted = m.mutedUntil !== void 0 && m.mutedUntil > Date.now();
-      const out = [];
-      if (muted) {
-        out.push(
-          h(
-            "button",
-            {
-              type: "button",
-              class: "member-unmute",
-              "aria-label": `Unmute ${m.userId}`,
-              onclick: () => {
-                this.hooks.run(channelId, client.moderation.unmute(channelId, m.userId), `${m.userId} is no longer muted.`, `${m.userId} was not unmuted`);
-              }
-            },
-            "Unmute"
-          )
-        );
-      } else {
-        const pick = h(
-          "select",
-          { class: "member-mute-for", "aria-label": `Mute ${m.userId} for` },
-          ...DURATIONS.map((d) => h("option", { value: d.minutes }, d.label))
-        );
-        const mute = () => {
-          const minutes = Number(pick.value);
-          const until = Date.now() + minutes * 6e4;
-          const label = DURATIONS.find((d) => d.minutes === minutes)?.label ?? `${minutes} minutes`;
-          this.hooks.run(channelId, client.moderation.mute(channelId, m.userId, until), `${m.userId} is muted for ${label}.`, `${m.userId} was not muted`);
-        };
-        out.push(pick, h("button", { type: "button", class: "member-mute", "aria-label": `Mute ${m.userId}`, onclick: mute }, "Mute"));
-      }
-      out.push(
-        h(
-          "button",
-          {
-            type: "button",
-            class: "member-ban",
-            "aria-label": `Ban ${m.userId}`,
-            onclick: () => {
-              this.hooks.run(channelId, client.moderation.ban(channelId, m.userId), `${m.userId} was banned.`, `${m.userId} was not banned`);
-            }
-          },
-          "Ban"
-        )
-      );
-      return out;
-    }
-    /** Block or Unblock another user (any user may); nothing for the user itself. */
-    blockControl(channelId, userId) {
-      if (userId === this.state.userId) return null;
-      const blocked = this.state.blocked.has(userId);
-      const client = this.state.client;
-      const toggle = () => {
-        const p = blocked ? client.moderation.unblock(userId) : client.moderation.block(userId);
-        const change = p.then(() => {
-          if (blocked) this.state.blocked.delete(userId);
-          else this.state.blocked.add(userId);
-          this.hooks.blocksChanged();
-        });
-        this.hooks.run(
-          channelId,
-          change,
-          blocked ? `You no longer block ${userId}.` : `You block ${userId}: their messages are hidden.`,
-          blocked ? `${userId} was not unblocked` : `${userId} was not blocked`
-        );
-      };
-      return h(
-        "button",
-        { type: "button", class: blocked ? "member-unblock" : "member-block", "aria-label": `${blocked ? "Unblock" : "Block"} ${userId}`, onclick: toggle },
-        blocked ? "Unblock" : "Block"
-      );
-    }
-  };
-
   // src/chat-rules.ts
   var SLOW = [
     { ms: 0, label: "off" },
@@ -5854,6 +5889,7 @@
     menu;
     bans;
     rules;
+    changed;
     el;
     /** The column's parts, made once: the title, the list (or why there is none), the add form, the action line. */
     titleEl;
@@ -5868,8 +5904,12 @@
     /** The selected channel's live list, and the end of its subscription. */
     store;
     unsubscribe;
-    /** `blocksChanged` is called when the user blocked or unblocked someone here. */
-    constructor(state, blocksChanged) {
+    /**
+     * `changed` is called when the selected channel's list changed or the user blocked or
+     * unblocked someone here (the messages' moderator menu and hidden messages follow both).
+     */
+    constructor(state, changed) {
+      this.changed = changed;
       this.state = state;
       this.bans = new BansList(state);
       this.rules = new ChannelRulesForm(state);
@@ -5880,7 +5920,7 @@
         blocksChanged: () => {
           this.shownKey = "";
           this.render();
-          blocksChanged();
+          changed();
         }
       });
     }
@@ -5933,7 +5973,9 @@
           const store = this.state.client.memberList(id);
           this.store = store;
           this.unsubscribe = store.subscribe(() => {
-            if (!this.state.closed && this.store === store) this.render();
+            if (this.state.closed || this.store !== store) return;
+            this.render();
+            this.changed();
           });
         }
       }

@@ -33,6 +33,7 @@ export class ChannelMembers {
   private readonly menu: ModeratorMenu;
   private readonly bans: BansList;
   private readonly rules: ChannelRulesForm;
+  private readonly changed: () => void;
   private el: HTMLElement | undefined;
   /** The column's parts, made once: the title, the list (or why there is none), the add form, the action line. */
   private titleEl: HTMLElement | undefined;
@@ -48,8 +49,12 @@ export class ChannelMembers {
   private store: MemberListStore | undefined;
   private unsubscribe: (() => void) | undefined;
 
-  /** `blocksChanged` is called when the user blocked or unblocked someone here. */
-  constructor(state: ChatState, blocksChanged: () => void) {
+  /**
+   * `changed` is called when the selected channel's list changed or the user blocked or
+   * unblocked someone here (the messages' moderator menu and hidden messages follow both).
+   */
+  constructor(state: ChatState, changed: () => void) {
+    this.changed = changed;
     this.state = state;
     this.bans = new BansList(state);
     this.rules = new ChannelRulesForm(state);
@@ -60,7 +65,7 @@ export class ChannelMembers {
       blocksChanged: () => {
         this.shownKey = '';
         this.render();
-        blocksChanged();
+        changed();
       },
     });
   }
@@ -115,7 +120,9 @@ export class ChannelMembers {
         const store = this.state.client.memberList(id);
         this.store = store;
         this.unsubscribe = store.subscribe(() => {
-          if (!this.state.closed && this.store === store) this.render();
+          if (this.state.closed || this.store !== store) return;
+          this.render();
+          this.changed();
         });
       }
     }

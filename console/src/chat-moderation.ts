@@ -1,5 +1,6 @@
 /**
- * The moderator menu on a member of the member list (protocol §17): for an owner, or a
+ * The moderator menu on a member of the member list, and on a member's message (protocol
+ * §17): for an owner, or a
  * moderator on a `member`, a duration picker with Mute (or Unmute while a mute is in
  * force) and Ban (`client.moderation.mute`, `unmute`, `ban`); and, for any user on any
  * other user, Block or Unblock (`block`, `unblock`), which hides a blocked user's messages
@@ -30,6 +31,8 @@ export interface ModerationHooks {
 export class ModeratorMenu {
   private readonly state: ChatState;
   private readonly hooks: ModerationHooks;
+  /** The duration last picked per channel and user: a redraw of the list keeps it. */
+  private readonly picked = new Map<string, string>();
 
   constructor(state: ChatState, hooks: ModerationHooks) {
     this.state = state;
@@ -48,10 +51,14 @@ export class ModeratorMenu {
     return h('span', { class: 'muted-mark', 'data-muted-until': m.mutedUntil }, `muted until ${clock(m.mutedUntil)}`);
   }
 
-  /** Mute (with its duration) or Unmute, and Ban, for member `m` of `channelId`. */
-  moderatorControls(channelId: string, m: Member): HTMLElement[] {
+  /**
+   * Mute (with its duration) or, while `m` is muted and `unmute` is set, Unmute; and Ban,
+   * for member `m` of `channelId` (on a message, `unmute` is off: a mute is lifted from the
+   * member list).
+   */
+  moderatorControls(channelId: string, m: Member, unmute = true): HTMLElement[] {
     const client = this.state.client;
-    const muted = m.mutedUntil !== undefined && m.mutedUntil > Date.now();
+    const muted = unmute && m.mutedUntil !== undefined && m.mutedUntil > Date.now();
     const out: HTMLElement[] = [];
     if (muted) {
       out.push(
@@ -74,6 +81,11 @@ export class ModeratorMenu {
         { class: 'member-mute-for', 'aria-label': `Mute ${m.userId} for` },
         ...DURATIONS.map((d) => h('option', { value: d.minutes }, d.label)),
       );
+      const key = `${channelId}\u0000${m.userId}`;
+      pick.value = this.picked.get(key) ?? String(DURATIONS[0]?.minutes ?? 10);
+      pick.addEventListener('change', () => {
+        this.picked.set(key, pick.value);
+      });
       const mute = (): void => {
         const minutes = Number(pick.value);
         const until = Date.now() + minutes * 60_000;

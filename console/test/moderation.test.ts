@@ -114,6 +114,25 @@ describe('console moderation in a real browser (olive the owner, bob a member)',
     await message(olive, 'free to speak').waitFor();
   });
 
+  test('the moderator menu on a message: olive mutes bob from his message (he sees it), a member gets no such menu', async () => {
+    await make('mod-msg');
+    await send(bob, 'spam from bob');
+    await send(olive, 'order from olive');
+    const bobs = message(olive, 'spam from bob');
+    await bobs.waitFor();
+    await bobs.locator('button.member-mute').waitFor();
+    await bobs.locator('button.member-ban').waitFor();
+    await message(bob, 'order from olive').waitFor();
+    assert.equal(await message(bob, 'order from olive').locator('button.member-mute, button.member-ban').count(), 0, 'a member moderates nobody');
+    await bobs.locator('select.member-mute-for').selectOption({ label: '1 day' });
+    await bobs.locator('button.member-mute').click();
+    await olive.locator('#notice', { hasText: 'bob is muted for 1 day.' }).waitFor();
+    await bob.locator('#posting-state[data-state="muted"]').waitFor();
+    const stored = (await chatd.admin('GET', '/v1/channels/mod-msg/members')).json as { members: { userId: string; mutedUntil?: number }[] };
+    const until = stored.members.find((m) => m.userId === 'bob')?.mutedUntil ?? 0;
+    assert.ok(until > Date.now() + 23 * 3_600_000 && until < Date.now() + 25 * 3_600_000, `mutedUntil ${until}`);
+  });
+
   test('slow mode: the second message waits with a countdown above the composer, then is stored once; read-only is said after a refusal', async () => {
     await make('mod-slow');
     // olive, the owner, sets slow mode in the channel's rules (bob, a member, has no such form)
