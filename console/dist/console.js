@@ -900,10 +900,10 @@
     /** Applies a server TYPING frame; returns true when the list changed. */
     apply(frame, now) {
       if (frame.state === "stop") return this.remove(frame.userId);
-      const until = frame.expiresAt ?? now + this.ttlMs;
-      if (until <= now) return this.remove(frame.userId);
+      const until2 = frame.expiresAt ?? now + this.ttlMs;
+      if (until2 <= now) return this.remove(frame.userId);
       const had = this.typers.has(frame.userId);
-      this.typers.set(frame.userId, until);
+      this.typers.set(frame.userId, until2);
       if (!had) this.cache = void 0;
       return !had;
     }
@@ -916,8 +916,8 @@
     /** Drops expired indicators; returns true when the list changed. */
     expire(now) {
       let changed = false;
-      for (const [u, until] of this.typers) {
-        if (until <= now) {
+      for (const [u, until2] of this.typers) {
+        if (until2 <= now) {
           this.typers.delete(u);
           changed = true;
         }
@@ -928,7 +928,7 @@
     /** The earliest expiry, for scheduling a timer. */
     nextExpiry() {
       let min;
-      for (const until of this.typers.values()) if (min === void 0 || until < min) min = until;
+      for (const until2 of this.typers.values()) if (min === void 0 || until2 < min) min = until2;
       return min;
     }
     /** Users typing now, sorted; the same array until it changes. */
@@ -2007,8 +2007,8 @@
      * channel. A user who is not a member is added first (as `addMember`). Until then its
      * sends, edits, reactions and typing in the channel are refused with `reason: "muted"`.
      */
-    async mute(channelId, userId, until, options = {}) {
-      await this.call("PUT", memberPath2(channelId, userId), { mutedUntil: until }, options);
+    async mute(channelId, userId, until2, options = {}) {
+      await this.call("PUT", memberPath2(channelId, userId), { mutedUntil: until2 }, options);
     }
     /** Lifts a mute ({@link Moderation.mute} with `null`); fine when there was none. */
     unmute(channelId, userId, options = {}) {
@@ -4179,6 +4179,11 @@
   function clock(ts) {
     return new Date(ts).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
   }
+  function until(ts) {
+    const d = new Date(ts);
+    if (d.toDateString() === (/* @__PURE__ */ new Date()).toDateString()) return clock(ts);
+    return `${d.toLocaleDateString([], { month: "short", day: "numeric" })}, ${clock(ts)}`;
+  }
 
   // src/admin.ts
   var adminToken;
@@ -4476,7 +4481,7 @@
     /** The muted mark of a member whose mute is in force ("muted until 14:05"), or nothing. */
     mutedMark(m) {
       if (m.mutedUntil === void 0 || m.mutedUntil <= Date.now()) return null;
-      return h("span", { class: "muted-mark", "data-muted-until": m.mutedUntil }, `muted until ${clock(m.mutedUntil)}`);
+      return h("span", { class: "muted-mark", "data-muted-until": m.mutedUntil }, `muted until ${until(m.mutedUntil)}`);
     }
     /**
      * Mute (with its duration) or, while `m` is muted and `unmute` is set, Unmute; and Ban,
@@ -4515,9 +4520,9 @@
         });
         const mute = () => {
           const minutes = Number(pick.value);
-          const until = Date.now() + minutes * 6e4;
+          const until2 = Date.now() + minutes * 6e4;
           const label = DURATIONS.find((d) => d.minutes === minutes)?.label ?? `${minutes} minutes`;
-          this.hooks.run(channelId, client.moderation.mute(channelId, m.userId, until), `${m.userId} is muted for ${label}.`, `${m.userId} was not muted`);
+          this.hooks.run(channelId, client.moderation.mute(channelId, m.userId, until2), `${m.userId} is muted for ${label}.`, `${m.userId} was not muted`);
         };
         out.push(pick, h("button", { type: "button", class: "member-mute", "aria-label": `Mute ${m.userId}`, onclick: mute }, "Mute"));
       }
@@ -4666,7 +4671,7 @@
       case "role":
         return f.role === void 0 ? void 0 : `${who} ${self ? "are" : "is"} now ${f.role}`;
       case "mute":
-        if (typeof f.mutedUntil === "number") return `${who} ${self ? "are" : "is"} muted until ${clock(f.mutedUntil)}`;
+        if (typeof f.mutedUntil === "number") return `${who} ${self ? "are" : "is"} muted until ${until(f.mutedUntil)}`;
         return `${who} ${self ? "are" : "is"} no longer muted`;
       default:
         return void 0;
@@ -6594,7 +6599,7 @@
       case "open":
         return "";
       case "muted":
-        return `You are muted in this channel until ${clock(p.until)}; you can read but not send.`;
+        return `You are muted in this channel until ${until(p.until)}; you can read but not send.`;
       case "read_only":
         return "Only moderators post in this channel (your message was refused); you can read and react.";
       case "slow": {

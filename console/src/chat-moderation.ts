@@ -9,7 +9,7 @@
  */
 import type { Member, MemberRole } from '../../clients/typescript/src/index.js';
 import type { ChatState } from './chat-state.js';
-import { clock, h } from './dom.js';
+import { h, until } from './dom.js';
 
 /** The mute durations offered, in minutes. */
 const DURATIONS: readonly { minutes: number; label: string }[] = [
@@ -48,7 +48,7 @@ export class ModeratorMenu {
   /** The muted mark of a member whose mute is in force ("muted until 14:05"), or nothing. */
   mutedMark(m: Member): HTMLElement | null {
     if (m.mutedUntil === undefined || m.mutedUntil <= Date.now()) return null;
-    return h('span', { class: 'muted-mark', 'data-muted-until': m.mutedUntil }, `muted until ${clock(m.mutedUntil)}`);
+    return h('span', { class: 'muted-mark', 'data-muted-until': m.mutedUntil }, `muted until ${until(m.mutedUntil)}`);
   }
 
   /**

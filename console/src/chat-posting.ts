@@ -9,7 +9,7 @@
  */
 import type { ChannelModeration } from '../../clients/typescript/src/index.js';
 import type { ChatState } from './chat-state.js';
-import { clock, h } from './dom.js';
+import { h, until } from './dom.js';
 
 /** What the line shows now. */
 type Posting =
@@ -84,7 +84,7 @@ function words(p: Posting): string {
     case 'open':
       return '';
     case 'muted':
-      return `You are muted in this channel until ${clock(p.until)}; you can read but not send.`;
+      return `You are muted in this channel until ${until(p.until)}; you can read but not send.`;
     case 'read_only':
       return 'Only moderators post in this channel (your message was refused); you can read and react.';
     case 'slow': {

@@ -3,7 +3,7 @@
  * and membership changes in words (a channel removed, a line of the timeline).
  */
 import { ChatdError } from '../../clients/typescript/src/index.js';
-import { clock } from './dom.js';
+import { until } from './dom.js';
 
 /**
  * What a refused send, edit, delete or reaction means to the user; moderation's refusals
@@ -143,7 +143,7 @@ export function memberChangeWords(f: MemberChange, me: string): string | undefin
     case 'role':
       return f.role === undefined ? undefined : `${who} ${self ? 'are' : 'is'} now ${f.role}`;
     case 'mute':
-      if (typeof f.mutedUntil === 'number') return `${who} ${self ? 'are' : 'is'} muted until ${clock(f.mutedUntil)}`;
+      if (typeof f.mutedUntil === 'number') return `${who} ${self ? 'are' : 'is'} muted until ${until(f.mutedUntil)}`;
       return `${who} ${self ? 'are' : 'is'} no longer muted`;
     default:
       return undefined;

@@ -9,10 +9,13 @@
 // reads where it stores something.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { ChatdServer, consoleFilesFromDist, sleep } from './harness.js';
+import { CONSOLE_ROOT, ChatdServer, consoleFilesFromDist, sleep } from './harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = join(CONSOLE_ROOT, 'test-output');
 
 function message(page: Page, body: string): Locator {
   const exact = new RegExp(`^${body.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
@@ -128,6 +131,9 @@ describe('console moderation in a real browser (olive the owner, bob a member)',
     await bobs.locator('button.member-mute').click();
     await olive.locator('#notice', { hasText: 'bob is muted for 1 day.' }).waitFor();
     await bob.locator('#posting-state[data-state="muted"]').waitFor();
+    mkdirSync(SHOTS, { recursive: true });
+    await olive.screenshot({ path: join(SHOTS, 'console-moderation-owner.png') });
+    await bob.screenshot({ path: join(SHOTS, 'console-moderation-muted.png') });
     const stored = (await chatd.admin('GET', '/v1/channels/mod-msg/members')).json as { members: { userId: string; mutedUntil?: number }[] };
     const until = stored.members.find((m) => m.userId === 'bob')?.mutedUntil ?? 0;
     assert.ok(until > Date.now() + 23 * 3_600_000 && until < Date.now() + 25 * 3_600_000, `mutedUntil ${until}`);
