@@ -747,12 +747,19 @@
       if (f.op !== "mute" || f.userId !== this.userId() || f.mutedUntil === void 0) return;
       this.update(f.channelId, (k) => {
         k.mutedUntil = f.mutedUntil ?? void 0;
+        k.muteFrameSeq = Math.max(k.muteFrameSeq, f.afterSeq);
       });
     }
-    /** A members read showed the user (its `mutedUntil`, or none: not muted). */
-    onMemberRead(channelId, mutedUntil) {
-      this.update(channelId, (k) => {
-        k.mutedUntil = mutedUntil;
+    /**
+     * A members read at `atSeq` showed the user (its `mutedUntil`, or none: not muted); a
+     * read that does not show the last mute frame folded (its `afterSeq` not below `atSeq`,
+     * as for the member lists) is older than it and changes nothing.
+     */
+    onMemberRead(channelId, mutedUntil, atSeq) {
+      const k = this.byId.get(channelId);
+      if (k !== void 0 && !(k.muteFrameSeq < atSeq)) return;
+      this.update(channelId, (known) => {
+        known.mutedUntil = mutedUntil;
       });
     }
     /** A refusal of one of the user's frames in `channelId`: what its `reason` tells. */
@@ -794,7 +801,7 @@
     update(channelId, fn) {
       let k = this.byId.get(channelId);
       if (k === void 0) {
-        k = { postingRole: void 0, slowModeMs: void 0, mutedUntil: void 0, nextSendAt: void 0, timer: void 0, snapshot: void 0 };
+        k = { postingRole: void 0, slowModeMs: void 0, mutedUntil: void 0, nextSendAt: void 0, muteFrameSeq: -1, timer: void 0, snapshot: void 0 };
         this.byId.set(channelId, k);
       }
       fn(k);
@@ -1941,7 +1948,7 @@
       const body = await getJson(this.c.opts, this.conn, path + query, options.signal);
       const page = parseMembersPage(body);
       const me = page.members.find((m) => m.userId === this.c.userId);
-      if (me !== void 0) this.channels.moderation.onMemberRead(channelId, me.mutedUntil);
+      if (me !== void 0) this.channels.moderation.onMemberRead(channelId, me.mutedUntil, page.atSeq);
       return page;
     }
     /** Every member, page after page (see `ChatClient.allMembers`). */

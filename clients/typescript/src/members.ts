@@ -81,7 +81,7 @@ export class Members {
     const body = await getJson(this.c.opts, this.conn, path + query, options.signal);
     const page = parseMembersPage(body);
     const me = page.members.find((m) => m.userId === this.c.userId);
-    if (me !== undefined) this.channels.moderation.onMemberRead(channelId, me.mutedUntil);
+    if (me !== undefined) this.channels.moderation.onMemberRead(channelId, me.mutedUntil, page.atSeq);
     return page;
   }
 

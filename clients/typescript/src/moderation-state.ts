@@ -20,6 +20,8 @@ interface Known {
   slowModeMs: number | undefined;
   mutedUntil: number | undefined;
   nextSendAt: number | undefined;
+  /** `afterSeq` of the last own `MEMBER` `mute` frame folded (-1: none): a read that does not show it is older. */
+  muteFrameSeq: number;
   timer: ReturnType<typeof setTimeout> | undefined;
   snapshot: ChannelModeration | undefined;
 }
@@ -60,13 +62,21 @@ export class ModerationState {
     if (f.op !== 'mute' || f.userId !== this.userId() || f.mutedUntil === undefined) return;
     this.update(f.channelId, (k) => {
       k.mutedUntil = f.mutedUntil ?? undefined;
+      k.muteFrameSeq = Math.max(k.muteFrameSeq, f.afterSeq);
     });
   }
 
-  /** A members read showed the user (its `mutedUntil`, or none: not muted). */
-  onMemberRead(channelId: string, mutedUntil: number | undefined): void {
-    this.update(channelId, (k) => {
-      k.mutedUntil = mutedUntil;
+  /**
+   * A members read at `atSeq` showed the user (its `mutedUntil`, or none: not muted); a
+   * read that does not show the last mute frame folded (its `afterSeq` not below `atSeq`,
+   * as for the member lists) is older than it and changes nothing.
+   */
+  onMemberRead(channelId: string, mutedUntil: number | undefined, atSeq: number): void {
+    const k = this.byId.get(channelId);
+    // (`memberFrameShown` of member-lists.ts: a frame is shown by a read when afterSeq < atSeq)
+    if (k !== undefined && !(k.muteFrameSeq < atSeq)) return;
+    this.update(channelId, (known) => {
+      known.mutedUntil = mutedUntil;
     });
   }
 
@@ -112,7 +122,7 @@ export class ModerationState {
   private update(channelId: string, fn: (k: Known) => void): void {
     let k = this.byId.get(channelId);
     if (k === undefined) {
-      k = { postingRole: undefined, slowModeMs: undefined, mutedUntil: undefined, nextSendAt: undefined, timer: undefined, snapshot: undefined };
+      k = { postingRole: undefined, slowModeMs: undefined, mutedUntil: undefined, nextSendAt: undefined, muteFrameSeq: -1, timer: undefined, snapshot: undefined };
       this.byId.set(channelId, k);
     }
     fn(k);

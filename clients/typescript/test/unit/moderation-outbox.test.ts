@@ -128,10 +128,11 @@ test('foldMemberFrame: mute sets and lifts a member’s mutedUntil; for a strang
   assert.equal(foldMemberFrame(list, { ...frame, userId: 'zed', mutedUntil: 5 }), list);
 });
 
-test('snapshot: a members read showing the user’s mutedUntil sets it, one without lifts it; an edit refused muted (by messageId) tells its record’s channel', async () => {
+test('snapshot: a members read showing the user’s mutedUntil sets it, one without lifts it, an older read than the last mute frame changes nothing; an edit refused muted (by messageId) tells its record’s channel', async () => {
   let muted: number | undefined = Date.now() + 600_000;
+  let atSeq = 0;
   const h = await open([entry('room'), entry('other')], () =>
-    json(200, { members: [{ userId: 'alice', role: 'member', joinedAt: 1, deliveredSeq: 0, readSeq: 0, ...(muted !== undefined ? { mutedUntil: muted } : {}) }], hasMore: false, atSeq: 0 }),
+    json(200, { members: [{ userId: 'alice', role: 'member', joinedAt: 1, deliveredSeq: 0, readSeq: 0, ...(muted !== undefined ? { mutedUntil: muted } : {}) }], hasMore: false, atSeq }),
   );
   try {
     const room = h.client.channel('room');
@@ -141,6 +142,15 @@ test('snapshot: a members read showing the user’s mutedUntil sets it, one with
     muted = undefined;
     await h.client.members('room');
     assert.equal(room.getSnapshot().moderation.mutedUntil, undefined);
+    // a mute frame after seq 3, then a read at atSeq 3 that does not show it (it was on its way): the frame wins
+    const later = Date.now() + 900_000;
+    h.ws().receive({ type: 'MEMBER', channelId: 'room', userId: 'alice', op: 'mute', mutedUntil: later, actorId: 'olive', afterSeq: 3, ts: 9 });
+    atSeq = 3;
+    await h.client.members('room');
+    assert.equal(room.getSnapshot().moderation.mutedUntil, later, 'an older read does not undo the mute');
+    atSeq = 4;
+    await h.client.members('room');
+    assert.equal(room.getSnapshot().moderation.mutedUntil, undefined, 'a read that shows the frame is taken');
 
     const other = h.client.channel('other');
     const edit = h.client.edit('other', 'm1', 'changed', { clientMsgId: 'e1' });
