@@ -5902,6 +5902,8 @@
     bans;
     rules;
     changed;
+    /** Redraws the list when the earliest mute shown ends. */
+    muteTimer;
     el;
     /** The column's parts, made once: the title, the list (or why there is none), the add form, the action line. */
     titleEl;
@@ -5997,6 +5999,7 @@
     close() {
       this.unsubscribe?.();
       this.unsubscribe = void 0;
+      clearTimeout(this.muteTimer);
     }
     /** Redraws the column for the selected channel (the add form keeps what is typed in it). */
     render() {
@@ -6028,12 +6031,27 @@
         return;
       }
       const rows = l.members.map((m) => ({ m, readSeq: this.readSeqOf(m) }));
-      const key2 = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq, r.m.mutedUntil, this.state.blocked.has(r.m.userId)])]);
+      const now = Date.now();
+      const inForce = (m) => m.mutedUntil !== void 0 && m.mutedUntil > now;
+      this.redrawWhenMutesEnd(l.members, now);
+      const key2 = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq, inForce(r.m) ? r.m.mutedUntil : 0, this.state.blocked.has(r.m.userId)])]);
       if (key2 === this.shownKey) return;
       this.shownKey = key2;
       this.bodyEl.replaceChildren(
         h("ul", { class: "member-list", id: "member-list", "aria-labelledby": "members-title" }, ...rows.map((r) => this.row(id, r.m, r.readSeq, role)))
       );
+    }
+    /** A mute that ends takes its mark and Unmute away then: one timer for the earliest end shown. */
+    redrawWhenMutesEnd(members, now) {
+      clearTimeout(this.muteTimer);
+      this.muteTimer = void 0;
+      const ends = members.map((m) => m.mutedUntil ?? 0).filter((t) => t > now);
+      if (ends.length === 0 || this.state.closed) return;
+      const wait = Math.min(Math.min(...ends) - now + 50, 2147483647);
+      this.muteTimer = setTimeout(() => {
+        this.muteTimer = void 0;
+        this.render();
+      }, wait);
     }
     /** The user's role in channel `id`: its entry in the list read, else the channel list's; none in a direct channel's controls. */
     myRole(id, list) {

@@ -34,6 +34,8 @@ export class ChannelMembers {
   private readonly bans: BansList;
   private readonly rules: ChannelRulesForm;
   private readonly changed: () => void;
+  /** Redraws the list when the earliest mute shown ends. */
+  private muteTimer: ReturnType<typeof setTimeout> | undefined;
   private el: HTMLElement | undefined;
   /** The column's parts, made once: the title, the list (or why there is none), the add form, the action line. */
   private titleEl: HTMLElement | undefined;
@@ -133,6 +135,7 @@ export class ChannelMembers {
   close(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    clearTimeout(this.muteTimer);
   }
 
   /** Redraws the column for the selected channel (the add form keeps what is typed in it). */
@@ -166,12 +169,29 @@ export class ChannelMembers {
       return;
     }
     const rows = l.members.map((m) => ({ m, readSeq: this.readSeqOf(m) }));
-    const key = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq, r.m.mutedUntil, this.state.blocked.has(r.m.userId)])]);
+    const now = Date.now();
+    const inForce = (m: Member): boolean => m.mutedUntil !== undefined && m.mutedUntil > now;
+    this.redrawWhenMutesEnd(l.members, now);
+    const key = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq, inForce(r.m) ? r.m.mutedUntil : 0, this.state.blocked.has(r.m.userId)])]);
     if (key === this.shownKey) return;
     this.shownKey = key;
     this.bodyEl.replaceChildren(
       h('ul', { class: 'member-list', id: 'member-list', 'aria-labelledby': 'members-title' }, ...rows.map((r) => this.row(id, r.m, r.readSeq, role))),
     );
+  }
+
+  /** A mute that ends takes its mark and Unmute away then: one timer for the earliest end shown. */
+  private redrawWhenMutesEnd(members: readonly Member[], now: number): void {
+    clearTimeout(this.muteTimer);
+    this.muteTimer = undefined;
+    const ends = members.map((m) => m.mutedUntil ?? 0).filter((t) => t > now);
+    if (ends.length === 0 || this.state.closed) return;
+    // (setTimeout's limit: a later end is checked again then)
+    const wait = Math.min(Math.min(...ends) - now + 50, 2_147_483_647);
+    this.muteTimer = setTimeout(() => {
+      this.muteTimer = undefined;
+      this.render();
+    }, wait);
   }
 
   /** The user's role in channel `id`: its entry in the list read, else the channel list's; none in a direct channel's controls. */

@@ -117,6 +117,21 @@ describe('console moderation in a real browser (olive the owner, bob a member)',
     await message(olive, 'free to speak').waitFor();
   });
 
+  test('a mute that ends by the clock: the mark leaves olive’s member list and bob’s composer turns back on, with no frame', async () => {
+    await make('mod-clock');
+    const r = await chatd.admin('PUT', '/v1/channels/mod-clock/members/bob', { mutedUntil: Date.now() + 4000 });
+    assert.equal(r.status, 204, JSON.stringify(r.json));
+    await member(olive, 'bob').locator('.muted-mark').waitFor();
+    await bob.locator('#posting-state[data-state="muted"]').waitFor();
+    assert.equal(await bob.locator('#composer').isDisabled(), true);
+    await member(olive, 'bob').locator('.muted-mark').waitFor({ state: 'detached', timeout: 20_000 });
+    await member(olive, 'bob').locator('button.member-mute').waitFor();
+    await bob.locator('#posting-state').waitFor({ state: 'hidden', timeout: 20_000 });
+    assert.equal(await bob.locator('#composer').isDisabled(), false);
+    await send(bob, 'back after the mute');
+    await message(olive, 'back after the mute').waitFor();
+  });
+
   test('the moderator menu on a message: olive mutes bob from his message (he sees it), a member gets no such menu', async () => {
     await make('mod-msg');
     await send(bob, 'spam from bob');
