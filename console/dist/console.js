@@ -9,12 +9,17 @@
     retryable;
     /** The field at fault, when the server named one. */
     field;
-    /** With `rate_limited`: how long to wait. */
+    /**
+     * How long to wait (ms): with `rate_limited` (also slow mode's, `reason: "slow_mode"`:
+     * exact to the ms the next message is allowed), and with `reason: "muted"` until the
+     * mute ends.
+     */
     retryAfterMs;
     /**
      * A word telling refusals of one code apart, when the server gave one (version 1.2, the
      * HTTP error body's `reason`): e.g. `dm_policy` for a direct channel that `dm_policy`
-     * refuses, `banned` for a join refused to a banned user. Unknown reasons are passed through.
+     * refuses, `banned` for a join refused to a banned user; moderation's (§17) `muted`,
+     * `read_only`, `slow_mode` and `blocked` in `ERROR` frames. Unknown reasons are passed through.
      */
     reason;
     /** Creates an error; `retryable` defaults to the spec's classification of `code`. */
@@ -31,12 +36,19 @@
     static fromFrame(frame) {
       const opts = { retryable: frame.retryable };
       if (frame.field !== void 0) opts.field = frame.field;
-      if (frame.retryAfterMs !== void 0) opts.retryAfterMs = frame.retryAfterMs;
+      if (typeof frame.retryAfterMs === "number") opts.retryAfterMs = frame.retryAfterMs;
+      if (typeof frame.reason === "string") opts.reason = frame.reason;
       return new _ChatdError(frame.code, frame.message, opts);
     }
-    /** A plain, structured-clone-safe copy (for storage and BroadcastChannel). */
+    /** A plain, structured-clone-safe copy (for storage and BroadcastChannel); `reason` and `retryAfterMs` when set. */
     toJSON() {
-      return { code: this.code, message: this.message, retryable: this.retryable };
+      return {
+        code: this.code,
+        message: this.message,
+        retryable: this.retryable,
+        ...this.reason !== void 0 ? { reason: this.reason } : {},
+        ...this.retryAfterMs !== void 0 ? { retryAfterMs: this.retryAfterMs } : {}
+      };
     }
   };
 
@@ -77,6 +89,8 @@
       const details = {};
       if (field2 !== void 0) details.field = field2;
       if (typeof err?.reason === "string") details.reason = err.reason;
+      const after = err?.retryAfterMs;
+      if (typeof after === "number") details.retryAfterMs = after;
       throw new ChatdError(code, message, details);
     }
     return { status: res.status, body };
@@ -700,6 +714,123 @@
     lastAppendedId;
   };
 
+  // ../clients/typescript/src/moderation-state.ts
+  var MAX_TIMER_MS = 2147483647;
+  var NOTHING = Object.freeze({ postingRole: void 0, slowModeMs: void 0, mutedUntil: void 0, nextSendAt: void 0 });
+  var ModerationState = class {
+    byId = /* @__PURE__ */ new Map();
+    now;
+    userId;
+    changed;
+    closed = false;
+    /** `now` is the client's clock, `userId` the user's id. */
+    constructor(now, userId, changed) {
+      this.now = now;
+      this.userId = userId;
+      this.changed = changed;
+    }
+    /** The channel's moderation as the snapshot shows it (the same object until something changes). */
+    snapshot(channelId) {
+      const k = this.byId.get(channelId);
+      if (k === void 0) return NOTHING;
+      const now = this.now();
+      k.snapshot ??= Object.freeze({
+        postingRole: k.postingRole,
+        slowModeMs: k.slowModeMs,
+        mutedUntil: k.mutedUntil !== void 0 && k.mutedUntil > now ? k.mutedUntil : void 0,
+        nextSendAt: k.nextSendAt !== void 0 && k.nextSendAt > now ? k.nextSendAt : void 0
+      });
+      return k.snapshot;
+    }
+    /** A `MEMBER` frame: the user's own `mute` sets (or, `null`, ends) its mute. */
+    onMember(f) {
+      if (f.op !== "mute" || f.userId !== this.userId() || f.mutedUntil === void 0) return;
+      this.update(f.channelId, (k) => {
+        k.mutedUntil = f.mutedUntil ?? void 0;
+        k.muteFrameSeq = Math.max(k.muteFrameSeq, f.afterSeq);
+      });
+    }
+    /**
+     * A members read at `atSeq` showed the user (its `mutedUntil`, or none: not muted); a
+     * read that does not show the last mute frame folded (its `afterSeq` not below `atSeq`,
+     * as for the member lists) is older than it and changes nothing.
+     */
+    onMemberRead(channelId, mutedUntil, atSeq) {
+      const k = this.byId.get(channelId);
+      if (k !== void 0 && !(k.muteFrameSeq < atSeq)) return;
+      this.update(channelId, (known) => {
+        known.mutedUntil = mutedUntil;
+      });
+    }
+    /** A refusal of one of the user's frames in `channelId`: what its `reason` tells. */
+    onRefusal(channelId, err) {
+      const now = this.now();
+      switch (err.reason) {
+        case "muted":
+          this.update(channelId, (k) => {
+            if (err.retryAfterMs !== void 0) k.mutedUntil = now + err.retryAfterMs;
+          });
+          break;
+        case "read_only":
+          this.update(channelId, (k) => {
+            k.postingRole = "moderator";
+          });
+          break;
+        case "slow_mode":
+          this.update(channelId, (k) => {
+            if (err.retryAfterMs !== void 0) k.nextSendAt = now + err.retryAfterMs;
+          });
+          break;
+        default:
+          break;
+      }
+    }
+    /** The answer of the user's own settings change. */
+    settings(rules) {
+      this.update(rules.channelId, (k) => {
+        k.postingRole = rules.postingRole;
+        k.slowModeMs = rules.slowModeMs;
+        if (rules.slowModeMs === 0) k.nextSendAt = void 0;
+      });
+    }
+    /** The client closed: no more timers. */
+    close() {
+      this.closed = true;
+      for (const k of this.byId.values()) clearTimeout(k.timer);
+    }
+    update(channelId, fn) {
+      let k = this.byId.get(channelId);
+      if (k === void 0) {
+        k = { postingRole: void 0, slowModeMs: void 0, mutedUntil: void 0, nextSendAt: void 0, muteFrameSeq: -1, timer: void 0, snapshot: void 0 };
+        this.byId.set(channelId, k);
+      }
+      fn(k);
+      this.refresh(channelId, k);
+    }
+    /** The snapshot is made again; a timer waits for the earliest end still ahead. */
+    refresh(channelId, k) {
+      const before = k.snapshot;
+      k.snapshot = void 0;
+      clearTimeout(k.timer);
+      k.timer = void 0;
+      const now = this.now();
+      const ends = [k.mutedUntil, k.nextSendAt].filter((t) => t !== void 0 && t > now);
+      if (ends.length > 0 && !this.closed) {
+        const wait = Math.min(Math.min(...ends) - now, MAX_TIMER_MS);
+        k.timer = setTimeout(() => {
+          k.timer = void 0;
+          this.refresh(channelId, k);
+        }, wait);
+      }
+      const after = this.snapshot(channelId);
+      if (before === void 0 || !sameModeration(before, after)) this.changed(channelId);
+      else k.snapshot = before;
+    }
+  };
+  function sameModeration(a, b) {
+    return a.postingRole === b.postingRole && a.slowModeMs === b.slowModeMs && a.mutedUntil === b.mutedUntil && a.nextSendAt === b.nextSendAt;
+  }
+
   // ../clients/typescript/src/store.ts
   var LazyStore = class {
     listeners = /* @__PURE__ */ new Set();
@@ -776,10 +907,10 @@
     /** Applies a server TYPING frame; returns true when the list changed. */
     apply(frame, now) {
       if (frame.state === "stop") return this.remove(frame.userId);
-      const until = frame.expiresAt ?? now + this.ttlMs;
-      if (until <= now) return this.remove(frame.userId);
+      const until2 = frame.expiresAt ?? now + this.ttlMs;
+      if (until2 <= now) return this.remove(frame.userId);
       const had = this.typers.has(frame.userId);
-      this.typers.set(frame.userId, until);
+      this.typers.set(frame.userId, until2);
       if (!had) this.cache = void 0;
       return !had;
     }
@@ -792,8 +923,8 @@
     /** Drops expired indicators; returns true when the list changed. */
     expire(now) {
       let changed = false;
-      for (const [u, until] of this.typers) {
-        if (until <= now) {
+      for (const [u, until2] of this.typers) {
+        if (until2 <= now) {
           this.typers.delete(u);
           changed = true;
         }
@@ -804,7 +935,7 @@
     /** The earliest expiry, for scheduling a timer. */
     nextExpiry() {
       let min;
-      for (const until of this.typers.values()) if (min === void 0 || until < min) min = until;
+      for (const until2 of this.typers.values()) if (min === void 0 || until2 < min) min = until2;
       return min;
     }
     /** Users typing now, sorted; the same array until it changes. */
@@ -855,6 +986,8 @@
   var Channels = class {
     /** The channel list's store. */
     list;
+    /** The channels' posting rules and the user's mutes (`ChannelSnapshot.moderation`). */
+    moderation;
     c;
     byId = /* @__PURE__ */ new Map();
     /** The user's outbox records (this tab's and other tabs'), for the channels' `outgoing`. */
@@ -869,6 +1002,7 @@
       this.c = c;
       this.outbox = outbox;
       this.list = new LazyStore(() => this.buildList());
+      this.moderation = new ModerationState(c.now, () => c.userId, (id) => this.byId.get(id)?.store.invalidate());
     }
     /** The count of listings and removals so far. */
     get epoch() {
@@ -1062,7 +1196,8 @@
         deliveredSeq: ch.deliveredSeq,
         readSeq: ch.readSeq,
         receipts: Object.freeze(Object.fromEntries(ch.receipts)),
-        typing: ch.typing.list()
+        typing: ch.typing.list(),
+        moderation: this.moderation.snapshot(ch.id)
       });
     }
     unreadOf(ch) {
@@ -1571,6 +1706,13 @@
       case "leave":
       case "ban":
         return i < 0 ? members : Object.freeze(members.filter((_, j) => j !== i));
+      case "mute": {
+        if (cur === void 0 || f.mutedUntil === void 0 || cur.mutedUntil === (f.mutedUntil ?? void 0)) return members;
+        const rest = { userId: cur.userId, role: cur.role, joinedAt: cur.joinedAt, deliveredSeq: cur.deliveredSeq, readSeq: cur.readSeq };
+        const next = [...members];
+        next[i] = Object.freeze(f.mutedUntil === null ? rest : { ...rest, mutedUntil: f.mutedUntil });
+        return Object.freeze(next);
+      }
       default:
         return members;
     }
@@ -1804,7 +1946,10 @@
       const query = q.toString() === "" ? "" : `?${q.toString()}`;
       const path = `/v1/channels/${encodeURIComponent(channelId)}/members`;
       const body = await getJson(this.c.opts, this.conn, path + query, options.signal);
-      return parseMembersPage(body);
+      const page = parseMembersPage(body);
+      const me = page.members.find((m) => m.userId === this.c.userId);
+      if (me !== void 0) this.channels.moderation.onMemberRead(channelId, me.mutedUntil, page.atSeq);
+      return page;
     }
     /** Every member, page after page (see `ChatClient.allMembers`). */
     async all(channelId, options = {}) {
@@ -1841,13 +1986,177 @@
     if (typeof b.atSeq !== "number") throw bad("no atSeq");
     const members = b.members.map((m) => {
       const r = typeof m === "object" && m !== null ? m : {};
-      const { userId, role, joinedAt, deliveredSeq, readSeq } = r;
+      const { userId, role, joinedAt, deliveredSeq, readSeq, mutedUntil } = r;
       if (typeof userId !== "string" || typeof role !== "string" || typeof joinedAt !== "number" || typeof deliveredSeq !== "number" || typeof readSeq !== "number") {
         throw bad(`a member of another shape: ${JSON.stringify(m)}`);
       }
-      return { userId, role, joinedAt, deliveredSeq, readSeq };
+      const member = { userId, role, joinedAt, deliveredSeq, readSeq };
+      return typeof mutedUntil === "number" ? { ...member, mutedUntil } : member;
     });
     return { members, hasMore: b.hasMore, atSeq: b.atSeq };
+  }
+
+  // ../clients/typescript/src/moderation.ts
+  var Moderation = class {
+    c;
+    conn;
+    state;
+    /** @internal Requests with the connection's token; answers that tell posting rules go to `state`. */
+    constructor(c, conn, state) {
+      this.c = c;
+      this.conn = conn;
+      this.state = state;
+    }
+    /**
+     * Mutes `userId` in a channel until `until` (ms since the epoch; `null`, or a time
+     * already past, unmutes): `PUT /v1/channels/{channelId}/members/{userId}`
+     * `{"mutedUntil"}`. An owner mutes anyone, a moderator `member`s only; not in a direct
+     * channel. A user who is not a member is added first (as `addMember`). Until then its
+     * sends, edits, reactions and typing in the channel are refused with `reason: "muted"`.
+     */
+    async mute(channelId, userId, until2, options = {}) {
+      await this.call("PUT", memberPath2(channelId, userId), { mutedUntil: until2 }, options);
+    }
+    /** Lifts a mute ({@link Moderation.mute} with `null`); fine when there was none. */
+    unmute(channelId, userId, options = {}) {
+      return this.mute(channelId, userId, null, options);
+    }
+    /**
+     * Removes `userId` from a channel and bans it (`DELETE
+     * /v1/channels/{channelId}/members/{userId}?ban=true`): joining again is refused with
+     * `reason: "banned"` until {@link Moderation.liftBan} or a moderator adds it back. A
+     * user who is not a member is banned too; banning again changes nothing.
+     */
+    async ban(channelId, userId, options = {}) {
+      await this.call("DELETE", `${memberPath2(channelId, userId)}?ban=true`, void 0, options);
+    }
+    /** Lifts a ban (`DELETE /v1/channels/{channelId}/bans/{userId}`; fine when there was none). */
+    async liftBan(channelId, userId, options = {}) {
+      await this.call("DELETE", `${channelPath(channelId)}/bans/${encodeURIComponent(userId)}`, void 0, options);
+    }
+    /**
+     * One page of a channel's bans (`GET /v1/channels/{channelId}/bans?after&limit`), in byte
+     * order of `userId`; with `hasMore`, ask again with `after` the last one's `userId`. An
+     * owner or moderator only (a member gets `forbidden`).
+     */
+    async bans(channelId, options = {}) {
+      const q = new URLSearchParams();
+      if (options.after !== void 0) q.set("after", options.after);
+      if (options.limit !== void 0) q.set("limit", String(options.limit));
+      const query = q.toString() === "" ? "" : `?${q.toString()}`;
+      const body = await this.call("GET", `${channelPath(channelId)}/bans${query}`, void 0, options);
+      return parseBansPage(body);
+    }
+    /**
+     * Changes a channel's posting rules (`PATCH /v1/channels/{channelId}` with the fields
+     * given): `postingRole` `moderator` makes it an announcement channel, `slowModeMs` (0 to
+     * 3600000) slows `member`s down. An owner only; a direct channel has neither. Resolves
+     * to the rules now in force (also shown in the channel's `snapshot.moderation`).
+     */
+    async setChannelSettings(channelId, settings, options = {}) {
+      const body = {};
+      if (settings.postingRole !== void 0) body.postingRole = settings.postingRole;
+      if (settings.slowModeMs !== void 0) body.slowModeMs = settings.slowModeMs;
+      const answer = await this.call("PATCH", channelPath(channelId), body, options);
+      const rules = parseRules(answer);
+      this.state.settings(rules);
+      return rules;
+    }
+    /**
+     * Deletes any message of a channel without a frame (`DELETE
+     * /v1/channels/{channelId}/messages/{messageId}`): an owner's or moderator's token (or
+     * the admin's). The `delete` entry (its `senderId` the moderator) comes to every member,
+     * this user too, as a `MSG_RECV`. `not_found` when the message is unknown, not a
+     * message, already deleted or of another channel. (`ChatClient.deleteMessage` does the
+     * same by `MSG_DELETE`, through the outbox.)
+     */
+    async deleteAnyMessage(channelId, messageId, options = {}) {
+      await this.call("DELETE", `${channelPath(channelId)}/messages/${encodeURIComponent(messageId)}`, void 0, options);
+    }
+    /**
+     * Blocks `userId` (`PUT /v1/me/blocks/{userId}`; fine when blocked already): no direct
+     * channel between the two, its sends into an existing one refused, the user shown
+     * offline to it. In group channels the server still delivers its messages: an app
+     * hides them (see {@link Moderation.blocks}). Blocking oneself is `invalid_field`.
+     */
+    async block(userId, options = {}) {
+      await this.call("PUT", blockPath(userId), void 0, options);
+    }
+    /** Unblocks `userId` (`DELETE /v1/me/blocks/{userId}`; fine when not blocked). */
+    async unblock(userId, options = {}) {
+      await this.call("DELETE", blockPath(userId), void 0, options);
+    }
+    /** The users this user blocks (`GET /v1/me/blocks`), in byte order. */
+    async blocks(options = {}) {
+      const body = await this.call("GET", "/v1/me/blocks", void 0, options);
+      const list = body?.blocks;
+      if (!Array.isArray(list) || !list.every((u) => typeof u === "string")) {
+        throw new ChatdError("internal", "GET /v1/me/blocks: no blocks list");
+      }
+      return Object.freeze([...list]);
+    }
+    /**
+     * Reports a message (`POST /v1/messages/{messageId}/flags` `{"reason","note"?}`; a member
+     * of its channel; `note` at most 1000 bytes). The same user reporting the same message
+     * again gets its first flag (`created: false`). `not_found` for an unknown or deleted
+     * message.
+     */
+    async flag(messageId, reason, options = {}) {
+      const body = options.note === void 0 ? { reason } : { reason, note: options.note };
+      const answer = await request(this.c.opts, this.conn, "POST", `/v1/messages/${encodeURIComponent(messageId)}/flags`, {
+        body,
+        ...this.signal(options)
+      });
+      return parseFlag(answer.body, answer.status === 201);
+    }
+    async call(method, path, body, options) {
+      const answer = await request(this.c.opts, this.conn, method, path, { body, ...this.signal(options) });
+      return answer.body;
+    }
+    /** Rejects with `closed` after `ChatClient.close`; the options' signal. */
+    signal(options) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      return options.signal === void 0 ? {} : { signal: options.signal };
+    }
+  };
+  function channelPath(channelId) {
+    return `/v1/channels/${encodeURIComponent(channelId)}`;
+  }
+  function memberPath2(channelId, userId) {
+    return `${channelPath(channelId)}/members/${encodeURIComponent(userId)}`;
+  }
+  function blockPath(userId) {
+    return `/v1/me/blocks/${encodeURIComponent(userId)}`;
+  }
+  function parseBansPage(body) {
+    const bad = (why) => new ChatdError("internal", `GET /v1/channels/{channelId}/bans: ${why}`);
+    const b = typeof body === "object" && body !== null ? body : {};
+    if (!Array.isArray(b.bans) || typeof b.hasMore !== "boolean") throw bad("not a bans page");
+    const bans = b.bans.map((x) => {
+      const r = typeof x === "object" && x !== null ? x : {};
+      if (typeof r.userId !== "string" || typeof r.bannedAt !== "number") throw bad(`a ban of another shape: ${JSON.stringify(x)}`);
+      const ban = { userId: r.userId, bannedAt: r.bannedAt };
+      return Object.freeze(typeof r.actorId === "string" ? { ...ban, actorId: r.actorId } : ban);
+    });
+    return { bans: Object.freeze(bans), hasMore: b.hasMore };
+  }
+  function parseRules(body) {
+    const r = typeof body === "object" && body !== null ? body : {};
+    if (typeof r.channelId !== "string") throw new ChatdError("internal", "PATCH /v1/channels/{channelId}: no channelId");
+    return {
+      channelId: r.channelId,
+      postingRole: typeof r.postingRole === "string" ? r.postingRole : "member",
+      slowModeMs: typeof r.slowModeMs === "number" ? r.slowModeMs : 0
+    };
+  }
+  function parseFlag(body, created) {
+    const r = typeof body === "object" && body !== null ? body : {};
+    const { flagId, messageId, channelId, reporterId, reason, createdAt, note } = r;
+    if (typeof flagId !== "string" || typeof messageId !== "string" || typeof channelId !== "string" || typeof reporterId !== "string" || typeof reason !== "string" || typeof createdAt !== "number") {
+      throw new ChatdError("internal", `POST /v1/messages/{messageId}/flags: a flag of another shape: ${JSON.stringify(body)}`);
+    }
+    const flag = { flagId, messageId, channelId, reporterId, reason, createdAt, created };
+    return Object.freeze(typeof note === "string" ? { ...flag, note } : flag);
   }
 
   // ../clients/typescript/src/outbox.ts
@@ -2517,6 +2826,10 @@
       this.sendFailed(p, err);
       return true;
     }
+    /** The channel of a held record (undefined when none is held under `clientMsgId`). */
+    channelOf(clientMsgId) {
+      return this.outbox.pending.get(clientMsgId)?.record.op.channelId;
+    }
     /** The server does not know the frame type of record `clientMsgId` (`unknown_type`): it fails. */
     unsupported(clientMsgId, err) {
       const p = this.outbox.pending.get(clientMsgId);
@@ -2573,7 +2886,21 @@
         p.sentAt = this.c.now();
       }
     }
+    /**
+     * A refusal of a record: retryable ones wait and go again with the same clientMsgId (slow
+     * mode's, `reason: "slow_mode"`, exactly its `retryAfterMs`, without growing the backoff:
+     * the server's time is exact); others (`muted`, `read_only`, `blocked`, …) fail it for good.
+     */
     sendFailed(p, err) {
+      if (err.retryable && err.reason === "slow_mode" && err.retryAfterMs !== void 0) {
+        p.inflightConn = 0;
+        clearTimeout(p.retryTimer);
+        p.retryTimer = setTimeout(() => {
+          p.retryTimer = void 0;
+          this.pump();
+        }, Math.max(1, err.retryAfterMs));
+        return;
+      }
       if (err.retryable) {
         p.inflightConn = 0;
         const delay = Math.max(
@@ -3160,6 +3487,12 @@
      * array until a summary changed.
      */
     channelList;
+    /**
+     * Moderation (protocol §17): an owner's or moderator's `mute`, `ban`, `liftBan`, `bans`,
+     * `setChannelSettings` and `deleteAnyMessage`, and any user's `block`, `unblock`,
+     * `blocks` and `flag`. See {@link Moderation}.
+     */
+    moderation;
     c;
     conn;
     channels;
@@ -3223,6 +3556,7 @@
       });
       this.dir = new Directory(c, conn, channels, this.refresher);
       this.newChannels = new NewChannels(c, conn, this.refresher);
+      this.moderation = new Moderation(c, conn, channels.moderation);
       this.connection = conn.store;
       this.presence = this.presenceSub.store;
       this.channelList = channels.list;
@@ -3280,6 +3614,7 @@
       this.sender.close();
       this.typingIndicators.close();
       this.memberLists.close();
+      this.channels.moderation.close();
       this.tabOutbox.close();
     }
     /** Drops the current connection at once (as a network failure would); the client reconnects. */
@@ -3680,6 +4015,7 @@
           break;
         case "MEMBER":
           this.channels.applyMember(f);
+          this.channels.moderation.onMember(f);
           this.memberLists.onMember(f);
           this.events.emit("member", f);
           break;
@@ -3727,6 +4063,8 @@
      */
     onError(e) {
       const err = ChatdError.fromFrame(e);
+      const refusedIn = e.channelId ?? (e.clientMsgId !== void 0 ? this.sender.channelOf(e.clientMsgId) : void 0);
+      if (err.reason !== void 0 && refusedIn !== void 0) this.channels.moderation.onRefusal(refusedIn, err);
       if (e.clientMsgId !== void 0 && this.sender.onError(e.clientMsgId, err)) return;
       if (e.code === "unknown_type") {
         const u = this.conn.features.refuseOldest();
@@ -3847,6 +4185,11 @@
   }
   function clock(ts) {
     return new Date(ts).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
+  function until(ts) {
+    const d = new Date(ts);
+    if (d.toDateString() === (/* @__PURE__ */ new Date()).toDateString()) return clock(ts);
+    return `${d.toLocaleDateString([], { month: "short", day: "numeric" })}, ${clock(ts)}`;
   }
 
   // src/admin.ts
@@ -4121,8 +4464,134 @@
     chId.focus();
   }
 
+  // src/chat-moderation.ts
+  var DURATIONS = [
+    { minutes: 10, label: "10 minutes" },
+    { minutes: 60, label: "1 hour" },
+    { minutes: 24 * 60, label: "1 day" },
+    { minutes: 7 * 24 * 60, label: "1 week" }
+  ];
+  var ModeratorMenu = class {
+    state;
+    hooks;
+    /** The duration last picked per channel and user: a redraw of the list keeps it. */
+    picked = /* @__PURE__ */ new Map();
+    constructor(state, hooks) {
+      this.state = state;
+      this.hooks = hooks;
+    }
+    /** Whether a user of role `mine` may mute and ban member `m` (an owner: anyone else; a moderator: `member`s). */
+    static mayModerate(mine, m, me) {
+      if (m.userId === me) return false;
+      return mine === "owner" || mine === "moderator" && m.role === "member";
+    }
+    /** The muted mark of a member whose mute is in force ("muted until 14:05"), or nothing. */
+    mutedMark(m) {
+      if (m.mutedUntil === void 0 || m.mutedUntil <= Date.now()) return null;
+      return h("span", { class: "muted-mark", "data-muted-until": m.mutedUntil }, `muted until ${until(m.mutedUntil)}`);
+    }
+    /**
+     * Mute (with its duration) or, while `m` is muted and `unmute` is set, Unmute; and Ban,
+     * for member `m` of `channelId` (on a message, `unmute` is off: a mute is lifted from the
+     * member list).
+     */
+    moderatorControls(channelId, m, unmute = true) {
+      const client = this.state.client;
+      const muted = unmute && m.mutedUntil !== void 0 && m.mutedUntil > Date.now();
+      const out = [];
+      if (muted) {
+        out.push(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "member-unmute",
+              "aria-label": `Unmute ${m.userId}`,
+              onclick: () => {
+                this.hooks.run(channelId, client.moderation.unmute(channelId, m.userId), `${m.userId} is no longer muted.`, `${m.userId} was not unmuted`);
+              }
+            },
+            "Unmute"
+          )
+        );
+      } else {
+        const pick = h(
+          "select",
+          { class: "member-mute-for", "aria-label": `Mute ${m.userId} for` },
+          ...DURATIONS.map((d) => h("option", { value: d.minutes }, d.label))
+        );
+        const key2 = `${channelId}\0${m.userId}`;
+        pick.value = this.picked.get(key2) ?? String(DURATIONS[0]?.minutes ?? 10);
+        pick.addEventListener("change", () => {
+          this.picked.set(key2, pick.value);
+        });
+        const mute = () => {
+          const minutes = Number(pick.value);
+          const until2 = Date.now() + minutes * 6e4;
+          const label = DURATIONS.find((d) => d.minutes === minutes)?.label ?? `${minutes} minutes`;
+          this.hooks.run(channelId, client.moderation.mute(channelId, m.userId, until2), `${m.userId} is muted for ${label}.`, `${m.userId} was not muted`);
+        };
+        out.push(pick, h("button", { type: "button", class: "member-mute", "aria-label": `Mute ${m.userId}`, onclick: mute }, "Mute"));
+      }
+      out.push(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "member-ban",
+            "aria-label": `Ban ${m.userId}`,
+            onclick: () => {
+              this.hooks.run(channelId, client.moderation.ban(channelId, m.userId), `${m.userId} was banned.`, `${m.userId} was not banned`);
+            }
+          },
+          "Ban"
+        )
+      );
+      return out;
+    }
+    /** Block or Unblock another user (any user may); nothing for the user itself. */
+    blockControl(channelId, userId) {
+      if (userId === this.state.userId) return null;
+      const blocked = this.state.blocked.has(userId);
+      const client = this.state.client;
+      const toggle = () => {
+        const p = blocked ? client.moderation.unblock(userId) : client.moderation.block(userId);
+        const change = p.then(() => {
+          if (blocked) this.state.blocked.delete(userId);
+          else this.state.blocked.add(userId);
+          this.hooks.blocksChanged();
+        });
+        this.hooks.run(
+          channelId,
+          change,
+          blocked ? `You no longer block ${userId}.` : `You block ${userId}: their messages are hidden.`,
+          blocked ? `${userId} was not unblocked` : `${userId} was not blocked`
+        );
+      };
+      return h(
+        "button",
+        { type: "button", class: blocked ? "member-unblock" : "member-block", "aria-label": `${blocked ? "Unblock" : "Block"} ${userId}`, onclick: toggle },
+        blocked ? "Unblock" : "Block"
+      );
+    }
+  };
+
   // src/words.ts
-  function errorWords(code, message) {
+  function errorWords(code, message, reason) {
+    switch (reason) {
+      case "muted":
+        return "You are muted in this channel, so this was not sent.";
+      case "read_only":
+        return "Only moderators post in this channel (it is read-only for members), so this was not sent.";
+      case "slow_mode":
+        return "Slow mode: wait a moment before sending again.";
+      case "blocked":
+        return "The other member blocks you, so this was not sent.";
+      case "banned":
+        return "You are banned from this channel.";
+      default:
+        break;
+    }
     switch (code) {
       case "forbidden":
         return "You are not a member of this channel (or it no longer exists), so this was not sent.";
@@ -4149,7 +4618,7 @@
     }
   }
   function errorText(e) {
-    if (e instanceof ChatdError) return errorWords(e.code, e.message);
+    if (e instanceof ChatdError) return errorWords(e.code, e.message, e.reason);
     return errorWords("internal", e instanceof Error ? e.message : String(e));
   }
   function isUnknownType(e) {
@@ -4209,12 +4678,111 @@
       case "role":
         return f.role === void 0 ? void 0 : `${who} ${self ? "are" : "is"} now ${f.role}`;
       case "mute":
-        if (typeof f.mutedUntil === "number") return `${who} ${self ? "are" : "is"} muted until ${clock(f.mutedUntil)}`;
+        if (typeof f.mutedUntil === "number") return `${who} ${self ? "are" : "is"} muted until ${until(f.mutedUntil)}`;
         return `${who} ${self ? "are" : "is"} no longer muted`;
       default:
         return void 0;
     }
   }
+
+  // src/chat-report.ts
+  var MessageReports = class {
+    state;
+    hooks;
+    /** The report forms open, by message id: a redraw of the list puts the same form (what is typed in it) back. */
+    open = /* @__PURE__ */ new Map();
+    constructor(state, hooks) {
+      this.state = state;
+      this.hooks = hooks;
+    }
+    /** Report and Block for message `m` (another user's). */
+    buttons(m) {
+      const report = h("button", { type: "button", class: "report", "aria-label": `Report ${m.senderId}’s message` }, "Report");
+      report.addEventListener("click", () => {
+        const form = this.form(m, report);
+        this.open.set(m.messageId, form);
+        report.replaceWith(form);
+      });
+      const open = this.open.get(m.messageId);
+      const block = h(
+        "button",
+        {
+          type: "button",
+          class: "block",
+          "aria-label": `Block ${m.senderId}`,
+          onclick: () => {
+            this.block(m.senderId);
+          }
+        },
+        "Block"
+      );
+      return [open ?? report, block];
+    }
+    /** The report form that takes the Report button's place until sent or cancelled. */
+    form(m, button) {
+      const reason = h(
+        "select",
+        { class: "report-reason", "aria-label": "Why you report this message" },
+        h("option", { value: "spam" }, "spam"),
+        h("option", { value: "abuse" }, "abuse"),
+        h("option", { value: "other" }, "other")
+      );
+      const note = h("input", { type: "text", class: "report-note", maxlength: 1e3, placeholder: "note (optional)", "aria-label": "A note for the moderators" });
+      const form = h(
+        "form",
+        { class: "report-form", "aria-label": "Report this message" },
+        reason,
+        note,
+        h("button", { type: "submit", class: "report-send" }, "Send report"),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "report-cancel",
+            onclick: () => {
+              this.open.delete(m.messageId);
+              form.replaceWith(button);
+            }
+          },
+          "Cancel"
+        )
+      );
+      form.addEventListener("submit", (ev) => {
+        ev.preventDefault();
+        const why = reason.value === "abuse" ? "abuse" : reason.value === "other" ? "other" : "spam";
+        const text = note.value.trim();
+        this.state.client.moderation.flag(m.messageId, why, text === "" ? {} : { note: text }).then(
+          (flag) => {
+            this.open.delete(m.messageId);
+            if (this.state.closed) return;
+            const said = flag.created ? `You reported ${m.senderId}’s message (${why}); the moderators were told.` : `You had reported this message already.`;
+            form.replaceWith(h("span", { class: "reported", "data-flag-id": flag.flagId }, "Reported"));
+            this.hooks.notice(said);
+            announce(said);
+          },
+          (e) => {
+            if (!this.state.closed) this.hooks.notice(refusalWords("The report was not sent", e));
+          }
+        );
+      });
+      return form;
+    }
+    block(userId) {
+      this.state.client.moderation.block(userId).then(
+        () => {
+          if (this.state.closed) return;
+          this.state.blocked.add(userId);
+          const said = `You block ${userId}: their messages are hidden.`;
+          this.hooks.notice(said);
+          announce(said);
+          this.hooks.blocked();
+        },
+        (e) => {
+          if (!this.state.closed) this.hooks.notice(refusalWords(`${userId} was not blocked`, e));
+        }
+      );
+    }
+  };
 
   // src/chat-actions.ts
   var QUICK_REACTIONS = [
@@ -4225,9 +4793,27 @@
   var MessageActions = class {
     state;
     hooks;
+    reports;
+    menu;
     constructor(state, hooks) {
       this.state = state;
       this.hooks = hooks;
+      this.reports = new MessageReports(state, hooks);
+      this.menu = new ModeratorMenu(state, {
+        run: (_channelId, p, done, refused) => {
+          p.then(
+            () => {
+              if (!this.state.closed) this.hooks.notice(done);
+            },
+            (e) => {
+              if (!this.state.closed) this.hooks.notice(refusalWords(refused, e));
+            }
+          );
+        },
+        blocksChanged: () => {
+          this.hooks.blocked();
+        }
+      });
     }
     /** The reactions on `m`, one button each (pressed when one is the user's: a click takes it back). */
     reactions(m) {
@@ -4343,7 +4929,16 @@
           )
         );
       }
+      if (!mine) actions.append(...this.moderation(m), ...this.reports.buttons(m));
       return actions;
+    }
+    /** Mute and Ban of `m`'s sender, when the user's role allows them (its member list tells the sender's role). */
+    moderation(m) {
+      const s = this.state.summary(m.channelId);
+      if (s === void 0 || s.kind === "direct") return [];
+      const sender = this.state.client.memberList(m.channelId).getSnapshot().members.find((x) => x.userId === m.senderId);
+      if (sender === void 0 || !ModeratorMenu.mayModerate(s.role, sender, this.state.userId)) return [];
+      return this.menu.moderatorControls(m.channelId, sender, false);
     }
     /** Adds or removes the user's reaction. */
     react(channelId, messageId, emoji, op) {
@@ -5099,10 +5694,216 @@
     }
   }
 
+  // src/chat-bans.ts
+  var PAGE2 = 50;
+  var BansList = class {
+    state;
+    el;
+    listEl;
+    moreBtn;
+    statusEl;
+    /** The channel whose bans are shown, the bans read so far, and whether more follow. */
+    shown;
+    constructor(state) {
+      this.state = state;
+    }
+    /** Makes the section (hidden until `show(true)`). */
+    element() {
+      this.listEl = h("ul", { class: "ban-list", id: "ban-list", "aria-label": "Banned users" });
+      this.statusEl = h("p", { class: "hint", id: "bans-status", role: "status" });
+      this.moreBtn = h(
+        "button",
+        {
+          type: "button",
+          id: "bans-more",
+          hidden: true,
+          onclick: () => {
+            void this.read(false);
+          }
+        },
+        "More bans"
+      );
+      const showBtn = h(
+        "button",
+        {
+          type: "button",
+          id: "bans-show",
+          onclick: () => {
+            void this.read(true);
+          }
+        },
+        "Show bans"
+      );
+      this.el = h("div", { class: "bans", id: "bans", hidden: true }, h("h3", {}, "Bans"), showBtn, this.listEl, this.moreBtn, this.statusEl);
+      return this.el;
+    }
+    /** Shows or hides the section (the user may moderate the selected channel); another channel forgets the list. */
+    show(allowed) {
+      if (this.el === void 0) return;
+      this.el.hidden = !allowed;
+      if (this.shown !== void 0 && this.shown.channelId !== this.state.current) {
+        this.shown = void 0;
+        this.draw();
+        if (this.statusEl !== void 0) this.statusEl.textContent = "";
+      }
+    }
+    /** A ban or lift was made here: read the list again when it is shown. */
+    changed(channelId) {
+      if (this.shown?.channelId === channelId) void this.read(true);
+    }
+    /** Reads the first page (`fresh`) or the next one. */
+    async read(fresh) {
+      const id = this.state.current;
+      if (id === void 0) return;
+      const prev = fresh || this.shown?.channelId !== id ? void 0 : this.shown;
+      const after = prev?.bans[prev.bans.length - 1]?.userId;
+      this.say("Reading bans…");
+      try {
+        const page = await this.state.client.moderation.bans(id, after === void 0 ? { limit: PAGE2 } : { after, limit: PAGE2 });
+        if (this.state.closed || this.state.current !== id) return;
+        this.shown = { channelId: id, bans: [...prev?.bans ?? [], ...page.bans], hasMore: page.hasMore };
+        this.draw();
+        this.say(this.shown.bans.length === 0 ? "Nobody is banned." : `${this.shown.bans.length} banned${page.hasMore ? " (more follow)" : ""}.`);
+      } catch (e) {
+        if (!this.state.closed) this.say(refusalWords("The bans could not be read", e));
+      }
+    }
+    draw() {
+      if (this.listEl === void 0 || this.moreBtn === void 0) return;
+      const s = this.shown;
+      this.moreBtn.hidden = s?.hasMore !== true;
+      this.listEl.replaceChildren(...(s?.bans ?? []).map((b) => this.row(s?.channelId ?? "", b)));
+    }
+    row(channelId, b) {
+      const by = b.actorId === void 0 ? "by the admin" : `by ${b.actorId}`;
+      const lift = () => {
+        this.say(`Lifting the ban of ${b.userId}…`);
+        this.state.client.moderation.liftBan(channelId, b.userId).then(
+          () => {
+            if (this.state.closed) return;
+            announce(`The ban of ${b.userId} was lifted.`);
+            void this.read(true).then(() => {
+              this.say(`The ban of ${b.userId} was lifted.`);
+            });
+          },
+          (e) => {
+            if (!this.state.closed) this.say(refusalWords(`The ban of ${b.userId} was not lifted`, e));
+          }
+        );
+      };
+      return h(
+        "li",
+        { class: "ban", "data-user": b.userId },
+        h("span", { class: "member-name" }, b.userId),
+        " ",
+        h("span", { class: "hint" }, `banned ${clock(b.bannedAt)} ${by}`),
+        h("button", { type: "button", class: "ban-lift", "aria-label": `Lift the ban of ${b.userId}`, onclick: lift }, "Lift")
+      );
+    }
+    say(text) {
+      if (this.statusEl !== void 0) this.statusEl.textContent = text;
+    }
+  };
+
+  // src/chat-rules.ts
+  var SLOW = [
+    { ms: 0, label: "off" },
+    { ms: 1e4, label: "10 s" },
+    { ms: 3e4, label: "30 s" },
+    { ms: 6e4, label: "1 min" },
+    { ms: 3e5, label: "5 min" }
+  ];
+  var ChannelRulesForm = class {
+    state;
+    el;
+    who;
+    slow;
+    statusEl;
+    /** The channel the form was last drawn for: another one resets the pickers. */
+    drawnFor;
+    constructor(state) {
+      this.state = state;
+    }
+    /** Makes the section (hidden until `show(true)`). */
+    element() {
+      this.who = h(
+        "select",
+        { id: "rules-posting", "aria-label": "Who may post" },
+        h("option", { value: "" }, "who posts: keep as it is"),
+        h("option", { value: "member" }, "everyone posts"),
+        h("option", { value: "moderator" }, "only moderators post")
+      );
+      this.slow = h(
+        "select",
+        { id: "rules-slow", "aria-label": "Slow mode" },
+        h("option", { value: "" }, "slow mode: keep as it is"),
+        ...SLOW.map((s) => h("option", { value: s.ms }, `slow mode ${s.label}`))
+      );
+      this.statusEl = h("p", { class: "hint", id: "rules-status", role: "status" });
+      const form = h("form", { class: "rules-form", id: "rules-form", "aria-label": "Channel rules" }, this.who, this.slow, h("button", { type: "submit", id: "rules-save" }, "Save rules"));
+      form.addEventListener("submit", (ev) => {
+        ev.preventDefault();
+        this.save();
+      });
+      this.el = h("div", { class: "rules", id: "rules", hidden: true }, h("h3", {}, "Channel rules"), form, this.statusEl);
+      return this.el;
+    }
+    /** Shows the form for an owner of the selected group channel; another channel starts it anew. */
+    show(owner) {
+      if (this.el === void 0) return;
+      this.el.hidden = !owner;
+      const id = this.state.current;
+      if (id === this.drawnFor) return;
+      this.drawnFor = id;
+      const known = this.state.snapshot()?.moderation;
+      if (this.who !== void 0) this.who.value = known?.postingRole === "moderator" || known?.postingRole === "member" ? known.postingRole : "";
+      if (this.slow !== void 0) this.slow.value = known?.slowModeMs !== void 0 && SLOW.some((s) => s.ms === known.slowModeMs) ? String(known.slowModeMs) : "";
+      if (this.statusEl !== void 0) this.statusEl.textContent = known === void 0 ? "" : rulesWords(known);
+    }
+    save() {
+      const id = this.state.current;
+      if (id === void 0 || this.who === void 0 || this.slow === void 0) return;
+      const settings = {};
+      if (this.who.value === "member" || this.who.value === "moderator") settings.postingRole = this.who.value;
+      if (this.slow.value !== "") settings.slowModeMs = Number(this.slow.value);
+      if (settings.postingRole === void 0 && settings.slowModeMs === void 0) {
+        this.say("Pick who posts or a slow mode first.");
+        return;
+      }
+      this.say("Saving…");
+      this.state.client.moderation.setChannelSettings(id, settings).then(
+        (rules) => {
+          if (this.state.closed || this.state.current !== id) return;
+          const said = rulesWords(rules);
+          this.say(said);
+          announce(said);
+        },
+        (e) => {
+          if (!this.state.closed && this.state.current === id) this.say(refusalWords("The rules were not saved", e));
+        }
+      );
+    }
+    say(text) {
+      if (this.statusEl !== void 0) this.statusEl.textContent = text;
+    }
+  };
+  function rulesWords(r) {
+    if (r.postingRole === void 0 && r.slowModeMs === void 0) return "";
+    const who = r.postingRole === "moderator" ? "only moderators post" : r.postingRole === "member" ? "everyone posts" : "who posts not known";
+    const slow = r.slowModeMs === void 0 ? "slow mode not known" : r.slowModeMs === 0 ? "no slow mode" : `slow mode ${SLOW.find((s) => s.ms === r.slowModeMs)?.label ?? `${r.slowModeMs / 1e3} s`}`;
+    return `Now: ${who}; ${slow}.`;
+  }
+
   // src/chat-members.ts
   var ROLES = ["member", "moderator", "owner"];
   var ChannelMembers = class {
     state;
+    menu;
+    bans;
+    rules;
+    changed;
+    /** Redraws the list when the earliest mute shown ends. */
+    muteTimer;
     el;
     /** The column's parts, made once: the title, the list (or why there is none), the add form, the action line. */
     titleEl;
@@ -5117,8 +5918,25 @@
     /** The selected channel's live list, and the end of its subscription. */
     store;
     unsubscribe;
-    constructor(state) {
+    /**
+     * `changed` is called when the selected channel's list changed or the user blocked or
+     * unblocked someone here (the messages' moderator menu and hidden messages follow both).
+     */
+    constructor(state, changed) {
+      this.changed = changed;
       this.state = state;
+      this.bans = new BansList(state);
+      this.rules = new ChannelRulesForm(state);
+      this.menu = new ModeratorMenu(state, {
+        run: (channelId, p, done, refused) => {
+          this.change(channelId, p, done, refused);
+        },
+        blocksChanged: () => {
+          this.shownKey = "";
+          this.render();
+          changed();
+        }
+      });
     }
     /** Makes the column (filled by `render`). */
     element() {
@@ -5143,7 +5961,16 @@
       });
       this.manageEl = h("div", { class: "member-manage", id: "member-manage", hidden: true }, h("h3", {}, "Add a member"), form);
       this.actionEl = h("p", { class: "hint", id: "member-action-status", role: "status" });
-      this.el = h("aside", { class: "members", id: "members", "aria-labelledby": "members-title" }, this.titleEl, this.bodyEl, this.manageEl, this.actionEl);
+      this.el = h(
+        "aside",
+        { class: "members", id: "members", "aria-labelledby": "members-title" },
+        this.titleEl,
+        this.bodyEl,
+        this.manageEl,
+        this.actionEl,
+        this.rules.element(),
+        this.bans.element()
+      );
       return this.el;
     }
     /**
@@ -5160,7 +5987,9 @@
           const store = this.state.client.memberList(id);
           this.store = store;
           this.unsubscribe = store.subscribe(() => {
-            if (!this.state.closed && this.store === store) this.render();
+            if (this.state.closed || this.store !== store) return;
+            this.render();
+            this.changed();
           });
         }
       }
@@ -5170,6 +5999,7 @@
     close() {
       this.unsubscribe?.();
       this.unsubscribe = void 0;
+      clearTimeout(this.muteTimer);
     }
     /** Redraws the column for the selected channel (the add form keeps what is typed in it). */
     render() {
@@ -5188,6 +6018,8 @@
       const manage = role === "owner" || role === "moderator";
       this.titleEl.textContent = shown ? `Members (${l.members.length})` : "Members";
       this.manageEl.hidden = !manage;
+      this.bans.show(manage);
+      this.rules.show(role === "owner");
       if (this.addRole !== void 0) {
         this.addRole.hidden = role !== "owner";
         if (role !== "owner") this.addRole.value = "member";
@@ -5199,12 +6031,27 @@
         return;
       }
       const rows = l.members.map((m) => ({ m, readSeq: this.readSeqOf(m) }));
-      const key2 = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq])]);
+      const now = Date.now();
+      const inForce = (m) => m.mutedUntil !== void 0 && m.mutedUntil > now;
+      this.redrawWhenMutesEnd(l.members, now);
+      const key2 = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq, inForce(r.m) ? r.m.mutedUntil : 0, this.state.blocked.has(r.m.userId)])]);
       if (key2 === this.shownKey) return;
       this.shownKey = key2;
       this.bodyEl.replaceChildren(
         h("ul", { class: "member-list", id: "member-list", "aria-labelledby": "members-title" }, ...rows.map((r) => this.row(id, r.m, r.readSeq, role)))
       );
+    }
+    /** A mute that ends takes its mark and Unmute away then: one timer for the earliest end shown. */
+    redrawWhenMutesEnd(members, now) {
+      clearTimeout(this.muteTimer);
+      this.muteTimer = void 0;
+      const ends = members.map((m) => m.mutedUntil ?? 0).filter((t) => t > now);
+      if (ends.length === 0 || this.state.closed) return;
+      const wait = Math.min(Math.min(...ends) - now + 50, 2147483647);
+      this.muteTimer = setTimeout(() => {
+        this.muteTimer = void 0;
+        this.render();
+      }, wait);
     }
     /** The user's role in channel `id`: its entry in the list read, else the channel list's; none in a direct channel's controls. */
     myRole(id, list) {
@@ -5239,6 +6086,8 @@
       const remove = () => {
         this.remove(channelId, m.userId);
       };
+      const moderate = ModeratorMenu.mayModerate(myRole, m, this.state.userId) ? this.menu.moderatorControls(channelId, m) : [];
+      const block = this.menu.blockControl(channelId, m.userId);
       return h(
         "li",
         { class: "member", "data-user": m.userId, "data-role": m.role, "data-read-seq": String(readSeq) },
@@ -5247,11 +6096,14 @@
         h("span", { class: "role", "data-role": m.role }, m.role),
         h("span", { class: "sr-only" }, ", "),
         h("span", { class: "member-read" }, read),
-        roleControl !== null || mayRemove ? h(
+        this.menu.mutedMark(m),
+        roleControl !== null || mayRemove || moderate.length > 0 || block !== null ? h(
           "span",
           { class: "member-controls" },
           roleControl,
-          mayRemove ? h("button", { type: "button", class: "member-remove", "aria-label": `Remove ${m.userId}`, onclick: remove }, "Remove") : null
+          ...moderate,
+          mayRemove ? h("button", { type: "button", class: "member-remove", "aria-label": `Remove ${m.userId}`, onclick: remove }, "Remove") : null,
+          block
         ) : null
       );
     }
@@ -5290,6 +6142,7 @@
           onDone?.();
           this.say(channelId, done);
           announce(done);
+          this.bans.changed(channelId);
         },
         (e) => {
           if (this.state.closed) return;
@@ -5330,8 +6183,8 @@
   function presenceDot(user, presence) {
     const p = presence[user];
     const status = p?.status ?? "unknown";
-    const words = status === "online" ? "online" : status === "offline" ? "offline" : "presence unknown";
-    return h("span", { class: "dot", "data-status": status, "data-user": user, role: "img", "aria-label": `${user} is ${words}`, title: words });
+    const words2 = status === "online" ? "online" : status === "offline" ? "offline" : "presence unknown";
+    return h("span", { class: "dot", "data-status": status, "data-user": user, role: "img", "aria-label": `${user} is ${words2}`, title: words2 });
   }
   var People = class {
     state;
@@ -5400,6 +6253,13 @@
   };
 
   // src/chat-messages.ts
+  function blockedItem(m) {
+    return h(
+      "li",
+      { class: "msg blocked", "data-message-id": m.messageId, "data-seq": m.seq, "data-sender": m.senderId, "data-blocked": "true" },
+      h("div", { class: "meta" }, `A message from ${m.senderId}, whom you block, is hidden.`)
+    );
+  }
   var MessageList = class {
     state;
     actions;
@@ -5537,6 +6397,7 @@
     /** A stored message: sender with presence, body (or "deleted"), time, marks, then reactions and actions. */
     messageItem(m, readers, presence) {
       const mine = m.senderId === this.state.userId;
+      if (!mine && this.state.blocked.has(m.senderId) && this.state.summary(m.channelId)?.kind !== "direct") return blockedItem(m);
       const meta = h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)));
       if (m.editedAt !== void 0 && !m.deleted) meta.append(h("span", { class: "edited" }, "(edited)"));
       if (mine) meta.append(h("span", { class: "state", "data-state": "sent" }, "✓ sent"));
@@ -5593,8 +6454,8 @@
     /** One of the user's messages not yet stored: pending, sent, or failed with Retry and Discard. */
     outgoingItem(o) {
       const me = this.state.userId;
-      const words = o.state === "pending" ? "⏳ pending" : o.state === "sent" ? "✓ sent" : "⚠ failed";
-      const meta = h("div", { class: "meta" }, h("span", { class: "state", "data-state": o.state }, words));
+      const words2 = o.state === "pending" ? "⏳ pending" : o.state === "sent" ? "✓ sent" : "⚠ failed";
+      const meta = h("div", { class: "meta" }, h("span", { class: "state", "data-state": o.state }, words2));
       if (o.state === "pending") meta.append(h("span", {}, "kept in this browser until the server stores it"));
       const li = h(
         "li",
@@ -5613,7 +6474,7 @@
       );
       if (o.state === "failed") {
         li.append(
-          h("div", { class: "meta error" }, errorWords(o.error?.code ?? "internal", o.error?.message ?? "failed")),
+          h("div", { class: "meta error" }, errorWords(o.error?.code ?? "internal", o.error?.message ?? "failed", o.error?.reason)),
           h(
             "div",
             { class: "actions" },
@@ -5705,6 +6566,74 @@
     }
   };
 
+  // src/chat-posting.ts
+  var PostingState = class {
+    state;
+    el;
+    timer;
+    constructor(state) {
+      this.state = state;
+    }
+    /** Makes the line of a newly built pane. */
+    element() {
+      this.el = h("div", { class: "posting-state", id: "posting-state", "data-state": "open", "aria-live": "polite", hidden: true });
+      this.render();
+      return this.el;
+    }
+    /** Shows the selected channel's state; turns the composer off while muted or read-only. */
+    render() {
+      const el = this.el;
+      const snap = this.state.snapshot();
+      if (el === void 0) return;
+      const p = snap === void 0 || snap.status === "removed" ? { kind: "open" } : this.posting(snap.channelId, snap.moderation);
+      el.dataset.state = p.kind;
+      el.hidden = p.kind === "open";
+      el.textContent = words(p);
+      const off = p.kind === "muted";
+      if (snap !== void 0 && snap.status !== "removed") {
+        for (const id of ["composer", "send"]) {
+          const c = document.getElementById(id);
+          if (c instanceof HTMLTextAreaElement || c instanceof HTMLButtonElement) c.disabled = off;
+        }
+      }
+      if (p.kind === "slow" && this.timer === void 0) {
+        this.timer = setInterval(() => {
+          this.render();
+        }, 1e3);
+      } else if (p.kind !== "slow" && this.timer !== void 0) {
+        clearInterval(this.timer);
+        this.timer = void 0;
+      }
+    }
+    /** The view is closing: no more countdown. */
+    close() {
+      clearInterval(this.timer);
+      this.timer = void 0;
+    }
+    posting(channelId, m) {
+      const now = Date.now();
+      if (m.mutedUntil !== void 0 && m.mutedUntil > now) return { kind: "muted", until: m.mutedUntil };
+      const role = this.state.summary(channelId)?.role ?? "member";
+      if (m.postingRole === "moderator" && role === "member") return { kind: "read_only" };
+      if (m.nextSendAt !== void 0 && m.nextSendAt > now) return { kind: "slow", at: m.nextSendAt };
+      return { kind: "open" };
+    }
+  };
+  function words(p) {
+    switch (p.kind) {
+      case "open":
+        return "";
+      case "muted":
+        return `You are muted in this channel until ${until(p.until)}; you can read but not send.`;
+      case "read_only":
+        return "Only moderators post in this channel (your message was refused); you can read and react.";
+      case "slow": {
+        const s = Math.max(1, Math.ceil((p.at - Date.now()) / 1e3));
+        return `Slow mode: you can send again in ${s} s (a message sent now waits until then).`;
+      }
+    }
+  }
+
   // src/chat-state.ts
   var ChatState = class {
     /** The user's chatd client. */
@@ -5727,6 +6656,11 @@
      * `MEMBER` leave or ban, which comes just before `CHANNEL_REMOVED`): said in the notice.
      */
     removedBy = /* @__PURE__ */ new Map();
+    /**
+     * The users this user blocks (`GET /v1/me/blocks`, read at start, and changed by Block and
+     * Unblock): their messages in group channels are hidden (protocol §17: the client hides them).
+     */
+    blocked = /* @__PURE__ */ new Set();
     /** What each channel was last called on screen: a removed channel keeps its name in notices. */
     labels = /* @__PURE__ */ new Map();
     constructor(client) {
@@ -5973,17 +6907,17 @@
     /** One of the user's replies not yet stored: pending, sent, or failed with Retry. */
     outgoingItem(o) {
       const me = this.state.userId;
-      const words = o.state === "pending" ? "⏳ pending" : o.state === "sent" ? "✓ sent" : "⚠ failed";
+      const words2 = o.state === "pending" ? "⏳ pending" : o.state === "sent" ? "✓ sent" : "⚠ failed";
       const li = h(
         "li",
         { class: "msg", "data-client-msg-id": o.clientMsgId, "data-mine": "true", "data-sender": me, "data-state": o.state },
         h("div", { class: "msg-head" }, h("span", { class: "sender" }, `${me} (you)`)),
         h("div", { class: "body" }, o.body),
-        h("div", { class: "meta" }, h("span", { class: "state", "data-state": o.state }, words))
+        h("div", { class: "meta" }, h("span", { class: "state", "data-state": o.state }, words2))
       );
       if (o.state === "failed") {
         li.append(
-          h("div", { class: "meta error" }, errorWords(o.error?.code ?? "internal", o.error?.message ?? "failed")),
+          h("div", { class: "meta error" }, errorWords(o.error?.code ?? "internal", o.error?.message ?? "failed", o.error?.reason)),
           h(
             "div",
             { class: "actions" },
@@ -6043,6 +6977,7 @@
     actions;
     messages;
     composer;
+    posting;
     thread;
     unsubs = [];
     /** The channels of the last HELLO (not announced as new). */
@@ -6071,7 +7006,10 @@
         }
       );
       this.people = new People(state);
-      this.members = new ChannelMembers(state);
+      this.members = new ChannelMembers(state, () => {
+        this.messages.render();
+      });
+      this.posting = new PostingState(state);
       this.directory = new ChannelDirectory(state, {
         select: (id) => {
           this.select(id ?? this.client.channelIds()[0]);
@@ -6108,6 +7046,10 @@
         },
         openThread: (m) => {
           this.thread.show(m);
+        },
+        blocked: () => {
+          this.messages.render();
+          this.members.render();
         }
       });
       this.thread = new ThreadPanel(state);
@@ -6185,7 +7127,7 @@
           if (id === this.state.current) this.members.refresh();
         }),
         c.events.on("error", (err) => {
-          banner(errorWords(err.code, err.message));
+          banner(errorWords(err.code, err.message, err.reason));
         })
       );
       const goOffline = () => {
@@ -6197,12 +7139,22 @@
       });
       await c.start();
       this.connection.update();
+      c.moderation.blocks().then(
+        (list) => {
+          if (this.state.closed) return;
+          for (const u of list) this.state.blocked.add(u);
+          this.messages.render();
+          this.members.render();
+        },
+        () => void 0
+      );
     }
     /** Closes the client for good. */
     close() {
       this.state.closed = true;
       this.connection.stop();
       this.members.close();
+      this.posting.close();
       for (const u of this.unsubs.splice(0)) u();
       this.client.close();
       this.connection.idle();
@@ -6240,6 +7192,7 @@
       this.people.renderPeople();
       this.people.updateSubscription();
       this.members.render();
+      this.posting.render();
     }
     /** Selects a channel (or none), opens it and builds its pane. */
     select(id) {
@@ -6292,8 +7245,10 @@
         this.notices.element(),
         this.composer.editingElement(),
         this.composer.replyingElement(),
+        this.posting.element(),
         this.composer.element(id)
       );
+      this.posting.render();
       this.thread.attach(pane);
       this.messages.render();
       this.people.renderTyping();

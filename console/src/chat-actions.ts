@@ -5,9 +5,11 @@
  * outbox record discarded, and its buttons go.
  */
 import type { Message } from '../../clients/typescript/src/index.js';
+import { ModeratorMenu } from './chat-moderation.js';
+import { MessageReports } from './chat-report.js';
 import type { ChatState, V11Op } from './chat-state.js';
 import { h } from './dom.js';
-import { errorText, isUnknownType } from './words.js';
+import { errorText, isUnknownType, refusalWords } from './words.js';
 
 /** The reactions offered on every message. */
 const QUICK_REACTIONS: readonly { emoji: string; name: string }[] = [
@@ -28,16 +30,36 @@ export interface ActionHooks {
   startReply(m: Message): void;
   /** Opens the thread of this root in the thread panel. */
   openThread(m: Message): void;
+  /** The user blocked someone (Block on a message): redraw what shows their messages. */
+  blocked(): void;
 }
 
 /** The reaction and action buttons of stored messages, and the operations behind them. */
 export class MessageActions {
   private readonly state: ChatState;
   private readonly hooks: ActionHooks;
+  private readonly reports: MessageReports;
+  private readonly menu: ModeratorMenu;
 
   constructor(state: ChatState, hooks: ActionHooks) {
     this.state = state;
     this.hooks = hooks;
+    this.reports = new MessageReports(state, hooks);
+    this.menu = new ModeratorMenu(state, {
+      run: (_channelId, p, done, refused) => {
+        p.then(
+          () => {
+            if (!this.state.closed) this.hooks.notice(done);
+          },
+          (e: unknown) => {
+            if (!this.state.closed) this.hooks.notice(refusalWords(refused, e));
+          },
+        );
+      },
+      blocksChanged: () => {
+        this.hooks.blocked();
+      },
+    });
   }
 
   /** The reactions on `m`, one button each (pressed when one is the user's: a click takes it back). */
@@ -157,7 +179,19 @@ export class MessageActions {
         ),
       );
     }
+    // moderation (protocol §17): an owner's or moderator's Mute and Ban of the sender (as
+    // the member list offers them); anyone's Report of another user's message and Block of its sender
+    if (!mine) actions.append(...this.moderation(m), ...this.reports.buttons(m));
     return actions;
+  }
+
+  /** Mute and Ban of `m`'s sender, when the user's role allows them (its member list tells the sender's role). */
+  private moderation(m: Message): HTMLElement[] {
+    const s = this.state.summary(m.channelId);
+    if (s === undefined || s.kind === 'direct') return [];
+    const sender = this.state.client.memberList(m.channelId).getSnapshot().members.find((x) => x.userId === m.senderId);
+    if (sender === undefined || !ModeratorMenu.mayModerate(s.role, sender, this.state.userId)) return [];
+    return this.menu.moderatorControls(m.channelId, sender, false);
   }
 
   /** Adds or removes the user's reaction. */

@@ -11,10 +11,15 @@
  * add a member (an owner picks the role), a Remove button on each member the user may
  * remove (a moderator: `member`s only; an owner: anyone else), and, for an owner, a role
  * picker on each other member (`addMember`, `removeMember`, `setMemberRole`: `PUT` and
- * `DELETE /v1/channels/{channelId}/members/{userId}`). The server judges every change; a
+ * `DELETE /v1/channels/{channelId}/members/{userId}`), and the moderator menu and bans list
+ * of moderation (chat-moderation.ts, chat-bans.ts: mute for a time, unmute, ban, lift a
+ * ban), and for an owner the channel's rules (chat-rules.ts: who posts, slow mode); every user gets Block / Unblock on the others. The server judges every change; a
  * refusal is shown under the list in its words, with its code and reason.
  */
 import { ChatdError, type Member, type MemberListSnapshot, type MemberListStore, type MemberRole } from '../../clients/typescript/src/index.js';
+import { BansList } from './chat-bans.js';
+import { ModeratorMenu } from './chat-moderation.js';
+import { ChannelRulesForm } from './chat-rules.js';
 import type { ChatState } from './chat-state.js';
 import { announce, h } from './dom.js';
 import { refusalWords } from './words.js';
@@ -25,6 +30,12 @@ const ROLES: readonly MemberRole[] = ['member', 'moderator', 'owner'];
 /** The member column, its controls and the requests behind them. */
 export class ChannelMembers {
   private readonly state: ChatState;
+  private readonly menu: ModeratorMenu;
+  private readonly bans: BansList;
+  private readonly rules: ChannelRulesForm;
+  private readonly changed: () => void;
+  /** Redraws the list when the earliest mute shown ends. */
+  private muteTimer: ReturnType<typeof setTimeout> | undefined;
   private el: HTMLElement | undefined;
   /** The column's parts, made once: the title, the list (or why there is none), the add form, the action line. */
   private titleEl: HTMLElement | undefined;
@@ -40,8 +51,25 @@ export class ChannelMembers {
   private store: MemberListStore | undefined;
   private unsubscribe: (() => void) | undefined;
 
-  constructor(state: ChatState) {
+  /**
+   * `changed` is called when the selected channel's list changed or the user blocked or
+   * unblocked someone here (the messages' moderator menu and hidden messages follow both).
+   */
+  constructor(state: ChatState, changed: () => void) {
+    this.changed = changed;
     this.state = state;
+    this.bans = new BansList(state);
+    this.rules = new ChannelRulesForm(state);
+    this.menu = new ModeratorMenu(state, {
+      run: (channelId, p, done, refused) => {
+        this.change(channelId, p, done, refused);
+      },
+      blocksChanged: () => {
+        this.shownKey = '';
+        this.render();
+        changed();
+      },
+    });
   }
 
   /** Makes the column (filled by `render`). */
@@ -67,7 +95,16 @@ export class ChannelMembers {
     });
     this.manageEl = h('div', { class: 'member-manage', id: 'member-manage', hidden: true }, h('h3', {}, 'Add a member'), form);
     this.actionEl = h('p', { class: 'hint', id: 'member-action-status', role: 'status' });
-    this.el = h('aside', { class: 'members', id: 'members', 'aria-labelledby': 'members-title' }, this.titleEl, this.bodyEl, this.manageEl, this.actionEl);
+    this.el = h(
+      'aside',
+      { class: 'members', id: 'members', 'aria-labelledby': 'members-title' },
+      this.titleEl,
+      this.bodyEl,
+      this.manageEl,
+      this.actionEl,
+      this.rules.element(),
+      this.bans.element(),
+    );
     return this.el;
   }
 
@@ -85,7 +122,9 @@ export class ChannelMembers {
         const store = this.state.client.memberList(id);
         this.store = store;
         this.unsubscribe = store.subscribe(() => {
-          if (!this.state.closed && this.store === store) this.render();
+          if (this.state.closed || this.store !== store) return;
+          this.render();
+          this.changed();
         });
       }
     }
@@ -96,6 +135,7 @@ export class ChannelMembers {
   close(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    clearTimeout(this.muteTimer);
   }
 
   /** Redraws the column for the selected channel (the add form keeps what is typed in it). */
@@ -115,6 +155,8 @@ export class ChannelMembers {
     const manage = role === 'owner' || role === 'moderator';
     this.titleEl.textContent = shown ? `Members (${l.members.length})` : 'Members';
     this.manageEl.hidden = !manage;
+    this.bans.show(manage);
+    this.rules.show(role === 'owner');
     if (this.addRole !== undefined) {
       // a moderator adds members only
       this.addRole.hidden = role !== 'owner';
@@ -127,12 +169,29 @@ export class ChannelMembers {
       return;
     }
     const rows = l.members.map((m) => ({ m, readSeq: this.readSeqOf(m) }));
-    const key = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq])]);
+    const now = Date.now();
+    const inForce = (m: Member): boolean => m.mutedUntil !== undefined && m.mutedUntil > now;
+    this.redrawWhenMutesEnd(l.members, now);
+    const key = JSON.stringify([id, role, rows.map((r) => [r.m.userId, r.m.role, r.readSeq, inForce(r.m) ? r.m.mutedUntil : 0, this.state.blocked.has(r.m.userId)])]);
     if (key === this.shownKey) return;
     this.shownKey = key;
     this.bodyEl.replaceChildren(
       h('ul', { class: 'member-list', id: 'member-list', 'aria-labelledby': 'members-title' }, ...rows.map((r) => this.row(id, r.m, r.readSeq, role))),
     );
+  }
+
+  /** A mute that ends takes its mark and Unmute away then: one timer for the earliest end shown. */
+  private redrawWhenMutesEnd(members: readonly Member[], now: number): void {
+    clearTimeout(this.muteTimer);
+    this.muteTimer = undefined;
+    const ends = members.map((m) => m.mutedUntil ?? 0).filter((t) => t > now);
+    if (ends.length === 0 || this.state.closed) return;
+    // (setTimeout's limit: a later end is checked again then)
+    const wait = Math.min(Math.min(...ends) - now + 50, 2_147_483_647);
+    this.muteTimer = setTimeout(() => {
+      this.muteTimer = undefined;
+      this.render();
+    }, wait);
   }
 
   /** The user's role in channel `id`: its entry in the list read, else the channel list's; none in a direct channel's controls. */
@@ -170,6 +229,8 @@ export class ChannelMembers {
     const remove = (): void => {
       this.remove(channelId, m.userId);
     };
+    const moderate = ModeratorMenu.mayModerate(myRole, m, this.state.userId) ? this.menu.moderatorControls(channelId, m) : [];
+    const block = this.menu.blockControl(channelId, m.userId);
     return h(
       'li',
       { class: 'member', 'data-user': m.userId, 'data-role': m.role, 'data-read-seq': String(readSeq) },
@@ -178,12 +239,15 @@ export class ChannelMembers {
       h('span', { class: 'role', 'data-role': m.role }, m.role),
       h('span', { class: 'sr-only' }, ', '),
       h('span', { class: 'member-read' }, read),
-      roleControl !== null || mayRemove
+      this.menu.mutedMark(m),
+      roleControl !== null || mayRemove || moderate.length > 0 || block !== null
         ? h(
             'span',
             { class: 'member-controls' },
             roleControl,
+            ...moderate,
             mayRemove ? h('button', { type: 'button', class: 'member-remove', 'aria-label': `Remove ${m.userId}`, onclick: remove }, 'Remove') : null,
+            block,
           )
         : null,
     );
@@ -228,6 +292,7 @@ export class ChannelMembers {
         onDone?.();
         this.say(channelId, done);
         announce(done);
+        this.bans.changed(channelId);
       },
       (e: unknown) => {
         if (this.state.closed) return;

@@ -15,6 +15,15 @@ import type { ChatState } from './chat-state.js';
 import { clock, h } from './dom.js';
 import { errorText, errorWords, memberChangeWords, removalWords } from './words.js';
 
+/** The place of a blocked user's message: said, not shown. */
+function blockedItem(m: Message): HTMLElement {
+  return h(
+    'li',
+    { class: 'msg blocked', 'data-message-id': m.messageId, 'data-seq': m.seq, 'data-sender': m.senderId, 'data-blocked': 'true' },
+    h('div', { class: 'meta' }, `A message from ${m.senderId}, whom you block, is hidden.`),
+  );
+}
+
 /** A membership change seen live, as a line of its channel's timeline. */
 interface SystemLine {
   /** The channel's last seq when it took effect: the line goes after that entry. */
@@ -184,6 +193,8 @@ export class MessageList {
   /** A stored message: sender with presence, body (or "deleted"), time, marks, then reactions and actions. */
   private messageItem(m: Message, readers: readonly string[], presence: Readonly<Record<string, Presence>>): HTMLElement {
     const mine = m.senderId === this.state.userId;
+    // a blocked user's messages are hidden in group channels (protocol §17: the client hides them)
+    if (!mine && this.state.blocked.has(m.senderId) && this.state.summary(m.channelId)?.kind !== 'direct') return blockedItem(m);
     const meta = h('div', { class: 'meta' }, h('time', { datetime: new Date(m.ts).toISOString() }, clock(m.ts)));
     if (m.editedAt !== undefined && !m.deleted) meta.append(h('span', { class: 'edited' }, '(edited)'));
     if (mine) meta.append(h('span', { class: 'state', 'data-state': 'sent' }, '✓ sent'));
@@ -262,7 +273,7 @@ export class MessageList {
     );
     if (o.state === 'failed') {
       li.append(
-        h('div', { class: 'meta error' }, errorWords(o.error?.code ?? 'internal', o.error?.message ?? 'failed')),
+        h('div', { class: 'meta error' }, errorWords(o.error?.code ?? 'internal', o.error?.message ?? 'failed', o.error?.reason)),
         h(
           'div',
           { class: 'actions' },

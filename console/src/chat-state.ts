@@ -32,6 +32,11 @@ export class ChatState {
    * `MEMBER` leave or ban, which comes just before `CHANNEL_REMOVED`): said in the notice.
    */
   readonly removedBy = new Map<string, string | undefined>();
+  /**
+   * The users this user blocks (`GET /v1/me/blocks`, read at start, and changed by Block and
+   * Unblock): their messages in group channels are hidden (protocol §17: the client hides them).
+   */
+  readonly blocked = new Set<string>();
   /** What each channel was last called on screen: a removed channel keeps its name in notices. */
   private readonly labels = new Map<string, string>();
 

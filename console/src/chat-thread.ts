@@ -235,7 +235,7 @@ export class ThreadPanel {
     );
     if (o.state === 'failed') {
       li.append(
-        h('div', { class: 'meta error' }, errorWords(o.error?.code ?? 'internal', o.error?.message ?? 'failed')),
+        h('div', { class: 'meta error' }, errorWords(o.error?.code ?? 'internal', o.error?.message ?? 'failed', o.error?.reason)),
         h(
           'div',
           { class: 'actions' },

@@ -18,9 +18,14 @@
  * chat-thread.ts (the thread panel), chat-quote.ts (a reply's quote), chat-people.ts
  * (people, typing, presence), chat-members.ts (the member list with roles),
  * chat-directory.ts (browsing, joining and leaving public channels), chat-create.ts (New
- * message and New channel) and chat-notice.ts. The parts do not import one another except for types and
- * chat-messages.ts using chat-people.ts's presence dot; what one needs from another goes
- * through the hooks given here.
+ * message and New channel), chat-notice.ts, and moderation's: chat-moderation.ts (the
+ * moderator menu and Block on members), chat-bans.ts (the bans list), chat-report.ts
+ * (Report and Block on messages), chat-rules.ts (an owner's posting rules) and
+ * chat-posting.ts (muted, read-only and slow mode above the composer). The parts do not
+ * import one another except for types, chat-messages.ts using chat-people.ts's presence
+ * dot, chat-members.ts holding the member column's moderation parts (chat-moderation.ts,
+ * chat-bans.ts, chat-rules.ts) and chat-actions.ts holding chat-report.ts; what one needs
+ * from another goes through the hooks given here.
  */
 import { ChatClient } from '../../clients/typescript/src/index.js';
 import { MessageActions } from './chat-actions.js';
@@ -33,6 +38,7 @@ import { ChannelMembers } from './chat-members.js';
 import { MessageList } from './chat-messages.js';
 import { Notices } from './chat-notice.js';
 import { People } from './chat-people.js';
+import { PostingState } from './chat-posting.js';
 import { ChatState } from './chat-state.js';
 import { ThreadPanel } from './chat-thread.js';
 import { announce, banner, h } from './dom.js';
@@ -59,6 +65,7 @@ export class ChatView {
   private readonly actions: MessageActions;
   private readonly messages: MessageList;
   private readonly composer: Composer;
+  private readonly posting: PostingState;
   private readonly thread: ThreadPanel;
   private readonly unsubs: (() => void)[] = [];
   /** The channels of the last HELLO (not announced as new). */
@@ -88,7 +95,10 @@ export class ChatView {
       },
     );
     this.people = new People(state);
-    this.members = new ChannelMembers(state);
+    this.members = new ChannelMembers(state, () => {
+      this.messages.render();
+    });
+    this.posting = new PostingState(state);
     this.directory = new ChannelDirectory(state, {
       select: (id) => {
         this.select(id ?? this.client.channelIds()[0]);
@@ -125,6 +135,10 @@ export class ChatView {
       },
       openThread: (m) => {
         this.thread.show(m);
+      },
+      blocked: () => {
+        this.messages.render();
+        this.members.render();
       },
     });
     this.thread = new ThreadPanel(state);
@@ -209,7 +223,7 @@ export class ChatView {
         if (id === this.state.current) this.members.refresh();
       }),
       c.events.on('error', (err) => {
-        banner(errorWords(err.code, err.message));
+        banner(errorWords(err.code, err.message, err.reason));
       }),
     );
     const goOffline = (): void => {
@@ -221,6 +235,16 @@ export class ChatView {
     });
     await c.start();
     this.connection.update();
+    // the users this user blocks: their messages are hidden (a server before moderation has no list: none)
+    c.moderation.blocks().then(
+      (list) => {
+        if (this.state.closed) return;
+        for (const u of list) this.state.blocked.add(u);
+        this.messages.render();
+        this.members.render();
+      },
+      () => undefined,
+    );
   }
 
   /** Closes the client for good. */
@@ -228,6 +252,7 @@ export class ChatView {
     this.state.closed = true;
     this.connection.stop();
     this.members.close();
+    this.posting.close();
     for (const u of this.unsubs.splice(0)) u();
     this.client.close();
     this.connection.idle();
@@ -268,6 +293,7 @@ export class ChatView {
     this.people.renderPeople();
     this.people.updateSubscription();
     this.members.render();
+    this.posting.render();
   }
 
   /** Selects a channel (or none), opens it and builds its pane. */
@@ -325,8 +351,10 @@ export class ChatView {
       this.notices.element(),
       this.composer.editingElement(),
       this.composer.replyingElement(),
+      this.posting.element(),
       this.composer.element(id),
     );
+    this.posting.render();
     this.thread.attach(pane);
     this.messages.render();
     this.people.renderTyping();

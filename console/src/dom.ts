@@ -42,3 +42,10 @@ export function announce(text: string): void {
 export function clock(ts: number): string {
   return new Date(ts).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 }
+
+/** A moment to come (a mute's end): its clock time today, with the date on another day. */
+export function until(ts: number): string {
+  const d = new Date(ts);
+  if (d.toDateString() === new Date().toDateString()) return clock(ts);
+  return `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })}, ${clock(ts)}`;
+}

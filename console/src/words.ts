@@ -3,10 +3,27 @@
  * and membership changes in words (a channel removed, a line of the timeline).
  */
 import { ChatdError } from '../../clients/typescript/src/index.js';
-import { clock } from './dom.js';
+import { until } from './dom.js';
 
-/** What a refused send, edit, delete or reaction means to the user. */
-export function errorWords(code: string, message: string): string {
+/**
+ * What a refused send, edit, delete or reaction means to the user; moderation's refusals
+ * (protocol §17) by their `reason`.
+ */
+export function errorWords(code: string, message: string, reason?: string): string {
+  switch (reason) {
+    case 'muted':
+      return 'You are muted in this channel, so this was not sent.';
+    case 'read_only':
+      return 'Only moderators post in this channel (it is read-only for members), so this was not sent.';
+    case 'slow_mode':
+      return 'Slow mode: wait a moment before sending again.';
+    case 'blocked':
+      return 'The other member blocks you, so this was not sent.';
+    case 'banned':
+      return 'You are banned from this channel.';
+    default:
+      break;
+  }
   switch (code) {
     case 'forbidden':
       return 'You are not a member of this channel (or it no longer exists), so this was not sent.';
@@ -35,7 +52,7 @@ export function errorWords(code: string, message: string): string {
 
 /** What a rejected promise of the client means to the user (its errors are `ChatdError`s; anything else is `internal`). */
 export function errorText(e: unknown): string {
-  if (e instanceof ChatdError) return errorWords(e.code, e.message);
+  if (e instanceof ChatdError) return errorWords(e.code, e.message, e.reason);
   return errorWords('internal', e instanceof Error ? e.message : String(e));
 }
 
@@ -126,7 +143,7 @@ export function memberChangeWords(f: MemberChange, me: string): string | undefin
     case 'role':
       return f.role === undefined ? undefined : `${who} ${self ? 'are' : 'is'} now ${f.role}`;
     case 'mute':
-      if (typeof f.mutedUntil === 'number') return `${who} ${self ? 'are' : 'is'} muted until ${clock(f.mutedUntil)}`;
+      if (typeof f.mutedUntil === 'number') return `${who} ${self ? 'are' : 'is'} muted until ${until(f.mutedUntil)}`;
       return `${who} ${self ? 'are' : 'is'} no longer muted`;
     default:
       return undefined;

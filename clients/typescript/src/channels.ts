@@ -9,6 +9,7 @@ import type { ChatdError } from './errors.js';
 import { ChannelLog } from './log.js';
 import type { OutboxRecord } from './outbox.js';
 import type { ChannelRemovedReason, HelloChannel, HelloFrame, MemberFrame } from './protocol.js';
+import { ModerationState } from './moderation-state.js';
 import { LazyStore } from './store.js';
 import type { ThreadCtx } from './threads.js';
 import type { ChannelSnapshot, ChannelSummary, ClientContext, OutgoingMessage, Watermarks } from './types.js';
@@ -67,6 +68,8 @@ export interface ChannelCtx {
 export class Channels {
   /** The channel list's store. */
   readonly list: LazyStore<readonly ChannelSummary[]>;
+  /** The channels' posting rules and the user's mutes (`ChannelSnapshot.moderation`). */
+  readonly moderation: ModerationState;
   private readonly c: ClientContext;
   private readonly byId = new Map<string, ChannelCtx>();
   /** The user's outbox records (this tab's and other tabs'), for the channels' `outgoing`. */
@@ -82,6 +85,7 @@ export class Channels {
     this.c = c;
     this.outbox = outbox;
     this.list = new LazyStore(() => this.buildList());
+    this.moderation = new ModerationState(c.now, () => c.userId, (id) => this.byId.get(id)?.store.invalidate());
   }
 
   /** The count of listings and removals so far. */
@@ -291,6 +295,7 @@ export class Channels {
       readSeq: ch.readSeq,
       receipts: Object.freeze(Object.fromEntries(ch.receipts)),
       typing: ch.typing.list(),
+      moderation: this.moderation.snapshot(ch.id),
     });
   }
 

@@ -14,6 +14,7 @@ import { Directory } from './directory.js';
 import { ChatdError } from './errors.js';
 import { MemberLists } from './member-lists.js';
 import { Members } from './members.js';
+import { Moderation } from './moderation.js';
 import { TabOutbox } from './outbox-tabs.js';
 import type { OutboxRecord } from './outbox.js';
 import { PresenceSubscription } from './presence.js';
@@ -79,6 +80,12 @@ export class ChatClient {
    * array until a summary changed.
    */
   readonly channelList: ExternalStore<readonly ChannelSummary[]>;
+  /**
+   * Moderation (protocol §17): an owner's or moderator's `mute`, `ban`, `liftBan`, `bans`,
+   * `setChannelSettings` and `deleteAnyMessage`, and any user's `block`, `unblock`,
+   * `blocks` and `flag`. See {@link Moderation}.
+   */
+  readonly moderation: Moderation;
 
   private readonly c: ClientContext;
   private readonly conn: Connection;
@@ -144,6 +151,7 @@ export class ChatClient {
     });
     this.dir = new Directory(c, conn, channels, this.refresher);
     this.newChannels = new NewChannels(c, conn, this.refresher);
+    this.moderation = new Moderation(c, conn, channels.moderation);
     this.connection = conn.store;
     this.presence = this.presenceSub.store;
     this.channelList = channels.list;
@@ -205,6 +213,7 @@ export class ChatClient {
     this.sender.close();
     this.typingIndicators.close();
     this.memberLists.close();
+    this.channels.moderation.close();
     this.tabOutbox.close();
   }
 
@@ -648,6 +657,7 @@ export class ChatClient {
         break;
       case 'MEMBER':
         this.channels.applyMember(f);
+        this.channels.moderation.onMember(f);
         this.memberLists.onMember(f);
         this.events.emit('member', f);
         break;
@@ -699,6 +709,9 @@ export class ChatClient {
    */
   private onError(e: ErrorFrame): void {
     const err = ChatdError.fromFrame(e);
+    // a moderation refusal (muted, read_only, slow_mode) tells the channel's snapshot
+    const refusedIn = e.channelId ?? (e.clientMsgId !== undefined ? this.sender.channelOf(e.clientMsgId) : undefined);
+    if (err.reason !== undefined && refusedIn !== undefined) this.channels.moderation.onRefusal(refusedIn, err);
     if (e.clientMsgId !== undefined && this.sender.onError(e.clientMsgId, err)) return;
     if (e.code === 'unknown_type') {
       const u = this.conn.features.refuseOldest();

@@ -30,12 +30,17 @@ export class ChatdError extends Error {
   readonly retryable: boolean;
   /** The field at fault, when the server named one. */
   readonly field: string | undefined;
-  /** With `rate_limited`: how long to wait. */
+  /**
+   * How long to wait (ms): with `rate_limited` (also slow mode's, `reason: "slow_mode"`:
+   * exact to the ms the next message is allowed), and with `reason: "muted"` until the
+   * mute ends.
+   */
   readonly retryAfterMs: number | undefined;
   /**
    * A word telling refusals of one code apart, when the server gave one (version 1.2, the
    * HTTP error body's `reason`): e.g. `dm_policy` for a direct channel that `dm_policy`
-   * refuses, `banned` for a join refused to a banned user. Unknown reasons are passed through.
+   * refuses, `banned` for a join refused to a banned user; moderation's (§17) `muted`,
+   * `read_only`, `slow_mode` and `blocked` in `ERROR` frames. Unknown reasons are passed through.
    */
   readonly reason: string | undefined;
 
@@ -61,16 +66,24 @@ export class ChatdError extends Error {
     retryable: boolean;
     field?: string;
     retryAfterMs?: number;
+    reason?: string;
   }): ChatdError {
-    const opts: { retryable: boolean; field?: string; retryAfterMs?: number } = { retryable: frame.retryable };
+    const opts: { retryable: boolean; field?: string; retryAfterMs?: number; reason?: string } = { retryable: frame.retryable };
     if (frame.field !== undefined) opts.field = frame.field;
-    if (frame.retryAfterMs !== undefined) opts.retryAfterMs = frame.retryAfterMs;
+    if (typeof frame.retryAfterMs === 'number') opts.retryAfterMs = frame.retryAfterMs;
+    if (typeof frame.reason === 'string') opts.reason = frame.reason;
     return new ChatdError(frame.code, frame.message, opts);
   }
 
-  /** A plain, structured-clone-safe copy (for storage and BroadcastChannel). */
+  /** A plain, structured-clone-safe copy (for storage and BroadcastChannel); `reason` and `retryAfterMs` when set. */
   toJSON(): SerializedError {
-    return { code: this.code, message: this.message, retryable: this.retryable };
+    return {
+      code: this.code,
+      message: this.message,
+      retryable: this.retryable,
+      ...(this.reason !== undefined ? { reason: this.reason } : {}),
+      ...(this.retryAfterMs !== undefined ? { retryAfterMs: this.retryAfterMs } : {}),
+    };
   }
 }
 
@@ -82,4 +95,8 @@ export interface SerializedError {
   readonly message: string;
   /** Whether it was retryable. */
   readonly retryable: boolean;
+  /** The refusal's `reason` (e.g. `muted`, `read_only`), when it had one. */
+  readonly reason?: string;
+  /** Its `retryAfterMs`, when it had one. */
+  readonly retryAfterMs?: number;
 }

@@ -13,7 +13,7 @@ import { ChatdError } from './errors.js';
 import type { ChatClientOptions } from './types.js';
 
 /** The methods of the user HTTP routes. */
-export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH';
 
 /** @internal A 2xx answer: its status and parsed body (`undefined` when it has none, as a 204's). */
 export interface HttpAnswer {
@@ -83,9 +83,11 @@ export async function request(
     const code = typeof err?.code === 'string' ? err.code : res.status >= 500 ? 'unavailable' : 'internal';
     const message = typeof err?.message === 'string' ? err.message : `${what}: HTTP ${res.status}`;
     const field = code === 'invalid_field' ? /^([A-Za-z_][A-Za-z0-9_]*):/.exec(message)?.[1] : undefined;
-    const details: { field?: string; reason?: string } = {};
+    const details: { field?: string; reason?: string; retryAfterMs?: number } = {};
     if (field !== undefined) details.field = field;
     if (typeof err?.reason === 'string') details.reason = err.reason;
+    const after = (err as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+    if (typeof after === 'number') details.retryAfterMs = after;
     throw new ChatdError(code, message, details);
   }
   return { status: res.status, body };

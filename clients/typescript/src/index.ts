@@ -2,7 +2,8 @@
  * chatd-client: the client half of the chatd protocol (versions 1 and 1.1, and of 1.2 the
  * channels' kinds, visibility and roles, the members route and member changes, the
  * membership frames `MEMBER`, `CHANNEL_ADDED` and `CHANNEL_REMOVED` with live member
- * lists, the directory, joining and leaving, new group and direct channels) for browsers
+ * lists, the directory, joining and leaving, new group and direct channels, and moderation:
+ * mutes, bans, posting rules, moderators' deletes, blocks and flags) for browsers
  * and Node >= 20. See README.md.
  *
  * @packageDocumentation
@@ -54,6 +55,19 @@ export type {
   WebSocketConstructor,
   WebSocketLike,
 } from './types.js';
+export { Moderation } from './moderation.js';
+export type {
+  Ban,
+  BansOptions,
+  BansPage,
+  ChannelModeration,
+  ChannelRules,
+  ChannelSettings,
+  Flag,
+  FlagReason,
+  ModerationOptions,
+  PostingRole,
+} from './moderation-types.js';
 export { ChatdError, RETRYABLE_CODES, type ErrorCode, type SerializedError } from './errors.js';
 export { backoffDelay, type BackoffOptions } from './backoff.js';
 export { ChannelLog, entryKind, type IngestResult, type Message } from './log.js';

@@ -37,8 +37,9 @@ export function memberFrameShown(afterSeq: number, atSeq: number): boolean {
 /**
  * Folds one `MEMBER` frame onto a member list in byte order of the user id: `join` and
  * `role` set the member's role (adding it when missing, joined at the frame's `ts`, with no
- * watermarks), `leave` and `ban` take it out; `mute` and ops this client does not know
- * change nothing. Returns `members` itself when nothing changed.
+ * watermarks), `leave` and `ban` take it out, `mute` sets the member's `mutedUntil` (or,
+ * `null`, removes it); ops this client does not know change nothing. Returns `members`
+ * itself when nothing changed.
  */
 export function foldMemberFrame(members: readonly Member[], f: MemberFrame): readonly Member[] {
   const i = members.findIndex((m) => m.userId === f.userId);
@@ -62,6 +63,13 @@ export function foldMemberFrame(members: readonly Member[], f: MemberFrame): rea
     case 'leave':
     case 'ban':
       return i < 0 ? members : Object.freeze(members.filter((_, j) => j !== i));
+    case 'mute': {
+      if (cur === undefined || f.mutedUntil === undefined || cur.mutedUntil === (f.mutedUntil ?? undefined)) return members;
+      const rest: Member = { userId: cur.userId, role: cur.role, joinedAt: cur.joinedAt, deliveredSeq: cur.deliveredSeq, readSeq: cur.readSeq };
+      const next = [...members];
+      next[i] = Object.freeze(f.mutedUntil === null ? rest : { ...rest, mutedUntil: f.mutedUntil });
+      return Object.freeze(next);
+    }
     default:
       return members;
   }

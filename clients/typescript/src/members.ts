@@ -79,7 +79,10 @@ export class Members {
     const query = q.toString() === '' ? '' : `?${q.toString()}`;
     const path = `/v1/channels/${encodeURIComponent(channelId)}/members`;
     const body = await getJson(this.c.opts, this.conn, path + query, options.signal);
-    return parseMembersPage(body);
+    const page = parseMembersPage(body);
+    const me = page.members.find((m) => m.userId === this.c.userId);
+    if (me !== undefined) this.channels.moderation.onMemberRead(channelId, me.mutedUntil, page.atSeq);
+    return page;
   }
 
   /** Every member, page after page (see `ChatClient.allMembers`). */
@@ -114,7 +117,8 @@ function memberPath(channelId: string, userId: string): string {
 
 /**
  * @internal Checks and types the body of `GET /v1/channels/{channelId}/members`; rejects a
- * body of another shape with `internal`. Members keep only the fields this client knows.
+ * body of another shape with `internal`. Members keep only the fields this client knows
+ * (`mutedUntil` when the server shows one).
  */
 export function parseMembersPage(body: unknown): MembersPage {
   const bad = (what: string): ChatdError => new ChatdError('internal', `GET /v1/channels/{channelId}/members: ${what}`);
@@ -125,7 +129,7 @@ export function parseMembersPage(body: unknown): MembersPage {
   if (typeof b.atSeq !== 'number') throw bad('no atSeq');
   const members = (b.members as unknown[]).map((m): Member => {
     const r = (typeof m === 'object' && m !== null ? m : {}) as Record<string, unknown>;
-    const { userId, role, joinedAt, deliveredSeq, readSeq } = r;
+    const { userId, role, joinedAt, deliveredSeq, readSeq, mutedUntil } = r;
     if (
       typeof userId !== 'string' ||
       typeof role !== 'string' ||
@@ -135,7 +139,8 @@ export function parseMembersPage(body: unknown): MembersPage {
     ) {
       throw bad(`a member of another shape: ${JSON.stringify(m)}`);
     }
-    return { userId, role, joinedAt, deliveredSeq, readSeq };
+    const member: Member = { userId, role, joinedAt, deliveredSeq, readSeq };
+    return typeof mutedUntil === 'number' ? { ...member, mutedUntil } : member;
   });
   return { members, hasMore: b.hasMore, atSeq: b.atSeq };
 }

@@ -214,8 +214,10 @@ export interface ErrorFrame {
   readonly messageId?: string;
   /** The channel this is about. */
   readonly channelId?: string;
-  /** With `rate_limited`: milliseconds until the next frame may be sent. */
+  /** With `rate_limited`: milliseconds until the next frame may be sent; with `reason: "muted"`, until the mute ends. */
   readonly retryAfterMs?: number;
+  /** Which refusal of its code (version 1.2): `muted`, `read_only`, `slow_mode`, `blocked`, … */
+  readonly reason?: string;
 }
 
 /** `TYPING` from the server (version 1.1). */

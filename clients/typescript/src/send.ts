@@ -253,6 +253,11 @@ export class Sender {
     return true;
   }
 
+  /** The channel of a held record (undefined when none is held under `clientMsgId`). */
+  channelOf(clientMsgId: string): string | undefined {
+    return this.outbox.pending.get(clientMsgId)?.record.op.channelId;
+  }
+
   /** The server does not know the frame type of record `clientMsgId` (`unknown_type`): it fails. */
   unsupported(clientMsgId: string, err: ChatdError): void {
     const p = this.outbox.pending.get(clientMsgId);
@@ -315,7 +320,21 @@ export class Sender {
     }
   }
 
+  /**
+   * A refusal of a record: retryable ones wait and go again with the same clientMsgId (slow
+   * mode's, `reason: "slow_mode"`, exactly its `retryAfterMs`, without growing the backoff:
+   * the server's time is exact); others (`muted`, `read_only`, `blocked`, …) fail it for good.
+   */
   private sendFailed(p: Pending, err: ChatdError): void {
+    if (err.retryable && err.reason === 'slow_mode' && err.retryAfterMs !== undefined) {
+      p.inflightConn = 0;
+      clearTimeout(p.retryTimer);
+      p.retryTimer = setTimeout(() => {
+        p.retryTimer = undefined;
+        this.pump();
+      }, Math.max(1, err.retryAfterMs));
+      return;
+    }
     if (err.retryable) {
       p.inflightConn = 0;
       const delay = Math.max(

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { ChannelModeration } from './moderation-types.js';
 import type { BackoffOptions } from './backoff.js';
 import type { ChatdError, SerializedError } from './errors.js';
 import type { Message } from './log.js';
@@ -226,6 +227,11 @@ export interface ChannelSnapshot {
   readonly receipts: Readonly<Record<string, Watermarks>>;
   /** Users typing now (never the user). */
   readonly typing: readonly string[];
+  /**
+   * The channel's posting rules and the user's mute and slow-mode wait, as far as the
+   * server told them (see {@link ChannelModeration}); the same object until one changes.
+   */
+  readonly moderation: ChannelModeration;
 }
 
 /** The result of a successful send, edit, delete or reaction. */
@@ -270,6 +276,8 @@ export interface Member {
   readonly deliveredSeq: number;
   /** Its read watermark in the channel (0: none): it has read up to this seq. */
   readonly readSeq: number;
+  /** Until when it is muted (ms since the epoch), when a mute is in force (version 1.2, §17). */
+  readonly mutedUntil?: number;
 }
 
 /** One page of a channel's members ({@link ChatClient.members}). */

@@ -98,7 +98,7 @@ test('CHANNEL_ADDED and CHANNEL_REMOVED are decoded; an unknown reason is kept; 
 
 // ---------------------------------------------------------------- folding
 
-test('folding: join adds in byte order, role sets, leave and ban take out; mute and unknown ops change nothing', () => {
+test('folding: join adds in byte order, role sets, leave and ban take out; mute sets mutedUntil; unknown ops change nothing', () => {
   const page: readonly Member[] = [member('Zed'), member('alice', { role: 'owner' }), member('carol')];
   const ids = (ms: readonly Member[]): string[] => ms.map((m) => m.userId);
   const joined = foldMemberFrame(page, frame({ userId: 'bob', op: 'join', role: 'member', ts: 77 }));
@@ -112,7 +112,9 @@ test('folding: join adds in byte order, role sets, leave and ban take out; mute 
   assert.deepEqual(ids(foldMemberFrame(promoted, frame({ userId: 'bob', op: 'leave' }))), ['Zed', 'alice', 'carol']);
   assert.deepEqual(ids(foldMemberFrame(promoted, frame({ userId: 'carol', op: 'ban' }))), ['Zed', 'alice', 'bob']);
   // nothing to change: the same array
-  assert.equal(foldMemberFrame(page, frame({ userId: 'carol', op: 'mute', mutedUntil: 99 })), page);
+  // a mute is shown on the member (version 1.2, §17); a stranger's changes nothing
+  assert.equal(foldMemberFrame(page, frame({ userId: 'carol', op: 'mute', mutedUntil: 99 }))[2]?.mutedUntil, 99);
+  assert.equal(foldMemberFrame(page, frame({ userId: 'nobody', op: 'mute', mutedUntil: 99 })), page);
   assert.equal(foldMemberFrame(page, frame({ userId: 'carol', op: 'teleport' })), page);
   assert.equal(foldMemberFrame(page, frame({ userId: 'nobody', op: 'leave' })), page);
   assert.equal(foldMemberFrame(page, frame({ userId: 'alice', op: 'join', role: 'owner' })), page, 'a join already shown');

@@ -98,7 +98,11 @@ test('errors carry the spec codes and retryability', () => {
   assert.equal(e.reason, undefined);
   assert.equal(new ChatdError('forbidden', 'x', { reason: 'dm_policy' }).reason, 'dm_policy');
   assert.ok(e instanceof Error);
-  assert.deepEqual(JSON.parse(JSON.stringify(e)), { code: 'rate_limited', message: 'slow', retryable: true });
+  assert.deepEqual(JSON.parse(JSON.stringify(e)), { code: 'rate_limited', message: 'slow', retryable: true, retryAfterMs: 40 });
+  // a refusal's reason (version 1.2, §17) is kept, also in the stored copy
+  const muted = ChatdError.fromFrame({ code: 'forbidden', message: 'muted', retryable: false, retryAfterMs: 9, reason: 'muted' });
+  assert.equal(muted.reason, 'muted');
+  assert.deepEqual(muted.toJSON(), { code: 'forbidden', message: 'muted', retryable: false, reason: 'muted', retryAfterMs: 9 });
 });
 
 test('jwtSubject reads sub', () => {

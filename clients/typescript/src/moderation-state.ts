@@ -1,0 +1,155 @@
+/**
+ * What the client knows of each channel's posting rules and of the user's standing in it
+ * (`ChannelSnapshot.moderation`), folded from what the server tells: the user's own
+ * `MEMBER` `mute` frames, its refusals (`muted` with `retryAfterMs`, `read_only`,
+ * `slow_mode` with `retryAfterMs`), a members read that shows the user's `mutedUntil`, and
+ * the answer of the user's own `setChannelSettings`. A mute or a slow-mode wait that ends
+ * by the clock changes the snapshot then (one timer per channel, for the earliest end).
+ *
+ * @module
+ */
+import type { ChatdError } from './errors.js';
+import type { ChannelModeration, ChannelRules, PostingRole } from './moderation-types.js';
+import type { MemberFrame } from './protocol.js';
+
+/** The longest a timer may wait (setTimeout's limit); a later end is checked again then. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+interface Known {
+  postingRole: PostingRole | undefined;
+  slowModeMs: number | undefined;
+  mutedUntil: number | undefined;
+  nextSendAt: number | undefined;
+  /** `afterSeq` of the last own `MEMBER` `mute` frame folded (-1: none): a read that does not show it is older. */
+  muteFrameSeq: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  snapshot: ChannelModeration | undefined;
+}
+
+const NOTHING: ChannelModeration = Object.freeze({ postingRole: undefined, slowModeMs: undefined, mutedUntil: undefined, nextSendAt: undefined });
+
+/** @internal The channels' moderation state; `changed(channelId)` invalidates that channel's snapshot. */
+export class ModerationState {
+  private readonly byId = new Map<string, Known>();
+  private readonly now: () => number;
+  private readonly userId: () => string;
+  private readonly changed: (channelId: string) => void;
+  private closed = false;
+
+  /** `now` is the client's clock, `userId` the user's id. */
+  constructor(now: () => number, userId: () => string, changed: (channelId: string) => void) {
+    this.now = now;
+    this.userId = userId;
+    this.changed = changed;
+  }
+
+  /** The channel's moderation as the snapshot shows it (the same object until something changes). */
+  snapshot(channelId: string): ChannelModeration {
+    const k = this.byId.get(channelId);
+    if (k === undefined) return NOTHING;
+    const now = this.now();
+    k.snapshot ??= Object.freeze({
+      postingRole: k.postingRole,
+      slowModeMs: k.slowModeMs,
+      mutedUntil: k.mutedUntil !== undefined && k.mutedUntil > now ? k.mutedUntil : undefined,
+      nextSendAt: k.nextSendAt !== undefined && k.nextSendAt > now ? k.nextSendAt : undefined,
+    });
+    return k.snapshot;
+  }
+
+  /** A `MEMBER` frame: the user's own `mute` sets (or, `null`, ends) its mute. */
+  onMember(f: MemberFrame): void {
+    if (f.op !== 'mute' || f.userId !== this.userId() || f.mutedUntil === undefined) return;
+    this.update(f.channelId, (k) => {
+      k.mutedUntil = f.mutedUntil ?? undefined;
+      k.muteFrameSeq = Math.max(k.muteFrameSeq, f.afterSeq);
+    });
+  }
+
+  /**
+   * A members read at `atSeq` showed the user (its `mutedUntil`, or none: not muted); a
+   * read that does not show the last mute frame folded (its `afterSeq` not below `atSeq`,
+   * as for the member lists) is older than it and changes nothing.
+   */
+  onMemberRead(channelId: string, mutedUntil: number | undefined, atSeq: number): void {
+    const k = this.byId.get(channelId);
+    // (`memberFrameShown` of member-lists.ts: a frame is shown by a read when afterSeq < atSeq)
+    if (k !== undefined && !(k.muteFrameSeq < atSeq)) return;
+    this.update(channelId, (known) => {
+      known.mutedUntil = mutedUntil;
+    });
+  }
+
+  /** A refusal of one of the user's frames in `channelId`: what its `reason` tells. */
+  onRefusal(channelId: string, err: ChatdError): void {
+    const now = this.now();
+    switch (err.reason) {
+      case 'muted':
+        this.update(channelId, (k) => {
+          if (err.retryAfterMs !== undefined) k.mutedUntil = now + err.retryAfterMs;
+        });
+        break;
+      case 'read_only':
+        this.update(channelId, (k) => {
+          k.postingRole = 'moderator';
+        });
+        break;
+      case 'slow_mode':
+        this.update(channelId, (k) => {
+          if (err.retryAfterMs !== undefined) k.nextSendAt = now + err.retryAfterMs;
+        });
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The answer of the user's own settings change. */
+  settings(rules: ChannelRules): void {
+    this.update(rules.channelId, (k) => {
+      k.postingRole = rules.postingRole;
+      k.slowModeMs = rules.slowModeMs;
+      if (rules.slowModeMs === 0) k.nextSendAt = undefined;
+    });
+  }
+
+  /** The client closed: no more timers. */
+  close(): void {
+    this.closed = true;
+    for (const k of this.byId.values()) clearTimeout(k.timer);
+  }
+
+  private update(channelId: string, fn: (k: Known) => void): void {
+    let k = this.byId.get(channelId);
+    if (k === undefined) {
+      k = { postingRole: undefined, slowModeMs: undefined, mutedUntil: undefined, nextSendAt: undefined, muteFrameSeq: -1, timer: undefined, snapshot: undefined };
+      this.byId.set(channelId, k);
+    }
+    fn(k);
+    this.refresh(channelId, k);
+  }
+
+  /** The snapshot is made again; a timer waits for the earliest end still ahead. */
+  private refresh(channelId: string, k: Known): void {
+    const before = k.snapshot;
+    k.snapshot = undefined;
+    clearTimeout(k.timer);
+    k.timer = undefined;
+    const now = this.now();
+    const ends = [k.mutedUntil, k.nextSendAt].filter((t): t is number => t !== undefined && t > now);
+    if (ends.length > 0 && !this.closed) {
+      const wait = Math.min(Math.min(...ends) - now, MAX_TIMER_MS);
+      k.timer = setTimeout(() => {
+        k.timer = undefined;
+        this.refresh(channelId, k);
+      }, wait);
+    }
+    const after = this.snapshot(channelId);
+    if (before === undefined || !sameModeration(before, after)) this.changed(channelId);
+    else k.snapshot = before;
+  }
+}
+
+function sameModeration(a: ChannelModeration, b: ChannelModeration): boolean {
+  return a.postingRole === b.postingRole && a.slowModeMs === b.slowModeMs && a.mutedUntil === b.mutedUntil && a.nextSendAt === b.nextSendAt;
+}
