@@ -55,6 +55,18 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes, shape: &str) -> 
         };
         return Err(ApiError::bad_request(&message));
     }
+    // A name given twice: `Map` and `Value` keep the last value where a
+    // proxy or an audit log may read the first, so which one counts would
+    // depend on the parser (RFC 8259 §4); refused like a frame's (§5).
+    if let Err(e) = serde_json::from_slice::<UniqueKeys>(body) {
+        if let Some(field) = e
+            .to_string()
+            .strip_prefix(REPEATED)
+            .and_then(|rest| rest.split('`').next())
+        {
+            return Err(ApiError::invalid_field(field, "appears more than once"));
+        }
+    }
     serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
         let at = format!("line {}, column {}", e.line(), e.column());
@@ -74,4 +86,67 @@ fn missing_field(error: &serde_json::Error) -> Option<String> {
     let text = error.to_string();
     let name = text.strip_prefix("missing field `")?.split('`').next()?;
     Some(name.to_owned())
+}
+
+/// The start of [`UniqueKeys`]'s error, followed by the name and a backquote.
+const REPEATED: &str = "repeated name `";
+
+/// Decodes a JSON object only to check that no name appears twice at its
+/// top level (values are skipped); any other problem is left to the real
+/// decode, which words it.
+struct UniqueKeys;
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl<'de> serde::de::Visitor<'de> for Names {
+            type Value = UniqueKeys;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<UniqueKeys, A::Error> {
+                let mut seen = std::collections::HashSet::new();
+                while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if !seen.insert(name.clone()) {
+                        return Err(serde::de::Error::custom(format_args!("{REPEATED}{name}`")));
+                    }
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                Ok(UniqueKeys)
+            }
+        }
+        deserializer.deserialize_map(Names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Shape {
+        #[allow(dead_code)]
+        role: String,
+    }
+
+    #[test]
+    fn a_name_given_twice_is_refused_naming_it() {
+        let body = Bytes::from_static(br#"{"role":"member","role":"owner"}"#);
+        let refused =
+            parse_json::<serde_json::Map<String, serde_json::Value>>(&body, "{role}").expect_err("a repeated name");
+        let shown = format!("{refused:?}");
+        assert!(
+            shown.contains("\"invalid_field\"") && shown.contains("role: appears more than once"),
+            "{shown}"
+        );
+        // Escaped names are compared decoded: "r\u006fle" is "role".
+        let escaped = Bytes::from_static(br#"{"role":"member","r\u006fle":"owner"}"#);
+        assert!(parse_json::<Shape>(&escaped, "{role}").is_err());
+        // Nested objects may repeat a top-level name; distinct names pass.
+        let fine = Bytes::from_static(br#"{"role":"owner","x":{"role":1}}"#);
+        let map = parse_json::<serde_json::Map<String, serde_json::Value>>(&fine, "{role}").expect("fine");
+        assert_eq!(map["role"], "owner");
+    }
 }
