@@ -307,6 +307,11 @@ pub async fn create_my_channel(
     }
     let most = state.config.max_members_per_request;
     let members = user_ids(request.members.unwrap_or_default(), "members", most.saturating_sub(1))?;
+    // A user who blocks the caller is not put in the caller's new channel
+    // (§17): else a fresh channel per message would get around the block.
+    if !state.store.blockers_among(&user.user_id, &members).await?.is_empty() {
+        return Err(ApiError::forbidden("a user in members blocks you").with_reason("blocked"));
+    }
     let new = NewChannel {
         members,
         owners: vec![user.user_id.clone()],

@@ -229,6 +229,19 @@ pub async fn add_member(
         ),
         Some(_) => return Err(ApiError::invalid_field("role", "must be member, moderator or owner")),
     };
+    // A user who blocks the owner or moderator is not added by them (§17;
+    // a member they block is still theirs to moderate). Read before the
+    // change: a block made in between lets one add through.
+    if let Some(actor) = by.as_ref().filter(|actor| **actor != user) {
+        let blocks_actor = !state
+            .store
+            .blockers_among(actor, std::slice::from_ref(&user))
+            .await?
+            .is_empty();
+        if blocks_actor && !state.store.is_member(&channel, &user).await? {
+            return Err(ApiError::forbidden("this user blocks you").with_reason("blocked"));
+        }
+    }
     // Judged by the store under the channel lock (moderators add members
     // only; setting a role needs an owner): permissions::may_change_member.
     let change = MembershipChange::Add(role);

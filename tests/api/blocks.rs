@@ -1,8 +1,9 @@
 //! Blocks (protocol.md §17): the `/v1/me/blocks` routes, a direct channel
 //! refused either way, the blocked user's entries in an existing direct
 //! channel refused (`forbidden`, `blocked`; nothing stored, the connection
-//! open), group channels untouched, and the blocker shown offline to the
-//! blocked user.
+//! open), group channels untouched, the blocker shown offline to the
+//! blocked user, and the blocker never put into the blocked user's new
+//! channel nor added to one by them.
 
 use serde_json::{json, Value};
 
@@ -13,6 +14,7 @@ on_both_stores!(
     blocks_are_kept_listed_and_dropped,
     a_block_refuses_the_direct_channel_and_the_blocked_users_sends,
     a_blocker_is_shown_offline_to_the_blocked_user,
+    a_blocked_user_cannot_pull_the_blocker_into_a_channel,
 );
 
 async fn as_user(app: &TestApp, method: &str, path: &str, user: &str) -> (u16, Value) {
@@ -120,5 +122,64 @@ async fn a_blocker_is_shown_offline_to_the_blocked_user(backend: Backend) {
     bob.send_json(json!({"type": "PRESENCE_SUB", "userIds": ["alice"]}))
         .await;
     assert_eq!(bob.recv_type("PRESENCE").await["status"], "online");
+    app.stop().await;
+}
+
+/// Found by a hostile test: with the direct channel refused, the blocked
+/// user made a channel of their own with the blocker in `members` (or
+/// added the blocker to one they own) and wrote to them there.
+async fn a_blocked_user_cannot_pull_the_blocker_into_a_channel(backend: Backend) {
+    let app = spawn_app(backend).await;
+    assert_eq!(as_user(&app, "PUT", "/v1/me/blocks/stalker", "victim").await.0, 204);
+    let stalker = app.token("stalker");
+    let create = |id: &'static str, members: Value| {
+        let (app, stalker) = (&app, stalker.clone());
+        async move {
+            let body = json!({"channelId": id, "members": members}).to_string();
+            app.request("POST", "/v1/me/channels", Some(&stalker), Some(&body))
+                .await
+        }
+    };
+    let (status, body) = create("trap", json!(["victim", "friend"])).await;
+    assert_eq!((status, &body["error"]["reason"]), (403, &json!("blocked")), "{body}");
+    let (status, _) = app.request("GET", "/v1/channels/trap", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(status, 404, "nothing created");
+    // A channel the stalker owns: the victim is not added by them; others are.
+    assert_eq!(create("own", json!(["friend"])).await.0, 201);
+    let (status, body) = app
+        .request("PUT", "/v1/channels/own/members/victim", Some(&stalker), None)
+        .await;
+    assert_eq!((status, &body["error"]["reason"]), (403, &json!("blocked")), "{body}");
+    assert_eq!(
+        app.request("PUT", "/v1/channels/own/members/other", Some(&stalker), None)
+            .await
+            .0,
+        204
+    );
+    let (_, members) = app
+        .request("GET", "/v1/channels/own/members", Some(ADMIN_TOKEN), None)
+        .await;
+    let ids: Vec<&str> = members["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .map(|m| m["userId"].as_str().expect("userId"))
+        .collect();
+    assert_eq!(ids, ["friend", "other", "stalker"]);
+    // The admin token still adds anyone; an owner still moderates a member
+    // who blocks them (a block is no shield from moderation).
+    assert_eq!(
+        app.request("PUT", "/v1/channels/own/members/victim", Some(ADMIN_TOKEN), None)
+            .await
+            .0,
+        204
+    );
+    let until = r#"{"mutedUntil": 4102444800000}"#;
+    assert_eq!(
+        app.request("PUT", "/v1/channels/own/members/victim", Some(&stalker), Some(until))
+            .await
+            .0,
+        204
+    );
     app.stop().await;
 }
