@@ -9,17 +9,17 @@ use std::collections::BTreeMap;
 
 use sqlx::Sqlite;
 
-use super::channel_lock::LockedMember;
 use super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
 use super::entry_row::{entry_from_row, id_text, op_text, participants_text};
-use super::entry_rules::{self, ChannelRules, SenderState, TargetState};
+use super::entry_rules::{self, ChannelRules, TargetState};
+use super::locked::Locked;
 use super::{
     dispatch_write, BatchOutcome, Change, CommitSent, Entry, EntryKind, EntryOutcome, NewEntry, OfflineMembers,
     References, Store, StoreError,
 };
-use crate::ids::{ChannelId, UserId};
-use crate::protocol::{ChannelKind, Role};
+use crate::ids::ChannelId;
+use crate::protocol::ChannelKind;
 
 static INSERT_MESSAGE: Sql = Sql::same(
     "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members, \
@@ -160,172 +160,6 @@ struct Read {
     target: Option<TargetState>,
     reply_to: Option<TargetState>,
     thread: Option<TargetState>,
-}
-
-/// The state a batch keeps for one locked channel.
-pub(super) struct Locked {
-    pub(super) last_seq: i64,
-    pub(super) last_ts: i64,
-    pub(super) members: Vec<UserId>,
-    /// The members whose role is not `member` (moderators and owners), in
-    /// byte order: few, read with the members under the lock.
-    pub(super) moderators: Vec<(UserId, Role)>,
-    /// The channel's `postingRole` and slow mode (§17).
-    pub(super) rules: ChannelRules,
-    /// The members with a stored mute or last message time
-    /// (`member_limits`), in byte order: few, read with the members.
-    pub(super) limits: Vec<(UserId, Limits)>,
-    /// Members blocked by another member (a direct channel's; §17), in byte order.
-    pub(super) blocked: Vec<UserId>,
-    /// Slow mode on: the senders whose `message` entries this batch stored,
-    /// with the last one's `ts`, to keep in `member_limits`.
-    pub(super) posted: BTreeMap<UserId, i64>,
-    pub(super) changed: bool,
-    /// While webhooks are on: the members with no open session on any
-    /// node, asked once per channel and batch, under the channel's lock.
-    pub(super) offline: Option<Vec<UserId>>,
-}
-
-/// A member's `member_limits` row: mute and last message time.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Limits {
-    pub(super) muted_until: Option<i64>,
-    pub(super) last_message_ts: Option<i64>,
-}
-
-impl Locked {
-    /// A channel just locked, with its `rules`, its members with their roles
-    /// and moderation state (any order; kept in byte order), and their
-    /// offline ones when `offline` is given (webhooks on).
-    pub(super) fn new(
-        last_seq: i64,
-        last_ts: i64,
-        rules: ChannelRules,
-        locked_members: Vec<LockedMember>,
-        offline: Option<&dyn OfflineMembers>,
-    ) -> Self {
-        let mut members = Vec::with_capacity(locked_members.len());
-        let mut moderators = Vec::new();
-        let mut limits = Vec::new();
-        for member in locked_members {
-            if member.role != Role::Member {
-                moderators.push((member.user.clone(), member.role));
-            }
-            if member.muted_until.is_some() || member.last_message_ts.is_some() {
-                let row = Limits {
-                    muted_until: member.muted_until,
-                    last_message_ts: member.last_message_ts,
-                };
-                limits.push((member.user.clone(), row));
-            }
-            members.push(member.user);
-        }
-        members.sort_unstable();
-        moderators.sort_unstable();
-        limits.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let offline = offline.map(|o| o.offline(&members));
-        Self {
-            last_seq,
-            last_ts,
-            members,
-            moderators,
-            rules,
-            limits,
-            blocked: Vec::new(),
-            posted: BTreeMap::new(),
-            changed: false,
-            offline,
-        }
-    }
-
-    /// What the entry rules know of `user` (`None`: not a member): its
-    /// role, mute, last message time (this batch's included) and block.
-    pub(super) fn sender(&self, user: &UserId) -> Option<SenderState> {
-        let role = self.role_of(user)?;
-        let limits = match self.limits.binary_search_by(|(u, _)| u.cmp(user)) {
-            Ok(i) => self.limits[i].1,
-            Err(_) => Limits::default(),
-        };
-        Some(SenderState {
-            role,
-            muted_until: limits.muted_until,
-            last_message_ts: self.posted.get(user).copied().or(limits.last_message_ts),
-            blocked: self.blocked.binary_search(user).is_ok(),
-        })
-    }
-
-    /// The `offline_members` column of an entry of `sender` stored now: a
-    /// JSON array of the offline members but the sender; `None` while
-    /// webhooks are off.
-    pub(super) fn offline_text(&self, sender: &UserId) -> Result<Option<String>, StoreError> {
-        let Some(offline) = &self.offline else {
-            return Ok(None);
-        };
-        let ids: Vec<&str> = offline.iter().filter(|u| *u != sender).map(UserId::as_str).collect();
-        serde_json::to_string(&ids)
-            .map(Some)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))
-    }
-
-    /// Whether `user` is a current member (`members` is in byte order).
-    pub(super) fn may_send(&self, user: &UserId) -> bool {
-        self.members.binary_search(user).is_ok()
-    }
-
-    /// `user`'s role (`None`: not a member).
-    pub(super) fn role_of(&self, user: &UserId) -> Option<Role> {
-        if !self.may_send(user) {
-            return None;
-        }
-        match self.moderators.binary_search_by(|(u, _)| u.cmp(user)) {
-            Ok(i) => Some(self.moderators[i].1),
-            Err(_) => Some(Role::Member),
-        }
-    }
-
-    /// The message `send` becomes if stored next in this channel: a new
-    /// UUIDv7, the next seq, and a ts that never goes back.
-    pub(super) fn next_message(&self, send: &NewEntry, now: i64) -> Entry {
-        Entry {
-            message_id: uuid::Uuid::now_v7(),
-            channel_id: send.channel_id.clone(),
-            sender_id: send.sender_id.clone(),
-            client_msg_id: send.client_msg_id.clone(),
-            seq: self.last_seq + 1,
-            body: send.body.clone(),
-            ts: now.max(self.last_ts),
-            kind: send.change.kind(),
-            target_id: send.change.target(),
-            emoji: match &send.change {
-                Change::React { emoji, .. } => Some(emoji.clone()),
-                _ => None,
-            },
-            add: match &send.change {
-                Change::React { add, .. } => Some(*add),
-                _ => None,
-            },
-            edited_body: None,
-            edited_at: None,
-            deleted: false,
-            noop: false,
-            reactions: Vec::new(),
-            reply_to: send.change.references().reply_to,
-            thread_id: send.change.references().thread_id,
-            reply_preview: None,
-            thread: None,
-        }
-    }
-
-    /// Records that `message` (from [`Locked::next_message`]) is stored;
-    /// in slow mode, a `message` entry's `ts` is its sender's last.
-    pub(super) fn stored(&mut self, message: &Entry) {
-        self.last_seq = message.seq;
-        self.last_ts = message.ts;
-        self.changed = true;
-        if self.rules.slow_mode_ms > 0 && message.kind == EntryKind::Message {
-            self.posted.insert(message.sender_id.clone(), message.ts);
-        }
-    }
 }
 
 impl<D: Dialect> SqlStore<D> {

@@ -17,7 +17,7 @@
 //!
 //! | file | what it stores or reads |
 //! |---|---|
-//! | `channel_lock.rs` | the channel row lock every write of a channel takes; members read under it |
+//! | `channel_lock.rs` | the channel row lock every write of a channel takes |
 //! | `channels.rs` | channels: create, read, list, rename, delete |
 //! | `members.rs` | members, when each joined, who shares a channel; mutes and bans as membership changes |
 //! | `blocks.rs` | users' blocks of other users |
@@ -26,6 +26,7 @@
 //! | `direct.rs` | direct channels: the one channel of a pair of users |
 //! | `directory.rs` | the directory of public channels |
 //! | `entries.rs` | pages of the log, one entry by id or key, [`Store::channel_of`] |
+//! | `locked.rs` | what a batch reads of each channel under its lock: members, roles, moderation state |
 //! | `log_write.rs` | a batch of entries, per row (SQLite; PostgreSQL's fallback) |
 //! | `pg_batch/` | PostgreSQL's set-based batch |
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
@@ -54,6 +55,7 @@ mod error;
 mod flags;
 mod handle;
 mod last_seen;
+mod locked;
 mod log_write;
 mod members;
 mod moderation;

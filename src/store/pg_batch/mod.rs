@@ -14,11 +14,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use sqlx::{Postgres, Row};
 
 use self::changes::{Changes, Effects};
-use super::channel_lock::LockedMember;
 use super::dialect::SqlStore;
 use super::entry_row::{entry_from_row, message_columns, op_text};
 use super::entry_rules::{self, ChannelRules};
-use super::log_write::Locked;
+use super::locked::{Locked, LockedMember};
 use super::types::{parse_kind, parse_posting_role, parse_role};
 use super::{BatchOutcome, Change, CommitSent, Entry, EntryOutcome, NewEntry, OfflineMembers, StoreError};
 use crate::ids::{ChannelId, UserId};
