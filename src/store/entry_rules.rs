@@ -10,10 +10,10 @@
 //! A new rule of the log (version 1.2: roles, mute, slow mode,
 //! `postingRole`, blocks, replies, attachments, mentions) is added here, once.
 
-use super::{Change, Entry, EntryKind, EntryOutcome, NewEntry, Reference, ReplyPreview};
+use super::{Change, ChannelSettings, Entry, EntryKind, EntryOutcome, Mentions, NewEntry, Reference, ReplyPreview};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Action, Actor, Role};
-use crate::protocol::preview_text;
+use crate::protocol::{preview_text, Notify};
 
 /// The most senders a thread summary's `participants` holds (§14).
 pub(super) const MAX_PARTICIPANTS: usize = 10;
@@ -212,7 +212,9 @@ pub(super) fn refusal(
         if !may_send {
             return Some(EntryOutcome::Forbidden);
         }
-        return sender.and_then(|s| moderation(send, s, rules, now));
+        return sender
+            .and_then(|s| moderation(send, s, rules, now))
+            .or_else(|| mention_all_refusal(&send.mentions, role));
     }
     let Some(target) = target else {
         return Some(EntryOutcome::TargetNotFound);
@@ -265,6 +267,57 @@ fn moderation(send: &NewEntry, sender: &SenderState, rules: &ChannelRules, now: 
     None
 }
 
+/// `mentionAll` from a sender whose role is not moderator or owner (§16):
+/// `MentionAllForbidden`; judged after membership and moderation.
+fn mention_all_refusal(mentions: &Mentions, role: Option<Role>) -> Option<EntryOutcome> {
+    let moderates = permissions::may(Actor::User(role), Action::MentionAll).is_ok();
+    (mentions.all && !moderates).then_some(EntryOutcome::MentionAllForbidden)
+}
+
+/// The mentioned users a message keeps (§16): those `asked` that are
+/// `members` (in byte order) when it is stored, in byte order, once each.
+pub(super) fn kept_mentions(asked: &Mentions, members: &[UserId]) -> Vec<UserId> {
+    let mut kept: Vec<UserId> = asked
+        .users
+        .iter()
+        .filter(|u| members.binary_search(u).is_ok())
+        .cloned()
+        .collect();
+    kept.sort_unstable();
+    kept.dedup();
+    kept
+}
+
+/// The users whose `mentions` rows a stored message adds (§16): those it
+/// kept but its sender (a user's own messages never count in
+/// `unreadMentions`).
+pub(super) fn mention_rows<'a>(message: &'a Entry) -> impl Iterator<Item = &'a UserId> + 'a {
+    message.mentions.iter().filter(move |u| **u != message.sender_id)
+}
+
+/// Whether offline member `user` wants a webhook notification for
+/// `message` (§16): only for a `message` entry; `notify` `all`, or
+/// `mentions` when it mentions the user or all; not snoozed at the
+/// message's commit (`snoozeUntil` after its `ts`); not blocking its sender.
+pub(super) fn wants_notification(
+    message: &Entry,
+    user: &UserId,
+    settings: ChannelSettings,
+    blocks_sender: bool,
+) -> bool {
+    if message.kind != EntryKind::Message || blocks_sender {
+        return false;
+    }
+    if settings.snooze_until.is_some_and(|until| until > message.ts) {
+        return false;
+    }
+    match settings.notify {
+        Notify::All => true,
+        Notify::Mentions => message.mention_all || message.mentions.binary_search(user).is_ok(),
+        Notify::None => false,
+    }
+}
+
 /// A reaction count and the seq of its first use (`None`: no one holds it).
 pub(super) type Count = Option<(i64, i64)>;
 
@@ -299,6 +352,7 @@ mod tests {
             client_msg_id: ClientMsgId::parse("k").expect("key"),
             body: String::new(),
             change,
+            mentions: Mentions::default(),
         }
     }
 

@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 
 use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
-use super::entry_rules::{ChannelRules, SenderState};
+use super::entry_rules::{self, ChannelRules, SenderState};
 use super::types::parse_role;
-use super::{Change, Entry, EntryKind, NewEntry, OfflineMembers, StoreError};
+use super::{Change, ChannelSettings, Entry, EntryKind, NewEntry, OfflineMembers, StoreError};
 use crate::ids::{ChannelId, UserId};
-use crate::protocol::Role;
+use crate::protocol::{Notify, Role};
 
 /// A member as a batch reads it under the channel's lock: its role and
 /// what moderation keeps of it (`member_limits`).
@@ -34,6 +34,19 @@ const MEMBERS_WITH_ROLES: &str = "SELECT m.user_id, m.role, l.muted_until, l.las
 const BLOCKED_MEMBERS: &str = "SELECT DISTINCT b.blocked_id FROM members x \
      JOIN blocks b ON b.blocker_id = x.user_id \
      JOIN members y ON y.channel_id = x.channel_id AND y.user_id = b.blocked_id WHERE x.channel_id = $1";
+/// The notification settings of channel `$1`'s users that have a row
+/// (§16; read while webhooks are on).
+const SETTINGS_OF_CHANNEL: &str = "SELECT user_id, notify, snooze_until FROM channel_settings WHERE channel_id = $1";
+/// Every block held by a member of channel `$1`, as (blocker, blocked)
+/// (read while webhooks are on).
+const BLOCKS_BY_MEMBERS: &str = "SELECT b.blocker_id, b.blocked_id FROM blocks b \
+     JOIN members m ON m.user_id = b.blocker_id WHERE m.channel_id = $1";
+
+/// The `notify` column's text.
+pub(super) fn parse_notify(text: String) -> Result<Notify, StoreError> {
+    Notify::parse(&text).ok_or_else(|| StoreError::Corrupt(format!("notify {text}")))
+}
+
 /// The state a batch keeps for one locked channel.
 pub(super) struct Locked {
     pub(super) last_seq: i64,
@@ -56,6 +69,13 @@ pub(super) struct Locked {
     /// While webhooks are on: the members with no open session on any
     /// node, asked once per channel and batch, under the channel's lock.
     pub(super) offline: Option<Vec<UserId>>,
+    /// While webhooks are on: the members' notification settings that are
+    /// not the default (§16), in byte order of the user.
+    pub(super) settings: Vec<(UserId, ChannelSettings)>,
+    /// While webhooks are on: (blocker, blocked) for every block held by a
+    /// member (§17: a blocker is not notified of the blocked user's
+    /// entries), in byte order.
+    pub(super) blocks: Vec<(UserId, UserId)>,
 }
 
 /// A member's `member_limits` row: mute and last message time.
@@ -107,6 +127,8 @@ impl Locked {
             posted: BTreeMap::new(),
             changed: false,
             offline,
+            settings: Vec::new(),
+            blocks: Vec::new(),
         }
     }
 
@@ -134,6 +156,35 @@ impl Locked {
             return Ok(None);
         };
         let ids: Vec<&str> = offline.iter().filter(|u| *u != sender).map(UserId::as_str).collect();
+        serde_json::to_string(&ids)
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
+    /// The `notify_members` column of `message` stored now (§16): a JSON
+    /// array of the offline members (but the sender) who want a
+    /// notification for it ([`entry_rules::wants_notification`]); `None`
+    /// while webhooks are off.
+    pub(super) fn notify_text(&self, message: &Entry) -> Result<Option<String>, StoreError> {
+        let Some(offline) = &self.offline else {
+            return Ok(None);
+        };
+        let ids: Vec<&str> = offline
+            .iter()
+            .filter(|u| **u != message.sender_id)
+            .filter(|u| {
+                let settings = match self.settings.binary_search_by(|(s, _)| s.cmp(u)) {
+                    Ok(i) => self.settings[i].1,
+                    Err(_) => ChannelSettings::default(),
+                };
+                let blocks_sender = self
+                    .blocks
+                    .binary_search_by(|(a, b)| (a, b).cmp(&(*u, &message.sender_id)))
+                    .is_ok();
+                entry_rules::wants_notification(message, u, settings, blocks_sender)
+            })
+            .map(UserId::as_str)
+            .collect();
         serde_json::to_string(&ids)
             .map(Some)
             .map_err(|e| StoreError::Corrupt(e.to_string()))
@@ -185,6 +236,9 @@ impl Locked {
             thread_id: send.change.references().thread_id,
             reply_preview: None,
             thread: None,
+            mentions: entry_rules::kept_mentions(&send.mentions, &self.members),
+            mention_all: send.mentions.all,
+            mentions_asked: send.mentions.key(),
         }
     }
 
@@ -240,5 +294,44 @@ impl<D: Dialect> SqlStore<D> {
             .collect::<Result<Vec<_>, StoreError>>()?;
         blocked.sort_unstable();
         Ok(blocked)
+    }
+
+    /// What the webhook's `notify` is computed from (§16), read in `tx`
+    /// under the channel lock into `state` (asked while webhooks are on):
+    /// the channel's stored settings and its members' blocks.
+    pub(super) async fn notify_state_in(
+        tx: &mut sqlx::Transaction<'static, D>,
+        channel_id: &ChannelId,
+        state: &mut Locked,
+    ) -> Result<(), StoreError> {
+        let rows = sqlx::query::<D>(SETTINGS_OF_CHANNEL)
+            .param(channel_id.as_str())
+            .fetch_all(tx.ex())
+            .await?;
+        for row in &rows {
+            let settings = ChannelSettings {
+                notify: parse_notify(row.value(1)?)?,
+                snooze_until: row.value(2)?,
+            };
+            state.settings.push((UserId::from_trusted(row.value(0)?), settings));
+        }
+        let rows = sqlx::query::<D>(BLOCKS_BY_MEMBERS)
+            .param(channel_id.as_str())
+            .fetch_all(tx.ex())
+            .await?;
+        for row in &rows {
+            let pair = (UserId::from_trusted(row.value(0)?), UserId::from_trusted(row.value(1)?));
+            state.blocks.push(pair);
+        }
+        state.sorted_notify_state();
+        Ok(())
+    }
+}
+
+impl Locked {
+    /// Puts `settings` and `blocks` in the byte order the lookups need.
+    pub(super) fn sorted_notify_state(&mut self) {
+        self.settings.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        self.blocks.sort_unstable();
     }
 }

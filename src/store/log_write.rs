@@ -11,7 +11,7 @@ use sqlx::Sqlite;
 
 use super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
-use super::entry_row::{entry_from_row, id_text, op_text, participants_text};
+use super::entry_row::{entry_from_row, id_text, mentions_text, op_text, participants_text};
 use super::entry_rules::{self, ChannelRules, TargetState};
 use super::locked::Locked;
 use super::{
@@ -23,10 +23,12 @@ use crate::protocol::ChannelKind;
 
 static INSERT_MESSAGE: Sql = Sql::same(
     "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members, \
-         reply_to, thread_id) \
-         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13::uuid, $14::uuid) \
+         reply_to, thread_id, mentions, mention_all, mentions_asked, notify_members) \
+         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13::uuid, $14::uuid, $15, $16, $17, $18) \
          ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq",
 );
+/// User `$1` is mentioned by the message at seq `$3` of channel `$2` (§16).
+pub(super) const INSERT_MENTION: &str = "INSERT INTO mentions (user_id, channel_id, seq) VALUES ($1, $2, $3)";
 /// A reply at seq `$3`, ts `$2` joined the thread of root `$1`; `$4`: the
 /// root's new `participants` (`NULL`: unchanged).
 static THREAD_REPLIED: Sql = Sql::same(
@@ -44,7 +46,15 @@ static MARK_NOOP: Sql = Sql::same("UPDATE messages SET noop = TRUE WHERE message
 static APPLY_EDIT: Sql = Sql::same("UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1::uuid");
 /// Marks message `$1` deleted and erases its text.
 static ERASE_MESSAGE: Sql = Sql::same(
-    "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE WHERE message_id = $1::uuid",
+    "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE, \
+     mentions = NULL, mentions_asked = NULL, mention_all = FALSE WHERE message_id = $1::uuid",
+);
+/// Drops the `mentions` rows of message `$1` (§16: a deleted message
+/// mentions no one). Run before [`ERASE_MESSAGE`]'s siblings; its row
+/// keeps its channel and seq.
+static ERASE_MENTIONS: Sql = Sql::same(
+    "DELETE FROM mentions WHERE channel_id = (SELECT channel_id FROM messages WHERE message_id = $1::uuid) \
+     AND seq = (SELECT seq FROM messages WHERE message_id = $1::uuid)",
 );
 /// Erases the text of every edit of message `$1`.
 static ERASE_EDITS: Sql = Sql::same("UPDATE messages SET body = '' WHERE target_id = $1::uuid AND kind = 'edit'");
@@ -188,6 +198,9 @@ impl<D: Dialect> SqlStore<D> {
             if locked.kind == ChannelKind::Direct {
                 state.blocked = Self::blocked_members_in(&mut tx, channel_id).await?;
             }
+            if offline.is_some() {
+                Self::notify_state_in(&mut tx, channel_id, &mut state).await?;
+            }
             *slot = Some(state);
         }
 
@@ -265,10 +278,22 @@ impl<D: Dialect> SqlStore<D> {
                 .param(channel.offline_text(&message.sender_id)?)
                 .param(message.reply_to.map(id_text))
                 .param(message.thread_id.map(id_text))
+                .param(mentions_text(&message.mentions)?)
+                .param(message.mention_all)
+                .param(message.mentions_asked.as_deref())
+                .param(channel.notify_text(&message)?)
                 .fetch_optional(tx.ex())
                 .await?
                 .is_some();
             if inserted {
+                for user in entry_rules::mention_rows(&message) {
+                    sqlx::query::<D>(INSERT_MENTION)
+                        .param(user.as_str())
+                        .param(message.channel_id.as_str())
+                        .param(message.seq)
+                        .execute(tx.ex())
+                        .await?;
+                }
                 message.noop = !Self::apply(&mut tx, send, &message, &read).await?;
                 if message.noop {
                     sqlx::query::<D>(D::sql(&MARK_NOOP))
@@ -397,7 +422,13 @@ impl<D: Dialect> SqlStore<D> {
             }
             Change::Delete { target } => {
                 let id = id_text(*target);
-                for statement in [&ERASE_MESSAGE, &ERASE_EDITS, &DELETE_REACTIONS, &DELETE_REACTION_COUNTS] {
+                for statement in [
+                    &ERASE_MENTIONS,
+                    &ERASE_MESSAGE,
+                    &ERASE_EDITS,
+                    &DELETE_REACTIONS,
+                    &DELETE_REACTION_COUNTS,
+                ] {
                     sqlx::query::<D>(D::sql(statement)).param(&id).execute(tx.ex()).await?;
                 }
                 if let Some(root) = read.target.as_ref().and_then(|t| t.thread_id) {

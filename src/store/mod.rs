@@ -32,6 +32,7 @@
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
 //! | `receipts.rs` | watermarks and each user's channel positions |
 //! | `replies.rs` | replies and threads as reads show them: previews, one thread's pages |
+//! | `settings.rs` | users' notification settings per channel (§16) |
 //! | `last_seen.rs` | presence's stored `lastSeenAt` |
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
 //!
@@ -62,6 +63,7 @@ mod moderation;
 mod pg_batch;
 mod receipts;
 mod replies;
+mod settings;
 mod types;
 mod webhooks;
 
@@ -76,4 +78,5 @@ pub use handle::Store;
 pub(crate) use handle::{dispatch, dispatch_write};
 pub use members::MembershipChange;
 pub use moderation::{BanRow, BansPage};
+pub use settings::SettingsPatch;
 pub use types::*;

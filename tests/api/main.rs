@@ -23,6 +23,7 @@ mod idp_tokens;
 mod lifecycle;
 mod members;
 mod membership_frames;
+mod mentions;
 mod moderation;
 mod moderation_channel;
 mod moderation_delete;

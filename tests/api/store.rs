@@ -685,6 +685,7 @@ fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewEntry {
         client_msg_id: ClientMsgId::parse(key).expect("key"),
         body: body.into(),
         change: chatd::store::Change::Message,
+        mentions: Default::default(),
     }
 }
 
