@@ -8,6 +8,7 @@ mod blocks;
 mod client;
 mod client_entries;
 mod client_ephemeral;
+mod client_mentions;
 mod client_moderation;
 mod client_replies;
 mod console;
