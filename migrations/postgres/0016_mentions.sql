@@ -12,12 +12,14 @@ ALTER TABLE messages ADD COLUMN mentions TEXT;
 ALTER TABLE messages ADD COLUMN mentions_asked TEXT;
 ALTER TABLE messages ADD COLUMN mention_all BOOLEAN NOT NULL DEFAULT FALSE;
 ALTER TABLE messages ADD COLUMN notify_members TEXT;
--- unreadMentions: a channel's messages that mention all, above a watermark.
-CREATE INDEX messages_mention_all ON messages (channel_id, seq) WHERE mention_all;
+-- unreadMentions: a channel's messages that mention all, above a watermark,
+-- with their sender (an index-only range; a delete clears the flag).
+CREATE INDEX messages_mention_all ON messages (channel_id, seq, sender_id) WHERE mention_all;
 
 -- One row per (mentioned user, channel, seq) of a message that is not
--- deleted and not the user's own: unreadMentions counts a user's rows above
--- its read watermark from this key alone. Written in the batch that stores
+-- deleted, not the user's own and does not mention all (those are counted
+-- from messages_mention_all, so no message counts twice): unreadMentions
+-- counts a user's rows above its read watermark from this key alone. Written in the batch that stores
 -- the message; deleted with the message's text, and with the channel.
 CREATE TABLE mentions (
     user_id    TEXT NOT NULL,

@@ -26,7 +26,8 @@ const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, deliver
 /// unread mentions (§16): its `mentions` rows above `read_seq` (a range of
 /// their primary key; deleted messages and the user's own have none) and
 /// the messages above it that mention all (the `messages_mention_all`
-/// partial index; a delete clears the flag), each counted once; and its
+/// partial index, index-only; a delete clears the flag; such a message adds
+/// no `mentions` rows, so none counts twice); and its
 /// notification settings (none stored: `all`, no snooze); in
 /// byte order of the id (PostgreSQL: `COLLATE "C"`, whatever the database's
 /// collation; SQLite's BINARY already is).
@@ -39,8 +40,7 @@ macro_rules! channel_states_from {
      (SELECT count(*) FROM mentions z WHERE z.user_id = m.user_id AND z.channel_id = m.channel_id \
       AND z.seq > COALESCE(w.read_seq, 0)) + \
      (SELECT count(*) FROM messages a WHERE a.channel_id = m.channel_id AND a.mention_all \
-      AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id \
-      AND NOT EXISTS (SELECT 1 FROM mentions b WHERE b.user_id = m.user_id AND b.channel_id = a.channel_id AND b.seq = a.seq)), \
+      AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id), \
      s.notify, s.snooze_until \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
      LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
