@@ -114,9 +114,13 @@ pub async fn answer_by_stored_key(ctx: Context<'_>, key: SendKey) -> StoredKeyAn
         }
     };
     let retry = match (key.channel_id.as_deref(), key.body.as_deref()) {
-        (Some(channel_id), Some(body)) => {
-            stored.is_retried_by_text(channel_id, body, key.reply_to.as_deref(), key.thread_id.as_deref())
-        }
+        (Some(channel_id), Some(body)) => stored.is_retried_by_text(
+            channel_id,
+            body,
+            key.reply_to.as_deref(),
+            key.thread_id.as_deref(),
+            &key.mentions,
+        ),
         _ => false,
     };
     let answer = answer::by_stored_key(stored, retry);

@@ -18,7 +18,9 @@ use crate::command::sync::{cut_page, read_page};
 use crate::commit::answer::{self, SendAnswer};
 use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::protocol::{check_limit, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page, ServerFrame};
+use crate::protocol::{
+    check_limit, mentions_key_of, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page, ServerFrame,
+};
 use crate::state::AppState;
 use crate::store::{Mentions, References};
 use crate::view;
@@ -316,7 +318,14 @@ async fn refused_by_checks(
                 Some(other) => Some(other.to_string()),
             };
             let (reply_to, thread_id) = (text(request.reply_to.as_ref()), text(request.thread_id.as_ref()));
-            let retry = stored.is_retried_by_text(channel, &request.body, reply_to.as_deref(), thread_id.as_deref());
+            let mentions = mentions_key_of(request.mentions.as_ref(), request.mention_all.as_ref());
+            let retry = stored.is_retried_by_text(
+                channel,
+                &request.body,
+                reply_to.as_deref(),
+                thread_id.as_deref(),
+                &mentions,
+            );
             return respond(answer::by_stored_key(stored, retry));
         }
     }

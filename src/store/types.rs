@@ -152,13 +152,15 @@ impl Entry {
 
     /// As [`Self::is_retried_by`] for references given as the request's
     /// text (a frame that failed its checks: `None` when absent; text that
-    /// is no id equals no stored one).
+    /// is no id equals no stored one) and mentions as their key
+    /// ([`crate::protocol::mentions_key_of`]).
     pub fn is_retried_by_text(
         &self,
         channel_id: &str,
         body: &str,
         reply_to: Option<&str>,
         thread_id: Option<&str>,
+        mentions: &crate::protocol::MentionsKey,
     ) -> bool {
         let same = |stored: Option<uuid::Uuid>, given: Option<&str>| match (stored, given) {
             (None, None) => true,
@@ -170,6 +172,7 @@ impl Entry {
             && (self.body == body || self.deleted)
             && same(self.reply_to, reply_to)
             && same(self.thread_id, thread_id)
+            && (self.deleted || (self.mention_all == mentions.all && self.mentions_asked == mentions.users))
     }
 
     /// Whether `new` (with this entry's key) is a retry of this entry: the

@@ -218,10 +218,16 @@ async fn the_idempotency_key_covers_mentions_and_mention_all(backend: Backend) {
     .await;
     assert_eq!(again["duplicate"], true);
     assert_eq!(again["messageId"], first["messageId"]);
+    // A frame that fails its checks is answered by its stored key too: a
+    // conflict when its mentions are not the stored ones.
+    let many: Vec<String> = (0..51).map(|i| format!("u{i}")).collect();
     for changed in [
         json!({"mentions": ["bob"]}),
         json!({"mentions": ["bob", "dave", "carol"]}),
         json!({}),
+        json!({"mentions": many}),
+        json!({"mentions": ["bob", "dave", 7]}),
+        json!({"mentions": ["bob", "dave"], "mentionAll": "yes"}),
     ] {
         let got = answer(&mut alice, send("k1", "hi", changed.clone())).await;
         assert_eq!(got["code"], "idempotency_conflict", "{changed}: {got}");

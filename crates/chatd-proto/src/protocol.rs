@@ -428,6 +428,57 @@ pub struct SendKey {
     pub reply_to: Option<String>,
     /// `threadId`, as `reply_to`.
     pub thread_id: Option<String>,
+    /// `mentions` and `mentionAll` as the idempotency key compares them
+    /// ([`mentions_key_of`]).
+    pub mentions: MentionsKey,
+}
+
+/// The mentions of a send as its idempotency key covers them (§16): `users`
+/// the JSON array of the distinct ids, in byte order (`None`: none), and
+/// `all`. A shape that no valid send has (not an array, an element that is
+/// not a string, `mentionAll` not a boolean) gives a key no stored message
+/// has, so it is never taken for a retry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MentionsKey {
+    pub users: Option<String>,
+    pub all: bool,
+}
+
+/// The [`MentionsKey`] of a send's raw `mentions` and `mentionAll` values
+/// (absent or `null`: none, false).
+pub fn mentions_key_of(mentions: Option<&Value>, mention_all: Option<&Value>) -> MentionsKey {
+    // No stored key starts with a space: a bad shape never matches.
+    let bad = |value: &Value| Some(format!(" {value}"));
+    let users = match mentions {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(values)) if values.is_empty() => None,
+        Some(Value::Array(values)) => {
+            let mut ids: Vec<&str> = Vec::with_capacity(values.len());
+            let mut shape_ok = true;
+            for value in values {
+                match value {
+                    Value::String(id) => ids.push(id),
+                    _ => shape_ok = false,
+                }
+            }
+            if shape_ok {
+                ids.sort_unstable();
+                ids.dedup();
+                serde_json::to_string(&ids).ok()
+            } else {
+                bad(mentions.unwrap_or(&Value::Null))
+            }
+        }
+        Some(other) => bad(other),
+    };
+    match mention_all {
+        None | Some(Value::Null) => MentionsKey { users, all: false },
+        Some(Value::Bool(all)) => MentionsKey { users, all: *all },
+        Some(other) => MentionsKey {
+            users: bad(other),
+            all: false,
+        },
+    }
 }
 
 /// The [`SendKey`] of a MSG_SEND frame: `None` unless `text` is a JSON object
@@ -449,6 +500,10 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         reply_to: Option<Value>,
         #[serde(rename = "threadId", default)]
         thread_id: Option<Value>,
+        #[serde(default)]
+        mentions: Option<Value>,
+        #[serde(rename = "mentionAll", default)]
+        mention_all: Option<Value>,
     }
     // serde reads a struct from a JSON array too; a frame is an object.
     if !is_json_object(text) {
@@ -473,6 +528,7 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         body: text_of(peek.body),
         reply_to: reference(peek.reply_to),
         thread_id: reference(peek.thread_id),
+        mentions: mentions_key_of(peek.mentions.as_ref(), peek.mention_all.as_ref()),
     })
 }
 
