@@ -48,6 +48,8 @@ pub enum Action {
     Receipt,
     /// Delete someone else's message.
     DeleteAnyMessage,
+    /// Send a message that mentions all (`mentionAll`, §16).
+    MentionAll,
     /// Add or remove a member (a moderator may add only `member`s).
     ManageMembers,
     /// Mute or ban a member whose role is `target`.
@@ -93,7 +95,7 @@ pub fn may(actor: Actor, action: Action) -> Result<(), Denied> {
     let needed = match action {
         Action::Administer => Role::Owner,
         Action::Read | Action::Send | Action::Type | Action::Receipt => Role::Member,
-        Action::DeleteAnyMessage | Action::ManageMembers => Role::Moderator,
+        Action::DeleteAnyMessage | Action::ManageMembers | Action::MentionAll => Role::Moderator,
         Action::Discipline { target } if target >= Role::Moderator => Role::Owner,
         Action::Discipline { .. } => Role::Moderator,
         Action::SetRole | Action::UpdateChannel | Action::DeleteChannel => Role::Owner,

@@ -67,6 +67,8 @@ pub fn recv(entry: &Entry) -> RecvMessage {
         }),
         thread_id: entry.thread_id,
         thread: None,
+        mentions: entry.mentions.iter().map(|u| u.as_str().to_owned()).collect(),
+        mention_all: entry.mention_all,
     }
 }
 
@@ -115,6 +117,9 @@ pub fn channel_state(position: &ChannelPosition) -> ChannelState {
         visibility: position.visibility,
         member_count: position.member_count,
         role: position.role,
+        unread_mentions: position.unread_mentions,
+        notify: position.notify,
+        snooze_until: position.snooze_until,
     }
 }
 
@@ -148,9 +153,12 @@ pub fn json_len_bound(message: &Entry) -> usize {
     let thread = message.thread.as_ref().map_or(0, |t| {
         160 + t.participants.iter().map(|u| 3 + escaped(u.as_str())).sum::<usize>()
     });
+    // §16: the mentioned users and `"mentionAll":true`.
+    let mentions = 40 + message.mentions.iter().map(|u| 3 + escaped(u.as_str())).sum::<usize>();
     384 + 128
         + preview
         + thread
+        + mentions
         + escaped(&message.body)
         + message.edited_body.as_deref().map_or(0, escaped)
         + message.emoji.as_deref().map_or(0, escaped)
@@ -295,6 +303,9 @@ mod tests {
                 last_reply_seq: i64::MAX,
                 participants: vec![UserId::from_trusted("\"".repeat(128)); 10],
             })),
+            mentions: vec![UserId::from_trusted("\"".repeat(128)); 50],
+            mention_all: true,
+            mentions_asked: None,
         }
     }
 

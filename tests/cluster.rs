@@ -1326,3 +1326,81 @@ async fn sends_racing_a_mute_and_a_ban_on_another_node_are_judged_in_order() {
         }
     }
 }
+
+/// Mentions and notification settings (protocol §16) across nodes: a
+/// message's `mentions` (kept for the members under the channel lock) and
+/// `mentionAll` (judged on the sender's role) reach members on every node;
+/// `unreadMentions` reads the same from any node; a settings change made
+/// through one node reaches the user's session on another as
+/// `CHANNEL_SETTINGS`, and that node's HELLO shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mentions_and_settings_reach_every_node() {
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    let res = a
+        .admin
+        .post_channel(json!({"channelId": "room", "owners": ["olive"], "members": ["alice", "bob"]}))
+        .await;
+    assert_eq!(res.status(), 201);
+    let mut alice = a.connect("alice").await;
+    let mut olive = b.connect("olive").await;
+    let mut bob_on_b = b.connect("bob").await;
+
+    alice
+        .send_json(
+            json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "m1", "body": "@bob",
+                          "mentions": ["bob", "zed"]}),
+        )
+        .await;
+    assert_eq!(next_ack(&mut alice).await["seq"], 1);
+    let recv = bob_on_b.recv_type("MSG_RECV").await;
+    assert_eq!(recv["mentions"], json!(["bob"]), "on B: {recv}");
+    olive.recv_type("MSG_RECV").await;
+
+    olive
+        .send_json(
+            json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "o1", "body": "@all",
+                          "mentionAll": true}),
+        )
+        .await;
+    assert_eq!(next_ack(&mut olive).await["seq"], 2);
+    assert_eq!(alice.recv_type("MSG_RECV").await["mentionAll"], true, "on A");
+    assert_eq!(bob_on_b.recv_type("MSG_RECV").await["mentionAll"], true);
+    alice
+        .send_json(
+            json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "m2", "body": "@all",
+                          "mentionAll": true}),
+        )
+        .await;
+    let refused = alice.recv_type("ERROR").await;
+    assert_eq!(refused["code"], "forbidden", "{refused}");
+
+    for node in [a, b] {
+        let bob = node.connect("bob").await;
+        let room = &bob.hello["channels"][0];
+        assert_eq!(
+            (room["unread"].as_i64(), room["unreadMentions"].as_i64()),
+            (Some(2), Some(2)),
+            "{room}"
+        );
+    }
+
+    let token = chatd_testkit::mint_token(chatd_testkit::JWT_SECRET, "bob", 3600);
+    let res = reqwest::Client::new()
+        .put(a.process.url("/v1/me/channels/room/settings"))
+        .bearer_auth(&token)
+        .json(&json!({"notify": "mentions"}))
+        .send()
+        .await
+        .expect("put settings");
+    assert_eq!(res.status(), 200);
+    let frame = bob_on_b.recv_type("CHANNEL_SETTINGS").await;
+    assert_eq!(
+        frame,
+        json!({"type": "CHANNEL_SETTINGS", "channelId": "room", "notify": "mentions", "snoozeUntil": null})
+    );
+    let bob = b.connect("bob").await;
+    assert_eq!(bob.hello["channels"][0]["notify"], "mentions");
+}

@@ -156,7 +156,8 @@ impl Receiver {
 /// The `{entry, offlineMembers}` items of a webhook body of either shape.
 fn entries_of(body: &Value) -> Vec<Value> {
     match body["type"].as_str() {
-        Some("entry") => vec![json!({"entry": body["entry"], "offlineMembers": body["offlineMembers"]})],
+        Some("entry") => vec![json!({"entry": body["entry"], "offlineMembers": body["offlineMembers"],
+                                     "notify": body["notify"]})],
         Some("entries") => body["entries"].as_array().cloned().unwrap_or_default(),
         _ => panic!("not a webhook body: {body}"),
     }
@@ -566,7 +567,110 @@ async fn a_new_flag_is_posted_with_its_entry(backend: Backend) {
     receiver.stop();
 }
 
+/// `notify` (§16): the offline members who want each entry, computed at its
+/// commit: `notify` `all` (the default) gets every message, `mentions` only
+/// those that mention the user or all, `none` nothing; a snooze keeps a user
+/// out until it ends (a snooze that ends lets the next message through); a
+/// user who blocks the sender is never notified; entries other than
+/// messages notify no one; a member with a session open is not offline.
+async fn notify_follows_settings_mentions_snoozes_and_blocks(backend: Backend) {
+    let receiver = Receiver::start(&[], 200).await;
+    let app = app_for(backend, &receiver, |_| {}).await;
+    let res = app
+        .post_channel(json!({"channelId": "room", "owners": ["olive"],
+                             "members": ["a-all", "b-mentions", "c-none", "d-snoozed", "e-blocks", "f-snooze-ends", "g-online"]}))
+        .await;
+    assert_eq!(res.status(), 201);
+    let settings = |user: &'static str, body: String| {
+        let app = &app;
+        async move {
+            let (status, answer) = app
+                .request(
+                    "PUT",
+                    "/v1/me/channels/room/settings",
+                    Some(&app.token(user)),
+                    Some(&body),
+                )
+                .await;
+            assert_eq!(status, 200, "{user} {body}: {answer}");
+        }
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64;
+    let snooze_ends = now + 3_000;
+    settings("b-mentions", json!({"notify": "mentions"}).to_string()).await;
+    settings("c-none", json!({"notify": "none"}).to_string()).await;
+    settings("d-snoozed", json!({"snoozeUntil": now + 3_600_000}).to_string()).await;
+    settings("f-snooze-ends", json!({"snoozeUntil": snooze_ends}).to_string()).await;
+    let (status, _) = app
+        .request("PUT", "/v1/me/blocks/olive", Some(&app.token("e-blocks")), None)
+        .await;
+    assert_eq!(status, 204);
+    let _online = app.connect("g-online").await;
+    let mut olive = app.connect("olive").await;
+    wait_sessions(&app, 2).await;
+
+    let plain = olive.send_and_ack("room", "m1", "hello").await;
+    let send = |key: &str, extra: Value| {
+        let mut frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": key, "body": key});
+        if let (Some(frame), Value::Object(extra)) = (frame.as_object_mut(), extra) {
+            frame.extend(extra);
+        }
+        frame
+    };
+    entry_ack(
+        &mut olive,
+        send("m2", json!({"mentions": ["b-mentions", "c-none", "d-snoozed"]})),
+    )
+    .await;
+    entry_ack(&mut olive, send("m3", json!({"mentionAll": true}))).await;
+    entry_ack(
+        &mut olive,
+        json!({"type": "MSG_REACT", "clientMsgId": "r1", "messageId": plain["messageId"], "emoji": "👍", "op": "add"}),
+    )
+    .await;
+    // f's snooze ends; the next message reaches f.
+    let wait = snooze_ends + 200
+        - std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis() as i64;
+    tokio::time::sleep(Duration::from_millis(wait.max(0) as u64)).await;
+    entry_ack(&mut olive, send("m4", json!({}))).await;
+
+    let accepted = receiver.wait_accepted(5).await;
+    let mut by_seq: Vec<&Value> = accepted.iter().collect();
+    by_seq.sort_by_key(|e| seq_of(e));
+    by_seq.dedup_by_key(|e| seq_of(e));
+    let offline = json!([
+        "a-all",
+        "b-mentions",
+        "c-none",
+        "d-snoozed",
+        "e-blocks",
+        "f-snooze-ends"
+    ]);
+    for item in &by_seq {
+        assert_eq!(item["offlineMembers"], offline, "{item}");
+    }
+    let notify: Vec<&Value> = by_seq.iter().map(|e| &e["notify"]).collect();
+    assert_eq!(*notify[0], json!(["a-all"]), "a plain message");
+    assert_eq!(
+        *notify[1],
+        json!(["a-all", "b-mentions"]),
+        "mentions b, c (none) and d (snoozed)"
+    );
+    assert_eq!(*notify[2], json!(["a-all", "b-mentions"]), "mentions all");
+    assert_eq!(*notify[3], json!([]), "a reaction notifies no one");
+    assert_eq!(*notify[4], json!(["a-all", "f-snooze-ends"]), "f's snooze has ended");
+    app.stop().await;
+    receiver.stop();
+}
+
 on_both_stores!(
+    notify_follows_settings_mentions_snoozes_and_blocks,
     a_new_flag_is_posted_with_its_entry,
     an_operator_replays_a_channel_from_a_seq_with_one_update,
     every_entry_is_posted_in_order_signed_with_its_offline_members,

@@ -72,6 +72,7 @@ pub async fn submit(
         client_msg_id,
         body,
         change,
+        mentions: Default::default(),
     };
     super::send::submit_entry(ctx, message, |frame| {
         frame.message_id = Some(target.hyphenated().to_string());
@@ -109,6 +110,7 @@ pub async fn answer_unroutable(
                 client_msg_id: client_msg_id.clone(),
                 body,
                 change,
+                mentions: Default::default(),
             };
             let retry = stored.is_retried_as(&new);
             answer::by_stored_key(stored, retry)

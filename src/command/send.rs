@@ -12,19 +12,21 @@ use crate::commit::answer::{self, Echo, SendAnswer};
 use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId};
 use crate::protocol::{ErrorCode, ErrorFrame, SendKey};
-use crate::store::{NewEntry, References};
+use crate::store::{Mentions, NewEntry, References};
 
 /// Queues a validated send on its channel's commit task. Returns the signal
 /// that fires once the send is answered (its ACK or ERROR queued, its
 /// fan-out done), or `None` when it was answered here (`unavailable`: the
 /// server is shutting down).
-/// `refs`: the message it quotes and the thread it answers in (§14).
+/// `refs`: the message it quotes and the thread it answers in (§14);
+/// `mentions`: whom it mentions (§16).
 pub async fn submit(
     ctx: Context<'_>,
     channel_id: ChannelId,
     client_msg_id: ClientMsgId,
     body: String,
     refs: References,
+    mentions: Mentions,
 ) -> Option<oneshot::Receiver<()>> {
     let message = NewEntry {
         sender_id: ctx.user.user_id.clone(),
@@ -32,6 +34,7 @@ pub async fn submit(
         client_msg_id,
         body,
         change: refs.change(),
+        mentions,
     };
     submit_entry(ctx, message, |_| {}).await
 }
@@ -111,9 +114,13 @@ pub async fn answer_by_stored_key(ctx: Context<'_>, key: SendKey) -> StoredKeyAn
         }
     };
     let retry = match (key.channel_id.as_deref(), key.body.as_deref()) {
-        (Some(channel_id), Some(body)) => {
-            stored.is_retried_by_text(channel_id, body, key.reply_to.as_deref(), key.thread_id.as_deref())
-        }
+        (Some(channel_id), Some(body)) => stored.is_retried_by_text(
+            channel_id,
+            body,
+            key.reply_to.as_deref(),
+            key.thread_id.as_deref(),
+            &key.mentions,
+        ),
         _ => false,
     };
     let answer = answer::by_stored_key(stored, retry);

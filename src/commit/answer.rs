@@ -74,6 +74,11 @@ impl SendAnswer {
                 "read_only",
                 None,
             ),
+            EntryOutcome::MentionAllForbidden => {
+                let mut frame = ErrorFrame::new(ErrorCode::Forbidden, "only moderators may mention all");
+                frame.field = Some("mentionAll".into());
+                Self::Refused(frame)
+            }
             EntryOutcome::SlowMode { retry_after_ms } => moderated(
                 ErrorCode::RateLimited,
                 "slow mode: wait before sending again",

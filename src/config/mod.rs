@@ -225,6 +225,9 @@ pub struct Config {
     pub typing_max_members: usize,
     /// Most ids one PRESENCE_SUB may list; more get `invalid_field`.
     pub max_presence_subscriptions: usize,
+    /// Most distinct users one message may mention (§16); more get
+    /// `invalid_field` (`field`: `mentions`).
+    pub max_mentions: usize,
     /// How long after a user's last session closed `offline` is announced, ms.
     pub presence_grace_ms: u64,
     /// With NATS: a dead node's users go offline elsewhere within this, ms
@@ -304,6 +307,7 @@ impl Default for Config {
             typing_throttle_ms: 2_000,
             typing_max_members: 1_000,
             max_presence_subscriptions: 500,
+            max_mentions: 50,
             presence_grace_ms: 5_000,
             presence_ttl_ms: 30_000,
             webhook_url: None,

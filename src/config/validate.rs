@@ -111,6 +111,9 @@ impl Config {
         if !(300..=86_400_000).contains(&self.presence_ttl_ms) {
             return bad("presence_ttl_ms must be between 300 and 86400000");
         }
+        if self.max_mentions > 10_000 {
+            return bad("max_mentions must be at most 10000");
+        }
         if self.max_presence_subscriptions > 100_000 {
             return bad("max_presence_subscriptions must be at most 100000");
         }

@@ -17,7 +17,7 @@ use axum::extract::ws::Utf8Bytes;
 use super::Delivery;
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::{MemberFrame, MemberOp, RemovedReason, ServerFrame};
-use crate::store::{Channel, ChannelPosition, MemberEvent, MembershipChange, MembershipOutcome};
+use crate::store::{Channel, ChannelPosition, ChannelSettings, MemberEvent, MembershipChange, MembershipOutcome};
 use crate::view;
 
 impl Delivery {
@@ -126,6 +126,17 @@ impl Delivery {
             self.membership_changed(member, channel, false, 0);
         }
         self.frame_to_users(members, &text, "CHANNEL_REMOVED");
+    }
+
+    /// `CHANNEL_SETTINGS` (§16) with `user`'s new `settings` in `channel`
+    /// to every live session of `user`, on every node.
+    pub fn settings_changed(&self, user: &UserId, channel: &ChannelId, settings: &ChannelSettings) {
+        let frame = encode(&ServerFrame::ChannelSettings {
+            channel_id: channel.as_str().to_owned(),
+            notify: settings.notify,
+            snooze_until: settings.snooze_until,
+        });
+        self.frame_to_users(std::slice::from_ref(user), &frame, "CHANNEL_SETTINGS");
     }
 
     /// `CHANNEL_ADDED` with `position` to every live session of `user`, on every node.

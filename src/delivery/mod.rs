@@ -354,6 +354,9 @@ mod tests {
             thread_id: None,
             reply_preview: None,
             thread: None,
+            mentions: Vec::new(),
+            mention_all: false,
+            mentions_asked: None,
         }
     }
 

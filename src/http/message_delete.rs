@@ -79,6 +79,7 @@ pub async fn delete_message(
             client_msg_id: key,
             body: String::new(),
             change: Change::Delete { target },
+            mentions: Default::default(),
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

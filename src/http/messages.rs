@@ -18,9 +18,11 @@ use crate::command::sync::{cut_page, read_page};
 use crate::commit::answer::{self, SendAnswer};
 use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::protocol::{check_limit, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page, ServerFrame};
+use crate::protocol::{
+    check_limit, mentions_key_of, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page, ServerFrame,
+};
 use crate::state::AppState;
-use crate::store::References;
+use crate::store::{Mentions, References};
 use crate::view;
 
 /// `GET /v1/channels/{channelId}/messages?afterSeq=N&limit=M` (member or
@@ -122,11 +124,34 @@ struct PostMessage {
     reply_to: Option<serde_json::Value>,
     #[serde(default)]
     thread_id: Option<serde_json::Value>,
+    /// §16: an array of user ids; any JSON value, as `replyTo`.
+    #[serde(default)]
+    mentions: Option<serde_json::Value>,
+    /// §16: `true` to mention all (the sender must be a moderator).
+    #[serde(default)]
+    mention_all: Option<serde_json::Value>,
 }
 
 /// The shape of the `POST /v1/channels/{channelId}/messages` body.
-const POST_MESSAGE_SHAPE: &str =
-    r#"{"senderId": string, "clientMsgId": string, "body": string, "replyTo"?: messageId, "threadId"?: messageId}"#;
+const POST_MESSAGE_SHAPE: &str = r#"{"senderId": string, "clientMsgId": string, "body": string, "replyTo"?: messageId, "threadId"?: messageId, "mentions"?: [userId], "mentionAll"?: boolean}"#;
+
+/// The `mentions` and `mentionAll` of the post as `MSG_SEND` reads them:
+/// absent or `null` is none; `mentions` must be an array (its elements are
+/// checked by `validate`), `mentionAll` true or false; any other value is
+/// `invalid_field` naming the field.
+fn mentions_fields(request: &PostMessage) -> Result<(Option<Vec<serde_json::Value>>, Option<bool>), ApiError> {
+    let mentions = match &request.mentions {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::Array(values)) => Some(values.clone()),
+        Some(_) => return Err(ApiError::invalid_field("mentions", "must be an array")),
+    };
+    let all = match &request.mention_all {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::Bool(all)) => Some(*all),
+        Some(_) => return Err(ApiError::invalid_field("mentionAll", "must be true or false")),
+    };
+    Ok((mentions, all))
+}
 
 /// A `replyTo` or `threadId` of the post as `MSG_SEND` reads it: absent or
 /// `null` is none, a string is checked by `validate`, any other value is
@@ -220,29 +245,44 @@ pub async fn post_message(
     let sender = UserId::parse(&request.sender_id).map_err(|e| ApiError::invalid_field("senderId", &e.to_string()))?;
     let reply_to = reference_text("replyTo", request.reply_to.as_ref());
     let thread_id = reference_text("threadId", request.thread_id.as_ref());
-    let checked = match (reply_to, thread_id) {
-        (Ok(reply_to), Ok(thread_id)) => ClientFrame::MsgSend {
+    let mentions = mentions_fields(&request);
+    let checked = match (reply_to, thread_id, mentions) {
+        (Ok(reply_to), Ok(thread_id), Ok((mentions, mention_all))) => ClientFrame::MsgSend {
             channel_id: raw_channel.clone(),
             client_msg_id: request.client_msg_id.clone(),
             body: request.body.clone(),
             reply_to,
             thread_id,
+            mentions,
+            mention_all,
         }
         .validate(state.config.max_body_bytes)
+        .and_then(|c| c.with_mentions_within(state.config.max_mentions))
         .map_err(|refusal| match refusal {
             FrameError::InvalidField { field, reason, .. } => ApiError::invalid_field(field, &reason),
             other => ApiError::new(StatusCode::BAD_REQUEST, other.code().as_str(), &other.to_string()),
         }),
-        (Err(refusal), _) | (_, Err(refusal)) => Err(refusal),
+        (Err(refusal), _, _) | (_, Err(refusal), _) | (_, _, Err(refusal)) => Err(refusal),
     };
-    let (channel, client_msg_id, body, refs) = match checked {
+    let (channel, client_msg_id, body, refs, mentions) = match checked {
         Ok(Command::Send {
             channel_id,
             client_msg_id,
             body,
             reply_to,
             thread_id,
-        }) => (channel_id, client_msg_id, body, References { reply_to, thread_id }),
+            mentions,
+            mention_all,
+        }) => (
+            channel_id,
+            client_msg_id,
+            body,
+            References { reply_to, thread_id },
+            Mentions {
+                users: mentions,
+                all: mention_all,
+            },
+        ),
         Ok(_) => return Err(ApiError::bad_request("not a send")),
         Err(refusal) => return refused_by_checks(&state, &sender, &raw_channel, &request, refusal).await,
     };
@@ -250,12 +290,12 @@ pub async fn post_message(
         // The key decides first (guarantee 2): a retry of a message stored
         // before the channel went is still answered by its key.
         if let Some(stored) = state.store.message_by_key(&sender, &client_msg_id).await? {
-            let retry = stored.is_retried_by(channel.as_str(), &body, &refs);
+            let retry = stored.is_retried_by(channel.as_str(), &body, &refs, &mentions);
             return respond(answer::by_stored_key(stored, retry));
         }
         return Err(ApiError::not_found("unknown channel"));
     }
-    send(&state, sender, channel, client_msg_id, body, refs).await
+    send(&state, sender, channel, client_msg_id, body, refs, mentions).await
 }
 
 /// A send refused by `MSG_SEND`'s checks, answered as `MSG_SEND` answers it
@@ -278,7 +318,14 @@ async fn refused_by_checks(
                 Some(other) => Some(other.to_string()),
             };
             let (reply_to, thread_id) = (text(request.reply_to.as_ref()), text(request.thread_id.as_ref()));
-            let retry = stored.is_retried_by_text(channel, &request.body, reply_to.as_deref(), thread_id.as_deref());
+            let mentions = mentions_key_of(request.mentions.as_ref(), request.mention_all.as_ref());
+            let retry = stored.is_retried_by_text(
+                channel,
+                &request.body,
+                reply_to.as_deref(),
+                thread_id.as_deref(),
+                &mentions,
+            );
             return respond(answer::by_stored_key(stored, retry));
         }
     }
@@ -294,6 +341,7 @@ async fn send(
     client_msg_id: ClientMsgId,
     body: String,
     refs: References,
+    mentions: Mentions,
 ) -> Result<Response, ApiError> {
     let (reply_to, answered) = oneshot::channel();
     let job = SendJob {
@@ -303,6 +351,7 @@ async fn send(
             client_msg_id,
             body,
             change: refs.change(),
+            mentions,
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

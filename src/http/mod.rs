@@ -16,6 +16,7 @@ mod message_delete;
 mod messages;
 mod moderation;
 pub mod openapi;
+mod settings;
 mod tokens;
 pub mod ws;
 
@@ -55,6 +56,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(me::my_channels, me::create_my_channel))
         .routes(routes!(me::join_channel, me::leave_channel))
         .routes(routes!(me::directory))
+        .routes(routes!(settings::put_settings))
         .routes(routes!(me::open_direct))
         .routes(routes!(members::list_members))
         .routes(routes!(members::add_member, members::remove_member))
@@ -83,6 +85,7 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/me/channels"),
     ("PUT", "/v1/me/channels/{channelId}"),
     ("DELETE", "/v1/me/channels/{channelId}"),
+    ("PUT", "/v1/me/channels/{channelId}/settings"),
     ("GET", "/v1/directory"),
     ("PUT", "/v1/me/direct/{userId}"),
     // An owner's or moderator's token works on these since version 1.2.

@@ -79,6 +79,11 @@ pub struct HistoryMessage {
     deleted: Option<bool>,
     /// `message` entries: the reactions it holds now, by first use.
     reactions: Option<Vec<ReactionCountSchema>>,
+    /// `message` entries that mention users (§16): those that were members
+    /// when it was stored, in byte order.
+    mentions: Option<Vec<String>>,
+    /// Present (`true`) when the message mentions all (§16).
+    mention_all: Option<bool>,
 }
 
 /// The kind of a log entry.
@@ -201,6 +206,13 @@ pub struct MyChannel {
     member_count: i64,
     /// The caller's role: `member`, `moderator` or `owner`.
     role: String,
+    /// Those of `unread` that mention the caller or mention all (§16).
+    #[schema(minimum = 0)]
+    unread_mentions: i64,
+    /// The caller's notification setting: `all`, `mentions` or `none`.
+    notify: String,
+    /// The caller's snooze, ms since the epoch (`null`: none).
+    snooze_until: Option<i64>,
 }
 
 /// `GET /v1/me/channels`'s answer.
@@ -222,6 +234,10 @@ pub struct PostMessageBody {
     client_msg_id: String,
     /// The text, at most `max_body_bytes`.
     body: String,
+    /// Users the message mentions (§16; at most `max_mentions`).
+    mentions: Option<Vec<String>>,
+    /// `true`: the message mentions all (the sender must be a moderator).
+    mention_all: Option<bool>,
 }
 
 /// A stored send: the MSG_ACK frame.
@@ -445,6 +461,8 @@ mod tests {
                 count: 1,
                 me: true,
             }]),
+            mentions: vec!["u".into()],
+            mention_all: true,
             ..plain.clone()
         };
         let wire = |m: RecvMessage| keys(&serde_json::to_value(TaggedMessage::MsgRecv(m)).expect("json"));
@@ -495,6 +513,9 @@ mod tests {
             visibility: chatd_proto::protocol::Visibility::Private,
             member_count: 1,
             role: chatd_proto::protocol::Role::Member,
+            unread_mentions: 0,
+            notify: chatd_proto::protocol::Notify::All,
+            snooze_until: None,
         };
         let wire = keys(&serde_json::to_value(state).expect("json"));
         let (properties, _) = schema_fields(&doc, "MyChannel");

@@ -23,18 +23,6 @@ pub(super) struct LockedChannel {
     pub rules: ChannelRules,
 }
 
-/// A member as a batch reads it under the channel's lock: its role and
-/// what moderation keeps of it (`member_limits`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct LockedMember {
-    pub user: UserId,
-    pub role: Role,
-    /// Muted until then (ms), as stored.
-    pub muted_until: Option<i64>,
-    /// The `ts` of its last stored `message` entry, when kept (slow mode).
-    pub last_message_ts: Option<i64>,
-}
-
 /// Locks channel `$1`'s row and reads its `last_seq`, `last_ts`, `kind`,
 /// `visibility`, `posting_role` and `slow_mode_ms` ([`SqlStore::lock_channel`]).
 /// PostgreSQL: `FOR UPDATE` serialises the channel's writers across
@@ -48,15 +36,6 @@ static LOCK_CHANNEL: Sql = Sql::each(
 pub(super) const LAST_SEQ: &str = "SELECT last_seq FROM channels WHERE channel_id = $1";
 /// Member `$2`'s role in channel `$1`.
 pub(super) const ROLE_OF: &str = "SELECT role FROM members WHERE channel_id = $1 AND user_id = $2";
-/// Channel `$1`'s members with their roles, mutes and last message times
-/// (`member_limits`), in no order.
-const MEMBERS_WITH_ROLES: &str = "SELECT m.user_id, m.role, l.muted_until, l.last_message_ts FROM members m \
-     LEFT JOIN member_limits l ON l.channel_id = m.channel_id AND l.user_id = m.user_id WHERE m.channel_id = $1";
-/// The members of channel `$1` another member of it blocks (§17; asked of
-/// direct channels).
-const BLOCKED_MEMBERS: &str = "SELECT DISTINCT b.blocked_id FROM members x \
-     JOIN blocks b ON b.blocker_id = x.user_id \
-     JOIN members y ON y.channel_id = x.channel_id AND y.user_id = b.blocked_id WHERE x.channel_id = $1";
 /// The ids of channel `$1`'s members.
 const CHANNEL_MEMBERS: &str = "SELECT user_id FROM members WHERE channel_id = $1 ORDER BY user_id";
 
@@ -101,47 +80,6 @@ impl<D: Dialect> SqlStore<D> {
             .iter()
             .map(|row| row.value(0))
             .collect::<Result<_, sqlx::Error>>()?)
-    }
-
-    /// Every member of `channel_id` with its role and moderation state,
-    /// read in `tx` (under the channel lock: what a batch's entries are
-    /// judged by), in no order.
-    pub(super) async fn members_with_roles_in(
-        tx: &mut sqlx::Transaction<'static, D>,
-        channel_id: &ChannelId,
-    ) -> Result<Vec<LockedMember>, StoreError> {
-        let rows = sqlx::query::<D>(MEMBERS_WITH_ROLES)
-            .param(channel_id.as_str())
-            .fetch_all(tx.ex())
-            .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(LockedMember {
-                    user: UserId::from_trusted(row.value(0)?),
-                    role: parse_role(row.value(1)?)?,
-                    muted_until: row.value(2)?,
-                    last_message_ts: row.value(3)?,
-                })
-            })
-            .collect()
-    }
-
-    /// The members of `channel_id` whom another member blocks, read in `tx`
-    /// (under the channel lock), in byte order.
-    pub(super) async fn blocked_members_in(
-        tx: &mut sqlx::Transaction<'static, D>,
-        channel_id: &ChannelId,
-    ) -> Result<Vec<UserId>, StoreError> {
-        let rows = sqlx::query::<D>(BLOCKED_MEMBERS)
-            .param(channel_id.as_str())
-            .fetch_all(tx.ex())
-            .await?;
-        let mut blocked = rows
-            .iter()
-            .map(|row| Ok(UserId::from_trusted(row.value(0)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        blocked.sort_unstable();
-        Ok(blocked)
     }
 
     /// `user`'s role in `channel_id` (`None`: not a member), read in `tx`

@@ -54,7 +54,7 @@ const UPDATE_CHANNEL: &str = "UPDATE channels SET \
 /// the reaction state of its messages, its log, watermarks, members,
 /// its webhook cursor (a channel made again with this id starts at seq 1),
 /// its moderation state (mutes, slow mode, bans, flags).
-const DELETE_CHANNEL: [&str; 10] = [
+const DELETE_CHANNEL: [&str; 12] = [
     "DELETE FROM reactions WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
     "DELETE FROM reaction_counts WHERE message_id IN (SELECT message_id FROM messages WHERE channel_id = $1)",
     "DELETE FROM messages WHERE channel_id = $1",
@@ -64,6 +64,8 @@ const DELETE_CHANNEL: [&str; 10] = [
     "DELETE FROM member_limits WHERE channel_id = $1",
     "DELETE FROM bans WHERE channel_id = $1",
     "DELETE FROM flags WHERE channel_id = $1",
+    "DELETE FROM mentions WHERE channel_id = $1",
+    "DELETE FROM channel_settings WHERE channel_id = $1",
     "DELETE FROM channels WHERE channel_id = $1",
 ];
 

@@ -10,7 +10,7 @@ use crate::ids::{ChannelId, ClientMsgId, UserId};
 /// text (`message_id::text` on PostgreSQL, where they are `uuid`; the casts
 /// of `reply_to` and `thread_id` go where [`super::dialect::Sql::same`]
 /// drops them on SQLite). Columns 15 to 20 are the references and the
-/// thread summary of §14.
+/// thread summary of §14, 21 to 23 the mentions of §16.
 macro_rules! message_columns {
     ($id:literal, $target:literal) => {
         concat!(
@@ -19,7 +19,8 @@ macro_rules! message_columns {
             $target,
             " AS target_id, emoji, op, edited_body, edited_at, deleted, noop, ",
             "reply_to::text AS reply_to, thread_id::text AS thread_id, ",
-            "reply_count, last_reply_at, last_reply_seq, participants"
+            "reply_count, last_reply_at, last_reply_seq, participants, ",
+            "mentions, mention_all, mentions_asked"
         )
     };
 }
@@ -79,10 +80,13 @@ pub(super) fn entry_from_row<R: Columns>(row: &R) -> Result<Entry, StoreError> {
         thread_id: thread_id.map(parse_uuid).transpose()?,
         reply_preview: None,
         thread,
+        mentions: parse_participants(row.value(21)?)?,
+        mention_all: row.value(22)?,
+        mentions_asked: row.value(23)?,
     })
 }
 
-/// The `participants` column (a JSON array of user ids; `NULL`: none).
+/// The `participants` (or `mentions`) column (a JSON array of user ids; `NULL`: none).
 fn parse_participants(text: Option<String>) -> Result<Vec<UserId>, StoreError> {
     let Some(text) = text else { return Ok(Vec::new()) };
     let ids: Vec<String> =
@@ -94,6 +98,14 @@ fn parse_participants(text: Option<String>) -> Result<Vec<UserId>, StoreError> {
 pub(super) fn participants_text(participants: &[UserId]) -> Result<String, StoreError> {
     let ids: Vec<&str> = participants.iter().map(UserId::as_str).collect();
     serde_json::to_string(&ids).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// The `mentions` column's text for `mentions`: `None` when empty.
+pub(super) fn mentions_text(mentions: &[UserId]) -> Result<Option<String>, StoreError> {
+    if mentions.is_empty() {
+        return Ok(None);
+    }
+    participants_text(mentions).map(Some)
 }
 
 /// A message id read as text.

@@ -10,10 +10,10 @@
 //! A new rule of the log (version 1.2: roles, mute, slow mode,
 //! `postingRole`, blocks, replies, attachments, mentions) is added here, once.
 
-use super::{Change, Entry, EntryKind, EntryOutcome, NewEntry, Reference, ReplyPreview};
+use super::{Change, ChannelSettings, Entry, EntryKind, EntryOutcome, Mentions, NewEntry, Reference, ReplyPreview};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Action, Actor, Role};
-use crate::protocol::preview_text;
+use crate::protocol::{preview_text, Notify};
 
 /// The most senders a thread summary's `participants` holds (§14).
 pub(super) const MAX_PARTICIPANTS: usize = 10;
@@ -212,7 +212,9 @@ pub(super) fn refusal(
         if !may_send {
             return Some(EntryOutcome::Forbidden);
         }
-        return sender.and_then(|s| moderation(send, s, rules, now));
+        return sender
+            .and_then(|s| moderation(send, s, rules, now))
+            .or_else(|| mention_all_refusal(&send.mentions, role));
     }
     let Some(target) = target else {
         return Some(EntryOutcome::TargetNotFound);
@@ -265,6 +267,61 @@ fn moderation(send: &NewEntry, sender: &SenderState, rules: &ChannelRules, now: 
     None
 }
 
+/// `mentionAll` from a sender whose role is not moderator or owner (§16):
+/// `MentionAllForbidden`; judged after membership and moderation.
+fn mention_all_refusal(mentions: &Mentions, role: Option<Role>) -> Option<EntryOutcome> {
+    let moderates = permissions::may(Actor::User(role), Action::MentionAll).is_ok();
+    (mentions.all && !moderates).then_some(EntryOutcome::MentionAllForbidden)
+}
+
+/// The mentioned users a message keeps (§16): those `asked` that are
+/// `members` (in byte order) when it is stored, in byte order, once each.
+pub(super) fn kept_mentions(asked: &Mentions, members: &[UserId]) -> Vec<UserId> {
+    let mut kept: Vec<UserId> = asked
+        .users
+        .iter()
+        .filter(|u| members.binary_search(u).is_ok())
+        .cloned()
+        .collect();
+    kept.sort_unstable();
+    kept.dedup();
+    kept
+}
+
+/// The users whose `mentions` rows a stored message adds (§16): those it
+/// kept but its sender (a user's own messages never count in
+/// `unreadMentions`); none when it mentions all (`unreadMentions` counts
+/// those from the `messages_mention_all` index, each message once).
+pub(super) fn mention_rows<'a>(message: &'a Entry) -> impl Iterator<Item = &'a UserId> + 'a {
+    message
+        .mentions
+        .iter()
+        .filter(move |u| !message.mention_all && **u != message.sender_id)
+}
+
+/// Whether offline member `user` wants a webhook notification for
+/// `message` (§16): only for a `message` entry; `notify` `all`, or
+/// `mentions` when it mentions the user or all; not snoozed at the
+/// message's commit (`snoozeUntil` after its `ts`); not blocking its sender.
+pub(super) fn wants_notification(
+    message: &Entry,
+    user: &UserId,
+    settings: ChannelSettings,
+    blocks_sender: bool,
+) -> bool {
+    if message.kind != EntryKind::Message || blocks_sender {
+        return false;
+    }
+    if settings.snooze_until.is_some_and(|until| until > message.ts) {
+        return false;
+    }
+    match settings.notify {
+        Notify::All => true,
+        Notify::Mentions => message.mention_all || message.mentions.binary_search(user).is_ok(),
+        Notify::None => false,
+    }
+}
+
 /// A reaction count and the seq of its first use (`None`: no one holds it).
 pub(super) type Count = Option<(i64, i64)>;
 
@@ -299,6 +356,7 @@ mod tests {
             client_msg_id: ClientMsgId::parse("k").expect("key"),
             body: String::new(),
             change,
+            mentions: Mentions::default(),
         }
     }
 
@@ -311,6 +369,104 @@ mod tests {
             target,
             0,
         )
+    }
+
+    /// A stored message of `olive` at ts 100 mentioning `mentions` (and all).
+    fn stored(mentions: &[&str], all: bool, kind: EntryKind) -> Entry {
+        let uid = |u: &str| UserId::parse(u).expect("user");
+        Entry {
+            message_id: uuid::Uuid::now_v7(),
+            channel_id: ChannelId::parse("room").expect("channel"),
+            sender_id: uid("olive"),
+            client_msg_id: ClientMsgId::parse("k").expect("key"),
+            seq: 1,
+            body: "hi".into(),
+            ts: 100,
+            kind,
+            target_id: None,
+            emoji: None,
+            add: None,
+            edited_body: None,
+            edited_at: None,
+            deleted: false,
+            noop: false,
+            reactions: Vec::new(),
+            reply_to: None,
+            thread_id: None,
+            reply_preview: None,
+            thread: None,
+            mentions: mentions.iter().map(|u| uid(u)).collect(),
+            mention_all: all,
+            mentions_asked: None,
+        }
+    }
+
+    #[test]
+    fn who_is_notified_follows_the_setting_the_mentions_the_snooze_and_blocks() {
+        use crate::protocol::Notify;
+        let bob = UserId::parse("bob").expect("user");
+        let set = |notify, snooze_until| ChannelSettings { notify, snooze_until };
+        let plain = stored(&[], false, EntryKind::Message);
+        let to_bob = stored(&["bob"], false, EntryKind::Message);
+        let to_all = stored(&[], true, EntryKind::Message);
+        let reaction = stored(&[], false, EntryKind::Reaction);
+        let cases = [
+            (&plain, set(Notify::All, None), false, true),
+            (&plain, set(Notify::Mentions, None), false, false),
+            (&to_bob, set(Notify::Mentions, None), false, true),
+            (&to_all, set(Notify::Mentions, None), false, true),
+            (&to_bob, set(Notify::None, None), false, false),
+            (&plain, set(Notify::All, Some(101)), false, false),
+            (&plain, set(Notify::All, Some(100)), false, true),
+            (&to_bob, set(Notify::All, None), true, false),
+            (&reaction, set(Notify::All, None), false, false),
+        ];
+        for (n, (message, settings, blocks, want)) in cases.into_iter().enumerate() {
+            assert_eq!(wants_notification(message, &bob, settings, blocks), want, "case {n}");
+        }
+    }
+
+    #[test]
+    fn mentions_keep_members_once_and_rows_skip_the_sender_and_mentions_of_all() {
+        let uid = |u: &str| UserId::parse(u).expect("user");
+        let members = vec![uid("amy"), uid("bob"), uid("olive")];
+        let asked = Mentions {
+            users: vec![uid("olive"), uid("zed"), uid("bob"), uid("bob")],
+            all: false,
+        };
+        assert_eq!(kept_mentions(&asked, &members), vec![uid("bob"), uid("olive")]);
+        let message = stored(&["bob", "olive"], false, EntryKind::Message);
+        assert_eq!(mention_rows(&message).collect::<Vec<_>>(), vec![&uid("bob")]);
+        let to_all = stored(&["bob"], true, EntryKind::Message);
+        assert_eq!(mention_rows(&to_all).count(), 0);
+        let member = refusal(
+            &NewEntry {
+                mentions: Mentions {
+                    users: Vec::new(),
+                    all: true,
+                },
+                ..entry(Change::Message, "amy")
+            },
+            Some(&SenderState::member(Role::Member)),
+            &ChannelRules::default(),
+            None,
+            0,
+        );
+        assert_eq!(member, Some(EntryOutcome::MentionAllForbidden));
+        let moderator = refusal(
+            &NewEntry {
+                mentions: Mentions {
+                    users: Vec::new(),
+                    all: true,
+                },
+                ..entry(Change::Message, "amy")
+            },
+            Some(&SenderState::member(Role::Moderator)),
+            &ChannelRules::default(),
+            None,
+            0,
+        );
+        assert_eq!(moderator, None);
     }
 
     fn target(kind: EntryKind, deleted: bool, channel: &str, sender: &str) -> TargetState {

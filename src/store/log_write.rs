@@ -9,24 +9,26 @@ use std::collections::BTreeMap;
 
 use sqlx::Sqlite;
 
-use super::channel_lock::LockedMember;
 use super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
-use super::entry_row::{entry_from_row, id_text, op_text, participants_text};
-use super::entry_rules::{self, ChannelRules, SenderState, TargetState};
+use super::entry_row::{entry_from_row, id_text, mentions_text, op_text, participants_text};
+use super::entry_rules::{self, ChannelRules, TargetState};
+use super::locked::Locked;
 use super::{
     dispatch_write, BatchOutcome, Change, CommitSent, Entry, EntryKind, EntryOutcome, NewEntry, OfflineMembers,
     References, Store, StoreError,
 };
-use crate::ids::{ChannelId, UserId};
-use crate::protocol::{ChannelKind, Role};
+use crate::ids::ChannelId;
+use crate::protocol::ChannelKind;
 
 static INSERT_MESSAGE: Sql = Sql::same(
     "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members, \
-         reply_to, thread_id) \
-         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13::uuid, $14::uuid) \
+         reply_to, thread_id, mentions, mention_all, mentions_asked, notify_members) \
+         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13::uuid, $14::uuid, $15, $16, $17, $18) \
          ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq",
 );
+/// User `$1` is mentioned by the message at seq `$3` of channel `$2` (§16).
+pub(super) const INSERT_MENTION: &str = "INSERT INTO mentions (user_id, channel_id, seq) VALUES ($1, $2, $3)";
 /// A reply at seq `$3`, ts `$2` joined the thread of root `$1`; `$4`: the
 /// root's new `participants` (`NULL`: unchanged).
 static THREAD_REPLIED: Sql = Sql::same(
@@ -44,7 +46,15 @@ static MARK_NOOP: Sql = Sql::same("UPDATE messages SET noop = TRUE WHERE message
 static APPLY_EDIT: Sql = Sql::same("UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1::uuid");
 /// Marks message `$1` deleted and erases its text.
 static ERASE_MESSAGE: Sql = Sql::same(
-    "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE WHERE message_id = $1::uuid",
+    "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE, \
+     mentions = NULL, mentions_asked = NULL, mention_all = FALSE WHERE message_id = $1::uuid",
+);
+/// Drops the `mentions` rows of message `$1` (§16: a deleted message
+/// mentions no one). Run before [`ERASE_MESSAGE`]'s siblings; its row
+/// keeps its channel and seq.
+static ERASE_MENTIONS: Sql = Sql::same(
+    "DELETE FROM mentions WHERE channel_id = (SELECT channel_id FROM messages WHERE message_id = $1::uuid) \
+     AND seq = (SELECT seq FROM messages WHERE message_id = $1::uuid)",
 );
 /// Erases the text of every edit of message `$1`.
 static ERASE_EDITS: Sql = Sql::same("UPDATE messages SET body = '' WHERE target_id = $1::uuid AND kind = 'edit'");
@@ -162,172 +172,6 @@ struct Read {
     thread: Option<TargetState>,
 }
 
-/// The state a batch keeps for one locked channel.
-pub(super) struct Locked {
-    pub(super) last_seq: i64,
-    pub(super) last_ts: i64,
-    pub(super) members: Vec<UserId>,
-    /// The members whose role is not `member` (moderators and owners), in
-    /// byte order: few, read with the members under the lock.
-    pub(super) moderators: Vec<(UserId, Role)>,
-    /// The channel's `postingRole` and slow mode (§17).
-    pub(super) rules: ChannelRules,
-    /// The members with a stored mute or last message time
-    /// (`member_limits`), in byte order: few, read with the members.
-    pub(super) limits: Vec<(UserId, Limits)>,
-    /// Members blocked by another member (a direct channel's; §17), in byte order.
-    pub(super) blocked: Vec<UserId>,
-    /// Slow mode on: the senders whose `message` entries this batch stored,
-    /// with the last one's `ts`, to keep in `member_limits`.
-    pub(super) posted: BTreeMap<UserId, i64>,
-    pub(super) changed: bool,
-    /// While webhooks are on: the members with no open session on any
-    /// node, asked once per channel and batch, under the channel's lock.
-    pub(super) offline: Option<Vec<UserId>>,
-}
-
-/// A member's `member_limits` row: mute and last message time.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Limits {
-    pub(super) muted_until: Option<i64>,
-    pub(super) last_message_ts: Option<i64>,
-}
-
-impl Locked {
-    /// A channel just locked, with its `rules`, its members with their roles
-    /// and moderation state (any order; kept in byte order), and their
-    /// offline ones when `offline` is given (webhooks on).
-    pub(super) fn new(
-        last_seq: i64,
-        last_ts: i64,
-        rules: ChannelRules,
-        locked_members: Vec<LockedMember>,
-        offline: Option<&dyn OfflineMembers>,
-    ) -> Self {
-        let mut members = Vec::with_capacity(locked_members.len());
-        let mut moderators = Vec::new();
-        let mut limits = Vec::new();
-        for member in locked_members {
-            if member.role != Role::Member {
-                moderators.push((member.user.clone(), member.role));
-            }
-            if member.muted_until.is_some() || member.last_message_ts.is_some() {
-                let row = Limits {
-                    muted_until: member.muted_until,
-                    last_message_ts: member.last_message_ts,
-                };
-                limits.push((member.user.clone(), row));
-            }
-            members.push(member.user);
-        }
-        members.sort_unstable();
-        moderators.sort_unstable();
-        limits.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let offline = offline.map(|o| o.offline(&members));
-        Self {
-            last_seq,
-            last_ts,
-            members,
-            moderators,
-            rules,
-            limits,
-            blocked: Vec::new(),
-            posted: BTreeMap::new(),
-            changed: false,
-            offline,
-        }
-    }
-
-    /// What the entry rules know of `user` (`None`: not a member): its
-    /// role, mute, last message time (this batch's included) and block.
-    pub(super) fn sender(&self, user: &UserId) -> Option<SenderState> {
-        let role = self.role_of(user)?;
-        let limits = match self.limits.binary_search_by(|(u, _)| u.cmp(user)) {
-            Ok(i) => self.limits[i].1,
-            Err(_) => Limits::default(),
-        };
-        Some(SenderState {
-            role,
-            muted_until: limits.muted_until,
-            last_message_ts: self.posted.get(user).copied().or(limits.last_message_ts),
-            blocked: self.blocked.binary_search(user).is_ok(),
-        })
-    }
-
-    /// The `offline_members` column of an entry of `sender` stored now: a
-    /// JSON array of the offline members but the sender; `None` while
-    /// webhooks are off.
-    pub(super) fn offline_text(&self, sender: &UserId) -> Result<Option<String>, StoreError> {
-        let Some(offline) = &self.offline else {
-            return Ok(None);
-        };
-        let ids: Vec<&str> = offline.iter().filter(|u| *u != sender).map(UserId::as_str).collect();
-        serde_json::to_string(&ids)
-            .map(Some)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))
-    }
-
-    /// Whether `user` is a current member (`members` is in byte order).
-    pub(super) fn may_send(&self, user: &UserId) -> bool {
-        self.members.binary_search(user).is_ok()
-    }
-
-    /// `user`'s role (`None`: not a member).
-    pub(super) fn role_of(&self, user: &UserId) -> Option<Role> {
-        if !self.may_send(user) {
-            return None;
-        }
-        match self.moderators.binary_search_by(|(u, _)| u.cmp(user)) {
-            Ok(i) => Some(self.moderators[i].1),
-            Err(_) => Some(Role::Member),
-        }
-    }
-
-    /// The message `send` becomes if stored next in this channel: a new
-    /// UUIDv7, the next seq, and a ts that never goes back.
-    pub(super) fn next_message(&self, send: &NewEntry, now: i64) -> Entry {
-        Entry {
-            message_id: uuid::Uuid::now_v7(),
-            channel_id: send.channel_id.clone(),
-            sender_id: send.sender_id.clone(),
-            client_msg_id: send.client_msg_id.clone(),
-            seq: self.last_seq + 1,
-            body: send.body.clone(),
-            ts: now.max(self.last_ts),
-            kind: send.change.kind(),
-            target_id: send.change.target(),
-            emoji: match &send.change {
-                Change::React { emoji, .. } => Some(emoji.clone()),
-                _ => None,
-            },
-            add: match &send.change {
-                Change::React { add, .. } => Some(*add),
-                _ => None,
-            },
-            edited_body: None,
-            edited_at: None,
-            deleted: false,
-            noop: false,
-            reactions: Vec::new(),
-            reply_to: send.change.references().reply_to,
-            thread_id: send.change.references().thread_id,
-            reply_preview: None,
-            thread: None,
-        }
-    }
-
-    /// Records that `message` (from [`Locked::next_message`]) is stored;
-    /// in slow mode, a `message` entry's `ts` is its sender's last.
-    pub(super) fn stored(&mut self, message: &Entry) {
-        self.last_seq = message.seq;
-        self.last_ts = message.ts;
-        self.changed = true;
-        if self.rules.slow_mode_ms > 0 && message.kind == EntryKind::Message {
-            self.posted.insert(message.sender_id.clone(), message.ts);
-        }
-    }
-}
-
 impl<D: Dialect> SqlStore<D> {
     /// Stores a batch with a few statements per send: every channel
     /// locked in id order, each send resolved by its idempotency key,
@@ -353,6 +197,9 @@ impl<D: Dialect> SqlStore<D> {
             let mut state = Locked::new(locked.last_seq, locked.last_ts, locked.rules, members, offline);
             if locked.kind == ChannelKind::Direct {
                 state.blocked = Self::blocked_members_in(&mut tx, channel_id).await?;
+            }
+            if offline.is_some() {
+                Self::notify_state_in(&mut tx, channel_id, &mut state).await?;
             }
             *slot = Some(state);
         }
@@ -431,10 +278,22 @@ impl<D: Dialect> SqlStore<D> {
                 .param(channel.offline_text(&message.sender_id)?)
                 .param(message.reply_to.map(id_text))
                 .param(message.thread_id.map(id_text))
+                .param(mentions_text(&message.mentions)?)
+                .param(message.mention_all)
+                .param(message.mentions_asked.as_deref())
+                .param(channel.notify_text(&message)?)
                 .fetch_optional(tx.ex())
                 .await?
                 .is_some();
             if inserted {
+                for user in entry_rules::mention_rows(&message) {
+                    sqlx::query::<D>(INSERT_MENTION)
+                        .param(user.as_str())
+                        .param(message.channel_id.as_str())
+                        .param(message.seq)
+                        .execute(tx.ex())
+                        .await?;
+                }
                 message.noop = !Self::apply(&mut tx, send, &message, &read).await?;
                 if message.noop {
                     sqlx::query::<D>(D::sql(&MARK_NOOP))
@@ -563,7 +422,13 @@ impl<D: Dialect> SqlStore<D> {
             }
             Change::Delete { target } => {
                 let id = id_text(*target);
-                for statement in [&ERASE_MESSAGE, &ERASE_EDITS, &DELETE_REACTIONS, &DELETE_REACTION_COUNTS] {
+                for statement in [
+                    &ERASE_MENTIONS,
+                    &ERASE_MESSAGE,
+                    &ERASE_EDITS,
+                    &DELETE_REACTIONS,
+                    &DELETE_REACTION_COUNTS,
+                ] {
                     sqlx::query::<D>(D::sql(statement)).param(&id).execute(tx.ex()).await?;
                 }
                 if let Some(root) = read.target.as_ref().and_then(|t| t.thread_id) {

@@ -17,7 +17,7 @@
 //!
 //! | file | what it stores or reads |
 //! |---|---|
-//! | `channel_lock.rs` | the channel row lock every write of a channel takes; members read under it |
+//! | `channel_lock.rs` | the channel row lock every write of a channel takes |
 //! | `channels.rs` | channels: create, read, list, rename, delete |
 //! | `members.rs` | members, when each joined, who shares a channel; mutes and bans as membership changes |
 //! | `blocks.rs` | users' blocks of other users |
@@ -26,11 +26,13 @@
 //! | `direct.rs` | direct channels: the one channel of a pair of users |
 //! | `directory.rs` | the directory of public channels |
 //! | `entries.rs` | pages of the log, one entry by id or key, [`Store::channel_of`] |
+//! | `locked.rs` | what a batch reads of each channel under its lock: members, roles, moderation state |
 //! | `log_write.rs` | a batch of entries, per row (SQLite; PostgreSQL's fallback) |
 //! | `pg_batch/` | PostgreSQL's set-based batch |
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
 //! | `receipts.rs` | watermarks and each user's channel positions |
 //! | `replies.rs` | replies and threads as reads show them: previews, one thread's pages |
+//! | `settings.rs` | users' notification settings per channel (§16) |
 //! | `last_seen.rs` | presence's stored `lastSeenAt` |
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
 //!
@@ -54,12 +56,14 @@ mod error;
 mod flags;
 mod handle;
 mod last_seen;
+mod locked;
 mod log_write;
 mod members;
 mod moderation;
 mod pg_batch;
 mod receipts;
 mod replies;
+mod settings;
 mod types;
 mod webhooks;
 
@@ -74,4 +78,5 @@ pub use handle::Store;
 pub(crate) use handle::{dispatch, dispatch_write};
 pub use members::MembershipChange;
 pub use moderation::{BanRow, BansPage};
+pub use settings::SettingsPatch;
 pub use types::*;

@@ -3,6 +3,7 @@
 //! count).
 
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::locked::parse_notify;
 use super::types::{parse_kind, parse_role, parse_visibility};
 use super::{dispatch, dispatch_write, ChannelPosition, CommitSent, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
@@ -21,7 +22,13 @@ const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, deliver
 /// unread count: the `message` entries after `read_seq`, not deleted,
 /// not sent by the user, counted from the (channel_id, seq) index (no
 /// stored counter that could drift); the channel's kind, visibility and
-/// member count (from the members' primary key), and the user's role; in
+/// member count (from the members' primary key), and the user's role; its
+/// unread mentions (§16): its `mentions` rows above `read_seq` (a range of
+/// their primary key; deleted messages and the user's own have none) and
+/// the messages above it that mention all (the `messages_mention_all`
+/// partial index, index-only; a delete clears the flag; such a message adds
+/// no `mentions` rows, so none counts twice); and its
+/// notification settings (none stored: `all`, no snooze); in
 /// byte order of the id (PostgreSQL: `COLLATE "C"`, whatever the database's
 /// collation; SQLite's BINARY already is).
 macro_rules! channel_states_from {
@@ -29,9 +36,15 @@ macro_rules! channel_states_from {
         "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
      (SELECT count(*) FROM messages x WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
       AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id), c.name, c.metadata, \
-     c.kind, c.visibility, (SELECT count(*) FROM members y WHERE y.channel_id = m.channel_id), m.role \
+     c.kind, c.visibility, (SELECT count(*) FROM members y WHERE y.channel_id = m.channel_id), m.role, \
+     (SELECT count(*) FROM mentions z WHERE z.user_id = m.user_id AND z.channel_id = m.channel_id \
+      AND z.seq > COALESCE(w.read_seq, 0)) + \
+     (SELECT count(*) FROM messages a WHERE a.channel_id = m.channel_id AND a.mention_all \
+      AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id), \
+     s.notify, s.snooze_until \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
-     LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id "
+     LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
+     LEFT JOIN channel_settings s ON s.channel_id = m.channel_id AND s.user_id = m.user_id "
     };
 }
 static CHANNEL_STATES: Sql = Sql::same(concat!(
@@ -123,5 +136,12 @@ fn position<R: Columns>(row: &R) -> Result<ChannelPosition, StoreError> {
         visibility: parse_visibility(row.value(8)?)?,
         member_count: row.value(9)?,
         role: parse_role(row.value(10)?)?,
+        unread_mentions: row.value(11)?,
+        notify: row
+            .value::<Option<String>>(12)?
+            .map(parse_notify)
+            .transpose()?
+            .unwrap_or_default(),
+        snooze_until: row.value(13)?,
     })
 }

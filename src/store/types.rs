@@ -3,7 +3,7 @@
 
 use super::error::StoreError;
 use crate::ids::{ChannelId, ClientMsgId, UserId};
-use crate::protocol::{ChannelKind, Role, Visibility};
+use crate::protocol::{ChannelKind, Notify, Role, Visibility};
 
 /// The kind of a log entry (`docs/protocol.md` §8), as the `kind` column holds it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -95,6 +95,14 @@ pub struct Entry {
     pub reply_preview: Option<Box<ReplyPreview>>,
     /// Message, a thread root that has had replies: its summary (§14).
     pub thread: Option<Box<ThreadSummary>>,
+    /// Message: the mentioned users that were members when it was stored
+    /// (§16), in byte order; empty once deleted.
+    pub mentions: Vec<UserId>,
+    /// Message: it mentions all (§16); false once deleted.
+    pub mention_all: bool,
+    /// Message: the mentions asked for, as [`Mentions::key`] (the idempotency
+    /// key covers them); `None` when none, and once deleted.
+    pub mentions_asked: Option<String>,
 }
 
 /// The quoted message of a reply at the time of a read or a commit (§14).
@@ -126,23 +134,33 @@ impl Entry {
     /// another entry (`idempotency_conflict`). Once the message is deleted
     /// its text is gone and cannot be compared: the same key, channel and
     /// references is then a retry.
-    pub fn is_retried_by(&self, channel_id: &str, body: &str, refs: &References) -> bool {
+    pub fn is_retried_by(&self, channel_id: &str, body: &str, refs: &References, mentions: &Mentions) -> bool {
         self.kind == EntryKind::Message
             && self.channel_id.as_str() == channel_id
             && (self.body == body || self.deleted)
             && self.reply_to == refs.reply_to
             && self.thread_id == refs.thread_id
+            && self.is_mentioning_as(mentions)
+    }
+
+    /// Whether this message was stored with the mentions `asked` (§16: the
+    /// idempotency key covers `mentions`, as a set, and `mentionAll`). A
+    /// deleted message has lost them: not compared.
+    pub fn is_mentioning_as(&self, asked: &Mentions) -> bool {
+        self.deleted || (self.mention_all == asked.all && self.mentions_asked == asked.key())
     }
 
     /// As [`Self::is_retried_by`] for references given as the request's
     /// text (a frame that failed its checks: `None` when absent; text that
-    /// is no id equals no stored one).
+    /// is no id equals no stored one) and mentions as their key
+    /// ([`crate::protocol::mentions_key_of`]).
     pub fn is_retried_by_text(
         &self,
         channel_id: &str,
         body: &str,
         reply_to: Option<&str>,
         thread_id: Option<&str>,
+        mentions: &crate::protocol::MentionsKey,
     ) -> bool {
         let same = |stored: Option<uuid::Uuid>, given: Option<&str>| match (stored, given) {
             (None, None) => true,
@@ -154,6 +172,7 @@ impl Entry {
             && (self.body == body || self.deleted)
             && same(self.reply_to, reply_to)
             && same(self.thread_id, thread_id)
+            && (self.deleted || (self.mention_all == mentions.all && self.mentions_asked == mentions.users))
     }
 
     /// Whether `new` (with this entry's key) is a retry of this entry: the
@@ -162,8 +181,13 @@ impl Entry {
     /// send): its body is not compared.
     pub fn is_retried_as(&self, new: &NewEntry) -> bool {
         match &new.change {
-            Change::Message => self.is_retried_by(new.channel_id.as_str(), &new.body, &References::default()),
-            Change::Reply(refs) => self.is_retried_by(new.channel_id.as_str(), &new.body, refs),
+            Change::Message => self.is_retried_by(
+                new.channel_id.as_str(),
+                &new.body,
+                &References::default(),
+                &new.mentions,
+            ),
+            Change::Reply(refs) => self.is_retried_by(new.channel_id.as_str(), &new.body, refs, &new.mentions),
             Change::Edit { target } => {
                 self.kind == EntryKind::Edit
                     && self.target_id == Some(*target)
@@ -358,6 +382,38 @@ pub struct NewEntry {
     pub body: String,
     /// What the entry is.
     pub change: Change,
+    /// A message's mentions as asked (§16); none for the other kinds.
+    pub mentions: Mentions,
+}
+
+/// The mentions a send asks for (§16): users (at most `max_mentions`, in
+/// the `userId` grammar; the batch keeps those that are members) and
+/// whether it mentions all (moderators only).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mentions {
+    /// As given, repeats removed (first kept).
+    pub users: Vec<UserId>,
+    /// `mentionAll: true`.
+    pub all: bool,
+}
+
+impl Mentions {
+    /// The users as the `mentions_asked` column keeps them: a JSON array in
+    /// byte order without repeats; `None` when there are none.
+    pub fn key(&self) -> Option<String> {
+        if self.users.is_empty() {
+            return None;
+        }
+        let mut ids: Vec<&str> = self.users.iter().map(UserId::as_str).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        serde_json::to_string(&ids).ok()
+    }
+
+    /// Whether nothing is asked.
+    pub fn is_empty(&self) -> bool {
+        self.users.is_empty() && !self.all
+    }
 }
 
 /// What became of one send in a batch.
@@ -394,6 +450,9 @@ pub enum EntryOutcome {
     /// A `member`'s message in an announcement channel (`postingRole`
     /// `moderator`, §17); nothing stored.
     ReadOnly,
+    /// `mentionAll` from a sender who is not a moderator (§16); nothing
+    /// stored.
+    MentionAllForbidden,
     /// Slow mode (§17): the sender's last message is too recent; nothing
     /// stored.
     SlowMode {
@@ -443,6 +502,10 @@ pub struct WebhookEntry {
     /// The members other than the sender with no open session on any node
     /// when it was committed; empty for an entry stored while webhooks were off.
     pub offline_members: Vec<UserId>,
+    /// Those of `offline_members` who want a notification of it (§16),
+    /// computed at its commit from their settings, its mentions and their
+    /// blocks; empty for any entry but a `message`.
+    pub notify: Vec<UserId>,
 }
 
 /// One member of a channel, as the members route shows it.
@@ -521,6 +584,13 @@ pub struct ChannelPosition {
     pub read_seq: i64,
     /// `message` entries after `read_seq`, not deleted, not sent by the user.
     pub unread: i64,
+    /// Those of `unread` that mention the user or mention all (§16).
+    pub unread_mentions: i64,
+    /// The user's notification setting in the channel (§16).
+    pub notify: Notify,
+    /// The user's snooze in the channel, until then (ms; as stored: a time in
+    /// the past is no snooze).
+    pub snooze_until: Option<i64>,
     /// The channel's display name, `None` when unset.
     pub name: Option<String>,
     /// The channel's metadata (serialized JSON object), `None` when unset.
@@ -543,6 +613,9 @@ impl ChannelPosition {
             delivered_seq: 0,
             read_seq: 0,
             unread: 0,
+            unread_mentions: 0,
+            notify: Notify::All,
+            snooze_until: None,
             name: channel.name.clone(),
             metadata: channel.metadata.clone(),
             kind: channel.kind,
@@ -551,6 +624,14 @@ impl ChannelPosition {
             role,
         }
     }
+}
+
+/// A user's settings in a channel (§16).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChannelSettings {
+    pub notify: Notify,
+    /// Snoozed until then (ms); `None`: not snoozed.
+    pub snooze_until: Option<i64>,
 }
 
 /// The `kind` column's text.

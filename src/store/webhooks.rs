@@ -29,11 +29,12 @@ const WEBHOOK_CURSOR_FIRST: &str = "INSERT INTO webhook_cursors (channel_id, del
 const WEBHOOK_CURSOR_MOVE: &str =
     "UPDATE webhook_cursors SET delivered_seq = $3, updated_at = $4 WHERE channel_id = $1 AND delivered_seq = $2";
 /// Up to `$3` entries of channel `$1` after seq `$2` with their
-/// `offline_members` (column 21), for the webhook feed.
+/// `offline_members` (column 24) and `notify_members` (25, §16), for the
+/// webhook feed.
 static WEBHOOK_ENTRIES_AFTER: Sql = Sql::same(concat!(
     "SELECT ",
     message_columns!("message_id::text", "target_id::text"),
-    ", offline_members FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
+    ", offline_members, notify_members FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
 ));
 /// Takes or renews, for owner `$1`, every bucket of `$2` (int4[]) that is
 /// free, expired or already its own, until `$3` ms from now on the
@@ -155,16 +156,24 @@ impl<D: Dialect> SqlStore<D> {
             .iter()
             .map(|row| {
                 let entry = entry_from_row(row)?;
-                let offline: Option<String> = row.value(21)?;
-                let offline_members = match offline {
-                    None => Vec::new(),
-                    Some(text) => serde_json::from_str::<Vec<String>>(&text)
-                        .map_err(|_| StoreError::Corrupt(format!("offline_members of {}", entry.message_id)))?
-                        .into_iter()
-                        .map(UserId::from_trusted)
-                        .collect(),
+                let users = |column: usize, name: &str| -> Result<Vec<UserId>, StoreError> {
+                    let text: Option<String> = row.value(column)?;
+                    Ok(match text {
+                        None => Vec::new(),
+                        Some(text) => serde_json::from_str::<Vec<String>>(&text)
+                            .map_err(|_| StoreError::Corrupt(format!("{name} of {}", entry.message_id)))?
+                            .into_iter()
+                            .map(UserId::from_trusted)
+                            .collect(),
+                    })
                 };
-                Ok(WebhookEntry { entry, offline_members })
+                let offline_members = users(24, "offline_members")?;
+                let notify = users(25, "notify_members")?;
+                Ok(WebhookEntry {
+                    entry,
+                    offline_members,
+                    notify,
+                })
             })
             .collect::<Result<_, StoreError>>()?;
         // Render-ready like MSG_RECV (§14): each reply with its preview as

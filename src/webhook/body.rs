@@ -1,9 +1,9 @@
 //! The request bodies (protocol §12). Each entry is rendered as its
 //! MSG_RECV object by [`crate::view::recv`], the fan-out's rendering, so a
 //! receiver reads the same object a connected client got:
-//! - one entry: `{"type":"entry","entry":{MSG_RECV},"offlineMembers":[...]}`;
+//! - one entry: `{"type":"entry","entry":{MSG_RECV},"offlineMembers":[...],"notify":[...]}`;
 //! - several (`webhook_batch_max` > 1):
-//!   `{"type":"entries","entries":[{"entry":{MSG_RECV},"offlineMembers":[...]},...]}`,
+//!   `{"type":"entries","entries":[{"entry":{MSG_RECV},"offlineMembers":[...],"notify":[...]},...]}`,
 //!   in `seq` order, all of one channel.
 
 use serde::Serialize;
@@ -27,12 +27,15 @@ enum Body<'a> {
 struct Item<'a> {
     entry: TaggedMessage,
     offline_members: Vec<&'a str>,
+    /// §16: the offline members who want a notification of this entry.
+    notify: Vec<&'a str>,
 }
 
 fn item(entry: &WebhookEntry) -> Item<'_> {
     Item {
         entry: TaggedMessage::MsgRecv(view::recv(&entry.entry)),
         offline_members: entry.offline_members.iter().map(|u| u.as_str()).collect(),
+        notify: entry.notify.iter().map(|u| u.as_str()).collect(),
     }
 }
 
@@ -79,8 +82,16 @@ mod tests {
                 thread_id: None,
                 reply_preview: None,
                 thread: None,
+                mentions: Vec::new(),
+                mention_all: false,
+                mentions_asked: None,
             },
             offline_members: offline.iter().map(|u| UserId::from_trusted((*u).into())).collect(),
+            notify: offline
+                .iter()
+                .take(1)
+                .map(|u| UserId::from_trusted((*u).into()))
+                .collect(),
         }
     }
 
@@ -92,6 +103,7 @@ mod tests {
         assert_eq!(one["entry"]["seq"], 1);
         assert_eq!(one["entry"]["channelId"], "room");
         assert_eq!(one["offlineMembers"], serde_json::json!(["bob"]));
+        assert_eq!(one["notify"], serde_json::json!(["bob"]));
 
         let two: serde_json::Value =
             serde_json::from_slice(&render(&[entry(1, &["bob"]), entry(2, &[])], true)).unwrap();

@@ -85,6 +85,7 @@ async fn the_client_replies_in_threads_and_folds_previews_and_summaries(backend:
     let quote = SendOptions {
         reply_to: Some(root.message_id),
         thread_id: Some(root.message_id),
+        ..SendOptions::default()
     };
     let reply = bob.send_with("room", "a reply", quote).await.expect("reply");
     let bob_changes = changes_after(&mut bob_events, reply.seq).await;
@@ -112,6 +113,7 @@ async fn the_client_replies_in_threads_and_folds_previews_and_summaries(backend:
             SendOptions {
                 reply_to: None,
                 thread_id: Some(root.message_id),
+                ..SendOptions::default()
             },
         )
         .await
@@ -142,6 +144,7 @@ async fn the_client_replies_in_threads_and_folds_previews_and_summaries(backend:
             SendOptions {
                 reply_to: Some(root.message_id),
                 thread_id: None,
+                ..SendOptions::default()
             },
         )
         .await
@@ -153,6 +156,7 @@ async fn the_client_replies_in_threads_and_folds_previews_and_summaries(backend:
     let into_other = SendOptions {
         reply_to: None,
         thread_id: Some(elsewhere.message_id),
+        ..SendOptions::default()
     };
     match bob.send_with("room", "x", into_other).await {
         Err(SendError::Refused { code, .. }) => assert_eq!(code, ErrorCode::InvalidField),

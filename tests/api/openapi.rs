@@ -20,6 +20,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/me/channels"),
     ("put", "/v1/me/channels/{channelId}"),
     ("delete", "/v1/me/channels/{channelId}"),
+    ("put", "/v1/me/channels/{channelId}/settings"),
     ("get", "/v1/directory"),
     ("put", "/v1/me/direct/{userId}"),
     ("put", "/v1/channels/{channelId}/members/{userId}"),

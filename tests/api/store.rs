@@ -89,7 +89,7 @@ mod postgres_only {
 /// batches holding edits, deletes and reactions.
 mod postgres_set_based_changes {
     use super::*;
-    use chatd::store::{BatchOutcome, Change, References};
+    use chatd::store::{BatchOutcome, Change, Mentions, References};
 
     const EMOJIS: [&str; 3] = ["+1", "tada", "x"];
     const USERS: [&str; 4] = ["alice", "bob", "carol", "dave"];
@@ -324,6 +324,9 @@ mod postgres_set_based_changes {
             "SELECT format('channel %L|%L|%L', channel_id, last_seq, last_ts) FROM channels ORDER BY 1",
             "SELECT format('limits %L|%L|%L|%L', channel_id, user_id, muted_until, last_message_ts) \
              FROM member_limits ORDER BY 1",
+            "SELECT format('mentioned %L|%L|%L|%L|%L', channel_id, seq, mentions, mention_all, mentions_asked) \
+             FROM messages ORDER BY 1",
+            "SELECT format('mention %L|%L|%L', user_id, channel_id, seq) FROM mentions ORDER BY 1",
         ] {
             let part: Vec<String> = sqlx::query_scalar(query).fetch_all(&pool).await.expect("tables");
             rows.extend(part);
@@ -383,12 +386,25 @@ mod postgres_set_based_changes {
                     Some((s, k)) if *s == sender => k.clone(),
                     _ => format!("r{round}-{i}"),
                 };
-                batch.push((sender, key, plan, channel));
+                // §16: a third of the messages mention some users (dave is
+                // in no channel), one in four of those mention all (only
+                // alice moderates, in c2).
+                let mut mentions = Mentions::default();
+                if matches!(plan, Plan::Message | Plan::Reply(..)) && rng.below(3) == 0 {
+                    for _ in 0..1 + rng.below(3) {
+                        mentions.users.push(user(USERS[rng.below(USERS.len())]));
+                    }
+                    mentions.all = rng.below(4) == 0;
+                }
+                batch.push((sender, key, plan, channel, mentions));
             }
             let make = |side: &Side| -> Vec<NewEntry> {
                 batch
                     .iter()
-                    .map(|(s, k, p, c)| to_send(side, USERS[*s], k, p, c))
+                    .map(|(s, k, p, c, m)| NewEntry {
+                        mentions: m.clone(),
+                        ..to_send(side, USERS[*s], k, p, c)
+                    })
                     .collect()
             };
             let now = 100 + round as i64;
@@ -421,7 +437,7 @@ mod postgres_set_based_changes {
             seen.extend(na);
             assert_eq!(a.members, b.members, "round {round}: members");
             assert_eq!(tables(&sets).await, tables(&rows).await, "round {round}: tables");
-            for (o, (s, k, _, _)) in b.outcomes.iter().zip(&batch) {
+            for (o, (s, k, _, _, _)) in b.outcomes.iter().zip(&batch) {
                 if matches!(o, EntryOutcome::Stored(_)) {
                     stored_keys.push((*s, k.clone()));
                 }
@@ -444,13 +460,15 @@ mod postgres_set_based_changes {
             "reaction '",
             "count '",
             "limits 'c1'|'alice'",
+            "mention '",
+            "|'t'|",
         ] {
             assert!(
                 all.iter().any(|r| r.contains(expected)),
                 "no {expected} row: the test proves nothing"
             );
         }
-        for expected in ["Muted", "SlowMode", "ReadOnly"] {
+        for expected in ["Muted", "SlowMode", "ReadOnly", "MentionAllForbidden"] {
             assert!(
                 seen.iter().any(|o| o.starts_with(expected)),
                 "no {expected} outcome: the test proves nothing"
@@ -685,6 +703,7 @@ fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewEntry {
         client_msg_id: ClientMsgId::parse(key).expect("key"),
         body: body.into(),
         change: chatd::store::Change::Message,
+        mentions: Default::default(),
     }
 }
 

@@ -989,6 +989,7 @@ async fn connection(
                         let options = SendOptions {
                             reply_to: Some(*root),
                             thread_id: Some(*root),
+                            ..SendOptions::default()
                         };
                         client.submit_with(channel_id, &key, body.clone(), options).await
                     }

@@ -6,9 +6,20 @@ mod moderation;
 
 pub use moderation::{Ban, BansPage, ChannelSettings, Flag, FlagsPage};
 
-use chatd_proto::protocol::{RecvMessage, Role, TaggedMessage, Visibility};
+use chatd_proto::protocol::{ChannelState, Notify, RecvMessage, Role, TaggedMessage, Visibility};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+
+/// A user's notification settings in a channel (protocol.md §16), as
+/// `PUT /v1/me/channels/{channelId}/settings` answers them.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotifySettings {
+    pub channel_id: String,
+    pub notify: Notify,
+    /// Snoozed until then (ms since the epoch); `None`: no snooze.
+    pub snooze_until: Option<i64>,
+}
 
 /// An admin API error.
 #[derive(Debug, thiserror::Error)]
@@ -449,5 +460,46 @@ impl AdminClient {
         let response = self.call(request).await?;
         let created = response.status().as_u16() == 201;
         Ok((response.json().await?, created))
+    }
+
+    /// `GET /v1/me/channels` (a user JWT): the caller's channels as HELLO
+    /// lists them, with `unread`, `unreadMentions`, `notify` and
+    /// `snoozeUntil` (§16).
+    pub async fn my_channels(&self) -> Result<Vec<ChannelState>, AdminError> {
+        #[derive(Deserialize)]
+        struct Page {
+            channels: Vec<ChannelState>,
+        }
+        let request = self.http.get(format!("{}/v1/me/channels", self.base));
+        let page: Page = self.call(request).await?.json().await?;
+        Ok(page.channels)
+    }
+
+    /// `PUT /v1/me/channels/{channelId}/settings` (a member's user JWT,
+    /// §16): sets `notify` when given and the snooze when given
+    /// (`Some(None)` ends it); returns the settings now. The caller's other
+    /// sessions get [`crate::Event::Settings`].
+    ///
+    /// # Errors
+    /// [`AdminError::Status`] 403 when the caller is not a member, 400 for
+    /// a bad value.
+    pub async fn set_settings(
+        &self,
+        channel_id: &str,
+        notify: Option<Notify>,
+        snooze_until: Option<Option<i64>>,
+    ) -> Result<NotifySettings, AdminError> {
+        let mut body = serde_json::Map::new();
+        if let Some(notify) = notify {
+            body.insert("notify".into(), json!(notify));
+        }
+        if let Some(until) = snooze_until {
+            body.insert("snoozeUntil".into(), json!(until));
+        }
+        let request = self
+            .http
+            .put(format!("{}/v1/me/channels/{channel_id}/settings", self.base))
+            .json(&body);
+        Ok(self.call(request).await?.json().await?)
     }
 }

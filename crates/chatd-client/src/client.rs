@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use chatd_proto::ids::{ChannelId, ClientMsgId};
 use chatd_proto::protocol::{
-    AckFrame, ChannelState, ClientFrame, EntryKind, ErrorCode, ErrorFrame, MemberFrame, PresenceStatus, ReactOp,
-    ReceiptKind, RecvMessage, RemovedReason, ServerFrame, TaggedMessage, TypingState,
+    AckFrame, ChannelState, ClientFrame, EntryKind, ErrorCode, ErrorFrame, MemberFrame, Notify, PresenceStatus,
+    ReactOp, ReceiptKind, RecvMessage, RemovedReason, ServerFrame, TaggedMessage, TypingState,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
@@ -175,6 +175,17 @@ pub enum Event {
         /// The channel's entry, with the user's role.
         channel: ChannelState,
     },
+    /// The user's notification settings in a channel changed
+    /// (`CHANNEL_SETTINGS`, §16), on this session or another: update the
+    /// channel list's `notify` and `snoozeUntil`.
+    Settings {
+        /// The channel.
+        channel_id: String,
+        /// `all`, `mentions` or `none`.
+        notify: Notify,
+        /// Snoozed until then (ms since the epoch); `None`: no snooze.
+        snooze_until: Option<i64>,
+    },
     /// The user is no longer in a channel (`CHANNEL_REMOVED`): it left, was
     /// removed or banned, or the channel was deleted. Nothing more comes
     /// for it; the client stops tracking it.
@@ -221,14 +232,21 @@ pub enum EntryRequest {
 
 /// What a message refers to (protocol.md §14): the message it quotes
 /// (`replyTo`) and the root of the thread it answers in (`threadId`), each
-/// a message of the same channel. The default is neither.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// a message of the same channel; and whom it mentions (§16). The default
+/// is none of these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SendOptions {
     /// Quote this message (`replyTo`).
     pub reply_to: Option<uuid::Uuid>,
     /// Answer in this root's thread (`threadId`); a reply in a thread cannot
     /// be a root.
     pub thread_id: Option<uuid::Uuid>,
+    /// Mention these users (`mentions`, at most the server's
+    /// `max_mentions`); the server keeps those that are members.
+    pub mentions: Vec<String>,
+    /// Mention every member (`mentionAll`; moderators only, else the send
+    /// is refused `forbidden`).
+    pub mention_all: bool,
 }
 
 enum Command {
@@ -1379,6 +1397,20 @@ impl Task {
                     return Some(end);
                 }
             }
+            ServerFrame::ChannelSettings {
+                channel_id,
+                notify,
+                snooze_until,
+            } => {
+                let event = Event::Settings {
+                    channel_id,
+                    notify,
+                    snooze_until,
+                };
+                if let Some(end) = self.emit(event).await {
+                    return Some(end);
+                }
+            }
         }
         self.syncs_due(out);
         self.deliver(delivered, out).await
@@ -1530,6 +1562,15 @@ fn wire_frame(key: &str, pending: &Pending) -> ClientFrame {
             body: pending.body.clone(),
             reply_to: pending.options.reply_to.map(|id| id.to_string()),
             thread_id: pending.options.thread_id.map(|id| id.to_string()),
+            mentions: (!pending.options.mentions.is_empty()).then(|| {
+                pending
+                    .options
+                    .mentions
+                    .iter()
+                    .map(|u| serde_json::Value::String(u.clone()))
+                    .collect()
+            }),
+            mention_all: pending.options.mention_all.then_some(true),
         },
         Some(EntryRequest::Edit { message_id, body }) => ClientFrame::MsgEdit {
             client_msg_id,

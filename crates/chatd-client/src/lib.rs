@@ -51,6 +51,8 @@ mod config;
 mod log;
 mod order;
 
+#[cfg(feature = "admin")]
+pub use admin::NotifySettings;
 pub use chatd_proto;
 pub use client::{Ack, Client, ConnectError, EntryRequest, Event, PendingAck, SendError, SendOptions};
 pub use config::{Backoff, ClientConfig};

@@ -42,6 +42,7 @@ impl DeviceClient {
                         let options = SendOptions {
                             reply_to: *reply_to,
                             thread_id: *thread_id,
+                            ..SendOptions::default()
                         };
                         client
                             .submit_with(&sent.channel, &sent.key, sent.body.clone(), options)
@@ -292,6 +293,7 @@ pub(crate) async fn record(client: &DeviceClient, log: &mut ClientLog, act: &mut
         } => log.receipts.push((channel_id, user_id, kind, seq)),
         Event::Error(_)
         | Event::Changed { .. }
+        | Event::Settings { .. }
         | Event::Disconnected { .. }
         | Event::Stopped { .. }
         | Event::Typing { .. }

@@ -36,6 +36,14 @@ pub enum ClientFrame {
         /// The `messageId` of the thread's root this message answers in (§14).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         thread_id: Option<String>,
+        /// The users this message mentions (§16); elements are checked by
+        /// [`ClientFrame::validate`], their number by the server
+        /// (`max_mentions`, [`check_mentions_count`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mentions: Option<Vec<Value>>,
+        /// `true`: the message mentions every member (moderators only, §16).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mention_all: Option<bool>,
     },
     /// "I have received everything up to and including this message."
     #[serde(rename = "MSG_DELIVERED", rename_all = "camelCase")]
@@ -113,6 +121,8 @@ const CLIENT_TYPES: &[(&str, &[FieldSpec])] = &[
             ("body", Kind::Str, true),
             ("replyTo", Kind::Str, false),
             ("threadId", Kind::Str, false),
+            ("mentions", Kind::Array, false),
+            ("mentionAll", Kind::Bool, false),
         ],
     ),
     ("MSG_DELIVERED", &[("messageId", Kind::Str, true)]),
@@ -418,6 +428,57 @@ pub struct SendKey {
     pub reply_to: Option<String>,
     /// `threadId`, as `reply_to`.
     pub thread_id: Option<String>,
+    /// `mentions` and `mentionAll` as the idempotency key compares them
+    /// ([`mentions_key_of`]).
+    pub mentions: MentionsKey,
+}
+
+/// The mentions of a send as its idempotency key covers them (§16): `users`
+/// the JSON array of the distinct ids, in byte order (`None`: none), and
+/// `all`. A shape that no valid send has (not an array, an element that is
+/// not a string, `mentionAll` not a boolean) gives a key no stored message
+/// has, so it is never taken for a retry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MentionsKey {
+    pub users: Option<String>,
+    pub all: bool,
+}
+
+/// The [`MentionsKey`] of a send's raw `mentions` and `mentionAll` values
+/// (absent or `null`: none, false).
+pub fn mentions_key_of(mentions: Option<&Value>, mention_all: Option<&Value>) -> MentionsKey {
+    // No stored key starts with a space: a bad shape never matches.
+    let bad = |value: &Value| Some(format!(" {value}"));
+    let users = match mentions {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(values)) if values.is_empty() => None,
+        Some(Value::Array(values)) => {
+            let mut ids: Vec<&str> = Vec::with_capacity(values.len());
+            let mut shape_ok = true;
+            for value in values {
+                match value {
+                    Value::String(id) => ids.push(id),
+                    _ => shape_ok = false,
+                }
+            }
+            if shape_ok {
+                ids.sort_unstable();
+                ids.dedup();
+                serde_json::to_string(&ids).ok()
+            } else {
+                bad(mentions.unwrap_or(&Value::Null))
+            }
+        }
+        Some(other) => bad(other),
+    };
+    match mention_all {
+        None | Some(Value::Null) => MentionsKey { users, all: false },
+        Some(Value::Bool(all)) => MentionsKey { users, all: *all },
+        Some(other) => MentionsKey {
+            users: bad(other),
+            all: false,
+        },
+    }
 }
 
 /// The [`SendKey`] of a MSG_SEND frame: `None` unless `text` is a JSON object
@@ -439,6 +500,10 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         reply_to: Option<Value>,
         #[serde(rename = "threadId", default)]
         thread_id: Option<Value>,
+        #[serde(default)]
+        mentions: Option<Value>,
+        #[serde(rename = "mentionAll", default)]
+        mention_all: Option<Value>,
     }
     // serde reads a struct from a JSON array too; a frame is an object.
     if !is_json_object(text) {
@@ -463,6 +528,7 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         body: text_of(peek.body),
         reply_to: reference(peek.reply_to),
         thread_id: reference(peek.thread_id),
+        mentions: mentions_key_of(peek.mentions.as_ref(), peek.mention_all.as_ref()),
     })
 }
 
@@ -478,6 +544,11 @@ pub enum Command {
         reply_to: Option<uuid::Uuid>,
         /// The thread's root (`threadId`, §14).
         thread_id: Option<uuid::Uuid>,
+        /// The mentioned users (§16), in the `userId` grammar, repeats
+        /// removed (first kept); their number is the server's to check.
+        mentions: Vec<UserId>,
+        /// `mentionAll: true` (§16).
+        mention_all: bool,
     },
     /// MSG_DELIVERED (`read == false`) or MSG_READ (`read == true`).
     Receipt { message_id: uuid::Uuid, read: bool },
@@ -636,6 +707,8 @@ impl ClientFrame {
                 body,
                 reply_to,
                 thread_id,
+                mentions,
+                mention_all,
             } => {
                 let client_msg_id = ClientMsgId::parse(&client_msg_id).map_err(|e| invalid("clientMsgId", e, None))?;
                 let echo = || Some(client_msg_id.as_str().to_owned());
@@ -643,12 +716,15 @@ impl ClientFrame {
                 check_body(&body, max_body_bytes, echo())?;
                 let reply_to = reference("replyTo", reply_to.as_deref(), echo())?;
                 let thread_id = reference("threadId", thread_id.as_deref(), echo())?;
+                let mentions = user_list("mentions", mentions.as_deref().unwrap_or_default(), echo())?;
                 Ok(Command::Send {
                     channel_id,
                     client_msg_id,
                     body,
                     reply_to,
                     thread_id,
+                    mentions,
+                    mention_all: mention_all.unwrap_or(false),
                 })
             }
             ClientFrame::MsgDelivered { message_id } => Ok(Command::Receipt {
@@ -734,21 +810,63 @@ impl ClientFrame {
                 };
                 Ok(Command::Typing { channel_id, start })
             }
-            ClientFrame::PresenceSub { user_ids } => {
-                let mut seen = std::collections::HashSet::with_capacity(user_ids.len());
-                let mut ids = Vec::with_capacity(user_ids.len());
-                for value in &user_ids {
-                    let Value::String(text) = value else {
-                        return Err(invalid("userIds", "every element must be a string", None));
-                    };
-                    let id = UserId::parse(text).map_err(|e| invalid("userIds", format!("an element {e}"), None))?;
-                    if seen.insert(text.as_str()) {
-                        ids.push(id);
-                    }
-                }
-                Ok(Command::PresenceSub { user_ids: ids })
-            }
+            ClientFrame::PresenceSub { user_ids } => Ok(Command::PresenceSub {
+                user_ids: user_list("userIds", &user_ids, None)?,
+            }),
         }
+    }
+}
+
+/// A list of user ids (`userIds`, `mentions`) checked: every element a
+/// string in the `userId` grammar; repeats removed, the first kept.
+fn user_list(field: &'static str, values: &[Value], echo: Option<String>) -> Result<Vec<UserId>, FrameError> {
+    let mut seen = std::collections::HashSet::with_capacity(values.len());
+    let mut ids = Vec::with_capacity(values.len());
+    for value in values {
+        let Value::String(text) = value else {
+            return Err(invalid(field, "every element must be a string", echo));
+        };
+        let id = UserId::parse(text).map_err(|e| invalid(field, format!("an element {e}"), echo.clone()))?;
+        if seen.insert(text.as_str()) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Checks the number of distinct users a MSG_SEND mentions against
+/// `max_mentions` (§16). `echo`: the send's `clientMsgId`.
+///
+/// # Errors
+/// [`FrameError::InvalidField`] naming `mentions`.
+pub fn check_mentions_count(count: usize, max: usize, echo: Option<String>) -> Result<(), FrameError> {
+    if count > max {
+        return Err(invalid(
+            "mentions",
+            format!("holds {count} users, the limit is {max}"),
+            echo,
+        ));
+    }
+    Ok(())
+}
+
+impl Command {
+    /// This command, unless it is a send that mentions more than `max`
+    /// distinct users (`max_mentions`, §16).
+    ///
+    /// # Errors
+    /// [`FrameError::InvalidField`] naming `mentions`, echoing the send's
+    /// `clientMsgId`.
+    pub fn with_mentions_within(self, max: usize) -> Result<Self, FrameError> {
+        if let Command::Send {
+            mentions,
+            client_msg_id,
+            ..
+        } = &self
+        {
+            check_mentions_count(mentions.len(), max, Some(client_msg_id.as_str().to_owned()))?;
+        }
+        Ok(self)
     }
 }
 
@@ -902,6 +1020,27 @@ pub struct RecvMessage {
     /// Reads only, a root that has had replies: its thread's summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread: Option<ThreadSummary>,
+    /// `message`: the mentioned users that were members when it was stored
+    /// (§16), in byte order; absent when none (and once deleted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mentions: Vec<String>,
+    /// `message`: it mentions every member (§16); absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mention_all: bool,
+}
+
+impl RecvMessage {
+    /// Whether this entry mentions `user_id` (§16): by name in `mentions`,
+    /// or `mentionAll`. The "mentioned me" flag of a client, given its
+    /// own user id.
+    pub fn mentions_user(&self, user_id: &str) -> bool {
+        self.mention_all || self.mentions.iter().any(|u| u == user_id)
+    }
+}
+
+/// Whether `b` is false (serde: a flag left out when false).
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Longest `replyPreview.body`, bytes of UTF-8 (cut at a character boundary).
@@ -1024,6 +1163,50 @@ pub struct ChannelState {
     /// This user's role in the channel (version 1.2; `member` from an older server).
     #[serde(default)]
     pub role: Role,
+    /// Those of `unread` that mention this user or mention all (§16; 0
+    /// from an older server).
+    #[serde(default)]
+    pub unread_mentions: i64,
+    /// This user's notification setting in the channel (§16; `all` from an
+    /// older server).
+    #[serde(default)]
+    pub notify: Notify,
+    /// This user's snooze in the channel, ms since the epoch, as set
+    /// (`null`: none; a time in the past has ended).
+    #[serde(default)]
+    pub snooze_until: Option<i64>,
+}
+
+/// Whom a user wants notified of in a channel (§16): `all` messages (the
+/// default), those that `mentions` them or all, or `none`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Notify {
+    #[default]
+    All,
+    Mentions,
+    None,
+}
+
+impl Notify {
+    /// The wire text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::Mentions => "mentions",
+            Self::None => "none",
+        }
+    }
+
+    /// Parses the wire text; `None` for any other.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "all" => Self::All,
+            "mentions" => Self::Mentions,
+            "none" => Self::None,
+            _ => return None,
+        })
+    }
 }
 
 /// Why a user is no longer in a channel (`CHANNEL_REMOVED`'s `reason`, §13.3).
@@ -1252,6 +1435,16 @@ pub enum ServerFrame {
     /// session, before any `MSG_RECV` or `MEMBER` of it: its HELLO entry.
     #[serde(rename = "CHANNEL_ADDED")]
     ChannelAdded { channel: ChannelState },
+    /// The user's notification settings in a channel changed (§16, this
+    /// server's frame: the contract names none), on every live session of
+    /// the user, on every node, so its other sessions update at once.
+    #[serde(rename = "CHANNEL_SETTINGS", rename_all = "camelCase")]
+    ChannelSettings {
+        channel_id: String,
+        notify: Notify,
+        /// Snoozed until then (ms since the epoch); `null`: no snooze.
+        snooze_until: Option<i64>,
+    },
     /// A membership change in one of the user's channels (version 1.2,
     /// §13.3), taking effect between the entries `afterSeq` and
     /// `afterSeq + 1`.
@@ -1337,6 +1530,7 @@ impl ServerFrame {
             Self::Error(_) => "ERROR",
             Self::ChannelRemoved { .. } => "CHANNEL_REMOVED",
             Self::ChannelAdded { .. } => "CHANNEL_ADDED",
+            Self::ChannelSettings { .. } => "CHANNEL_SETTINGS",
             Self::Member(_) => "MEMBER",
             Self::Typing { .. } => "TYPING",
             Self::Presence { .. } => "PRESENCE",
@@ -1603,6 +1797,44 @@ mod tests {
     }
 
     #[test]
+    fn mentions_are_checked_deduplicated_and_counted() {
+        let decode = |text: &str| decode_client_frame(text).and_then(|f| f.validate(100));
+        let ok = decode(
+            r#"{"type":"MSG_SEND","channelId":"c","clientMsgId":"k","body":"hi","mentions":["bob","amy","bob"],"mentionAll":true}"#,
+        );
+        match ok {
+            Ok(Command::Send {
+                mentions, mention_all, ..
+            }) => {
+                assert_eq!(
+                    mentions,
+                    vec![UserId::parse("bob").unwrap(), UserId::parse("amy").unwrap()]
+                );
+                assert!(mention_all);
+            }
+            other => panic!("{other:?}"),
+        }
+        for bad in [
+            r#""mentions":"bob""#,
+            r#""mentions":[1]"#,
+            r#""mentions":["b o b"]"#,
+            r#""mentions":[".."]"#,
+        ] {
+            let text = format!(r#"{{"type":"MSG_SEND","channelId":"c","clientMsgId":"k","body":"hi",{bad}}}"#);
+            let e = decode(&text).unwrap_err();
+            assert_eq!(field_of(e.clone()), "mentions", "{bad}");
+            assert_eq!(e.to_error_frame().client_msg_id.as_deref(), Some("k"), "{bad}");
+        }
+        let e = decode(r#"{"type":"MSG_SEND","channelId":"c","clientMsgId":"k","body":"hi","mentionAll":"yes"}"#);
+        assert_eq!(field_of(e.unwrap_err()), "mentionAll");
+        let three =
+            decode(r#"{"type":"MSG_SEND","channelId":"c","clientMsgId":"k","body":"hi","mentions":["a","b","c","a"]}"#)
+                .unwrap();
+        assert!(three.clone().with_mentions_within(3).is_ok());
+        assert_eq!(field_of(three.with_mentions_within(2).unwrap_err()), "mentions");
+    }
+
+    #[test]
     fn validation_checks_grammar_and_limits() {
         let send = |body: &str, cid: &str| ClientFrame::MsgSend {
             channel_id: "room".into(),
@@ -1610,6 +1842,8 @@ mod tests {
             body: body.into(),
             reply_to: None,
             thread_id: None,
+            mentions: None,
+            mention_all: None,
         };
         assert!(matches!(send("hi", "c1").validate(16), Ok(Command::Send { .. })));
         assert_eq!(field_of(send("", "c1").validate(16).unwrap_err()), "body");

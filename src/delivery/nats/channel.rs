@@ -354,6 +354,7 @@ mod tests {
                 client_msg_id: ClientMsgId::parse(&format!("m{n}")).unwrap(),
                 body: format!("body {n}"),
                 change: crate::store::Change::Message,
+                mentions: Default::default(),
             })
             .collect();
         let batch = store.write_batch(&sends, 10).await.unwrap();
@@ -423,6 +424,7 @@ mod tests {
             client_msg_id: ClientMsgId::parse("m-after").unwrap(),
             body: "after bob came back".into(),
             change: crate::store::Change::Message,
+            mentions: Default::default(),
         };
         f.store.write_batch(&[third], 40).await.unwrap();
         // A catch-up from the channel's start (a NATS reconnect, or a floor

@@ -438,6 +438,7 @@ fn known_frame_type(name: &str) -> Option<&'static str> {
         "CHANNEL_REMOVED",
         "CHANNEL_ADDED",
         "MEMBER",
+        "CHANNEL_SETTINGS",
         "TYPING",
         "PRESENCE",
     ]

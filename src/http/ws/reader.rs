@@ -26,7 +26,7 @@ use crate::outbound::close_code;
 use crate::protocol::{
     decode_client_frame, peek_client_msg_id, peek_send_key, ClientFrame, Command, ErrorCode, ErrorFrame, ServerFrame,
 };
-use crate::store::References;
+use crate::store::{Mentions, References};
 use crate::telemetry;
 
 /// With the `test-hooks` feature, this text frame makes its session panic.
@@ -271,7 +271,11 @@ impl<'a> Reader<'a> {
             ClientFrame::Typing { .. } => "TYPING",
             ClientFrame::PresenceSub { .. } => "PRESENCE_SUB",
         });
-        let command = match frame.validate(self.ctx.state.config.max_body_bytes) {
+        let config = &self.ctx.state.config;
+        let command = match frame
+            .validate(config.max_body_bytes)
+            .and_then(|c| c.with_mentions_within(config.max_mentions))
+        {
             Ok(command) => command,
             Err(error) => {
                 if self.answered_by_stored_key(text).await {
@@ -291,9 +295,17 @@ impl<'a> Reader<'a> {
                 body,
                 reply_to,
                 thread_id,
+                mentions,
+                mention_all,
             } => {
                 let refs = References { reply_to, thread_id };
-                if let Some(finished) = command::send::submit(ctx, channel_id, client_msg_id, body, refs).await {
+                let mentions = Mentions {
+                    users: mentions,
+                    all: mention_all,
+                };
+                if let Some(finished) =
+                    command::send::submit(ctx, channel_id, client_msg_id, body, refs, mentions).await
+                {
                     self.pending.push_back(finished);
                 }
             }

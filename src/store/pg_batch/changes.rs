@@ -36,8 +36,12 @@ const REACTION_STATE_OF: &str = "SELECT u.message_id::text, u.emoji, u.user_id, 
      FROM UNNEST($1::uuid[], $2::text[], $3::text[]) AS u(message_id, emoji, user_id)";
 
 /// Marks the messages `$1` (text[] of ids) deleted and erases their text.
-const ERASE_MESSAGES: &str = "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE \
-     WHERE message_id = ANY($1::uuid[])";
+const ERASE_MESSAGES: &str = "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE, \
+     mentions = NULL, mentions_asked = NULL, mention_all = FALSE WHERE message_id = ANY($1::uuid[])";
+
+/// Drops the `mentions` rows of the messages `$1` (§16).
+const ERASE_MENTIONS_OF: &str = "DELETE FROM mentions x USING messages m \
+     WHERE m.message_id = ANY($1::uuid[]) AND x.channel_id = m.channel_id AND x.seq = m.seq";
 
 /// Erases the text of every edit of the messages `$1`.
 const ERASE_EDITS_OF: &str = "UPDATE messages SET body = '' WHERE target_id = ANY($1::uuid[]) AND kind = 'edit'";
@@ -259,6 +263,7 @@ impl Changes {
         if !self.deleted.is_empty() {
             let ids: Vec<String> = self.deleted.iter().map(|t| t.hyphenated().to_string()).collect();
             for statement in [
+                ERASE_MENTIONS_OF,
                 ERASE_MESSAGES,
                 ERASE_EDITS_OF,
                 DELETE_REACTIONS_OF,

@@ -14,13 +14,14 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use sqlx::{Postgres, Row};
 
 use self::changes::{Changes, Effects};
-use super::channel_lock::LockedMember;
 use super::dialect::SqlStore;
-use super::entry_row::{entry_from_row, message_columns, op_text};
+use super::entry_row::{entry_from_row, mentions_text, message_columns, op_text};
 use super::entry_rules::{self, ChannelRules};
-use super::log_write::Locked;
+use super::locked::{parse_notify, Locked, LockedMember};
 use super::types::{parse_kind, parse_posting_role, parse_role};
-use super::{BatchOutcome, Change, CommitSent, Entry, EntryOutcome, NewEntry, OfflineMembers, StoreError};
+use super::{
+    BatchOutcome, Change, ChannelSettings, CommitSent, Entry, EntryOutcome, NewEntry, OfflineMembers, StoreError,
+};
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::ChannelKind;
 
@@ -28,16 +29,17 @@ use crate::protocol::ChannelKind;
 /// batch's entries inserted (`inserted`) and its channels' seqs set
 /// (`updated`), one row per piece each.
 macro_rules! insert_entries {
-    () => {
-        "WITH inserted AS (\
+    ($mentions:literal, $all:literal, $asked:literal, $notify:literal) => {
+        concat!("WITH inserted AS (\
          INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, offline_members, \
-         kind, target_id, emoji, op, noop, reply_to, thread_id) \
+         kind, target_id, emoji, op, noop, reply_to, thread_id, mentions, mention_all, mentions_asked, notify_members) \
          SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $11::text[], \
-         $12::text[], $13::uuid[], $14::text[], $15::text[], $16::bool[], $17::uuid[], $18::uuid[]) \
+         $12::text[], $13::uuid[], $14::text[], $15::text[], $16::bool[], $17::uuid[], $18::uuid[], ", $mentions, "::text[], ",
+         $all, "::bool[], ", $asked, "::text[], ", $notify, "::text[]) \
          ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING 1), \
          updated AS (UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
          FROM UNNEST($8::text[], $9::int8[], $10::int8[]) AS u(channel_id, last_seq, last_ts) \
-         WHERE c.channel_id = u.channel_id RETURNING 1)"
+         WHERE c.channel_id = u.channel_id RETURNING 1)")
     };
 }
 
@@ -73,7 +75,7 @@ const KEEP_LAST_MESSAGES: &str = "INSERT INTO member_limits (channel_id, user_id
 /// inserted (fewer than given means a key was taken, and the caller
 /// rolls back) and of channels updated.
 const INSERT_ENTRIES: &str = concat!(
-    insert_entries!(),
+    insert_entries!("$19", "$20", "$21", "$22"),
     " SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)"
 );
 
@@ -96,7 +98,7 @@ const INSERT_ENTRIES: &str = concat!(
 /// Returns the same two counts as `INSERT_ENTRIES`; when fewer entries
 /// went in than given the caller rolls back, effects included.
 const INSERT_ENTRIES_WITH_EFFECTS: &str = concat!(
-    insert_entries!(),
+    insert_entries!("$38", "$39", "$40", "$41"),
     ", \
      touched AS (UPDATE messages AS m SET edited_body = COALESCE(u.body, m.edited_body), \
      edited_at = COALESCE(u.ts, m.edited_at), reply_count = m.reply_count + u.replies, \
@@ -117,6 +119,22 @@ const INSERT_ENTRIES_WITH_EFFECTS: &str = concat!(
      WHERE c.message_id = u.message_id AND c.emoji = u.emoji) \
      SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)"
 );
+
+/// The `mentions` rows (§16) of the batch's new messages: user `$1[i]`
+/// mentioned at seq `$3[i]` of channel `$2[i]`. One statement per batch
+/// that has any.
+const INSERT_MENTIONS: &str = "INSERT INTO mentions (user_id, channel_id, seq) \
+     SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[])";
+
+/// The stored notification settings (§16) of the channels `$1` (text[]),
+/// as (channel, user, notify, snooze_until); read while webhooks are on.
+const SETTINGS_OF_CHANNELS: &str = "SELECT channel_id, user_id, notify, snooze_until FROM channel_settings \
+     WHERE channel_id = ANY($1)";
+
+/// Every block held by a member of the channels `$1` (text[]), as
+/// (channel, blocker, blocked); read while webhooks are on.
+const BLOCKS_BY_MEMBERS_OF: &str = "SELECT m.channel_id, b.blocker_id, b.blocked_id FROM blocks b \
+     JOIN members m ON m.user_id = b.blocker_id WHERE m.channel_id = ANY($1)";
 
 /// The stored entries with the keys `($1[i], $2[i])` (sender, client id; text[] each).
 const MESSAGES_BY_KEYS: &str = concat!(
@@ -256,6 +274,41 @@ impl SqlStore<Postgres> {
                 channel.blocked.sort_unstable();
             }
         }
+        if offline.is_some() {
+            // Webhooks on: what `notify` is computed from (§16), two more
+            // statements per batch.
+            for row in sqlx::query(SETTINGS_OF_CHANNELS)
+                .bind(&ids)
+                .fetch_all(&mut **tx)
+                .await?
+            {
+                let id: String = row.try_get(0)?;
+                if let Some(channel) = channels.get_mut(&id) {
+                    let settings = ChannelSettings {
+                        notify: parse_notify(row.try_get(2)?)?,
+                        snooze_until: row.try_get(3)?,
+                    };
+                    channel.settings.push((UserId::from_trusted(row.try_get(1)?), settings));
+                }
+            }
+            for row in sqlx::query(BLOCKS_BY_MEMBERS_OF)
+                .bind(&ids)
+                .fetch_all(&mut **tx)
+                .await?
+            {
+                let id: String = row.try_get(0)?;
+                if let Some(channel) = channels.get_mut(&id) {
+                    let pair = (
+                        UserId::from_trusted(row.try_get(1)?),
+                        UserId::from_trusted(row.try_get(2)?),
+                    );
+                    channel.blocks.push(pair);
+                }
+            }
+            for channel in channels.values_mut() {
+                channel.sorted_notify_state();
+            }
+        }
         Ok(channels)
     }
 
@@ -312,7 +365,12 @@ impl SqlStore<Postgres> {
                     .map(|c| c.offline_text(&message.sender_id))
                     .transpose()?
                     .flatten();
-                rows.push(&sends[index], message, offline);
+                let notify = channels
+                    .get(sends[index].channel_id.as_str())
+                    .map(|c| c.notify_text(message))
+                    .transpose()?
+                    .flatten();
+                rows.push(&sends[index], message, offline, notify)?;
             }
         }
         if rows.is_empty() {
@@ -349,6 +407,11 @@ impl SqlStore<Postgres> {
         if let Some(effects) = effects {
             query = effects.bind(query);
         }
+        query = query
+            .bind(&rows.mentions)
+            .bind(&rows.mention_all)
+            .bind(&rows.mentions_asked)
+            .bind(&rows.notify_members);
         let row = query.fetch_one(&mut **tx).await?;
         let (inserted, updated): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
         if inserted != rows.len() as i64 {
@@ -359,6 +422,14 @@ impl SqlStore<Postgres> {
                 "{updated} of {} locked channels updated",
                 ids.len()
             )));
+        }
+        if !rows.mention_users.is_empty() {
+            sqlx::query(INSERT_MENTIONS)
+                .bind(&rows.mention_users)
+                .bind(&rows.mention_channels)
+                .bind(&rows.mention_seqs)
+                .execute(&mut **tx)
+                .await?;
         }
         Ok(true)
     }
@@ -468,6 +539,14 @@ struct MessageColumns<'a> {
     noop: Vec<bool>,
     reply_to: Vec<Option<String>>,
     thread_id: Vec<Option<String>>,
+    mentions: Vec<Option<String>>,
+    mention_all: Vec<bool>,
+    mentions_asked: Vec<Option<String>>,
+    notify_members: Vec<Option<String>>,
+    /// The `mentions` rows (§16): user, channel, seq.
+    mention_users: Vec<String>,
+    mention_channels: Vec<&'a str>,
+    mention_seqs: Vec<i64>,
 }
 
 impl<'a> MessageColumns<'a> {
@@ -488,13 +567,36 @@ impl<'a> MessageColumns<'a> {
             noop: Vec::with_capacity(n),
             reply_to: Vec::with_capacity(n),
             thread_id: Vec::with_capacity(n),
+            mentions: Vec::with_capacity(n),
+            mention_all: Vec::with_capacity(n),
+            mentions_asked: Vec::with_capacity(n),
+            notify_members: Vec::with_capacity(n),
+            mention_users: Vec::new(),
+            mention_channels: Vec::new(),
+            mention_seqs: Vec::new(),
         }
     }
 
     /// Adds `message`, the new entry stored for `send`, with its
-    /// `offline_members` column; the text columns borrow from the send.
-    fn push(&mut self, send: &'a NewEntry, message: &Entry, offline_members: Option<String>) {
+    /// `offline_members` and `notify_members` columns, and its `mentions`
+    /// rows; the text columns borrow from the send.
+    fn push(
+        &mut self,
+        send: &'a NewEntry,
+        message: &Entry,
+        offline_members: Option<String>,
+        notify_members: Option<String>,
+    ) -> Result<(), StoreError> {
         self.offline_members.push(offline_members);
+        self.notify_members.push(notify_members);
+        self.mentions.push(mentions_text(&message.mentions)?);
+        self.mention_all.push(message.mention_all);
+        self.mentions_asked.push(message.mentions_asked.clone());
+        for user in entry_rules::mention_rows(message) {
+            self.mention_users.push(user.as_str().to_owned());
+            self.mention_channels.push(send.channel_id.as_str());
+            self.mention_seqs.push(message.seq);
+        }
         self.message_id.push(message.message_id.hyphenated().to_string());
         self.channel_id.push(send.channel_id.as_str());
         self.seq.push(message.seq);
@@ -514,6 +616,7 @@ impl<'a> MessageColumns<'a> {
         self.reply_to.push(message.reply_to.map(|t| t.hyphenated().to_string()));
         self.thread_id
             .push(message.thread_id.map(|t| t.hyphenated().to_string()));
+        Ok(())
     }
 
     fn len(&self) -> usize {
