@@ -35,6 +35,7 @@ pub async fn submit(
         body,
         change: refs.change(),
         mentions,
+        by_admin: false,
     };
     submit_entry(ctx, message, |_| {}).await
 }

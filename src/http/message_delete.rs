@@ -26,8 +26,8 @@ use crate::store::{Change, EntryKind, NewEntry};
 /// `MSG_DELETE` does: 204; 404 when the message is unknown, not a message
 /// entry, already deleted or of another channel. A moderator's delete
 /// entry has the moderator as `senderId`; the admin token's has the
-/// message's own sender (which must still be a member: else 403). The
-/// entry's `clientMsgId` is one the server makes (`http-` and a UUIDv7).
+/// message's own sender, who need not be a member any more. The entry's
+/// `clientMsgId` is one the server makes (`http-` and a UUIDv7).
 #[utoipa::path(
     delete,
     path = "/v1/channels/{channelId}/messages/{messageId}",
@@ -40,7 +40,7 @@ use crate::store::{Change, EntryKind, NewEntry};
         (status = 204, description = "Deleted: its text is gone from every table"),
         (status = 400, description = "A bad channel id", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "Not a moderator, or an unknown channel (user token); the sender left (admin)", body = ErrorBody),
+        (status = 403, description = "Not a moderator, or an unknown channel (user token)", body = ErrorBody),
         (status = 404, description = "Unknown or already deleted message", body = ErrorBody),
         (status = 503, description = "Database unavailable, or shutting down", body = ErrorBody),
     ),
@@ -65,9 +65,9 @@ pub async fn delete_message(
         .await?
         .filter(|m| m.kind == EntryKind::Message && !m.deleted && m.channel_id == channel)
         .ok_or_else(unknown)?;
-    let sender = match (actor, by) {
-        (Actor::User(_), Some(user)) => user,
-        _ => message.sender_id.clone(),
+    let (sender, by_admin) = match (actor, by) {
+        (Actor::User(_), Some(user)) => (user, false),
+        _ => (message.sender_id.clone(), true),
     };
     let key = ClientMsgId::parse(&format!("http-{}", uuid::Uuid::now_v7()))
         .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "key"))?;
@@ -80,6 +80,7 @@ pub async fn delete_message(
             body: String::new(),
             change: Change::Delete { target },
             mentions: Default::default(),
+            by_admin,
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

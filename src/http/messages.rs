@@ -352,6 +352,7 @@ async fn send(
             body,
             change: refs.change(),
             mentions,
+            by_admin: false,
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

@@ -207,7 +207,7 @@ pub(super) fn refusal(
     now: i64,
 ) -> Option<EntryOutcome> {
     let role = sender.map(|s| s.role);
-    let may_send = permissions::may(Actor::User(role), Action::Send).is_ok();
+    let may_send = send.by_admin || permissions::may(Actor::User(role), Action::Send).is_ok();
     if send.change.target().is_none() {
         if !may_send {
             return Some(EntryOutcome::Forbidden);
@@ -229,7 +229,7 @@ pub(super) fn refusal(
         return Some(EntryOutcome::Forbidden);
     }
     let own = target.sender_id == send.sender_id;
-    let moderates = || permissions::may(Actor::User(role), Action::DeleteAnyMessage).is_ok();
+    let moderates = || send.by_admin || permissions::may(Actor::User(role), Action::DeleteAnyMessage).is_ok();
     match send.change {
         Change::Edit { .. } if !own => Some(EntryOutcome::NotTheSender),
         Change::Delete { .. } if !own && !moderates() => Some(EntryOutcome::NotTheSender),
@@ -357,6 +357,7 @@ mod tests {
             body: String::new(),
             change,
             mentions: Mentions::default(),
+            by_admin: false,
         }
     }
 

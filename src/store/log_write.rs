@@ -214,7 +214,7 @@ impl<D: Dialect> SqlStore<D> {
             // an insert. Lookups run in the transaction, so they see
             // this batch's own rows.
             let (channel, sender) = match channels.get_mut(&send.channel_id) {
-                Some(Some(channel)) if channel.may_send(&send.sender_id) => {
+                Some(Some(channel)) if send.by_admin || channel.may_send(&send.sender_id) => {
                     let sender = channel.sender(&send.sender_id);
                     (channel, sender)
                 }

@@ -384,6 +384,11 @@ pub struct NewEntry {
     pub change: Change,
     /// A message's mentions as asked (§16); none for the other kinds.
     pub mentions: Mentions,
+    /// Made with the admin token through an HTTP route (a moderator's
+    /// delete, §17): `sender_id` need not be a member any more, and the
+    /// moderation rules do not apply to it. False for everything a user
+    /// sends.
+    pub by_admin: bool,
 }
 
 /// The mentions a send asks for (§16): users (at most `max_mentions`, in

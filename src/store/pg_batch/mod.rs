@@ -498,7 +498,7 @@ impl Decided {
         for (index, send) in sends.iter().enumerate() {
             let channel = channels
                 .get_mut(send.channel_id.as_str())
-                .filter(|c| c.may_send(&send.sender_id));
+                .filter(|c| send.by_admin || c.may_send(&send.sender_id));
             let sender = channel.as_ref().and_then(|c| c.sender(&send.sender_id));
             let rules = channel.as_ref().map(|c| c.rules).unwrap_or_default();
             let state = |id: Option<uuid::Uuid>| id.and_then(|id| changes.targets.get(&id));
