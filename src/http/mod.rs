@@ -16,6 +16,7 @@ mod message_delete;
 mod messages;
 mod moderation;
 pub mod openapi;
+mod search;
 mod tokens;
 pub mod ws;
 
@@ -55,6 +56,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(me::my_channels, me::create_my_channel))
         .routes(routes!(me::join_channel, me::leave_channel))
         .routes(routes!(me::directory))
+        .routes(routes!(search::search))
         .routes(routes!(me::open_direct))
         .routes(routes!(members::list_members))
         .routes(routes!(members::add_member, members::remove_member))
@@ -84,6 +86,7 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("PUT", "/v1/me/channels/{channelId}"),
     ("DELETE", "/v1/me/channels/{channelId}"),
     ("GET", "/v1/directory"),
+    ("GET", "/v1/me/search"),
     ("PUT", "/v1/me/direct/{userId}"),
     // An owner's or moderator's token works on these since version 1.2.
     ("PUT", "/v1/channels/{channelId}/members/{userId}"),

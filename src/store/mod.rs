@@ -31,6 +31,8 @@
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
 //! | `receipts.rs` | watermarks and each user's channel positions |
 //! | `replies.rs` | replies and threads as reads show them: previews, one thread's pages |
+//! | `search.rs` | search (§18): a page of a user's messages that hold every term, by the trigram index |
+//! | `search_terms.rs` | a search's terms and how each database matches one |
 //! | `last_seen.rs` | presence's stored `lastSeenAt` |
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
 //!
@@ -60,6 +62,8 @@ mod moderation;
 mod pg_batch;
 mod receipts;
 mod replies;
+mod search;
+pub mod search_terms;
 mod types;
 mod webhooks;
 
@@ -74,4 +78,5 @@ pub use handle::Store;
 pub(crate) use handle::{dispatch, dispatch_write};
 pub use members::MembershipChange;
 pub use moderation::{BanRow, BansPage};
+pub use search::{BadCursor, SearchPage, SearchRequest, SCAN_WINDOW};
 pub use types::*;
