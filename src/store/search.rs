@@ -255,7 +255,9 @@ impl<D: Dialect> SqlStore<D> {
                     if i > 0 {
                         st.push(" OR ");
                     }
-                    st.push("instr(COALESCE(m.edited_body, m.body), ").text(variant).push(") > 0");
+                    st.push("instr(COALESCE(m.edited_body, m.body), ")
+                        .text(variant)
+                        .push(") > 0");
                 }
                 st.push(")");
             }

@@ -18,7 +18,9 @@ async fn the_client_pages_search_results_and_reports_refusals(backend: Backend) 
     let mut ids = Vec::new();
     for i in 0..7 {
         let channel = if i % 2 == 0 { "room" } else { "side" };
-        let ack = alice.send_and_ack(channel, &format!("m{i}"), &format!("Тест-{i} 東京")).await;
+        let ack = alice
+            .send_and_ack(channel, &format!("m{i}"), &format!("Тест-{i} 東京"))
+            .await;
         ids.push(ack["messageId"].as_str().expect("id").to_owned());
     }
     alice.send_and_ack("private", "p", "тест-private 東京").await;

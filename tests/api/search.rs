@@ -92,19 +92,39 @@ async fn terms_are_found_in_any_script_and_case(backend: Backend) {
     assert_eq!(found(&app, "bob", "αθηνών").await, one(bodies[1]), "Greek folded");
     assert_eq!(found(&app, "bob", "привет").await, one(bodies[2]), "Cyrillic folded");
     assert_eq!(found(&app, "bob", "東京タワー").await, one(bodies[3]));
-    assert_eq!(found(&app, "bob", "東京").await, one(bodies[3]), "a 2-character CJK term");
+    assert_eq!(
+        found(&app, "bob", "東京").await,
+        one(bodies[3]),
+        "a 2-character CJK term"
+    );
     assert_eq!(found(&app, "bob", "京").await, one(bodies[3]), "a 1-character CJK term");
     assert_eq!(found(&app, "bob", "서울").await, one(bodies[4]), "Korean");
-    assert_eq!(found(&app, "bob", "build-42.rc").await, one(bodies[5]), "- and . as written");
+    assert_eq!(
+        found(&app, "bob", "build-42.rc").await,
+        one(bodies[5]),
+        "- and . as written"
+    );
     assert_eq!(found(&app, "bob", "ld-4").await, one(bodies[5]));
     assert_eq!(found(&app, "bob", "build-43").await, Vec::<String>::new());
-    assert_eq!(found(&app, "bob", "OPS@EXAMPLE.COM").await, one(bodies[6]), "@ as written");
-    assert_eq!(found(&app, "bob", "OK").await, one(bodies[7]), "a short ASCII term, folded");
+    assert_eq!(
+        found(&app, "bob", "OPS@EXAMPLE.COM").await,
+        one(bodies[6]),
+        "@ as written"
+    );
+    assert_eq!(
+        found(&app, "bob", "OK").await,
+        one(bodies[7]),
+        "a short ASCII term, folded"
+    );
     assert_eq!(found(&app, "bob", "0%").await, one(bodies[8]), "% is no wildcard");
     assert_eq!(found(&app, "bob", "f_s").await, one(bodies[8]), "_ is no wildcard");
     assert_eq!(found(&app, "bob", "%").await, one(bodies[8]));
     assert_eq!(found(&app, "bob", "release out").await, one(bodies[5]), "every term");
-    assert_eq!(found(&app, "bob", "release mir").await, Vec::<String>::new(), "every term, not any");
+    assert_eq!(
+        found(&app, "bob", "release mir").await,
+        Vec::<String>::new(),
+        "every term, not any"
+    );
     assert_eq!(found(&app, "bob", "東京 行き").await, one(bodies[3]), "two short terms");
     assert_eq!(found(&app, "bob", "tower 東京").await, Vec::<String>::new());
 
@@ -130,7 +150,10 @@ async fn only_the_callers_current_channels_are_searched(backend: Backend) {
     alice.send_and_ack("other", "a2", "needle in other").await;
     carol.send_and_ack("secret", "c1", "needle in secret").await;
 
-    assert_eq!(found(&app, "bob", "needle").await, vec!["needle in other", "needle in room"]);
+    assert_eq!(
+        found(&app, "bob", "needle").await,
+        vec!["needle in other", "needle in room"]
+    );
     assert_eq!(found(&app, "carol", "needle").await, vec!["needle in secret"]);
     let (status, body) = search_raw(&app, &app.token("bob"), "needle", "channelId=room").await;
     assert_eq!(status, 200, "{body}");
@@ -261,7 +284,10 @@ async fn edited_away_and_deleted_text_is_never_found_and_leaves_the_index(backen
     let mut alice = app.connect("alice").await;
     let id = alice.send_and_ack("room", "m1", "Qzvorig Xylophonic").await["messageId"].clone();
     alice.send_and_ack("room", "m2", "Qzvkept words").await;
-    assert!(index_holds(&app, backend, "qzvorig xylophonic").await, "indexed when sent");
+    assert!(
+        index_holds(&app, backend, "qzvorig xylophonic").await,
+        "indexed when sent"
+    );
     assert_eq!(found(&app, "bob", "xylophonic").await, vec!["Qzvorig Xylophonic"]);
 
     acked(
@@ -269,9 +295,20 @@ async fn edited_away_and_deleted_text_is_never_found_and_leaves_the_index(backen
         json!({"type": "MSG_EDIT", "clientMsgId": "e1", "messageId": id, "body": "Qzvedit Jukeboxed"}),
     )
     .await;
-    assert_eq!(found(&app, "bob", "xylophonic").await, Vec::<String>::new(), "the text an edit replaced");
-    assert_eq!(found(&app, "bob", "jukeboxed").await, vec!["Qzvedit Jukeboxed"], "the current text");
-    assert!(!index_holds(&app, backend, "xylophonic").await, "the replaced text left the index");
+    assert_eq!(
+        found(&app, "bob", "xylophonic").await,
+        Vec::<String>::new(),
+        "the text an edit replaced"
+    );
+    assert_eq!(
+        found(&app, "bob", "jukeboxed").await,
+        vec!["Qzvedit Jukeboxed"],
+        "the current text"
+    );
+    assert!(
+        !index_holds(&app, backend, "xylophonic").await,
+        "the replaced text left the index"
+    );
     assert!(index_holds(&app, backend, "jukeboxed").await);
 
     acked(
@@ -279,9 +316,16 @@ async fn edited_away_and_deleted_text_is_never_found_and_leaves_the_index(backen
         json!({"type": "MSG_DELETE", "clientMsgId": "d1", "messageId": id}),
     )
     .await;
-    assert_eq!(found(&app, "bob", "jukeboxed").await, Vec::<String>::new(), "a deleted message");
+    assert_eq!(
+        found(&app, "bob", "jukeboxed").await,
+        Vec::<String>::new(),
+        "a deleted message"
+    );
     assert_eq!(found(&app, "bob", "qzv").await, vec!["Qzvkept words"]);
-    assert!(!index_holds(&app, backend, "jukeboxed").await, "the deleted text left the index");
+    assert!(
+        !index_holds(&app, backend, "jukeboxed").await,
+        "the deleted text left the index"
+    );
     assert!(index_holds(&app, backend, "qzvkept").await);
     for gone in ["Xylophonic", "Jukeboxed"] {
         let rows = rows_holding(&app, backend, gone).await;
@@ -318,14 +362,20 @@ async fn bad_input_gets_the_spec_errors_and_reveals_no_channel(backend: Backend)
     invalid(search_raw(&app, &token, "", "").await, "empty q");
     invalid(search_raw(&app, &token, "  \t ", "").await, "blank q");
     invalid(search_raw(&app, &token, &"x".repeat(257), "").await, "257 bytes");
-    invalid(search_raw(&app, &token, &"é".repeat(129), "").await, "258 bytes in 129 characters");
+    invalid(
+        search_raw(&app, &token, &"é".repeat(129), "").await,
+        "258 bytes in 129 characters",
+    );
     let (status, _) = search_raw(&app, &token, &"x".repeat(256), "").await;
     assert_eq!(status, 200, "256 bytes is allowed");
     for limit in ["0", "101", "x", "-1"] {
         invalid(search_raw(&app, &token, "abc", &format!("limit={limit}")).await, limit);
     }
     for cursor in ["zz", "-5", "0", "1.5", "00000000-0000-0000-0000-00000000000g", "x%20y"] {
-        invalid(search_raw(&app, &token, "abc", &format!("before={cursor}")).await, cursor);
+        invalid(
+            search_raw(&app, &token, "abc", &format!("before={cursor}")).await,
+            cursor,
+        );
     }
     invalid(search_raw(&app, &token, "abc", "channelId=..").await, "bad channel id");
 

@@ -73,11 +73,7 @@ impl AdminClient {
         let request = self.http.get(format!("{}/v1/me/search", self.base)).query(&params);
         let page: WirePage = self.call(request).await?.json().await?;
         Ok(SearchPage {
-            results: page
-                .results
-                .into_iter()
-                .map(|TaggedMessage::MsgRecv(m)| m)
-                .collect(),
+            results: page.results.into_iter().map(|TaggedMessage::MsgRecv(m)| m).collect(),
             next: page.next,
         })
     }
