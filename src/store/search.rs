@@ -30,8 +30,13 @@ use super::{dispatch, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 
 /// The most rows of `messages` one page of a short-terms-only query scans
-/// on SQLite (rowids; a page then covers this many stored entries).
-pub const SCAN_WINDOW: i64 = 200_000;
+/// (SQLite: rowids; PostgreSQL: rows by `message_id`; a page then covers
+/// this many stored entries).
+pub const SCAN_WINDOW: i64 = 100_000;
+
+/// The newest rows below the cursor that a PostgreSQL page with an
+/// indexed term reads by the primary key before it asks the trigram index.
+pub const PG_RECENT_WINDOW: i64 = 5_000;
 
 /// Entry columns as PostgreSQL selects them (SQLite: without `::text`).
 const PG_COLUMNS: &str = message_columns!("message_id::text", "target_id::text");
@@ -178,31 +183,94 @@ impl<D: Dialect> SqlStore<D> {
         sqlx::query::<D>("SET LOCAL plan_cache_mode = force_custom_plan")
             .execute(tx.ex())
             .await?;
+        let limit = request.limit as usize;
+        let indexed = request.terms.iter().any(|t| is_indexed(t));
+        // The newest rows first, read by a backward scan of the primary
+        // key that stops when the page is full: a common term fills it
+        // within a few rows. The window bounds the scan when the term is
+        // rare (or absent) among the newest rows.
+        let window = if indexed { PG_RECENT_WINDOW } else { SCAN_WINDOW };
+        let mut rows = Self::pg_statement(request, before.as_deref(), Some(window))
+            .fetch::<D>(tx)
+            .await?;
+        let mut next = None;
+        if rows.len() <= limit {
+            if indexed {
+                // Fewer than a page among the newest rows: the trigram
+                // index finds the others (few, so sorting them is cheap),
+                // whatever the planner estimates of the term.
+                for setting in ["enable_seqscan", "enable_indexscan"] {
+                    sqlx::query::<D>(&format!("SET LOCAL {setting} = off"))
+                        .execute(tx.ex())
+                        .await?;
+                }
+                rows = Self::pg_statement(request, before.as_deref(), None)
+                    .fetch::<D>(tx)
+                    .await?;
+                for setting in ["enable_seqscan", "enable_indexscan"] {
+                    sqlx::query::<D>(&format!("SET LOCAL {setting} = on"))
+                        .execute(tx.ex())
+                        .await?;
+                }
+            } else {
+                // Short terms only: the window was read; the next page
+                // starts below its oldest row, if the log goes on.
+                let mut st = Statement::new(Kind::Postgres);
+                st.push("SELECT message_id::text FROM messages");
+                if let Some(before) = &before {
+                    st.push(" WHERE message_id < ").text(before.clone()).push("::uuid");
+                }
+                st.push(" ORDER BY message_id DESC OFFSET ")
+                    .bind(Param::Int(window - 1))
+                    .push(" LIMIT 2");
+                let edge = st.fetch::<D>(tx).await?;
+                if edge.len() == 2 {
+                    next = Some(edge[0].value::<String>(0)?);
+                }
+            }
+        }
+        let mut entries = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
+        if entries.len() > limit {
+            entries.truncate(limit);
+            next = entries.last().map(|e| id_text(e.message_id));
+        }
+        Ok(Ok(SearchPage { entries, next }))
+    }
+
+    /// The statement of one PostgreSQL page: every term by `LIKE` on the
+    /// folded text, the user's channels, below `before`, newest first;
+    /// within the newest `window` rows below `before` when given (a
+    /// subquery the primary key's backward scan serves).
+    fn pg_statement(request: &SearchRequest<'_>, before: Option<&str>, window: Option<i64>) -> Statement {
         let mut st = Statement::new(Kind::Postgres);
-        st.push("SELECT ")
-            .push(PG_COLUMNS)
-            .push(" FROM messages m WHERE m.kind = 'message' AND NOT m.deleted");
+        st.push("SELECT ").push(PG_COLUMNS).push(" FROM ");
+        match window {
+            Some(window) => {
+                st.push("(SELECT * FROM messages");
+                if let Some(before) = before {
+                    st.push(" WHERE message_id < ").text(before).push("::uuid");
+                }
+                st.push(" ORDER BY message_id DESC LIMIT ")
+                    .bind(Param::Int(window))
+                    .push(") m");
+            }
+            None => {
+                st.push("messages m");
+            }
+        }
+        st.push(" WHERE m.kind = 'message' AND NOT m.deleted");
         for term in request.terms {
             st.push(" AND lower(COALESCE(m.edited_body, m.body)) LIKE lower(")
                 .text(like_pattern(term))
                 .push(")");
         }
         st.channels(request);
-        if let Some(before) = before {
+        if let (None, Some(before)) = (window, before) {
             st.push(" AND m.message_id < ").text(before).push("::uuid");
         }
         st.push(" ORDER BY m.message_id DESC LIMIT ")
             .bind(Param::Int(i64::from(request.limit) + 1));
-        let rows = st.fetch::<D>(tx).await?;
-        let mut entries = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
-        let next = (entries.len() > request.limit as usize).then(|| {
-            entries.truncate(request.limit as usize);
-            entries.last().map(|e| id_text(e.message_id))
-        });
-        Ok(Ok(SearchPage {
-            entries,
-            next: next.flatten(),
-        }))
+        st
     }
 
     /// The terms of 3 characters or more by the FTS5 index, the shorter
