@@ -21,6 +21,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("put", "/v1/me/channels/{channelId}"),
     ("delete", "/v1/me/channels/{channelId}"),
     ("get", "/v1/directory"),
+    ("get", "/v1/me/search"),
     ("put", "/v1/me/direct/{userId}"),
     ("put", "/v1/channels/{channelId}/members/{userId}"),
     ("delete", "/v1/channels/{channelId}/members/{userId}"),
