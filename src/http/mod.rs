@@ -16,6 +16,7 @@ mod message_delete;
 mod messages;
 mod moderation;
 pub mod openapi;
+mod search;
 mod settings;
 mod tokens;
 pub mod ws;
@@ -57,6 +58,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(me::join_channel, me::leave_channel))
         .routes(routes!(me::directory))
         .routes(routes!(settings::put_settings))
+        .routes(routes!(search::search))
         .routes(routes!(me::open_direct))
         .routes(routes!(members::list_members))
         .routes(routes!(members::add_member, members::remove_member))
@@ -87,6 +89,7 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/v1/me/channels/{channelId}"),
     ("PUT", "/v1/me/channels/{channelId}/settings"),
     ("GET", "/v1/directory"),
+    ("GET", "/v1/me/search"),
     ("PUT", "/v1/me/direct/{userId}"),
     // An owner's or moderator's token works on these since version 1.2.
     ("PUT", "/v1/channels/{channelId}/members/{userId}"),

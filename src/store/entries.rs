@@ -202,20 +202,30 @@ impl<D: Dialect> SqlStore<D> {
             None => 0,
         };
         Self::attach_previews(tx, &mut entries).await?;
+        Self::attach_reactions(tx, &mut entries, reader).await?;
+        Ok(EntriesPage {
+            entries,
+            has_more,
+            last_seq,
+        })
+    }
+
+    /// Sets the `reactions` of every `message` entry of `entries` that is
+    /// not deleted (`me` for `reader`): one statement for all of them, in
+    /// first-use order per message, none when there is no such entry.
+    pub(super) async fn attach_reactions(
+        tx: &mut D::Connection,
+        entries: &mut [Entry],
+        reader: Option<&UserId>,
+    ) -> Result<(), StoreError> {
         let ids: Vec<String> = entries
             .iter()
             .filter(|e| e.kind == EntryKind::Message && !e.deleted)
             .map(|e| id_text(e.message_id))
             .collect();
         if ids.is_empty() {
-            return Ok(EntriesPage {
-                entries,
-                has_more,
-                last_seq,
-            });
+            return Ok(());
         }
-        // One statement for the reactions of every message of the
-        // page, in first-use order per message.
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
         let rows = D::bind_ids(sqlx::query::<D>(D::sql(&REACTIONS_OF)), &ids)?
             .param(reader.map(UserId::as_str).unwrap_or(""))
@@ -230,16 +240,12 @@ impl<D: Dialect> SqlStore<D> {
                 me: reader.is_some() && row.value::<bool>(3)?,
             });
         }
-        for entry in &mut entries {
+        for entry in entries.iter_mut() {
             if let Some(reactions) = by_message.remove(&entry.message_id) {
                 entry.reactions = reactions;
             }
         }
-        Ok(EntriesPage {
-            entries,
-            has_more,
-            last_seq,
-        })
+        Ok(())
     }
 
     pub(super) async fn message(&self, message_id: uuid::Uuid) -> Result<Option<Entry>, StoreError> {

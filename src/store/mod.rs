@@ -33,6 +33,8 @@
 //! | `receipts.rs` | watermarks and each user's channel positions |
 //! | `replies.rs` | replies and threads as reads show them: previews, one thread's pages |
 //! | `settings.rs` | users' notification settings per channel (§16) |
+//! | `search.rs` | search (§18): a page of a user's messages that hold every term, by the trigram index |
+//! | `search_terms.rs` | a search's terms and how each database matches one |
 //! | `last_seen.rs` | presence's stored `lastSeenAt` |
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
 //!
@@ -63,6 +65,8 @@ mod moderation;
 mod pg_batch;
 mod receipts;
 mod replies;
+mod search;
+pub mod search_terms;
 mod settings;
 mod types;
 mod webhooks;
@@ -78,5 +82,6 @@ pub use handle::Store;
 pub(crate) use handle::{dispatch, dispatch_write};
 pub use members::MembershipChange;
 pub use moderation::{BanRow, BansPage};
+pub use search::{BadCursor, SearchPage, SearchRequest, SCAN_WINDOW};
 pub use settings::SettingsPatch;
 pub use types::*;

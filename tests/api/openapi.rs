@@ -22,6 +22,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("delete", "/v1/me/channels/{channelId}"),
     ("put", "/v1/me/channels/{channelId}/settings"),
     ("get", "/v1/directory"),
+    ("get", "/v1/me/search"),
     ("put", "/v1/me/direct/{userId}"),
     ("put", "/v1/channels/{channelId}/members/{userId}"),
     ("delete", "/v1/channels/{channelId}/members/{userId}"),

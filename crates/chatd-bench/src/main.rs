@@ -28,6 +28,8 @@ mod entries;
 mod ephemeral;
 mod history;
 mod reads;
+mod search;
+mod search_seed;
 mod seed;
 mod stats;
 mod thread;
@@ -156,6 +158,12 @@ enum Scenario {
     /// route (as a member, so `me` is computed) and SYNC catch-ups, both
     /// channels interleaved; reports p50/p99 per channel and their ratio.
     History(history::HistoryArgs),
+    /// `GET /v1/me/search` on N messages of multilingual text seeded
+    /// straight into the server's database: p50/p99 per query kind (a
+    /// common word, a rare word, CJK terms of 3 and 2 characters, a term
+    /// with `-`, two terms), each page checked; and the `send` rate with
+    /// and without the search index in the same run.
+    Search(search::SearchArgs),
     /// `GET /v1/directory` over N channels (80 % public, 10 % private, 10 %
     /// direct) seeded straight into the server's database: every page
     /// walked and checked (no private or direct channel listed), then the
@@ -608,6 +616,7 @@ async fn main() -> anyhow::Result<()> {
             .await?
         }
         Scenario::History(args) => history::run(&cli, &ctx, args).await?,
+        Scenario::Search(args) => search::run(&cli, &ctx, pid, args).await?,
         Scenario::Directory(args) => directory::run(&cli, &ctx, pid, args).await?,
         Scenario::BigChannel(args) => big_channel::run(&cli, &ctx, pid, args).await?,
         Scenario::Thread(args) => thread::run(&cli, &ctx, pid, args).await?,

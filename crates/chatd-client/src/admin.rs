@@ -3,8 +3,10 @@
 //! user JWT the routes a member may call (a channel's history and members).
 
 mod moderation;
+mod search;
 
 pub use moderation::{Ban, BansPage, ChannelSettings, Flag, FlagsPage};
+pub use search::{SearchPage, SearchQuery, DEFAULT_SEARCH_LIMIT};
 
 use chatd_proto::protocol::{ChannelState, Notify, RecvMessage, Role, TaggedMessage, Visibility};
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,156 @@
+//! The terms of a search (`GET /v1/me/search`, protocol.md §18) and how
+//! each database matches one: pure text work, no I/O.
+//!
+//! A query is split at white space (Unicode's, so the ideographic space
+//! too) into terms; a message matches when its current text contains every
+//! term as a case-insensitive substring. A term of [`INDEXED_CHARS`]
+//! characters or more is answered by the trigram index of either database;
+//! a shorter one (`東京`, `ok`) holds no trigram and is matched by a
+//! condition on the text itself (see [`short_term_variants`]).
+
+/// The longest `q`, in bytes.
+pub const MAX_QUERY_BYTES: usize = 256;
+/// The fewest characters a term has for the trigram index to serve it.
+pub const INDEXED_CHARS: usize = 3;
+
+/// Why a `q` is refused (the `reason` of its `invalid_field`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BadQuery {
+    /// No term: empty or only white space.
+    #[error("must hold at least one term")]
+    Empty,
+    /// Over [`MAX_QUERY_BYTES`].
+    #[error("at most 256 bytes")]
+    TooLong,
+    /// A control character that is not white space (U+0000 included).
+    #[error("no control characters")]
+    Control,
+}
+
+/// The terms of `q`, each once, in the order first written.
+///
+/// # Errors
+/// [`BadQuery`] for an empty, too long or control-holding `q`.
+pub fn parse_terms(q: &str) -> Result<Vec<String>, BadQuery> {
+    if q.len() > MAX_QUERY_BYTES {
+        return Err(BadQuery::TooLong);
+    }
+    if q.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+        return Err(BadQuery::Control);
+    }
+    let mut terms: Vec<String> = Vec::new();
+    for term in q.split_whitespace() {
+        if !terms.iter().any(|t| t == term) {
+            terms.push(term.to_owned());
+        }
+    }
+    if terms.is_empty() {
+        return Err(BadQuery::Empty);
+    }
+    Ok(terms)
+}
+
+/// Whether the trigram index serves `term` (at least [`INDEXED_CHARS`]
+/// characters).
+pub fn is_indexed(term: &str) -> bool {
+    term.chars().nth(INDEXED_CHARS - 1).is_some()
+}
+
+/// `term` as a `LIKE` pattern that matches it anywhere (`%term%`), with
+/// `\`, `%` and `_` escaped by `\` (PostgreSQL's default escape; SQLite's
+/// statements say `ESCAPE '\'`).
+pub fn like_pattern(term: &str) -> String {
+    let mut pattern = String::with_capacity(term.len() + 2);
+    pattern.push('%');
+    for c in term.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+/// An FTS5 query that matches rows holding every one of `terms` (each a
+/// phrase, quoted, its `"` doubled): with the `trigram` tokenizer a phrase
+/// matches exactly where the text holds it as a substring, case folded.
+pub fn fts_query<'a>(terms: impl IntoIterator<Item = &'a str>) -> String {
+    terms
+        .into_iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// Every spelling of the short `term` (fewer than [`INDEXED_CHARS`]
+/// characters) that a case-insensitive match accepts: each character as
+/// written, lower-cased and upper-cased, in every combination (at most 9),
+/// each once. SQLite's `lower()` and `LIKE` fold ASCII only, so a short
+/// term with a non-ASCII letter is matched by `instr` of each spelling; a
+/// term with no cased letter (CJK) has one spelling.
+pub fn short_term_variants(term: &str) -> Vec<String> {
+    let mut variants = vec![String::new()];
+    for c in term.chars() {
+        let mut forms: Vec<String> = vec![c.to_string(), c.to_lowercase().collect(), c.to_uppercase().collect()];
+        forms.sort_unstable();
+        forms.dedup();
+        variants = variants
+            .iter()
+            .flat_map(|prefix| forms.iter().map(move |f| format!("{prefix}{f}")))
+            .collect();
+    }
+    variants.sort_unstable();
+    variants.dedup();
+    variants
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_split_at_any_white_space_once_each() {
+        assert_eq!(
+            parse_terms(" foo\tbar\u{3000}東京  foo ").unwrap(),
+            vec!["foo", "bar", "東京"]
+        );
+        assert_eq!(parse_terms("a-b.c@d").unwrap(), vec!["a-b.c@d"]);
+    }
+
+    #[test]
+    fn bad_queries_are_refused() {
+        assert_eq!(parse_terms(""), Err(BadQuery::Empty));
+        assert_eq!(parse_terms(" \n "), Err(BadQuery::Empty));
+        assert_eq!(parse_terms(&"x".repeat(257)), Err(BadQuery::TooLong));
+        assert!(parse_terms(&"x".repeat(256)).is_ok());
+        assert_eq!(parse_terms("a\u{0}b"), Err(BadQuery::Control));
+    }
+
+    #[test]
+    fn three_characters_are_indexed_whatever_their_bytes() {
+        assert!(is_indexed("東京都"));
+        assert!(!is_indexed("東京"));
+        assert!(!is_indexed("ab"));
+        assert!(is_indexed("abc"));
+    }
+
+    #[test]
+    fn like_patterns_escape_their_wildcards() {
+        assert_eq!(like_pattern("50%_a\\b"), "%50\\%\\_a\\\\b%");
+    }
+
+    #[test]
+    fn fts_queries_quote_each_term() {
+        assert_eq!(fts_query(["foo-bar", "say\"hi"]), "\"foo-bar\" AND \"say\"\"hi\"");
+    }
+
+    #[test]
+    fn short_terms_have_every_case_spelling() {
+        assert_eq!(short_term_variants("東京"), vec!["東京"]);
+        let mut want: Vec<String> = ["Äb", "ÄB", "äb", "äB"].map(String::from).to_vec();
+        want.sort_unstable();
+        assert_eq!(short_term_variants("äb"), want);
+        assert_eq!(short_term_variants("Ω").len(), 2);
+    }
+}
