@@ -6879,6 +6879,8 @@
     el;
     /** What the menu last showed, so a redraw that changes nothing keeps the focus. */
     shown = "";
+    /** Redraws the menu when the shown snooze ends. */
+    timer;
     constructor(state) {
       this.state = state;
     }
@@ -6897,6 +6899,8 @@
       if (el === void 0 || id === void 0 || s === void 0) {
         el?.replaceChildren();
         this.shown = "";
+        clearTimeout(this.timer);
+        this.timer = void 0;
         return;
       }
       const snoozeEnd = s.snoozeUntil !== null && s.snoozeUntil > Date.now() ? s.snoozeUntil : void 0;
@@ -6904,6 +6908,14 @@
       const key2 = JSON.stringify([id, s.notify, snoozed ? s.snoozeUntil : null]);
       if (key2 === this.shown) return;
       this.shown = key2;
+      clearTimeout(this.timer);
+      this.timer = void 0;
+      if (snoozeEnd !== void 0) {
+        this.timer = setTimeout(() => {
+          this.timer = void 0;
+          this.render();
+        }, Math.min(snoozeEnd - Date.now() + 50, 2 ** 31 - 1));
+      }
       el.dataset.notify = s.notify;
       el.dataset.snoozed = String(snoozed);
       const select = h(

@@ -3,7 +3,8 @@
  * "All messages", "Mentions only" and "Nothing", and a snooze ("Snooze 1 h", "Snooze 8 h",
  * or "End snooze" with the time it ends while snoozed). Each change is
  * `client.setNotifySettings`; the menu shows the channel list's `notify` and `snoozeUntil`,
- * so a change made on another session (`CHANNEL_SETTINGS`) shows here at once.
+ * so a change made on another session (`CHANNEL_SETTINGS`) shows here at once; a snooze
+ * that ends by the clock goes from the menu when it ends.
  */
 import type { NotifyLevel } from '../../clients/typescript/src/index.js';
 import type { ChatState } from './chat-state.js';
@@ -24,6 +25,8 @@ export class NotifyMenu {
   private el: HTMLElement | undefined;
   /** What the menu last showed, so a redraw that changes nothing keeps the focus. */
   private shown = '';
+  /** Redraws the menu when the shown snooze ends. */
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(state: ChatState) {
     this.state = state;
@@ -45,6 +48,8 @@ export class NotifyMenu {
     if (el === undefined || id === undefined || s === undefined) {
       el?.replaceChildren();
       this.shown = '';
+      clearTimeout(this.timer);
+      this.timer = undefined;
       return;
     }
     const snoozeEnd = s.snoozeUntil !== null && s.snoozeUntil > Date.now() ? s.snoozeUntil : undefined;
@@ -52,6 +57,15 @@ export class NotifyMenu {
     const key = JSON.stringify([id, s.notify, snoozed ? s.snoozeUntil : null]);
     if (key === this.shown) return;
     this.shown = key;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (snoozeEnd !== undefined) {
+      // the snooze ends by the clock: show the snooze buttons again then
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.render();
+      }, Math.min(snoozeEnd - Date.now() + 50, 2 ** 31 - 1));
+    }
     el.dataset.notify = s.notify;
     el.dataset.snoozed = String(snoozed);
     const select = h(

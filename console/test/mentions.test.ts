@@ -5,7 +5,8 @@
 // from the server); bob's channel list shows a mention badge while he is elsewhere, gone
 // once he opens and reads the channel; the message is highlighted for bob. bob's
 // notification menu sets "Mentions only" and a snooze (stored on the server), and his second
-// browser tab shows the change at once (CHANNEL_SETTINGS); End snooze ends it.
+// browser tab shows the change at once (CHANNEL_SETTINGS); End snooze ends it, and a
+// snooze that ends by the clock leaves the menu.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -124,5 +125,14 @@ describe('console mentions and notification settings in a real browser (alice an
     await tab1.locator('#snooze-1h').waitFor();
     assert.equal((await settingsOf('bob', 'nt'))?.snoozeUntil, null);
     assert.equal(await tab1.locator('#notify-level').inputValue(), 'mentions');
+    // a short snooze (set through the route) leaves the menu when it ends, by the clock
+    const put = await fetch(`${chatd.httpUrl}/v1/me/channels/nt/settings`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${await chatd.token('bob')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ snoozeUntil: Date.now() + 2000 }),
+    });
+    assert.equal(put.status, 200);
+    await tab1.locator('#snoozed').waitFor();
+    await tab1.locator('#snooze-1h').waitFor({ timeout: 10_000 });
   });
 });
