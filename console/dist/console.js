@@ -269,8 +269,8 @@
         } else if (c.readSeq >= ch.readSeq) {
           this.channels.takeChannelState(ch, c);
         } else {
-          const { name, metadata, kind, visibility, memberCount, role } = c;
-          ch.hello = { ...ch.hello, name, metadata, kind, visibility, memberCount, role };
+          const { name, metadata, kind, visibility, memberCount, role, notify, snoozeUntil } = c;
+          ch.hello = { ...ch.hello, name, metadata, kind, visibility, memberCount, role, notify, snoozeUntil };
           ch.log.noteLastSeq(c.lastSeq);
           ch.store.invalidate();
         }
@@ -283,6 +283,30 @@
       }
     }
   };
+
+  // ../clients/typescript/src/mentions.ts
+  function mentionsUser(e, userId) {
+    if (e.mentionAll === true) return true;
+    const ids = e.mentions;
+    return Array.isArray(ids) && ids.includes(userId);
+  }
+  function mentionFields(o) {
+    const ids = o.mentions === void 0 ? [] : [...new Set(o.mentions)].sort((a, b) => a < b ? -1 : a > b ? 1 : 0);
+    return {
+      ...ids.length > 0 ? { mentions: ids } : {},
+      ...o.mentionAll === true ? { mentionAll: true } : {}
+    };
+  }
+  function computeUnreadMentions(i) {
+    if (i.logStarted && i.logLow <= i.readSeq + 1) return i.countHeldAbove(i.readSeq);
+    let base;
+    const hello = i.helloUnreadMentions ?? 0;
+    if (i.readSeq >= i.helloLastSeq) base = 0;
+    else if (i.readSeq === i.helloReadSeq) base = hello;
+    else base = Math.min(hello, i.helloLastSeq - i.readSeq);
+    const since = i.logStarted ? i.countHeldAbove(Math.max(i.helloLastSeq, i.readSeq)) : i.liveMentions;
+    return base + since;
+  }
 
   // ../clients/typescript/src/message-states.ts
   function entryKind(e) {
@@ -408,6 +432,16 @@
       }
       return n;
     }
+    /** Messages of others, not deleted, above `afterSeq` that mention the user (protocol §16). */
+    countMentionsAbove(afterSeq) {
+      let n = 0;
+      for (const id of this.order) {
+        const st = this.states.get(id);
+        if (st === void 0 || st.entry.seq <= afterSeq) continue;
+        if (!st.deleted && st.entry.senderId !== this.me && mentionsUser(st.entry, this.me)) n++;
+      }
+      return n;
+    }
     insertOrdered(id, seq) {
       let i = 0;
       while (i < this.order.length) {
@@ -516,7 +550,11 @@
         ...e.replyTo !== void 0 ? { replyTo: e.replyTo } : {},
         ...st.preview !== void 0 ? { replyPreview: Object.freeze({ ...st.preview }) } : {},
         ...e.threadId !== void 0 ? { threadId: e.threadId } : {},
-        ...st.thread !== void 0 ? { thread: Object.freeze({ ...st.thread, participants: Object.freeze([...st.thread.participants]) }) } : {}
+        ...st.thread !== void 0 ? { thread: Object.freeze({ ...st.thread, participants: Object.freeze([...st.thread.participants]) }) } : {},
+        // a deleted message mentions no one any more (its mentions go with its text)
+        mentions: Object.freeze(st.deleted || !Array.isArray(e.mentions) ? [] : e.mentions.filter((id) => typeof id === "string")),
+        mentionAll: !st.deleted && e.mentionAll === true,
+        mentionsMe: !st.deleted && mentionsUser(e, this.me)
       });
     }
   };
@@ -706,6 +744,10 @@
     /** Counts held `message` entries above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq) {
       return this.msgs.countUnreadAbove(afterSeq);
+    }
+    /** Messages of others held above `afterSeq` that mention the user (protocol §16), not deleted. */
+    countMentionsAbove(afterSeq) {
+      return this.msgs.countMentionsAbove(afterSeq);
     }
     /** The entry id at the highest contiguous seq (undefined when the window is empty). */
     highEntryId() {
@@ -1029,6 +1071,7 @@
         hello: void 0,
         helloLastSeq: 0,
         liveUnread: /* @__PURE__ */ new Map(),
+        liveMentions: /* @__PURE__ */ new Map(),
         listedEpoch: 0,
         removedEpoch: 0,
         readSeq: 0,
@@ -1084,6 +1127,7 @@
       ch.hello = c;
       ch.helloLastSeq = c.lastSeq;
       for (const [id, seq] of ch.liveUnread) if (seq <= c.lastSeq) ch.liveUnread.delete(id);
+      for (const [id, seq] of ch.liveMentions) if (seq <= c.lastSeq) ch.liveMentions.delete(id);
       ch.log.noteLastSeq(c.lastSeq);
       ch.readSeq = Math.max(ch.readSeq, c.readSeq);
       ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
@@ -1178,7 +1222,8 @@
             error: r.error,
             createdAt: r.createdAt,
             ...r.op.replyTo !== void 0 ? { replyTo: r.op.replyTo } : {},
-            ...r.op.threadId !== void 0 ? { threadId: r.op.threadId } : {}
+            ...r.op.threadId !== void 0 ? { threadId: r.op.threadId } : {},
+            ...mentionFields(r.op)
           })
         );
       }
@@ -1192,6 +1237,7 @@
         outgoing: Object.freeze(outgoing),
         hasOlder: ch.log.hasOlder,
         unread: this.unreadOf(ch),
+        unreadMentions: this.unreadMentionsOf(ch),
         lastSeq: ch.log.knownLastSeq,
         deliveredSeq: ch.deliveredSeq,
         readSeq: ch.readSeq,
@@ -1214,6 +1260,31 @@
         liveUnread: countAbove(ch.liveUnread, ch.readSeq)
       });
     }
+    unreadMentionsOf(ch) {
+      return computeUnreadMentions({
+        readSeq: ch.readSeq,
+        helloReadSeq: ch.hello?.readSeq ?? 0,
+        helloLastSeq: ch.helloLastSeq,
+        helloUnreadMentions: typeof ch.hello?.unreadMentions === "number" ? ch.hello.unreadMentions : void 0,
+        logStarted: ch.log.isStarted,
+        logLow: ch.log.low,
+        countHeldAbove: (s) => ch.log.countMentionsAbove(s),
+        liveMentions: countAbove(ch.liveMentions, ch.readSeq)
+      });
+    }
+    /**
+     * `CHANNEL_SETTINGS`, or the answer of the user's own settings call: the channel's
+     * `notify` and `snoozeUntil` now (a channel not listed is left alone: its `HELLO` or
+     * `CHANNEL_ADDED` entry will carry them).
+     */
+    applySettings(channelId, settings) {
+      const ch = this.byId.get(channelId);
+      const hello = ch?.hello;
+      if (ch === void 0 || hello === void 0) return;
+      if (hello.notify === settings.notify && hello.snoozeUntil === settings.snoozeUntil) return;
+      ch.hello = { ...hello, notify: settings.notify, snoozeUntil: settings.snoozeUntil };
+      ch.store.invalidate();
+    }
     /** The channel list's snapshot: the previous array (and summaries) when nothing changed. */
     buildList() {
       const prev = new Map(this.listValue.map((c) => [c.channelId, c]));
@@ -1234,10 +1305,12 @@
           kind: ch.hello?.kind ?? "group",
           visibility: ch.hello?.visibility ?? "private",
           role: ch.hello?.role ?? "member",
-          memberCount: ch.hello?.memberCount
+          memberCount: ch.hello?.memberCount,
+          unreadMentions: this.unreadMentionsOf(ch),
+          ...settingsOf(ch.hello)
         };
         const old = prev.get(ch.id);
-        if (old !== void 0 && old.name === s.name && old.metadata === s.metadata && old.lastSeq === s.lastSeq && old.unread === s.unread && old.readSeq === s.readSeq && old.opened === s.opened && old.kind === s.kind && old.visibility === s.visibility && old.role === s.role && old.memberCount === s.memberCount) {
+        if (old !== void 0 && old.name === s.name && old.metadata === s.metadata && old.lastSeq === s.lastSeq && old.unread === s.unread && old.readSeq === s.readSeq && old.opened === s.opened && old.kind === s.kind && old.visibility === s.visibility && old.role === s.role && old.memberCount === s.memberCount && old.unreadMentions === s.unreadMentions && old.notify === s.notify && old.snoozeUntil === s.snoozeUntil) {
           next.push(old);
         } else {
           next.push(Object.freeze(s));
@@ -1251,6 +1324,12 @@
       return this.listValue;
     }
   };
+  function settingsOf(h2) {
+    return {
+      notify: typeof h2?.notify === "string" ? h2.notify : "all",
+      snoozeUntil: typeof h2?.snoozeUntil === "number" ? h2.snoozeUntil : null
+    };
+  }
   function countAbove(seqs, seq) {
     let n = 0;
     for (const s of seqs.values()) if (s > seq) n++;
@@ -2573,6 +2652,12 @@
     if (visibility !== void 0) out.visibility = visibility;
     const role = str(r.role);
     if (role !== void 0) out.role = role;
+    const unreadMentions = num(r.unreadMentions);
+    if (unreadMentions !== void 0) out.unreadMentions = unreadMentions;
+    const notify = str(r.notify);
+    if (notify !== void 0) out.notify = notify;
+    if (r.snoozeUntil === null) out.snoozeUntil = null;
+    else if (num(r.snoozeUntil) !== void 0) out.snoozeUntil = num(r.snoozeUntil);
     if (r.name === null || typeof r.name === "string") out.name = r.name;
     if (r.metadata === null) out.metadata = null;
     else if (typeof r.metadata === "object" && !Array.isArray(r.metadata)) out.metadata = r.metadata;
@@ -2616,6 +2701,25 @@
       return decodeMembershipFrame(value);
     }
     return value;
+  }
+
+  // ../clients/typescript/src/notify-settings.ts
+  async function setNotifySettings(c, conn, channelId, change, signal) {
+    if (conn.state === "closed") throw new ChatdError("closed", "client closed");
+    const body = {};
+    if (change.notify !== void 0) body.notify = change.notify;
+    if (change.snoozeUntil !== void 0) body.snoozeUntil = change.snoozeUntil;
+    const path = `/v1/me/channels/${encodeURIComponent(channelId)}/settings`;
+    const answer = await request(c.opts, conn, "PUT", path, { body, signal });
+    return parseNotifySettings(answer.body);
+  }
+  function parseNotifySettings(v) {
+    const r = typeof v === "object" && v !== null ? v : {};
+    const { notify, snoozeUntil } = r;
+    if (typeof notify !== "string" || snoozeUntil !== null && typeof snoozeUntil !== "number") {
+      throw new ChatdError("internal", "PUT /v1/me/channels/{channelId}/settings: malformed answer");
+    }
+    return { notify, snoozeUntil };
   }
 
   // ../clients/typescript/src/send.ts
@@ -2788,7 +2892,8 @@
           error: void 0,
           createdAt: p.record.createdAt,
           ...op.replyTo !== void 0 ? { replyTo: op.replyTo } : {},
-          ...op.threadId !== void 0 ? { threadId: op.threadId } : {}
+          ...op.threadId !== void 0 ? { threadId: op.threadId } : {},
+          ...mentionFields(op)
         });
       }
       const entry = {
@@ -2933,7 +3038,10 @@
     return {
       ...op.replyTo !== void 0 ? { replyTo: op.replyTo } : {},
       ...quoted !== void 0 ? { replyPreview: quoted.deleted ? { senderId: quoted.senderId, body: "", deleted: true } : { senderId: quoted.senderId, body: cutUtf8(quoted.body) } } : {},
-      ...op.threadId !== void 0 ? { threadId: op.threadId } : {}
+      ...op.threadId !== void 0 ? { threadId: op.threadId } : {},
+      // as asked: the server keeps those who are members, which the ACK does not say; a read
+      // of the entry has the mentions kept
+      ...mentionFields(op)
     };
   }
   function frameOf(r) {
@@ -2946,7 +3054,8 @@
           clientMsgId: r.clientMsgId,
           body: op.body,
           ...op.replyTo !== void 0 ? { replyTo: op.replyTo } : {},
-          ...op.threadId !== void 0 ? { threadId: op.threadId } : {}
+          ...op.threadId !== void 0 ? { threadId: op.threadId } : {},
+          ...mentionFields(op)
         };
       case "MSG_EDIT":
         return { type: "MSG_EDIT", clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };
@@ -3155,10 +3264,16 @@
       if (!ch.opened) {
         for (const e of entries) {
           const kind = entryKind(e);
-          if (kind === "delete" && e.targetId !== void 0) ch.liveUnread.delete(e.targetId);
+          if (kind === "delete" && e.targetId !== void 0) {
+            ch.liveUnread.delete(e.targetId);
+            ch.liveMentions.delete(e.targetId);
+          }
           if (e.seq > ch.log.knownLastSeq) {
             ch.log.noteLastSeq(e.seq);
-            if (kind === "message" && e.senderId !== this.c.userId) ch.liveUnread.set(e.messageId, e.seq);
+            if (kind === "message" && e.senderId !== this.c.userId) {
+              ch.liveUnread.set(e.messageId, e.seq);
+              if (mentionsUser(e, this.c.userId)) ch.liveMentions.set(e.messageId, e.seq);
+            }
           }
         }
         ch.store.invalidate();
@@ -3386,7 +3501,8 @@
           error: r.error,
           createdAt: r.createdAt,
           threadId: rootId,
-          ...r.op.replyTo !== void 0 ? { replyTo: r.op.replyTo } : {}
+          ...r.op.replyTo !== void 0 ? { replyTo: r.op.replyTo } : {},
+          ...mentionFields(r.op)
         })
       );
     }
@@ -3887,6 +4003,11 @@
      * clientMsgId. A refused reply fails like any send: `not_found` (the quoted message or
      * root is unknown or deleted), `invalid_field` naming the field (another channel's
      * message, or a root that is itself in a thread).
+     *
+     * `options.mentions` and `options.mentionAll` (protocol §16) are kept in the outbox
+     * record too (`mentions` sorted, repeats dropped); a refused one fails the send:
+     * `invalid_field` (`field` `mentions`: more than 50, a bad id), `forbidden` (`field`
+     * `mentionAll`: the user is a `member`).
      */
     send(channelId, body, options = {}) {
       this.typingIndicators.messageSent(channelId);
@@ -3897,10 +4018,24 @@
           channelId,
           body,
           ...replyTo !== void 0 ? { replyTo } : {},
-          ...threadId !== void 0 ? { threadId } : {}
+          ...threadId !== void 0 ? { threadId } : {},
+          ...mentionFields(options)
         },
         options
       );
+    }
+    /**
+     * Changes the user's notification settings of a channel (protocol §16.3, `PUT
+     * /v1/me/channels/{channelId}/settings`): `notify` (`all`, `mentions`, `none`) and
+     * `snoozeUntil` (ms, `null` ends a snooze); a field left out keeps its value. Resolves to
+     * the settings now, which the channel list shows at once (the user's other sessions get
+     * them by `CHANNEL_SETTINGS`). Rejects with a ChatdError: `invalid_field`, `forbidden`
+     * (not a member), `unavailable`, `aborted`, `closed`.
+     */
+    async setNotifySettings(channelId, change, signal) {
+      const s = await setNotifySettings(this.c, this.conn, channelId, change, signal);
+      this.channels.applySettings(channelId, s);
+      return s;
     }
     /** Edits one of the user's messages (version 1.1). */
     edit(channelId, messageId, body, options = {}) {
@@ -4013,6 +4148,9 @@
         case "CHANNEL_REMOVED":
           this.channels.markRemoved(this.channels.ctx(f.channelId), f.reason ?? "deleted");
           break;
+        case "CHANNEL_SETTINGS":
+          this.onSettings(f);
+          break;
         case "MEMBER":
           this.channels.applyMember(f);
           this.channels.moderation.onMember(f);
@@ -4022,6 +4160,16 @@
         default:
           break;
       }
+    }
+    /** `CHANNEL_SETTINGS`: the user changed a channel's settings (on any session). */
+    onSettings(f) {
+      let s;
+      try {
+        s = parseNotifySettings(f);
+      } catch {
+        return;
+      }
+      if (typeof f.channelId === "string") this.channels.applySettings(f.channelId, s);
     }
     /** A session opened: take its channels, then read, subscribe and send what waits. */
     onHello(h2, gen) {
@@ -5049,7 +5197,9 @@
           const unread = id === current ? 0 : c.unread;
           const shown = this.state.label(id);
           const name = c.kind === "direct" ? `direct message ${shown.slice(2)}` : shown.slice(2);
-          const label = unread > 0 ? `${name}, ${unread} unread` : name;
+          const mentions = id === current ? 0 : c.unreadMentions;
+          const muted = c.notify === "none" || c.snoozeUntil !== null && c.snoozeUntil > Date.now();
+          const label = `${unread > 0 ? `${name}, ${unread} unread` : name}${mentions > 0 ? `, ${mentions} mentioning you` : ""}${muted ? ", notifications off" : ""}`;
           return h(
             "li",
             {},
@@ -5068,6 +5218,8 @@
                 }
               },
               h("span", { class: "channel-label" }, shown),
+              muted ? h("span", { class: "muted-mark", "aria-hidden": "true", title: "Notifications off" }, "🔕") : null,
+              h("span", { class: "mention-badge", "data-count": String(mentions), "aria-hidden": "true", title: "Mentions of you" }, `@${mentions}`),
               h("span", { class: "badge", "data-count": String(unread), "aria-hidden": "true" }, String(unread))
             )
           );
@@ -5090,6 +5242,147 @@
         },
         () => {
         }
+      );
+    }
+  };
+
+  // src/chat-mentions.ts
+  var MAX_OPTIONS = 8;
+  var ALL_WORDS = /* @__PURE__ */ new Set(["channel", "all"]);
+  function atWords(text) {
+    const out = [];
+    for (const m of text.matchAll(/(^|\s)@([^\s@]+)/g)) {
+      const w = (m[2] ?? "").replace(/[.,;:!?)]+$/, "");
+      if (w !== "") out.push(w);
+    }
+    return out;
+  }
+  function memberIds(state, channelId) {
+    return state.client.memberList(channelId).getSnapshot().members.map((m) => m.userId);
+  }
+  function mentionsOf(state, channelId, body) {
+    const words2 = atWords(body);
+    const members = new Set(memberIds(state, channelId));
+    const mentions = [...new Set(words2.filter((w) => members.has(w)))];
+    const role = state.summary(channelId)?.role ?? "member";
+    const all = role !== "member" && words2.some((w) => ALL_WORDS.has(w) && !members.has(w));
+    return { ...mentions.length > 0 ? { mentions } : {}, ...all ? { mentionAll: true } : {} };
+  }
+  function bodyWithMentions(body, mentions, mentionAll, me) {
+    const out = [];
+    let last = 0;
+    for (const m of body.matchAll(/(^|\s)@([^\s@]+)/g)) {
+      const raw = m[2] ?? "";
+      const word = raw.replace(/[.,;:!?)]+$/, "");
+      const named = mentions.includes(word) || mentionAll && ALL_WORDS.has(word);
+      if (!named) continue;
+      const start = m.index + (m[1] ?? "").length;
+      if (start > last) out.push(body.slice(last, start));
+      const mine = word === me || mentionAll && ALL_WORDS.has(word);
+      out.push(h("span", { class: mine ? "mention mention-me" : "mention", "data-user": word }, `@${word}`));
+      last = start + 1 + word.length;
+    }
+    if (last < body.length) out.push(body.slice(last));
+    return out;
+  }
+  var MentionPicker = class {
+    state;
+    textarea;
+    listEl;
+    /** The options shown, and the one Tab or Enter picks. */
+    options = [];
+    active = 0;
+    constructor(state) {
+      this.state = state;
+    }
+    /** Attaches to the composer's textarea; returns the (hidden) list of options to put under it. */
+    attach(textarea) {
+      this.textarea = textarea;
+      this.options = [];
+      textarea.setAttribute("aria-autocomplete", "list");
+      textarea.setAttribute("aria-controls", "mention-options");
+      this.listEl = h("ul", { class: "mention-options", id: "mention-options", role: "listbox", "aria-label": "Members to mention", hidden: true });
+      return this.listEl;
+    }
+    /** The `@prefix` being typed just before the cursor, if any. */
+    prefix() {
+      const c = this.textarea;
+      if (c === void 0) return void 0;
+      const before = c.value.slice(0, c.selectionStart);
+      const m = /(^|\s)@([^\s@]*)$/.exec(before);
+      if (m === null) return void 0;
+      return { start: before.length - (m[2] ?? "").length - 1, text: m[2] ?? "" };
+    }
+    /** The text changed: shows the members matching the `@prefix` at the cursor (or hides the list). */
+    update() {
+      const id = this.state.current;
+      const p = this.prefix();
+      if (id === void 0 || p === void 0) {
+        this.hide();
+        return;
+      }
+      const me = this.state.userId;
+      const role = this.state.summary(id)?.role ?? "member";
+      const ids = memberIds(this.state, id).filter((u) => u !== me);
+      if (role !== "member") ids.push("channel");
+      this.options = ids.filter((u) => u.toLowerCase().startsWith(p.text.toLowerCase())).slice(0, MAX_OPTIONS);
+      this.active = 0;
+      this.render();
+    }
+    /** Keys while the list shows: arrows move, Tab or Enter picks, Escape hides. True when the key was taken. */
+    onKey(ev) {
+      if (this.options.length === 0) return false;
+      if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+        this.active = (this.active + (ev.key === "ArrowDown" ? 1 : this.options.length - 1)) % this.options.length;
+        this.render();
+      } else if (ev.key === "Tab" || ev.key === "Enter" && !ev.shiftKey) {
+        this.pick(this.options[this.active] ?? "");
+      } else if (ev.key === "Escape") {
+        this.hide();
+      } else {
+        return false;
+      }
+      ev.preventDefault();
+      return true;
+    }
+    /** Hides the list. */
+    hide() {
+      this.options = [];
+      this.render();
+    }
+    /** Replaces the `@prefix` at the cursor with `@userId `. */
+    pick(userId) {
+      const c = this.textarea;
+      const p = this.prefix();
+      if (c === void 0 || p === void 0 || userId === "") return;
+      const after = c.value.slice(c.selectionStart);
+      const head = `${c.value.slice(0, p.start)}@${userId} `;
+      c.value = head + after;
+      c.setSelectionRange(head.length, head.length);
+      this.hide();
+      c.focus();
+    }
+    render() {
+      const el = this.listEl;
+      if (el === void 0) return;
+      el.hidden = this.options.length === 0;
+      el.replaceChildren(
+        ...this.options.map(
+          (u, i) => h(
+            "li",
+            {
+              role: "option",
+              class: "mention-option",
+              "data-user": u,
+              "aria-selected": String(i === this.active),
+              onmousedown: (ev) => {
+                ev.preventDefault();
+                this.pick(u);
+              }
+            },
+            u === "channel" ? "@channel (everyone here)" : `@${u}`
+          )
+        )
       );
     }
   };
@@ -5117,9 +5410,12 @@
     /** The message the next send quotes (Reply on it), until sent or cancelled. */
     replying;
     replyingEl;
+    /** The `@` autocomplete under the textarea. */
+    picker;
     constructor(state, hooks) {
       this.state = state;
       this.hooks = hooks;
+      this.picker = new MentionPicker(state);
     }
     /** Makes the "Editing a message" line of a newly built pane. */
     editingElement() {
@@ -5197,7 +5493,8 @@
         },
         "Send"
       );
-      return h("div", { class: "composer" }, textarea, this.sendBtn);
+      const options = this.picker.attach(textarea);
+      return h("div", { class: "composer" }, textarea, this.sendBtn, options);
     }
     /** Puts the cursor in the composer. */
     focus() {
@@ -5246,6 +5543,7 @@
       if (this.sendBtn !== void 0) this.sendBtn.textContent = "Send";
     }
     onKey(ev) {
+      if (this.picker.onKey(ev)) return;
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
         this.submit();
@@ -5258,6 +5556,7 @@
       }
     }
     onInput() {
+      this.picker.update();
       const store = this.state.currentStore();
       if (store === void 0 || this.editing !== void 0 || !this.state.supports("TYPING")) return;
       if (this.textarea?.value === "") store.stopTyping();
@@ -5281,9 +5580,10 @@
         return;
       }
       c.value = "";
+      this.picker.hide();
       const replyTo = this.replying?.channelId === id ? this.replying.messageId : void 0;
       this.cancelReply();
-      this.state.stores.get(id)?.send(body, replyTo === void 0 ? {} : { replyTo }).catch(() => {
+      this.state.stores.get(id)?.send(body, { ...replyTo === void 0 ? {} : { replyTo }, ...mentionsOf(this.state, id, body) }).catch(() => {
       });
     }
   };
@@ -6413,11 +6713,12 @@
           "data-mine": String(mine),
           "data-state": "sent",
           "data-deleted": String(m.deleted),
-          "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}`
+          "data-mentions-me": String(m.mentionsMe),
+          "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}${m.mentionsMe ? " (mentions you)" : ""}`
         },
         h("div", { class: "msg-head" }, presenceDot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
         m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
-        h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
+        h("div", { class: "body" }, ...m.deleted ? ["This message was deleted."] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId)),
         meta
       );
       const replies = m.thread?.replyCount ?? 0;
@@ -6563,6 +6864,95 @@
     /** Forgets a channel's notice (the user is back in it). */
     forget(channelId) {
       this.texts.delete(channelId);
+    }
+  };
+
+  // src/chat-notify.ts
+  var LEVELS = [
+    ["all", "All messages"],
+    ["mentions", "Mentions only"],
+    ["none", "Nothing"]
+  ];
+  var HOUR_MS = 36e5;
+  var NotifyMenu = class {
+    state;
+    el;
+    /** What the menu last showed, so a redraw that changes nothing keeps the focus. */
+    shown = "";
+    /** Redraws the menu when the shown snooze ends. */
+    timer;
+    constructor(state) {
+      this.state = state;
+    }
+    /** Makes the menu of a newly built pane. */
+    element() {
+      this.el = h("div", { class: "notify-menu", id: "notify-menu" });
+      this.shown = "";
+      this.render();
+      return this.el;
+    }
+    /** Shows the selected channel's settings (called when the channel list changed). */
+    render() {
+      const el = this.el;
+      const id = this.state.current;
+      const s = id === void 0 ? void 0 : this.state.summary(id);
+      if (el === void 0 || id === void 0 || s === void 0) {
+        el?.replaceChildren();
+        this.shown = "";
+        clearTimeout(this.timer);
+        this.timer = void 0;
+        return;
+      }
+      const snoozeEnd = s.snoozeUntil !== null && s.snoozeUntil > Date.now() ? s.snoozeUntil : void 0;
+      const snoozed = snoozeEnd !== void 0;
+      const key2 = JSON.stringify([id, s.notify, snoozed ? s.snoozeUntil : null]);
+      if (key2 === this.shown) return;
+      this.shown = key2;
+      clearTimeout(this.timer);
+      this.timer = void 0;
+      if (snoozeEnd !== void 0) {
+        this.timer = setTimeout(() => {
+          this.timer = void 0;
+          this.render();
+        }, Math.min(snoozeEnd - Date.now() + 50, 2 ** 31 - 1));
+      }
+      el.dataset.notify = s.notify;
+      el.dataset.snoozed = String(snoozed);
+      const select = h(
+        "select",
+        {
+          id: "notify-level",
+          "aria-label": "Notifications for this channel",
+          onchange: () => {
+            this.set(id, { notify: select.value });
+          }
+        },
+        ...LEVELS.map(([v, words2]) => h("option", { value: v, selected: v === s.notify }, words2))
+      );
+      select.value = s.notify;
+      const snooze = snoozeEnd !== void 0 ? [
+        h("span", { class: "snoozed", id: "snoozed" }, `Snoozed until ${until(snoozeEnd)}`),
+        h("button", { type: "button", id: "snooze-end", onclick: () => {
+          this.set(id, { snoozeUntil: null });
+        } }, "End snooze")
+      ] : [1, 8].map(
+        (n) => h("button", { type: "button", class: "snooze", id: `snooze-${n}h`, onclick: () => {
+          this.set(id, { snoozeUntil: Date.now() + n * HOUR_MS });
+        } }, `Snooze ${n} h`)
+      );
+      el.replaceChildren(h("label", { for: "notify-level" }, "Notify"), select, ...snooze);
+    }
+    set(channelId, change) {
+      this.state.client.setNotifySettings(channelId, change).then(
+        () => {
+          this.render();
+        },
+        (e) => {
+          banner(`Notification settings not changed: ${e instanceof ChatdError ? e.message : String(e)}`);
+          this.shown = "";
+          this.render();
+        }
+      );
     }
   };
 
@@ -6978,6 +7368,7 @@
     messages;
     composer;
     posting;
+    notify;
     thread;
     unsubs = [];
     /** The channels of the last HELLO (not announced as new). */
@@ -7010,6 +7401,7 @@
         this.messages.render();
       });
       this.posting = new PostingState(state);
+      this.notify = new NotifyMenu(state);
       this.directory = new ChannelDirectory(state, {
         select: (id) => {
           this.select(id ?? this.client.channelIds()[0]);
@@ -7082,6 +7474,7 @@
         }),
         c.channelList.subscribe(() => {
           this.channels.changed();
+          this.notify.render();
           this.directory.render();
           this.retitle();
           this.members.render();
@@ -7238,6 +7631,7 @@
           { class: "pane-head" },
           h("h2", { id: "channel-title", "data-channel": id, title: id }, this.state.label(id)),
           this.people.peopleElement(),
+          this.notify.element(),
           this.directory.leaveButton(id)
         ),
         this.messages.element(id),

@@ -1,7 +1,8 @@
 /**
  * The channel list in the sidebar: one button per channel of the client's `channelList`
  * (HELLO, the server's `CHANNEL_ADDED` and `CHANNEL_REMOVED`, live messages) with its
- * unread count, screen-reader announcements of the channels where unread messages
+ * unread count, its count of unread mentions of the user (`@2`), a mark when its
+ * notifications are off or snoozed, screen-reader announcements of the channels where unread messages
  * arrived, and under the list a notice saying why a channel went (left, removed, deleted). A group shows
  * its name (else its id), a direct channel the other user (`@ bob`), read from its members
  * the first time the list shows a direct channel whose other user is not known yet.
@@ -90,7 +91,9 @@ export class ChannelList {
         const unread = id === current ? 0 : c.unread;
         const shown = this.state.label(id);
         const name = c.kind === 'direct' ? `direct message ${shown.slice(2)}` : shown.slice(2);
-        const label = unread > 0 ? `${name}, ${unread} unread` : name;
+        const mentions = id === current ? 0 : c.unreadMentions;
+        const muted = c.notify === 'none' || (c.snoozeUntil !== null && c.snoozeUntil > Date.now());
+        const label = `${unread > 0 ? `${name}, ${unread} unread` : name}${mentions > 0 ? `, ${mentions} mentioning you` : ''}${muted ? ', notifications off' : ''}`;
         return h(
           'li',
           {},
@@ -109,6 +112,8 @@ export class ChannelList {
               },
             },
             h('span', { class: 'channel-label' }, shown),
+            muted ? h('span', { class: 'muted-mark', 'aria-hidden': 'true', title: 'Notifications off' }, '🔕') : null,
+            h('span', { class: 'mention-badge', 'data-count': String(mentions), 'aria-hidden': 'true', title: 'Mentions of you' }, `@${mentions}`),
             h('span', { class: 'badge', 'data-count': String(unread), 'aria-hidden': 'true' }, String(unread)),
           ),
         );

@@ -3,9 +3,11 @@
  * makes a new line); typing sends TYPING; Edit on a message puts it here to be changed
  * (Enter saves, Escape cancels and gives back the draft); Reply on a message makes the next
  * send quote it (shown above the composer; Escape cancels). A send that fails is shown on
- * the message itself (failed, with Retry), not here.
+ * the message itself (failed, with Retry), not here. Typing `@` offers the channel's
+ * members (chat-mentions.ts); a send mentions the members it names.
  */
 import { cutUtf8, type Message } from '../../clients/typescript/src/index.js';
+import { MentionPicker, mentionsOf } from './chat-mentions.js';
 import { quoteElement } from './chat-quote.js';
 import type { ChatState } from './chat-state.js';
 import { h } from './dom.js';
@@ -30,10 +32,13 @@ export class Composer {
   /** The message the next send quotes (Reply on it), until sent or cancelled. */
   private replying: Message | undefined;
   private replyingEl: HTMLElement | undefined;
+  /** The `@` autocomplete under the textarea. */
+  private readonly picker: MentionPicker;
 
   constructor(state: ChatState, hooks: ComposerHooks) {
     this.state = state;
     this.hooks = hooks;
+    this.picker = new MentionPicker(state);
   }
 
   /** Makes the "Editing a message" line of a newly built pane. */
@@ -117,7 +122,8 @@ export class Composer {
       },
       'Send',
     );
-    return h('div', { class: 'composer' }, textarea, this.sendBtn);
+    const options = this.picker.attach(textarea);
+    return h('div', { class: 'composer' }, textarea, this.sendBtn, options);
   }
 
   /** Puts the cursor in the composer. */
@@ -173,6 +179,7 @@ export class Composer {
   }
 
   private onKey(ev: KeyboardEvent): void {
+    if (this.picker.onKey(ev)) return;
     if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
       ev.preventDefault();
       this.submit();
@@ -186,6 +193,7 @@ export class Composer {
   }
 
   private onInput(): void {
+    this.picker.update();
     const store = this.state.currentStore();
     if (store === undefined || this.editing !== undefined || !this.state.supports('TYPING')) return;
     if (this.textarea?.value === '') store.stopTyping();
@@ -211,11 +219,12 @@ export class Composer {
       return;
     }
     c.value = '';
+    this.picker.hide();
     const replyTo = this.replying?.channelId === id ? this.replying.messageId : undefined;
     this.cancelReply();
     this.state.stores
       .get(id)
-      ?.send(body, replyTo === undefined ? {} : { replyTo })
+      ?.send(body, { ...(replyTo === undefined ? {} : { replyTo }), ...mentionsOf(this.state, id, body) })
       .catch(() => {
         /* shown on the message itself: failed, with Retry */
       });

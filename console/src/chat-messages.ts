@@ -7,6 +7,7 @@
  * keeps the reading position: at the bottom it follows new messages; above, it stays where
  * the user is. A channel the user is no longer in stays readable, with a notice saying why.
  */
+import { bodyWithMentions } from './chat-mentions.js';
 import type { ChannelSnapshot, MemberFrame, Message, OutgoingMessage, Presence } from '../../clients/typescript/src/index.js';
 import type { MessageActions } from './chat-actions.js';
 import { presenceDot } from './chat-people.js';
@@ -210,11 +211,12 @@ export class MessageList {
         'data-mine': String(mine),
         'data-state': 'sent',
         'data-deleted': String(m.deleted),
-        'aria-label': `${m.senderId}${m.deleted ? ', deleted message' : `: ${m.body}`}`,
+        'data-mentions-me': String(m.mentionsMe),
+        'aria-label': `${m.senderId}${m.deleted ? ', deleted message' : `: ${m.body}`}${m.mentionsMe ? ' (mentions you)' : ''}`,
       },
       h('div', { class: 'msg-head' }, presenceDot(m.senderId, presence), h('span', { class: 'sender' }, mine ? `${m.senderId} (you)` : m.senderId)),
       m.replyPreview !== undefined && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
-      h('div', { class: 'body' }, m.deleted ? 'This message was deleted.' : m.body),
+      h('div', { class: 'body' }, ...(m.deleted ? ['This message was deleted.'] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId))),
       meta,
     );
     const replies = m.thread?.replyCount ?? 0;

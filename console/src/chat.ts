@@ -38,6 +38,7 @@ import { ChannelMembers } from './chat-members.js';
 import { MessageList } from './chat-messages.js';
 import { Notices } from './chat-notice.js';
 import { People } from './chat-people.js';
+import { NotifyMenu } from './chat-notify.js';
 import { PostingState } from './chat-posting.js';
 import { ChatState } from './chat-state.js';
 import { ThreadPanel } from './chat-thread.js';
@@ -66,6 +67,7 @@ export class ChatView {
   private readonly messages: MessageList;
   private readonly composer: Composer;
   private readonly posting: PostingState;
+  private readonly notify: NotifyMenu;
   private readonly thread: ThreadPanel;
   private readonly unsubs: (() => void)[] = [];
   /** The channels of the last HELLO (not announced as new). */
@@ -99,6 +101,7 @@ export class ChatView {
       this.messages.render();
     });
     this.posting = new PostingState(state);
+    this.notify = new NotifyMenu(state);
     this.directory = new ChannelDirectory(state, {
       select: (id) => {
         this.select(id ?? this.client.channelIds()[0]);
@@ -173,6 +176,7 @@ export class ChatView {
       }),
       c.channelList.subscribe(() => {
         this.channels.changed();
+        this.notify.render();
         this.directory.render();
         this.retitle();
         // the user's own role may have changed (a member change's list read)
@@ -344,6 +348,7 @@ export class ChatView {
         { class: 'pane-head' },
         h('h2', { id: 'channel-title', 'data-channel': id, title: id }, this.state.label(id)),
         this.people.peopleElement(),
+        this.notify.element(),
         this.directory.leaveButton(id),
       ),
       this.messages.element(id),

@@ -87,8 +87,8 @@ export class ChannelRefresh {
         this.channels.takeChannelState(ch, c);
       } else {
         // our MSG_READ is newer than this read: keep the unread base, take the rest
-        const { name, metadata, kind, visibility, memberCount, role } = c;
-        ch.hello = { ...ch.hello, name, metadata, kind, visibility, memberCount, role };
+        const { name, metadata, kind, visibility, memberCount, role, notify, snoozeUntil } = c;
+        ch.hello = { ...ch.hello, name, metadata, kind, visibility, memberCount, role, notify, snoozeUntil };
         ch.log.noteLastSeq(c.lastSeq);
         ch.store.invalidate();
       }

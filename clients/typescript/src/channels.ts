@@ -12,9 +12,10 @@ import type { ChannelRemovedReason, HelloChannel, HelloFrame, MemberFrame } from
 import { ModerationState } from './moderation-state.js';
 import { LazyStore } from './store.js';
 import type { ThreadCtx } from './threads.js';
-import type { ChannelSnapshot, ChannelSummary, ClientContext, OutgoingMessage, Watermarks } from './types.js';
+import type { ChannelSnapshot, ChannelSummary, ClientContext, NotifySettings, OutgoingMessage, Watermarks } from './types.js';
 import { TypingThrottle, TypingTracker } from './typing.js';
 import { computeUnread } from './unread.js';
+import { computeUnreadMentions, mentionFields } from './mentions.js';
 
 /** @internal Everything the client holds about one channel. */
 export interface ChannelCtx {
@@ -34,6 +35,8 @@ export interface ChannelCtx {
   helloLastSeq: number;
   /** others' `message` entries received while not opened, after `helloLastSeq`: messageId → seq */
   liveUnread: Map<string, number>;
+  /** those of them that mention the user (protocol §16): messageId → seq */
+  liveMentions: Map<string, number>;
   /** `epoch` when the channel was last listed (see refreshChannels) */
   listedEpoch: number;
   /** `epoch` when the channel was last removed */
@@ -116,6 +119,7 @@ export class Channels {
       hello: undefined,
       helloLastSeq: 0,
       liveUnread: new Map(),
+      liveMentions: new Map(),
       listedEpoch: 0,
       removedEpoch: 0,
       readSeq: 0,
@@ -176,6 +180,7 @@ export class Channels {
     ch.hello = c;
     ch.helloLastSeq = c.lastSeq;
     for (const [id, seq] of ch.liveUnread) if (seq <= c.lastSeq) ch.liveUnread.delete(id);
+    for (const [id, seq] of ch.liveMentions) if (seq <= c.lastSeq) ch.liveMentions.delete(id);
     ch.log.noteLastSeq(c.lastSeq);
     ch.readSeq = Math.max(ch.readSeq, c.readSeq);
     ch.deliveredSeq = Math.max(ch.deliveredSeq, c.deliveredSeq, ch.readSeq);
@@ -277,6 +282,7 @@ export class Channels {
           createdAt: r.createdAt,
           ...(r.op.replyTo !== undefined ? { replyTo: r.op.replyTo } : {}),
           ...(r.op.threadId !== undefined ? { threadId: r.op.threadId } : {}),
+          ...mentionFields(r.op),
         }),
       );
     }
@@ -290,6 +296,7 @@ export class Channels {
       outgoing: Object.freeze(outgoing),
       hasOlder: ch.log.hasOlder,
       unread: this.unreadOf(ch),
+      unreadMentions: this.unreadMentionsOf(ch),
       lastSeq: ch.log.knownLastSeq,
       deliveredSeq: ch.deliveredSeq,
       readSeq: ch.readSeq,
@@ -314,6 +321,33 @@ export class Channels {
     });
   }
 
+  private unreadMentionsOf(ch: ChannelCtx): number {
+    return computeUnreadMentions({
+      readSeq: ch.readSeq,
+      helloReadSeq: ch.hello?.readSeq ?? 0,
+      helloLastSeq: ch.helloLastSeq,
+      helloUnreadMentions: typeof ch.hello?.unreadMentions === 'number' ? ch.hello.unreadMentions : undefined,
+      logStarted: ch.log.isStarted,
+      logLow: ch.log.low,
+      countHeldAbove: (s) => ch.log.countMentionsAbove(s),
+      liveMentions: countAbove(ch.liveMentions, ch.readSeq),
+    });
+  }
+
+  /**
+   * `CHANNEL_SETTINGS`, or the answer of the user's own settings call: the channel's
+   * `notify` and `snoozeUntil` now (a channel not listed is left alone: its `HELLO` or
+   * `CHANNEL_ADDED` entry will carry them).
+   */
+  applySettings(channelId: string, settings: NotifySettings): void {
+    const ch = this.byId.get(channelId);
+    const hello = ch?.hello;
+    if (ch === undefined || hello === undefined) return;
+    if (hello.notify === settings.notify && hello.snoozeUntil === settings.snoozeUntil) return;
+    ch.hello = { ...hello, notify: settings.notify, snoozeUntil: settings.snoozeUntil };
+    ch.store.invalidate();
+  }
+
   /** The channel list's snapshot: the previous array (and summaries) when nothing changed. */
   private buildList(): readonly ChannelSummary[] {
     const prev = new Map(this.listValue.map((c) => [c.channelId, c]));
@@ -335,6 +369,8 @@ export class Channels {
         visibility: ch.hello?.visibility ?? 'private',
         role: ch.hello?.role ?? 'member',
         memberCount: ch.hello?.memberCount,
+        unreadMentions: this.unreadMentionsOf(ch),
+        ...settingsOf(ch.hello),
       };
       const old = prev.get(ch.id);
       if (
@@ -348,7 +384,10 @@ export class Channels {
         old.kind === s.kind &&
         old.visibility === s.visibility &&
         old.role === s.role &&
-        old.memberCount === s.memberCount
+        old.memberCount === s.memberCount &&
+        old.unreadMentions === s.unreadMentions &&
+        old.notify === s.notify &&
+        old.snoozeUntil === s.snoozeUntil
       ) {
         next.push(old);
       } else {
@@ -362,6 +401,14 @@ export class Channels {
     this.listValue = Object.freeze(next);
     return this.listValue;
   }
+}
+
+/** A channel entry's settings, with the contract's defaults (`all`, no snooze) for what it lacks. */
+function settingsOf(h: HelloChannel | undefined): NotifySettings {
+  return {
+    notify: typeof h?.notify === 'string' ? h.notify : 'all',
+    snoozeUntil: typeof h?.snoozeUntil === 'number' ? h.snoozeUntil : null,
+  };
 }
 
 /** How many of the map's seqs are above `seq`. */

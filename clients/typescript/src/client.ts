@@ -19,7 +19,9 @@ import { TabOutbox } from './outbox-tabs.js';
 import type { OutboxRecord } from './outbox.js';
 import { PresenceSubscription } from './presence.js';
 import { parseServerFrame } from './frame-parse.js';
-import type { ChannelAddedFrame, ErrorFrame, HelloFrame } from './protocol.js';
+import type { ChannelAddedFrame, ChannelSettingsFrame, ErrorFrame, HelloFrame } from './protocol.js';
+import { mentionFields } from './mentions.js';
+import { parseNotifySettings, setNotifySettings, type NotifySettingsChange } from './notify-settings.js';
 import type { Message } from './log.js';
 import { Receipts } from './receipts.js';
 import { Sender } from './send.js';
@@ -48,6 +50,7 @@ import type {
   MembersPage,
   Presence,
   MessageSendOptions,
+  NotifySettings,
   SendOptions,
   ThreadStore,
   SentEntry,
@@ -507,6 +510,11 @@ export class ChatClient {
    * clientMsgId. A refused reply fails like any send: `not_found` (the quoted message or
    * root is unknown or deleted), `invalid_field` naming the field (another channel's
    * message, or a root that is itself in a thread).
+   *
+   * `options.mentions` and `options.mentionAll` (protocol §16) are kept in the outbox
+   * record too (`mentions` sorted, repeats dropped); a refused one fails the send:
+   * `invalid_field` (`field` `mentions`: more than 50, a bad id), `forbidden` (`field`
+   * `mentionAll`: the user is a `member`).
    */
   send(channelId: string, body: string, options: MessageSendOptions = {}): Promise<SentEntry> {
     this.typingIndicators.messageSent(channelId);
@@ -518,9 +526,24 @@ export class ChatClient {
         body,
         ...(replyTo !== undefined ? { replyTo } : {}),
         ...(threadId !== undefined ? { threadId } : {}),
+        ...mentionFields(options),
       },
       options,
     );
+  }
+
+  /**
+   * Changes the user's notification settings of a channel (protocol §16.3, `PUT
+   * /v1/me/channels/{channelId}/settings`): `notify` (`all`, `mentions`, `none`) and
+   * `snoozeUntil` (ms, `null` ends a snooze); a field left out keeps its value. Resolves to
+   * the settings now, which the channel list shows at once (the user's other sessions get
+   * them by `CHANNEL_SETTINGS`). Rejects with a ChatdError: `invalid_field`, `forbidden`
+   * (not a member), `unavailable`, `aborted`, `closed`.
+   */
+  async setNotifySettings(channelId: string, change: NotifySettingsChange, signal?: AbortSignal): Promise<NotifySettings> {
+    const s = await setNotifySettings(this.c, this.conn, channelId, change, signal);
+    this.channels.applySettings(channelId, s);
+    return s;
   }
 
   /** Edits one of the user's messages (version 1.1). */
@@ -655,6 +678,9 @@ export class ChatClient {
         // (no reason from a version 1.1 server: the channel was deleted)
         this.channels.markRemoved(this.channels.ctx(f.channelId), f.reason ?? 'deleted');
         break;
+      case 'CHANNEL_SETTINGS':
+        this.onSettings(f);
+        break;
       case 'MEMBER':
         this.channels.applyMember(f);
         this.channels.moderation.onMember(f);
@@ -664,6 +690,17 @@ export class ChatClient {
       default:
         break; // unknown frame types are ignored
     }
+  }
+
+  /** `CHANNEL_SETTINGS`: the user changed a channel's settings (on any session). */
+  private onSettings(f: ChannelSettingsFrame): void {
+    let s: NotifySettings;
+    try {
+      s = parseNotifySettings(f);
+    } catch {
+      return; // a malformed frame changes nothing
+    }
+    if (typeof f.channelId === 'string') this.channels.applySettings(f.channelId, s);
   }
 
   /** A session opened: take its channels, then read, subscribe and send what waits. */

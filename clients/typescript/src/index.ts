@@ -12,6 +12,8 @@ export { ChatClient, ChannelStore } from './client.js';
 export { jwtSubject } from './connection.js';
 export { applyReceipt } from './receipts.js';
 export { computeUnread, type UnreadInputs } from './unread.js';
+export { computeUnreadMentions, mentionFields, mentionsUser, type MentionFields, type UnreadMentionInputs } from './mentions.js';
+export type { NotifySettingsChange } from './notify-settings.js';
 export { foldMemberFrame, foldReceipt, memberFrameShown } from './member-lists.js';
 export {
   decodeChannelAddedFrame,
@@ -26,6 +28,7 @@ export type {
   ChannelInfo,
   ChannelSnapshot,
   ChannelSummary,
+  NotifySettings,
   ChatClientEvents,
   ChatClientOptions,
   ConnectionSnapshot,

@@ -202,6 +202,11 @@ export class ChannelLog {
     return this.msgs.countUnreadAbove(afterSeq);
   }
 
+  /** Messages of others held above `afterSeq` that mention the user (protocol §16), not deleted. */
+  countMentionsAbove(afterSeq: number): number {
+    return this.msgs.countMentionsAbove(afterSeq);
+  }
+
   /** The entry id at the highest contiguous seq (undefined when the window is empty). */
   highEntryId(): string | undefined {
     return this.lastAppendedId;

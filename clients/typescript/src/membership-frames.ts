@@ -67,6 +67,12 @@ export function decodeHelloChannel(v: unknown): HelloChannel | undefined {
   if (visibility !== undefined) out.visibility = visibility;
   const role = str(r.role);
   if (role !== undefined) out.role = role;
+  const unreadMentions = num(r.unreadMentions);
+  if (unreadMentions !== undefined) out.unreadMentions = unreadMentions;
+  const notify = str(r.notify);
+  if (notify !== undefined) out.notify = notify;
+  if (r.snoozeUntil === null) out.snoozeUntil = null;
+  else if (num(r.snoozeUntil) !== undefined) out.snoozeUntil = num(r.snoozeUntil);
   if (r.name === null || typeof r.name === 'string') out.name = r.name;
   if (r.metadata === null) out.metadata = null;
   else if (typeof r.metadata === 'object' && !Array.isArray(r.metadata)) out.metadata = r.metadata as Readonly<Record<string, unknown>>;

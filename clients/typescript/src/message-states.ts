@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { mentionsUser } from './mentions.js';
 import type { EntryKind, ReactionCount, ReplyPreview, ThreadSummary, WireEntry } from './protocol.js';
 
 /** A message as the app renders it: a `message` log entry with its edits, deletion and reactions folded in. */
@@ -46,6 +47,12 @@ export interface Message {
   readonly threadId?: string;
   /** A root with replies: its thread's summary, folded as replies come and are deleted. */
   readonly thread?: ThreadSummary;
+  /** The users it mentions (protocol §16), as the server kept them; `[]` when none or deleted. */
+  readonly mentions: readonly string[];
+  /** True when it mentions every member (`@channel`); false once deleted. */
+  readonly mentionAll: boolean;
+  /** True when it mentions the client's user (`mentions` holds it, or `mentionAll`); false once deleted. */
+  readonly mentionsMe: boolean;
 }
 
 /** The kind of an entry (version 1 entries have none: `message`). */
@@ -211,6 +218,17 @@ export class MessageStates {
     return n;
   }
 
+  /** Messages of others, not deleted, above `afterSeq` that mention the user (protocol §16). */
+  countMentionsAbove(afterSeq: number): number {
+    let n = 0;
+    for (const id of this.order) {
+      const st = this.states.get(id);
+      if (st === undefined || st.entry.seq <= afterSeq) continue;
+      if (!st.deleted && st.entry.senderId !== this.me && mentionsUser(st.entry, this.me)) n++;
+    }
+    return n;
+  }
+
   private insertOrdered(id: string, seq: number): void {
     let i = 0;
     while (i < this.order.length) {
@@ -329,6 +347,10 @@ export class MessageStates {
       ...(st.preview !== undefined ? { replyPreview: Object.freeze({ ...st.preview }) } : {}),
       ...(e.threadId !== undefined ? { threadId: e.threadId } : {}),
       ...(st.thread !== undefined ? { thread: Object.freeze({ ...st.thread, participants: Object.freeze([...st.thread.participants]) }) } : {}),
+      // a deleted message mentions no one any more (its mentions go with its text)
+      mentions: Object.freeze(st.deleted || !Array.isArray(e.mentions) ? [] : e.mentions.filter((id): id is string => typeof id === 'string')),
+      mentionAll: !st.deleted && e.mentionAll === true,
+      mentionsMe: !st.deleted && mentionsUser(e, this.me),
     });
   }
 }

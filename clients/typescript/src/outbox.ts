@@ -10,6 +10,10 @@ export type OutboxOp =
       readonly replyTo?: string;
       /** The thread's root (protocol §14), kept with the record so every retry sends it. */
       readonly threadId?: string;
+      /** The users the message mentions (protocol §16), as asked; kept so every retry sends the same set. */
+      readonly mentions?: readonly string[];
+      /** Mentions every member (protocol §16); kept like `mentions`. */
+      readonly mentionAll?: boolean;
     }
   | { readonly type: 'MSG_EDIT'; readonly channelId: string; readonly messageId: string; readonly body: string }
   | { readonly type: 'MSG_DELETE'; readonly channelId: string; readonly messageId: string }

@@ -66,6 +66,10 @@ export interface WireEntry {
   readonly threadId?: string;
   /** On reads, a root with replies: its thread's summary (version 1.2 §14). */
   readonly thread?: ThreadSummary;
+  /** A `message` that mentions users (§16): those kept (members when stored), in byte order; absent when none. */
+  readonly mentions?: readonly string[];
+  /** A `message` that mentions every member (§16, `@channel`); absent when false. */
+  readonly mentionAll?: boolean;
 }
 
 /** The quoted message of a reply (version 1.2 §14). */
@@ -127,6 +131,30 @@ export interface HelloChannel {
   readonly memberCount?: number;
   /** The user's own role in the channel: `member`, `moderator` or `owner` (version 1.2; absent before: `member`). */
   readonly role?: 'member' | 'moderator' | 'owner' | (string & Record<never, never>);
+  /** Unread `message` entries that mention the user or all (§16); absent before. */
+  readonly unreadMentions?: number;
+  /** The user's notification setting for the channel (§16): `all`, `mentions` or `none`. */
+  readonly notify?: NotifyLevel;
+  /** Until when (ms) notifications are snoozed (§16); `null` when not. */
+  readonly snoozeUntil?: number | null;
+}
+
+/** A notification setting (§16): every message, mentions only, or nothing; a later word is passed through. */
+export type NotifyLevel = 'all' | 'mentions' | 'none' | (string & Record<never, never>);
+
+/**
+ * `CHANNEL_SETTINGS` (this server's frame, docs/protocol.md §16.3): the user's settings of
+ * a channel changed (on any of its sessions); sent to every live session of the user.
+ */
+export interface ChannelSettingsFrame {
+  /** Frame type. */
+  readonly type: 'CHANNEL_SETTINGS';
+  /** The channel. */
+  readonly channelId: string;
+  /** The setting now. */
+  readonly notify: NotifyLevel;
+  /** Until when (ms) snoozed; `null` when not. */
+  readonly snoozeUntil: number | null;
 }
 
 /** `HELLO`: the first frame of every session. */
@@ -323,7 +351,8 @@ export type ServerFrame =
   | PresenceFrame
   | ChannelRemovedFrame
   | ChannelAddedFrame
-  | MemberFrame;
+  | MemberFrame
+  | ChannelSettingsFrame;
 
 /** Every client frame this client sends. */
 export type ClientFrame =
@@ -334,6 +363,8 @@ export type ClientFrame =
       readonly body: string;
       readonly replyTo?: string;
       readonly threadId?: string;
+      readonly mentions?: readonly string[];
+      readonly mentionAll?: boolean;
     }
   | { readonly type: 'MSG_EDIT'; readonly clientMsgId: string; readonly messageId: string; readonly body: string }
   | { readonly type: 'MSG_DELETE'; readonly clientMsgId: string; readonly messageId: string }

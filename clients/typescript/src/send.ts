@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { mentionFields } from './mentions.js';
 import { backoffDelay } from './backoff.js';
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
@@ -205,6 +206,7 @@ export class Sender {
         createdAt: p.record.createdAt,
         ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
         ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
+        ...mentionFields(op),
       });
     }
     // the sending session gets no MSG_RECV for its own entry: make it from the ACK
@@ -377,6 +379,9 @@ function replyFields(op: Extract<OutboxOp, { type: 'MSG_SEND' }>, log: ChannelLo
       ? { replyPreview: quoted.deleted ? { senderId: quoted.senderId, body: '', deleted: true } : { senderId: quoted.senderId, body: cutUtf8(quoted.body) } }
       : {}),
     ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
+    // as asked: the server keeps those who are members, which the ACK does not say; a read
+    // of the entry has the mentions kept
+    ...mentionFields(op),
   };
 }
 
@@ -393,6 +398,7 @@ function frameOf(r: OutboxRecord): ClientFrame {
         body: op.body,
         ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
         ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
+        ...mentionFields(op),
       };
     case 'MSG_EDIT':
       return { type: 'MSG_EDIT', clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };

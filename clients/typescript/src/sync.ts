@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { mentionsUser } from './mentions.js';
 import type { ChannelCtx, Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
@@ -240,10 +241,16 @@ export class Sync {
       // not displayed: only count (others' messages above what HELLO counted, less deleted ones)
       for (const e of entries) {
         const kind = entryKind(e);
-        if (kind === 'delete' && e.targetId !== undefined) ch.liveUnread.delete(e.targetId);
+        if (kind === 'delete' && e.targetId !== undefined) {
+          ch.liveUnread.delete(e.targetId);
+          ch.liveMentions.delete(e.targetId);
+        }
         if (e.seq > ch.log.knownLastSeq) {
           ch.log.noteLastSeq(e.seq);
-          if (kind === 'message' && e.senderId !== this.c.userId) ch.liveUnread.set(e.messageId, e.seq);
+          if (kind === 'message' && e.senderId !== this.c.userId) {
+            ch.liveUnread.set(e.messageId, e.seq);
+            if (mentionsUser(e, this.c.userId)) ch.liveMentions.set(e.messageId, e.seq);
+          }
         }
       }
       ch.store.invalidate();

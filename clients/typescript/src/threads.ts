@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { mentionFields } from './mentions.js';
 import type { SerializedError } from './errors.js';
 import type { ChannelLog } from './log.js';
 import { entryKind, MessageStates, type Message } from './message-states.js';
@@ -198,6 +199,7 @@ function buildThreadSnapshot(t: ThreadCtx, ch: ThreadChannel, me: string, record
         createdAt: r.createdAt,
         threadId: rootId,
         ...(r.op.replyTo !== undefined ? { replyTo: r.op.replyTo } : {}),
+        ...mentionFields(r.op),
       }),
     );
   }

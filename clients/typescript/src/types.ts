@@ -18,6 +18,7 @@ import type {
   ErrorFrame,
   HelloFrame,
   MemberFrame,
+  NotifyLevel,
   PresenceFrame,
   ReceiptFrame,
   WireEntry,
@@ -144,6 +145,10 @@ export interface OutgoingMessage {
   readonly replyTo?: string;
   /** The thread's root (protocol §14), when sent into a thread. */
   readonly threadId?: string;
+  /** The users it mentions, as asked (protocol §16). */
+  readonly mentions?: readonly string[];
+  /** True when it mentions every member (protocol §16). */
+  readonly mentionAll?: boolean;
 }
 
 /** Another member's receipt watermarks. */
@@ -194,6 +199,25 @@ export interface ChannelSummary {
    * (version 1.2; `undefined` from an earlier server, or before known).
    */
   readonly memberCount: number | undefined;
+  /**
+   * Unread messages that mention the user or all (protocol §16), counted like `unread`:
+   * from `HELLO`'s `unreadMentions` plus live messages of others that mention the user,
+   * exact from the log once the channel is open and holds everything after the watermark;
+   * 0 once the user read past the last of them.
+   */
+  readonly unreadMentions: number;
+  /** The user's notification setting (protocol §16; `all` when the server sends none). */
+  readonly notify: NotifyLevel;
+  /** Until when (ms) its notifications are snoozed; `null` when not (the stored time, also once past). */
+  readonly snoozeUntil: number | null;
+}
+
+/** The user's notification settings of a channel (protocol §16.3). */
+export interface NotifySettings {
+  /** `all` (every message), `mentions` (only those that mention the user or all) or `none`. */
+  readonly notify: NotifyLevel;
+  /** Until when (ms since the epoch) notifications are snoozed; `null` when not. */
+  readonly snoozeUntil: number | null;
 }
 
 /** A channel store's snapshot; the same object until something in the channel changed. */
@@ -217,6 +241,8 @@ export interface ChannelSnapshot {
   readonly hasOlder: boolean;
   /** Unread messages (not the user's, not deleted) after the user's read watermark. */
   readonly unread: number;
+  /** Unread messages that mention the user or all (protocol §16; as {@link ChannelSummary.unreadMentions}). */
+  readonly unreadMentions: number;
   /** Highest seq known in the channel. */
   readonly lastSeq: number;
   /** The user's own delivered watermark. */
@@ -520,6 +546,14 @@ export interface MessageSendOptions extends SendOptions {
    * itself in a thread). Kept in the outbox with the send, like `replyTo`.
    */
   readonly threadId?: string;
+  /**
+   * Mention these users (protocol §16, `@bob`): at most 50 distinct; the server keeps those
+   * who are members when it stores the message. Kept in the outbox with the send, like
+   * `replyTo` (the idempotency key covers the set; order and repeats do not matter).
+   */
+  readonly mentions?: readonly string[];
+  /** Mention every member (`@channel`): moderators and owners only (else `forbidden`). Kept like `mentions`. */
+  readonly mentionAll?: boolean;
 }
 
 /** A thread store's snapshot ({@link ChatClient.thread}); the same object until something in the thread changed. */

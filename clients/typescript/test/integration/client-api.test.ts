@@ -262,6 +262,9 @@ describe('SDK API: online event, AbortSignal, channel list (sqlite)', () => {
       visibility: 'private',
       role: 'member',
       memberCount: 2,
+      unreadMentions: 0,
+      notify: 'all',
+      snoozeUntil: null,
     });
     // messages sent there count as unread at once
     const bob = track(await makeClient(server, 'bob'));

@@ -94,6 +94,9 @@ for (const store of storeKinds()) {
         visibility: 'private',
         role: 'moderator',
         memberCount: 3,
+        unreadMentions: 0,
+        notify: 'all',
+        snoozeUntil: null,
       });
       // tracked as a HELLO channel: opened, it reads what came before, then live messages
       const room = bob.channel('ca-room');

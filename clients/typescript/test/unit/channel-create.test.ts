@@ -108,6 +108,9 @@ test('direct: when the list cannot be read after it, the channel is listed from 
     visibility: 'private',
     role: 'member',
     memberCount: 2,
+    unreadMentions: 0,
+    notify: 'all',
+    snoozeUntil: null,
   });
 });
 

@@ -102,6 +102,9 @@ test('join: PUT /v1/me/channels/{id}, then the channel list is read at once: the
     visibility: 'public',
     role: 'member',
     memberCount: 4,
+    unreadMentions: 0,
+    notify: 'all',
+    snoozeUntil: null,
   });
 });
 
@@ -166,6 +169,9 @@ test('join: when the list cannot be read after it, the channel is listed all the
     visibility: 'public',
     role: 'member',
     memberCount: undefined,
+    unreadMentions: 0,
+    notify: 'all',
+    snoozeUntil: null,
   });
   // the next read brings it up to date
   fakeFetch(() => json(200, { channels: [entry('town', { visibility: 'public', memberCount: 5, name: 'Town' })] }));

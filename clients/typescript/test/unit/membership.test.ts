@@ -191,6 +191,9 @@ test('CHANNEL_ADDED lists the channel with its entry (channelAdded), and an open
       visibility: 'public',
       role: 'moderator',
       memberCount: 4,
+      unreadMentions: 0,
+      notify: 'all',
+      snoozeUntil: null,
     });
     assert.equal(room.getSnapshot().removedReason, undefined);
     // the opened channel asks for its newest page up to the entry's lastSeq
