@@ -26,6 +26,10 @@ macro_rules! message_columns {
 }
 pub(super) use message_columns;
 
+/// How many columns [`message_columns!`] selects: a statement that selects
+/// more after them reads the first of those at this index.
+pub(super) const ENTRY_COLUMNS: usize = 24;
+
 /// `SELECT <entry columns> FROM messages <rest>`, on both databases
 /// ([`super::dialect::Sql::same`]: SQLite's text drops the casts).
 macro_rules! select_entries {
@@ -134,4 +138,14 @@ pub(super) fn sorted_members(members: Vec<String>) -> Vec<UserId> {
     let mut members: Vec<UserId> = members.into_iter().map(UserId::from_trusted).collect();
     members.sort_unstable();
     members
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_columns_counts_the_column_list() {
+        assert_eq!(message_columns!("id", "target").split(',').count(), ENTRY_COLUMNS);
+    }
 }

@@ -342,7 +342,7 @@ impl<D: Dialect> SqlStore<D> {
         let mut rowids = Vec::with_capacity(rows.len());
         for row in &rows {
             entries.push(entry_from_row(row)?);
-            rowids.push(row.value::<i64>(21)?);
+            rowids.push(row.value::<i64>(super::entry_row::ENTRY_COLUMNS)?);
         }
         let next = if entries.len() > request.limit as usize {
             entries.truncate(request.limit as usize);
