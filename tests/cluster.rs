@@ -52,6 +52,7 @@ impl Node {
         self.process
             .connect(&chatd_testkit::mint_token(chatd_testkit::JWT_SECRET, user, 3600))
             .await
+            .tolerating_late_adds()
     }
 
     async fn create_channel(&self, id: &str, members: &[&str]) {

@@ -709,7 +709,10 @@ mod cluster {
         }
 
         async fn connect(&self, user: &str) -> WsClient {
-            self.process.connect(&mint_token(JWT_SECRET, user, 3600)).await
+            self.process
+                .connect(&mint_token(JWT_SECRET, user, 3600))
+                .await
+                .tolerating_late_adds()
         }
 
         async fn leases(&self) -> f64 {
