@@ -58,14 +58,8 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes, shape: &str) -> 
     // A name given twice: `Map` and `Value` keep the last value where a
     // proxy or an audit log may read the first, so which one counts would
     // depend on the parser (RFC 8259 §4); refused like a frame's (§5).
-    if let Err(e) = serde_json::from_slice::<UniqueKeys>(body) {
-        if let Some(field) = e
-            .to_string()
-            .strip_prefix(REPEATED)
-            .and_then(|rest| rest.split('`').next())
-        {
-            return Err(ApiError::invalid_field(field, "appears more than once"));
-        }
+    if let Ok(UniqueKeys(Some(field))) = serde_json::from_slice::<UniqueKeys>(body) {
+        return Err(ApiError::invalid_field(&field, "appears more than once"));
     }
     serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
@@ -88,13 +82,11 @@ fn missing_field(error: &serde_json::Error) -> Option<String> {
     Some(name.to_owned())
 }
 
-/// The start of [`UniqueKeys`]'s error, followed by the name and a backquote.
-const REPEATED: &str = "repeated name `";
-
-/// Decodes a JSON object only to check that no name appears twice at its
-/// top level (values are skipped); any other problem is left to the real
-/// decode, which words it.
-struct UniqueKeys;
+/// Decodes a JSON object only to find the first name that appears twice at
+/// its top level (values are skipped): `Some(name)`, or `None` when every
+/// name is unique. Any other problem is left to the real decode, which
+/// words it.
+struct UniqueKeys(Option<String>);
 
 impl<'de> serde::Deserialize<'de> for UniqueKeys {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -108,13 +100,16 @@ impl<'de> serde::Deserialize<'de> for UniqueKeys {
 
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<UniqueKeys, A::Error> {
                 let mut seen = std::collections::HashSet::new();
+                let mut repeated = None;
+                // The whole object is read even after a repeat: the
+                // deserializer checks that the map was read to its end.
                 while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    if !seen.insert(name.clone()) {
-                        return Err(serde::de::Error::custom(format_args!("{REPEATED}{name}`")));
+                    if !seen.insert(name.clone()) && repeated.is_none() {
+                        repeated = Some(name.into_owned());
                     }
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
-                Ok(UniqueKeys)
+                Ok(UniqueKeys(repeated))
             }
         }
         deserializer.deserialize_map(Names)
@@ -148,5 +143,16 @@ mod tests {
         let fine = Bytes::from_static(br#"{"role":"owner","x":{"role":1}}"#);
         let map = parse_json::<serde_json::Map<String, serde_json::Value>>(&fine, "{role}").expect("fine");
         assert_eq!(map["role"], "owner");
+    }
+
+    #[test]
+    fn the_repeated_name_is_told_whole_with_names_after_it() {
+        // A name holding a backquote: read back out of serde's error text,
+        // it was cut at the backquote ("a: appears…").
+        let body = Bytes::from_static(br#"{"a`b":1,"a`b":2,"c":3}"#);
+        let refused =
+            parse_json::<serde_json::Map<String, serde_json::Value>>(&body, "{}").expect_err("a repeated name");
+        let shown = format!("{refused:?}");
+        assert!(shown.contains("a`b: appears more than once"), "{shown}");
     }
 }
