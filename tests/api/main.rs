@@ -12,6 +12,7 @@ mod client_mentions;
 mod client_moderation;
 mod client_replies;
 mod client_search;
+mod client_threads;
 mod console;
 mod cors;
 mod direct;

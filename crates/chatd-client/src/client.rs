@@ -28,6 +28,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use crate::config::{Backoff, ClientConfig};
 use crate::log::{ChannelMessages, MessageState};
 use crate::order::{ChannelOrder, StartFrom};
+use crate::thread::{PageOutcome, PageRead, PendingReply, Thread, ThreadReads};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -270,6 +271,20 @@ enum Command {
     SetToken(String),
     Reconnect,
     Close,
+    /// Read a thread's newest page (`older` false) or the page before the
+    /// oldest read one.
+    ReadThread {
+        channel_id: String,
+        root_id: uuid::Uuid,
+        older: bool,
+        reply: oneshot::Sender<Result<(), SendError>>,
+    },
+    /// A snapshot of a thread as the task holds it.
+    Thread {
+        channel_id: String,
+        root_id: uuid::Uuid,
+        reply: oneshot::Sender<Option<Thread>>,
+    },
 }
 
 /// A send handed to the client, not yet answered. Resolves to its outcome.
@@ -602,6 +617,59 @@ impl Client {
     pub async fn close(&self) {
         let _ = self.commands.send(Command::Close).await;
     }
+
+    /// Opens the thread of `root_id` in `channel_id` (§14; see
+    /// [`crate::thread`]): reads its newest replies (one SYNC page of
+    /// [`ClientConfig::sync_limit`], sent after the next HELLO when
+    /// offline) and returns the thread as held from then on. Calling it
+    /// again reads the newest page again.
+    ///
+    /// # Errors
+    /// [`SendError::Refused`] with `not_found` (field `threadId`) for an
+    /// unknown or deleted root, `invalid_field` for a reply given as root,
+    /// `forbidden` for a channel the user is not in;
+    /// [`SendError::Closed`] when the client stopped.
+    pub async fn open_thread(&self, channel_id: &str, root_id: uuid::Uuid) -> Result<Thread, SendError> {
+        self.read_thread(channel_id, root_id, false).await
+    }
+
+    /// Reads the page of replies before the oldest one [`Client::open_thread`]
+    /// and earlier calls read (nothing when [`Thread::has_older`] is
+    /// false) and returns the thread.
+    ///
+    /// # Errors
+    /// As [`Client::open_thread`].
+    pub async fn load_older_replies(&self, channel_id: &str, root_id: uuid::Uuid) -> Result<Thread, SendError> {
+        self.read_thread(channel_id, root_id, true).await
+    }
+
+    /// The thread of `root_id` as this client holds it now: its replies
+    /// in `seq` order with their current state, and this user's replies not
+    /// yet ACKed. `None` until [`Client::open_thread`] read it.
+    pub async fn thread(&self, channel_id: &str, root_id: uuid::Uuid) -> Option<Thread> {
+        let (reply, answer) = oneshot::channel();
+        let command = Command::Thread {
+            channel_id: channel_id.to_owned(),
+            root_id,
+            reply,
+        };
+        self.commands.send(command).await.ok()?;
+        answer.await.ok().flatten()
+    }
+
+    async fn read_thread(&self, channel_id: &str, root_id: uuid::Uuid, older: bool) -> Result<Thread, SendError> {
+        let closed = || SendError::Closed("the client task ended".into());
+        let (reply, answer) = oneshot::channel();
+        let command = Command::ReadThread {
+            channel_id: channel_id.to_owned(),
+            root_id,
+            older,
+            reply,
+        };
+        self.commands.send(command).await.map_err(|_| closed())?;
+        answer.await.map_err(|_| closed())??;
+        self.thread(channel_id, root_id).await.ok_or_else(closed)
+    }
 }
 
 /// Why one connection attempt failed.
@@ -741,6 +809,8 @@ struct Task {
     presence_pending: Option<PresencePending>,
     /// Others' typing indicators that are on: (channel, user) → expiresAt.
     indicators: HashMap<(String, String), i64>,
+    /// The threads opened with [`Client::open_thread`] and their reads.
+    threads: ThreadReads,
 }
 
 impl Task {
@@ -772,6 +842,7 @@ impl Task {
             presence_sub: None,
             presence_pending: None,
             indicators: HashMap::new(),
+            threads: ThreadReads::default(),
         }
     }
 
@@ -863,6 +934,22 @@ impl Task {
             Command::PresenceSub(ids) => self.presence_sub = Some(ids),
             Command::SetToken(token) => self.config.token = token,
             Command::Reconnect | Command::Close => {}
+            // Sent with the other reads after the next HELLO.
+            Command::ReadThread {
+                channel_id,
+                root_id,
+                older,
+                reply,
+            } => {
+                self.threads.ask(&channel_id, root_id, older, reply);
+            }
+            Command::Thread {
+                channel_id,
+                root_id,
+                reply,
+            } => {
+                let _ = reply.send(self.thread_snapshot(&channel_id, root_id));
+            }
         }
     }
 
@@ -986,6 +1073,7 @@ impl Task {
         }
         let mut out: Vec<ClientFrame> = Vec::new();
         self.syncs_due(&mut out);
+        out.extend(self.threads.in_flight().into_iter().map(|read| self.thread_sync(read)));
         for (message_id, read) in std::mem::take(&mut self.queued_receipts) {
             out.push(receipt_frame(message_id, read));
         }
@@ -1042,6 +1130,14 @@ impl Task {
                                 self.presence_sub = Some(ids);
                             }
                             Command::SetToken(token) => self.config.token = token,
+                            Command::ReadThread { channel_id, root_id, older, reply } => {
+                                if let Some(read) = self.threads.ask(&channel_id, root_id, older, reply) {
+                                    out.push(self.thread_sync(read));
+                                }
+                            }
+                            Command::Thread { channel_id, root_id, reply } => {
+                                let _ = reply.send(self.thread_snapshot(&channel_id, root_id));
+                            }
                             Command::Reconnect => {
                                 let _ = socket.close(None).await;
                                 return SessionEnd::Lost {
@@ -1318,9 +1414,27 @@ impl Task {
                 }
             }
             ServerFrame::MsgRecv(message) => self.offer(message, &mut delivered),
-            // A thread's page (§14) is never asked for by this loop: its
-            // replies also come in the channel's own order.
-            ServerFrame::SyncBatch { thread_id: Some(_), .. } => {}
+            // A thread's page (§14), asked for by `open_thread` or
+            // `load_older_replies`.
+            ServerFrame::SyncBatch {
+                channel_id,
+                messages,
+                has_more,
+                last_seq,
+                thread_id: Some(root_id),
+            } => {
+                let delivered = self.channels.get(&channel_id).map_or(0, ChannelOrder::delivered);
+                let last_seq = last_seq.unwrap_or(i64::MAX);
+                match self.threads.page_came(&channel_id, root_id, last_seq, delivered) {
+                    PageOutcome::Unasked => {}
+                    PageOutcome::ReadAgain(read) => out.push(self.thread_sync(read)),
+                    PageOutcome::Take => {
+                        let oldest = messages.iter().map(|TaggedMessage::MsgRecv(m)| m.seq).min();
+                        self.take_thread_page(&channel_id, messages, last_seq);
+                        self.threads.page_taken(&channel_id, root_id, oldest, has_more);
+                    }
+                }
+            }
             ServerFrame::SyncBatch {
                 channel_id,
                 messages,
@@ -1456,6 +1570,69 @@ impl Task {
             .collect()
     }
 
+    /// The SYNC of a thread's page.
+    fn thread_sync(&self, read: PageRead) -> ClientFrame {
+        ClientFrame::Sync {
+            channel_id: read.channel_id,
+            after_seq: None,
+            limit: Some(i64::from(self.config.sync_limit.clamp(1, 500))),
+            before_seq: read.before_seq,
+            latest: read.before_seq.is_none().then_some(true),
+            thread_id: Some(read.root_id.to_string()),
+        }
+    }
+
+    /// Folds a thread page's replies read as of `last_seq` into the
+    /// channel's state, those the client does not hold (a held one is
+    /// current through what the channel delivered, which the page's read
+    /// was checked to cover).
+    fn take_thread_page(&mut self, channel_id: &str, messages: Vec<TaggedMessage>, last_seq: i64) {
+        let Ok(mut states) = self.states.lock() else {
+            return;
+        };
+        let log = states.entry(channel_id.to_owned()).or_default();
+        for TaggedMessage::MsgRecv(reply) in messages {
+            log.insert_read(&reply, &self.user_id, last_seq);
+        }
+    }
+
+    /// The thread of `root_id` as held: `None` when it was never read.
+    fn thread_snapshot(&self, channel_id: &str, root_id: uuid::Uuid) -> Option<Thread> {
+        let (from, has_older) = self.threads.shown_from(channel_id, root_id)?;
+        let mut replies: Vec<MessageState> = self
+            .states
+            .lock()
+            .ok()?
+            .get(channel_id)
+            .map(|log| {
+                log.iter()
+                    .filter(|m| m.thread_id == Some(root_id) && m.seq >= from)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        replies.sort_by_key(|m| m.seq);
+        let pending = self
+            .order
+            .iter()
+            .filter_map(|key| Some((key, self.pending.get(key)?)))
+            .filter(|(_, p)| p.entry.is_none() && p.channel_id == channel_id && p.options.thread_id == Some(root_id))
+            .map(|(key, p)| PendingReply {
+                client_msg_id: key.clone(),
+                body: p.body.clone(),
+                reply_to: p.options.reply_to,
+                attempts: p.attempts,
+            })
+            .collect();
+        Some(Thread {
+            channel_id: channel_id.to_owned(),
+            root_id,
+            replies,
+            pending,
+            has_older,
+        })
+    }
+
     async fn deliver(&mut self, delivered: Vec<RecvMessage>, out: &mut Vec<ClientFrame>) -> Option<SessionEnd> {
         let mut last_from_others: HashMap<String, uuid::Uuid> = HashMap::new();
         for mut message in delivered {
@@ -1531,6 +1708,19 @@ impl Task {
                     }
                     pending.retry_at = Some(Instant::now() + wait);
                 }
+            }
+        }
+        if let (None, Some(channel)) = (&error.client_msg_id, error.channel_id.as_deref()) {
+            // A thread read refused (an unknown root: `threadId`; a channel
+            // the user is not in): its callers are told.
+            if error.code == ErrorCode::Forbidden || error.field.as_deref() == Some("threadId") {
+                let refused = SendError::Refused {
+                    code: error.code,
+                    message: error.message.clone(),
+                    reason: error.reason.clone(),
+                    retry_after_ms: error.retry_after_ms,
+                };
+                self.threads.page_refused(channel, None, &refused);
             }
         }
         if error.code == ErrorCode::Forbidden {

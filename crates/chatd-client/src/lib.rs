@@ -50,6 +50,7 @@ mod client;
 mod config;
 mod log;
 mod order;
+pub mod thread;
 
 #[cfg(feature = "admin")]
 pub use admin::NotifySettings;
@@ -58,3 +59,4 @@ pub use client::{Ack, Client, ConnectError, EntryRequest, Event, PendingAck, Sen
 pub use config::{Backoff, ClientConfig};
 pub use log::{ChannelMessages, MessageState};
 pub use order::{ChannelOrder, StartFrom};
+pub use thread::{PendingReply, Thread};

@@ -122,6 +122,15 @@ impl ChannelMessages {
         changed
     }
 
+    /// Adds a message read as of `last_seq` (a thread's page, §14) that
+    /// this state does not hold, without touching anything else: its root's
+    /// summary moves when the channel delivers it ([`Self::fold`]).
+    pub fn insert_read(&mut self, message: &RecvMessage, me: &str, last_seq: i64) {
+        if message.kind == EntryKind::Message && !self.messages.contains_key(&message.message_id) {
+            self.fold_one(message, me, Some(last_seq));
+        }
+    }
+
     /// A live reply moves its root's summary (when the root is known and
     /// its state does not already include it); whether it did.
     fn joins_thread(&mut self, reply: &RecvMessage) -> bool {
@@ -175,6 +184,15 @@ impl ChannelMessages {
     /// target changed.
     fn fold_one(&mut self, entry: &RecvMessage, me: &str, read_as_of: Option<i64>) -> Option<uuid::Uuid> {
         if entry.kind == EntryKind::Message {
+            // Held already with a state at least as recent (a thread's page
+            // read it before the channel delivered it): kept.
+            if self
+                .messages
+                .get(&entry.message_id)
+                .is_some_and(|m| m.as_of >= entry.seq)
+            {
+                return Some(entry.message_id);
+            }
             // A preview the entry lacks (the client's own message, built
             // from its ACK) is taken from the quoted message when known.
             let reply_preview = entry.reply_preview.clone().or_else(|| {
@@ -290,6 +308,43 @@ mod tests {
             noop,
             ..entry(seq, EntryKind::Reaction, sender, Some(1))
         }
+    }
+
+    #[test]
+    fn a_reply_read_in_a_thread_page_counts_once_on_its_root() {
+        // The root is held (seen live); a thread's page reads a reply of
+        // it as of seq 5, then the channel delivers that reply (seq 2).
+        let mut log = ChannelMessages::default();
+        log.fold(&entry(1, EntryKind::Message, "a", None), "me", None);
+        let root = uuid::Uuid::from_u128(1);
+        let reply = RecvMessage {
+            body: "a reply".into(),
+            thread_id: Some(root),
+            reactions: Some(Vec::new()),
+            ..entry(2, EntryKind::Message, "b", None)
+        };
+        log.insert_read(&reply, "me", 5);
+        assert_eq!(
+            log.get(&root).and_then(|r| r.thread.as_ref()),
+            None,
+            "a read moves no summary"
+        );
+        let changed = log.fold(
+            &RecvMessage {
+                reactions: None,
+                ..reply.clone()
+            },
+            "me",
+            None,
+        );
+        assert_eq!(changed, vec![reply.message_id, root]);
+        let summary = log.get(&root).and_then(|r| r.thread.clone()).expect("a summary");
+        assert_eq!((summary.reply_count, summary.last_reply_seq), (1, 2));
+        assert_eq!(
+            log.get(&reply.message_id).map(|r| r.as_of),
+            Some(5),
+            "the read's state kept"
+        );
     }
 
     #[test]
