@@ -59,6 +59,7 @@ export type {
   WebSocketLike,
 } from './types.js';
 export { Moderation } from './moderation.js';
+export { SEARCH_Q_MAX_BYTES, type SearchOptions, type SearchPage } from './search.js';
 export type {
   Ban,
   BansOptions,
