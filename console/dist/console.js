@@ -6823,6 +6823,7 @@
         },
         (e) => {
           this.loadingOlder = false;
+          this.target = void 0;
           this.hooks.notice(errorText(e));
           this.render();
         }

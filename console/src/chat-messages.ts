@@ -214,6 +214,8 @@ export class MessageList {
       },
       (e: unknown) => {
         this.loadingOlder = false;
+        // a search result waiting for this page is not looked for again (no retry loop)
+        this.target = undefined;
         this.hooks.notice(errorText(e));
         this.render();
       },
