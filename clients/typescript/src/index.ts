@@ -3,7 +3,7 @@
  * channels' kinds, visibility and roles, the members route and member changes, the
  * membership frames `MEMBER`, `CHANNEL_ADDED` and `CHANNEL_REMOVED` with live member
  * lists, the directory, joining and leaving, new group and direct channels, and moderation:
- * mutes, bans, posting rules, moderators' deletes, blocks and flags) for browsers
+ * mutes, bans, posting rules, moderators' deletes, blocks and flags; and search) for browsers
  * and Node >= 20. See README.md.
  *
  * @packageDocumentation
