@@ -2722,6 +2722,99 @@
     return { notify, snoozeUntil };
   }
 
+  // ../clients/typescript/src/search.ts
+  var SEARCH_Q_MAX_BYTES = 256;
+  var Search = class {
+    c;
+    conn;
+    constructor(c, conn) {
+      this.c = c;
+      this.conn = conn;
+    }
+    /**
+     * One page (`ChatClient.search`): the messages of the user's current channels (or of
+     * `channelId` alone) whose current text holds every white-space separated term of `q`
+     * as a case-insensitive substring, in any script, newest first, each a render-ready
+     * {@link Message} with its `channelId`. A deleted message, or the text an edit replaced,
+     * is never found; a channel the user left is not searched.
+     *
+     * Rejects with a ChatdError: `invalid_field` (its `field` says which) for an empty `q` or
+     * one over 256 bytes of UTF-8 (before any request), a `q` of white space only or with a
+     * control character, a `limit` not in 1..100, a `before` that is no cursor of this
+     * server, a bad `channelId`; `forbidden` for a `channelId` the user is not a member of
+     * (or that does not exist: the same answer); `not_found` from a server without search;
+     * `unavailable`, `aborted`, `closed`.
+     *
+     * @example
+     * ```ts
+     * const { results, next } = await client.search('ärger', { limit: 20 });
+     * for (const m of results) console.log(m.channelId, m.senderId, m.body);
+     * if (next !== undefined) await client.search('ärger', { limit: 20, before: next });
+     * ```
+     */
+    async page(q, options = {}) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      checkQuery(q);
+      const params = new URLSearchParams({ q });
+      if (options.channelId !== void 0) params.set("channelId", options.channelId);
+      if (options.before !== void 0) params.set("before", options.before);
+      if (options.limit !== void 0) params.set("limit", String(options.limit));
+      const body = await requestJson(this.c.opts, this.conn, "GET", `/v1/me/search?${params.toString()}`, options.signal);
+      return parseSearchPage(body, this.c.userId);
+    }
+    /**
+     * Every page (`ChatClient.searchPages`) from the newest (or from `options.before`), each
+     * read when the loop asks for it, following `next` until the last page (a page may be
+     * empty and not the last). `break` out of the loop to read no more. Throws as
+     * {@link Search.page} rejects.
+     *
+     * @example
+     * ```ts
+     * for await (const page of client.searchPages('build-42')) {
+     *   show(page.results);
+     *   if (enough()) break;
+     * }
+     * ```
+     */
+    async *pages(q, options = {}) {
+      let opts = options;
+      for (; ; ) {
+        const page = await this.page(q, opts);
+        yield page;
+        if (page.next === void 0) return;
+        opts = { ...options, before: page.next };
+      }
+    }
+  };
+  function checkQuery(q) {
+    if (q === "") throw new ChatdError("invalid_field", "q: must hold at least one term", { field: "q" });
+    const bytes = new TextEncoder().encode(q).length;
+    if (bytes > SEARCH_Q_MAX_BYTES) {
+      throw new ChatdError("invalid_field", `q: ${bytes} bytes, at most ${SEARCH_Q_MAX_BYTES}`, { field: "q" });
+    }
+  }
+  function parseSearchPage(body, me) {
+    const bad = (what) => new ChatdError("internal", `GET /v1/me/search: ${what}`);
+    if (typeof body !== "object" || body === null) throw bad("not a JSON object");
+    const b = body;
+    if (!Array.isArray(b.results)) throw bad("no results list");
+    if (b.next !== void 0 && b.next !== null && typeof b.next !== "string") throw bad("a next that is no string");
+    const results = b.results.map((x) => {
+      if (!isMessageEntry(x)) throw bad(`a result of another shape: ${JSON.stringify(x)}`);
+      const states = new MessageStates(me, false);
+      states.addMessage(x, x.seq, false, true);
+      const m = states.message(x.messageId);
+      if (m === void 0) throw bad("a result not folded");
+      return m;
+    });
+    return typeof b.next === "string" ? { results, next: b.next } : { results };
+  }
+  function isMessageEntry(x) {
+    if (typeof x !== "object" || x === null) return false;
+    const r = x;
+    return typeof r.messageId === "string" && typeof r.channelId === "string" && typeof r.senderId === "string" && typeof r.seq === "number" && typeof r.ts === "number" && typeof r.body === "string" && typeof r.clientMsgId === "string" && (r.kind === void 0 || r.kind === "message") && (r.reactions === void 0 || Array.isArray(r.reactions));
+  }
+
   // ../clients/typescript/src/send.ts
   var Sender = class {
     c;
@@ -3623,6 +3716,7 @@
     memberLists;
     dir;
     newChannels;
+    finder;
     started = false;
     /** Creates a client; nothing happens until {@link ChatClient.start}. */
     constructor(options) {
@@ -3672,6 +3766,7 @@
       });
       this.dir = new Directory(c, conn, channels, this.refresher);
       this.newChannels = new NewChannels(c, conn, this.refresher);
+      this.finder = new Search(c, conn);
       this.moderation = new Moderation(c, conn, channels.moderation);
       this.connection = conn.store;
       this.presence = this.presenceSub.store;
@@ -3872,6 +3967,19 @@
      */
     directory(options = {}) {
       return this.dir.page(options);
+    }
+    /**
+     * One page of search results (`GET /v1/me/search`, protocol §18): the messages of the
+     * user's channels (or of `channelId`) holding every term of `q`, newest first, as
+     * render-ready {@link Message}s; `next` is the `before` of the page after. Errors and
+     * details: {@link Search.page}.
+     */
+    search(q, options = {}) {
+      return this.finder.page(q, options);
+    }
+    /** Every page of a search, read as the loop asks, following `next` ({@link Search.pages}). */
+    searchPages(q, options = {}) {
+      return this.finder.pages(q, options);
     }
     /**
      * Joins a public channel (`PUT /v1/me/channels/{channelId}`, protocol §13.2; also when
@@ -6572,6 +6680,9 @@
     lastRendered;
     /** The membership changes seen live, per channel, in the order they came (and of afterSeq). */
     lines = /* @__PURE__ */ new Map();
+    /** A message to scroll to once its channel holds it (opened from search), and the one marked as found. */
+    target;
+    found;
     constructor(state, actions, hooks) {
       this.state = state;
       this.actions = actions;
@@ -6606,6 +6717,17 @@
     /** Another channel is selected: it opens at its newest messages. */
     reset() {
       this.lastRendered = void 0;
+      this.target = void 0;
+      this.found = void 0;
+    }
+    /**
+     * Scrolls to message `messageId` of channel `channelId` (the selected one, or the one
+     * being selected) and marks it; older pages are loaded until it is held. A thread reply:
+     * its root, with the thread opened. A message no longer there: a notice says so.
+     */
+    reveal(channelId, messageId) {
+      this.target = { channelId, messageId };
+      this.render();
     }
     /**
      * A `MEMBER` frame: a line in its channel's timeline ("bob joined", "carol was removed by
@@ -6657,11 +6779,35 @@
       if (opened || atBottom) scroller.scrollTop = scroller.scrollHeight;
       else if (first < prev.firstSeq) scroller.scrollTop = scroller.scrollHeight - scroller.clientHeight - fromBottom;
       this.lastRendered = { channelId: current, firstSeq: first, count: snap.messages.length };
+      this.seek(snap, current, list);
       if (snap.status === "removed") {
         const why = removalWords(this.state.label(current), snap.removedReason, this.state.removedBy.get(current));
         this.hooks.notice(`${why} You can read what is shown but not send.`);
         this.hooks.readOnly();
       }
+    }
+    /** Scrolls to the target when it is held; else loads the older page (or says it is gone). */
+    seek(snap, current, list) {
+      const t = this.target;
+      if (t === void 0 || t.channelId !== current || snap.status === "loading") return;
+      const m = snap.messages.find((x) => x.messageId === t.messageId);
+      if (m === void 0) {
+        if (snap.hasOlder && snap.status === "ready") this.loadOlder();
+        else if (!this.loadingOlder) {
+          this.target = void 0;
+          this.hooks.notice("That message is not in this channel any more (it may have been deleted).");
+        }
+        return;
+      }
+      this.target = void 0;
+      const root = m.threadId === void 0 ? m : snap.messages.find((x) => x.messageId === m.threadId);
+      this.found = root?.messageId ?? m.messageId;
+      const el = list.querySelector(`li.msg[data-message-id="${CSS.escape(this.found)}"]`);
+      if (el instanceof HTMLElement) {
+        el.dataset.found = "true";
+        el.scrollIntoView({ block: "center" });
+      }
+      if (root !== void 0 && root !== m) this.hooks.openThread(root);
     }
     /** Reads the page of messages before the oldest shown (one page at a time). */
     loadOlder() {
@@ -6677,6 +6823,7 @@
         },
         (e) => {
           this.loadingOlder = false;
+          this.target = void 0;
           this.hooks.notice(errorText(e));
           this.render();
         }
@@ -6714,6 +6861,7 @@
           "data-state": "sent",
           "data-deleted": String(m.deleted),
           "data-mentions-me": String(m.mentionsMe),
+          "data-found": m.messageId === this.found ? "true" : void 0,
           "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}${m.mentionsMe ? " (mentions you)" : ""}`
         },
         h("div", { class: "msg-head" }, presenceDot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
@@ -7022,6 +7170,219 @@
         return `Slow mode: you can send again in ${s} s (a message sent now waits until then).`;
       }
     }
+  }
+
+  // src/chat-search.ts
+  var PAGE3 = 20;
+  var SEARCH_DELAY_MS2 = 300;
+  var MessageSearch = class {
+    state;
+    hooks;
+    input;
+    panel;
+    /** The query the results are of, the results so far, and the next page's cursor. */
+    query = "";
+    results = [];
+    next;
+    status = "";
+    /** The read in flight (a newer search aborts it), and the search waiting for typing to pause. */
+    reading;
+    timer;
+    constructor(state, hooks) {
+      this.state = state;
+      this.hooks = hooks;
+    }
+    /** Makes the search box and its (hidden until searched) results panel. */
+    element() {
+      this.input = h("input", {
+        type: "search",
+        id: "search-q",
+        placeholder: "Search messages",
+        "aria-label": "Search messages",
+        "aria-controls": "search-results",
+        autocomplete: "off"
+      });
+      this.input.addEventListener("input", () => {
+        clearTimeout(this.timer);
+        this.timer = setTimeout(() => {
+          this.search();
+        }, SEARCH_DELAY_MS2);
+      });
+      this.input.addEventListener("keydown", (ev) => {
+        if (ev.key === "Escape") {
+          this.clear();
+          return;
+        }
+        if (ev.key !== "Enter") return;
+        ev.preventDefault();
+        clearTimeout(this.timer);
+        this.search();
+      });
+      this.panel = h("div", { class: "search-results", id: "search-results", hidden: true });
+      return h("div", { class: "search", role: "search" }, this.input, this.panel);
+    }
+    /** Empties the box and hides the results. */
+    clear() {
+      clearTimeout(this.timer);
+      this.reading?.abort();
+      this.reading = void 0;
+      if (this.input !== void 0) this.input.value = "";
+      this.query = "";
+      this.results = [];
+      this.next = void 0;
+      this.status = "";
+      this.render();
+    }
+    /** Searches for what the box holds now (from the newest). */
+    search() {
+      const q = this.input?.value.trim() ?? "";
+      if (q === "") {
+        this.clear();
+        return;
+      }
+      this.query = q;
+      this.results = [];
+      this.next = void 0;
+      this.read(void 0);
+    }
+    /** Reads a page of the current query before `before` and appends it. */
+    read(before) {
+      this.reading?.abort();
+      const ctl = new AbortController();
+      this.reading = ctl;
+      this.status = "Searching…";
+      this.render();
+      const q = this.query;
+      const options = before === void 0 ? { limit: PAGE3, signal: ctl.signal } : { limit: PAGE3, before, signal: ctl.signal };
+      this.state.client.search(q, options).then(
+        (page) => {
+          if (ctl !== this.reading || this.state.closed) return;
+          this.reading = void 0;
+          this.results.push(...page.results);
+          this.next = page.next;
+          this.status = this.results.length > 0 ? "" : page.next !== void 0 ? `No messages match “${q}” yet; there is more to look through.` : `No messages match “${q}”.`;
+          this.render();
+        },
+        (e) => {
+          if (ctl !== this.reading || this.state.closed) return;
+          this.reading = void 0;
+          this.status = errorText(e);
+          this.render();
+        }
+      );
+    }
+    /** Draws the results, the status line and "More results". */
+    render() {
+      const panel = this.panel;
+      if (panel === void 0) return;
+      panel.hidden = this.query === "";
+      const terms = this.query.split(/\s+/u).filter((t) => t !== "");
+      const items = this.results.map((m) => this.item(m, terms));
+      const children = [
+        h("p", { class: "hint search-status", id: "search-status", role: "status" }, this.status),
+        h("ul", { class: "search-list", id: "search-list", "aria-label": `Messages matching ${this.query}` }, ...items)
+      ];
+      if (this.next !== void 0 && this.reading === void 0) {
+        const next = this.next;
+        children.push(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "more",
+              id: "search-more",
+              onclick: () => {
+                this.read(next);
+              }
+            },
+            "More results"
+          )
+        );
+      }
+      children.push(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "search-close",
+            id: "search-close",
+            onclick: () => {
+              this.clear();
+            }
+          },
+          "Close search"
+        )
+      );
+      panel.replaceChildren(...children);
+    }
+    /** One result: a button with its channel, sender, time and text (the terms marked). */
+    item(m, terms) {
+      const channel = this.state.label(m.channelId);
+      return h(
+        "li",
+        {},
+        h(
+          "button",
+          {
+            type: "button",
+            class: "search-result",
+            "data-message-id": m.messageId,
+            "data-channel": m.channelId,
+            "data-seq": m.seq,
+            "aria-label": `${m.senderId} in ${channel}: ${m.body}`,
+            onclick: () => {
+              this.hooks.open(m);
+            }
+          },
+          h(
+            "span",
+            { class: "search-meta" },
+            h("span", { class: "search-channel" }, channel),
+            " · ",
+            h("span", { class: "search-sender" }, m.senderId),
+            " · ",
+            h("time", { datetime: new Date(m.ts).toISOString() }, until(m.ts))
+          ),
+          h("span", { class: "search-body" }, ...highlighted(m.body, terms))
+        )
+      );
+    }
+  };
+  function highlighted(text, terms) {
+    const chars = Array.from(text);
+    let lowered = "";
+    const from = [];
+    const starts = [];
+    let at = 0;
+    for (const ch of chars) {
+      starts.push(at);
+      const low = ch.toLowerCase();
+      for (let i2 = 0; i2 < low.length; i2++) from.push(starts.length - 1);
+      lowered += low;
+      at += ch.length;
+    }
+    starts.push(at);
+    const marked = new Array(chars.length).fill(false);
+    for (const term of terms) {
+      const t = Array.from(term, (c) => c.toLowerCase()).join("");
+      if (t === "") continue;
+      for (let i2 = lowered.indexOf(t); i2 >= 0; i2 = lowered.indexOf(t, i2 + 1)) {
+        const first = from[i2] ?? 0;
+        const last = from[i2 + t.length - 1] ?? first;
+        for (let c = first; c <= last; c++) marked[c] = true;
+      }
+    }
+    const out = [];
+    let i = 0;
+    while (i < chars.length) {
+      const m = marked[i] === true;
+      let j = i;
+      while (j < chars.length && marked[j] === true === m) j++;
+      const piece = text.slice(starts[i], starts[j]);
+      out.push(m ? h("mark", {}, piece) : piece);
+      i = j;
+    }
+    return out;
   }
 
   // src/chat-state.ts
@@ -7370,6 +7731,7 @@
     posting;
     notify;
     thread;
+    search;
     unsubs = [];
     /** The channels of the last HELLO (not announced as new). */
     helloIds = /* @__PURE__ */ new Set();
@@ -7445,6 +7807,12 @@
         }
       });
       this.thread = new ThreadPanel(state);
+      this.search = new MessageSearch(state, {
+        open: (m) => {
+          if (m.channelId !== this.state.current) this.select(m.channelId);
+          this.messages.reveal(m.channelId, m.messageId);
+        }
+      });
       this.messages = new MessageList(state, this.actions, {
         notice: (text) => {
           this.notices.set(text);
@@ -7556,6 +7924,7 @@
     mount(root) {
       document.title = `${this.userId} · chatd console`;
       const sidebar = this.channels.sidebar();
+      sidebar.prepend(this.search.element());
       sidebar.append(this.newChats.element(), this.directory.element());
       root.replaceChildren(h("div", { class: "chat" }, sidebar, h("section", { class: "pane", id: "pane", "aria-label": "Messages" }), this.members.element()));
       this.channels.render();

@@ -6,6 +6,8 @@
  * membership changes seen live (`MEMBER` frames: "bob joined", "bob is now moderator"). It
  * keeps the reading position: at the bottom it follows new messages; above, it stays where
  * the user is. A channel the user is no longer in stays readable, with a notice saying why.
+ * A message opened from search is scrolled to and marked (older pages loaded until it is
+ * held; a thread reply's root, with its thread opened).
  */
 import { bodyWithMentions } from './chat-mentions.js';
 import type { ChannelSnapshot, MemberFrame, Message, OutgoingMessage, Presence } from '../../clients/typescript/src/index.js';
@@ -58,6 +60,9 @@ export class MessageList {
   private lastRendered: { channelId: string; firstSeq: number; count: number } | undefined;
   /** The membership changes seen live, per channel, in the order they came (and of afterSeq). */
   private readonly lines = new Map<string, SystemLine[]>();
+  /** A message to scroll to once its channel holds it (opened from search), and the one marked as found. */
+  private target: { channelId: string; messageId: string } | undefined;
+  private found: string | undefined;
 
   constructor(state: ChatState, actions: MessageActions, hooks: MessageListHooks) {
     this.state = state;
@@ -96,6 +101,18 @@ export class MessageList {
   /** Another channel is selected: it opens at its newest messages. */
   reset(): void {
     this.lastRendered = undefined;
+    this.target = undefined;
+    this.found = undefined;
+  }
+
+  /**
+   * Scrolls to message `messageId` of channel `channelId` (the selected one, or the one
+   * being selected) and marks it; older pages are loaded until it is held. A thread reply:
+   * its root, with the thread opened. A message no longer there: a notice says so.
+   */
+  reveal(channelId: string, messageId: string): void {
+    this.target = { channelId, messageId };
+    this.render();
   }
 
   /**
@@ -151,11 +168,36 @@ export class MessageList {
     if (opened || atBottom) scroller.scrollTop = scroller.scrollHeight;
     else if (first < prev.firstSeq) scroller.scrollTop = scroller.scrollHeight - scroller.clientHeight - fromBottom;
     this.lastRendered = { channelId: current, firstSeq: first, count: snap.messages.length };
+    this.seek(snap, current, list);
     if (snap.status === 'removed') {
       const why = removalWords(this.state.label(current), snap.removedReason, this.state.removedBy.get(current));
       this.hooks.notice(`${why} You can read what is shown but not send.`);
       this.hooks.readOnly();
     }
+  }
+
+  /** Scrolls to the target when it is held; else loads the older page (or says it is gone). */
+  private seek(snap: ChannelSnapshot, current: string, list: HTMLElement): void {
+    const t = this.target;
+    if (t === undefined || t.channelId !== current || snap.status === 'loading') return;
+    const m = snap.messages.find((x) => x.messageId === t.messageId);
+    if (m === undefined) {
+      if (snap.hasOlder && snap.status === 'ready') this.loadOlder();
+      else if (!this.loadingOlder) {
+        this.target = undefined;
+        this.hooks.notice('That message is not in this channel any more (it may have been deleted).');
+      }
+      return;
+    }
+    this.target = undefined;
+    const root = m.threadId === undefined ? m : snap.messages.find((x) => x.messageId === m.threadId);
+    this.found = root?.messageId ?? m.messageId;
+    const el = list.querySelector(`li.msg[data-message-id="${CSS.escape(this.found)}"]`);
+    if (el instanceof HTMLElement) {
+      el.dataset.found = 'true';
+      el.scrollIntoView({ block: 'center' });
+    }
+    if (root !== undefined && root !== m) this.hooks.openThread(root);
   }
 
   /** Reads the page of messages before the oldest shown (one page at a time). */
@@ -172,6 +214,8 @@ export class MessageList {
       },
       (e: unknown) => {
         this.loadingOlder = false;
+        // a search result waiting for this page is not looked for again (no retry loop)
+        this.target = undefined;
         this.hooks.notice(errorText(e));
         this.render();
       },
@@ -212,6 +256,7 @@ export class MessageList {
         'data-state': 'sent',
         'data-deleted': String(m.deleted),
         'data-mentions-me': String(m.mentionsMe),
+        'data-found': m.messageId === this.found ? 'true' : undefined,
         'aria-label': `${m.senderId}${m.deleted ? ', deleted message' : `: ${m.body}`}${m.mentionsMe ? ' (mentions you)' : ''}`,
       },
       h('div', { class: 'msg-head' }, presenceDot(m.senderId, presence), h('span', { class: 'sender' }, mine ? `${m.senderId} (you)` : m.senderId)),

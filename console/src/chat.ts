@@ -21,7 +21,8 @@
  * message and New channel), chat-notice.ts, and moderation's: chat-moderation.ts (the
  * moderator menu and Block on members), chat-bans.ts (the bans list), chat-report.ts
  * (Report and Block on messages), chat-rules.ts (an owner's posting rules) and
- * chat-posting.ts (muted, read-only and slow mode above the composer). The parts do not
+ * chat-posting.ts (muted, read-only and slow mode above the composer), and chat-search.ts
+ * (the search box atop the sidebar: a result opens its channel at the message). The parts do not
  * import one another except for types, chat-messages.ts using chat-people.ts's presence
  * dot, chat-members.ts holding the member column's moderation parts (chat-moderation.ts,
  * chat-bans.ts, chat-rules.ts) and chat-actions.ts holding chat-report.ts; what one needs
@@ -40,6 +41,7 @@ import { Notices } from './chat-notice.js';
 import { People } from './chat-people.js';
 import { NotifyMenu } from './chat-notify.js';
 import { PostingState } from './chat-posting.js';
+import { MessageSearch } from './chat-search.js';
 import { ChatState } from './chat-state.js';
 import { ThreadPanel } from './chat-thread.js';
 import { announce, banner, h } from './dom.js';
@@ -69,6 +71,7 @@ export class ChatView {
   private readonly posting: PostingState;
   private readonly notify: NotifyMenu;
   private readonly thread: ThreadPanel;
+  private readonly search: MessageSearch;
   private readonly unsubs: (() => void)[] = [];
   /** The channels of the last HELLO (not announced as new). */
   private helloIds = new Set<string>();
@@ -145,6 +148,12 @@ export class ChatView {
       },
     });
     this.thread = new ThreadPanel(state);
+    this.search = new MessageSearch(state, {
+      open: (m) => {
+        if (m.channelId !== this.state.current) this.select(m.channelId);
+        this.messages.reveal(m.channelId, m.messageId);
+      },
+    });
     this.messages = new MessageList(state, this.actions, {
       notice: (text) => {
         this.notices.set(text);
@@ -266,6 +275,7 @@ export class ChatView {
   mount(root: HTMLElement): void {
     document.title = `${this.userId} · chatd console`;
     const sidebar = this.channels.sidebar();
+    sidebar.prepend(this.search.element());
     sidebar.append(this.newChats.element(), this.directory.element());
     root.replaceChildren(h('div', { class: 'chat' }, sidebar, h('section', { class: 'pane', id: 'pane', 'aria-label': 'Messages' }), this.members.element()));
     this.channels.render();

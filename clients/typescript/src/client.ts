@@ -24,6 +24,7 @@ import { mentionFields } from './mentions.js';
 import { parseNotifySettings, setNotifySettings, type NotifySettingsChange } from './notify-settings.js';
 import type { Message } from './log.js';
 import { Receipts } from './receipts.js';
+import { Search, type SearchOptions, type SearchPage } from './search.js';
 import { Sender } from './send.js';
 import { Emitter, type ExternalStore } from './store.js';
 import { Sync } from './sync.js';
@@ -104,6 +105,7 @@ export class ChatClient {
   private readonly memberLists: MemberLists;
   private readonly dir: Directory;
   private readonly newChannels: NewChannels;
+  private readonly finder: Search;
   private started = false;
 
   /** Creates a client; nothing happens until {@link ChatClient.start}. */
@@ -154,6 +156,7 @@ export class ChatClient {
     });
     this.dir = new Directory(c, conn, channels, this.refresher);
     this.newChannels = new NewChannels(c, conn, this.refresher);
+    this.finder = new Search(c, conn);
     this.moderation = new Moderation(c, conn, channels.moderation);
     this.connection = conn.store;
     this.presence = this.presenceSub.store;
@@ -368,6 +371,21 @@ export class ChatClient {
    */
   directory(options: DirectoryOptions = {}): Promise<DirectoryPage> {
     return this.dir.page(options);
+  }
+
+  /**
+   * One page of search results (`GET /v1/me/search`, protocol §18): the messages of the
+   * user's channels (or of `channelId`) holding every term of `q`, newest first, as
+   * render-ready {@link Message}s; `next` is the `before` of the page after. Errors and
+   * details: {@link Search.page}.
+   */
+  search(q: string, options: SearchOptions = {}): Promise<SearchPage> {
+    return this.finder.page(q, options);
+  }
+
+  /** Every page of a search, read as the loop asks, following `next` ({@link Search.pages}). */
+  searchPages(q: string, options: SearchOptions = {}): AsyncGenerator<SearchPage, void, undefined> {
+    return this.finder.pages(q, options);
   }
 
   /**

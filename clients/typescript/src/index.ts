@@ -3,7 +3,7 @@
  * channels' kinds, visibility and roles, the members route and member changes, the
  * membership frames `MEMBER`, `CHANNEL_ADDED` and `CHANNEL_REMOVED` with live member
  * lists, the directory, joining and leaving, new group and direct channels, and moderation:
- * mutes, bans, posting rules, moderators' deletes, blocks and flags) for browsers
+ * mutes, bans, posting rules, moderators' deletes, blocks and flags; and search) for browsers
  * and Node >= 20. See README.md.
  *
  * @packageDocumentation
@@ -59,6 +59,7 @@ export type {
   WebSocketLike,
 } from './types.js';
 export { Moderation } from './moderation.js';
+export { SEARCH_Q_MAX_BYTES, type SearchOptions, type SearchPage } from './search.js';
 export type {
   Ban,
   BansOptions,
