@@ -32,7 +32,7 @@ pub async fn read_body(request: Request, limit: usize) -> Result<Bytes, ApiError
             if status == StatusCode::PAYLOAD_TOO_LARGE {
                 // The same words as a declared over-long body (a chunked one
                 // is only found out while it is read).
-                ApiError::new(status, "bad_request", &super::body_too_large(limit))
+                ApiError::new(status, "body_too_large", &super::body_too_large(limit))
             } else {
                 ApiError::new(status, "bad_request", &rejection.body_text())
             }

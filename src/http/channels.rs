@@ -292,6 +292,30 @@ pub async fn list_channels(
 }
 
 /// The shape of the `PATCH /v1/channels/{channelId}` body.
+/// How deep `metadata` may nest (the object itself is level 1). It travels
+/// 3 levels down in HELLO and 2 in `CHANNEL_ADDED`, and common JSON
+/// decoders stop at 128 (serde_json) or about 100 levels: deeper metadata
+/// would make a member's HELLO undecodable, so the client could never
+/// connect.
+const MAX_METADATA_DEPTH: usize = 32;
+
+/// The nesting depth of `value`: 0 for a scalar, 1 for a flat object or
+/// array. Iterative, so no input can exhaust the stack.
+fn json_depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((value, level)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Object(map) => Box::new(map.values()),
+            Value::Array(items) => Box::new(items.iter()),
+            _ => continue,
+        };
+        deepest = deepest.max(level);
+        stack.extend(children.map(|child| (child, level + 1)));
+    }
+    deepest
+}
+
 const PATCH_SHAPE: &str = r#"{"name"?: string | null, "metadata"?: object | null, "visibility"?: "private" | "public", "postingRole"?: "member" | "moderator", "slowModeMs"?: 0..3600000}"#;
 
 /// The largest `slowModeMs` (one hour).
@@ -388,6 +412,12 @@ pub async fn patch_channel(
         None => None,
         Some(None) => Some(None),
         Some(Some(value @ Value::Object(_))) => {
+            if json_depth(&value) > MAX_METADATA_DEPTH {
+                return Err(ApiError::invalid_field(
+                    "metadata",
+                    &format!("nested at most {MAX_METADATA_DEPTH} levels deep"),
+                ));
+            }
             let text = value.to_string();
             let most = state.config.max_channel_metadata_bytes;
             if text.len() > most {

@@ -266,7 +266,7 @@ async fn declared_body_limit(
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok());
     if declared.is_some_and(|len| len > limit as u64) {
-        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "bad_request", &body_too_large(limit)).into_response();
+        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", &body_too_large(limit)).into_response();
     }
     next.run(request).await
 }

@@ -21,6 +21,7 @@ on_both_stores!(
     channels_are_listed_in_id_order_with_keyset_pages,
     name_and_metadata_are_set_shown_everywhere_and_cleared,
     bad_patches_are_refused_and_change_nothing,
+    metadata_nested_past_what_clients_decode_is_refused,
     a_delete_removes_everything_and_tells_live_sessions,
     a_delete_that_fails_midway_leaves_everything,
     history_and_sync_page_back_from_a_seq_or_the_newest,
@@ -393,6 +394,41 @@ async fn name_and_metadata_are_set_shown_everywhere_and_cleared(backend: Backend
     assert_eq!(status, 403, "the admin token is no user");
     let (status, _) = app.request("GET", "/v1/me/channels", None, None).await;
     assert_eq!(status, 401);
+    app.stop().await;
+}
+
+/// `metadata` nested `levels` deep (the object itself is level 1).
+fn nested_metadata(levels: usize) -> String {
+    format!(r#"{{"metadata":{}1{}}}"#, r#"{"a":"#.repeat(levels), "}".repeat(levels))
+}
+
+/// Metadata sits 3 levels down in HELLO (the frame, `channels`, the
+/// channel): metadata nested 126 deep made a HELLO that serde_json (the
+/// Rust client's decoder, limit 128) refuses, so a channel owner could keep
+/// every member's Rust client from ever connecting. Past 32 levels it is
+/// refused; 32 levels reach members' clients.
+async fn metadata_nested_past_what_clients_decode_is_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let (status, answer) = patch(&app, "room", &nested_metadata(33)).await;
+    assert_eq!(
+        (status, &answer["error"]["code"]),
+        (400, &json!("invalid_field")),
+        "{answer}"
+    );
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("metadata") && m.contains("32")),
+        "{answer}"
+    );
+    let (status, answer) = patch(&app, "room", &nested_metadata(32)).await;
+    assert_eq!(status, 200, "{answer}");
+    let config = chatd_client::ClientConfig::new(app.ws_url(), app.token("alice"));
+    let (client, _events) = chatd_client::Client::connect(config)
+        .await
+        .expect("a member's client decodes HELLO");
+    client.close().await;
     app.stop().await;
 }
 

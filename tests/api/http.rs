@@ -61,7 +61,7 @@ async fn request_bodies_are_refused_before_they_are_read(backend: Backend) {
         );
         let response = raw_request(app.addr, &head, b"").await;
         assert!(response.starts_with("HTTP/1.1 413"), "{auth:?}: {response:?}");
-        assert!(response.contains("\"code\":\"bad_request\""), "{response}");
+        assert!(response.contains("\"code\":\"body_too_large\""), "{response}");
     }
     // A chunked body has no length up front: refused with the same 413 once
     // it passes 2 MiB while it is read.
@@ -234,7 +234,8 @@ async fn channel_routes(backend: Backend) {
         let _ = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut response)).await;
         let response = String::from_utf8_lossy(&response);
         assert!(response.starts_with("HTTP/1.1 413"), "{response}");
-        assert!(response.contains("\"code\":\"bad_request\""), "{response}");
+        // The code of a body over a size limit, as for an attachment (§15).
+        assert!(response.contains("\"code\":\"body_too_large\""), "{response}");
     }
     // Refusals of a body name the problem and the expected shape in the API's
     // words, never serde's ("expected struct CreateChannel").
@@ -621,7 +622,11 @@ async fn the_size_limits_of_requests_and_pages_are_settings(backend: Backend) {
     let long = json!({"channelId": "long", "members": vec!["m".repeat(100); 12]}).to_string();
     assert!(long.len() > 1_000);
     let (status, reply) = app.request("POST", "/v1/channels", admin, Some(&long)).await;
-    assert_eq!(status, 413, "{reply}");
+    assert_eq!(
+        (status, &reply["error"]["code"]),
+        (413, &json!("body_too_large")),
+        "{reply}"
+    );
     // max_members_per_request: three go in one request, four do not.
     let four = json!({"channelId": "four", "members": ["a", "b", "c", "d"]}).to_string();
     let (status, reply) = app.request("POST", "/v1/channels", admin, Some(&four)).await;
