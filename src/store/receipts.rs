@@ -30,17 +30,22 @@ const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, deliver
 /// no `mentions` rows, so none counts twice); and its
 /// notification settings (none stored: `all`, no snooze); in
 /// byte order of the id (PostgreSQL: `COLLATE "C"`, whatever the database's
-/// collation; SQLite's BINARY already is).
+/// collation; SQLite's BINARY already is). A channel read up to its last
+/// seq has nothing unread: its counts are 0 without a probe (both
+/// databases evaluate a `CASE` branch's subqueries only when it is taken),
+/// so a read-up user's HELLO costs one row per channel.
 macro_rules! channel_states_from {
     () => {
         "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
+     CASE WHEN COALESCE(w.read_seq, 0) >= c.last_seq THEN 0 ELSE \
      (SELECT count(*) FROM messages x WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
-      AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id), c.name, c.metadata, \
+      AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id) END, c.name, c.metadata, \
      c.kind, c.visibility, (SELECT count(*) FROM members y WHERE y.channel_id = m.channel_id), m.role, \
+     CASE WHEN COALESCE(w.read_seq, 0) >= c.last_seq THEN 0 ELSE \
      (SELECT count(*) FROM mentions z WHERE z.user_id = m.user_id AND z.channel_id = m.channel_id \
       AND z.seq > COALESCE(w.read_seq, 0)) + \
      (SELECT count(*) FROM messages a WHERE a.channel_id = m.channel_id AND a.mention_all \
-      AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id), \
+      AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id) END, \
      s.notify, s.snooze_until \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
      LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
