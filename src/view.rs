@@ -120,6 +120,8 @@ pub fn channel_state(position: &ChannelPosition) -> ChannelState {
         unread_mentions: position.unread_mentions,
         notify: position.notify,
         snooze_until: position.snooze_until,
+        posting_role: position.posting_role,
+        slow_mode_ms: position.slow_mode_ms,
     }
 }
 

@@ -1404,4 +1404,31 @@ async fn mentions_and_settings_reach_every_node() {
     );
     let bob = b.connect("bob").await;
     assert_eq!(bob.hello["channels"][0]["notify"], "mentions");
+
+    // The owner makes it an announcement channel on A: members on B are
+    // told (CHANNEL_UPDATED travels on their NATS subjects), and HELLO
+    // there carries it.
+    let owner = chatd_testkit::mint_token(chatd_testkit::JWT_SECRET, "olive", 3600);
+    let res = reqwest::Client::new()
+        .patch(a.process.url("/v1/channels/room"))
+        .bearer_auth(&owner)
+        .json(&json!({"postingRole": "moderator", "slowModeMs": 500}))
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(res.status(), 200);
+    for ws in [&mut bob_on_b, &mut olive] {
+        let frame = ws.recv_type("CHANNEL_UPDATED").await;
+        assert_eq!(
+            (&frame["channelId"], &frame["postingRole"], &frame["slowModeMs"]),
+            (&json!("room"), &json!("moderator"), &json!(500)),
+            "{frame}"
+        );
+    }
+    let bob = b.connect("bob").await;
+    let room = &bob.hello["channels"][0];
+    assert_eq!(
+        (&room["postingRole"], &room["slowModeMs"]),
+        (&json!("moderator"), &json!(500))
+    );
 }

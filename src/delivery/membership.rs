@@ -139,6 +139,20 @@ impl Delivery {
         self.frame_to_users(std::slice::from_ref(user), &frame, "CHANNEL_SETTINGS");
     }
 
+    /// `channel`'s shared settings changed: `CHANNEL_UPDATED` with them to
+    /// every live session of its members, on every node.
+    pub fn channel_updated(&self, channel: &Channel) {
+        let frame = encode(&ServerFrame::ChannelUpdated {
+            channel_id: channel.channel_id.as_str().to_owned(),
+            name: channel.name.clone(),
+            metadata: view::metadata(channel.metadata.as_deref()),
+            visibility: channel.visibility,
+            posting_role: channel.posting_role,
+            slow_mode_ms: channel.slow_mode_ms,
+        });
+        self.frame_to_users(&channel.members, &frame, "CHANNEL_UPDATED");
+    }
+
     /// `CHANNEL_ADDED` with `position` to every live session of `user`, on every node.
     fn channel_added(&self, user: &UserId, position: &ChannelPosition) {
         let frame = encode(&ServerFrame::ChannelAdded {

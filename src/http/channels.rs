@@ -447,6 +447,7 @@ pub async fn patch_channel(
         other => other?,
     };
     tracing::info!(channel_id = %id, "channel updated");
+    state.delivery.channel_updated(&channel);
     Ok(Json(ChannelView::from(channel)).into_response())
 }
 

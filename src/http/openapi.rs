@@ -516,6 +516,8 @@ mod tests {
             unread_mentions: 0,
             notify: chatd_proto::protocol::Notify::All,
             snooze_until: None,
+            posting_role: chatd_proto::protocol::Role::Member,
+            slow_mode_ms: 0,
         };
         let wire = keys(&serde_json::to_value(state).expect("json"));
         let (properties, _) = schema_fields(&doc, "MyChannel");

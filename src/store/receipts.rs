@@ -4,7 +4,7 @@
 
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::locked::parse_notify;
-use super::types::{parse_kind, parse_role, parse_visibility};
+use super::types::{parse_kind, parse_posting_role, parse_role, parse_visibility};
 use super::{dispatch, dispatch_write, ChannelPosition, CommitSent, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 
@@ -28,7 +28,8 @@ const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, deliver
 /// the messages above it that mention all (the `messages_mention_all`
 /// partial index, index-only; a delete clears the flag; such a message adds
 /// no `mentions` rows, so none counts twice); and its
-/// notification settings (none stored: `all`, no snooze); in
+/// notification settings (none stored: `all`, no snooze); the channel's
+/// `postingRole` and `slowModeMs` (§17); in
 /// byte order of the id (PostgreSQL: `COLLATE "C"`, whatever the database's
 /// collation; SQLite's BINARY already is). A channel read up to its last
 /// seq has nothing unread: its counts are 0 without a probe (both
@@ -46,7 +47,7 @@ macro_rules! channel_states_from {
       AND z.seq > COALESCE(w.read_seq, 0)) + \
      (SELECT count(*) FROM messages a WHERE a.channel_id = m.channel_id AND a.mention_all \
       AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id) END, \
-     s.notify, s.snooze_until \
+     s.notify, s.snooze_until, c.posting_role, c.slow_mode_ms \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
      LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
      LEFT JOIN channel_settings s ON s.channel_id = m.channel_id AND s.user_id = m.user_id "
@@ -148,5 +149,7 @@ fn position<R: Columns>(row: &R) -> Result<ChannelPosition, StoreError> {
             .transpose()?
             .unwrap_or_default(),
         snooze_until: row.value(13)?,
+        posting_role: parse_posting_role(row.value(14)?)?,
+        slow_mode_ms: row.value(15)?,
     })
 }

@@ -606,6 +606,10 @@ pub struct ChannelPosition {
     pub member_count: i64,
     /// The user's role in the channel.
     pub role: Role,
+    /// Who may store `message` entries in the channel (§17).
+    pub posting_role: Role,
+    /// The channel's slow mode, ms (0: off; §17).
+    pub slow_mode_ms: i64,
 }
 
 impl ChannelPosition {
@@ -627,6 +631,8 @@ impl ChannelPosition {
             visibility: channel.visibility,
             member_count: i64::try_from(channel.members.len()).unwrap_or(i64::MAX),
             role,
+            posting_role: channel.posting_role,
+            slow_mode_ms: channel.slow_mode_ms,
         }
     }
 }

@@ -7,14 +7,17 @@
 use std::time::{Duration, Instant};
 
 use chatd_client::admin::{AdminClient, ChannelSettings};
-use chatd_client::{Client, ClientConfig, SendError};
+use chatd_client::{Client, ClientConfig, Event, SendError};
 use chatd_proto::protocol::{ErrorCode, Role};
 use serde_json::json;
 
 use chatd_testkit::on_both_stores;
 use chatd_testkit::*;
 
-on_both_stores!(the_client_moderates_and_reads_each_refusals_reason);
+on_both_stores!(
+    the_client_moderates_and_reads_each_refusals_reason,
+    the_client_reads_channel_rules_in_hello_and_when_they_change
+);
 
 fn config(app: &TestApp, user: &str) -> ClientConfig {
     let mut config = ClientConfig::new(app.ws_url(), app.token(user));
@@ -135,6 +138,62 @@ async fn the_client_moderates_and_reads_each_refusals_reason(backend: Backend) {
     assert_eq!(bob.blocks().await.expect("blocks"), ["alice", "zed"]);
     bob.unblock("zed").await.expect("unblock");
     assert_eq!(bob.blocks().await.expect("blocks"), ["alice"]);
+    alice.close().await;
+    app.stop().await;
+}
+
+/// `postingRole` and `slowModeMs` reach a member's client in HELLO
+/// (`Event::Connected`) and, when an owner changes them, at once as
+/// `Event::ChannelUpdated` (the server's `CHANNEL_UPDATED`).
+async fn the_client_reads_channel_rules_in_hello_and_when_they_change(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.post_channel(json!({"channelId": "room", "owners": ["olive"], "members": ["alice"]}))
+        .await;
+    let (status, _) = app
+        .request(
+            "PATCH",
+            "/v1/channels/room",
+            Some(&app.token("olive")),
+            Some(r#"{"postingRole":"moderator"}"#),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (alice, mut events) = Client::connect(config(&app, "alice")).await.expect("alice");
+    let hello = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+    let Ok(Some(Event::Connected { channels, .. })) = hello else {
+        panic!("expected Connected, got {hello:?}");
+    };
+    assert_eq!(
+        (channels[0].posting_role, channels[0].slow_mode_ms),
+        (Role::Moderator, 0)
+    );
+    let (status, _) = app
+        .request(
+            "PATCH",
+            "/v1/channels/room",
+            Some(&app.token("olive")),
+            Some(r#"{"postingRole":"member","slowModeMs":1000}"#),
+        )
+        .await;
+    assert_eq!(status, 200);
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), events.recv()).await {
+            Ok(Some(Event::ChannelUpdated {
+                channel_id,
+                posting_role,
+                slow_mode_ms,
+                ..
+            })) => {
+                assert_eq!(
+                    (channel_id.as_str(), posting_role, slow_mode_ms),
+                    ("room", Role::Member, 1000)
+                );
+                break;
+            }
+            Ok(Some(_)) => {}
+            other => panic!("expected ChannelUpdated, got {other:?}"),
+        }
+    }
     alice.close().await;
     app.stop().await;
 }

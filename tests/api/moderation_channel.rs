@@ -42,6 +42,13 @@ async fn an_announcement_channel_stores_messages_of_moderators_only(backend: Bac
     assert_eq!(body["slowModeMs"], 0);
     let mut olive = app.connect("olive").await;
     let mut alice = app.connect("alice").await;
+    // HELLO says who may post, so a client can show it before any refusal.
+    let news = &alice.hello["channels"][0];
+    assert_eq!(
+        (&news["postingRole"], &news["slowModeMs"]),
+        (&json!("moderator"), &json!(0)),
+        "{news}"
+    );
     let post = olive.send_and_ack("news", "n1", "release 1.2").await;
     let id = post["messageId"].as_str().expect("id").to_owned();
     alice.recv_type("MSG_RECV").await;
@@ -66,6 +73,16 @@ async fn an_announcement_channel_stores_messages_of_moderators_only(backend: Bac
     // Back to everyone.
     let (status, _) = patch(&app, ADMIN_TOKEN, "news", json!({"postingRole": "member"})).await;
     assert_eq!(status, 200);
+    // Every member's live session is told at once (CHANNEL_UPDATED),
+    // after the entries stored before it.
+    assert_eq!(olive.recv_type("MSG_RECV").await["kind"], "reaction");
+    for ws in [&mut alice, &mut olive] {
+        assert_eq!(
+            ws.recv_type("CHANNEL_UPDATED").await,
+            json!({"type": "CHANNEL_UPDATED", "channelId": "news", "name": null, "metadata": null,
+                "visibility": "private", "postingRole": "member", "slowModeMs": 0})
+        );
+    }
     assert_eq!(alice.send_and_ack("news", "a3", "now I may").await["seq"], 3);
     app.stop().await;
 }
@@ -104,6 +121,7 @@ async fn slow_mode_spaces_a_members_messages_to_the_millisecond(backend: Backend
     assert!(second["ts"].as_i64().expect("ts") >= stored_at + 1500, "{second}");
     // Off again: no wait.
     assert_eq!(patch(&app, ADMIN_TOKEN, "room", json!({"slowModeMs": 0})).await.0, 200);
+    assert_eq!(alice.recv_type("CHANNEL_UPDATED").await["slowModeMs"], 0);
     alice.send_and_ack("room", "k3", "third").await;
     alice.send_and_ack("room", "k4", "fourth").await;
     app.stop().await;

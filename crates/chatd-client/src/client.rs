@@ -187,6 +187,24 @@ pub enum Event {
         /// Snoozed until then (ms since the epoch); `None`: no snooze.
         snooze_until: Option<i64>,
     },
+    /// A channel's shared settings changed (`CHANNEL_UPDATED`, this
+    /// server's frame): its name, metadata, visibility, who may post and
+    /// slow mode as they are now; update the channel list (HELLO's entry
+    /// carries the same fields).
+    ChannelUpdated {
+        /// The channel.
+        channel_id: String,
+        /// Its display name, `None` when unset.
+        name: Option<String>,
+        /// Its metadata (a JSON object), `None` when unset.
+        metadata: Option<serde_json::Value>,
+        /// `private` or `public`.
+        visibility: chatd_proto::protocol::Visibility,
+        /// `member` (anyone posts) or `moderator` (announcements).
+        posting_role: chatd_proto::protocol::Role,
+        /// Ms a member waits between two messages; 0: off.
+        slow_mode_ms: i64,
+    },
     /// The user is no longer in a channel (`CHANNEL_REMOVED`): it left, was
     /// removed or banned, or the channel was deleted. Nothing more comes
     /// for it; the client stops tracking it.
@@ -1508,6 +1526,26 @@ impl Task {
             }
             ServerFrame::Member(member) => {
                 if let Some(end) = self.emit(Event::Member(member)).await {
+                    return Some(end);
+                }
+            }
+            ServerFrame::ChannelUpdated {
+                channel_id,
+                name,
+                metadata,
+                visibility,
+                posting_role,
+                slow_mode_ms,
+            } => {
+                let event = Event::ChannelUpdated {
+                    channel_id,
+                    name,
+                    metadata,
+                    visibility,
+                    posting_role,
+                    slow_mode_ms,
+                };
+                if let Some(end) = self.emit(event).await {
                     return Some(end);
                 }
             }

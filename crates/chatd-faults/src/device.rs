@@ -294,6 +294,7 @@ pub(crate) async fn record(client: &DeviceClient, log: &mut ClientLog, act: &mut
         Event::Error(_)
         | Event::Changed { .. }
         | Event::Settings { .. }
+        | Event::ChannelUpdated { .. }
         | Event::Disconnected { .. }
         | Event::Stopped { .. }
         | Event::Typing { .. }

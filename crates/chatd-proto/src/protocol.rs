@@ -1175,6 +1175,14 @@ pub struct ChannelState {
     /// (`null`: none; a time in the past has ended).
     #[serde(default)]
     pub snooze_until: Option<i64>,
+    /// Who may post messages (§17): `member` (anyone; also from an older
+    /// server) or `moderator` (an announcement channel).
+    #[serde(default)]
+    pub posting_role: Role,
+    /// Slow mode (§17): ms a `member` waits between two messages; 0 when
+    /// off (also from an older server).
+    #[serde(default)]
+    pub slow_mode_ms: i64,
 }
 
 /// Whom a user wants notified of in a channel (§16): `all` messages (the
@@ -1445,6 +1453,20 @@ pub enum ServerFrame {
         /// Snoozed until then (ms since the epoch); `null`: no snooze.
         snooze_until: Option<i64>,
     },
+    /// A channel's shared settings changed (`PATCH /v1/channels/{id}`; this
+    /// server's frame, the contract names none): its name, metadata,
+    /// visibility, `postingRole` and `slowModeMs` as they are now, to every
+    /// live session of its members, on every node, after the change is
+    /// stored.
+    #[serde(rename = "CHANNEL_UPDATED", rename_all = "camelCase")]
+    ChannelUpdated {
+        channel_id: String,
+        name: Option<String>,
+        metadata: Option<Value>,
+        visibility: Visibility,
+        posting_role: Role,
+        slow_mode_ms: i64,
+    },
     /// A membership change in one of the user's channels (version 1.2,
     /// §13.3), taking effect between the entries `afterSeq` and
     /// `afterSeq + 1`.
@@ -1531,6 +1553,7 @@ impl ServerFrame {
             Self::ChannelRemoved { .. } => "CHANNEL_REMOVED",
             Self::ChannelAdded { .. } => "CHANNEL_ADDED",
             Self::ChannelSettings { .. } => "CHANNEL_SETTINGS",
+            Self::ChannelUpdated { .. } => "CHANNEL_UPDATED",
             Self::Member(_) => "MEMBER",
             Self::Typing { .. } => "TYPING",
             Self::Presence { .. } => "PRESENCE",

@@ -439,6 +439,7 @@ fn known_frame_type(name: &str) -> Option<&'static str> {
         "CHANNEL_ADDED",
         "MEMBER",
         "CHANNEL_SETTINGS",
+        "CHANNEL_UPDATED",
         "TYPING",
         "PRESENCE",
     ]
