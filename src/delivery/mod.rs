@@ -338,6 +338,8 @@ mod tests {
             channel_id: ChannelId::parse("room").unwrap(),
             sender_id: UserId::parse("alice").unwrap(),
             client_msg_id: ClientMsgId::parse("c1").unwrap(),
+            by_admin: false,
+            via_http: false,
             seq: 1,
             body: "hello".into(),
             ts: 1,
