@@ -51,7 +51,7 @@ fn encode(c: &mut Criterion) {
             seq: 123_456,
             body: "x".repeat(body),
             ts: 1_795_957_534_946,
-            client_msg_id: "0192f1a4-7c1e-7d2a-9b1a-3c4d5e6f7a8b".into(),
+            client_msg_id: Some("0192f1a4-7c1e-7d2a-9b1a-3c4d5e6f7a8b".into()),
             ..Default::default()
         });
         group.bench_function(format!("msg_recv_{body}B"), |b| b.iter(|| black_box(&frame).encode()));
@@ -68,7 +68,7 @@ fn decode_server(c: &mut Criterion) {
         seq: 123_456,
         body: "x".repeat(100),
         ts: 1_795_957_534_946,
-        client_msg_id: "0192f1a4-7c1e-7d2a-9b1a-3c4d5e6f7a8b".into(),
+        client_msg_id: Some("0192f1a4-7c1e-7d2a-9b1a-3c4d5e6f7a8b".into()),
         ..Default::default()
     })
     .encode();

@@ -40,7 +40,8 @@ pub fn kind(kind: EntryKind) -> WireKind {
 
 /// `entry` as the MSG_RECV object of its fan-out: the entry as stored, with
 /// `kind` and, for edits, deletes and reactions, `targetId` (and `emoji`,
-/// `op`). A message's `body` is its text as sent (`""` once deleted), an
+/// `op`), `byAdmin` when made with the admin token, and no `clientMsgId`
+/// when made through an HTTP route. A message's `body` is its text as sent (`""` once deleted), an
 /// edit's its new text, a delete's and a reaction's `""`.
 pub fn recv(entry: &Entry) -> RecvMessage {
     RecvMessage {
@@ -50,7 +51,10 @@ pub fn recv(entry: &Entry) -> RecvMessage {
         seq: entry.seq,
         body: entry.body.clone(),
         ts: entry.ts,
-        client_msg_id: entry.client_msg_id.as_str().to_owned(),
+        // §12's common rules of version 1.2: no key on an entry made
+        // through an HTTP route, `byAdmin` on one made with the admin token.
+        client_msg_id: (!entry.via_http).then(|| entry.client_msg_id.as_str().to_owned()),
+        by_admin: entry.by_admin,
         kind: kind(entry.kind),
         target_id: entry.target_id,
         emoji: entry.emoji.clone(),
@@ -157,6 +161,7 @@ pub fn json_len_bound(message: &Entry) -> usize {
     });
     // §16: the mentioned users and `"mentionAll":true`.
     let mentions = 40 + message.mentions.iter().map(|u| 3 + escaped(u.as_str())).sum::<usize>();
+    // `"byAdmin":true` fits the fixed room.
     384 + 128
         + preview
         + thread
@@ -276,6 +281,8 @@ mod tests {
             channel_id: ChannelId::from_trusted("room-1".into()),
             sender_id: UserId::from_trusted("alice".into()),
             client_msg_id: ClientMsgId::from_trusted("5b0e6c4e-8f0a-4c52-9d1e-2a7b3c4d5e6f".into()),
+            by_admin: true,
+            via_http: false,
             seq: i64::MAX,
             body: body.into(),
             ts: i64::MAX,

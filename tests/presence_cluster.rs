@@ -250,3 +250,33 @@ async fn typing_after_a_removal_on_another_node_is_refused() {
     let error = dave_on_b.recv_type("ERROR").await;
     assert_eq!(error["code"], "forbidden", "{error}");
 }
+
+/// A block made on one node hides the blocker from the blocked user's open
+/// presence subscription on another node at once (§17): `offline`, no
+/// `lastSeenAt`, without a new PRESENCE_SUB. Before, only the next
+/// PRESENCE_SUB judged the block.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_on_one_node_hides_the_blocker_from_a_subscription_on_another() {
+    let Some((db, prefix)) = setup().await else { return };
+    let a = Node::start(&db, &prefix);
+    let b = Node::start(&db, &prefix);
+    a.create_channel("room", &["alice", "bob"]).await;
+    let _bob = a.connect("bob").await;
+    let mut alice = b.connect("alice").await;
+    alice.send_json(sub(&["bob"])).await;
+    wait_presence(&mut alice, "bob", "online").await;
+    let status = reqwest::Client::new()
+        .put(a.node.process.url("/v1/me/blocks/alice"))
+        .bearer_auth(chatd_testkit::mint_token(chatd_testkit::JWT_SECRET, "bob", 3600))
+        .send()
+        .await
+        .expect("http")
+        .status();
+    assert_eq!(status, 204);
+    let presence = alice.recv_type("PRESENCE").await;
+    assert_eq!(
+        presence,
+        json!({"type": "PRESENCE", "userId": "bob", "status": "offline"}),
+        "at once, on the other node, no lastSeenAt"
+    );
+}

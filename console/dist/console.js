@@ -540,7 +540,8 @@
         senderId: e.senderId,
         seq: e.seq,
         ts: e.ts,
-        clientMsgId: e.clientMsgId,
+        ...e.clientMsgId !== void 0 ? { clientMsgId: e.clientMsgId } : {},
+        byAdmin: e.byAdmin === true,
         body: st.body,
         editedAt: st.editedAt,
         deleted: st.deleted,
@@ -1201,7 +1202,7 @@
     buildSnapshot(ch) {
       const messages = ch.log.messages();
       const mine = /* @__PURE__ */ new Set();
-      for (const m of messages) if (m.senderId === this.c.userId) mine.add(m.clientMsgId);
+      for (const m of messages) if (m.senderId === this.c.userId && m.clientMsgId !== void 0) mine.add(m.clientMsgId);
       const outgoing = [];
       for (const [k, s] of ch.sent) {
         if (mine.has(k) || s.seq !== void 0 && ch.log.isStarted && s.seq < ch.log.low) ch.sent.delete(k);
@@ -3576,7 +3577,7 @@
     const messages = t.log.messages();
     const rootId = t.log.rootId;
     const mine = /* @__PURE__ */ new Set();
-    for (const m of messages) if (m.senderId === me) mine.add(m.clientMsgId);
+    for (const m of messages) if (m.senderId === me && m.clientMsgId !== void 0) mine.add(m.clientMsgId);
     const outgoing = [];
     const seen = /* @__PURE__ */ new Set();
     for (const r of records) {
@@ -6847,6 +6848,7 @@
       if (!mine && this.state.blocked.has(m.senderId) && this.state.summary(m.channelId)?.kind !== "direct") return blockedItem(m);
       const meta = h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)));
       if (m.editedAt !== void 0 && !m.deleted) meta.append(h("span", { class: "edited" }, "(edited)"));
+      if (m.byAdmin) meta.append(h("span", { class: "by-admin", title: "made by an admin through the server API" }, "admin"));
       if (mine) meta.append(h("span", { class: "state", "data-state": "sent" }, "✓ sent"));
       if (readers.length > 0) meta.append(h("span", { class: "receipt" }, `read by ${readers.join(", ")}`));
       const li = h(

@@ -242,6 +242,7 @@ export class MessageList {
     if (!mine && this.state.blocked.has(m.senderId) && this.state.summary(m.channelId)?.kind !== 'direct') return blockedItem(m);
     const meta = h('div', { class: 'meta' }, h('time', { datetime: new Date(m.ts).toISOString() }, clock(m.ts)));
     if (m.editedAt !== undefined && !m.deleted) meta.append(h('span', { class: 'edited' }, '(edited)'));
+    if (m.byAdmin) meta.append(h('span', { class: 'by-admin', title: 'made by an admin through the server API' }, 'admin'));
     if (mine) meta.append(h('span', { class: 'state', 'data-state': 'sent' }, '✓ sent'));
     if (readers.length > 0) meta.append(h('span', { class: 'receipt' }, `read by ${readers.join(', ')}`));
     const li = h(

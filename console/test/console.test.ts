@@ -505,6 +505,8 @@ describe('console in a real browser (alice and bob)', () => {
     const posted = await chatd.admin('POST', '/v1/channels/crew/messages', { senderId: 'dave', clientMsgId: 'crew-dave-1', body: 'dave here' });
     assert.ok(posted.status === 200 || posted.status === 201, `post as dave: ${posted.status} ${JSON.stringify(posted.json)}`);
     await message(alice, 'dave here').waitFor();
+    // made with the admin token through the backend post (protocol §12): marked "admin"
+    assert.equal(await message(alice, 'dave here').locator('.meta .by-admin').textContent(), 'admin');
     await member(alice, 'dave').waitFor();
     assert.equal(await member(alice, 'dave').getAttribute('data-role'), 'member');
     await alice.locator('#members-title', { hasText: 'Members (4)' }).waitFor();

@@ -73,7 +73,7 @@ pub async fn submit(
         body,
         change,
         mentions: Default::default(),
-        by_admin: false,
+        origin: crate::store::Origin::Frame,
     };
     super::send::submit_entry(ctx, message, |frame| {
         frame.message_id = Some(target.hyphenated().to_string());
@@ -112,7 +112,7 @@ pub async fn answer_unroutable(
                 body,
                 change,
                 mentions: Default::default(),
-                by_admin: false,
+                origin: crate::store::Origin::Frame,
             };
             let retry = stored.is_retried_as(&new);
             answer::by_stored_key(stored, retry)

@@ -6,7 +6,8 @@
 //! the members table per PRESENCE_SUB); any other id is always `offline`
 //! with no `lastSeenAt`, so presence tells nothing about strangers. Which
 //! users are shown is decided at the PRESENCE_SUB: a client re-subscribes
-//! after its channels change.
+//! after its channels change. A block made later hides the blocker at once
+//! ([`crate::delivery::Delivery::user_blocked`]).
 
 use std::collections::HashSet;
 

@@ -35,7 +35,7 @@ pub async fn submit(
         body,
         change: refs.change(),
         mentions,
-        by_admin: false,
+        origin: crate::store::Origin::Frame,
     };
     submit_entry(ctx, message, |_| {}).await
 }

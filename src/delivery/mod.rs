@@ -249,6 +249,16 @@ impl Delivery {
         }
     }
 
+    /// `blocker` now blocks `blocked` (§17): the blocked user's open presence
+    /// subscriptions, on this node and (with NATS) every node holding its
+    /// sessions, show the blocker `offline` at once and stop watching it.
+    pub fn user_blocked(&self, blocked: &UserId, blocker: &UserId) {
+        self.ephemeral().hide_blocker(blocked, blocker);
+        if let Delivery::Nats(cluster) = self {
+            cluster.user_blocked(blocked, blocker);
+        }
+    }
+
     /// Stops delivery after the sessions have closed (with NATS: publishes
     /// what is still queued and closes the connection, bounded to about 3 s).
     pub async fn shutdown(&self) {
@@ -338,6 +348,8 @@ mod tests {
             channel_id: ChannelId::parse("room").unwrap(),
             sender_id: UserId::parse("alice").unwrap(),
             client_msg_id: ClientMsgId::parse("c1").unwrap(),
+            by_admin: false,
+            via_http: false,
             seq: 1,
             body: "hello".into(),
             ts: 1,

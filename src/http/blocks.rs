@@ -53,7 +53,12 @@ pub async fn block(
         return Err(ApiError::invalid_field("userId", "a user cannot block itself"));
     }
     match state.store.block(&user.user_id, &other, now_ms()).await {
-        Ok(_) => Ok(StatusCode::NO_CONTENT),
+        Ok(_) => {
+            // Stored: the blocked user's open presence subscriptions stop
+            // showing the blocker at once (§17), on every node.
+            state.delivery.user_blocked(&other, &user.user_id);
+            Ok(StatusCode::NO_CONTENT)
+        }
         Err(StoreError::NotAllowed) => Err(ApiError::forbidden("too many blocks (at most 10000)")),
         Err(other) => Err(other.into()),
     }

@@ -19,15 +19,16 @@ use crate::ids::ClientMsgId;
 use crate::permissions::{self, Action, Actor};
 use crate::protocol::ErrorCode;
 use crate::state::AppState;
-use crate::store::{Change, EntryKind, NewEntry};
+use crate::store::{Change, EntryKind, NewEntry, Origin};
 
 /// `DELETE /v1/channels/{channelId}/messages/{messageId}` (an owner or
 /// moderator of the channel, or admin): deletes the message as
 /// `MSG_DELETE` does: 204; 404 when the message is unknown, not a message
 /// entry, already deleted or of another channel. A moderator's delete
 /// entry has the moderator as `senderId`; the admin token's has the
-/// message's own sender, who need not be a member any more. The entry's
-/// `clientMsgId` is one the server makes (`http-` and a UUIDv7).
+/// message's own sender, who need not be a member any more, and
+/// `byAdmin`. The entry carries no `clientMsgId` on the wire; it is stored
+/// with a key the server makes (`http-` and a UUIDv7), unique to the call.
 #[utoipa::path(
     delete,
     path = "/v1/channels/{channelId}/messages/{messageId}",
@@ -65,9 +66,9 @@ pub async fn delete_message(
         .await?
         .filter(|m| m.kind == EntryKind::Message && !m.deleted && m.channel_id == channel)
         .ok_or_else(unknown)?;
-    let (sender, by_admin) = match (actor, by) {
-        (Actor::User(_), Some(user)) => (user, false),
-        _ => (message.sender_id.clone(), true),
+    let (sender, origin) = match (actor, by) {
+        (Actor::User(_), Some(user)) => (user, Origin::UserRoute),
+        _ => (message.sender_id.clone(), Origin::Admin),
     };
     let key = ClientMsgId::parse(&format!("http-{}", uuid::Uuid::now_v7()))
         .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "key"))?;
@@ -80,7 +81,7 @@ pub async fn delete_message(
             body: String::new(),
             change: Change::Delete { target },
             mentions: Default::default(),
-            by_admin,
+            origin,
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

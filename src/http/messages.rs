@@ -352,7 +352,10 @@ async fn send(
             body,
             change: refs.change(),
             mentions,
-            by_admin: false,
+            // The admin token posts as `senderId`, held to the channel's
+            // rules; the entry shows `byAdmin` and no `clientMsgId` (the
+            // caller's key is stored: a retry stays idempotent).
+            origin: crate::store::Origin::AdminAsSender,
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

@@ -59,8 +59,11 @@ pub struct HistoryMessage {
     body: String,
     /// Stored time, ms since the Unix epoch.
     ts: i64,
-    /// The sender's idempotency key.
-    client_msg_id: String,
+    /// The sender's idempotency key; absent on an entry made through an
+    /// HTTP route (the backend post, the delete route).
+    client_msg_id: Option<String>,
+    /// Present (`true`) when the entry was made with the admin token.
+    by_admin: Option<bool>,
     /// The entry's kind.
     kind: EntryKindSchema,
     /// `edit`, `delete`, `reaction`: the target message's id.
@@ -445,10 +448,11 @@ mod tests {
             seq: 1,
             body: "b".into(),
             ts: 1,
-            client_msg_id: "m".into(),
             ..RecvMessage::default()
         };
         let full = RecvMessage {
+            client_msg_id: Some("m".into()),
+            by_admin: true,
             kind: EntryKind::Reaction,
             target_id: Some(uuid::Uuid::now_v7()),
             emoji: Some("👍".into()),

@@ -10,7 +10,8 @@ use crate::ids::{ChannelId, ClientMsgId, UserId};
 /// text (`message_id::text` on PostgreSQL, where they are `uuid`; the casts
 /// of `reply_to` and `thread_id` go where [`super::dialect::Sql::same`]
 /// drops them on SQLite). Columns 15 to 20 are the references and the
-/// thread summary of §14, 21 to 23 the mentions of §16.
+/// thread summary of §14, 21 to 23 the mentions of §16, 24 and 25 how
+/// the entry was made (§12's common rules of version 1.2).
 macro_rules! message_columns {
     ($id:literal, $target:literal) => {
         concat!(
@@ -20,7 +21,7 @@ macro_rules! message_columns {
             " AS target_id, emoji, op, edited_body, edited_at, deleted, noop, ",
             "reply_to::text AS reply_to, thread_id::text AS thread_id, ",
             "reply_count, last_reply_at, last_reply_seq, participants, ",
-            "mentions, mention_all, mentions_asked"
+            "mentions, mention_all, mentions_asked, by_admin, via_http"
         )
     };
 }
@@ -28,7 +29,7 @@ pub(super) use message_columns;
 
 /// How many columns [`message_columns!`] selects: a statement that selects
 /// more after them reads the first of those at this index.
-pub(super) const ENTRY_COLUMNS: usize = 24;
+pub(super) const ENTRY_COLUMNS: usize = 26;
 
 /// `SELECT <entry columns> FROM messages <rest>`, on both databases
 /// ([`super::dialect::Sql::same`]: SQLite's text drops the casts).
@@ -87,6 +88,8 @@ pub(super) fn entry_from_row<R: Columns>(row: &R) -> Result<Entry, StoreError> {
         mentions: parse_participants(row.value(21)?)?,
         mention_all: row.value(22)?,
         mentions_asked: row.value(23)?,
+        by_admin: row.value(24)?,
+        via_http: row.value(25)?,
     })
 }
 

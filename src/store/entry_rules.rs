@@ -207,7 +207,7 @@ pub(super) fn refusal(
     now: i64,
 ) -> Option<EntryOutcome> {
     let role = sender.map(|s| s.role);
-    let may_send = send.by_admin || permissions::may(Actor::User(role), Action::Send).is_ok();
+    let may_send = send.origin.overrides_rules() || permissions::may(Actor::User(role), Action::Send).is_ok();
     if send.change.target().is_none() {
         if !may_send {
             return Some(EntryOutcome::Forbidden);
@@ -229,7 +229,8 @@ pub(super) fn refusal(
         return Some(EntryOutcome::Forbidden);
     }
     let own = target.sender_id == send.sender_id;
-    let moderates = || send.by_admin || permissions::may(Actor::User(role), Action::DeleteAnyMessage).is_ok();
+    let moderates =
+        || send.origin.overrides_rules() || permissions::may(Actor::User(role), Action::DeleteAnyMessage).is_ok();
     match send.change {
         Change::Edit { .. } if !own => Some(EntryOutcome::NotTheSender),
         Change::Delete { .. } if !own && !moderates() => Some(EntryOutcome::NotTheSender),
@@ -357,7 +358,7 @@ mod tests {
             body: String::new(),
             change,
             mentions: Mentions::default(),
-            by_admin: false,
+            origin: Default::default(),
         }
     }
 
@@ -380,6 +381,8 @@ mod tests {
             channel_id: ChannelId::parse("room").expect("channel"),
             sender_id: uid("olive"),
             client_msg_id: ClientMsgId::parse("k").expect("key"),
+            by_admin: false,
+            via_http: false,
             seq: 1,
             body: "hi".into(),
             ts: 100,

@@ -214,6 +214,8 @@ impl Locked {
             channel_id: send.channel_id.clone(),
             sender_id: send.sender_id.clone(),
             client_msg_id: send.client_msg_id.clone(),
+            by_admin: send.origin.by_admin(),
+            via_http: send.origin.via_http(),
             seq: self.last_seq + 1,
             body: send.body.clone(),
             ts: now.max(self.last_ts),

@@ -23,8 +23,8 @@ use crate::protocol::ChannelKind;
 
 static INSERT_MESSAGE: Sql = Sql::same(
     "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id, emoji, op, offline_members, \
-         reply_to, thread_id, mentions, mention_all, mentions_asked, notify_members) \
-         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13::uuid, $14::uuid, $15, $16, $17, $18) \
+         reply_to, thread_id, mentions, mention_all, mentions_asked, notify_members, by_admin, via_http) \
+         VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13::uuid, $14::uuid, $15, $16, $17, $18, $19, $20) \
          ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING seq",
 );
 /// User `$1` is mentioned by the message at seq `$3` of channel `$2` (§16).
@@ -214,7 +214,7 @@ impl<D: Dialect> SqlStore<D> {
             // an insert. Lookups run in the transaction, so they see
             // this batch's own rows.
             let (channel, sender) = match channels.get_mut(&send.channel_id) {
-                Some(Some(channel)) if send.by_admin || channel.may_send(&send.sender_id) => {
+                Some(Some(channel)) if send.origin.overrides_rules() || channel.may_send(&send.sender_id) => {
                     let sender = channel.sender(&send.sender_id);
                     (channel, sender)
                 }
@@ -282,6 +282,8 @@ impl<D: Dialect> SqlStore<D> {
                 .param(message.mention_all)
                 .param(message.mentions_asked.as_deref())
                 .param(channel.notify_text(&message)?)
+                .param(message.by_admin)
+                .param(message.via_http)
                 .fetch_optional(tx.ex())
                 .await?
                 .is_some();

@@ -58,8 +58,14 @@ pub struct Entry {
     pub message_id: uuid::Uuid,
     pub channel_id: ChannelId,
     pub sender_id: UserId,
-    /// The sender's idempotency key.
+    /// The sender's idempotency key; kept for retries but not shown when
+    /// the entry came through an HTTP route (`via_http`).
     pub client_msg_id: ClientMsgId,
+    /// Made with the admin token (`"byAdmin": true` on the wire, §12's
+    /// common rules of version 1.2).
+    pub by_admin: bool,
+    /// Made through an HTTP route: reads and frames carry no `clientMsgId`.
+    pub via_http: bool,
     /// Position in the channel, 1-based, gapless.
     pub seq: i64,
     /// The text as sent (a message) or the new text (an edit); `""` for a
@@ -384,11 +390,45 @@ pub struct NewEntry {
     pub change: Change,
     /// A message's mentions as asked (§16); none for the other kinds.
     pub mentions: Mentions,
-    /// Made with the admin token through an HTTP route (a moderator's
-    /// delete, §17): `sender_id` need not be a member any more, and the
-    /// moderation rules do not apply to it. False for everything a user
-    /// sends.
-    pub by_admin: bool,
+    /// How it was made: a user's frame or an HTTP route, with which token.
+    pub origin: Origin,
+}
+
+/// How an entry came to be (protocol.md §12, common rules of version 1.2):
+/// entries made through an HTTP route carry no `clientMsgId` on the wire
+/// (the key is still stored, so that a retry stays idempotent), and those
+/// made with the admin token carry `"byAdmin": true`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Origin {
+    /// A user's frame (`MSG_SEND`, `MSG_EDIT`, `MSG_DELETE`, `MSG_REACT`).
+    #[default]
+    Frame,
+    /// An HTTP route with a user's token (a moderator's delete, §17).
+    UserRoute,
+    /// An HTTP route with the admin token acting as `sender_id`, who must be
+    /// a member and is held to the channel's rules (the backend post, §11).
+    AdminAsSender,
+    /// An HTTP route with the admin token on its own authority (the delete
+    /// route, §17): `sender_id` need not be a member any more, and the
+    /// moderation rules do not apply to it.
+    Admin,
+}
+
+impl Origin {
+    /// Made with the admin token: stored and shown as `byAdmin`.
+    pub fn by_admin(self) -> bool {
+        matches!(self, Self::AdminAsSender | Self::Admin)
+    }
+
+    /// Made through an HTTP route: its `clientMsgId` is not shown.
+    pub fn via_http(self) -> bool {
+        self != Self::Frame
+    }
+
+    /// The sender's membership and the moderation rules do not apply.
+    pub fn overrides_rules(self) -> bool {
+        self == Self::Admin
+    }
 }
 
 /// The mentions a send asks for (§16): users (at most `max_mentions`, in

@@ -66,6 +66,8 @@ mod tests {
                 channel_id: ChannelId::from_trusted("room".into()),
                 sender_id: UserId::from_trusted("alice".into()),
                 client_msg_id: ClientMsgId::from_trusted(format!("k{seq}")),
+                by_admin: false,
+                via_http: false,
                 seq,
                 body: "hi".into(),
                 ts: 1,

@@ -8,12 +8,13 @@
 use serde_json::{json, Value};
 
 use chatd_testkit::on_both_stores;
-use chatd_testkit::{spawn_app, Backend, TestApp, ADMIN_TOKEN};
+use chatd_testkit::{spawn_app, spawn_app_with, Backend, TestApp, ADMIN_TOKEN};
 
 on_both_stores!(
     blocks_are_kept_listed_and_dropped,
     a_block_refuses_the_direct_channel_and_the_blocked_users_sends,
     a_blocker_is_shown_offline_to_the_blocked_user,
+    a_block_hides_the_blocker_from_an_open_presence_subscription,
     a_blocked_user_cannot_pull_the_blocker_into_a_channel,
 );
 
@@ -122,6 +123,47 @@ async fn a_blocker_is_shown_offline_to_the_blocked_user(backend: Backend) {
     bob.send_json(json!({"type": "PRESENCE_SUB", "userIds": ["alice"]}))
         .await;
     assert_eq!(bob.recv_type("PRESENCE").await["status"], "online");
+    app.stop().await;
+}
+
+/// A block made while the blocked user's presence subscription is open
+/// applies at once: the blocked user gets the blocker `offline` (no
+/// `lastSeenAt`) without subscribing again, and no later change of the
+/// blocker's presence. Before, only the next PRESENCE_SUB judged it.
+async fn a_block_hides_the_blocker_from_an_open_presence_subscription(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.presence_grace_ms = 100).await;
+    app.create_channel("room", &["alice", "bob", "carol"]).await;
+    let mut alice = app.connect("alice").await;
+    let bob = app.connect("bob").await;
+    alice
+        .send_json(json!({"type": "PRESENCE_SUB", "userIds": ["bob", "carol"]}))
+        .await;
+    for (user, status) in [("bob", "online"), ("carol", "offline")] {
+        let presence = alice.recv_type("PRESENCE").await;
+        assert_eq!(
+            (&presence["userId"], &presence["status"]),
+            (&json!(user), &json!(status))
+        );
+    }
+    assert_eq!(as_user(&app, "PUT", "/v1/me/blocks/alice", "bob").await.0, 204);
+    let presence = alice.recv_type("PRESENCE").await;
+    assert_eq!(
+        presence,
+        json!({"type": "PRESENCE", "userId": "bob", "status": "offline"}),
+        "at once, no lastSeenAt"
+    );
+    // bob going offline (past the grace) tells alice nothing; carol, who
+    // does not block her, is still watched.
+    drop(bob);
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let carol = app.connect("carol").await;
+    let presence = alice.recv_type("PRESENCE").await;
+    assert_eq!(
+        (&presence["userId"], &presence["status"]),
+        (&json!("carol"), &json!("online")),
+        "{presence}"
+    );
+    drop(carol);
     app.stop().await;
 }
 

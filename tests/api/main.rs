@@ -18,6 +18,7 @@ mod cors;
 mod direct;
 mod directory;
 mod entries;
+mod entry_origin;
 mod fanout;
 mod flags;
 mod frames;

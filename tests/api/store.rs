@@ -704,7 +704,7 @@ fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewEntry {
         body: body.into(),
         change: chatd::store::Change::Message,
         mentions: Default::default(),
-        by_admin: false,
+        origin: Default::default(),
     }
 }
 

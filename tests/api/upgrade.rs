@@ -8,7 +8,10 @@ use serde_json::json;
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{spawn_app_on, AnyPool, Backend, TestDb};
 
-on_both_stores!(a_database_of_the_previous_schema_upgrades_in_place_and_v1_keeps_working);
+on_both_stores!(
+    a_database_of_the_previous_schema_upgrades_in_place_and_v1_keeps_working,
+    deletes_stored_by_the_route_before_0018_lose_their_server_made_key,
+);
 
 /// Applies only the v1 migrations (0001 and 0002) to `db` and inserts the
 /// v1 rows.
@@ -169,4 +172,69 @@ async fn a_database_of_the_previous_schema_upgrades_in_place_and_v1_keeps_workin
             {"userId": "bob", "role": "member", "joinedAt": 1, "deliveredSeq": 3, "readSeq": 3},
         ])
     );
+}
+
+/// Migration 0018 (how an entry was made, §12): a delete the route stored
+/// before it, with the key the server made (`http-` and a UUIDv7), reads
+/// with no `clientMsgId`; a frame's delete keeps its key, even one that
+/// starts with `http-` but is not a UUIDv7 after it.
+async fn deletes_stored_by_the_route_before_0018_lose_their_server_made_key(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    let uuid = |id: &str| match backend {
+        Backend::Postgres => format!("'{id}'::uuid"),
+        Backend::Sqlite => format!("'{id}'"),
+    };
+    let target = "01938f5e-6c2a-7b3e-9d41-2f0c8a1b7e51";
+    let mut statements = vec![
+        "INSERT INTO channels (channel_id, created_at, last_seq, last_ts) VALUES ('room', 1, 3, 30)".to_owned(),
+        "INSERT INTO members (channel_id, user_id, joined_at) VALUES ('room', 'alice', 1), ('room', 'mo', 1)"
+            .to_owned(),
+        format!(
+            "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, deleted) \
+             VALUES ({}, 'room', 1, 'alice', 'k1', '', 10, TRUE)",
+            uuid(target)
+        ),
+    ];
+    for (seq, key) in [(2, "http-01a248bb-e9b9-7245-a4fc-55f0e9be5a29"), (3, "http-mine")] {
+        statements.push(format!(
+            "INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, kind, target_id) \
+             VALUES ({}, 'room', {seq}, 'mo', '{key}', '', {}, 'delete', {})",
+            uuid(&format!("01938f5e-6c2a-7b3e-9d41-2f0c8a1b7e5{seq}")),
+            seq * 10,
+            uuid(target)
+        ));
+    }
+    match db.apply_schema_before(backend, 18).await {
+        AnyPool::Postgres(pool) => {
+            for statement in &statements {
+                sqlx::raw_sql(statement).execute(&pool).await.expect("insert");
+            }
+            pool.close().await;
+        }
+        AnyPool::Sqlite(pool) => {
+            for statement in &statements {
+                sqlx::raw_sql(statement).execute(&pool).await.expect("insert");
+            }
+            pool.close().await;
+        }
+    }
+    let app = spawn_app_on(db, |_| {}).await;
+    let (status, page) = app.history("room", &app.token("alice"), "afterSeq=0").await;
+    assert_eq!(status, 200, "{page}");
+    let keys: Vec<(i64, Option<&serde_json::Value>, Option<&serde_json::Value>)> = page["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|e| (e["seq"].as_i64().expect("seq"), e.get("clientMsgId"), e.get("byAdmin")))
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            (1, Some(&json!("k1")), None),
+            (2, None, None),
+            (3, Some(&json!("http-mine")), None)
+        ],
+        "{page}"
+    );
+    app.stop().await;
 }

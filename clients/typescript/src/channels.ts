@@ -260,7 +260,7 @@ export class Channels {
   private buildSnapshot(ch: ChannelCtx): ChannelSnapshot {
     const messages = ch.log.messages();
     const mine = new Set<string>();
-    for (const m of messages) if (m.senderId === this.c.userId) mine.add(m.clientMsgId);
+    for (const m of messages) if (m.senderId === this.c.userId && m.clientMsgId !== undefined) mine.add(m.clientMsgId);
     const outgoing: OutgoingMessage[] = [];
     for (const [k, s] of ch.sent) {
       if (mine.has(k) || (s.seq !== undefined && ch.log.isStarted && s.seq < ch.log.low)) ch.sent.delete(k);

@@ -26,8 +26,10 @@ export interface Message {
   readonly seq: number;
   /** When it was stored. */
   readonly ts: number;
-  /** The author's idempotency key. */
-  readonly clientMsgId: string;
+  /** The author's idempotency key; absent when it was made through an HTTP route (protocol §12, version 1.2). */
+  readonly clientMsgId?: string;
+  /** True when it was made with the admin token (a backend post or an admin's delete route). */
+  readonly byAdmin: boolean;
   /** Current text (`""` when deleted). */
   readonly body: string;
   /** ts of the latest edit, when edited. */
@@ -334,7 +336,8 @@ export class MessageStates {
       senderId: e.senderId,
       seq: e.seq,
       ts: e.ts,
-      clientMsgId: e.clientMsgId,
+      ...(e.clientMsgId !== undefined ? { clientMsgId: e.clientMsgId } : {}),
+      byAdmin: e.byAdmin === true,
       body: st.body,
       editedAt: st.editedAt,
       deleted: st.deleted,

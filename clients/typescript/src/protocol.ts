@@ -37,8 +37,13 @@ export interface WireEntry {
   readonly body: string;
   /** Server time in milliseconds since the Unix epoch. */
   readonly ts: number;
-  /** The sender's idempotency key. */
-  readonly clientMsgId: string;
+  /**
+   * The sender's idempotency key; absent on an entry made through an HTTP route (a backend
+   * post, the delete route: version 1.2 §12 common rules).
+   */
+  readonly clientMsgId?: string;
+  /** Made with the admin token through an HTTP route (version 1.2); absent when false. */
+  readonly byAdmin?: boolean;
   /** Entry kind (version 1.1); absent from a version 1 server, meaning `message`. */
   readonly kind?: EntryKind;
   /** For edit, delete and reaction: the target message's id. */

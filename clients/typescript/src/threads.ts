@@ -180,7 +180,7 @@ function buildThreadSnapshot(t: ThreadCtx, ch: ThreadChannel, me: string, record
   const messages = t.log.messages();
   const rootId = t.log.rootId;
   const mine = new Set<string>();
-  for (const m of messages) if (m.senderId === me) mine.add(m.clientMsgId);
+  for (const m of messages) if (m.senderId === me && m.clientMsgId !== undefined) mine.add(m.clientMsgId);
   const outgoing: OutgoingMessage[] = [];
   const seen = new Set<string>();
   for (const r of records) {

@@ -310,7 +310,7 @@ mod tests {
             seq,
             body: body.into(),
             ts: seq,
-            client_msg_id: format!("k{seq}"),
+            client_msg_id: Some(format!("k{seq}")),
             kind: EntryKind::Message,
             target_id: None,
             emoji: None,

@@ -1392,7 +1392,7 @@ impl Task {
                     seq,
                     body: std::mem::take(&mut pending.body),
                     ts,
-                    client_msg_id: client_msg_id.clone(),
+                    client_msg_id: Some(client_msg_id.clone()),
                     reply_to: pending.options.reply_to,
                     thread_id: pending.options.thread_id,
                     ..Default::default()

@@ -181,7 +181,7 @@ mod tests {
             seq,
             body: format!("m{seq}"),
             ts: seq,
-            client_msg_id: format!("k{seq}"),
+            client_msg_id: Some(format!("k{seq}")),
             ..Default::default()
         }
     }

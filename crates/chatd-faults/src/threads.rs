@@ -112,7 +112,7 @@ mod tests {
             seq,
             body: format!("m{seq}"),
             ts: 1000 + seq,
-            client_msg_id: format!("k{seq}"),
+            client_msg_id: Some(format!("k{seq}")),
             reply_to,
             thread_id,
             ..RecvMessage::default()

@@ -977,8 +977,14 @@ pub struct RecvMessage {
     pub body: String,
     /// Stored time, ms since the Unix epoch; never decreases as `seq` grows.
     pub ts: i64,
-    /// The sender's idempotency key.
-    pub client_msg_id: String,
+    /// The sender's idempotency key; absent on an entry made through an
+    /// HTTP route (the backend post, the delete route: §12's common rules
+    /// of version 1.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_msg_id: Option<String>,
+    /// Made with the admin token through an HTTP route; absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub by_admin: bool,
     /// The entry's kind (§8); `message` when absent (a server before v1.1).
     #[serde(default)]
     pub kind: EntryKind,
@@ -2167,9 +2173,24 @@ mod tests {
             seq: 1,
             body: "hi".into(),
             ts: 5,
-            client_msg_id: "c1".into(),
+            client_msg_id: Some("c1".into()),
             ..Default::default()
         };
+        // A frame's entry: its key, no `byAdmin`; one made through an HTTP
+        // route with the admin token: `byAdmin`, no key (§12).
+        let v: Value = serde_json::from_str(&ServerFrame::MsgRecv(msg.clone()).encode()).unwrap();
+        assert_eq!((&v["clientMsgId"], v.get("byAdmin")), (&Value::from("c1"), None));
+        let by_admin = RecvMessage {
+            client_msg_id: None,
+            by_admin: true,
+            ..msg.clone()
+        };
+        let v: Value = serde_json::from_str(&ServerFrame::MsgRecv(by_admin.clone()).encode()).unwrap();
+        assert_eq!((v.get("clientMsgId"), &v["byAdmin"]), (None, &Value::Bool(true)));
+        match serde_json::from_value::<ServerFrame>(v).unwrap() {
+            ServerFrame::MsgRecv(back) => assert_eq!(back, by_admin),
+            other => panic!("{other:?}"),
+        }
         let batch = ServerFrame::SyncBatch {
             channel_id: "room".into(),
             messages: vec![TaggedMessage::MsgRecv(msg.clone())],
@@ -2321,7 +2342,7 @@ mod server_frame_decode {
             seq: n,
             body: text,
             ts: n.wrapping_mul(7),
-            client_msg_id: "k\\1".into(),
+            client_msg_id: Some("k\\1".into()),
             ..Default::default()
         }
     }

@@ -97,18 +97,38 @@ impl TestDb {
     /// server uses (so that the server sees them as applied and runs the
     /// later ones at start). Returns a pool on the database for seeding rows.
     pub async fn apply_v1_schema(&self, backend: Backend) -> AnyPool {
+        self.apply_migrations(backend, &V1_MIGRATIONS).await
+    }
+
+    /// Applies the migrations of `backend` numbered below `version` (the
+    /// schema a release before `version` left), with the migrator the
+    /// server uses; returns the pool for rows of that schema.
+    pub async fn apply_schema_before(&self, backend: Backend, version: u32) -> AnyPool {
+        let source = migrations_dir(backend);
+        let mut files: Vec<String> = std::fs::read_dir(&source)
+            .expect("migrations")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| {
+                name.split('_')
+                    .next()
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| n < version)
+            })
+            .collect();
+        files.sort();
+        let names: Vec<&str> = files.iter().map(String::as_str).collect();
+        self.apply_migrations(backend, &names).await
+    }
+
+    /// Applies the named migration files of `backend` only.
+    async fn apply_migrations(&self, backend: Backend, files: &[&str]) -> AnyPool {
         let dir = tempfile::tempdir().expect("tempdir");
-        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../migrations")
-            .join(match backend {
-                Backend::Postgres => "postgres",
-                Backend::Sqlite => "sqlite",
-            });
-        for file in V1_MIGRATIONS {
+        let source = migrations_dir(backend);
+        for file in files {
             std::fs::copy(source.join(file), dir.path().join(file)).expect("copy migration");
         }
         let migrator = sqlx::migrate::Migrator::new(dir.path()).await.expect("migrator");
-        assert_eq!(migrator.iter().count(), V1_MIGRATIONS.len());
+        assert_eq!(migrator.iter().count(), files.len());
         match backend {
             Backend::Postgres => {
                 let pool = sqlx::PgPool::connect(&self.url).await.expect("pg");
@@ -188,4 +208,14 @@ impl Drop for TestDb {
         })
         .join();
     }
+}
+
+/// The migrations directory of `backend` in the repository.
+fn migrations_dir(backend: Backend) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../migrations")
+        .join(match backend {
+            Backend::Postgres => "postgres",
+            Backend::Sqlite => "sqlite",
+        })
 }

@@ -332,6 +332,40 @@ impl Ephemeral {
         }
     }
 
+    /// `blocker` now blocks `blocked` (§17): every session of `blocked` on
+    /// this node that watches `blocker` gets `blocker` `offline` (no
+    /// `lastSeenAt`) at once and stops watching it; its next PRESENCE_SUB
+    /// judges the block again. Doing nothing when no such session watches.
+    pub fn hide_blocker(&self, blocked: &UserId, blocker: &UserId) {
+        let mut state = self.lock();
+        let mut hidden = Vec::new();
+        if let Some(watchers) = state.watchers.get_mut(blocker) {
+            watchers.retain(|h| {
+                let of_blocked = &h.user_id == blocked;
+                if of_blocked {
+                    hidden.push(h.clone());
+                }
+                !of_blocked
+            });
+            if watchers.is_empty() {
+                state.watchers.remove(blocker);
+            }
+        }
+        if hidden.is_empty() {
+            return;
+        }
+        let text = Utf8Bytes::from(state.frame(blocker, false).encode());
+        for handle in hidden {
+            handle.push_ephemeral(text.clone(), "PRESENCE");
+            if let Some(watched) = state.subscriptions.get_mut(&handle.id) {
+                watched.retain(|u| u != blocker);
+                if watched.is_empty() {
+                    state.subscriptions.remove(&handle.id);
+                }
+            }
+        }
+    }
+
     /// The listed users whose `lastSeenAt` this node does not know and who
     /// are not online (their snapshot needs the database's value).
     pub fn unknown_last_seen(&self, users: &[UserId]) -> Vec<UserId> {

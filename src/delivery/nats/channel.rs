@@ -355,7 +355,7 @@ mod tests {
                 body: format!("body {n}"),
                 change: crate::store::Change::Message,
                 mentions: Default::default(),
-                by_admin: false,
+                origin: Default::default(),
             })
             .collect();
         let batch = store.write_batch(&sends, 10).await.unwrap();
@@ -426,7 +426,7 @@ mod tests {
             body: "after bob came back".into(),
             change: crate::store::Change::Message,
             mentions: Default::default(),
-            by_admin: false,
+            origin: Default::default(),
         };
         f.store.write_batch(&[third], 40).await.unwrap();
         // A catch-up from the channel's start (a NATS reconnect, or a floor

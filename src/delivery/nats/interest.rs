@@ -422,6 +422,10 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
             }
             Err(error) => tracing::warn!(%error, "bad channel id from NATS"),
         },
+        Ok(UserEnvelope::Blocked { blocker }) => match UserId::parse(&blocker) {
+            Ok(blocker) => inner.hub.ephemeral.hide_blocker(user, &blocker),
+            Err(error) => tracing::warn!(%error, "bad user id from NATS"),
+        },
         Err(error) => tracing::warn!(user_id = %user, %error, "undecodable message from NATS"),
     }
 }

@@ -295,6 +295,19 @@ impl Cluster {
         }
     }
 
+    /// `blocker` now blocks `blocked`: published to the nodes holding the
+    /// blocked user's sessions, which hide the blocker's presence from them
+    /// (this node did already, [`super::Delivery::user_blocked`]).
+    pub fn user_blocked(&self, blocked: &UserId, blocker: &UserId) {
+        let envelope = UserEnvelope::Blocked {
+            blocker: blocker.as_str().to_owned(),
+        };
+        if let Ok(payload) = serde_json::to_vec(&envelope) {
+            self.0
+                .publish(user_subject(&self.0.prefix, blocked), Bytes::from(payload));
+        }
+    }
+
     /// Queues an encoded frame to this node's sessions of each of `users`
     /// and publishes it on each user's subject for the other nodes holding
     /// their sessions (in publication order per user).

@@ -114,6 +114,13 @@ pub enum UserEnvelope {
         /// The channel's `lastSeq` at the change.
         seq: i64,
     },
+    /// The user is now blocked by `blocker` (§17): its sessions stop
+    /// watching the blocker's presence and see it `offline`.
+    #[serde(rename_all = "camelCase")]
+    Blocked {
+        /// Who blocks the user.
+        blocker: String,
+    },
 }
 
 /// A TYPING frame on `<prefix>.t.<channel>`: for every session of every
@@ -259,6 +266,10 @@ mod tests {
         };
         let text = serde_json::to_string(&e).unwrap();
         assert_eq!(text, r#"{"kind":"membership","channelId":"room","add":true,"seq":7}"#);
+        assert_eq!(serde_json::from_str::<UserEnvelope>(&text).unwrap(), e);
+        let e = UserEnvelope::Blocked { blocker: "bob".into() };
+        let text = serde_json::to_string(&e).unwrap();
+        assert_eq!(text, r#"{"kind":"blocked","blocker":"bob"}"#);
         assert_eq!(serde_json::from_str::<UserEnvelope>(&text).unwrap(), e);
     }
 }

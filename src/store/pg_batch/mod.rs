@@ -29,13 +29,14 @@ use crate::protocol::ChannelKind;
 /// batch's entries inserted (`inserted`) and its channels' seqs set
 /// (`updated`), one row per piece each.
 macro_rules! insert_entries {
-    ($mentions:literal, $all:literal, $asked:literal, $notify:literal) => {
+    ($mentions:literal, $all:literal, $asked:literal, $notify:literal, $by_admin:literal, $via_http:literal) => {
         concat!("WITH inserted AS (\
          INSERT INTO messages (message_id, channel_id, seq, sender_id, client_msg_id, body, ts, offline_members, \
-         kind, target_id, emoji, op, noop, reply_to, thread_id, mentions, mention_all, mentions_asked, notify_members) \
+         kind, target_id, emoji, op, noop, reply_to, thread_id, mentions, mention_all, mentions_asked, notify_members, \
+         by_admin, via_http) \
          SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $11::text[], \
          $12::text[], $13::uuid[], $14::text[], $15::text[], $16::bool[], $17::uuid[], $18::uuid[], ", $mentions, "::text[], ",
-         $all, "::bool[], ", $asked, "::text[], ", $notify, "::text[]) \
+         $all, "::bool[], ", $asked, "::text[], ", $notify, "::text[], ", $by_admin, "::bool[], ", $via_http, "::bool[]) \
          ON CONFLICT (sender_id, client_msg_id) DO NOTHING RETURNING 1), \
          updated AS (UPDATE channels AS c SET last_seq = u.last_seq, last_ts = u.last_ts \
          FROM UNNEST($8::text[], $9::int8[], $10::int8[]) AS u(channel_id, last_seq, last_ts) \
@@ -70,12 +71,14 @@ const KEEP_LAST_MESSAGES: &str = "INSERT INTO member_limits (channel_id, user_id
 
 /// Inserts a batch's entries from one array per column (`$1`..`$7`,
 /// `$11` the offline members, `$12`..`$16` kind, target, emoji, op,
-/// noop, `$17`, `$18` the references of §14) and sets `last_seq`/`last_ts` of every channel it wrote to
+/// noop, `$17`, `$18` the references of §14, `$19`..`$22` the mentions
+/// and notify columns of §16, `$23`, `$24` `by_admin` and `via_http`) and
+/// sets `last_seq`/`last_ts` of every channel it wrote to
 /// (`$8`..`$10`), in one statement. Returns the number of entries
 /// inserted (fewer than given means a key was taken, and the caller
 /// rolls back) and of channels updated.
 const INSERT_ENTRIES: &str = concat!(
-    insert_entries!("$19", "$20", "$21", "$22"),
+    insert_entries!("$19", "$20", "$21", "$22", "$23", "$24"),
     " SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated)"
 );
 
@@ -95,10 +98,12 @@ const INSERT_ENTRIES: &str = concat!(
 ///   (message, emoji) set, and the counts of `($32[i], $33[i])` dropped
 ///   (nobody holds them any more).
 ///
+/// The columns of `INSERT_ENTRIES`'s `$19`..`$24` are here `$38`..`$43`.
+///
 /// Returns the same two counts as `INSERT_ENTRIES`; when fewer entries
 /// went in than given the caller rolls back, effects included.
 const INSERT_ENTRIES_WITH_EFFECTS: &str = concat!(
-    insert_entries!("$38", "$39", "$40", "$41"),
+    insert_entries!("$38", "$39", "$40", "$41", "$42", "$43"),
     ", \
      touched AS (UPDATE messages AS m SET edited_body = COALESCE(u.body, m.edited_body), \
      edited_at = COALESCE(u.ts, m.edited_at), reply_count = m.reply_count + u.replies, \
@@ -411,7 +416,9 @@ impl SqlStore<Postgres> {
             .bind(&rows.mentions)
             .bind(&rows.mention_all)
             .bind(&rows.mentions_asked)
-            .bind(&rows.notify_members);
+            .bind(&rows.notify_members)
+            .bind(&rows.by_admin)
+            .bind(&rows.via_http);
         let row = query.fetch_one(&mut **tx).await?;
         let (inserted, updated): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
         if inserted != rows.len() as i64 {
@@ -498,7 +505,7 @@ impl Decided {
         for (index, send) in sends.iter().enumerate() {
             let channel = channels
                 .get_mut(send.channel_id.as_str())
-                .filter(|c| send.by_admin || c.may_send(&send.sender_id));
+                .filter(|c| send.origin.overrides_rules() || c.may_send(&send.sender_id));
             let sender = channel.as_ref().and_then(|c| c.sender(&send.sender_id));
             let rules = channel.as_ref().map(|c| c.rules).unwrap_or_default();
             let state = |id: Option<uuid::Uuid>| id.and_then(|id| changes.targets.get(&id));
@@ -543,6 +550,9 @@ struct MessageColumns<'a> {
     mention_all: Vec<bool>,
     mentions_asked: Vec<Option<String>>,
     notify_members: Vec<Option<String>>,
+    /// How each entry was made (§12's common rules of version 1.2).
+    by_admin: Vec<bool>,
+    via_http: Vec<bool>,
     /// The `mentions` rows (§16): user, channel, seq.
     mention_users: Vec<String>,
     mention_channels: Vec<&'a str>,
@@ -571,6 +581,8 @@ impl<'a> MessageColumns<'a> {
             mention_all: Vec::with_capacity(n),
             mentions_asked: Vec::with_capacity(n),
             notify_members: Vec::with_capacity(n),
+            by_admin: Vec::with_capacity(n),
+            via_http: Vec::with_capacity(n),
             mention_users: Vec::new(),
             mention_channels: Vec::new(),
             mention_seqs: Vec::new(),
@@ -592,6 +604,8 @@ impl<'a> MessageColumns<'a> {
         self.mentions.push(mentions_text(&message.mentions)?);
         self.mention_all.push(message.mention_all);
         self.mentions_asked.push(message.mentions_asked.clone());
+        self.by_admin.push(message.by_admin);
+        self.via_http.push(message.via_http);
         for user in entry_rules::mention_rows(message) {
             self.mention_users.push(user.as_str().to_owned());
             self.mention_channels.push(send.channel_id.as_str());

@@ -215,3 +215,15 @@ test("a read's states are as of its lastSeq: later entries that came live first 
   older.prepend([e(1, { kind: 'message', messageId: 'm1', reactions: [] })], 1);
   assert.deepEqual(older.message('m1')?.reactions, [{ emoji: '🎉', count: 1, me: false }]);
 });
+
+test('an entry made through an HTTP route keeps byAdmin and has no clientMsgId (protocol §12, version 1.2)', () => {
+  const log = new ChannelLog('c', 'alice');
+  log.start(0);
+  const posted: WireEntry = { type: 'MSG_RECV', messageId: 'p', channelId: 'c', senderId: 'bob', seq: 1, body: 'from the backend', ts: 1001, byAdmin: true };
+  log.ingest([posted, e(2)], false);
+  const [byRoute, byFrame] = log.messages();
+  assert.equal(byRoute?.byAdmin, true);
+  assert.equal(byRoute !== undefined && 'clientMsgId' in byRoute, false);
+  assert.equal(byFrame?.byAdmin, false);
+  assert.match(byFrame?.clientMsgId ?? '', /^k2-/);
+});
