@@ -7714,6 +7714,22 @@
   }
 
   // src/chat.ts
+  function channelKey(userId) {
+    return `chatd-console-channel:${userId}`;
+  }
+  function lastChannel(userId) {
+    try {
+      return sessionStorage.getItem(channelKey(userId)) ?? void 0;
+    } catch {
+      return void 0;
+    }
+  }
+  function rememberChannel(userId, channelId) {
+    try {
+      sessionStorage.setItem(channelKey(userId), channelId);
+    } catch {
+    }
+  }
   var ChatView = class {
     /** The user's chatd client. */
     client;
@@ -7850,8 +7866,10 @@
         c.events.on("hello", (hello) => {
           this.helloIds = new Set(hello.channels.map((x) => x.channelId));
           this.channels.render();
-          if (this.state.current === void 0 || !c.channelIds().includes(this.state.current)) this.select(c.channelIds()[0]);
-          else this.members.refresh();
+          if (this.state.current === void 0 || !c.channelIds().includes(this.state.current)) {
+            const last = lastChannel(this.userId);
+            this.select(last !== void 0 && c.channelIds().includes(last) ? last : c.channelIds()[0]);
+          } else this.members.refresh();
         }),
         c.events.on("channelAdded", (id) => {
           this.channels.notice(id, void 0);
@@ -7960,6 +7978,7 @@
     select(id) {
       if (id !== this.state.current) this.thread.hide();
       this.state.current = id;
+      if (id !== void 0) rememberChannel(this.userId, id);
       this.composer.forgetEdit();
       this.messages.reset();
       if (id !== void 0) this.open(id);

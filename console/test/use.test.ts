@@ -89,4 +89,16 @@ describe('console in real use (long words, reloads, presence, banners, deletes)'
       assert.ok(m.send.left >= 0 && m.send.right <= m.innerWidth, `Send at ${m.send.left}–${m.send.right} px in a ${m.innerWidth} px window`);
     }
   });
+
+  test('a reload reopens the channel that was open, not the first one', async () => {
+    const alice = await signIn('alice');
+    for (const id of ['third', 'second']) {
+      await openChannel(alice, id);
+      await alice.reload();
+      await alice.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
+      await alice.locator(`#channel-title[data-channel="${id}"]`).waitFor({ timeout: 10_000 });
+      assert.equal(await alice.locator('#channel-title').getAttribute('data-channel'), id);
+      assert.equal(await alice.locator(`button.channel[data-channel="${id}"]`).getAttribute('aria-current'), 'true');
+    }
+  });
 });
