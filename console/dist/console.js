@@ -6594,6 +6594,10 @@
     const words2 = status === "online" ? "online" : status === "offline" ? "offline" : "presence unknown";
     return h("span", { class: "dot", "data-status": status, "data-user": user, role: "img", "aria-label": `${user} is ${words2}`, title: words2 });
   }
+  function presenceWithMe(state) {
+    const open = state.client.connection.getSnapshot().state === "open";
+    return { ...state.client.presence.getSnapshot(), [state.userId]: { status: open ? "online" : "offline", lastSeenAt: void 0 } };
+  }
   var People = class {
     state;
     peopleEl;
@@ -6632,10 +6636,10 @@
       const snap = this.state.snapshot();
       if (el === void 0 || snap === void 0) return;
       const me = this.state.userId;
-      const presence = this.state.client.presence.getSnapshot();
+      const presence = presenceWithMe(this.state);
       el.replaceChildren(
         ...[me, ...this.othersIn(snap)].map(
-          (u) => h("span", { class: "person", "data-user": u }, presenceDot(u, u === me ? { [u]: { status: "online", lastSeenAt: void 0 } } : presence), u === me ? `${u} (you)` : u)
+          (u) => h("span", { class: "person", "data-user": u }, presenceDot(u, presence), u === me ? `${u} (you)` : u)
         )
       );
     }
@@ -6755,7 +6759,7 @@
       const fromBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
       const atBottom = fromBottom < 48;
       const receipts = this.receiptLabels(snap);
-      const presence = this.state.client.presence.getSnapshot();
+      const presence = presenceWithMe(this.state);
       const lines = this.lines.get(current) ?? [];
       const items = [];
       let next = 0;
@@ -7851,6 +7855,8 @@
       this.unsubs.push(
         c.connection.subscribe(() => {
           this.connection.update();
+          this.people.renderPeople();
+          this.messages.render();
         }),
         c.presence.subscribe(() => {
           this.people.renderPeople();

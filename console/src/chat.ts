@@ -201,6 +201,9 @@ export class ChatView {
     this.unsubs.push(
       c.connection.subscribe(() => {
         this.connection.update();
+        // the user's own presence dots follow the connection
+        this.people.renderPeople();
+        this.messages.render();
       }),
       c.presence.subscribe(() => {
         this.people.renderPeople();

@@ -101,4 +101,27 @@ describe('console in real use (long words, reloads, presence, banners, deletes)'
       assert.equal(await alice.locator(`button.channel[data-channel="${id}"]`).getAttribute('aria-current'), 'true');
     }
   });
+
+  test("the user's own presence dot says online while connected, and not online while the server is unreachable", async () => {
+    const alice = await signIn('alice');
+    await openChannel(alice, 'third');
+    await send(alice, 'my own dot');
+    const own = alice.locator('#messages li.msg[data-mine="true"]').filter({ hasText: 'my own dot' }).locator('.dot[data-user="alice"]');
+    const head = alice.locator('#people .dot[data-user="alice"]');
+    await own.waitFor();
+    const status = async (): Promise<(string | null)[]> => [await own.getAttribute('data-status'), await head.getAttribute('data-status')];
+    assert.deepEqual(await status(), ['online', 'online']);
+    await chatd.stop();
+    try {
+      await alice.locator('#conn:not([data-state="connected"])').waitFor();
+      await alice.locator('#messages li.msg[data-mine="true"] .dot[data-user="alice"][data-status="offline"]').first().waitFor({ timeout: 10_000 });
+      assert.deepEqual(await status(), ['offline', 'offline']);
+      assert.equal(await head.getAttribute('aria-label'), 'alice is offline');
+    } finally {
+      await chatd.spawn();
+    }
+    await alice.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
+    await alice.locator('#people .dot[data-user="alice"][data-status="online"]').waitFor({ timeout: 10_000 });
+    assert.deepEqual(await status(), ['online', 'online']);
+  });
 });
