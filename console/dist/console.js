@@ -4428,9 +4428,12 @@
     if (el === null) throw new Error(`#${id} missing from the page`);
     return el;
   }
+  function withCode(text) {
+    return text.split("`").map((part, i) => i % 2 === 1 ? h("code", {}, part) : part);
+  }
   function banner(text, kind = "error") {
     const el = byId("banner");
-    el.textContent = text;
+    el.replaceChildren(...withCode(text));
     el.dataset.kind = kind;
     el.hidden = text === "";
   }
@@ -4531,8 +4534,8 @@
           }
           void guarded(out, async () => {
             adminToken = t;
-            const r = await api("GET", "/v1/channels/chatd-console-probe");
-            if (r.status === 404 || r.status === 200) {
+            const r = await api("GET", "/v1/channels?limit=1");
+            if (r.status === 200) {
               renderAdmin(root);
             } else {
               adminToken = void 0;
@@ -8107,7 +8110,7 @@
               if (r.status === 401) {
                 const body = await r.json().catch(() => ({}));
                 out.dataset.ok = "false";
-                out.textContent = tokenWords(body.error?.message ?? "unauthorized");
+                out.replaceChildren(...withCode(tokenWords(body.error?.message ?? "unauthorized")));
                 return;
               }
             } catch {

@@ -124,4 +124,39 @@ describe('console in real use (long words, reloads, presence, banners, deletes)'
     await alice.locator('#people .dot[data-user="alice"][data-status="online"]').waitFor({ timeout: 10_000 });
     assert.deepEqual(await status(), ['online', 'online']);
   });
+
+  test('a banner shows code as code, without backticks (a token from another server)', async () => {
+    const good = await chatd.token('alice');
+    const [head, payload, sig] = good.split('.');
+    assert.ok(head !== undefined && payload !== undefined && sig !== undefined && sig.length > 10);
+    // the signature changed in its middle: the server answers "bad signature"
+    const mid = Math.floor(sig.length / 2);
+    const bad = `${head}.${payload}.${sig.slice(0, mid)}${sig[mid] === 'A' ? 'B' : 'A'}${sig.slice(mid + 1)}`;
+    const page = await newPage();
+    await page.goto(`${chatd.httpUrl}/console#token=${bad}`);
+    const banner = page.locator('#banner', { hasText: 'signature does not match' });
+    await banner.waitFor();
+    const text = (await banner.textContent()) ?? '';
+    assert.ok(!text.includes('`'), `raw backticks in the banner: ${text}`);
+    assert.equal(await page.locator('#banner code', { hasText: 'chatd token' }).count(), 1);
+  });
+
+  test('the admin sign-in makes no request that fails', async () => {
+    const page = await newPage();
+    const failed: string[] = [];
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.request().method()} ${new URL(r.url()).pathname} ${r.status()}`);
+    });
+    await page.goto(`${chatd.httpUrl}/console#admin`);
+    await page.locator('#admin-token').fill(chatd.adminToken);
+    await page.locator('#admin-open').click();
+    await page.locator('#new-channel-id').waitFor();
+    assert.deepEqual(failed, []);
+    // a wrong token is still refused
+    await page.reload();
+    await page.locator('#admin-token').fill('not-the-admin-token');
+    await page.locator('#admin-open').click();
+    await page.locator('.result', { hasText: 'admin token was refused' }).waitFor();
+    assert.equal(await page.locator('#new-channel-id').count(), 0);
+  });
 });
