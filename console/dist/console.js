@@ -4723,6 +4723,68 @@
     chId.focus();
   }
 
+  // src/chat-delete.ts
+  var asking = /* @__PURE__ */ new Set();
+  function deleteControl(messageId, label, moderation, remove) {
+    const slot = h("span", { class: "delete-slot", "data-message-id": messageId });
+    const show = () => {
+      if (!asking.has(messageId)) {
+        slot.replaceChildren(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "delete",
+              "data-moderation": String(moderation),
+              "aria-label": label,
+              onclick: () => {
+                asking.add(messageId);
+                show();
+                slot.querySelector("button.delete-cancel")?.focus();
+              }
+            },
+            "Delete"
+          )
+        );
+        return;
+      }
+      slot.replaceChildren(
+        h(
+          "span",
+          { class: "delete-confirm-row", role: "group", "aria-label": "Confirm the deletion" },
+          h("span", { class: "delete-question" }, "Delete for everyone?"),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "delete-confirm",
+              "aria-label": `${label}: confirm`,
+              onclick: () => {
+                asking.delete(messageId);
+                remove();
+              }
+            },
+            "Delete"
+          ),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "delete-cancel",
+              onclick: () => {
+                asking.delete(messageId);
+                show();
+              }
+            },
+            "Cancel"
+          )
+        )
+      );
+    };
+    show();
+    return slot;
+  }
+
   // src/chat-moderation.ts
   var DURATIONS = [
     { minutes: 10, label: "10 minutes" },
@@ -5173,19 +5235,9 @@
       }
       if (this.state.client.mayDelete(m) && this.state.supports("MSG_DELETE")) {
         actions.append(
-          h(
-            "button",
-            {
-              type: "button",
-              class: "delete",
-              "data-moderation": String(!mine),
-              "aria-label": mine ? "Delete this message" : `Delete ${m.senderId}’s message (as moderator)`,
-              onclick: () => {
-                this.remove(channelId, m.messageId);
-              }
-            },
-            "Delete"
-          )
+          deleteControl(m.messageId, mine ? "Delete this message" : `Delete ${m.senderId}’s message (as moderator)`, !mine, () => {
+            this.remove(channelId, m.messageId);
+          })
         );
       }
       if (!mine) actions.append(...this.moderation(m), ...this.reports.buttons(m));
@@ -7643,20 +7695,11 @@
           h(
             "div",
             { class: "actions" },
-            h(
-              "button",
-              {
-                type: "button",
-                class: "delete",
-                "aria-label": mine ? "Delete this reply" : `Delete ${m.senderId}’s reply (as moderator)`,
-                onclick: () => {
-                  this.state.client.deleteMessage(m.channelId, m.messageId).catch((e) => {
-                    if (this.statusEl !== void 0) this.statusEl.textContent = errorText(e);
-                  });
-                }
-              },
-              "Delete"
-            )
+            deleteControl(m.messageId, mine ? "Delete this reply" : `Delete ${m.senderId}’s reply (as moderator)`, !mine, () => {
+              this.state.client.deleteMessage(m.channelId, m.messageId).catch((e) => {
+                if (this.statusEl !== void 0) this.statusEl.textContent = errorText(e);
+              });
+            })
           )
         );
       }

@@ -159,4 +159,31 @@ describe('console in real use (long words, reloads, presence, banners, deletes)'
     await page.locator('.result', { hasText: 'admin token was refused' }).waitFor();
     assert.equal(await page.locator('#new-channel-id').count(), 0);
   });
+  test('Delete asks first: the message stays until "Delete" is confirmed, Cancel keeps it, and the question survives a redraw', async () => {
+    const alice = await signIn('alice');
+    const bob = await signIn('bob');
+    await openChannel(alice, 'second');
+    await openChannel(bob, 'second');
+    await send(alice, 'delete me, maybe');
+    const mine = alice.locator('#messages li.msg[data-mine="true"][data-deleted="false"]').filter({ hasText: 'delete me, maybe' });
+    await mine.locator('button.delete').waitFor();
+    await bob.locator('#messages li.msg', { hasText: 'delete me, maybe' }).waitFor();
+    // one click only asks
+    await mine.locator('button.delete').click();
+    await mine.locator('.delete-question', { hasText: 'Delete for everyone?' }).waitFor();
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(await mine.count(), 1, 'deleted by one click');
+    assert.equal(await bob.locator('#messages li.msg[data-deleted="true"]').count(), 0);
+    // Cancel keeps it
+    await mine.locator('button.delete-cancel').click();
+    await mine.locator('button.delete').waitFor();
+    assert.equal(await mine.locator('button.delete-confirm').count(), 0);
+    // asked again, a redraw (bob's message) keeps the question; confirming deletes it on both screens
+    await mine.locator('button.delete').click();
+    await send(bob, 'a redraw meanwhile');
+    await alice.locator('#messages li.msg', { hasText: 'a redraw meanwhile' }).waitFor();
+    await mine.locator('button.delete-confirm').click();
+    await alice.locator('#messages li.msg[data-mine="true"][data-deleted="true"]').waitFor();
+    await bob.locator('#messages li.msg[data-deleted="true"]').waitFor();
+  });
 });
