@@ -4503,8 +4503,16 @@
       result(out, false, "The server cannot be reached (is chatd running?).");
     }
   }
+  function adminHeader() {
+    const el = document.getElementById("conn");
+    if (el === null || el.dataset.state !== "idle" && el.dataset.state !== "admin") return;
+    const admin = adminToken !== void 0;
+    el.dataset.state = admin ? "admin" : "idle";
+    el.textContent = admin ? "Admin token in use" : "Not signed in";
+  }
   function renderAdmin(root) {
     document.title = "Admin · chatd console";
+    adminHeader();
     if (adminToken === void 0) {
       renderAdminSignIn(root);
       return;
@@ -8210,6 +8218,7 @@
       renderAdmin(root);
       return;
     }
+    adminHeader();
     const token = storedToken();
     if (token === void 0) {
       renderSignIn(root);

@@ -7,7 +7,7 @@
  */
 import { jwtSubject } from '../../clients/typescript/src/index.js';
 import { ensureRandomUUID } from './adapter.js';
-import { renderAdmin } from './admin.js';
+import { adminHeader, renderAdmin } from './admin.js';
 import { ChatView } from './chat.js';
 import { banner, byId, h, withCode } from './dom.js';
 import { tokenWords } from './words.js';
@@ -138,6 +138,7 @@ function route(): void {
     renderAdmin(root);
     return;
   }
+  adminHeader();
   const token = storedToken();
   if (token === undefined) {
     renderSignIn(root);

@@ -186,4 +186,17 @@ describe('console in real use (long words, reloads, presence, banners, deletes)'
     await alice.locator('#messages li.msg[data-mine="true"][data-deleted="true"]').waitFor();
     await bob.locator('#messages li.msg[data-deleted="true"]').waitFor();
   });
+
+  test('the header says the admin token is in use while the admin view holds it, "Not signed in" once it is forgotten', async () => {
+    const page = await newPage();
+    await page.goto(`${chatd.httpUrl}/console#admin`);
+    await page.locator('#conn', { hasText: 'Not signed in' }).waitFor();
+    await page.locator('#admin-token').fill(chatd.adminToken);
+    await page.locator('#admin-open').click();
+    await page.locator('#new-channel-id').waitFor();
+    await page.locator('#conn[data-state="admin"]', { hasText: 'Admin token in use' }).waitFor({ timeout: 5_000 });
+    await page.locator('#admin-forget').click();
+    await page.locator('#admin-token').waitFor();
+    assert.equal(await page.locator('#conn').textContent(), 'Not signed in');
+  });
 });
