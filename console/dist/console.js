@@ -4429,9 +4429,12 @@
     if (el === null) throw new Error(`#${id} missing from the page`);
     return el;
   }
+  function withCode(text) {
+    return text.split("`").map((part, i) => i % 2 === 1 ? h("code", {}, part) : part);
+  }
   function banner(text, kind = "error") {
     const el = byId("banner");
-    el.textContent = text;
+    el.replaceChildren(...withCode(text));
     el.dataset.kind = kind;
     el.hidden = text === "";
   }
@@ -4501,8 +4504,16 @@
       result(out, false, "The server cannot be reached (is chatd running?).");
     }
   }
+  function adminHeader() {
+    const el = document.getElementById("conn");
+    if (el === null || el.dataset.state !== "idle" && el.dataset.state !== "admin") return;
+    const admin = adminToken !== void 0;
+    el.dataset.state = admin ? "admin" : "idle";
+    el.textContent = admin ? "Admin token in use" : "Not signed in";
+  }
   function renderAdmin(root) {
     document.title = "Admin · chatd console";
+    adminHeader();
     if (adminToken === void 0) {
       renderAdminSignIn(root);
       return;
@@ -4532,8 +4543,8 @@
           }
           void guarded(out, async () => {
             adminToken = t;
-            const r = await api("GET", "/v1/channels/chatd-console-probe");
-            if (r.status === 404 || r.status === 200) {
+            const r = await api("GET", "/v1/channels?limit=1");
+            if (r.status === 200) {
               renderAdmin(root);
             } else {
               adminToken = void 0;
@@ -4719,6 +4730,68 @@
       )
     );
     chId.focus();
+  }
+
+  // src/chat-delete.ts
+  var asking = /* @__PURE__ */ new Set();
+  function deleteControl(messageId, label, moderation, remove) {
+    const slot = h("span", { class: "delete-slot", "data-message-id": messageId });
+    const show = () => {
+      if (!asking.has(messageId)) {
+        slot.replaceChildren(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "delete",
+              "data-moderation": String(moderation),
+              "aria-label": label,
+              onclick: () => {
+                asking.add(messageId);
+                show();
+                slot.querySelector("button.delete-cancel")?.focus();
+              }
+            },
+            "Delete"
+          )
+        );
+        return;
+      }
+      slot.replaceChildren(
+        h(
+          "span",
+          { class: "delete-confirm-row", role: "group", "aria-label": "Confirm the deletion" },
+          h("span", { class: "delete-question" }, "Delete for everyone?"),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "delete-confirm",
+              "aria-label": `${label}: confirm`,
+              onclick: () => {
+                asking.delete(messageId);
+                remove();
+              }
+            },
+            "Delete"
+          ),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "delete-cancel",
+              onclick: () => {
+                asking.delete(messageId);
+                show();
+              }
+            },
+            "Cancel"
+          )
+        )
+      );
+    };
+    show();
+    return slot;
   }
 
   // src/chat-moderation.ts
@@ -5171,19 +5244,9 @@
       }
       if (this.state.client.mayDelete(m) && this.state.supports("MSG_DELETE")) {
         actions.append(
-          h(
-            "button",
-            {
-              type: "button",
-              class: "delete",
-              "data-moderation": String(!mine),
-              "aria-label": mine ? "Delete this message" : `Delete ${m.senderId}’s message (as moderator)`,
-              onclick: () => {
-                this.remove(channelId, m.messageId);
-              }
-            },
-            "Delete"
-          )
+          deleteControl(m.messageId, mine ? "Delete this message" : `Delete ${m.senderId}’s message (as moderator)`, !mine, () => {
+            this.remove(channelId, m.messageId);
+          })
         );
       }
       if (!mine) actions.append(...this.moderation(m), ...this.reports.buttons(m));
@@ -6595,6 +6658,10 @@
     const words2 = status === "online" ? "online" : status === "offline" ? "offline" : "presence unknown";
     return h("span", { class: "dot", "data-status": status, "data-user": user, role: "img", "aria-label": `${user} is ${words2}`, title: words2 });
   }
+  function presenceWithMe(state) {
+    const open = state.client.connection.getSnapshot().state === "open";
+    return { ...state.client.presence.getSnapshot(), [state.userId]: { status: open ? "online" : "offline", lastSeenAt: void 0 } };
+  }
   var People = class {
     state;
     peopleEl;
@@ -6633,10 +6700,10 @@
       const snap = this.state.snapshot();
       if (el === void 0 || snap === void 0) return;
       const me = this.state.userId;
-      const presence = this.state.client.presence.getSnapshot();
+      const presence = presenceWithMe(this.state);
       el.replaceChildren(
         ...[me, ...this.othersIn(snap)].map(
-          (u) => h("span", { class: "person", "data-user": u }, presenceDot(u, u === me ? { [u]: { status: "online", lastSeenAt: void 0 } } : presence), u === me ? `${u} (you)` : u)
+          (u) => h("span", { class: "person", "data-user": u }, presenceDot(u, presence), u === me ? `${u} (you)` : u)
         )
       );
     }
@@ -6756,7 +6823,7 @@
       const fromBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
       const atBottom = fromBottom < 48;
       const receipts = this.receiptLabels(snap);
-      const presence = this.state.client.presence.getSnapshot();
+      const presence = presenceWithMe(this.state);
       const lines = this.lines.get(current) ?? [];
       const items = [];
       let next = 0;
@@ -7638,20 +7705,11 @@
           h(
             "div",
             { class: "actions" },
-            h(
-              "button",
-              {
-                type: "button",
-                class: "delete",
-                "aria-label": mine ? "Delete this reply" : `Delete ${m.senderId}’s reply (as moderator)`,
-                onclick: () => {
-                  this.state.client.deleteMessage(m.channelId, m.messageId).catch((e) => {
-                    if (this.statusEl !== void 0) this.statusEl.textContent = errorText(e);
-                  });
-                }
-              },
-              "Delete"
-            )
+            deleteControl(m.messageId, mine ? "Delete this reply" : `Delete ${m.senderId}’s reply (as moderator)`, !mine, () => {
+              this.state.client.deleteMessage(m.channelId, m.messageId).catch((e) => {
+                if (this.statusEl !== void 0) this.statusEl.textContent = errorText(e);
+              });
+            })
           )
         );
       }
@@ -7716,6 +7774,22 @@
   }
 
   // src/chat.ts
+  function channelKey(userId) {
+    return `chatd-console-channel:${userId}`;
+  }
+  function lastChannel(userId) {
+    try {
+      return sessionStorage.getItem(channelKey(userId)) ?? void 0;
+    } catch {
+      return void 0;
+    }
+  }
+  function rememberChannel(userId, channelId) {
+    try {
+      sessionStorage.setItem(channelKey(userId), channelId);
+    } catch {
+    }
+  }
   var ChatView = class {
     /** The user's chatd client. */
     client;
@@ -7837,6 +7911,8 @@
       this.unsubs.push(
         c.connection.subscribe(() => {
           this.connection.update();
+          this.people.renderPeople();
+          this.messages.render();
         }),
         c.presence.subscribe(() => {
           this.people.renderPeople();
@@ -7852,8 +7928,10 @@
         c.events.on("hello", (hello) => {
           this.helloIds = new Set(hello.channels.map((x) => x.channelId));
           this.channels.render();
-          if (this.state.current === void 0 || !c.channelIds().includes(this.state.current)) this.select(c.channelIds()[0]);
-          else this.members.refresh();
+          if (this.state.current === void 0 || !c.channelIds().includes(this.state.current)) {
+            const last = lastChannel(this.userId);
+            this.select(last !== void 0 && c.channelIds().includes(last) ? last : c.channelIds()[0]);
+          } else this.members.refresh();
         }),
         c.events.on("channelAdded", (id) => {
           this.channels.notice(id, void 0);
@@ -7962,6 +8040,7 @@
     select(id) {
       if (id !== this.state.current) this.thread.hide();
       this.state.current = id;
+      if (id !== void 0) rememberChannel(this.userId, id);
       this.composer.forgetEdit();
       this.messages.reset();
       if (id !== void 0) this.open(id);
@@ -8084,7 +8163,7 @@
               if (r.status === 401) {
                 const body = await r.json().catch(() => ({}));
                 out.dataset.ok = "false";
-                out.textContent = tokenWords(body.error?.message ?? "unauthorized");
+                out.replaceChildren(...withCode(tokenWords(body.error?.message ?? "unauthorized")));
                 return;
               }
             } catch {
@@ -8141,6 +8220,7 @@
       renderAdmin(root);
       return;
     }
+    adminHeader();
     const token = storedToken();
     if (token === void 0) {
       renderSignIn(root);

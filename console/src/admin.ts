@@ -71,9 +71,23 @@ async function guarded(out: HTMLElement, f: () => Promise<void>): Promise<void> 
   }
 }
 
+/**
+ * The header's sign-in state when no user is signed in (`#conn` idle): "Admin token in
+ * use" while this page holds the admin token, else "Not signed in". A user's chat
+ * connection, when there is one, is left as it is.
+ */
+export function adminHeader(): void {
+  const el = document.getElementById('conn');
+  if (el === null || (el.dataset.state !== 'idle' && el.dataset.state !== 'admin')) return;
+  const admin = adminToken !== undefined;
+  el.dataset.state = admin ? 'admin' : 'idle';
+  el.textContent = admin ? 'Admin token in use' : 'Not signed in';
+}
+
 /** Renders the admin view into `root`. */
 export function renderAdmin(root: HTMLElement): void {
   document.title = 'Admin · chatd console';
+  adminHeader();
   if (adminToken === undefined) {
     renderAdminSignIn(root);
     return;
@@ -104,9 +118,9 @@ function renderAdminSignIn(root: HTMLElement): void {
         }
         void guarded(out, async () => {
           adminToken = t;
-          // Any admin route checks the token: an unknown channel answers 404 to the admin, 401/403 otherwise.
-          const r = await api('GET', '/v1/channels/chatd-console-probe');
-          if (r.status === 404 || r.status === 200) {
+          // Any admin route checks the token: the first channel of the list answers 200 to the admin, 401/403 otherwise.
+          const r = await api('GET', '/v1/channels?limit=1');
+          if (r.status === 200) {
             renderAdmin(root);
           } else {
             adminToken = undefined;

@@ -5,6 +5,7 @@
  * outbox record discarded, and its buttons go.
  */
 import type { Message } from '../../clients/typescript/src/index.js';
+import { deleteControl } from './chat-delete.js';
 import { ModeratorMenu } from './chat-moderation.js';
 import { MessageReports } from './chat-report.js';
 import type { ChatState, V11Op } from './chat-state.js';
@@ -164,19 +165,9 @@ export class MessageActions {
     // others' messages too for a moderator or owner of the channel (protocol §13.1, §17)
     if (this.state.client.mayDelete(m) && this.state.supports('MSG_DELETE')) {
       actions.append(
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'delete',
-            'data-moderation': String(!mine),
-            'aria-label': mine ? 'Delete this message' : `Delete ${m.senderId}’s message (as moderator)`,
-            onclick: () => {
-              this.remove(channelId, m.messageId);
-            },
-          },
-          'Delete',
-        ),
+        deleteControl(m.messageId, mine ? 'Delete this message' : `Delete ${m.senderId}’s message (as moderator)`, !mine, () => {
+          this.remove(channelId, m.messageId);
+        }),
       );
     }
     // moderation (protocol §17): an owner's or moderator's Mute and Ban of the sender (as

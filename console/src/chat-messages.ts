@@ -12,7 +12,7 @@
 import { bodyWithMentions } from './chat-mentions.js';
 import type { ChannelSnapshot, MemberFrame, Message, OutgoingMessage, Presence } from '../../clients/typescript/src/index.js';
 import type { MessageActions } from './chat-actions.js';
-import { presenceDot } from './chat-people.js';
+import { presenceDot, presenceWithMe } from './chat-people.js';
 import { quoteElement } from './chat-quote.js';
 import type { ChatState } from './chat-state.js';
 import { clock, h } from './dom.js';
@@ -142,7 +142,7 @@ export class MessageList {
     const fromBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
     const atBottom = fromBottom < 48;
     const receipts = this.receiptLabels(snap);
-    const presence = this.state.client.presence.getSnapshot();
+    const presence = presenceWithMe(this.state);
     // membership lines between the messages, each after the entry its change followed
     const lines = this.lines.get(current) ?? [];
     const items: HTMLElement[] = [];

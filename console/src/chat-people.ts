@@ -18,6 +18,16 @@ export function presenceDot(user: string, presence: Readonly<Record<string, Pres
   return h('span', { class: 'dot', 'data-status': status, 'data-user': user, role: 'img', 'aria-label': `${user} is ${words}`, title: words });
 }
 
+/**
+ * The presence to show: the server's, with the user's own status from the connection
+ * (online while the session is open, offline while the server cannot be reached: the
+ * server never sends users their own presence).
+ */
+export function presenceWithMe(state: ChatState): Readonly<Record<string, Presence>> {
+  const open = state.client.connection.getSnapshot().state === 'open';
+  return { ...state.client.presence.getSnapshot(), [state.userId]: { status: open ? 'online' : 'offline', lastSeenAt: undefined } };
+}
+
 /** The people header, the typing line and the presence subscription. */
 export class People {
   private readonly state: ChatState;
@@ -63,10 +73,10 @@ export class People {
     const snap = this.state.snapshot();
     if (el === undefined || snap === undefined) return;
     const me = this.state.userId;
-    const presence = this.state.client.presence.getSnapshot();
+    const presence = presenceWithMe(this.state);
     el.replaceChildren(
       ...[me, ...this.othersIn(snap)].map((u) =>
-        h('span', { class: 'person', 'data-user': u }, presenceDot(u, u === me ? { [u]: { status: 'online', lastSeenAt: undefined } } : presence), u === me ? `${u} (you)` : u),
+        h('span', { class: 'person', 'data-user': u }, presenceDot(u, presence), u === me ? `${u} (you)` : u),
       ),
     );
   }

@@ -6,6 +6,7 @@
  * "Thread" action; closed when another channel is selected.
  */
 import type { Message, OutgoingMessage, ThreadSnapshot, ThreadStore } from '../../clients/typescript/src/index.js';
+import { deleteControl } from './chat-delete.js';
 import { quoteElement } from './chat-quote.js';
 import type { ChatState } from './chat-state.js';
 import { clock, h } from './dom.js';
@@ -202,20 +203,11 @@ export class ThreadPanel {
         h(
           'div',
           { class: 'actions' },
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'delete',
-              'aria-label': mine ? 'Delete this reply' : `Delete ${m.senderId}’s reply (as moderator)`,
-              onclick: () => {
-                this.state.client.deleteMessage(m.channelId, m.messageId).catch((e: unknown) => {
-                  if (this.statusEl !== undefined) this.statusEl.textContent = errorText(e);
-                });
-              },
-            },
-            'Delete',
-          ),
+          deleteControl(m.messageId, mine ? 'Delete this reply' : `Delete ${m.senderId}’s reply (as moderator)`, !mine, () => {
+            this.state.client.deleteMessage(m.channelId, m.messageId).catch((e: unknown) => {
+              if (this.statusEl !== undefined) this.statusEl.textContent = errorText(e);
+            });
+          }),
         ),
       );
     }

@@ -47,6 +47,29 @@ import { ThreadPanel } from './chat-thread.js';
 import { announce, banner, h } from './dom.js';
 import { errorWords, removalWords } from './words.js';
 
+/** The sessionStorage key of the channel a user had open in this tab (reopened after a reload). */
+function channelKey(userId: string): string {
+  return `chatd-console-channel:${userId}`;
+}
+
+/** The channel `userId` last opened in this tab, if stored. */
+function lastChannel(userId: string): string | undefined {
+  try {
+    return sessionStorage.getItem(channelKey(userId)) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stores the channel `userId` opened, for {@link lastChannel} after a reload. */
+function rememberChannel(userId: string, channelId: string): void {
+  try {
+    sessionStorage.setItem(channelKey(userId), channelId);
+  } catch {
+    /* storage off: a reload opens the first channel */
+  }
+}
+
 /** What the view needs from its host page. */
 export interface ChatHost {
   /** The token was refused for good: sign out and show the sign-in form with this text. */
@@ -178,6 +201,9 @@ export class ChatView {
     this.unsubs.push(
       c.connection.subscribe(() => {
         this.connection.update();
+        // the user's own presence dots follow the connection
+        this.people.renderPeople();
+        this.messages.render();
       }),
       c.presence.subscribe(() => {
         this.people.renderPeople();
@@ -194,7 +220,11 @@ export class ChatView {
       c.events.on('hello', (hello) => {
         this.helloIds = new Set(hello.channels.map((x) => x.channelId));
         this.channels.render();
-        if (this.state.current === undefined || !c.channelIds().includes(this.state.current)) this.select(c.channelIds()[0]);
+        if (this.state.current === undefined || !c.channelIds().includes(this.state.current)) {
+          // after a reload: the channel this tab had open, while the user is still in it
+          const last = lastChannel(this.userId);
+          this.select(last !== undefined && c.channelIds().includes(last) ? last : c.channelIds()[0]);
+        }
         // (re)connected: members may have come or gone while away
         else this.members.refresh();
       }),
@@ -314,6 +344,7 @@ export class ChatView {
   private select(id: string | undefined): void {
     if (id !== this.state.current) this.thread.hide();
     this.state.current = id;
+    if (id !== undefined) rememberChannel(this.userId, id);
     this.composer.forgetEdit();
     this.messages.reset();
     if (id !== undefined) this.open(id);

@@ -23,10 +23,15 @@ export function byId(id: string): HTMLElement {
   return el;
 }
 
-/** Shows a message above the view (`kind` error or info); empty text hides it. */
+/** `text` with each `…` span (a command, a setting) as a `<code>` element, the backticks dropped. */
+export function withCode(text: string): (Node | string)[] {
+  return text.split('`').map((part, i) => (i % 2 === 1 ? h('code', {}, part) : part));
+}
+
+/** Shows a message above the view (`kind` error or info), its `…` spans as code; empty text hides it. */
 export function banner(text: string, kind: 'error' | 'info' = 'error'): void {
   const el = byId('banner');
-  el.textContent = text;
+  el.replaceChildren(...withCode(text));
   el.dataset.kind = kind;
   el.hidden = text === '';
 }

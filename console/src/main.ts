@@ -7,9 +7,9 @@
  */
 import { jwtSubject } from '../../clients/typescript/src/index.js';
 import { ensureRandomUUID } from './adapter.js';
-import { renderAdmin } from './admin.js';
+import { adminHeader, renderAdmin } from './admin.js';
 import { ChatView } from './chat.js';
-import { banner, byId, h } from './dom.js';
+import { banner, byId, h, withCode } from './dom.js';
 import { tokenWords } from './words.js';
 
 const TOKEN_KEY = 'chatd-console-token';
@@ -79,7 +79,7 @@ function renderSignIn(root: HTMLElement, problem?: string): void {
             if (r.status === 401) {
               const body = (await r.json().catch(() => ({}))) as { error?: { message?: string } };
               out.dataset.ok = 'false';
-              out.textContent = tokenWords(body.error?.message ?? 'unauthorized');
+              out.replaceChildren(...withCode(tokenWords(body.error?.message ?? 'unauthorized')));
               return;
             }
           } catch {
@@ -138,6 +138,7 @@ function route(): void {
     renderAdmin(root);
     return;
   }
+  adminHeader();
   const token = storedToken();
   if (token === undefined) {
     renderSignIn(root);

@@ -657,6 +657,7 @@ describe('console in a real browser (alice and bob)', () => {
     await send(alice, 'to be deleted');
     await message(bob, 'to be deleted').waitFor();
     await message(alice, 'to be deleted').locator('button.delete').click();
+    await message(alice, 'to be deleted').locator('button.delete-confirm').click();
     await seenOrSkip(
       t,
       [alice],
@@ -843,6 +844,7 @@ describe('console in a real browser (alice and bob)', () => {
     const del = message(alice, 'bob says something rude').locator('button.delete[data-moderation="true"]');
     assert.equal(await del.getAttribute('aria-label'), 'Delete bob’s message (as moderator)');
     await del.click();
+    await message(alice, 'bob says something rude').locator('button.delete-confirm').click();
     await until(async () => ((await shown(bob, 'bob says something rude')).length === 0 ? true : undefined), 'the deletion on bob’s screen');
     await until(async () => ((await shown(alice, 'bob says something rude')).length === 0 ? true : undefined), 'the deletion on alice’s screen');
     assert.equal(await bob.locator('#messages li.msg[data-sender="bob"][data-deleted="true"]').count(), 1);
@@ -911,6 +913,7 @@ describe('console in a real browser (alice and bob)', () => {
     await shot(alice, 'console-thread');
     // bob deletes his reply: the count goes down on alice's screen
     await bob.locator('#thread-messages li.msg[data-mine="true"]', { hasText: 'thread reply 2' }).locator('button.delete').click();
+    await bob.locator('#thread-messages li.msg[data-mine="true"]', { hasText: 'thread reply 2' }).locator('button.delete-confirm').click();
     await alice.locator('#thread-messages li.msg[data-deleted="true"]').waitFor();
     await message(alice, 'a better question').locator('button.thread-open[data-reply-count="1"]').waitFor();
     // a reload: the panel is closed, the count comes from the server's read
@@ -923,6 +926,7 @@ describe('console in a real browser (alice and bob)', () => {
     await bob.locator('#thread').waitFor({ state: 'detached' });
     // bob deletes the quoted message: alice's reply quotes a deleted message
     await message(bob, 'a better question').locator('button.delete').click();
+    await message(bob, 'a better question').locator('button.delete-confirm').click();
     await message(alice, 'an answer').locator('.quote[data-deleted="true"]', { hasText: 'deleted message' }).waitFor();
   });
 
