@@ -87,6 +87,32 @@ async fn typing_is_throttled_and_stopped_once() {
 }
 
 #[tokio::test]
+async fn a_start_right_after_a_message_is_not_throttled() {
+    // A throttle no test run outlasts.
+    let e = Ephemeral::new(Settings {
+        typing_throttle: Duration::from_secs(60),
+        ..settings()
+    });
+    let (alice, room) = (user("alice"), ChannelId::parse("room").unwrap());
+    let members: Arc<[UserId]> = Arc::from([user("alice"), user("bob")]);
+    assert!(matches!(
+        e.typing(&alice, &room, true, &members),
+        TypingDecision::Forward(TypingState::Start, _)
+    ));
+    assert_eq!(e.typing_ends_with_message(&alice, &room).as_deref(), Some(&members[..]));
+    // Typing the next message within the throttle: shown at once.
+    assert!(matches!(
+        e.typing(&alice, &room, true, &members),
+        TypingDecision::Forward(TypingState::Start, _)
+    ));
+    assert_eq!(
+        e.typing(&alice, &room, true, &members),
+        TypingDecision::Drop,
+        "throttled again"
+    );
+}
+
+#[tokio::test]
 async fn a_typer_whose_last_session_closes_is_stopped() {
     let e = Ephemeral::new(settings());
     let (alice, room) = (user("alice"), ChannelId::parse("room").unwrap());

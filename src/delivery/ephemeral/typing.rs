@@ -74,18 +74,17 @@ impl Ephemeral {
 
     /// A message from `user` was stored in `channel`: when the user is
     /// typing there (through this node), that typing ends; returns the
-    /// members to send the `stop` to. Lock-free when nobody types.
+    /// members to send the `stop` to. The throttle ends with it: a user who
+    /// starts typing again right after sending is shown typing at once,
+    /// not after the rest of the throttle. Lock-free when nobody types.
     pub fn typing_ends_with_message(&self, user: &UserId, channel: &ChannelId) -> Option<Arc<[UserId]>> {
         if self.typing_entries.load(Ordering::Acquire) == 0 {
             return None;
         }
         let mut state = self.lock();
-        let typing = state.typing.get_mut(&(user.clone(), channel.clone()))?;
+        let typing = state.typing.remove(&(user.clone(), channel.clone()))?;
+        self.typing_entries.store(state.typing.len(), Ordering::Release);
         let now = Instant::now();
-        typing
-            .until
-            .take()
-            .filter(|until| *until > now)
-            .map(|_| typing.members.clone())
+        typing.until.filter(|until| *until > now).map(|_| typing.members)
     }
 }
