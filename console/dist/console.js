@@ -828,6 +828,23 @@
           break;
       }
     }
+    /**
+     * The channel's rules as the server states them (a `HELLO` or `CHANNEL_ADDED` entry, a
+     * `CHANNEL_UPDATED` frame); values of the wrong type (an older server's absent ones) are
+     * left as known.
+     */
+    stated(channelId, postingRole, slowModeMs) {
+      const role = postingRole === "member" || postingRole === "moderator" ? postingRole : void 0;
+      const slow = typeof slowModeMs === "number" && Number.isFinite(slowModeMs) && slowModeMs >= 0 ? slowModeMs : void 0;
+      if (role === void 0 && slow === void 0) return;
+      this.update(channelId, (k) => {
+        if (role !== void 0) k.postingRole = role;
+        if (slow !== void 0) {
+          k.slowModeMs = slow;
+          if (slow === 0) k.nextSendAt = void 0;
+        }
+      });
+    }
     /** The answer of the user's own settings change. */
     settings(rules) {
       this.update(rules.channelId, (k) => {
@@ -2657,6 +2674,10 @@
     if (unreadMentions !== void 0) out.unreadMentions = unreadMentions;
     const notify = str(r.notify);
     if (notify !== void 0) out.notify = notify;
+    const postingRole = str(r.postingRole);
+    if (postingRole !== void 0) out.postingRole = postingRole;
+    const slowModeMs = num(r.slowModeMs);
+    if (slowModeMs !== void 0) out.slowModeMs = slowModeMs;
     if (r.snoozeUntil === null) out.snoozeUntil = null;
     else if (num(r.snoozeUntil) !== void 0) out.snoozeUntil = num(r.snoozeUntil);
     if (r.name === null || typeof r.name === "string") out.name = r.name;
@@ -4260,6 +4281,10 @@
         case "CHANNEL_SETTINGS":
           this.onSettings(f);
           break;
+        case "CHANNEL_UPDATED":
+          if (typeof f.channelId === "string") this.channels.moderation.stated(f.channelId, f.postingRole, f.slowModeMs);
+          this.events.emit("channelUpdated", f);
+          break;
         case "MEMBER":
           this.channels.applyMember(f);
           this.channels.moderation.onMember(f);
@@ -4284,6 +4309,7 @@
     onHello(h2, gen) {
       this.conn.opened(gen, h2.sessionId);
       const listed = this.channels.applyHello(h2);
+      for (const c of h2.channels) this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs);
       this.conn.setState("open");
       this.conn.store.invalidate();
       this.events.emit("hello", h2);
@@ -4307,6 +4333,7 @@
     onChannelAdded(f) {
       const ch = this.channels.ctx(f.channel.channelId);
       this.channels.added(ch, f.channel);
+      this.channels.moderation.stated(ch.id, f.channel.postingRole, f.channel.slowModeMs);
       if (ch.opened) {
         this.sync.resume(ch);
         if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);
@@ -7233,7 +7260,7 @@
       case "muted":
         return `You are muted in this channel until ${until(p.until)}; you can read but not send.`;
       case "read_only":
-        return "Only moderators post in this channel (your message was refused); you can read and react.";
+        return "Only moderators post in this channel; you can read and react.";
       case "slow": {
         const s = Math.max(1, Math.ceil((p.at - Date.now()) / 1e3));
         return `Slow mode: you can send again in ${s} s (a message sent now waits until then).`;

@@ -2,7 +2,8 @@
  * The composer's state line (protocol §17), from the selected channel's
  * `snapshot.moderation` and the user's role: "You are muted until 14:05" (the composer
  * off until then), "Only moderators post in this channel" (an announcement channel, for a
- * member, once a send was refused `read_only`), or slow mode's countdown "Slow mode: you can send again in 12 s" (the
+ * member: from HELLO, the server's `CHANNEL_UPDATED` when an owner changes it, or a
+ * `read_only` refusal), or slow mode's countdown "Slow mode: you can send again in 12 s" (the
  * composer stays on: a message sent now waits in the outbox and goes when allowed). A
  * second timer moves the countdown while one is shown; the client's snapshot changes by
  * itself when a mute or a wait ends.
@@ -44,7 +45,7 @@ export class PostingState {
     el.dataset.state = p.kind;
     el.hidden = p.kind === 'open';
     el.textContent = words(p);
-    // (read-only is learned from a refusal, and no frame says when it ends: the composer stays on)
+    // (read-only leaves the composer on: a message sent is refused, and said so, if it still holds)
     const off = p.kind === 'muted';
     // a removed channel's composer is turned off by the message list; here only moderation's
     if (snap !== undefined && snap.status !== 'removed') {
@@ -86,7 +87,7 @@ function words(p: Posting): string {
     case 'muted':
       return `You are muted in this channel until ${until(p.until)}; you can read but not send.`;
     case 'read_only':
-      return 'Only moderators post in this channel (your message was refused); you can read and react.';
+      return 'Only moderators post in this channel; you can read and react.';
     case 'slow': {
       const s = Math.max(1, Math.ceil((p.at - Date.now()) / 1000));
       return `Slow mode: you can send again in ${s} s (a message sent now waits until then).`;

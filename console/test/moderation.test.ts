@@ -177,6 +177,8 @@ describe('console moderation in a real browser (olive the owner, bob a member)',
     await olive.locator('#rules-slow').selectOption({ label: 'slow mode off' });
     await olive.locator('#rules-save').click();
     await olive.locator('#rules-status', { hasText: 'Now: only moderators post; no slow mode.' }).waitFor();
+    // bob is told at once (CHANNEL_UPDATED), before he tries
+    await bob.locator('#posting-state[data-state="read_only"]', { hasText: 'Only moderators post in this channel' }).waitFor();
     await send(bob, 'not allowed here');
     const failed = bob.locator('#messages li.msg[data-state="failed"]', { hasText: 'not allowed here' });
     await failed.locator('.meta.error', { hasText: 'Only moderators post in this channel' }).waitFor();

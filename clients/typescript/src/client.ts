@@ -699,6 +699,10 @@ export class ChatClient {
       case 'CHANNEL_SETTINGS':
         this.onSettings(f);
         break;
+      case 'CHANNEL_UPDATED':
+        if (typeof f.channelId === 'string') this.channels.moderation.stated(f.channelId, f.postingRole, f.slowModeMs);
+        this.events.emit('channelUpdated', f);
+        break;
       case 'MEMBER':
         this.channels.applyMember(f);
         this.channels.moderation.onMember(f);
@@ -725,6 +729,7 @@ export class ChatClient {
   private onHello(h: HelloFrame, gen: number): void {
     this.conn.opened(gen, h.sessionId);
     const listed = this.channels.applyHello(h);
+    for (const c of h.channels) this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs);
     this.conn.setState('open');
     this.conn.store.invalidate();
     this.events.emit('hello', h);
@@ -750,6 +755,7 @@ export class ChatClient {
   private onChannelAdded(f: ChannelAddedFrame): void {
     const ch = this.channels.ctx(f.channel.channelId);
     this.channels.added(ch, f.channel);
+    this.channels.moderation.stated(ch.id, f.channel.postingRole, f.channel.slowModeMs);
     if (ch.opened) {
       this.sync.resume(ch);
       if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);

@@ -71,6 +71,10 @@ export function decodeHelloChannel(v: unknown): HelloChannel | undefined {
   if (unreadMentions !== undefined) out.unreadMentions = unreadMentions;
   const notify = str(r.notify);
   if (notify !== undefined) out.notify = notify;
+  const postingRole = str(r.postingRole);
+  if (postingRole !== undefined) out.postingRole = postingRole;
+  const slowModeMs = num(r.slowModeMs);
+  if (slowModeMs !== undefined) out.slowModeMs = slowModeMs;
   if (r.snoozeUntil === null) out.snoozeUntil = null;
   else if (num(r.snoozeUntil) !== undefined) out.snoozeUntil = num(r.snoozeUntil);
   if (r.name === null || typeof r.name === 'string') out.name = r.name;

@@ -104,6 +104,24 @@ export class ModerationState {
     }
   }
 
+  /**
+   * The channel's rules as the server states them (a `HELLO` or `CHANNEL_ADDED` entry, a
+   * `CHANNEL_UPDATED` frame); values of the wrong type (an older server's absent ones) are
+   * left as known.
+   */
+  stated(channelId: string, postingRole: unknown, slowModeMs: unknown): void {
+    const role = postingRole === 'member' || postingRole === 'moderator' ? postingRole : undefined;
+    const slow = typeof slowModeMs === 'number' && Number.isFinite(slowModeMs) && slowModeMs >= 0 ? slowModeMs : undefined;
+    if (role === undefined && slow === undefined) return;
+    this.update(channelId, (k) => {
+      if (role !== undefined) k.postingRole = role;
+      if (slow !== undefined) {
+        k.slowModeMs = slow;
+        if (slow === 0) k.nextSendAt = undefined;
+      }
+    });
+  }
+
   /** The answer of the user's own settings change. */
   settings(rules: ChannelRules): void {
     this.update(rules.channelId, (k) => {

@@ -138,6 +138,10 @@ export interface HelloChannel {
   readonly role?: 'member' | 'moderator' | 'owner' | (string & Record<never, never>);
   /** Unread `message` entries that mention the user or all (§16); absent before. */
   readonly unreadMentions?: number;
+  /** Who may post (§17): `member` (anyone) or `moderator` (an announcement channel); absent from an older server. */
+  readonly postingRole?: 'member' | 'moderator' | (string & Record<never, never>);
+  /** Slow mode (§17): ms a member waits between two messages, 0 when off; absent from an older server. */
+  readonly slowModeMs?: number;
   /** The user's notification setting for the channel (§16): `all`, `mentions` or `none`. */
   readonly notify?: NotifyLevel;
   /** Until when (ms) notifications are snoozed (§16); `null` when not. */
@@ -160,6 +164,27 @@ export interface ChannelSettingsFrame {
   readonly notify: NotifyLevel;
   /** Until when (ms) snoozed; `null` when not. */
   readonly snoozeUntil: number | null;
+}
+
+/**
+ * `CHANNEL_UPDATED` (this server's frame, docs/protocol.md §15.3): a channel's shared
+ * settings changed (`PATCH /v1/channels/{id}`); sent to every live session of its members.
+ */
+export interface ChannelUpdatedFrame {
+  /** Frame type. */
+  readonly type: 'CHANNEL_UPDATED';
+  /** The channel. */
+  readonly channelId: string;
+  /** Its name now; `null` when unset. */
+  readonly name: string | null;
+  /** Its metadata now; `null` when unset. */
+  readonly metadata: Readonly<Record<string, unknown>> | null;
+  /** `private` or `public`. */
+  readonly visibility: ChannelVisibility;
+  /** Who may post: `member` or `moderator`. */
+  readonly postingRole: 'member' | 'moderator' | (string & Record<never, never>);
+  /** Ms a member waits between two messages; 0 when off. */
+  readonly slowModeMs: number;
 }
 
 /** `HELLO`: the first frame of every session. */
@@ -357,7 +382,8 @@ export type ServerFrame =
   | ChannelRemovedFrame
   | ChannelAddedFrame
   | MemberFrame
-  | ChannelSettingsFrame;
+  | ChannelSettingsFrame
+  | ChannelUpdatedFrame;
 
 /** Every client frame this client sends. */
 export type ClientFrame =

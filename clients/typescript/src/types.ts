@@ -17,6 +17,7 @@ import type {
   ChannelVisibility,
   ErrorFrame,
   HelloFrame,
+  ChannelUpdatedFrame,
   MemberFrame,
   NotifyLevel,
   PresenceFrame,
@@ -515,6 +516,12 @@ export interface ChatClientEvents {
    * channel's {@link ChatClient.memberList} took it.
    */
   member: (frame: MemberFrame) => void;
+  /**
+   * `CHANNEL_UPDATED` (this server's frame): a channel's name, metadata, visibility,
+   * `postingRole` or `slowModeMs` changed; its snapshot's `moderation` already shows the
+   * rules.
+   */
+  channelUpdated: (frame: ChannelUpdatedFrame) => void;
   /** Connection state changed. */
   state: (state: ConnectionState) => void;
   /** A HELLO arrived (each connection). */

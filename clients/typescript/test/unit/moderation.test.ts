@@ -70,3 +70,30 @@ test('moderator: a delete entry stored by another moderator deletes bob’s mess
     h.client.close();
   }
 });
+
+test('rules: postingRole and slowModeMs come from HELLO, CHANNEL_ADDED and CHANNEL_UPDATED, before any refusal', async () => {
+  const h = await open([entry('news', { postingRole: 'moderator', slowModeMs: 0 }), entry('old', {})]);
+  try {
+    const updates: string[] = [];
+    h.client.events.on('channelUpdated', (f) => updates.push(`${f.channelId}:${f.postingRole}:${f.slowModeMs}`));
+    const news = h.client.channel('news');
+    await tick();
+    assert.equal(news.getSnapshot().moderation.postingRole, 'moderator', 'from HELLO');
+    assert.equal(news.getSnapshot().moderation.slowModeMs, 0);
+    // an older server's entry says nothing: nothing is assumed
+    assert.equal(h.client.channel('old').getSnapshot().moderation.postingRole, undefined);
+    h.ws().receive({ type: 'CHANNEL_UPDATED', channelId: 'news', name: null, metadata: null, visibility: 'private', postingRole: 'member', slowModeMs: 30000 });
+    assert.equal(news.getSnapshot().moderation.postingRole, 'member', 'from CHANNEL_UPDATED');
+    assert.equal(news.getSnapshot().moderation.slowModeMs, 30000);
+    assert.deepEqual(updates, ['news:member:30000']);
+    h.ws().receive({ type: 'CHANNEL_ADDED', channel: entry('fresh', { postingRole: 'moderator', slowModeMs: 5000 }) });
+    const fresh = h.client.channel('fresh').getSnapshot().moderation;
+    assert.deepEqual([fresh.postingRole, fresh.slowModeMs], ['moderator', 5000], 'from CHANNEL_ADDED');
+    // a malformed frame changes nothing
+    h.ws().receive({ type: 'CHANNEL_UPDATED', channelId: 'news', name: null, metadata: null, visibility: 'private', postingRole: 7, slowModeMs: -1 });
+    assert.equal(news.getSnapshot().moderation.postingRole, 'member');
+    assert.equal(news.getSnapshot().moderation.slowModeMs, 30000);
+  } finally {
+    h.client.close();
+  }
+});
