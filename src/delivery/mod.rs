@@ -357,6 +357,7 @@ mod tests {
             mentions: Vec::new(),
             mention_all: false,
             mentions_asked: None,
+            attachments: Vec::new(),
         }
     }
 

@@ -81,6 +81,7 @@ pub async fn delete_message(
             change: Change::Delete { target },
             mentions: Default::default(),
             by_admin,
+            attachments: Vec::new(),
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

@@ -87,6 +87,7 @@ pub(super) fn entry_from_row<R: Columns>(row: &R) -> Result<Entry, StoreError> {
         mentions: parse_participants(row.value(21)?)?,
         mention_all: row.value(22)?,
         mentions_asked: row.value(23)?,
+        attachments: Vec::new(),
     })
 }
 

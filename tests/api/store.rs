@@ -705,6 +705,7 @@ fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewEntry {
         change: chatd::store::Change::Message,
         mentions: Default::default(),
         by_admin: false,
+        attachments: Vec::new(),
     }
 }
 
