@@ -80,7 +80,7 @@ impl SendAnswer {
                 Self::Refused(frame)
             }
             EntryOutcome::InvalidAttachments(why) => {
-                let mut frame = ErrorFrame::new(ErrorCode::InvalidField, &format!("attachments: {why}"));
+                let mut frame = ErrorFrame::new(ErrorCode::InvalidField, format!("attachments: {why}"));
                 frame.field = Some("attachments".into());
                 Self::Refused(frame)
             }

@@ -299,6 +299,9 @@ async fn an_upload_is_served_to_members_the_admin_and_signed_urls_only(backend: 
     assert_eq!(page["messages"][0]["attachments"][0]["attachmentId"], json!(id));
 }
 
+/// An upload refused: status, code, `Content-Type`, body, `filename`.
+type Refusal = (u16, &'static str, Option<&'static str>, Vec<u8>, Option<&'static str>);
+
 async fn uploads_are_refused_by_type_size_image_and_name_leaving_nothing(backend: Backend) {
     let app = spawn_app_with(backend, |c| {
         c.max_attachment_bytes = 4_000;
@@ -306,7 +309,7 @@ async fn uploads_are_refused_by_type_size_image_and_name_leaving_nothing(backend
     })
     .await;
     app.create_channel("room", &["alice"]).await;
-    let refusals: Vec<(u16, &str, Option<&str>, Vec<u8>, Option<&str>)> = vec![
+    let refusals: Vec<Refusal> = vec![
         (
             415,
             "unsupported_media_type",

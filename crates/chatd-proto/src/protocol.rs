@@ -750,7 +750,7 @@ impl ClientFrame {
                 let channel_id = ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, echo()))?;
                 let attachments = attachment_list(attachments.as_deref().unwrap_or_default(), echo())?;
                 // With attachments, the body may be empty (§15).
-                if !(body.is_empty() && !attachments.is_empty()) {
+                if !body.is_empty() || attachments.is_empty() {
                     check_body(&body, max_body_bytes, echo())?;
                 }
                 let reply_to = reference("replyTo", reply_to.as_deref(), echo())?;
@@ -1918,6 +1918,35 @@ mod tests {
     }
 
     #[test]
+    fn attachments_are_checked_and_let_the_body_be_empty() {
+        let id = "01a24a0f-85e2-7144-875a-7b61f7db7d78";
+        let check = |fields: &str| {
+            decode_client_frame(&format!(
+                r#"{{"type":"MSG_SEND","channelId":"c","clientMsgId":"k",{fields}}}"#
+            ))
+            .and_then(|f| f.validate(16))
+        };
+        let ok = check(&format!(r#""body":"","attachments":["{id}"]"#)).expect("an empty body with attachments");
+        assert!(matches!(&ok, Command::Send { attachments, .. } if attachments.len() == 1));
+        assert_eq!(field_of(ok.with_attachments_within(0).unwrap_err()), "attachments");
+        for bad in [
+            format!(r#""body":"hi","attachments":["{id}","{id}"]"#),
+            r#""body":"hi","attachments":["x"]"#.to_owned(),
+            r#""body":"hi","attachments":[1]"#.to_owned(),
+        ] {
+            assert_eq!(field_of(check(&bad).unwrap_err()), "attachments", "{bad}");
+        }
+        assert_eq!(field_of(check(r#""body":"","attachments":[]"#).unwrap_err()), "body");
+        assert_eq!(attachments_key_of(None), "[]");
+        let listed = serde_json::json!([id]);
+        assert_eq!(attachments_key_of(Some(&listed)), format!(r#"["{id}"]"#));
+        assert_eq!(
+            attachment_ids_key(&[uuid::Uuid::parse_str(id).expect("uuid")]),
+            attachments_key_of(Some(&listed))
+        );
+    }
+
+    #[test]
     fn mentions_are_checked_deduplicated_and_counted() {
         let decode = |text: &str| decode_client_frame(text).and_then(|f| f.validate(100));
         let ok = decode(
@@ -1965,6 +1994,7 @@ mod tests {
             thread_id: None,
             mentions: None,
             mention_all: None,
+            attachments: None,
         };
         assert!(matches!(send("hi", "c1").validate(16), Ok(Command::Send { .. })));
         assert_eq!(field_of(send("", "c1").validate(16).unwrap_err()), "body");
