@@ -368,7 +368,11 @@ impl<D: Dialect> SqlStore<D> {
     /// Sets the `attachments` of every `message` entry of `entries` that is
     /// not deleted: one statement for all of them, none when there is no
     /// such entry.
-    pub(super) async fn attach_attachments(tx: &mut D::Connection, entries: &mut [Entry]) -> Result<(), StoreError> {
+    pub(super) async fn attach_attachments<'e>(
+        tx: &mut D::Connection,
+        entries: impl IntoIterator<Item = &'e mut Entry>,
+    ) -> Result<(), StoreError> {
+        let mut entries: Vec<&mut Entry> = entries.into_iter().collect();
         let ids: Vec<String> = entries
             .iter()
             .filter(|e| e.kind == EntryKind::Message && !e.deleted)
