@@ -21,6 +21,7 @@ on_both_stores!(
     deleting_the_message_or_channel_removes_the_bytes_and_rows,
     unsent_uploads_expire_after_the_orphan_ttl,
     the_s3_store_keeps_serves_and_removes_the_bytes,
+    a_removal_queued_before_a_crash_is_done_after_the_restart,
 );
 
 /// Uploads `bytes` as `user` into `channel`; (status, body).
@@ -736,6 +737,56 @@ async fn the_s3_store_keeps_serves_and_removes_the_bytes(backend: Backend) {
         !in_storage(&app, &format!("files/{id}")).await
             && !in_storage(&app, &format!("thumbnails/{id}")).await
             && count(&app, backend, "SELECT count(*) FROM attachment_removals").await == 0
+    })
+    .await;
+}
+
+/// The removal queue is durable: objects whose rows a transaction deleted
+/// but that were not removed yet (the server stopped between the commit and
+/// the removal) are removed after a restart.
+async fn a_removal_queued_before_a_crash_is_done_after_the_restart(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let id = id_of(
+        &upload(&app, "alice", "room", Some("image/png"), png(12, 12), None)
+            .await
+            .1,
+    );
+    assert_eq!(stored_files(&app).len(), 2);
+    // Stop the removal task (the server is shutting down), then commit what
+    // a delete commits: the rows gone, the keys queued.
+    app.shutdown.cancel();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let statements = [
+        format!("INSERT INTO attachment_removals (storage_key, queued_at) SELECT storage_key, 1 FROM attachments WHERE attachment_id = '{id}'"),
+        format!("INSERT INTO attachment_removals (storage_key, queued_at) SELECT thumbnail_key, 1 FROM attachments WHERE attachment_id = '{id}'"),
+        format!("DELETE FROM attachments WHERE attachment_id = '{id}'"),
+    ];
+    {
+        use sqlx::Connection;
+        match backend {
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&app.db.url).await.expect("pg");
+                for sql in &statements {
+                    sqlx::query(sql).execute(&mut conn).await.expect("sql");
+                }
+            }
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&app.db.url).await.expect("sqlite");
+                for sql in &statements {
+                    sqlx::query(sql).execute(&mut conn).await.expect("sql");
+                }
+            }
+        }
+    }
+    assert_eq!(
+        count(&app, backend, "SELECT count(*) FROM attachment_removals").await,
+        2
+    );
+    assert_eq!(stored_files(&app).len(), 2, "not removed while stopped");
+    let app = app.restart(|_| {}).await;
+    eventually("the queued objects are removed after the restart", || async {
+        stored_files(&app).is_empty() && count(&app, backend, "SELECT count(*) FROM attachment_removals").await == 0
     })
     .await;
 }
