@@ -22,6 +22,7 @@ on_both_stores!(
     unsent_uploads_expire_after_the_orphan_ttl,
     the_s3_store_keeps_serves_and_removes_the_bytes,
     a_removal_queued_before_a_crash_is_done_after_the_restart,
+    a_chunked_body_is_cut_off_at_the_limit,
 );
 
 /// Uploads `bytes` as `user` into `channel`; (status, body).
@@ -787,6 +788,39 @@ async fn a_removal_queued_before_a_crash_is_done_after_the_restart(backend: Back
     let app = app.restart(|_| {}).await;
     eventually("the queued objects are removed after the restart", || async {
         stored_files(&app).is_empty() && count(&app, backend, "SELECT count(*) FROM attachment_removals").await == 0
+    })
+    .await;
+}
+
+/// A body without `Content-Length` (chunked) is counted as it arrives: 413
+/// once it passes `max_attachment_bytes`, and nothing is left behind.
+async fn a_chunked_body_is_cut_off_at_the_limit(backend: Backend) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app_with(backend, |c| c.max_attachment_bytes = 10_000).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut socket = tokio::net::TcpStream::connect(app.addr).await.expect("connect");
+    let head = format!(
+        "POST /v1/channels/room/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/pdf\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        app.token("alice")
+    );
+    socket.write_all(head.as_bytes()).await.expect("head");
+    // 4 KiB chunks, far past the limit; the server may answer and close
+    // before all of them are written.
+    let chunk = format!("1000\r\n{}\r\n", "a".repeat(4096));
+    for _ in 0..8 {
+        if socket.write_all(chunk.as_bytes()).await.is_err() {
+            break;
+        }
+    }
+    let _ = socket.write_all(b"0\r\n\r\n").await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("body_too_large"), "{answer}");
+    eventually("nothing left behind", || async {
+        stored_files(&app).is_empty() && count(&app, backend, "SELECT count(*) FROM attachments").await == 0
     })
     .await;
 }
