@@ -4,6 +4,7 @@
 //! binaries.
 
 mod attachments;
+mod attachments_storage;
 mod backend_api;
 mod blocks;
 mod client;
