@@ -32,6 +32,7 @@
 
 pub use chatd_proto::{ids, protocol};
 
+pub mod attachments;
 pub mod auth;
 pub mod command;
 pub mod commit;

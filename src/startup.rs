@@ -32,6 +32,8 @@ pub enum StartupError {
     Cluster(#[from] ClusterError),
     #[error(transparent)]
     Webhook(#[from] crate::webhook::SenderError),
+    #[error(transparent)]
+    Attachments(#[from] crate::attachments::StorageError),
     #[error("cannot listen on {addr}")]
     Bind {
         addr: String,
@@ -165,6 +167,7 @@ impl Application {
             .map_err(|e| match e {
                 crate::state::StateError::Cluster(e) => StartupError::Cluster(e),
                 crate::state::StateError::Webhook(e) => StartupError::Webhook(e),
+                crate::state::StateError::Attachments(e) => StartupError::Attachments(e),
             })?;
         Ok(Self {
             listener,

@@ -21,6 +21,8 @@ pub enum StateError {
     Cluster(#[from] crate::delivery::nats::ClusterError),
     #[error(transparent)]
     Webhook(#[from] webhook::SenderError),
+    #[error(transparent)]
+    Attachments(#[from] crate::attachments::StorageError),
 }
 
 /// Everything a request or a session needs.
@@ -49,6 +51,8 @@ pub struct AppState {
     pub limits: Arc<Limits>,
     /// The webhook feed, when `webhook_url` is set.
     pub webhooks: Option<Arc<Feed>>,
+    /// The attachment storage (§15).
+    pub attachments: Arc<crate::attachments::Attachments>,
 }
 
 impl AppState {
@@ -81,6 +85,9 @@ impl AppState {
             commit_tasks,
         );
         let limits = Arc::new(Limits::new(&config));
+        let attachments = Arc::new(crate::attachments::Attachments::from_config(&config)?);
+        let shutdown = CancellationToken::new();
+        attachments.spawn_sweeper(store.clone(), &config, shutdown.clone());
         Ok(Self {
             config: Arc::new(config),
             store,
@@ -89,10 +96,11 @@ impl AppState {
             commits,
             auth: Arc::new(auth),
             metrics,
-            shutdown: CancellationToken::new(),
+            shutdown,
             sessions: TaskTracker::new(),
             limits,
             webhooks,
+            attachments,
         })
     }
 }

@@ -73,7 +73,22 @@ pub fn recv(entry: &Entry) -> RecvMessage {
         thread: None,
         mentions: entry.mentions.iter().map(|u| u.as_str().to_owned()).collect(),
         mention_all: entry.mention_all,
+        attachments: attachments(entry),
     }
+}
+
+/// A message's attachments as it carries them (§15), with URLs signed now;
+/// none once deleted.
+fn attachments(entry: &Entry) -> Vec<crate::protocol::AttachmentObject> {
+    if entry.deleted || entry.attachments.is_empty() {
+        return Vec::new();
+    }
+    let now = crate::attachments::signing::now_secs();
+    entry
+        .attachments
+        .iter()
+        .map(|row| crate::attachments::object(row, now))
+        .collect()
 }
 
 /// `entry` as reads return it (SYNC_BATCH, history; §8): a `message` entry
@@ -162,10 +177,17 @@ pub fn json_len_bound(message: &Entry) -> usize {
     // §16: the mentioned users and `"mentionAll":true`.
     let mentions = 40 + message.mentions.iter().map(|u| 3 + escaped(u.as_str())).sum::<usize>();
     // `"byAdmin":true` fits the fixed room.
+    // §15: each attachment's fields and two signed URLs.
+    let attachments: usize = message
+        .attachments
+        .iter()
+        .map(|a| 640 + escaped(&a.content_type) + a.filename.as_deref().map_or(0, escaped))
+        .sum();
     384 + 128
         + preview
         + thread
         + mentions
+        + attachments
         + escaped(&message.body)
         + message.edited_body.as_deref().map_or(0, escaped)
         + message.emoji.as_deref().map_or(0, escaped)
@@ -315,6 +337,7 @@ mod tests {
             mentions: vec![UserId::from_trusted("\"".repeat(128)); 50],
             mention_all: true,
             mentions_asked: None,
+            attachments: Vec::new(),
         }
     }
 

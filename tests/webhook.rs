@@ -669,7 +669,50 @@ async fn notify_follows_settings_mentions_snoozes_and_blocks(backend: Backend) {
     receiver.stop();
 }
 
+/// A message's attachments (§15) are in its webhook entry, with a signed
+/// `url` that reads the bytes without a token.
+async fn an_entry_carries_its_attachments_with_signed_urls(backend: Backend) {
+    let receiver = Receiver::start(&[], 200).await;
+    let app = app_for(backend, &receiver, |_| {}).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let uploaded: Value = app
+        .http
+        .post(app.url("/v1/channels/room/attachments?filename=a.txt"))
+        .bearer_auth(app.token("alice"))
+        .header("content-type", "text/plain")
+        .body("WEBHOOK-ATTACHED")
+        .send()
+        .await
+        .expect("upload")
+        .json()
+        .await
+        .expect("json");
+    let id = uploaded["attachmentId"].clone();
+    let mut alice = app.connect("alice").await;
+    entry_ack(
+        &mut alice,
+        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "m1", "body": "", "attachments": [id]}),
+    )
+    .await;
+    let posted = receiver.wait_accepted(1).await;
+    let entry = &posted[0]["entry"];
+    assert_eq!(entry["attachments"][0]["attachmentId"], id, "{entry}");
+    let url = entry["attachments"][0]["url"].as_str().expect("url");
+    let bytes = app
+        .http
+        .get(app.url(url))
+        .send()
+        .await
+        .expect("get")
+        .bytes()
+        .await
+        .expect("bytes");
+    assert_eq!(&bytes[..], b"WEBHOOK-ATTACHED");
+    receiver.stop();
+}
+
 on_both_stores!(
+    an_entry_carries_its_attachments_with_signed_urls,
     notify_follows_settings_mentions_snoozes_and_blocks,
     a_new_flag_is_posted_with_its_entry,
     an_operator_replays_a_channel_from_a_seq_with_one_update,

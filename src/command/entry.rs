@@ -74,6 +74,7 @@ pub async fn submit(
         change,
         mentions: Default::default(),
         origin: crate::store::Origin::Frame,
+        attachments: Vec::new(),
     };
     super::send::submit_entry(ctx, message, |frame| {
         frame.message_id = Some(target.hyphenated().to_string());
@@ -113,6 +114,7 @@ pub async fn answer_unroutable(
                 change,
                 mentions: Default::default(),
                 origin: crate::store::Origin::Frame,
+                attachments: Vec::new(),
             };
             let retry = stored.is_retried_as(&new);
             answer::by_stored_key(stored, retry)

@@ -19,7 +19,8 @@ use crate::store::{Mentions, NewEntry, References};
 /// fan-out done), or `None` when it was answered here (`unavailable`: the
 /// server is shutting down).
 /// `refs`: the message it quotes and the thread it answers in (§14);
-/// `mentions`: whom it mentions (§16).
+/// `mentions`: whom it mentions (§16); `attachments`: the uploads it
+/// carries (§15).
 pub async fn submit(
     ctx: Context<'_>,
     channel_id: ChannelId,
@@ -27,6 +28,7 @@ pub async fn submit(
     body: String,
     refs: References,
     mentions: Mentions,
+    attachments: Vec<uuid::Uuid>,
 ) -> Option<oneshot::Receiver<()>> {
     let message = NewEntry {
         sender_id: ctx.user.user_id.clone(),
@@ -36,6 +38,7 @@ pub async fn submit(
         change: refs.change(),
         mentions,
         origin: crate::store::Origin::Frame,
+        attachments,
     };
     submit_entry(ctx, message, |_| {}).await
 }
@@ -115,13 +118,15 @@ pub async fn answer_by_stored_key(ctx: Context<'_>, key: SendKey) -> StoredKeyAn
         }
     };
     let retry = match (key.channel_id.as_deref(), key.body.as_deref()) {
-        (Some(channel_id), Some(body)) => stored.is_retried_by_text(
-            channel_id,
-            body,
-            key.reply_to.as_deref(),
-            key.thread_id.as_deref(),
-            &key.mentions,
-        ),
+        (Some(channel_id), Some(body)) => {
+            stored.is_retried_by_text(
+                channel_id,
+                body,
+                key.reply_to.as_deref(),
+                key.thread_id.as_deref(),
+                &key.mentions,
+            ) && stored.is_attaching_as(&key.attachments)
+        }
         _ => false,
     };
     let answer = answer::by_stored_key(stored, retry);

@@ -79,6 +79,11 @@ impl SendAnswer {
                 frame.field = Some("mentionAll".into());
                 Self::Refused(frame)
             }
+            EntryOutcome::InvalidAttachments(why) => {
+                let mut frame = ErrorFrame::new(ErrorCode::InvalidField, format!("attachments: {why}"));
+                frame.field = Some("attachments".into());
+                Self::Refused(frame)
+            }
             EntryOutcome::SlowMode { retry_after_ms } => moderated(
                 ErrorCode::RateLimited,
                 "slow mode: wait before sending again",

@@ -145,6 +145,9 @@ impl SendJob {
 
 /// What a commit task is asked to do, in its channel's commit order.
 #[derive(Debug)]
+// Sends are nearly every job: boxing them would add an allocation per send
+// to spare the rare membership job some bytes of its slot in the queue.
+#[allow(clippy::large_enum_variant)]
 enum Job {
     /// Store a send (batched with the sends queued next to it).
     Send(SendJob),

@@ -25,6 +25,10 @@ const TEXT_KEYS: &[&str] = &[
     "log",
     "webhook_url",
     "webhook_secret",
+    "attachment_types",
+    "attachments_s3_bucket",
+    "attachments_s3_endpoint",
+    "attachments_s3_region",
 ];
 
 /// Command-line overrides; `None` leaves the value from file and environment.

@@ -74,6 +74,34 @@ pub enum DmPolicy {
     Off,
 }
 
+/// Where attachment bytes are kept (`attachments_store`, protocol.md §15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AttachmentsStore {
+    /// Files under `<data_dir>/attachments` (the default; one node, or
+    /// several sharing that directory).
+    #[default]
+    File,
+    /// An S3-compatible bucket (`attachments_s3_*`, credentials from the
+    /// standard AWS environment variables).
+    S3,
+}
+
+/// The `attachment_types` every server accepts unless configured otherwise.
+pub const DEFAULT_ATTACHMENT_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "application/pdf",
+    "text/plain",
+    "audio/mpeg",
+    "audio/ogg",
+    "video/mp4",
+    "application/zip",
+    "application/octet-stream",
+];
+
 /// Every setting of the server. Field names are the TOML keys; the environment
 /// variable is `CHATD_` + the key in upper case (`listen` → `CHATD_LISTEN`).
 #[derive(Clone, Serialize, Deserialize)]
@@ -252,6 +280,38 @@ pub struct Config {
     pub webhook_timeout_ms: u64,
     /// Channels whose webhook requests may be in flight at once, per node.
     pub webhook_concurrency: usize,
+    // Attachments (`docs/protocol.md`, "Attachments", §15).
+    /// Largest attachment, bytes; larger gets 413 `body_too_large`.
+    pub max_attachment_bytes: u64,
+    /// The `Content-Type`s an upload may have (media types, compared without
+    /// parameters, case-insensitively); others get 415. A TOML list, or
+    /// comma-separated text in `CHATD_ATTACHMENT_TYPES`.
+    #[serde(deserialize_with = "lenient::list")]
+    pub attachment_types: Vec<String>,
+    /// Most pixels (width × height) an image attachment may have; more gets
+    /// 400 `invalid_field` before it is decoded.
+    pub max_image_pixels: u64,
+    /// Longer side of an image's thumbnail, pixels.
+    pub attachment_thumbnail_px: u32,
+    /// Most attachments one message may carry.
+    pub max_attachments_per_message: usize,
+    /// Lifetime of the signed `url` and `thumbnailUrl` of an attachment, seconds.
+    pub attachment_url_ttl_secs: u64,
+    /// `file` or `s3`.
+    pub attachments_store: AttachmentsStore,
+    /// With `s3`: the bucket.
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub attachments_s3_bucket: Option<String>,
+    /// With `s3`: the endpoint URL of an S3-compatible store
+    /// (`http://` allowed); unset: AWS.
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub attachments_s3_endpoint: Option<String>,
+    /// With `s3`: the region (unset: `AWS_REGION`/`AWS_DEFAULT_REGION`, else `us-east-1`).
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub attachments_s3_region: Option<String>,
+    /// An upload that is not part of a message this long after it was made
+    /// is deleted, seconds.
+    pub attachment_orphan_ttl_secs: u64,
 }
 
 impl Default for Config {
@@ -316,6 +376,17 @@ impl Default for Config {
             webhook_batch_max: 1,
             webhook_timeout_ms: 10_000,
             webhook_concurrency: 16,
+            max_attachment_bytes: 26_214_400,
+            attachment_types: DEFAULT_ATTACHMENT_TYPES.iter().map(|t| (*t).to_owned()).collect(),
+            max_image_pixels: 50_000_000,
+            attachment_thumbnail_px: 320,
+            max_attachments_per_message: 10,
+            attachment_url_ttl_secs: 3_600,
+            attachments_store: AttachmentsStore::File,
+            attachments_s3_bucket: None,
+            attachments_s3_endpoint: None,
+            attachments_s3_region: None,
+            attachment_orphan_ttl_secs: 86_400,
         }
     }
 }

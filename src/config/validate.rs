@@ -114,6 +114,7 @@ impl Config {
         if self.max_mentions > 10_000 {
             return bad("max_mentions must be at most 10000");
         }
+        self.validate_attachments()?;
         if self.max_presence_subscriptions > 100_000 {
             return bad("max_presence_subscriptions must be at most 100000");
         }
@@ -193,4 +194,55 @@ fn valid_origin(origin: &str) -> bool {
         && rest
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'))
+}
+
+impl Config {
+    /// The attachment settings (§15): positive sizes, a thumbnail side and
+    /// URL lifetime in range, media types of the form `type/subtype`, a
+    /// bucket with `s3`.
+    fn validate_attachments(&self) -> Result<(), ConfigError> {
+        let bad = |m: &str| Err(ConfigError::Invalid(m.to_owned()));
+        if self.max_attachment_bytes == 0 || self.max_attachment_bytes > 1 << 40 {
+            return bad("max_attachment_bytes must be between 1 and 1099511627776");
+        }
+        if self.max_image_pixels == 0 || self.max_image_pixels > 1_000_000_000 {
+            return bad("max_image_pixels must be between 1 and 1000000000");
+        }
+        if !(16..=4_096).contains(&self.attachment_thumbnail_px) {
+            return bad("attachment_thumbnail_px must be between 16 and 4096");
+        }
+        if !(1..=100).contains(&self.max_attachments_per_message) {
+            return bad("max_attachments_per_message must be between 1 and 100");
+        }
+        if !(1..=7 * 86_400).contains(&self.attachment_url_ttl_secs) {
+            return bad("attachment_url_ttl_secs must be between 1 and 604800");
+        }
+        if self.attachment_orphan_ttl_secs == 0 || self.attachment_orphan_ttl_secs > 365 * 86_400 {
+            return bad("attachment_orphan_ttl_secs must be between 1 and 31536000");
+        }
+        for kind in &self.attachment_types {
+            let ok = kind.split_once('/').is_some_and(|(a, b)| {
+                let token = |t: &str| {
+                    !t.is_empty()
+                        && t.bytes()
+                            .all(|c| c.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&c))
+                };
+                token(a) && token(b)
+            });
+            if !ok {
+                return bad(&format!(
+                    "attachment_types: {kind:?} is not a media type (type/subtype)"
+                ));
+            }
+        }
+        if self.attachments_store == super::AttachmentsStore::S3 && self.attachments_s3_bucket.is_none() {
+            return bad("attachments_store = \"s3\" needs attachments_s3_bucket");
+        }
+        if let Some(url) = &self.attachments_s3_endpoint {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return bad("attachments_s3_endpoint must be an http:// or https:// URL");
+            }
+        }
+        Ok(())
+    }
 }

@@ -369,6 +369,7 @@ mod tests {
             mentions: Vec::new(),
             mention_all: false,
             mentions_asked: None,
+            attachments: Vec::new(),
         }
     }
 

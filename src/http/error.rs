@@ -19,6 +19,8 @@ pub struct ApiError {
     reason: Option<String>,
     /// Milliseconds until the refusal ends by itself (`muted`, `slow_mode`).
     retry_after_ms: Option<u64>,
+    /// `invalid_field`: the field it names (as `ERROR` frames carry it).
+    field: Option<String>,
 }
 
 impl ApiError {
@@ -30,6 +32,7 @@ impl ApiError {
             message: message.to_owned(),
             reason: None,
             retry_after_ms: None,
+            field: None,
         }
     }
 
@@ -52,9 +55,16 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
     }
 
-    /// 400 `invalid_field`.
+    /// 400 `invalid_field`, naming `field` (also as `"field"`).
     pub fn invalid_field(field: &str, reason: &str) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_field", &format!("{field}: {reason}"))
+        Self::new(StatusCode::BAD_REQUEST, "invalid_field", &format!("{field}: {reason}")).with_field(Some(field))
+    }
+
+    /// The same error naming `field` (`"field"`), when given.
+    #[must_use]
+    pub fn with_field(mut self, field: Option<&str>) -> Self {
+        self.field = field.map(str::to_owned);
+        self
     }
 
     /// 401 `unauthorized`.
@@ -86,6 +96,9 @@ impl IntoResponse for ApiError {
         }
         if let Some(ms) = self.retry_after_ms {
             error["retryAfterMs"] = serde_json::json!(ms);
+        }
+        if let Some(field) = self.field {
+            error["field"] = serde_json::json!(field);
         }
         let body = serde_json::json!({ "error": error });
         (self.status, Json(body)).into_response()

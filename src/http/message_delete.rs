@@ -82,6 +82,7 @@ pub async fn delete_message(
             change: Change::Delete { target },
             mentions: Default::default(),
             origin,
+            attachments: Vec::new(),
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

@@ -19,7 +19,8 @@ use crate::commit::answer::{self, SendAnswer};
 use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 use crate::protocol::{
-    check_limit, mentions_key_of, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page, ServerFrame,
+    attachments_key_of, check_limit, mentions_key_of, ClientFrame, Command, ErrorCode, ErrorFrame, FrameError, Page,
+    ServerFrame,
 };
 use crate::state::AppState;
 use crate::store::{Mentions, References};
@@ -130,10 +131,13 @@ struct PostMessage {
     /// §16: `true` to mention all (the sender must be a moderator).
     #[serde(default)]
     mention_all: Option<serde_json::Value>,
+    /// §15: an array of the sender's `attachmentId`s; any JSON value, as `replyTo`.
+    #[serde(default)]
+    attachments: Option<serde_json::Value>,
 }
 
 /// The shape of the `POST /v1/channels/{channelId}/messages` body.
-const POST_MESSAGE_SHAPE: &str = r#"{"senderId": string, "clientMsgId": string, "body": string, "replyTo"?: messageId, "threadId"?: messageId, "mentions"?: [userId], "mentionAll"?: boolean}"#;
+const POST_MESSAGE_SHAPE: &str = r#"{"senderId": string, "clientMsgId": string, "body": string, "replyTo"?: messageId, "threadId"?: messageId, "mentions"?: [userId], "mentionAll"?: boolean, "attachments"?: [attachmentId]}"#;
 
 /// The `mentions` and `mentionAll` of the post as `MSG_SEND` reads them:
 /// absent or `null` is none; `mentions` must be an array (its elements are
@@ -177,7 +181,9 @@ pub(super) fn send_refused(frame: &ErrorFrame) -> ApiError {
         }
         ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    let error = ApiError::new(status, frame.code.as_str(), &frame.message).with_retry_after_ms(frame.retry_after_ms);
+    let error = ApiError::new(status, frame.code.as_str(), &frame.message)
+        .with_retry_after_ms(frame.retry_after_ms)
+        .with_field(frame.field.as_deref());
     match &frame.reason {
         Some(reason) => error.with_reason(reason),
         None => error,
@@ -246,8 +252,13 @@ pub async fn post_message(
     let reply_to = reference_text("replyTo", request.reply_to.as_ref());
     let thread_id = reference_text("threadId", request.thread_id.as_ref());
     let mentions = mentions_fields(&request);
-    let checked = match (reply_to, thread_id, mentions) {
-        (Ok(reply_to), Ok(thread_id), Ok((mentions, mention_all))) => ClientFrame::MsgSend {
+    let attachments = match &request.attachments {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Array(values)) => Ok(Some(values.clone())),
+        Some(_) => Err(ApiError::invalid_field("attachments", "must be an array")),
+    };
+    let checked = match (reply_to, thread_id, mentions, attachments) {
+        (Ok(reply_to), Ok(thread_id), Ok((mentions, mention_all)), Ok(attachments)) => ClientFrame::MsgSend {
             channel_id: raw_channel.clone(),
             client_msg_id: request.client_msg_id.clone(),
             body: request.body.clone(),
@@ -255,16 +266,20 @@ pub async fn post_message(
             thread_id,
             mentions,
             mention_all,
+            attachments,
         }
         .validate(state.config.max_body_bytes)
         .and_then(|c| c.with_mentions_within(state.config.max_mentions))
+        .and_then(|c| c.with_attachments_within(state.config.max_attachments_per_message))
         .map_err(|refusal| match refusal {
             FrameError::InvalidField { field, reason, .. } => ApiError::invalid_field(field, &reason),
             other => ApiError::new(StatusCode::BAD_REQUEST, other.code().as_str(), &other.to_string()),
         }),
-        (Err(refusal), _, _) | (_, Err(refusal), _) | (_, _, Err(refusal)) => Err(refusal),
+        (Err(refusal), _, _, _) | (_, Err(refusal), _, _) | (_, _, Err(refusal), _) | (_, _, _, Err(refusal)) => {
+            Err(refusal)
+        }
     };
-    let (channel, client_msg_id, body, refs, mentions) = match checked {
+    let (channel, client_msg_id, body, refs, mentions, attachments) = match checked {
         Ok(Command::Send {
             channel_id,
             client_msg_id,
@@ -273,6 +288,7 @@ pub async fn post_message(
             thread_id,
             mentions,
             mention_all,
+            attachments,
         }) => (
             channel_id,
             client_msg_id,
@@ -282,6 +298,7 @@ pub async fn post_message(
                 users: mentions,
                 all: mention_all,
             },
+            attachments,
         ),
         Ok(_) => return Err(ApiError::bad_request("not a send")),
         Err(refusal) => return refused_by_checks(&state, &sender, &raw_channel, &request, refusal).await,
@@ -290,12 +307,23 @@ pub async fn post_message(
         // The key decides first (guarantee 2): a retry of a message stored
         // before the channel went is still answered by its key.
         if let Some(stored) = state.store.message_by_key(&sender, &client_msg_id).await? {
-            let retry = stored.is_retried_by(channel.as_str(), &body, &refs, &mentions);
+            let retry = stored.is_retried_by(channel.as_str(), &body, &refs, &mentions)
+                && (stored.deleted || stored.attachment_ids() == attachments);
             return respond(answer::by_stored_key(stored, retry));
         }
         return Err(ApiError::not_found("unknown channel"));
     }
-    send(&state, sender, channel, client_msg_id, body, refs, mentions).await
+    send(
+        &state,
+        sender,
+        channel,
+        client_msg_id,
+        body,
+        refs,
+        mentions,
+        attachments,
+    )
+    .await
 }
 
 /// A send refused by `MSG_SEND`'s checks, answered as `MSG_SEND` answers it
@@ -325,7 +353,7 @@ async fn refused_by_checks(
                 reply_to.as_deref(),
                 thread_id.as_deref(),
                 &mentions,
-            );
+            ) && stored.is_attaching_as(&attachments_key_of(request.attachments.as_ref()));
             return respond(answer::by_stored_key(stored, retry));
         }
     }
@@ -334,6 +362,7 @@ async fn refused_by_checks(
 
 /// Submits the send to group commit and answers with its typed answer,
 /// once the send is stored and fanned out (or refused).
+#[allow(clippy::too_many_arguments)]
 async fn send(
     state: &AppState,
     sender: UserId,
@@ -342,6 +371,7 @@ async fn send(
     body: String,
     refs: References,
     mentions: Mentions,
+    attachments: Vec<uuid::Uuid>,
 ) -> Result<Response, ApiError> {
     let (reply_to, answered) = oneshot::channel();
     let job = SendJob {
@@ -356,6 +386,7 @@ async fn send(
             // rules; the entry shows `byAdmin` and no `clientMsgId` (the
             // caller's key is stored: a retry stays idempotent).
             origin: crate::store::Origin::AdminAsSender,
+            attachments,
         },
         reply_to: ReplyTo::Caller(reply_to),
         received: Instant::now(),

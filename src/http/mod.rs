@@ -2,6 +2,8 @@
 //! applied to every route, and the credential checks shared by the routes.
 //! The JSON error shape is [`error`], the extractors [`extract`].
 
+mod attachment_get;
+mod attachments;
 mod blocks;
 mod body;
 mod channels;
@@ -70,6 +72,9 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(flags::flag_message))
         .routes(routes!(flags::list_flags))
         .routes(routes!(messages::history, messages::post_message))
+        .routes(routes!(attachments::upload))
+        .routes(routes!(attachment_get::download))
+        .routes(routes!(attachment_get::thumbnail))
         .routes(routes!(tokens::create_token))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
@@ -104,6 +109,10 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("PUT", "/v1/me/blocks/{userId}"),
     ("DELETE", "/v1/me/blocks/{userId}"),
     ("POST", "/v1/messages/{messageId}/flags"),
+    // Attachments (§15).
+    ("POST", "/v1/channels/{channelId}/attachments"),
+    ("GET", "/v1/attachments/{attachmentId}"),
+    ("GET", "/v1/attachments/{attachmentId}/thumbnail"),
 ];
 
 /// Builds the router with every route and layer.
@@ -260,6 +269,10 @@ async fn declared_body_limit(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    // Uploads have their own limit (`max_attachment_bytes`), checked by the route.
+    if attachments::is_upload(request.method(), request.uri().path()) {
+        return next.run(request).await;
+    }
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)

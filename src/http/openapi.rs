@@ -345,6 +345,7 @@ pub struct Ready {
         (name = "channels", description = "Channels, members and history"),
         (name = "moderation", description = "Bans, moderators' deletes, blocks and flags (§17)"),
         (name = "tokens", description = "User tokens"),
+        (name = "attachments", description = "Files and images carried by messages (§15)"),
         (name = "websocket", description = "The WebSocket gateway"),
         (name = "operations", description = "Health, readiness, metrics and this document"),
     )

@@ -341,6 +341,12 @@ impl<D: Dialect> SqlStore<D> {
                 .execute(tx.ex())
                 .await?;
         }
+        // §15: its attachments go, their objects queued for removal after
+        // the commit.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Self::erase_attachments_of_channel_in(&mut tx, channel_id.as_str(), now).await?;
         Self::commit(tx, sent).await?;
         Ok(sorted_members(members))
     }

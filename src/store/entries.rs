@@ -131,6 +131,7 @@ impl<D: Dialect> SqlStore<D> {
         let has_more = messages.len() > limit as usize;
         messages.truncate(limit as usize);
         Self::attach_previews(&mut *conn, &mut messages).await?;
+        Self::attach_attachments(&mut *conn, &mut messages).await?;
         Ok((messages, has_more))
     }
 
@@ -202,6 +203,7 @@ impl<D: Dialect> SqlStore<D> {
             None => 0,
         };
         Self::attach_previews(tx, &mut entries).await?;
+        Self::attach_attachments(tx, &mut entries).await?;
         Self::attach_reactions(tx, &mut entries, reader).await?;
         Ok(EntriesPage {
             entries,
@@ -249,13 +251,24 @@ impl<D: Dialect> SqlStore<D> {
     }
 
     pub(super) async fn message(&self, message_id: uuid::Uuid) -> Result<Option<Entry>, StoreError> {
-        sqlx::query::<D>(D::sql(&MESSAGE_BY_ID))
+        let mut conn = self.reader().await?;
+        let found = sqlx::query::<D>(D::sql(&MESSAGE_BY_ID))
             .param(id_text(message_id))
-            .fetch_optional(self.reader().await?.ex())
+            .fetch_optional(conn.ex())
             .await?
             .as_ref()
             .map(entry_from_row)
-            .transpose()
+            .transpose()?;
+        Self::with_attachments(&mut conn, found).await
+    }
+
+    /// `found` with its attachments (§15), read on `conn`.
+    async fn with_attachments(conn: &mut D::Connection, found: Option<Entry>) -> Result<Option<Entry>, StoreError> {
+        let Some(entry) = found else { return Ok(None) };
+        let mut entries = [entry];
+        Self::attach_attachments(conn, &mut entries).await?;
+        let [entry] = entries;
+        Ok(Some(entry))
     }
 
     pub(super) async fn message_by_key(
@@ -263,13 +276,15 @@ impl<D: Dialect> SqlStore<D> {
         sender_id: &UserId,
         client_msg_id: &ClientMsgId,
     ) -> Result<Option<Entry>, StoreError> {
-        sqlx::query::<D>(D::sql(&MESSAGE_BY_KEY))
+        let mut conn = self.reader().await?;
+        let found = sqlx::query::<D>(D::sql(&MESSAGE_BY_KEY))
             .param(sender_id.as_str())
             .param(client_msg_id.as_str())
-            .fetch_optional(self.reader().await?.ex())
+            .fetch_optional(conn.ex())
             .await?
             .as_ref()
             .map(entry_from_row)
-            .transpose()
+            .transpose()?;
+        Self::with_attachments(&mut conn, found).await
     }
 }

@@ -90,6 +90,7 @@ pub(super) fn entry_from_row<R: Columns>(row: &R) -> Result<Entry, StoreError> {
         mentions_asked: row.value(23)?,
         by_admin: row.value(24)?,
         via_http: row.value(25)?,
+        attachments: Vec::new(),
     })
 }
 

@@ -289,6 +289,43 @@ pub(super) fn kept_mentions(asked: &Mentions, members: &[UserId]) -> Vec<UserId>
     kept
 }
 
+/// Why the uploads `found` (as read under the channel's lock) may not be
+/// the attachments of `send` (§15): each id must name an upload into the
+/// send's channel by its sender that no message carries yet; `None` when
+/// they may. All refusals read alike to the sender (an unknown id and
+/// someone else's upload are not told apart).
+pub(super) fn attachments_refusal(send: &NewEntry, found: &[super::AttachmentRow]) -> Option<EntryOutcome> {
+    let usable = |id: &uuid::Uuid| {
+        found.iter().any(|row| {
+            row.attachment_id == *id
+                && row.channel_id == send.channel_id
+                && row.uploader_id == send.sender_id
+                && row.message_id.is_none()
+        })
+    };
+    if send.attachments.iter().all(usable) {
+        None
+    } else {
+        Some(EntryOutcome::InvalidAttachments(
+            "each must be an upload of yours into this channel that no message carries yet",
+        ))
+    }
+}
+
+/// `rows` in the order of `send`'s `attachments` (each found by
+/// [`attachments_refusal`] before).
+pub(super) fn in_send_order(send: &NewEntry, rows: Vec<super::AttachmentRow>) -> Vec<super::AttachmentRow> {
+    let mut rows: Vec<Option<super::AttachmentRow>> = rows.into_iter().map(Some).collect();
+    send.attachments
+        .iter()
+        .filter_map(|id| {
+            rows.iter_mut()
+                .find(|r| r.as_ref().is_some_and(|r| r.attachment_id == *id))
+                .and_then(Option::take)
+        })
+        .collect()
+}
+
 /// The users whose `mentions` rows a stored message adds (§16): those it
 /// kept but its sender (a user's own messages never count in
 /// `unreadMentions`); none when it mentions all (`unreadMentions` counts
@@ -359,6 +396,7 @@ mod tests {
             change,
             mentions: Mentions::default(),
             origin: Default::default(),
+            attachments: Vec::new(),
         }
     }
 
@@ -402,6 +440,7 @@ mod tests {
             mentions: mentions.iter().map(|u| uid(u)).collect(),
             mention_all: all,
             mentions_asked: None,
+            attachments: Vec::new(),
         }
     }
 

@@ -241,6 +241,7 @@ impl Locked {
             mentions: entry_rules::kept_mentions(&send.mentions, &self.members),
             mention_all: send.mentions.all,
             mentions_asked: send.mentions.key(),
+            attachments: Vec::new(),
         }
     }
 

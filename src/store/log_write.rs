@@ -261,6 +261,24 @@ impl<D: Dialect> SqlStore<D> {
                 outcomes.push(existing.unwrap_or(refusal));
                 continue;
             }
+            // Attachments (§15): the key decides first, then the uploads,
+            // read under the channel's lock (an earlier send of this batch
+            // that claimed one is seen).
+            let mut attached = Vec::new();
+            if !send.attachments.is_empty() {
+                if send.change.target().is_none() && refs == References::default() {
+                    if let Some(existing) = self.lookup_in(&mut tx, send).await? {
+                        outcomes.push(existing);
+                        continue;
+                    }
+                }
+                let rows = Self::attachments_by_ids_in(&mut tx, &send.attachments).await?;
+                if let Some(refusal) = entry_rules::attachments_refusal(send, &rows) {
+                    outcomes.push(refusal);
+                    continue;
+                }
+                attached = entry_rules::in_send_order(send, rows);
+            }
             let mut message = channel.next_message(send, now);
             message.reply_preview = read.reply_to.as_ref().map(|t| Box::new(t.reply_preview()));
             let inserted = sqlx::query::<D>(D::sql(&INSERT_MESSAGE))
@@ -288,6 +306,11 @@ impl<D: Dialect> SqlStore<D> {
                 .await?
                 .is_some();
             if inserted {
+                if !Self::claim_attachments_in(&mut tx, &mut message, attached).await? {
+                    return Err(StoreError::Corrupt(
+                        "an attachment checked under the lock was claimed".into(),
+                    ));
+                }
                 for user in entry_rules::mention_rows(&message) {
                     sqlx::query::<D>(INSERT_MENTION)
                         .param(user.as_str())
@@ -352,7 +375,10 @@ impl<D: Dialect> SqlStore<D> {
             .fetch_optional(tx.ex())
             .await?;
         let Some(row) = row else { return Ok(None) };
-        let existing = entry_from_row(&row)?;
+        let mut existing = [entry_from_row(&row)?];
+        // The idempotency key covers the attachments (§15).
+        Self::attach_attachments(&mut **tx, &mut existing).await?;
+        let [existing] = existing;
         Ok(Some(if existing.is_retried_as(send) {
             EntryOutcome::Duplicate(existing)
         } else {
@@ -424,6 +450,9 @@ impl<D: Dialect> SqlStore<D> {
             }
             Change::Delete { target } => {
                 let id = id_text(*target);
+                // §15: its attachments go, their objects queued for
+                // removal after the commit.
+                Self::erase_attachments_of_message_in(tx, &id, entry.ts).await?;
                 for statement in [
                     &ERASE_MENTIONS,
                     &ERASE_MESSAGE,

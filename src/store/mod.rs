@@ -43,6 +43,7 @@
 //! migrations), `dialect.rs` (what an operation needs of a database),
 //! `entry_row.rs` (an entry's columns) and `channel_of.rs` (the routing cache).
 
+mod attachments;
 mod blocks;
 mod channel_lock;
 mod channel_of;
@@ -71,6 +72,7 @@ mod settings;
 mod types;
 mod webhooks;
 
+pub use attachments::AttachmentRow;
 pub use blocks::MAX_BLOCKS;
 pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};

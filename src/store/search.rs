@@ -158,6 +158,7 @@ impl<D: Dialect> SqlStore<D> {
             return Ok(Err(BadCursor));
         };
         Self::attach_previews(&mut tx, &mut page.entries).await?;
+        Self::attach_attachments(&mut tx, &mut page.entries).await?;
         Self::attach_reactions(&mut tx, &mut page.entries, Some(request.user)).await?;
         tx.commit().await?;
         Ok(Ok(page))

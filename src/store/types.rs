@@ -109,6 +109,9 @@ pub struct Entry {
     /// Message: the mentions asked for, as [`Mentions::key`] (the idempotency
     /// key covers them); `None` when none, and once deleted.
     pub mentions_asked: Option<String>,
+    /// Message: the uploads it carries (§15), in the order sent; set by the
+    /// write path and by reads (empty once deleted, and where not read).
+    pub attachments: Vec<super::AttachmentRow>,
 }
 
 /// The quoted message of a reply at the time of a read or a commit (§14).
@@ -156,6 +159,18 @@ impl Entry {
         self.deleted || (self.mention_all == asked.all && self.mentions_asked == asked.key())
     }
 
+    /// The ids of the uploads this message carries, in order (§15).
+    pub fn attachment_ids(&self) -> Vec<uuid::Uuid> {
+        self.attachments.iter().map(|a| a.attachment_id).collect()
+    }
+
+    /// Whether this message carries the attachments whose idempotency key
+    /// text is `key` ([`crate::protocol::attachments_key_of`]); a deleted
+    /// message has lost them: not compared.
+    pub fn is_attaching_as(&self, key: &str) -> bool {
+        self.deleted || crate::protocol::attachment_ids_key(&self.attachment_ids()) == key
+    }
+
     /// As [`Self::is_retried_by`] for references given as the request's
     /// text (a frame that failed its checks: `None` when absent; text that
     /// is no id equals no stored one) and mentions as their key
@@ -186,6 +201,9 @@ impl Entry {
     /// whose target was deleted has lost its text (`""`, which no edit can
     /// send): its body is not compared.
     pub fn is_retried_as(&self, new: &NewEntry) -> bool {
+        if self.kind == EntryKind::Message && !self.deleted && self.attachment_ids() != new.attachments {
+            return false;
+        }
         match &new.change {
             Change::Message => self.is_retried_by(
                 new.channel_id.as_str(),
@@ -392,6 +410,9 @@ pub struct NewEntry {
     pub mentions: Mentions,
     /// How it was made: a user's frame or an HTTP route, with which token.
     pub origin: Origin,
+    /// A message's uploads (§15), in order, each once; none for the other
+    /// kinds. The idempotency key covers the list.
+    pub attachments: Vec<uuid::Uuid>,
 }
 
 /// How an entry came to be (protocol.md §12, common rules of version 1.2):
@@ -498,6 +519,10 @@ pub enum EntryOutcome {
     /// `mentionAll` from a sender who is not a moderator (§16); nothing
     /// stored.
     MentionAllForbidden,
+    /// A message's `attachments` (§15) name an upload that is unknown, in
+    /// another channel, someone else's or part of a message already
+    /// (`invalid_field`, `field: "attachments"`, with why); nothing stored.
+    InvalidAttachments(&'static str),
     /// Slow mode (§17): the sender's last message is too recent; nothing
     /// stored.
     SlowMode {

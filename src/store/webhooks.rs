@@ -179,6 +179,8 @@ impl<D: Dialect> SqlStore<D> {
         // Render-ready like MSG_RECV (§14): each reply with its preview as
         // the quoted message is when the body is made.
         Self::attach_previews(&mut *conn, entries.iter_mut().map(|e| &mut e.entry)).await?;
+        // §15: a message's attachments, with URLs signed when the body is made.
+        Self::attach_attachments(&mut *conn, entries.iter_mut().map(|e| &mut e.entry)).await?;
         Ok(entries)
     }
 

@@ -87,6 +87,7 @@ mod tests {
                 mentions: Vec::new(),
                 mention_all: false,
                 mentions_asked: None,
+                attachments: Vec::new(),
             },
             offline_members: offline.iter().map(|u| UserId::from_trusted((*u).into())).collect(),
             notify: offline

@@ -3,9 +3,12 @@
 //! The fixtures are in `crates/chatd-testkit`, shared with the other test
 //! binaries.
 
+mod attachments;
+mod attachments_storage;
 mod backend_api;
 mod blocks;
 mod client;
+mod client_attachments;
 mod client_entries;
 mod client_ephemeral;
 mod client_mentions;

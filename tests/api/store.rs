@@ -705,6 +705,7 @@ fn send(sender: &str, channel: &str, key: &str, body: &str) -> NewEntry {
         change: chatd::store::Change::Message,
         mentions: Default::default(),
         origin: Default::default(),
+        attachments: Vec::new(),
     }
 }
 

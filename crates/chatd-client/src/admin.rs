@@ -2,9 +2,11 @@
 //! generator and the fault harness: with the admin token every route; with a
 //! user JWT the routes a member may call (a channel's history and members).
 
+mod attachments;
 mod moderation;
 mod search;
 
+pub use attachments::Attachment;
 pub use moderation::{Ban, BansPage, ChannelSettings, Flag, FlagsPage};
 pub use search::{SearchPage, SearchQuery, DEFAULT_SEARCH_LIMIT};
 

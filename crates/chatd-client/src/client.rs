@@ -266,6 +266,11 @@ pub struct SendOptions {
     /// Mention every member (`mentionAll`; moderators only, else the send
     /// is refused `forbidden`).
     pub mention_all: bool,
+    /// Carry these uploads (`attachments`, §15: the ids of this user's
+    /// uploads into the channel, not yet sent, as `AdminClient::upload`
+    /// returns them; at most the server's `max_attachments_per_message`).
+    /// With attachments the body may be `""`.
+    pub attachments: Vec<uuid::Uuid>,
 }
 
 enum Command {
@@ -1799,6 +1804,14 @@ fn wire_frame(key: &str, pending: &Pending) -> ClientFrame {
                     .collect()
             }),
             mention_all: pending.options.mention_all.then_some(true),
+            attachments: (!pending.options.attachments.is_empty()).then(|| {
+                pending
+                    .options
+                    .attachments
+                    .iter()
+                    .map(|id| serde_json::Value::String(id.hyphenated().to_string()))
+                    .collect()
+            }),
         },
         Some(EntryRequest::Edit { message_id, body }) => ClientFrame::MsgEdit {
             client_msg_id,

@@ -44,6 +44,11 @@ pub enum ClientFrame {
         /// `true`: the message mentions every member (moderators only, §16).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mention_all: Option<bool>,
+        /// The `attachmentId`s of the sender's uploads this message carries
+        /// (§15); elements are checked by [`ClientFrame::validate`], their
+        /// number by the server (`max_attachments_per_message`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attachments: Option<Vec<Value>>,
     },
     /// "I have received everything up to and including this message."
     #[serde(rename = "MSG_DELIVERED", rename_all = "camelCase")]
@@ -123,6 +128,7 @@ const CLIENT_TYPES: &[(&str, &[FieldSpec])] = &[
             ("threadId", Kind::Str, false),
             ("mentions", Kind::Array, false),
             ("mentionAll", Kind::Bool, false),
+            ("attachments", Kind::Array, false),
         ],
     ),
     ("MSG_DELIVERED", &[("messageId", Kind::Str, true)]),
@@ -431,6 +437,28 @@ pub struct SendKey {
     /// `mentions` and `mentionAll` as the idempotency key compares them
     /// ([`mentions_key_of`]).
     pub mentions: MentionsKey,
+    /// `attachments` as the idempotency key compares them
+    /// ([`attachments_key_of`]).
+    pub attachments: String,
+}
+
+/// The `attachments` of a send as its idempotency key covers them (§15):
+/// the JSON array of the ids in the order given (`[]` when absent, `null`
+/// or empty). A shape no valid send has gives a key no stored message has.
+pub fn attachments_key_of(attachments: Option<&Value>) -> String {
+    match attachments {
+        None | Some(Value::Null) => "[]".to_owned(),
+        Some(Value::Array(values)) if values.iter().all(Value::is_string) => {
+            serde_json::to_string(values).unwrap_or_else(|_| " ".to_owned())
+        }
+        Some(other) => format!(" {other}"),
+    }
+}
+
+/// The idempotency key text of stored attachment ids (as [`attachments_key_of`]).
+pub fn attachment_ids_key(ids: &[uuid::Uuid]) -> String {
+    let texts: Vec<String> = ids.iter().map(|id| id.hyphenated().to_string()).collect();
+    serde_json::to_string(&texts).unwrap_or_default()
 }
 
 /// The mentions of a send as its idempotency key covers them (§16): `users`
@@ -504,6 +532,8 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         mentions: Option<Value>,
         #[serde(rename = "mentionAll", default)]
         mention_all: Option<Value>,
+        #[serde(default)]
+        attachments: Option<Value>,
     }
     // serde reads a struct from a JSON array too; a frame is an object.
     if !is_json_object(text) {
@@ -529,6 +559,7 @@ pub fn peek_send_key(text: &str) -> Option<SendKey> {
         reply_to: reference(peek.reply_to),
         thread_id: reference(peek.thread_id),
         mentions: mentions_key_of(peek.mentions.as_ref(), peek.mention_all.as_ref()),
+        attachments: attachments_key_of(peek.attachments.as_ref()),
     })
 }
 
@@ -549,6 +580,9 @@ pub enum Command {
         mentions: Vec<UserId>,
         /// `mentionAll: true` (§16).
         mention_all: bool,
+        /// The uploads it carries (§15), in order, each once; their number
+        /// is the server's to check.
+        attachments: Vec<uuid::Uuid>,
     },
     /// MSG_DELIVERED (`read == false`) or MSG_READ (`read == true`).
     Receipt { message_id: uuid::Uuid, read: bool },
@@ -709,11 +743,16 @@ impl ClientFrame {
                 thread_id,
                 mentions,
                 mention_all,
+                attachments,
             } => {
                 let client_msg_id = ClientMsgId::parse(&client_msg_id).map_err(|e| invalid("clientMsgId", e, None))?;
                 let echo = || Some(client_msg_id.as_str().to_owned());
                 let channel_id = ChannelId::parse(&channel_id).map_err(|e| invalid("channelId", e, echo()))?;
-                check_body(&body, max_body_bytes, echo())?;
+                let attachments = attachment_list(attachments.as_deref().unwrap_or_default(), echo())?;
+                // With attachments, the body may be empty (§15).
+                if !body.is_empty() || attachments.is_empty() {
+                    check_body(&body, max_body_bytes, echo())?;
+                }
                 let reply_to = reference("replyTo", reply_to.as_deref(), echo())?;
                 let thread_id = reference("threadId", thread_id.as_deref(), echo())?;
                 let mentions = user_list("mentions", mentions.as_deref().unwrap_or_default(), echo())?;
@@ -725,6 +764,7 @@ impl ClientFrame {
                     thread_id,
                     mentions,
                     mention_all: mention_all.unwrap_or(false),
+                    attachments,
                 })
             }
             ClientFrame::MsgDelivered { message_id } => Ok(Command::Receipt {
@@ -868,6 +908,24 @@ impl Command {
         }
         Ok(self)
     }
+
+    /// This command, unless it is a send with more than `max` attachments
+    /// (`max_attachments_per_message`, §15).
+    ///
+    /// # Errors
+    /// [`FrameError::InvalidField`] naming `attachments`, echoing the
+    /// send's `clientMsgId`.
+    pub fn with_attachments_within(self, max: usize) -> Result<Self, FrameError> {
+        if let Command::Send {
+            attachments,
+            client_msg_id,
+            ..
+        } = &self
+        {
+            check_attachments_count(attachments.len(), max, Some(client_msg_id.as_str().to_owned()))?;
+        }
+        Ok(self)
+    }
 }
 
 /// The `clientMsgId` and target `messageId` of a log entry frame, checked.
@@ -890,6 +948,39 @@ fn entry_ids(client_msg_id: &str, message_id: &str) -> Result<(ClientMsgId, uuid
 fn reference(field: &'static str, id: Option<&str>, echo: Option<String>) -> Result<Option<uuid::Uuid>, FrameError> {
     id.map(|id| ids::parse_message_id(id).map_err(|_| invalid(field, "must be a lower-case hyphenated UUID", echo)))
         .transpose()
+}
+
+/// A send's `attachments` checked (§15): every element an attachment id (a
+/// lower-case hyphenated UUID), none repeated.
+fn attachment_list(values: &[Value], echo: Option<String>) -> Result<Vec<uuid::Uuid>, FrameError> {
+    let mut ids: Vec<uuid::Uuid> = Vec::with_capacity(values.len());
+    for value in values {
+        let id = value
+            .as_str()
+            .and_then(|text| ids::parse_message_id(text).ok())
+            .ok_or_else(|| invalid("attachments", "every element must be an attachmentId", echo.clone()))?;
+        if ids.contains(&id) {
+            return Err(invalid("attachments", "an attachmentId is repeated", echo));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// Checks the number of attachments of a MSG_SEND against
+/// `max_attachments_per_message` (§15). `echo`: the send's `clientMsgId`.
+///
+/// # Errors
+/// [`FrameError::InvalidField`] naming `attachments`.
+pub fn check_attachments_count(count: usize, max: usize, echo: Option<String>) -> Result<(), FrameError> {
+    if count > max {
+        return Err(invalid(
+            "attachments",
+            format!("holds {count} attachments, the limit is {max}"),
+            echo,
+        ));
+    }
+    Ok(())
 }
 
 fn invalid(field: &'static str, reason: impl ToString, client_msg_id: Option<String>) -> FrameError {
@@ -1033,6 +1124,36 @@ pub struct RecvMessage {
     /// `message`: it mentions every member (§16); absent when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mention_all: bool,
+    /// `message`: the files it carries (§15), in the order sent, each with
+    /// signed URLs; absent when none (and once deleted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<AttachmentObject>,
+}
+
+/// An attachment as a message carries it (§15).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentObject {
+    /// UUIDv7, lower-case hyphenated.
+    pub attachment_id: uuid::Uuid,
+    /// The media type it was uploaded with.
+    pub content_type: String,
+    /// Bytes.
+    pub size: i64,
+    /// The filename given at upload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// Images: pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<i64>,
+    /// A path on the server (`/v1/attachments/{id}?exp=…&sig=…`) that
+    /// serves the bytes without a token until `exp` (unix seconds).
+    pub url: String,
+    /// Images: the signed path of the thumbnail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thumbnail_url: Option<String>,
 }
 
 impl RecvMessage {
@@ -1826,6 +1947,35 @@ mod tests {
     }
 
     #[test]
+    fn attachments_are_checked_and_let_the_body_be_empty() {
+        let id = "01a24a0f-85e2-7144-875a-7b61f7db7d78";
+        let check = |fields: &str| {
+            decode_client_frame(&format!(
+                r#"{{"type":"MSG_SEND","channelId":"c","clientMsgId":"k",{fields}}}"#
+            ))
+            .and_then(|f| f.validate(16))
+        };
+        let ok = check(&format!(r#""body":"","attachments":["{id}"]"#)).expect("an empty body with attachments");
+        assert!(matches!(&ok, Command::Send { attachments, .. } if attachments.len() == 1));
+        assert_eq!(field_of(ok.with_attachments_within(0).unwrap_err()), "attachments");
+        for bad in [
+            format!(r#""body":"hi","attachments":["{id}","{id}"]"#),
+            r#""body":"hi","attachments":["x"]"#.to_owned(),
+            r#""body":"hi","attachments":[1]"#.to_owned(),
+        ] {
+            assert_eq!(field_of(check(&bad).unwrap_err()), "attachments", "{bad}");
+        }
+        assert_eq!(field_of(check(r#""body":"","attachments":[]"#).unwrap_err()), "body");
+        assert_eq!(attachments_key_of(None), "[]");
+        let listed = serde_json::json!([id]);
+        assert_eq!(attachments_key_of(Some(&listed)), format!(r#"["{id}"]"#));
+        assert_eq!(
+            attachment_ids_key(&[uuid::Uuid::parse_str(id).expect("uuid")]),
+            attachments_key_of(Some(&listed))
+        );
+    }
+
+    #[test]
     fn mentions_are_checked_deduplicated_and_counted() {
         let decode = |text: &str| decode_client_frame(text).and_then(|f| f.validate(100));
         let ok = decode(
@@ -1873,6 +2023,7 @@ mod tests {
             thread_id: None,
             mentions: None,
             mention_all: None,
+            attachments: None,
         };
         assert!(matches!(send("hi", "c1").validate(16), Ok(Command::Send { .. })));
         assert_eq!(field_of(send("", "c1").validate(16).unwrap_err()), "body");

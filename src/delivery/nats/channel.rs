@@ -356,6 +356,7 @@ mod tests {
                 change: crate::store::Change::Message,
                 mentions: Default::default(),
                 origin: Default::default(),
+                attachments: Vec::new(),
             })
             .collect();
         let batch = store.write_batch(&sends, 10).await.unwrap();
@@ -427,6 +428,7 @@ mod tests {
             change: crate::store::Change::Message,
             mentions: Default::default(),
             origin: Default::default(),
+            attachments: Vec::new(),
         };
         f.store.write_batch(&[third], 40).await.unwrap();
         // A catch-up from the channel's start (a NATS reconnect, or a floor

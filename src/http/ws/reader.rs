@@ -275,6 +275,7 @@ impl<'a> Reader<'a> {
         let command = match frame
             .validate(config.max_body_bytes)
             .and_then(|c| c.with_mentions_within(config.max_mentions))
+            .and_then(|c| c.with_attachments_within(config.max_attachments_per_message))
         {
             Ok(command) => command,
             Err(error) => {
@@ -297,6 +298,7 @@ impl<'a> Reader<'a> {
                 thread_id,
                 mentions,
                 mention_all,
+                attachments,
             } => {
                 let refs = References { reply_to, thread_id };
                 let mentions = Mentions {
@@ -304,7 +306,7 @@ impl<'a> Reader<'a> {
                     all: mention_all,
                 };
                 if let Some(finished) =
-                    command::send::submit(ctx, channel_id, client_msg_id, body, refs, mentions).await
+                    command::send::submit(ctx, channel_id, client_msg_id, body, refs, mentions, attachments).await
                 {
                     self.pending.push_back(finished);
                 }

@@ -39,6 +39,18 @@ const REACTION_STATE_OF: &str = "SELECT u.message_id::text, u.emoji, u.user_id, 
 const ERASE_MESSAGES: &str = "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE, \
      mentions = NULL, mentions_asked = NULL, mention_all = FALSE WHERE message_id = ANY($1::uuid[])";
 
+/// The attachments of the deleted messages `$1` (text[], §15): their
+/// objects queued for removal, then their rows deleted.
+const ERASE_ATTACHMENTS_OF: [&str; 3] = [
+    "INSERT INTO attachment_removals (storage_key, queued_at) SELECT storage_key, \
+     (extract(epoch from clock_timestamp()) * 1000)::bigint FROM attachments WHERE message_id = ANY($1) \
+     ON CONFLICT DO NOTHING",
+    "INSERT INTO attachment_removals (storage_key, queued_at) SELECT thumbnail_key, \
+     (extract(epoch from clock_timestamp()) * 1000)::bigint FROM attachments WHERE message_id = ANY($1) \
+     AND thumbnail_key IS NOT NULL ON CONFLICT DO NOTHING",
+    "DELETE FROM attachments WHERE message_id = ANY($1)",
+];
+
 /// Drops the `mentions` rows of the messages `$1` (§16).
 const ERASE_MENTIONS_OF: &str = "DELETE FROM mentions x USING messages m \
      WHERE m.message_id = ANY($1::uuid[]) AND x.channel_id = m.channel_id AND x.seq = m.seq";
@@ -269,6 +281,11 @@ impl Changes {
                 DELETE_REACTIONS_OF,
                 DELETE_REACTION_COUNTS_OF,
             ] {
+                sqlx::query(statement).bind(&ids).execute(&mut **tx).await?;
+            }
+            // §15: the deleted messages' attachments go, their objects
+            // queued for removal after the commit.
+            for statement in ERASE_ATTACHMENTS_OF {
                 sqlx::query(statement).bind(&ids).execute(&mut **tx).await?;
             }
         }

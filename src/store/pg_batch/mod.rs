@@ -191,6 +191,11 @@ impl SqlStore<Postgres> {
         {
             return Ok(None);
         }
+        // A message with attachments (§15) is decided by the per-row path,
+        // which reads and claims its uploads under the channel's lock.
+        if sends.iter().any(|s| !s.attachments.is_empty()) {
+            return Ok(None);
+        }
         let mut tx = self.begin_write().await?;
         let mut channels = Self::lock_batch_channels(&mut tx, sends, offline).await?;
         let mut changes = if sends.iter().any(|s| s.change != Change::Message) {
@@ -456,14 +461,19 @@ impl SqlStore<Postgres> {
         }
         let senders: Vec<&str> = refused.iter().map(|&i| sends[i].sender_id.as_str()).collect();
         let keys: Vec<&str> = refused.iter().map(|&i| sends[i].client_msg_id.as_str()).collect();
-        let mut stored = std::collections::HashMap::new();
+        let mut found = Vec::new();
         for row in sqlx::query(MESSAGES_BY_KEYS)
             .bind(&senders)
             .bind(&keys)
             .fetch_all(&mut **tx)
             .await?
         {
-            let message = entry_from_row(&row)?;
+            found.push(entry_from_row(&row)?);
+        }
+        // The idempotency key covers the attachments (§15).
+        Self::attach_attachments(&mut **tx, &mut found).await?;
+        let mut stored = std::collections::HashMap::new();
+        for message in found {
             stored.insert((message.sender_id.clone(), message.client_msg_id.clone()), message);
         }
         for &index in refused {

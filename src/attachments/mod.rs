@@ -1,0 +1,143 @@
+//! Attachments (protocol.md §15): files and images uploaded into a channel
+//! and carried by messages.
+//!
+//! - [`storage`]: where the bytes live (`object_store`: the local file
+//!   system or an S3-compatible bucket), written in parts as they arrive;
+//! - [`images`]: images measured, bombs refused, thumbnails made at upload;
+//! - [`signing`]: the signed URLs messages carry (HMAC with the
+//!   attachment's own key, checked in constant time);
+//! - [`Attachments`]: the storage and the task that removes objects queued
+//!   by deletes (`attachment_removals`, written in the transaction that
+//!   deletes their rows, so a crash between the commit and the removal
+//!   leaves nothing behind) and expires uploads no message claimed.
+//!
+//! The rows are the store's (`store/attachments.rs`); the routes are
+//! `http/attachments.rs`; a send claims its uploads in the transaction that
+//! stores it (`store/log_write.rs`).
+
+pub mod images;
+pub mod signing;
+pub mod storage;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::protocol::AttachmentObject;
+use crate::store::{AttachmentRow, Store};
+pub use storage::{Storage, StorageError};
+
+/// The storage key of an attachment's bytes.
+pub fn file_key(id: uuid::Uuid) -> String {
+    format!("files/{}", id.hyphenated())
+}
+
+/// The storage key of an image attachment's thumbnail.
+pub fn thumbnail_key(id: uuid::Uuid) -> String {
+    format!("thumbnails/{}", id.hyphenated())
+}
+
+/// `row` as a message carries it on the wire, with URLs signed from
+/// `now_secs` (unix seconds) for the row's `url_ttl_secs`.
+pub fn object(row: &AttachmentRow, now_secs: i64) -> AttachmentObject {
+    AttachmentObject {
+        attachment_id: row.attachment_id,
+        content_type: row.content_type.clone(),
+        size: row.size,
+        filename: row.filename.clone(),
+        width: row.width,
+        height: row.height,
+        url: signing::signed_path(row, signing::Part::File, now_secs),
+        thumbnail_url: row
+            .thumbnail_key
+            .as_ref()
+            .map(|_| signing::signed_path(row, signing::Part::Thumbnail, now_secs)),
+    }
+}
+
+/// How often the queue of removals is drained.
+const DRAIN_EVERY: Duration = Duration::from_secs(1);
+/// Most removals done per round.
+const REMOVALS_PER_ROUND: u32 = 100;
+
+/// The attachment storage of this node, shared by the routes and the
+/// removal task.
+#[derive(Debug)]
+pub struct Attachments {
+    /// Where the bytes are.
+    pub storage: Storage,
+}
+
+impl Attachments {
+    /// The storage `config` names.
+    ///
+    /// # Errors
+    /// [`StorageError::Setup`] when it cannot be set up.
+    pub fn from_config(config: &Config) -> Result<Self, StorageError> {
+        Ok(Self {
+            storage: Storage::from_config(config)?,
+        })
+    }
+
+    /// Runs the removal task until `stop`: every second it removes the
+    /// objects queued for removal (each taken off the queue once gone; one
+    /// that fails stays queued and is tried again), and every
+    /// `min(attachment_orphan_ttl_secs, 60)` seconds it deletes the uploads
+    /// no message claimed within `attachment_orphan_ttl_secs`.
+    pub fn spawn_sweeper(self: &Arc<Self>, store: Store, config: &Config, stop: CancellationToken) {
+        let this = Arc::clone(self);
+        let orphan_ttl_ms = i64::try_from(config.attachment_orphan_ttl_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let orphan_every = Duration::from_secs(config.attachment_orphan_ttl_secs.clamp(1, 60));
+        tokio::spawn(async move {
+            let mut last_orphans = tokio::time::Instant::now();
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(DRAIN_EVERY) => {}
+                }
+                if last_orphans.elapsed() >= orphan_every {
+                    last_orphans = tokio::time::Instant::now();
+                    let now = now_ms();
+                    match store
+                        .expire_orphan_attachments(now.saturating_sub(orphan_ttl_ms), now)
+                        .await
+                    {
+                        Ok(0) => {}
+                        Ok(n) => tracing::info!(count = n, "unsent attachments expired"),
+                        Err(error) => tracing::warn!(%error, "expiring unsent attachments failed"),
+                    }
+                }
+                this.drain(&store).await;
+            }
+        });
+    }
+
+    /// Removes up to a round of queued objects.
+    pub async fn drain(&self, store: &Store) {
+        let keys = match store.attachment_removals(REMOVALS_PER_ROUND).await {
+            Ok(keys) => keys,
+            Err(error) => {
+                tracing::warn!(%error, "reading the attachment removal queue failed");
+                return;
+            }
+        };
+        for key in keys {
+            if let Err(error) = self.storage.delete(&key).await {
+                tracing::warn!(%error, "removing an attachment object failed; it stays queued");
+                continue;
+            }
+            if let Err(error) = store.attachment_removed(&key).await {
+                tracing::warn!(%error, "taking an attachment removal off the queue failed");
+            }
+        }
+    }
+}
+
+/// Now, ms since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

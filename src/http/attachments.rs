@@ -1,0 +1,288 @@
+//! `POST /v1/channels/{channelId}/attachments` (protocol.md §15): a
+//! member uploads a file into a channel. The body is streamed to the
+//! attachment storage as it arrives (hashed and counted on the way; never
+//! the whole file in memory, but for images, which are decoded, at most
+//! `max_attachment_bytes`), checked against the type allow-list and the
+//! size limit (413 at once when `Content-Length` says so), images measured
+//! and refused over `max_image_pixels` or when they do not decode, and
+//! their thumbnails made and stored. A refused upload leaves nothing
+//! behind.
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::channels::channel_id;
+use super::openapi::ErrorBody;
+use super::{ApiError, ApiPath, ApiQuery, Caller, QueryParams};
+use crate::attachments::{self, images, storage::Writer};
+use crate::state::AppState;
+use crate::store::AttachmentRow;
+
+/// Longest `filename`, bytes of UTF-8.
+pub const MAX_FILENAME_BYTES: usize = 255;
+
+/// The 201 body of an upload.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadedAttachment {
+    /// UUIDv7: what `MSG_SEND`'s `attachments` names.
+    #[schema(value_type = String)]
+    pub attachment_id: uuid::Uuid,
+    pub channel_id: String,
+    /// The media type, as given (lower case, without parameters).
+    pub content_type: String,
+    /// Bytes.
+    pub size: i64,
+    /// Hex SHA-256 of the bytes.
+    pub sha256: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// Images: pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height: Option<i64>,
+    /// ms since the Unix epoch.
+    pub created_at: i64,
+}
+
+/// The media type of a `Content-Type` value: lower case, parameters dropped.
+pub(crate) fn media_type(value: &str) -> String {
+    value.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+}
+
+/// Whether `path` is the upload route, whose body limit is
+/// `max_attachment_bytes` (checked by the route) instead of `max_request_bytes`.
+pub(super) fn is_upload(method: &axum::http::Method, path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    method == axum::http::Method::POST
+        && parts.len() == 5
+        && parts[0].is_empty()
+        && parts[1] == "v1"
+        && parts[2] == "channels"
+        && !parts[3].is_empty()
+        && parts[4] == "attachments"
+}
+
+/// A `filename` checked: 1 to 255 bytes, no `/`, `\` or control
+/// characters, not `.` or `..`.
+fn check_filename(name: &str) -> Result<(), ApiError> {
+    let bad = |why: &str| Err(ApiError::invalid_field("filename", why));
+    if name.is_empty() || name.len() > MAX_FILENAME_BYTES {
+        return bad("must be 1 to 255 bytes");
+    }
+    if name.chars().any(|c| c == '/' || c == '\\' || c.is_control()) {
+        return bad("must not contain '/', '\\' or control characters");
+    }
+    if name == "." || name == ".." {
+        return bad("must not be . or ..");
+    }
+    Ok(())
+}
+
+fn too_large(max: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        &format!("attachment over max_attachment_bytes ({max} bytes)"),
+    )
+}
+
+/// `POST /v1/channels/{channelId}/attachments?filename=NAME`: 201 with the
+/// attachment; 413 `body_too_large`; 415 `unsupported_media_type`; 400
+/// `invalid_field` (`body`: an image that does not decode or is too large;
+/// `filename`); 403 for a non-member or an unknown channel, as the history
+/// route.
+#[utoipa::path(
+    post,
+    path = "/v1/channels/{channelId}/attachments",
+    tag = "attachments",
+    params(
+        ("channelId" = String, Path, description = "The channel id"),
+        ("filename" = Option<String>, Query, description = "The file's name (1 to 255 bytes, no '/' or control characters)"),
+    ),
+    request_body(content = Vec<u8>, description = "The raw bytes; Content-Type is the attachment's type", content_type = "application/octet-stream"),
+    responses(
+        (status = 201, description = "Stored", body = UploadedAttachment),
+        (status = 400, description = "An image that does not decode or has too many pixels (field body), a bad filename", body = ErrorBody),
+        (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "The admin token, a non-member, or an unknown channel", body = ErrorBody),
+        (status = 413, description = "Over max_attachment_bytes", body = ErrorBody),
+        (status = 415, description = "No Content-Type, or one not in attachment_types", body = ErrorBody),
+        (status = 503, description = "Database or storage unavailable", body = ErrorBody),
+    ),
+    security(("userJwt" = [])),
+)]
+pub async fn upload(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    path: Result<ApiPath<String>, ApiError>,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let query = QueryParams::new(query);
+    let who = super::caller_from_header_or_query(&state, &headers, &query)?;
+    let ApiPath(raw) = path?;
+    let channel = channel_id(&raw)?;
+    let Caller::User(user) = &who else {
+        return Err(ApiError::forbidden("uploads are made with a member's user token"));
+    };
+    super::channel_reader(&state, &who, &channel).await?;
+    let config = &state.config;
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(media_type)
+        .unwrap_or_default();
+    if !config
+        .attachment_types
+        .iter()
+        .any(|t| t.eq_ignore_ascii_case(&content_type))
+    {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "Content-Type must be one of attachment_types",
+        ));
+    }
+    let filename = query.field("filename")?.map(str::to_owned);
+    if let Some(name) = &filename {
+        check_filename(name)?;
+    }
+    let max = config.max_attachment_bytes;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|len| len > max) {
+        return Err(too_large(max));
+    }
+    let id = uuid::Uuid::now_v7();
+    let key = attachments::file_key(id);
+    let format = images::format_of(&content_type);
+    let storage = &state.attachments.storage;
+    let mut writer = storage.writer(&key).await.map_err(storage_failed)?;
+    let received = match receive(request, &mut writer, max, format.is_some()).await {
+        Ok(received) => received,
+        Err(refusal) => {
+            writer.abort().await;
+            return Err(refusal);
+        }
+    };
+    writer.finish().await.map_err(storage_failed)?;
+    let (mut width, mut height, mut thumbnail_key) = (None, None, None);
+    if let Some(format) = format {
+        let (max_pixels, px) = (config.max_image_pixels, config.attachment_thumbnail_px);
+        let bytes = received.image;
+        let inspected = tokio::task::spawn_blocking(move || images::inspect(&bytes, format, max_pixels, px))
+            .await
+            .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "image check failed"))?;
+        match inspected {
+            Ok(inspected) => {
+                width = Some(i64::from(inspected.width));
+                height = Some(i64::from(inspected.height));
+                let thumb = attachments::thumbnail_key(id);
+                if let Err(error) = storage.put(&thumb, inspected.thumbnail).await {
+                    forget(&state, &key).await;
+                    return Err(storage_failed(error));
+                }
+                thumbnail_key = Some(thumb);
+            }
+            Err(refusal) => {
+                forget(&state, &key).await;
+                return Err(ApiError::invalid_field("body", &refusal.to_string()));
+            }
+        }
+    }
+    let mut url_key = [0u8; 32];
+    rand::Rng::fill(&mut rand::rng(), &mut url_key[..]);
+    let row = AttachmentRow {
+        attachment_id: id,
+        channel_id: channel,
+        uploader_id: user.user_id.clone(),
+        content_type,
+        size: i64::try_from(received.size).unwrap_or(i64::MAX),
+        sha256: received.sha256,
+        filename,
+        width,
+        height,
+        created_at: attachments::now_ms(),
+        message_id: None,
+        storage_key: key.clone(),
+        thumbnail_key: thumbnail_key.clone(),
+        url_key: hex::encode(url_key),
+        url_ttl_secs: i64::try_from(config.attachment_url_ttl_secs).unwrap_or(i64::MAX),
+    };
+    if let Err(error) = state.store.insert_attachment(&row).await {
+        forget(&state, &key).await;
+        if let Some(thumb) = &thumbnail_key {
+            forget(&state, thumb).await;
+        }
+        return Err(error.into());
+    }
+    let body = UploadedAttachment {
+        attachment_id: row.attachment_id,
+        channel_id: row.channel_id.as_str().to_owned(),
+        content_type: row.content_type,
+        size: row.size,
+        sha256: row.sha256,
+        filename: row.filename,
+        width: row.width,
+        height: row.height,
+        created_at: row.created_at,
+    };
+    Ok((StatusCode::CREATED, axum::Json(body)).into_response())
+}
+
+/// What [`receive`] read of a body.
+struct Received {
+    size: u64,
+    sha256: String,
+    /// The bytes, for an image (to decode); empty otherwise.
+    image: Vec<u8>,
+}
+
+/// Streams `request`'s body into `writer`, hashing and counting it; 413
+/// as soon as it passes `max` bytes. Keeps the bytes of an image (`keep`).
+async fn receive(request: Request, writer: &mut Writer, max: u64, keep: bool) -> Result<Received, ApiError> {
+    let mut stream = request.into_body().into_data_stream();
+    let mut hasher = Sha256::new();
+    let mut size: u64 = 0;
+    let mut image = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| ApiError::bad_request("the request body could not be read"))?;
+        size = size.saturating_add(chunk.len() as u64);
+        if size > max {
+            return Err(too_large(max));
+        }
+        hasher.update(&chunk);
+        if keep {
+            image.extend_from_slice(&chunk);
+        }
+        writer.write(&chunk).await.map_err(storage_failed)?;
+    }
+    Ok(Received {
+        size,
+        sha256: hex::encode(hasher.finalize()),
+        image,
+    })
+}
+
+/// Removes an object of a refused upload now; queued for the removal task
+/// if that fails, so nothing stays behind.
+async fn forget(state: &AppState, key: &str) {
+    if state.attachments.storage.delete(key).await.is_err() {
+        if let Err(error) = state.store.queue_attachment_removal(key, attachments::now_ms()).await {
+            tracing::warn!(%error, "an object of a refused upload could not be removed or queued");
+        }
+    }
+}
+
+pub(super) fn storage_failed(error: attachments::StorageError) -> ApiError {
+    tracing::warn!(%error, "attachment storage failed");
+    ApiError::unavailable("attachment storage unavailable; retry")
+}
