@@ -16,6 +16,10 @@ use crate::telemetry;
 use crate::view;
 
 /// What became of one send or entry.
+// An answer is made once per send and moved to its session, never kept in
+// bulk: boxing the entry would add an allocation to every ACK to save bytes
+// on refusals only.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum SendAnswer {
     /// Stored now (`duplicate: false`), or earlier under the same key and

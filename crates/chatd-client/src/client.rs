@@ -833,7 +833,7 @@ struct Task {
     /// Others' typing indicators that are on: (channel, user) → expiresAt.
     indicators: HashMap<(String, String), i64>,
     /// The threads opened with [`Client::open_thread`] and their reads.
-    threads: ThreadReads,
+    threads: ThreadReads<SendError>,
 }
 
 impl Task {

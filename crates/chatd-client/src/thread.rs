@@ -21,7 +21,6 @@ use std::collections::HashMap;
 
 use tokio::sync::oneshot;
 
-use crate::client::SendError;
 use crate::log::MessageState;
 
 /// One thread as this client holds it (see the module's documentation).
@@ -55,15 +54,24 @@ pub struct PendingReply {
     pub attempts: u32,
 }
 
-/// A thread's reads, kept by the client's task per (channel, root).
-#[derive(Debug, Default)]
-pub(crate) struct ThreadReads {
-    threads: HashMap<(String, uuid::Uuid), OpenThread>,
+/// A thread's reads, kept by the client's task per (channel, root); `E`
+/// is what a refused read tells its callers (the client's `SendError`).
+#[derive(Debug)]
+pub(crate) struct ThreadReads<E> {
+    threads: HashMap<(String, uuid::Uuid), OpenThread<E>>,
+}
+
+impl<E> Default for ThreadReads<E> {
+    fn default() -> Self {
+        Self {
+            threads: HashMap::new(),
+        }
+    }
 }
 
 /// What the task knows of one opened thread.
-#[derive(Debug, Default)]
-struct OpenThread {
+#[derive(Debug)]
+struct OpenThread<E> {
     /// The oldest seq the read pages cover (`None`: no page came yet).
     loaded_from: Option<i64>,
     /// Whether the oldest page said older replies exist.
@@ -71,7 +79,18 @@ struct OpenThread {
     /// The read on its way, if any: `beforeSeq` (`None`: the newest page).
     in_flight: Option<Option<i64>>,
     /// Callers waiting for the read on its way.
-    waiting: Vec<oneshot::Sender<Result<(), SendError>>>,
+    waiting: Vec<oneshot::Sender<Result<(), E>>>,
+}
+
+impl<E> Default for OpenThread<E> {
+    fn default() -> Self {
+        Self {
+            loaded_from: None,
+            has_older: false,
+            in_flight: None,
+            waiting: Vec::new(),
+        }
+    }
 }
 
 /// A page read for a thread: `SYNC` with `threadId`, `latest` for the
@@ -94,7 +113,7 @@ pub(crate) enum PageOutcome {
     Unasked,
 }
 
-impl ThreadReads {
+impl<E: Clone> ThreadReads<E> {
     /// A caller asks for the newest page (`older` false) or the page before
     /// the oldest held one. Returns the read to send now, if one is not
     /// already on its way; `reply` is answered when the page is folded (at
@@ -104,7 +123,7 @@ impl ThreadReads {
         channel_id: &str,
         root_id: uuid::Uuid,
         older: bool,
-        reply: oneshot::Sender<Result<(), SendError>>,
+        reply: oneshot::Sender<Result<(), E>>,
     ) -> Option<PageRead> {
         let thread = self.threads.entry((channel_id.to_owned(), root_id)).or_default();
         let before_seq = match (older, thread.loaded_from) {
@@ -188,7 +207,7 @@ impl ThreadReads {
 
     /// The read was refused (`error`): its callers are told, and the
     /// thread may be asked for again.
-    pub fn page_refused(&mut self, channel_id: &str, root_id: Option<uuid::Uuid>, error: &SendError) {
+    pub fn page_refused(&mut self, channel_id: &str, root_id: Option<uuid::Uuid>, error: &E) {
         for ((channel, root), thread) in &mut self.threads {
             if channel != channel_id || root_id.is_some_and(|r| r != *root) || thread.in_flight.is_none() {
                 continue;
@@ -220,7 +239,7 @@ mod tests {
 
     #[test]
     fn a_second_caller_waits_for_the_read_on_its_way() {
-        let mut reads = ThreadReads::default();
+        let mut reads = ThreadReads::<String>::default();
         let (tx1, mut rx1) = oneshot::channel();
         let (tx2, mut rx2) = oneshot::channel();
         assert!(reads.ask("room", root(), false, tx1).is_some());
@@ -234,7 +253,7 @@ mod tests {
 
     #[test]
     fn a_page_older_than_the_delivered_channel_is_read_again() {
-        let mut reads = ThreadReads::default();
+        let mut reads = ThreadReads::<String>::default();
         let (tx, _rx) = oneshot::channel();
         reads.ask("room", root(), false, tx);
         assert!(matches!(
@@ -246,7 +265,7 @@ mod tests {
 
     #[test]
     fn older_pages_go_back_from_the_oldest_and_stop_when_none_are_left() {
-        let mut reads = ThreadReads::default();
+        let mut reads = ThreadReads::<String>::default();
         let (tx, _rx) = oneshot::channel();
         reads.ask("room", root(), false, tx);
         reads.page_taken("room", root(), Some(50), true);
