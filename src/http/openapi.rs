@@ -216,6 +216,11 @@ pub struct MyChannel {
     notify: String,
     /// The caller's snooze, ms since the epoch (`null`: none).
     snooze_until: Option<i64>,
+    /// Who may post (§17): `member` or `moderator`.
+    posting_role: String,
+    /// Slow mode (§17): ms a member waits between two messages; 0: off.
+    #[schema(minimum = 0, maximum = 3600000)]
+    slow_mode_ms: i64,
 }
 
 /// `GET /v1/me/channels`'s answer.

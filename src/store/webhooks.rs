@@ -6,7 +6,7 @@
 use sqlx::Postgres;
 
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
-use super::entry_row::{entry_from_row, message_columns};
+use super::entry_row::{entry_from_row, message_columns, ENTRY_COLUMNS};
 use super::{dispatch, dispatch_write, CommitSent, Store, StoreError, WebhookBacklog, WebhookEntry};
 use crate::ids::{ChannelId, UserId};
 
@@ -167,8 +167,12 @@ impl<D: Dialect> SqlStore<D> {
                             .collect(),
                     })
                 };
-                let offline_members = users(24, "offline_members")?;
-                let notify = users(25, "notify_members")?;
+                // The two columns after the entry's (their count, checked
+                // against the column list, not a number that a new entry
+                // column would shift: 24 and 25 read by_admin and via_http
+                // after migration 0018, and no webhook went out).
+                let offline_members = users(ENTRY_COLUMNS, "offline_members")?;
+                let notify = users(ENTRY_COLUMNS + 1, "notify_members")?;
                 Ok(WebhookEntry {
                     entry,
                     offline_members,
