@@ -39,4 +39,4 @@ echo "== lint (eslint + typescript-eslint)"
 npm run --silent lint
 
 echo "== tests: the hooks and docs/react.md in jsdom against chatd (node --test)"
-node --test --test-concurrency=1 --test-timeout=300000 --test-reporter=spec build/react/test/
+node --test --test-concurrency=1 --test-timeout=300000 --test-reporter=spec build/react/test/*.test.js

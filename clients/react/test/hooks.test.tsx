@@ -250,22 +250,24 @@ for (const store of storeKinds()) {
       typeInto(input, '');
       await waitFor(() => !bobRoom.getSnapshot().typing.includes('alice'), () => `bob still sees: ${bobRoom.getSnapshot().typing.join()}`);
     });
-
-    test('useChatClient outside a ChatProvider: an error that says what is missing', async () => {
-      function Lost(): ReactElement {
-        useChatClient();
-        return <p />;
-      }
-      let caught: unknown;
-      const root = createRoot(container(), {
-        onUncaughtError: (e) => {
-          caught = e;
-        },
-      });
-      roots.push(root);
-      root.render(<Lost />);
-      await waitFor(() => caught !== undefined, () => 'rendering without a provider reported no error');
-      assert.match(String(caught), /no <ChatProvider client=\{…\}> above this component/);
-    });
   });
 }
+
+describe('chatd-react without a provider', () => {
+  test('useChatClient outside a ChatProvider: an error that says what is missing', async () => {
+    function Lost(): ReactElement {
+      useChatClient();
+      return <p />;
+    }
+    let caught: unknown;
+    const root = createRoot(container(), {
+      onUncaughtError: (e) => {
+        caught = e;
+      },
+    });
+    root.render(<Lost />);
+    await waitFor(() => caught !== undefined, () => 'rendering without a provider reported no error');
+    assert.match(String(caught), /no <ChatProvider client=\{…\}> above this component/);
+    root.unmount();
+  });
+});
