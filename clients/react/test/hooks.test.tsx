@@ -118,7 +118,9 @@ for (const store of storeKinds()) {
     }
 
     before(async () => {
-      server = await ChatdServer.start({ store, env: { CHATD_PRESENCE_GRACE_MS: '200' } });
+      // offline shows 200 ms after a user's last session; a typing `start` lasts a minute, so
+      // that only the test's own stop ends it (however slow the machine)
+      server = await ChatdServer.start({ store, env: { CHATD_PRESENCE_GRACE_MS: '200', CHATD_TYPING_TTL_MS: '60000' } });
     });
     after(async () => {
       for (const r of roots) r.unmount();
