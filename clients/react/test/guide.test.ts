@@ -1,17 +1,17 @@
 // docs/react.md ("chat in your React app"), as a user follows it: chatd-client and
-// chatd-react packed (`npm pack`) and installed into a fresh project, the guide's
-// `chat.tsx` and `main.tsx` written as they stand in the page, type-checked with tsc
-// --strict and built, then `startChat` rendered in a real DOM (jsdom) against a real chatd
-// and used as a person would. The project lies under this package's build/ directory:
-// like an app in a monorepo, it finds `react`, `react-dom` and their types in the
-// node_modules above it (this package's, from its committed package-lock.json), so npm
-// installs the two tarballs only, offline (`--legacy-peer-deps`: the peers are there).
+// chatd-react installed into a fresh project with the guide's command (`npm install
+// --install-links` of the two package directories: copies, as from `npm pack`), the
+// guide's `chat.tsx` and `main.tsx` written as they stand in the page, type-checked with
+// tsc --strict and built, then `startChat` rendered in a real DOM (jsdom) against a real
+// chatd and used as a person would. The project lies under this package's build/
+// directory: like an app in a monorepo, it finds `react`, `react-dom` and their types in
+// the node_modules above it (this package's, from its committed package-lock.json), so
+// npm installs the two packages only, offline (`--legacy-peer-deps`: the peers are there).
 import { dom, container, typeInto, click } from './dom.js';
-import { describe, test, before, after } from 'node:test';
+import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
@@ -19,7 +19,6 @@ import { codeBlocks } from '../../typescript/test/helpers/code-blocks.js';
 import { ChatdServer, REPO_ROOT, storeKinds, waitFor } from '../../typescript/test/helpers/server.js';
 
 const REACT_ROOT = join(REPO_ROOT, 'clients', 'react');
-const CLIENT_ROOT = join(REPO_ROOT, 'clients', 'typescript');
 const NPM_FLAGS = ['--offline', '--no-audit', '--no-fund', '--loglevel=error'];
 const TSC = join(REACT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
@@ -29,17 +28,9 @@ function run(cmd: string, args: string[], cwd: string): string {
   return r.stdout;
 }
 
-function pack(dir: string, dest: string): string {
-  const out = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', dest, ...NPM_FLAGS], dir)) as { filename: string }[];
-  const first = out[0];
-  assert.ok(first !== undefined);
-  return join(dest, first.filename);
-}
-
 type StartChat = (element: HTMLElement, options: Record<string, unknown>) => Promise<() => void>;
 
 describe('docs/react.md: the guide builds and runs', () => {
-  const work = mkdtempSync(join(tmpdir(), 'chatd-react-guide-'));
   // Under build/ (ignored by git), so that tsc finds @types/react in this package's node_modules.
   const project = join(REACT_ROOT, 'build', 'guide-project');
   const blocks = codeBlocks(join(REPO_ROOT, 'docs', 'react.md')).filter((b) => b.marker === 'file');
@@ -47,22 +38,16 @@ describe('docs/react.md: the guide builds and runs', () => {
   before(() => {
     rmSync(project, { recursive: true, force: true });
     mkdirSync(project, { recursive: true });
-    const pkg = {
-      name: 'my-react-app',
-      version: '1.0.0',
-      private: true,
-      type: 'module',
-      dependencies: {
-        'chatd-client': `file:${pack(CLIENT_ROOT, work)}`,
-        'chatd-react': `file:${pack(REACT_ROOT, work)}`,
-      },
-    };
-    writeFileSync(join(project, 'package.json'), JSON.stringify(pkg, null, 2));
-    run('npm', ['install', '--legacy-peer-deps', ...NPM_FLAGS], project);
-  });
-
-  after(() => {
-    rmSync(work, { recursive: true, force: true });
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'my-react-app', version: '1.0.0', private: true, type: 'module' }));
+    // docs/react.md's install command, with the checkout's package directories
+    const install = codeBlocks(join(REPO_ROOT, 'docs', 'react.md')).find((b) => b.lang === 'sh' && b.code.includes('--install-links'));
+    assert.ok(install !== undefined, 'docs/react.md has no `npm install --install-links` block');
+    const args = install.code.trim().split(/\s+/).slice(1).map((a) => a.replace(/^\.\.\/chatd\//, `${REPO_ROOT}/`));
+    assert.deepEqual(args.slice(0, 1), ['install']);
+    run('npm', [...args, '--legacy-peer-deps', ...NPM_FLAGS], project);
+    for (const name of ['chatd-client', 'chatd-react']) {
+      assert.ok(!lstatSync(join(project, 'node_modules', name)).isSymbolicLink(), `${name} is a link, not a copy`);
+    }
   });
 
   test('the guide has its two files', () => {
