@@ -5,6 +5,7 @@
 
 mod attachments;
 mod attachments_storage;
+mod attachments_uploads;
 mod backend_api;
 mod blocks;
 mod client;
