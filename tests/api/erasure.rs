@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use chatd_testkit::{chatd, mint_token, on_both_stores, ServerProcess, TestDb};
-use chatd_testkit::{spawn_app, Backend, TestApp, WsClient, ADMIN_TOKEN, JWT_SECRET};
+use chatd_testkit::{spawn_app, spawn_app_with, Backend, TestApp, WsClient, ADMIN_TOKEN, JWT_SECRET};
 
 use crate::attachments::{eventually, png, send_with, stored_files, upload};
 use crate::entries::rows_holding;
@@ -24,6 +24,7 @@ on_both_stores!(
     old_tokens_are_refused_and_sessions_closed_new_tokens_work,
     erasure_is_idempotent_and_answers_an_unknown_user,
     an_erasure_killed_mid_way_is_completed_after_the_restart,
+    an_erasure_removes_the_users_objects_from_s3,
 );
 
 /// `DELETE /v1/users/{user}` with `bearer`: the status.
@@ -586,4 +587,79 @@ async fn an_erasure_killed_mid_way_is_completed_after_the_restart(backend: Backe
         .await
         .expect("http");
     assert_eq!(res.status().as_u16(), 401);
+}
+
+async fn an_erasure_removes_the_users_objects_from_s3(backend: Backend) {
+    let Some(endpoint) = std::env::var("CHATD_TEST_S3_ENDPOINT").ok().filter(|e| !e.is_empty()) else {
+        eprintln!("CHATD_TEST_S3_ENDPOINT unset: the S3 erasure test is skipped");
+        return;
+    };
+    for (name, value) in [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")] {
+        if std::env::var_os(name).is_none() {
+            std::env::set_var(name, value);
+        }
+    }
+    let bucket = format!("chatd-test-{}", uuid::Uuid::now_v7().simple());
+    let created = reqwest::Client::new()
+        .put(format!("{endpoint}/{bucket}"))
+        .send()
+        .await
+        .expect("create bucket");
+    assert!(created.status().is_success(), "bucket: {}", created.status());
+    let app = spawn_app_with(backend, |c| {
+        c.attachments_store = chatd::config::AttachmentsStore::S3;
+        c.attachments_s3_bucket = Some(bucket.clone());
+        c.attachments_s3_endpoint = Some(endpoint.clone());
+        c.attachments_s3_region = Some("us-east-1".into());
+    })
+    .await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    let (status, sent) = upload(&app, "alice", "room", Some("image/png"), png(40, 20), Some("a.png")).await;
+    assert_eq!(status, 201, "{sent}");
+    let sent = sent["attachmentId"].as_str().expect("id").to_owned();
+    let ack = send_with(&mut alice, "room", "a-1", "", &[&sent]).await;
+    assert_eq!(ack["type"], "MSG_ACK", "{ack}");
+    let (status, orphan) = upload(&app, "alice", "room", Some("text/plain"), b"ERASED".to_vec(), None).await;
+    assert_eq!(status, 201, "{orphan}");
+    let orphan = orphan["attachmentId"].as_str().expect("id").to_owned();
+    let (status, kept) = upload(&app, "bob", "room", Some("text/plain"), b"bob's".to_vec(), None).await;
+    assert_eq!(status, 201, "{kept}");
+    let kept = kept["attachmentId"].as_str().expect("id").to_owned();
+    answer(
+        &mut bob,
+        json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": "b-1", "body": "", "attachments": [kept]}),
+    )
+    .await;
+    let storage = &app.state.attachments.storage;
+    for key in [
+        format!("files/{sent}"),
+        format!("thumbnails/{sent}"),
+        format!("files/{orphan}"),
+    ] {
+        assert!(storage.exists(&key).await.expect("s3"), "{key} stored");
+    }
+
+    assert_eq!(erase(&app, "alice", ADMIN_TOKEN).await, 204);
+
+    for key in [
+        format!("files/{sent}"),
+        format!("thumbnails/{sent}"),
+        format!("files/{orphan}"),
+    ] {
+        let mut gone = false;
+        for _ in 0..100 {
+            if !storage.exists(&key).await.expect("s3") {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(gone, "{key} is still in the bucket");
+    }
+    assert!(
+        storage.exists(&format!("files/{kept}")).await.expect("s3"),
+        "bob's upload is kept"
+    );
 }
