@@ -190,6 +190,7 @@ async fn commit_round(state: &AppState, user: &UserId, changes: Vec<(ChannelId, 
 /// Ends each of the user's memberships (a `MEMBER` `leave` each, in the
 /// channel's commit order), at most `batch` at a time.
 async fn end_memberships(state: &AppState, user: &UserId, batch: u32) -> Result<(), PassError> {
+    state.store.forget_direct_pairs(user).await?;
     let channels = state.store.erasure_channels(user).await?;
     for round in channels.chunks(batch as usize) {
         stop_if_shutting_down(state)?;

@@ -39,6 +39,11 @@ static REACTIONS_LEFT: Sql = Sql::same(
 );
 /// The channels `$1` is a member of.
 const CHANNELS_OF: &str = "SELECT channel_id FROM members WHERE user_id = $1 ORDER BY channel_id";
+/// Forgets the pair of every direct channel `$1` is a member of: the
+/// channel stays (with its other member), and a later direct channel with
+/// a user of the same id is a new one.
+const FORGET_DIRECT_PAIRS: &str = "UPDATE channels SET direct_pair = NULL WHERE kind = 'direct' \
+     AND direct_pair IS NOT NULL AND channel_id IN (SELECT channel_id FROM members WHERE user_id = $1)";
 /// Replaces up to `$2` of `$1`'s idempotency keys by `erased-<messageId>`
 /// (and hides them, `via_http` = `$3` = true): the keys the user chose are
 /// gone, and the unique (sender, key) index still holds.
@@ -123,6 +128,12 @@ impl Store {
     /// `now` (ms), in one transaction.
     pub async fn erase_user_rows(&self, user: &UserId, now: i64) -> Result<(), StoreError> {
         dispatch_write!(self, self.deadline(), erase_user_rows(user, now))
+    }
+
+    /// Forgets the pairs of `user`'s direct channels (before its
+    /// memberships end): a new user of the same id gets new direct channels.
+    pub async fn forget_direct_pairs(&self, user: &UserId) -> Result<(), StoreError> {
+        dispatch_write!(self, self.deadline(), forget_direct_pairs(user))
     }
 
     /// Replaces up to `limit` of `user`'s idempotency keys; returns how many
@@ -245,6 +256,15 @@ impl<D: Dialect> SqlStore<D> {
             }
         }
         Ok(())
+    }
+
+    pub(super) async fn forget_direct_pairs(&self, user: &UserId, sent: &CommitSent) -> Result<(), StoreError> {
+        let mut tx = self.begin_write().await?;
+        sqlx::query::<D>(FORGET_DIRECT_PAIRS)
+            .param(user.as_str())
+            .execute(tx.ex())
+            .await?;
+        Self::commit(tx, sent).await
     }
 
     pub(super) async fn erase_user_keys(

@@ -437,6 +437,8 @@ async fn old_tokens_are_refused_and_sessions_closed_new_tokens_work(backend: Bac
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice", "bob"]).await;
     let old = app.token("alice");
+    let (status, direct) = app.request("PUT", "/v1/me/direct/bob", Some(&old), None).await;
+    assert_eq!(status, 201, "{direct}");
     let mut session = app.connect("alice").await;
     let mut second = app.connect("alice").await;
     assert_eq!(app.request("GET", "/v1/me/channels", Some(&old), None).await.0, 200);
@@ -470,6 +472,15 @@ async fn old_tokens_are_refused_and_sessions_closed_new_tokens_work(backend: Bac
     assert_eq!(channels["channels"], json!([]), "{channels}");
     let ws = app.connect_raw(&fresh).await.expect("a fresh token connects");
     drop(ws);
+    // Her direct channel with bob is not hers any more: a new one is made.
+    let (status, again) = app.request("PUT", "/v1/me/direct/bob", Some(&fresh), None).await;
+    assert_eq!(status, 201, "{again}");
+    assert_ne!(again["channelId"], direct["channelId"]);
+    let (status, from_bob) = app
+        .request("PUT", "/v1/me/direct/alice", Some(&app.token("bob")), None)
+        .await;
+    assert_eq!(status, 200, "{from_bob}");
+    assert_eq!(from_bob["channelId"], again["channelId"]);
 }
 
 async fn erasure_is_idempotent_and_answers_an_unknown_user(backend: Backend) {
