@@ -312,6 +312,11 @@ pub struct Config {
     /// An upload that is not part of a message this long after it was made
     /// is deleted, seconds.
     pub attachment_orphan_ttl_secs: u64,
+    /// Erasing a user (§19): at most this many of its entries (deletes,
+    /// reaction removals), idempotency keys or memberships are in flight or
+    /// in one transaction at a time, so other channels' sends are not held
+    /// up behind a large erasure.
+    pub erasure_batch: u32,
 }
 
 impl Default for Config {
@@ -387,6 +392,7 @@ impl Default for Config {
             attachments_s3_endpoint: None,
             attachments_s3_region: None,
             attachment_orphan_ttl_secs: 86_400,
+            erasure_batch: 256,
         }
     }
 }

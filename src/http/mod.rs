@@ -21,6 +21,7 @@ pub mod openapi;
 mod search;
 mod settings;
 mod tokens;
+mod users;
 pub mod ws;
 
 pub use error::ApiError;
@@ -76,6 +77,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(attachment_get::download))
         .routes(routes!(attachment_get::thumbnail))
         .routes(routes!(tokens::create_token))
+        .routes(routes!(users::erase_user))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(health::metrics))

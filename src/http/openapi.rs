@@ -350,6 +350,7 @@ pub struct Ready {
         (name = "channels", description = "Channels, members and history"),
         (name = "moderation", description = "Bans, moderators' deletes, blocks and flags (§17)"),
         (name = "tokens", description = "User tokens"),
+        (name = "users", description = "Users' data: erasure (§19)"),
         (name = "attachments", description = "Files and images carried by messages (§15)"),
         (name = "websocket", description = "The WebSocket gateway"),
         (name = "operations", description = "Health, readiness, metrics and this document"),

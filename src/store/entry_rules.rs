@@ -235,6 +235,9 @@ pub(super) fn refusal(
         Change::Edit { .. } if !own => Some(EntryOutcome::NotTheSender),
         Change::Delete { .. } if !own && !moderates() => Some(EntryOutcome::NotTheSender),
         Change::Delete { .. } => None,
+        // The admin token on its own authority (an erasure's reaction
+        // removals, §19) is not held to a mute or a block.
+        _ if send.origin.overrides_rules() => None,
         _ => sender.and_then(|s| moderation(send, s, rules, now)),
     }
 }

@@ -35,6 +35,7 @@
 //! | `settings.rs` | users' notification settings per channel (§16) |
 //! | `search.rs` | search (§18): a page of a user's messages that hold every term, by the trigram index |
 //! | `search_terms.rs` | a search's terms and how each database matches one |
+//! | `erasure.rs` | erasing a user (§19): its erasure row and watermark, what is left to erase, its rows that are not entries |
 //! | `last_seen.rs` | presence's stored `lastSeenAt` |
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
 //!
@@ -55,6 +56,7 @@ mod directory;
 mod entries;
 mod entry_row;
 mod entry_rules;
+mod erasure;
 mod error;
 mod flags;
 mod handle;
@@ -77,6 +79,7 @@ pub use blocks::MAX_BLOCKS;
 pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;
+pub use erasure::HeldReaction;
 pub(crate) use error::CommitSent;
 pub use error::StoreError;
 pub use flags::FlagRow;

@@ -23,6 +23,7 @@ mod direct;
 mod directory;
 mod entries;
 mod entry_origin;
+mod erasure;
 mod fanout;
 mod flags;
 mod frames;

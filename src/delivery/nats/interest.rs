@@ -426,6 +426,11 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
             Ok(blocker) => inner.hub.ephemeral.hide_blocker(user, &blocker),
             Err(error) => tracing::warn!(%error, "bad user id from NATS"),
         },
+        Ok(UserEnvelope::Erased) => {
+            inner
+                .hub
+                .kick_user(user, crate::outbound::close_code::POLICY, "user erased");
+        }
         Err(error) => tracing::warn!(user_id = %user, %error, "undecodable message from NATS"),
     }
 }
