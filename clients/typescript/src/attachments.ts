@@ -9,11 +9,12 @@
  *
  * @module
  */
-import { parseAttachment, type Attachment, type MessageAttachment } from './attachment-types.js';
+import { parseAttachment, parseMessageAttachments, type Attachment, type MessageAttachment } from './attachment-types.js';
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
 import { httpBase, httpError, requestJson } from './http.js';
+import type { Message } from './message-states.js';
 import type { SentWithAttachments } from './send.js';
 import type { ClientContext, MessageSendOptions, SentEntry } from './types.js';
 
@@ -252,24 +253,46 @@ export class Attachments implements SentWithAttachments {
   }
 
   private async readSigned(sent: SentEntry): Promise<void> {
-    const path = `/v1/channels/${encodeURIComponent(sent.channelId)}/messages?afterSeq=${sent.seq - 1}&limit=1`;
     for (let attempt = 0; attempt < SIGNED_READ_TRIES; attempt++) {
       if (this.conn.state === 'closed') return;
       try {
-        const page = (await requestJson(this.c.opts, this.conn, 'GET', path)) as { messages?: unknown };
-        const entry = Array.isArray(page.messages) ? (page.messages as unknown[])[0] : undefined;
-        const e = entry as { messageId?: unknown; attachments?: unknown } | undefined;
-        if (e?.messageId !== sent.messageId) return;
-        const ch = this.channels.get(sent.channelId);
-        if (ch === undefined) return;
-        if (ch.log.setAttachments(sent.messageId, e.attachments)) ch.store.invalidate();
-        for (const t of ch.threads.values()) if (t.log.setAttachments(sent.messageId, e.attachments)) t.store.invalidate();
+        await this.readStored(sent);
         return;
       } catch (err) {
         if (!(err instanceof ChatdError) || !err.retryable) return;
         await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
       }
     }
+  }
+
+  /**
+   * Reads a message's stored entry again for fresh signed URLs (they stop working
+   * `attachment_url_ttl_secs`, default an hour, after the frame or page that carried them:
+   * {@link MessageAttachment.urlExpiresAt}) and puts them into the channel's snapshot (and
+   * its open thread's); resolves to them (`[]` for a message without attachments, or one
+   * deleted since). One `GET /v1/channels/{channelId}/messages?afterSeq=…&limit=1`. Rejects
+   * with a ChatdError: `forbidden` (the user is not a member any more), `unavailable`,
+   * `aborted`, `closed`.
+   */
+  async refreshUrls(message: Pick<Message, 'channelId' | 'messageId' | 'seq'>, signal?: AbortSignal): Promise<readonly MessageAttachment[]> {
+    if (this.conn.state === 'closed') throw new ChatdError('closed', 'client closed');
+    return this.readStored(message, signal);
+  }
+
+  /** Reads entry `seq` of the channel and, when it is `messageId`, puts its attachments into the stores. */
+  private async readStored(m: Pick<Message, 'channelId' | 'messageId' | 'seq'>, signal?: AbortSignal): Promise<readonly MessageAttachment[]> {
+    const path = `/v1/channels/${encodeURIComponent(m.channelId)}/messages?afterSeq=${m.seq - 1}&limit=1`;
+    const page = (await requestJson(this.c.opts, this.conn, 'GET', path, signal)) as { messages?: unknown } | undefined;
+    const entry = Array.isArray(page?.messages) ? (page.messages as unknown[])[0] : undefined;
+    const e = entry as { messageId?: unknown; attachments?: unknown; deleted?: unknown } | undefined;
+    if (e?.messageId !== m.messageId) return parseMessageAttachments(undefined);
+    const list = e.deleted === true ? undefined : e.attachments;
+    const ch = this.channels.get(m.channelId);
+    if (ch !== undefined) {
+      if (ch.log.setAttachments(m.messageId, list)) ch.store.invalidate();
+      for (const t of ch.threads.values()) if (t.log.setAttachments(m.messageId, list)) t.store.invalidate();
+    }
+    return parseMessageAttachments(list);
   }
 }
 

@@ -249,7 +249,7 @@ export class ChatClient {
       subscribe: ctx.store.subscribe,
       getSnapshot: ctx.store.getSnapshot,
       loadOlder: (signal?: AbortSignal) => this.sync.threadOlder(ch, ctx, signal),
-      send: (body: string, options: SendOptions & { readonly replyTo?: string } = {}) => this.send(channelId, body, { ...options, threadId: rootId }),
+      send: (body: string, options: Omit<MessageSendOptions, 'threadId'> = {}) => this.send(channelId, body, { ...options, threadId: rootId }),
     };
   }
 

@@ -606,8 +606,11 @@ export interface ThreadSnapshot {
 export interface ThreadStore extends ExternalStore<ThreadSnapshot> {
   /** Loads the page of replies just below the oldest held one; resolves to whether even older ones exist. */
   loadOlder(signal?: AbortSignal): Promise<boolean>;
-  /** Sends a reply into this thread (`ChatClient.send` with its `threadId`; `replyTo` may quote one of its messages). */
-  send(body: string, options?: SendOptions & { readonly replyTo?: string }): Promise<SentEntry>;
+  /**
+   * Sends a reply into this thread (`ChatClient.send` with its `threadId`; `replyTo` may
+   * quote one of its messages; `attachments` and mentions as for any send).
+   */
+  send(body: string, options?: Omit<MessageSendOptions, 'threadId'>): Promise<SentEntry>;
 }
 
 /**

@@ -316,6 +316,60 @@ test('received messages carry their attachments; a deleted message has none', as
 
 // ---------------------------------------------------------------- reading
 
+test('refreshUrls: one read of the stored entry gives fresh signed URLs, put into the snapshot; [] for a message deleted since', async () => {
+  const h = await open([entry('room', { lastSeq: 0 })]);
+  try {
+    const store = h.client.channel('room');
+    await tick(5);
+    const old = carried.map((a) => ({ ...a, url: a.url.replace('exp=1796544493', 'exp=1000') }));
+    const m2: WireEntry = { type: 'MSG_RECV', messageId: 'm2', channelId: 'room', senderId: 'bob', seq: 2, ts: 2, body: 'files', clientMsgId: 'b2', kind: 'message', reactions: [], attachments: old };
+    h.ws().receive({ type: 'SYNC_BATCH', channelId: 'room', messages: [m2], hasMore: false, lastSeq: 2 });
+    await tick(5);
+    const held = store.getSnapshot().messages[0];
+    assert.ok(held !== undefined);
+    assert.equal(held.attachments[0]?.urlExpiresAt, 1_000_000);
+    const fallback = globalThis.fetch;
+    let deleted = false;
+    const reads = recordFetch(
+      () =>
+        json(200, {
+          messages: [deleted ? { ...m2, body: '', deleted: true, attachments: undefined } : { ...m2, attachments: carried }],
+          hasMore: false,
+          lastSeq: 2,
+        }),
+      fallback,
+    );
+    const fresh = await h.client.attachments.refreshUrls(held);
+    assert.equal(`${reads[0]?.url.pathname ?? ''}${reads[0]?.url.search ?? ''}`, '/v1/channels/room/messages?afterSeq=1&limit=1');
+    assert.deepEqual(
+      fresh.map((a) => [a.url, a.urlExpiresAt]),
+      [
+        [SIGNED1, 1796544493000],
+        [SIGNED2, 1796544493000],
+      ],
+    );
+    assert.deepEqual(store.getSnapshot().messages[0]?.attachments, fresh);
+    deleted = true;
+    assert.deepEqual(await h.client.attachments.refreshUrls(held), []);
+  } finally {
+    h.client.close();
+  }
+});
+
+test('a thread’s send carries attachments with its threadId', async () => {
+  const h = await open([entry('room', { lastSeq: 1 })]);
+  try {
+    void h.client.thread('room', 'root1').send('in the thread', { clientMsgId: 't1', attachments: [uploadedText] });
+    await tick(5);
+    assert.deepEqual(
+      h.ws().sent.filter((f) => f.type === 'MSG_SEND'),
+      [{ type: 'MSG_SEND', channelId: 'room', clientMsgId: 't1', body: 'in the thread', threadId: 'root1', attachments: [ID2] }],
+    );
+  } finally {
+    h.client.close();
+  }
+});
+
 test('download: the bytes with the token (and the thumbnail route); an unknown or unreadable attachment is not_found', async () => {
   const seen = recordFetch((p) =>
     p.url.pathname === `/v1/attachments/${ID2}` ? new Response('hello', { status: 200, headers: { 'content-type': 'text/plain' } }) : p.url.pathname.endsWith('/thumbnail') ? new Response(new Uint8Array([255, 216]), { status: 200, headers: { 'content-type': 'image/jpeg' } }) : json(404, { error: { code: 'not_found', message: 'no such attachment' } }),
