@@ -381,24 +381,44 @@
       void this.readSigned(sent);
     }
     async readSigned(sent) {
-      const path = `/v1/channels/${encodeURIComponent(sent.channelId)}/messages?afterSeq=${sent.seq - 1}&limit=1`;
       for (let attempt = 0; attempt < SIGNED_READ_TRIES; attempt++) {
         if (this.conn.state === "closed") return;
         try {
-          const page = await requestJson(this.c.opts, this.conn, "GET", path);
-          const entry = Array.isArray(page.messages) ? page.messages[0] : void 0;
-          const e = entry;
-          if (e?.messageId !== sent.messageId) return;
-          const ch = this.channels.get(sent.channelId);
-          if (ch === void 0) return;
-          if (ch.log.setAttachments(sent.messageId, e.attachments)) ch.store.invalidate();
-          for (const t of ch.threads.values()) if (t.log.setAttachments(sent.messageId, e.attachments)) t.store.invalidate();
+          await this.readStored(sent);
           return;
         } catch (err) {
           if (!(err instanceof ChatdError) || !err.retryable) return;
           await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
         }
       }
+    }
+    /**
+     * Reads a message's stored entry again for fresh signed URLs (they stop working
+     * `attachment_url_ttl_secs`, default an hour, after the frame or page that carried them:
+     * {@link MessageAttachment.urlExpiresAt}) and puts them into the channel's snapshot (and
+     * its open thread's); resolves to them (`[]` for a message without attachments, or one
+     * deleted since). One `GET /v1/channels/{channelId}/messages?afterSeq=…&limit=1`. Rejects
+     * with a ChatdError: `forbidden` (the user is not a member any more), `unavailable`,
+     * `aborted`, `closed`.
+     */
+    async refreshUrls(message, signal) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      return this.readStored(message, signal);
+    }
+    /** Reads entry `seq` of the channel and, when it is `messageId`, puts its attachments into the stores. */
+    async readStored(m, signal) {
+      const path = `/v1/channels/${encodeURIComponent(m.channelId)}/messages?afterSeq=${m.seq - 1}&limit=1`;
+      const page = await requestJson(this.c.opts, this.conn, "GET", path, signal);
+      const entry = Array.isArray(page?.messages) ? page.messages[0] : void 0;
+      const e = entry;
+      if (e?.messageId !== m.messageId) return parseMessageAttachments(void 0);
+      const list = e.deleted === true ? void 0 : e.attachments;
+      const ch = this.channels.get(m.channelId);
+      if (ch !== void 0) {
+        if (ch.log.setAttachments(m.messageId, list)) ch.store.invalidate();
+        for (const t of ch.threads.values()) if (t.log.setAttachments(m.messageId, list)) t.store.invalidate();
+      }
+      return parseMessageAttachments(list);
     }
   };
   function fileName(data) {
@@ -6047,7 +6067,35 @@
       );
     }
   };
-  function openLightbox(src, a) {
+  var inflight = /* @__PURE__ */ new Map();
+  var lastRead = /* @__PURE__ */ new Map();
+  function refresh(client, m, auto = false) {
+    const going = inflight.get(m.messageId);
+    if (going !== void 0) return going;
+    if (auto && Date.now() - (lastRead.get(m.messageId) ?? 0) < 1e4) return Promise.resolve(void 0);
+    lastRead.set(m.messageId, Date.now());
+    const p = client.attachments.refreshUrls(m).then(
+      (list) => list,
+      () => void 0
+    );
+    inflight.set(m.messageId, p);
+    void p.finally(() => inflight.delete(m.messageId));
+    return p;
+  }
+  function expired(a) {
+    return a.urlExpiresAt !== void 0 && a.urlExpiresAt <= Date.now() + 2e3;
+  }
+  function openLightbox(client, m, a) {
+    if (expired(a)) {
+      void refresh(client, m).then((fresh) => {
+        const now = fresh?.find((x) => x.attachmentId === a.attachmentId);
+        if (now !== void 0) showLightbox(client.attachments.url(now) ?? "", now);
+      });
+      return;
+    }
+    showLightbox(client.attachments.url(a) ?? "", a);
+  }
+  function showLightbox(src, a) {
     document.getElementById("lightbox")?.remove();
     const close = () => {
       box.remove();
@@ -6068,11 +6116,11 @@
     document.body.append(box);
     box.querySelector("button")?.focus();
   }
-  function attachmentsElement(client, list) {
+  function attachmentsElement(client, m) {
     return h(
       "div",
       { class: "attachments" },
-      ...list.map((a) => {
+      ...m.attachments.map((a) => {
         const name = a.filename ?? "file";
         const signed = a.urlExpiresAt !== void 0;
         const full = client.attachments.url(a);
@@ -6086,15 +6134,42 @@
               "data-attachment-id": a.attachmentId,
               "aria-label": `Open the image ${name}`,
               onclick: () => {
-                openLightbox(full, a);
+                openLightbox(client, m, a);
               }
             },
-            h("img", { src: thumb, alt: name, loading: "lazy", ...a.width !== void 0 && a.height !== void 0 ? { "data-width": a.width, "data-height": a.height } : {} })
+            h("img", {
+              src: thumb,
+              alt: name,
+              ...a.width !== void 0 && a.height !== void 0 ? { "data-width": a.width, "data-height": a.height } : {},
+              // an expired URL: read the message again (its new URLs are drawn)
+              onerror: () => {
+                void refresh(client, m, true);
+              }
+            })
           );
         }
         const label = [h("span", { class: "att-name" }, name), " ", h("span", { class: "att-size" }, formatBytes(a.size))];
         if (!signed || full === void 0) return h("span", { class: "att-file", "data-attachment-id": a.attachmentId }, "📄 ", ...label);
-        return h("a", { class: "att-file", href: full, download: name, "data-attachment-id": a.attachmentId }, "📄 ", ...label);
+        return h(
+          "a",
+          {
+            class: "att-file",
+            href: full,
+            download: name,
+            "data-attachment-id": a.attachmentId,
+            onclick: (ev) => {
+              if (!expired(a)) return;
+              ev.preventDefault();
+              void refresh(client, m).then((fresh) => {
+                const now = fresh?.find((x) => x.attachmentId === a.attachmentId);
+                const href = now === void 0 ? void 0 : client.attachments.url(now);
+                if (href !== void 0) h("a", { href, download: name }).click();
+              });
+            }
+          },
+          "📄 ",
+          ...label
+        );
       })
     );
   }
@@ -7664,7 +7739,7 @@
         h("div", { class: "msg-head" }, presenceDot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
         m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
         h("div", { class: "body" }, ...m.deleted ? ["This message was deleted."] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId)),
-        m.attachments.length > 0 ? attachmentsElement(this.state.client, m.attachments) : null,
+        m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
         meta
       );
       const replies = m.thread?.replyCount ?? 0;
@@ -8428,7 +8503,7 @@
         h("div", { class: "msg-head" }, h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
         m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
         h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
-        m.attachments.length > 0 ? attachmentsElement(this.state.client, m.attachments) : null,
+        m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
         h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)), m.editedAt !== void 0 && !m.deleted ? h("span", { class: "edited" }, "(edited)") : null)
       );
       if (!m.deleted && this.state.client.mayDelete(m) && this.state.supports("MSG_DELETE")) {

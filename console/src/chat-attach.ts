@@ -4,9 +4,11 @@
  * with its progress and, when the server refuses it (too large, a type it does not take, an
  * image that does not decode), why; and a message's attachments: images as thumbnails that
  * open the full image in a lightbox, other files as download links with their name and
- * size. URLs are the server's signed ones (same origin: the console's CSP allows them).
+ * size. URLs are the server's signed ones (same origin: the console's CSP allows them);
+ * once they expire (an image that fails to load, a link clicked late) the message's entry is
+ * read again for fresh ones (`attachments.refreshUrls`).
  */
-import { ChatdError, type Attachment, type ChatClient, type MessageAttachment, type OutboxAttachment } from '../../clients/typescript/src/index.js';
+import { ChatdError, type Attachment, type ChatClient, type Message, type MessageAttachment, type OutboxAttachment } from '../../clients/typescript/src/index.js';
 import { h } from './dom.js';
 
 /** A size in bytes as people read it: `512 B`, `1.5 KiB`, `25.0 MiB`. */
@@ -238,8 +240,48 @@ export class AttachmentTray {
   }
 }
 
-/** Shows `a`'s full image over the page (Escape, a click or ✕ closes it). */
-function openLightbox(src: string, a: MessageAttachment): void {
+/** The reads of messages' entries going on, by message id: one at a time each. */
+const inflight = new Map<string, Promise<readonly MessageAttachment[] | undefined>>();
+/** When each message's entry was last read again, for images that fail to load: at most one read per 10 s each. */
+const lastRead = new Map<string, number>();
+
+/**
+ * Reads `m`'s entry again for fresh signed URLs (the store redraws the message); resolves to
+ * them, or undefined when that failed. `auto` (an image that failed to load): not again
+ * within 10 s, so an image that fails for another reason makes no loop.
+ */
+function refresh(client: ChatClient, m: Message, auto = false): Promise<readonly MessageAttachment[] | undefined> {
+  const going = inflight.get(m.messageId);
+  if (going !== undefined) return going;
+  if (auto && Date.now() - (lastRead.get(m.messageId) ?? 0) < 10_000) return Promise.resolve(undefined);
+  lastRead.set(m.messageId, Date.now());
+  const p = client.attachments.refreshUrls(m).then(
+    (list) => list,
+    () => undefined,
+  );
+  inflight.set(m.messageId, p);
+  void p.finally(() => inflight.delete(m.messageId));
+  return p;
+}
+
+/** Whether `a`'s signed URLs have expired (or will in a moment). */
+function expired(a: MessageAttachment): boolean {
+  return a.urlExpiresAt !== undefined && a.urlExpiresAt <= Date.now() + 2_000;
+}
+
+/** Shows `a`'s full image over the page (Escape, a click or ✕ closes it); an expired URL is read again first. */
+function openLightbox(client: ChatClient, m: Message, a: MessageAttachment): void {
+  if (expired(a)) {
+    void refresh(client, m).then((fresh) => {
+      const now = fresh?.find((x) => x.attachmentId === a.attachmentId);
+      if (now !== undefined) showLightbox(client.attachments.url(now) ?? '', now);
+    });
+    return;
+  }
+  showLightbox(client.attachments.url(a) ?? '', a);
+}
+
+function showLightbox(src: string, a: MessageAttachment): void {
   document.getElementById('lightbox')?.remove();
   const close = (): void => {
     box.remove();
@@ -266,11 +308,11 @@ function openLightbox(src: string, a: MessageAttachment): void {
  * image in a lightbox), other files as download links with name and size. Until the signed
  * URLs are known (the user's own message, just sent), a file shows as its name and size.
  */
-export function attachmentsElement(client: ChatClient, list: readonly MessageAttachment[]): HTMLElement {
+export function attachmentsElement(client: ChatClient, m: Message): HTMLElement {
   return h(
     'div',
     { class: 'attachments' },
-    ...list.map((a) => {
+    ...m.attachments.map((a) => {
       const name = a.filename ?? 'file';
       const signed = a.urlExpiresAt !== undefined;
       const full = client.attachments.url(a);
@@ -284,15 +326,43 @@ export function attachmentsElement(client: ChatClient, list: readonly MessageAtt
             'data-attachment-id': a.attachmentId,
             'aria-label': `Open the image ${name}`,
             onclick: () => {
-              openLightbox(full, a);
+              openLightbox(client, m, a);
             },
           },
-          h('img', { src: thumb, alt: name, loading: 'lazy', ...(a.width !== undefined && a.height !== undefined ? { 'data-width': a.width, 'data-height': a.height } : {}) }),
+          h('img', {
+            src: thumb,
+            alt: name,
+            ...(a.width !== undefined && a.height !== undefined ? { 'data-width': a.width, 'data-height': a.height } : {}),
+            // an expired URL: read the message again (its new URLs are drawn)
+            onerror: () => {
+              void refresh(client, m, true);
+            },
+          }),
         );
       }
       const label = [h('span', { class: 'att-name' }, name), ' ', h('span', { class: 'att-size' }, formatBytes(a.size))];
       if (!signed || full === undefined) return h('span', { class: 'att-file', 'data-attachment-id': a.attachmentId }, '📄 ', ...label);
-      return h('a', { class: 'att-file', href: full, download: name, 'data-attachment-id': a.attachmentId }, '📄 ', ...label);
+      return h(
+        'a',
+        {
+          class: 'att-file',
+          href: full,
+          download: name,
+          'data-attachment-id': a.attachmentId,
+          onclick: (ev: Event) => {
+            if (!expired(a)) return;
+            // expired: fresh URLs first, then the download
+            ev.preventDefault();
+            void refresh(client, m).then((fresh) => {
+              const now = fresh?.find((x) => x.attachmentId === a.attachmentId);
+              const href = now === undefined ? undefined : client.attachments.url(now);
+              if (href !== undefined) h('a', { href, download: name }).click();
+            });
+          },
+        },
+        '📄 ',
+        ...label,
+      );
     }),
   );
 }

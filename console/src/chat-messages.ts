@@ -264,7 +264,7 @@ export class MessageList {
       h('div', { class: 'msg-head' }, presenceDot(m.senderId, presence), h('span', { class: 'sender' }, mine ? `${m.senderId} (you)` : m.senderId)),
       m.replyPreview !== undefined && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
       h('div', { class: 'body' }, ...(m.deleted ? ['This message was deleted.'] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId))),
-      m.attachments.length > 0 ? attachmentsElement(this.state.client, m.attachments) : null,
+      m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
       meta,
     );
     const replies = m.thread?.replyCount ?? 0;

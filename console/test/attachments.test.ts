@@ -6,7 +6,8 @@
 // message with the image as a thumbnail that opens the full image in a lightbox, and the
 // file as a download link with its name and size whose URL gives its bytes; alice's own
 // message shows them too. A file dropped on the message list goes into the tray and is sent
-// with an empty text.
+// with an empty text. With signed URLs that live 2 s, the lightbox and a download opened
+// after they expired read the message again and use fresh ones.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
@@ -161,5 +162,75 @@ describe('console attachments in a real browser (alice and bob)', () => {
     const body = await bob.locator('#messages li.msg', { has: bob.locator('a.att-file', { hasText: 'dropped.txt' }) }).locator('.body').textContent();
     assert.equal(body, '');
     assert.equal(await (await fetch((await link.getAttribute('href')) ?? '')).text(), 'dropped bytes');
+  });
+});
+
+describe('console attachments whose signed URLs expired (attachment_url_ttl_secs = 2)', () => {
+  let chatd: ChatdServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  async function signIn(user: string): Promise<Page> {
+    const ctx = await browser.newContext({ viewport: { width: 1200, height: 760 }, acceptDownloads: true });
+    await consoleFilesFromDist(ctx, chatd.httpUrl);
+    ctx.setDefaultTimeout(45_000);
+    contexts.push(ctx);
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => {
+      console.error('page error:', e.message);
+    });
+    await page.goto(`${chatd.httpUrl}/console#token=${await chatd.token(user)}`);
+    await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
+    return page;
+  }
+
+  before(async () => {
+    chatd = await ChatdServer.start({ env: { CHATD_ATTACHMENT_URL_TTL_SECS: '2' } });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const r = await chatd.admin('POST', '/v1/channels', { channelId: 'brief', members: ['alice', 'bob'] });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+  });
+
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await chatd?.dispose();
+  });
+
+  test('the lightbox and a download opened after the URLs expired get fresh ones', async () => {
+    const alice = await signIn('alice');
+    const bob = await signIn('bob');
+    await openChannel(alice, 'brief');
+    await openChannel(bob, 'brief');
+    await alice.locator('#attach-input').setInputFiles([
+      { name: 'wide.png', mimeType: 'image/png', buffer: Buffer.from(png(400, 300)) },
+      { name: 'later.txt', mimeType: 'text/plain', buffer: Buffer.from('read later') },
+    ]);
+    await alice.locator('#tray li.tray-item[data-name="wide.png"][data-state="ready"]').waitFor();
+    await alice.locator('#tray li.tray-item[data-name="later.txt"][data-state="ready"]').waitFor();
+    await alice.locator('#send').click();
+    const msg = bob.locator('#messages li.msg', { has: bob.locator('a.att-file', { hasText: 'later.txt' }) });
+    await msg.waitFor();
+    const oldHref = (await msg.locator('a.att-file').getAttribute('href')) ?? '';
+    await sleep(3_000);
+    assert.equal((await fetch(oldHref)).status, 404, 'the first URL expired');
+
+    await msg.locator('button.att-image').click();
+    const full = bob.locator('#lightbox img.lightbox-img');
+    await full.waitFor();
+    await until(async () => full.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'the full image loaded from a fresh URL');
+    assert.equal(await full.evaluate((img: HTMLImageElement) => img.naturalWidth), 400);
+    await bob.keyboard.press('Escape');
+
+    await sleep(3_000);
+    const [download] = await Promise.all([bob.waitForEvent('download'), msg.locator('a.att-file').click()]);
+    assert.equal(download.suggestedFilename(), 'later.txt');
+    const path = await download.path();
+    const { readFileSync } = await import('node:fs');
+    assert.equal(readFileSync(path, 'utf8'), 'read later');
+    assert.notEqual(download.url(), oldHref, 'a fresh URL');
   });
 });
