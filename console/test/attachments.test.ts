@@ -6,7 +6,8 @@
 // message with the image as a thumbnail that opens the full image in a lightbox, and the
 // file as a download link with its name and size whose URL gives its bytes; alice's own
 // message shows them too. A file dropped on the message list goes into the tray and is sent
-// with an empty text. With signed URLs that live 2 s, the lightbox and a download opened
+// with an empty text; one pasted into the composer too (and one taken out of the tray with
+// ✕ is not sent). With signed URLs that live 2 s, the lightbox and a download opened
 // after they expired read the message again and use fresh ones.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -162,6 +163,24 @@ describe('console attachments in a real browser (alice and bob)', () => {
     const body = await bob.locator('#messages li.msg', { has: bob.locator('a.att-file', { hasText: 'dropped.txt' }) }).locator('.body').textContent();
     assert.equal(body, '');
     assert.equal(await (await fetch((await link.getAttribute('href')) ?? '')).text(), 'dropped bytes');
+  });
+
+  test('a file pasted into the composer goes into the tray; ✕ takes one out before sending', async () => {
+    await alice.locator('#composer').evaluate((el) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['pasted bytes!'], 'pasted.txt', { type: 'text/plain' }));
+      dt.items.add(new File(['not this one'], 'unwanted.txt', { type: 'text/plain' }));
+      el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+    });
+    await alice.locator('#tray li.tray-item[data-name="pasted.txt"][data-state="ready"]').waitFor();
+    await alice.locator('#tray li.tray-item[data-name="unwanted.txt"][data-state="ready"]').waitFor();
+    await alice.locator('#tray li.tray-item[data-name="unwanted.txt"] button.tray-remove').click();
+    await alice.locator('#tray li.tray-item[data-name="unwanted.txt"]').waitFor({ state: 'detached' });
+    await alice.locator('#composer').fill('pasted it');
+    await alice.locator('#composer').press('Enter');
+    const msg = bob.locator('#messages li.msg', { hasText: 'pasted it' });
+    await msg.locator('a.att-file', { hasText: 'pasted.txt' }).waitFor();
+    assert.deepEqual(await msg.locator('.att-name').allTextContents(), ['pasted.txt']);
   });
 });
 
