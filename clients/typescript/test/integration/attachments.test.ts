@@ -3,7 +3,7 @@
 // and a text file (progress, width/height, sha256), sends both in one message with an empty
 // body; bob's store shows the message with both, in order, with signed URLs that work
 // without a token (the bytes, the image's JPEG thumbnail, nosniff) and alice's own message
-// gets signed URLs too; download reads the bytes with the token; the refusals arrive as
+// gets signed URLs too; refreshUrls reads them anew; download reads the bytes with the token; the refusals arrive as
 // typed errors (a type not allowed, over max_attachment_bytes, a PNG that is not one, a
 // pixel bomb, a bad filename, someone else's upload on a send); deleting the message
 // leaves it with no attachments and its URLs answer 404. sendFiles does it in one call.
@@ -119,6 +119,15 @@ for (const store of storeKinds()) {
         [up1.attachmentId, up2.attachmentId],
       );
       assert.equal((await fetch(alice.attachments.url(mine.attachments[1] ?? a2) ?? '')).status, 200);
+
+      // refreshUrls: the entry read again, its URLs signed anew (and working)
+      const again = await bob.attachments.refreshUrls(atBob);
+      assert.deepEqual(
+        again.map((a) => a.attachmentId),
+        [up1.attachmentId, up2.attachmentId],
+      );
+      assert.ok(again.every((a) => a.urlExpiresAt !== undefined));
+      assert.equal(await (await fetch(bob.attachments.url(again[1] ?? a2) ?? '')).text(), 'the plan, in words');
 
       // download with the token
       const blob = await bob.attachments.download(up2.attachmentId);
