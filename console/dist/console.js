@@ -1,5 +1,113 @@
 "use strict";
 (() => {
+  // ../clients/typescript/src/attachment-types.ts
+  var DEFAULT_ATTACHMENT_TYPES = Object.freeze([
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "application/pdf",
+    "text/plain",
+    "audio/mpeg",
+    "audio/ogg",
+    "video/mp4",
+    "application/zip",
+    "application/octet-stream"
+  ]);
+  var IMAGE_TYPES = Object.freeze(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+  function outboxAttachments(refs) {
+    return refs.map((r) => {
+      if (typeof r === "string") return { attachmentId: r };
+      return {
+        attachmentId: r.attachmentId,
+        contentType: r.contentType,
+        size: r.size,
+        ...r.filename !== void 0 ? { filename: r.filename } : {},
+        ...r.width !== void 0 ? { width: r.width } : {},
+        ...r.height !== void 0 ? { height: r.height } : {}
+      };
+    });
+  }
+  function attachmentFields(o) {
+    const list = o.attachments ?? [];
+    return list.length > 0 ? { attachments: list.map((a) => a.attachmentId) } : {};
+  }
+  function outgoingAttachments(o) {
+    return o.attachments !== void 0 && o.attachments.length > 0 ? { attachments: o.attachments } : {};
+  }
+  function ackedAttachments(list) {
+    if (list === void 0 || list.length === 0) return void 0;
+    const out = [];
+    for (const a of list) {
+      if (a.contentType === void 0 || a.size === void 0) continue;
+      out.push({
+        attachmentId: a.attachmentId,
+        contentType: a.contentType,
+        size: a.size,
+        ...a.filename !== void 0 ? { filename: a.filename } : {},
+        ...a.width !== void 0 ? { width: a.width } : {},
+        ...a.height !== void 0 ? { height: a.height } : {},
+        url: `/v1/attachments/${encodeURIComponent(a.attachmentId)}`
+      });
+    }
+    return out;
+  }
+  function parseMessageAttachments(x) {
+    if (!Array.isArray(x)) return EMPTY;
+    const out = [];
+    for (const item of x) {
+      const a = parseMessageAttachment(item);
+      if (a !== void 0) out.push(a);
+    }
+    return out.length === 0 ? EMPTY : Object.freeze(out);
+  }
+  var EMPTY = Object.freeze([]);
+  function parseMessageAttachment(x) {
+    if (typeof x !== "object" || x === null) return void 0;
+    const r = x;
+    if (typeof r.attachmentId !== "string" || typeof r.contentType !== "string" || typeof r.size !== "number" || typeof r.url !== "string") {
+      return void 0;
+    }
+    const exp = signedExpiry(r.url);
+    return Object.freeze({
+      attachmentId: r.attachmentId,
+      contentType: r.contentType,
+      size: r.size,
+      ...typeof r.filename === "string" ? { filename: r.filename } : {},
+      ...typeof r.width === "number" ? { width: r.width } : {},
+      ...typeof r.height === "number" ? { height: r.height } : {},
+      url: r.url,
+      ...typeof r.thumbnailUrl === "string" ? { thumbnailUrl: r.thumbnailUrl } : {},
+      ...exp !== void 0 ? { urlExpiresAt: exp } : {}
+    });
+  }
+  function signedExpiry(url) {
+    const q = url.indexOf("?");
+    if (q < 0) return void 0;
+    const params = new URLSearchParams(url.slice(q + 1));
+    const exp = params.get("exp");
+    if (exp === null || params.get("sig") === null || !/^\d{1,15}$/.test(exp)) return void 0;
+    return Number(exp) * 1e3;
+  }
+  function parseAttachment(x) {
+    if (typeof x !== "object" || x === null) return void 0;
+    const r = x;
+    if (typeof r.attachmentId !== "string" || typeof r.channelId !== "string" || typeof r.contentType !== "string" || typeof r.size !== "number" || typeof r.sha256 !== "string" || typeof r.createdAt !== "number") {
+      return void 0;
+    }
+    return Object.freeze({
+      attachmentId: r.attachmentId,
+      channelId: r.channelId,
+      contentType: r.contentType,
+      size: r.size,
+      sha256: r.sha256,
+      ...typeof r.filename === "string" ? { filename: r.filename } : {},
+      ...typeof r.width === "number" ? { width: r.width } : {},
+      ...typeof r.height === "number" ? { height: r.height } : {},
+      createdAt: r.createdAt
+    });
+  }
+
   // ../clients/typescript/src/errors.ts
   var RETRYABLE_CODES = /* @__PURE__ */ new Set(["rate_limited", "unavailable", "internal"]);
   var ChatdError = class _ChatdError extends Error {
@@ -81,19 +189,21 @@
     } catch {
       body = void 0;
     }
-    if (!res.ok) {
-      const err = body?.error;
-      const code = typeof err?.code === "string" ? err.code : res.status >= 500 ? "unavailable" : "internal";
-      const message = typeof err?.message === "string" ? err.message : `${what}: HTTP ${res.status}`;
-      const field2 = code === "invalid_field" ? /^([A-Za-z_][A-Za-z0-9_]*):/.exec(message)?.[1] : void 0;
-      const details = {};
-      if (field2 !== void 0) details.field = field2;
-      if (typeof err?.reason === "string") details.reason = err.reason;
-      const after = err?.retryAfterMs;
-      if (typeof after === "number") details.retryAfterMs = after;
-      throw new ChatdError(code, message, details);
-    }
+    if (!res.ok) throw httpError(res.status, body, what);
     return { status: res.status, body };
+  }
+  function httpError(status, body, what) {
+    const err = body?.error;
+    const code = typeof err?.code === "string" ? err.code : status >= 500 ? "unavailable" : "internal";
+    const message = typeof err?.message === "string" ? err.message : `${what}: HTTP ${status}`;
+    const named = typeof err?.field === "string" ? err.field : void 0;
+    const field2 = code === "invalid_field" ? named ?? /^([A-Za-z_][A-Za-z0-9_]*):/.exec(message)?.[1] : void 0;
+    const details = {};
+    if (field2 !== void 0) details.field = field2;
+    if (typeof err?.reason === "string") details.reason = err.reason;
+    const after = err?.retryAfterMs;
+    if (typeof after === "number") details.retryAfterMs = after;
+    return new ChatdError(code, message, details);
   }
   async function fetchOnce(f, method, url, token, json, what, signal) {
     try {
@@ -118,6 +228,282 @@
   }
   function isAborted(signal) {
     return signal?.aborted === true;
+  }
+
+  // ../clients/typescript/src/attachments.ts
+  var SIGNED_READ_TRIES = 3;
+  var Attachments = class {
+    c;
+    conn;
+    channels;
+    send;
+    /** @internal */
+    constructor(c, conn, channels, send) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+      this.send = send;
+    }
+    /**
+     * Uploads a file into a channel (`POST /v1/channels/{channelId}/attachments`): the raw
+     * bytes as the body, streamed by the server to its storage. Resolves to the stored
+     * upload (with `width` and `height` for images); send it with a message by passing it in
+     * `attachments` of `send` (within the server's `attachment_orphan_ttl_secs`, default a
+     * day, or it is deleted).
+     *
+     * Rejects with a ChatdError: `body_too_large` (over the server's `max_attachment_bytes`,
+     * default 25 MiB), `unsupported_media_type` (a type not in `attachment_types`),
+     * `invalid_field` with `field` `body` (an image that does not decode as its type, or has
+     * more than `max_image_pixels`) or `filename`, `forbidden` (not a member, or an unknown
+     * channel), `unavailable` (the server cannot be reached or its storage failed: retry),
+     * `aborted`, `closed`. A browser may see a refusal the server sent before it read a large
+     * body as a broken connection: `unavailable`.
+     *
+     * @example
+     * ```ts
+     * const up = await client.attachments.upload('room', fileInput.files[0], {
+     *   onProgress: ({ loaded, total }) => (bar.value = loaded / total),
+     * });
+     * await client.send('room', 'the plan', { attachments: [up] });
+     * ```
+     */
+    async upload(channelId, data, options = {}) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      const { signal } = options;
+      if (signal?.aborted === true) throw new ChatdError("aborted", "aborted");
+      const filename = options.filename ?? fileName(data);
+      const contentType = options.contentType ?? (data instanceof Blob && data.type !== "" ? data.type : "application/octet-stream");
+      const query = filename !== void 0 ? `?${new URLSearchParams({ filename }).toString()}` : "";
+      const url = `${httpBase(this.c.opts)}/v1/channels/${encodeURIComponent(channelId)}/attachments${query}`;
+      const body = data instanceof Blob ? data : new Blob([bytesOf(data)]);
+      const what = "POST /v1/channels/{channelId}/attachments";
+      const post = (token) => postBody(url, token, contentType, body, what, options);
+      const last = this.conn.lastToken;
+      let answer = await post(last ?? await this.conn.getToken());
+      if (answer.status === 401 && last !== void 0 && typeof this.c.opts.token === "function") {
+        const fresh = await this.conn.getToken();
+        if (fresh !== last) answer = await post(fresh);
+      }
+      if (answer.status < 200 || answer.status >= 300) throw httpError(answer.status, answer.body, what);
+      const stored = parseAttachment(answer.body);
+      if (stored === void 0) throw new ChatdError("internal", `${what}: an answer of another shape`);
+      return stored;
+    }
+    /**
+     * Uploads `files` into the channel one after the other, then sends them with `body` (which
+     * may be `""`) in one message, in the order given: {@link Attachments.upload} and the
+     * client's `send` with `attachments`. Resolves on the message's `MSG_ACK`. Rejects as
+     * those do; when an upload fails nothing is sent (the uploads made are deleted by the
+     * server after `attachment_orphan_ttl_secs`). The send is durable once the uploads are
+     * done (the outbox keeps it); an upload interrupted by a reload is not resumed: call again.
+     */
+    async sendFiles(channelId, body, files, options = {}) {
+      const uploaded = [];
+      for (const [index, f] of files.entries()) {
+        const on = options.onProgress;
+        uploaded.push(
+          await this.upload(channelId, f.data, {
+            ...f.filename !== void 0 ? { filename: f.filename } : {},
+            ...f.contentType !== void 0 ? { contentType: f.contentType } : {},
+            ...on !== void 0 ? {
+              onProgress: (p) => {
+                on({ ...p, index });
+              }
+            } : {},
+            ...options.signal !== void 0 ? { signal: options.signal } : {}
+          })
+        );
+      }
+      const sendOptions = { ...options, attachments: uploaded };
+      delete sendOptions.onProgress;
+      return this.send(channelId, body, sendOptions);
+    }
+    /**
+     * The absolute URL of an attachment of a message (its signed `url`, or with `thumbnail`
+     * its `thumbnailUrl`, joined to the server's HTTP base): what an `<img src>` or a download
+     * link takes, without a token, until `urlExpiresAt`. `undefined` with `thumbnail` for an
+     * attachment that has no thumbnail (not an image).
+     */
+    url(attachment, options = {}) {
+      const path = options.thumbnail === true ? attachment.thumbnailUrl : attachment.url;
+      if (path === void 0) return void 0;
+      return /^https?:\/\//i.test(path) ? path : `${httpBase(this.c.opts)}${path.startsWith("/") ? "" : "/"}${path}`;
+    }
+    /**
+     * The bytes of an attachment (`GET /v1/attachments/{attachmentId}`, or its thumbnail) read
+     * with the user's token: for when a signed URL expired, or to hand the bytes to the app.
+     * Rejects with `not_found` for an unknown or deleted attachment and for one the user may
+     * not read (the server does not tell them apart), `unavailable`, `aborted`, `closed`.
+     */
+    async download(attachmentId, options = {}) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      const { signal } = options;
+      if (signal?.aborted === true) throw new ChatdError("aborted", "aborted");
+      const f = globalThis.fetch;
+      if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
+      const path = `/v1/attachments/${encodeURIComponent(attachmentId)}${options.thumbnail === true ? "/thumbnail" : ""}`;
+      const what = `GET /v1/attachments/{attachmentId}${options.thumbnail === true ? "/thumbnail" : ""}`;
+      const get = async (token) => {
+        try {
+          const init = { headers: { authorization: `Bearer ${token}` }, cache: "no-store" };
+          if (signal !== void 0) init.signal = signal;
+          return await f(`${httpBase(this.c.opts)}${path}`, init);
+        } catch (e) {
+          if (isAborted2(signal)) throw new ChatdError("aborted", "aborted");
+          throw new ChatdError("unavailable", `${what}: ${String(e)}`);
+        }
+      };
+      const last = this.conn.lastToken;
+      let res = await get(last ?? await this.conn.getToken());
+      if (res.status === 401 && last !== void 0 && typeof this.c.opts.token === "function") {
+        const fresh = await this.conn.getToken();
+        if (fresh !== last) {
+          await res.body?.cancel().catch(() => void 0);
+          res = await get(fresh);
+        }
+      }
+      if (!res.ok) throw httpError(res.status, await res.json().catch(() => void 0), what);
+      try {
+        return await res.blob();
+      } catch (e) {
+        if (isAborted2(signal)) throw new ChatdError("aborted", "aborted");
+        throw new ChatdError("unavailable", `${what}: ${String(e)}`);
+      }
+    }
+    /**
+     * @internal The sender's own message with attachments was stored and shown from its ACK
+     * (unsigned URLs): reads the stored entry (the history route, `afterSeq` just below it)
+     * and puts its attachments, with signed URLs, into the channel's log and its thread's.
+     * Tried a few times; when it never works the message keeps the unsigned paths (they need
+     * the token: {@link Attachments.download}).
+     */
+    sentWithAttachments(sent) {
+      void this.readSigned(sent);
+    }
+    async readSigned(sent) {
+      for (let attempt = 0; attempt < SIGNED_READ_TRIES; attempt++) {
+        if (this.conn.state === "closed") return;
+        try {
+          await this.readStored(sent);
+          return;
+        } catch (err) {
+          if (!(err instanceof ChatdError) || !err.retryable) return;
+          await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
+        }
+      }
+    }
+    /**
+     * Reads a message's stored entry again for fresh signed URLs (they stop working
+     * `attachment_url_ttl_secs`, default an hour, after the frame or page that carried them:
+     * {@link MessageAttachment.urlExpiresAt}) and puts them into the channel's snapshot (and
+     * its open thread's); resolves to them (`[]` for a message without attachments, or one
+     * deleted since). One `GET /v1/channels/{channelId}/messages?afterSeq=…&limit=1`. Rejects
+     * with a ChatdError: `forbidden` (the user is not a member any more), `unavailable`,
+     * `aborted`, `closed`.
+     */
+    async refreshUrls(message, signal) {
+      if (this.conn.state === "closed") throw new ChatdError("closed", "client closed");
+      return this.readStored(message, signal);
+    }
+    /** Reads entry `seq` of the channel and, when it is `messageId`, puts its attachments into the stores. */
+    async readStored(m, signal) {
+      const path = `/v1/channels/${encodeURIComponent(m.channelId)}/messages?afterSeq=${m.seq - 1}&limit=1`;
+      const page = await requestJson(this.c.opts, this.conn, "GET", path, signal);
+      const entry = Array.isArray(page?.messages) ? page.messages[0] : void 0;
+      const e = entry;
+      if (e?.messageId !== m.messageId) return parseMessageAttachments(void 0);
+      const list = e.deleted === true ? void 0 : e.attachments;
+      const ch = this.channels.get(m.channelId);
+      if (ch !== void 0) {
+        if (ch.log.setAttachments(m.messageId, list)) ch.store.invalidate();
+        for (const t of ch.threads.values()) if (t.log.setAttachments(m.messageId, list)) t.store.invalidate();
+      }
+      return parseMessageAttachments(list);
+    }
+  };
+  function fileName(data) {
+    const name = data.name;
+    return typeof name === "string" && name !== "" ? name : void 0;
+  }
+  function bytesOf(data) {
+    return data instanceof Uint8Array ? new Uint8Array(data) : new Uint8Array(data.slice(0));
+  }
+  function isAborted2(signal) {
+    return signal?.aborted === true;
+  }
+  function postBody(url, token, contentType, body, what, options) {
+    const Xhr = globalThis.XMLHttpRequest;
+    return Xhr !== void 0 ? postByXhr(Xhr, url, token, contentType, body, what, options) : postByFetch(url, token, contentType, body, what, options);
+  }
+  function postByXhr(Xhr, url, token, contentType, body, what, options) {
+    const { signal, onProgress } = options;
+    return new Promise((resolve, reject) => {
+      const xhr = new Xhr();
+      const onAbort = () => {
+        xhr.abort();
+      };
+      const done = () => {
+        signal?.removeEventListener("abort", onAbort);
+      };
+      xhr.open("POST", url);
+      xhr.setRequestHeader("authorization", `Bearer ${token}`);
+      xhr.setRequestHeader("content-type", contentType);
+      xhr.responseType = "text";
+      if (onProgress !== void 0) {
+        xhr.upload.onprogress = (ev) => {
+          onProgress({ loaded: ev.loaded, total: ev.lengthComputable ? ev.total : body.size });
+        };
+      }
+      xhr.onload = () => {
+        done();
+        let parsed;
+        try {
+          parsed = JSON.parse(xhr.responseText);
+        } catch {
+          parsed = void 0;
+        }
+        if (xhr.status === 0) {
+          reject(new ChatdError("unavailable", `${what}: no answer`));
+          return;
+        }
+        if (xhr.status >= 200 && xhr.status < 300) onProgress?.({ loaded: body.size, total: body.size });
+        resolve({ status: xhr.status, body: parsed });
+      };
+      xhr.onerror = () => {
+        done();
+        reject(new ChatdError("unavailable", `${what}: the connection failed`));
+      };
+      xhr.onabort = () => {
+        done();
+        reject(new ChatdError("aborted", "aborted"));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      xhr.send(body);
+    });
+  }
+  async function postByFetch(url, token, contentType, body, what, options) {
+    const { signal, onProgress } = options;
+    const f = globalThis.fetch;
+    if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
+    onProgress?.({ loaded: 0, total: body.size });
+    let res;
+    try {
+      const init = { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": contentType }, body, cache: "no-store" };
+      if (signal !== void 0) init.signal = signal;
+      res = await f(url, init);
+    } catch (e) {
+      if (isAborted2(signal)) throw new ChatdError("aborted", "aborted");
+      throw new ChatdError("unavailable", `${what}: ${String(e)}`);
+    }
+    let parsed;
+    try {
+      parsed = await res.json();
+    } catch {
+      if (isAborted2(signal)) throw new ChatdError("aborted", "aborted");
+      parsed = void 0;
+    }
+    if (res.ok) onProgress?.({ loaded: body.size, total: body.size });
+    return { status: res.status, body: parsed };
   }
 
   // ../clients/typescript/src/channel-create.ts
@@ -422,6 +808,19 @@
       st.view ??= this.view(st);
       return st.view;
     }
+    /**
+     * Replaces a held message's attachments with those of a read of its stored entry (fresh
+     * signed URLs; the sender's own entry made from its ACK had none). Nothing for a message
+     * not held or deleted. Returns whether it changed anything.
+     */
+    setAttachments(messageId, attachments) {
+      const st = this.states.get(messageId);
+      if (st === void 0 || st.deleted) return false;
+      st.attachments = parseMessageAttachments(attachments);
+      st.view = void 0;
+      this.cache = void 0;
+      return true;
+    }
     /** Counts held messages above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq) {
       let n = 0;
@@ -466,6 +865,7 @@
         reactions,
         preview: e.replyTo === void 0 ? void 0 : e.replyPreview ?? void 0,
         thread: e.thread,
+        attachments: deleted ? parseMessageAttachments(void 0) : parseMessageAttachments(e.attachments),
         asOfSeq: e.reactions === void 0 && e.editedAt === void 0 && !deleted && e.thread === void 0 ? e.seq : asOf,
         exact: e.reactions === void 0 && exactIfNoReactions,
         view: void 0
@@ -487,6 +887,7 @@
           st.body = "";
           st.editedAt = void 0;
           st.reactions = [];
+          st.attachments = parseMessageAttachments(void 0);
           const rootId = st.entry.threadId;
           const root = rootId === void 0 ? void 0 : this.states.get(rootId);
           if (!was && root?.thread !== void 0 && m.seq > root.asOfSeq) {
@@ -555,7 +956,8 @@
         // a deleted message mentions no one any more (its mentions go with its text)
         mentions: Object.freeze(st.deleted || !Array.isArray(e.mentions) ? [] : e.mentions.filter((id) => typeof id === "string")),
         mentionAll: !st.deleted && e.mentionAll === true,
-        mentionsMe: !st.deleted && mentionsUser(e, this.me)
+        mentionsMe: !st.deleted && mentionsUser(e, this.me),
+        attachments: st.attachments
       });
     }
   };
@@ -741,6 +1143,10 @@
     /** The folded state of one message, if held. */
     message(messageId) {
       return this.msgs.message(messageId);
+    }
+    /** Replaces a held message's attachments with a read's (see {@link MessageStates.setAttachments}). */
+    setAttachments(messageId, attachments) {
+      return this.msgs.setAttachments(messageId, attachments);
     }
     /** Counts held `message` entries above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq) {
@@ -1241,7 +1647,8 @@
             createdAt: r.createdAt,
             ...r.op.replyTo !== void 0 ? { replyTo: r.op.replyTo } : {},
             ...r.op.threadId !== void 0 ? { threadId: r.op.threadId } : {},
-            ...mentionFields(r.op)
+            ...mentionFields(r.op),
+            ...outgoingAttachments(r.op)
           })
         );
       }
@@ -2845,9 +3252,11 @@
     channels;
     sync;
     outbox;
+    attached;
     putChain = Promise.resolve();
     /** Sends the outbox's records on the connection; ACKed entries go into the channels through `sync`. */
-    constructor(c, conn, channels, sync, outbox) {
+    constructor(c, conn, channels, sync, outbox, attached) {
+      this.attached = attached;
       this.c = c;
       this.conn = conn;
       this.channels = channels;
@@ -3009,7 +3418,8 @@
           createdAt: p.record.createdAt,
           ...op.replyTo !== void 0 ? { replyTo: op.replyTo } : {},
           ...op.threadId !== void 0 ? { threadId: op.threadId } : {},
-          ...mentionFields(op)
+          ...mentionFields(op),
+          ...outgoingAttachments(op)
         });
       }
       const entry = {
@@ -3031,6 +3441,7 @@
         }
       } else {
         this.sync.ingest(ch.id, [entry], false);
+        if (op.type === "MSG_SEND" && (op.attachments?.length ?? 0) > 0) this.attached?.sentWithAttachments(sent);
       }
       ch.store.invalidate();
       for (const w of p.waiters) w.resolve(sent);
@@ -3157,7 +3568,9 @@
       ...op.threadId !== void 0 ? { threadId: op.threadId } : {},
       // as asked: the server keeps those who are members, which the ACK does not say; a read
       // of the entry has the mentions kept
-      ...mentionFields(op)
+      ...mentionFields(op),
+      // without signed URLs (the ACK has none): the attachments module reads them next
+      ...op.attachments !== void 0 && op.attachments.length > 0 ? { attachments: ackedAttachments(op.attachments) } : {}
     };
   }
   function frameOf(r) {
@@ -3171,7 +3584,8 @@
           body: op.body,
           ...op.replyTo !== void 0 ? { replyTo: op.replyTo } : {},
           ...op.threadId !== void 0 ? { threadId: op.threadId } : {},
-          ...mentionFields(op)
+          ...mentionFields(op),
+          ...attachmentFields(op)
         };
       case "MSG_EDIT":
         return { type: "MSG_EDIT", clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };
@@ -3516,6 +3930,10 @@
     messages() {
       return this.msgs.messages();
     }
+    /** Replaces a held reply's attachments with a read's (see {@link MessageStates.setAttachments}). */
+    setAttachments(messageId, attachments) {
+      return this.msgs.setAttachments(messageId, attachments);
+    }
     /**
      * The first read (`latest`): its replies, as of `lastSeq`; `hasMore`: older ones exist.
      * Returns false, taking nothing, when the read is older than what the channel held when
@@ -3618,7 +4036,8 @@
           createdAt: r.createdAt,
           threadId: rootId,
           ...r.op.replyTo !== void 0 ? { replyTo: r.op.replyTo } : {},
-          ...mentionFields(r.op)
+          ...mentionFields(r.op),
+          ...outgoingAttachments(r.op)
         })
       );
     }
@@ -3725,6 +4144,8 @@
      * `blocks` and `flag`. See {@link Moderation}.
      */
     moderation;
+    /** Attachments (protocol §15): `upload`, `sendFiles`, `url` and `download`. See {@link Attachments}. */
+    attachments;
     c;
     conn;
     channels;
@@ -3777,7 +4198,8 @@
       });
       this.receipts = new Receipts(c, conn, channels);
       this.sync = new Sync(c, conn, channels, this.receipts);
-      this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox);
+      this.attachments = new Attachments(c, conn, channels, (id, body, o) => this.send(id, body, o));
+      this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox, this.attachments);
       this.typingIndicators = new TypingIndicators(c, conn, channels);
       this.presenceSub = new PresenceSubscription(c, conn);
       this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
@@ -4139,6 +4561,9 @@
      * record too (`mentions` sorted, repeats dropped); a refused one fails the send:
      * `invalid_field` (`field` `mentions`: more than 50, a bad id), `forbidden` (`field`
      * `mentionAll`: the user is a `member`).
+     *
+     * `options.attachments` (protocol §15): uploads ({@link Attachments.upload}) the message
+     * carries, kept in the outbox record too; refused: `invalid_field` (`field` `attachments`).
      */
     send(channelId, body, options = {}) {
       this.typingIndicators.messageSent(channelId);
@@ -4150,7 +4575,8 @@
           body,
           ...replyTo !== void 0 ? { replyTo } : {},
           ...threadId !== void 0 ? { threadId } : {},
-          ...mentionFields(options)
+          ...mentionFields(options),
+          ...options.attachments !== void 0 ? { attachments: outboxAttachments(options.attachments) } : {}
         },
         options
       );
@@ -5446,6 +5872,325 @@
     }
   };
 
+  // src/chat-attach.ts
+  function formatBytes(n) {
+    if (n < 1024) return `${n} B`;
+    if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+    if (n < 1024 * 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+    return `${(n / (1024 * 1024 * 1024)).toFixed(1)} GiB`;
+  }
+  function uploadErrorWords(e, name) {
+    if (!(e instanceof ChatdError)) return `${name} could not be uploaded: ${String(e)}.`;
+    switch (e.code) {
+      case "body_too_large":
+        return `${name} is too large for this server.`;
+      case "unsupported_media_type":
+        return `${name}: this server does not take files of this type.`;
+      case "invalid_field":
+        return e.field === "filename" ? `${name}: the server does not take this file name.` : `${name} is not a valid image of its type (or has too many pixels).`;
+      case "forbidden":
+        return `${name} could not be uploaded: you are not a member of this channel.`;
+      case "aborted":
+        return `${name}: upload cancelled.`;
+      case "unavailable":
+        return `${name} could not be uploaded: the server could not be reached or refused it (it may be too large). Try again.`;
+      default:
+        return `${name} could not be uploaded: ${e.message} [${e.code}].`;
+    }
+  }
+  var AttachmentTray = class {
+    client;
+    changed;
+    items = [];
+    nextId = 1;
+    channelId;
+    listEl;
+    input;
+    /** `changed`: the tray's files changed (the composer may enable Send). */
+    constructor(client, changed) {
+      this.client = client;
+      this.changed = changed;
+    }
+    /** The 📎 button (and its hidden file input) of a newly built composer for channel `channelId`. */
+    button(channelId) {
+      if (this.channelId !== channelId) this.clear();
+      this.channelId = channelId;
+      const input = h("input", { type: "file", id: "attach-input", multiple: true, hidden: true, "aria-hidden": "true", tabindex: -1 });
+      input.addEventListener("change", () => {
+        this.addFiles([...input.files ?? []]);
+        input.value = "";
+      });
+      this.input = input;
+      const btn = h(
+        "button",
+        {
+          type: "button",
+          id: "attach",
+          class: "attach",
+          title: "Attach files (or paste or drop them here)",
+          "aria-label": "Attach files",
+          onclick: () => {
+            this.input?.click();
+          }
+        },
+        "📎"
+      );
+      return h("span", { class: "attach-wrap" }, btn, input);
+    }
+    /** The list of files of a newly built pane (above the composer). */
+    element() {
+      this.listEl = h("ul", { class: "tray", id: "tray", "aria-label": "Files to send", "aria-live": "polite" });
+      this.render();
+      return this.listEl;
+    }
+    /** Makes `target` take pasted and dropped files (the pane): each goes into the tray. */
+    acceptFrom(target) {
+      target.addEventListener("paste", (ev) => {
+        const files = [...ev.clipboardData?.files ?? []];
+        if (files.length === 0) return;
+        ev.preventDefault();
+        this.addFiles(files);
+      });
+      target.addEventListener("dragover", (ev) => {
+        if (!ev.dataTransfer?.types.includes("Files")) return;
+        ev.preventDefault();
+        target.dataset.dropping = "true";
+      });
+      target.addEventListener("dragleave", () => {
+        delete target.dataset.dropping;
+      });
+      target.addEventListener("drop", (ev) => {
+        delete target.dataset.dropping;
+        const files = [...ev.dataTransfer?.files ?? []];
+        if (files.length === 0) return;
+        ev.preventDefault();
+        this.addFiles(files);
+      });
+    }
+    /** Uploads `files` into the selected channel, each shown in the tray with its progress. */
+    addFiles(files) {
+      const channelId = this.channelId;
+      if (channelId === void 0) return;
+      for (const file of files) {
+        const item = {
+          id: this.nextId++,
+          name: file.name === "" ? "pasted file" : file.name,
+          size: file.size,
+          loaded: 0,
+          state: "uploading",
+          uploaded: void 0,
+          error: void 0,
+          abort: new AbortController()
+        };
+        this.items.push(item);
+        this.client.attachments.upload(channelId, file, {
+          ...file.name === "" ? { filename: item.name } : {},
+          signal: item.abort.signal,
+          onProgress: (p) => {
+            item.loaded = p.loaded;
+            this.render();
+          }
+        }).then(
+          (a) => {
+            item.state = "ready";
+            item.uploaded = a;
+            item.loaded = item.size;
+            this.render();
+            this.changed();
+          },
+          (e) => {
+            if (!this.items.includes(item)) return;
+            item.state = "failed";
+            item.error = uploadErrorWords(e, item.name);
+            this.render();
+            this.changed();
+          }
+        );
+      }
+      this.render();
+      this.changed();
+    }
+    /** No more sending in this channel: the 📎 button is disabled and the tray emptied. */
+    disable() {
+      const btn = this.input?.parentElement?.querySelector("button");
+      if (btn !== void 0 && btn !== null) btn.disabled = true;
+      this.clear();
+    }
+    /** Whether a file is still uploading. */
+    busy() {
+      return this.items.some((i) => i.state === "uploading");
+    }
+    /** The uploads ready to send, in the order added. */
+    ready() {
+      return this.items.flatMap((i) => i.state === "ready" && i.uploaded !== void 0 ? [i.uploaded] : []);
+    }
+    /** Empties the tray (after a send, or another channel); uploads still going are stopped. */
+    clear() {
+      for (const i of this.items) if (i.state === "uploading") i.abort.abort();
+      this.items = [];
+      this.render();
+    }
+    remove(item) {
+      if (item.state === "uploading") item.abort.abort();
+      this.items = this.items.filter((i) => i !== item);
+      this.render();
+      this.changed();
+    }
+    render() {
+      const el = this.listEl;
+      if (el === void 0) return;
+      el.hidden = this.items.length === 0;
+      el.replaceChildren(
+        ...this.items.map((i) => {
+          const pct = i.size === 0 ? 100 : Math.min(100, Math.round(i.loaded / i.size * 100));
+          return h(
+            "li",
+            { class: "tray-item", "data-state": i.state, "data-name": i.name },
+            h("span", { class: "tray-name" }, i.name),
+            h("span", { class: "att-size" }, formatBytes(i.size)),
+            i.state === "uploading" ? h("progress", { class: "tray-progress", max: 100, value: pct, "aria-label": `Uploading ${i.name}` }) : null,
+            i.state === "ready" ? h("span", { class: "tray-ok" }, "✓") : null,
+            i.state === "failed" ? h("span", { class: "tray-error", role: "alert" }, i.error ?? "failed") : null,
+            h(
+              "button",
+              {
+                type: "button",
+                class: "tray-remove",
+                "aria-label": `Remove ${i.name}`,
+                onclick: () => {
+                  this.remove(i);
+                }
+              },
+              "✕"
+            )
+          );
+        })
+      );
+    }
+  };
+  var inflight = /* @__PURE__ */ new Map();
+  var lastRead = /* @__PURE__ */ new Map();
+  function refresh(client, m, auto = false) {
+    const going = inflight.get(m.messageId);
+    if (going !== void 0) return going;
+    if (auto && Date.now() - (lastRead.get(m.messageId) ?? 0) < 1e4) return Promise.resolve(void 0);
+    lastRead.set(m.messageId, Date.now());
+    const p = client.attachments.refreshUrls(m).then(
+      (list) => list,
+      () => void 0
+    );
+    inflight.set(m.messageId, p);
+    void p.finally(() => inflight.delete(m.messageId));
+    return p;
+  }
+  function expired(a) {
+    return a.urlExpiresAt !== void 0 && a.urlExpiresAt <= Date.now() + 2e3;
+  }
+  function openLightbox(client, m, a) {
+    if (expired(a)) {
+      void refresh(client, m).then((fresh) => {
+        const now = fresh?.find((x) => x.attachmentId === a.attachmentId);
+        if (now !== void 0) showLightbox(client.attachments.url(now) ?? "", now);
+      });
+      return;
+    }
+    showLightbox(client.attachments.url(a) ?? "", a);
+  }
+  function showLightbox(src, a) {
+    document.getElementById("lightbox")?.remove();
+    const close = () => {
+      box.remove();
+      document.removeEventListener("keydown", onKey);
+    };
+    const onKey = (ev) => {
+      if (ev.key === "Escape") close();
+    };
+    const name = a.filename ?? "image";
+    const box = h(
+      "div",
+      { class: "lightbox", id: "lightbox", role: "dialog", "aria-modal": "true", "aria-label": name, onclick: close },
+      h("img", { src, alt: name, class: "lightbox-img" }),
+      h("div", { class: "lightbox-caption" }, `${name} · ${formatBytes(a.size)}${a.width !== void 0 && a.height !== void 0 ? ` · ${a.width} × ${a.height}` : ""}`),
+      h("button", { type: "button", class: "lightbox-close", "aria-label": "Close", onclick: close }, "✕")
+    );
+    document.addEventListener("keydown", onKey);
+    document.body.append(box);
+    box.querySelector("button")?.focus();
+  }
+  function attachmentsElement(client, m) {
+    return h(
+      "div",
+      { class: "attachments" },
+      ...m.attachments.map((a) => {
+        const name = a.filename ?? "file";
+        const signed = a.urlExpiresAt !== void 0;
+        const full = client.attachments.url(a);
+        const thumb = client.attachments.url(a, { thumbnail: true });
+        if (signed && thumb !== void 0 && full !== void 0) {
+          return h(
+            "button",
+            {
+              type: "button",
+              class: "att-image",
+              "data-attachment-id": a.attachmentId,
+              "aria-label": `Open the image ${name}`,
+              onclick: () => {
+                openLightbox(client, m, a);
+              }
+            },
+            h("img", {
+              src: thumb,
+              alt: name,
+              ...a.width !== void 0 && a.height !== void 0 ? { "data-width": a.width, "data-height": a.height } : {},
+              // an expired URL: read the message again (its new URLs are drawn)
+              onerror: () => {
+                void refresh(client, m, true);
+              }
+            })
+          );
+        }
+        const label = [h("span", { class: "att-name" }, name), " ", h("span", { class: "att-size" }, formatBytes(a.size))];
+        if (!signed || full === void 0) return h("span", { class: "att-file", "data-attachment-id": a.attachmentId }, "📄 ", ...label);
+        return h(
+          "a",
+          {
+            class: "att-file",
+            href: full,
+            download: name,
+            "data-attachment-id": a.attachmentId,
+            onclick: (ev) => {
+              if (!expired(a)) return;
+              ev.preventDefault();
+              void refresh(client, m).then((fresh) => {
+                const now = fresh?.find((x) => x.attachmentId === a.attachmentId);
+                const href = now === void 0 ? void 0 : client.attachments.url(now);
+                if (href !== void 0) h("a", { href, download: name }).click();
+              });
+            }
+          },
+          "📄 ",
+          ...label
+        );
+      })
+    );
+  }
+  function outgoingAttachmentsElement(list) {
+    return h(
+      "div",
+      { class: "attachments" },
+      ...list.map(
+        (a) => h(
+          "span",
+          { class: "att-file", "data-attachment-id": a.attachmentId },
+          "📄 ",
+          h("span", { class: "att-name" }, a.filename ?? "file"),
+          a.size !== void 0 ? " " : null,
+          a.size !== void 0 ? h("span", { class: "att-size" }, formatBytes(a.size)) : null
+        )
+      )
+    );
+  }
+
   // src/chat-mentions.ts
   var MAX_OPTIONS = 8;
   var ALL_WORDS = /* @__PURE__ */ new Set(["channel", "all"]);
@@ -5612,10 +6357,30 @@
     replyingEl;
     /** The `@` autocomplete under the textarea. */
     picker;
+    /** The files to send with the next message. */
+    tray;
     constructor(state, hooks) {
       this.state = state;
       this.hooks = hooks;
       this.picker = new MentionPicker(state);
+      this.tray = new AttachmentTray(state.client, () => {
+        this.updateSend();
+      });
+    }
+    /** Makes the tray of files to send of a newly built pane (above the composer). */
+    trayElement() {
+      return this.tray.element();
+    }
+    /** Files pasted or dropped on `el` (the message list) go into the tray too. */
+    acceptFiles(el) {
+      this.tray.acceptFrom(el);
+    }
+    /** Send waits while a file is uploading. */
+    updateSend() {
+      if (this.sendBtn === void 0 || this.textarea?.disabled === true) return;
+      const busy = this.tray.busy();
+      this.sendBtn.disabled = busy;
+      this.sendBtn.title = busy ? "Waiting for the files to upload" : "";
     }
     /** Makes the "Editing a message" line of a newly built pane. */
     editingElement() {
@@ -5694,7 +6459,10 @@
         "Send"
       );
       const options = this.picker.attach(textarea);
-      return h("div", { class: "composer" }, textarea, this.sendBtn, options);
+      const el = h("div", { class: "composer" }, this.tray.button(id), textarea, this.sendBtn, options);
+      this.tray.acceptFrom(el);
+      this.updateSend();
+      return el;
     }
     /** Puts the cursor in the composer. */
     focus() {
@@ -5709,6 +6477,7 @@
     disable() {
       if (this.textarea !== void 0) this.textarea.disabled = true;
       if (this.sendBtn !== void 0) this.sendBtn.disabled = true;
+      this.tray.disable();
     }
     /** Puts `m` into the composer to edit it (the draft is kept for later). */
     startEdit(m) {
@@ -5771,8 +6540,10 @@
       const id = this.state.current;
       if (c === void 0 || id === void 0) return;
       const body = c.value;
-      if (body.trim() === "") return;
       const editing = this.editing;
+      const files = editing === void 0 ? this.tray.ready() : [];
+      if (body.trim() === "" && files.length === 0) return;
+      if (editing === void 0 && this.tray.busy()) return;
       if (editing !== void 0) {
         this.endEdit();
         c.value = "";
@@ -5783,7 +6554,12 @@
       this.picker.hide();
       const replyTo = this.replying?.channelId === id ? this.replying.messageId : void 0;
       this.cancelReply();
-      this.state.stores.get(id)?.send(body, { ...replyTo === void 0 ? {} : { replyTo }, ...mentionsOf(this.state, id, body) }).catch(() => {
+      this.tray.clear();
+      this.state.stores.get(id)?.send(body.trim() === "" ? "" : body, {
+        ...replyTo === void 0 ? {} : { replyTo },
+        ...mentionsOf(this.state, id, body),
+        ...files.length > 0 ? { attachments: files } : {}
+      }).catch(() => {
       });
     }
   };
@@ -6959,11 +7735,12 @@
           "data-deleted": String(m.deleted),
           "data-mentions-me": String(m.mentionsMe),
           "data-found": m.messageId === this.found ? "true" : void 0,
-          "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}${m.mentionsMe ? " (mentions you)" : ""}`
+          "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}${m.attachments.length > 0 ? ` (${m.attachments.length} ${m.attachments.length === 1 ? "file" : "files"})` : ""}${m.mentionsMe ? " (mentions you)" : ""}`
         },
         h("div", { class: "msg-head" }, presenceDot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
         m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
         h("div", { class: "body" }, ...m.deleted ? ["This message was deleted."] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId)),
+        m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
         meta
       );
       const replies = m.thread?.replyCount ?? 0;
@@ -7016,6 +7793,7 @@
         h("div", { class: "msg-head" }, h("span", { class: "sender" }, `${me} (you)`)),
         o.replyTo !== void 0 ? this.pendingQuote(o.replyTo) : null,
         h("div", { class: "body" }, o.body),
+        o.attachments !== void 0 && o.attachments.length > 0 ? outgoingAttachmentsElement(o.attachments) : null,
         meta
       );
       if (o.state === "failed") {
@@ -7726,6 +8504,7 @@
         h("div", { class: "msg-head" }, h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
         m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
         h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
+        m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
         h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)), m.editedAt !== void 0 && !m.deleted ? h("span", { class: "edited" }, "(edited)") : null)
       );
       if (!m.deleted && this.state.client.mayDelete(m) && this.state.supports("MSG_DELETE")) {
@@ -8118,8 +8897,11 @@
         this.composer.editingElement(),
         this.composer.replyingElement(),
         this.posting.element(),
+        this.composer.trayElement(),
         this.composer.element(id)
       );
+      const scroller = pane.querySelector("#scroller");
+      if (scroller instanceof HTMLElement) this.composer.acceptFiles(scroller);
       this.posting.render();
       this.thread.attach(pane);
       this.messages.render();

@@ -4,9 +4,12 @@
  * (Enter saves, Escape cancels and gives back the draft); Reply on a message makes the next
  * send quote it (shown above the composer; Escape cancels). A send that fails is shown on
  * the message itself (failed, with Retry), not here. Typing `@` offers the channel's
- * members (chat-mentions.ts); a send mentions the members it names.
+ * members (chat-mentions.ts); a send mentions the members it names. Files picked with 📎,
+ * pasted or dropped go into the tray above it (chat-attach.ts), uploaded at once, and are
+ * sent with the next message (whose text may then be empty); Send waits for the uploads.
  */
 import { cutUtf8, type Message } from '../../clients/typescript/src/index.js';
+import { AttachmentTray } from './chat-attach.js';
 import { MentionPicker, mentionsOf } from './chat-mentions.js';
 import { quoteElement } from './chat-quote.js';
 import type { ChatState } from './chat-state.js';
@@ -34,11 +37,34 @@ export class Composer {
   private replyingEl: HTMLElement | undefined;
   /** The `@` autocomplete under the textarea. */
   private readonly picker: MentionPicker;
+  /** The files to send with the next message. */
+  private readonly tray: AttachmentTray;
 
   constructor(state: ChatState, hooks: ComposerHooks) {
     this.state = state;
     this.hooks = hooks;
     this.picker = new MentionPicker(state);
+    this.tray = new AttachmentTray(state.client, () => {
+      this.updateSend();
+    });
+  }
+
+  /** Makes the tray of files to send of a newly built pane (above the composer). */
+  trayElement(): HTMLElement {
+    return this.tray.element();
+  }
+
+  /** Files pasted or dropped on `el` (the message list) go into the tray too. */
+  acceptFiles(el: HTMLElement): void {
+    this.tray.acceptFrom(el);
+  }
+
+  /** Send waits while a file is uploading. */
+  private updateSend(): void {
+    if (this.sendBtn === undefined || this.textarea?.disabled === true) return;
+    const busy = this.tray.busy();
+    this.sendBtn.disabled = busy;
+    this.sendBtn.title = busy ? 'Waiting for the files to upload' : '';
   }
 
   /** Makes the "Editing a message" line of a newly built pane. */
@@ -123,7 +149,10 @@ export class Composer {
       'Send',
     );
     const options = this.picker.attach(textarea);
-    return h('div', { class: 'composer' }, textarea, this.sendBtn, options);
+    const el = h('div', { class: 'composer' }, this.tray.button(id), textarea, this.sendBtn, options);
+    this.tray.acceptFrom(el);
+    this.updateSend();
+    return el;
   }
 
   /** Puts the cursor in the composer. */
@@ -141,6 +170,7 @@ export class Composer {
   disable(): void {
     if (this.textarea !== undefined) this.textarea.disabled = true;
     if (this.sendBtn !== undefined) this.sendBtn.disabled = true;
+    this.tray.disable();
   }
 
   /** Puts `m` into the composer to edit it (the draft is kept for later). */
@@ -210,8 +240,10 @@ export class Composer {
     const id = this.state.current;
     if (c === undefined || id === undefined) return;
     const body = c.value;
-    if (body.trim() === '') return;
     const editing = this.editing;
+    const files = editing === undefined ? this.tray.ready() : [];
+    if (body.trim() === '' && files.length === 0) return;
+    if (editing === undefined && this.tray.busy()) return;
     if (editing !== undefined) {
       this.endEdit();
       c.value = '';
@@ -222,9 +254,14 @@ export class Composer {
     this.picker.hide();
     const replyTo = this.replying?.channelId === id ? this.replying.messageId : undefined;
     this.cancelReply();
+    this.tray.clear();
     this.state.stores
       .get(id)
-      ?.send(body, { ...(replyTo === undefined ? {} : { replyTo }), ...mentionsOf(this.state, id, body) })
+      ?.send(body.trim() === '' ? '' : body, {
+        ...(replyTo === undefined ? {} : { replyTo }),
+        ...mentionsOf(this.state, id, body),
+        ...(files.length > 0 ? { attachments: files } : {}),
+      })
       .catch(() => {
         /* shown on the message itself: failed, with Retry */
       });

@@ -9,6 +9,7 @@
  * A message opened from search is scrolled to and marked (older pages loaded until it is
  * held; a thread reply's root, with its thread opened).
  */
+import { attachmentsElement, outgoingAttachmentsElement } from './chat-attach.js';
 import { bodyWithMentions } from './chat-mentions.js';
 import type { ChannelSnapshot, MemberFrame, Message, OutgoingMessage, Presence } from '../../clients/typescript/src/index.js';
 import type { MessageActions } from './chat-actions.js';
@@ -258,11 +259,12 @@ export class MessageList {
         'data-deleted': String(m.deleted),
         'data-mentions-me': String(m.mentionsMe),
         'data-found': m.messageId === this.found ? 'true' : undefined,
-        'aria-label': `${m.senderId}${m.deleted ? ', deleted message' : `: ${m.body}`}${m.mentionsMe ? ' (mentions you)' : ''}`,
+        'aria-label': `${m.senderId}${m.deleted ? ', deleted message' : `: ${m.body}`}${m.attachments.length > 0 ? ` (${m.attachments.length} ${m.attachments.length === 1 ? 'file' : 'files'})` : ''}${m.mentionsMe ? ' (mentions you)' : ''}`,
       },
       h('div', { class: 'msg-head' }, presenceDot(m.senderId, presence), h('span', { class: 'sender' }, mine ? `${m.senderId} (you)` : m.senderId)),
       m.replyPreview !== undefined && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
       h('div', { class: 'body' }, ...(m.deleted ? ['This message was deleted.'] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId))),
+      m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
       meta,
     );
     const replies = m.thread?.replyCount ?? 0;
@@ -317,6 +319,7 @@ export class MessageList {
       h('div', { class: 'msg-head' }, h('span', { class: 'sender' }, `${me} (you)`)),
       o.replyTo !== undefined ? this.pendingQuote(o.replyTo) : null,
       h('div', { class: 'body' }, o.body),
+      o.attachments !== undefined && o.attachments.length > 0 ? outgoingAttachmentsElement(o.attachments) : null,
       meta,
     );
     if (o.state === 'failed') {

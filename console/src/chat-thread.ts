@@ -5,6 +5,7 @@
  * (Enter sends into the thread) and Close. Opened from a root's "N replies" button or its
  * "Thread" action; closed when another channel is selected.
  */
+import { attachmentsElement } from './chat-attach.js';
 import type { Message, OutgoingMessage, ThreadSnapshot, ThreadStore } from '../../clients/typescript/src/index.js';
 import { deleteControl } from './chat-delete.js';
 import { quoteElement } from './chat-quote.js';
@@ -196,6 +197,7 @@ export class ThreadPanel {
       h('div', { class: 'msg-head' }, h('span', { class: 'sender' }, mine ? `${m.senderId} (you)` : m.senderId)),
       m.replyPreview !== undefined && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
       h('div', { class: 'body' }, m.deleted ? 'This message was deleted.' : m.body),
+      m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
       h('div', { class: 'meta' }, h('time', { datetime: new Date(m.ts).toISOString() }, clock(m.ts)), m.editedAt !== undefined && !m.deleted ? h('span', { class: 'edited' }, '(edited)') : null),
     );
     if (!m.deleted && this.state.client.mayDelete(m) && this.state.supports('MSG_DELETE')) {

@@ -398,8 +398,11 @@ export class ChatView {
       this.composer.editingElement(),
       this.composer.replyingElement(),
       this.posting.element(),
+      this.composer.trayElement(),
       this.composer.element(id),
     );
+    const scroller = pane.querySelector('#scroller');
+    if (scroller instanceof HTMLElement) this.composer.acceptFiles(scroller);
     this.posting.render();
     this.thread.attach(pane);
     this.messages.render();

@@ -15,6 +15,7 @@ import type { ThreadCtx } from './threads.js';
 import type { ChannelSnapshot, ChannelSummary, ClientContext, NotifySettings, OutgoingMessage, Watermarks } from './types.js';
 import { TypingThrottle, TypingTracker } from './typing.js';
 import { computeUnread } from './unread.js';
+import { outgoingAttachments } from './attachment-types.js';
 import { computeUnreadMentions, mentionFields } from './mentions.js';
 
 /** @internal Everything the client holds about one channel. */
@@ -283,6 +284,7 @@ export class Channels {
           ...(r.op.replyTo !== undefined ? { replyTo: r.op.replyTo } : {}),
           ...(r.op.threadId !== undefined ? { threadId: r.op.threadId } : {}),
           ...mentionFields(r.op),
+          ...outgoingAttachments(r.op),
         }),
       );
     }

@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { outboxAttachments } from './attachment-types.js';
+import { Attachments } from './attachments.js';
 import { NewChannels } from './channel-create.js';
 import { ChannelRefresh } from './channel-refresh.js';
 import { Channels } from './channels.js';
@@ -30,31 +32,10 @@ import { Emitter, type ExternalStore } from './store.js';
 import { Sync } from './sync.js';
 import { newThread } from './threads.js';
 import type {
-  AddMemberOptions,
-  AllMembersOptions,
-  ChannelInfo,
-  ChannelSnapshot,
-  ChannelSummary,
-  ChatClientEvents,
-  ChatClientOptions,
-  ClientContext,
-  ConnectionSnapshot,
-  CreateChannelOptions,
-  DirectResult,
-  DirectoryOptions,
-  DirectoryPage,
-  MemberList,
-  MemberListStore,
-  MemberRole,
-  MembershipOptions,
-  MembersOptions,
-  MembersPage,
-  Presence,
-  MessageSendOptions,
-  NotifySettings,
-  SendOptions,
-  ThreadStore,
-  SentEntry,
+  AddMemberOptions, AllMembersOptions, ChannelInfo, ChannelSnapshot, ChannelSummary, ChatClientEvents, ChatClientOptions,
+  ClientContext, ConnectionSnapshot, CreateChannelOptions, DirectResult, DirectoryOptions, DirectoryPage, MemberList,
+  MemberListStore, MemberRole, MembershipOptions, MembersOptions, MembersPage, Presence, MessageSendOptions, NotifySettings,
+  SendOptions, ThreadStore, SentEntry,
 } from './types.js';
 import { TypingIndicators } from './typing-indicators.js';
 
@@ -90,6 +71,8 @@ export class ChatClient {
    * `blocks` and `flag`. See {@link Moderation}.
    */
   readonly moderation: Moderation;
+  /** Attachments (protocol §15): `upload`, `sendFiles`, `url` and `download`. See {@link Attachments}. */
+  readonly attachments: Attachments;
 
   private readonly c: ClientContext;
   private readonly conn: Connection;
@@ -144,7 +127,8 @@ export class ChatClient {
     });
     this.receipts = new Receipts(c, conn, channels);
     this.sync = new Sync(c, conn, channels, this.receipts);
-    this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox);
+    this.attachments = new Attachments(c, conn, channels, (id, body, o) => this.send(id, body, o));
+    this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox, this.attachments);
     this.typingIndicators = new TypingIndicators(c, conn, channels);
     this.presenceSub = new PresenceSubscription(c, conn);
     this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
@@ -265,7 +249,7 @@ export class ChatClient {
       subscribe: ctx.store.subscribe,
       getSnapshot: ctx.store.getSnapshot,
       loadOlder: (signal?: AbortSignal) => this.sync.threadOlder(ch, ctx, signal),
-      send: (body: string, options: SendOptions & { readonly replyTo?: string } = {}) => this.send(channelId, body, { ...options, threadId: rootId }),
+      send: (body: string, options: Omit<MessageSendOptions, 'threadId'> = {}) => this.send(channelId, body, { ...options, threadId: rootId }),
     };
   }
 
@@ -533,6 +517,9 @@ export class ChatClient {
    * record too (`mentions` sorted, repeats dropped); a refused one fails the send:
    * `invalid_field` (`field` `mentions`: more than 50, a bad id), `forbidden` (`field`
    * `mentionAll`: the user is a `member`).
+   *
+   * `options.attachments` (protocol §15): uploads ({@link Attachments.upload}) the message
+   * carries, kept in the outbox record too; refused: `invalid_field` (`field` `attachments`).
    */
   send(channelId: string, body: string, options: MessageSendOptions = {}): Promise<SentEntry> {
     this.typingIndicators.messageSent(channelId);
@@ -545,6 +532,7 @@ export class ChatClient {
         ...(replyTo !== undefined ? { replyTo } : {}),
         ...(threadId !== undefined ? { threadId } : {}),
         ...mentionFields(options),
+        ...(options.attachments !== undefined ? { attachments: outboxAttachments(options.attachments) } : {}),
       },
       options,
     );

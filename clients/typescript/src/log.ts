@@ -197,6 +197,11 @@ export class ChannelLog {
     return this.msgs.message(messageId);
   }
 
+  /** Replaces a held message's attachments with a read's (see {@link MessageStates.setAttachments}). */
+  setAttachments(messageId: string, attachments: unknown): boolean {
+    return this.msgs.setAttachments(messageId, attachments);
+  }
+
   /** Counts held `message` entries above `afterSeq` that are not deleted and not sent by the user. */
   countUnreadAbove(afterSeq: number): number {
     return this.msgs.countUnreadAbove(afterSeq);

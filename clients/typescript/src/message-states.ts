@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { parseMessageAttachments, type MessageAttachment } from './attachment-types.js';
 import { mentionsUser } from './mentions.js';
 import type { EntryKind, ReactionCount, ReplyPreview, ThreadSummary, WireEntry } from './protocol.js';
 
@@ -55,6 +56,12 @@ export interface Message {
   readonly mentionAll: boolean;
   /** True when it mentions the client's user (`mentions` holds it, or `mentionAll`); false once deleted. */
   readonly mentionsMe: boolean;
+  /**
+   * Its files and images (protocol §15), in the order sent, each with its signed `url` (an
+   * image's with `thumbnailUrl`); `[]` when none, and once deleted (the server deletes
+   * their bytes with the message).
+   */
+  readonly attachments: readonly MessageAttachment[];
 }
 
 /** The kind of an entry (version 1 entries have none: `message`). */
@@ -97,6 +104,8 @@ interface MessageState {
   reactions: ReactionState[];
   preview: ReplyPreview | undefined;
   thread: ThreadSummary | undefined;
+  /** Its attachments as last read (a read of the stored entry replaces those made from an ACK). */
+  attachments: readonly MessageAttachment[];
   /** Modifications with seq <= asOfSeq are already included in the state. */
   asOfSeq: number;
   /** True when the holders maps are complete (built from the message's creation on). */
@@ -209,6 +218,20 @@ export class MessageStates {
     return st.view;
   }
 
+  /**
+   * Replaces a held message's attachments with those of a read of its stored entry (fresh
+   * signed URLs; the sender's own entry made from its ACK had none). Nothing for a message
+   * not held or deleted. Returns whether it changed anything.
+   */
+  setAttachments(messageId: string, attachments: unknown): boolean {
+    const st = this.states.get(messageId);
+    if (st === undefined || st.deleted) return false;
+    st.attachments = parseMessageAttachments(attachments);
+    st.view = undefined;
+    this.cache = undefined;
+    return true;
+  }
+
   /** Counts held messages above `afterSeq` that are not deleted and not sent by the user. */
   countUnreadAbove(afterSeq: number): number {
     let n = 0;
@@ -256,6 +279,7 @@ export class MessageStates {
       reactions,
       preview: e.replyTo === undefined ? undefined : (e.replyPreview ?? undefined),
       thread: e.thread,
+      attachments: deleted ? parseMessageAttachments(undefined) : parseMessageAttachments(e.attachments),
       asOfSeq: e.reactions === undefined && e.editedAt === undefined && !deleted && e.thread === undefined ? e.seq : asOf,
       exact: e.reactions === undefined && exactIfNoReactions,
       view: undefined,
@@ -279,6 +303,7 @@ export class MessageStates {
         st.body = '';
         st.editedAt = undefined;
         st.reactions = [];
+        st.attachments = parseMessageAttachments(undefined);
         // a reply deleted: its root counts one reply fewer (when the root's state is older)
         const rootId = st.entry.threadId;
         const root = rootId === undefined ? undefined : this.states.get(rootId);
@@ -354,6 +379,7 @@ export class MessageStates {
       mentions: Object.freeze(st.deleted || !Array.isArray(e.mentions) ? [] : e.mentions.filter((id): id is string => typeof id === 'string')),
       mentionAll: !st.deleted && e.mentionAll === true,
       mentionsMe: !st.deleted && mentionsUser(e, this.me),
+      attachments: st.attachments,
     });
   }
 }

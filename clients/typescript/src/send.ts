@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { ackedAttachments, attachmentFields, outgoingAttachments } from './attachment-types.js';
 import { mentionFields } from './mentions.js';
 import { backoffDelay } from './backoff.js';
 import type { Channels } from './channels.js';
@@ -20,6 +21,12 @@ import type { AckFrame, ClientFrame, WireEntry } from './protocol.js';
 import type { Sync } from './sync.js';
 import type { ClientContext, SendOptions, SentEntry } from './types.js';
 
+/** @internal What the send path tells once a send with attachments is stored (the attachments module reads its signed URLs). */
+export interface SentWithAttachments {
+  /** A send carrying attachments was ACKed (not as a duplicate) and its entry, made from the ACK, is in its channel. */
+  sentWithAttachments(sent: SentEntry): void;
+}
+
 /** @internal Sends this tab's outbox records and settles them. */
 export class Sender {
   private readonly c: ClientContext;
@@ -27,10 +34,12 @@ export class Sender {
   private readonly channels: Channels;
   private readonly sync: Sync;
   private readonly outbox: TabOutbox;
+  private readonly attached: SentWithAttachments | undefined;
   private putChain: Promise<void> = Promise.resolve();
 
   /** Sends the outbox's records on the connection; ACKed entries go into the channels through `sync`. */
-  constructor(c: ClientContext, conn: Connection, channels: Channels, sync: Sync, outbox: TabOutbox) {
+  constructor(c: ClientContext, conn: Connection, channels: Channels, sync: Sync, outbox: TabOutbox, attached?: SentWithAttachments) {
+    this.attached = attached;
     this.c = c;
     this.conn = conn;
     this.channels = channels;
@@ -207,6 +216,7 @@ export class Sender {
         ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
         ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
         ...mentionFields(op),
+        ...outgoingAttachments(op),
       });
     }
     // the sending session gets no MSG_RECV for its own entry: make it from the ACK
@@ -237,6 +247,7 @@ export class Sender {
       }
     } else {
       this.sync.ingest(ch.id, [entry], false);
+      if (op.type === 'MSG_SEND' && (op.attachments?.length ?? 0) > 0) this.attached?.sentWithAttachments(sent);
     }
     ch.store.invalidate();
     for (const w of p.waiters) w.resolve(sent);
@@ -382,6 +393,8 @@ function replyFields(op: Extract<OutboxOp, { type: 'MSG_SEND' }>, log: ChannelLo
     // as asked: the server keeps those who are members, which the ACK does not say; a read
     // of the entry has the mentions kept
     ...mentionFields(op),
+    // without signed URLs (the ACK has none): the attachments module reads them next
+    ...(op.attachments !== undefined && op.attachments.length > 0 ? { attachments: ackedAttachments(op.attachments) } : {}),
   };
 }
 
@@ -399,6 +412,7 @@ function frameOf(r: OutboxRecord): ClientFrame {
         ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
         ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
         ...mentionFields(op),
+        ...attachmentFields(op),
       };
     case 'MSG_EDIT':
       return { type: 'MSG_EDIT', clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { outgoingAttachments } from './attachment-types.js';
 import { mentionFields } from './mentions.js';
 import type { SerializedError } from './errors.js';
 import type { ChannelLog } from './log.js';
@@ -67,6 +68,11 @@ export class ThreadLog {
   /** The replies held, in seq order, folded. The same array until something changes. */
   messages(): readonly Message[] {
     return this.msgs.messages();
+  }
+
+  /** Replaces a held reply's attachments with a read's (see {@link MessageStates.setAttachments}). */
+  setAttachments(messageId: string, attachments: unknown): boolean {
+    return this.msgs.setAttachments(messageId, attachments);
   }
 
   /**
@@ -200,6 +206,7 @@ function buildThreadSnapshot(t: ThreadCtx, ch: ThreadChannel, me: string, record
         threadId: rootId,
         ...(r.op.replyTo !== undefined ? { replyTo: r.op.replyTo } : {}),
         ...mentionFields(r.op),
+        ...outgoingAttachments(r.op),
       }),
     );
   }
