@@ -3,6 +3,7 @@ import { ModerationState } from './moderation-state.js';
 import { LazyStore } from './store.js';
 import { TypingThrottle, TypingTracker } from './typing.js';
 import { computeUnread } from './unread.js';
+import { outgoingAttachments } from './attachment-types.js';
 import { computeUnreadMentions, mentionFields } from './mentions.js';
 /** @internal The channels, by id, and the channel list. */
 export class Channels {
@@ -221,6 +222,7 @@ export class Channels {
                 ...(r.op.replyTo !== undefined ? { replyTo: r.op.replyTo } : {}),
                 ...(r.op.threadId !== undefined ? { threadId: r.op.threadId } : {}),
                 ...mentionFields(r.op),
+                ...outgoingAttachments(r.op),
             }));
         }
         for (const s of ch.sent.values())

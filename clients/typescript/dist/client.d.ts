@@ -1,3 +1,4 @@
+import { Attachments } from './attachments.js';
 import { Moderation } from './moderation.js';
 import type { OutboxRecord } from './outbox.js';
 import { type NotifySettingsChange } from './notify-settings.js';
@@ -37,6 +38,8 @@ export declare class ChatClient {
      * `blocks` and `flag`. See {@link Moderation}.
      */
     readonly moderation: Moderation;
+    /** Attachments (protocol §15): `upload`, `sendFiles`, `url` and `download`. See {@link Attachments}. */
+    readonly attachments: Attachments;
     private readonly c;
     private readonly conn;
     private readonly channels;
@@ -291,6 +294,9 @@ export declare class ChatClient {
      * record too (`mentions` sorted, repeats dropped); a refused one fails the send:
      * `invalid_field` (`field` `mentions`: more than 50, a bad id), `forbidden` (`field`
      * `mentionAll`: the user is a `member`).
+     *
+     * `options.attachments` (protocol §15): uploads ({@link Attachments.upload}) the message
+     * carries, kept in the outbox record too; refused: `invalid_field` (`field` `attachments`).
      */
     send(channelId: string, body: string, options?: MessageSendOptions): Promise<SentEntry>;
     /**

@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { outboxAttachments } from './attachment-types.js';
+import { Attachments } from './attachments.js';
 import { NewChannels } from './channel-create.js';
 import { ChannelRefresh } from './channel-refresh.js';
 import { Channels } from './channels.js';
@@ -59,6 +61,8 @@ export class ChatClient {
      * `blocks` and `flag`. See {@link Moderation}.
      */
     moderation;
+    /** Attachments (protocol §15): `upload`, `sendFiles`, `url` and `download`. See {@link Attachments}. */
+    attachments;
     c;
     conn;
     channels;
@@ -111,7 +115,8 @@ export class ChatClient {
         });
         this.receipts = new Receipts(c, conn, channels);
         this.sync = new Sync(c, conn, channels, this.receipts);
-        this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox);
+        this.attachments = new Attachments(c, conn, channels, (id, body, o) => this.send(id, body, o));
+        this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox, this.attachments);
         this.typingIndicators = new TypingIndicators(c, conn, channels);
         this.presenceSub = new PresenceSubscription(c, conn);
         this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
@@ -481,6 +486,9 @@ export class ChatClient {
      * record too (`mentions` sorted, repeats dropped); a refused one fails the send:
      * `invalid_field` (`field` `mentions`: more than 50, a bad id), `forbidden` (`field`
      * `mentionAll`: the user is a `member`).
+     *
+     * `options.attachments` (protocol §15): uploads ({@link Attachments.upload}) the message
+     * carries, kept in the outbox record too; refused: `invalid_field` (`field` `attachments`).
      */
     send(channelId, body, options = {}) {
         this.typingIndicators.messageSent(channelId);
@@ -492,6 +500,7 @@ export class ChatClient {
             ...(replyTo !== undefined ? { replyTo } : {}),
             ...(threadId !== undefined ? { threadId } : {}),
             ...mentionFields(options),
+            ...(options.attachments !== undefined ? { attachments: outboxAttachments(options.attachments) } : {}),
         }, options);
     }
     /**

@@ -9,6 +9,7 @@
  * @module
  */
 import type { Connection } from './connection.js';
+import { ChatdError } from './errors.js';
 import type { ChatClientOptions } from './types.js';
 /** The methods of the user HTTP routes. */
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH';
@@ -38,6 +39,14 @@ export declare function request(opts: ChatClientOptions, conn: Connection, metho
     body?: unknown;
     signal?: AbortSignal;
 }): Promise<HttpAnswer>;
+/**
+ * @internal The ChatdError of a non-2xx answer of `what` (`METHOD /path`) with parsed
+ * `body`: the route's `error.code` (for `invalid_field`, `field` is the body's `field`,
+ * else the name before the message's first colon; `reason` and `retryAfterMs` when the
+ * error has them), `unavailable` for a 5xx without an error body, `internal` for a 4xx
+ * without one.
+ */
+export declare function httpError(status: number, body: unknown, what: string): ChatdError;
 /** @internal Base URL of the user HTTP routes: `httpUrl`, else `url` with `ws`→`http` and a final `/v1/ws` removed. */
 export declare function httpBase(opts: ChatClientOptions): string;
 //# sourceMappingURL=http.d.ts.map

@@ -43,22 +43,32 @@ export async function request(opts, conn, method, path, options = {}) {
     catch {
         body = undefined;
     }
-    if (!res.ok) {
-        const err = body?.error;
-        const code = typeof err?.code === 'string' ? err.code : res.status >= 500 ? 'unavailable' : 'internal';
-        const message = typeof err?.message === 'string' ? err.message : `${what}: HTTP ${res.status}`;
-        const field = code === 'invalid_field' ? /^([A-Za-z_][A-Za-z0-9_]*):/.exec(message)?.[1] : undefined;
-        const details = {};
-        if (field !== undefined)
-            details.field = field;
-        if (typeof err?.reason === 'string')
-            details.reason = err.reason;
-        const after = err?.retryAfterMs;
-        if (typeof after === 'number')
-            details.retryAfterMs = after;
-        throw new ChatdError(code, message, details);
-    }
+    if (!res.ok)
+        throw httpError(res.status, body, what);
     return { status: res.status, body };
+}
+/**
+ * @internal The ChatdError of a non-2xx answer of `what` (`METHOD /path`) with parsed
+ * `body`: the route's `error.code` (for `invalid_field`, `field` is the body's `field`,
+ * else the name before the message's first colon; `reason` and `retryAfterMs` when the
+ * error has them), `unavailable` for a 5xx without an error body, `internal` for a 4xx
+ * without one.
+ */
+export function httpError(status, body, what) {
+    const err = body?.error;
+    const code = typeof err?.code === 'string' ? err.code : status >= 500 ? 'unavailable' : 'internal';
+    const message = typeof err?.message === 'string' ? err.message : `${what}: HTTP ${status}`;
+    const named = typeof err?.field === 'string' ? err.field : undefined;
+    const field = code === 'invalid_field' ? (named ?? /^([A-Za-z_][A-Za-z0-9_]*):/.exec(message)?.[1]) : undefined;
+    const details = {};
+    if (field !== undefined)
+        details.field = field;
+    if (typeof err?.reason === 'string')
+        details.reason = err.reason;
+    const after = err?.retryAfterMs;
+    if (typeof after === 'number')
+        details.retryAfterMs = after;
+    return new ChatdError(code, message, details);
 }
 /** One fetch (with `json` as the body when given); a network failure becomes `unavailable` (or `aborted`). */
 async function fetchOnce(f, method, url, token, json, what, signal) {

@@ -3,7 +3,7 @@
  * channels' kinds, visibility and roles, the members route and member changes, the
  * membership frames `MEMBER`, `CHANNEL_ADDED` and `CHANNEL_REMOVED` with live member
  * lists, the directory, joining and leaving, new group and direct channels, and moderation:
- * mutes, bans, posting rules, moderators' deletes, blocks and flags; and search) for browsers
+ * mutes, bans, posting rules, moderators' deletes, blocks and flags; search; and attachments) for browsers
  * and Node >= 20. See README.md.
  *
  * @packageDocumentation
@@ -18,6 +18,8 @@ export { foldMemberFrame, foldReceipt, memberFrameShown } from './member-lists.j
 export { decodeChannelAddedFrame, decodeChannelRemovedFrame, decodeHelloChannel, decodeMemberFrame, decodeMembershipFrame, } from './membership-frames.js';
 export type { AddMemberOptions, AllMembersOptions, ChannelInfo, ChannelSnapshot, ChannelSummary, NotifySettings, ChatClientEvents, ChatClientOptions, ConnectionSnapshot, ConnectionState, CreateChannelOptions, DirectResult, DirectoryChannel, DirectoryOptions, DirectoryPage, Member, MemberList, MemberListSnapshot, MemberListStore, MemberRole, MembersOptions, MembersPage, MembershipOptions, OnlineEventSource, OutgoingMessage, Presence, MessageSendOptions, SendOptions, SentEntry, ThreadSnapshot, ThreadStore, Watermarks, WebSocketConstructor, WebSocketLike, WebSocketHandler, } from './types.js';
 export { Moderation } from './moderation.js';
+export { Attachments, type AttachmentData, type AttachmentUrlOptions, type DownloadOptions, type FileToSend, type SendFilesOptions, type UploadOptions, type UploadProgress, } from './attachments.js';
+export { DEFAULT_ATTACHMENT_TYPES, IMAGE_TYPES, isImageType, parseMessageAttachments, signedExpiry, type Attachment, type AttachmentRef, type MessageAttachment, type OutboxAttachment, } from './attachment-types.js';
 export { SEARCH_Q_MAX_BYTES, type SearchOptions, type SearchPage } from './search.js';
 export type { Ban, BansOptions, BansPage, ChannelModeration, ChannelRules, ChannelSettings, Flag, FlagReason, ModerationOptions, PostingRole, } from './moderation-types.js';
 export { ChatdError, RETRYABLE_CODES, type ErrorCode, type SerializedError } from './errors.js';

@@ -3,7 +3,7 @@
  * channels' kinds, visibility and roles, the members route and member changes, the
  * membership frames `MEMBER`, `CHANNEL_ADDED` and `CHANNEL_REMOVED` with live member
  * lists, the directory, joining and leaving, new group and direct channels, and moderation:
- * mutes, bans, posting rules, moderators' deletes, blocks and flags; and search) for browsers
+ * mutes, bans, posting rules, moderators' deletes, blocks and flags; search; and attachments) for browsers
  * and Node >= 20. See README.md.
  *
  * @packageDocumentation
@@ -16,6 +16,8 @@ export { computeUnreadMentions, mentionFields, mentionsUser } from './mentions.j
 export { foldMemberFrame, foldReceipt, memberFrameShown } from './member-lists.js';
 export { decodeChannelAddedFrame, decodeChannelRemovedFrame, decodeHelloChannel, decodeMemberFrame, decodeMembershipFrame, } from './membership-frames.js';
 export { Moderation } from './moderation.js';
+export { Attachments, } from './attachments.js';
+export { DEFAULT_ATTACHMENT_TYPES, IMAGE_TYPES, isImageType, parseMessageAttachments, signedExpiry, } from './attachment-types.js';
 export { SEARCH_Q_MAX_BYTES } from './search.js';
 export { ChatdError, RETRYABLE_CODES } from './errors.js';
 export { backoffDelay } from './backoff.js';

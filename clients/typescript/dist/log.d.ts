@@ -64,6 +64,8 @@ export declare class ChannelLog {
     messages(): readonly Message[];
     /** The folded state of one message, if held. */
     message(messageId: string): Message | undefined;
+    /** Replaces a held message's attachments with a read's (see {@link MessageStates.setAttachments}). */
+    setAttachments(messageId: string, attachments: unknown): boolean;
     /** Counts held `message` entries above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq: number): number;
     /** Messages of others held above `afterSeq` that mention the user (protocol §16), not deleted. */

@@ -194,6 +194,10 @@ export class ChannelLog {
     message(messageId) {
         return this.msgs.message(messageId);
     }
+    /** Replaces a held message's attachments with a read's (see {@link MessageStates.setAttachments}). */
+    setAttachments(messageId, attachments) {
+        return this.msgs.setAttachments(messageId, attachments);
+    }
     /** Counts held `message` entries above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq) {
         return this.msgs.countUnreadAbove(afterSeq);

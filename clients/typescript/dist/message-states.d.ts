@@ -1,3 +1,17 @@
+/**
+ * The folded state of a set of `message` entries: edits, deletions and reactions folded into
+ * each message, and (protocol §14) each reply's preview of the message it quotes and each
+ * root's thread summary kept current as quoted messages are edited or deleted and replies
+ * come or are deleted. A channel's log and a thread's replies both keep their messages here;
+ * they decide which entries come in, and in what order.
+ *
+ * Every state has an `asOfSeq`: the entries with a seq at or below it are already in it (a
+ * read's states are as of the read's `lastSeq`, a live message as of its own seq), so an
+ * entry is folded into a state only when its seq is above that state's `asOfSeq`.
+ *
+ * @module
+ */
+import { type MessageAttachment } from './attachment-types.js';
 import type { EntryKind, ReactionCount, ReplyPreview, ThreadSummary, WireEntry } from './protocol.js';
 /** A message as the app renders it: a `message` log entry with its edits, deletion and reactions folded in. */
 export interface Message {
@@ -40,6 +54,12 @@ export interface Message {
     readonly mentionAll: boolean;
     /** True when it mentions the client's user (`mentions` holds it, or `mentionAll`); false once deleted. */
     readonly mentionsMe: boolean;
+    /**
+     * Its files and images (protocol §15), in the order sent, each with its signed `url` (an
+     * image's with `thumbnailUrl`); `[]` when none, and once deleted (the server deletes
+     * their bytes with the message).
+     */
+    readonly attachments: readonly MessageAttachment[];
 }
 /** The kind of an entry (version 1 entries have none: `message`). */
 export declare function entryKind(e: WireEntry): EntryKind;
@@ -83,6 +103,12 @@ export declare class MessageStates {
     messages(): readonly Message[];
     /** The folded state of one message, if held. */
     message(messageId: string): Message | undefined;
+    /**
+     * Replaces a held message's attachments with those of a read of its stored entry (fresh
+     * signed URLs; the sender's own entry made from its ACK had none). Nothing for a message
+     * not held or deleted. Returns whether it changed anything.
+     */
+    setAttachments(messageId: string, attachments: unknown): boolean;
     /** Counts held messages above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq: number): number;
     /** Messages of others, not deleted, above `afterSeq` that mention the user (protocol §16). */

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { parseMessageAttachments } from './attachment-types.js';
 import { mentionsUser } from './mentions.js';
 /** The kind of an entry (version 1 entries have none: `message`). */
 export function entryKind(e) {
@@ -143,6 +144,20 @@ export class MessageStates {
         st.view ??= this.view(st);
         return st.view;
     }
+    /**
+     * Replaces a held message's attachments with those of a read of its stored entry (fresh
+     * signed URLs; the sender's own entry made from its ACK had none). Nothing for a message
+     * not held or deleted. Returns whether it changed anything.
+     */
+    setAttachments(messageId, attachments) {
+        const st = this.states.get(messageId);
+        if (st === undefined || st.deleted)
+            return false;
+        st.attachments = parseMessageAttachments(attachments);
+        st.view = undefined;
+        this.cache = undefined;
+        return true;
+    }
     /** Counts held messages above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq) {
         let n = 0;
@@ -192,6 +207,7 @@ export class MessageStates {
             reactions,
             preview: e.replyTo === undefined ? undefined : (e.replyPreview ?? undefined),
             thread: e.thread,
+            attachments: deleted ? parseMessageAttachments(undefined) : parseMessageAttachments(e.attachments),
             asOfSeq: e.reactions === undefined && e.editedAt === undefined && !deleted && e.thread === undefined ? e.seq : asOf,
             exact: e.reactions === undefined && exactIfNoReactions,
             view: undefined,
@@ -214,6 +230,7 @@ export class MessageStates {
                 st.body = '';
                 st.editedAt = undefined;
                 st.reactions = [];
+                st.attachments = parseMessageAttachments(undefined);
                 // a reply deleted: its root counts one reply fewer (when the root's state is older)
                 const rootId = st.entry.threadId;
                 const root = rootId === undefined ? undefined : this.states.get(rootId);
@@ -290,6 +307,7 @@ export class MessageStates {
             mentions: Object.freeze(st.deleted || !Array.isArray(e.mentions) ? [] : e.mentions.filter((id) => typeof id === 'string')),
             mentionAll: !st.deleted && e.mentionAll === true,
             mentionsMe: !st.deleted && mentionsUser(e, this.me),
+            attachments: st.attachments,
         });
     }
 }

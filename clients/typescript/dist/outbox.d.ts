@@ -1,3 +1,4 @@
+import type { OutboxAttachment } from './attachment-types.js';
 import type { SerializedError } from './errors.js';
 /** What an outbox record asks the server to store. */
 export type OutboxOp = {
@@ -12,6 +13,8 @@ export type OutboxOp = {
     readonly mentions?: readonly string[];
     /** Mentions every member (protocol §16); kept like `mentions`. */
     readonly mentionAll?: boolean;
+    /** Uploads the message carries (protocol §15), in order; kept so every retry sends the same list. */
+    readonly attachments?: readonly OutboxAttachment[];
 } | {
     readonly type: 'MSG_EDIT';
     readonly channelId: string;

@@ -7,6 +7,7 @@
  *
  * @packageDocumentation
  */
+import type { MessageAttachment } from './attachment-types.js';
 /** The kind of a channel log entry (version 1.1). A version 1 server sends no kind: it means `message`. */
 export type EntryKind = 'message' | 'edit' | 'delete' | 'reaction';
 /** A reaction count as returned on `message` entries by reads (version 1.1). */
@@ -72,6 +73,8 @@ export interface WireEntry {
     readonly mentions?: readonly string[];
     /** A `message` that mentions every member (§16, `@channel`); absent when false. */
     readonly mentionAll?: boolean;
+    /** A `message` with attachments (§15): each with its signed `url` (and an image's `thumbnailUrl`), in the order sent; absent when none or deleted. */
+    readonly attachments?: readonly MessageAttachment[];
 }
 /** The quoted message of a reply (version 1.2 §14). */
 export interface ReplyPreview {
@@ -357,6 +360,8 @@ export type ClientFrame = {
     readonly threadId?: string;
     readonly mentions?: readonly string[];
     readonly mentionAll?: boolean;
+    /** Uploads of the sender into this channel that no message carries yet (§15), at most `max_attachments_per_message`. */
+    readonly attachments?: readonly string[];
 } | {
     readonly type: 'MSG_EDIT';
     readonly clientMsgId: string;

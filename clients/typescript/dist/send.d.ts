@@ -6,6 +6,11 @@ import { type OutboxOp, type OutboxRecord } from './outbox.js';
 import type { AckFrame } from './protocol.js';
 import type { Sync } from './sync.js';
 import type { ClientContext, SendOptions, SentEntry } from './types.js';
+/** @internal What the send path tells once a send with attachments is stored (the attachments module reads its signed URLs). */
+export interface SentWithAttachments {
+    /** A send carrying attachments was ACKed (not as a duplicate) and its entry, made from the ACK, is in its channel. */
+    sentWithAttachments(sent: SentEntry): void;
+}
 /** @internal Sends this tab's outbox records and settles them. */
 export declare class Sender {
     private readonly c;
@@ -13,9 +18,10 @@ export declare class Sender {
     private readonly channels;
     private readonly sync;
     private readonly outbox;
+    private readonly attached;
     private putChain;
     /** Sends the outbox's records on the connection; ACKed entries go into the channels through `sync`. */
-    constructor(c: ClientContext, conn: Connection, channels: Channels, sync: Sync, outbox: TabOutbox);
+    constructor(c: ClientContext, conn: Connection, channels: Channels, sync: Sync, outbox: TabOutbox, attached?: SentWithAttachments);
     /** Makes `op` an outbox record and sends it; resolves on its ACK (see `ChatClient.send`). */
     enqueue(op: OutboxOp, options: SendOptions): Promise<SentEntry>;
     /** Sends a failed outbox record again, with its same clientMsgId. */

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { ackedAttachments, attachmentFields, outgoingAttachments } from './attachment-types.js';
 import { mentionFields } from './mentions.js';
 import { backoffDelay } from './backoff.js';
 import { ChatdError } from './errors.js';
@@ -20,9 +21,11 @@ export class Sender {
     channels;
     sync;
     outbox;
+    attached;
     putChain = Promise.resolve();
     /** Sends the outbox's records on the connection; ACKed entries go into the channels through `sync`. */
-    constructor(c, conn, channels, sync, outbox) {
+    constructor(c, conn, channels, sync, outbox, attached) {
+        this.attached = attached;
         this.c = c;
         this.conn = conn;
         this.channels = channels;
@@ -201,6 +204,7 @@ export class Sender {
                 ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
                 ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
                 ...mentionFields(op),
+                ...outgoingAttachments(op),
             });
         }
         // the sending session gets no MSG_RECV for its own entry: make it from the ACK
@@ -233,6 +237,8 @@ export class Sender {
         }
         else {
             this.sync.ingest(ch.id, [entry], false);
+            if (op.type === 'MSG_SEND' && (op.attachments?.length ?? 0) > 0)
+                this.attached?.sentWithAttachments(sent);
         }
         ch.store.invalidate();
         for (const w of p.waiters)
@@ -376,6 +382,8 @@ function replyFields(op, log) {
         // as asked: the server keeps those who are members, which the ACK does not say; a read
         // of the entry has the mentions kept
         ...mentionFields(op),
+        // without signed URLs (the ACK has none): the attachments module reads them next
+        ...(op.attachments !== undefined && op.attachments.length > 0 ? { attachments: ackedAttachments(op.attachments) } : {}),
     };
 }
 /** The frame that sends an outbox record. */
@@ -392,6 +400,7 @@ function frameOf(r) {
                 ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
                 ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
                 ...mentionFields(op),
+                ...attachmentFields(op),
             };
         case 'MSG_EDIT':
             return { type: 'MSG_EDIT', clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };

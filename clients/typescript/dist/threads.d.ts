@@ -31,6 +31,8 @@ export declare class ThreadLog {
     get oldestSeq(): number | undefined;
     /** The replies held, in seq order, folded. The same array until something changes. */
     messages(): readonly Message[];
+    /** Replaces a held reply's attachments with a read's (see {@link MessageStates.setAttachments}). */
+    setAttachments(messageId: string, attachments: unknown): boolean;
     /**
      * The first read (`latest`): its replies, as of `lastSeq`; `hasMore`: older ones exist.
      * Returns false, taking nothing, when the read is older than what the channel held when

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { outgoingAttachments } from './attachment-types.js';
 import { mentionFields } from './mentions.js';
 import { entryKind, MessageStates } from './message-states.js';
 import { LazyStore } from './store.js';
@@ -56,6 +57,10 @@ export class ThreadLog {
     /** The replies held, in seq order, folded. The same array until something changes. */
     messages() {
         return this.msgs.messages();
+    }
+    /** Replaces a held reply's attachments with a read's (see {@link MessageStates.setAttachments}). */
+    setAttachments(messageId, attachments) {
+        return this.msgs.setAttachments(messageId, attachments);
     }
     /**
      * The first read (`latest`): its replies, as of `lastSeq`; `hasMore`: older ones exist.
@@ -171,6 +176,7 @@ function buildThreadSnapshot(t, ch, me, records) {
             threadId: rootId,
             ...(r.op.replyTo !== undefined ? { replyTo: r.op.replyTo } : {}),
             ...mentionFields(r.op),
+            ...outgoingAttachments(r.op),
         }));
     }
     for (const s of ch.sent.values()) {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { AttachmentRef, OutboxAttachment } from './attachment-types.js';
 import type { ChannelModeration } from './moderation-types.js';
 import type { BackoffOptions } from './backoff.js';
 import type { ChatdError, SerializedError } from './errors.js';
@@ -151,6 +152,11 @@ export interface OutgoingMessage {
     readonly mentions?: readonly string[];
     /** True when it mentions every member (protocol §16). */
     readonly mentionAll?: boolean;
+    /**
+     * Its uploads (protocol §15) as the send was given them: each id, with type, size, name
+     * and dimensions when the send was given the uploads themselves (not only ids).
+     */
+    readonly attachments?: readonly OutboxAttachment[];
 }
 /** Another member's receipt watermarks. */
 export interface Watermarks {
@@ -537,6 +543,15 @@ export interface MessageSendOptions extends SendOptions {
     readonly mentions?: readonly string[];
     /** Mention every member (`@channel`): moderators and owners only (else `forbidden`). Kept like `mentions`. */
     readonly mentionAll?: boolean;
+    /**
+     * Send these uploads with the message (protocol §15): what
+     * {@link Attachments.upload} returned (or their ids), in the order to show them; each
+     * uploaded by the user into this channel and not part of any message yet, at most the
+     * server's `max_attachments_per_message` (default 10); with attachments the body may be
+     * `""`. Kept in the outbox with the send, like `replyTo` (the idempotency key covers the
+     * list, in order). Refused: the send fails with `invalid_field` (field `attachments`).
+     */
+    readonly attachments?: readonly AttachmentRef[];
 }
 /** A thread store's snapshot ({@link ChatClient.thread}); the same object until something in the thread changed. */
 export interface ThreadSnapshot {
@@ -565,10 +580,11 @@ export interface ThreadSnapshot {
 export interface ThreadStore extends ExternalStore<ThreadSnapshot> {
     /** Loads the page of replies just below the oldest held one; resolves to whether even older ones exist. */
     loadOlder(signal?: AbortSignal): Promise<boolean>;
-    /** Sends a reply into this thread (`ChatClient.send` with its `threadId`; `replyTo` may quote one of its messages). */
-    send(body: string, options?: SendOptions & {
-        readonly replyTo?: string;
-    }): Promise<SentEntry>;
+    /**
+     * Sends a reply into this thread (`ChatClient.send` with its `threadId`; `replyTo` may
+     * quote one of its messages; `attachments` and mentions as for any send).
+     */
+    send(body: string, options?: Omit<MessageSendOptions, 'threadId'>): Promise<SentEntry>;
 }
 /**
  * @internal What every part of the client shares: its options, clock, tab id, events,

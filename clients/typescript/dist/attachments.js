@@ -1,0 +1,335 @@
+/**
+ * Attachments (protocol §15; the repository's docs/protocol.md §18) over HTTP with the
+ * connection's token: uploading a file into a channel (`POST
+ * /v1/channels/{channelId}/attachments`, with upload progress where the platform has it),
+ * sending uploads with a message, an attachment's URL to show or download, and its bytes
+ * read with the token (`GET /v1/attachments/{attachmentId}` and `…/thumbnail`). The sender's
+ * own message, made from its `MSG_ACK` (which carries no URLs), gets its signed URLs here by
+ * reading the stored entry once.
+ *
+ * @module
+ */
+import { parseAttachment, parseMessageAttachments } from './attachment-types.js';
+import { ChatdError } from './errors.js';
+import { httpBase, httpError, requestJson } from './http.js';
+/** How many times the sender's own entry is read for its signed URLs before giving up. */
+const SIGNED_READ_TRIES = 3;
+/**
+ * Attachments (`ChatClient.attachments`): upload, send, show and read files and images.
+ * Every call rejects with a {@link ChatdError} as the other HTTP calls do (`unavailable`,
+ * `aborted`, `closed`, and the route's codes).
+ */
+export class Attachments {
+    c;
+    conn;
+    channels;
+    send;
+    /** @internal */
+    constructor(c, conn, channels, send) {
+        this.c = c;
+        this.conn = conn;
+        this.channels = channels;
+        this.send = send;
+    }
+    /**
+     * Uploads a file into a channel (`POST /v1/channels/{channelId}/attachments`): the raw
+     * bytes as the body, streamed by the server to its storage. Resolves to the stored
+     * upload (with `width` and `height` for images); send it with a message by passing it in
+     * `attachments` of `send` (within the server's `attachment_orphan_ttl_secs`, default a
+     * day, or it is deleted).
+     *
+     * Rejects with a ChatdError: `body_too_large` (over the server's `max_attachment_bytes`,
+     * default 25 MiB), `unsupported_media_type` (a type not in `attachment_types`),
+     * `invalid_field` with `field` `body` (an image that does not decode as its type, or has
+     * more than `max_image_pixels`) or `filename`, `forbidden` (not a member, or an unknown
+     * channel), `unavailable` (the server cannot be reached or its storage failed: retry),
+     * `aborted`, `closed`. A browser may see a refusal the server sent before it read a large
+     * body as a broken connection: `unavailable`.
+     *
+     * @example
+     * ```ts
+     * const up = await client.attachments.upload('room', fileInput.files[0], {
+     *   onProgress: ({ loaded, total }) => (bar.value = loaded / total),
+     * });
+     * await client.send('room', 'the plan', { attachments: [up] });
+     * ```
+     */
+    async upload(channelId, data, options = {}) {
+        if (this.conn.state === 'closed')
+            throw new ChatdError('closed', 'client closed');
+        const { signal } = options;
+        if (signal?.aborted === true)
+            throw new ChatdError('aborted', 'aborted');
+        const filename = options.filename ?? fileName(data);
+        const contentType = options.contentType ?? (data instanceof Blob && data.type !== '' ? data.type : 'application/octet-stream');
+        const query = filename !== undefined ? `?${new URLSearchParams({ filename }).toString()}` : '';
+        const url = `${httpBase(this.c.opts)}/v1/channels/${encodeURIComponent(channelId)}/attachments${query}`;
+        const body = data instanceof Blob ? data : new Blob([bytesOf(data)]);
+        const what = 'POST /v1/channels/{channelId}/attachments';
+        const post = (token) => postBody(url, token, contentType, body, what, options);
+        const last = this.conn.lastToken;
+        let answer = await post(last ?? (await this.conn.getToken()));
+        if (answer.status === 401 && last !== undefined && typeof this.c.opts.token === 'function') {
+            const fresh = await this.conn.getToken();
+            if (fresh !== last)
+                answer = await post(fresh);
+        }
+        if (answer.status < 200 || answer.status >= 300)
+            throw httpError(answer.status, answer.body, what);
+        const stored = parseAttachment(answer.body);
+        if (stored === undefined)
+            throw new ChatdError('internal', `${what}: an answer of another shape`);
+        return stored;
+    }
+    /**
+     * Uploads `files` into the channel one after the other, then sends them with `body` (which
+     * may be `""`) in one message, in the order given: {@link Attachments.upload} and the
+     * client's `send` with `attachments`. Resolves on the message's `MSG_ACK`. Rejects as
+     * those do; when an upload fails nothing is sent (the uploads made are deleted by the
+     * server after `attachment_orphan_ttl_secs`). The send is durable once the uploads are
+     * done (the outbox keeps it); an upload interrupted by a reload is not resumed: call again.
+     */
+    async sendFiles(channelId, body, files, options = {}) {
+        const uploaded = [];
+        for (const [index, f] of files.entries()) {
+            const on = options.onProgress;
+            uploaded.push(await this.upload(channelId, f.data, {
+                ...(f.filename !== undefined ? { filename: f.filename } : {}),
+                ...(f.contentType !== undefined ? { contentType: f.contentType } : {}),
+                ...(on !== undefined
+                    ? {
+                        onProgress: (p) => {
+                            on({ ...p, index });
+                        },
+                    }
+                    : {}),
+                ...(options.signal !== undefined ? { signal: options.signal } : {}),
+            }));
+        }
+        const sendOptions = { ...options, attachments: uploaded };
+        delete sendOptions.onProgress;
+        return this.send(channelId, body, sendOptions);
+    }
+    /**
+     * The absolute URL of an attachment of a message (its signed `url`, or with `thumbnail`
+     * its `thumbnailUrl`, joined to the server's HTTP base): what an `<img src>` or a download
+     * link takes, without a token, until `urlExpiresAt`. `undefined` with `thumbnail` for an
+     * attachment that has no thumbnail (not an image).
+     */
+    url(attachment, options = {}) {
+        const path = options.thumbnail === true ? attachment.thumbnailUrl : attachment.url;
+        if (path === undefined)
+            return undefined;
+        return /^https?:\/\//i.test(path) ? path : `${httpBase(this.c.opts)}${path.startsWith('/') ? '' : '/'}${path}`;
+    }
+    /**
+     * The bytes of an attachment (`GET /v1/attachments/{attachmentId}`, or its thumbnail) read
+     * with the user's token: for when a signed URL expired, or to hand the bytes to the app.
+     * Rejects with `not_found` for an unknown or deleted attachment and for one the user may
+     * not read (the server does not tell them apart), `unavailable`, `aborted`, `closed`.
+     */
+    async download(attachmentId, options = {}) {
+        if (this.conn.state === 'closed')
+            throw new ChatdError('closed', 'client closed');
+        const { signal } = options;
+        if (signal?.aborted === true)
+            throw new ChatdError('aborted', 'aborted');
+        const f = globalThis.fetch;
+        if (f === undefined)
+            throw new ChatdError('unavailable', 'no fetch in this environment');
+        const path = `/v1/attachments/${encodeURIComponent(attachmentId)}${options.thumbnail === true ? '/thumbnail' : ''}`;
+        const what = `GET /v1/attachments/{attachmentId}${options.thumbnail === true ? '/thumbnail' : ''}`;
+        const get = async (token) => {
+            try {
+                const init = { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' };
+                if (signal !== undefined)
+                    init.signal = signal;
+                return await f(`${httpBase(this.c.opts)}${path}`, init);
+            }
+            catch (e) {
+                if (isAborted(signal))
+                    throw new ChatdError('aborted', 'aborted');
+                throw new ChatdError('unavailable', `${what}: ${String(e)}`);
+            }
+        };
+        const last = this.conn.lastToken;
+        let res = await get(last ?? (await this.conn.getToken()));
+        if (res.status === 401 && last !== undefined && typeof this.c.opts.token === 'function') {
+            const fresh = await this.conn.getToken();
+            if (fresh !== last) {
+                await res.body?.cancel().catch(() => undefined);
+                res = await get(fresh);
+            }
+        }
+        if (!res.ok)
+            throw httpError(res.status, await res.json().catch(() => undefined), what);
+        try {
+            return await res.blob();
+        }
+        catch (e) {
+            if (isAborted(signal))
+                throw new ChatdError('aborted', 'aborted');
+            throw new ChatdError('unavailable', `${what}: ${String(e)}`);
+        }
+    }
+    /**
+     * @internal The sender's own message with attachments was stored and shown from its ACK
+     * (unsigned URLs): reads the stored entry (the history route, `afterSeq` just below it)
+     * and puts its attachments, with signed URLs, into the channel's log and its thread's.
+     * Tried a few times; when it never works the message keeps the unsigned paths (they need
+     * the token: {@link Attachments.download}).
+     */
+    sentWithAttachments(sent) {
+        void this.readSigned(sent);
+    }
+    async readSigned(sent) {
+        for (let attempt = 0; attempt < SIGNED_READ_TRIES; attempt++) {
+            if (this.conn.state === 'closed')
+                return;
+            try {
+                await this.readStored(sent);
+                return;
+            }
+            catch (err) {
+                if (!(err instanceof ChatdError) || !err.retryable)
+                    return;
+                await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
+            }
+        }
+    }
+    /**
+     * Reads a message's stored entry again for fresh signed URLs (they stop working
+     * `attachment_url_ttl_secs`, default an hour, after the frame or page that carried them:
+     * {@link MessageAttachment.urlExpiresAt}) and puts them into the channel's snapshot (and
+     * its open thread's); resolves to them (`[]` for a message without attachments, or one
+     * deleted since). One `GET /v1/channels/{channelId}/messages?afterSeq=…&limit=1`. Rejects
+     * with a ChatdError: `forbidden` (the user is not a member any more), `unavailable`,
+     * `aborted`, `closed`.
+     */
+    async refreshUrls(message, signal) {
+        if (this.conn.state === 'closed')
+            throw new ChatdError('closed', 'client closed');
+        return this.readStored(message, signal);
+    }
+    /** Reads entry `seq` of the channel and, when it is `messageId`, puts its attachments into the stores. */
+    async readStored(m, signal) {
+        const path = `/v1/channels/${encodeURIComponent(m.channelId)}/messages?afterSeq=${m.seq - 1}&limit=1`;
+        const page = (await requestJson(this.c.opts, this.conn, 'GET', path, signal));
+        const entry = Array.isArray(page?.messages) ? page.messages[0] : undefined;
+        const e = entry;
+        if (e?.messageId !== m.messageId)
+            return parseMessageAttachments(undefined);
+        const list = e.deleted === true ? undefined : e.attachments;
+        const ch = this.channels.get(m.channelId);
+        if (ch !== undefined) {
+            if (ch.log.setAttachments(m.messageId, list))
+                ch.store.invalidate();
+            for (const t of ch.threads.values())
+                if (t.log.setAttachments(m.messageId, list))
+                    t.store.invalidate();
+        }
+        return parseMessageAttachments(list);
+    }
+}
+/** The name of a `File` (a Blob with a string `name`), else undefined. */
+function fileName(data) {
+    const name = data.name;
+    return typeof name === 'string' && name !== '' ? name : undefined;
+}
+/** Raw bytes as a Uint8Array over an ArrayBuffer (what `Blob` takes). */
+function bytesOf(data) {
+    return data instanceof Uint8Array ? new Uint8Array(data) : new Uint8Array(data.slice(0));
+}
+/** Whether the signal aborted (a call, so that TypeScript does not narrow it once and for all). */
+function isAborted(signal) {
+    return signal?.aborted === true;
+}
+/**
+ * POSTs `body` with the token and type: by `XMLHttpRequest` where there is one (its upload
+ * progress events), else by `fetch`. Resolves to the status and parsed JSON body of any
+ * answer; rejects with `aborted` or `unavailable` (no answer).
+ */
+function postBody(url, token, contentType, body, what, options) {
+    const Xhr = globalThis.XMLHttpRequest;
+    return Xhr !== undefined ? postByXhr(Xhr, url, token, contentType, body, what, options) : postByFetch(url, token, contentType, body, what, options);
+}
+function postByXhr(Xhr, url, token, contentType, body, what, options) {
+    const { signal, onProgress } = options;
+    return new Promise((resolve, reject) => {
+        const xhr = new Xhr();
+        const onAbort = () => {
+            xhr.abort();
+        };
+        const done = () => {
+            signal?.removeEventListener('abort', onAbort);
+        };
+        xhr.open('POST', url);
+        xhr.setRequestHeader('authorization', `Bearer ${token}`);
+        xhr.setRequestHeader('content-type', contentType);
+        xhr.responseType = 'text';
+        if (onProgress !== undefined) {
+            xhr.upload.onprogress = (ev) => {
+                onProgress({ loaded: ev.loaded, total: ev.lengthComputable ? ev.total : body.size });
+            };
+        }
+        xhr.onload = () => {
+            done();
+            let parsed;
+            try {
+                parsed = JSON.parse(xhr.responseText);
+            }
+            catch {
+                parsed = undefined;
+            }
+            if (xhr.status === 0) {
+                reject(new ChatdError('unavailable', `${what}: no answer`));
+                return;
+            }
+            if (xhr.status >= 200 && xhr.status < 300)
+                onProgress?.({ loaded: body.size, total: body.size });
+            resolve({ status: xhr.status, body: parsed });
+        };
+        xhr.onerror = () => {
+            done();
+            reject(new ChatdError('unavailable', `${what}: the connection failed`));
+        };
+        xhr.onabort = () => {
+            done();
+            reject(new ChatdError('aborted', 'aborted'));
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        xhr.send(body);
+    });
+}
+async function postByFetch(url, token, contentType, body, what, options) {
+    const { signal, onProgress } = options;
+    const f = globalThis.fetch;
+    if (f === undefined)
+        throw new ChatdError('unavailable', 'no fetch in this environment');
+    onProgress?.({ loaded: 0, total: body.size });
+    let res;
+    try {
+        const init = { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body, cache: 'no-store' };
+        if (signal !== undefined)
+            init.signal = signal;
+        res = await f(url, init);
+    }
+    catch (e) {
+        if (isAborted(signal))
+            throw new ChatdError('aborted', 'aborted');
+        throw new ChatdError('unavailable', `${what}: ${String(e)}`);
+    }
+    let parsed;
+    try {
+        parsed = await res.json();
+    }
+    catch {
+        if (isAborted(signal))
+            throw new ChatdError('aborted', 'aborted');
+        parsed = undefined;
+    }
+    if (res.ok)
+        onProgress?.({ loaded: body.size, total: body.size });
+    return { status: res.status, body: parsed };
+}
+//# sourceMappingURL=attachments.js.map
