@@ -1,6 +1,7 @@
 //! A PostgreSQL server of the test's own (`initdb` into a temporary
-//! directory, a free port), for tests that stop, restart or freeze the
-//! database under a running chatd.
+//! directory, a free port), for tests that stop, restart, freeze or kill the
+//! database under a running chatd, and standbys made from it
+//! (`pg_basebackup -R`) to promote ([`crate::pg_pair`]).
 
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
@@ -23,6 +24,68 @@ impl OwnPostgres {
     /// programs are not installed (said on stderr; a failure instead with
     /// `CHATD_REQUIRE_POSTGRES=1`).
     pub fn init() -> Option<Self> {
+        let pg = Self::empty()?;
+        let data = pg.data();
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().expect("utf-8 path"),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "--no-sync",
+                "--no-instructions",
+            ],
+        );
+        Some(pg)
+    }
+
+    /// A standby of `primary` (running): a base backup of it
+    /// (`pg_basebackup -R`, so it streams from `primary` once started), not
+    /// started, on a free port of its own.
+    pub fn standby_of(primary: &OwnPostgres) -> Self {
+        let pg = Self::empty().expect("PostgreSQL was found for the primary");
+        pg.base_backup_from(primary.port);
+        pg
+    }
+
+    /// Replaces this (stopped or killed) cluster's data by a base backup of
+    /// the server on `primary_port`: the way back for an old primary after a
+    /// failover, as a standby of the new one.
+    pub fn rebuild_as_standby_of(&self, primary: &OwnPostgres) {
+        let data = self.data();
+        let _ = std::fs::remove_dir_all(&data);
+        self.base_backup_from(primary.port);
+    }
+
+    fn base_backup_from(&self, port: u16) {
+        let data = self.data();
+        self.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-U",
+                "postgres",
+                "-D",
+                data.to_str().expect("utf-8 path"),
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "--no-sync",
+            ],
+        );
+    }
+
+    /// The directory and port of a cluster not made yet, or `None` when
+    /// PostgreSQL's server programs are not installed.
+    fn empty() -> Option<Self> {
         let Some(bin) = Self::find_bin() else {
             assert!(
                 std::env::var("CHATD_REQUIRE_POSTGRES").as_deref() != Ok("1"),
@@ -31,7 +94,7 @@ impl OwnPostgres {
             // Straight to the stderr handle: the test harness captures eprintln!.
             let _ = writeln!(
                 std::io::stderr(),
-                "\n*** outage tests with their own PostgreSQL SKIPPED: initdb not found ***\n"
+                "\n*** tests with their own PostgreSQL SKIPPED: initdb not found ***\n"
             );
             return None;
         };
@@ -56,27 +119,72 @@ impl OwnPostgres {
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
-        let pg = Self {
+        Some(Self {
             bin,
             dir,
             port,
             as_postgres,
-        };
-        let data = pg.data();
-        pg.run(
-            "initdb",
+        })
+    }
+
+    /// The port it listens on (127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Appends `lines` to its `postgresql.conf` (read at the next start or
+    /// [`OwnPostgres::reload`]).
+    pub fn configure(&self, lines: &str) {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.data().join("postgresql.conf"))
+            .expect("open postgresql.conf");
+        writeln!(file, "{lines}").expect("write postgresql.conf");
+    }
+
+    /// `pg_ctl reload`: the server rereads its configuration.
+    pub fn reload(&self) {
+        self.run("pg_ctl", &["-D", self.data().to_str().expect("utf-8 path"), "reload"]);
+    }
+
+    /// `pg_ctl promote`: a standby becomes a primary (waits until it is).
+    pub fn promote(&self) {
+        self.run(
+            "pg_ctl",
             &[
                 "-D",
-                data.to_str().expect("utf-8 path"),
-                "-U",
-                "postgres",
-                "-A",
-                "trust",
-                "--no-sync",
-                "--no-instructions",
+                self.data().to_str().expect("utf-8 path"),
+                "-w",
+                "-t",
+                "60",
+                "promote",
             ],
         );
-        Some(pg)
+    }
+
+    /// SIGKILL to the postmaster and every process it started: the machine's
+    /// sudden death, as far as clients and standbys can tell.
+    pub fn kill(&self) {
+        assert!(self.signal("KILL") > 0, "no PostgreSQL processes to kill");
+        // The pid file stays behind; wait until the processes are gone.
+        let postmaster = self.pids().first().copied();
+        for _ in 0..200 {
+            match postmaster {
+                Some(pid) if std::path::Path::new(&format!("/proc/{pid}/stat")).exists() => {
+                    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                    // A zombie (not yet reaped by pg_ctl's shell) is dead too.
+                    if state
+                        .rsplit_once(')')
+                        .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+                    {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                }
+                _ => break,
+            }
+        }
+        let _ = std::fs::remove_file(self.data().join("postmaster.pid"));
     }
 
     fn find_bin() -> Option<PathBuf> {
