@@ -57,13 +57,16 @@ async fn send_acked(client: &mut WsClient, key: &str) -> Value {
 
 /// Sends `key` again and again (a client's retries, 200 ms apart) until it
 /// is ACKed, for up to 60 s; every refusal before must be retryable.
-async fn retry_until_acked(client: &mut WsClient, key: &str) -> (Value, Duration) {
+/// Returns the ACK, how long it took and how many sends were refused before.
+async fn retry_until_acked(client: &mut WsClient, key: &str) -> (Value, Duration, usize) {
     let started = Instant::now();
+    let mut refused = 0;
     loop {
         client.send_msg("room", key, &body_of(key)).await;
         match answer(client).await {
-            Answer::Ack(ack) => return (ack, started.elapsed()),
+            Answer::Ack(ack) => return (ack, started.elapsed(), refused),
             Answer::Error(error) => {
+                refused += 1;
                 assert_eq!(error["retryable"], true, "{error}");
                 assert_eq!(error["clientMsgId"], key, "{error}");
             }
@@ -106,25 +109,29 @@ async fn chatd_follows_the_promoted_standby() {
     pair.wait_replayed().await;
 
     pair.primary.kill();
+    let killed = Instant::now();
     // No primary at all: not ready.
-    let started = Instant::now();
     loop {
         let (status, _) = app.admin().readyz().await;
         if status == 503 {
             break;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(10),
+            killed.elapsed() < Duration::from_secs(10),
             "still ready 10 s after the primary died"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let not_ready = killed.elapsed();
     pair.standby.promote();
 
-    let (ack, took) = retry_until_acked(&mut alice, "a-3").await;
+    let (ack, took, refused) = retry_until_acked(&mut alice, "a-3").await;
     assert_eq!(ack["seq"], 3, "{ack}");
     assert_eq!(ack["duplicate"], false, "{ack}");
-    eprintln!("sends accepted again {took:?} after the promotion");
+    eprintln!(
+        "failover figures: /readyz 503 {not_ready:?} after the kill; \
+         sends accepted again {took:?} after the promotion, {refused} refused before"
+    );
     // An ACKed message from before the failover, retried: its original ids.
     let retry = send_acked(&mut alice, "a-1").await;
     assert_eq!(
@@ -209,7 +216,7 @@ async fn a_commit_the_standby_never_got_is_never_acked() {
     pair.standby.start();
     pair.standby.promote();
 
-    let (ack, _) = retry_until_acked(&mut alice, "s-2").await;
+    let (ack, _, _) = retry_until_acked(&mut alice, "s-2").await;
     assert_eq!(ack["seq"], 2, "{ack}");
     assert_eq!(ack["duplicate"], false, "the new primary never had s-2: {ack}");
     assert_eq!(send_acked(&mut alice, "s-3").await["seq"], 3);
