@@ -14,7 +14,7 @@
 
 use std::time::{Duration, Instant};
 
-use chatd_testkit::{pg_pair, spawn_app_on, PgPair, TestApp, TestDb, WsClient};
+use chatd_testkit::{pg_server, spawn_app_on, PgPair, TestApp, TestDb, WsClient};
 use serde_json::Value;
 
 /// `db_timeout_ms` in these tests.
@@ -81,7 +81,7 @@ async fn retry_until_acked(client: &mut WsClient, key: &str) -> (Value, Duration
 
 /// The (seq, clientMsgId) of every message of `room` in the database at `url`.
 async fn stored(url: &str) -> Vec<(i64, String)> {
-    let mut conn = pg_pair::connect(url).await;
+    let mut conn = pg_server::connect(url).await;
     sqlx::query_as("SELECT seq, client_msg_id FROM messages WHERE channel_id = 'room' ORDER BY seq")
         .fetch_all(&mut conn)
         .await
@@ -98,7 +98,7 @@ async fn server(url: String) -> TestApp {
 /// before (replayed by the standby) are still there under their seqs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chatd_follows_the_promoted_standby() {
-    let Some(pair) = PgPair::start(false).await else { return };
+    let Some(pair) = PgPair::start(false) else { return };
     let app = server(pair.url(true)).await;
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
@@ -106,7 +106,7 @@ async fn chatd_follows_the_promoted_standby() {
     assert_eq!(send_acked(&mut alice, "a-2").await["seq"], 2);
     let (status, body) = app.admin().readyz().await;
     assert_eq!(status, 200, "{body}");
-    pair.wait_replayed().await;
+    pair.wait_replayed();
 
     pair.primary.kill();
     let killed = Instant::now();
@@ -156,7 +156,7 @@ async fn chatd_follows_the_promoted_standby() {
 /// stores the message once, fresh (`duplicate: false`), at the next seq.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_the_standby_never_got_is_never_acked() {
-    let Some(pair) = PgPair::start(true).await else { return };
+    let Some(pair) = PgPair::start(true) else { return };
     let app = server(pair.url(false)).await;
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
@@ -187,7 +187,7 @@ async fn a_commit_the_standby_never_got_is_never_acked() {
     // Patroni's trap armed: someone (an operator, a pooler) cancels the
     // commit's wait; PostgreSQL keeps the row, committed on the primary only,
     // and visible there.
-    let mut primary = pg_pair::connect(&pair.primary.url()).await;
+    let mut primary = pg_server::connect(&pair.primary.url()).await;
     let cancelled: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM (SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep') AS c",
     )
@@ -231,7 +231,7 @@ async fn a_commit_the_standby_never_got_is_never_acked() {
 /// because it is a standby (the database answers).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_standby_is_not_ready() {
-    let Some(pair) = PgPair::start(false).await else { return };
+    let Some(pair) = PgPair::start(false) else { return };
     let store = TestDb::external(pair.standby.url()).store().await;
     let error = store.ping().await.expect_err("a standby is not ready");
     assert!(matches!(error, chatd::store::StoreError::Standby), "{error:?}");
