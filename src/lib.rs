@@ -11,6 +11,7 @@
 //! - [`secrets`]: the JWT secret and admin token, generated when not configured;
 //! - `private_files`: the data directory and files only the server's user reads;
 //! - [`database_url`]: the database URLs chatd accepts, and the default SQLite file's;
+//! - [`database_hosts`]: a PostgreSQL URL's host list (libpq's `h1,h2` form);
 //! - [`nats_addr`]: the grammar of the NATS server list and subject prefix;
 //! - [`ids`]: validated identifiers and units;
 //! - [`protocol`]: wire frames, their codec and validation;
@@ -37,6 +38,7 @@ pub mod auth;
 pub mod command;
 pub mod commit;
 pub mod config;
+pub mod database_hosts;
 pub mod database_url;
 pub mod delivery;
 pub mod erasure;

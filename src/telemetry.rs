@@ -17,6 +17,11 @@
 //! | `chatd_cluster_held_total` | counter | messages held because a lower `seq` of their channel had not arrived |
 //! | `chatd_cluster_filled_total` | counter | `reason` (`gap`, `catch_up`): messages read from the database instead of NATS |
 //! | `chatd_cluster_stale_total` | counter | messages that arrived after their `seq` was handed out (dropped) |
+//! | `chatd_db_in_doubt_commits_total` | counter | store writes whose commit was sent and whose outcome is unknown (connection lost, time ran out) |
+//! | `chatd_db_primary_known` | gauge | 1 while a PostgreSQL primary is known among the URL's hosts, 0 while looking (several hosts only) |
+//! | `chatd_db_primary_switches_total` | counter | times the store followed the primary to another host |
+//! | `chatd_db_replication_lag_bytes` | gauge | WAL bytes the primary's slowest standby has not replayed (several hosts; needs `pg_monitor`) |
+//! | `chatd_db_sync_standbys` | gauge | standbys the primary counts as synchronous now (several hosts) |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -120,6 +125,33 @@ pub fn send_result(result: &'static str, code: &'static str, ack_latency: Option
     if let Some(latency) = ack_latency {
         metrics::histogram!("chatd_send_ack_seconds").record(latency.as_secs_f64());
     }
+}
+
+/// A store write's outcome became unknown: its commit was sent and then the
+/// connection failed or the time ran out (`StoreError::InDoubt`).
+pub fn db_in_doubt() {
+    metrics::counter!("chatd_db_in_doubt_commits_total").increment(1);
+}
+
+/// Whether the store knows a PostgreSQL primary among the URL's hosts
+/// (only with several hosts or `target_session_attrs`).
+pub fn db_primary_known(known: bool) {
+    metrics::gauge!("chatd_db_primary_known").set(if known { 1.0 } else { 0.0 });
+}
+
+/// The store followed the primary to another host.
+pub fn db_primary_switched() {
+    metrics::counter!("chatd_db_primary_switches_total").increment(1);
+}
+
+/// The replay lag of the primary's slowest standby, in bytes of WAL.
+pub fn db_replication_lag(bytes: f64) {
+    metrics::gauge!("chatd_db_replication_lag_bytes").set(bytes);
+}
+
+/// How many standbys the primary counts as synchronous now.
+pub fn db_sync_standbys(count: i64) {
+    metrics::gauge!("chatd_db_sync_standbys").set(count as f64);
 }
 
 /// A group commit wrote `size` sends.

@@ -240,7 +240,7 @@ pub fn recv_page(messages: &[Entry], has_more: bool, budget: usize) -> (Vec<Tagg
 /// [`StoreError::InDoubt`] is one). Both are retryable.
 pub fn wire_code(error: &StoreError) -> ErrorCode {
     match error {
-        StoreError::Unavailable(_) | StoreError::TimedOut => ErrorCode::Unavailable,
+        StoreError::Unavailable(_) | StoreError::TimedOut | StoreError::Standby => ErrorCode::Unavailable,
         _ => ErrorCode::Internal,
     }
 }

@@ -29,6 +29,7 @@
 //! | `locked.rs` | what a batch reads of each channel under its lock: members, roles, moderation state |
 //! | `log_write.rs` | a batch of entries, per row (SQLite; PostgreSQL's fallback) |
 //! | `pg_batch/` | PostgreSQL's set-based batch |
+//! | `pg_hosts.rs` | which PostgreSQL host is the primary: a URL's host list followed through failovers; standby or not for `/readyz` |
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
 //! | `receipts.rs` | watermarks and each user's channel positions |
 //! | `replies.rs` | replies and threads as reads show them: previews, one thread's pages |
@@ -66,6 +67,7 @@ mod log_write;
 mod members;
 mod moderation;
 mod pg_batch;
+mod pg_hosts;
 mod receipts;
 mod replies;
 mod search;
