@@ -292,6 +292,11 @@ pub struct ChannelPatchBody {
     /// Slow mode: 0 (off) to 3600000 ms between two messages of a `member` (§17).
     #[schema(minimum = 0, maximum = 3600000)]
     slow_mode_ms: Option<i64>,
+    /// Retention (§19): 0 (forever) to 3155760000 seconds; its `message`
+    /// entries older than this are erased by the retention sweep. `null`
+    /// clears it: the server's `retention_secs` applies.
+    #[schema(minimum = 0, maximum = 3155760000_i64)]
+    retention_secs: Option<i64>,
 }
 
 /// The query of the WebSocket route.
@@ -350,6 +355,7 @@ pub struct Ready {
         (name = "channels", description = "Channels, members and history"),
         (name = "moderation", description = "Bans, moderators' deletes, blocks and flags (§17)"),
         (name = "tokens", description = "User tokens"),
+        (name = "users", description = "A user's data: its export (§19)"),
         (name = "attachments", description = "Files and images carried by messages (§15)"),
         (name = "websocket", description = "The WebSocket gateway"),
         (name = "operations", description = "Health, readiness, metrics and this document"),

@@ -1100,6 +1100,10 @@ pub struct RecvMessage {
     /// Reads only: `true` when the message is deleted (`body` is then `""`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deleted: bool,
+    /// Reads only, with `deleted`: `true` when the retention sweep erased the
+    /// message (§19: no delete entry names it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
     /// Reads only, always on `message` entries: the reactions it holds now,
     /// by first use (the seq at which the emoji's count last rose from 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
