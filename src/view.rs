@@ -145,6 +145,7 @@ pub fn channel_state(position: &ChannelPosition) -> ChannelState {
         snooze_until: position.snooze_until,
         posting_role: position.posting_role,
         slow_mode_ms: position.slow_mode_ms,
+        retention_secs: position.retention_secs,
     }
 }
 

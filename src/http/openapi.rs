@@ -221,6 +221,10 @@ pub struct MyChannel {
     /// Slow mode (§17): ms a member waits between two messages; 0: off.
     #[schema(minimum = 0, maximum = 3600000)]
     slow_mode_ms: i64,
+    /// The channel's own retention (§19), seconds (0: forever); absent when
+    /// unset (the server's `retention_secs` applies).
+    #[schema(minimum = 0, maximum = 3155760000_i64)]
+    retention_secs: Option<i64>,
 }
 
 /// `GET /v1/me/channels`'s answer.
@@ -534,6 +538,7 @@ mod tests {
             snooze_until: None,
             posting_role: chatd_proto::protocol::Role::Member,
             slow_mode_ms: 0,
+            retention_secs: Some(86_400),
         };
         let wire = keys(&serde_json::to_value(state).expect("json"));
         let (properties, _) = schema_fields(&doc, "MyChannel");

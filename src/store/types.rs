@@ -686,6 +686,8 @@ pub struct ChannelPosition {
     pub posting_role: Role,
     /// The channel's slow mode, ms (0: off; §17).
     pub slow_mode_ms: i64,
+    /// The channel's own retention, seconds (§19; `None`: the server's).
+    pub retention_secs: Option<i64>,
 }
 
 impl ChannelPosition {
@@ -709,6 +711,7 @@ impl ChannelPosition {
             role,
             posting_role: channel.posting_role,
             slow_mode_ms: channel.slow_mode_ms,
+            retention_secs: channel.retention_secs,
         }
     }
 }

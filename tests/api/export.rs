@@ -17,6 +17,7 @@ on_both_stores!(
     an_export_holds_every_line_of_the_user_and_nothing_of_others,
     an_unknown_user_exports_only_the_end_line,
     an_export_is_one_snapshot_across_its_pages,
+    the_rust_client_reads_an_export_as_typed_lines,
 );
 
 /// `GET /v1/users/{user}/export` with `token`: status, content type, lines.
@@ -263,4 +264,36 @@ async fn an_export_is_one_snapshot_across_its_pages(backend: Backend) {
     // The changes themselves were stored.
     let (_, _, now) = export(&app, "alice", ADMIN_TOKEN).await;
     assert_eq!(of_type(&now, "message").len(), total + 1);
+}
+
+/// `AdminClient::export_user` (chatd-client, `admin` feature): the lines
+/// typed, the end line's count checked; a user token is refused.
+async fn the_rust_client_reads_an_export_as_typed_lines(backend: Backend) {
+    use chatd_client::admin::{AdminClient, AdminError, ExportLine};
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    alice.send_msg("room", "a1", "typed line").await;
+    let ack = answer_of(&mut alice, "a1").await;
+    let admin = AdminClient::new(app.url(""), ADMIN_TOKEN);
+    let lines = admin.export_user("alice").await.expect("export");
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    match &lines[0] {
+        ExportLine::Message(m) => {
+            assert_eq!((m.body.as_str(), m.channel_id.as_str()), ("typed line", "room"));
+            assert_eq!(m.message_id.to_string(), ack["messageId"].as_str().expect("id"));
+        }
+        other => panic!("expected the message, got {other:?}"),
+    }
+    assert!(matches!(&lines[1], ExportLine::Membership { channel_id, .. } if channel_id == "room"));
+    assert_eq!(lines[2], ExportLine::End { count: 2 });
+    assert_eq!(
+        admin.export_user("nobody").await.expect("export"),
+        vec![ExportLine::End { count: 0 }]
+    );
+    let user = AdminClient::new(app.url(""), app.token("alice"));
+    assert!(matches!(
+        user.export_user("alice").await,
+        Err(AdminError::Status { status: 403, .. })
+    ));
 }

@@ -246,6 +246,14 @@ async fn a_channels_retention_overrides_the_servers_and_bad_values_are_refused(b
     assert_eq!(status, 403);
 
     let mut alice = app.connect("alice").await;
+    // Shown where the channel's rules are: /v1/me/channels (and HELLO).
+    let (_, mine) = app
+        .request("GET", "/v1/me/channels", Some(&app.token("alice")), None)
+        .await;
+    let mine = mine["channels"].as_array().expect("channels").clone();
+    let find = |id: &str| mine.iter().find(|c| c["channelId"] == id).expect("channel").clone();
+    assert_eq!(find("short")["retentionSecs"], 60);
+    assert!(find("keep").get("retentionSecs").is_none());
     let k = acked(
         &mut alice,
         "k",
@@ -269,6 +277,17 @@ async fn a_channels_retention_overrides_the_servers_and_bad_values_are_refused(b
     // A channel's 0 keeps forever whatever the server says.
     let (status, body) = patch(&app, "keep", json!({"retentionSecs": 0})).await;
     assert_eq!((status, &body["retentionSecs"]), (200, &json!(0)));
+    // Members' sessions are told (CHANNEL_UPDATED).
+    let updated = loop {
+        let frame = alice.recv().await;
+        if frame["type"] == "CHANNEL_UPDATED" {
+            break frame;
+        }
+    };
+    assert_eq!(
+        (&updated["channelId"], &updated["retentionSecs"]),
+        (&json!("keep"), &json!(0))
+    );
     let report = chatd::retention::sweep(&app.state.store, 60, now).await.expect("sweep");
     assert_eq!(report.erased, 0);
     assert_eq!(history(&app, "keep").await[0]["messageId"], k["messageId"]);
