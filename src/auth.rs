@@ -10,7 +10,8 @@
 //! `jwt_secret` (so one signed with a public key's bytes fails), and a `kid`
 //! must name a key of the token's `alg`. `exp` and `sub` are required, `nbf`
 //! is checked when present, `iss` and `aud` when configured, with a leeway of
-//! at most 60 s, whatever the algorithm.
+//! at most 60 s, whatever the algorithm. A token for an erased user issued
+//! before its erasure (§19, by `iat`) is refused ([`ErasedUsers`]).
 
 use axum::http::{header, HeaderMap};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -19,7 +20,9 @@ use subtle::ConstantTimeEq;
 
 use crate::ids::{now_ms, UserId};
 
+mod erased;
 mod keys;
+pub use erased::ErasedUsers;
 pub use keys::{KeyError, KeySet};
 
 /// Longest lifetime of a minted token, seconds (ten years); defined with the
@@ -53,6 +56,10 @@ struct Checked {
     /// Expiry, ms since the Unix epoch ([`numeric_date_ms`]).
     #[serde(deserialize_with = "numeric_date_ms")]
     exp: u64,
+    /// Issued at, as given: read only for an erased user ([`ErasedUsers`]),
+    /// where one that is not a NumericDate counts as issued before.
+    #[serde(default)]
+    iat: Option<serde_json::Value>,
 }
 
 /// A NumericDate (RFC 7519 §2): seconds since the Unix epoch, "which may be
@@ -91,6 +98,9 @@ pub enum AuthError {
     UnknownKey,
     #[error("could not sign token")]
     Sign(#[source] jsonwebtoken::errors::Error),
+    /// The user was erased (§19) after this token was issued (by `iat`).
+    #[error("invalid token: issued before the user was erased")]
+    Erased,
 }
 
 /// The reason a client is told for a refused JWT (RFC 7519 claim names):
@@ -140,6 +150,8 @@ pub struct Auth {
     admin_token: Vec<u8>,
     issuer: Option<String>,
     audience: Option<String>,
+    /// Erased users' watermarks (§19), shared with `crate::erasure`.
+    erased: std::sync::Arc<ErasedUsers>,
 }
 
 impl std::fmt::Debug for Auth {
@@ -181,7 +193,13 @@ impl Auth {
             admin_token: admin_token.as_bytes().to_vec(),
             issuer,
             audience,
+            erased: std::sync::Arc::default(),
         }
+    }
+
+    /// The erased users' watermarks this verifier refuses tokens by.
+    pub fn erased(&self) -> &std::sync::Arc<ErasedUsers> {
+        &self.erased
     }
 
     /// The same verifier, also accepting RS256/ES256 tokens whose `kid`
@@ -215,7 +233,8 @@ impl Auth {
     ///
     /// # Errors
     /// [`AuthError::Invalid`] (bad signature, algorithm, expiry, `nbf`, `iss`,
-    /// `aud`, shape) or [`AuthError::BadSubject`].
+    /// `aud`, shape), [`AuthError::BadSubject`], or [`AuthError::Erased`]
+    /// for a token issued before its user's erasure.
     pub fn verify(&self, token: &str) -> Result<AuthUser, AuthError> {
         let header = jsonwebtoken::decode_header(token).map_err(|e| AuthError::Invalid(e.into_kind()))?;
         let data = match header.alg {
@@ -251,6 +270,15 @@ impl Auth {
             return Err(AuthError::Invalid(jsonwebtoken::errors::ErrorKind::ExpiredSignature));
         }
         let user_id = UserId::parse(&data.claims.sub).map_err(|_| AuthError::BadSubject)?;
+        let issued_at_ms = data
+            .claims
+            .iat
+            .as_ref()
+            .and_then(serde_json::Value::as_number)
+            .and_then(millis);
+        if self.erased.refuses(&user_id, issued_at_ms) {
+            return Err(AuthError::Erased);
+        }
         Ok(AuthUser {
             user_id,
             expires_at_ms: data.claims.exp,

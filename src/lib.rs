@@ -39,6 +39,7 @@ pub mod commit;
 pub mod config;
 pub mod database_url;
 pub mod delivery;
+pub mod erasure;
 pub mod http;
 pub mod limits;
 pub mod listener;

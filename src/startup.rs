@@ -168,6 +168,7 @@ impl Application {
                 crate::state::StateError::Cluster(e) => StartupError::Cluster(e),
                 crate::state::StateError::Webhook(e) => StartupError::Webhook(e),
                 crate::state::StateError::Attachments(e) => StartupError::Attachments(e),
+                crate::state::StateError::Store(e) => StartupError::Store(e),
             })?;
         Ok(Self {
             listener,

@@ -23,6 +23,9 @@ pub enum StateError {
     Webhook(#[from] webhook::SenderError),
     #[error(transparent)]
     Attachments(#[from] crate::attachments::StorageError),
+    /// The erasure watermarks could not be read (§19).
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 /// Everything a request or a session needs.
@@ -53,6 +56,8 @@ pub struct AppState {
     pub webhooks: Option<Arc<Feed>>,
     /// The attachment storage (§15).
     pub attachments: Arc<crate::attachments::Attachments>,
+    /// The user erasures running on this node (§19).
+    pub erasures: Arc<crate::erasure::Erasures>,
 }
 
 impl AppState {
@@ -88,7 +93,7 @@ impl AppState {
         let attachments = Arc::new(crate::attachments::Attachments::from_config(&config)?);
         let shutdown = CancellationToken::new();
         attachments.spawn_sweeper(store.clone(), &config, shutdown.clone());
-        Ok(Self {
+        let state = Self {
             config: Arc::new(config),
             store,
             hub,
@@ -101,6 +106,11 @@ impl AppState {
             limits,
             webhooks,
             attachments,
-        })
+            erasures: Arc::default(),
+        };
+        // Erased users' tokens are refused from the first request on, and
+        // erasures a stopped server left pending are resumed.
+        crate::erasure::start_background(&state).await?;
+        Ok(state)
     }
 }

@@ -2834,7 +2834,8 @@
   function isMessageEntry(x) {
     if (typeof x !== "object" || x === null) return false;
     const r = x;
-    return typeof r.messageId === "string" && typeof r.channelId === "string" && typeof r.senderId === "string" && typeof r.seq === "number" && typeof r.ts === "number" && typeof r.body === "string" && typeof r.clientMsgId === "string" && (r.kind === void 0 || r.kind === "message") && (r.reactions === void 0 || Array.isArray(r.reactions));
+    return typeof r.messageId === "string" && typeof r.channelId === "string" && typeof r.senderId === "string" && typeof r.seq === "number" && typeof r.ts === "number" && typeof r.body === "string" && // absent on an entry made through an HTTP route (version 1.2 common rules)
+    (r.clientMsgId === void 0 || typeof r.clientMsgId === "string") && (r.kind === void 0 || r.kind === "message") && (r.reactions === void 0 || Array.isArray(r.reactions));
   }
 
   // ../clients/typescript/src/send.ts

@@ -48,6 +48,26 @@ pub struct Inspected {
     pub thumbnail: Vec<u8>,
 }
 
+/// The width and height of `bytes` as an image of `format`, read from its
+/// header only (cheap whatever the image's size).
+///
+/// # Errors
+/// [`ImageRefusal::Undecodable`] when the header does not read as `format`;
+/// [`ImageRefusal::TooManyPixels`] over `max_pixels` (or for 0 pixels).
+pub fn dimensions(bytes: &[u8], format: ImageFormat, max_pixels: u64) -> Result<(u32, u32), ImageRefusal> {
+    let (width, height) = ImageReader::with_format(Cursor::new(bytes), format)
+        .into_dimensions()
+        .map_err(|_| ImageRefusal::Undecodable(format.to_mime_type()))?;
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > max_pixels || pixels == 0 {
+        return Err(ImageRefusal::TooManyPixels {
+            pixels,
+            max: max_pixels,
+        });
+    }
+    Ok((width, height))
+}
+
 /// Checks and measures `bytes` as an image of `format`, and makes its
 /// thumbnail of at most `thumbnail_px` on the longer side. CPU-bound: run
 /// it off the async workers.
@@ -62,16 +82,8 @@ pub fn inspect(
 ) -> Result<Inspected, ImageRefusal> {
     let name = format.to_mime_type();
     let undecodable = |_| ImageRefusal::Undecodable(name);
-    let (width, height) = ImageReader::with_format(Cursor::new(bytes), format)
-        .into_dimensions()
-        .map_err(undecodable)?;
+    let (width, height) = dimensions(bytes, format, max_pixels)?;
     let pixels = u64::from(width) * u64::from(height);
-    if pixels > max_pixels || pixels == 0 {
-        return Err(ImageRefusal::TooManyPixels {
-            pixels,
-            max: max_pixels,
-        });
-    }
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = Limits::default();
     limits.max_image_width = Some(width);

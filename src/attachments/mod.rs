@@ -22,6 +22,7 @@ pub mod storage;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
@@ -68,7 +69,17 @@ const REMOVALS_PER_ROUND: u32 = 100;
 pub struct Attachments {
     /// Where the bytes are.
     pub storage: Storage,
+    /// The pixels that image decodes in flight may hold together, in units
+    /// of [`PIXELS_PER_PERMIT`]: `max_image_pixels` worth, so that uploads
+    /// of many large images decode in turn instead of each taking its
+    /// few hundred MiB at once.
+    decodes: Arc<Semaphore>,
+    /// The semaphore's size, in permits.
+    decode_budget: u32,
 }
+
+/// Pixels per permit of the decode budget.
+pub const PIXELS_PER_PERMIT: u64 = 65_536;
 
 impl Attachments {
     /// The storage `config` names.
@@ -76,9 +87,28 @@ impl Attachments {
     /// # Errors
     /// [`StorageError::Setup`] when it cannot be set up.
     pub fn from_config(config: &Config) -> Result<Self, StorageError> {
+        let decode_budget = u32::try_from(config.max_image_pixels.div_ceil(PIXELS_PER_PERMIT).max(1))
+            .unwrap_or(Semaphore::MAX_PERMITS as u32)
+            .min(Semaphore::MAX_PERMITS as u32);
         Ok(Self {
             storage: Storage::from_config(config)?,
+            decodes: Arc::new(Semaphore::new(decode_budget as usize)),
+            decode_budget,
         })
+    }
+
+    /// Waits until an image of `pixels` may be decoded: the permit it
+    /// returns holds that share of the decode budget until dropped (move
+    /// it into the decoding task, so the share is held for as long as the
+    /// memory is, even when the upload that asked has gone away).
+    ///
+    /// # Errors
+    /// Only if the budget were closed, which nothing does.
+    pub async fn decode_permit(&self, pixels: u64) -> Result<OwnedSemaphorePermit, tokio::sync::AcquireError> {
+        let wanted = u32::try_from(pixels.div_ceil(PIXELS_PER_PERMIT).max(1))
+            .unwrap_or(u32::MAX)
+            .min(self.decode_budget);
+        Arc::clone(&self.decodes).acquire_many_owned(wanted).await
     }
 
     /// Runs the removal task until `stop`: every second it removes the

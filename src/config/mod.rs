@@ -324,6 +324,11 @@ pub struct Config {
     pub retention_secs: u64,
     /// How often the retention sweep runs, seconds (1 to 86400).
     pub retention_sweep_secs: u64,
+    /// Erasing a user (§19): at most this many of its entries (deletes,
+    /// reaction removals), idempotency keys or memberships are in flight or
+    /// in one transaction at a time, so other channels' sends are not held
+    /// up behind a large erasure.
+    pub erasure_batch: u32,
 }
 
 impl Default for Config {
@@ -401,6 +406,7 @@ impl Default for Config {
             attachment_orphan_ttl_secs: 86_400,
             retention_secs: 0,
             retention_sweep_secs: 3_600,
+            erasure_batch: 256,
         }
     }
 }

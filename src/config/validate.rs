@@ -226,6 +226,9 @@ impl Config {
         if self.attachment_orphan_ttl_secs == 0 || self.attachment_orphan_ttl_secs > 365 * 86_400 {
             return bad("attachment_orphan_ttl_secs must be between 1 and 31536000");
         }
+        if !(1..=10_000).contains(&self.erasure_batch) {
+            return bad("erasure_batch must be between 1 and 10000");
+        }
         for kind in &self.attachment_types {
             let ok = kind.split_once('/').is_some_and(|(a, b)| {
                 let token = |t: &str| {

@@ -101,6 +101,15 @@ impl Hub {
             .collect()
     }
 
+    /// Closes every live session of `user_id` on this node now with `code`
+    /// (an erased user's, §19: 1008).
+    pub fn kick_user(&self, user_id: &UserId, code: u16, reason: &'static str) {
+        let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
+        for handle in sessions.get(user_id).into_iter().flatten() {
+            handle.kick(code, reason);
+        }
+    }
+
     /// Queues an already-encoded frame to every live session of `user_id`
     /// except `except`.
     pub(crate) fn send_to_user(

@@ -36,9 +36,11 @@ impl Delivery {
         // A user's own join or leave is its own act.
         let actor = match change {
             MembershipChange::Join | MembershipChange::Leave => Some(user),
-            MembershipChange::Add(_) | MembershipChange::Remove | MembershipChange::Mute(_) | MembershipChange::Ban => {
-                by
-            }
+            MembershipChange::Add(_)
+            | MembershipChange::Remove
+            | MembershipChange::Mute(_)
+            | MembershipChange::Ban
+            | MembershipChange::Erase => by,
         };
         let (op, role, muted_until) = match event {
             MemberEvent::Join(role) => (MemberOp::Join, Some(role), None),

@@ -259,6 +259,16 @@ impl Delivery {
         }
     }
 
+    /// `user` was erased (§19): its live sessions, on this node and (with
+    /// NATS) every node holding one, close with 1008.
+    pub fn user_erased(&self, user: &UserId) {
+        self.hub()
+            .kick_user(user, crate::outbound::close_code::POLICY, "user erased");
+        if let Delivery::Nats(cluster) = self {
+            cluster.user_erased(user);
+        }
+    }
+
     /// Stops delivery after the sessions have closed (with NATS: publishes
     /// what is still queued and closes the connection, bounded to about 3 s).
     pub async fn shutdown(&self) {

@@ -165,8 +165,14 @@ pub async fn upload(
     let key = attachments::file_key(id);
     let format = images::format_of(&content_type);
     let storage = &state.attachments.storage;
+    // From here until its row is stored, whatever ends the upload (a
+    // refusal, a failure, or the client going away, which drops this
+    // future) removes what it wrote.
+    let mut unclaimed = Unclaimed::new(&state);
     let mut writer = storage.writer(&key).await.map_err(storage_failed)?;
-    let received = match receive(request, &mut writer, max, format.is_some()).await {
+    unclaimed.keys.push(key.clone());
+    let idle = config.handshake_timeout();
+    let received = match receive(request, &mut writer, max, format.is_some(), idle).await {
         Ok(received) => received,
         Err(refusal) => {
             writer.abort().await;
@@ -178,25 +184,26 @@ pub async fn upload(
     if let Some(format) = format {
         let (max_pixels, px) = (config.max_image_pixels, config.attachment_thumbnail_px);
         let bytes = received.image;
-        let inspected = tokio::task::spawn_blocking(move || images::inspect(&bytes, format, max_pixels, px))
+        let (w, h) = images::dimensions(&bytes, format, max_pixels)
+            .map_err(|r| ApiError::invalid_field("body", &r.to_string()))?;
+        let permit = state
+            .attachments
+            .decode_permit(u64::from(w) * u64::from(h))
             .await
-            .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "image check failed"))?;
-        match inspected {
-            Ok(inspected) => {
-                width = Some(i64::from(inspected.width));
-                height = Some(i64::from(inspected.height));
-                let thumb = attachments::thumbnail_key(id);
-                if let Err(error) = storage.put(&thumb, inspected.thumbnail).await {
-                    forget(&state, &key).await;
-                    return Err(storage_failed(error));
-                }
-                thumbnail_key = Some(thumb);
-            }
-            Err(refusal) => {
-                forget(&state, &key).await;
-                return Err(ApiError::invalid_field("body", &refusal.to_string()));
-            }
-        }
+            .map_err(|_| ApiError::unavailable("image decoding unavailable; retry"))?;
+        let inspected = tokio::task::spawn_blocking(move || {
+            let _held = permit;
+            images::inspect(&bytes, format, max_pixels, px)
+        })
+        .await
+        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "image check failed"))?
+        .map_err(|refusal| ApiError::invalid_field("body", &refusal.to_string()))?;
+        width = Some(i64::from(inspected.width));
+        height = Some(i64::from(inspected.height));
+        let thumb = attachments::thumbnail_key(id);
+        unclaimed.keys.push(thumb.clone());
+        storage.put(&thumb, inspected.thumbnail).await.map_err(storage_failed)?;
+        thumbnail_key = Some(thumb);
     }
     let mut url_key = [0u8; 32];
     rand::Rng::fill(&mut rand::rng(), &mut url_key[..]);
@@ -217,13 +224,8 @@ pub async fn upload(
         url_key: hex::encode(url_key),
         url_ttl_secs: i64::try_from(config.attachment_url_ttl_secs).unwrap_or(i64::MAX),
     };
-    if let Err(error) = state.store.insert_attachment(&row).await {
-        forget(&state, &key).await;
-        if let Some(thumb) = &thumbnail_key {
-            forget(&state, thumb).await;
-        }
-        return Err(error.into());
-    }
+    state.store.insert_attachment(&row).await?;
+    unclaimed.claimed();
     let body = UploadedAttachment {
         attachment_id: row.attachment_id,
         channel_id: row.channel_id.as_str().to_owned(),
@@ -247,13 +249,29 @@ struct Received {
 }
 
 /// Streams `request`'s body into `writer`, hashing and counting it; 413
-/// as soon as it passes `max` bytes. Keeps the bytes of an image (`keep`).
-async fn receive(request: Request, writer: &mut Writer, max: u64, keep: bool) -> Result<Received, ApiError> {
+/// as soon as it passes `max` bytes; 408 when no bytes arrive for `idle`
+/// (a slow link may take minutes for a large file, but never stalls that
+/// long). Keeps the bytes of an image (`keep`).
+async fn receive(
+    request: Request,
+    writer: &mut Writer,
+    max: u64,
+    keep: bool,
+    idle: std::time::Duration,
+) -> Result<Received, ApiError> {
     let mut stream = request.into_body().into_data_stream();
     let mut hasher = Sha256::new();
     let mut size: u64 = 0;
     let mut image = Vec::new();
-    while let Some(chunk) = stream.next().await {
+    loop {
+        let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
+            return Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "bad_request",
+                "no body bytes arrived within handshake_timeout_ms",
+            ));
+        };
+        let Some(chunk) = next else { break };
         let chunk = chunk.map_err(|_| ApiError::bad_request("the request body could not be read"))?;
         size = size.saturating_add(chunk.len() as u64);
         if size > max {
@@ -270,6 +288,51 @@ async fn receive(request: Request, writer: &mut Writer, max: u64, keep: bool) ->
         sha256: hex::encode(hasher.finalize()),
         image,
     })
+}
+
+/// The objects an upload has written that no row names yet. Dropped
+/// before [`Unclaimed::claimed`] (the upload refused, failed, or dropped
+/// because its client went away), it removes them in a task of its own.
+struct Unclaimed {
+    state: AppState,
+    keys: Vec<String>,
+}
+
+impl Unclaimed {
+    fn new(state: &AppState) -> Self {
+        Self {
+            state: state.clone(),
+            keys: Vec::new(),
+        }
+    }
+
+    /// The row naming the objects is stored: they stay.
+    fn claimed(mut self) {
+        self.keys.clear();
+    }
+}
+
+impl Drop for Unclaimed {
+    fn drop(&mut self) {
+        if self.keys.is_empty() {
+            return;
+        }
+        let keys = std::mem::take(&mut self.keys);
+        let state = self.state.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    for key in keys {
+                        forget(&state, &key).await;
+                    }
+                });
+            }
+            Err(_) => tracing::warn!(
+                ?keys,
+                "objects of an unfinished upload left behind: no runtime to remove them"
+            ),
+        }
+    }
 }
 
 /// Removes an object of a refused upload now; queued for the removal task

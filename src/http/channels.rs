@@ -297,7 +297,6 @@ pub async fn list_channels(
     Ok(Json(serde_json::json!({"channels": channels, "hasMore": has_more})).into_response())
 }
 
-/// The shape of the `PATCH /v1/channels/{channelId}` body.
 /// How deep `metadata` may nest (the object itself is level 1). It travels
 /// 3 levels down in HELLO and 2 in `CHANNEL_ADDED`, and common JSON
 /// decoders stop at 128 (serde_json) or about 100 levels: deeper metadata
@@ -311,17 +310,17 @@ fn json_depth(value: &Value) -> usize {
     let mut deepest = 0;
     let mut stack = vec![(value, 1)];
     while let Some((value, level)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Object(map) => Box::new(map.values()),
-            Value::Array(items) => Box::new(items.iter()),
+        match value {
+            Value::Object(map) => stack.extend(map.values().map(|child| (child, level + 1))),
+            Value::Array(items) => stack.extend(items.iter().map(|child| (child, level + 1))),
             _ => continue,
-        };
+        }
         deepest = deepest.max(level);
-        stack.extend(children.map(|child| (child, level + 1)));
     }
     deepest
 }
 
+/// The shape of the `PATCH /v1/channels/{channelId}` body, for `reason`.
 const PATCH_SHAPE: &str = r#"{"name"?: string | null, "metadata"?: object | null, "visibility"?: "private" | "public", "postingRole"?: "member" | "moderator", "slowModeMs"?: 0..3600000, "retentionSecs"?: 0..3155760000 | null}"#;
 
 /// The largest `slowModeMs` (one hour).

@@ -22,6 +22,7 @@ pub mod openapi;
 mod search;
 mod settings;
 mod tokens;
+mod users;
 pub mod ws;
 
 pub use error::ApiError;
@@ -78,6 +79,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(attachment_get::thumbnail))
         .routes(routes!(tokens::create_token))
         .routes(routes!(export::export_user))
+        .routes(routes!(users::erase_user))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(health::metrics))
@@ -289,12 +291,17 @@ async fn declared_body_limit(
 /// Bounds the whole HTTP request (head, body and handling) by
 /// `handshake_timeout_ms`: a client that sends its body a byte at a time gets
 /// 408 instead of holding the connection. A WebSocket upgrade answers at once,
-/// so upgraded sessions are not affected.
+/// so upgraded sessions are not affected. An upload (up to
+/// `max_attachment_bytes`, from a phone on a slow link) is not bounded as a
+/// whole: its route answers 408 when no body bytes arrive for that long.
 async fn request_deadline(
     axum::extract::State(limit): axum::extract::State<std::time::Duration>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    if attachments::is_upload(request.method(), request.uri().path()) {
+        return next.run(request).await;
+    }
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
         Err(_) => ApiError::new(

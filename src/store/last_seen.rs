@@ -5,8 +5,11 @@ use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
 use crate::ids::UserId;
 
-/// Moves user `$1`'s `lastSeenAt` forward to `$2` (never back).
-const RECORD_LAST_SEEN: &str = "INSERT INTO presence (user_id, last_seen_at) VALUES ($1, $2) \
+/// Moves user `$1`'s `lastSeenAt` forward to `$2` (never back); not for a
+/// time at or before the user's erasure (§19): a session the erasure closed
+/// leaves no `lastSeenAt` behind.
+const RECORD_LAST_SEEN: &str = "INSERT INTO presence (user_id, last_seen_at) SELECT $1, $2 \
+     WHERE NOT EXISTS (SELECT 1 FROM user_erasures WHERE user_id = $1 AND erased_at >= $2) \
      ON CONFLICT (user_id) DO UPDATE SET last_seen_at = excluded.last_seen_at \
      WHERE presence.last_seen_at < excluded.last_seen_at";
 /// The stored `lastSeenAt` of the users `$1` (a list of ids).

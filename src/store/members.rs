@@ -192,6 +192,9 @@ pub enum MembershipChange {
     /// is removed, and the user may not join again until the ban is lifted;
     /// not in a direct channel (§17).
     Ban,
+    /// The user is being erased (§19): its membership ends in any channel,
+    /// a direct one included, announced as a `leave`.
+    Erase,
 }
 
 impl MembershipChange {
@@ -202,7 +205,7 @@ impl MembershipChange {
             Self::Add(role) => Some(MemberChange::Add(role)),
             Self::Remove => Some(MemberChange::Remove),
             Self::Mute(_) | Self::Ban => Some(MemberChange::Discipline),
-            Self::Join | Self::Leave => None,
+            Self::Join | Self::Leave | Self::Erase => None,
         }
     }
 
@@ -212,6 +215,7 @@ impl MembershipChange {
             Self::Add(_) | Self::Remove | Self::Mute(_) | Self::Ban => kind != ChannelKind::Direct,
             Self::Join => kind == ChannelKind::Group && visibility == Visibility::Public,
             Self::Leave => kind != ChannelKind::Direct,
+            Self::Erase => true,
         }
     }
 }
@@ -306,7 +310,7 @@ impl<D: Dialect> SqlStore<D> {
                     .await?;
                 MemberEvent::Role(role)
             }
-            (MembershipChange::Remove | MembershipChange::Leave, Some(_)) => {
+            (MembershipChange::Remove | MembershipChange::Leave | MembershipChange::Erase, Some(_)) => {
                 sqlx::query::<D>(DELETE_MEMBER)
                     .param(channel_id.as_str())
                     .param(user_id.as_str())

@@ -37,6 +37,7 @@
 //! | `export.rs` | a user's data as one snapshot, page by page (§19's export) |
 //! | `search.rs` | search (§18): a page of a user's messages that hold every term, by the trigram index |
 //! | `search_terms.rs` | a search's terms and how each database matches one |
+//! | `erasure.rs` | erasing a user (§19): its erasure row and watermark, what is left to erase, its rows that are not entries |
 //! | `last_seen.rs` | presence's stored `lastSeenAt` |
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
 //!
@@ -57,6 +58,7 @@ mod directory;
 mod entries;
 mod entry_row;
 mod entry_rules;
+mod erasure;
 mod error;
 mod export;
 mod flags;
@@ -81,6 +83,7 @@ pub use blocks::MAX_BLOCKS;
 pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;
+pub use erasure::HeldReaction;
 pub(crate) use error::CommitSent;
 pub use error::StoreError;
 pub use export::{ExportItem, ExportMembership, ExportPage, ExportReaction, EXPORT_PAGE};

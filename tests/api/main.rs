@@ -5,6 +5,7 @@
 
 mod attachments;
 mod attachments_storage;
+mod attachments_uploads;
 mod backend_api;
 mod blocks;
 mod client;
@@ -22,6 +23,7 @@ mod direct;
 mod directory;
 mod entries;
 mod entry_origin;
+mod erasure;
 mod export;
 mod fanout;
 mod flags;

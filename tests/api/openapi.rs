@@ -11,6 +11,7 @@ use chatd_testkit::{spawn_app, Backend, TestApp, ADMIN_TOKEN};
 /// in the document.
 const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/ws"),
+    ("delete", "/v1/users/{userId}"),
     ("post", "/v1/channels/{channelId}/attachments"),
     ("get", "/v1/attachments/{attachmentId}"),
     ("get", "/v1/attachments/{attachmentId}/thumbnail"),

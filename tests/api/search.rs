@@ -226,7 +226,7 @@ async fn pages_follow_next_newest_first_to_the_end(backend: Backend) {
 /// SQLite: whether every trigram of `needle` is a term of the FTS5 index
 /// (read by `fts5vocab`); PostgreSQL: whether the GIN index, forced, finds
 /// a row for `needle` (its entries of a dead row version are never returned).
-async fn index_holds(app: &TestApp, backend: Backend, needle: &str) -> bool {
+pub(crate) async fn index_holds(app: &TestApp, backend: Backend, needle: &str) -> bool {
     use sqlx::Connection;
     match backend {
         Backend::Sqlite => {

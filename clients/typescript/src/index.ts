@@ -57,6 +57,7 @@ export type {
   Watermarks,
   WebSocketConstructor,
   WebSocketLike,
+  WebSocketHandler,
 } from './types.js';
 export { Moderation } from './moderation.js';
 export { SEARCH_Q_MAX_BYTES, type SearchOptions, type SearchPage } from './search.js';

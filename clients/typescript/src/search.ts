@@ -158,7 +158,8 @@ function isMessageEntry(x: unknown): x is WireEntry {
     typeof r.seq === 'number' &&
     typeof r.ts === 'number' &&
     typeof r.body === 'string' &&
-    typeof r.clientMsgId === 'string' &&
+    // absent on an entry made through an HTTP route (version 1.2 common rules)
+    (r.clientMsgId === undefined || typeof r.clientMsgId === 'string') &&
     (r.kind === undefined || r.kind === 'message') &&
     (r.reactions === undefined || Array.isArray(r.reactions))
   );

@@ -26,7 +26,18 @@ import type {
 } from './protocol.js';
 import type { Emitter, ExternalStore } from './store.js';
 
-/** The subset of the WebSocket API the client uses (the browser's, or the `ws` package in Node). */
+/**
+ * An event handler property of {@link WebSocketLike}. Declared as a method's type, so that
+ * TypeScript compares its parameter both ways: a socket whose handlers take a richer event
+ * (the browser's `MessageEvent`, `ws`'s `WebSocket.MessageEvent`) fits, as the client only
+ * reads the fields named here.
+ */
+export type WebSocketHandler<E> = { bivarianceHack(ev: E): void }['bivarianceHack'];
+
+/**
+ * The subset of the WebSocket API the client uses: the browser's `WebSocket`, or the `ws`
+ * package's (Node), both fit as they are (no cast).
+ */
 export interface WebSocketLike {
   /** 0 connecting, 1 open, 2 closing, 3 closed. */
   readonly readyState: number;
@@ -35,16 +46,19 @@ export interface WebSocketLike {
   /** Closes the socket. */
   close(code?: number, reason?: string): void;
   /** Open handler. */
-  onopen: ((ev: unknown) => void) | null;
-  /** Message handler; `data` is the text of a text frame. */
-  onmessage: ((ev: { data: unknown }) => void) | null;
+  onopen: WebSocketHandler<unknown> | null;
+  /** Message handler; `data` is the text of a text frame (a `Buffer` with `ws`: read with `String`). */
+  onmessage: WebSocketHandler<{ data: unknown }> | null;
   /** Close handler. */
-  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onclose: WebSocketHandler<{ code: number; reason: string }> | null;
   /** Error handler. */
-  onerror: ((ev: unknown) => void) | null;
+  onerror: WebSocketHandler<unknown> | null;
 }
 
-/** A WebSocket constructor (`globalThis.WebSocket`, or `ws`'s default export). */
+/**
+ * A WebSocket constructor: `globalThis.WebSocket`, or `ws`'s default export
+ * (`import WebSocket from 'ws'`, passed as it is). Only the URL is passed.
+ */
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
 /**

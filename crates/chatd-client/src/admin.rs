@@ -3,6 +3,7 @@
 //! user JWT the routes a member may call (a channel's history and members).
 
 mod attachments;
+mod erasure;
 mod export;
 mod moderation;
 mod search;

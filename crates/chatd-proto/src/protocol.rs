@@ -1678,30 +1678,64 @@ impl ServerFrame {
             _ => serde_json::from_str(text),
         }
     }
+}
 
-    /// The `type` tag, for metrics labels.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Self::Hello { .. } => "HELLO",
-            Self::MsgAck(_) => "MSG_ACK",
-            Self::MsgRecv(_) => "MSG_RECV",
-            Self::Receipt { .. } => "RECEIPT",
-            Self::SyncBatch { .. } => "SYNC_BATCH",
-            Self::Error(_) => "ERROR",
-            Self::ChannelRemoved { .. } => "CHANNEL_REMOVED",
-            Self::ChannelAdded { .. } => "CHANNEL_ADDED",
-            Self::ChannelSettings { .. } => "CHANNEL_SETTINGS",
-            Self::ChannelUpdated { .. } => "CHANNEL_UPDATED",
-            Self::Member(_) => "MEMBER",
-            Self::Typing { .. } => "TYPING",
-            Self::Presence { .. } => "PRESENCE",
+/// Writes [`ServerFrame::type_name`] and [`ServerFrame::TYPE_NAMES`] from one
+/// table, so that a new frame kind cannot be named by one and missing from the
+/// other.
+macro_rules! server_frame_names {
+    ($($variant:pat => $name:literal,)*) => {
+        impl ServerFrame {
+            /// Every `type` tag a server frame can have, in declaration order.
+            pub const TYPE_NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// The `type` tag, for metrics labels.
+            pub fn type_name(&self) -> &'static str {
+                match self {
+                    $($variant => $name,)*
+                }
+            }
+
+            /// The static `type` tag equal to `name`, if a server frame has it
+            /// (a frame type read off the wire or from NATS, as a metrics label).
+            pub fn known_type_name(name: &str) -> Option<&'static str> {
+                Self::TYPE_NAMES.iter().copied().find(|known| *known == name)
+            }
         }
-    }
+    };
+}
+
+server_frame_names! {
+    Self::Hello { .. } => "HELLO",
+    Self::MsgAck(_) => "MSG_ACK",
+    Self::MsgRecv(_) => "MSG_RECV",
+    Self::Receipt { .. } => "RECEIPT",
+    Self::SyncBatch { .. } => "SYNC_BATCH",
+    Self::Error(_) => "ERROR",
+    Self::ChannelRemoved { .. } => "CHANNEL_REMOVED",
+    Self::ChannelAdded { .. } => "CHANNEL_ADDED",
+    Self::ChannelSettings { .. } => "CHANNEL_SETTINGS",
+    Self::ChannelUpdated { .. } => "CHANNEL_UPDATED",
+    Self::Member(_) => "MEMBER",
+    Self::Typing { .. } => "TYPING",
+    Self::Presence { .. } => "PRESENCE",
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_frame_type_name_is_listed_once() {
+        let mut names = ServerFrame::TYPE_NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ServerFrame::TYPE_NAMES.len(), "a name listed twice");
+        let frame = ServerFrame::decode(r#"{"type":"ERROR","code":"bad_frame","message":"m","retryable":false}"#)
+            .expect("an ERROR frame");
+        assert_eq!(ServerFrame::known_type_name(frame.type_name()), Some("ERROR"));
+        assert_eq!(ServerFrame::known_type_name("MSG_SEND"), None, "a client frame");
+    }
 
     #[test]
     fn frames_are_objects_never_arrays() {

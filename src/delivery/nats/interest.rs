@@ -389,7 +389,7 @@ async fn run_membership(
 fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
     match serde_json::from_slice::<UserEnvelope>(payload) {
         Ok(UserEnvelope::Frame { frame_type, text }) => {
-            let Some(type_name) = known_frame_type(&frame_type) else {
+            let Some(type_name) = crate::protocol::ServerFrame::known_type_name(&frame_type) else {
                 tracing::debug!(%frame_type, "unknown frame type from NATS");
                 return;
             };
@@ -426,27 +426,11 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
             Ok(blocker) => inner.hub.ephemeral.hide_blocker(user, &blocker),
             Err(error) => tracing::warn!(%error, "bad user id from NATS"),
         },
+        Ok(UserEnvelope::Erased) => {
+            inner
+                .hub
+                .kick_user(user, crate::outbound::close_code::POLICY, "user erased");
+        }
         Err(error) => tracing::warn!(user_id = %user, %error, "undecodable message from NATS"),
     }
-}
-
-/// The static name of a server frame type (for the metrics label).
-fn known_frame_type(name: &str) -> Option<&'static str> {
-    [
-        "RECEIPT",
-        "MSG_RECV",
-        "MSG_ACK",
-        "ERROR",
-        "HELLO",
-        "SYNC_BATCH",
-        "CHANNEL_REMOVED",
-        "CHANNEL_ADDED",
-        "MEMBER",
-        "CHANNEL_SETTINGS",
-        "CHANNEL_UPDATED",
-        "TYPING",
-        "PRESENCE",
-    ]
-    .into_iter()
-    .find(|known| *known == name)
 }

@@ -308,6 +308,15 @@ impl Cluster {
         }
     }
 
+    /// `user` was erased: published to the nodes holding its sessions,
+    /// which close them with 1008 (this node did already,
+    /// [`super::Delivery::user_erased`]).
+    pub fn user_erased(&self, user: &UserId) {
+        if let Ok(payload) = serde_json::to_vec(&UserEnvelope::Erased) {
+            self.0.publish(user_subject(&self.0.prefix, user), Bytes::from(payload));
+        }
+    }
+
     /// Queues an encoded frame to this node's sessions of each of `users`
     /// and publishes it on each user's subject for the other nodes holding
     /// their sessions (in publication order per user).

@@ -121,6 +121,8 @@ pub enum UserEnvelope {
         /// Who blocks the user.
         blocker: String,
     },
+    /// The user was erased (§19): every session of it closes with 1008.
+    Erased,
 }
 
 /// A TYPING frame on `<prefix>.t.<channel>`: for every session of every

@@ -3,7 +3,8 @@ import { ChatClient, type ChatClientOptions, type WebSocketConstructor, type Cha
 import type { ChatdServer } from './server.js';
 import { waitFor } from './server.js';
 
-export const NodeWebSocket = WebSocket as unknown as WebSocketConstructor;
+// `ws` fits the client's WebSocket type as it is (no cast): the README's Node usage.
+export const NodeWebSocket: WebSocketConstructor = WebSocket;
 
 export async function makeClient(
   server: ChatdServer,

@@ -142,6 +142,21 @@ test('search: the route’s errors are ChatdErrors (invalid_field names the fiel
   }
 });
 
+test('search: a message posted through an HTTP route (no clientMsgId, byAdmin) is a result like any other', async () => {
+  // Version 1.2 common rules: entries made through an HTTP route carry no clientMsgId.
+  const posted = result(4, { body: 'deployed build-42', byAdmin: true });
+  delete posted.clientMsgId;
+  fakeFetch(() => json(200, { results: [posted, result(3, { body: 'build-42 is next' })] }));
+  const page = await client().search('build-42');
+  assert.deepEqual(
+    page.results.map((m) => [m.seq, m.body, m.clientMsgId]),
+    [
+      [4, 'deployed build-42', undefined],
+      [3, 'build-42 is next', 'c3'],
+    ],
+  );
+});
+
 test('search: a closed client rejects with `closed`', async () => {
   const c = client();
   c.close();

@@ -1,0 +1,211 @@
+import { entryKind, MessageStates } from './message-states.js';
+export { entryKind } from './message-states.js';
+/**
+ * The pure core of a channel: one contiguous window [low, high] of the channel's log,
+ * entries above it held until the gap below them is filled, duplicates dropped by
+ * `messageId` (and by seq), and edits, deletions, reactions, reply previews and thread
+ * summaries folded into per-message state ({@link MessageStates}). It never talks to the network: the caller feeds it entries and does what
+ * {@link IngestResult.gapAfter} says.
+ */
+export class ChannelLog {
+    /** The channel. */
+    channelId;
+    /** The current user (for reaction `me`). */
+    me;
+    lowSeq = 1;
+    highSeq = 0;
+    started = false;
+    ids = new Set();
+    held = new Map();
+    msgs;
+    known = 0;
+    /** Creates an empty, not yet started log. */
+    constructor(channelId, me) {
+        this.channelId = channelId;
+        this.me = me;
+        this.msgs = new MessageStates(me, true);
+    }
+    /** True once the window has been placed (first page read). */
+    get isStarted() {
+        return this.started;
+    }
+    /** Lowest seq of the window (window is empty when low > high). */
+    get low() {
+        return this.lowSeq;
+    }
+    /** Highest contiguous seq held. */
+    get high() {
+        return this.highSeq;
+    }
+    /** Highest seq known to exist (HELLO lastSeq, live entries, ACKs). */
+    get knownLastSeq() {
+        return Math.max(this.known, this.highSeq);
+    }
+    /** True while entries older than the window exist. */
+    get hasOlder() {
+        return this.started && this.lowSeq > 1;
+    }
+    /** Records that entries up to `seq` exist. */
+    noteLastSeq(seq) {
+        if (seq > this.known)
+            this.known = seq;
+    }
+    /** Places an empty window just above `seq` (entries seq+1... come next). Only before the log started. */
+    start(afterSeq) {
+        if (this.started)
+            return;
+        this.started = true;
+        this.lowSeq = afterSeq + 1;
+        this.highSeq = afterSeq;
+    }
+    /** True when the entry is already part of the log. */
+    has(messageId) {
+        return this.ids.has(messageId);
+    }
+    /**
+     * Adds entries at or above the window (live `MSG_RECV`, forward `SYNC_BATCH`).
+     * `fromRead` marks entries of a read, whose message state is as of the read: as of
+     * `readLastSeq` (the `SYNC_BATCH`'s `lastSeq`) when given, else of the highest seq known.
+     */
+    ingest(entries, fromRead, readLastSeq) {
+        const appended = [];
+        let batchMax = 0;
+        for (const e of entries) {
+            if (e.seq > batchMax)
+                batchMax = e.seq;
+            this.noteLastSeq(e.seq);
+        }
+        if (readLastSeq !== undefined)
+            this.noteLastSeq(readLastSeq);
+        // entries above the read's lastSeq (already here live, or still to come) are not in its states
+        const asOf = fromRead ? Math.max(readLastSeq ?? this.knownLastSeq, batchMax) : 0;
+        for (const e of entries) {
+            if (!this.started) {
+                this.held.set(e.seq, e);
+                continue;
+            }
+            if (this.ids.has(e.messageId) || e.seq <= this.highSeq)
+                continue;
+            if (e.seq === this.highSeq + 1) {
+                this.append(e, fromRead ? Math.max(asOf, e.seq) : e.seq);
+                appended.push(e);
+                this.drain(appended);
+            }
+            else {
+                if (!this.held.has(e.seq))
+                    this.held.set(e.seq, e);
+                if (fromRead)
+                    this.readAsOf.set(e.seq, asOf);
+            }
+        }
+        if (this.started)
+            this.drain(appended);
+        return { appended, gapAfter: this.started && this.knownLastSeq > this.highSeq ? this.highSeq : undefined };
+    }
+    readAsOf = new Map();
+    drain(appended) {
+        for (const seq of [...this.held.keys()])
+            if (seq <= this.highSeq)
+                this.held.delete(seq);
+        for (;;) {
+            const next = this.held.get(this.highSeq + 1);
+            if (next === undefined)
+                return;
+            this.held.delete(next.seq);
+            const asOf = this.readAsOf.get(next.seq);
+            this.readAsOf.delete(next.seq);
+            if (this.ids.has(next.messageId)) {
+                this.highSeq = next.seq;
+                this.lastAppendedId = next.messageId;
+                continue;
+            }
+            this.append(next, asOf ?? next.seq);
+            appended.push(next);
+        }
+    }
+    /**
+     * Adds an older page (entries below the window, from a backward read), in seq order.
+     * Only entries that are contiguous with the window's bottom are taken; returns them.
+     * If the log had not started, the page places the window.
+     */
+    prepend(entries, readLastSeq) {
+        const sorted = [...entries].sort((a, b) => a.seq - b.seq);
+        for (const e of sorted)
+            this.noteLastSeq(e.seq);
+        if (readLastSeq !== undefined)
+            this.noteLastSeq(readLastSeq);
+        const pageTop = sorted[sorted.length - 1]?.seq ?? 0;
+        const asOf = Math.max(readLastSeq ?? this.knownLastSeq, pageTop);
+        if (!this.started) {
+            const first = sorted[0];
+            if (first === undefined) {
+                this.start(this.knownLastSeq);
+                return [];
+            }
+            this.start(first.seq - 1);
+            const r = this.ingest(sorted, true, readLastSeq);
+            return r.appended;
+        }
+        // keep only the run that ends at low - 1
+        const run = [];
+        let expect = this.lowSeq - 1;
+        for (let i = sorted.length - 1; i >= 0; i--) {
+            const e = sorted[i];
+            if (e === undefined || e.seq > expect)
+                continue;
+            if (e.seq < expect)
+                break;
+            run.unshift(e);
+            expect--;
+        }
+        const added = [];
+        for (const e of run) {
+            this.lowSeq = Math.min(this.lowSeq, e.seq);
+            if (this.ids.has(e.messageId))
+                continue;
+            this.ids.add(e.messageId);
+            added.push(e);
+            // a modification older than a state we hold is already folded into it (MessageStates checks)
+            if (entryKind(e) === 'message')
+                this.msgs.addMessage(e, asOf, true, false);
+            else
+                this.msgs.modify(e);
+        }
+        const top = run[run.length - 1];
+        if (top !== undefined && top.seq === this.highSeq && this.lastAppendedId === undefined) {
+            this.lastAppendedId = top.messageId;
+        }
+        return added;
+    }
+    append(e, asOf) {
+        this.highSeq = e.seq;
+        this.lastAppendedId = e.messageId;
+        this.ids.add(e.messageId);
+        if (entryKind(e) === 'message')
+            this.msgs.addMessage(e, asOf, e.reactions === undefined, true);
+        else
+            this.msgs.modify(e);
+    }
+    /** The messages of the window, in seq order, folded. The same array until something changes. */
+    messages() {
+        return this.msgs.messages();
+    }
+    /** The folded state of one message, if held. */
+    message(messageId) {
+        return this.msgs.message(messageId);
+    }
+    /** Counts held `message` entries above `afterSeq` that are not deleted and not sent by the user. */
+    countUnreadAbove(afterSeq) {
+        return this.msgs.countUnreadAbove(afterSeq);
+    }
+    /** Messages of others held above `afterSeq` that mention the user (protocol §16), not deleted. */
+    countMentionsAbove(afterSeq) {
+        return this.msgs.countMentionsAbove(afterSeq);
+    }
+    /** The entry id at the highest contiguous seq (undefined when the window is empty). */
+    highEntryId() {
+        return this.lastAppendedId;
+    }
+    lastAppendedId;
+}
+//# sourceMappingURL=log.js.map

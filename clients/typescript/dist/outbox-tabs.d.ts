@@ -1,0 +1,101 @@
+/**
+ * The user's outbox as this tab holds it, shared with the user's other tabs: the records
+ * in storage, loaded at start and after a tab died (a dead tab's records are adopted, one
+ * tab at a time under a Web Lock), and mirrored between live tabs over a
+ * BroadcastChannel (a tab sends only its own records).
+ *
+ * @module
+ */
+import type { Channels } from './channels.js';
+import type { Connection } from './connection.js';
+import { ChatdError } from './errors.js';
+import { type OutboxRecord, type OutboxStorage } from './outbox.js';
+import type { ClientContext, SentEntry } from './types.js';
+/** @internal A `send`, `whenSent` or `retry` call waiting for its record's outcome. */
+export interface Waiter {
+    /** The record was ACKed. */
+    resolve: (v: SentEntry) => void;
+    /** It failed, was discarded, or the client closed. */
+    reject: (e: ChatdError) => void;
+}
+/** @internal An outbox record held in memory, with where its sending is. */
+export interface Pending {
+    /** The record as stored. */
+    record: OutboxRecord;
+    /** true when another live tab is responsible for sending it */
+    foreign: boolean;
+    /** Retries after retryable errors so far. */
+    attempt: number;
+    /** Number of the connection it was sent on last (0: not in flight). */
+    inflightConn: number;
+    /** Its frame's number on that connection. */
+    frameNo: number;
+    /** When it was sent last. */
+    sentAt?: number;
+    /** Waits out a retry's backoff. */
+    retryTimer: ReturnType<typeof setTimeout> | undefined;
+    /** Calls waiting for its outcome. */
+    waiters: Waiter[];
+}
+/** What tabs tell each other about the records. */
+type BroadcastMsg = {
+    t: 'put';
+    record: OutboxRecord;
+} | {
+    t: 'acked';
+    clientMsgId: string;
+    ack: SentEntry;
+} | {
+    t: 'deleted';
+    clientMsgId: string;
+};
+/** @internal What the tab outbox asks of the send path. */
+export interface TabOutboxHooks {
+    /** Another tab's record was ACKed there. */
+    acked(p: Pending, ack: SentEntry): void;
+    /** A dead tab's records were adopted while open: send them. */
+    adopted(): void;
+}
+/** @internal The outbox records this tab knows of (its own and its live tabs'), and their storage. */
+export declare class TabOutbox {
+    /** The records by clientMsgId. */
+    readonly pending: Map<string, Pending>;
+    /** Where the records are kept across reloads. */
+    readonly storage: OutboxStorage;
+    private readonly c;
+    private readonly conn;
+    private readonly channels;
+    private readonly hooks;
+    private readonly locks;
+    private bc;
+    private releaseTabLock;
+    private readonly watchedOwners;
+    private loadChain;
+    private orderCounter;
+    /** Storage: the `storage` option, else IndexedDB when present, else memory. */
+    constructor(c: ClientContext, conn: Connection, channels: Channels, hooks: TabOutboxHooks);
+    /** The records, in the order they were added (for the channels' `outgoing`). */
+    records(): IterableIterator<OutboxRecord>;
+    /** The `order` of a new record: after every record made or loaded so far (microseconds of the clock, or more). */
+    nextOrder(): number;
+    /** Joins the other tabs: their broadcasts, and a lock held for this tab's life. */
+    joinTabs(): void;
+    /** Tells the other tabs a record was written, ACKed or deleted. */
+    broadcast(m: BroadcastMsg): void;
+    /**
+     * Reads the outbox from storage: adopts records of dead tabs, mirrors those of live
+     * ones. One tab at a time (a Web Lock), so a dead tab's records get one new owner.
+     */
+    load(): Promise<void>;
+    /** The client closed: leaves the other tabs (its records are adopted by one of them). */
+    close(): void;
+    private onBroadcast;
+    /** When another tab dies, its lock is released: adopt its records then. */
+    private watchOwner;
+    private liveOwners;
+    private loadLocked;
+}
+/** @internal A record not sent yet (by this tab: `foreign` false). */
+export declare function newPending(record: OutboxRecord, foreign: boolean): Pending;
+export {};
+//# sourceMappingURL=outbox-tabs.d.ts.map

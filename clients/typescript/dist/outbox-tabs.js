@@ -1,0 +1,192 @@
+import { ChatdError } from './errors.js';
+import { IndexedDBOutboxStorage, MemoryOutboxStorage, sendOrder } from './outbox.js';
+/** @internal The outbox records this tab knows of (its own and its live tabs'), and their storage. */
+export class TabOutbox {
+    /** The records by clientMsgId. */
+    pending = new Map();
+    /** Where the records are kept across reloads. */
+    storage;
+    c;
+    conn;
+    channels;
+    hooks;
+    locks;
+    bc;
+    releaseTabLock;
+    watchedOwners = new Set();
+    loadChain = Promise.resolve();
+    orderCounter = 0;
+    /** Storage: the `storage` option, else IndexedDB when present, else memory. */
+    constructor(c, conn, channels, hooks) {
+        this.c = c;
+        this.conn = conn;
+        this.channels = channels;
+        this.hooks = hooks;
+        this.storage =
+            c.opts.storage ??
+                (globalThis.indexedDB !== undefined
+                    ? new IndexedDBOutboxStorage()
+                    : new MemoryOutboxStorage());
+        const nav = globalThis.navigator;
+        this.locks = c.opts.tabSync === false ? undefined : nav?.locks;
+    }
+    /** The records, in the order they were added (for the channels' `outgoing`). */
+    *records() {
+        for (const p of this.pending.values())
+            yield p.record;
+    }
+    /** The `order` of a new record: after every record made or loaded so far (microseconds of the clock, or more). */
+    nextOrder() {
+        const base = this.c.now() * 1000;
+        this.orderCounter = Math.max(this.orderCounter + 1, base);
+        return this.orderCounter;
+    }
+    /** Joins the other tabs: their broadcasts, and a lock held for this tab's life. */
+    joinTabs() {
+        const BC = globalThis.BroadcastChannel;
+        const inBrowser = typeof globalThis.document !== 'undefined';
+        if (BC !== undefined && inBrowser) {
+            this.bc = new BC(`chatd-outbox:${this.c.userId}`);
+            this.bc.onmessage = (ev) => {
+                this.onBroadcast(ev.data);
+            };
+        }
+        if (this.locks !== undefined) {
+            // held for this tab's life: other tabs see it alive and leave its records to it
+            void this.locks.request(`chatd-tab:${this.c.tabId}`, () => {
+                return new Promise((resolve) => {
+                    this.releaseTabLock = resolve;
+                });
+            });
+        }
+    }
+    /** Tells the other tabs a record was written, ACKed or deleted. */
+    broadcast(m) {
+        try {
+            this.bc?.postMessage(m);
+        }
+        catch {
+            /* closed */
+        }
+    }
+    /**
+     * Reads the outbox from storage: adopts records of dead tabs, mirrors those of live
+     * ones. One tab at a time (a Web Lock), so a dead tab's records get one new owner.
+     */
+    load() {
+        const run = () => this.locks !== undefined
+            ? this.locks.request(`chatd-adopt:${this.c.userId}`, () => this.loadLocked())
+            : this.loadLocked();
+        const next = this.loadChain.then(run, run);
+        this.loadChain = next.catch(() => undefined);
+        return next;
+    }
+    /** The client closed: leaves the other tabs (its records are adopted by one of them). */
+    close() {
+        this.bc?.close();
+        this.releaseTabLock?.();
+    }
+    onBroadcast(m) {
+        if (m.t === 'put') {
+            const r = m.record;
+            const p = this.pending.get(r.clientMsgId);
+            if (p === undefined) {
+                this.pending.set(r.clientMsgId, newPending(r, r.owner !== this.c.tabId));
+                if (r.owner !== this.c.tabId)
+                    this.watchOwner(r.owner);
+            }
+            else {
+                p.record = r;
+                if (r.owner !== this.c.tabId) {
+                    p.foreign = true;
+                    clearTimeout(p.retryTimer);
+                    p.retryTimer = undefined;
+                    this.watchOwner(r.owner);
+                }
+                if (r.state === 'failed') {
+                    const err = new ChatdError(r.error?.code ?? 'internal', r.error?.message ?? 'failed', { retryable: false });
+                    for (const w of p.waiters)
+                        w.reject(err);
+                    p.waiters = [];
+                }
+            }
+            this.channels.changed(r.op.channelId);
+        }
+        else if (m.t === 'acked') {
+            const p = this.pending.get(m.clientMsgId);
+            if (p !== undefined)
+                this.hooks.acked(p, m.ack);
+        }
+        else {
+            const p = this.pending.get(m.clientMsgId);
+            if (p !== undefined) {
+                this.pending.delete(m.clientMsgId);
+                clearTimeout(p.retryTimer);
+                for (const w of p.waiters)
+                    w.reject(new ChatdError('discarded', 'discarded'));
+                this.channels.changed(p.record.op.channelId);
+            }
+        }
+    }
+    /** When another tab dies, its lock is released: adopt its records then. */
+    watchOwner(owner) {
+        if (this.locks === undefined || this.watchedOwners.has(owner) || owner === this.c.tabId)
+            return;
+        this.watchedOwners.add(owner);
+        void this.locks.request(`chatd-tab:${owner}`, async () => {
+            this.watchedOwners.delete(owner);
+            if (this.conn.state === 'closed')
+                return;
+            await this.load();
+            if (this.conn.state === 'open')
+                this.hooks.adopted();
+        });
+    }
+    async liveOwners() {
+        const live = new Set([this.c.tabId]);
+        if (this.locks === undefined)
+            return live;
+        try {
+            const q = await this.locks.query();
+            for (const l of q.held ?? [])
+                if (l.name?.startsWith('chatd-tab:') === true)
+                    live.add(l.name.slice(10));
+        }
+        catch {
+            /* no query: treat others as gone */
+        }
+        return live;
+    }
+    async loadLocked() {
+        const records = await this.storage.load(this.c.userId);
+        const live = await this.liveOwners();
+        for (const r0 of sendOrder(records)) {
+            const existing = this.pending.get(r0.clientMsgId);
+            if (existing !== undefined && (!existing.foreign || live.has(existing.record.owner)))
+                continue;
+            let r = r0;
+            const foreign = r.owner !== this.c.tabId && live.has(r.owner);
+            if (!foreign && r.owner !== this.c.tabId) {
+                r = { ...r, owner: this.c.tabId };
+                await this.storage.put(r);
+                this.broadcast({ t: 'put', record: r });
+            }
+            if (foreign)
+                this.watchOwner(r.owner);
+            this.orderCounter = Math.max(this.orderCounter, r.order);
+            if (existing !== undefined) {
+                existing.record = r;
+                existing.foreign = foreign;
+            }
+            else {
+                this.pending.set(r.clientMsgId, newPending(r, foreign));
+            }
+            this.channels.changed(r.op.channelId);
+        }
+    }
+}
+/** @internal A record not sent yet (by this tab: `foreign` false). */
+export function newPending(record, foreign) {
+    return { record, foreign, attempt: 0, inflightConn: 0, frameNo: 0, retryTimer: undefined, waiters: [] };
+}
+//# sourceMappingURL=outbox-tabs.js.map

@@ -1,0 +1,95 @@
+/**
+ * Search (protocol §18; the repository's docs/protocol.md, search): `GET /v1/me/search`
+ * with the connection's token. One page of the `message` entries of the user's current
+ * channels (or of one of them) whose current text holds every white-space separated term
+ * of `q` as a case-insensitive substring, newest first, each as the client's render-ready
+ * {@link Message} (with its `channelId`); and the pages after it, by the server's `next`.
+ *
+ * @module
+ */
+import type { Connection } from './connection.js';
+import { type Message } from './message-states.js';
+import type { ClientContext } from './types.js';
+/** The most bytes of UTF-8 a search's `q` may hold (protocol §18). */
+export declare const SEARCH_Q_MAX_BYTES = 256;
+/** Options of {@link ChatClient.search} (and of {@link ChatClient.searchPages}, without `before`). */
+export interface SearchOptions {
+    /** Only this channel (the user must be a member; else the call rejects with `forbidden`). */
+    readonly channelId?: string;
+    /** Results older than this cursor: a previous page's `next`, passed back as it is. Default: from the newest. */
+    readonly before?: string;
+    /** Results per page, 1 to 100; default the server's (20). */
+    readonly limit?: number;
+    /** Stops waiting (the call rejects with `aborted`). */
+    readonly signal?: AbortSignal;
+}
+/** One page of search results ({@link ChatClient.search}). */
+export interface SearchPage {
+    /**
+     * The messages found, newest first (the order the server stored them in, across
+     * channels), each in its current state (edits applied, reactions with `me`, a reply's
+     * preview, a root's thread summary) with its `channelId`. Never a deleted message.
+     */
+    readonly results: readonly Message[];
+    /**
+     * The cursor of the next page (pass it as `before`); absent on the last page. A page may
+     * hold fewer than `limit` results (even none) and still have a `next`.
+     */
+    readonly next?: string;
+}
+/** @internal The search route of one client. */
+export declare class Search {
+    private readonly c;
+    private readonly conn;
+    constructor(c: ClientContext, conn: Connection);
+    /**
+     * One page (`ChatClient.search`): the messages of the user's current channels (or of
+     * `channelId` alone) whose current text holds every white-space separated term of `q`
+     * as a case-insensitive substring, in any script, newest first, each a render-ready
+     * {@link Message} with its `channelId`. A deleted message, or the text an edit replaced,
+     * is never found; a channel the user left is not searched.
+     *
+     * Rejects with a ChatdError: `invalid_field` (its `field` says which) for an empty `q` or
+     * one over 256 bytes of UTF-8 (before any request), a `q` of white space only or with a
+     * control character, a `limit` not in 1..100, a `before` that is no cursor of this
+     * server, a bad `channelId`; `forbidden` for a `channelId` the user is not a member of
+     * (or that does not exist: the same answer); `not_found` from a server without search;
+     * `unavailable`, `aborted`, `closed`.
+     *
+     * @example
+     * ```ts
+     * const { results, next } = await client.search('ärger', { limit: 20 });
+     * for (const m of results) console.log(m.channelId, m.senderId, m.body);
+     * if (next !== undefined) await client.search('ärger', { limit: 20, before: next });
+     * ```
+     */
+    page(q: string, options?: SearchOptions): Promise<SearchPage>;
+    /**
+     * Every page (`ChatClient.searchPages`) from the newest (or from `options.before`), each
+     * read when the loop asks for it, following `next` until the last page (a page may be
+     * empty and not the last). `break` out of the loop to read no more. Throws as
+     * {@link Search.page} rejects.
+     *
+     * @example
+     * ```ts
+     * for await (const page of client.searchPages('build-42')) {
+     *   show(page.results);
+     *   if (enough()) break;
+     * }
+     * ```
+     */
+    pages(q: string, options?: SearchOptions): AsyncGenerator<SearchPage, void, undefined>;
+}
+/**
+ * @internal Rejects, before any request, what the server refuses for certain: an empty
+ * `q` and one over {@link SEARCH_Q_MAX_BYTES} bytes of UTF-8 (`invalid_field`, field `q`).
+ * A `q` of white space only, or with a control character, is the server's to refuse (the
+ * same error).
+ */
+export declare function checkQuery(q: string): void;
+/**
+ * @internal Checks and types the body of `GET /v1/me/search` for user `me` (reactions'
+ * `me`, `mentionsMe`); rejects a body of another shape with `internal`.
+ */
+export declare function parseSearchPage(body: unknown, me: string): SearchPage;
+//# sourceMappingURL=search.d.ts.map

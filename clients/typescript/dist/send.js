@@ -1,0 +1,404 @@
+/**
+ * The send path: a send, edit, delete or reaction becomes an outbox record (durable
+ * before its first try), goes out in send order on the open connection (a channel's
+ * records one behind the other), and is matched with its `MSG_ACK` or `ERROR` by
+ * clientMsgId; retryable errors wait out a backoff, others fail the record. An ACK is
+ * also the entry itself for the sending session (the server sends it no `MSG_RECV`).
+ *
+ * @module
+ */
+import { mentionFields } from './mentions.js';
+import { backoffDelay } from './backoff.js';
+import { ChatdError } from './errors.js';
+import { cutUtf8 } from './message-states.js';
+import { newPending } from './outbox-tabs.js';
+import { sendOrder } from './outbox.js';
+/** @internal Sends this tab's outbox records and settles them. */
+export class Sender {
+    c;
+    conn;
+    channels;
+    sync;
+    outbox;
+    putChain = Promise.resolve();
+    /** Sends the outbox's records on the connection; ACKed entries go into the channels through `sync`. */
+    constructor(c, conn, channels, sync, outbox) {
+        this.c = c;
+        this.conn = conn;
+        this.channels = channels;
+        this.sync = sync;
+        this.outbox = outbox;
+    }
+    /** Makes `op` an outbox record and sends it; resolves on its ACK (see `ChatClient.send`). */
+    enqueue(op, options) {
+        if (options.signal?.aborted === true)
+            return Promise.reject(new ChatdError('aborted', 'aborted'));
+        if (op.type !== 'MSG_SEND' && this.conn.features.unsupported.has(op.type)) {
+            return Promise.reject(new ChatdError('unknown_type', `the server does not support ${op.type}`));
+        }
+        const record = {
+            userId: this.c.userId,
+            clientMsgId: options.clientMsgId ?? crypto.randomUUID(),
+            op,
+            createdAt: this.c.now(),
+            order: this.outbox.nextOrder(),
+            state: 'pending',
+            owner: this.c.tabId,
+        };
+        const p = newPending(record, false);
+        const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+        const signal = options.signal;
+        const onAbort = () => {
+            for (const w of p.waiters)
+                w.reject(new ChatdError('aborted', 'aborted'));
+            p.waiters = [];
+            // still waiting for its ACK: out of the outbox (storage too), so nothing resends it
+            if (this.outbox.pending.get(record.clientMsgId) === p)
+                void this.discard(record.clientMsgId);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const settled = () => {
+            signal?.removeEventListener('abort', onAbort);
+        };
+        promise.then(settled, settled);
+        // durable before the first try; puts are chained so sends go out in the order they were made
+        const put = this.putChain.then(() => this.outbox.storage.put(record));
+        this.putChain = put.catch(() => undefined);
+        put.then(() => {
+            if (signal?.aborted === true) {
+                // aborted while being written: the record must not stay behind to be sent by a later load
+                void this.outbox.storage.delete(this.c.userId, record.clientMsgId);
+                return;
+            }
+            if (this.outbox.pending.has(record.clientMsgId))
+                return;
+            this.outbox.pending.set(record.clientMsgId, p);
+            this.outbox.broadcast({ t: 'put', record });
+            this.channels.changed(op.channelId);
+            this.transmit(p);
+        }, (e) => {
+            for (const w of p.waiters)
+                w.reject(new ChatdError('internal', `outbox storage failed: ${String(e)}`));
+            p.waiters = [];
+        });
+        return promise;
+    }
+    /** Sends a failed outbox record again, with its same clientMsgId. */
+    async retry(clientMsgId) {
+        const p = this.outbox.pending.get(clientMsgId);
+        if (p === undefined)
+            throw new ChatdError('not_found', 'no such outbox record');
+        const record = { ...p.record, state: 'pending', owner: this.c.tabId };
+        delete record.error;
+        p.record = record;
+        p.foreign = false;
+        p.attempt = 0;
+        await this.outbox.storage.put(record);
+        this.outbox.broadcast({ t: 'put', record });
+        this.channels.changed(record.op.channelId);
+        const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+        this.transmit(p);
+        return promise;
+    }
+    /** Removes an outbox record; its waiters reject with `discarded`. */
+    async discard(clientMsgId) {
+        const p = this.outbox.pending.get(clientMsgId);
+        if (p === undefined)
+            return;
+        this.outbox.pending.delete(clientMsgId);
+        clearTimeout(p.retryTimer);
+        for (const w of p.waiters)
+            w.reject(new ChatdError('discarded', 'discarded'));
+        await this.outbox.storage.delete(this.c.userId, clientMsgId);
+        this.outbox.broadcast({ t: 'deleted', clientMsgId });
+        this.channels.changed(p.record.op.channelId);
+    }
+    /** The outbox records in send order (this tab's and other tabs'). */
+    records() {
+        return sendOrder([...this.outbox.pending.values()].map((p) => p.record));
+    }
+    /** Waits for a record's outcome (see `ChatClient.whenSent`). */
+    whenSent(clientMsgId, signal) {
+        const p = this.outbox.pending.get(clientMsgId);
+        if (p === undefined)
+            return Promise.reject(new ChatdError('not_found', 'no such outbox record'));
+        if (signal?.aborted === true)
+            return Promise.reject(new ChatdError('aborted', 'aborted'));
+        return new Promise((resolve, reject) => {
+            // aborting stops this wait only: the record stays in the outbox and is still sent
+            const waiter = {
+                resolve: (v) => {
+                    signal?.removeEventListener('abort', onAbort);
+                    resolve(v);
+                },
+                reject: (e) => {
+                    signal?.removeEventListener('abort', onAbort);
+                    reject(e);
+                },
+            };
+            const onAbort = () => {
+                const i = p.waiters.indexOf(waiter);
+                if (i >= 0)
+                    p.waiters.splice(i, 1);
+                reject(new ChatdError('aborted', 'aborted'));
+            };
+            signal?.addEventListener('abort', onAbort, { once: true });
+            p.waiters.push(waiter);
+        });
+    }
+    /** A connection opened: send this tab's records, then those other tabs left behind (reload, crash). */
+    async resendAll() {
+        // ours first, at once and in order; then records other tabs left behind
+        this.pump();
+        await this.outbox.load();
+        this.pump();
+    }
+    /** A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read). */
+    onAck(a) {
+        const p = this.outbox.pending.get(a.clientMsgId);
+        if (p === undefined) {
+            // a send aborted or discarded while on its way was stored after all: read it, so it shows
+            const ch = this.channels.get(a.channelId);
+            if (ch?.opened === true) {
+                ch.log.noteLastSeq(a.seq);
+                this.sync.catchUp(ch);
+            }
+            return;
+        }
+        this.conn.features.confirmUpTo(p.frameNo);
+        if (p.record.op.type !== 'MSG_SEND')
+            this.conn.features.confirm(p.record.op.type);
+        const sent = {
+            clientMsgId: a.clientMsgId,
+            messageId: a.messageId,
+            channelId: a.channelId,
+            seq: a.seq,
+            ts: a.ts,
+            duplicate: a.duplicate,
+        };
+        this.completed(p, sent);
+        void this.outbox.storage.delete(this.c.userId, a.clientMsgId);
+        this.outbox.broadcast({ t: 'acked', clientMsgId: a.clientMsgId, ack: sent });
+    }
+    /** An outbox record was ACKed (here or in another tab). */
+    completed(p, sent) {
+        this.outbox.pending.delete(p.record.clientMsgId);
+        clearTimeout(p.retryTimer);
+        const op = p.record.op;
+        const ch = this.channels.ctx(sent.channelId);
+        if (!sent.duplicate)
+            this.channels.memberNow(ch);
+        if (op.type === 'MSG_SEND') {
+            ch.sent.set(sent.clientMsgId, {
+                clientMsgId: sent.clientMsgId,
+                channelId: sent.channelId,
+                body: op.body,
+                state: 'sent',
+                seq: sent.seq,
+                messageId: sent.messageId,
+                error: undefined,
+                createdAt: p.record.createdAt,
+                ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
+                ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
+                ...mentionFields(op),
+            });
+        }
+        // the sending session gets no MSG_RECV for its own entry: make it from the ACK
+        const entry = {
+            type: 'MSG_RECV',
+            messageId: sent.messageId,
+            channelId: sent.channelId,
+            senderId: this.c.userId,
+            seq: sent.seq,
+            ts: sent.ts,
+            clientMsgId: sent.clientMsgId,
+            ...(op.type === 'MSG_SEND'
+                ? { kind: 'message', body: op.body, ...replyFields(op, ch.log) }
+                : op.type === 'MSG_EDIT'
+                    ? { kind: 'edit', body: op.body, targetId: op.messageId }
+                    : op.type === 'MSG_DELETE'
+                        ? { kind: 'delete', body: '', targetId: op.messageId }
+                        : { kind: 'reaction', body: '', targetId: op.messageId, emoji: op.emoji, op: op.op }),
+        };
+        if (sent.duplicate && !ch.log.has(sent.messageId)) {
+            // a duplicate's original may already have been edited: learn its state by reading, not from here
+            ch.log.noteLastSeq(sent.seq);
+            if (ch.opened && ch.log.isStarted && sent.seq <= ch.log.high) {
+                /* already in the window under another path: nothing to do */
+            }
+            else if (ch.opened) {
+                this.sync.ingest(ch.id, op.type === 'MSG_SEND' ? [entry] : [], false);
+                this.sync.catchUp(ch);
+            }
+        }
+        else {
+            this.sync.ingest(ch.id, [entry], false);
+        }
+        ch.store.invalidate();
+        for (const w of p.waiters)
+            w.resolve(sent);
+        p.waiters = [];
+    }
+    /**
+     * An ERROR naming a clientMsgId arrived: when it is a held record's, it is retried
+     * (retryable) or failed. Returns whether it was one.
+     */
+    onError(clientMsgId, err) {
+        const p = this.outbox.pending.get(clientMsgId);
+        if (p === undefined)
+            return false;
+        this.conn.features.confirmUpTo(p.frameNo);
+        this.sendFailed(p, err);
+        return true;
+    }
+    /** The channel of a held record (undefined when none is held under `clientMsgId`). */
+    channelOf(clientMsgId) {
+        return this.outbox.pending.get(clientMsgId)?.record.op.channelId;
+    }
+    /** The server does not know the frame type of record `clientMsgId` (`unknown_type`): it fails. */
+    unsupported(clientMsgId, err) {
+        const p = this.outbox.pending.get(clientMsgId);
+        if (p !== undefined)
+            this.fail(p, err);
+    }
+    /** Whether a record sent on the open connection has waited for its answer longer than `limitMs`. */
+    stale(now, limitMs) {
+        const open = this.conn.openGen;
+        for (const p of this.outbox.pending.values()) {
+            if (p.inflightConn !== 0 && p.inflightConn === open && now - (p.sentAt ?? now) > limitMs)
+                return true;
+        }
+        return false;
+    }
+    /** The connection dropped: nothing is in flight (all is sent again after the next HELLO). */
+    dropped() {
+        for (const p of this.outbox.pending.values())
+            p.inflightConn = 0;
+    }
+    /** The client closed: no more retries; waiters reject with `closed` (the records stay stored). */
+    close() {
+        for (const p of this.outbox.pending.values()) {
+            clearTimeout(p.retryTimer);
+            for (const w of p.waiters)
+                w.reject(new ChatdError('closed', 'client closed'));
+            p.waiters = [];
+        }
+    }
+    transmit(p) {
+        clearTimeout(p.retryTimer);
+        p.retryTimer = undefined;
+        this.pump();
+    }
+    /**
+     * Sends every pending record of this tab that is not in flight on the current
+     * connection, in send order; a channel's later records wait behind one that waits for
+     * its retry, so a channel's messages are stored in the order they were sent.
+     */
+    pump() {
+        if (this.conn.openGen === 0)
+            return;
+        const pending = this.outbox.pending;
+        const blocked = new Set();
+        for (const r of sendOrder([...pending.values()].map((x) => x.record))) {
+            const p = pending.get(r.clientMsgId);
+            if (p === undefined || p.foreign || p.record.state !== 'pending')
+                continue;
+            const ch = p.record.op.channelId;
+            if (blocked.has(ch))
+                continue;
+            if (p.retryTimer !== undefined) {
+                blocked.add(ch);
+                continue;
+            }
+            if (p.inflightConn === this.conn.openGen)
+                continue;
+            const no = this.conn.send(frameOf(p.record));
+            if (no === 0)
+                return;
+            p.inflightConn = this.conn.openGen;
+            p.frameNo = no;
+            p.sentAt = this.c.now();
+        }
+    }
+    /**
+     * A refusal of a record: retryable ones wait and go again with the same clientMsgId (slow
+     * mode's, `reason: "slow_mode"`, exactly its `retryAfterMs`, without growing the backoff:
+     * the server's time is exact); others (`muted`, `read_only`, `blocked`, …) fail it for good.
+     */
+    sendFailed(p, err) {
+        if (err.retryable && err.reason === 'slow_mode' && err.retryAfterMs !== undefined) {
+            p.inflightConn = 0;
+            clearTimeout(p.retryTimer);
+            p.retryTimer = setTimeout(() => {
+                p.retryTimer = undefined;
+                this.pump();
+            }, Math.max(1, err.retryAfterMs));
+            return;
+        }
+        if (err.retryable) {
+            p.inflightConn = 0;
+            const delay = Math.max(backoffDelay(p.attempt++, { baseMs: 250, maxMs: 30_000, ...this.c.opts.retryBackoff }), err.retryAfterMs ?? 0);
+            clearTimeout(p.retryTimer);
+            p.retryTimer = setTimeout(() => {
+                p.retryTimer = undefined;
+                this.pump();
+            }, delay);
+            return;
+        }
+        this.fail(p, err);
+    }
+    fail(p, err) {
+        p.inflightConn = 0;
+        const record = { ...p.record, state: 'failed', error: err.toJSON() };
+        p.record = record;
+        void this.outbox.storage.put(record);
+        this.outbox.broadcast({ t: 'put', record });
+        this.channels.changed(record.op.channelId);
+        for (const w of p.waiters)
+            w.reject(err);
+        p.waiters = [];
+        this.c.events.emit('failed', record.clientMsgId, err);
+    }
+}
+/**
+ * The reply fields of the entry an ACK of a send stands for (the ACK carries none): its
+ * `replyTo` and `threadId`, and a preview of the quoted message when the channel's window
+ * holds it (as the server made it: the current text cut to 200 bytes, or deleted).
+ */
+function replyFields(op, log) {
+    const quoted = op.replyTo === undefined ? undefined : log.message(op.replyTo);
+    return {
+        ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
+        ...(quoted !== undefined
+            ? { replyPreview: quoted.deleted ? { senderId: quoted.senderId, body: '', deleted: true } : { senderId: quoted.senderId, body: cutUtf8(quoted.body) } }
+            : {}),
+        ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
+        // as asked: the server keeps those who are members, which the ACK does not say; a read
+        // of the entry has the mentions kept
+        ...mentionFields(op),
+    };
+}
+/** The frame that sends an outbox record. */
+function frameOf(r) {
+    const op = r.op;
+    switch (op.type) {
+        case 'MSG_SEND':
+            // the reply fields only when set: the same frame as before for a plain send
+            return {
+                type: 'MSG_SEND',
+                channelId: op.channelId,
+                clientMsgId: r.clientMsgId,
+                body: op.body,
+                ...(op.replyTo !== undefined ? { replyTo: op.replyTo } : {}),
+                ...(op.threadId !== undefined ? { threadId: op.threadId } : {}),
+                ...mentionFields(op),
+            };
+        case 'MSG_EDIT':
+            return { type: 'MSG_EDIT', clientMsgId: r.clientMsgId, messageId: op.messageId, body: op.body };
+        case 'MSG_DELETE':
+            return { type: 'MSG_DELETE', clientMsgId: r.clientMsgId, messageId: op.messageId };
+        case 'MSG_REACT':
+            return { type: 'MSG_REACT', clientMsgId: r.clientMsgId, messageId: op.messageId, emoji: op.emoji, op: op.op };
+    }
+}
+//# sourceMappingURL=send.js.map

@@ -1,0 +1,90 @@
+/**
+ * Who is typing in one channel: each `start` lasts until its `expiresAt` (or `ttlMs`
+ * when the server sent none), a `stop` or a message from that user ends it. Pure: the
+ * caller passes the time.
+ */
+export class TypingTracker {
+    typers = new Map();
+    cache = [];
+    ttlMs;
+    /** @param ttlMs - lifetime of a `start` without `expiresAt` (default 6000 ms, the server's default) */
+    constructor(ttlMs = 6000) {
+        this.ttlMs = ttlMs;
+    }
+    /** Applies a server TYPING frame; returns true when the list changed. */
+    apply(frame, now) {
+        if (frame.state === 'stop')
+            return this.remove(frame.userId);
+        const until = frame.expiresAt ?? now + this.ttlMs;
+        if (until <= now)
+            return this.remove(frame.userId);
+        const had = this.typers.has(frame.userId);
+        this.typers.set(frame.userId, until);
+        if (!had)
+            this.cache = undefined;
+        return !had;
+    }
+    /** Ends a user's indicator (a stop, or a message from them); returns true when it changed. */
+    remove(userId) {
+        const had = this.typers.delete(userId);
+        if (had)
+            this.cache = undefined;
+        return had;
+    }
+    /** Drops expired indicators; returns true when the list changed. */
+    expire(now) {
+        let changed = false;
+        for (const [u, until] of this.typers) {
+            if (until <= now) {
+                this.typers.delete(u);
+                changed = true;
+            }
+        }
+        if (changed)
+            this.cache = undefined;
+        return changed;
+    }
+    /** The earliest expiry, for scheduling a timer. */
+    nextExpiry() {
+        let min;
+        for (const until of this.typers.values())
+            if (min === undefined || until < min)
+                min = until;
+        return min;
+    }
+    /** Users typing now, sorted; the same array until it changes. */
+    list() {
+        this.cache ??= Object.freeze([...this.typers.keys()].sort());
+        return this.cache;
+    }
+}
+/**
+ * Client-side throttle of the user's own typing: at most one `start` per `throttleMs`
+ * while typing goes on, one `stop` when it ends. Pure: the caller passes the time.
+ */
+export class TypingThrottle {
+    lastStart;
+    throttleMs;
+    /** @param throttleMs - minimum time between two `start` frames (default 2000 ms) */
+    constructor(throttleMs = 2000) {
+        this.throttleMs = throttleMs;
+    }
+    /** The user typed: returns true when a `start` should be sent now. */
+    onInput(now) {
+        if (this.lastStart !== undefined && now - this.lastStart < this.throttleMs)
+            return false;
+        this.lastStart = now;
+        return true;
+    }
+    /** The user stopped typing: returns true when a `stop` should be sent. */
+    onStop() {
+        const active = this.lastStart !== undefined;
+        this.lastStart = undefined;
+        return active;
+    }
+    /** A message was sent: the server stops the indicator itself, so no `stop` is needed. */
+    onSent() {
+        this.lastStart = undefined;
+    }
+}
+//# sourceMappingURL=typing.js.map

@@ -1,0 +1,190 @@
+//! The sequencer inside a channel's task, fed directly (no NATS): a later
+//! seq that arrives first waits for the earlier one; a gap that does not
+//! close is filled from a real database after the wait.
+
+use super::*;
+use crate::ids::ClientMsgId;
+use crate::outbound::{CloseSignal, SessionHandle};
+use crate::store::{EntryOutcome, NewEntry, StoreOptions};
+
+struct Fixture {
+    store: Store,
+    hub: Arc<Hub>,
+    bob: mpsc::Receiver<Utf8Bytes>,
+    stored: Vec<Entry>,
+    members: Arc<[UserId]>,
+    _dir: tempfile::TempDir,
+}
+
+async fn fixture(messages: usize) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::connect(&StoreOptions {
+        url: format!("sqlite://{}", dir.path().join("t.db").display()),
+        max_connections: 2,
+        timeout: Duration::from_secs(5),
+    })
+    .await
+    .unwrap();
+    store.migrate().await.unwrap();
+    let room = ChannelId::parse("room").unwrap();
+    let members = vec![UserId::parse("alice").unwrap(), UserId::parse("bob").unwrap()];
+    store.create_channel(&room, &members, 1).await.unwrap();
+    let sends: Vec<NewEntry> = (0..messages)
+        .map(|n| NewEntry {
+            sender_id: members[0].clone(),
+            channel_id: room.clone(),
+            client_msg_id: ClientMsgId::parse(&format!("m{n}")).unwrap(),
+            body: format!("body {n}"),
+            change: crate::store::Change::Message,
+            mentions: Default::default(),
+            origin: Default::default(),
+            attachments: Vec::new(),
+        })
+        .collect();
+    let batch = store.write_batch(&sends, 10).await.unwrap();
+    let stored = batch
+        .outcomes
+        .into_iter()
+        .map(|o| match o {
+            EntryOutcome::Stored(m) => m,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let hub = Arc::new(Hub::default());
+    let (tx, bob) = mpsc::channel(64);
+    hub.register(SessionHandle::new(
+        "bob-1".into(),
+        members[1].clone(),
+        tx,
+        Arc::new(crate::outbound::QueuedBytes::new(usize::MAX)),
+        Arc::new(CloseSignal::default()),
+    ));
+    Fixture {
+        store,
+        hub,
+        bob,
+        stored,
+        members: members.into(),
+        _dir: dir,
+    }
+}
+
+fn envelope(message: &Entry, members: &[UserId]) -> Bytes {
+    let envelope = ChannelEnvelope {
+        message: crate::view::recv(message),
+        members: Some(members.iter().map(|m| m.as_str().to_owned()).collect()),
+    };
+    Bytes::from(serde_json::to_vec(&envelope).unwrap())
+}
+
+fn seq_of(frame: &Utf8Bytes) -> i64 {
+    let value: serde_json::Value = serde_json::from_str(frame.as_str()).unwrap();
+    assert_eq!(value["type"], "MSG_RECV");
+    value["seq"].as_i64().unwrap()
+}
+
+async fn next_seq(rx: &mut mpsc::Receiver<Utf8Bytes>) -> i64 {
+    let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("a MSG_RECV in time")
+        .expect("queue open");
+    seq_of(&frame)
+}
+
+/// A catch-up hands what it reads back only to the members who joined
+/// before each message, never to the current members as such: a member
+/// who left and came back must not get what was stored while it was
+/// away.
+#[tokio::test]
+async fn a_catch_up_skips_members_who_joined_after_the_message() {
+    let mut f = fixture(2).await;
+    let room = ChannelId::parse("room").unwrap();
+    // Bob leaves and comes back when the last seq is 2; seq 3 follows.
+    f.store.set_member(&room, &f.members[1], false, 20).await.unwrap();
+    assert_eq!(f.store.set_member(&room, &f.members[1], true, 30).await.unwrap(), 2);
+    let third = NewEntry {
+        sender_id: f.members[0].clone(),
+        channel_id: room.clone(),
+        client_msg_id: ClientMsgId::parse("m-after").unwrap(),
+        body: "after bob came back".into(),
+        change: crate::store::Change::Message,
+        mentions: Default::default(),
+        origin: Default::default(),
+        attachments: Vec::new(),
+    };
+    f.store.write_batch(&[third], 40).await.unwrap();
+    // A catch-up from the channel's start (a NATS reconnect, or a floor
+    // from a stale event).
+    let mut core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1);
+    core.catch_up().await;
+    assert_eq!(next_seq(&mut f.bob).await, 3, "nothing from before bob came back");
+    assert!(f.bob.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn a_later_seq_is_held_until_the_earlier_one_arrives() {
+    let mut f = fixture(3).await;
+    let room = ChannelId::parse("room").unwrap();
+    // A long wait: the gap must close by the late message, not by a fill.
+    let core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1);
+    let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Bytes>();
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(core.run(tokio_stream_from(inbound_rx), cmd_rx, stop.clone()));
+    // seq 3 from NATS, then 1 committed locally by alice's session, then 2 from NATS.
+    inbound_tx.send(envelope(&f.stored[2], &f.members)).unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(f.bob.try_recv().is_err(), "seq 3 is held while 1 and 2 are missing");
+    cmd_tx
+        .send(ChannelCmd::Local(Handoff::stored(
+            &f.stored[0],
+            f.members.clone(),
+            Some("alice-1".into()),
+        )))
+        .unwrap();
+    assert_eq!(next_seq(&mut f.bob).await, 1);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(f.bob.try_recv().is_err(), "seq 3 still waits for 2");
+    inbound_tx.send(envelope(&f.stored[1], &f.members)).unwrap();
+    assert_eq!(next_seq(&mut f.bob).await, 2);
+    assert_eq!(next_seq(&mut f.bob).await, 3);
+    // A copy of an old one is not delivered again.
+    inbound_tx.send(envelope(&f.stored[1], &f.members)).unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(f.bob.try_recv().is_err(), "seq 2 only once");
+    stop.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_gap_that_does_not_close_is_filled_from_the_database_after_the_wait() {
+    let mut f = fixture(4).await;
+    let room = ChannelId::parse("room").unwrap();
+    let wait = Duration::from_millis(300);
+    let core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), wait, 1);
+    let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Bytes>();
+    let (_cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(core.run(tokio_stream_from(inbound_rx), cmd_rx, stop.clone()));
+    // Only seq 4 arrives; 1..=3 never come through NATS.
+    let started = std::time::Instant::now();
+    inbound_tx.send(envelope(&f.stored[3], &f.members)).unwrap();
+    let seqs = [
+        next_seq(&mut f.bob).await,
+        next_seq(&mut f.bob).await,
+        next_seq(&mut f.bob).await,
+        next_seq(&mut f.bob).await,
+    ];
+    assert!(
+        started.elapsed() >= wait,
+        "held for the wait first: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(seqs, [1, 2, 3, 4], "filled from the database, in order");
+    stop.cancel();
+    task.await.unwrap();
+}
+
+fn tokio_stream_from(mut rx: mpsc::UnboundedReceiver<Bytes>) -> BoxStream<'static, Bytes> {
+    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
+}

@@ -1,0 +1,168 @@
+//! Erasing a user (protocol.md §19, guarantee 14): `DELETE
+//! /v1/users/{userId}` starts (or joins) an erasure here, and the server's
+//! start resumes the ones a stopped server left pending.
+//!
+//! An erasure first stores its watermark with a pending mark
+//! (`store/erasure.rs`, `user_erasures`): from then on the user's earlier
+//! tokens are refused ([`crate::auth::ErasedUsers`]) and its sessions are
+//! closed with 1008 on every node ([`crate::delivery::Delivery::user_erased`]).
+//! Then [`run`] does the work in rounds of at most `erasure_batch`, each
+//! idempotent, so a restart simply does them again: the user's messages
+//! deleted as by `MSG_DELETE` and its reactions removed, as entries through
+//! group commit (the channel's own commit task, so the text, previews, index
+//! rows and attachments go as for any delete), its memberships ended as
+//! `MEMBER` `leave`s on the channels' commit tasks, its other rows and its
+//! idempotency keys erased; last, the pending mark is cleared and the
+//! watermark raised to the end.
+
+mod run;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::ids::{now_ms, UserId};
+use crate::state::AppState;
+use crate::store::{Store, StoreError};
+
+/// How often a PostgreSQL node reads the erasure watermarks again (other
+/// nodes erase users too). An erasure answers no sooner than twice this
+/// after its watermark was stored, so every node refuses the old tokens by
+/// then.
+pub const REFRESH: Duration = Duration::from_secs(1);
+
+/// Why an erasure could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum EraseError {
+    /// The watermark could not be stored: nothing was erased.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The server is shutting down.
+    #[error("the server is shutting down")]
+    Stopped,
+}
+
+/// The erasures running on this node, by user: each one's "done" signal.
+#[derive(Debug, Default)]
+pub struct Erasures {
+    running: Mutex<HashMap<UserId, watch::Receiver<bool>>>,
+}
+
+impl Erasures {
+    /// The erasure of `user` running on this node, if any.
+    fn running(&self, user: &UserId) -> Option<watch::Receiver<bool>> {
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.get(user).cloned()
+    }
+
+    fn remove(&self, user: &UserId) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.remove(user);
+    }
+}
+
+/// Starts erasing `user`, or joins the erasure of it already running on
+/// this node: the watermark and pending mark are stored and the user's
+/// sessions closed before this returns; the returned signal turns `true`
+/// when every effect is stored.
+///
+/// # Errors
+/// [`EraseError`] when the watermark cannot be stored (nothing changed).
+pub async fn start(state: &AppState, user: &UserId) -> Result<watch::Receiver<bool>, EraseError> {
+    if let Some(done) = state.erasures.running(user) {
+        return Ok(done);
+    }
+    if state.shutdown.is_cancelled() {
+        return Err(EraseError::Stopped);
+    }
+    let started = now_ms();
+    state.store.begin_erasure(user, started).await?;
+    state.auth.erased().record(user, started);
+    state.delivery.user_erased(user);
+    tracing::info!(user_id = %user, "erasing a user");
+    Ok(spawn(state, user, started))
+}
+
+/// Spawns [`run::erase`] for `user` (watermark stored at `started`, ms),
+/// unless one is running already; returns its "done" signal.
+fn spawn(state: &AppState, user: &UserId, started: i64) -> watch::Receiver<bool> {
+    let (done_tx, done) = watch::channel(false);
+    {
+        let mut running = state.erasures.running.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(existing) = running.get(user) {
+            return existing.clone();
+        }
+        running.insert(user.clone(), done.clone());
+    }
+    let state = state.clone();
+    let user = user.clone();
+    tokio::spawn(async move {
+        let finished = run::erase(&state, &user, started).await;
+        state.erasures.remove(&user);
+        if finished {
+            let _ = done_tx.send(true);
+        }
+    });
+    done
+}
+
+/// At the server's start: reads every erasure watermark into the token
+/// verifier (before the first request), resumes the erasures left pending,
+/// and on PostgreSQL reads the watermarks again every [`REFRESH`] until
+/// shutdown.
+///
+/// # Errors
+/// The store's error when the watermarks cannot be read.
+pub async fn start_background(state: &AppState) -> Result<(), StoreError> {
+    let rows = state.store.erasure_watermarks().await?;
+    state.auth.erased().record_all(&rows);
+    let resume = state.clone();
+    tokio::spawn(async move { resume_pending(&resume).await });
+    if matches!(state.store, Store::Postgres(_)) {
+        let refresh = state.clone();
+        tokio::spawn(async move { refresh_watermarks(&refresh).await });
+    }
+    Ok(())
+}
+
+/// Resumes every pending erasure (its watermark as stored: tokens issued
+/// before it stay refused, and [`run::erase`] raises it at the end).
+async fn resume_pending(state: &AppState) {
+    let mut backoff = Duration::from_millis(200);
+    let pending = loop {
+        match state.store.pending_erasures().await {
+            Ok(pending) => break pending,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the pending erasures; retrying");
+                tokio::select! {
+                    _ = state.shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(30));
+            }
+        }
+    };
+    for user in pending {
+        tracing::info!(user_id = %user, "resuming an erasure left pending");
+        state.delivery.user_erased(&user);
+        let _ = spawn(state, &user, now_ms());
+    }
+}
+
+/// Reads the watermarks again every [`REFRESH`] (other nodes' erasures).
+async fn refresh_watermarks(state: &AppState) {
+    let mut tick = tokio::time::interval(REFRESH);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        match state.store.erasure_watermarks().await {
+            Ok(rows) => state.auth.erased().record_all(&rows),
+            Err(error) => tracing::warn!(%error, "cannot read the erasure watermarks"),
+        }
+    }
+}

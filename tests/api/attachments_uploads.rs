@@ -1,0 +1,158 @@
+//! Attachments (protocol.md §15), uploads over real, slow or abandoned
+//! connections, on both stores: an upload is bounded by the time between
+//! its bytes, not by its length; one that stalls, or whose client goes
+//! away, or that ends before it is stored, leaves nothing in storage; image decodes wait
+//! for the decode budget (`max_image_pixels` in flight) instead of each
+//! taking its memory at once.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use chatd_testkit::on_both_stores;
+use chatd_testkit::{spawn_app_with, Backend, TestApp};
+
+use crate::attachments::{count, eventually, png, stored_files};
+
+on_both_stores!(
+    an_upload_slower_than_the_request_deadline_is_stored,
+    an_upload_that_stalls_gets_408_and_leaves_nothing,
+    image_decodes_wait_for_the_decode_budget,
+    an_upload_ended_before_it_is_stored_leaves_nothing,
+    an_upload_whose_client_goes_away_is_expired_like_any_unsent_one,
+);
+
+/// The request deadline of these tests' servers (`handshake_timeout_ms`).
+const DEADLINE_MS: u64 = 800;
+
+/// Opens a connection and writes the head of an upload of `len` bytes of
+/// `content_type` into channel `room` as `user`.
+async fn upload_head(app: &TestApp, user: &str, content_type: &str, len: usize) -> TcpStream {
+    let mut socket = TcpStream::connect(app.addr).await.expect("connect");
+    let head = format!(
+        "POST /v1/channels/room/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n",
+        app.token(user)
+    );
+    socket.write_all(head.as_bytes()).await.expect("head");
+    socket
+}
+
+/// The whole answer on `socket`, as text.
+async fn answer(mut socket: TcpStream) -> String {
+    let mut bytes = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), socket.read_to_end(&mut bytes)).await;
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Whether a whole object is in the file store (not only the staging file
+/// of one being written, named `…#n` by `object_store`).
+fn stored(app: &TestApp) -> bool {
+    stored_files(app)
+        .iter()
+        .any(|name| name.starts_with("files") && !name.contains('#'))
+}
+
+async fn nothing_left(app: &TestApp, backend: Backend) -> bool {
+    stored_files(app).is_empty() && count(app, backend, "SELECT count(*) FROM attachments").await == 0
+}
+
+/// A body that takes three times the request deadline to arrive, but never
+/// stops for as long as the deadline, is stored (before, every request was
+/// cut off at `handshake_timeout_ms` as a whole: a 25 MiB upload needed
+/// 2.5 MB/s).
+async fn an_upload_slower_than_the_request_deadline_is_stored(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.handshake_timeout_ms = DEADLINE_MS).await;
+    app.create_channel("room", &["alice"]).await;
+    let parts = 12;
+    let part = vec![b'x'; 1000];
+    let mut socket = upload_head(&app, "alice", "application/pdf", parts * part.len()).await;
+    for _ in 0..parts {
+        tokio::time::sleep(Duration::from_millis(DEADLINE_MS / 4)).await;
+        socket.write_all(&part).await.expect("part");
+    }
+    let answer = answer(socket).await;
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert!(answer.contains("\"size\":12000"), "{answer}");
+    assert_eq!(count(&app, backend, "SELECT count(*) FROM attachments").await, 1);
+}
+
+/// A body that stops arriving for longer than `handshake_timeout_ms` gets
+/// 408, and what it wrote is removed.
+async fn an_upload_that_stalls_gets_408_and_leaves_nothing(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.handshake_timeout_ms = DEADLINE_MS).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut socket = upload_head(&app, "alice", "application/pdf", 100_000).await;
+    socket.write_all(&[b'x'; 10_000]).await.expect("part");
+    let answer = answer(socket).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("handshake_timeout_ms"), "{answer}");
+    eventually("nothing left behind", || nothing_left(&app, backend)).await;
+}
+
+/// While the whole decode budget is held, an image upload is received and
+/// stored but not decoded, so it is not answered; once the budget is free
+/// it is.
+async fn image_decodes_wait_for_the_decode_budget(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.max_image_pixels = 1_000_000).await;
+    app.create_channel("room", &["alice"]).await;
+    let held = app.state.attachments.decode_permit(u64::MAX).await.expect("budget");
+    let image = png(64, 64);
+    let mut socket = upload_head(&app, "alice", "image/png", image.len()).await;
+    socket.write_all(&image).await.expect("body");
+    eventually("the bytes stored", || async { stored(&app) }).await;
+    let mut early = [0u8; 1];
+    let waited = tokio::time::timeout(Duration::from_millis(500), socket.read(&mut early)).await;
+    assert!(waited.is_err(), "answered while the decode budget was held");
+    drop(held);
+    let answer = answer(socket).await;
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert!(answer.contains("\"width\":64"), "{answer}");
+}
+
+/// An upload ended after its bytes are stored but before its row is (here:
+/// the server shuts down while the upload's decode waits for the budget,
+/// and the drain period ends the connection, dropping the upload): the
+/// bytes are removed, as if it had been refused. Before, they stayed in
+/// storage with no row, where the orphan sweep (which reads rows) never
+/// found them; the breaker's whole-request deadline dropped uploads the
+/// same way.
+async fn an_upload_ended_before_it_is_stored_leaves_nothing(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.max_image_pixels = 1_000_000).await;
+    app.create_channel("room", &["alice"]).await;
+    let held = app.state.attachments.decode_permit(u64::MAX).await.expect("budget");
+    let image = png(64, 64);
+    let mut socket = upload_head(&app, "alice", "image/png", image.len()).await;
+    socket.write_all(&image).await.expect("body");
+    eventually("the bytes stored", || async { stored(&app) }).await;
+    app.shutdown.cancel();
+    let answer = answer(socket).await;
+    assert!(!answer.contains("201"), "stored while the budget was held: {answer}");
+    eventually("the stored bytes removed", || async { stored_files(&app).is_empty() }).await;
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(stored_files(&app).is_empty(), "{:?}", stored_files(&app));
+    assert_eq!(count(&app, backend, "SELECT count(*) FROM attachments").await, 0);
+}
+
+/// A client that goes away after sending its whole body does not end the
+/// upload (the server reads a closed socket as a half-close, RFC 9112
+/// §9.6): it is stored as an upload no message claims, and removed, bytes
+/// and row, after `attachment_orphan_ttl_secs`.
+async fn an_upload_whose_client_goes_away_is_expired_like_any_unsent_one(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.max_image_pixels = 1_000_000;
+        c.attachment_orphan_ttl_secs = 1;
+    })
+    .await;
+    app.create_channel("room", &["alice"]).await;
+    let held = app.state.attachments.decode_permit(u64::MAX).await.expect("budget");
+    let image = png(64, 64);
+    let mut socket = upload_head(&app, "alice", "image/png", image.len()).await;
+    socket.write_all(&image).await.expect("body");
+    eventually("the bytes stored", || async { stored(&app) }).await;
+    drop(socket);
+    drop(held);
+    eventually("bytes and row expired", || nothing_left(&app, backend)).await;
+}
