@@ -49,6 +49,7 @@ pub mod nats_addr;
 pub mod outbound;
 pub mod permissions;
 pub(crate) mod private_files;
+pub mod retention;
 pub mod secrets;
 pub mod startup;
 pub mod state;

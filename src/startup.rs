@@ -245,6 +245,8 @@ impl Application {
             stop.cancel();
             tracing::info!("shutting down: no new connections");
         });
+        // §19: the retention sweep, every `retention_sweep_secs`.
+        crate::retention::spawn(state.store.clone(), &state.config, background.clone());
         let limits = state.limits.clone();
         let housekeeping = background.clone();
         tokio::spawn(async move {

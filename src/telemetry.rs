@@ -22,6 +22,10 @@
 //! | `chatd_db_primary_switches_total` | counter | times the store followed the primary to another host |
 //! | `chatd_db_replication_lag_bytes` | gauge | WAL bytes the primary's slowest standby has not replayed (several hosts; needs `pg_monitor`) |
 //! | `chatd_db_sync_standbys` | gauge | standbys the primary counts as synchronous now (several hosts) |
+//! | `chatd_retention_erased_total` | counter | messages the retention sweep erased (§19) |
+//! | `chatd_retention_channels_left` | gauge | channels the running retention sweep has still to do (its progress) |
+//! | `chatd_retention_sweep_seconds` | histogram | how long a whole retention sweep took |
+//! | `chatd_retention_last_complete_seconds` | gauge | unix time at which the last retention sweep that finished without an error started; `time() -` it is the sweep's lag |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -232,4 +236,24 @@ pub fn webhook_lag(entries: i64, seconds: f64) {
 /// Webhooks: lease buckets this node holds (of 64).
 pub fn webhook_leases(buckets: usize) {
     metrics::gauge!("chatd_webhook_leases_held").set(buckets as f64);
+}
+
+/// The retention sweep erased `count` messages (§19).
+pub fn retention_erased(count: u64) {
+    metrics::counter!("chatd_retention_erased_total").increment(count);
+}
+
+/// Channels the running retention sweep has still to do.
+pub fn retention_channels_left(count: usize) {
+    metrics::gauge!("chatd_retention_channels_left").set(count as f64);
+}
+
+/// A retention sweep that started at `started` finished without an error
+/// after `took`.
+pub fn retention_sweep_done(took: Duration, started: std::time::SystemTime) {
+    metrics::histogram!("chatd_retention_sweep_seconds").record(took.as_secs_f64());
+    let unix = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    metrics::gauge!("chatd_retention_last_complete_seconds").set(unix);
 }
