@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use super::channel_types::{parse_kind, parse_posting_role, parse_visibility};
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::sorted_members;
-use super::types::{parse_kind, parse_posting_role, parse_visibility};
 use super::{dispatch, dispatch_write, Channel, ChannelPatch, CommitSent, NewChannel, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Action;

@@ -16,9 +16,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::attachments::{attachment_columns, attachment_from_row};
+use super::channel_types::parse_role;
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
-use super::types::parse_role;
 use super::{dispatch, AttachmentRow, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Role;

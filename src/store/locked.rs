@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use super::channel_types::parse_role;
 use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
 use super::entry_rules::{self, ChannelRules, SenderState};
-use super::types::parse_role;
 use super::{Change, ChannelSettings, Entry, EntryKind, NewEntry, OfflineMembers, StoreError};
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::{Notify, Role};

@@ -2,9 +2,9 @@
 //! joined (in the channel's sequence), and who shares a channel with whom.
 
 use super::channel_lock::{LAST_SEQ, ROLE_OF};
+use super::channel_types::parse_role;
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::sorted_members;
-use super::types::parse_role;
 use super::{
     dispatch, dispatch_write, CommitSent, MemberEvent, MemberRow, MembersPage, MembershipOutcome, Store, StoreError,
 };

@@ -43,7 +43,7 @@
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
 //!
 //! and around them `handle.rs` (the `Store` enum, its timeouts and the
-//! `dispatch!` to the database), `types.rs` (rows), `error.rs`, `connect.rs` (URLs, pools,
+//! `dispatch!` to the database), `types.rs` (the log's rows), `channel_types.rs` (channels', members' and positions' rows), `error.rs`, `connect.rs` (URLs, pools,
 //! migrations), `dialect.rs` (what an operation needs of a database),
 //! `entry_row.rs` (an entry's columns) and `channel_of.rs` (the routing cache).
 
@@ -51,6 +51,7 @@ mod attachments;
 mod blocks;
 mod channel_lock;
 mod channel_of;
+mod channel_types;
 mod channels;
 mod connect;
 mod dialect;
@@ -82,6 +83,7 @@ mod webhooks;
 
 pub use attachments::AttachmentRow;
 pub use blocks::MAX_BLOCKS;
+pub use channel_types::*;
 pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;

@@ -2,9 +2,9 @@
 //! forward, and where a user stands in every channel (watermarks and unread
 //! count).
 
+use super::channel_types::{parse_kind, parse_posting_role, parse_role, parse_visibility};
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::locked::parse_notify;
-use super::types::{parse_kind, parse_posting_role, parse_role, parse_visibility};
 use super::{dispatch, dispatch_write, ChannelPosition, CommitSent, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 

@@ -14,11 +14,11 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use sqlx::{Postgres, Row};
 
 use self::changes::{Changes, Effects};
+use super::channel_types::{parse_kind, parse_posting_role, parse_role};
 use super::dialect::SqlStore;
 use super::entry_row::{entry_from_row, mentions_text, message_columns, op_text};
 use super::entry_rules::{self, ChannelRules};
 use super::locked::{parse_notify, Locked, LockedMember};
-use super::types::{parse_kind, parse_posting_role, parse_role};
 use super::{
     BatchOutcome, Change, ChannelSettings, CommitSent, Entry, EntryOutcome, NewEntry, OfflineMembers, StoreError,
 };
