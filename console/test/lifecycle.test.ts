@@ -8,6 +8,7 @@
 // end line counting them.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { ChatdServer, consoleFilesFromDist } from './harness.js';
 
@@ -189,5 +190,64 @@ describe('console admin view: erase and export a user, in a real browser', () =>
     assert.equal(daves.length, N);
     assert.equal(daves.filter((m) => m.deleted === true).length, N, 'every message of dave’s reads deleted');
     assert.equal(entries.filter((e) => e.senderId === 'dave' && e.kind === 'delete').length, N, 'a delete entry each');
+  });
+
+  test('export: "Export data" downloads chatd-export-<userId>.ndjson whose lines parse and end with the end line counting them', async () => {
+    assert.equal((await chatd.admin('POST', '/v1/channels', { channelId: 'export-room', members: ['frank', 'gina'] })).status, 201);
+    for (const [i, body] of ['first from frank', 'second from frank'].entries()) {
+      const r = await chatd.admin('POST', '/v1/channels/export-room/messages', { senderId: 'frank', clientMsgId: `e${i}`, body });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+    }
+    const up = await fetch(`${chatd.httpUrl}/v1/channels/export-room/attachments?filename=note.txt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await chatd.token('frank')}`, 'content-type': 'text/plain' },
+      body: 'hi',
+    });
+    assert.equal(up.status, 201, await up.text());
+
+    const admin = await openAdmin(chatd);
+    await admin.locator('#export-user').fill('frank');
+    const [download] = await Promise.all([admin.waitForEvent('download'), admin.locator('#export-start').click()]);
+    assert.equal(download.suggestedFilename(), 'chatd-export-frank.ndjson');
+    const text = readFileSync(await download.path(), 'utf8');
+    const lines = text.split('\n').filter((l) => l !== '');
+    const parsed = lines.map((l) => JSON.parse(l) as { type: string; count?: number; body?: string; channelId?: string; url?: string });
+    const last = parsed[parsed.length - 1];
+    assert.equal(last?.type, 'end');
+    assert.equal(last?.count, parsed.length - 1, 'the end line counts every line before it');
+    assert.deepEqual(
+      parsed.filter((l) => l.type === 'message').map((l) => [l.channelId, l.body]),
+      [
+        ['export-room', 'first from frank'],
+        ['export-room', 'second from frank'],
+      ],
+    );
+    assert.equal(parsed.filter((l) => l.type === 'membership' && l.channelId === 'export-room').length, 1);
+    const files = parsed.filter((l) => l.type === 'attachment');
+    assert.equal(files.length, 1);
+    assert.ok((files[0]?.url ?? '').startsWith('/v1/attachments/'), JSON.stringify(files[0]));
+    const out = admin.locator('#export-result[data-state="done"]');
+    await out.waitFor();
+    assert.equal(await out.getAttribute('data-ok'), 'true');
+    assert.match((await out.textContent()) ?? '', new RegExp(`Exported frank: ${parsed.length - 1} lines \\(2 messages, 1 membership, 0 reactions, 1 attachment\\), and the end line counts ${parsed.length - 1}: the file is complete\\.`));
+    assert.equal(await admin.locator('#export-link').getAttribute('download'), 'chatd-export-frank.ndjson');
+
+    // a user chatd never saw: a file with the end line alone
+    await admin.locator('#export-user').fill('nobody');
+    const [empty] = await Promise.all([admin.waitForEvent('download'), admin.locator('#export-start').click()]);
+    assert.equal(empty.suggestedFilename(), 'chatd-export-nobody.ndjson');
+    assert.deepEqual(
+      readFileSync(await empty.path(), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as unknown),
+      [{ type: 'end', count: 0 }],
+    );
+    await admin.locator('#export-result[data-state="done"]', { hasText: 'chatd holds nothing for this user' }).waitFor();
+
+    // a bad id: refused in words, nothing downloaded
+    await admin.locator('#export-user').fill('bad id');
+    await admin.locator('#export-start').click();
+    await admin.locator('#export-result[data-state="failed"]', { hasText: '“bad id” is not a user id chatd accepts' }).waitFor();
   });
 });
