@@ -1,6 +1,7 @@
 //! Which database URLs chatd accepts (`database_url`), and the URL of the
 //! embedded SQLite file when none is configured. A leaf, used by settings
-//! validation ([`crate::config`]).
+//! validation ([`crate::config`]); a PostgreSQL host list is read by
+//! [`crate::database_hosts`].
 
 use std::path::Path;
 
@@ -41,7 +42,8 @@ pub fn sqlite_file_url(path: &Path) -> String {
 /// the plain form is accepted, so no spelling can slip through.
 pub(crate) fn database_url_problem(url: &str) -> Option<String> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return None;
+        // One host, or libpq's host list (`h1:5432,h2:5433`).
+        return crate::database_hosts::pg_host_list(url).err().map(|e| e.to_string());
     }
     if !url.starts_with("sqlite:") {
         return Some("database_url must be postgres://… or sqlite://path".into());

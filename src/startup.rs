@@ -168,8 +168,12 @@ impl Application {
                 crate::state::StateError::Cluster(e) => StartupError::Cluster(e),
                 crate::state::StateError::Webhook(e) => StartupError::Webhook(e),
                 crate::state::StateError::Attachments(e) => StartupError::Attachments(e),
-                crate::state::StateError::Store(e) => StartupError::Store(e),
             })?;
+        // Erased users' tokens are refused from the first request on, and
+        // erasures a stopped server left pending are resumed.
+        crate::erasure::start_background(&state)
+            .await
+            .map_err(StartupError::Store)?;
         Ok(Self {
             listener,
             state,
@@ -241,6 +245,8 @@ impl Application {
             stop.cancel();
             tracing::info!("shutting down: no new connections");
         });
+        // §19: the retention sweep, every `retention_sweep_secs`.
+        crate::retention::spawn(state.store.clone(), &state.config, background.clone());
         let limits = state.limits.clone();
         let housekeeping = background.clone();
         tokio::spawn(async move {

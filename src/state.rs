@@ -23,9 +23,6 @@ pub enum StateError {
     Webhook(#[from] webhook::SenderError),
     #[error(transparent)]
     Attachments(#[from] crate::attachments::StorageError),
-    /// The erasure watermarks could not be read (§19).
-    #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
 }
 
 /// Everything a request or a session needs.
@@ -57,7 +54,7 @@ pub struct AppState {
     /// The attachment storage (§15).
     pub attachments: Arc<crate::attachments::Attachments>,
     /// The user erasures running on this node (§19).
-    pub erasures: Arc<crate::erasure::Erasures>,
+    pub erasures: Arc<crate::erasure::registry::Erasures>,
 }
 
 impl AppState {
@@ -108,9 +105,6 @@ impl AppState {
             attachments,
             erasures: Arc::default(),
         };
-        // Erased users' tokens are refused from the first request on, and
-        // erasures a stopped server left pending are resumed.
-        crate::erasure::start_background(&state).await?;
         Ok(state)
     }
 }

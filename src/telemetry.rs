@@ -17,6 +17,15 @@
 //! | `chatd_cluster_held_total` | counter | messages held because a lower `seq` of their channel had not arrived |
 //! | `chatd_cluster_filled_total` | counter | `reason` (`gap`, `catch_up`): messages read from the database instead of NATS |
 //! | `chatd_cluster_stale_total` | counter | messages that arrived after their `seq` was handed out (dropped) |
+//! | `chatd_db_in_doubt_commits_total` | counter | store writes whose commit was sent and whose outcome is unknown (connection lost, time ran out) |
+//! | `chatd_db_primary_known` | gauge | 1 while a PostgreSQL primary is known among the URL's hosts, 0 while looking (several hosts only) |
+//! | `chatd_db_primary_switches_total` | counter | times the store followed the primary to another host |
+//! | `chatd_db_replication_lag_bytes` | gauge | WAL bytes the primary's slowest standby has not replayed (several hosts; needs `pg_monitor`) |
+//! | `chatd_db_sync_standbys` | gauge | standbys the primary counts as synchronous now (several hosts) |
+//! | `chatd_retention_erased_total` | counter | messages the retention sweep erased (§19) |
+//! | `chatd_retention_channels_left` | gauge | channels the running retention sweep has still to do (its progress) |
+//! | `chatd_retention_sweep_seconds` | histogram | how long a whole retention sweep took |
+//! | `chatd_retention_last_complete_seconds` | gauge | unix time at which the last retention sweep that finished without an error started; `time() -` it is the sweep's lag |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -122,6 +131,33 @@ pub fn send_result(result: &'static str, code: &'static str, ack_latency: Option
     }
 }
 
+/// A store write's outcome became unknown: its commit was sent and then the
+/// connection failed or the time ran out (`StoreError::InDoubt`).
+pub fn db_in_doubt() {
+    metrics::counter!("chatd_db_in_doubt_commits_total").increment(1);
+}
+
+/// Whether the store knows a PostgreSQL primary among the URL's hosts
+/// (only with several hosts or `target_session_attrs`).
+pub fn db_primary_known(known: bool) {
+    metrics::gauge!("chatd_db_primary_known").set(if known { 1.0 } else { 0.0 });
+}
+
+/// The store followed the primary to another host.
+pub fn db_primary_switched() {
+    metrics::counter!("chatd_db_primary_switches_total").increment(1);
+}
+
+/// The replay lag of the primary's slowest standby, in bytes of WAL.
+pub fn db_replication_lag(bytes: f64) {
+    metrics::gauge!("chatd_db_replication_lag_bytes").set(bytes);
+}
+
+/// How many standbys the primary counts as synchronous now.
+pub fn db_sync_standbys(count: i64) {
+    metrics::gauge!("chatd_db_sync_standbys").set(count as f64);
+}
+
 /// A group commit wrote `size` sends.
 pub fn batch(size: usize) {
     metrics::histogram!("chatd_batch_size").record(size as f64);
@@ -200,4 +236,24 @@ pub fn webhook_lag(entries: i64, seconds: f64) {
 /// Webhooks: lease buckets this node holds (of 64).
 pub fn webhook_leases(buckets: usize) {
     metrics::gauge!("chatd_webhook_leases_held").set(buckets as f64);
+}
+
+/// The retention sweep erased `count` messages (§19).
+pub fn retention_erased(count: u64) {
+    metrics::counter!("chatd_retention_erased_total").increment(count);
+}
+
+/// Channels the running retention sweep has still to do.
+pub fn retention_channels_left(count: usize) {
+    metrics::gauge!("chatd_retention_channels_left").set(count as f64);
+}
+
+/// A retention sweep that started at `started` finished without an error
+/// after `took`.
+pub fn retention_sweep_done(took: Duration, started: std::time::SystemTime) {
+    metrics::histogram!("chatd_retention_sweep_seconds").record(took.as_secs_f64());
+    let unix = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    metrics::gauge!("chatd_retention_last_complete_seconds").set(unix);
 }

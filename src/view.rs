@@ -62,6 +62,7 @@ pub fn recv(entry: &Entry) -> RecvMessage {
         noop: entry.noop,
         edited_at: None,
         deleted: false,
+        expired: false,
         reactions: None,
         reply_to: entry.reply_to,
         reply_preview: entry.reply_preview.as_ref().map(|p| WirePreview {
@@ -94,12 +95,15 @@ fn attachments(entry: &Entry) -> Vec<crate::protocol::AttachmentObject> {
 /// `entry` as reads return it (SYNC_BATCH, history; §8): a `message` entry
 /// with its state at the time of the read (current `body`, `editedAt`,
 /// `deleted`, `reactions`, always present; a root's `thread` summary,
-/// §14); other kinds as in [`recv`].
+/// §14; `expired` once the retention sweep erased it, §19); other kinds as
+/// in [`recv`].
 pub fn recv_read(entry: &Entry) -> RecvMessage {
     let mut out = recv(entry);
     if entry.kind == EntryKind::Message {
         out.body = entry.current_body().to_owned();
         out.deleted = entry.deleted;
+        // §19: erased by the retention sweep, with no delete entry.
+        out.expired = entry.deleted && entry.expired;
         out.edited_at = entry.edited_at.filter(|_| !entry.deleted);
         out.reactions = Some(
             entry
@@ -141,6 +145,7 @@ pub fn channel_state(position: &ChannelPosition) -> ChannelState {
         snooze_until: position.snooze_until,
         posting_role: position.posting_role,
         slow_mode_ms: position.slow_mode_ms,
+        retention_secs: position.retention_secs,
     }
 }
 
@@ -240,7 +245,7 @@ pub fn recv_page(messages: &[Entry], has_more: bool, budget: usize) -> (Vec<Tagg
 /// [`StoreError::InDoubt`] is one). Both are retryable.
 pub fn wire_code(error: &StoreError) -> ErrorCode {
     match error {
-        StoreError::Unavailable(_) | StoreError::TimedOut => ErrorCode::Unavailable,
+        StoreError::Unavailable(_) | StoreError::TimedOut | StoreError::Standby => ErrorCode::Unavailable,
         _ => ErrorCode::Internal,
     }
 }
@@ -315,6 +320,7 @@ mod tests {
             edited_body: None,
             edited_at: Some(i64::MAX),
             deleted: false,
+            expired: false,
             noop: true,
             reactions: vec![crate::store::ReactionState {
                 emoji: "👍🏽".repeat(8),

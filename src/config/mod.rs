@@ -24,6 +24,11 @@ pub use load::{ConfigError, Overrides};
 /// (re-exported as `auth::MAX_TOKEN_TTL_SECS`).
 pub const MAX_TOKEN_TTL_SECS: u64 = 10 * 365 * 86_400;
 
+/// The longest retention, seconds (100 years of 365.25 days): the bound of
+/// `retention_secs` and of a channel's `retentionSecs` (protocol.md §19;
+/// the store and the channel route read it from here).
+pub const MAX_RETENTION_SECS: u64 = 3_155_760_000;
+
 /// The config file read when neither `--config` nor `CHATD_CONFIG` names one.
 pub const DEFAULT_CONFIG_FILE: &str = "config/chatd.toml";
 
@@ -312,6 +317,13 @@ pub struct Config {
     /// An upload that is not part of a message this long after it was made
     /// is deleted, seconds.
     pub attachment_orphan_ttl_secs: u64,
+    // Data lifecycle (`docs/protocol.md`, "Retention", §19).
+    /// `message` entries older than this are erased by the retention sweep
+    /// (as by a delete, with no new entry), seconds; 0 keeps them forever. A
+    /// channel's `retentionSecs` overrides it. At most 3155760000 (100 years).
+    pub retention_secs: u64,
+    /// How often the retention sweep runs, seconds (1 to 86400).
+    pub retention_sweep_secs: u64,
     /// Erasing a user (§19): at most this many of its entries (deletes,
     /// reaction removals), idempotency keys or memberships are in flight or
     /// in one transaction at a time, so other channels' sends are not held
@@ -392,6 +404,8 @@ impl Default for Config {
             attachments_s3_endpoint: None,
             attachments_s3_region: None,
             attachment_orphan_ttl_secs: 86_400,
+            retention_secs: 0,
+            retention_sweep_secs: 3_600,
             erasure_batch: 256,
         }
     }

@@ -342,3 +342,29 @@ fn typing_and_presence_settings_are_checked() {
     assert_eq!(settings.heartbeat_every(), Duration::from_secs(10));
     assert!(settings.remote_lifetime() + settings.tick() <= settings.presence_ttl);
 }
+
+/// Retention (§19): `retention_secs` 0 (forever, the default) to 100
+/// years, `retention_sweep_secs` 1 to 86400 (default 3600); a negative or
+/// non-numeric value is refused when loading, as any number setting.
+#[test]
+fn retention_settings_are_checked() {
+    let with = |f: fn(&mut Config)| {
+        let mut config = Config::default();
+        f(&mut config);
+        config.validate()
+    };
+    let defaults = Config::default();
+    assert_eq!((defaults.retention_secs, defaults.retention_sweep_secs), (0, 3600));
+    assert!(with(|c| c.retention_secs = 86_400).is_ok());
+    assert!(with(|c| c.retention_secs = super::MAX_RETENTION_SECS).is_ok());
+    assert!(with(|c| c.retention_secs = super::MAX_RETENTION_SECS + 1).is_err());
+    assert!(with(|c| c.retention_sweep_secs = 0).is_err());
+    assert!(with(|c| c.retention_sweep_secs = 1).is_ok());
+    assert!(with(|c| c.retention_sweep_secs = 86_401).is_err());
+    for bad in [serde_json::json!(-1), serde_json::json!("soon")] {
+        let loaded: Result<Config, _> = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Serialized::defaults(serde_json::json!({ "retention_secs": bad })))
+            .extract();
+        assert!(loaded.is_err(), "{bad}");
+    }
+}

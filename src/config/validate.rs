@@ -1,7 +1,7 @@
 //! Checks of the settings that serde cannot express: ranges, bounds,
 //! combinations and grammars, each refused with the key it names.
 
-use super::{Config, ConfigError, MAX_TOKEN_TTL_SECS};
+use super::{Config, ConfigError, MAX_RETENTION_SECS, MAX_TOKEN_TTL_SECS};
 use crate::database_url::database_url_problem;
 use crate::nats_addr::{parse_nats_urls, valid_subject_prefix};
 
@@ -115,6 +115,12 @@ impl Config {
             return bad("max_mentions must be at most 10000");
         }
         self.validate_attachments()?;
+        if self.retention_secs > MAX_RETENTION_SECS {
+            return bad("retention_secs must be between 0 (forever) and 3155760000");
+        }
+        if !(1..=86_400).contains(&self.retention_sweep_secs) {
+            return bad("retention_sweep_secs must be between 1 and 86400");
+        }
         if self.max_presence_subscriptions > 100_000 {
             return bad("max_presence_subscriptions must be at most 100000");
         }

@@ -151,6 +151,7 @@ impl Delivery {
             visibility: channel.visibility,
             posting_role: channel.posting_role,
             slow_mode_ms: channel.slow_mode_ms,
+            retention_secs: channel.retention_secs,
         });
         self.frame_to_users(&channel.members, &frame, "CHANNEL_UPDATED");
     }

@@ -370,6 +370,7 @@ mod tests {
             edited_body: None,
             edited_at: None,
             deleted: false,
+            expired: false,
             noop: false,
             reactions: Vec::new(),
             reply_to: None,

@@ -15,10 +15,9 @@
 //! idempotency keys erased; last, the pending mark is cleared and the
 //! watermark raised to the end.
 
+pub mod registry;
 mod run;
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -42,25 +41,6 @@ pub enum EraseError {
     /// The server is shutting down.
     #[error("the server is shutting down")]
     Stopped,
-}
-
-/// The erasures running on this node, by user: each one's "done" signal.
-#[derive(Debug, Default)]
-pub struct Erasures {
-    running: Mutex<HashMap<UserId, watch::Receiver<bool>>>,
-}
-
-impl Erasures {
-    /// The erasure of `user` running on this node, if any.
-    fn running(&self, user: &UserId) -> Option<watch::Receiver<bool>> {
-        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        running.get(user).cloned()
-    }
-
-    fn remove(&self, user: &UserId) {
-        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        running.remove(user);
-    }
 }
 
 /// Starts erasing `user`, or joins the erasure of it already running on

@@ -76,18 +76,25 @@ fn parse_range(value: Option<&HeaderValue>, size: u64) -> Result<Option<Range<u6
         return Ok(None);
     };
     let (first, last) = (first.trim(), last.trim());
+    // A range that is not `digits-digits` is ignored (the whole file), as
+    // RFC 9110 §14.2 lets a server do with one it cannot read; a position
+    // too large for u64 is past any file, and so the end.
+    let position = |text: &str| -> Option<u64> {
+        (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())).then(|| text.parse().unwrap_or(u64::MAX))
+    };
     let range = if first.is_empty() {
-        let n: u64 = last.parse().map_err(|_| ())?;
+        let Some(n) = position(last) else { return Ok(None) };
         if n == 0 || size == 0 {
             return Err(());
         }
         size.saturating_sub(n)..size
     } else {
-        let start: u64 = first.parse().map_err(|_| ())?;
+        let Some(start) = position(first) else { return Ok(None) };
         let end = if last.is_empty() {
             size
         } else {
-            last.parse::<u64>().map_err(|_| ())?.saturating_add(1).min(size)
+            let Some(last) = position(last) else { return Ok(None) };
+            last.saturating_add(1).min(size)
         };
         if start >= size || start >= end {
             return Err(());
@@ -119,6 +126,39 @@ fn disposition_name(name: &str) -> String {
         .collect()
 }
 
+/// `Content-Disposition: attachment` naming `name`: `filename` in
+/// printable ASCII (for old clients), and where that changed the name,
+/// `filename*` with the UTF-8 bytes percent-encoded (RFC 6266 §4.3,
+/// RFC 8187), which browsers prefer.
+fn disposition(name: &str) -> String {
+    let ascii = disposition_name(name);
+    if ascii == name {
+        return format!("attachment; filename=\"{ascii}\"");
+    }
+    let encoded: String = name
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'!'
+            | b'#'
+            | b'$'
+            | b'&'
+            | b'+'
+            | b'-'
+            | b'.'
+            | b'^'
+            | b'_'
+            | b'`'
+            | b'|'
+            | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+}
+
 /// Serves object `key` of `size` bytes as `content_type` with `etag`.
 async fn serve(
     state: &AppState,
@@ -138,14 +178,14 @@ async fn serve(
         .header(header::CACHE_CONTROL, "private, max-age=300");
     let disposition = match (inline(content_type), filename) {
         (true, _) => "inline".to_owned(),
-        (false, Some(name)) => format!("attachment; filename=\"{}\"", disposition_name(name)),
+        (false, Some(name)) => disposition(name),
         (false, None) => "attachment".to_owned(),
     };
     builder = builder.header(header::CONTENT_DISPOSITION, disposition);
     if headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag))
+        .is_some_and(|v| v.trim() == "*" || v.split(',').any(|t| t.trim() == etag))
     {
         return builder
             .status(StatusCode::NOT_MODIFIED)
@@ -307,5 +347,26 @@ mod tests {
         assert_eq!(range("bytes=0-1,5-6", 100), Ok(None));
         assert_eq!(range("items=0-1", 100), Ok(None));
         assert_eq!(parse_range(None, 100), Ok(None));
+        // Not a range at all: ignored, the whole file.
+        assert_eq!(range("bytes=abc", 100), Ok(None));
+        assert_eq!(range("bytes=--5", 100), Ok(None));
+        assert_eq!(range("bytes=+1-5", 100), Ok(None));
+        // Past u64: the end of the file.
+        assert_eq!(range("bytes=0-99999999999999999999999", 100), Ok(Some(0..100)));
+        assert_eq!(range("bytes=-99999999999999999999999", 100), Ok(Some(0..100)));
+        assert_eq!(range("bytes=99999999999999999999999-", 100), Err(()));
+    }
+
+    #[test]
+    fn names_beyond_ascii_are_given_as_utf8_too() {
+        assert_eq!(disposition("notes 1.txt"), "attachment; filename=\"notes 1.txt\"");
+        assert_eq!(
+            disposition("日本語 ü.txt"),
+            "attachment; filename=\"___ _.txt\"; filename*=UTF-8''%E6%97%A5%E6%9C%AC%E8%AA%9E%20%C3%BC.txt"
+        );
+        assert_eq!(
+            disposition("a\"b.txt"),
+            "attachment; filename=\"a_b.txt\"; filename*=UTF-8''a%22b.txt"
+        );
     }
 }

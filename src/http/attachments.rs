@@ -68,20 +68,29 @@ pub(super) fn is_upload(method: &axum::http::Method, path: &str) -> bool {
         && parts[4] == "attachments"
 }
 
-/// A `filename` checked: 1 to 255 bytes, no `/`, `\` or control
-/// characters, not `.` or `..`.
+/// A `filename` checked: 1 to 255 bytes, no `/`, `\`, control or
+/// bidirectional control characters, not `.` or `..`.
 fn check_filename(name: &str) -> Result<(), ApiError> {
     let bad = |why: &str| Err(ApiError::invalid_field("filename", why));
     if name.is_empty() || name.len() > MAX_FILENAME_BYTES {
         return bad("must be 1 to 255 bytes");
     }
-    if name.chars().any(|c| c == '/' || c == '\\' || c.is_control()) {
-        return bad("must not contain '/', '\\' or control characters");
+    if name
+        .chars()
+        .any(|c| c == '/' || c == '\\' || c.is_control() || is_bidi_control(c))
+    {
+        return bad("must not contain '/', '\\', control or bidirectional control characters");
     }
     if name == "." || name == ".." {
         return bad("must not be . or ..");
     }
     Ok(())
+}
+
+/// The Unicode bidirectional controls (embeddings, overrides, isolates and
+/// marks), with which `\u{202e}gnp.exe` shows as `exe.png`.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 fn too_large(max: u64) -> ApiError {

@@ -44,6 +44,11 @@ pub struct ChannelView {
     posting_role: Role,
     /// Slow mode (§17): ms a `member` waits between two messages; 0: off.
     slow_mode_ms: i64,
+    /// The channel's own retention (§19), seconds: its `message` entries
+    /// older than this are erased by the retention sweep (0: kept forever).
+    /// Absent: the server's `retention_secs` applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retention_secs: Option<i64>,
 }
 
 /// `GET /v1/channels`'s answer.
@@ -71,6 +76,7 @@ impl From<Channel> for ChannelView {
             member_count: i64::try_from(c.members.len()).unwrap_or(i64::MAX),
             posting_role: c.posting_role,
             slow_mode_ms: c.slow_mode_ms,
+            retention_secs: c.retention_secs,
         }
     }
 }
@@ -315,7 +321,7 @@ fn json_depth(value: &Value) -> usize {
 }
 
 /// The shape of the `PATCH /v1/channels/{channelId}` body, for `reason`.
-const PATCH_SHAPE: &str = r#"{"name"?: string | null, "metadata"?: object | null, "visibility"?: "private" | "public", "postingRole"?: "member" | "moderator", "slowModeMs"?: 0..3600000}"#;
+const PATCH_SHAPE: &str = r#"{"name"?: string | null, "metadata"?: object | null, "visibility"?: "private" | "public", "postingRole"?: "member" | "moderator", "slowModeMs"?: 0..3600000, "retentionSecs"?: 0..3155760000 | null}"#;
 
 /// The largest `slowModeMs` (one hour).
 pub const MAX_SLOW_MODE_MS: i64 = 3_600_000;
@@ -365,12 +371,12 @@ pub async fn patch_channel(
     if let Some(unknown) = request.keys().find(|k| {
         !matches!(
             k.as_str(),
-            "name" | "metadata" | "visibility" | "postingRole" | "slowModeMs"
+            "name" | "metadata" | "visibility" | "postingRole" | "slowModeMs" | "retentionSecs"
         )
     }) {
         return Err(ApiError::invalid_field(
             unknown,
-            "unknown field (name, metadata, visibility, postingRole and slowModeMs may be changed)",
+            "unknown field (name, metadata, visibility, postingRole, slowModeMs and retentionSecs may be changed)",
         ));
     }
     let posting_role = match request.get("postingRole") {
@@ -389,6 +395,20 @@ pub async fn patch_channel(
                 return Err(ApiError::invalid_field(
                     "slowModeMs",
                     "must be an integer from 0 to 3600000 (ms)",
+                ))
+            }
+        },
+    };
+    // §19: null clears it (the server's retention_secs applies again).
+    let retention_secs = match patch_field(&request, "retentionSecs") {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(value)) => match value.as_i64() {
+            Some(secs) if (0..=crate::store::MAX_RETENTION_SECS).contains(&secs) => Some(Some(secs)),
+            _ => {
+                return Err(ApiError::invalid_field(
+                    "retentionSecs",
+                    "must be null or an integer from 0 (forever) to 3155760000 (seconds)",
                 ))
             }
         },
@@ -435,6 +455,7 @@ pub async fn patch_channel(
         visibility,
         posting_role,
         slow_mode_ms,
+        retention_secs,
     };
     let channel = match state.store.update_channel_by(&id, &patch, by.as_ref()).await {
         Err(StoreError::NotFound) if by.is_some() => return Err(ApiError::from(permissions::Denied::NotAMember)),

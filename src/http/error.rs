@@ -123,6 +123,7 @@ impl From<StoreError> for ApiError {
             StoreError::Banned => Self::forbidden("banned from this channel").with_reason("banned"),
             StoreError::Denied(denied) => Self::from(denied),
             StoreError::Unavailable(_) | StoreError::TimedOut => Self::unavailable("database unavailable"),
+            StoreError::Standby => Self::unavailable("the database is a standby"),
             StoreError::InDoubt(_) => {
                 tracing::error!(error = %error, cause = ?std::error::Error::source(&error), "store call outcome unknown");
                 Self::new(

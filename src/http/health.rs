@@ -20,8 +20,9 @@ pub async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok"}))
 }
 
-/// `GET /readyz`: 200 when the database answers within 2 s and the server is
-/// not shutting down, else 503 with the reason. With NATS configured the body
+/// `GET /readyz`: 200 when the database answers within 2 s, is not a
+/// PostgreSQL standby (`pg_is_in_recovery()`), and the server is not
+/// shutting down, else 503 with the reason. With NATS configured the body
 /// says `"nats": "connected"` or `"disconnected"`.
 #[utoipa::path(
     get,
@@ -29,7 +30,7 @@ pub async fn healthz() -> Json<serde_json::Value> {
     tag = "operations",
     responses(
         (status = 200, description = "Ready", body = Ready),
-        (status = 503, description = "Not ready (database, shutting down)", body = ErrorBody),
+        (status = 503, description = "Not ready (database unavailable or a standby, shutting down)", body = ErrorBody),
     ),
 )]
 pub async fn readyz(State(state): State<AppState>) -> Response {
@@ -50,6 +51,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
             }
             Json(body).into_response()
         }
+        Ok(Err(crate::store::StoreError::Standby)) => not_ready("database is a standby"),
         Ok(Err(_)) | Err(_) => not_ready("database unavailable"),
     }
 }

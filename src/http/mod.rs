@@ -9,6 +9,7 @@ mod body;
 mod channels;
 pub mod console;
 pub mod error;
+mod export;
 pub mod extract;
 mod flags;
 mod health;
@@ -77,6 +78,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(attachment_get::download))
         .routes(routes!(attachment_get::thumbnail))
         .routes(routes!(tokens::create_token))
+        .routes(routes!(export::export_user))
         .routes(routes!(users::erase_user))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))

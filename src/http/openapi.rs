@@ -80,6 +80,9 @@ pub struct HistoryMessage {
     edited_at: Option<i64>,
     /// Present (`true`) when the message is deleted (`body` is then `""`).
     deleted: Option<bool>,
+    /// Present (`true`, with `deleted`) when the retention sweep erased the
+    /// message (§19): no delete entry names it.
+    expired: Option<bool>,
     /// `message` entries: the reactions it holds now, by first use.
     reactions: Option<Vec<ReactionCountSchema>>,
     /// `message` entries that mention users (§16): those that were members
@@ -221,6 +224,10 @@ pub struct MyChannel {
     /// Slow mode (§17): ms a member waits between two messages; 0: off.
     #[schema(minimum = 0, maximum = 3600000)]
     slow_mode_ms: i64,
+    /// The channel's own retention (§19), seconds (0: forever); absent when
+    /// unset (the server's `retention_secs` applies).
+    #[schema(minimum = 0, maximum = 3155760000_i64)]
+    retention_secs: Option<i64>,
 }
 
 /// `GET /v1/me/channels`'s answer.
@@ -292,6 +299,11 @@ pub struct ChannelPatchBody {
     /// Slow mode: 0 (off) to 3600000 ms between two messages of a `member` (§17).
     #[schema(minimum = 0, maximum = 3600000)]
     slow_mode_ms: Option<i64>,
+    /// Retention (§19): 0 (forever) to 3155760000 seconds; its `message`
+    /// entries older than this are erased by the retention sweep. `null`
+    /// clears it: the server's `retention_secs` applies.
+    #[schema(minimum = 0, maximum = 3155760000_i64)]
+    retention_secs: Option<i64>,
 }
 
 /// The query of the WebSocket route.
@@ -350,7 +362,7 @@ pub struct Ready {
         (name = "channels", description = "Channels, members and history"),
         (name = "moderation", description = "Bans, moderators' deletes, blocks and flags (§17)"),
         (name = "tokens", description = "User tokens"),
-        (name = "users", description = "Users' data: erasure (§19)"),
+        (name = "users", description = "Users' data: erasure and export (§19)"),
         (name = "attachments", description = "Files and images carried by messages (§15)"),
         (name = "websocket", description = "The WebSocket gateway"),
         (name = "operations", description = "Health, readiness, metrics and this document"),

@@ -17,6 +17,7 @@ macro_rules! attachment_columns {
          created_at, message_id, storage_key, thumbnail_key, url_key, url_ttl_secs"
     };
 }
+pub(super) use attachment_columns;
 
 const INSERT_ATTACHMENT: &str = concat!(
     "INSERT INTO attachments (",
@@ -116,7 +117,7 @@ pub struct AttachmentRow {
     pub url_ttl_secs: i64,
 }
 
-fn attachment_from_row<R: Columns>(row: &R) -> Result<AttachmentRow, StoreError> {
+pub(super) fn attachment_from_row<R: Columns>(row: &R) -> Result<AttachmentRow, StoreError> {
     let id =
         |text: String| uuid::Uuid::parse_str(&text).map_err(|e| StoreError::Corrupt(format!("attachment id: {e}")));
     Ok(AttachmentRow {

@@ -27,15 +27,15 @@ static INSERT_MEMBERS: Sql = Sql::each(
          SELECT $1, value, $3, $4 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING",
 );
 const CHANNEL: &str =
-    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility, posting_role, slow_mode_ms \
-     FROM channels WHERE channel_id = $1";
+    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility, posting_role, slow_mode_ms, \
+     retention_secs FROM channels WHERE channel_id = $1";
 /// Channels after `$1` (`NULL`: from the first; ids are never empty) in
 /// byte order of the id, `$2` of them. PostgreSQL: `COLLATE "C"`, served by
 /// the `channels_by_id_bytes` index; SQLite: the default BINARY collation
 /// and the primary key's index.
 static LIST_CHANNELS: Sql = Sql::same(
-    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility, posting_role, slow_mode_ms FROM channels \
-         WHERE channel_id COLLATE \"C\" > COALESCE($1::text, '') COLLATE \"C\" \
+    "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility, posting_role, slow_mode_ms, \
+         retention_secs FROM channels WHERE channel_id COLLATE \"C\" > COALESCE($1::text, '') COLLATE \"C\" \
          ORDER BY channel_id COLLATE \"C\" LIMIT $2",
 );
 /// The members of the channels `$1` (a list of ids).
@@ -45,11 +45,12 @@ static MEMBERS_OF_LISTED: Sql = Sql::each(
 );
 /// Sets `name` to `$3` when `$2`, `metadata` to `$5` when `$4`, and
 /// `visibility` to `$6`, `posting_role` to `$7`, `slow_mode_ms` to `$8`
-/// unless `NULL`.
+/// unless `NULL`, and `retention_secs` to `$10` when `$9` (§19).
 const UPDATE_CHANNEL: &str = "UPDATE channels SET \
      name = CASE WHEN $2 THEN $3 ELSE name END, metadata = CASE WHEN $4 THEN $5 ELSE metadata END, \
      visibility = COALESCE($6, visibility), posting_role = COALESCE($7, posting_role), \
-     slow_mode_ms = COALESCE($8, slow_mode_ms) WHERE channel_id = $1";
+     slow_mode_ms = COALESCE($8, slow_mode_ms), \
+     retention_secs = CASE WHEN $9 THEN $10 ELSE retention_secs END WHERE channel_id = $1";
 /// A channel's rows, children first (`DELETE /v1/channels/{channelId}`):
 /// the reaction state of its messages, its log, watermarks, members,
 /// its webhook cursor (a channel made again with this id starts at seq 1),
@@ -166,7 +167,7 @@ impl Store {
 }
 
 /// A channel row (`channel_id, created_at, last_seq, name, metadata, kind,
-/// visibility, posting_role, slow_mode_ms`) with `members`.
+/// visibility, posting_role, slow_mode_ms, retention_secs`) with `members`.
 fn channel_from_row<R: Columns>(row: &R, members: Vec<UserId>) -> Result<Channel, StoreError> {
     Ok(Channel {
         channel_id: ChannelId::from_trusted(row.value(0)?),
@@ -179,6 +180,7 @@ fn channel_from_row<R: Columns>(row: &R, members: Vec<UserId>) -> Result<Channel
         visibility: parse_visibility(row.value(6)?)?,
         posting_role: parse_posting_role(row.value(7)?)?,
         slow_mode_ms: row.value(8)?,
+        retention_secs: row.value(9)?,
     })
 }
 
@@ -237,6 +239,7 @@ impl<D: Dialect> SqlStore<D> {
             visibility: new.visibility,
             posting_role: Role::Member,
             slow_mode_ms: 0,
+            retention_secs: None,
         })
     }
 
@@ -314,6 +317,8 @@ impl<D: Dialect> SqlStore<D> {
             .param(patch.visibility.map(Visibility::as_str))
             .param(patch.posting_role.map(Role::as_str))
             .param(patch.slow_mode_ms)
+            .param(patch.retention_secs.is_some())
+            .param(patch.retention_secs.flatten())
             .execute(tx.ex())
             .await?;
         Self::commit(tx, sent).await

@@ -5,13 +5,14 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 use super::channel_of::{ChannelOfCache, CAPACITY};
 use super::dialect::SqlStore;
 use super::error::StoreError;
 use super::handle::Store;
+use super::pg_hosts::PgHosts;
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -56,6 +57,61 @@ fn create_private_file(path: &std::path::Path) -> std::io::Result<()> {
     }
 }
 
+/// Opens the PostgreSQL pools of `url`: writes and reads, each at most
+/// `options.max_connections` connections.
+///
+/// Both run with `synchronous_commit = on` and
+/// `idle_in_transaction_session_timeout` = `db_timeout_ms`. Reads also run
+/// with `statement_timeout` = `db_timeout_ms`; writes run with
+/// `lock_timeout` = `db_timeout_ms` and no `statement_timeout`, because a
+/// `COMMIT` waiting for a synchronous standby that `statement_timeout`
+/// cancels is committed locally all the same (PostgreSQL only warns): chatd
+/// would take it for stored although a failover would lose it. A write's
+/// other statements only ever wait on row locks, which `lock_timeout` bounds.
+///
+/// A URL naming several hosts (or asking for `target_session_attrs=read-write`)
+/// is followed by [`PgHosts`]: the pools connect to whichever host is the
+/// primary.
+async fn connect_postgres(url: &str, options: &StoreOptions) -> Result<(PgPool, PgPool), StoreError> {
+    let timeout = options.timeout;
+    let ms = timeout.as_millis().max(1).to_string();
+    let list = crate::database_hosts::pg_host_list(url).map_err(|_| StoreError::UnsupportedUrl)?;
+    let (mut writes, mut reads) = (Vec::new(), Vec::new());
+    for host_url in &list.urls {
+        let base = PgConnectOptions::from_str(host_url)?;
+        writes.push(base.clone().options([
+            ("synchronous_commit", "on"),
+            ("statement_timeout", "0"),
+            ("lock_timeout", ms.as_str()),
+            ("idle_in_transaction_session_timeout", ms.as_str()),
+        ]));
+        reads.push(base.options([
+            ("synchronous_commit", "on"),
+            ("statement_timeout", ms.as_str()),
+            ("idle_in_transaction_session_timeout", ms.as_str()),
+        ]));
+    }
+    let pool = || {
+        PgPoolOptions::new()
+            .max_connections(options.max_connections)
+            .acquire_timeout(timeout)
+    };
+    if !list.find_primary {
+        // One host: opened at once (a database that is down fails the start),
+        // with no check added.
+        let write_pool = pool().connect_with(writes.swap_remove(0)).await?;
+        let read_pool = pool().connect_lazy_with(reads.swap_remove(0));
+        return Ok((write_pool, read_pool));
+    }
+    let hosts = Arc::new(PgHosts::new(writes, reads, list.labels));
+    hosts.find_first(timeout).await?;
+    let (write, read) = hosts.options();
+    let write_pool = hosts.guard(pool()).connect_lazy_with(write);
+    let read_pool = hosts.guard(pool()).connect_lazy_with(read);
+    Arc::clone(&hosts).spawn_watcher(write_pool.clone(), read_pool.clone());
+    Ok((write_pool, read_pool))
+}
+
 impl Store {
     /// Opens the database named by `options.url` (creating an SQLite file and
     /// its directory when missing) without running migrations.
@@ -63,10 +119,12 @@ impl Store {
     /// Every later call is bounded by `options.timeout`, however the database
     /// fails (down, unreachable, hung, locked):
     /// - waiting for a pooled connection (connecting included) gives up after it;
-    /// - PostgreSQL sessions run with `statement_timeout` and
-    ///   `idle_in_transaction_session_timeout` set to it, so the server itself
-    ///   cancels a statement stuck on a lock and ends a transaction its client
-    ///   abandoned (its row locks are released, its writes rolled back);
+    /// - PostgreSQL sessions run with `idle_in_transaction_session_timeout`
+    ///   and, for writes, `lock_timeout` (for reads `statement_timeout`) set
+    ///   to it, so the server itself cancels a statement stuck on a lock and
+    ///   ends a transaction its client abandoned (its row locks are released,
+    ///   its writes rolled back); a write's `COMMIT` is never cancelled
+    ///   ([`connect_postgres`]);
     /// - SQLite waits at most that long for a lock (`busy_timeout`);
     /// - and each call runs under a `tokio` timeout of the same length, the last
     ///   resort when the database does not answer at all. A call abandoned
@@ -79,20 +137,10 @@ impl Store {
         let url = options.url.as_str();
         let timeout = options.timeout;
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let ms = timeout.as_millis().max(1).to_string();
-            let connect = sqlx::postgres::PgConnectOptions::from_str(url)?.options([
-                ("synchronous_commit", "on"),
-                ("statement_timeout", ms.as_str()),
-                ("idle_in_transaction_session_timeout", ms.as_str()),
-            ]);
-            let pool = PgPoolOptions::new()
-                .max_connections(options.max_connections)
-                .acquire_timeout(timeout)
-                .connect_with(connect)
-                .await?;
+            let (write_pool, read_pool) = connect_postgres(url, options).await?;
             Ok(Store::Postgres(SqlStore {
-                write_pool: pool.clone(),
-                read_pool: pool,
+                write_pool,
+                read_pool,
                 timeout,
                 channel_of_cache: Arc::new(ChannelOfCache::new(CAPACITY)),
             }))
@@ -145,6 +193,7 @@ impl Store {
                 sqlx::query("SET idle_in_transaction_session_timeout = 0")
                     .execute(&mut conn)
                     .await?;
+                sqlx::query("SET lock_timeout = 0").execute(&mut conn).await?;
                 PG_MIGRATOR.run(&mut conn).await?;
                 let _ = sqlx::Connection::close(conn).await;
             }

@@ -2,7 +2,7 @@
 //! byte order of the id, filtered by a case-insensitive substring of the
 //! name or id. Private and direct channels never appear.
 
-use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Kind, Params, Sql, SqlStore};
 use super::{dispatch, Store, StoreError};
 use crate::ids::ChannelId;
 
@@ -11,7 +11,9 @@ use crate::ids::ChannelId;
 /// id, each with its name, last seq and member count (from the members'
 /// primary key). PostgreSQL: the partial index `channels_public_by_id`
 /// serves the order; `strpos(lower(…))` is a substring test, not a pattern
-/// (a `%` or `_` in the text is itself). SQLite: `instr`, the primary key.
+/// (a `%` or `_` in the text is itself). SQLite: `instr`, the primary key;
+/// its `lower` folds ASCII only, so a `$2` beyond ASCII is matched in Rust
+/// ([`SqlStore::directory_folded`]).
 static DIRECTORY: Sql = Sql::each(
     "SELECT c.channel_id, c.name, c.last_seq, (SELECT count(*) FROM members m WHERE m.channel_id = c.channel_id) \
      FROM channels c WHERE c.visibility = 'public' AND c.kind = 'group' \
@@ -53,6 +55,9 @@ impl Store {
     }
 }
 
+/// Rows read per round when SQLite filters in Rust (a `q` beyond ASCII).
+const FOLD_PAGE: u32 = 500;
+
 impl<D: Dialect> SqlStore<D> {
     pub(super) async fn directory(
         &self,
@@ -60,16 +65,35 @@ impl<D: Dialect> SqlStore<D> {
         after: Option<&ChannelId>,
         limit: u32,
     ) -> Result<(Vec<DirectoryEntry>, bool), StoreError> {
+        // SQLite's lower() folds ASCII only: "äöü" would never find "ÄÖÜ".
+        // Such a query reads the public channels in pages and matches them
+        // here, with Unicode lower case, as PostgreSQL's lower() does.
+        if let (Kind::Sqlite, Some(q)) = (D::KIND, query) {
+            if !q.is_ascii() {
+                return self.directory_folded(q, after, limit).await;
+            }
+        }
+        let mut entries = self.directory_page(query, after, limit + 1).await?;
+        let has_more = entries.len() > limit as usize;
+        entries.truncate(limit as usize);
+        Ok((entries, has_more))
+    }
+
+    /// Up to `limit` rows of [`DIRECTORY`], as entries.
+    async fn directory_page(
+        &self,
+        query: Option<&str>,
+        after: Option<&ChannelId>,
+        limit: u32,
+    ) -> Result<Vec<DirectoryEntry>, StoreError> {
         let rows = sqlx::query::<D>(D::sql(&DIRECTORY))
             .param(after.map(ChannelId::as_str))
             .param(query)
-            .param(i64::from(limit) + 1)
+            .param(i64::from(limit))
             .fetch_all(self.reader().await?.ex())
             .await?;
-        let has_more = rows.len() > limit as usize;
         let entries = rows
             .iter()
-            .take(limit as usize)
             .map(|row| {
                 Ok(DirectoryEntry {
                     channel_id: ChannelId::from_trusted(row.value(0)?),
@@ -79,6 +103,39 @@ impl<D: Dialect> SqlStore<D> {
                 })
             })
             .collect::<Result<_, sqlx::Error>>()?;
-        Ok((entries, has_more))
+        Ok(entries)
+    }
+
+    /// [`Self::directory`] matching `query` in Rust: pages of every public
+    /// channel after `after`, kept when the id or name holds `query` in
+    /// Unicode lower case, until `limit + 1` are kept or none are left.
+    async fn directory_folded(
+        &self,
+        query: &str,
+        after: Option<&ChannelId>,
+        limit: u32,
+    ) -> Result<(Vec<DirectoryEntry>, bool), StoreError> {
+        let folded = query.to_lowercase();
+        let holds = |entry: &DirectoryEntry| {
+            entry.channel_id.as_str().to_lowercase().contains(&folded)
+                || entry
+                    .name
+                    .as_deref()
+                    .is_some_and(|name| name.to_lowercase().contains(&folded))
+        };
+        let mut kept = Vec::new();
+        let mut cursor = after.cloned();
+        loop {
+            let page = self.directory_page(None, cursor.as_ref(), FOLD_PAGE).await?;
+            let full = page.len() == FOLD_PAGE as usize;
+            cursor = page.last().map(|entry| entry.channel_id.clone());
+            kept.extend(page.into_iter().filter(|entry| holds(entry)));
+            if kept.len() > limit as usize || !full {
+                break;
+            }
+        }
+        let has_more = kept.len() > limit as usize;
+        kept.truncate(limit as usize);
+        Ok((kept, has_more))
     }
 }

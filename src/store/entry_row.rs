@@ -11,7 +11,8 @@ use crate::ids::{ChannelId, ClientMsgId, UserId};
 /// of `reply_to` and `thread_id` go where [`super::dialect::Sql::same`]
 /// drops them on SQLite). Columns 15 to 20 are the references and the
 /// thread summary of §14, 21 to 23 the mentions of §16, 24 and 25 how
-/// the entry was made (§12's common rules of version 1.2).
+/// the entry was made (§12's common rules of version 1.2), 26 whether the
+/// retention sweep erased it (§19).
 macro_rules! message_columns {
     ($id:literal, $target:literal) => {
         concat!(
@@ -21,7 +22,7 @@ macro_rules! message_columns {
             " AS target_id, emoji, op, edited_body, edited_at, deleted, noop, ",
             "reply_to::text AS reply_to, thread_id::text AS thread_id, ",
             "reply_count, last_reply_at, last_reply_seq, participants, ",
-            "mentions, mention_all, mentions_asked, by_admin, via_http"
+            "mentions, mention_all, mentions_asked, by_admin, via_http, expired"
         )
     };
 }
@@ -29,7 +30,7 @@ pub(super) use message_columns;
 
 /// How many columns [`message_columns!`] selects: a statement that selects
 /// more after them reads the first of those at this index.
-pub(super) const ENTRY_COLUMNS: usize = 26;
+pub(super) const ENTRY_COLUMNS: usize = 27;
 
 /// `SELECT <entry columns> FROM messages <rest>`, on both databases
 /// ([`super::dialect::Sql::same`]: SQLite's text drops the casts).
@@ -90,6 +91,7 @@ pub(super) fn entry_from_row<R: Columns>(row: &R) -> Result<Entry, StoreError> {
         mentions_asked: row.value(23)?,
         by_admin: row.value(24)?,
         via_http: row.value(25)?,
+        expired: row.value(26)?,
         attachments: Vec::new(),
     })
 }

@@ -38,6 +38,10 @@ pub enum StoreError {
     /// whose promise is that nothing was stored.
     #[error("outcome unknown: the database failed while committing")]
     InDoubt(#[source] Option<sqlx::Error>),
+    /// The PostgreSQL server is a standby (`pg_is_in_recovery()`): it
+    /// takes no writes, so the node is not ready (`/readyz`).
+    #[error("the database is a standby (in recovery)")]
+    Standby,
     /// Two transactions deadlocked or failed to serialise; safe to retry.
     #[error("transaction conflict, retry")]
     Retry(#[source] sqlx::Error),
@@ -115,7 +119,9 @@ impl From<sqlx::Error> for StoreError {
                 // connect now), a database not accepting connections (55000) or
                 // gone (3D000), refused credentials (28); a statement cancelled
                 // (57014: `statement_timeout`), a lock not obtained in time
-                // (55P03), a session ended for idling in a transaction (25P03).
+                // (55P03), a session ended for idling in a transaction (25P03),
+                // a write on a standby (25006: the primary moved, or a standby
+                // was reached; the store follows the primary, `pg_hosts.rs`).
                 // Seen before a commit was sent, each means nothing was stored;
                 // after it, `after_commit_sent` decides.
                 Some(c)
@@ -123,7 +129,7 @@ impl From<sqlx::Error> for StoreError {
                         || c.starts_with("53")
                         || c.starts_with("57P")
                         || c.starts_with("28")
-                        || matches!(c, "55000" | "3D000" | "57014" | "55P03" | "25P03") =>
+                        || matches!(c, "55000" | "3D000" | "57014" | "55P03" | "25P03" | "25006") =>
                 {
                     StoreError::Unavailable(e)
                 }

@@ -68,11 +68,15 @@ impl Store {
         sent: &CommitSent,
         call: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
-        match tokio::time::timeout_at(deadline, call).await {
+        let result = match tokio::time::timeout_at(deadline, call).await {
             Ok(result) => result,
             Err(_) if sent.is_set() => Err(StoreError::InDoubt(None)),
             Err(_) => Err(StoreError::TimedOut),
+        };
+        if matches!(result, Err(StoreError::InDoubt(_))) {
+            crate::telemetry::db_in_doubt();
         }
+        result
     }
 
     pub(super) fn deadline(&self) -> tokio::time::Instant {
@@ -91,12 +95,19 @@ impl Store {
         dispatch!(self.close())
     }
 
-    /// Runs `SELECT 1`.
+    /// Runs `SELECT 1` (SQLite) or `SELECT pg_is_in_recovery()` (PostgreSQL).
     ///
     /// # Errors
     /// The database's error, typically [`StoreError::Unavailable`] or
-    /// [`StoreError::TimedOut`].
+    /// [`StoreError::TimedOut`]; [`StoreError::Standby`] when the PostgreSQL
+    /// server is a standby.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        self.read(async { dispatch!(self.ping()) }).await
+        self.read(async {
+            match self {
+                Store::Postgres(s) => s.ping_primary().await,
+                Store::Sqlite(s) => s.ping().await,
+            }
+        })
+        .await
     }
 }

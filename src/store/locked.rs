@@ -232,6 +232,7 @@ impl Locked {
             edited_body: None,
             edited_at: None,
             deleted: false,
+            expired: false,
             noop: false,
             reactions: Vec::new(),
             reply_to: send.change.references().reply_to,

@@ -36,7 +36,7 @@ static THREAD_REPLIED: Sql = Sql::same(
          participants = COALESCE($4, participants) WHERE message_id = $1::uuid",
 );
 /// A reply in the thread of root `$1` was deleted.
-static THREAD_REPLY_DELETED: Sql =
+pub(super) static THREAD_REPLY_DELETED: Sql =
     Sql::same("UPDATE messages SET reply_count = reply_count - 1 WHERE message_id = $1::uuid");
 /// Sets channel `$1`'s `last_seq` and `last_ts` at the end of a batch.
 pub(super) const UPDATE_CHANNEL_SEQ: &str = "UPDATE channels SET last_seq = $2, last_ts = $3 WHERE channel_id = $1";
@@ -45,21 +45,22 @@ static MARK_NOOP: Sql = Sql::same("UPDATE messages SET noop = TRUE WHERE message
 /// Sets message `$1`'s current text `$2` and edit time `$3`.
 static APPLY_EDIT: Sql = Sql::same("UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1::uuid");
 /// Marks message `$1` deleted and erases its text.
-static ERASE_MESSAGE: Sql = Sql::same(
+pub(super) static ERASE_MESSAGE: Sql = Sql::same(
     "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE, \
      mentions = NULL, mentions_asked = NULL, mention_all = FALSE WHERE message_id = $1::uuid",
 );
 /// Drops the `mentions` rows of message `$1` (§16: a deleted message
 /// mentions no one). Run before [`ERASE_MESSAGE`]'s siblings; its row
 /// keeps its channel and seq.
-static ERASE_MENTIONS: Sql = Sql::same(
+pub(super) static ERASE_MENTIONS: Sql = Sql::same(
     "DELETE FROM mentions WHERE channel_id = (SELECT channel_id FROM messages WHERE message_id = $1::uuid) \
      AND seq = (SELECT seq FROM messages WHERE message_id = $1::uuid)",
 );
 /// Erases the text of every edit of message `$1`.
-static ERASE_EDITS: Sql = Sql::same("UPDATE messages SET body = '' WHERE target_id = $1::uuid AND kind = 'edit'");
-static DELETE_REACTIONS: Sql = Sql::same("DELETE FROM reactions WHERE message_id = $1::uuid");
-static DELETE_REACTION_COUNTS: Sql = Sql::same("DELETE FROM reaction_counts WHERE message_id = $1::uuid");
+pub(super) static ERASE_EDITS: Sql =
+    Sql::same("UPDATE messages SET body = '' WHERE target_id = $1::uuid AND kind = 'edit'");
+pub(super) static DELETE_REACTIONS: Sql = Sql::same("DELETE FROM reactions WHERE message_id = $1::uuid");
+pub(super) static DELETE_REACTION_COUNTS: Sql = Sql::same("DELETE FROM reaction_counts WHERE message_id = $1::uuid");
 /// Adds `$3`'s reaction `$2` on `$1`; affects no row when held.
 static ADD_REACTION: Sql =
     Sql::same("INSERT INTO reactions (message_id, emoji, user_id) VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING");
@@ -80,7 +81,7 @@ static COUNT_DOWN: Sql =
 pub(super) const KEEP_LAST_MESSAGE: &str = "INSERT INTO member_limits (channel_id, user_id, last_message_ts) \
      VALUES ($1, $2, $3) ON CONFLICT (channel_id, user_id) DO UPDATE SET last_message_ts = excluded.last_message_ts";
 /// Copies SQLite's WAL into the database file and truncates it.
-const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
+pub(super) const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
 
 impl Store {
     /// Stores a batch of sends in one transaction with one durable commit,

@@ -29,10 +29,13 @@
 //! | `locked.rs` | what a batch reads of each channel under its lock: members, roles, moderation state |
 //! | `log_write.rs` | a batch of entries, per row (SQLite; PostgreSQL's fallback) |
 //! | `pg_batch/` | PostgreSQL's set-based batch |
+//! | `pg_hosts.rs` | which PostgreSQL host is the primary: a URL's host list followed through failovers; standby or not for `/readyz` |
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
 //! | `receipts.rs` | watermarks and each user's channel positions |
 //! | `replies.rs` | replies and threads as reads show them: previews, one thread's pages |
 //! | `settings.rs` | users' notification settings per channel (§16) |
+//! | `retention.rs` | the retention sweep (§19): expired messages erased in bounded batches, no new entry |
+//! | `export.rs` | a user's data as one snapshot, page by page (§19's export) |
 //! | `search.rs` | search (§18): a page of a user's messages that hold every term, by the trigram index |
 //! | `search_terms.rs` | a search's terms and how each database matches one |
 //! | `erasure.rs` | erasing a user (§19): its erasure row and watermark, what is left to erase, its rows that are not entries |
@@ -58,6 +61,7 @@ mod entry_row;
 mod entry_rules;
 mod erasure;
 mod error;
+mod export;
 mod flags;
 mod handle;
 mod last_seen;
@@ -66,8 +70,10 @@ mod log_write;
 mod members;
 mod moderation;
 mod pg_batch;
+mod pg_hosts;
 mod receipts;
 mod replies;
+mod retention;
 mod search;
 pub mod search_terms;
 mod settings;
@@ -82,11 +88,13 @@ pub use directory::DirectoryEntry;
 pub use erasure::HeldReaction;
 pub(crate) use error::CommitSent;
 pub use error::StoreError;
+pub use export::{ExportItem, ExportMembership, ExportPage, ExportReaction, EXPORT_PAGE};
 pub use flags::FlagRow;
 pub use handle::Store;
 pub(crate) use handle::{dispatch, dispatch_write};
 pub use members::MembershipChange;
 pub use moderation::{BanRow, BansPage};
+pub use retention::{SweepBatch, MAX_RETENTION_SECS, MAX_SWEEP_BATCH};
 pub use search::{BadCursor, SearchPage, SearchRequest, SCAN_WINDOW};
 pub use settings::SettingsPatch;
 pub use types::*;

@@ -47,7 +47,7 @@ macro_rules! channel_states_from {
       AND z.seq > COALESCE(w.read_seq, 0)) + \
      (SELECT count(*) FROM messages a WHERE a.channel_id = m.channel_id AND a.mention_all \
       AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id) END, \
-     s.notify, s.snooze_until, c.posting_role, c.slow_mode_ms \
+     s.notify, s.snooze_until, c.posting_role, c.slow_mode_ms, c.retention_secs \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
      LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
      LEFT JOIN channel_settings s ON s.channel_id = m.channel_id AND s.user_id = m.user_id "
@@ -151,5 +151,6 @@ fn position<R: Columns>(row: &R) -> Result<ChannelPosition, StoreError> {
         snooze_until: row.value(13)?,
         posting_role: parse_posting_role(row.value(14)?)?,
         slow_mode_ms: row.value(15)?,
+        retention_secs: row.value(16)?,
     })
 }

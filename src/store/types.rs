@@ -87,6 +87,9 @@ pub struct Entry {
     pub edited_at: Option<i64>,
     /// Message: deleted (its text is gone).
     pub deleted: bool,
+    /// Message: erased by the retention sweep (§19; `deleted` too), with no
+    /// delete entry.
+    pub expired: bool,
     /// Reaction: it changed nothing (add of a held one, remove of one not held).
     pub noop: bool,
     /// Message, in reads for a reader only: its reactions by first use.
@@ -361,6 +364,10 @@ pub struct Channel {
     pub posting_role: Role,
     /// Slow mode (§17): ms between two messages of one member, 0 when off.
     pub slow_mode_ms: i64,
+    /// Its own retention (§19), seconds: `message` entries older than this
+    /// are erased by the sweep (0: kept forever); `None`: the server's
+    /// `retention_secs`.
+    pub retention_secs: Option<i64>,
 }
 
 /// What a new channel is made with (`POST /v1/channels`).
@@ -393,6 +400,10 @@ pub struct ChannelPatch {
     pub posting_role: Option<Role>,
     /// The new slow mode in ms, 0..=3600000 (§17; `None` leaves it).
     pub slow_mode_ms: Option<i64>,
+    /// The new retention in seconds (§19): `None` leaves it, `Some(None)`
+    /// clears it (the server's `retention_secs` applies), `Some(Some(s))`
+    /// sets it (0: forever).
+    pub retention_secs: Option<Option<i64>>,
 }
 
 /// An entry to persist (a send, edit, delete or reaction), already validated.
@@ -675,6 +686,8 @@ pub struct ChannelPosition {
     pub posting_role: Role,
     /// The channel's slow mode, ms (0: off; §17).
     pub slow_mode_ms: i64,
+    /// The channel's own retention, seconds (§19; `None`: the server's).
+    pub retention_secs: Option<i64>,
 }
 
 impl ChannelPosition {
@@ -698,6 +711,7 @@ impl ChannelPosition {
             role,
             posting_role: channel.posting_role,
             slow_mode_ms: channel.slow_mode_ms,
+            retention_secs: channel.retention_secs,
         }
     }
 }

@@ -229,6 +229,16 @@ async fn an_upload_is_served_to_members_the_admin_and_signed_urls_only(backend: 
         header(&headers, "content-disposition"),
         "attachment; filename=\"notes 1.txt\""
     );
+    // `If-None-Match: *` matches any current file (RFC 9110 §13.1.2).
+    let res = app
+        .http
+        .get(app.url(&path))
+        .bearer_auth(app.token("bob"))
+        .header("if-none-match", "*")
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status().as_u16(), 304);
     // A range.
     let (status, headers, bytes) = get(&app, &path, Some(&app.token("bob")), Some("bytes=0-4")).await;
     assert_eq!((status, bytes.as_slice()), (206, &text[0..5]));
@@ -325,6 +335,14 @@ async fn uploads_are_refused_by_type_size_image_and_name_leaving_nothing(backend
         (400, "invalid_field", Some("text/plain"), b"x".to_vec(), Some("a/b.txt")),
         (400, "invalid_field", Some("text/plain"), b"x".to_vec(), Some("a\u{7}b")),
         (400, "invalid_field", Some("text/plain"), b"x".to_vec(), Some("..")),
+        // A right-to-left override: shown as "exe.png".
+        (
+            400,
+            "invalid_field",
+            Some("text/plain"),
+            b"x".to_vec(),
+            Some("\u{202e}gnp.exe"),
+        ),
     ];
     for (want, code, kind, bytes, name) in refusals {
         let (status, body) = upload(&app, "alice", "room", kind, bytes, name).await;

@@ -15,6 +15,7 @@ on_both_stores!(
     a_user_creates_a_channel_it_owns,
     user_channel_creation_off_refuses_and_creates_nothing,
     an_owner_makes_a_channel_public_and_private_again,
+    the_directory_ignores_case_beyond_ascii_and_pages_such_a_query,
 );
 
 async fn make(app: &TestApp, body: Value) {
@@ -388,4 +389,54 @@ async fn an_owner_makes_a_channel_public_and_private_again(backend: Backend) {
     let (_, read) = app.request("GET", &path, Some(ADMIN_TOKEN), None).await;
     assert_eq!(read["visibility"], "private");
     app.stop().await;
+}
+
+/// `q` percent-encoded for a query string.
+fn encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `q` is case-insensitive in any script (SQLite's `lower` folds ASCII only:
+/// before, `q=äöü` did not find "ÄÖÜ" there), and such a query pages with
+/// `after` and `hasMore` like any other; private channels never appear.
+async fn the_directory_ignores_case_beyond_ascii_and_pages_such_a_query(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let channels = [
+        ("de-1", "ÄÖÜ Straße", "public"),
+        ("gr-1", "ΔΈΛΤΑ team", "public"),
+        ("p1", "Äpfel eins", "public"),
+        ("p2", "grüne äpfel", "public"),
+        ("p3", "ÄPFEL drei", "public"),
+        ("p4", "Äpfel privat", "private"),
+        ("zz", "plain", "public"),
+    ];
+    for (id, name, visibility) in channels {
+        make(&app, json!({"channelId": id, "visibility": visibility})).await;
+        let (status, _) = app
+            .request(
+                "PATCH",
+                &format!("/v1/channels/{id}"),
+                Some(ADMIN_TOKEN),
+                Some(&json!({"name": name}).to_string()),
+            )
+            .await;
+        assert_eq!(status, 200);
+    }
+    let token = app.token("dave");
+    for (q, want) in [("äöü", vec!["de-1"]), ("δέλτα", vec!["gr-1"]), ("STRAßE", vec!["de-1"])] {
+        let (status, page) = directory(&app, &token, &format!("q={}", encoded(q))).await;
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(ids(&page), want, "q={q}");
+    }
+    let (_, first) = directory(&app, &token, &format!("q={}&limit=2", encoded("äpfel"))).await;
+    assert_eq!(ids(&first), ["p1", "p2"]);
+    assert_eq!(first["hasMore"], true);
+    let (_, rest) = directory(&app, &token, &format!("q={}&limit=2&after=p2", encoded("äpfel"))).await;
+    assert_eq!(ids(&rest), ["p3"]);
+    assert_eq!(rest["hasMore"], false);
 }

@@ -42,6 +42,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/channels/{channelId}/messages"),
     ("post", "/v1/tokens"),
+    ("get", "/v1/users/{userId}/export"),
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/metrics"),

@@ -4,10 +4,12 @@
 
 mod attachments;
 mod erasure;
+mod export;
 mod moderation;
 mod search;
 
 pub use attachments::Attachment;
+pub use export::{ExportLine, ExportStream, ExportedAttachment};
 pub use moderation::{Ban, BansPage, ChannelSettings, Flag, FlagsPage};
 pub use search::{SearchPage, SearchQuery, DEFAULT_SEARCH_LIMIT};
 
@@ -40,6 +42,9 @@ pub enum AdminError {
         /// The response body (`{"error": {"code", "message"}}`).
         body: String,
     },
+    /// A user's export was not complete or not well-formed (§19).
+    #[error("export: {0}")]
+    Export(String),
 }
 
 /// A channel as the admin API returns it.

@@ -204,6 +204,8 @@ pub enum Event {
         posting_role: chatd_proto::protocol::Role,
         /// Ms a member waits between two messages; 0: off.
         slow_mode_ms: i64,
+        /// The channel's own retention in seconds (§19); `None` when unset.
+        retention_secs: Option<i64>,
     },
     /// The user is no longer in a channel (`CHANNEL_REMOVED`): it left, was
     /// removed or banned, or the channel was deleted. Nothing more comes
@@ -1541,6 +1543,7 @@ impl Task {
                 visibility,
                 posting_role,
                 slow_mode_ms,
+                retention_secs,
             } => {
                 let event = Event::ChannelUpdated {
                     channel_id,
@@ -1549,6 +1552,7 @@ impl Task {
                     visibility,
                     posting_role,
                     slow_mode_ms,
+                    retention_secs,
                 };
                 if let Some(end) = self.emit(event).await {
                     return Some(end);

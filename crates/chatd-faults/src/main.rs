@@ -12,7 +12,13 @@
 //! - `dbconn`: terminate every PostgreSQL connection of chatd
 //!   (`pg_terminate_backend`; PostgreSQL only);
 //! - `storm`: every client drops its connection at once and reconnects
-//!   (each then syncs its gaps), without a server fault.
+//!   (each then syncs its gaps), without a server fault;
+//! - `failover`: the run uses a PostgreSQL primary with a synchronous
+//!   standby of its own (two `initdb` clusters, [`pg_cluster::PgPair`]) and
+//!   chatd's URL names both; the fault kills the primary with SIGKILL
+//!   mid-stream, promotes the standby, and brings the old primary back as
+//!   the new one's synchronous standby from a fresh base backup (`dbconn`
+//!   then terminates chatd's connections on the current primary).
 //!
 //! Every restart is also a reconnect storm: all clients reconnect at once
 //! and sync. Exit status 1 when the checker finds a violation. Usage:
@@ -43,6 +49,8 @@ use rand::Rng;
 use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::Instant;
+
+use chatd_faults::pg_cluster::{self, PgPair};
 
 use crate::device::{device, DeviceClient};
 use crate::record::{ClientLog, UserReads};
@@ -135,19 +143,32 @@ pub(crate) enum Phase {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     for fault in &cli.faults {
-        if !["kill", "term", "dbconn", "storm"].contains(&fault.as_str()) {
+        if !["kill", "term", "dbconn", "storm", "failover"].contains(&fault.as_str()) {
             bail!("unknown fault {fault:?}");
         }
     }
     let dir = std::env::temp_dir().join(format!("chatd-faults-{}", uuid::Uuid::now_v7().simple()));
     std::fs::create_dir_all(&dir)?;
-    let database = match &cli.postgres {
-        Some(url) => Some(PgDatabase::create(url).await?),
-        None => None,
+    // With `failover`: a primary and a synchronous standby of the run's own,
+    // chatd's URL naming both.
+    let mut pair = None;
+    if cli.faults.iter().any(|f| f == "failover") {
+        let Some(started) = tokio::task::block_in_place(|| PgPair::start(true)) else {
+            bail!("the failover fault needs PostgreSQL's programs (initdb, pg_ctl, pg_basebackup)");
+        };
+        pair = Some(started);
+    }
+    let database = match (&cli.postgres, &pair) {
+        (Some(url), None) => Some(PgDatabase::create(url).await?),
+        _ => None,
     };
-    let mut server = Server::new(cli.chatd.clone(), dir.clone(), database.as_ref().map(|d| d.url.clone()))?;
+    let url = match &pair {
+        Some(pair) => Some(pair.url(false)),
+        None => database.as_ref().map(|d| d.url.clone()),
+    };
+    let mut server = Server::new(cli.chatd.clone(), dir.clone(), url)?;
     server.start().await?;
-    let result = run(&cli, &mut server, database.as_ref()).await;
+    let result = run(&cli, &mut server, database.as_ref(), pair.as_mut()).await;
     let _ = server.terminate().await;
     if let Some(db) = &database {
         let _ = db.drop_database().await;
@@ -174,6 +195,7 @@ async fn run(
     cli: &Cli,
     server: &mut Server,
     database: Option<&PgDatabase>,
+    mut pair: Option<&mut PgPair>,
 ) -> anyhow::Result<(serde_json::Value, bool)> {
     let admin = AdminClient::new(server.base(), server.admin_token.clone());
     let users: Vec<String> = (0..cli.users.max(2)).map(|i| format!("user{i}")).collect();
@@ -285,8 +307,13 @@ async fn run(
                 server.terminate().await?;
                 server.start().await?;
             }
-            "dbconn" => match database {
-                Some(db) => db.terminate_connections().await?,
+            "dbconn" => match (database, pair.as_deref()) {
+                (Some(db), _) => db.terminate_connections().await?,
+                (None, Some(pair)) => terminate_on(&pair.primary)?,
+                (None, None) => continue,
+            },
+            "failover" => match pair.as_deref_mut() {
+                Some(pair) => tokio::task::block_in_place(|| pair.fail_over(true)),
                 None => continue,
             },
             "storm" => {
@@ -353,7 +380,13 @@ async fn run(
     let ok = findings.violations.is_empty();
     let sessions: usize = logs.iter().map(|l| l.sessions).sum();
     let report = json!({
-        "store": if database.is_some() { "postgres" } else { "sqlite" },
+        "store": if pair.is_some() {
+            "postgres, primary and synchronous standby"
+        } else if database.is_some() {
+            "postgres"
+        } else {
+            "sqlite"
+        },
         "durationSecs": cli.duration.as_secs_f64(),
         "devices": logs.len(),
         "sdkDevices": sdk_devices,
@@ -375,4 +408,16 @@ async fn run(
         "violations": findings.violations,
     });
     Ok((report, ok))
+}
+
+/// `dbconn` on a run's own primary: terminates every client connection
+/// (chatd's; not the standby's replication connection).
+fn terminate_on(primary: &pg_cluster::OwnPostgres) -> anyhow::Result<()> {
+    primary
+        .sql(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+        )
+        .map_err(|e| anyhow::anyhow!("terminate connections: {e}"))?;
+    Ok(())
 }

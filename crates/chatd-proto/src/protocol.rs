@@ -1100,6 +1100,10 @@ pub struct RecvMessage {
     /// Reads only: `true` when the message is deleted (`body` is then `""`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deleted: bool,
+    /// Reads only, with `deleted`: `true` when the retention sweep erased the
+    /// message (§19: no delete entry names it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
     /// Reads only, always on `message` entries: the reactions it holds now,
     /// by first use (the seq at which the emoji's count last rose from 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1310,6 +1314,10 @@ pub struct ChannelState {
     /// off (also from an older server).
     #[serde(default)]
     pub slow_mode_ms: i64,
+    /// The channel's own retention (§19), seconds (0: forever); absent when
+    /// unset (the server's `retention_secs` applies) and from an older server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention_secs: Option<i64>,
 }
 
 /// Whom a user wants notified of in a channel (§16): `all` messages (the
@@ -1582,7 +1590,7 @@ pub enum ServerFrame {
     },
     /// A channel's shared settings changed (`PATCH /v1/channels/{id}`; this
     /// server's frame, the contract names none): its name, metadata,
-    /// visibility, `postingRole` and `slowModeMs` as they are now, to every
+    /// visibility, `postingRole`, `slowModeMs` and `retentionSecs` as they are now, to every
     /// live session of its members, on every node, after the change is
     /// stored.
     #[serde(rename = "CHANNEL_UPDATED", rename_all = "camelCase")]
@@ -1593,6 +1601,9 @@ pub enum ServerFrame {
         visibility: Visibility,
         posting_role: Role,
         slow_mode_ms: i64,
+        /// The channel's own retention in seconds (§19); absent when unset.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retention_secs: Option<i64>,
     },
     /// A membership change in one of the user's channels (version 1.2,
     /// §13.3), taking effect between the entries `afterSeq` and

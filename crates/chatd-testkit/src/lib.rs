@@ -5,7 +5,9 @@
 //!
 //! - [`db`]: which store a test runs on, and a database of the test's own
 //!   (a fresh PostgreSQL database, dropped afterwards, or a fresh SQLite file).
-//! - [`pg_server`]: a PostgreSQL server of the test's own, to stop or freeze.
+//! - [`pg_server`]: a PostgreSQL server of the test's own, to stop, freeze or
+//!   kill, and a primary with a streaming standby to fail over (from
+//!   `chatd-faults`, which the fault harness shares).
 //! - [`app`]: a server in-process (`Application::build`), [`spawn_app_with`],
 //!   and [`on_both_stores!`].
 //! - [`process`]: the `chatd` binary as a child process, with its log kept.
@@ -32,7 +34,7 @@ pub use admin::Admin;
 pub use app::{spawn_app, spawn_app_on, spawn_app_with, test_config, TestApp};
 pub use db::{pg_admin, postgres_url, AnyPool, Backend, TestDb};
 pub use nats_node::{require_nats, subject_prefix, NatsNode, NATS_URL};
-pub use pg_server::{own_postgres, OwnPostgres};
+pub use pg_server::{own_postgres, OwnPostgres, PgPair};
 pub use process::{chatd_command, ServerProcess};
 pub use ws::{seqs, sync, ws_connect, ws_connect_hello, ws_request, WsClient};
 

@@ -50,6 +50,7 @@ fn the_history_message_schema_is_the_wire_type() {
         noop: true,
         edited_at: Some(2),
         deleted: true,
+        expired: true,
         reactions: Some(vec![ReactionCount {
             emoji: "👍".into(),
             count: 1,
@@ -112,6 +113,7 @@ fn the_my_channel_schema_is_the_wire_type() {
         snooze_until: None,
         posting_role: chatd_proto::protocol::Role::Member,
         slow_mode_ms: 0,
+        retention_secs: Some(86_400),
     };
     let wire = keys(&serde_json::to_value(state).expect("json"));
     let (properties, _) = schema_fields(&doc, "MyChannel");

@@ -45,6 +45,7 @@ fn stored(mentions: &[&str], all: bool, kind: EntryKind) -> Entry {
         edited_body: None,
         edited_at: None,
         deleted: false,
+        expired: false,
         noop: false,
         reactions: Vec::new(),
         reply_to: None,
