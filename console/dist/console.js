@@ -4906,27 +4906,39 @@
     return `${d.toLocaleDateString([], { month: "short", day: "numeric" })}, ${clock(ts)}`;
   }
 
-  // src/admin.ts
+  // src/admin-api.ts
   var adminToken;
+  function currentAdminToken() {
+    return adminToken;
+  }
+  function setAdminToken(token) {
+    adminToken = token;
+  }
+  function adminInit(method) {
+    return { method, cache: "no-store", headers: { authorization: `Bearer ${adminToken ?? ""}` } };
+  }
   async function api(method, path, body) {
-    const init = { method, cache: "no-store", headers: { authorization: `Bearer ${adminToken ?? ""}` } };
+    const init = adminInit(method);
     if (body !== void 0) {
       init.body = JSON.stringify(body);
       init.headers["content-type"] = "application/json";
     }
     const r = await fetch(path, init);
+    return { status: r.status, json: await parsedBody(r) };
+  }
+  async function parsedBody(r) {
     const text = await r.text();
-    let json = void 0;
     try {
-      json = text === "" ? void 0 : JSON.parse(text);
+      return text === "" ? void 0 : JSON.parse(text);
     } catch {
-      json = text;
+      return text;
     }
-    return { status: r.status, json };
+  }
+  function errorMessage(r) {
+    return r.json?.error?.message;
   }
   function apiError(r) {
-    const e = r.json?.error;
-    const msg = e?.message ?? `HTTP ${r.status}`;
+    const msg = errorMessage(r) ?? `HTTP ${r.status}`;
     switch (r.status) {
       case 401:
         return "The admin token was refused: check it (CHATD_ADMIN_TOKEN, or admin_token in <data_dir>/secrets.toml).";
@@ -4944,9 +4956,6 @@
         return `Failed: ${msg} [${r.status}].`;
     }
   }
-  function splitUsers(s) {
-    return s.split(/[\s,]+/).map((x) => x.trim()).filter((x) => x !== "");
-  }
   function result(el, ok, ...content) {
     el.dataset.ok = String(ok);
     el.replaceChildren(...content);
@@ -4958,17 +4967,331 @@
       result(out, false, "The server cannot be reached (is chatd running?).");
     }
   }
+  function field(id, label, placeholder) {
+    return [h("label", { for: id }, label), h("input", { id, placeholder, autocomplete: "off", spellcheck: "false" })];
+  }
+
+  // src/admin-erase.ts
+  var PENDING_PAUSE_MS = 250;
+  function eraseError(userId, r) {
+    switch (r.status) {
+      case 400:
+        return `“${userId}” is not a user id chatd accepts (${errorMessage(r) ?? "invalid_field"}); nothing was erased.`;
+      case 404:
+        return "This chatd has no erase route (it is older than protocol 1.2); nothing was erased.";
+      case 503:
+        return `The server could not finish erasing ${userId} now (its database is unavailable or it is shutting down). The erasure goes on, or resumes when the server is back: erase ${userId} again to wait for it.`;
+      default:
+        return apiError(r);
+    }
+  }
+  function erasedWords(userId) {
+    return [
+      h("p", {}, `Erased ${userId}.`),
+      h(
+        "ul",
+        { class: "erase-effects" },
+        h("li", {}, `Every message ${userId} sent is deleted for everyone (its text, edits, quotes of it, search entries and files are gone; members see “This message was deleted.”).`),
+        h("li", {}, `Their reactions are removed and their memberships ended: ${userId} has left every channel, direct ones too.`),
+        h("li", {}, `Their live sessions are closed, and every token issued to ${userId} before now is refused.`),
+        h("li", {}, `Their read marks, settings, blocks, flags, mutes, bans and last-seen time are gone.`)
+      ),
+      h("p", { class: "hint" }, `A user chatd never saw is answered the same way: there was nothing to erase. Should ${userId} come back, mint a new token (a second from now at the earliest).`)
+    ];
+  }
+  function eraseCard(note) {
+    const [lu, user] = field("erase-user", "User id", "e.g. alice");
+    const out = h("div", { class: "result", id: "erase-result", role: "status", "aria-live": "polite" });
+    const question = h("p", { id: "erase-question" });
+    const confirmLabel = h("label", { for: "erase-confirm" });
+    const confirm = h("input", { id: "erase-confirm", autocomplete: "off", spellcheck: "false", "aria-describedby": "erase-question" });
+    const go = h("button", { type: "button", class: "danger", id: "erase-confirm-button", disabled: true });
+    const cancel = h("button", { type: "button", id: "erase-cancel" }, "Cancel");
+    const ask = h("button", { type: "submit", class: "primary", id: "erase-ask" }, "Erase user…");
+    const box = h("div", { class: "erase-confirm", id: "erase-confirm-box", hidden: true }, question, confirmLabel, confirm, h("p", { class: "row" }, go, cancel));
+    let target;
+    let busy = false;
+    const close = () => {
+      target = void 0;
+      box.hidden = true;
+      confirm.value = "";
+      go.disabled = true;
+    };
+    const setBusy = (on) => {
+      busy = on;
+      for (const el of [user, confirm, cancel, ask]) el.disabled = on;
+      go.disabled = on || target === void 0 || confirm.value !== target;
+    };
+    const erase = async (userId) => {
+      const started = Date.now();
+      out.dataset.state = "erasing";
+      result(out, true, `Erasing ${userId}…`);
+      for (; ; ) {
+        const r = await api("DELETE", `/v1/users/${encodeURIComponent(userId)}`);
+        if (r.status === 204) {
+          out.dataset.state = "done";
+          result(out, true, ...erasedWords(userId));
+          note(`erased ${userId}`);
+          return;
+        }
+        if (r.status !== 202) {
+          out.dataset.state = "failed";
+          result(out, false, eraseError(userId, r));
+          return;
+        }
+        out.dataset.state = "pending";
+        const secs = Math.round((Date.now() - started) / 1e3);
+        result(out, true, `Still erasing ${userId}… (${secs} s so far: a user with many messages takes a while; the erasure goes on even if this page closes).`);
+        await new Promise((r2) => setTimeout(r2, PENDING_PAUSE_MS));
+      }
+    };
+    confirm.addEventListener("input", () => {
+      go.disabled = busy || target === void 0 || confirm.value !== target;
+    });
+    confirm.addEventListener("keydown", (ev) => {
+      if (ev.key !== "Enter") return;
+      ev.preventDefault();
+      if (!go.disabled) go.click();
+    });
+    user.addEventListener("input", () => {
+      if (target !== void 0 && user.value.trim() !== target) close();
+    });
+    cancel.addEventListener("click", () => {
+      close();
+      user.focus();
+    });
+    go.addEventListener("click", () => {
+      const userId = target;
+      if (userId === void 0 || confirm.value !== userId || busy) return;
+      setBusy(true);
+      void erase(userId).catch(() => {
+        out.dataset.state = "failed";
+        result(out, false, `The server cannot be reached (is chatd running?). If the erasure of ${userId} began, it goes on: erase ${userId} again to wait for it.`);
+      }).finally(() => {
+        setBusy(false);
+        close();
+      });
+    });
+    return h(
+      "form",
+      {
+        class: "card",
+        "aria-labelledby": "erase-title",
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          if (busy) return;
+          const userId = user.value.trim();
+          if (userId === "") {
+            result(out, false, "Enter the id of the user to erase.");
+            return;
+          }
+          target = userId;
+          question.textContent = `Erase ${userId} for good? Every message ${userId} sent is deleted for everyone, their reactions are removed, they leave every channel, their live sessions close and their tokens stop working. This cannot be undone.`;
+          confirmLabel.textContent = `Type ${userId} to confirm`;
+          go.textContent = `Erase ${userId}`;
+          confirm.value = "";
+          go.disabled = true;
+          box.hidden = false;
+          result(out, true, "");
+          confirm.focus();
+        }
+      },
+      h("h2", { id: "erase-title" }, "Erase a user"),
+      h("p", { class: "hint" }, "For an erasure request (GDPR Article 17): deletes everything the user left behind. Export their data first if they asked for it."),
+      lu,
+      user,
+      h("p", {}, ask),
+      box,
+      out
+    );
+  }
+
+  // src/admin-export.ts
+  var KINDS = ["message", "membership", "reaction", "attachment"];
+  var ExportTally = class {
+    /** Lines of each kind before the end line. */
+    counts = { message: 0, membership: 0, reaction: 0, attachment: 0 };
+    /** Lines before the end line (all kinds, unknown ones too). */
+    lines = 0;
+    /** The end line's `count`, once it has come. */
+    end;
+    /** Lines that are not a JSON object with a `type`, or that come after the end line. */
+    bad = 0;
+    partial = "";
+    /** Takes the next piece of the body's text. */
+    feed(text) {
+      const parts = (this.partial + text).split("\n");
+      this.partial = parts.pop() ?? "";
+      for (const line of parts) this.line(line);
+    }
+    /** The body has ended: a last line without its newline counts too. */
+    finish() {
+      if (this.partial !== "") this.line(this.partial);
+      this.partial = "";
+    }
+    /** The export is whole: it ends with its end line, which counts every line before it. */
+    get complete() {
+      return this.end !== void 0 && this.end === this.lines && this.bad === 0;
+    }
+    line(raw) {
+      if (raw.trim() === "") return;
+      if (this.end !== void 0) {
+        this.bad += 1;
+        return;
+      }
+      let v;
+      try {
+        v = JSON.parse(raw);
+      } catch {
+        this.bad += 1;
+        return;
+      }
+      const type = typeof v === "object" && v !== null ? v.type : void 0;
+      if (typeof type !== "string") {
+        this.bad += 1;
+        return;
+      }
+      if (type === "end") {
+        const n = v.count;
+        this.end = typeof n === "number" ? n : -1;
+        return;
+      }
+      this.lines += 1;
+      if (KINDS.includes(type)) this.counts[type] += 1;
+    }
+  };
+  function plural(n, one) {
+    return `${n} ${one}${n === 1 ? "" : "s"}`;
+  }
+  function kindsWords(t) {
+    return KINDS.map((k) => plural(t.counts[k], k)).join(", ");
+  }
+  function exportError(userId, r) {
+    switch (r.status) {
+      case 400:
+        return `“${userId}” is not a user id chatd accepts (${errorMessage(r) ?? "invalid_field"}).`;
+      case 404:
+        return "This chatd has no export route (it is older than protocol 1.2).";
+      default:
+        return apiError(r);
+    }
+  }
+  function exportFileName(userId) {
+    return `chatd-export-${userId}.ndjson`;
+  }
+  function exportCard(note) {
+    const [lu, user] = field("export-user", "User id", "e.g. alice");
+    const button = h("button", { type: "submit", class: "primary", id: "export-start" }, "Export data");
+    const out = h("div", { class: "result", id: "export-result", role: "status", "aria-live": "polite" });
+    let fileUrl;
+    const run = async (userId) => {
+      out.dataset.state = "downloading";
+      result(out, true, `Exporting ${userId}…`);
+      const r = await fetch(`/v1/users/${encodeURIComponent(userId)}/export`, adminInit("GET"));
+      if (r.status !== 200 || r.body === null) {
+        const answer = { status: r.status, json: await parsedBody(r) };
+        out.dataset.state = "failed";
+        result(out, false, exportError(userId, answer));
+        return;
+      }
+      const tally = new ExportTally();
+      const parts = [];
+      const decoder = new TextDecoder();
+      const reader = r.body.getReader();
+      let broke = false;
+      let shown = 0;
+      try {
+        for (; ; ) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          parts.push(value);
+          tally.feed(decoder.decode(value, { stream: true }));
+          if (Date.now() - shown > 250) {
+            shown = Date.now();
+            result(out, true, `Exporting ${userId}… ${plural(tally.lines, "line")} so far.`);
+          }
+        }
+      } catch {
+        broke = true;
+      }
+      tally.feed(decoder.decode());
+      tally.finish();
+      const file = new Blob(parts, { type: "application/x-ndjson" });
+      if (fileUrl !== void 0) URL.revokeObjectURL(fileUrl);
+      fileUrl = URL.createObjectURL(file);
+      if (!tally.complete) {
+        const why = tally.end === void 0 ? `it has no end line, so it was cut off${broke ? " (the connection broke)" : " (the server stopped partway)"} after ${plural(tally.lines, "line")}` : tally.bad > 0 ? `${plural(tally.bad, "line")} in it could not be read` : `its end line counts ${tally.end} lines but ${tally.lines} came`;
+        out.dataset.state = "incomplete";
+        result(
+          out,
+          false,
+          h("p", {}, `The export of ${userId} is not complete: ${why}. Export again.`),
+          h("p", {}, h("a", { href: fileUrl, download: exportFileName(userId).replace(/\.ndjson$/, ".partial.ndjson"), class: "export-partial" }, "Save what arrived anyway"))
+        );
+        note(`export of ${userId} cut off`);
+        return;
+      }
+      const link = h("a", { href: fileUrl, download: exportFileName(userId), class: "export-link", id: "export-link", "data-count": tally.lines }, `Save ${exportFileName(userId)} again`);
+      out.dataset.state = "done";
+      result(
+        out,
+        true,
+        h(
+          "p",
+          {},
+          tally.lines === 0 ? `Exported ${userId}: chatd holds nothing for this user (the file has only its end line, count 0).` : `Exported ${userId}: ${plural(tally.lines, "line")} (${kindsWords(tally)}), and the end line counts ${tally.end ?? 0}: the file is complete.`
+        ),
+        h("p", {}, link),
+        h("p", { class: "hint" }, "Attachment links in the file work without a token until they expire (attachment_url_ttl_secs).")
+      );
+      link.click();
+      note(`exported ${userId} (${plural(tally.lines, "line")})`);
+    };
+    return h(
+      "form",
+      {
+        class: "card",
+        "aria-labelledby": "export-title",
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          const userId = user.value.trim();
+          if (userId === "") {
+            result(out, false, "Enter the id of the user whose data to export.");
+            return;
+          }
+          button.disabled = true;
+          void run(userId).catch(() => {
+            out.dataset.state = "failed";
+            result(out, false, "The server cannot be reached (is chatd running?).");
+          }).finally(() => {
+            button.disabled = false;
+          });
+        }
+      },
+      h("h2", { id: "export-title" }, "Export a user’s data"),
+      h("p", { class: "hint" }, "For an access or portability request (GDPR Articles 15 and 20): every message the user sent, their memberships, reactions and files, as one JSON object a line."),
+      lu,
+      user,
+      h("p", {}, button),
+      out
+    );
+  }
+
+  // src/admin.ts
+  function splitUsers(s) {
+    return s.split(/[\s,]+/).map((x) => x.trim()).filter((x) => x !== "");
+  }
   function adminHeader() {
     const el = document.getElementById("conn");
     if (el === null || el.dataset.state !== "idle" && el.dataset.state !== "admin") return;
-    const admin = adminToken !== void 0;
+    const admin = currentAdminToken() !== void 0;
     el.dataset.state = admin ? "admin" : "idle";
     el.textContent = admin ? "Admin token in use" : "Not signed in";
   }
   function renderAdmin(root) {
     document.title = "Admin · chatd console";
     adminHeader();
-    if (adminToken === void 0) {
+    if (currentAdminToken() === void 0) {
       renderAdminSignIn(root);
       return;
     }
@@ -4996,12 +5319,12 @@
             return;
           }
           void guarded(out, async () => {
-            adminToken = t;
+            setAdminToken(t);
             const r = await api("GET", "/v1/channels?limit=1");
             if (r.status === 200) {
               renderAdmin(root);
             } else {
-              adminToken = void 0;
+              setAdminToken(void 0);
               result(out, false, apiError(r));
             }
           });
@@ -5021,9 +5344,6 @@
     );
     root.replaceChildren(h("div", { class: "admin" }, form));
     input.focus();
-  }
-  function field(id, label, placeholder) {
-    return [h("label", { for: id }, label), h("input", { id, placeholder, autocomplete: "off", spellcheck: "false" })];
   }
   function renderAdminTools(root) {
     const log = h("ul", { class: "log", id: "admin-log", "aria-live": "polite" });
@@ -5162,7 +5482,7 @@
         type: "button",
         id: "admin-forget",
         onclick: () => {
-          adminToken = void 0;
+          setAdminToken(void 0);
           renderAdmin(root);
         }
       },
@@ -5176,10 +5496,11 @@
           "div",
           { class: "card" },
           h("h2", {}, "Admin view"),
-          h("p", { class: "hint" }, "Set up a chat: create a channel with its members, then mint a token for each member and send them their sign-in link. "),
+          h("p", { class: "hint" }, "Set up a chat: create a channel with its members, then mint a token for each member and send them their sign-in link. A person’s data: export it, or erase them (a GDPR request). "),
           leave
         ),
         h("div", { class: "admin-grid" }, create, members, tokens),
+        h("div", { class: "admin-grid" }, exportCard(note), eraseCard(note)),
         h("div", { class: "card" }, h("h2", {}, "Done in this page"), log)
       )
     );
@@ -5414,6 +5735,9 @@
     }
     if (message.includes("bad signature")) {
       return "This token was not issued by this server (its signature does not match). Use a token from this server’s `chatd token` or admin view.";
+    }
+    if (message.includes("user was erased")) {
+      return "An admin erased this user (their messages and memberships are gone), so tokens issued before that are refused. If you should still have access, ask an admin for a new sign-in link.";
     }
     if (message.includes("not yet valid")) return "This token is not valid yet: check the clock of the machine that made it.";
     if (message.includes("missing bearer")) return "No token was given. Paste your user token to sign in.";

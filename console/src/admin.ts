@@ -1,74 +1,19 @@
 /**
  * The admin view (`/console#admin`): create channels, add and remove members, mint user
- * tokens (shown as sign-in links). The admin token lives in this module's memory only:
- * never in storage, never in a URL; reloading the page forgets it.
+ * tokens (shown as sign-in links), and export or erase a user (admin-export.ts, admin-erase.ts). The
+ * admin token lives in admin-api.ts's memory only: never in storage, never in a URL;
+ * reloading the page forgets it.
  */
+import { api, apiError, currentAdminToken, field, guarded, result, setAdminToken } from './admin-api.js';
+import { eraseCard } from './admin-erase.js';
+import { exportCard } from './admin-export.js';
 import { h } from './dom.js';
-
-let adminToken: string | undefined;
-
-interface ApiResult {
-  readonly status: number;
-  readonly json: unknown;
-}
-
-async function api(method: string, path: string, body?: unknown): Promise<ApiResult> {
-  const init: RequestInit = { method, cache: 'no-store', headers: { authorization: `Bearer ${adminToken ?? ''}` } };
-  if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    (init.headers as Record<string, string>)['content-type'] = 'application/json';
-  }
-  const r = await fetch(path, init);
-  const text = await r.text();
-  let json: unknown = undefined;
-  try {
-    json = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: r.status, json };
-}
-
-/** The words for an admin API refusal. */
-function apiError(r: ApiResult): string {
-  const e = (r.json as { error?: { code?: string; message?: string } } | undefined)?.error;
-  const msg = e?.message ?? `HTTP ${r.status}`;
-  switch (r.status) {
-    case 401:
-      return 'The admin token was refused: check it (CHATD_ADMIN_TOKEN, or admin_token in <data_dir>/secrets.toml).';
-    case 403:
-      return 'This is a user token, not the admin token.';
-    case 404:
-      return `No such channel (${msg}).`;
-    case 409:
-      return 'A channel with this id already exists.';
-    case 400:
-      return `The server refused this: ${msg}.`;
-    case 503:
-      return 'The server cannot reach its database right now; try again.';
-    default:
-      return `Failed: ${msg} [${r.status}].`;
-  }
-}
 
 function splitUsers(s: string): string[] {
   return s
     .split(/[\s,]+/)
     .map((x) => x.trim())
     .filter((x) => x !== '');
-}
-
-function result(el: HTMLElement, ok: boolean, ...content: (Node | string)[]): void {
-  el.dataset.ok = String(ok);
-  el.replaceChildren(...content);
-}
-
-async function guarded(out: HTMLElement, f: () => Promise<void>): Promise<void> {
-  try {
-    await f();
-  } catch {
-    result(out, false, 'The server cannot be reached (is chatd running?).');
-  }
 }
 
 /**
@@ -79,7 +24,7 @@ async function guarded(out: HTMLElement, f: () => Promise<void>): Promise<void> 
 export function adminHeader(): void {
   const el = document.getElementById('conn');
   if (el === null || (el.dataset.state !== 'idle' && el.dataset.state !== 'admin')) return;
-  const admin = adminToken !== undefined;
+  const admin = currentAdminToken() !== undefined;
   el.dataset.state = admin ? 'admin' : 'idle';
   el.textContent = admin ? 'Admin token in use' : 'Not signed in';
 }
@@ -88,7 +33,7 @@ export function adminHeader(): void {
 export function renderAdmin(root: HTMLElement): void {
   document.title = 'Admin · chatd console';
   adminHeader();
-  if (adminToken === undefined) {
+  if (currentAdminToken() === undefined) {
     renderAdminSignIn(root);
     return;
   }
@@ -117,13 +62,13 @@ function renderAdminSignIn(root: HTMLElement): void {
           return;
         }
         void guarded(out, async () => {
-          adminToken = t;
+          setAdminToken(t);
           // Any admin route checks the token: the first channel of the list answers 200 to the admin, 401/403 otherwise.
           const r = await api('GET', '/v1/channels?limit=1');
           if (r.status === 200) {
             renderAdmin(root);
           } else {
-            adminToken = undefined;
+            setAdminToken(undefined);
             result(out, false, apiError(r));
           }
         });
@@ -143,10 +88,6 @@ function renderAdminSignIn(root: HTMLElement): void {
   );
   root.replaceChildren(h('div', { class: 'admin' }, form));
   input.focus();
-}
-
-function field(id: string, label: string, placeholder: string): [HTMLLabelElement, HTMLInputElement] {
-  return [h('label', { for: id }, label), h('input', { id, placeholder, autocomplete: 'off', spellcheck: 'false' })];
 }
 
 function renderAdminTools(root: HTMLElement): void {
@@ -293,7 +234,7 @@ function renderAdminTools(root: HTMLElement): void {
       type: 'button',
       id: 'admin-forget',
       onclick: () => {
-        adminToken = undefined;
+        setAdminToken(undefined);
         renderAdmin(root);
       },
     },
@@ -307,10 +248,11 @@ function renderAdminTools(root: HTMLElement): void {
         'div',
         { class: 'card' },
         h('h2', {}, 'Admin view'),
-        h('p', { class: 'hint' }, 'Set up a chat: create a channel with its members, then mint a token for each member and send them their sign-in link. '),
+        h('p', { class: 'hint' }, 'Set up a chat: create a channel with its members, then mint a token for each member and send them their sign-in link. A person’s data: export it, or erase them (a GDPR request). '),
         leave,
       ),
       h('div', { class: 'admin-grid' }, create, members, tokens),
+      h('div', { class: 'admin-grid' }, exportCard(note), eraseCard(note)),
       h('div', { class: 'card' }, h('h2', {}, 'Done in this page'), log),
     ),
   );

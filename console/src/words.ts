@@ -69,6 +69,9 @@ export function tokenWords(message: string): string {
   if (message.includes('bad signature')) {
     return 'This token was not issued by this server (its signature does not match). Use a token from this server’s `chatd token` or admin view.';
   }
+  if (message.includes('user was erased')) {
+    return 'An admin erased this user (their messages and memberships are gone), so tokens issued before that are refused. If you should still have access, ask an admin for a new sign-in link.';
+  }
   if (message.includes('not yet valid')) return 'This token is not valid yet: check the clock of the machine that made it.';
   if (message.includes('missing bearer')) return 'No token was given. Paste your user token to sign in.';
   return `This server does not accept this token (${message}). Sign in again with a new token.`;
