@@ -648,6 +648,7 @@
         if (typeof c.channelId !== "string" || typeof c.lastSeq !== "number") continue;
         inList.add(c.channelId);
         const ch = this.channels.ctx(c.channelId);
+        this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs, c.retentionSecs);
         if (ch.removed || ch.hello === void 0) {
           if (ch.removedEpoch > startEpoch) continue;
           ch.removed = false;
@@ -821,6 +822,40 @@
       this.cache = void 0;
       return true;
     }
+    /**
+     * A read shows a held message expired (§19: the retention sweep erased it, with no
+     * entry): it is deleted and expired from now on, as a delete makes it (no text,
+     * reactions, mentions or attachments; the messages quoting it preview it deleted; its
+     * root counts one reply fewer). Nothing for a message not held, or an entry not
+     * `expired`. Returns whether it changed anything.
+     */
+    expire(e) {
+      if (e.expired !== true) return false;
+      const st = this.states.get(e.messageId);
+      if (st === void 0 || st.expired) return false;
+      const was = st.deleted;
+      st.expired = true;
+      st.deleted = true;
+      st.body = "";
+      st.editedAt = void 0;
+      st.reactions = [];
+      st.attachments = parseMessageAttachments(void 0);
+      st.view = void 0;
+      this.cache = void 0;
+      for (const id of this.quoting.get(e.messageId) ?? []) {
+        const q = this.states.get(id);
+        if (q === void 0) continue;
+        q.preview = { senderId: q.preview?.senderId ?? st.entry.senderId, body: "", deleted: true };
+        q.view = void 0;
+      }
+      const rootId = st.entry.threadId;
+      const root = rootId === void 0 ? void 0 : this.states.get(rootId);
+      if (!was && root?.thread !== void 0) {
+        root.thread = { ...root.thread, replyCount: Math.max(0, root.thread.replyCount - 1) };
+        root.view = void 0;
+      }
+      return true;
+    }
     /** Counts held messages above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq) {
       let n = 0;
@@ -856,12 +891,14 @@
         holders.set(this.me, r.me);
         return { emoji: r.emoji, count: r.count, holders };
       });
-      const deleted = e.deleted === true;
+      const expired2 = e.expired === true;
+      const deleted = e.deleted === true || expired2;
       return {
         entry: e,
         body: deleted ? "" : e.body,
         editedAt: e.editedAt,
         deleted,
+        expired: expired2,
         reactions,
         preview: e.replyTo === void 0 ? void 0 : e.replyPreview ?? void 0,
         thread: e.thread,
@@ -946,6 +983,7 @@
         body: st.body,
         editedAt: st.editedAt,
         deleted: st.deleted,
+        expired: st.expired,
         reactions: Object.freeze(
           st.reactions.filter((r) => r.count > 0).map((r) => Object.freeze({ emoji: r.emoji, count: r.count, me: r.holders.get(this.me) === true }))
         ),
@@ -1053,7 +1091,10 @@
           this.held.set(e.seq, e);
           continue;
         }
-        if (this.ids.has(e.messageId) || e.seq <= this.highSeq) continue;
+        if (this.ids.has(e.messageId) || e.seq <= this.highSeq) {
+          if (fromRead) this.msgs.expire(e);
+          continue;
+        }
         if (e.seq === this.highSeq + 1) {
           this.append(e, fromRead ? Math.max(asOf, e.seq) : e.seq);
           appended.push(e);
@@ -1117,7 +1158,10 @@
       const added = [];
       for (const e of run) {
         this.lowSeq = Math.min(this.lowSeq, e.seq);
-        if (this.ids.has(e.messageId)) continue;
+        if (this.ids.has(e.messageId)) {
+          this.msgs.expire(e);
+          continue;
+        }
         this.ids.add(e.messageId);
         added.push(e);
         if (entryKind(e) === "message") this.msgs.addMessage(e, asOf, true, false);
@@ -1144,6 +1188,15 @@
     message(messageId) {
       return this.msgs.message(messageId);
     }
+    /**
+     * Entries of a read of the window again: the held messages it shows expired (§19)
+     * become so (see {@link MessageStates.expire}). Returns how many changed.
+     */
+    reread(entries) {
+      let n = 0;
+      for (const e of entries) if (entryKind(e) === "message" && this.ids.has(e.messageId) && this.msgs.expire(e)) n++;
+      return n;
+    }
     /** Replaces a held message's attachments with a read's (see {@link MessageStates.setAttachments}). */
     setAttachments(messageId, attachments) {
       return this.msgs.setAttachments(messageId, attachments);
@@ -1165,7 +1218,7 @@
 
   // ../clients/typescript/src/moderation-state.ts
   var MAX_TIMER_MS = 2147483647;
-  var NOTHING = Object.freeze({ postingRole: void 0, slowModeMs: void 0, mutedUntil: void 0, nextSendAt: void 0 });
+  var NOTHING = Object.freeze({ postingRole: void 0, slowModeMs: void 0, retentionSecs: void 0, mutedUntil: void 0, nextSendAt: void 0 });
   var ModerationState = class {
     byId = /* @__PURE__ */ new Map();
     now;
@@ -1186,6 +1239,7 @@
       k.snapshot ??= Object.freeze({
         postingRole: k.postingRole,
         slowModeMs: k.slowModeMs,
+        retentionSecs: k.retentionSecs,
         mutedUntil: k.mutedUntil !== void 0 && k.mutedUntil > now ? k.mutedUntil : void 0,
         nextSendAt: k.nextSendAt !== void 0 && k.nextSendAt > now ? k.nextSendAt : void 0
       });
@@ -1236,14 +1290,17 @@
     }
     /**
      * The channel's rules as the server states them (a `HELLO` or `CHANNEL_ADDED` entry, a
-     * `CHANNEL_UPDATED` frame); values of the wrong type (an older server's absent ones) are
-     * left as known.
+     * `CHANNEL_UPDATED` frame, a `GET /v1/me/channels` entry); values of the wrong type (an
+     * older server's absent ones) are left as known. `retentionSecs` (§19) is absent when
+     * the server's retention applies: a statement that carries rules sets it, absent or not.
      */
-    stated(channelId, postingRole, slowModeMs) {
+    stated(channelId, postingRole, slowModeMs, retentionSecs) {
       const role = postingRole === "member" || postingRole === "moderator" ? postingRole : void 0;
       const slow = typeof slowModeMs === "number" && Number.isFinite(slowModeMs) && slowModeMs >= 0 ? slowModeMs : void 0;
       if (role === void 0 && slow === void 0) return;
+      const retention = typeof retentionSecs === "number" && Number.isInteger(retentionSecs) && retentionSecs >= 0 ? retentionSecs : void 0;
       this.update(channelId, (k) => {
+        k.retentionSecs = retention;
         if (role !== void 0) k.postingRole = role;
         if (slow !== void 0) {
           k.slowModeMs = slow;
@@ -1256,6 +1313,7 @@
       this.update(rules.channelId, (k) => {
         k.postingRole = rules.postingRole;
         k.slowModeMs = rules.slowModeMs;
+        k.retentionSecs = rules.retentionSecs;
         if (rules.slowModeMs === 0) k.nextSendAt = void 0;
       });
     }
@@ -1267,7 +1325,7 @@
     update(channelId, fn) {
       let k = this.byId.get(channelId);
       if (k === void 0) {
-        k = { postingRole: void 0, slowModeMs: void 0, mutedUntil: void 0, nextSendAt: void 0, muteFrameSeq: -1, timer: void 0, snapshot: void 0 };
+        k = { postingRole: void 0, slowModeMs: void 0, retentionSecs: void 0, mutedUntil: void 0, nextSendAt: void 0, muteFrameSeq: -1, timer: void 0, snapshot: void 0 };
         this.byId.set(channelId, k);
       }
       fn(k);
@@ -1294,7 +1352,7 @@
     }
   };
   function sameModeration(a, b) {
-    return a.postingRole === b.postingRole && a.slowModeMs === b.slowModeMs && a.mutedUntil === b.mutedUntil && a.nextSendAt === b.nextSendAt;
+    return a.postingRole === b.postingRole && a.slowModeMs === b.slowModeMs && a.retentionSecs === b.retentionSecs && a.mutedUntil === b.mutedUntil && a.nextSendAt === b.nextSendAt;
   }
 
   // ../clients/typescript/src/store.ts
@@ -2554,13 +2612,17 @@
     /**
      * Changes a channel's posting rules (`PATCH /v1/channels/{channelId}` with the fields
      * given): `postingRole` `moderator` makes it an announcement channel, `slowModeMs` (0 to
-     * 3600000) slows `member`s down. An owner only; a direct channel has neither. Resolves
+     * 3600000) slows `member`s down, `retentionSecs` (§19: 0 forever to 3155760000, `null`
+     * back to the server's `retention_secs`) sets how long its messages are kept (a bad
+     * value: `invalid_field`, `field` `retentionSecs`). An owner only; a direct channel has
+     * no posting rules. Resolves
      * to the rules now in force (also shown in the channel's `snapshot.moderation`).
      */
     async setChannelSettings(channelId, settings, options = {}) {
       const body = {};
       if (settings.postingRole !== void 0) body.postingRole = settings.postingRole;
       if (settings.slowModeMs !== void 0) body.slowModeMs = settings.slowModeMs;
+      if (settings.retentionSecs !== void 0) body.retentionSecs = settings.retentionSecs;
       const answer = await this.call("PATCH", channelPath(channelId), body, options);
       const rules = parseRules(answer);
       this.state.settings(rules);
@@ -2647,11 +2709,12 @@
   function parseRules(body) {
     const r = typeof body === "object" && body !== null ? body : {};
     if (typeof r.channelId !== "string") throw new ChatdError("internal", "PATCH /v1/channels/{channelId}: no channelId");
-    return {
+    const rules = {
       channelId: r.channelId,
       postingRole: typeof r.postingRole === "string" ? r.postingRole : "member",
       slowModeMs: typeof r.slowModeMs === "number" ? r.slowModeMs : 0
     };
+    return typeof r.retentionSecs === "number" ? { ...rules, retentionSecs: r.retentionSecs } : rules;
   }
   function parseFlag(body, created) {
     const r = typeof body === "object" && body !== null ? body : {};
@@ -3085,6 +3148,8 @@
     if (postingRole !== void 0) out.postingRole = postingRole;
     const slowModeMs = num(r.slowModeMs);
     if (slowModeMs !== void 0) out.slowModeMs = slowModeMs;
+    const retentionSecs = num(r.retentionSecs);
+    if (retentionSecs !== void 0) out.retentionSecs = retentionSecs;
     if (r.snoozeUntil === null) out.snoozeUntil = null;
     else if (num(r.snoozeUntil) !== void 0) out.snoozeUntil = num(r.snoozeUntil);
     if (r.name === null || typeof r.name === "string") out.name = r.name;
@@ -3726,6 +3791,48 @@
         this.pumpOlder(ch);
       });
     }
+    /**
+     * Reads the held window again (pages of SYNC from its bottom to its top), so that the
+     * held messages the retention sweep has erased since (§19; no entry tells of it) show
+     * `expired`. Resolves to how many became expired; rejects with `unavailable` when the
+     * connection is not open or drops, or the SYNC's error.
+     */
+    recheck(ch) {
+      return new Promise((resolve, reject) => {
+        if (!ch.log.isStarted || ch.log.low > ch.log.high) {
+          resolve(0);
+          return;
+        }
+        const done = (err, n) => {
+          if (err !== void 0) reject(err);
+          else resolve(n ?? 0);
+        };
+        if (!this.recheckPage(ch, ch.log.low - 1, ch.log.high, 0, done)) reject(new ChatdError("unavailable", "not connected"));
+      });
+    }
+    recheckPage(ch, afterSeq, through, expired2, done) {
+      const limit = Math.min(500, Math.max(1, through - afterSeq));
+      return this.sendSync(
+        ch,
+        { kind: "recheck", afterSeq, through, expired: expired2, done },
+        { type: "SYNC", channelId: ch.id, afterSeq, beforeSeq: through + 1, limit }
+      );
+    }
+    onRecheckBatch(ch, req, b) {
+      const done = req.done;
+      const n = (req.expired ?? 0) + ch.log.reread(b.messages);
+      for (const t of ch.threads.values()) {
+        if (t.log.reread(b.messages) > 0) t.store.invalidate();
+      }
+      if (n > 0) ch.store.invalidate();
+      const through = req.through ?? 0;
+      const last = b.messages.length > 0 ? b.messages[b.messages.length - 1] : void 0;
+      if (last !== void 0 && last.seq < through) {
+        if (!this.recheckPage(ch, last.seq, through, n, (err, m) => done?.(err, m))) done?.(new ChatdError("unavailable", "connection lost"));
+        return;
+      }
+      done?.(void 0, n);
+    }
     /** Reads the next older page when `loadOlder` calls wait for one (the window placed first). */
     pumpOlder(ch, fromSeq) {
       if (this.conn.state !== "open") return;
@@ -3756,6 +3863,10 @@
       const req = this.syncs.get(b.channelId)?.shift();
       if (req !== void 0) this.conn.features.confirmUpTo(req.frameNo);
       const kind = req?.kind ?? "forward";
+      if (kind === "recheck" && req !== void 0) {
+        this.onRecheckBatch(ch, req, b);
+        return;
+      }
       if (req?.thread !== void 0) {
         this.onThreadBatch(ch, { ...req, thread: req.thread }, b);
         return;
@@ -3833,6 +3944,7 @@
       const req = this.syncs.get(channelId)?.shift();
       if (req === void 0) return false;
       const ch = this.channels.ctx(channelId);
+      if (req.kind === "recheck") req.done?.(err);
       if (req.kind === "older") {
         ch.loadingOlder = false;
         for (const w of ch.olderWaiters.splice(0)) w(err);
@@ -3866,7 +3978,9 @@
     }
     /** The connection dropped: no SYNC on it will be answered (they are sent again after HELLO). */
     dropped() {
+      const lost = [...this.syncs.values()].flat().filter((r) => r.kind === "recheck");
       this.syncs.clear();
+      for (const r of lost) r.done?.(new ChatdError("unavailable", "connection lost"));
       for (const ch of this.channels.all()) {
         ch.loadingOlder = false;
         for (const t of ch.threads.values()) t.loadingOlder = false;
@@ -3983,11 +4097,21 @@
         }
       });
     }
+    /** Held replies that a read of the channel shows expired (§19) become so; returns how many. */
+    reread(entries) {
+      let n = 0;
+      for (const e of entries) if (entryKind(e) === "message" && this.msgs.expire(e)) n++;
+      return n;
+    }
     /** Takes a read's replies of this thread not held yet, as of `asOf`. */
     take(entries, asOf) {
       const taken = [];
       for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
-        if (entryKind(e) !== "message" || this.msgs.has(e.messageId)) continue;
+        if (entryKind(e) !== "message") continue;
+        if (this.msgs.has(e.messageId)) {
+          this.msgs.expire(e);
+          continue;
+        }
         if (e.threadId !== this.rootId) continue;
         this.msgs.addMessage(e, Math.max(asOf, e.seq), false, false);
         if (e.seq < this.oldest) this.oldest = e.seq;
@@ -4543,6 +4667,18 @@
       if (!ch.opened) this.channel(channelId);
       return this.sync.loadOlder(ch, signal);
     }
+    /**
+     * Reads the channel's held window again so that messages the retention sweep erased
+     * since they were read (protocol §19: no entry tells of an expiry; clients learn of it
+     * at their next read) show `deleted` and `expired` in its snapshot and open threads.
+     * Resolves to how many held messages became expired; rejects with a ChatdError
+     * (`unavailable` when the connection is not open or drops meanwhile, or the SYNC's error).
+     */
+    recheckExpired(channelId) {
+      const ch = this.channels.ctx(channelId);
+      if (!ch.opened) this.channel(channelId);
+      return this.sync.recheck(ch);
+    }
     /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
     markRead(channelId) {
       this.receipts.markRead(channelId);
@@ -4709,7 +4845,7 @@
           this.onSettings(f);
           break;
         case "CHANNEL_UPDATED":
-          if (typeof f.channelId === "string") this.channels.moderation.stated(f.channelId, f.postingRole, f.slowModeMs);
+          if (typeof f.channelId === "string") this.channels.moderation.stated(f.channelId, f.postingRole, f.slowModeMs, f.retentionSecs);
           this.events.emit("channelUpdated", f);
           break;
         case "MEMBER":
@@ -4736,7 +4872,7 @@
     onHello(h2, gen) {
       this.conn.opened(gen, h2.sessionId);
       const listed = this.channels.applyHello(h2);
-      for (const c of h2.channels) this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs);
+      for (const c of h2.channels) this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs, c.retentionSecs);
       this.conn.setState("open");
       this.conn.store.invalidate();
       this.events.emit("hello", h2);
@@ -4760,7 +4896,7 @@
     onChannelAdded(f) {
       const ch = this.channels.ctx(f.channel.channelId);
       this.channels.added(ch, f.channel);
-      this.channels.moderation.stated(ch.id, f.channel.postingRole, f.channel.slowModeMs);
+      this.channels.moderation.stated(ch.id, f.channel.postingRole, f.channel.slowModeMs, f.channel.retentionSecs);
       if (ch.opened) {
         this.sync.resume(ch);
         if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);
@@ -7413,11 +7549,23 @@
     { ms: 6e4, label: "1 min" },
     { ms: 3e5, label: "5 min" }
   ];
+  var RETENTION = [
+    { secs: 0, label: "forever" },
+    { secs: 3600, label: "1 hour" },
+    { secs: 86400, label: "1 day" },
+    { secs: 604800, label: "7 days" },
+    { secs: 2592e3, label: "30 days" },
+    { secs: 31536e3, label: "1 year" }
+  ];
+  var MAX_RETENTION_SECS = 315576e4;
   var ChannelRulesForm = class {
     state;
     el;
     who;
     slow;
+    retention;
+    retentionSecs;
+    retentionNow;
     statusEl;
     /** The channel the form was last drawn for: another one resets the pickers. */
     drawnFor;
@@ -7439,13 +7587,35 @@
         h("option", { value: "" }, "slow mode: keep as it is"),
         ...SLOW.map((s) => h("option", { value: s.ms }, `slow mode ${s.label}`))
       );
+      this.retention = h(
+        "select",
+        { id: "rules-retention", "aria-label": "Keep messages" },
+        h("option", { value: "" }, "keep messages: as it is"),
+        h("option", { value: "server" }, "keep messages: the server's setting"),
+        ...RETENTION.map((r) => h("option", { value: r.secs }, `keep messages ${r.label}`)),
+        h("option", { value: "secs" }, "keep messages for … seconds")
+      );
+      this.retentionSecs = h("input", { id: "rules-retention-secs", type: "number", min: 1, max: MAX_RETENTION_SECS, step: 1, "aria-label": "Keep messages for how many seconds", hidden: true });
+      const secs = this.retentionSecs;
+      this.retention.addEventListener("change", () => {
+        secs.hidden = this.retention?.value !== "secs";
+      });
       this.statusEl = h("p", { class: "hint", id: "rules-status", role: "status" });
-      const form = h("form", { class: "rules-form", id: "rules-form", "aria-label": "Channel rules" }, this.who, this.slow, h("button", { type: "submit", id: "rules-save" }, "Save rules"));
+      this.retentionNow = h("p", { class: "hint", id: "rules-retention-now" });
+      const form = h(
+        "form",
+        { class: "rules-form", id: "rules-form", "aria-label": "Channel rules" },
+        this.who,
+        this.slow,
+        this.retention,
+        this.retentionSecs,
+        h("button", { type: "submit", id: "rules-save" }, "Save rules")
+      );
       form.addEventListener("submit", (ev) => {
         ev.preventDefault();
         this.save();
       });
-      this.el = h("div", { class: "rules", id: "rules", hidden: true }, h("h3", {}, "Channel rules"), form, this.statusEl);
+      this.el = h("div", { class: "rules", id: "rules", hidden: true }, h("h3", {}, "Channel rules"), form, this.statusEl, this.retentionNow);
       return this.el;
     }
     /** Shows the form for an owner of the selected group channel; another channel starts it anew. */
@@ -7453,12 +7623,27 @@
       if (this.el === void 0) return;
       this.el.hidden = !owner;
       const id = this.state.current;
+      const known = this.state.snapshot()?.moderation;
+      this.showRetention();
       if (id === this.drawnFor) return;
       this.drawnFor = id;
-      const known = this.state.snapshot()?.moderation;
+      if (this.retention !== void 0) this.retention.value = "";
+      if (this.retentionSecs !== void 0) {
+        this.retentionSecs.value = "";
+        this.retentionSecs.hidden = true;
+      }
       if (this.who !== void 0) this.who.value = known?.postingRole === "moderator" || known?.postingRole === "member" ? known.postingRole : "";
       if (this.slow !== void 0) this.slow.value = known?.slowModeMs !== void 0 && SLOW.some((s) => s.ms === known.slowModeMs) ? String(known.slowModeMs) : "";
       if (this.statusEl !== void 0) this.statusEl.textContent = known === void 0 ? "" : rulesWords(known);
+    }
+    /**
+     * Shows the retention in force under the form, as the client knows it (HELLO,
+     * CHANNEL_UPDATED: another owner's change or the admin's follow); nothing while the
+     * server has stated no rules (an older server).
+     */
+    showRetention() {
+      const known = this.state.snapshot()?.moderation;
+      if (this.retentionNow !== void 0) this.retentionNow.textContent = known === void 0 || known.postingRole === void 0 ? "" : retentionWords(known.retentionSecs);
     }
     save() {
       const id = this.state.current;
@@ -7466,16 +7651,27 @@
       const settings = {};
       if (this.who.value === "member" || this.who.value === "moderator") settings.postingRole = this.who.value;
       if (this.slow.value !== "") settings.slowModeMs = Number(this.slow.value);
-      if (settings.postingRole === void 0 && settings.slowModeMs === void 0) {
-        this.say("Pick who posts or a slow mode first.");
+      const keep = this.retention?.value ?? "";
+      if (keep === "server") settings.retentionSecs = null;
+      else if (keep === "secs") {
+        const n = Number(this.retentionSecs?.value ?? "");
+        if (this.retentionSecs?.value === "" || !Number.isInteger(n) || n < 1 || n > MAX_RETENTION_SECS) {
+          this.say(`Give a whole number of seconds from 1 to ${MAX_RETENTION_SECS}.`);
+          return;
+        }
+        settings.retentionSecs = n;
+      } else if (keep !== "") settings.retentionSecs = Number(keep);
+      if (settings.postingRole === void 0 && settings.slowModeMs === void 0 && settings.retentionSecs === void 0) {
+        this.say("Pick who posts, a slow mode or how long messages are kept first.");
         return;
       }
       this.say("Saving…");
       this.state.client.moderation.setChannelSettings(id, settings).then(
         (rules) => {
           if (this.state.closed || this.state.current !== id) return;
-          const said = rulesWords(rules);
+          const said = `${rulesWords(rules)} ${retentionWords(rules.retentionSecs)}`;
           this.say(said);
+          if (this.retentionNow !== void 0) this.retentionNow.textContent = retentionWords(rules.retentionSecs);
           announce(said);
         },
         (e) => {
@@ -7492,6 +7688,18 @@
     const who = r.postingRole === "moderator" ? "only moderators post" : r.postingRole === "member" ? "everyone posts" : "who posts not known";
     const slow = r.slowModeMs === void 0 ? "slow mode not known" : r.slowModeMs === 0 ? "no slow mode" : `slow mode ${SLOW.find((s) => s.ms === r.slowModeMs)?.label ?? `${r.slowModeMs / 1e3} s`}`;
     return `Now: ${who}; ${slow}.`;
+  }
+  function retentionWords(secs) {
+    if (secs === void 0) return "Messages are kept as the server's retention says.";
+    if (secs === 0) return "Messages are kept forever.";
+    const named = RETENTION.find((r) => r.secs === secs);
+    return `Messages are kept ${named?.label ?? durationWords(secs)}, then expire.`;
+  }
+  function durationWords(secs) {
+    if (secs % 86400 === 0) return `${secs / 86400} ${secs === 86400 ? "day" : "days"}`;
+    if (secs % 3600 === 0) return `${secs / 3600} ${secs === 3600 ? "hour" : "hours"}`;
+    if (secs % 60 === 0) return `${secs / 60} min`;
+    return `${secs} s`;
   }
 
   // src/chat-members.ts
@@ -7600,6 +7808,10 @@
       this.unsubscribe?.();
       this.unsubscribe = void 0;
       clearTimeout(this.muteTimer);
+    }
+    /** The selected channel's snapshot changed: the rules form shows the retention now in force. */
+    channelChanged() {
+      this.rules.showRetention();
     }
     /** Redraws the column for the selected channel (the add form keeps what is typed in it). */
     render() {
@@ -8037,7 +8249,7 @@
       }
       return out;
     }
-    /** A stored message: sender with presence, body (or "deleted"), time, marks, then reactions and actions. */
+    /** A stored message: sender with presence, body (or "expired" / "deleted"), time, marks, then reactions and actions. */
     messageItem(m, readers, presence) {
       const mine = m.senderId === this.state.userId;
       if (!mine && this.state.blocked.has(m.senderId) && this.state.summary(m.channelId)?.kind !== "direct") return blockedItem(m);
@@ -8057,13 +8269,14 @@
           "data-mine": String(mine),
           "data-state": "sent",
           "data-deleted": String(m.deleted),
+          "data-expired": String(m.expired),
           "data-mentions-me": String(m.mentionsMe),
           "data-found": m.messageId === this.found ? "true" : void 0,
-          "aria-label": `${m.senderId}${m.deleted ? ", deleted message" : `: ${m.body}`}${m.attachments.length > 0 ? ` (${m.attachments.length} ${m.attachments.length === 1 ? "file" : "files"})` : ""}${m.mentionsMe ? " (mentions you)" : ""}`
+          "aria-label": `${m.senderId}${m.expired ? ", expired message" : m.deleted ? ", deleted message" : `: ${m.body}`}${m.attachments.length > 0 ? ` (${m.attachments.length} ${m.attachments.length === 1 ? "file" : "files"})` : ""}${m.mentionsMe ? " (mentions you)" : ""}`
         },
         h("div", { class: "msg-head" }, presenceDot(m.senderId, presence), h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
         m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
-        h("div", { class: "body" }, ...m.deleted ? ["This message was deleted."] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId)),
+        h("div", { class: "body" }, ...m.expired ? ["This message expired."] : m.deleted ? ["This message was deleted."] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId)),
         m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
         meta
       );
@@ -8823,11 +9036,12 @@
           "data-sender": m.senderId,
           "data-mine": String(mine),
           "data-state": "sent",
-          "data-deleted": String(m.deleted)
+          "data-deleted": String(m.deleted),
+          "data-expired": String(m.expired)
         },
         h("div", { class: "msg-head" }, h("span", { class: "sender" }, mine ? `${m.senderId} (you)` : m.senderId)),
         m.replyPreview !== void 0 && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
-        h("div", { class: "body" }, m.deleted ? "This message was deleted." : m.body),
+        h("div", { class: "body" }, m.expired ? "This message expired." : m.deleted ? "This message was deleted." : m.body),
         m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
         h("div", { class: "meta" }, h("time", { datetime: new Date(m.ts).toISOString() }, clock(m.ts)), m.editedAt !== void 0 && !m.deleted ? h("span", { class: "edited" }, "(edited)") : null)
       );
@@ -9161,6 +9375,7 @@
         this.state.stores.get(id)?.markRead();
       }
       this.messages.render();
+      this.members.channelChanged();
       this.people.renderTyping();
       this.people.renderPeople();
       this.people.updateSubscription();

@@ -138,6 +138,11 @@ export class ChannelMembers {
     clearTimeout(this.muteTimer);
   }
 
+  /** The selected channel's snapshot changed: the rules form shows the retention now in force. */
+  channelChanged(): void {
+    this.rules.showRetention();
+  }
+
   /** Redraws the column for the selected channel (the add form keeps what is typed in it). */
   render(): void {
     const el = this.el;

@@ -236,7 +236,7 @@ export class MessageList {
     return out;
   }
 
-  /** A stored message: sender with presence, body (or "deleted"), time, marks, then reactions and actions. */
+  /** A stored message: sender with presence, body (or "expired" / "deleted"), time, marks, then reactions and actions. */
   private messageItem(m: Message, readers: readonly string[], presence: Readonly<Record<string, Presence>>): HTMLElement {
     const mine = m.senderId === this.state.userId;
     // a blocked user's messages are hidden in group channels (protocol §17: the client hides them)
@@ -257,13 +257,14 @@ export class MessageList {
         'data-mine': String(mine),
         'data-state': 'sent',
         'data-deleted': String(m.deleted),
+        'data-expired': String(m.expired),
         'data-mentions-me': String(m.mentionsMe),
         'data-found': m.messageId === this.found ? 'true' : undefined,
-        'aria-label': `${m.senderId}${m.deleted ? ', deleted message' : `: ${m.body}`}${m.attachments.length > 0 ? ` (${m.attachments.length} ${m.attachments.length === 1 ? 'file' : 'files'})` : ''}${m.mentionsMe ? ' (mentions you)' : ''}`,
+        'aria-label': `${m.senderId}${m.expired ? ', expired message' : m.deleted ? ', deleted message' : `: ${m.body}`}${m.attachments.length > 0 ? ` (${m.attachments.length} ${m.attachments.length === 1 ? 'file' : 'files'})` : ''}${m.mentionsMe ? ' (mentions you)' : ''}`,
       },
       h('div', { class: 'msg-head' }, presenceDot(m.senderId, presence), h('span', { class: 'sender' }, mine ? `${m.senderId} (you)` : m.senderId)),
       m.replyPreview !== undefined && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
-      h('div', { class: 'body' }, ...(m.deleted ? ['This message was deleted.'] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId))),
+      h('div', { class: 'body' }, ...(m.expired ? ['This message expired.'] : m.deleted ? ['This message was deleted.'] : bodyWithMentions(m.body, m.mentions, m.mentionAll, this.state.userId))),
       m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
       meta,
     );

@@ -193,10 +193,11 @@ export class ThreadPanel {
         'data-mine': String(mine),
         'data-state': 'sent',
         'data-deleted': String(m.deleted),
+        'data-expired': String(m.expired),
       },
       h('div', { class: 'msg-head' }, h('span', { class: 'sender' }, mine ? `${m.senderId} (you)` : m.senderId)),
       m.replyPreview !== undefined && !m.deleted ? quoteElement(m.replyPreview, m.replyTo) : null,
-      h('div', { class: 'body' }, m.deleted ? 'This message was deleted.' : m.body),
+      h('div', { class: 'body' }, m.expired ? 'This message expired.' : m.deleted ? 'This message was deleted.' : m.body),
       m.attachments.length > 0 ? attachmentsElement(this.state.client, m) : null,
       h('div', { class: 'meta' }, h('time', { datetime: new Date(m.ts).toISOString() }, clock(m.ts)), m.editedAt !== undefined && !m.deleted ? h('span', { class: 'edited' }, '(edited)') : null),
     );

@@ -333,6 +333,7 @@ export class ChatView {
       this.state.stores.get(id)?.markRead();
     }
     this.messages.render();
+    this.members.channelChanged();
     this.people.renderTyping();
     this.people.renderPeople();
     this.people.updateSubscription();

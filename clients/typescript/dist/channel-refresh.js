@@ -67,6 +67,7 @@ export class ChannelRefresh {
                 continue;
             inList.add(c.channelId);
             const ch = this.channels.ctx(c.channelId);
+            this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs, c.retentionSecs);
             if (ch.removed || ch.hello === undefined) {
                 if (ch.removedEpoch > startEpoch)
                     continue;

@@ -279,6 +279,14 @@ export declare class ChatClient {
      * older entries exist.
      */
     loadOlder(channelId: string, signal?: AbortSignal): Promise<boolean>;
+    /**
+     * Reads the channel's held window again so that messages the retention sweep erased
+     * since they were read (protocol §19: no entry tells of an expiry; clients learn of it
+     * at their next read) show `deleted` and `expired` in its snapshot and open threads.
+     * Resolves to how many held messages became expired; rejects with a ChatdError
+     * (`unavailable` when the connection is not open or drops meanwhile, or the SYNC's error).
+     */
+    recheckExpired(channelId: string): Promise<number>;
     /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
     markRead(channelId: string): void;
     /**

@@ -468,6 +468,19 @@ export class ChatClient {
             this.channel(channelId);
         return this.sync.loadOlder(ch, signal);
     }
+    /**
+     * Reads the channel's held window again so that messages the retention sweep erased
+     * since they were read (protocol §19: no entry tells of an expiry; clients learn of it
+     * at their next read) show `deleted` and `expired` in its snapshot and open threads.
+     * Resolves to how many held messages became expired; rejects with a ChatdError
+     * (`unavailable` when the connection is not open or drops meanwhile, or the SYNC's error).
+     */
+    recheckExpired(channelId) {
+        const ch = this.channels.ctx(channelId);
+        if (!ch.opened)
+            this.channel(channelId);
+        return this.sync.recheck(ch);
+    }
     /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
     markRead(channelId) {
         this.receipts.markRead(channelId);
@@ -637,7 +650,7 @@ export class ChatClient {
                 break;
             case 'CHANNEL_UPDATED':
                 if (typeof f.channelId === 'string')
-                    this.channels.moderation.stated(f.channelId, f.postingRole, f.slowModeMs);
+                    this.channels.moderation.stated(f.channelId, f.postingRole, f.slowModeMs, f.retentionSecs);
                 this.events.emit('channelUpdated', f);
                 break;
             case 'MEMBER':
@@ -667,7 +680,7 @@ export class ChatClient {
         this.conn.opened(gen, h.sessionId);
         const listed = this.channels.applyHello(h);
         for (const c of h.channels)
-            this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs);
+            this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs, c.retentionSecs);
         this.conn.setState('open');
         this.conn.store.invalidate();
         this.events.emit('hello', h);
@@ -695,7 +708,7 @@ export class ChatClient {
     onChannelAdded(f) {
         const ch = this.channels.ctx(f.channel.channelId);
         this.channels.added(ch, f.channel);
-        this.channels.moderation.stated(ch.id, f.channel.postingRole, f.channel.slowModeMs);
+        this.channels.moderation.stated(ch.id, f.channel.postingRole, f.channel.slowModeMs, f.channel.retentionSecs);
         if (ch.opened) {
             this.sync.resume(ch);
             if (ch.olderWaiters.length > 0)

@@ -64,6 +64,11 @@ export declare class ChannelLog {
     messages(): readonly Message[];
     /** The folded state of one message, if held. */
     message(messageId: string): Message | undefined;
+    /**
+     * Entries of a read of the window again: the held messages it shows expired (§19)
+     * become so (see {@link MessageStates.expire}). Returns how many changed.
+     */
+    reread(entries: readonly WireEntry[]): number;
     /** Replaces a held message's attachments with a read's (see {@link MessageStates.setAttachments}). */
     setAttachments(messageId: string, attachments: unknown): boolean;
     /** Counts held `message` entries above `afterSeq` that are not deleted and not sent by the user. */

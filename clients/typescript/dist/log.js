@@ -84,8 +84,11 @@ export class ChannelLog {
                 this.held.set(e.seq, e);
                 continue;
             }
-            if (this.ids.has(e.messageId) || e.seq <= this.highSeq)
+            if (this.ids.has(e.messageId) || e.seq <= this.highSeq) {
+                if (fromRead)
+                    this.msgs.expire(e);
                 continue;
+            }
             if (e.seq === this.highSeq + 1) {
                 this.append(e, fromRead ? Math.max(asOf, e.seq) : e.seq);
                 appended.push(e);
@@ -161,8 +164,10 @@ export class ChannelLog {
         const added = [];
         for (const e of run) {
             this.lowSeq = Math.min(this.lowSeq, e.seq);
-            if (this.ids.has(e.messageId))
+            if (this.ids.has(e.messageId)) {
+                this.msgs.expire(e);
                 continue;
+            }
             this.ids.add(e.messageId);
             added.push(e);
             // a modification older than a state we hold is already folded into it (MessageStates checks)
@@ -193,6 +198,17 @@ export class ChannelLog {
     /** The folded state of one message, if held. */
     message(messageId) {
         return this.msgs.message(messageId);
+    }
+    /**
+     * Entries of a read of the window again: the held messages it shows expired (§19)
+     * become so (see {@link MessageStates.expire}). Returns how many changed.
+     */
+    reread(entries) {
+        let n = 0;
+        for (const e of entries)
+            if (entryKind(e) === 'message' && this.ids.has(e.messageId) && this.msgs.expire(e))
+                n++;
+        return n;
     }
     /** Replaces a held message's attachments with a read's (see {@link MessageStates.setAttachments}). */
     setAttachments(messageId, attachments) {

@@ -77,6 +77,9 @@ export function decodeHelloChannel(v) {
     const slowModeMs = num(r.slowModeMs);
     if (slowModeMs !== undefined)
         out.slowModeMs = slowModeMs;
+    const retentionSecs = num(r.retentionSecs);
+    if (retentionSecs !== undefined)
+        out.retentionSecs = retentionSecs;
     if (r.snoozeUntil === null)
         out.snoozeUntil = null;
     else if (num(r.snoozeUntil) !== undefined)

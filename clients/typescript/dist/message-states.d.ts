@@ -33,8 +33,13 @@ export interface Message {
     readonly body: string;
     /** ts of the latest edit, when edited. */
     readonly editedAt: number | undefined;
-    /** True when deleted. */
+    /** True when deleted (also when expired). */
     readonly deleted: boolean;
+    /**
+     * True when the retention sweep erased it (§19): `deleted` too. Learned from a read (a
+     * read shows it so; a held message becomes expired when a later read of it does).
+     */
+    readonly expired: boolean;
     /** Reaction counts in order of first use, counts > 0 only. */
     readonly reactions: readonly ReactionCount[];
     /** The message it quotes (protocol §14), when a reply. */
@@ -109,6 +114,14 @@ export declare class MessageStates {
      * not held or deleted. Returns whether it changed anything.
      */
     setAttachments(messageId: string, attachments: unknown): boolean;
+    /**
+     * A read shows a held message expired (§19: the retention sweep erased it, with no
+     * entry): it is deleted and expired from now on, as a delete makes it (no text,
+     * reactions, mentions or attachments; the messages quoting it preview it deleted; its
+     * root counts one reply fewer). Nothing for a message not held, or an entry not
+     * `expired`. Returns whether it changed anything.
+     */
+    expire(e: WireEntry): boolean;
     /** Counts held messages above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq: number): number;
     /** Messages of others, not deleted, above `afterSeq` that mention the user (protocol §16). */

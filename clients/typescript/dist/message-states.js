@@ -158,6 +158,43 @@ export class MessageStates {
         this.cache = undefined;
         return true;
     }
+    /**
+     * A read shows a held message expired (§19: the retention sweep erased it, with no
+     * entry): it is deleted and expired from now on, as a delete makes it (no text,
+     * reactions, mentions or attachments; the messages quoting it preview it deleted; its
+     * root counts one reply fewer). Nothing for a message not held, or an entry not
+     * `expired`. Returns whether it changed anything.
+     */
+    expire(e) {
+        if (e.expired !== true)
+            return false;
+        const st = this.states.get(e.messageId);
+        if (st === undefined || st.expired)
+            return false;
+        const was = st.deleted;
+        st.expired = true;
+        st.deleted = true;
+        st.body = '';
+        st.editedAt = undefined;
+        st.reactions = [];
+        st.attachments = parseMessageAttachments(undefined);
+        st.view = undefined;
+        this.cache = undefined;
+        for (const id of this.quoting.get(e.messageId) ?? []) {
+            const q = this.states.get(id);
+            if (q === undefined)
+                continue;
+            q.preview = { senderId: q.preview?.senderId ?? st.entry.senderId, body: '', deleted: true };
+            q.view = undefined;
+        }
+        const rootId = st.entry.threadId;
+        const root = rootId === undefined ? undefined : this.states.get(rootId);
+        if (!was && root?.thread !== undefined) {
+            root.thread = { ...root.thread, replyCount: Math.max(0, root.thread.replyCount - 1) };
+            root.view = undefined;
+        }
+        return true;
+    }
     /** Counts held messages above `afterSeq` that are not deleted and not sent by the user. */
     countUnreadAbove(afterSeq) {
         let n = 0;
@@ -198,12 +235,14 @@ export class MessageStates {
             holders.set(this.me, r.me);
             return { emoji: r.emoji, count: r.count, holders };
         });
-        const deleted = e.deleted === true;
+        const expired = e.expired === true;
+        const deleted = e.deleted === true || expired;
         return {
             entry: e,
             body: deleted ? '' : e.body,
             editedAt: e.editedAt,
             deleted,
+            expired,
             reactions,
             preview: e.replyTo === undefined ? undefined : (e.replyPreview ?? undefined),
             thread: e.thread,
@@ -296,6 +335,7 @@ export class MessageStates {
             body: st.body,
             editedAt: st.editedAt,
             deleted: st.deleted,
+            expired: st.expired,
             reactions: Object.freeze(st.reactions
                 .filter((r) => r.count > 0)
                 .map((r) => Object.freeze({ emoji: r.emoji, count: r.count, me: r.holders.get(this.me) === true }))),

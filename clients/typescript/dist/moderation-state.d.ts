@@ -34,10 +34,11 @@ export declare class ModerationState {
     onRefusal(channelId: string, err: ChatdError): void;
     /**
      * The channel's rules as the server states them (a `HELLO` or `CHANNEL_ADDED` entry, a
-     * `CHANNEL_UPDATED` frame); values of the wrong type (an older server's absent ones) are
-     * left as known.
+     * `CHANNEL_UPDATED` frame, a `GET /v1/me/channels` entry); values of the wrong type (an
+     * older server's absent ones) are left as known. `retentionSecs` (§19) is absent when
+     * the server's retention applies: a statement that carries rules sets it, absent or not.
      */
-    stated(channelId: string, postingRole: unknown, slowModeMs: unknown): void;
+    stated(channelId: string, postingRole: unknown, slowModeMs: unknown, retentionSecs?: unknown): void;
     /** The answer of the user's own settings change. */
     settings(rules: ChannelRules): void;
     /** The client closed: no more timers. */

@@ -1,6 +1,6 @@
 /** The longest a timer may wait (setTimeout's limit); a later end is checked again then. */
 const MAX_TIMER_MS = 2_147_483_647;
-const NOTHING = Object.freeze({ postingRole: undefined, slowModeMs: undefined, mutedUntil: undefined, nextSendAt: undefined });
+const NOTHING = Object.freeze({ postingRole: undefined, slowModeMs: undefined, retentionSecs: undefined, mutedUntil: undefined, nextSendAt: undefined });
 /** @internal The channels' moderation state; `changed(channelId)` invalidates that channel's snapshot. */
 export class ModerationState {
     byId = new Map();
@@ -23,6 +23,7 @@ export class ModerationState {
         k.snapshot ??= Object.freeze({
             postingRole: k.postingRole,
             slowModeMs: k.slowModeMs,
+            retentionSecs: k.retentionSecs,
             mutedUntil: k.mutedUntil !== undefined && k.mutedUntil > now ? k.mutedUntil : undefined,
             nextSendAt: k.nextSendAt !== undefined && k.nextSendAt > now ? k.nextSendAt : undefined,
         });
@@ -78,15 +79,18 @@ export class ModerationState {
     }
     /**
      * The channel's rules as the server states them (a `HELLO` or `CHANNEL_ADDED` entry, a
-     * `CHANNEL_UPDATED` frame); values of the wrong type (an older server's absent ones) are
-     * left as known.
+     * `CHANNEL_UPDATED` frame, a `GET /v1/me/channels` entry); values of the wrong type (an
+     * older server's absent ones) are left as known. `retentionSecs` (§19) is absent when
+     * the server's retention applies: a statement that carries rules sets it, absent or not.
      */
-    stated(channelId, postingRole, slowModeMs) {
+    stated(channelId, postingRole, slowModeMs, retentionSecs) {
         const role = postingRole === 'member' || postingRole === 'moderator' ? postingRole : undefined;
         const slow = typeof slowModeMs === 'number' && Number.isFinite(slowModeMs) && slowModeMs >= 0 ? slowModeMs : undefined;
         if (role === undefined && slow === undefined)
             return;
+        const retention = typeof retentionSecs === 'number' && Number.isInteger(retentionSecs) && retentionSecs >= 0 ? retentionSecs : undefined;
         this.update(channelId, (k) => {
+            k.retentionSecs = retention;
             if (role !== undefined)
                 k.postingRole = role;
             if (slow !== undefined) {
@@ -101,6 +105,7 @@ export class ModerationState {
         this.update(rules.channelId, (k) => {
             k.postingRole = rules.postingRole;
             k.slowModeMs = rules.slowModeMs;
+            k.retentionSecs = rules.retentionSecs;
             if (rules.slowModeMs === 0)
                 k.nextSendAt = undefined;
         });
@@ -114,7 +119,7 @@ export class ModerationState {
     update(channelId, fn) {
         let k = this.byId.get(channelId);
         if (k === undefined) {
-            k = { postingRole: undefined, slowModeMs: undefined, mutedUntil: undefined, nextSendAt: undefined, muteFrameSeq: -1, timer: undefined, snapshot: undefined };
+            k = { postingRole: undefined, slowModeMs: undefined, retentionSecs: undefined, mutedUntil: undefined, nextSendAt: undefined, muteFrameSeq: -1, timer: undefined, snapshot: undefined };
             this.byId.set(channelId, k);
         }
         fn(k);
@@ -143,6 +148,6 @@ export class ModerationState {
     }
 }
 function sameModeration(a, b) {
-    return a.postingRole === b.postingRole && a.slowModeMs === b.slowModeMs && a.mutedUntil === b.mutedUntil && a.nextSendAt === b.nextSendAt;
+    return a.postingRole === b.postingRole && a.slowModeMs === b.slowModeMs && a.retentionSecs === b.retentionSecs && a.mutedUntil === b.mutedUntil && a.nextSendAt === b.nextSendAt;
 }
 //# sourceMappingURL=moderation-state.js.map

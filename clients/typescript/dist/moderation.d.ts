@@ -52,7 +52,10 @@ export declare class Moderation {
     /**
      * Changes a channel's posting rules (`PATCH /v1/channels/{channelId}` with the fields
      * given): `postingRole` `moderator` makes it an announcement channel, `slowModeMs` (0 to
-     * 3600000) slows `member`s down. An owner only; a direct channel has neither. Resolves
+     * 3600000) slows `member`s down, `retentionSecs` (§19: 0 forever to 3155760000, `null`
+     * back to the server's `retention_secs`) sets how long its messages are kept (a bad
+     * value: `invalid_field`, `field` `retentionSecs`). An owner only; a direct channel has
+     * no posting rules. Resolves
      * to the rules now in force (also shown in the channel's `snapshot.moderation`).
      */
     setChannelSettings(channelId: string, settings: ChannelSettings, options?: ModerationOptions): Promise<ChannelRules>;

@@ -32,6 +32,15 @@ export declare class Sync {
      * whether even older entries exist.
      */
     loadOlder(ch: ChannelCtx, signal?: AbortSignal): Promise<boolean>;
+    /**
+     * Reads the held window again (pages of SYNC from its bottom to its top), so that the
+     * held messages the retention sweep has erased since (§19; no entry tells of it) show
+     * `expired`. Resolves to how many became expired; rejects with `unavailable` when the
+     * connection is not open or drops, or the SYNC's error.
+     */
+    recheck(ch: ChannelCtx): Promise<number>;
+    private recheckPage;
+    private onRecheckBatch;
     /** Reads the next older page when `loadOlder` calls wait for one (the window placed first). */
     pumpOlder(ch: ChannelCtx, fromSeq?: number): void;
     /** A SYNC_BATCH arrived: the answer to the channel's oldest SYNC. */

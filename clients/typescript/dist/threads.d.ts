@@ -46,6 +46,8 @@ export declare class ThreadLog {
      * a read whose states are as of that seq (undefined: live). `asOfs`: per entry instead.
      */
     channelAppended(entries: readonly WireEntry[], readAsOf?: number, asOfs?: readonly (number | undefined)[]): void;
+    /** Held replies that a read of the channel shows expired (§19) become so; returns how many. */
+    reread(entries: readonly WireEntry[]): number;
     /** Takes a read's replies of this thread not held yet, as of `asOf`. */
     private take;
 }

@@ -114,12 +114,25 @@ export class ThreadLog {
             }
         });
     }
+    /** Held replies that a read of the channel shows expired (§19) become so; returns how many. */
+    reread(entries) {
+        let n = 0;
+        for (const e of entries)
+            if (entryKind(e) === 'message' && this.msgs.expire(e))
+                n++;
+        return n;
+    }
     /** Takes a read's replies of this thread not held yet, as of `asOf`. */
     take(entries, asOf) {
         const taken = [];
         for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
-            if (entryKind(e) !== 'message' || this.msgs.has(e.messageId))
+            if (entryKind(e) !== 'message')
                 continue;
+            if (this.msgs.has(e.messageId)) {
+                // a held reply read again: expired since (§19) is learned here
+                this.msgs.expire(e);
+                continue;
+            }
             // only this thread's replies: a server before §14 ignores `threadId` and answers with the channel's page
             if (e.threadId !== this.rootId)
                 continue;

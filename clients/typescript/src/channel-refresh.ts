@@ -79,6 +79,7 @@ export class ChannelRefresh {
       if (typeof c.channelId !== 'string' || typeof c.lastSeq !== 'number') continue;
       inList.add(c.channelId);
       const ch = this.channels.ctx(c.channelId);
+      this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs, c.retentionSecs);
       if (ch.removed || ch.hello === undefined) {
         if (ch.removedEpoch > startEpoch) continue;
         ch.removed = false;

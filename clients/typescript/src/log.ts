@@ -97,7 +97,10 @@ export class ChannelLog {
         this.held.set(e.seq, e);
         continue;
       }
-      if (this.ids.has(e.messageId) || e.seq <= this.highSeq) continue;
+      if (this.ids.has(e.messageId) || e.seq <= this.highSeq) {
+        if (fromRead) this.msgs.expire(e);
+        continue;
+      }
       if (e.seq === this.highSeq + 1) {
         this.append(e, fromRead ? Math.max(asOf, e.seq) : e.seq);
         appended.push(e);
@@ -165,7 +168,10 @@ export class ChannelLog {
     const added: WireEntry[] = [];
     for (const e of run) {
       this.lowSeq = Math.min(this.lowSeq, e.seq);
-      if (this.ids.has(e.messageId)) continue;
+      if (this.ids.has(e.messageId)) {
+        this.msgs.expire(e);
+        continue;
+      }
       this.ids.add(e.messageId);
       added.push(e);
       // a modification older than a state we hold is already folded into it (MessageStates checks)
@@ -195,6 +201,16 @@ export class ChannelLog {
   /** The folded state of one message, if held. */
   message(messageId: string): Message | undefined {
     return this.msgs.message(messageId);
+  }
+
+  /**
+   * Entries of a read of the window again: the held messages it shows expired (§19)
+   * become so (see {@link MessageStates.expire}). Returns how many changed.
+   */
+  reread(entries: readonly WireEntry[]): number {
+    let n = 0;
+    for (const e of entries) if (entryKind(e) === 'message' && this.ids.has(e.messageId) && this.msgs.expire(e)) n++;
+    return n;
   }
 
   /** Replaces a held message's attachments with a read's (see {@link MessageStates.setAttachments}). */

@@ -75,6 +75,8 @@ export function decodeHelloChannel(v: unknown): HelloChannel | undefined {
   if (postingRole !== undefined) out.postingRole = postingRole;
   const slowModeMs = num(r.slowModeMs);
   if (slowModeMs !== undefined) out.slowModeMs = slowModeMs;
+  const retentionSecs = num(r.retentionSecs);
+  if (retentionSecs !== undefined) out.retentionSecs = retentionSecs;
   if (r.snoozeUntil === null) out.snoozeUntil = null;
   else if (num(r.snoozeUntil) !== undefined) out.snoozeUntil = num(r.snoozeUntil);
   if (r.name === null || typeof r.name === 'string') out.name = r.name;

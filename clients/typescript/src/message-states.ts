@@ -35,8 +35,13 @@ export interface Message {
   readonly body: string;
   /** ts of the latest edit, when edited. */
   readonly editedAt: number | undefined;
-  /** True when deleted. */
+  /** True when deleted (also when expired). */
   readonly deleted: boolean;
+  /**
+   * True when the retention sweep erased it (§19): `deleted` too. Learned from a read (a
+   * read shows it so; a held message becomes expired when a later read of it does).
+   */
+  readonly expired: boolean;
   /** Reaction counts in order of first use, counts > 0 only. */
   readonly reactions: readonly ReactionCount[];
   /** The message it quotes (protocol §14), when a reply. */
@@ -101,6 +106,7 @@ interface MessageState {
   body: string;
   editedAt: number | undefined;
   deleted: boolean;
+  expired: boolean;
   reactions: ReactionState[];
   preview: ReplyPreview | undefined;
   thread: ThreadSummary | undefined;
@@ -232,6 +238,41 @@ export class MessageStates {
     return true;
   }
 
+  /**
+   * A read shows a held message expired (§19: the retention sweep erased it, with no
+   * entry): it is deleted and expired from now on, as a delete makes it (no text,
+   * reactions, mentions or attachments; the messages quoting it preview it deleted; its
+   * root counts one reply fewer). Nothing for a message not held, or an entry not
+   * `expired`. Returns whether it changed anything.
+   */
+  expire(e: WireEntry): boolean {
+    if (e.expired !== true) return false;
+    const st = this.states.get(e.messageId);
+    if (st === undefined || st.expired) return false;
+    const was = st.deleted;
+    st.expired = true;
+    st.deleted = true;
+    st.body = '';
+    st.editedAt = undefined;
+    st.reactions = [];
+    st.attachments = parseMessageAttachments(undefined);
+    st.view = undefined;
+    this.cache = undefined;
+    for (const id of this.quoting.get(e.messageId) ?? []) {
+      const q = this.states.get(id);
+      if (q === undefined) continue;
+      q.preview = { senderId: q.preview?.senderId ?? st.entry.senderId, body: '', deleted: true };
+      q.view = undefined;
+    }
+    const rootId = st.entry.threadId;
+    const root = rootId === undefined ? undefined : this.states.get(rootId);
+    if (!was && root?.thread !== undefined) {
+      root.thread = { ...root.thread, replyCount: Math.max(0, root.thread.replyCount - 1) };
+      root.view = undefined;
+    }
+    return true;
+  }
+
   /** Counts held messages above `afterSeq` that are not deleted and not sent by the user. */
   countUnreadAbove(afterSeq: number): number {
     let n = 0;
@@ -270,12 +311,14 @@ export class MessageStates {
       holders.set(this.me, r.me);
       return { emoji: r.emoji, count: r.count, holders };
     });
-    const deleted = e.deleted === true;
+    const expired = e.expired === true;
+    const deleted = e.deleted === true || expired;
     return {
       entry: e,
       body: deleted ? '' : e.body,
       editedAt: e.editedAt,
       deleted,
+      expired,
       reactions,
       preview: e.replyTo === undefined ? undefined : (e.replyPreview ?? undefined),
       thread: e.thread,
@@ -366,6 +409,7 @@ export class MessageStates {
       body: st.body,
       editedAt: st.editedAt,
       deleted: st.deleted,
+      expired: st.expired,
       reactions: Object.freeze(
         st.reactions
           .filter((r) => r.count > 0)

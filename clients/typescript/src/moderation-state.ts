@@ -18,6 +18,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 interface Known {
   postingRole: PostingRole | undefined;
   slowModeMs: number | undefined;
+  retentionSecs: number | undefined;
   mutedUntil: number | undefined;
   nextSendAt: number | undefined;
   /** `afterSeq` of the last own `MEMBER` `mute` frame folded (-1: none): a read that does not show it is older. */
@@ -26,7 +27,7 @@ interface Known {
   snapshot: ChannelModeration | undefined;
 }
 
-const NOTHING: ChannelModeration = Object.freeze({ postingRole: undefined, slowModeMs: undefined, mutedUntil: undefined, nextSendAt: undefined });
+const NOTHING: ChannelModeration = Object.freeze({ postingRole: undefined, slowModeMs: undefined, retentionSecs: undefined, mutedUntil: undefined, nextSendAt: undefined });
 
 /** @internal The channels' moderation state; `changed(channelId)` invalidates that channel's snapshot. */
 export class ModerationState {
@@ -51,6 +52,7 @@ export class ModerationState {
     k.snapshot ??= Object.freeze({
       postingRole: k.postingRole,
       slowModeMs: k.slowModeMs,
+      retentionSecs: k.retentionSecs,
       mutedUntil: k.mutedUntil !== undefined && k.mutedUntil > now ? k.mutedUntil : undefined,
       nextSendAt: k.nextSendAt !== undefined && k.nextSendAt > now ? k.nextSendAt : undefined,
     });
@@ -106,14 +108,17 @@ export class ModerationState {
 
   /**
    * The channel's rules as the server states them (a `HELLO` or `CHANNEL_ADDED` entry, a
-   * `CHANNEL_UPDATED` frame); values of the wrong type (an older server's absent ones) are
-   * left as known.
+   * `CHANNEL_UPDATED` frame, a `GET /v1/me/channels` entry); values of the wrong type (an
+   * older server's absent ones) are left as known. `retentionSecs` (§19) is absent when
+   * the server's retention applies: a statement that carries rules sets it, absent or not.
    */
-  stated(channelId: string, postingRole: unknown, slowModeMs: unknown): void {
+  stated(channelId: string, postingRole: unknown, slowModeMs: unknown, retentionSecs?: unknown): void {
     const role = postingRole === 'member' || postingRole === 'moderator' ? postingRole : undefined;
     const slow = typeof slowModeMs === 'number' && Number.isFinite(slowModeMs) && slowModeMs >= 0 ? slowModeMs : undefined;
     if (role === undefined && slow === undefined) return;
+    const retention = typeof retentionSecs === 'number' && Number.isInteger(retentionSecs) && retentionSecs >= 0 ? retentionSecs : undefined;
     this.update(channelId, (k) => {
+      k.retentionSecs = retention;
       if (role !== undefined) k.postingRole = role;
       if (slow !== undefined) {
         k.slowModeMs = slow;
@@ -127,6 +132,7 @@ export class ModerationState {
     this.update(rules.channelId, (k) => {
       k.postingRole = rules.postingRole;
       k.slowModeMs = rules.slowModeMs;
+      k.retentionSecs = rules.retentionSecs;
       if (rules.slowModeMs === 0) k.nextSendAt = undefined;
     });
   }
@@ -140,7 +146,7 @@ export class ModerationState {
   private update(channelId: string, fn: (k: Known) => void): void {
     let k = this.byId.get(channelId);
     if (k === undefined) {
-      k = { postingRole: undefined, slowModeMs: undefined, mutedUntil: undefined, nextSendAt: undefined, muteFrameSeq: -1, timer: undefined, snapshot: undefined };
+      k = { postingRole: undefined, slowModeMs: undefined, retentionSecs: undefined, mutedUntil: undefined, nextSendAt: undefined, muteFrameSeq: -1, timer: undefined, snapshot: undefined };
       this.byId.set(channelId, k);
     }
     fn(k);
@@ -169,5 +175,5 @@ export class ModerationState {
 }
 
 function sameModeration(a: ChannelModeration, b: ChannelModeration): boolean {
-  return a.postingRole === b.postingRole && a.slowModeMs === b.slowModeMs && a.mutedUntil === b.mutedUntil && a.nextSendAt === b.nextSendAt;
+  return a.postingRole === b.postingRole && a.slowModeMs === b.slowModeMs && a.retentionSecs === b.retentionSecs && a.mutedUntil === b.mutedUntil && a.nextSendAt === b.nextSendAt;
 }

@@ -43,6 +43,11 @@ export interface ChannelSettings {
   readonly postingRole?: 'member' | 'moderator';
   /** Slow mode: ms a `member` waits between two messages, 0 (off) to 3600000. */
   readonly slowModeMs?: number;
+  /**
+   * Retention (§19): seconds a message is kept, 0 (forever, whatever the server's
+   * `retention_secs`) to 3155760000; `null` clears it (the server's value applies again).
+   */
+  readonly retentionSecs?: number | null;
 }
 
 /** A channel's posting rules as the server answered a `PATCH`. */
@@ -53,6 +58,8 @@ export interface ChannelRules {
   readonly postingRole: PostingRole;
   /** Slow mode now, ms (0: off). */
   readonly slowModeMs: number;
+  /** The channel's own retention now, seconds (0: forever); undefined when the server's applies (§19). */
+  readonly retentionSecs?: number;
 }
 
 /** Why a message is reported (`POST /v1/messages/{messageId}/flags`). */
@@ -96,6 +103,12 @@ export interface ChannelModeration {
   readonly postingRole: PostingRole | undefined;
   /** Slow mode in ms as answered by a settings change; undefined: not known. */
   readonly slowModeMs: number | undefined;
+  /**
+   * The channel's own retention (§19), seconds (0: kept forever), as the server states it
+   * (`HELLO`, `CHANNEL_ADDED`, `CHANNEL_UPDATED`, `GET /v1/me/channels`, a settings
+   * answer); undefined when the server's `retention_secs` applies (or not known).
+   */
+  readonly retentionSecs: number | undefined;
   /**
    * Until when (ms since the epoch) the user is muted here: from its own `MEMBER` `mute`
    * frames, a `muted` refusal's `retryAfterMs` or a members read; undefined when not muted

@@ -81,13 +81,17 @@ export class Moderation {
   /**
    * Changes a channel's posting rules (`PATCH /v1/channels/{channelId}` with the fields
    * given): `postingRole` `moderator` makes it an announcement channel, `slowModeMs` (0 to
-   * 3600000) slows `member`s down. An owner only; a direct channel has neither. Resolves
+   * 3600000) slows `member`s down, `retentionSecs` (§19: 0 forever to 3155760000, `null`
+   * back to the server's `retention_secs`) sets how long its messages are kept (a bad
+   * value: `invalid_field`, `field` `retentionSecs`). An owner only; a direct channel has
+   * no posting rules. Resolves
    * to the rules now in force (also shown in the channel's `snapshot.moderation`).
    */
   async setChannelSettings(channelId: string, settings: ChannelSettings, options: ModerationOptions = {}): Promise<ChannelRules> {
     const body: Record<string, unknown> = {};
     if (settings.postingRole !== undefined) body.postingRole = settings.postingRole;
     if (settings.slowModeMs !== undefined) body.slowModeMs = settings.slowModeMs;
+    if (settings.retentionSecs !== undefined) body.retentionSecs = settings.retentionSecs;
     const answer = await this.call('PATCH', channelPath(channelId), body, options);
     const rules = parseRules(answer);
     this.state.settings(rules);
@@ -188,11 +192,12 @@ export function parseBansPage(body: unknown): BansPage {
 export function parseRules(body: unknown): ChannelRules {
   const r = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   if (typeof r.channelId !== 'string') throw new ChatdError('internal', 'PATCH /v1/channels/{channelId}: no channelId');
-  return {
+  const rules: ChannelRules = {
     channelId: r.channelId,
     postingRole: typeof r.postingRole === 'string' ? r.postingRole : 'member',
     slowModeMs: typeof r.slowModeMs === 'number' ? r.slowModeMs : 0,
   };
+  return typeof r.retentionSecs === 'number' ? { ...rules, retentionSecs: r.retentionSecs } : rules;
 }
 
 /** @internal Checks and types a flag; `created` is whether the answer was a 201. */

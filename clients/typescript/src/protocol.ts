@@ -63,6 +63,11 @@ export interface WireEntry {
   readonly editedAt?: number;
   /** On reads: true when the message was deleted (its body is then `""`). */
   readonly deleted?: boolean;
+  /**
+   * On reads (§19 retention): true, with `deleted`, when the retention sweep erased the
+   * message (no entry marks it; reads show it so from then on); absent otherwise.
+   */
+  readonly expired?: boolean;
   /** On reads (version 1.1): the reaction counts, sorted by first use. */
   readonly reactions?: readonly ReactionCount[];
   /** A `message` that quotes another (version 1.2 §14): the quoted message's id. */
@@ -146,6 +151,8 @@ export interface HelloChannel {
   readonly postingRole?: 'member' | 'moderator' | (string & Record<never, never>);
   /** Slow mode (§17): ms a member waits between two messages, 0 when off; absent from an older server. */
   readonly slowModeMs?: number;
+  /** The channel's own retention (§19), seconds (0: forever); absent when the server's `retention_secs` applies. */
+  readonly retentionSecs?: number;
   /** The user's notification setting for the channel (§16): `all`, `mentions` or `none`. */
   readonly notify?: NotifyLevel;
   /** Until when (ms) notifications are snoozed (§16); `null` when not. */
@@ -189,6 +196,8 @@ export interface ChannelUpdatedFrame {
   readonly postingRole: 'member' | 'moderator' | (string & Record<never, never>);
   /** Ms a member waits between two messages; 0 when off. */
   readonly slowModeMs: number;
+  /** The channel's own retention (§19), seconds (0: forever); absent when the server's `retention_secs` applies. */
+  readonly retentionSecs?: number;
 }
 
 /** `HELLO`: the first frame of every session. */

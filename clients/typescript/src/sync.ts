@@ -18,13 +18,17 @@ import type { ClientContext } from './types.js';
 
 /** A SYNC sent and not answered yet. */
 interface SyncReq {
-  kind: 'open' | 'forward' | 'older' | 'thread' | 'threadOlder';
+  kind: 'open' | 'forward' | 'older' | 'thread' | 'threadOlder' | 'recheck';
+  /** With `recheck`: the highest seq to read again, and how many messages became expired so far. */
+  through?: number;
+  expired?: number;
   /** With `thread` and `threadOlder`: the thread read. */
   thread?: ThreadCtx;
   frameNo: number;
   sentAt: number;
   afterSeq: number;
-  done?: (err?: ChatdError) => void;
+  /** With `recheck`: called with its error, or with how many messages became expired. */
+  done?: (err?: ChatdError, n?: number) => void;
 }
 
 /** @internal The SYNC requests of the open connection, per channel, answered in order. */
@@ -169,6 +173,51 @@ export class Sync {
     });
   }
 
+  /**
+   * Reads the held window again (pages of SYNC from its bottom to its top), so that the
+   * held messages the retention sweep has erased since (§19; no entry tells of it) show
+   * `expired`. Resolves to how many became expired; rejects with `unavailable` when the
+   * connection is not open or drops, or the SYNC's error.
+   */
+  recheck(ch: ChannelCtx): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      if (!ch.log.isStarted || ch.log.low > ch.log.high) {
+        resolve(0);
+        return;
+      }
+      const done = (err?: ChatdError, n?: number): void => {
+        if (err !== undefined) reject(err);
+        else resolve(n ?? 0);
+      };
+      if (!this.recheckPage(ch, ch.log.low - 1, ch.log.high, 0, done)) reject(new ChatdError('unavailable', 'not connected'));
+    });
+  }
+
+  private recheckPage(ch: ChannelCtx, afterSeq: number, through: number, expired: number, done: (err?: ChatdError, n?: number) => void): boolean {
+    const limit = Math.min(500, Math.max(1, through - afterSeq));
+    return this.sendSync(
+      ch,
+      { kind: 'recheck', afterSeq, through, expired, done },
+      { type: 'SYNC', channelId: ch.id, afterSeq, beforeSeq: through + 1, limit },
+    );
+  }
+
+  private onRecheckBatch(ch: ChannelCtx, req: SyncReq, b: SyncBatchFrame): void {
+    const done = req.done;
+    const n = (req.expired ?? 0) + ch.log.reread(b.messages);
+    for (const t of ch.threads.values()) {
+      if (t.log.reread(b.messages) > 0) t.store.invalidate();
+    }
+    if (n > 0) ch.store.invalidate();
+    const through = req.through ?? 0;
+    const last = b.messages.length > 0 ? b.messages[b.messages.length - 1] : undefined;
+    if (last !== undefined && last.seq < through) {
+      if (!this.recheckPage(ch, last.seq, through, n, (err, m) => done?.(err, m))) done?.(new ChatdError('unavailable', 'connection lost'));
+      return;
+    }
+    done?.(undefined, n);
+  }
+
   /** Reads the next older page when `loadOlder` calls wait for one (the window placed first). */
   pumpOlder(ch: ChannelCtx, fromSeq?: number): void {
     if (this.conn.state !== 'open') return;
@@ -200,6 +249,10 @@ export class Sync {
     const req = this.syncs.get(b.channelId)?.shift();
     if (req !== undefined) this.conn.features.confirmUpTo(req.frameNo);
     const kind = req?.kind ?? 'forward';
+    if (kind === 'recheck' && req !== undefined) {
+      this.onRecheckBatch(ch, req, b);
+      return;
+    }
     if (req?.thread !== undefined) {
       this.onThreadBatch(ch, { ...req, thread: req.thread }, b);
       return;
@@ -282,6 +335,7 @@ export class Sync {
     const req = this.syncs.get(channelId)?.shift();
     if (req === undefined) return false;
     const ch = this.channels.ctx(channelId);
+    if (req.kind === 'recheck') req.done?.(err);
     if (req.kind === 'older') {
       ch.loadingOlder = false;
       for (const w of ch.olderWaiters.splice(0)) w(err);
@@ -319,7 +373,9 @@ export class Sync {
 
   /** The connection dropped: no SYNC on it will be answered (they are sent again after HELLO). */
   dropped(): void {
+    const lost = [...this.syncs.values()].flat().filter((r) => r.kind === 'recheck');
     this.syncs.clear();
+    for (const r of lost) r.done?.(new ChatdError('unavailable', 'connection lost'));
     for (const ch of this.channels.all()) {
       ch.loadingOlder = false;
       for (const t of ch.threads.values()) t.loadingOlder = false;

@@ -96,7 +96,7 @@ test('snapshot: the user’s own MEMBER mute frames set and lift its mute; other
   try {
     const store = h.client.channel('room');
     const first = store.getSnapshot();
-    assert.deepEqual(first.moderation, { postingRole: undefined, slowModeMs: undefined, mutedUntil: undefined, nextSendAt: undefined });
+    assert.deepEqual(first.moderation, { postingRole: undefined, slowModeMs: undefined, retentionSecs: undefined, mutedUntil: undefined, nextSendAt: undefined });
     const until = Date.now() + 3_600_000;
     h.ws().receive({ type: 'MEMBER', channelId: 'room', userId: 'bob', op: 'mute', mutedUntil: until, actorId: 'olive', afterSeq: 1, ts: 1 });
     assert.equal(store.getSnapshot().moderation, first.moderation, 'another member’s mute: the same object');
