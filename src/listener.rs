@@ -24,6 +24,12 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+/// `TCP_NOTSENT_LOWAT` of every connection, bytes: a writer is woken when
+/// fewer than half of this wait unsent, so a peer that takes at least
+/// `NOTSENT_LOWAT / 2` bytes per `handshake_timeout_ms` (6.4 KB/s at the
+/// default 10 s) is never taken for a stalled one.
+const NOTSENT_LOWAT: u32 = 128 * 1024;
+
 /// How long HTTP connections get to finish after shutdown starts.
 const HTTP_DRAIN: Duration = Duration::from_secs(5);
 
@@ -65,6 +71,15 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
             },
         };
         let _ = stream.set_nodelay(true);
+        // The kernel wakes a writer blocked on a full send buffer only once
+        // a third of it has drained: with the buffer Linux grows for a bulk
+        // download (MBs), a client that reads steadily but slowly (a phone
+        // at 20 KB/s) looked stalled to `WriteDeadline` for over
+        // `handshake_timeout_ms` and was cut off mid-download. A bound on the
+        // bytes not yet sent makes the wake-ups come every half of it; what
+        // is in flight, and so the throughput, is not bounded by it.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let _ = socket2::SockRef::from(&stream).set_tcp_notsent_lowat(NOTSENT_LOWAT);
         let builder = builder.clone();
         let draining = draining.clone();
         let abort = abort.clone();

@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{spawn_app_with, Backend, TestApp};
 
-use crate::attachments::{count, eventually, png, stored_files};
+use crate::attachments::{count, eventually, id_of, png, stored_files, upload};
 
 on_both_stores!(
     an_upload_slower_than_the_request_deadline_is_stored,
@@ -21,6 +21,7 @@ on_both_stores!(
     image_decodes_wait_for_the_decode_budget,
     an_upload_ended_before_it_is_stored_leaves_nothing,
     an_upload_whose_client_goes_away_is_expired_like_any_unsent_one,
+    a_slow_steady_reader_downloads_the_whole_file,
 );
 
 /// The request deadline of these tests' servers (`handshake_timeout_ms`).
@@ -155,4 +156,52 @@ async fn an_upload_whose_client_goes_away_is_expired_like_any_unsent_one(backend
     drop(socket);
     drop(held);
     eventually("bytes and row expired", || nothing_left(&app, backend)).await;
+}
+
+/// A client that reads a download slowly but steadily (about 100 KB/s with
+/// a small receive buffer, a phone on a poor link) gets the whole file,
+/// however long it takes: only a peer that takes nothing for
+/// `handshake_timeout_ms` is cut off. Before, the kernel woke the blocked
+/// writer only after a third of its (MBs large) send buffer drained, so the
+/// reader looked stalled and was reset after the deadline.
+async fn a_slow_steady_reader_downloads_the_whole_file(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.handshake_timeout_ms = 2_000).await;
+    app.create_channel("room", &["alice"]).await;
+    let file: Vec<u8> = (0..1_200_000u32).map(|i| (i % 251) as u8).collect();
+    let (status, up) = upload(&app, "alice", "room", Some("application/pdf"), file.clone(), None).await;
+    assert_eq!(status, 201, "{up}");
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(32 * 1024).expect("rcvbuf");
+    let mut stream = socket.connect(app.addr).await.expect("connect");
+    let head = format!(
+        "GET /v1/attachments/{} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+        id_of(&up),
+        app.token("alice")
+    );
+    stream.write_all(head.as_bytes()).await.expect("head");
+    let started = std::time::Instant::now();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 2048];
+    loop {
+        match stream.read(&mut chunk).await {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(error) => panic!("cut off after {:?} and {} bytes: {error}", started.elapsed(), got.len()),
+        }
+        // 2 KiB every 20 ms: about 100 KB/s.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let body_at = got.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
+    assert!(
+        got.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&got[..body_at])
+    );
+    assert_eq!(got.len() - body_at, file.len(), "cut off after {:?}", started.elapsed());
+    assert!(got[body_at..] == file[..], "the bytes differ");
+    assert!(
+        started.elapsed() > Duration::from_millis(4_000),
+        "read faster than the deadline twice over: {:?}",
+        started.elapsed()
+    );
 }
