@@ -240,3 +240,41 @@ async fn a_standby_is_not_ready() {
     store.close().await;
     primary.close().await;
 }
+
+/// A host list with no primary reachable stops the start with what each
+/// host answered (refused, no such database, a standby), not only "no
+/// primary": the operator must tell a typo from a failover in progress.
+#[tokio::test]
+async fn a_host_list_without_a_primary_tells_what_each_host_answered() {
+    if std::env::var("CHATD_TEST_DATABASE_URL").is_err() {
+        assert!(
+            std::env::var("CHATD_REQUIRE_POSTGRES").is_err(),
+            "CHATD_REQUIRE_POSTGRES=1 but CHATD_TEST_DATABASE_URL is unset"
+        );
+        eprintln!("CHATD_TEST_DATABASE_URL unset: skipped");
+        return;
+    }
+    let url = "postgres://postgres@127.0.0.1:1,127.0.0.1:5432/chatd_no_such_database?target_session_attrs=read-write";
+    let outcome = chatd::store::Store::connect(&chatd::store::StoreOptions {
+        url: url.to_owned(),
+        max_connections: 2,
+        timeout: Duration::from_millis(DB_TIMEOUT_MS),
+    })
+    .await;
+    let Err(error) = outcome else {
+        panic!("connected with no primary in the list");
+    };
+    // As `chatd serve` prints it: the error and its sources.
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    assert!(text.contains("no primary among the database hosts"), "{text}");
+    assert!(text.contains("127.0.0.1:1:"), "the refused host is not told: {text}");
+    assert!(
+        text.contains("chatd_no_such_database"),
+        "the missing database is not told: {text}"
+    );
+}

@@ -102,19 +102,22 @@ impl PgHosts {
     pub(super) async fn find_first(&self, within: Duration) -> Result<(), StoreError> {
         let deadline = Instant::now() + within;
         loop {
-            if let Some((index, conn)) = self.walk().await {
-                let _ = conn.close().await;
-                self.current
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .index = index;
-                tracing::info!(host = %self.labels[index], "database primary found");
-                return Ok(());
-            }
+            let answers = match self.walk_telling().await {
+                Ok((index, conn)) => {
+                    let _ = conn.close().await;
+                    self.current
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .index = index;
+                    tracing::info!(host = %self.labels[index], "database primary found");
+                    return Ok(());
+                }
+                Err(answers) => answers,
+            };
             if Instant::now() + RETRY >= deadline {
                 return Err(StoreError::Unavailable(sqlx::Error::Protocol(format!(
-                    "no primary among the database hosts {:?}",
-                    self.labels
+                    "no primary among the database hosts ({})",
+                    answers.join("; ")
                 ))));
             }
             tokio::time::sleep(RETRY).await;
@@ -124,25 +127,41 @@ impl PgHosts {
     /// The first host, from the current one on, that is a primary, with a
     /// connection to it (the watcher's).
     async fn walk(&self) -> Option<(usize, PgConnection)> {
+        self.walk_telling().await.ok()
+    }
+
+    /// [`Self::walk`], or what each host answered when none was a primary
+    /// (`"h1:5432: connection refused"`, `"h2:5433: a standby"`), for the
+    /// operator who started chatd with that list.
+    async fn walk_telling(&self) -> Result<(usize, PgConnection), Vec<String>> {
         let start = self.current().index;
+        let mut answers = Vec::with_capacity(self.write.len());
         for step in 0..self.write.len() {
             let index = (start + step) % self.write.len();
+            let label = &self.labels[index];
             let probe = async {
                 let mut conn = self.read[index].connect().await?;
                 let standby = in_recovery(&mut conn).await?;
                 Ok::<_, sqlx::Error>((standby, conn))
             };
             match tokio::time::timeout(PROBE, probe).await {
-                Ok(Ok((false, conn))) => return Some((index, conn)),
+                Ok(Ok((false, conn))) => return Ok((index, conn)),
                 Ok(Ok((true, conn))) => {
                     let _ = conn.close().await;
-                    tracing::debug!(host = %self.labels[index], "database host is a standby");
+                    tracing::debug!(host = %label, "database host is a standby");
+                    answers.push(format!("{label}: a standby"));
                 }
-                Ok(Err(error)) => tracing::debug!(host = %self.labels[index], %error, "database host unreachable"),
-                Err(_) => tracing::debug!(host = %self.labels[index], "database host did not answer"),
+                Ok(Err(error)) => {
+                    tracing::debug!(host = %label, %error, "database host unreachable");
+                    answers.push(format!("{label}: {error}"));
+                }
+                Err(_) => {
+                    tracing::debug!(host = %label, "database host did not answer");
+                    answers.push(format!("{label}: no answer within {} ms", PROBE.as_millis()));
+                }
             }
         }
-        None
+        Err(answers)
     }
 
     /// Adds the checks of a pool that must only hold connections to the
