@@ -11,56 +11,27 @@
 // after they expired read the message again and use fresh ones.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { png } from '../../clients/typescript/test/helpers/png.js';
-import { ChatdServer, consoleFilesFromDist, sleep } from './harness.js';
+import { Browsers, CHAT_VIEWPORT, ChatdServer, openChannel, sleep, until } from './harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const MAX_BYTES = 100_000;
-
-async function openChannel(page: Page, id: string): Promise<void> {
-  await page.locator(`button.channel[data-channel="${id}"]`).click();
-  await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
-}
-
-/** Polls `f` until it is true. */
-async function until(f: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await f())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('console attachments in a real browser (alice and bob)', () => {
   let chatd: ChatdServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const browsers = new Browsers();
   let alice: Page;
   let bob: Page;
   const image = png(400, 300);
   const notes = 'meeting notes: bring the plan';
 
-  async function signIn(user: string): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width: 1200, height: 760 } });
-    await consoleFilesFromDist(ctx, chatd.httpUrl);
-    ctx.setDefaultTimeout(45_000);
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on('pageerror', (e) => {
-      console.error('page error:', e.message);
-    });
-    await page.goto(`${chatd.httpUrl}/console#token=${await chatd.token(user)}`);
-    await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
-    return page;
+  function signIn(user: string): Promise<Page> {
+    return browsers.signInAs(chatd, user, { viewport: CHAT_VIEWPORT });
   }
 
   before(async () => {
     chatd = await ChatdServer.start({ env: { CHATD_MAX_ATTACHMENT_BYTES: String(MAX_BYTES) } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    await browsers.launch();
     const r = await chatd.admin('POST', '/v1/channels', { channelId: 'files', members: ['alice', 'bob'] });
     assert.equal(r.status, 201, JSON.stringify(r.json));
     alice = await signIn('alice');
@@ -70,8 +41,7 @@ describe('console attachments in a real browser (alice and bob)', () => {
   });
 
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await browsers.close();
     await chatd?.dispose();
   });
 
@@ -186,36 +156,21 @@ describe('console attachments in a real browser (alice and bob)', () => {
 
 describe('console attachments whose signed URLs expired (attachment_url_ttl_secs = 2)', () => {
   let chatd: ChatdServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const browsers = new Browsers();
 
-  async function signIn(user: string): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width: 1200, height: 760 }, acceptDownloads: true });
-    await consoleFilesFromDist(ctx, chatd.httpUrl);
-    ctx.setDefaultTimeout(45_000);
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on('pageerror', (e) => {
-      console.error('page error:', e.message);
-    });
-    await page.goto(`${chatd.httpUrl}/console#token=${await chatd.token(user)}`);
-    await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
-    return page;
+  function signIn(user: string): Promise<Page> {
+    return browsers.signInAs(chatd, user, { viewport: CHAT_VIEWPORT, acceptDownloads: true });
   }
 
   before(async () => {
     chatd = await ChatdServer.start({ env: { CHATD_ATTACHMENT_URL_TTL_SECS: '2' } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    await browsers.launch();
     const r = await chatd.admin('POST', '/v1/channels', { channelId: 'brief', members: ['alice', 'bob'] });
     assert.equal(r.status, 201, JSON.stringify(r.json));
   });
 
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await browsers.close();
     await chatd?.dispose();
   });
 

@@ -7,10 +7,21 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { CONSOLE_ROOT, ChatdServer, HoldingProxy, REPO_ROOT, consoleFilesFromDist, sleep } from './harness.js';
+import type { Locator, Page } from 'playwright-core';
+import {
+  Browsers,
+  CONSOLE_ROOT,
+  ChatdServer,
+  HoldingProxy,
+  REPO_ROOT,
+  connected,
+  message,
+  openChannel,
+  send,
+  sleep,
+  untilDefined as until,
+} from './harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** A channel id the server chose (a UUIDv7). */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const SHOTS = join(CONSOLE_ROOT, 'test-output');
@@ -23,17 +34,6 @@ async function shot(page: Page, name: string, docs = false): Promise<void> {
   if (docs && UPDATE_DOCS) copyFileSync(path, join(REPO_ROOT, 'docs', 'img', `${name}.png`));
 }
 
-/** Polls `f` until it returns a value other than undefined. */
-async function until<T>(f: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 /** Messages on the page whose text is exactly `body`, with their states. */
 function shown(page: Page, body: string): Promise<string[]> {
   return page.evaluate(
@@ -43,11 +43,6 @@ function shown(page: Page, body: string): Promise<string[]> {
         .map((li) => (li as HTMLElement).dataset.state ?? ''),
     body,
   );
-}
-
-function message(page: Page, body: string): Locator {
-  const exact = new RegExp(`^${body.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-  return page.locator('#messages li.msg').filter({ has: page.locator('.body', { hasText: exact }) });
 }
 
 async function unsupported(page: Page): Promise<string[]> {
@@ -69,17 +64,6 @@ async function seenOrSkip(t: TestContext, pages: Page[], frame: string, seen: ()
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);
   }
-}
-
-async function send(page: Page, body: string): Promise<void> {
-  const c = page.locator('#composer');
-  await c.fill(body);
-  await c.press('Enter');
-}
-
-async function openChannel(page: Page, id: string): Promise<void> {
-  await page.locator(`button.channel[data-channel="${id}"]`).click();
-  await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
 }
 
 /** Records the channels of the SYNC frames a page sends on its WebSockets (reloads included). */
@@ -108,31 +92,17 @@ function channelListReads(page: Page): { readonly count: number } {
   return seen;
 }
 
-async function connected(page: Page): Promise<void> {
-  await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
-}
-
 describe('console in a real browser (alice and bob)', () => {
   let chatd: ChatdServer;
   let proxy: HoldingProxy;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const browsers = new Browsers();
   let adminPage: Page;
   let alice: Page;
   let bob: Page;
   const links = new Map<string, string>();
 
-  async function newPage(viewport = { width: 1100, height: 720 }): Promise<Page> {
-    const ctx = await browser.newContext({ viewport });
-    await consoleFilesFromDist(ctx, chatd.httpUrl);
-    // generous: CI machines are shared, and a reconnect after a restart backs off up to 10 s
-    ctx.setDefaultTimeout(45_000);
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on('pageerror', (e) => {
-      console.error('page error:', e.message);
-    });
-    return page;
+  function newPage(viewport = { width: 1100, height: 720 }): Promise<Page> {
+    return browsers.newPage(chatd.httpUrl, { viewport });
   }
 
   before(async () => {
@@ -145,25 +115,11 @@ describe('console in a real browser (alice and bob)', () => {
       const r = await chatd.admin('POST', '/v1/channels', { channelId: id, members: ['alice', 'bob'] });
       assert.equal(r.status, 201);
     }
-    // playwright gives every launch a fresh profile directory of its own (--user-data-dir)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    await browsers.launch();
   });
 
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await browsers.close();
     await proxy?.close();
     await chatd?.dispose();
   });

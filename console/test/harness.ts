@@ -3,12 +3,14 @@
 // into this package's test build too); here is what only the console's tests need: a TCP
 // proxy in front of chatd that can hold what browsers send on their WebSockets (a send in
 // flight that the server has not seen yet), and, on demand (CONSOLE_TEST_DIST=1), the
-// console's files served from console/dist instead of the chatd binary.
+// console's files served from console/dist instead of the chatd binary; and what every
+// browser test file does: launching Chromium, opening and signing in pages, opening a
+// channel, sending, finding a message, polling until something holds.
 import { readFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { BrowserContext, Route } from 'playwright-core';
-import { REPO_ROOT } from '../../clients/typescript/test/helpers/server.js';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page, type Route } from 'playwright-core';
+import { REPO_ROOT, sleep, type ChatdServer } from '../../clients/typescript/test/helpers/server.js';
 
 export { ChatdServer, REPO_ROOT, sleep } from '../../clients/typescript/test/helpers/server.js';
 
@@ -154,5 +156,169 @@ export class HoldingProxy {
         r();
       });
     });
+  }
+}
+
+// ---- the browser side, shared by every browser test file ----
+
+/** Debian's Chromium, or the one CHROMIUM_PATH names. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Chromium's flags for the tests: headless, no sandbox, GPU, QUIC, first-run UI or background traffic. */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/**
+ * Every action's default timeout in a test page, in ms: generous, as CI machines are
+ * shared and a reconnect after a restart backs off up to 10 s.
+ */
+export const ACTION_TIMEOUT_MS = 45_000;
+
+/** How long {@link connected} waits for the page's connection, in ms. */
+export const CONNECT_TIMEOUT_MS = 60_000;
+
+/** How long {@link until} and {@link untilDefined} poll unless told, in ms. */
+export const UNTIL_TIMEOUT_MS = 30_000;
+
+/** How often {@link until} and {@link untilDefined} ask, in ms. */
+const POLL_MS = 50;
+
+/** A browser window's size in CSS pixels. */
+export interface Viewport {
+  width: number;
+  height: number;
+}
+
+/** The chat tests' window (attachments, mentions, moderation, retention, search), in CSS pixels. */
+export const CHAT_VIEWPORT: Viewport = { width: 1200, height: 760 };
+
+/** What a test page is opened with. */
+export interface PageOptions {
+  /** The window's size. */
+  viewport: Viewport;
+  /** Lets the page download files (playwright's `acceptDownloads`); off unless set. */
+  acceptDownloads?: boolean;
+}
+
+/**
+ * One Chromium (playwright gives every launch a fresh profile directory of its own) and
+ * the browser contexts the tests open in it, one per page, closed together by
+ * {@link Browsers.close}.
+ */
+export class Browsers {
+  private browser: Browser | undefined;
+  private readonly contexts: BrowserContext[] = [];
+
+  /** Starts Chromium ({@link CHROMIUM}, headless). */
+  async launch(): Promise<void> {
+    this.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }
+
+  /**
+   * A page in a browser context of its own, nothing loaded yet: the console's files from
+   * console/dist with {@link CONSOLE_FROM_DIST} (checked against what chatd at `httpUrl`
+   * serves), every action's timeout {@link ACTION_TIMEOUT_MS}, and the page's uncaught
+   * errors written to stderr.
+   */
+  async newPage(httpUrl: string, options: PageOptions): Promise<Page> {
+    if (this.browser === undefined) throw new Error('Browsers.newPage before launch');
+    const ctx = await this.browser.newContext(
+      options.acceptDownloads === true ? { viewport: options.viewport, acceptDownloads: true } : { viewport: options.viewport },
+    );
+    await consoleFilesFromDist(ctx, httpUrl);
+    ctx.setDefaultTimeout(ACTION_TIMEOUT_MS);
+    this.contexts.push(ctx);
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => {
+      console.error('page error:', e.message);
+    });
+    return page;
+  }
+
+  /**
+   * A new page ({@link Browsers.newPage}) signed in with `token`: it opens
+   * `<httpUrl>/console#token=<token>` and waits until the connection shows connected
+   * ({@link connected}, up to {@link CONNECT_TIMEOUT_MS}).
+   */
+  async signIn(httpUrl: string, token: string, options: PageOptions): Promise<Page> {
+    const page = await this.newPage(httpUrl, options);
+    await page.goto(`${httpUrl}/console#token=${token}`);
+    await connected(page);
+    return page;
+  }
+
+  /** {@link Browsers.signIn} as `user`, with a token `server` mints for them. */
+  async signInAs(server: ChatdServer, user: string, options: PageOptions): Promise<Page> {
+    return this.signIn(server.httpUrl, await server.token(user), options);
+  }
+
+  /** Closes every context, then Chromium; errors (a context already gone) are ignored. */
+  async close(): Promise<void> {
+    for (const c of this.contexts) await c.close().catch(() => undefined);
+    this.contexts.length = 0;
+    await this.browser?.close().catch(() => undefined);
+    this.browser = undefined;
+  }
+}
+
+/** Waits, up to {@link CONNECT_TIMEOUT_MS}, for the page's `#conn` to read `data-state="connected"`. */
+export async function connected(page: Page): Promise<void> {
+  await page.locator('#conn[data-state="connected"]').waitFor({ timeout: CONNECT_TIMEOUT_MS });
+}
+
+/**
+ * Clicks channel `id` in the channel list and waits (the page's default timeout) for the
+ * channel title to read `# <id>`.
+ */
+export async function openChannel(page: Page, id: string): Promise<void> {
+  await page.locator(`button.channel[data-channel="${id}"]`).click();
+  await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
+}
+
+/** Types `body` into the composer and presses Enter (it does not wait for the message). */
+export async function send(page: Page, body: string): Promise<void> {
+  const c = page.locator('#composer');
+  await c.fill(body);
+  await c.press('Enter');
+}
+
+/** The messages in the page's list whose text is exactly `body`. */
+export function message(page: Page, body: string): Locator {
+  const exact = new RegExp(`^${body.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  return page.locator('#messages li.msg').filter({ has: page.locator('.body', { hasText: exact }) });
+}
+
+/**
+ * Polls `f` every 50 ms until it is true; throws "timed out waiting for <what>" once
+ * `timeoutMs` (default {@link UNTIL_TIMEOUT_MS}) have passed.
+ */
+export async function until(f: () => Promise<boolean>, what: string, timeoutMs = UNTIL_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await f())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Polls `f` every 50 ms until it returns a value other than undefined, and returns that
+ * value; throws "timed out waiting for <what>" once `timeoutMs` (default
+ * {@link UNTIL_TIMEOUT_MS}) have passed.
+ */
+export async function untilDefined<T>(f: () => Promise<T | undefined>, what: string, timeoutMs = UNTIL_TIMEOUT_MS): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(POLL_MS);
   }
 }

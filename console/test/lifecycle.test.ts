@@ -9,34 +9,23 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { ChatdServer, consoleFilesFromDist } from './harness.js';
+import type { Page } from 'playwright-core';
+import { Browsers, ChatdServer } from './harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** This file's browser window, in CSS pixels (taller than the chat tests' CHAT_VIEWPORT). */
+const VIEWPORT = { width: 1200, height: 900 };
 
 describe('console admin view: erase and export a user, in a real browser', () => {
   let chatd: ChatdServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const browsers = new Browsers();
   const servers: ChatdServer[] = [];
 
-  async function newPage(server: ChatdServer): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 }, acceptDownloads: true });
-    await consoleFilesFromDist(ctx, server.httpUrl);
-    ctx.setDefaultTimeout(45_000);
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on('pageerror', (e) => {
-      console.error('page error:', e.message);
-    });
-    return page;
+  function newPage(server: ChatdServer): Promise<Page> {
+    return browsers.newPage(server.httpUrl, { viewport: VIEWPORT, acceptDownloads: true });
   }
 
-  async function signIn(server: ChatdServer, user: string, token: string): Promise<Page> {
-    const page = await newPage(server);
-    await page.goto(`${server.httpUrl}/console#token=${token}`);
-    await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
-    return page;
+  function signIn(server: ChatdServer, user: string, token: string): Promise<Page> {
+    return browsers.signIn(server.httpUrl, token, { viewport: VIEWPORT, acceptDownloads: true });
   }
 
   async function openAdmin(server: ChatdServer): Promise<Page> {
@@ -60,15 +49,11 @@ describe('console admin view: erase and export a user, in a real browser', () =>
   before(async () => {
     chatd = await ChatdServer.start();
     servers.push(chatd);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    await browsers.launch();
   });
 
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await browsers.close();
     for (const s of servers) await s.dispose();
   });
 

@@ -9,42 +9,15 @@
 // snooze that ends by the clock leaves the menu.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { ChatdServer, consoleFilesFromDist, sleep } from './harness.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-async function openChannel(page: Page, id: string): Promise<void> {
-  await page.locator(`button.channel[data-channel="${id}"]`).click();
-  await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
-}
-
-/** Polls `f` until it is true. */
-async function until(f: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await f())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+import type { Page } from 'playwright-core';
+import { Browsers, CHAT_VIEWPORT, ChatdServer, openChannel, until } from './harness.js';
 
 describe('console mentions and notification settings in a real browser (alice and bob)', () => {
   let chatd: ChatdServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const browsers = new Browsers();
 
-  async function signIn(user: string): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width: 1200, height: 760 } });
-    await consoleFilesFromDist(ctx, chatd.httpUrl);
-    ctx.setDefaultTimeout(45_000);
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on('pageerror', (e) => {
-      console.error('page error:', e.message);
-    });
-    await page.goto(`${chatd.httpUrl}/console#token=${await chatd.token(user)}`);
-    await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
-    return page;
+  function signIn(user: string): Promise<Page> {
+    return browsers.signInAs(chatd, user, { viewport: CHAT_VIEWPORT });
   }
 
   async function settingsOf(user: string, channelId: string): Promise<{ notify?: string; snoozeUntil?: number | null } | undefined> {
@@ -55,15 +28,11 @@ describe('console mentions and notification settings in a real browser (alice an
 
   before(async () => {
     chatd = await ChatdServer.start();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    await browsers.launch();
   });
 
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await browsers.close();
     await chatd?.dispose();
   });
 

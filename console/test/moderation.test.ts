@@ -11,60 +11,23 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { CONSOLE_ROOT, ChatdServer, consoleFilesFromDist, sleep } from './harness.js';
+import type { Locator, Page } from 'playwright-core';
+import { Browsers, CHAT_VIEWPORT, CONSOLE_ROOT, ChatdServer, message, openChannel, send, until } from './harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = join(CONSOLE_ROOT, 'test-output');
-
-function message(page: Page, body: string): Locator {
-  const exact = new RegExp(`^${body.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-  return page.locator('#messages li.msg').filter({ has: page.locator('.body', { hasText: exact }) });
-}
 
 function member(page: Page, user: string): Locator {
   return page.locator(`#member-list li.member[data-user="${user}"]`);
 }
 
-async function send(page: Page, body: string): Promise<void> {
-  const c = page.locator('#composer');
-  await c.fill(body);
-  await c.press('Enter');
-}
-
-async function openChannel(page: Page, id: string): Promise<void> {
-  await page.locator(`button.channel[data-channel="${id}"]`).click();
-  await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
-}
-
-/** Polls `f` until it is true. */
-async function until(f: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await f())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 describe('console moderation in a real browser (olive the owner, bob a member)', () => {
   let chatd: ChatdServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const browsers = new Browsers();
   let olive: Page;
   let bob: Page;
 
-  async function signIn(user: string): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width: 1200, height: 760 } });
-    await consoleFilesFromDist(ctx, chatd.httpUrl);
-    ctx.setDefaultTimeout(45_000);
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on('pageerror', (e) => {
-      console.error('page error:', e.message);
-    });
-    await page.goto(`${chatd.httpUrl}/console#token=${await chatd.token(user)}`);
-    await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
-    return page;
+  function signIn(user: string): Promise<Page> {
+    return browsers.signInAs(chatd, user, { viewport: CHAT_VIEWPORT });
   }
 
   async function make(channelId: string): Promise<void> {
@@ -77,17 +40,13 @@ describe('console moderation in a real browser (olive the owner, bob a member)',
 
   before(async () => {
     chatd = await ChatdServer.start();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    await browsers.launch();
     olive = await signIn('olive');
     bob = await signIn('bob');
   });
 
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await browsers.close();
     await chatd?.dispose();
   });
 

@@ -7,52 +7,19 @@
 // term found nowhere says so.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { ChatdServer, consoleFilesFromDist, sleep } from './harness.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import type { Page } from 'playwright-core';
+import { Browsers, CHAT_VIEWPORT, ChatdServer, openChannel, send, until } from './harness.js';
 
 /** Messages alice writes after the one searched for: more than the first page (50). */
 const FILLERS = 60;
 
-async function openChannel(page: Page, id: string): Promise<void> {
-  await page.locator(`button.channel[data-channel="${id}"]`).click();
-  await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
-}
-
-async function send(page: Page, body: string): Promise<void> {
-  const c = page.locator('#composer');
-  await c.fill(body);
-  await c.press('Enter');
-}
-
-/** Polls `f` until it is true. */
-async function until(f: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await f())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 describe('console message search in a real browser (alice and bob)', () => {
   let chatd: ChatdServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const browsers = new Browsers();
   let bob: Page;
 
-  async function signIn(user: string): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width: 1200, height: 760 } });
-    await consoleFilesFromDist(ctx, chatd.httpUrl);
-    ctx.setDefaultTimeout(45_000);
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on('pageerror', (e) => {
-      console.error('page error:', e.message);
-    });
-    await page.goto(`${chatd.httpUrl}/console#token=${await chatd.token(user)}`);
-    await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
-    return page;
+  function signIn(user: string): Promise<Page> {
+    return browsers.signInAs(chatd, user, { viewport: CHAT_VIEWPORT });
   }
 
   async function searchFor(page: Page, q: string): Promise<void> {
@@ -63,10 +30,7 @@ describe('console message search in a real browser (alice and bob)', () => {
 
   before(async () => {
     chatd = await ChatdServer.start();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    await browsers.launch();
     for (const id of ['sa-lobby', 'sb-lab']) {
       const r = await chatd.admin('POST', '/v1/channels', { channelId: id, members: ['alice', 'bob'] });
       assert.equal(r.status, 201, JSON.stringify(r.json));
@@ -81,8 +45,7 @@ describe('console message search in a real browser (alice and bob)', () => {
   });
 
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await browsers.close();
     await chatd?.dispose();
   });
 

@@ -5,44 +5,19 @@
 // code as code; the admin sign-in makes no request that fails; Delete asks first.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { ChatdServer, consoleFilesFromDist } from './harness.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-async function openChannel(page: Page, id: string): Promise<void> {
-  await page.locator(`button.channel[data-channel="${id}"]`).click();
-  await page.locator('#channel-title', { hasText: `# ${id}` }).waitFor();
-}
-
-async function send(page: Page, body: string): Promise<void> {
-  const c = page.locator('#composer');
-  await c.fill(body);
-  await c.press('Enter');
-}
+import type { Page } from 'playwright-core';
+import { Browsers, ChatdServer, openChannel, send, type Viewport } from './harness.js';
 
 describe('console in real use (long words, reloads, presence, banners, deletes)', () => {
   let chatd: ChatdServer;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  const browsers = new Browsers();
 
-  async function newPage(viewport = { width: 1100, height: 720 }): Promise<Page> {
-    const ctx = await browser.newContext({ viewport });
-    await consoleFilesFromDist(ctx, chatd.httpUrl);
-    ctx.setDefaultTimeout(45_000);
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on('pageerror', (e) => {
-      console.error('page error:', e.message);
-    });
-    return page;
+  function newPage(viewport = { width: 1100, height: 720 }): Promise<Page> {
+    return browsers.newPage(chatd.httpUrl, { viewport });
   }
 
-  async function signIn(user: string, viewport?: { width: number; height: number }): Promise<Page> {
-    const page = await newPage(viewport);
-    await page.goto(`${chatd.httpUrl}/console#token=${await chatd.token(user)}`);
-    await page.locator('#conn[data-state="connected"]').waitFor({ timeout: 60_000 });
-    return page;
+  function signIn(user: string, viewport: Viewport = { width: 1100, height: 720 }): Promise<Page> {
+    return browsers.signInAs(chatd, user, { viewport });
   }
 
   before(async () => {
@@ -51,15 +26,11 @@ describe('console in real use (long words, reloads, presence, banners, deletes)'
       const r = await chatd.admin('POST', '/v1/channels', { channelId: id, members: ['alice', 'bob'] });
       assert.equal(r.status, 201, JSON.stringify(r.json));
     }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    await browsers.launch();
   });
 
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await browsers.close();
     await chatd?.dispose();
   });
 
