@@ -45,22 +45,21 @@ static MARK_NOOP: Sql = Sql::same("UPDATE messages SET noop = TRUE WHERE message
 /// Sets message `$1`'s current text `$2` and edit time `$3`.
 static APPLY_EDIT: Sql = Sql::same("UPDATE messages SET edited_body = $2, edited_at = $3 WHERE message_id = $1::uuid");
 /// Marks message `$1` deleted and erases its text.
-pub(super) static ERASE_MESSAGE: Sql = Sql::same(
+static ERASE_MESSAGE: Sql = Sql::same(
     "UPDATE messages SET body = '', edited_body = NULL, edited_at = NULL, deleted = TRUE, \
      mentions = NULL, mentions_asked = NULL, mention_all = FALSE WHERE message_id = $1::uuid",
 );
 /// Drops the `mentions` rows of message `$1` (§16: a deleted message
 /// mentions no one). Run before [`ERASE_MESSAGE`]'s siblings; its row
 /// keeps its channel and seq.
-pub(super) static ERASE_MENTIONS: Sql = Sql::same(
+static ERASE_MENTIONS: Sql = Sql::same(
     "DELETE FROM mentions WHERE channel_id = (SELECT channel_id FROM messages WHERE message_id = $1::uuid) \
      AND seq = (SELECT seq FROM messages WHERE message_id = $1::uuid)",
 );
 /// Erases the text of every edit of message `$1`.
-pub(super) static ERASE_EDITS: Sql =
-    Sql::same("UPDATE messages SET body = '' WHERE target_id = $1::uuid AND kind = 'edit'");
-pub(super) static DELETE_REACTIONS: Sql = Sql::same("DELETE FROM reactions WHERE message_id = $1::uuid");
-pub(super) static DELETE_REACTION_COUNTS: Sql = Sql::same("DELETE FROM reaction_counts WHERE message_id = $1::uuid");
+static ERASE_EDITS: Sql = Sql::same("UPDATE messages SET body = '' WHERE target_id = $1::uuid AND kind = 'edit'");
+static DELETE_REACTIONS: Sql = Sql::same("DELETE FROM reactions WHERE message_id = $1::uuid");
+static DELETE_REACTION_COUNTS: Sql = Sql::same("DELETE FROM reaction_counts WHERE message_id = $1::uuid");
 /// Adds `$3`'s reaction `$2` on `$1`; affects no row when held.
 static ADD_REACTION: Sql =
     Sql::same("INSERT INTO reactions (message_id, emoji, user_id) VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING");
@@ -174,6 +173,25 @@ struct Read {
 }
 
 impl<D: Dialect> SqlStore<D> {
+    /// Erases message `id`'s content as a delete does (§8, guarantee 9):
+    /// its attachments (§15: rows deleted, objects queued for removal after
+    /// the commit, at `now` ms), its `mentions` rows, its text, the text of
+    /// its edits and its reactions. The row keeps its channel and seq. A
+    /// `Change::Delete` and the retention sweep both erase through it.
+    pub(super) async fn erase_message_content_in(tx: &mut D::Connection, id: &str, now: i64) -> Result<(), StoreError> {
+        Self::erase_attachments_of_message_in(tx, id, now).await?;
+        for statement in [
+            &ERASE_MENTIONS,
+            &ERASE_MESSAGE,
+            &ERASE_EDITS,
+            &DELETE_REACTIONS,
+            &DELETE_REACTION_COUNTS,
+        ] {
+            sqlx::query::<D>(D::sql(statement)).param(id).execute(tx.ex()).await?;
+        }
+        Ok(())
+    }
+
     /// Stores a batch with a few statements per send: every channel
     /// locked in id order, each send resolved by its idempotency key,
     /// one insert per new message. Handles every batch (repeated
@@ -451,18 +469,7 @@ impl<D: Dialect> SqlStore<D> {
             }
             Change::Delete { target } => {
                 let id = id_text(*target);
-                // §15: its attachments go, their objects queued for
-                // removal after the commit.
-                Self::erase_attachments_of_message_in(tx, &id, entry.ts).await?;
-                for statement in [
-                    &ERASE_MENTIONS,
-                    &ERASE_MESSAGE,
-                    &ERASE_EDITS,
-                    &DELETE_REACTIONS,
-                    &DELETE_REACTION_COUNTS,
-                ] {
-                    sqlx::query::<D>(D::sql(statement)).param(&id).execute(tx.ex()).await?;
-                }
+                Self::erase_message_content_in(tx, &id, entry.ts).await?;
                 if let Some(root) = read.target.as_ref().and_then(|t| t.thread_id) {
                     sqlx::query::<D>(D::sql(&THREAD_REPLY_DELETED))
                         .param(id_text(root))

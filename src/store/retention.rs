@@ -20,10 +20,7 @@
 
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::parse_uuid;
-use super::log_write::{
-    CHECKPOINT, DELETE_REACTIONS, DELETE_REACTION_COUNTS, ERASE_EDITS, ERASE_MENTIONS, ERASE_MESSAGE,
-    THREAD_REPLY_DELETED,
-};
+use super::log_write::{CHECKPOINT, THREAD_REPLY_DELETED};
 use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
 use crate::ids::ChannelId;
 
@@ -184,17 +181,11 @@ impl<D: Dialect> SqlStore<D> {
             }
             let id = super::entry_row::id_text(parse_uuid(row.value(0)?)?);
             // As a delete's effects (log_write.rs, `Change::Delete`), with no entry.
-            Self::erase_attachments_of_message_in(&mut *tx, &id, now_ms).await?;
-            for statement in [
-                &ERASE_MENTIONS,
-                &ERASE_MESSAGE,
-                &ERASE_EDITS,
-                &DELETE_REACTIONS,
-                &DELETE_REACTION_COUNTS,
-                &MARK_EXPIRED,
-            ] {
-                sqlx::query::<D>(D::sql(statement)).param(&id).execute(tx.ex()).await?;
-            }
+            Self::erase_message_content_in(&mut *tx, &id, now_ms).await?;
+            sqlx::query::<D>(D::sql(&MARK_EXPIRED))
+                .param(&id)
+                .execute(tx.ex())
+                .await?;
             if let Some(root) = row.value::<Option<String>>(5)? {
                 sqlx::query::<D>(D::sql(&THREAD_REPLY_DELETED))
                     .param(super::entry_row::id_text(parse_uuid(root)?))
