@@ -131,7 +131,11 @@ export declare class MessageStates {
     private fold;
     /** An edit or delete of `targetId`: the previews of the held messages quoting it follow. */
     private foldPreviews;
-    /** A reply newer than the root's state: the root's summary counts it. */
+    /**
+     * A reply newer than the root's state: the root's summary names it as the last reply and its
+     * sender as a participant, and counts it when `counts` (a reply read already deleted has its
+     * delete in its state, which will not be folded again: the server's `replyCount` leaves it out).
+     */
     private replyAdded;
     private view;
 }

@@ -85,8 +85,8 @@ export class MessageStates {
         }
         if (e.threadId !== undefined) {
             const root = this.states.get(e.threadId);
-            if (root !== undefined && e.seq > root.asOfSeq && !st.deleted)
-                this.replyAdded(root, e);
+            if (root !== undefined && e.seq > root.asOfSeq)
+                this.replyAdded(root, e, !st.deleted);
         }
         const list = this.orphanMods.get(e.messageId);
         if (list !== undefined) {
@@ -307,14 +307,18 @@ export class MessageStates {
             this.cache = undefined;
         }
     }
-    /** A reply newer than the root's state: the root's summary counts it. */
-    replyAdded(root, reply) {
+    /**
+     * A reply newer than the root's state: the root's summary names it as the last reply and its
+     * sender as a participant, and counts it when `counts` (a reply read already deleted has its
+     * delete in its state, which will not be folded again: the server's `replyCount` leaves it out).
+     */
+    replyAdded(root, reply, counts) {
         const t = root.thread;
         const participants = t === undefined ? [] : [...t.participants];
         if (participants.length < MAX_PARTICIPANTS && !participants.includes(reply.senderId))
             participants.push(reply.senderId);
         root.thread = {
-            replyCount: (t?.replyCount ?? 0) + 1,
+            replyCount: (t?.replyCount ?? 0) + (counts ? 1 : 0),
             lastReplyAt: Math.max(t?.lastReplyAt ?? 0, reply.ts),
             lastReplySeq: Math.max(t?.lastReplySeq ?? 0, reply.seq),
             participants,

@@ -132,8 +132,12 @@ impl ChannelMessages {
     }
 
     /// A live reply moves its root's summary (when the root is known and
-    /// its state does not already include it); whether it did.
+    /// its state does not already include it); whether it did. A reply held
+    /// as deleted (read after its deletion: the delete entry is in its state
+    /// and will not be folded again) names the last reply and its sender,
+    /// as the server's summary does, but is not counted.
     fn joins_thread(&mut self, reply: &RecvMessage) -> bool {
+        let deleted = self.messages.get(&reply.message_id).is_some_and(|m| m.deleted);
         let Some(root) = reply.thread_id.and_then(|r| self.messages.get_mut(&r)) else {
             return false;
         };
@@ -141,7 +145,9 @@ impl ChannelMessages {
             return false;
         }
         let thread = root.thread.get_or_insert_with(ThreadSummary::default);
-        thread.reply_count += 1;
+        if !deleted {
+            thread.reply_count += 1;
+        }
         thread.last_reply_at = reply.ts;
         thread.last_reply_seq = reply.seq;
         if thread.participants.len() < MAX_PARTICIPANTS && !thread.participants.contains(&reply.sender_id) {
@@ -345,6 +351,41 @@ mod tests {
             Some(5),
             "the read's state kept"
         );
+    }
+
+    #[test]
+    fn a_reply_read_already_deleted_moves_its_root_but_is_not_counted() {
+        // The root is held (seen live). After a reconnect a SYNC read as of
+        // seq 3 returns the reply (seq 2) already deleted, then the delete
+        // itself (seq 3), which the reply's read state includes: the root
+        // names the reply as its last one but counts no reply, as the
+        // server's read does.
+        let mut log = ChannelMessages::default();
+        log.fold(&entry(1, EntryKind::Message, "a", None), "me", None);
+        let root = uuid::Uuid::from_u128(1);
+        let reply = RecvMessage {
+            thread_id: Some(root),
+            deleted: true,
+            reactions: Some(Vec::new()),
+            ..entry(2, EntryKind::Message, "b", None)
+        };
+        assert_eq!(log.fold(&reply, "me", Some(3)), vec![reply.message_id, root]);
+        log.fold(&entry(3, EntryKind::Delete, "b", Some(2)), "me", None);
+        let summary = log.get(&root).and_then(|r| r.thread.clone()).expect("a summary");
+        assert_eq!(
+            (summary.reply_count, summary.last_reply_seq, summary.last_reply_at),
+            (0, 2, 20)
+        );
+        assert_eq!(summary.participants, ["b"]);
+        // The same through a thread's page read as of 3 and the channel's
+        // live delivery of the reply and its delete.
+        let mut log = ChannelMessages::default();
+        log.fold(&entry(1, EntryKind::Message, "a", None), "me", None);
+        log.insert_read(&reply, "me", 3);
+        log.fold(&RecvMessage { reactions: None, deleted: false, ..reply.clone() }, "me", None);
+        log.fold(&entry(3, EntryKind::Delete, "b", Some(2)), "me", None);
+        let summary = log.get(&root).and_then(|r| r.thread.clone()).expect("a summary");
+        assert_eq!((summary.reply_count, summary.last_reply_seq), (0, 2));
     }
 
     #[test]

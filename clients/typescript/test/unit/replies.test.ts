@@ -135,6 +135,25 @@ test('root summaries: a reply newer than the root’s read counts (count, last r
   assert.equal(log.message('m9')?.threadId, 'm8');
 });
 
+test('root summaries: a reply read already deleted (its delete in the read) names the last reply and its sender but is not counted, as the server reads it', () => {
+  const log = new ChannelLog('room', 'alice');
+  log.start(0);
+  log.ingest([msg(1, 'bob')], false);
+  // after a reconnect, a read as of seq 3: carol's reply (2) deleted, and the delete (3)
+  log.ingest(
+    [
+      msg(2, 'carol', { threadId: 'm1', body: '', deleted: true, reactions: [] }),
+      msg(3, 'carol', { kind: 'delete', body: '', targetId: 'm2' }),
+    ],
+    true,
+    3,
+  );
+  assert.deepEqual(log.message('m1')?.thread, { replyCount: 0, lastReplyAt: 1002, lastReplySeq: 2, participants: ['carol'] });
+  // a live reply after it counts once
+  log.ingest([msg(4, 'dave', { threadId: 'm1' })], false);
+  assert.deepEqual(log.message('m1')?.thread, { replyCount: 1, lastReplyAt: 1004, lastReplySeq: 4, participants: ['carol', 'dave'] });
+});
+
 test('cutUtf8: at most 200 bytes at a code point boundary (an emoji is not split)', () => {
   assert.equal(cutUtf8('abc'), 'abc');
   assert.equal(cutUtf8('a'.repeat(201)), 'a'.repeat(200));
