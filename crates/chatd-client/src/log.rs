@@ -382,7 +382,15 @@ mod tests {
         let mut log = ChannelMessages::default();
         log.fold(&entry(1, EntryKind::Message, "a", None), "me", None);
         log.insert_read(&reply, "me", 3);
-        log.fold(&RecvMessage { reactions: None, deleted: false, ..reply.clone() }, "me", None);
+        log.fold(
+            &RecvMessage {
+                reactions: None,
+                deleted: false,
+                ..reply.clone()
+            },
+            "me",
+            None,
+        );
         log.fold(&entry(3, EntryKind::Delete, "b", Some(2)), "me", None);
         let summary = log.get(&root).and_then(|r| r.thread.clone()).expect("a summary");
         assert_eq!((summary.reply_count, summary.last_reply_seq), (0, 2));
