@@ -241,6 +241,7 @@ export class Sender {
                 this.attached?.sentWithAttachments(sent);
         }
         ch.store.invalidate();
+        this.c.events.emit('acked', sent, p.record);
         for (const w of p.waiters)
             w.resolve(sent);
         p.waiters = [];

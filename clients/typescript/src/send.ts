@@ -250,6 +250,7 @@ export class Sender {
       if (op.type === 'MSG_SEND' && (op.attachments?.length ?? 0) > 0) this.attached?.sentWithAttachments(sent);
     }
     ch.store.invalidate();
+    this.c.events.emit('acked', sent, p.record);
     for (const w of p.waiters) w.resolve(sent);
     p.waiters = [];
   }
