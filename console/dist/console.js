@@ -2955,7 +2955,11 @@
       void this.locks.request(`chatd-tab:${owner}`, async () => {
         this.watchedOwners.delete(owner);
         if (this.conn.state === "closed") return;
-        await this.load();
+        try {
+          await this.load();
+        } catch {
+          return;
+        }
         if (this.conn.state === "open") this.hooks.adopted();
       });
     }
@@ -3437,10 +3441,18 @@
         p.waiters.push(waiter);
       });
     }
-    /** A connection opened: send this tab's records, then those other tabs left behind (reload, crash). */
+    /**
+     * A connection opened: send this tab's records, then those other tabs left behind
+     * (reload, crash). Never rejects: a storage `load` that fails is tried again on the next
+     * connection.
+     */
     async resendAll() {
       this.pump();
-      await this.outbox.load();
+      try {
+        await this.outbox.load();
+      } catch {
+        return;
+      }
       this.pump();
     }
     /** A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read). */
@@ -3513,6 +3525,7 @@
         if (op.type === "MSG_SEND" && (op.attachments?.length ?? 0) > 0) this.attached?.sentWithAttachments(sent);
       }
       ch.store.invalidate();
+      this.c.events.emit("acked", sent, p.record);
       for (const w of p.waiters) w.resolve(sent);
       p.waiters = [];
     }

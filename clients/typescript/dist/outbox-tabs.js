@@ -137,7 +137,12 @@ export class TabOutbox {
             this.watchedOwners.delete(owner);
             if (this.conn.state === 'closed')
                 return;
-            await this.load();
+            try {
+                await this.load();
+            }
+            catch {
+                return; // the storage could not be read: the next connection loads again
+            }
             if (this.conn.state === 'open')
                 this.hooks.adopted();
         });

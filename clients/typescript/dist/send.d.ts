@@ -32,7 +32,11 @@ export declare class Sender {
     records(): OutboxRecord[];
     /** Waits for a record's outcome (see `ChatClient.whenSent`). */
     whenSent(clientMsgId: string, signal?: AbortSignal): Promise<SentEntry>;
-    /** A connection opened: send this tab's records, then those other tabs left behind (reload, crash). */
+    /**
+     * A connection opened: send this tab's records, then those other tabs left behind
+     * (reload, crash). Never rejects: a storage `load` that fails is tried again on the next
+     * connection.
+     */
     resendAll(): Promise<void>;
     /** A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read). */
     onAck(a: AckFrame): void;

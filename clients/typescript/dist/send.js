@@ -149,11 +149,22 @@ export class Sender {
             p.waiters.push(waiter);
         });
     }
-    /** A connection opened: send this tab's records, then those other tabs left behind (reload, crash). */
+    /**
+     * A connection opened: send this tab's records, then those other tabs left behind
+     * (reload, crash). Never rejects: a storage `load` that fails is tried again on the next
+     * connection.
+     */
     async resendAll() {
         // ours first, at once and in order; then records other tabs left behind
         this.pump();
-        await this.outbox.load();
+        try {
+            await this.outbox.load();
+        }
+        catch {
+            // the storage could not be read: the records held go out all the same; those left by
+            // other tabs or an earlier run wait for the next load (the next connection's)
+            return;
+        }
         this.pump();
     }
     /** A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read). */
@@ -241,6 +252,7 @@ export class Sender {
                 this.attached?.sentWithAttachments(sent);
         }
         ch.store.invalidate();
+        this.c.events.emit('acked', sent, p.record);
         for (const w of p.waiters)
             w.resolve(sent);
         p.waiters = [];

@@ -11,7 +11,7 @@ import type { ChannelModeration } from './moderation-types.js';
 import type { BackoffOptions } from './backoff.js';
 import type { ChatdError, SerializedError } from './errors.js';
 import type { Message } from './log.js';
-import type { OutboxStorage } from './outbox.js';
+import type { OutboxRecord, OutboxStorage } from './outbox.js';
 import type { ChannelKind, ChannelRemovedReason, ChannelVisibility, ErrorFrame, HelloFrame, ChannelUpdatedFrame, MemberFrame, NotifyLevel, PresenceFrame, ReceiptFrame, WireEntry } from './protocol.js';
 import type { Emitter, ExternalStore } from './store.js';
 /**
@@ -134,7 +134,12 @@ export interface OutgoingMessage {
     readonly channelId: string;
     /** The text. */
     readonly body: string;
-    /** `pending` until ACKed; `sent` once ACKed (until it shows in the log); `failed` after a non-retryable error. */
+    /**
+     * `pending` until ACKed; `failed` after a non-retryable error (until `retry` or
+     * `discard`). An ACKed message leaves `outgoing` for the snapshot's `messages` at once;
+     * it shows here as `sent` (with `seq` and `messageId`) only while it cannot join them
+     * yet: entries stored before it are still being read, or the first page is loading.
+     */
     readonly state: 'pending' | 'sent' | 'failed';
     /** Its seq, once sent. */
     readonly seq: number | undefined;
@@ -510,6 +515,19 @@ export interface ChatClientEvents {
     state: (state: ConnectionState) => void;
     /** A HELLO arrived (each connection). */
     hello: (hello: HelloFrame) => void;
+    /**
+     * An outbox record was ACKed (`MSG_ACK`): the send, edit, delete or reaction `record`
+     * asked for is stored, as `ack` says (its `seq`, `messageId`). `ack.duplicate` is true
+     * when the server had stored that `clientMsgId` before: a retry whose first ACK was lost,
+     * or a record sent again after a restart because it was still in the outbox storage
+     * (records are deleted after their ACK: see the README's "Outbox storage"); a success
+     * all the same, shown once. Emitted once per record, for records this client sent and
+     * (in a browser) those another tab of the user sent, after the channel's snapshot shows
+     * the result (a sent message is in `messages`, no longer in `outgoing`) and before the
+     * `send`, `retry` or `whenSent` promise resolves. Not emitted for a send that was aborted
+     * or discarded before its ACK came.
+     */
+    acked: (ack: SentEntry, record: OutboxRecord) => void;
     /** An outbox record failed (non-retryable error). */
     failed: (clientMsgId: string, error: ChatdError) => void;
     /** An ERROR the client could not tie to a request. */

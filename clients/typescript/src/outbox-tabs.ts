@@ -202,7 +202,11 @@ export class TabOutbox {
     void this.locks.request(`chatd-tab:${owner}`, async () => {
       this.watchedOwners.delete(owner);
       if (this.conn.state === 'closed') return;
-      await this.load();
+      try {
+        await this.load();
+      } catch {
+        return; // the storage could not be read: the next connection loads again
+      }
       if (this.conn.state === 'open') this.hooks.adopted();
     });
   }

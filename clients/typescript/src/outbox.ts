@@ -50,10 +50,18 @@ export interface OutboxRecord {
 
 /**
  * Pluggable durable storage of the outbox. Implementations must have written a record
- * durably when `put` resolves. Records are keyed by (userId, clientMsgId).
+ * durably when `put` resolves. Records are keyed by (userId, clientMsgId) and are plain
+ * JSON. A record is deleted after its ACK (the delete is not awaited by the send, so a
+ * crash in between leaves it: the next start sends it again and the server answers
+ * `duplicate: true`); a failed record stays until `discard` or a `retry`'s ACK. See the
+ * README's "Outbox storage".
  */
 export interface OutboxStorage {
-  /** Every record of the user, any order. */
+  /**
+   * Every record of the user, any order. Called by `start` (its rejection rejects
+   * `start`) and after each connection opens (a rejection there is tried again on the
+   * next connection); it may run while records are put and deleted.
+   */
   load(userId: string): Promise<OutboxRecord[]>;
   /** Inserts or replaces a record. */
   put(record: OutboxRecord): Promise<void>;

@@ -161,11 +161,21 @@ export class Sender {
     });
   }
 
-  /** A connection opened: send this tab's records, then those other tabs left behind (reload, crash). */
+  /**
+   * A connection opened: send this tab's records, then those other tabs left behind
+   * (reload, crash). Never rejects: a storage `load` that fails is tried again on the next
+   * connection.
+   */
   async resendAll(): Promise<void> {
     // ours first, at once and in order; then records other tabs left behind
     this.pump();
-    await this.outbox.load();
+    try {
+      await this.outbox.load();
+    } catch {
+      // the storage could not be read: the records held go out all the same; those left by
+      // other tabs or an earlier run wait for the next load (the next connection's)
+      return;
+    }
     this.pump();
   }
 
@@ -250,6 +260,7 @@ export class Sender {
       if (op.type === 'MSG_SEND' && (op.attachments?.length ?? 0) > 0) this.attached?.sentWithAttachments(sent);
     }
     ch.store.invalidate();
+    this.c.events.emit('acked', sent, p.record);
     for (const w of p.waiters) w.resolve(sent);
     p.waiters = [];
   }

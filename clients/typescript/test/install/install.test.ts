@@ -9,7 +9,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { codeBlocks } from '../helpers/code-blocks.js';
@@ -101,7 +101,7 @@ describe('installing chatd-client as the README says', () => {
 
   describe("the README's code", () => {
     const blocks = codeBlocks(join(PACKAGE_ROOT, 'README.md')).filter((b) => b.lang === 'ts' && b.marker !== 'skip');
-    const files: { file: string; line: number; run: boolean }[] = [];
+    const files: { file: string; line: number; run: boolean; code: string }[] = [];
 
     before(() => {
       assert.ok(existsSync(join(project, 'node_modules', 'chatd-client')), 'the tarball test installs the package first');
@@ -116,7 +116,7 @@ describe('installing chatd-client as the README says', () => {
               "declare function renderMembers(members: readonly import('chatd-client').Member[]): void;\n" +
               "declare function show(messages: readonly import('chatd-client').Message[]): void;\n";
         writeFileSync(join(project, file), prelude + b.code + (b.code.includes('export ') ? '' : 'export {};\n'));
-        files.push({ file, line: b.line, run: b.marker === 'run' });
+        files.push({ file, line: b.line, run: b.marker === 'run', code: b.code });
       });
       writeFileSync(
         join(project, 'tsconfig.json'),
@@ -175,6 +175,60 @@ describe('installing chatd-client as the README says', () => {
         }
       } finally {
         await server.dispose();
+      }
+    });
+
+    test("the file-backed outbox example: a record an earlier run left is sent again (a duplicate when it was stored), a failed one stays until discarded, and ACKed ones are deleted", async () => {
+      const f = files.find((x) => x.run && x.code.includes('class FileOutboxStorage'));
+      assert.ok(f !== undefined, 'no run block with class FileOutboxStorage');
+      const server = await ChatdServer.start();
+      const dir = mkdtempSync(join(tmpdir(), 'chatd-file-outbox-'));
+      try {
+        await server.createChannel('room1', ['alice']);
+        const token = await server.token('alice');
+        const run = (): { stdout: string; stderr: string } => {
+          const r = spawnSync(process.execPath, [join('out', f.file.replace(/\.ts$/, '.js'))], {
+            cwd: project,
+            encoding: 'utf8',
+            timeout: 30_000,
+            env: { ...process.env, CHATD_URL: server.wsUrl, CHATD_TOKEN: token, CHATD_CHANNEL: 'room1', CHATD_OUTBOX_DIR: dir },
+          });
+          assert.equal(r.status, 0, `README.md line ${f.line} exited ${r.status} (${r.signal ?? ''}):\n${r.stdout}\n${r.stderr}`);
+          return r;
+        };
+        const left = (): string[] => (existsSync(join(dir, 'alice')) ? readdirSync(join(dir, 'alice')).sort() : []);
+        const first = run();
+        const h1 = await server.history('room1');
+        assert.equal(h1.length, 1);
+        assert.match(first.stdout, /stored as seq 1\b/);
+        assert.deepEqual(left(), [], 'the ACKed record is deleted from the directory');
+        // as an earlier run killed at the wrong moment left them: one ACKed (not deleted yet),
+        // one never ACKed, one failed for good
+        const acked = h1[0]?.clientMsgId ?? '';
+        const record = (clientMsgId: string, body: string, order: number, extra: object = {}): void => {
+          writeFileSync(
+            join(dir, 'alice', `${encodeURIComponent(clientMsgId)}.json`),
+            JSON.stringify({ userId: 'alice', clientMsgId, op: { type: 'MSG_SEND', channelId: 'room1', body }, createdAt: Date.now(), order, state: 'pending', owner: 'a-killed-run', ...extra }),
+          );
+        };
+        mkdirSync(join(dir, 'alice'), { recursive: true });
+        record(acked, h1[0]?.body ?? '', 1);
+        record('never-acked-1', 'left behind', 2);
+        record('failed-1', 'refused', 3, { state: 'failed', error: { code: 'forbidden', message: 'not a member', retryable: false } });
+        const second = run();
+        assert.match(second.stdout, new RegExp(`ACK of MSG_SEND ${acked}: seq 1 \\(duplicate`), second.stdout);
+        assert.match(second.stdout, /ACK of MSG_SEND never-acked-1: seq 2\b(?! \(duplicate)/, second.stdout);
+        assert.match(second.stdout, /failed in an earlier run: failed-1 \(forbidden\)/, second.stdout);
+        assert.match(second.stdout, /stored as seq 3\b/, second.stdout);
+        assert.deepEqual(
+          (await server.history('room1')).map((m) => m.body),
+          ['hello from a file-backed outbox', 'left behind', 'hello from a file-backed outbox'],
+          'the duplicate stored once, the left-behind record stored, the failed one not sent',
+        );
+        assert.deepEqual(left(), ['failed-1.json'], 'ACKed records deleted; the failed one stays until discard');
+      } finally {
+        await server.dispose();
+        rmSync(dir, { recursive: true, force: true });
       }
     });
   });
