@@ -2,7 +2,8 @@
 // driven by playwright-core against the real chatd. A long word wraps inside its bubble
 // (the page never grows wider than the window, Send stays on screen); a reload reopens the
 // channel that was open; the user's own presence dot follows the connection; banners show
-// code as code; the admin sign-in makes no request that fails; Delete asks first.
+// code as code; the admin sign-in makes no request that fails; Delete asks first; typing
+// right after a send is shown at once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -156,6 +157,29 @@ describe('console in real use (long words, reloads, presence, banners, deletes)'
     await mine.locator('button.delete-confirm').click();
     await alice.locator('#messages li.msg[data-mine="true"][data-deleted="true"]').waitFor();
     await bob.locator('#messages li.msg[data-deleted="true"]').waitFor();
+  });
+
+  test('typing right after a send is shown at once on the other side (the send does not swallow the next start)', async () => {
+    const alice = await signIn('alice');
+    const bob = await signIn('bob');
+    await openChannel(alice, 'first');
+    await openChannel(bob, 'first');
+    const typingLine = bob.locator('#typing');
+    // the first message of a conversation: typed (a start), then sent
+    await alice.locator('#composer').pressSequentially('hello');
+    await typingLine.filter({ hasText: 'alice is typing…' }).waitFor({ timeout: 5_000 });
+    for (const n of [1, 2, 3]) {
+      // Enter, and at once the next message (before her send is stored)
+      await alice.locator('#composer').press('Enter');
+      await alice.locator('#composer').pressSequentially(`next ${n}`);
+      const t0 = Date.now();
+      await bob.locator('#messages li.msg', { hasText: n === 1 ? 'hello' : `next ${n - 1}` }).waitFor();
+      // bob sees her typing the next one well within the throttle window (2 s) that her
+      // earlier start opened
+      await typingLine.filter({ hasText: 'alice is typing…' }).waitFor({ timeout: 1_500 });
+      assert.ok(Date.now() - t0 < 1_500, `typing shown ${Date.now() - t0} ms after she started`);
+    }
+    await alice.locator('#composer').fill('');
   });
 
   test('the header says the admin token is in use while the admin view holds it, "Not signed in" once it is forgotten', async () => {
