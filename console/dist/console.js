@@ -6140,22 +6140,22 @@
     }
   }
   function memberChangeWords(f, me) {
-    const self = f.userId === me;
-    const who = self ? "You" : f.userId;
+    const self2 = f.userId === me;
+    const who = self2 ? "You" : f.userId;
     const by = f.actorId === void 0 || f.actorId === f.userId ? void 0 : f.actorId === me ? "you" : f.actorId;
     switch (f.op) {
       case "join":
         return by === void 0 ? `${who} joined` : `${who} joined, added by ${by}`;
       case "leave":
         if (f.actorId === f.userId) return `${who} left`;
-        return by === void 0 ? `${who} ${self ? "were" : "was"} removed` : `${who} ${self ? "were" : "was"} removed by ${by}`;
+        return by === void 0 ? `${who} ${self2 ? "were" : "was"} removed` : `${who} ${self2 ? "were" : "was"} removed by ${by}`;
       case "ban":
-        return by === void 0 ? `${who} ${self ? "were" : "was"} banned` : `${who} ${self ? "were" : "was"} banned by ${by}`;
+        return by === void 0 ? `${who} ${self2 ? "were" : "was"} banned` : `${who} ${self2 ? "were" : "was"} banned by ${by}`;
       case "role":
-        return f.role === void 0 ? void 0 : `${who} ${self ? "are" : "is"} now ${f.role}`;
+        return f.role === void 0 ? void 0 : `${who} ${self2 ? "are" : "is"} now ${f.role}`;
       case "mute":
-        if (typeof f.mutedUntil === "number") return `${who} ${self ? "are" : "is"} muted until ${until(f.mutedUntil)}`;
-        return `${who} ${self ? "are" : "is"} no longer muted`;
+        if (typeof f.mutedUntil === "number") return `${who} ${self2 ? "are" : "is"} muted until ${until(f.mutedUntil)}`;
+        return `${who} ${self2 ? "are" : "is"} no longer muted`;
       default:
         return void 0;
     }
@@ -9388,6 +9388,8 @@
     unsubs = [];
     /** The channels of the last HELLO (not announced as new). */
     helloIds = /* @__PURE__ */ new Set();
+    /** A HELLO came on this page (the channels are known from the server). */
+    sawHello = false;
     constructor(token, host) {
       const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/v1/ws`;
       this.client = new ChatClient({ url: wsUrl, token });
@@ -9488,6 +9490,7 @@
       this.unsubs.push(
         c.connection.subscribe(() => {
           this.connection.update();
+          this.openBeforeHello();
           this.people.renderPeople();
           this.messages.render();
         }),
@@ -9503,6 +9506,7 @@
           this.members.render();
         }),
         c.events.on("hello", (hello) => {
+          this.sawHello = true;
           this.helloIds = new Set(hello.channels.map((x) => x.channelId));
           this.channels.render();
           if (this.state.current === void 0 || !c.channelIds().includes(this.state.current)) {
@@ -9615,6 +9619,17 @@
       this.posting.render();
     }
     /** Selects a channel (or none), opens it and builds its pane. */
+    /**
+     * The server cannot be reached before any HELLO (a reload while it is down: the page came
+     * from the service worker's cache, offline.ts): opens the channel this tab had open, so
+     * its messages still in the outbox show, pending. HELLO then keeps it (or picks another
+     * when the user is no longer in it).
+     */
+    openBeforeHello() {
+      if (this.sawHello || this.state.current !== void 0 || this.client.connection.getSnapshot().state !== "reconnecting") return;
+      const last = lastChannel(this.userId);
+      if (last !== void 0) this.select(last);
+    }
     select(id) {
       if (id !== this.state.current) this.thread.hide();
       this.state.current = id;
@@ -9683,6 +9698,61 @@
       this.composer.focus();
     }
   };
+
+  // src/offline.ts
+  var CACHE = "chatd-console-shell-v1";
+  var PAGE4 = "/console/";
+  var SCOPE = "/console/";
+  var SCRIPT = "/console/console.js";
+  var SHELL = /* @__PURE__ */ new Map([
+    ["/console", PAGE4],
+    ["/console/", PAGE4],
+    ["/console/console.js", "/console/console.js"],
+    ["/console/console.css", "/console/console.css"],
+    ["/console/favicon.svg", "/console/favicon.svg"]
+  ]);
+  function inWorker() {
+    return typeof document === "undefined";
+  }
+  function registerShell() {
+    if (!("serviceWorker" in navigator)) return;
+    if (location.pathname === "/console") history.replaceState(history.state, "", `${PAGE4}${location.search}${location.hash}`);
+    navigator.serviceWorker.register(SCRIPT, { scope: SCOPE }).catch(() => void 0);
+  }
+  async function networkFirst(e, key2) {
+    try {
+      const r = await fetch(e.request);
+      if (r.status === 200) {
+        const copy = r.clone();
+        e.waitUntil(caches.open(CACHE).then((c) => c.put(key2, copy)));
+      }
+      return r;
+    } catch (err) {
+      const cached = await caches.match(key2, { cacheName: CACHE });
+      if (cached !== void 0) return cached;
+      throw err;
+    }
+  }
+  function serveShell(sw) {
+    sw.addEventListener("install", (e) => {
+      e.waitUntil(
+        caches.open(CACHE).then((c) => c.addAll([...new Set(SHELL.values())])).then(() => sw.skipWaiting())
+      );
+    });
+    sw.addEventListener("activate", (e) => {
+      e.waitUntil(
+        caches.keys().then((names) => Promise.all(names.filter((n) => n.startsWith("chatd-console-shell-") && n !== CACHE).map((n) => caches.delete(n)))).then(() => sw.clients.claim())
+      );
+    });
+    sw.addEventListener("fetch", (e) => {
+      if (e.request.method !== "GET") return;
+      const url = new URL(e.request.url);
+      if (url.origin !== sw.location.origin) return;
+      const key2 = SHELL.get(url.pathname);
+      if (key2 === void 0) return;
+      e.respondWith(networkFirst(e, key2));
+    });
+  }
 
   // src/main.ts
   var TOKEN_KEY = "chatd-console-token";
@@ -9813,6 +9883,7 @@
   }
   function boot() {
     ensureRandomUUID();
+    registerShell();
     byId("signout").addEventListener("click", () => {
       signOut();
     });
@@ -9822,6 +9893,7 @@
     });
     route();
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
+  if (inWorker()) serveShell(self);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
   else boot();
 })();
