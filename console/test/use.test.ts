@@ -182,6 +182,30 @@ describe('console in real use (long words, reloads, presence, banners, deletes)'
     await alice.locator('#composer').fill('');
   });
 
+  test('a phone-sized window (390×740) gives the messages at least 45 % of its height; no button label in the channel’s head wraps', async () => {
+    const phone = await signIn('alice', { width: 390, height: 740 });
+    await openChannel(phone, 'second');
+    await send(phone, 'on a phone');
+    await phone.locator('#messages li.msg', { hasText: 'on a phone' }).waitFor();
+    const m = await phone.evaluate(() => {
+      const scroller = document.querySelector('#pane .scroller')?.getBoundingClientRect();
+      const composer = document.getElementById('composer')?.getBoundingClientRect();
+      // a button whose label wraps is taller than one line of its text
+      const wrapped = [...document.querySelectorAll<HTMLElement>('.pane-head button, .sidebar button, .composer button')]
+        .filter((b) => b.offsetParent !== null)
+        .filter((b) => {
+          const lh = parseFloat(getComputedStyle(b).lineHeight) || parseFloat(getComputedStyle(b).fontSize) * 1.3;
+          return b.getBoundingClientRect().height - (parseFloat(getComputedStyle(b).paddingTop) + parseFloat(getComputedStyle(b).paddingBottom) + 2) > lh * 1.5;
+        })
+        .map((b) => b.textContent ?? '');
+      return { scroller: scroller?.height ?? 0, composerBottom: composer?.bottom ?? Infinity, wrapped, width: document.documentElement.scrollWidth };
+    });
+    assert.ok(m.scroller >= 0.45 * 740, `the message list is ${m.scroller} px of 740`);
+    assert.deepEqual(m.wrapped, [], 'button labels broken over two lines');
+    assert.ok(m.composerBottom <= 740, `the composer ends at ${m.composerBottom} px`);
+    assert.ok(m.width <= 390, `page ${m.width} px wide`);
+  });
+
   test('the header says the admin token is in use while the admin view holds it, "Not signed in" once it is forgotten', async () => {
     const page = await newPage();
     await page.goto(`${chatd.httpUrl}/console#admin`);
