@@ -5124,6 +5124,226 @@
     return [h("label", { for: id }, label), h("input", { id, placeholder, autocomplete: "off", spellcheck: "false" })];
   }
 
+  // src/admin-channels.ts
+  var CHANNELS_PAGE = 50;
+  var MEMBERS_PAGE = 500;
+  function describe(c) {
+    const count = c.memberCount ?? c.members.length;
+    const parts = [c.kind ?? "group", c.visibility ?? "private", `${count} ${count === 1 ? "member" : "members"}`, c.lastSeq === 0 ? "no messages" : `last seq ${c.lastSeq}`];
+    return parts.join(" · ");
+  }
+  function channelsCard(note) {
+    const list = h("ul", { class: "admin-channels", id: "admin-channel-list", "aria-label": "Channels" });
+    const out = h("p", { class: "result", id: "channels-result", role: "status", "aria-live": "polite" });
+    const more = h("button", { type: "button", id: "channels-more", hidden: true }, "More channels");
+    let last;
+    let generation = 0;
+    const load = (after) => {
+      const gen = after === void 0 ? ++generation : generation;
+      void guarded(out, async () => {
+        const q = `limit=${CHANNELS_PAGE}${after === void 0 ? "" : `&after=${encodeURIComponent(after)}`}`;
+        const r = await api("GET", `/v1/channels?${q}`);
+        if (gen !== generation) return;
+        if (r.status !== 200) {
+          result(out, false, apiError(r));
+          return;
+        }
+        const page = r.json;
+        if (after === void 0) list.replaceChildren();
+        for (const c of page.channels) list.append(row(c));
+        last = page.channels[page.channels.length - 1]?.channelId ?? last;
+        more.hidden = !page.hasMore;
+        const n = list.childElementCount;
+        result(out, true, n === 0 ? "No channels yet." : `${n} ${n === 1 ? "channel" : "channels"}${page.hasMore ? " shown, more follow" : ""}.`);
+      });
+    };
+    const row = (c) => {
+      const id = c.channelId;
+      const path = `/v1/channels/${encodeURIComponent(id)}`;
+      const nameEl = h("span", { class: "admin-channel-name" }, c.name ?? "");
+      const meta = h("span", { class: "admin-channel-meta" }, describe(c));
+      const status = h("p", { class: "result admin-channel-result", role: "status" });
+      const members = h("ul", { class: "admin-member-list", hidden: true, "aria-label": `Members of ${id}` });
+      const tools = h("div", { class: "admin-channel-tools" });
+      const li = h(
+        "li",
+        { class: "admin-channel", "data-channel": id },
+        h("div", { class: "admin-channel-head" }, h("strong", { class: "admin-channel-id" }, id), nameEl),
+        meta,
+        tools,
+        members,
+        status
+      );
+      const showMembers = h("button", { type: "button", class: "admin-members", "aria-expanded": "false" }, "Members");
+      showMembers.addEventListener("click", () => {
+        if (!members.hidden) {
+          members.hidden = true;
+          showMembers.setAttribute("aria-expanded", "false");
+          return;
+        }
+        void guarded(status, async () => {
+          const all = [];
+          let after;
+          for (; ; ) {
+            const r = await api("GET", `${path}/members?limit=${MEMBERS_PAGE}${after === void 0 ? "" : `&after=${encodeURIComponent(after)}`}`);
+            if (r.status !== 200) {
+              result(status, false, apiError(r));
+              return;
+            }
+            const page = r.json;
+            all.push(...page.members);
+            after = page.members[page.members.length - 1]?.userId;
+            if (!page.hasMore || after === void 0) break;
+          }
+          members.replaceChildren(
+            ...all.length === 0 ? [h("li", { class: "hint" }, "No members.")] : all.map(
+              (m) => h(
+                "li",
+                { class: "admin-member", "data-user": m.userId },
+                h("span", { class: "admin-member-id" }, m.userId),
+                " ",
+                h("span", { class: "role", "data-role": m.role }, m.role),
+                " ",
+                h("span", { class: "member-read" }, m.readSeq === 0 ? "has read nothing" : `read up to seq ${m.readSeq}`)
+              )
+            )
+          );
+          members.hidden = false;
+          showMembers.setAttribute("aria-expanded", "true");
+          status.replaceChildren();
+        });
+      });
+      const renameInput = h("input", { class: "admin-rename-input", "aria-label": `New name of ${id}`, maxlength: 200, autocomplete: "off" });
+      const renameForm = h(
+        "form",
+        {
+          class: "admin-rename-form",
+          hidden: true,
+          onsubmit: (ev) => {
+            ev.preventDefault();
+            const name = renameInput.value.trim();
+            void guarded(status, async () => {
+              const r = await api("PATCH", path, { name: name === "" ? null : name });
+              if (r.status !== 200) {
+                result(status, false, apiError(r));
+                return;
+              }
+              const changed = r.json;
+              nameEl.textContent = changed.name ?? "";
+              renameForm.hidden = true;
+              result(status, true, changed.name === null ? `${id} has no name now.` : `Renamed ${id} to “${changed.name}”.`);
+              note(changed.name === null ? `cleared the name of ${id}` : `renamed ${id} to “${changed.name}”`);
+            });
+          }
+        },
+        renameInput,
+        h("button", { type: "submit", class: "primary admin-rename-save" }, "Save name"),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "admin-rename-cancel",
+            onclick: () => {
+              renameForm.hidden = true;
+            }
+          },
+          "Cancel"
+        )
+      );
+      const rename = h(
+        "button",
+        {
+          type: "button",
+          class: "admin-rename",
+          onclick: () => {
+            renameInput.value = nameEl.textContent;
+            renameForm.hidden = false;
+            renameInput.focus();
+          }
+        },
+        "Rename"
+      );
+      const deleteBox = h(
+        "div",
+        { class: "admin-delete-box", hidden: true },
+        h("span", { class: "delete-question" }, `Delete ${id} for everyone, with all its messages? This cannot be undone.`),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "danger admin-delete-confirm",
+            onclick: () => {
+              void guarded(status, async () => {
+                const r = await api("DELETE", path);
+                if (r.status !== 204) {
+                  result(status, false, apiError(r));
+                  return;
+                }
+                li.remove();
+                result(out, true, `Deleted ${id}.`);
+                note(`deleted ${id}`);
+              });
+            }
+          },
+          "Delete channel"
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "admin-delete-cancel",
+            onclick: () => {
+              deleteBox.hidden = true;
+            }
+          },
+          "Cancel"
+        )
+      );
+      const del = h(
+        "button",
+        {
+          type: "button",
+          class: "admin-delete",
+          onclick: () => {
+            deleteBox.hidden = false;
+          }
+        },
+        "Delete…"
+      );
+      tools.append(showMembers, rename, del, renameForm, deleteBox);
+      return li;
+    };
+    more.addEventListener("click", () => {
+      load(last);
+    });
+    const refresh2 = h(
+      "button",
+      {
+        type: "button",
+        id: "channels-refresh",
+        onclick: () => {
+          load(void 0);
+        }
+      },
+      "Refresh"
+    );
+    const el = h(
+      "section",
+      { class: "card admin-channels-card", id: "admin-channels", "aria-labelledby": "channels-title" },
+      h("div", { class: "admin-channels-title" }, h("h2", { id: "channels-title" }, "Channels"), refresh2),
+      out,
+      list,
+      more
+    );
+    load(void 0);
+    return {
+      el,
+      refresh: () => {
+        load(void 0);
+      }
+    };
+  }
+
   // src/admin-erase.ts
   var PENDING_PAUSE_MS = 250;
   function eraseError(userId, r) {
@@ -5503,6 +5723,7 @@
     const note = (s) => {
       log.prepend(h("li", {}, `${(/* @__PURE__ */ new Date()).toLocaleTimeString()} ${s}`));
     };
+    const channels = channelsCard(note);
     const [lc, chId] = field("new-channel-id", "Channel id", "e.g. general (empty: the server picks one)");
     const [lm, chMembers] = field("new-channel-members", "Members", "user ids, e.g. alice, bob");
     const createOut = h("p", { class: "result", id: "create-result", role: "status" });
@@ -5522,6 +5743,7 @@
               result(createOut, true, `Created channel ${c.channelId} with ${c.members.length === 0 ? "no members" : c.members.join(", ")}.`);
               note(`created ${c.channelId}`);
               memberChannel.value = c.channelId;
+              channels.refresh();
             } else result(createOut, false, apiError(r));
           });
         }
@@ -5551,6 +5773,7 @@
           const members2 = info.status === 200 ? info.json.members.join(", ") : "?";
           result(memberOut, true, `${add ? "Added" : "Removed"} ${u} ${add ? "to" : "from"} ${c}. Members now: ${members2 || "none"}.`);
           note(`${add ? "added" : "removed"} ${u} ${add ? "to" : "from"} ${c}`);
+          channels.refresh();
         } else result(memberOut, false, apiError(r));
       });
     };
@@ -5591,6 +5814,8 @@
     const [lttl, tokenTtl] = field("token-ttl", "Lifetime, seconds (empty: the server default)", "86400");
     tokenTtl.inputMode = "numeric";
     const tokenOut = h("div", { class: "result", id: "token-result", role: "status" });
+    const tokenLinks = h("ul", { class: "signin-links", id: "signin-links", "aria-label": "Sign-in links" });
+    let linksMinted = 0;
     const tokens = h(
       "form",
       {
@@ -5609,13 +5834,18 @@
             }
             const t = r.json;
             const link = `${location.origin}/console#token=${t.token}`;
-            result(
-              tokenOut,
-              true,
-              h("p", {}, `Token for ${userId}, valid until ${new Date(t.expiresAt).toLocaleString()}. Open this link in another browser (or a private window) to sign in as ${userId}:`),
-              h("p", {}, h("a", { href: link, class: "signin-link", "data-user": userId, target: "_blank", rel: "noreferrer noopener" }, `Sign in as ${userId}`)),
-              h("label", { for: `link-${userId}` }, "Sign-in link"),
-              h("input", { id: `link-${userId}`, class: "signin-url", readonly: true, value: link })
+            result(tokenOut, true, `Token for ${userId}, valid until ${new Date(t.expiresAt).toLocaleString()}. Open its link in another browser (or a private window) to sign in as ${userId}.`);
+            for (const old of tokenLinks.querySelectorAll("li")) if (old.dataset.user === userId) old.remove();
+            const inputId = `signin-link-${++linksMinted}`;
+            tokenLinks.prepend(
+              h(
+                "li",
+                { class: "signin-entry", "data-user": userId },
+                h("a", { href: link, class: "signin-link", "data-user": userId, target: "_blank", rel: "noreferrer noopener" }, `Sign in as ${userId}`),
+                h("span", { class: "hint" }, ` (until ${new Date(t.expiresAt).toLocaleString()})`),
+                h("label", { for: inputId, class: "sr-only" }, `Sign-in link of ${userId}`),
+                h("input", { id: inputId, class: "signin-url", readonly: true, value: link })
+              )
             );
             note(`minted a token for ${userId}`);
           });
@@ -5627,7 +5857,8 @@
       lttl,
       tokenTtl,
       h("p", {}, h("button", { type: "submit", class: "primary", id: "mint-token" }, "Mint token")),
-      tokenOut
+      tokenOut,
+      tokenLinks
     );
     const leave = h(
       "button",
@@ -5653,6 +5884,7 @@
           leave
         ),
         h("div", { class: "admin-grid" }, create, members, tokens),
+        channels.el,
         h("div", { class: "admin-grid" }, exportCard(note), eraseCard(note)),
         h("div", { class: "card" }, h("h2", {}, "Done in this page"), log)
       )
@@ -5925,22 +6157,22 @@
     }
   }
   function memberChangeWords(f, me) {
-    const self = f.userId === me;
-    const who = self ? "You" : f.userId;
+    const self2 = f.userId === me;
+    const who = self2 ? "You" : f.userId;
     const by = f.actorId === void 0 || f.actorId === f.userId ? void 0 : f.actorId === me ? "you" : f.actorId;
     switch (f.op) {
       case "join":
         return by === void 0 ? `${who} joined` : `${who} joined, added by ${by}`;
       case "leave":
         if (f.actorId === f.userId) return `${who} left`;
-        return by === void 0 ? `${who} ${self ? "were" : "was"} removed` : `${who} ${self ? "were" : "was"} removed by ${by}`;
+        return by === void 0 ? `${who} ${self2 ? "were" : "was"} removed` : `${who} ${self2 ? "were" : "was"} removed by ${by}`;
       case "ban":
-        return by === void 0 ? `${who} ${self ? "were" : "was"} banned` : `${who} ${self ? "were" : "was"} banned by ${by}`;
+        return by === void 0 ? `${who} ${self2 ? "were" : "was"} banned` : `${who} ${self2 ? "were" : "was"} banned by ${by}`;
       case "role":
-        return f.role === void 0 ? void 0 : `${who} ${self ? "are" : "is"} now ${f.role}`;
+        return f.role === void 0 ? void 0 : `${who} ${self2 ? "are" : "is"} now ${f.role}`;
       case "mute":
-        if (typeof f.mutedUntil === "number") return `${who} ${self ? "are" : "is"} muted until ${until(f.mutedUntil)}`;
-        return `${who} ${self ? "are" : "is"} no longer muted`;
+        if (typeof f.mutedUntil === "number") return `${who} ${self2 ? "are" : "is"} muted until ${until(f.mutedUntil)}`;
+        return `${who} ${self2 ? "are" : "is"} no longer muted`;
       default:
         return void 0;
     }
@@ -9173,6 +9405,8 @@
     unsubs = [];
     /** The channels of the last HELLO (not announced as new). */
     helloIds = /* @__PURE__ */ new Set();
+    /** A HELLO came on this page (the channels are known from the server). */
+    sawHello = false;
     constructor(token, host) {
       const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/v1/ws`;
       this.client = new ChatClient({ url: wsUrl, token });
@@ -9273,6 +9507,7 @@
       this.unsubs.push(
         c.connection.subscribe(() => {
           this.connection.update();
+          this.openBeforeHello();
           this.people.renderPeople();
           this.messages.render();
         }),
@@ -9288,6 +9523,7 @@
           this.members.render();
         }),
         c.events.on("hello", (hello) => {
+          this.sawHello = true;
           this.helloIds = new Set(hello.channels.map((x) => x.channelId));
           this.channels.render();
           if (this.state.current === void 0 || !c.channelIds().includes(this.state.current)) {
@@ -9400,6 +9636,17 @@
       this.posting.render();
     }
     /** Selects a channel (or none), opens it and builds its pane. */
+    /**
+     * The server cannot be reached before any HELLO (a reload while it is down: the page came
+     * from the service worker's cache, offline.ts): opens the channel this tab had open, so
+     * its messages still in the outbox show, pending. HELLO then keeps it (or picks another
+     * when the user is no longer in it).
+     */
+    openBeforeHello() {
+      if (this.sawHello || this.state.current !== void 0 || this.client.connection.getSnapshot().state !== "reconnecting") return;
+      const last = lastChannel(this.userId);
+      if (last !== void 0) this.select(last);
+    }
     select(id) {
       if (id !== this.state.current) this.thread.hide();
       this.state.current = id;
@@ -9468,6 +9715,61 @@
       this.composer.focus();
     }
   };
+
+  // src/offline.ts
+  var CACHE = "chatd-console-shell-v1";
+  var PAGE4 = "/console/";
+  var SCOPE = "/console/";
+  var SCRIPT = "/console/console.js";
+  var SHELL = /* @__PURE__ */ new Map([
+    ["/console", PAGE4],
+    ["/console/", PAGE4],
+    ["/console/console.js", "/console/console.js"],
+    ["/console/console.css", "/console/console.css"],
+    ["/console/favicon.svg", "/console/favicon.svg"]
+  ]);
+  function inWorker() {
+    return typeof document === "undefined";
+  }
+  function registerShell() {
+    if (!("serviceWorker" in navigator)) return;
+    if (location.pathname === "/console") history.replaceState(history.state, "", `${PAGE4}${location.search}${location.hash}`);
+    navigator.serviceWorker.register(SCRIPT, { scope: SCOPE }).catch(() => void 0);
+  }
+  async function networkFirst(e, key2) {
+    try {
+      const r = await fetch(e.request);
+      if (r.status === 200) {
+        const copy = r.clone();
+        e.waitUntil(caches.open(CACHE).then((c) => c.put(key2, copy)));
+      }
+      return r;
+    } catch (err) {
+      const cached = await caches.match(key2, { cacheName: CACHE });
+      if (cached !== void 0) return cached;
+      throw err;
+    }
+  }
+  function serveShell(sw) {
+    sw.addEventListener("install", (e) => {
+      e.waitUntil(
+        caches.open(CACHE).then((c) => c.addAll([...new Set(SHELL.values())])).then(() => sw.skipWaiting())
+      );
+    });
+    sw.addEventListener("activate", (e) => {
+      e.waitUntil(
+        caches.keys().then((names) => Promise.all(names.filter((n) => n.startsWith("chatd-console-shell-") && n !== CACHE).map((n) => caches.delete(n)))).then(() => sw.clients.claim())
+      );
+    });
+    sw.addEventListener("fetch", (e) => {
+      if (e.request.method !== "GET") return;
+      const url = new URL(e.request.url);
+      if (url.origin !== sw.location.origin) return;
+      const key2 = SHELL.get(url.pathname);
+      if (key2 === void 0) return;
+      e.respondWith(networkFirst(e, key2));
+    });
+  }
 
   // src/main.ts
   var TOKEN_KEY = "chatd-console-token";
@@ -9598,6 +9900,7 @@
   }
   function boot() {
     ensureRandomUUID();
+    registerShell();
     byId("signout").addEventListener("click", () => {
       signOut();
     });
@@ -9607,6 +9910,7 @@
     });
     route();
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
+  if (inWorker()) serveShell(self);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
   else boot();
 })();

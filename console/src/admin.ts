@@ -1,10 +1,13 @@
 /**
  * The admin view (`/console#admin`): create channels, add and remove members, mint user
- * tokens (shown as sign-in links), and export or erase a user (admin-export.ts, admin-erase.ts). The
+ * tokens (shown as sign-in links, one per user, kept while the page is open), list, rename
+ * and delete channels and see their members (admin-channels.ts), and export or erase a
+ * user (admin-export.ts, admin-erase.ts). The
  * admin token lives in admin-api.ts's memory only: never in storage, never in a URL;
  * reloading the page forgets it.
  */
 import { api, apiError, currentAdminToken, field, guarded, result, setAdminToken } from './admin-api.js';
+import { channelsCard } from './admin-channels.js';
 import { eraseCard } from './admin-erase.js';
 import { exportCard } from './admin-export.js';
 import { h } from './dom.js';
@@ -95,6 +98,7 @@ function renderAdminTools(root: HTMLElement): void {
   const note = (s: string): void => {
     log.prepend(h('li', {}, `${new Date().toLocaleTimeString()} ${s}`));
   };
+  const channels = channelsCard(note);
 
   // create a channel
   const [lc, chId] = field('new-channel-id', 'Channel id', 'e.g. general (empty: the server picks one)');
@@ -116,6 +120,7 @@ function renderAdminTools(root: HTMLElement): void {
             result(createOut, true, `Created channel ${c.channelId} with ${c.members.length === 0 ? 'no members' : c.members.join(', ')}.`);
             note(`created ${c.channelId}`);
             memberChannel.value = c.channelId;
+            channels.refresh();
           } else result(createOut, false, apiError(r));
         });
       },
@@ -147,6 +152,7 @@ function renderAdminTools(root: HTMLElement): void {
         const members = info.status === 200 ? (info.json as { members: string[] }).members.join(', ') : '?';
         result(memberOut, true, `${add ? 'Added' : 'Removed'} ${u} ${add ? 'to' : 'from'} ${c}. Members now: ${members || 'none'}.`);
         note(`${add ? 'added' : 'removed'} ${u} ${add ? 'to' : 'from'} ${c}`);
+        channels.refresh();
       } else result(memberOut, false, apiError(r));
     });
   };
@@ -189,6 +195,9 @@ function renderAdminTools(root: HTMLElement): void {
   const [lttl, tokenTtl] = field('token-ttl', 'Lifetime, seconds (empty: the server default)', '86400');
   tokenTtl.inputMode = 'numeric';
   const tokenOut = h('div', { class: 'result', id: 'token-result', role: 'status' });
+  // every link minted in this page, the newest first, one per user (a new token replaces the user's older link)
+  const tokenLinks = h('ul', { class: 'signin-links', id: 'signin-links', 'aria-label': 'Sign-in links' });
+  let linksMinted = 0;
   const tokens = h(
     'form',
     {
@@ -207,13 +216,18 @@ function renderAdminTools(root: HTMLElement): void {
           }
           const t = r.json as { token: string; expiresAt: number };
           const link = `${location.origin}/console#token=${t.token}`;
-          result(
-            tokenOut,
-            true,
-            h('p', {}, `Token for ${userId}, valid until ${new Date(t.expiresAt).toLocaleString()}. Open this link in another browser (or a private window) to sign in as ${userId}:`),
-            h('p', {}, h('a', { href: link, class: 'signin-link', 'data-user': userId, target: '_blank', rel: 'noreferrer noopener' }, `Sign in as ${userId}`)),
-            h('label', { for: `link-${userId}` }, 'Sign-in link'),
-            h('input', { id: `link-${userId}`, class: 'signin-url', readonly: true, value: link }),
+          result(tokenOut, true, `Token for ${userId}, valid until ${new Date(t.expiresAt).toLocaleString()}. Open its link in another browser (or a private window) to sign in as ${userId}.`);
+          for (const old of tokenLinks.querySelectorAll('li')) if (old.dataset.user === userId) old.remove();
+          const inputId = `signin-link-${++linksMinted}`;
+          tokenLinks.prepend(
+            h(
+              'li',
+              { class: 'signin-entry', 'data-user': userId },
+              h('a', { href: link, class: 'signin-link', 'data-user': userId, target: '_blank', rel: 'noreferrer noopener' }, `Sign in as ${userId}`),
+              h('span', { class: 'hint' }, ` (until ${new Date(t.expiresAt).toLocaleString()})`),
+              h('label', { for: inputId, class: 'sr-only' }, `Sign-in link of ${userId}`),
+              h('input', { id: inputId, class: 'signin-url', readonly: true, value: link }),
+            ),
           );
           note(`minted a token for ${userId}`);
         });
@@ -226,6 +240,7 @@ function renderAdminTools(root: HTMLElement): void {
     tokenTtl,
     h('p', {}, h('button', { type: 'submit', class: 'primary', id: 'mint-token' }, 'Mint token')),
     tokenOut,
+    tokenLinks,
   );
 
   const leave = h(
@@ -252,6 +267,7 @@ function renderAdminTools(root: HTMLElement): void {
         leave,
       ),
       h('div', { class: 'admin-grid' }, create, members, tokens),
+      channels.el,
       h('div', { class: 'admin-grid' }, exportCard(note), eraseCard(note)),
       h('div', { class: 'card' }, h('h2', {}, 'Done in this page'), log),
     ),

@@ -98,6 +98,8 @@ export class ChatView {
   private readonly unsubs: (() => void)[] = [];
   /** The channels of the last HELLO (not announced as new). */
   private helloIds = new Set<string>();
+  /** A HELLO came on this page (the channels are known from the server). */
+  private sawHello = false;
 
   constructor(token: string, host: ChatHost) {
     const wsUrl = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/v1/ws`;
@@ -201,6 +203,7 @@ export class ChatView {
     this.unsubs.push(
       c.connection.subscribe(() => {
         this.connection.update();
+        this.openBeforeHello();
         // the user's own presence dots follow the connection
         this.people.renderPeople();
         this.messages.render();
@@ -218,6 +221,7 @@ export class ChatView {
         this.members.render();
       }),
       c.events.on('hello', (hello) => {
+        this.sawHello = true;
         this.helloIds = new Set(hello.channels.map((x) => x.channelId));
         this.channels.render();
         if (this.state.current === undefined || !c.channelIds().includes(this.state.current)) {
@@ -342,6 +346,18 @@ export class ChatView {
   }
 
   /** Selects a channel (or none), opens it and builds its pane. */
+  /**
+   * The server cannot be reached before any HELLO (a reload while it is down: the page came
+   * from the service worker's cache, offline.ts): opens the channel this tab had open, so
+   * its messages still in the outbox show, pending. HELLO then keeps it (or picks another
+   * when the user is no longer in it).
+   */
+  private openBeforeHello(): void {
+    if (this.sawHello || this.state.current !== undefined || this.client.connection.getSnapshot().state !== 'reconnecting') return;
+    const last = lastChannel(this.userId);
+    if (last !== undefined) this.select(last);
+  }
+
   private select(id: string | undefined): void {
     if (id !== this.state.current) this.thread.hide();
     this.state.current = id;

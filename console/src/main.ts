@@ -3,13 +3,16 @@
  * with a user token pasted or given as `#token=…`) and the admin view (`/console#admin`).
  *
  * The user token is moved out of the URL at once (into this tab's sessionStorage, so a
- * reload stays signed in); the admin token is never stored (see admin.ts).
+ * reload stays signed in); the admin token is never stored (see admin.ts). Run as the
+ * service worker instead of in the page, this script keeps the page's files for a reload
+ * while the server is down (offline.ts).
  */
 import { jwtSubject } from '../../clients/typescript/src/index.js';
 import { ensureRandomUUID } from './adapter.js';
 import { adminHeader, renderAdmin } from './admin.js';
 import { ChatView } from './chat.js';
 import { banner, byId, h, withCode } from './dom.js';
+import { inWorker, registerShell, serveShell, type ShellWorkerScope } from './offline.js';
 import { tokenWords } from './words.js';
 
 const TOKEN_KEY = 'chatd-console-token';
@@ -151,6 +154,7 @@ function route(): void {
 
 function boot(): void {
   ensureRandomUUID();
+  registerShell();
   byId('signout').addEventListener('click', () => {
     signOut();
   });
@@ -161,5 +165,7 @@ function boot(): void {
   route();
 }
 
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
+// This script is also the console's service worker (offline.ts): there it serves the shell.
+if (inWorker()) serveShell(self as unknown as ShellWorkerScope);
+else if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
 else boot();

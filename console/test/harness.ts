@@ -31,7 +31,7 @@ export const CONSOLE_ROOT = join(REPO_ROOT, 'console');
 export const CONSOLE_FROM_DIST = process.env.CONSOLE_TEST_DIST === '1';
 
 /** The files of console/dist served instead of chatd's, by their path. */
-const DIST_FILES: ReadonlyMap<string, string> = new Map([
+export const DIST_FILES: ReadonlyMap<string, string> = new Map([
   ['/console/console.js', 'console.js'],
   ['/console/console.css', 'console.css'],
   ['/console/favicon.svg', 'favicon.svg'],
@@ -52,7 +52,14 @@ export async function consoleFilesFromDist(ctx: BrowserContext, httpUrl: string)
     (url) => DIST_FILES.has(url.pathname),
     async (route: Route) => {
       const file = DIST_FILES.get(new URL(route.request().url()).pathname) ?? '';
-      const response = await route.fetch();
+      let response;
+      try {
+        response = await route.fetch();
+      } catch {
+        // chatd is down (a test stopped it): the browser sees the refusal it would see without the route
+        await route.abort('connectionrefused');
+        return;
+      }
       if (!response.ok()) {
         await route.fulfill({ response });
         return;
@@ -206,6 +213,15 @@ export interface PageOptions {
   viewport: Viewport;
   /** Lets the page download files (playwright's `acceptDownloads`); off unless set. */
   acceptDownloads?: boolean;
+  /**
+   * `httpUrl` is a {@link ConsoleFront} (test/front.ts), which serves console/dist itself
+   * under {@link CONSOLE_FROM_DIST}: no route is set, and the console's service worker
+   * (src/offline.ts) may run. Without it, service workers are blocked: the other tests'
+   * reloads come from chatd, and under CONSOLE_FROM_DIST a worker whose script
+   * `route.fulfill` made up would count as public to Chromium's local network access
+   * checks, and the pages it answered could not open their WebSocket to 127.0.0.1.
+   */
+  front?: boolean;
 }
 
 /**
@@ -225,15 +241,18 @@ export class Browsers {
   /**
    * A page in a browser context of its own, nothing loaded yet: the console's files from
    * console/dist with {@link CONSOLE_FROM_DIST} (checked against what chatd at `httpUrl`
-   * serves), every action's timeout {@link ACTION_TIMEOUT_MS}, and the page's uncaught
+   * serves; with `options.front`, the front at `httpUrl` serves them, and service workers
+   * run), every action's timeout {@link ACTION_TIMEOUT_MS}, and the page's uncaught
    * errors written to stderr.
    */
   async newPage(httpUrl: string, options: PageOptions): Promise<Page> {
     if (this.browser === undefined) throw new Error('Browsers.newPage before launch');
-    const ctx = await this.browser.newContext(
-      options.acceptDownloads === true ? { viewport: options.viewport, acceptDownloads: true } : { viewport: options.viewport },
-    );
-    await consoleFilesFromDist(ctx, httpUrl);
+    const ctx = await this.browser.newContext({
+      viewport: options.viewport,
+      ...(options.acceptDownloads === true ? { acceptDownloads: true } : {}),
+      serviceWorkers: options.front === true ? 'allow' : 'block',
+    });
+    if (options.front !== true) await consoleFilesFromDist(ctx, httpUrl);
     ctx.setDefaultTimeout(ACTION_TIMEOUT_MS);
     this.contexts.push(ctx);
     const page = await ctx.newPage();

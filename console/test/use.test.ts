@@ -2,7 +2,8 @@
 // driven by playwright-core against the real chatd. A long word wraps inside its bubble
 // (the page never grows wider than the window, Send stays on screen); a reload reopens the
 // channel that was open; the user's own presence dot follows the connection; banners show
-// code as code; the admin sign-in makes no request that fails; Delete asks first.
+// code as code; the admin sign-in makes no request that fails; Delete asks first; typing
+// right after a send is shown at once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -156,6 +157,53 @@ describe('console in real use (long words, reloads, presence, banners, deletes)'
     await mine.locator('button.delete-confirm').click();
     await alice.locator('#messages li.msg[data-mine="true"][data-deleted="true"]').waitFor();
     await bob.locator('#messages li.msg[data-deleted="true"]').waitFor();
+  });
+
+  test('typing right after a send is shown at once on the other side (the send does not swallow the next start)', async () => {
+    const alice = await signIn('alice');
+    const bob = await signIn('bob');
+    await openChannel(alice, 'first');
+    await openChannel(bob, 'first');
+    const typingLine = bob.locator('#typing');
+    // the first message of a conversation: typed (a start), then sent
+    await alice.locator('#composer').pressSequentially('hello');
+    await typingLine.filter({ hasText: 'alice is typing…' }).waitFor({ timeout: 5_000 });
+    for (const n of [1, 2, 3]) {
+      // Enter, and at once the next message (before her send is stored)
+      await alice.locator('#composer').press('Enter');
+      await alice.locator('#composer').pressSequentially(`next ${n}`);
+      const t0 = Date.now();
+      await bob.locator('#messages li.msg', { hasText: n === 1 ? 'hello' : `next ${n - 1}` }).waitFor();
+      // bob sees her typing the next one well within the throttle window (2 s) that her
+      // earlier start opened
+      await typingLine.filter({ hasText: 'alice is typing…' }).waitFor({ timeout: 1_500 });
+      assert.ok(Date.now() - t0 < 1_500, `typing shown ${Date.now() - t0} ms after she started`);
+    }
+    await alice.locator('#composer').fill('');
+  });
+
+  test('a phone-sized window (390×740) gives the messages at least 45 % of its height; no button label in the channel’s head wraps', async () => {
+    const phone = await signIn('alice', { width: 390, height: 740 });
+    await openChannel(phone, 'second');
+    await send(phone, 'on a phone');
+    await phone.locator('#messages li.msg', { hasText: 'on a phone' }).waitFor();
+    const m = await phone.evaluate(() => {
+      const scroller = document.querySelector('#pane .scroller')?.getBoundingClientRect();
+      const composer = document.getElementById('composer')?.getBoundingClientRect();
+      // a button whose label wraps is taller than one line of its text
+      const wrapped = [...document.querySelectorAll<HTMLElement>('.pane-head button, .sidebar button, .composer button')]
+        .filter((b) => b.offsetParent !== null)
+        .filter((b) => {
+          const lh = parseFloat(getComputedStyle(b).lineHeight) || parseFloat(getComputedStyle(b).fontSize) * 1.3;
+          return b.getBoundingClientRect().height - (parseFloat(getComputedStyle(b).paddingTop) + parseFloat(getComputedStyle(b).paddingBottom) + 2) > lh * 1.5;
+        })
+        .map((b) => b.textContent ?? '');
+      return { scroller: scroller?.height ?? 0, composerBottom: composer?.bottom ?? Infinity, wrapped, width: document.documentElement.scrollWidth };
+    });
+    assert.ok(m.scroller >= 0.45 * 740, `the message list is ${m.scroller} px of 740`);
+    assert.deepEqual(m.wrapped, [], 'button labels broken over two lines');
+    assert.ok(m.composerBottom <= 740, `the composer ends at ${m.composerBottom} px`);
+    assert.ok(m.width <= 390, `page ${m.width} px wide`);
   });
 
   test('the header says the admin token is in use while the admin view holds it, "Not signed in" once it is forgotten', async () => {
