@@ -9,9 +9,10 @@
 //! [`ClientFrame::TYPE_NAMES`](chatd_proto::protocol::ClientFrame::TYPE_NAMES)
 //! and [`ServerFrame::TYPE_NAMES`](chatd_proto::protocol::ServerFrame::TYPE_NAMES)
 //! and no other, every example a frame the codec decodes and encodes back
-//! unchanged, and each schema's properties and `required` exactly what the
-//! codec reads and writes, so a frame or a field added to `chatd-proto`
-//! without its description fails them. CI also validates the file with the
+//! unchanged, each schema's properties and `required` exactly what the
+//! codec reads and writes, and each `full` example with every field of its
+//! frame type (built field by field in `asyncapi/samples.rs`), so a frame or
+//! a field added to `chatd-proto` without its description fails them. CI also validates the file with the
 //! AsyncAPI project's parser (`tools/asyncapi-check`).
 
 use axum::http::header;
@@ -37,5 +38,7 @@ pub async fn asyncapi_json() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], DOCUMENT).into_response()
 }
 
+#[cfg(test)]
+mod samples;
 #[cfg(test)]
 mod tests;

@@ -327,6 +327,48 @@ fn schema_at<'a>(doc: &'a Value, payload: &'a Value, inside: &str) -> &'a Value 
     schema
 }
 
+/// Every field of every frame type is in the document: each frame of
+/// `samples.rs` (built with every field set, by struct literals a new field
+/// does not compile without) has the field names, at every depth, of its
+/// message's `full` example, whose schema the tests above tie to it.
+#[test]
+fn every_field_of_every_frame_type_is_in_its_full_example() {
+    let doc = document();
+    for side in Side::BOTH {
+        let frames: Vec<(String, Value)> = match side {
+            Side::Client => super::samples::client_frames()
+                .into_iter()
+                .map(|f| (f.type_name().to_owned(), serde_json::to_value(f).expect("json")))
+                .collect(),
+            Side::Server => super::samples::server_frames()
+                .into_iter()
+                .map(|f| {
+                    (
+                        f.type_name().to_owned(),
+                        serde_json::from_str(&f.encode()).expect("json"),
+                    )
+                })
+                .collect(),
+        };
+        let built = sorted(frames.iter().map(|(t, _)| t.clone()));
+        let types = sorted(side.type_names().iter().map(|t| (*t).to_owned()));
+        assert_eq!(built, types, "{side:?}: samples.rs builds one frame of each type");
+        let messages = messages(&doc, side);
+        for (type_name, frame) in frames {
+            let (id, message) = messages
+                .iter()
+                .find(|(_, m)| frame_type(&doc, m) == type_name)
+                .expect("a message for each type");
+            let (full, _) = examples(message);
+            assert_eq!(
+                super::samples::shape(full),
+                super::samples::shape(&frame),
+                "{id}: the full example's fields and those of the frame type"
+            );
+        }
+    }
+}
+
 /// The route serves the file as it is, as JSON.
 #[tokio::test]
 async fn the_route_serves_the_document() {
