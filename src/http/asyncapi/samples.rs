@@ -236,3 +236,95 @@ pub(super) fn shape(value: &Value) -> Value {
         _ => Value::Null,
     }
 }
+
+/// Every variant of an enum, as its wire values: the variants are listed once,
+/// for an exhaustive `match` (a new variant does not compile until it is
+/// listed) and for the list; those after `except` (a `#[serde(other)]`
+/// catch-all chatd never sends) are matched but left out.
+macro_rules! every {
+    ($ty:ident: $($variant:ident),* $(; except $($other:ident),*)?) => {{
+        let _exhaustive = |value: $ty| match value {
+            $($ty::$variant => (),)*
+            $($($ty::$other => (),)*)?
+        };
+        vec![$(serde_json::to_value($ty::$variant).expect("json")),*]
+    }};
+}
+
+/// The `enum` of each schema property that carries one of `chatd-proto`'s
+/// enums (a JSON pointer into the document), with every value the enum has
+/// on the wire. (`postingRole` is a `Role` limited to two of its values, and
+/// the client frames' `op` and `state` are strings the validator checks:
+/// they are compared with the enums they are validated as.)
+pub(super) fn enums() -> Vec<(&'static str, Vec<Value>)> {
+    vec![
+        (
+            "/components/schemas/Error/properties/code",
+            every!(ErrorCode: BadFrame, UnknownType, InvalidField, BodyTooLarge, Forbidden, NotFound, IdempotencyConflict, RateLimited, Unavailable, Internal),
+        ),
+        (
+            "/components/schemas/MsgRecv/properties/kind",
+            every!(EntryKind: Message, Edit, Delete, Reaction),
+        ),
+        (
+            "/components/schemas/MsgRecv/properties/op",
+            every!(ReactOp: Add, Remove),
+        ),
+        (
+            "/components/schemas/MsgReact/properties/op",
+            every!(ReactOp: Add, Remove),
+        ),
+        (
+            "/components/schemas/Receipt/properties/kind",
+            every!(ReceiptKind: Delivered, Read),
+        ),
+        (
+            "/components/schemas/ServerTyping/properties/state",
+            every!(TypingState: Start, Stop),
+        ),
+        (
+            "/components/schemas/ClientTyping/properties/state",
+            every!(TypingState: Start, Stop),
+        ),
+        (
+            "/components/schemas/Presence/properties/status",
+            every!(PresenceStatus: Online, Offline),
+        ),
+        (
+            "/components/schemas/ChannelRemoved/properties/reason",
+            every!(RemovedReason: Left, Removed, Banned, Deleted; except Other),
+        ),
+        (
+            "/components/schemas/Member/properties/op",
+            every!(MemberOp: Join, Leave, Role, Mute, Ban; except Other),
+        ),
+        (
+            "/components/schemas/Member/properties/role",
+            every!(Role: Member, Moderator, Owner),
+        ),
+        (
+            "/components/schemas/ChannelState/properties/role",
+            every!(Role: Member, Moderator, Owner),
+        ),
+        (
+            "/components/schemas/ChannelState/properties/notify",
+            every!(Notify: All, Mentions, None),
+        ),
+        (
+            "/components/schemas/ChannelSettings/properties/notify",
+            every!(Notify: All, Mentions, None),
+        ),
+        (
+            "/components/schemas/ChannelState/properties/visibility",
+            every!(Visibility: Private, Public),
+        ),
+        (
+            "/components/schemas/ChannelUpdated/properties/visibility",
+            every!(Visibility: Private, Public),
+        ),
+        (
+            "/components/schemas/ChannelState/properties/kind",
+            every!(ChannelKind: Group, Direct),
+        ),
+    ]
+}

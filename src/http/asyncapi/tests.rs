@@ -369,6 +369,22 @@ fn every_field_of_every_frame_type_is_in_its_full_example() {
     }
 }
 
+/// Each schema `enum` that stands for an enum of `chatd-proto` lists exactly
+/// its wire values (`samples::enums`: a new variant does not compile there
+/// until it is listed, and then fails here until the document has it).
+#[test]
+fn every_enum_lists_exactly_the_values_of_its_type() {
+    let doc = document();
+    for (at, values) in super::samples::enums() {
+        let documented = doc
+            .pointer(at)
+            .and_then(|p| p["enum"].as_array())
+            .unwrap_or_else(|| panic!("{at}: no enum"));
+        let text = |v: &[Value]| sorted(v.iter().map(Value::to_string));
+        assert_eq!(text(documented), text(&values), "{at}");
+    }
+}
+
 /// The route serves the file as it is, as JSON.
 #[tokio::test]
 async fn the_route_serves_the_document() {
