@@ -11,8 +11,10 @@
 //! and no other, every example a frame the codec decodes and encodes back
 //! unchanged, each schema's properties and `required` exactly what the
 //! codec reads and writes, and each `full` example with every field of its
-//! frame type (built field by field in `asyncapi/samples.rs`), so a frame or
-//! a field added to `chatd-proto` without its description fails them. CI also validates the file with the
+//! frame type (built field by field in `asyncapi/samples.rs`), and each
+//! `enum` that stands for one of `chatd-proto`'s enums exactly its wire
+//! values, so a frame, a field or a value added to `chatd-proto` without its
+//! description fails them. CI also validates the file with the
 //! AsyncAPI project's parser (`tools/asyncapi-check`).
 
 use axum::http::header;
