@@ -2,6 +2,7 @@
 //! applied to every route, and the credential checks shared by the routes.
 //! The JSON error shape is [`error`], the extractors [`extract`].
 
+pub mod asyncapi;
 mod attachment_get;
 mod attachments;
 mod blocks;
@@ -84,6 +85,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(health::readyz))
         .routes(routes!(health::metrics))
         .routes(routes!(openapi::openapi_json))
+        .routes(routes!(asyncapi::asyncapi_json))
 }
 
 /// The user routes a browser on a `cors_allowed_origins` origin may call:

@@ -1,5 +1,6 @@
 //! `GET /v1/openapi.json`: an OpenAPI 3.1 document of every route the
-//! router serves, with the error shape and the security schemes.
+//! router serves, with the error shape and the security schemes; and
+//! `GET /v1/asyncapi.json`, the AsyncAPI 3.0 document of the WebSocket frames.
 
 use serde_json::Value;
 
@@ -47,6 +48,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/readyz"),
     ("get", "/metrics"),
     ("get", "/v1/openapi.json"),
+    ("get", "/v1/asyncapi.json"),
 ];
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
@@ -123,7 +125,13 @@ async fn every_operation_documents_its_errors_and_credentials() {
     assert_eq!(schemes["userJwt"]["bearerFormat"], "JWT");
     let error = &doc["components"]["schemas"]["ErrorBody"];
     assert_eq!(error["required"], serde_json::json!(["error"]));
-    let open = ["/healthz", "/readyz", "/metrics", "/v1/openapi.json"];
+    let open = [
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/v1/openapi.json",
+        "/v1/asyncapi.json",
+    ];
     for (method, path) in operations(&doc) {
         let operation = &doc["paths"][&path][&method];
         let responses = operation["responses"].as_object().expect("responses");
@@ -155,5 +163,22 @@ async fn every_operation_documents_its_errors_and_credentials() {
     let keys: Vec<&String> = body["error"].as_object().expect("error object").keys().collect();
     assert_eq!(keys, ["code", "message"]);
     assert_eq!(body.as_object().map(|o| o.len()), Some(1));
+    app.stop().await;
+}
+
+/// `GET /v1/asyncapi.json` answers without credentials with the AsyncAPI
+/// document of the frames (checked against chatd-proto by the unit tests of
+/// `src/http/asyncapi`), and `/v1/ws` is the channel it describes.
+#[tokio::test]
+async fn the_asyncapi_document_is_served_without_credentials() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let res = app.http.get(app.url("/v1/asyncapi.json")).send().await.expect("http");
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let served: Value = res.json().await.expect("json");
+    let file: Value = serde_json::from_str(chatd::http::asyncapi::DOCUMENT).expect("json");
+    assert_eq!(served, file);
+    assert_eq!(served["asyncapi"], "3.0.0");
+    assert_eq!(served["channels"]["gateway"]["address"], "/v1/ws");
     app.stop().await;
 }

@@ -1721,6 +1721,38 @@ server_frame_names! {
     Self::Presence { .. } => "PRESENCE",
 }
 
+/// Writes [`ClientFrame::type_name`] and [`ClientFrame::TYPE_NAMES`] from one
+/// table, as `server_frame_names!` does for [`ServerFrame`]: the `match` is
+/// exhaustive, so a new client frame cannot go without its name (and the
+/// AsyncAPI document's test, which reads `TYPE_NAMES`, without its message).
+macro_rules! client_frame_names {
+    ($($variant:pat => $name:literal,)*) => {
+        impl ClientFrame {
+            /// Every `type` tag a client frame can have, in declaration order.
+            pub const TYPE_NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// The `type` tag of this frame.
+            pub fn type_name(&self) -> &'static str {
+                match self {
+                    $($variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+client_frame_names! {
+    Self::MsgSend { .. } => "MSG_SEND",
+    Self::MsgDelivered { .. } => "MSG_DELIVERED",
+    Self::MsgRead { .. } => "MSG_READ",
+    Self::Sync { .. } => "SYNC",
+    Self::MsgEdit { .. } => "MSG_EDIT",
+    Self::MsgDelete { .. } => "MSG_DELETE",
+    Self::MsgReact { .. } => "MSG_REACT",
+    Self::Typing { .. } => "TYPING",
+    Self::PresenceSub { .. } => "PRESENCE_SUB",
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1735,6 +1767,22 @@ mod tests {
             .expect("an ERROR frame");
         assert_eq!(ServerFrame::known_type_name(frame.type_name()), Some("ERROR"));
         assert_eq!(ServerFrame::known_type_name("MSG_SEND"), None, "a client frame");
+    }
+
+    /// `ClientFrame::TYPE_NAMES` is the decoder's table of types (`CLIENT_TYPES`),
+    /// in the same order, and each name is what the frame serializes as.
+    #[test]
+    fn every_client_frame_type_name_is_the_decoders() {
+        let table: Vec<&str> = CLIENT_TYPES.iter().map(|(name, _)| *name).collect();
+        assert_eq!(ClientFrame::TYPE_NAMES, table.as_slice());
+        let frame = ClientFrame::Typing {
+            channel_id: "room".into(),
+            state: "start".into(),
+        };
+        let json = serde_json::to_value(&frame).expect("json");
+        assert_eq!(json["type"], frame.type_name());
+        let frame = ClientFrame::PresenceSub { user_ids: Vec::new() };
+        assert_eq!(serde_json::to_value(&frame).expect("json")["type"], frame.type_name());
     }
 
     #[test]
