@@ -31,6 +31,13 @@ impl ErasedUsers {
         }
     }
 
+    /// `user`'s watermark (ms since the Unix epoch), if it was ever erased.
+    /// It only moves up: a new erasure, and the end of one, raise it.
+    pub fn watermark(&self, user: &UserId) -> Option<i64> {
+        let map = self.watermarks.read().unwrap_or_else(|e| e.into_inner());
+        map.get(user).copied()
+    }
+
     /// Whether a token for `user` issued at `issued_at_ms` (`None`: no
     /// usable `iat`) is refused: the user was erased after it was issued.
     pub fn refuses(&self, user: &UserId, issued_at_ms: Option<u64>) -> bool {
@@ -62,5 +69,7 @@ mod tests {
         assert!(erased.refuses(&alice, Some(4_000)), "a watermark never goes back");
         erased.record_all(&[(alice.clone(), 9_000)]);
         assert!(erased.refuses(&alice, Some(8_000)));
+        assert_eq!(erased.watermark(&alice), Some(9_000));
+        assert_eq!(erased.watermark(&bob), None);
     }
 }

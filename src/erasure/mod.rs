@@ -65,6 +65,19 @@ pub async fn start(state: &AppState, user: &UserId) -> Result<watch::Receiver<bo
     Ok(spawn(state, user, started))
 }
 
+/// Whether an erasure of `user` has begun and not ended: running on this
+/// node, or pending in the store (begun on any node, or left by a stopped
+/// server).
+///
+/// # Errors
+/// The store's error when the pending erasures cannot be read.
+pub async fn in_progress(state: &AppState, user: &UserId) -> Result<bool, StoreError> {
+    if state.erasures.running(user).is_some() {
+        return Ok(true);
+    }
+    Ok(state.store.pending_erasures().await?.contains(user))
+}
+
 /// Spawns [`run::erase`] for `user` (watermark stored at `started`, ms),
 /// unless one is running already; returns its "done" signal.
 fn spawn(state: &AppState, user: &UserId, started: i64) -> watch::Receiver<bool> {

@@ -23,6 +23,14 @@
 //! A failure after the first byte cannot change the status any more: the
 //! body then ends without its `end` line (and the chunked encoding is cut),
 //! so a client tells a complete export by its `end` line and its count.
+//!
+//! Erased means erased (guarantee 14): an export asked for while an erasure
+//! of its user is in progress is refused (409 `conflict`), and one streaming
+//! when an erasure of its user begins (on any node: this node's watermark
+//! moves when one begins here, within [`crate::erasure::REFRESH`] of one
+//! begun elsewhere, and again when it ends) is cut before its next chunk.
+//! What the socket held already may still arrive (at most about one page
+//! and the listener's unsent-bytes bound, `TCP_NOTSENT_LOWAT`).
 
 use axum::body::Body;
 use axum::extract::State;
@@ -36,6 +44,8 @@ use super::channels::user_id;
 use super::openapi::ErrorBody;
 use super::{require_admin, ApiError, ApiPath};
 use crate::attachments::signing::{self, Part};
+use crate::auth::ErasedUsers;
+use crate::ids::UserId;
 use crate::protocol::RecvMessage;
 use crate::state::AppState;
 use crate::store::{AttachmentRow, ExportItem, ExportPage, StoreError};
@@ -144,7 +154,9 @@ fn write_page(out: &mut Vec<u8>, page: &[ExportItem]) -> Result<(), std::io::Err
 /// streamed from one snapshot: the user's messages, memberships, reactions
 /// and uploads, one JSON object a line, then `{"type":"end","count":N}`
 /// (`N`: the lines before it). An unknown user gets only the end line
-/// (`count` 0). 400 `invalid_field` for an id that is not a user id.
+/// (`count` 0). 400 `invalid_field` for an id that is not a user id; 409
+/// `conflict` while an erasure of the user is in progress; the body is cut
+/// (no end line) when an erasure of the user begins while it streams.
 #[utoipa::path(
     get,
     path = "/v1/users/{userId}/export",
@@ -157,6 +169,7 @@ fn write_page(out: &mut Vec<u8>, page: &[ExportItem]) -> Result<(), std::io::Err
         (status = 400, description = "Not a user id", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
         (status = 403, description = "Not the admin token", body = ErrorBody),
+        (status = 409, description = "An erasure of the user is in progress", body = ErrorBody),
     ),
     security(("adminToken" = [])),
 )]
@@ -168,6 +181,21 @@ pub async fn export_user(
     require_admin(&state, &headers)?;
     let ApiPath(raw) = path?;
     let user = user_id(&raw, "userId")?;
+    // Read before the check: an erasure recorded after it moves it.
+    let erased = state.auth.erased().clone();
+    let watermark = erased.watermark(&user);
+    if crate::erasure::in_progress(&state, &user).await? {
+        return Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "conflict",
+            "an erasure of this user is in progress",
+        ));
+    }
+    let erasure = ErasureWatch {
+        erased,
+        user: user.clone(),
+        watermark,
+    };
     // One page in flight: the reads wait for the client.
     let (pages_tx, pages) = mpsc::channel::<ExportPage>(1);
     let (done_tx, done) = oneshot::channel::<Result<(), StoreError>>();
@@ -176,7 +204,13 @@ pub async fn export_user(
         let result = store.export_user(&user, pages_tx).await;
         let _ = done_tx.send(result);
     });
-    let stream = futures_util::stream::unfold(Some(Lines { pages, done, count: 0 }), next_chunk);
+    let lines = Lines {
+        pages,
+        done,
+        count: 0,
+        erasure,
+    };
+    let stream = futures_util::stream::unfold(Some(lines), next_chunk);
     let mut response = Body::from_stream(stream).into_response();
     response
         .headers_mut()
@@ -190,14 +224,34 @@ struct Lines {
     done: oneshot::Receiver<Result<(), StoreError>>,
     /// Lines written so far.
     count: u64,
+    erasure: ErasureWatch,
+}
+
+/// Whether an erasure of the exported user began after the export did: the
+/// user's watermark on this node then differs from the one read at the start.
+struct ErasureWatch {
+    erased: std::sync::Arc<ErasedUsers>,
+    user: UserId,
+    watermark: Option<i64>,
+}
+
+impl ErasureWatch {
+    fn began(&self) -> bool {
+        self.erased.watermark(&self.user) != self.watermark
+    }
 }
 
 /// The next chunk of the body: a page's lines, then the end line; an
-/// error (the body cut) when the store failed.
+/// error (the body cut) when the store failed or the user is being erased.
 async fn next_chunk(state: Option<Lines>) -> Option<(Result<Bytes, std::io::Error>, Option<Lines>)> {
     let mut lines = state?;
     let mut out = Vec::new();
-    match lines.pages.recv().await {
+    let next = lines.pages.recv().await;
+    if lines.erasure.began() {
+        tracing::info!(user_id = %lines.erasure.user, lines = lines.count, "an export cut short: its user is being erased");
+        return Some((Err(std::io::Error::other("the user is being erased")), None));
+    }
+    match next {
         Some(page) => {
             if let Err(error) = write_page(&mut out, &page) {
                 return Some((Err(error), None));

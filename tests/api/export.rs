@@ -2,7 +2,8 @@
 //! both stores: NDJSON lines of every kind with their shapes, an end line
 //! counting the lines before it, signed attachment URLs that fetch the
 //! bytes without a token, an unknown user's empty export, the admin token
-//! only, and one snapshot across pages while the body streams.
+//! only, one snapshot across pages while the body streams, and no export
+//! of a user being erased (refused, or cut short when it began first).
 
 use std::time::Duration;
 
@@ -18,6 +19,8 @@ on_both_stores!(
     an_unknown_user_exports_only_the_end_line,
     an_export_is_one_snapshot_across_its_pages,
     the_rust_client_reads_an_export_as_typed_lines,
+    an_export_streaming_when_its_user_is_erased_is_cut_short,
+    an_export_while_an_erasure_is_in_progress_is_refused,
 );
 
 /// `GET /v1/users/{user}/export` with `token`: status, content type, lines.
@@ -296,4 +299,108 @@ async fn the_rust_client_reads_an_export_as_typed_lines(backend: Backend) {
         user.export_user("alice").await,
         Err(AdminError::Status { status: 403, .. })
     ));
+}
+
+/// Stores `total` messages of 4 KB by alice in "room": over 12 MB for 3,000,
+/// more than the socket holds, so an export of them streams for a while.
+async fn fill(alice: &mut WsClient, total: usize) {
+    let filler = "x".repeat(4_000);
+    for chunk in (0..total).collect::<Vec<_>>().chunks(200) {
+        for i in chunk {
+            alice
+                .send_msg("room", &format!("k{i}"), &format!("m{i} {filler}"))
+                .await;
+        }
+        for i in chunk {
+            let ack = answer_of(alice, &format!("k{i}")).await;
+            assert_eq!(ack["type"], "MSG_ACK", "{ack}");
+        }
+    }
+}
+
+/// Erased means erased (guarantee 14): an export of alice streaming when
+/// her erasure begins ends there, without its end line, instead of sending
+/// the rest of its snapshot (it sent all 3,000 messages before).
+async fn an_export_streaming_when_its_user_is_erased_is_cut_short(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.rate_limit_per_sec = 100_000;
+        c.user_rate_limit_per_sec = 100_000;
+    })
+    .await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let total = 3_000;
+    fill(&mut alice, total).await;
+
+    let mut res = app
+        .http
+        .get(app.url("/v1/users/alice/export"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 200);
+    let mut body = res.chunk().await.expect("read").expect("a first chunk").to_vec();
+    // The server fills what the socket holds and waits for the reader.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let erase = app
+        .http
+        .delete(app.url("/v1/users/alice"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .expect("http");
+    assert!(matches!(erase.status().as_u16(), 202 | 204), "{}", erase.status());
+    let cut = loop {
+        match res.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => break false,
+            Err(_) => break true,
+        }
+    };
+    let text = String::from_utf8_lossy(&body);
+    let complete: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert!(cut, "the body ends with an error, not as a complete export");
+    assert!(of_type(&complete, "end").is_empty(), "no end line");
+    let sent = of_type(&complete, "message").len();
+    assert!(sent < total, "{sent} of {total} messages sent: the export was not cut");
+    // Once the erasure is done, an export of alice holds nothing of hers.
+    let done = tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            let (status, _, lines) = export(&app, "alice", ADMIN_TOKEN).await;
+            if status == 200 {
+                break lines;
+            }
+            assert_eq!(status, 409, "{lines:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .expect("the erasure ends");
+    assert!(
+        of_type(&done, "message")
+            .iter()
+            .all(|m| m["deleted"] == true && m["body"] == ""),
+        "nothing of alice's text is exported after her erasure"
+    );
+}
+
+/// An export asked for while an erasure of its user is pending (begun, as
+/// a stopped server leaves it) is refused with 409 `conflict`; another
+/// user's is not.
+async fn an_export_while_an_erasure_is_in_progress_is_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let alice = chatd::ids::UserId::parse("alice").expect("a user id");
+    app.state
+        .store
+        .begin_erasure(&alice, chatd::ids::now_ms())
+        .await
+        .expect("a pending erasure");
+    let (status, _, lines) = export(&app, "alice", ADMIN_TOKEN).await;
+    assert_eq!(status, 409, "{lines:?}");
+    assert_eq!(lines[0]["error"]["code"], "conflict");
+    let (status, _, lines) = export(&app, "bob", ADMIN_TOKEN).await;
+    assert_eq!(status, 200);
+    assert!(lines.last().is_some_and(|l| l["type"] == "end"));
 }
