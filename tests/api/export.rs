@@ -215,20 +215,7 @@ async fn an_export_is_one_snapshot_across_its_pages(backend: Backend) {
     app.create_channel("room", &["alice"]).await;
     let mut alice = app.connect("alice").await;
     let total = 3_000;
-    let filler = "x".repeat(4_000);
-    let mut last_id = String::new();
-    for chunk in (0..total).collect::<Vec<_>>().chunks(200) {
-        for i in chunk {
-            alice
-                .send_msg("room", &format!("k{i}"), &format!("m{i} {filler}"))
-                .await;
-        }
-        for i in chunk {
-            let ack = answer_of(&mut alice, &format!("k{i}")).await;
-            assert_eq!(ack["type"], "MSG_ACK", "{ack}");
-            last_id = ack["messageId"].as_str().expect("id").to_owned();
-        }
-    }
+    let last_id = fill(&mut alice, total).await;
 
     let mut res = app
         .http
@@ -301,10 +288,12 @@ async fn the_rust_client_reads_an_export_as_typed_lines(backend: Backend) {
     ));
 }
 
-/// Stores `total` messages of 4 KB by alice in "room": over 12 MB for 3,000,
-/// more than the socket holds, so an export of them streams for a while.
-async fn fill(alice: &mut WsClient, total: usize) {
+/// Stores `total` messages of 4 KB by alice in "room" (`m{i} xxx…`, keys
+/// `k{i}`): over 12 MB for 3,000, more than the socket holds, so an export
+/// of them streams for a while. Returns the last one's messageId.
+async fn fill(alice: &mut WsClient, total: usize) -> String {
     let filler = "x".repeat(4_000);
+    let mut last_id = String::new();
     for chunk in (0..total).collect::<Vec<_>>().chunks(200) {
         for i in chunk {
             alice
@@ -314,8 +303,10 @@ async fn fill(alice: &mut WsClient, total: usize) {
         for i in chunk {
             let ack = answer_of(alice, &format!("k{i}")).await;
             assert_eq!(ack["type"], "MSG_ACK", "{ack}");
+            last_id = ack["messageId"].as_str().expect("id").to_owned();
         }
     }
+    last_id
 }
 
 /// Erased means erased (guarantee 14): an export of alice streaming when
