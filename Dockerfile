@@ -25,16 +25,22 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 # --- runtime -----------------------------------------------------------------
 FROM debian:bookworm-slim
 
-# ca-certificates for outbound TLS, curl for the HEALTHCHECK.
+# ca-certificates for outbound TLS, curl for the HEALTHCHECK. Not pinned to
+# versions (hadolint's DL3008): Debian replaces a version in bookworm with each
+# security update and drops the old one, so a pinned build would break on the
+# next update instead of getting the fix.
+# hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates curl \
  && rm -rf /var/lib/apt/lists/*
 
 # Unprivileged user owning the data directory (the embedded SQLite database and
-# the generated secrets file). Created before VOLUME so a new named volume
-# inherits the ownership.
-RUN groupadd --system chatd \
- && useradd --system --gid chatd --home-dir /var/lib/chatd --no-create-home --shell /usr/sbin/nologin chatd \
+# the generated secrets file), with a fixed numeric id (10001) that USER names,
+# so a runtime that checks for a non-root user by id (Kubernetes'
+# runAsNonRoot) can. Created before VOLUME so a new named volume inherits the
+# ownership.
+RUN groupadd --system --gid 10001 chatd \
+ && useradd --system --uid 10001 --gid chatd --home-dir /var/lib/chatd --no-create-home --shell /usr/sbin/nologin chatd \
  && mkdir -p /var/lib/chatd \
  && chown chatd:chatd /var/lib/chatd \
  && chmod 0700 /var/lib/chatd
@@ -51,12 +57,12 @@ ENV CHATD_LISTEN=0.0.0.0:8080 \
 
 VOLUME ["/var/lib/chatd"]
 EXPOSE 8080
-USER chatd
+USER 10001:10001
 
 # Liveness: /healthz answers 200 while the process runs. The port follows
-# CHATD_LISTEN (shell form, expanded at check time).
+# CHATD_LISTEN (expanded by sh at check time).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-    CMD curl -fsS "http://127.0.0.1:${CHATD_LISTEN##*:}/healthz" > /dev/null || exit 1
+    CMD ["sh", "-c", "curl -fsS \"http://127.0.0.1:${CHATD_LISTEN##*:}/healthz\" > /dev/null || exit 1"]
 
 # SIGTERM (docker stop) shuts down gracefully: sessions close with 1001 within
 # shutdown_grace (10 s by default).

@@ -40,6 +40,18 @@ pub mod close_code {
     pub const INTERNAL: u16 = 1011;
     /// Try again later: the session could not keep up with its frames.
     pub const TRY_AGAIN_LATER: u16 = 1013;
+    /// Every code above (the labels of `chatd_sessions_closed_total`).
+    pub const ALL: [u16; 9] = [
+        NORMAL,
+        GOING_AWAY,
+        PROTOCOL_ERROR,
+        INVALID_DATA,
+        ABNORMAL,
+        POLICY,
+        TOO_BIG,
+        INTERNAL,
+        TRY_AGAIN_LATER,
+    ];
 }
 
 /// How and why a session is being closed.

@@ -127,6 +127,8 @@ pub async fn open_store(config: &Config) -> Result<Store, StartupError> {
 /// A server bound to its port, ready to run.
 pub struct Application {
     listener: TcpListener,
+    /// The `admin_listen` address's listener, when set.
+    admin_listener: Option<TcpListener>,
     state: AppState,
     commit_tasks: TaskTracker,
     secrets_file: Option<PathBuf>,
@@ -135,7 +137,8 @@ pub struct Application {
 }
 
 impl Application {
-    /// Binds the listener (`listen` may use port 0), then loads secrets,
+    /// Binds the listener (`listen` may use port 0) and the admin listener
+    /// (`admin_listen`, when set), then loads secrets,
     /// locks an SQLite database ([`lock_sqlite`]), opens and migrates the
     /// database, and starts delivery and the commit tasks. Binding comes
     /// first, so a taken port fails before anything is written to disk
@@ -150,6 +153,13 @@ impl Application {
                 addr: config.listen.clone(),
                 source,
             })?;
+        let admin_listener = match &config.admin_listen {
+            Some(addr) => Some(TcpListener::bind(addr).await.map_err(|source| StartupError::Bind {
+                addr: addr.clone(),
+                source,
+            })?),
+            None => None,
+        };
         let sqlite_lock = lock_sqlite(&config.database_url())?;
         let secrets = config.secrets()?;
         for warning in secrets.warnings() {
@@ -176,6 +186,7 @@ impl Application {
             .map_err(StartupError::Store)?;
         Ok(Self {
             listener,
+            admin_listener,
             state,
             commit_tasks,
             secrets_file: secrets.file,
@@ -189,6 +200,15 @@ impl Application {
     /// The socket's error (not expected on a bound listener).
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// The bound address of `admin_listen` (the real port when it used
+    /// port 0); `None` when unset.
+    ///
+    /// # Errors
+    /// The socket's error (not expected on a bound listener).
+    pub fn admin_addr(&self) -> std::io::Result<Option<SocketAddr>> {
+        self.admin_listener.as_ref().map(TcpListener::local_addr).transpose()
     }
 
     /// Cancelling this token shuts the server down gracefully.
@@ -214,6 +234,7 @@ impl Application {
     ) -> Result<(), StartupError> {
         let Self {
             listener,
+            admin_listener,
             state,
             commit_tasks,
             secrets_file,
@@ -229,6 +250,10 @@ impl Application {
             fanout = state.delivery.kind(),
             "chatd listening"
         );
+        if let Some(admin) = &admin_listener {
+            let admin_addr = admin.local_addr().map_err(StartupError::Serve)?;
+            tracing::info!(%admin_addr, "chatd serving the admin routes on admin_listen only");
+        }
         let token = state.shutdown.clone();
         let background = CancellationToken::new();
         let upkeep = tokio::spawn(telemetry::run_upkeep(
@@ -264,6 +289,14 @@ impl Application {
             state.config.handshake_timeout(),
             token.clone(),
         ));
+        let admin_http = admin_listener.map(|admin| {
+            tokio::spawn(listener::serve(
+                admin,
+                http::admin_router(state.clone()),
+                state.config.handshake_timeout(),
+                token.clone(),
+            ))
+        });
         token.cancelled().await;
 
         // The grace period runs from the signal; HTTP connections drain
@@ -281,6 +314,9 @@ impl Application {
             let _ = tokio::time::timeout(Duration::from_secs(1), state.sessions.wait()).await;
         }
         let _ = http.await;
+        if let Some(admin_http) = admin_http {
+            let _ = admin_http.await;
+        }
         state.delivery.shutdown().await;
         // After the sessions: the commit tasks are done, so the feed stops
         // with nothing new to signal; what it did not send is sent after the

@@ -280,3 +280,59 @@ async fn a_block_on_one_node_hides_the_blocker_from_a_subscription_on_another() 
         "at once, on the other node, no lastSeenAt"
     );
 }
+
+/// Waits up to `within` for a line of `node`'s log holding every one of `needles`.
+async fn wait_log(node: &Node, needles: &[&str], within: Duration) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        let log = node.node.process.log_text();
+        if let Some(line) = log.lines().find(|l| needles.iter().all(|n| l.contains(n))) {
+            return line.to_owned();
+        }
+        assert!(Instant::now() < deadline, "no line with {needles:?} in: {log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `chatd_nats_peers` on `node`.
+async fn peers(node: &Node) -> f64 {
+    let text = reqwest::get(node.node.process.url("/metrics"))
+        .await
+        .expect("http")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .find_map(|l| l.strip_prefix("chatd_nats_peers "))
+        .and_then(|v| v.parse().ok())
+        .expect("chatd_nats_peers")
+}
+
+/// At the default level a node logs the others joining, leaving (a clean
+/// stop) and lost (SIGKILL: no heartbeat within `presence_ttl_ms`), with no
+/// user connected anywhere; `chatd_nats_peers` counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_logs_its_peers_joining_leaving_and_lost() {
+    let Some((db, prefix)) = setup().await else { return };
+    let a = Node::start(&db, &prefix);
+    assert_eq!(peers(&a).await, 0.0);
+    let mut b = Node::start(&db, &prefix);
+    let c = Node::start(&db, &prefix);
+    let within = Duration::from_millis(TTL_MS * 3);
+    wait_log(&a, &["INFO", "peer node joined", "peers=2"], within).await;
+    assert_eq!(peers(&a).await, 2.0);
+    c.node.process.signal("TERM");
+    let left = wait_log(&a, &["INFO", "peer node left"], within).await;
+    assert!(left.contains("peers=1"), "{left}");
+    assert_eq!(c.node.process.wait(), 0);
+    b.kill();
+    let killed = Instant::now();
+    let lost = wait_log(&a, &["WARN", "peer node lost"], within).await;
+    assert!(lost.contains("peers=0"), "{lost}");
+    assert!(
+        killed.elapsed() <= Duration::from_millis(TTL_MS + TTL_MS / 2),
+        "lost within presence_ttl_ms (and a heartbeat): {:?}",
+        killed.elapsed()
+    );
+    assert_eq!(peers(&a).await, 0.0);
+}

@@ -12,6 +12,7 @@ use super::{Config, DEFAULT_CONFIG_FILE};
 /// Settings that are text even when they look like numbers.
 const TEXT_KEYS: &[&str] = &[
     "listen",
+    "admin_listen",
     "database_url",
     "data_dir",
     "jwt_secret",

@@ -115,6 +115,12 @@ pub struct Config {
     /// HTTP and WebSocket listen address, `host:port`.
     #[serde(deserialize_with = "lenient::string")]
     pub listen: String,
+    /// Where the admin routes are served, `host:port` (port 0 picks a free
+    /// one). Unset: on `listen`, with everything else. Set: only here, and
+    /// `listen` answers 404 for them and 401 for the admin token on the
+    /// routes that also take a user token ([`crate::http::ADMIN_ROUTES`]).
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub admin_listen: Option<String>,
     /// `postgres://…` or `sqlite://path`; unset: `sqlite://<data_dir>/chatd.db`.
     #[serde(deserialize_with = "lenient::opt_string")]
     pub database_url: Option<String>,
@@ -335,6 +341,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:8080".into(),
+            admin_listen: None,
             database_url: None,
             data_dir: PathBuf::from("./data"),
             jwt_secret: None,

@@ -28,6 +28,9 @@ const CONSOLE_CSS: &str = include_str!("../../console/dist/console.css");
 /// `/favicon.ico` (a 404 on every page load before it existed).
 const FAVICON_SVG: &str = include_str!("../../console/dist/favicon.svg");
 
+/// The console's route templates (the `route` label of the HTTP metrics).
+pub const ROUTES: [&str; 3] = ["/console", "/console/", "/console/{file}"];
+
 /// The routes of the console when `enabled`; none (so `/console` is 404, like
 /// any unknown path) when not.
 pub fn routes(enabled: bool) -> Router<AppState> {
@@ -35,9 +38,9 @@ pub fn routes(enabled: bool) -> Router<AppState> {
         return Router::new();
     }
     Router::new()
-        .route("/console", get(index))
-        .route("/console/", get(index))
-        .route("/console/{file}", get(asset))
+        .route(ROUTES[0], get(index))
+        .route(ROUTES[1], get(index))
+        .route(ROUTES[2], get(asset))
 }
 
 async fn index(headers: HeaderMap) -> Response {

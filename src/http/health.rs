@@ -60,7 +60,8 @@ fn not_ready(reason: &str) -> Response {
     ApiError::unavailable(reason).into_response()
 }
 
-/// `GET /metrics`: Prometheus text exposition format 0.0.4.
+/// `GET /metrics`: Prometheus text exposition format 0.0.4. The database
+/// pools' gauges are read at each scrape.
 #[utoipa::path(
     get,
     path = "/metrics",
@@ -68,6 +69,9 @@ fn not_ready(reason: &str) -> Response {
     responses((status = 200, description = "Prometheus text format 0.0.4", content_type = "text/plain", body = String)),
 )]
 pub async fn metrics(State(state): State<AppState>) -> Response {
+    for (pool, size, idle, max) in state.store.pool_stats() {
+        crate::telemetry::db_pool(pool, size, idle, max);
+    }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(),

@@ -2,6 +2,8 @@
 //! applied to every route, and the credential checks shared by the routes.
 //! The JSON error shape is [`error`], the extractors [`extract`].
 
+mod access;
+mod admin_routes;
 pub mod asyncapi;
 mod attachment_get;
 mod attachments;
@@ -26,6 +28,7 @@ mod tokens;
 mod users;
 pub mod ws;
 
+pub use admin_routes::{is_admin_route, ADMIN_ROUTES};
 pub use error::ApiError;
 pub use extract::{ApiPath, ApiQuery, QueryParams, RepeatedParam};
 
@@ -121,18 +124,53 @@ pub const CORS_ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/attachments/{attachmentId}/thumbnail"),
 ];
 
-/// Builds the router with every route and layer.
+/// Builds the router of the `listen` address: every route and layer, or,
+/// when `admin_listen` is set, every route but the admin routes (404 there,
+/// and the admin token refused: [`admin_routes`]).
 pub fn router(state: AppState) -> Router {
-    let (routes, _) = api_routes().split_for_parts();
+    let hide_admin = state.config.admin_listen.is_some();
+    routes_with_layers(state, hide_admin)
+}
+
+/// Builds the router of the `admin_listen` address: every route and layer,
+/// the admin routes included.
+pub fn admin_router(state: AppState) -> Router {
+    routes_with_layers(state, false)
+}
+
+/// Every route with the layers applied to all of them; `hide_admin`: with
+/// [`admin_routes::hide_admin_routes`] innermost, so an admin route is
+/// answered as an unknown route is.
+fn routes_with_layers(state: AppState, hide_admin: bool) -> Router {
+    let (routes, api) = api_routes().split_for_parts();
+    // Every route's HTTP series at zero from the start.
+    crate::telemetry::catalog::register_routes(api.paths.paths.keys().map(String::as_str));
+    if state.config.console_enabled {
+        crate::telemetry::catalog::register_routes(console::ROUTES.iter().copied());
+    }
+    crate::telemetry::catalog::register_routes([access::UNMATCHED]);
     let cors = cors_layer(&state.config.cors_allowed_origins);
-    routes
+    let routes = routes
         // The web console is a page for people, not part of the API: served
         // beside it, not in `/v1/openapi.json`.
         .merge(console::routes(state.config.console_enabled))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "bad_request", "method not allowed on this route")
-        })
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "bad_request",
+                "method not allowed on this route",
+            )
+        });
+    let routes = if hide_admin {
+        routes.layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            admin_routes::hide_admin_routes,
+        ))
+    } else {
+        routes
+    };
+    routes
         // The body extractor's limit (axum's default is 2 MiB), and the
         // same limit on a declared length before anything reads the body.
         .layer(axum::extract::DefaultBodyLimit::max(state.config.max_request_bytes))
@@ -146,6 +184,8 @@ pub fn router(state: AppState) -> Router {
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error").into_response()
         }))
+        // Outside the panic catcher and the deadline: their answers are counted and logged.
+        .layer(axum::middleware::from_fn(access::observe))
         .layer(
             // Log the path only: the query may hold an access_token.
             TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
@@ -200,16 +240,10 @@ fn is_cors_route(request: &axum::extract::Request) -> bool {
     } else {
         request.method().as_str().as_bytes()
     };
-    let path: Vec<&str> = request.uri().path().split('/').collect();
-    CORS_ROUTES.iter().any(|(route_method, template)| {
-        let template: Vec<&str> = template.split('/').collect();
-        route_method.as_bytes() == method
-            && template.len() == path.len()
-            && template
-                .iter()
-                .zip(&path)
-                .all(|(t, p)| (t.starts_with('{') && !p.is_empty()) || t == p)
-    })
+    let path = request.uri().path();
+    CORS_ROUTES
+        .iter()
+        .any(|(route_method, template)| route_method.as_bytes() == method && admin_routes::path_matches(template, path))
 }
 
 /// Applies the CORS answers ([`cors_layer`]) to the user routes of
@@ -331,7 +365,15 @@ pub enum Caller {
 pub fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
     let actor = match caller(state, headers)? {
         Caller::Admin => Actor::Admin,
-        Caller::User(_) => Actor::User(None),
+        Caller::User(user) => {
+            tracing::info!(
+                target: "chatd::auth",
+                user_id = %user.user_id,
+                reason = "a user token on an admin route",
+                "admin credential refused"
+            );
+            Actor::User(None)
+        }
     };
     permissions::may(actor, Action::Administer).map_err(|denied| ApiError::forbidden(&denied.to_string()))
 }
@@ -341,7 +383,9 @@ pub fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiErr
 /// # Errors
 /// 401 when the header is missing or the token is neither.
 pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
-    let token = auth::bearer(headers).ok_or_else(|| ApiError::unauthorized("missing bearer token"))?;
+    let Some(token) = auth::bearer(headers) else {
+        return Err(refused("header", "missing bearer token"));
+    };
     if state.auth.is_admin_token(token) {
         return Ok(Caller::Admin);
     }
@@ -349,7 +393,15 @@ pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError>
         .auth
         .verify(token)
         .map(Caller::User)
-        .map_err(|e| ApiError::unauthorized(&e.to_string()))
+        .map_err(|e| refused("header", &e.to_string()))
+}
+
+/// A credential refused: logged at `info` (target `chatd::auth`) with where
+/// it came from (`header`, `query`) and the reason, never the token itself
+/// (no [`auth::AuthError`] text holds it); the 401 to answer.
+pub(crate) fn refused(from: &'static str, reason: &str) -> ApiError {
+    tracing::info!(target: "chatd::auth", from, reason, "credential refused");
+    ApiError::unauthorized(reason)
 }
 
 /// Who reads `channel` through a route open to its members: `None` for the
@@ -413,11 +465,11 @@ pub(crate) fn caller_from_header_or_query(
     }
     let token = query
         .get("access_token")
-        .map_err(|repeated| ApiError::unauthorized(&repeated.to_string()))?
-        .ok_or_else(|| ApiError::unauthorized("missing bearer token"))?;
+        .map_err(|repeated| refused("query", &repeated.to_string()))?
+        .ok_or_else(|| refused("query", "missing bearer token"))?;
     state
         .auth
         .verify(token)
         .map(Caller::User)
-        .map_err(|e| ApiError::unauthorized(&e.to_string()))
+        .map_err(|e| refused("query", &e.to_string()))
 }

@@ -103,6 +103,7 @@ async fn connect_postgres(url: &str, options: &StoreOptions) -> Result<(PgPool, 
         let read_pool = pool().connect_lazy_with(reads.swap_remove(0));
         return Ok((write_pool, read_pool));
     }
+    crate::telemetry::feature_on(crate::telemetry::catalog::When::DbHosts);
     let hosts = Arc::new(PgHosts::new(writes, reads, list.labels));
     hosts.find_first(timeout).await?;
     let (write, read) = hosts.options();

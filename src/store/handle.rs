@@ -46,6 +46,19 @@ impl Store {
         }
     }
 
+    /// The state of the two database pools, for the metrics: `(name, open
+    /// connections, idle connections, most connections)`, `name` being
+    /// `write` (transactions that write) or `read`.
+    pub fn pool_stats(&self) -> [(&'static str, u32, usize, u32); 2] {
+        fn one<D: sqlx::Database>(name: &'static str, pool: &sqlx::Pool<D>) -> (&'static str, u32, usize, u32) {
+            (name, pool.size(), pool.num_idle(), pool.options().get_max_connections())
+        }
+        match self {
+            Store::Postgres(s) => [one("write", &s.write_pool), one("read", &s.read_pool)],
+            Store::Sqlite(s) => [one("write", &s.write_pool), one("read", &s.read_pool)],
+        }
+    }
+
     /// The bound on every store call (`db_timeout_ms`).
     pub fn timeout(&self) -> Duration {
         match self {

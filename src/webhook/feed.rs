@@ -68,6 +68,7 @@ impl Feed {
     /// cannot be built.
     pub fn start(settings: Settings, store: Store) -> Result<Self, SenderError> {
         let sender = Sender::new(&settings.url, &settings.secret, settings.timeout)?;
+        telemetry::feature_on(telemetry::catalog::When::Webhooks);
         let leases = Arc::new(Leases::new());
         let signal = Signal::default();
         let stop = CancellationToken::new();

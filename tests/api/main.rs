@@ -3,6 +3,7 @@
 //! The fixtures are in `crates/chatd-testkit`, shared with the other test
 //! binaries.
 
+mod admin_listen;
 mod attachments;
 mod attachments_storage;
 mod attachments_uploads;
@@ -31,12 +32,15 @@ mod frames;
 mod http;
 mod idp_tokens;
 mod lifecycle;
+mod logs;
 mod members;
 mod membership_frames;
 mod mentions;
+mod metrics;
 mod moderation;
 mod moderation_channel;
 mod moderation_delete;
+mod nginx;
 mod openapi;
 mod presence;
 mod receipts;

@@ -14,12 +14,14 @@
 //!   ([`crate::delivery::ephemeral::Ephemeral::expire`]).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::ws::Utf8Bytes;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use super::peers::Peers;
 use super::wire::{presence_subject, typing_subject, PresenceEnvelope, TypingEnvelope};
 use super::{Cluster, Inner};
 use crate::delivery::ephemeral::NodeId;
@@ -104,12 +106,21 @@ pub(super) async fn run_presence(inner: Arc<Inner>) {
     let mut heartbeat = tokio::time::interval(ephemeral.settings().heartbeat_every());
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let node = ephemeral.node().to_string();
+    let mut peers = Peers::new(ephemeral.settings().presence_ttl);
     loop {
         tokio::select! {
             _ = inner.stop.cancelled() => return,
             _ = heartbeat.tick() => {
+                peers.expire(Instant::now());
                 let users = ephemeral.held_users();
-                for chunk in users.chunks(HEARTBEAT_CHUNK) {
+                // At least one heartbeat, empty when no user is held here:
+                // the other nodes know this one is alive ([`Peers`]).
+                let chunks: Vec<&[_]> = if users.is_empty() {
+                    vec![&[]]
+                } else {
+                    users.chunks(HEARTBEAT_CHUNK).collect()
+                };
+                for chunk in chunks {
                     let envelope = PresenceEnvelope::Heartbeat {
                         node: node.clone(),
                         users: chunk.iter().map(|(u, _)| u.as_str().to_owned()).collect(),
@@ -125,17 +136,28 @@ pub(super) async fn run_presence(inner: Arc<Inner>) {
                 }
             }
             payload = inbound.next() => match payload {
-                Some(payload) => on_presence(&inner.hub, &payload),
+                Some(payload) => on_presence(&inner.hub, &mut peers, &payload),
                 None => inbound = futures_util::stream::pending().boxed(),
             },
         }
     }
 }
 
-fn on_presence(hub: &Hub, payload: &[u8]) {
+fn on_presence(hub: &Hub, peers: &mut Peers, payload: &[u8]) {
     let ephemeral = hub.ephemeral();
     let ids = |users: Vec<String>| -> Vec<UserId> { users.iter().filter_map(|u| UserId::parse(u).ok()).collect() };
-    match serde_json::from_slice::<PresenceEnvelope>(payload) {
+    let envelope = serde_json::from_slice::<PresenceEnvelope>(payload);
+    match &envelope {
+        Ok(PresenceEnvelope::Leaving { node }) => peers.left(node),
+        Ok(
+            PresenceEnvelope::Heartbeat { node, .. }
+            | PresenceEnvelope::Held { node, .. }
+            | PresenceEnvelope::Idle { node, .. }
+            | PresenceEnvelope::Released { node, .. },
+        ) if node.as_str() != ephemeral.node().as_ref() => peers.heard(node, Instant::now()),
+        _ => {}
+    }
+    match envelope {
         Ok(PresenceEnvelope::Heartbeat { node, users, idle }) => {
             let node = NodeId::from(node);
             let idle: std::collections::HashSet<String> = idle.into_iter().collect();

@@ -29,6 +29,7 @@ mod channel;
 mod control;
 mod ephemeral;
 mod interest;
+mod peers;
 mod publisher;
 mod sequencer;
 mod wire;
@@ -155,6 +156,7 @@ impl Cluster {
         let url = config.nats_url.as_deref().unwrap_or_default();
         let servers = parse_nats_urls(url).map_err(ClusterError::Url)?;
         let (events_tx, events_rx) = mpsc::unbounded_channel();
+        telemetry::feature_on(telemetry::catalog::When::Nats);
         telemetry::nats_connected(false);
         let client = async_nats::ConnectOptions::new()
             .name("chatd")

@@ -48,20 +48,20 @@ pub async fn ws_handler(
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
     let query = QueryParams::new(query.map(|Query(pairs)| pairs).unwrap_or_default());
-    let token: Option<String> = match auth::bearer(&headers) {
-        Some(token) => Some(token.to_owned()),
+    let (token, from): (Option<String>, &'static str) = match auth::bearer(&headers) {
+        Some(token) => (Some(token.to_owned()), "header"),
         // The header wins; without it, the query's one `access_token`.
         None => match query.get("access_token") {
-            Ok(token) => token.map(str::to_owned),
-            Err(repeated) => return ApiError::unauthorized(&repeated.to_string()).into_response(),
+            Ok(token) => (token.map(str::to_owned), "query"),
+            Err(repeated) => return crate::http::refused("query", &repeated.to_string()).into_response(),
         },
     };
     let Some(token) = token else {
-        return ApiError::unauthorized("missing bearer token").into_response();
+        return crate::http::refused(from, "missing bearer token").into_response();
     };
     let user = match state.auth.verify(&token) {
         Ok(user) => user,
-        Err(e) => return ApiError::unauthorized(&e.to_string()).into_response(),
+        Err(e) => return crate::http::refused(from, &e.to_string()).into_response(),
     };
     if state.shutdown.is_cancelled() {
         return ApiError::unavailable("server is shutting down").into_response();

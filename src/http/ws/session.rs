@@ -137,7 +137,7 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
     // Encoded and handed to the socket task: not kept for the session's life
     // (a user in 25,000 channels would hold several MB of it per session).
     drop(hello);
-    tracing::debug!("session open");
+    tracing::info!(user_id = %user.user_id, session_id = %id, "session opened");
 
     if !hello_failed {
         let ctx = Context {
@@ -165,7 +165,8 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
         let _ = socket_task.await;
         tracing::warn!("socket task did not finish; connection dropped");
     }
-    let code = close.reason().map_or(close_code::NORMAL, |r| r.code);
+    let reason = close.reason();
+    let code = reason.as_ref().map_or(close_code::NORMAL, |r| r.code);
     // Lingering close (RFC 6455 §7.1.1): read, and discard, until the client's
     // close frame. Closing a socket with unread input makes the kernel send a
     // reset, which can destroy frames still on their way to the client.
@@ -191,7 +192,9 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
         tokio::time::sleep_until(linger_until).await;
     }
     telemetry::session_closed(code);
-    tracing::debug!(code, "session closed");
+    // The server's reason when it closed the session, else the client's doing.
+    let why = reason.map_or("closed by the client", |r| r.reason);
+    tracing::info!(user_id = %user.user_id, session_id = %id, code, reason = why, "session closed");
 }
 
 /// The HELLO and its text, or, when the text cannot fit the session's

@@ -1,8 +1,16 @@
 //! Logs (tracing) and metrics (Prometheus text format through the `metrics`
-//! facade). Metric names, all prefixed `chatd_`:
+//! facade). Every metric, with its `# HELP` text, is in [`catalog::METRICS`];
+//! the series whose labels are known in advance are registered at zero when
+//! the recorder is installed ([`catalog::register`]). Metric names, all
+//! prefixed `chatd_` (more in the catalog and docs/deployment.md):
 //!
 //! | name | kind | labels |
 //! | --- | --- | --- |
+//! | `chatd_build_info` | gauge | `version`, `git`: always 1 |
+//! | `chatd_http_requests_total` | counter | `route` (the route's template, or `unmatched`), `status` (`2xx`, `3xx`, `4xx`, `5xx`) |
+//! | `chatd_http_request_duration_seconds` | histogram | `route` |
+//! | `chatd_db_pool_size`, `_idle`, `_in_use`, `_max` | gauge | `pool` (`write`, `read`) |
+//! | `chatd_nats_peers` | gauge | other nodes heard from within `presence_ttl_ms` (only with `nats_url`) |
 //! | `chatd_connections_open` | gauge | |
 //! | `chatd_frames_in_total` | counter | `type` (a client frame type, or `invalid`) |
 //! | `chatd_frames_out_total` | counter | `type` (a server frame type) |
@@ -27,6 +35,8 @@
 //! | `chatd_retention_sweep_seconds` | histogram | how long a whole retention sweep took |
 //! | `chatd_retention_last_complete_seconds` | gauge | unix time at which the last retention sweep that finished without an error started; `time() -` it is the sweep's lag |
 
+pub mod catalog;
+
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -43,7 +53,7 @@ use crate::config::LogFormat;
 /// # Errors
 /// When `filter` is not valid `EnvFilter` syntax.
 pub fn init_tracing(filter: &str, format: LogFormat) -> Result<(), tracing_subscriber::filter::ParseError> {
-    let filter = EnvFilter::try_new(filter)?;
+    let filter = quiet_database_notices(filter, EnvFilter::try_new(filter)?)?;
     // tungstenite logs whole frames (message bodies) at TRACE: never keep those,
     // whatever the filter says.
     let no_frame_dumps = tracing_subscriber::filter::filter_fn(|meta| {
@@ -68,6 +78,24 @@ pub fn init_tracing(filter: &str, format: LogFormat) -> Result<(), tracing_subsc
     Ok(())
 }
 
+/// PostgreSQL's notices (`relation "…" already exists, skipping`, from the
+/// migrations' `IF NOT EXISTS`, on every start) are harmless, and sqlx logs
+/// them at `info`: unless `text` (the configured filter) names `sqlx` or
+/// sets `debug` or `trace` as the level of everything, they are kept out,
+/// as a `debug` line would be.
+fn quiet_database_notices(text: &str, filter: EnvFilter) -> Result<EnvFilter, tracing_subscriber::filter::ParseError> {
+    let verbose = text
+        .split(',')
+        .any(|directive| matches!(directive.trim().to_ascii_lowercase().as_str(), "debug" | "trace"));
+    if text.contains("sqlx") || verbose {
+        return Ok(filter);
+    }
+    Ok(filter.add_directive(format!("{NOTICE_TARGET}=warn").parse()?))
+}
+
+/// The target sqlx logs PostgreSQL's notices under.
+const NOTICE_TARGET: &str = "sqlx::postgres::notice";
+
 static PROMETHEUS: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Installs the process-wide metrics recorder once and returns its handle.
@@ -88,13 +116,65 @@ pub fn metrics_handle() -> PrometheusHandle {
                     let handle = recorder.handle();
                     // Another recorder may already be installed (a host
                     // application); then ours renders nothing, which is harmless.
-                    let _ = metrics::set_global_recorder(recorder);
+                    if metrics::set_global_recorder(recorder).is_ok() {
+                        catalog::describe();
+                        catalog::register(catalog::When::Always);
+                        build_info();
+                    }
                     handle
                 }
                 Err(_) => PrometheusBuilder::new().build_recorder().handle(),
             }
         })
         .clone()
+}
+
+/// The commit chatd was built from (`CHATD_GIT_COMMIT` at build time, else
+/// what `git` said when the build script ran), or `unknown`.
+pub const GIT_COMMIT: &str = match option_env!("CHATD_GIT_COMMIT") {
+    Some(commit) => commit,
+    None => "unknown",
+};
+
+/// Sets `chatd_build_info{version, git}` to 1.
+fn build_info() {
+    metrics::gauge!("chatd_build_info", "version" => env!("CARGO_PKG_VERSION"), "git" => GIT_COMMIT).set(1.0);
+}
+
+/// Registers at zero the series of a feature that is on
+/// ([`catalog::When`]): called where the feature starts.
+pub fn feature_on(when: catalog::When) {
+    catalog::register(when);
+}
+
+/// An HTTP request to `route` (its template, e.g.
+/// `/v1/channels/{channelId}`, or `unmatched`) was answered with `status`
+/// after `took`.
+pub fn http_request(route: &str, status: u16, took: Duration) {
+    let class = match status {
+        100..=199 => "1xx",
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
+    };
+    metrics::counter!("chatd_http_requests_total", "route" => route.to_owned(), "status" => class).increment(1);
+    metrics::histogram!("chatd_http_request_duration_seconds", "route" => route.to_owned()).record(took.as_secs_f64());
+}
+
+/// The state of one database pool (`pool`: `write` or `read`): open
+/// connections, those idle, and the most it may open.
+pub fn db_pool(pool: &'static str, size: u32, idle: usize, max: u32) {
+    let in_use = (size as usize).saturating_sub(idle);
+    metrics::gauge!("chatd_db_pool_size", "pool" => pool).set(f64::from(size));
+    metrics::gauge!("chatd_db_pool_idle", "pool" => pool).set(idle as f64);
+    metrics::gauge!("chatd_db_pool_in_use", "pool" => pool).set(in_use as f64);
+    metrics::gauge!("chatd_db_pool_max", "pool" => pool).set(f64::from(max));
+}
+
+/// Other nodes heard from over NATS.
+pub fn nats_peers(count: usize) {
+    metrics::gauge!("chatd_nats_peers").set(count as f64);
 }
 
 /// Runs the recorder's upkeep (histogram housekeeping) every `every` until `stop`.
