@@ -1495,6 +1495,17 @@
     onSent() {
       this.lastStart = void 0;
     }
+    /**
+     * A message of the user was stored (its ACK arrived): the server ended the typing with
+     * it, and a `start` sent since the send may have reached it before the message was
+     * stored, so the stop ended it too. Returns true when the user has typed since the send:
+     * a `start` should be sent again now (the server's throttle ended with the message).
+     */
+    onStored(now) {
+      if (this.lastStart === void 0) return false;
+      this.lastStart = now;
+      return true;
+    }
   };
 
   // ../clients/typescript/src/unread.ts
@@ -3455,7 +3466,10 @@
       }
       this.pump();
     }
-    /** A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read). */
+    /**
+     * A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read).
+     * Returns true when it stored a new message of this tab (a `MSG_SEND`, not a duplicate).
+     */
     onAck(a) {
       const p = this.outbox.pending.get(a.clientMsgId);
       if (p === void 0) {
@@ -3464,7 +3478,7 @@
           ch.log.noteLastSeq(a.seq);
           this.sync.catchUp(ch);
         }
-        return;
+        return false;
       }
       this.conn.features.confirmUpTo(p.frameNo);
       if (p.record.op.type !== "MSG_SEND") this.conn.features.confirm(p.record.op.type);
@@ -3479,6 +3493,7 @@
       this.completed(p, sent);
       void this.outbox.storage.delete(this.c.userId, a.clientMsgId);
       this.outbox.broadcast({ t: "acked", clientMsgId: a.clientMsgId, ack: sent });
+      return p.record.op.type === "MSG_SEND" && !a.duplicate;
     }
     /** An outbox record was ACKed (here or in another tab). */
     completed(p, sent) {
@@ -4230,7 +4245,17 @@
     }
     /** The user sends a message to the channel: the server stops the indicator when it is stored. */
     messageSent(channelId) {
-      this.channels.ctx(channelId).throttle.onStop();
+      this.channels.ctx(channelId).throttle.onSent();
+    }
+    /**
+     * A message of the user was stored in the channel (its ACK): if the user typed since
+     * sending, `start` goes out again, since the server's `stop` for the message ends a
+     * `start` that reached it before the message was stored.
+     */
+    messageStored(channelId) {
+      const ch = this.channels.ctx(channelId);
+      if (this.conn.features.unsupported.has("TYPING") || ch.removed) return;
+      if (ch.throttle.onStored(this.c.now())) this.conn.send({ type: "TYPING", channelId, state: "start" });
     }
     /** A TYPING arrived: another member's indicator starts or stops. */
     onTyping(t) {
@@ -4830,7 +4855,7 @@
           this.onHello(f, gen);
           break;
         case "MSG_ACK":
-          this.sender.onAck(f);
+          if (this.sender.onAck(f)) this.typingIndicators.messageStored(f.channelId);
           break;
         case "MSG_RECV":
           this.channels.memberNow(this.channels.ctx(f.channelId));

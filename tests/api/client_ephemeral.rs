@@ -13,6 +13,7 @@ use chatd_testkit::*;
 
 on_both_stores!(
     typing_is_throttled_and_renewed_by_the_client,
+    typing_on_after_a_send_is_shown_again_at_once,
     an_indicator_lapses_at_expires_at_without_a_stop,
     a_presence_subscription_survives_a_reconnect,
     a_presence_subscription_refused_rate_limited_is_sent_again,
@@ -63,6 +64,33 @@ async fn typing_is_throttled_and_renewed_by_the_client(backend: Backend) {
     assert_eq!(bob.recv_type("TYPING").await["state"], "stop");
     alice.typing("room", false).await;
     bob.expect_silence(Duration::from_millis(600)).await;
+    alice.close().await;
+    app.stop().await;
+}
+
+/// The application still says the user types after a message is stored
+/// (the next message): the server's `stop` for the message is followed at
+/// once by a `start`, not after `typing_renew` (3 s by default). Before the
+/// fix the client waited for the renewal.
+async fn typing_on_after_a_send_is_shown_again_at_once(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = app.connect("bob").await;
+    let (alice, _events) = Client::connect(config(&app, "alice")).await.expect("connect");
+    alice.typing("room", true).await;
+    assert_eq!(bob.recv_type("TYPING").await["state"], "start");
+    for n in 1..=2 {
+        alice.send("room", format!("message {n}")).await.expect("stored");
+        let sent = Instant::now();
+        assert_eq!(bob.recv_type("MSG_RECV").await["seq"], n);
+        assert_eq!(bob.recv_type("TYPING").await["state"], "stop");
+        assert_eq!(bob.recv_type("TYPING").await["state"], "start");
+        assert!(
+            sent.elapsed() < Duration::from_millis(1500),
+            "the start came {:?} after the ACK (the renewal is 3 s)",
+            sent.elapsed()
+        );
+    }
     alice.close().await;
     app.stop().await;
 }

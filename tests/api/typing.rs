@@ -19,6 +19,7 @@ on_both_stores!(
     a_typing_flood_does_not_slow_another_connections_sends,
     typing_counts_toward_the_connections_frame_rate,
     typing_in_a_channel_just_deleted_is_refused,
+    a_start_sent_while_a_message_is_stored_follows_its_stop,
 );
 
 fn typing(channel: &str, state: &str) -> Value {
@@ -340,5 +341,38 @@ async fn typing_counts_toward_the_connections_frame_rate(backend: Backend) {
     let error = alice.recv_type("ERROR").await;
     assert_eq!(error["code"], "rate_limited", "{error}");
     assert_eq!(error["retryable"], true);
+    app.stop().await;
+}
+
+/// A user typing the next message while the last is being stored (a
+/// `start` sent right after the MSG_SEND, before its ACK, within the
+/// throttle of the last `start`): the others get the message, its `stop`,
+/// then that `start`, three times in a row. Before the fix the `start` was
+/// taken before the message was stored and dropped by the throttle.
+async fn a_start_sent_while_a_message_is_stored_follows_its_stop(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    alice.send_json(typing("room", "start")).await;
+    recv_typing(&mut bob, "room", "alice", "start").await;
+    for n in 1..=3 {
+        alice.send_msg("room", &format!("m{n}"), &format!("message {n}")).await;
+        alice.send_json(typing("room", "start")).await;
+        assert_eq!(alice.recv_type("MSG_ACK").await["seq"], n);
+        let recv = bob.recv().await;
+        assert_eq!(
+            (recv["type"].as_str(), recv["seq"].as_i64()),
+            (Some("MSG_RECV"), Some(n)),
+            "{recv}"
+        );
+        recv_typing(&mut bob, "room", "alice", "stop").await;
+        let start = bob.recv().await;
+        assert_eq!(
+            (start["type"].as_str(), start["state"].as_str()),
+            (Some("TYPING"), Some("start")),
+            "the start typed after message {n}: {start}"
+        );
+    }
     app.stop().await;
 }

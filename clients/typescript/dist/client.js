@@ -615,7 +615,8 @@ export class ChatClient {
                 this.onHello(f, gen);
                 break;
             case 'MSG_ACK':
-                this.sender.onAck(f);
+                if (this.sender.onAck(f))
+                    this.typingIndicators.messageStored(f.channelId);
                 break;
             case 'MSG_RECV':
                 // fan-out reaches current members only

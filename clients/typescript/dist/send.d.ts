@@ -38,8 +38,11 @@ export declare class Sender {
      * connection.
      */
     resendAll(): Promise<void>;
-    /** A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read). */
-    onAck(a: AckFrame): void;
+    /**
+     * A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read).
+     * Returns true when it stored a new message of this tab (a `MSG_SEND`, not a duplicate).
+     */
+    onAck(a: AckFrame): boolean;
     /** An outbox record was ACKed (here or in another tab). */
     completed(p: Pending, sent: SentEntry): void;
     /**

@@ -167,7 +167,10 @@ export class Sender {
         }
         this.pump();
     }
-    /** A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read). */
+    /**
+     * A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read).
+     * Returns true when it stored a new message of this tab (a `MSG_SEND`, not a duplicate).
+     */
     onAck(a) {
         const p = this.outbox.pending.get(a.clientMsgId);
         if (p === undefined) {
@@ -177,7 +180,7 @@ export class Sender {
                 ch.log.noteLastSeq(a.seq);
                 this.sync.catchUp(ch);
             }
-            return;
+            return false;
         }
         this.conn.features.confirmUpTo(p.frameNo);
         if (p.record.op.type !== 'MSG_SEND')
@@ -193,6 +196,7 @@ export class Sender {
         this.completed(p, sent);
         void this.outbox.storage.delete(this.c.userId, a.clientMsgId);
         this.outbox.broadcast({ t: 'acked', clientMsgId: a.clientMsgId, ack: sent });
+        return p.record.op.type === 'MSG_SEND' && !a.duplicate;
     }
     /** An outbox record was ACKed (here or in another tab). */
     completed(p, sent) {

@@ -21,6 +21,12 @@ export declare class TypingIndicators {
     stopTyping(channelId: string): void;
     /** The user sends a message to the channel: the server stops the indicator when it is stored. */
     messageSent(channelId: string): void;
+    /**
+     * A message of the user was stored in the channel (its ACK): if the user typed since
+     * sending, `start` goes out again, since the server's `stop` for the message ends a
+     * `start` that reached it before the message was stored.
+     */
+    messageStored(channelId: string): void;
     /** A TYPING arrived: another member's indicator starts or stops. */
     onTyping(t: TypingFrame): void;
     /** The connection dropped: no indicator is known to be live any more. */

@@ -27,7 +27,19 @@ export class TypingIndicators {
     }
     /** The user sends a message to the channel: the server stops the indicator when it is stored. */
     messageSent(channelId) {
-        this.channels.ctx(channelId).throttle.onStop();
+        this.channels.ctx(channelId).throttle.onSent();
+    }
+    /**
+     * A message of the user was stored in the channel (its ACK): if the user typed since
+     * sending, `start` goes out again, since the server's `stop` for the message ends a
+     * `start` that reached it before the message was stored.
+     */
+    messageStored(channelId) {
+        const ch = this.channels.ctx(channelId);
+        if (this.conn.features.unsupported.has('TYPING') || ch.removed)
+            return;
+        if (ch.throttle.onStored(this.c.now()))
+            this.conn.send({ type: 'TYPING', channelId, state: 'start' });
     }
     /** A TYPING arrived: another member's indicator starts or stops. */
     onTyping(t) {

@@ -36,5 +36,12 @@ export declare class TypingThrottle {
     onStop(): boolean;
     /** A message was sent: the server stops the indicator itself, so no `stop` is needed. */
     onSent(): void;
+    /**
+     * A message of the user was stored (its ACK arrived): the server ended the typing with
+     * it, and a `start` sent since the send may have reached it before the message was
+     * stored, so the stop ended it too. Returns true when the user has typed since the send:
+     * a `start` should be sent again now (the server's throttle ended with the message).
+     */
+    onStored(now: number): boolean;
 }
 //# sourceMappingURL=typing.d.ts.map

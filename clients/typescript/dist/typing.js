@@ -86,5 +86,17 @@ export class TypingThrottle {
     onSent() {
         this.lastStart = undefined;
     }
+    /**
+     * A message of the user was stored (its ACK arrived): the server ended the typing with
+     * it, and a `start` sent since the send may have reached it before the message was
+     * stored, so the stop ended it too. Returns true when the user has typed since the send:
+     * a `start` should be sent again now (the server's throttle ended with the message).
+     */
+    onStored(now) {
+        if (this.lastStart === undefined)
+            return false;
+        this.lastStart = now;
+        return true;
+    }
 }
 //# sourceMappingURL=typing.js.map

@@ -179,8 +179,11 @@ export class Sender {
     this.pump();
   }
 
-  /** A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read). */
-  onAck(a: AckFrame): void {
+  /**
+   * A MSG_ACK arrived: its record is settled (or, not held any more, its entry is read).
+   * Returns true when it stored a new message of this tab (a `MSG_SEND`, not a duplicate).
+   */
+  onAck(a: AckFrame): boolean {
     const p = this.outbox.pending.get(a.clientMsgId);
     if (p === undefined) {
       // a send aborted or discarded while on its way was stored after all: read it, so it shows
@@ -189,7 +192,7 @@ export class Sender {
         ch.log.noteLastSeq(a.seq);
         this.sync.catchUp(ch);
       }
-      return;
+      return false;
     }
     this.conn.features.confirmUpTo(p.frameNo);
     if (p.record.op.type !== 'MSG_SEND') this.conn.features.confirm(p.record.op.type);
@@ -204,6 +207,7 @@ export class Sender {
     this.completed(p, sent);
     void this.outbox.storage.delete(this.c.userId, a.clientMsgId);
     this.outbox.broadcast({ t: 'acked', clientMsgId: a.clientMsgId, ack: sent });
+    return p.record.op.type === 'MSG_SEND' && !a.duplicate;
   }
 
   /** An outbox record was ACKed (here or in another tab). */

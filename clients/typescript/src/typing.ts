@@ -91,4 +91,16 @@ export class TypingThrottle {
   onSent(): void {
     this.lastStart = undefined;
   }
+
+  /**
+   * A message of the user was stored (its ACK arrived): the server ended the typing with
+   * it, and a `start` sent since the send may have reached it before the message was
+   * stored, so the stop ended it too. Returns true when the user has typed since the send:
+   * a `start` should be sent again now (the server's throttle ended with the message).
+   */
+  onStored(now: number): boolean {
+    if (this.lastStart === undefined) return false;
+    this.lastStart = now;
+    return true;
+  }
 }

@@ -5,9 +5,10 @@
 //!
 //! Sends are pipelined: each is queued on its channel's commit task and the
 //! reader reads on, up to `max_sends_in_flight` unfinished sends, past which
-//! it stops reading (backpressure to the client). Any other frame, and every
-//! ERROR reply, first waits for the earlier sends to finish, so their effects
-//! are in place before the reply to a later frame.
+//! it stops reading (backpressure to the client). Any other frame (but a
+//! TYPING `stop`), and every ERROR reply, first waits for the earlier sends
+//! to finish, so their effects are in place before the reply to a later
+//! frame.
 
 use std::fmt::Display;
 use std::time::Duration;
@@ -346,9 +347,16 @@ impl<'a> Reader<'a> {
                 self.drain().await;
                 command::sync::run(ctx, channel_id, page, limit, thread_id).await;
             }
-            // Ephemeral: not behind this session's sends (nothing they do
-            // depends on them); only a refusal waits, like every ERROR.
+            // Ephemeral. A `start` goes behind this session's sends: a
+            // message stored ends its sender's typing there (a `stop` after
+            // its MSG_RECV) and the throttle with it, so a user typing the
+            // next message while the last is being stored must be seen after
+            // that `stop` and not throttled by the last `start`. A `stop`
+            // need not wait; a refusal waits, like every ERROR.
             Command::Typing { channel_id, start } => {
+                if start {
+                    self.drain().await;
+                }
                 if let Err(frame) = command::typing::run(ctx, channel_id, start).await {
                     self.bad_in_row += 1;
                     self.drain().await;

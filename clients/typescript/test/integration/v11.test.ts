@@ -141,6 +141,37 @@ for (const store of storeKinds()) {
       );
     });
 
+    test('typing the next message while the last is being stored is shown once it is stored', async () => {
+      await server.createChannel('t2', ['tina', 'tom']);
+      const tina = track(await makeClient(server, 'tina'));
+      const tom = track(await makeClient(server, 'tom'));
+      const b = tom.channel('t2');
+      tina.channel('t2');
+      await Promise.all([tina.whenOpen(), tom.whenOpen()]);
+      tina.typing('t2');
+      await waitFor(
+        () => b.getSnapshot().typing.includes('tina'),
+        () => 'first start',
+      );
+      for (const n of [1, 2, 3]) {
+        // Sent, and at once typing again: this start reaches the server within the
+        // throttle of the last one, before the message is stored, and the message's
+        // stop ends it; the client sends it again when the ACK comes.
+        const sent = tina.send('t2', `message ${n}`);
+        tina.typing('t2');
+        await sent;
+        await waitFor(
+          () => b.getSnapshot().messages.some((m) => m.body === `message ${n}`),
+          () => `message ${n} at tom`,
+        );
+        await waitFor(
+          () => b.getSnapshot().typing.includes('tina'),
+          () => `tina typing again after message ${n}: ${JSON.stringify(b.getSnapshot().typing)}`,
+          1500,
+        );
+      }
+    });
+
     test('presence subscription: snapshot, then changes', async (t) => {
       // Users of this test's own: the earlier tests' sessions of alice and bob
       // may still count as online within presence_grace_ms (5 s).

@@ -86,6 +86,14 @@ test('typing: expiry at expiresAt, stop, throttle of own starts', () => {
   assert.equal(th.onInput(2100), true, 'a new burst starts at once');
   th.onSent();
   assert.equal(th.onStop(), false, 'the server stops the indicator on send');
+  // stored with no typing since the send: nothing to send again
+  th.onSent();
+  assert.equal(th.onStored(2200), false, 'not typing since the send');
+  // typed right after sending: the start went out; once the message is stored, again
+  th.onSent();
+  assert.equal(th.onInput(2300), true, 'the next message starts at once');
+  assert.equal(th.onStored(2350), true, 'sent again once the message is stored');
+  assert.equal(th.onInput(2400), false, 'and throttled from then');
 });
 
 test('errors carry the spec codes and retryability', () => {

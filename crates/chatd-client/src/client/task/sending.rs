@@ -179,6 +179,15 @@ impl Task {
                 own.op = Some(if add { ReactOp::Add } else { ReactOp::Remove });
             }
         }
+        // The server ended this user's typing there when it stored the
+        // message, and its throttle with it: while the application still
+        // says it types, the next tick sends `start` again at once (the
+        // next message), not after the renewal period.
+        if own.kind == EntryKind::Message {
+            if let Some(last) = self.typing_out.get_mut(&channel_id) {
+                *last = None;
+            }
+        }
         self.offer(own, delivered);
         if let Some(reply) = pending.reply.take() {
             let _ = reply.send(Ok(Ack {
