@@ -178,6 +178,7 @@ impl Application {
                 crate::state::StateError::Cluster(e) => StartupError::Cluster(e),
                 crate::state::StateError::Webhook(e) => StartupError::Webhook(e),
                 crate::state::StateError::Attachments(e) => StartupError::Attachments(e),
+                crate::state::StateError::WebhookStart(e) => StartupError::Store(e),
             })?;
         // Erased users' tokens are refused from the first request on, and
         // erasures a stopped server left pending are resumed.

@@ -8,7 +8,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::auth::Auth;
 use crate::commit::GroupCommit;
-use crate::config::Config;
+use crate::config::{Config, WebhookStart};
 use crate::delivery::{Delivery, Hub};
 use crate::limits::Limits;
 use crate::store::Store;
@@ -23,6 +23,9 @@ pub enum StateError {
     Webhook(#[from] webhook::SenderError),
     #[error(transparent)]
     Attachments(#[from] crate::attachments::StorageError),
+    /// The webhook feed's first start (`webhook_start`) could not be stored.
+    #[error("webhook feed start: {0}")]
+    WebhookStart(#[source] crate::store::StoreError),
 }
 
 /// Everything a request or a session needs.
@@ -73,7 +76,19 @@ impl AppState {
     ) -> Result<Self, StateError> {
         let hub = Arc::new(Hub::new(crate::delivery::ephemeral::Settings::from_config(&config)));
         let webhooks = match webhook::Settings::from_config(&config) {
-            Some(settings) => Some(Arc::new(Feed::start(settings, store.clone())?)),
+            Some(settings) => {
+                // Before any entry can be sent: on a database no feed ran
+                // on, `webhook_start` says where each channel's cursor is.
+                let from_now = settings.start == WebhookStart::Now;
+                let first = store
+                    .start_webhook_feed(from_now, crate::ids::now_ms())
+                    .await
+                    .map_err(StateError::WebhookStart)?;
+                if first {
+                    tracing::info!(start = ?settings.start, "webhook feed: first start on this database");
+                }
+                Some(Arc::new(Feed::start(settings, store.clone())?))
+            }
             None => None,
         };
         let webhook = webhooks.as_ref().map(|feed| feed.signal());

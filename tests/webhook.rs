@@ -711,8 +711,118 @@ async fn an_entry_carries_its_attachments_with_signed_urls(backend: Backend) {
     receiver.stop();
 }
 
+/// The `(channelId, seq)` of every entry the receiver accepted.
+fn accepted_keys(receiver: &Receiver) -> Vec<(String, i64)> {
+    receiver
+        .accepted()
+        .iter()
+        .map(|item| {
+            (
+                item["entry"]["channelId"].as_str().expect("channelId").to_owned(),
+                seq_of(item),
+            )
+        })
+        .collect()
+}
+
+/// Waits until the receiver accepted every one of `keys`.
+async fn wait_keys(receiver: &Receiver, keys: &[(&str, i64)]) -> Vec<(String, i64)> {
+    let started = Instant::now();
+    loop {
+        let got = accepted_keys(receiver);
+        if keys.iter().all(|(c, s)| got.iter().any(|(gc, gs)| gc == c && gs == s)) {
+            return got;
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "the receiver got {got:?}, not all of {keys:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Webhooks switched on for a database with a history (`webhook_start`
+/// `now`, the default): the history is not POSTed, only what is stored
+/// from then on, in the old channels (from their last seq) and in a new one
+/// (from its first entry); a later start with `beginning` does not replay
+/// either, since the feed started on this database already.
+async fn webhooks_switched_on_for_a_history_start_now(backend: Backend) {
+    let receiver = Receiver::start(&[], 200).await;
+    let app = spawn_app_with(backend, |_| {}).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    app.create_channel("quiet", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    for n in 1..=3 {
+        alice
+            .send_and_ack("room", &format!("old{n}"), &format!("before {n}"))
+            .await;
+    }
+    drop(alice);
+    let app = app.restart(with_webhook(receiver.url(), |_| {})).await;
+    app.create_channel("later", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    alice.send_and_ack("room", "new4", "after 4").await;
+    alice.send_and_ack("quiet", "q1", "after, quiet").await;
+    alice.send_and_ack("later", "l1", "after, later").await;
+    wait_keys(&receiver, &[("room", 4), ("quiet", 1), ("later", 1)]).await;
+    drop(alice);
+    let app = app
+        .restart(with_webhook(receiver.url(), |c| {
+            c.webhook_start = chatd::config::WebhookStart::Beginning;
+        }))
+        .await;
+    let mut alice = app.connect("alice").await;
+    alice.send_and_ack("room", "new5", "after 5").await;
+    let got = wait_keys(&receiver, &[("room", 5)]).await;
+    let room: Vec<i64> = got.iter().filter(|(c, _)| c == "room").map(|(_, s)| *s).collect();
+    assert!(
+        room.iter().all(|s| *s > 3),
+        "the history before the feed started was posted: {got:?}"
+    );
+    let mut unique = got.clone();
+    unique.sort();
+    unique.dedup();
+    let expected: Vec<(String, i64)> = [("later", 1), ("quiet", 1), ("room", 4), ("room", 5)]
+        .iter()
+        .map(|(c, s)| ((*c).to_owned(), *s))
+        .collect();
+    assert_eq!(
+        unique, expected,
+        "nothing else was posted (at least once: a repeat may be)"
+    );
+    app.stop().await;
+    receiver.stop();
+}
+
+/// `webhook_start = "beginning"` on a database with a history: every
+/// channel's whole log is POSTed, in order.
+async fn webhook_start_beginning_sends_the_history(backend: Backend) {
+    let receiver = Receiver::start(&[], 200).await;
+    let app = spawn_app_with(backend, |_| {}).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    for n in 1..=3 {
+        alice
+            .send_and_ack("room", &format!("old{n}"), &format!("before {n}"))
+            .await;
+    }
+    drop(alice);
+    let app = app
+        .restart(with_webhook(receiver.url(), |c| {
+            c.webhook_start = chatd::config::WebhookStart::Beginning;
+        }))
+        .await;
+    let accepted = receiver.wait_accepted(3).await;
+    let seqs: Vec<i64> = accepted.iter().map(seq_of).collect();
+    assert_eq!(seqs, vec![1, 2, 3]);
+    app.stop().await;
+    receiver.stop();
+}
+
 on_both_stores!(
     an_entry_carries_its_attachments_with_signed_urls,
+    webhooks_switched_on_for_a_history_start_now,
+    webhook_start_beginning_sends_the_history,
     notify_follows_settings_mentions_snoozes_and_blocks,
     a_new_flag_is_posted_with_its_entry,
     an_operator_replays_a_channel_from_a_seq_with_one_update,

@@ -79,6 +79,19 @@ pub enum DmPolicy {
     Off,
 }
 
+/// Where the webhook feed starts on a database it has not run on before
+/// (`webhook_start`, docs/protocol.md "Webhooks").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WebhookStart {
+    /// With the entries stored from the feed's first start on (the
+    /// default): an existing history is not sent.
+    #[default]
+    Now,
+    /// With every channel's first entry: the whole history is sent.
+    Beginning,
+}
+
 /// Where attachment bytes are kept (`attachments_store`, protocol.md §15).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -291,6 +304,10 @@ pub struct Config {
     pub webhook_timeout_ms: u64,
     /// Channels whose webhook requests may be in flight at once, per node.
     pub webhook_concurrency: usize,
+    /// Where the feed starts the first time it runs on a database: `now`
+    /// (entries stored from then on) or `beginning` (every channel's whole
+    /// log). Later starts go on from the cursors, whatever it says.
+    pub webhook_start: WebhookStart,
     // Attachments (`docs/protocol.md`, "Attachments", §15).
     /// Largest attachment, bytes; larger gets 413 `body_too_large`.
     pub max_attachment_bytes: u64,
@@ -400,6 +417,7 @@ impl Default for Config {
             webhook_batch_max: 1,
             webhook_timeout_ms: 10_000,
             webhook_concurrency: 16,
+            webhook_start: WebhookStart::Now,
             max_attachment_bytes: 26_214_400,
             attachment_types: DEFAULT_ATTACHMENT_TYPES.iter().map(|t| (*t).to_owned()).collect(),
             max_image_pixels: 50_000_000,

@@ -36,6 +36,15 @@ static WEBHOOK_ENTRIES_AFTER: Sql = Sql::same(concat!(
     message_columns!("message_id::text", "target_id::text"),
     ", offline_members, notify_members FROM messages WHERE channel_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
 ));
+/// Marks the feed started on this database at `$1` (ms) with start `$2`;
+/// no row affected when it already was (by this node before, or another).
+const FEED_STARTED: &str = "INSERT INTO webhook_feed (id, started_at, start) VALUES (1, $1, $2) \
+     ON CONFLICT (id) DO NOTHING";
+/// Every channel's cursor at its last seq, at `$1` (ms), for `webhook_start
+/// = "now"` (a channel with a cursor already keeps it).
+const CURSORS_AT_LAST_SEQ: &str = "INSERT INTO webhook_cursors (channel_id, delivered_seq, updated_at) \
+     SELECT channel_id, last_seq, $1 FROM channels WHERE last_seq > 0 \
+     ON CONFLICT (channel_id) DO NOTHING";
 /// Takes or renews, for owner `$1`, every bucket of `$2` (int4[]) that is
 /// free, expired or already its own, until `$3` ms from now on the
 /// database's clock (one clock for every node: no skew between them).
@@ -55,6 +64,18 @@ impl Store {
     /// (one read over every channel: the webhook feed polls it).
     pub async fn webhook_backlog(&self) -> Result<Vec<WebhookBacklog>, StoreError> {
         self.read(async { dispatch!(self.webhook_backlog()) }).await
+    }
+
+    /// The feed's first start on this database (`webhook_start`), at `now`
+    /// (ms): when no feed has started here yet, marks it started and, with
+    /// `from_now`, puts every channel's cursor at its last seq in the same
+    /// transaction, so only entries stored from then on are sent (without:
+    /// every channel's whole log is). Returns true when this call was the
+    /// first start; false when a feed had started here before (its cursors
+    /// say where each channel is, whatever `from_now` says now). Several
+    /// nodes starting at once: one of them does it.
+    pub async fn start_webhook_feed(&self, from_now: bool, now: i64) -> Result<bool, StoreError> {
+        dispatch_write!(self, self.deadline(), start_webhook_feed(from_now, now))
     }
 
     /// Channel `channel_id`'s webhook cursor: the last seq delivered (0: none).
@@ -129,6 +150,30 @@ impl<D: Dialect> SqlStore<D> {
             })
             .collect::<Result<_, sqlx::Error>>()
             .map_err(StoreError::from)
+    }
+
+    pub(super) async fn start_webhook_feed(
+        &self,
+        from_now: bool,
+        now: i64,
+        sent: &CommitSent,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.begin_write().await?;
+        let first = sqlx::query::<D>(FEED_STARTED)
+            .param(now)
+            .param(if from_now { "now" } else { "beginning" })
+            .execute(tx.ex())
+            .await?
+            .rows_affected()
+            > 0;
+        if first && from_now {
+            sqlx::query::<D>(CURSORS_AT_LAST_SEQ)
+                .param(now)
+                .execute(tx.ex())
+                .await?;
+        }
+        Self::commit(tx, sent).await?;
+        Ok(first)
     }
 
     pub(super) async fn webhook_cursor(&self, channel_id: &ChannelId) -> Result<i64, StoreError> {

@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::config::Config;
+use crate::config::{Config, WebhookStart};
 use crate::ids::ChannelId;
 
 pub use feed::Feed;
@@ -53,6 +53,8 @@ pub struct Settings {
     pub timeout: Duration,
     /// Channels whose requests may be in flight at once.
     pub concurrency: usize,
+    /// Where the feed starts on a database it never ran on.
+    pub start: WebhookStart,
 }
 
 impl Settings {
@@ -66,6 +68,7 @@ impl Settings {
             batch_max: u32::try_from(config.webhook_batch_max).unwrap_or(u32::MAX).max(1),
             timeout: Duration::from_millis(config.webhook_timeout_ms),
             concurrency: config.webhook_concurrency.max(1),
+            start: config.webhook_start,
         })
     }
 }
