@@ -39,6 +39,7 @@ mod moderation_channel;
 mod moderation_delete;
 mod openapi;
 mod presence;
+mod reactions;
 mod receipts;
 mod replies;
 mod retention;
