@@ -20,6 +20,7 @@ on_both_stores!(
     pipelined_adds_racing_for_the_last_slot_get_one_ack,
     reads_cut_a_message_stored_over_the_bound,
     one_batch_decides_the_bound_in_commit_order_on_every_path,
+    the_rust_client_reads_the_refusals_reason,
 );
 
 /// The bound of these tests.
@@ -416,4 +417,33 @@ async fn one_batch_decides_the_bound_in_commit_order_on_every_path(backend: Back
         assert_eq!(held, [("a", 1), ("d", 1)], "{path:?}");
         assert_eq!(page.last_seq, 8, "{path:?}: no seq for a refusal");
     }
+}
+
+/// `chatd-client`'s `react` refused at the bound: `SendError::Refused` with
+/// `invalid_field` and the reason; a +1 of a held emoji is stored.
+async fn the_rust_client_reads_the_refusals_reason(backend: Backend) {
+    use chatd_client::{Client, ClientConfig, SendError};
+    use chatd_proto::protocol::ErrorCode;
+
+    let app = spawn_app_with(backend, |c| c.max_reactions_per_message = 1).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let (alice, _a) = Client::connect(ClientConfig::new(app.ws_url(), app.token("alice")))
+        .await
+        .expect("alice");
+    let (bob, _b) = Client::connect(ClientConfig::new(app.ws_url(), app.token("bob")))
+        .await
+        .expect("bob");
+    let message = alice.send("room", "hi").await.expect("stored");
+    alice.react(message.message_id, "a", true).await.expect("the one place");
+    match bob.react(message.message_id, "b", true).await {
+        Err(SendError::Refused {
+            code: ErrorCode::InvalidField,
+            reason: Some(reason),
+            ..
+        }) => assert_eq!(reason, "too_many_reactions"),
+        other => panic!("expected too_many_reactions, got {other:?}"),
+    }
+    bob.react(message.message_id, "a", true)
+        .await
+        .expect("a +1 at the bound");
 }
