@@ -119,7 +119,8 @@ pub async fn open_store(config: &Config) -> Result<Store, StartupError> {
         max_connections: config.db_max_connections,
         timeout: config.db_timeout(),
     })
-    .await?;
+    .await?
+    .with_max_reactions_per_message(config.max_reactions_per_message);
     store.migrate().await?;
     Ok(store)
 }

@@ -7,7 +7,8 @@ import { until } from './dom.js';
 
 /**
  * What a refused send, edit, delete or reaction means to the user; moderation's refusals
- * (protocol §17) by their `reason`.
+ * (protocol §17) and the bound on a message's reactions (§8, `too_many_reactions`) by
+ * their `reason`.
  */
 export function errorWords(code: string, message: string, reason?: string): string {
   switch (reason) {
@@ -21,6 +22,8 @@ export function errorWords(code: string, message: string, reason?: string): stri
       return 'The other member blocks you, so this was not sent.';
     case 'banned':
       return 'You are banned from this channel.';
+    case 'too_many_reactions':
+      return 'This message already has as many different reactions as the server allows; add one of those it has.';
     default:
       break;
   }

@@ -94,6 +94,15 @@ impl SendAnswer {
                 "slow_mode",
                 Some(retry_after_ms),
             ),
+            EntryOutcome::TooManyReactions { most } => {
+                let mut frame = ErrorFrame::new(
+                    ErrorCode::InvalidField,
+                    format!("emoji: this message already holds {most} distinct emoji, the most it may hold"),
+                );
+                frame.field = Some("emoji".into());
+                frame.reason = Some(TOO_MANY_REACTIONS.into());
+                Self::Refused(frame)
+            }
         }
     }
 
@@ -108,6 +117,10 @@ impl SendAnswer {
         }
     }
 }
+
+/// The `reason` of a reaction `add` refused by `max_reactions_per_message`
+/// (§8): the message holds that many distinct emoji already.
+pub const TOO_MANY_REACTIONS: &str = "too_many_reactions";
 
 /// A refusal of the moderation rules (§17): `code` with its `reason` and,
 /// for one that ends by itself, `retryAfterMs` (at least 1).

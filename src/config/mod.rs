@@ -280,6 +280,12 @@ pub struct Config {
     /// Most distinct users one message may mention (§16); more get
     /// `invalid_field` (`field`: `mentions`).
     pub max_mentions: usize,
+    /// Most distinct emoji one message may hold (§8): a reaction `add` of
+    /// an emoji no one holds on a message that holds this many gets
+    /// `invalid_field` (`field`: `emoji`, `reason`: `too_many_reactions`),
+    /// and reads return at most this many of a message's reactions (the
+    /// first by first use). 1 … 10000.
+    pub max_reactions_per_message: usize,
     /// How long after a user's last session closed `offline` is announced, ms.
     pub presence_grace_ms: u64,
     /// With NATS: a dead node's users go offline elsewhere within this, ms
@@ -409,6 +415,7 @@ impl Default for Config {
             typing_max_members: 1_000,
             max_presence_subscriptions: 500,
             max_mentions: 50,
+            max_reactions_per_message: crate::store::DEFAULT_MAX_REACTIONS_PER_MESSAGE,
             presence_grace_ms: 5_000,
             presence_ttl_ms: 30_000,
             webhook_url: None,

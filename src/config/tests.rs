@@ -368,3 +368,18 @@ fn retention_settings_are_checked() {
         assert!(loaded.is_err(), "{bad}");
     }
 }
+
+/// `max_reactions_per_message` (§8): 1 … 10000, default 50.
+#[test]
+fn the_reaction_bound_is_checked() {
+    let with = |f: fn(&mut Config)| {
+        let mut config = Config::default();
+        f(&mut config);
+        config.validate()
+    };
+    assert_eq!(Config::default().max_reactions_per_message, 50);
+    assert!(with(|c| c.max_reactions_per_message = 0).is_err());
+    assert!(with(|c| c.max_reactions_per_message = 1).is_ok());
+    assert!(with(|c| c.max_reactions_per_message = 10_000).is_ok());
+    assert!(with(|c| c.max_reactions_per_message = 10_001).is_err());
+}

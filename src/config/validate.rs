@@ -114,6 +114,9 @@ impl Config {
         if self.max_mentions > 10_000 {
             return bad("max_mentions must be at most 10000");
         }
+        if !(1..=10_000).contains(&self.max_reactions_per_message) {
+            return bad("max_reactions_per_message must be between 1 and 10000");
+        }
         self.validate_attachments()?;
         if self.retention_secs > MAX_RETENTION_SECS {
             return bad("retention_secs must be between 0 (forever) and 3155760000");

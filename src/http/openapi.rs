@@ -83,7 +83,8 @@ pub struct HistoryMessage {
     /// Present (`true`, with `deleted`) when the retention sweep erased the
     /// message (§19): no delete entry names it.
     expired: Option<bool>,
-    /// `message` entries: the reactions it holds now, by first use.
+    /// `message` entries: the reactions it holds now, by first use; at most
+    /// `max_reactions_per_message` (default 50) of them.
     reactions: Option<Vec<ReactionCountSchema>>,
     /// `message` entries that mention users (§16): those that were members
     /// when it was stored, in byte order.

@@ -13,6 +13,7 @@ use super::dialect::SqlStore;
 use super::error::StoreError;
 use super::handle::Store;
 use super::pg_hosts::PgHosts;
+use super::types::DEFAULT_MAX_REACTIONS_PER_MESSAGE;
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -144,6 +145,7 @@ impl Store {
                 read_pool,
                 timeout,
                 channel_of_cache: Arc::new(ChannelOfCache::new(CAPACITY)),
+                max_reactions: DEFAULT_MAX_REACTIONS_PER_MESSAGE,
             }))
         } else if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
@@ -173,6 +175,7 @@ impl Store {
                 read_pool,
                 timeout,
                 channel_of_cache: Arc::new(ChannelOfCache::new(CAPACITY)),
+                max_reactions: DEFAULT_MAX_REACTIONS_PER_MESSAGE,
             }))
         } else {
             Err(StoreError::UnsupportedUrl)

@@ -256,6 +256,10 @@ pub struct SqlStore<D: Database> {
     pub(super) timeout: std::time::Duration,
     /// Where the messages this node read or stored live ([`super::Store::channel_of`]).
     pub(super) channel_of_cache: Arc<ChannelOfCache>,
+    /// `max_reactions_per_message` (§8): the most distinct emoji a reaction
+    /// `add` may bring a message to, and the longest reaction list a read
+    /// returns ([`super::Store::with_max_reactions_per_message`]).
+    pub(super) max_reactions: usize,
 }
 
 /// The PostgreSQL store: one pool; `FOR UPDATE` on the channel row
@@ -273,6 +277,7 @@ impl<D: Database> Clone for SqlStore<D> {
             read_pool: self.read_pool.clone(),
             timeout: self.timeout,
             channel_of_cache: Arc::clone(&self.channel_of_cache),
+            max_reactions: self.max_reactions,
         }
     }
 }

@@ -17,20 +17,40 @@ pub(super) static MESSAGES_AFTER: Sql = select_entries!("WHERE channel_id = $1 A
 pub(super) static MESSAGES_BEFORE: Sql =
     select_entries!("WHERE channel_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3");
 /// The reactions of the messages `$1` (a list of ids), with whether `$2`
-/// holds each, by first use. PostgreSQL: whether `$2` holds it is a scalar
-/// subquery (one probe of the primary key per reaction): as a join, the
-/// planner read every row of `reactions` held by `$2` through the primary
-/// key (whose first column is the message, so all of it).
+/// holds each, by first use, the first `$3` of each message
+/// (`max_reactions_per_message`: a message stored over the bound, before
+/// it existed or before it was lowered, is read cut). PostgreSQL: whether
+/// `$2` holds it is a scalar subquery of the rows kept (one probe of the
+/// primary key per reaction): as a join, the planner read every row of
+/// `reactions` held by `$2` through the primary key (whose first column is
+/// the message, so all of it). A message's rows are numbered from its
+/// `reaction_counts` rows (no index by first use: a message over the bound
+/// still costs a scan of its rows, not their transfer).
 static REACTIONS_OF: Sql = Sql::each(
     "SELECT c.message_id::text, c.emoji, c.count, \
          COALESCE((SELECT TRUE FROM reactions r \
          WHERE r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2), FALSE) \
-         FROM reaction_counts c WHERE c.message_id = ANY($1::uuid[]) ORDER BY c.message_id, c.first_seq",
+         FROM (SELECT message_id, emoji, count, first_seq, \
+         row_number() OVER (PARTITION BY message_id ORDER BY first_seq) AS n \
+         FROM reaction_counts WHERE message_id = ANY($1::uuid[])) c \
+         WHERE c.n <= $3 ORDER BY c.message_id, c.first_seq",
     "SELECT c.message_id, c.emoji, c.count, (r.user_id IS NOT NULL) \
-         FROM reaction_counts c LEFT JOIN reactions r \
-         ON r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2 \
-         WHERE c.message_id IN (SELECT value FROM json_each($1)) ORDER BY c.message_id, c.first_seq",
+         FROM (SELECT message_id, emoji, count, first_seq, \
+         row_number() OVER (PARTITION BY message_id ORDER BY first_seq) AS n \
+         FROM reaction_counts WHERE message_id IN (SELECT value FROM json_each($1))) c \
+         LEFT JOIN reactions r ON r.message_id = c.message_id AND r.emoji = c.emoji AND r.user_id = $2 \
+         WHERE c.n <= $3 ORDER BY c.message_id, c.first_seq",
 );
+
+/// How a read renders its messages' reactions: `me` for `reader` (`None`,
+/// the admin: no one's), and at most `most_reactions` of each message, the
+/// first by first use (`max_reactions_per_message`; an export, the user's
+/// own data, reads them all: `usize::MAX`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reading<'a> {
+    pub(super) reader: Option<&'a UserId>,
+    pub(super) most_reactions: usize,
+}
 
 impl Store {
     /// Up to `limit` messages with `seq > after_seq`, in `seq` order, and
@@ -158,7 +178,10 @@ impl<D: Dialect> SqlStore<D> {
             channel_id,
             seq,
             limit,
-            reader,
+            Reading {
+                reader,
+                most_reactions: self.max_reactions,
+            },
             backward,
         )
         .await?;
@@ -168,9 +191,9 @@ impl<D: Dialect> SqlStore<D> {
 
     /// A page read in `tx` by `query` (`$1` = `key`: the channel, or a
     /// thread's root; `$2` = `seq`; `$3` = `limit + 1`), render-ready: each
-    /// `message` entry with its reactions (one statement for the whole
-    /// page) and each reply with its preview (one more), and the channel's
-    /// last seq.
+    /// `message` entry with its reactions as `reading` says (one statement
+    /// for the whole page) and each reply with its preview (one more), and
+    /// the channel's last seq.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn page_in(
         tx: &mut D::Connection,
@@ -179,7 +202,7 @@ impl<D: Dialect> SqlStore<D> {
         channel_id: &ChannelId,
         seq: i64,
         limit: u32,
-        reader: Option<&UserId>,
+        reading: Reading<'_>,
         backward: bool,
     ) -> Result<EntriesPage, StoreError> {
         let rows = sqlx::query::<D>(D::sql(query))
@@ -204,7 +227,7 @@ impl<D: Dialect> SqlStore<D> {
         };
         Self::attach_previews(tx, &mut entries).await?;
         Self::attach_attachments(tx, &mut entries).await?;
-        Self::attach_reactions(tx, &mut entries, reader).await?;
+        Self::attach_reactions(tx, &mut entries, reading).await?;
         Ok(EntriesPage {
             entries,
             has_more,
@@ -213,13 +236,15 @@ impl<D: Dialect> SqlStore<D> {
     }
 
     /// Sets the `reactions` of every `message` entry of `entries` that is
-    /// not deleted (`me` for `reader`): one statement for all of them, in
+    /// not deleted (`me` for `reading.reader`, at most
+    /// `reading.most_reactions` of each): one statement for all of them, in
     /// first-use order per message, none when there is no such entry.
     pub(super) async fn attach_reactions(
         tx: &mut D::Connection,
         entries: &mut [Entry],
-        reader: Option<&UserId>,
+        reading: Reading<'_>,
     ) -> Result<(), StoreError> {
+        let reader = reading.reader;
         let ids: Vec<String> = entries
             .iter()
             .filter(|e| e.kind == EntryKind::Message && !e.deleted)
@@ -231,6 +256,7 @@ impl<D: Dialect> SqlStore<D> {
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
         let rows = D::bind_ids(sqlx::query::<D>(D::sql(&REACTIONS_OF)), &ids)?
             .param(reader.map(UserId::as_str).unwrap_or(""))
+            .param(i64::try_from(reading.most_reactions).unwrap_or(i64::MAX))
             .fetch_all(tx.ex())
             .await?;
         let mut by_message: HashMap<uuid::Uuid, Vec<ReactionState>> = HashMap::new();

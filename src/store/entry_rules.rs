@@ -8,7 +8,8 @@
 //! batch left.
 //!
 //! A new rule of the log (version 1.2: roles, mute, slow mode,
-//! `postingRole`, blocks, replies, attachments, mentions) is added here, once.
+//! `postingRole`, blocks, replies, attachments, mentions, the bound on
+//! distinct emoji per message) is added here, once.
 
 use super::{Change, ChannelSettings, Entry, EntryKind, EntryOutcome, Mentions, NewEntry, Reference, ReplyPreview};
 use crate::ids::{ChannelId, UserId};
@@ -365,6 +366,44 @@ pub(super) fn wants_notification(
 
 /// A reaction count and the seq of its first use (`None`: no one holds it).
 pub(super) type Count = Option<(i64, i64)>;
+
+/// What the rules know of a reaction `add`'s target, as the batch's earlier
+/// entries left it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ReactionsHeld {
+    /// How many distinct emoji someone holds on the target. A path may read
+    /// it only up to a cap of at least `max_reactions_per_message` (and add
+    /// room for the batch's removes): past the bound the exact number does
+    /// not matter.
+    pub(super) distinct: i64,
+    /// Whether someone holds the added emoji on the target.
+    pub(super) emoji_held: bool,
+}
+
+/// Why a reaction `add` whose target is as `held` says may not be stored,
+/// or `None` when it may; judged after [`refusal`] (a deleted target or a
+/// non-member is refused for that first). An emoji no one holds on a target
+/// that already holds `most` (`max_reactions_per_message`) distinct ones:
+/// `TooManyReactions`. An emoji someone holds (another user's +1, or the
+/// sender's own no-op add) still counts up at the bound, and a `remove` is
+/// never asked about.
+pub(super) fn reaction_refusal(held: ReactionsHeld, most: usize) -> Option<EntryOutcome> {
+    let full = usize::try_from(held.distinct).is_ok_and(|distinct| distinct >= most);
+    (full && !held.emoji_held).then_some(EntryOutcome::TooManyReactions { most })
+}
+
+/// Whether `send` is a reaction `add`, the one entry [`reaction_refusal`]
+/// judges: its target and emoji.
+pub(super) fn added_reaction(send: &NewEntry) -> Option<(uuid::Uuid, &str)> {
+    match &send.change {
+        Change::React {
+            target,
+            emoji,
+            add: true,
+        } => Some((*target, emoji.as_str())),
+        _ => None,
+    }
+}
 
 /// Whether a reaction entry (`add`, or remove) by a user who `held` it
 /// before changes anything: an `add` of a held reaction and a `remove` of

@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use super::attachments::{attachment_columns, attachment_from_row};
 use super::channel_types::parse_role;
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::entries::Reading;
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::{dispatch, AttachmentRow, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
@@ -141,7 +142,13 @@ impl<D: Dialect> SqlStore<D> {
                 let mut entries = rows.iter().map(entry_from_row).collect::<Result<Vec<_>, _>>()?;
                 Self::attach_previews(&mut tx, &mut entries).await?;
                 Self::attach_attachments(&mut tx, &mut entries).await?;
-                Self::attach_reactions(&mut tx, &mut entries, Some(user)).await?;
+                // An export is the user's own data: every reaction, past
+                // `max_reactions_per_message` too.
+                let reading = Reading {
+                    reader: Some(user),
+                    most_reactions: usize::MAX,
+                };
+                Self::attach_reactions(&mut tx, &mut entries, reading).await?;
                 Ok(entries)
             })
             .await?;

@@ -96,6 +96,22 @@ impl Store {
         tokio::time::Instant::now() + self.timeout()
     }
 
+    /// This store with `max_reactions_per_message` set to `most` (default
+    /// [`super::DEFAULT_MAX_REACTIONS_PER_MESSAGE`]): a reaction `add` of an
+    /// emoji no one holds on a message that holds `most` distinct emoji is
+    /// refused ([`super::EntryOutcome::TooManyReactions`]), and reads that
+    /// render a message's state (pages of the log, thread pages, search
+    /// results; not exports) return at most `most` of its reactions, the
+    /// first by first use.
+    #[must_use]
+    pub fn with_max_reactions_per_message(mut self, most: usize) -> Self {
+        match &mut self {
+            Store::Postgres(s) => s.max_reactions = most,
+            Store::Sqlite(s) => s.max_reactions = most,
+        }
+        self
+    }
+
     pub(super) fn channel_of_cache(&self) -> &ChannelOfCache {
         match self {
             Store::Postgres(s) => &s.channel_of_cache,

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use sqlx::Sqlite;
 
-use super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
 use super::entry_row::{entry_from_row, id_text, mentions_text, op_text, participants_text};
 use super::entry_rules::{self, ChannelRules, TargetState};
@@ -76,6 +76,14 @@ static COUNT_GONE: Sql =
     Sql::same("DELETE FROM reaction_counts WHERE message_id = $1::uuid AND emoji = $2 AND count = 1");
 static COUNT_DOWN: Sql =
     Sql::same("UPDATE reaction_counts SET count = count - 1 WHERE message_id = $1::uuid AND emoji = $2");
+/// What the rules know of an `add` of reaction `$2` on message `$1`: how
+/// many distinct emoji are held on `$1`, counted up to `$3` (the bound:
+/// past it the number does not matter, and a message stored over it is
+/// not counted through), and whether someone holds `$2`.
+static REACTIONS_HELD: Sql = Sql::same(
+    "SELECT (SELECT count(*) FROM (SELECT 1 FROM reaction_counts WHERE message_id = $1::uuid LIMIT $3) AS held), \
+     EXISTS (SELECT 1 FROM reaction_counts WHERE message_id = $1::uuid AND emoji = $2)",
+);
 /// Slow mode: `$3` is the `ts` of member `$2`'s last message in channel `$1`.
 pub(super) const KEEP_LAST_MESSAGE: &str = "INSERT INTO member_limits (channel_id, user_id, last_message_ts) \
      VALUES ($1, $2, $3) ON CONFLICT (channel_id, user_id) DO UPDATE SET last_message_ts = excluded.last_message_ts";
@@ -273,6 +281,16 @@ impl<D: Dialect> SqlStore<D> {
                     outcomes.push(refusal);
                     continue;
                 }
+                // A reaction `add`: `max_reactions_per_message`, against
+                // the holders the batch's earlier entries left (applied in
+                // this transaction).
+                if let Some((target, emoji)) = entry_rules::added_reaction(send) {
+                    let held = Self::reactions_held_in(&mut tx, target, emoji, self.max_reactions).await?;
+                    if let Some(refusal) = entry_rules::reaction_refusal(held, self.max_reactions) {
+                        outcomes.push(refusal);
+                        continue;
+                    }
+                }
             } else if let Some(refusal) = entry_rules::refusal(send, sender.as_ref(), &channel.rules, None, now) {
                 // A member's message the moderation rules refuse (§17):
                 // still a retry when its key is stored.
@@ -415,6 +433,27 @@ impl<D: Dialect> SqlStore<D> {
             Some(id) => Ok(Self::target_in(tx, id).await?.map(TargetState::from)),
             None => Ok(None),
         }
+    }
+
+    /// The reaction state of `target` an `add` of `emoji` is judged by
+    /// ([`REACTIONS_HELD`]), read in the transaction; the distinct emoji
+    /// counted up to `most`.
+    async fn reactions_held_in(
+        tx: &mut sqlx::Transaction<'static, D>,
+        target: uuid::Uuid,
+        emoji: &str,
+        most: usize,
+    ) -> Result<entry_rules::ReactionsHeld, StoreError> {
+        let row = sqlx::query::<D>(D::sql(&REACTIONS_HELD))
+            .param(id_text(target))
+            .param(emoji)
+            .param(i64::try_from(most).unwrap_or(i64::MAX))
+            .fetch_one(tx.ex())
+            .await?;
+        Ok(entry_rules::ReactionsHeld {
+            distinct: row.value(0)?,
+            emoji_held: row.value(1)?,
+        })
     }
 
     async fn target_in(

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
-use super::entries::MESSAGE_BY_ID;
+use super::entries::{Reading, MESSAGE_BY_ID};
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::entry_rules::{self, TargetState};
 use super::{dispatch, EntriesPage, Entry, EntryOutcome, ReplyPreview, Store, StoreError};
@@ -82,7 +82,21 @@ impl<D: Dialect> SqlStore<D> {
             return Ok(Err(refused));
         }
         let query = if backward { &THREAD_BEFORE } else { &THREAD_AFTER };
-        let page = Self::page_in(&mut *tx, query, id_text(root), channel_id, seq, limit, reader, backward).await?;
+        let reading = Reading {
+            reader,
+            most_reactions: self.max_reactions,
+        };
+        let page = Self::page_in(
+            &mut *tx,
+            query,
+            id_text(root),
+            channel_id,
+            seq,
+            limit,
+            reading,
+            backward,
+        )
+        .await?;
         tx.commit().await?;
         Ok(Ok(page))
     }

@@ -24,6 +24,7 @@
 //! snapshot: a result is of a channel the user is a member of at the read.
 
 use super::dialect::{Columns, Dialect, Executes, Kind, Params, SqlStore};
+use super::entries::Reading;
 use super::entry_row::{entry_from_row, id_text, message_columns};
 use super::search_terms::{fts_query, is_indexed, like_pattern, short_term_variants};
 use super::{dispatch, Entry, Store, StoreError};
@@ -159,7 +160,11 @@ impl<D: Dialect> SqlStore<D> {
         };
         Self::attach_previews(&mut tx, &mut page.entries).await?;
         Self::attach_attachments(&mut tx, &mut page.entries).await?;
-        Self::attach_reactions(&mut tx, &mut page.entries, Some(request.user)).await?;
+        let reading = Reading {
+            reader: Some(request.user),
+            most_reactions: self.max_reactions,
+        };
+        Self::attach_reactions(&mut tx, &mut page.entries, reading).await?;
         tx.commit().await?;
         Ok(Ok(page))
     }

@@ -475,7 +475,19 @@ pub enum EntryOutcome {
         /// Until the sender may store its next message (`retryAfterMs`), > 0.
         retry_after_ms: i64,
     },
+    /// A reaction `add` of an emoji no one holds on a target that already
+    /// holds `most` distinct emoji (`max_reactions_per_message`):
+    /// `invalid_field`, `field: "emoji"`, `reason: "too_many_reactions"`;
+    /// nothing stored.
+    TooManyReactions {
+        /// `max_reactions_per_message` when it was decided.
+        most: usize,
+    },
 }
+
+/// The default of `max_reactions_per_message`: the most distinct emoji one
+/// message may hold (§8), and the longest reaction list a read returns.
+pub const DEFAULT_MAX_REACTIONS_PER_MESSAGE: usize = 50;
 
 /// The result of one committed batch of sends.
 #[derive(Debug, Default)]

@@ -43,6 +43,7 @@ mod moderation_delete;
 mod nginx;
 mod openapi;
 mod presence;
+mod reactions;
 mod receipts;
 mod replies;
 mod retention;

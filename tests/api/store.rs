@@ -130,7 +130,16 @@ mod postgres_set_based_changes {
     }
 
     async fn side() -> Side {
+        side_with(None).await
+    }
+
+    /// [`side`] with `max_reactions_per_message` at `most` (`None`: the default).
+    async fn side_with(most: Option<usize>) -> Side {
         let (store, db) = open(Backend::Postgres).await;
+        let store = match most {
+            Some(most) => store.with_max_reactions_per_message(most),
+            None => store,
+        };
         store
             .create_channel(&ch("c1"), &[user("alice"), user("bob"), user("carol")], 1)
             .await
@@ -362,10 +371,22 @@ mod postgres_set_based_changes {
     /// messages, reactions, reaction_counts and channels is the same.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn random_mixed_batches_decide_as_the_per_row_path() {
+        random_mixed_batches(None).await;
+    }
+
+    /// As [`random_mixed_batches_decide_as_the_per_row_path`], with
+    /// `max_reactions_per_message` at 2 (of the three emoji): adds refused
+    /// at the bound, and removes freeing a place, in the same batches.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn random_mixed_batches_under_a_reaction_bound_decide_as_the_per_row_path() {
+        random_mixed_batches(Some(2)).await;
+    }
+
+    async fn random_mixed_batches(most: Option<usize>) {
         if chatd_testkit::postgres_url().is_none() {
             return;
         }
-        let (sets, rows) = (side().await, side().await);
+        let (sets, rows) = (side_with(most).await, side_with(most).await);
         moderate(&sets).await;
         moderate(&rows).await;
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
@@ -474,6 +495,11 @@ mod postgres_set_based_changes {
                 "no {expected} outcome: the test proves nothing"
             );
         }
+        assert_eq!(
+            seen.iter().any(|o| o.starts_with("TooManyReactions")),
+            most.is_some(),
+            "TooManyReactions outcomes exactly under a bound"
+        );
     }
 
     /// A batch of replies stays on the set-based path (§14: no per-row

@@ -1467,7 +1467,8 @@ pub struct ErrorFrame {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
     /// Version 1.2: a lower-case word telling refusals of one code apart
-    /// (`muted`, `banned`, `blocked`, `slow_mode`, `read_only`, `dm_policy`).
+    /// (`muted`, `banned`, `blocked`, `slow_mode`, `read_only`, `dm_policy`,
+    /// `too_many_reactions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }

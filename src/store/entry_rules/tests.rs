@@ -284,6 +284,37 @@ fn reactions_move_holders_and_counts() {
 }
 
 #[test]
+fn an_add_of_a_new_emoji_at_the_bound_is_refused_a_held_one_is_not() {
+    let t = uuid::Uuid::from_u128(1);
+    let react = |emoji: &str, add: bool| {
+        entry(
+            Change::React {
+                target: t,
+                emoji: emoji.into(),
+                add,
+            },
+            "alice",
+        )
+    };
+    assert_eq!(added_reaction(&react("x", true)), Some((t, "x")));
+    assert_eq!(added_reaction(&react("x", false)), None, "a remove is never judged");
+    assert_eq!(added_reaction(&entry(Change::Delete { target: t }, "alice")), None);
+    let held = |distinct, emoji_held| ReactionsHeld { distinct, emoji_held };
+    assert_eq!(reaction_refusal(held(2, false), 3), None, "room for one more");
+    assert_eq!(
+        reaction_refusal(held(3, false), 3),
+        Some(EntryOutcome::TooManyReactions { most: 3 })
+    );
+    assert_eq!(
+        reaction_refusal(held(7, false), 3),
+        Some(EntryOutcome::TooManyReactions { most: 3 }),
+        "stored over the bound"
+    );
+    assert_eq!(reaction_refusal(held(3, true), 3), None, "a +1 of a held emoji");
+    assert_eq!(reaction_refusal(held(7, true), 3), None);
+}
+
+#[test]
 fn a_mute_in_force_refuses_all_but_a_delete_until_it_ends() {
     let t = uuid::Uuid::from_u128(1);
     let mine = target(EntryKind::Message, false, "room", "alice");

@@ -27,12 +27,17 @@ const MESSAGES_BY_IDS: &str = concat!(
 /// into a join), so each is one probe of a primary key whatever the
 /// tables' sizes. As joins (or `EXISTS`, which may be hashed), a plan
 /// made while the tables were small (and kept by the connection's
-/// prepared statement) scanned the whole table on every batch.
+/// prepared statement) scanned the whole table on every batch. The last
+/// column: how many distinct emoji are held on the message, counted up to
+/// `$4` (`max_reactions_per_message` plus the batch's size: a message
+/// stored over the bound is not counted through, and the batch's removes
+/// cannot bring a capped count below the bound while the true one is not).
 const REACTION_STATE_OF: &str = "SELECT u.message_id::text, u.emoji, u.user_id, \
      COALESCE((SELECT TRUE FROM reactions r \
      WHERE r.message_id = u.message_id AND r.emoji = u.emoji AND r.user_id = u.user_id), FALSE), \
      (SELECT ARRAY[c.count, c.first_seq] FROM reaction_counts c \
-     WHERE c.message_id = u.message_id AND c.emoji = u.emoji) \
+     WHERE c.message_id = u.message_id AND c.emoji = u.emoji), \
+     (SELECT count(*) FROM (SELECT 1 FROM reaction_counts d WHERE d.message_id = u.message_id LIMIT $4) AS held) \
      FROM UNNEST($1::uuid[], $2::text[], $3::text[]) AS u(message_id, emoji, user_id)";
 
 /// Marks the messages `$1` (text[] of ids) deleted and erases their text.
@@ -91,6 +96,10 @@ pub(super) struct Changes {
     holders: BTreeMap<Holder, (bool, bool)>,
     /// Per (target, emoji) of the batch's reactions: (before, now).
     counts: BTreeMap<CountKey, (Count, Count)>,
+    /// Per target of the batch's reactions: how many distinct emoji are
+    /// held on it now (counted up to a cap at the read: see
+    /// `REACTION_STATE_OF`), for `max_reactions_per_message`.
+    distinct: HashMap<uuid::Uuid, i64>,
     /// The latest edit of each target: its text and ts.
     edits: BTreeMap<uuid::Uuid, (String, i64)>,
     /// How the batch moves each thread root's summary.
@@ -101,11 +110,14 @@ pub(super) struct Changes {
 
 impl Changes {
     /// Reads the targets of the batch's changes with one statement, and
-    /// with another which of its reactions are held and the counts of its
-    /// (target, emoji) pairs.
+    /// with another which of its reactions are held, the counts of its
+    /// (target, emoji) pairs and how many distinct emoji each target
+    /// holds (counted up to `most`, `max_reactions_per_message`, plus the
+    /// batch's size).
     pub(super) async fn read(
         tx: &mut sqlx::Transaction<'static, Postgres>,
         sends: &[NewEntry],
+        most: usize,
     ) -> Result<Self, StoreError> {
         let mut changes = Changes::default();
         let targets: BTreeSet<uuid::Uuid> = sends
@@ -134,15 +146,18 @@ impl Changes {
             return Ok(changes);
         }
         let (ids, emojis, users) = holder_columns(changes.holders.keys());
+        let cap = i64::try_from(most.saturating_add(sends.len())).unwrap_or(i64::MAX);
         for row in sqlx::query(REACTION_STATE_OF)
             .bind(&ids)
             .bind(&emojis)
             .bind(&users)
+            .bind(cap)
             .fetch_all(&mut **tx)
             .await?
         {
             let (target, emoji, user): (uuid::Uuid, String, String) =
                 (parse_uuid(row.try_get(0)?)?, row.try_get(1)?, row.try_get(2)?);
+            changes.distinct.insert(target, row.try_get(5)?);
             if row.try_get::<bool, _>(3)? {
                 changes.holders.insert((target, emoji.clone(), user), (true, true));
             }
@@ -203,10 +218,30 @@ impl Changes {
                 }
                 *held = *add;
                 let count = &mut self.counts.entry((*target, emoji.clone())).or_insert((None, None)).1;
+                let was_held = count.is_some();
                 *count = entry_rules::next_count(*count, *add, entry.seq);
+                let now_held = count.is_some();
+                if was_held != now_held {
+                    *self.distinct.entry(*target).or_insert(0) += if now_held { 1 } else { -1 };
+                }
                 true
             }
         }
+    }
+
+    /// What the rules know of `send`'s target when it is a reaction `add`
+    /// ([`entry_rules::reaction_refusal`]), as the batch's earlier entries
+    /// left it; `None` for any other entry.
+    pub(super) fn reactions_held(&self, send: &NewEntry) -> Option<entry_rules::ReactionsHeld> {
+        let (target, emoji) = entry_rules::added_reaction(send)?;
+        let emoji_held = self
+            .counts
+            .get(&(target, emoji.to_owned()))
+            .is_some_and(|(_, now)| now.is_some());
+        Some(entry_rules::ReactionsHeld {
+            distinct: self.distinct.get(&target).copied().unwrap_or(0),
+            emoji_held,
+        })
     }
 
     /// The effects that bring the tables to the batch's end state, but

@@ -199,11 +199,11 @@ impl SqlStore<Postgres> {
         let mut tx = self.begin_write().await?;
         let mut channels = Self::lock_batch_channels(&mut tx, sends, offline).await?;
         let mut changes = if sends.iter().any(|s| s.change != Change::Message) {
-            Changes::read(&mut tx, sends).await?
+            Changes::read(&mut tx, sends, self.max_reactions).await?
         } else {
             Changes::default()
         };
-        let decided = Decided::decide(sends, &mut channels, &mut changes, now);
+        let decided = Decided::decide(sends, &mut channels, &mut changes, now, self.max_reactions);
         let effects = changes.effects()?;
         if !Self::insert_entries(&mut tx, sends, &decided, &channels, effects.as_ref()).await? {
             // A key was stored already (a retry) or by a transaction that
@@ -504,9 +504,16 @@ struct Decided {
 impl Decided {
     /// Decides each send in batch order, as the per-row path does: a send
     /// to an unknown channel, by a non-member or failing its target's
-    /// checks is refused; any other becomes the next entry of its channel
-    /// and moves `changes` (so a later send sees its effect).
-    fn decide(sends: &[NewEntry], channels: &mut BTreeMap<String, Locked>, changes: &mut Changes, now: i64) -> Self {
+    /// checks (a reaction `add` past `most`, `max_reactions_per_message`,
+    /// included) is refused; any other becomes the next entry of its
+    /// channel and moves `changes` (so a later send sees its effect).
+    fn decide(
+        sends: &[NewEntry],
+        channels: &mut BTreeMap<String, Locked>,
+        changes: &mut Changes,
+        now: i64,
+        most: usize,
+    ) -> Self {
         let mut decided = Decided {
             outcomes: Vec::with_capacity(sends.len()),
             refused: Vec::new(),
@@ -521,7 +528,12 @@ impl Decided {
             let state = |id: Option<uuid::Uuid>| id.and_then(|id| changes.targets.get(&id));
             let refs = send.change.references();
             let refusal = entry_rules::refusal(send, sender.as_ref(), &rules, state(send.change.target()), now)
-                .or_else(|| entry_rules::reference_refusal(send, state(refs.reply_to), state(refs.thread_id)));
+                .or_else(|| entry_rules::reference_refusal(send, state(refs.reply_to), state(refs.thread_id)))
+                .or_else(|| {
+                    changes
+                        .reactions_held(send)
+                        .and_then(|held| entry_rules::reaction_refusal(held, most))
+                });
             let preview = state(refs.reply_to).map(|t| Box::new(t.reply_preview()));
             let (Some(channel), None) = (channel, &refusal) else {
                 decided.refused.push(index);
