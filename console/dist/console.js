@@ -127,7 +127,9 @@
      * A word telling refusals of one code apart, when the server gave one (version 1.2, the
      * HTTP error body's `reason`): e.g. `dm_policy` for a direct channel that `dm_policy`
      * refuses, `banned` for a join refused to a banned user; moderation's (§17) `muted`,
-     * `read_only`, `slow_mode` and `blocked` in `ERROR` frames. Unknown reasons are passed through.
+     * `read_only`, `slow_mode` and `blocked` in `ERROR` frames; `too_many_reactions` for a
+     * reaction refused because its message holds `max_reactions_per_message` distinct emoji
+     * (§8). Unknown reasons are passed through.
      */
     reason;
     /** Creates an error; `retryable` defaults to the spec's classification of `code`. */
@@ -6104,6 +6106,8 @@
         return "The other member blocks you, so this was not sent.";
       case "banned":
         return "You are banned from this channel.";
+      case "too_many_reactions":
+        return "This message already has as many different reactions as the server allows; add one of those it has.";
       default:
         break;
     }
