@@ -16,6 +16,24 @@ use crate::telemetry;
 /// The `route` of a request no route matched (a 404 or the console when off).
 pub const UNMATCHED: &str = "unmatched";
 
+/// Longest path written to a log line, bytes: a longer one (anyone may send
+/// a path of tens of kilobytes, no credential needed) is cut there, on a
+/// character boundary, and marked with `…`.
+pub const MAX_LOGGED_PATH_BYTES: usize = 256;
+
+/// `path` as it goes into a log line: at most [`MAX_LOGGED_PATH_BYTES`]
+/// bytes of it, then `…` when it was longer.
+pub fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.len() <= MAX_LOGGED_PATH_BYTES {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let mut end = MAX_LOGGED_PATH_BYTES;
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}…", &path[..end]))
+}
+
 /// Logs and counts the request once its response head is ready. For the
 /// WebSocket route that is the `101` (the session's life is not counted).
 pub(super) async fn observe(request: Request, next: Next) -> Response {
@@ -25,7 +43,7 @@ pub(super) async fn observe(request: Request, next: Next) -> Response {
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| UNMATCHED.to_owned(), |path| path.as_str().to_owned());
-    let path = request.uri().path().to_owned();
+    let path = logged_path(request.uri().path()).into_owned();
     let response = next.run(request).await;
     let took = started.elapsed();
     let status = response.status().as_u16();
@@ -40,4 +58,22 @@ pub(super) async fn observe(request: Request, next: Next) -> Response {
         "request"
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_path_is_cut_on_a_character_boundary() {
+        assert_eq!(logged_path("/v1/ws"), "/v1/ws");
+        let exact = "a".repeat(MAX_LOGGED_PATH_BYTES);
+        assert_eq!(logged_path(&exact), exact.as_str());
+        // "é" is two bytes: the cut falls inside one and moves back.
+        let long = format!("/{}", "é".repeat(MAX_LOGGED_PATH_BYTES));
+        let cut = logged_path(&long);
+        assert!(cut.ends_with('…'), "{cut}");
+        assert!(cut.len() <= MAX_LOGGED_PATH_BYTES + '…'.len_utf8());
+        assert!(long.starts_with(cut.trim_end_matches('…')));
+    }
 }

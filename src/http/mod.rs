@@ -189,7 +189,7 @@ fn routes_with_layers(state: AppState, hide_admin: bool) -> Router {
         .layer(
             // Log the path only: the query may hold an access_token.
             TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
-                tracing::info_span!("http", method = %request.method(), path = %request.uri().path())
+                tracing::info_span!("http", method = %request.method(), path = %access::logged_path(request.uri().path()))
             }),
         )
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))

@@ -197,3 +197,29 @@ async fn the_database_notice_at_start_is_debug(backend: Backend) {
         assert!(notices > 0, "PostgreSQL's notice at debug: {lines:?}");
     }
 }
+
+/// A path of 60 KB, no credential needed: every log line it reaches holds at
+/// most its first 256 bytes (the access line and the request's span); before,
+/// each request wrote its path twice into one 120 KB line.
+#[tokio::test]
+async fn a_long_path_is_cut_in_the_log() {
+    let db = TestDb::new(Backend::Sqlite).await;
+    let server = start(&db, None);
+    let long = format!("/{}", "x".repeat(60_000));
+    let res = reqwest::Client::new()
+        .get(server.url(&long))
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 404);
+    let lines = stop(server);
+    let request = events(&lines, "request");
+    let line = request
+        .iter()
+        .find(|e| e["path"].as_str().is_some_and(|p| p.starts_with("/xxx")))
+        .expect("the request's access line");
+    let path = line["path"].as_str().expect("path");
+    assert!(path.len() <= 256 + '…'.len_utf8() && path.ends_with('…'), "{path}");
+    let longest = lines.iter().map(String::len).max().unwrap_or(0);
+    assert!(longest < 2_000, "a log line of {longest} bytes");
+}
