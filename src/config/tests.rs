@@ -383,3 +383,38 @@ fn the_reaction_bound_is_checked() {
     assert!(with(|c| c.max_reactions_per_message = 10_000).is_ok());
     assert!(with(|c| c.max_reactions_per_message = 10_001).is_err());
 }
+
+/// `listen` and `admin_listen` must look like `host:port`: anything else is
+/// a configuration error (exit 2) at load, not a failure to bind (exit 1).
+#[test]
+fn listen_addresses_are_checked() {
+    let with = |listen: &str, admin: Option<&str>| {
+        let mut config = Config::default();
+        config.listen = listen.to_owned();
+        config.admin_listen = admin.map(str::to_owned);
+        config.validate()
+    };
+    for good in [
+        "127.0.0.1:8080",
+        "0.0.0.0:0",
+        "[::1]:8080",
+        "localhost:8080",
+        "chat-1.internal:443",
+    ] {
+        assert!(with(good, None).is_ok(), "{good}");
+        assert!(with("127.0.0.1:8080", Some(good)).is_ok(), "admin {good}");
+    }
+    for bad in [
+        "garbage",
+        "",
+        ":8080",
+        "127.0.0.1",
+        "127.0.0.1:http",
+        "127.0.0.1:70000",
+        "a b:80",
+        "[::1:80",
+    ] {
+        assert!(with(bad, None).is_err(), "{bad}");
+        assert!(with("127.0.0.1:8080", Some(bad)).is_err(), "admin {bad}");
+    }
+}

@@ -12,6 +12,18 @@ impl Config {
     /// [`ConfigError::Invalid`] naming the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |m: &str| Err(ConfigError::Invalid(m.to_owned()));
+        for (key, addr) in [
+            ("listen", Some(&self.listen)),
+            ("admin_listen", self.admin_listen.as_ref()),
+        ] {
+            if let Some(addr) = addr {
+                if !valid_listen_address(addr) {
+                    return bad(&format!(
+                        "{key}: {addr:?} is not a listen address (host:port, e.g. 127.0.0.1:8080 or [::1]:8080)"
+                    ));
+                }
+            }
+        }
         if self.jwt_leeway_secs > 60 {
             return bad("jwt_leeway_secs must be at most 60");
         }
@@ -257,4 +269,22 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Whether `addr` has the shape of a listen address: `host:port` with a
+/// port number (0 … 65535) and a host that is an IP address (IPv6 in
+/// brackets) or a name; whether it can be bound is known only at start.
+fn valid_listen_address(addr: &str) -> bool {
+    if addr.parse::<std::net::SocketAddr>().is_ok() {
+        return true;
+    }
+    let Some((host, port)) = addr.rsplit_once(':') else {
+        return false;
+    };
+    let host_ok = !host.is_empty()
+        && host.len() <= 253
+        && host
+            .split('.')
+            .all(|label| !label.is_empty() && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    host_ok && port.parse::<u16>().is_ok()
 }
