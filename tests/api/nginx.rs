@@ -20,10 +20,11 @@ use chatd_testkit::*;
 
 /// What the test changes in the documented block, each of which must be in
 /// it: TLS off (no certificate here), chatd's and nginx's ports, the access
-/// log's path.
+/// and error logs' paths.
 const DOC_LISTEN: &str = "listen 443 ssl;";
 const DOC_UPSTREAM: &str = "server 127.0.0.1:8080;";
 const DOC_ACCESS_LOG: &str = "/var/log/nginx/chatd.access.log";
+const DOC_ERROR_LOG: &str = "/var/log/nginx/chatd.error.log";
 
 /// The routes that nginx must not pass on besides [`chatd::http::ADMIN_ROUTES`]:
 /// the probes and the document, for the private network only.
@@ -50,7 +51,7 @@ fn documented_config() -> String {
     let block = blocks.next().expect("a ```nginx block in docs/security.md");
     assert!(blocks.next().is_none(), "one ```nginx block in docs/security.md");
     let block = &block[..block.find("\n```").expect("the block's end")];
-    for needle in [DOC_LISTEN, DOC_UPSTREAM, DOC_ACCESS_LOG] {
+    for needle in [DOC_LISTEN, DOC_UPSTREAM, DOC_ACCESS_LOG, DOC_ERROR_LOG] {
         assert!(
             block.contains(needle),
             "docs/security.md's nginx block has no `{needle}`"
@@ -85,6 +86,7 @@ impl Nginx {
             .replace(DOC_LISTEN, &format!("listen 127.0.0.1:{port};"))
             .replace(DOC_UPSTREAM, &format!("server {upstream};"))
             .replace(DOC_ACCESS_LOG, &format!("{prefix}/access.log"))
+            .replace(DOC_ERROR_LOG, &format!("{prefix}/chatd.error.log"))
             .lines()
             .filter(|line| !line.trim_start().starts_with("ssl_certificate"))
             .collect::<Vec<_>>()
@@ -161,6 +163,42 @@ fn operations(doc: &Value) -> Vec<(String, String, bool)> {
         }
     }
     operations
+}
+
+/// While chatd is unreachable (a restart), every reconnect through the
+/// documented block fails in nginx; no log of nginx holds the `access_token`
+/// of those requests. Before, the block left nginx's error log at `error`,
+/// which writes each failed request line, token included.
+#[tokio::test]
+async fn the_documented_nginx_config_logs_no_token_while_chatd_is_down() {
+    let Some(binary) = nginx_binary() else {
+        assert!(
+            std::env::var("CHATD_REQUIRE_NGINX").as_deref() != Ok("1"),
+            "CHATD_REQUIRE_NGINX=1 but there is no nginx (/usr/sbin/nginx or on PATH)"
+        );
+        eprintln!("SKIPPED: no nginx (/usr/sbin/nginx or on PATH); apt-get install nginx");
+        return;
+    };
+    // Nothing listens there: chatd is down.
+    let nginx = Nginx::start(&binary, &format!("127.0.0.1:{}", free_port()));
+    let token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLW9mLWFsaWNl";
+    let http = reqwest::Client::new();
+    for path in [
+        format!("/v1/ws?access_token={token}"),
+        format!("/v1/channels/room/messages?latest=true&access_token={token}"),
+    ] {
+        let res = http.get(nginx.url(&path)).send().await.expect("http");
+        assert_eq!(res.status(), 502, "{path}");
+    }
+    let mut logs = String::new();
+    for entry in std::fs::read_dir(nginx.dir.path()).expect("nginx dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "log") {
+            logs.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+    assert!(logs.contains("/v1/ws"), "the access log has the requests: {logs}");
+    assert!(!logs.contains(token), "a token in nginx's logs: {logs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
