@@ -2,9 +2,11 @@
 // Chromium driven by playwright-core against chatd behind nginx running the ```nginx block
 // of docs/security.md (test/nginx.ts). Two users chat through it: a message is seen live
 // over the WebSocket through nginx, a reaction and a reply come back, a reload shows the
-// history; no request of the chat view is stopped by nginx. The admin view's sign-in does
-// not pass nginx (the block keeps the admin routes for the private network): the console
-// says so on its card and does not open the admin tools.
+// history; no request of the chat view is stopped by nginx. With chatd stopped behind
+// nginx, the console says the server is unreachable (nginx's 502: src/adapter.ts), keeps
+// a send and delivers it once chatd is back. The admin view's sign-in does not pass nginx
+// (the block keeps the admin routes for the private network): the console says where the
+// admin API is (src/admin.ts) and does not open the admin tools.
 //
 // Without nginx the file says so and is skipped, unless CHATD_REQUIRE_NGINX=1 (then it
 // fails), as tests/api/nginx.rs does.
@@ -112,6 +114,33 @@ describe('the console through the documented nginx configuration', { skip: nginx
     }
   });
 
+  test('chatd down behind nginx: the console says the server is unreachable (the proxy answers 502), keeps a send, and delivers it through nginx once chatd is back', async () => {
+    const [alice, aliceTrouble] = await signIn('alice');
+    const [bob] = await signIn('bob');
+    await openChannel(alice, 'proxied');
+    await openChannel(bob, 'proxied');
+    await chatd.stop();
+    try {
+      await alice.locator('#conn[data-state="offline"]', { hasText: 'Offline: server unreachable' }).waitFor();
+      await alice.locator('#banner', { hasText: 'The chat server cannot be reached' }).waitFor();
+      await send(alice, 'sent while chatd was down');
+      await message(alice, 'sent while chatd was down').waitFor();
+    } finally {
+      await chatd.spawn();
+    }
+    await connected(alice);
+    await connected(bob);
+    await message(bob, 'sent while chatd was down').waitFor();
+    await until(
+      async () => (await chatd.history('proxied')).filter((m) => m.body === 'sent while chatd was down').length === 1,
+      'the send stored once',
+    );
+    // while chatd was down the page's requests got nginx's answers: its 502s and its 404 for /readyz, nothing else
+    const other = aliceTrouble.failed.filter((f) => !/ (502|404)$/.test(f) && !f.startsWith('GET /v1/ws '));
+    assert.deepEqual(other, [], 'requests that failed otherwise');
+    assert.deepEqual(aliceTrouble.errors, []);
+  });
+
   test("the admin view's sign-in does not pass nginx: the card says it failed, the admin tools stay closed, the page does not break", async () => {
     const page = await browsers.newPage(nginx.url, { viewport: VIEWPORT });
     const trouble = watch(page);
@@ -123,7 +152,7 @@ describe('the console through the documented nginx configuration', { skip: nginx
     await page.locator('.result[data-ok="false"], #new-channel-id').first().waitFor();
     assert.equal(await page.locator('#new-channel-id').count(), 0, 'the admin view opened through nginx');
     const text = (await out.textContent()) ?? '';
-    assert.match(text, /HTTP 404/, `the card's words: ${text}`);
+    assert.match(text, /^The admin API is not served at this address \(HTTP 404\)/, `the card's words: ${text}`);
     // the token is not held
     assert.equal(await page.locator('#conn[data-state="admin"]').count(), 0);
     // the one request the card made was stopped by nginx (its 404 page, not chatd's JSON)
@@ -133,7 +162,7 @@ describe('the console through the documented nginx configuration', { skip: nginx
     await page.locator('#admin-open').click();
     await until(() => Promise.resolve(trouble.failed.length === 2), 'the second sign-in');
     assert.deepEqual(trouble.failed, ['GET /v1/channels 404', 'GET /v1/channels 404']);
-    assert.match((await out.textContent()) ?? '', /HTTP 404/);
+    assert.match((await out.textContent()) ?? '', /^The admin API is not served at this address/);
     assert.equal(await page.locator('#new-channel-id').count(), 0);
     assert.deepEqual(trouble.errors, []);
     // the admin token reaches chatd directly (the private network), so nginx alone stopped it
