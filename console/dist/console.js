@@ -5040,6 +5040,7 @@
         const body = await r.json().catch(() => ({}));
         return { kind: "token", message: body.error?.message ?? "unauthorized" };
       }
+      if (r.status === 502 || r.status === 504) return { kind: "server_down" };
     } catch {
       return { kind: "server_down" };
     }
@@ -5697,6 +5698,7 @@
     }
     renderAdminTools(root);
   }
+  var ADMIN_NOT_HERE = "The admin API is not served at this address (HTTP 404): open /console#admin on chatd’s admin address (admin_listen, or the private network), not through the public address or its proxy.";
   function renderAdminSignIn(root) {
     const input = h("input", {
       id: "admin-token",
@@ -5725,7 +5727,7 @@
               renderAdmin(root);
             } else {
               setAdminToken(void 0);
-              result(out, false, apiError(r));
+              result(out, false, r.status === 404 ? ADMIN_NOT_HERE : apiError(r));
             }
           });
         }

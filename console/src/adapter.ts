@@ -5,7 +5,9 @@
  *   opened over plain http on another host gets an RFC 4122 v4 from `getRandomValues`.
  * - Why a WebSocket did not open: browsers do not show the HTTP status of a refused
  *   upgrade, so the console asks `/readyz` and a user route with the same token, and
- *   tells "server down", "database down" and "token refused" apart.
+ *   tells "server down", "database down" and "token refused" apart. Behind a reverse
+ *   proxy (docs/security.md's nginx block), `/readyz` is the proxy's 404 and a chatd that
+ *   is down shows as the proxy's 502 or 504 on the user route: that is "server down" too.
  * - A version 1.1 operation refused with `unknown_type` leaves a failed record in the
  *   outbox: the chat view discards it and remembers the operation as unsupported.
  */
@@ -50,6 +52,8 @@ export async function diagnose(token: string): Promise<Diagnosis> {
       const body = (await r.json().catch(() => ({}))) as { error?: { message?: string } };
       return { kind: 'token', message: body.error?.message ?? 'unauthorized' };
     }
+    // a reverse proxy's "bad gateway" or "gateway timeout": chatd behind it does not answer
+    if (r.status === 502 || r.status === 504) return { kind: 'server_down' };
   } catch {
     return { kind: 'server_down' };
   }

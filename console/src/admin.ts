@@ -43,6 +43,14 @@ export function renderAdmin(root: HTMLElement): void {
   renderAdminTools(root);
 }
 
+/**
+ * The sign-in's words when its request (an admin route) gets 404: the admin API is not
+ * served where this page was loaded, as on `listen` with `admin_listen` set, or through
+ * a reverse proxy that keeps the admin routes for the private network (docs/security.md).
+ */
+const ADMIN_NOT_HERE =
+  'The admin API is not served at this address (HTTP 404): open /console#admin on chatd’s admin address (admin_listen, or the private network), not through the public address or its proxy.';
+
 function renderAdminSignIn(root: HTMLElement): void {
   const input = h('input', {
     id: 'admin-token',
@@ -72,7 +80,7 @@ function renderAdminSignIn(root: HTMLElement): void {
             renderAdmin(root);
           } else {
             setAdminToken(undefined);
-            result(out, false, apiError(r));
+            result(out, false, r.status === 404 ? ADMIN_NOT_HERE : apiError(r));
           }
         });
       },
