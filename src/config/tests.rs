@@ -389,9 +389,11 @@ fn the_reaction_bound_is_checked() {
 #[test]
 fn listen_addresses_are_checked() {
     let with = |listen: &str, admin: Option<&str>| {
-        let mut config = Config::default();
-        config.listen = listen.to_owned();
-        config.admin_listen = admin.map(str::to_owned);
+        let config = Config {
+            listen: listen.to_owned(),
+            admin_listen: admin.map(str::to_owned),
+            ..Config::default()
+        };
         config.validate()
     };
     for good in [

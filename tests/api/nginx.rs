@@ -43,6 +43,20 @@ fn nginx_binary() -> Option<PathBuf> {
     })
 }
 
+/// The nginx binary, or `None` after a notice that the test is skipped;
+/// with `CHATD_REQUIRE_NGINX=1` (CI) a missing nginx fails the test.
+fn nginx_or_skip() -> Option<PathBuf> {
+    let binary = nginx_binary();
+    if binary.is_none() {
+        assert!(
+            std::env::var("CHATD_REQUIRE_NGINX").as_deref() != Ok("1"),
+            "CHATD_REQUIRE_NGINX=1 but there is no nginx (/usr/sbin/nginx or on PATH)"
+        );
+        eprintln!("SKIPPED: no nginx (/usr/sbin/nginx or on PATH): the documented nginx configuration was not run; apt-get install nginx");
+    }
+    binary
+}
+
 /// The one ```` ```nginx ```` block of `docs/security.md`.
 fn documented_config() -> String {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/security.md"))
@@ -171,12 +185,7 @@ fn operations(doc: &Value) -> Vec<(String, String, bool)> {
 /// which writes each failed request line, token included.
 #[tokio::test]
 async fn the_documented_nginx_config_logs_no_token_while_chatd_is_down() {
-    let Some(binary) = nginx_binary() else {
-        assert!(
-            std::env::var("CHATD_REQUIRE_NGINX").as_deref() != Ok("1"),
-            "CHATD_REQUIRE_NGINX=1 but there is no nginx (/usr/sbin/nginx or on PATH)"
-        );
-        eprintln!("SKIPPED: no nginx (/usr/sbin/nginx or on PATH); apt-get install nginx");
+    let Some(binary) = nginx_or_skip() else {
         return;
     };
     // Nothing listens there: chatd is down.
@@ -203,12 +212,7 @@ async fn the_documented_nginx_config_logs_no_token_while_chatd_is_down() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documented_nginx_config_passes_the_clients_and_stops_the_admin_routes() {
-    let Some(binary) = nginx_binary() else {
-        assert!(
-            std::env::var("CHATD_REQUIRE_NGINX").as_deref() != Ok("1"),
-            "CHATD_REQUIRE_NGINX=1 but there is no nginx (/usr/sbin/nginx or on PATH)"
-        );
-        eprintln!("SKIPPED: no nginx (/usr/sbin/nginx or on PATH): the documented nginx configuration was not run; apt-get install nginx");
+    let Some(binary) = nginx_or_skip() else {
         return;
     };
     // Without admin_listen: nginx alone keeps the admin routes out.
