@@ -35,6 +35,7 @@ pub use chatd_proto::{ids, protocol};
 
 pub mod attachments;
 pub mod auth;
+pub mod close_code;
 pub mod command;
 pub mod commit;
 pub mod config;

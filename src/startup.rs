@@ -11,9 +11,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::Auth;
+use crate::close_code;
 use crate::config::{Config, ConfigError};
 use crate::delivery::nats::ClusterError;
-use crate::outbound::close_code;
 use crate::state::AppState;
 use crate::store::{Store, StoreError, StoreOptions};
 use crate::{http, listener, telemetry};

@@ -2,9 +2,9 @@
 //! or the newest, as `SYNC_BATCH` (`docs/protocol.md` §5), for members only.
 
 use super::Context;
+use crate::close_code;
 use crate::ids::ChannelId;
 use crate::ids::UserId;
-use crate::outbound::close_code;
 use crate::permissions::{self, Action, Actor};
 use crate::protocol::{ErrorFrame, Page, ServerFrame, TaggedMessage};
 use crate::store::{EntriesPage, Entry, Store, StoreError};

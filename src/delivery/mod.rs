@@ -262,8 +262,7 @@ impl Delivery {
     /// `user` was erased (§19): its live sessions, on this node and (with
     /// NATS) every node holding one, close with 1008.
     pub fn user_erased(&self, user: &UserId) {
-        self.hub()
-            .kick_user(user, crate::outbound::close_code::POLICY, "user erased");
+        self.hub().kick_user(user, crate::close_code::POLICY, "user erased");
         if let Delivery::Nats(cluster) = self {
             cluster.user_erased(user);
         }
@@ -329,8 +328,9 @@ mod tests {
     use tokio::sync::mpsc;
 
     use super::*;
+    use crate::close_code;
     use crate::ids::ClientMsgId;
-    use crate::outbound::{close_code, CloseSignal, QueuedBytes, SessionHandle, WatermarkKey};
+    use crate::outbound::{CloseSignal, QueuedBytes, SessionHandle, WatermarkKey};
 
     struct Session {
         handle: SessionHandle,

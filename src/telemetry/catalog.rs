@@ -9,7 +9,7 @@
 
 use crate::protocol::ServerFrame;
 
-use crate::outbound::close_code;
+use crate::close_code;
 
 /// The kind of a metric (its `# TYPE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

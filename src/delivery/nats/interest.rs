@@ -427,9 +427,7 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
             Err(error) => tracing::warn!(%error, "bad user id from NATS"),
         },
         Ok(UserEnvelope::Erased) => {
-            inner
-                .hub
-                .kick_user(user, crate::outbound::close_code::POLICY, "user erased");
+            inner.hub.kick_user(user, crate::close_code::POLICY, "user erased");
         }
         Err(error) => tracing::warn!(user_id = %user, %error, "undecodable message from NATS"),
     }

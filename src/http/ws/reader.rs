@@ -18,12 +18,12 @@ use futures_util::stream::FuturesOrdered;
 use futures_util::{Stream, StreamExt};
 use tokio::sync::oneshot;
 
+use crate::close_code;
 use crate::command::send::StoredKeyAnswer;
 use crate::command::{self, Context};
 use crate::commit::answer;
 use crate::ids::now_ms;
 use crate::limits::presence_sub_weight;
-use crate::outbound::close_code;
 use crate::protocol::{
     decode_client_frame, peek_client_msg_id, peek_send_key, ClientFrame, Command, ErrorCode, ErrorFrame, ServerFrame,
 };

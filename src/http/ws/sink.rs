@@ -10,7 +10,8 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::{Sink, SinkExt};
 use tokio::sync::mpsc;
 
-use crate::outbound::{close_code, CloseReason, CloseSignal, QueuedBytes};
+use crate::close_code;
+use crate::outbound::{CloseReason, CloseSignal, QueuedBytes};
 
 /// How long the task keeps trying to deliver the close frame.
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
