@@ -19,6 +19,7 @@ use super::channels::channel_id;
 use super::openapi::ErrorBody;
 use super::{ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::attachments::{self, images, storage::Writer};
+use crate::permissions;
 use crate::state::AppState;
 use crate::store::AttachmentRow;
 
@@ -105,7 +106,9 @@ fn too_large(max: u64) -> ApiError {
 /// attachment; 413 `body_too_large`; 415 `unsupported_media_type`; 400
 /// `invalid_field` (`body`: an image that does not decode or is too large;
 /// `filename`); 403 for a non-member or an unknown channel, as the history
-/// route.
+/// route, judged when the upload starts and again when its row is stored
+/// (a channel deleted, or its user removed or erased, meanwhile: refused,
+/// and the bytes removed).
 #[utoipa::path(
     post,
     path = "/v1/channels/{channelId}/attachments",
@@ -233,7 +236,13 @@ pub async fn upload(
         url_key: hex::encode(url_key),
         url_ttl_secs: i64::try_from(config.attachment_url_ttl_secs).unwrap_or(i64::MAX),
     };
-    state.store.insert_attachment(&row).await?;
+    // Membership, the channel and erasure are judged again as the row is
+    // written: the channel may have been deleted, or the user removed or
+    // erased, while the body arrived. Refused as at the start (the
+    // dropped `unclaimed` removes the bytes).
+    if !state.store.insert_attachment(&row).await? {
+        return Err(ApiError::forbidden(&permissions::Denied::NotAMember.to_string()));
+    }
     unclaimed.claimed();
     let body = UploadedAttachment {
         attachment_id: row.attachment_id,

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::{dispatch, dispatch_write, CommitSent, Entry, EntryKind, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 
@@ -19,10 +19,27 @@ macro_rules! attachment_columns {
 }
 pub(super) use attachment_columns;
 
-const INSERT_ATTACHMENT: &str = concat!(
-    "INSERT INTO attachments (",
-    attachment_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+/// Stores an upload's row only if its uploader (`$3`) is still a member
+/// of its channel (`$2`, which then exists) and is not being erased (a
+/// pending erasure, `$16` = true): checked in the statement that writes
+/// the row, not only when the upload began. On PostgreSQL the member row
+/// is held `FOR SHARE`, so a channel delete, a leave or an erasure's
+/// membership end committing meanwhile is waited for and then seen.
+static INSERT_ATTACHMENT: Sql = Sql::each(
+    concat!(
+        "INSERT INTO attachments (",
+        attachment_columns!(),
+        ") SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 FROM members \
+         WHERE channel_id = $2 AND user_id = $3 \
+         AND NOT EXISTS (SELECT 1 FROM user_erasures WHERE user_id = $3 AND pending = $16) FOR SHARE OF members"
+    ),
+    concat!(
+        "INSERT INTO attachments (",
+        attachment_columns!(),
+        ") SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 FROM members \
+         WHERE channel_id = $2 AND user_id = $3 \
+         AND NOT EXISTS (SELECT 1 FROM user_erasures WHERE user_id = $3 AND pending = $16)"
+    ),
 );
 const ATTACHMENT_BY_ID: &str = concat!(
     "SELECT ",
@@ -144,8 +161,10 @@ fn id_text(id: uuid::Uuid) -> String {
 }
 
 impl Store {
-    /// Stores the row of a new upload (its bytes are in storage already).
-    pub async fn insert_attachment(&self, row: &AttachmentRow) -> Result<(), StoreError> {
+    /// Stores the row of a new upload (its bytes are in storage already),
+    /// if its uploader is still a member of its channel (so the channel
+    /// exists) and is not being erased; `false` (nothing stored) otherwise.
+    pub async fn insert_attachment(&self, row: &AttachmentRow) -> Result<bool, StoreError> {
         dispatch_write!(self, self.deadline(), insert_attachment(row))
     }
 
@@ -182,9 +201,9 @@ impl Store {
 }
 
 impl<D: Dialect> SqlStore<D> {
-    pub(super) async fn insert_attachment(&self, row: &AttachmentRow, sent: &CommitSent) -> Result<(), StoreError> {
+    pub(super) async fn insert_attachment(&self, row: &AttachmentRow, sent: &CommitSent) -> Result<bool, StoreError> {
         let mut tx = self.begin_write().await?;
-        sqlx::query::<D>(INSERT_ATTACHMENT)
+        let stored = sqlx::query::<D>(D::sql(&INSERT_ATTACHMENT))
             .param(id_text(row.attachment_id))
             .param(row.channel_id.as_str())
             .param(row.uploader_id.as_str())
@@ -200,9 +219,13 @@ impl<D: Dialect> SqlStore<D> {
             .param(row.thumbnail_key.as_deref())
             .param(row.url_key.as_str())
             .param(row.url_ttl_secs)
+            .param(true)
             .execute(tx.ex())
-            .await?;
-        Self::commit(tx, sent).await
+            .await?
+            .rows_affected()
+            == 1;
+        Self::commit(tx, sent).await?;
+        Ok(stored)
     }
 
     pub(super) async fn attachment(&self, id: uuid::Uuid) -> Result<Option<AttachmentRow>, StoreError> {

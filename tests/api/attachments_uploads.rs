@@ -3,7 +3,8 @@
 //! its bytes, not by its length; one that stalls, or whose client goes
 //! away, or that ends before it is stored, leaves nothing in storage; image decodes wait
 //! for the decode budget (`max_image_pixels` in flight) instead of each
-//! taking its memory at once.
+//! taking its memory at once; an upload whose channel is deleted or whose
+//! user is erased while it arrives is refused and removed.
 
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use chatd_testkit::on_both_stores;
-use chatd_testkit::{spawn_app_with, Backend, TestApp};
+use chatd_testkit::{spawn_app_with, Backend, TestApp, ADMIN_TOKEN};
 
 use crate::attachments::{count, eventually, id_of, png, stored_files, upload};
 
@@ -22,6 +23,8 @@ on_both_stores!(
     an_upload_ended_before_it_is_stored_leaves_nothing,
     an_upload_whose_client_goes_away_is_expired_like_any_unsent_one,
     a_slow_steady_reader_downloads_the_whole_file,
+    an_upload_finishing_after_its_channel_is_deleted_is_refused_and_removed,
+    an_upload_finishing_after_its_user_is_erased_is_refused_and_removed,
 );
 
 /// The request deadline of these tests' servers (`handshake_timeout_ms`).
@@ -156,6 +159,61 @@ async fn an_upload_whose_client_goes_away_is_expired_like_any_unsent_one(backend
     drop(socket);
     drop(held);
     eventually("bytes and row expired", || nothing_left(&app, backend)).await;
+}
+
+/// Starts an upload of 20,000 bytes into `room` as alice and sends half
+/// of it; `meanwhile` runs; then the rest is sent. Returns the answer.
+async fn upload_across<F, Fut>(app: &TestApp, meanwhile: F) -> String
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let part = vec![b'x'; 10_000];
+    let mut socket = upload_head(app, "alice", "application/pdf", 2 * part.len()).await;
+    socket.write_all(&part).await.expect("first half");
+    eventually("the first half received", || async { !stored_files(app).is_empty() }).await;
+    meanwhile().await;
+    socket.write_all(&part).await.expect("second half");
+    answer(socket).await
+}
+
+/// An upload whose channel is deleted while its body arrives is refused
+/// when it ends (403 `forbidden`, as for an unknown channel), stores no
+/// row, and its bytes are removed. Before, membership and the channel were
+/// checked only when the request started: the row was stored (201) for a
+/// channel that no longer existed, and the bytes stayed until the orphan
+/// sweep.
+async fn an_upload_finishing_after_its_channel_is_deleted_is_refused_and_removed(backend: Backend) {
+    let app = spawn_app_with(backend, |_| {}).await;
+    app.create_channel("room", &["alice"]).await;
+    let answer = upload_across(&app, || async {
+        let (status, body) = app
+            .request("DELETE", "/v1/channels/room", Some(ADMIN_TOKEN), None)
+            .await;
+        assert!((200..300).contains(&status), "delete: {status} {body}");
+    })
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    assert!(answer.contains("\"code\":\"forbidden\""), "{answer}");
+    assert_eq!(count(&app, backend, "SELECT count(*) FROM attachments").await, 0);
+    eventually("the stored bytes removed", || nothing_left(&app, backend)).await;
+}
+
+/// An upload whose user is erased while its body arrives is refused when
+/// it ends, stores no row (nothing of the user left for its export), and
+/// its bytes are removed. Before, it was stored (201) after the erasure.
+async fn an_upload_finishing_after_its_user_is_erased_is_refused_and_removed(backend: Backend) {
+    let app = spawn_app_with(backend, |_| {}).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let answer = upload_across(&app, || async {
+        let (status, body) = app.request("DELETE", "/v1/users/alice", Some(ADMIN_TOKEN), None).await;
+        assert!((200..300).contains(&status), "erase: {status} {body}");
+    })
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    assert!(answer.contains("\"code\":\"forbidden\""), "{answer}");
+    assert_eq!(count(&app, backend, "SELECT count(*) FROM attachments").await, 0);
+    eventually("the stored bytes removed", || nothing_left(&app, backend)).await;
 }
 
 /// A client that reads a download slowly but steadily (about 100 KB/s with
