@@ -147,7 +147,7 @@ pub(super) fn joins_thread(participants: &mut Vec<UserId>, sender: &UserId) -> b
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct ChannelRules {
     /// `member` (anyone) or `moderator` (an announcement channel: members'
-    /// `message` entries are refused with `read_only`).
+    /// `message` and `edit` entries are refused with `read_only`).
     pub(super) posting_role: Role,
     /// At least this many ms between two `message` entries of one `member`
     /// (0: off).
@@ -196,8 +196,9 @@ impl SenderState {
 /// owner) (`NotTheSender`). Then moderation (§17), for every kind but a
 /// delete (a muted or blocked member may still take its own words back):
 /// a mute in force (`Muted`), a block of the sender in a direct channel
-/// (`Blocked`), and for a `message` entry an announcement channel's
-/// `postingRole` (`ReadOnly`) and the slow mode of a `member` (`SlowMode`).
+/// (`Blocked`), for a `message` entry or an edit an announcement
+/// channel's `postingRole` (`ReadOnly`), and for a `message` entry the slow
+/// mode of a `member` (`SlowMode`).
 /// The idempotency key is decided before any of these, by the caller: a
 /// stored key answers the send whatever these rules say.
 pub(super) fn refusal(
@@ -253,11 +254,14 @@ fn moderation(send: &NewEntry, sender: &SenderState, rules: &ChannelRules, now: 
     if sender.blocked {
         return Some(EntryOutcome::Blocked);
     }
-    if send.change.kind() != EntryKind::Message {
-        return None;
-    }
-    if sender.role < rules.posting_role {
+    let kind = send.change.kind();
+    // An announcement channel refuses a member's edits as it refuses its
+    // messages: the text shown in the channel is still posted by a member.
+    if matches!(kind, EntryKind::Message | EntryKind::Edit) && sender.role < rules.posting_role {
         return Some(EntryOutcome::ReadOnly);
+    }
+    if kind != EntryKind::Message {
+        return None;
     }
     if rules.slow_mode_ms > 0 && sender.role == Role::Member {
         let next = sender

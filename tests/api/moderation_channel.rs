@@ -14,6 +14,7 @@ on_both_stores!(
     slow_mode_spaces_a_members_messages_to_the_millisecond,
     slow_mode_holds_for_pipelined_sends_and_spares_moderators,
     bad_settings_are_refused_and_change_nothing,
+    in_an_announcement_channel_a_member_cannot_edit_older_messages,
 );
 
 async fn patch(app: &TestApp, token: &str, channel: &str, body: Value) -> (u16, Value) {
@@ -84,6 +85,50 @@ async fn an_announcement_channel_stores_messages_of_moderators_only(backend: Bac
         );
     }
     assert_eq!(alice.send_and_ack("news", "a3", "now I may").await["seq"], 3);
+    app.stop().await;
+}
+
+/// A member's message sent before the channel became an announcement
+/// channel cannot be edited there either: `MSG_EDIT` gets what the
+/// member's `MSG_SEND` gets (`forbidden`, `read_only`) and stores nothing;
+/// a moderator still edits, and the member still deletes its own message.
+/// Before, the member's edit was stored.
+async fn in_an_announcement_channel_a_member_cannot_edit_older_messages(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.post_channel(json!({"channelId": "news", "owners": ["olive"], "members": ["alice"]}))
+        .await;
+    let mut olive = app.connect("olive").await;
+    let mut alice = app.connect("alice").await;
+    let mine = alice.send_and_ack("news", "a1", "before").await;
+    let mine = mine["messageId"].as_str().expect("id").to_owned();
+    olive.recv_type("MSG_RECV").await;
+    let theirs = olive.send_and_ack("news", "o1", "release").await;
+    let theirs = theirs["messageId"].as_str().expect("id").to_owned();
+    alice.recv_type("MSG_RECV").await;
+    let (status, body) = patch(&app, &app.token("olive"), "news", json!({"postingRole": "moderator"})).await;
+    assert_eq!(status, 200, "{body}");
+    for ws in [&mut alice, &mut olive] {
+        ws.recv_type("CHANNEL_UPDATED").await;
+    }
+    alice
+        .send_json(json!({"type": "MSG_EDIT", "clientMsgId": "a2", "messageId": mine, "body": "after"}))
+        .await;
+    let error = alice.recv_type("ERROR").await;
+    assert_eq!(
+        (&error["code"], &error["reason"], &error["clientMsgId"]),
+        (&json!("forbidden"), &json!("read_only"), &json!("a2")),
+        "{error}"
+    );
+    assert_eq!(last_seq(&app, "news").await, 2);
+    olive
+        .send_json(json!({"type": "MSG_EDIT", "clientMsgId": "o2", "messageId": theirs, "body": "release 1.2"}))
+        .await;
+    assert_eq!(olive.recv_type("MSG_ACK").await["seq"], 3);
+    assert_eq!(alice.recv_type("MSG_RECV").await["kind"], "edit");
+    alice
+        .send_json(json!({"type": "MSG_DELETE", "clientMsgId": "a3", "messageId": mine}))
+        .await;
+    assert_eq!(alice.recv_type("MSG_ACK").await["seq"], 4);
     app.stop().await;
 }
 

@@ -386,6 +386,17 @@ fn an_announcement_channel_takes_messages_from_moderators_only() {
     );
     let theirs = target(EntryKind::Message, false, "room", "olive");
     assert_eq!(refusal(&react, Some(&member), &rules, Some(&theirs), 0), None);
+    // A member's own older message: no edit (as no send), a delete still.
+    let own = target(EntryKind::Message, false, "room", "alice");
+    let edit = entry(Change::Edit { target: t }, "alice");
+    assert_eq!(
+        refusal(&edit, Some(&member), &rules, Some(&own), 0),
+        Some(EntryOutcome::ReadOnly)
+    );
+    let moderator = SenderState::member(Role::Moderator);
+    assert_eq!(refusal(&edit, Some(&moderator), &rules, Some(&own), 0), None);
+    let delete = entry(Change::Delete { target: t }, "alice");
+    assert_eq!(refusal(&delete, Some(&member), &rules, Some(&own), 0), None);
 }
 
 #[test]
