@@ -88,6 +88,14 @@ impl SendAnswer {
                 frame.field = Some("attachments".into());
                 Self::Refused(frame)
             }
+            EntryOutcome::EmptyBody => {
+                let mut frame = ErrorFrame::new(
+                    ErrorCode::InvalidField,
+                    "invalid field body: must not be empty for a message without attachments",
+                );
+                frame.field = Some("body".into());
+                Self::Refused(frame)
+            }
             EntryOutcome::SlowMode { retry_after_ms } => moderated(
                 ErrorCode::RateLimited,
                 "slow mode: wait before sending again",

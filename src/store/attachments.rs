@@ -68,6 +68,8 @@ const ATTACHMENTS_BY_IDS_SQLITE: &str = concat!(
     attachment_columns!(),
     " FROM attachments WHERE attachment_id IN (SELECT value FROM json_each($1))"
 );
+/// Whether message `$1` carries an attachment.
+const CARRIES: &str = "SELECT 1 FROM attachments WHERE message_id = $1 LIMIT 1";
 /// Binds upload `$1` to message `$2` at `position` `$3`, if still unbound.
 const CLAIM: &str =
     "UPDATE attachments SET message_id = $2, position = $3 WHERE attachment_id = $1 AND message_id IS NULL";
@@ -226,6 +228,19 @@ impl<D: Dialect> SqlStore<D> {
             == 1;
         Self::commit(tx, sent).await?;
         Ok(stored)
+    }
+
+    /// Whether message `id` carries attachments (an edit to an empty body
+    /// is judged by it, `entry_rules::empty_body_refusal`), in `tx`.
+    pub(super) async fn carries_attachments_in(
+        tx: &mut sqlx::Transaction<'static, D>,
+        id: uuid::Uuid,
+    ) -> Result<bool, StoreError> {
+        Ok(sqlx::query::<D>(CARRIES)
+            .param(id_text(id))
+            .fetch_optional(tx.ex())
+            .await?
+            .is_some())
     }
 
     pub(super) async fn attachment(&self, id: uuid::Uuid) -> Result<Option<AttachmentRow>, StoreError> {

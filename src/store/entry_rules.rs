@@ -276,6 +276,26 @@ fn moderation(send: &NewEntry, sender: &SenderState, rules: &ChannelRules, now: 
     None
 }
 
+/// The target of `send` when it is an edit to an empty body, the one entry
+/// [`empty_body_refusal`] judges (a path reads whether that target carries
+/// attachments only then).
+pub(super) fn empty_edit_target(send: &NewEntry) -> Option<uuid::Uuid> {
+    match send.change {
+        Change::Edit { target } if send.body.is_empty() => Some(target),
+        _ => None,
+    }
+}
+
+/// Why `send` may not be stored for its empty body, or `None`; judged
+/// after [`refusal`] (an unknown or deleted target, a non-member, another's
+/// message, a mute or an announcement channel are refused for that first).
+/// An edit to an empty body of a message that carries no attachments
+/// (`carries`: whether its target does): `EmptyBody`. A message with
+/// attachments may be edited to `""`, as it may be sent with it (§15).
+pub(super) fn empty_body_refusal(send: &NewEntry, carries: bool) -> Option<EntryOutcome> {
+    (empty_edit_target(send).is_some() && !carries).then_some(EntryOutcome::EmptyBody)
+}
+
 /// `mentionAll` from a sender whose role is not moderator or owner (§16):
 /// `MentionAllForbidden`; judged after membership and moderation.
 fn mention_all_refusal(mentions: &Mentions, role: Option<Role>) -> Option<EntryOutcome> {

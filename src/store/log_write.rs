@@ -281,6 +281,15 @@ impl<D: Dialect> SqlStore<D> {
                     outcomes.push(refusal);
                     continue;
                 }
+                // An edit to an empty body: only of a message with
+                // attachments (§15).
+                if let Some(target) = entry_rules::empty_edit_target(send) {
+                    let carries = Self::carries_attachments_in(&mut tx, target).await?;
+                    if let Some(refusal) = entry_rules::empty_body_refusal(send, carries) {
+                        outcomes.push(refusal);
+                        continue;
+                    }
+                }
                 // A reaction `add`: `max_reactions_per_message`, against
                 // the holders the batch's earlier entries left (applied in
                 // this transaction).

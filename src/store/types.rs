@@ -475,6 +475,10 @@ pub enum EntryOutcome {
         /// Until the sender may store its next message (`retryAfterMs`), > 0.
         retry_after_ms: i64,
     },
+    /// An edit to an empty body of a message that carries no attachments
+    /// (§15: only a message with attachments may have an empty body):
+    /// `invalid_field`, `field: "body"`; nothing stored.
+    EmptyBody,
     /// A reaction `add` of an emoji no one holds on a target that already
     /// holds `most` distinct emoji (`max_reactions_per_message`):
     /// `invalid_field`, `field: "emoji"`, `reason: "too_many_reactions"`;

@@ -20,6 +20,7 @@ on_both_stores!(
     images_are_measured_and_get_thumbnails,
     deleting_the_message_or_channel_removes_the_bytes_and_rows,
     unsent_uploads_expire_after_the_orphan_ttl,
+    a_message_with_attachments_may_be_edited_to_an_empty_body,
 );
 
 /// Uploads `bytes` as `user` into `channel`; (status, body).
@@ -685,4 +686,48 @@ async fn unsent_uploads_expire_after_the_orphan_ttl(backend: Backend) {
         count(&app, backend, "SELECT count(*) FROM attachments").await == 0 && stored_files(&app).is_empty()
     })
     .await;
+}
+
+/// A message with attachments may be edited to an empty body, as it may
+/// be sent with one (§15: "With attachments, `body` may be `""`"); one
+/// without attachments may not (`invalid_field`, `body`, nothing stored).
+/// Before, every empty edit was refused.
+async fn a_message_with_attachments_may_be_edited_to_an_empty_body(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let (status, up) = upload(&app, "alice", "room", Some("application/pdf"), b"%PDF-1".to_vec(), None).await;
+    assert_eq!(status, 201, "{up}");
+    let file = id_of(&up);
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    let with = send_with(&mut alice, "room", "k1", "a caption", &[&file]).await;
+    let with = with["messageId"].as_str().expect("id").to_owned();
+    let plain = alice.send_and_ack("room", "k2", "plain").await;
+    let plain = plain["messageId"].as_str().expect("id").to_owned();
+    bob.recv_type("MSG_RECV").await;
+    bob.recv_type("MSG_RECV").await;
+    let edit =
+        |key: &str, target: &str| json!({"type": "MSG_EDIT", "clientMsgId": key, "messageId": target, "body": ""});
+    alice.send_json(edit("e1", &with)).await;
+    let ack = alice.recv_type("MSG_ACK").await;
+    assert_eq!((&ack["clientMsgId"], &ack["seq"]), (&json!("e1"), &json!(3)), "{ack}");
+    let recv = bob.recv_type("MSG_RECV").await;
+    assert_eq!((&recv["kind"], &recv["body"]), (&json!("edit"), &json!("")), "{recv}");
+    alice.send_json(edit("e2", &plain)).await;
+    let error = alice.recv_type("ERROR").await;
+    assert_eq!(
+        (&error["code"], &error["field"], &error["clientMsgId"]),
+        (&json!("invalid_field"), &json!("body"), &json!("e2")),
+        "{error}"
+    );
+    let messages = app.all_messages("room").await;
+    let first = messages.iter().find(|m| m["messageId"] == json!(with)).expect("first");
+    assert_eq!(first["body"], "", "{first}");
+    assert_eq!(first["attachments"].as_array().map(Vec::len), Some(1), "{first}");
+    let second = messages
+        .iter()
+        .find(|m| m["messageId"] == json!(plain))
+        .expect("second");
+    assert_eq!(second["body"], "plain", "{second}");
+    assert_eq!(messages.len(), 3, "the refused edit stored nothing: {messages:?}");
 }

@@ -3,7 +3,7 @@
 //! move them in batch order, and the writes that bring the tables to the
 //! batch's end state.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use sqlx::{Postgres, Row};
 
@@ -12,6 +12,8 @@ use super::super::entry_rules::{self, Count, TargetState};
 use super::super::{Change, Entry, NewEntry, StoreError};
 use crate::ids::UserId;
 
+/// Which of the messages `$1` (text[] of ids) carry attachments.
+const CARRYING: &str = "SELECT DISTINCT message_id FROM attachments WHERE message_id = ANY($1)";
 /// The entries `$1` (text[] of ids), the targets of a batch's changes.
 const MESSAGES_BY_IDS: &str = concat!(
     "SELECT ",
@@ -92,6 +94,9 @@ type CountKey = (uuid::Uuid, String);
 #[derive(Default)]
 pub(super) struct Changes {
     pub(super) targets: HashMap<uuid::Uuid, TargetState>,
+    /// The targets of the batch's edits to an empty body that carry
+    /// attachments (§15).
+    carrying: HashSet<uuid::Uuid>,
     /// Per reaction of the batch: (held before the batch, held now).
     holders: BTreeMap<Holder, (bool, bool)>,
     /// Per (target, emoji) of the batch's reactions: (before, now).
@@ -132,6 +137,16 @@ impl Changes {
         for row in sqlx::query(MESSAGES_BY_IDS).bind(&ids).fetch_all(&mut **tx).await? {
             let message = entry_from_row(&row)?;
             changes.targets.insert(message.message_id, TargetState::from(message));
+        }
+        let emptied: Vec<String> = sends
+            .iter()
+            .filter_map(entry_rules::empty_edit_target)
+            .map(|t| t.hyphenated().to_string())
+            .collect();
+        if !emptied.is_empty() {
+            for row in sqlx::query(CARRYING).bind(&emptied).fetch_all(&mut **tx).await? {
+                changes.carrying.insert(parse_uuid(row.try_get(0)?)?);
+            }
         }
         for send in sends {
             if let Change::React { target, emoji, .. } = &send.change {
@@ -227,6 +242,13 @@ impl Changes {
                 true
             }
         }
+    }
+
+    /// Why `send`, an edit to an empty body, may not be stored
+    /// ([`entry_rules::empty_body_refusal`]); `None` for any other entry.
+    pub(super) fn empty_body_refusal(&self, send: &NewEntry) -> Option<super::super::EntryOutcome> {
+        let target = entry_rules::empty_edit_target(send)?;
+        entry_rules::empty_body_refusal(send, self.carrying.contains(&target))
     }
 
     /// What the rules know of `send`'s target when it is a reaction `add`

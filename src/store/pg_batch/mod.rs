@@ -529,6 +529,7 @@ impl Decided {
             let refs = send.change.references();
             let refusal = entry_rules::refusal(send, sender.as_ref(), &rules, state(send.change.target()), now)
                 .or_else(|| entry_rules::reference_refusal(send, state(refs.reply_to), state(refs.thread_id)))
+                .or_else(|| changes.empty_body_refusal(send))
                 .or_else(|| {
                     changes
                         .reactions_held(send)

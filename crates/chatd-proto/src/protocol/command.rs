@@ -248,7 +248,11 @@ impl ClientFrame {
                 body,
             } => {
                 let (client_msg_id, target) = entry_ids(&client_msg_id, &message_id)?;
-                check_body(&body, max_body_bytes, Some(client_msg_id.as_str().to_owned()))?;
+                // An empty body is judged with the target (§15: allowed for
+                // a message that carries attachments, as on MSG_SEND).
+                if !body.is_empty() {
+                    check_body(&body, max_body_bytes, Some(client_msg_id.as_str().to_owned()))?;
+                }
                 Ok(Command::Entry {
                     client_msg_id,
                     target,

@@ -453,9 +453,17 @@ mod codec {
             assert_eq!(e.to_error_frame().client_msg_id.as_deref(), Some("k3"));
             assert_eq!(field_of(e), field, "{emoji:?} {op:?}");
         }
-        // Grammar errors of the body and the target, echoing the key.
-        let e = decode_client_frame(&format!(
+        // An empty edit body is judged by the server with its target
+        // (allowed for a message with attachments, §15); grammar errors of
+        // the body and the target, echoing the key.
+        assert!(decode_client_frame(&format!(
             r#"{{"type":"MSG_EDIT","clientMsgId":"k1","messageId":"{id}","body":""}}"#
+        ))
+        .unwrap()
+        .validate(16)
+        .is_ok());
+        let e = decode_client_frame(&format!(
+            r#"{{"type":"MSG_EDIT","clientMsgId":"k1","messageId":"{id}","body":"a\u0000"}}"#
         ))
         .unwrap()
         .validate(16)
