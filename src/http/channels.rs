@@ -139,7 +139,9 @@ fn too_many(most: usize) -> ApiError {
 }
 
 /// A channel `name`: at most [`MAX_NAME_CHARS`] characters, no control
-/// characters.
+/// characters, no bidirectional embeddings, overrides or isolates
+/// ([`is_bidi_override`]; right-to-left text itself, and the marks, are
+/// names like any other).
 ///
 /// # Errors
 /// 400 `invalid_field` naming `name`.
@@ -150,7 +152,20 @@ pub(super) fn check_name(name: &str) -> Result<(), ApiError> {
     if name.chars().any(char::is_control) {
         return Err(ApiError::invalid_field("name", "must not contain control characters"));
     }
+    if name.chars().any(is_bidi_override) {
+        return Err(ApiError::invalid_field(
+            "name",
+            "must not contain bidirectional embeddings, overrides or isolates (U+202A to U+202E, U+2066 to U+2069)",
+        ));
+    }
     Ok(())
+}
+
+/// The Unicode bidirectional embeddings, overrides and isolates (U+202A to
+/// U+202E, U+2066 to U+2069), which reorder the text after them: with one,
+/// `\u{202e}nimda` shows as `admin`.
+pub(super) fn is_bidi_override(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Longest channel `name`, in characters (Unicode scalar values).

@@ -16,6 +16,7 @@ on_both_stores!(
     user_channel_creation_off_refuses_and_creates_nothing,
     an_owner_makes_a_channel_public_and_private_again,
     the_directory_ignores_case_beyond_ascii_and_pages_such_a_query,
+    channel_names_with_bidi_overrides_are_refused,
 );
 
 async fn make(app: &TestApp, body: Value) {
@@ -439,4 +440,53 @@ async fn the_directory_ignores_case_beyond_ascii_and_pages_such_a_query(backend:
     let (_, rest) = directory(&app, &token, &format!("q={}&limit=2&after=p2", encoded("äpfel"))).await;
     assert_eq!(ids(&rest), ["p3"]);
     assert_eq!(rest["hasMore"], false);
+}
+
+/// A channel name with a bidirectional embedding, override or isolate
+/// (U+202A–U+202E, U+2066–U+2069) is refused as a filename with one is
+/// (`invalid_field`, `name`), on `POST /v1/me/channels` and on `PATCH`, and
+/// nothing is made or changed: with an override, "\u{202e}nimda" shows as
+/// "admin". Before, such names were stored.
+async fn channel_names_with_bidi_overrides_are_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let token = app.token("alice");
+    make(&app, json!({"channelId": "room", "owners": ["alice"]})).await;
+    for c in [
+        '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+    ] {
+        let name = format!("{c}nimda");
+        let body = json!({"channelId": "spoof", "name": name}).to_string();
+        let (status, answer) = app.request("POST", "/v1/me/channels", Some(&token), Some(&body)).await;
+        assert_eq!(
+            (status, &answer["error"]["code"], &answer["error"]["field"]),
+            (400, &json!("invalid_field"), &json!("name")),
+            "{c:?}: {answer}"
+        );
+        let body = json!({"name": name}).to_string();
+        for bearer in [token.as_str(), ADMIN_TOKEN] {
+            let (status, answer) = app
+                .request("PATCH", "/v1/channels/room", Some(bearer), Some(&body))
+                .await;
+            assert_eq!(
+                (status, &answer["error"]["code"], &answer["error"]["field"]),
+                (400, &json!("invalid_field"), &json!("name")),
+                "{c:?}: {answer}"
+            );
+        }
+    }
+    let (status, _) = app.request("GET", "/v1/channels/spoof", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(status, 404, "no channel was made");
+    let (_, room) = app.request("GET", "/v1/channels/room", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(room["name"], Value::Null, "{room}");
+    // Right-to-left text itself is a name like any other.
+    let (status, answer) = app
+        .request(
+            "PATCH",
+            "/v1/channels/room",
+            Some(&token),
+            Some(&json!({"name": "שלום"}).to_string()),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    app.stop().await;
 }
