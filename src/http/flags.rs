@@ -121,10 +121,19 @@ pub async fn flag_message(
     };
     let note = match request.get("note") {
         None | Some(serde_json::Value::Null) => None,
-        Some(serde_json::Value::String(note)) if note.len() <= MAX_NOTE_BYTES && !note.contains('\0') => {
-            Some(note.clone())
+        Some(serde_json::Value::String(note)) if note.len() > MAX_NOTE_BYTES => {
+            return Err(ApiError::invalid_field("note", "must be at most 1000 bytes"));
         }
-        Some(_) => return Err(ApiError::invalid_field("note", "must be text of at most 1000 bytes")),
+        Some(serde_json::Value::String(note)) if note.contains('\0') => {
+            return Err(ApiError::invalid_field("note", "must not contain U+0000"));
+        }
+        Some(serde_json::Value::String(note)) => Some(note.clone()),
+        Some(_) => {
+            return Err(ApiError::invalid_field(
+                "note",
+                "must be a string of at most 1000 bytes",
+            ))
+        }
     };
     let unknown = || ApiError::not_found("unknown or deleted message");
     let message_id = uuid::Uuid::parse_str(&raw_message).map_err(|_| unknown())?;

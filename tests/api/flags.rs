@@ -87,6 +87,18 @@ async fn a_member_flags_a_message_once_and_the_admin_pages_them(backend: Backend
         let (status, body) = flag(&app, user, message, body.clone()).await;
         assert_eq!(status, expected, "{user} {body}");
     }
+    // Each bad note is told what is wrong with it (before, a note with
+    // U+0000 got the length message).
+    for (note, says, not) in [
+        (json!("x".repeat(1001)), "at most 1000 bytes", "U+0000"),
+        (json!("a\u{0}b"), "must not contain U+0000", "1000"),
+        (json!(5), "must be a string", "U+0000"),
+    ] {
+        let (status, body) = flag(&app, "carol", &id, json!({"reason": "spam", "note": note})).await;
+        assert_eq!((status, &body["error"]["field"]), (400, &json!("note")), "{body}");
+        let message = body["error"]["message"].as_str().expect("message");
+        assert!(message.contains(says) && !message.contains(not), "{note}: {message}");
+    }
 
     // The admin's list: keyset pages in flag order.
     let (status, page) = app.request("GET", "/v1/flags?limit=1", Some(ADMIN_TOKEN), None).await;
