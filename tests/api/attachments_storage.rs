@@ -1,14 +1,15 @@
 //! Attachments (protocol.md §15), the storage side, on both stores: the S3
 //! store against a real S3-compatible server (`CHATD_TEST_S3_ENDPOINT`,
 //! moto's server mode started by `.ci/run`), the durable removal queue
-//! across a restart, and a streamed body cut off at the limit.
+//! across a restart, a streamed body cut off at the limit, and an upload
+//! refused when it ends leaving nothing in the bucket.
 
 use std::time::Duration;
 
 use serde_json::json;
 
 use chatd_testkit::on_both_stores;
-use chatd_testkit::{spawn_app, spawn_app_with, Backend, TestApp};
+use chatd_testkit::{spawn_app, spawn_app_with, Backend, TestApp, ADMIN_TOKEN};
 
 use crate::attachments::{count, eventually, get, id_of, png, send_with, stored_files, upload};
 
@@ -16,6 +17,7 @@ on_both_stores!(
     the_s3_store_keeps_serves_and_removes_the_bytes,
     a_removal_queued_before_a_crash_is_done_after_the_restart,
     a_chunked_body_is_cut_off_at_the_limit,
+    an_upload_refused_at_its_end_leaves_nothing_in_s3,
 );
 
 /// The S3-compatible server of the test run (`.ci/run` starts moto's
@@ -30,11 +32,9 @@ async fn in_storage(app: &TestApp, key: &str) -> bool {
     app.state.attachments.storage.exists(key).await.expect("s3")
 }
 
-async fn the_s3_store_keeps_serves_and_removes_the_bytes(backend: Backend) {
-    let Some(endpoint) = s3_endpoint() else {
-        eprintln!("CHATD_TEST_S3_ENDPOINT unset: the S3 test is skipped");
-        return;
-    };
+/// A server storing attachments in a new bucket of the S3 server at
+/// `endpoint`, and the bucket's URL.
+async fn s3_app(backend: Backend, endpoint: &str) -> (TestApp, String) {
     for (name, value) in [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")] {
         if std::env::var_os(name).is_none() {
             std::env::set_var(name, value);
@@ -50,10 +50,19 @@ async fn the_s3_store_keeps_serves_and_removes_the_bytes(backend: Backend) {
     let app = spawn_app_with(backend, |c| {
         c.attachments_store = chatd::config::AttachmentsStore::S3;
         c.attachments_s3_bucket = Some(bucket.clone());
-        c.attachments_s3_endpoint = Some(endpoint.clone());
+        c.attachments_s3_endpoint = Some(endpoint.to_owned());
         c.attachments_s3_region = Some("us-east-1".into());
     })
     .await;
+    (app, format!("{endpoint}/{bucket}"))
+}
+
+async fn the_s3_store_keeps_serves_and_removes_the_bytes(backend: Backend) {
+    let Some(endpoint) = s3_endpoint() else {
+        eprintln!("CHATD_TEST_S3_ENDPOINT unset: the S3 test is skipped");
+        return;
+    };
+    let (app, _) = s3_app(backend, &endpoint).await;
     app.create_channel("room", &["alice", "bob"]).await;
     let image = png(300, 150);
     let (status, up) = upload(&app, "alice", "room", Some("image/png"), image.clone(), Some("s3.png")).await;
@@ -86,6 +95,55 @@ async fn the_s3_store_keeps_serves_and_removes_the_bytes(backend: Backend) {
             && count(&app, backend, "SELECT count(*) FROM attachment_removals").await == 0
     })
     .await;
+}
+
+/// An upload whose channel is deleted while its body arrives, refused when
+/// it ends (403), leaves no object in the S3 bucket (listed with
+/// `ListObjectsV2`: only another, kept upload's), no row and nothing
+/// queued. Before, it was stored.
+async fn an_upload_refused_at_its_end_leaves_nothing_in_s3(backend: Backend) {
+    let Some(endpoint) = s3_endpoint() else {
+        eprintln!("CHATD_TEST_S3_ENDPOINT unset: the S3 test is skipped");
+        return;
+    };
+    let (app, bucket) = s3_app(backend, &endpoint).await;
+    app.create_channel("room", &["alice"]).await;
+    app.create_channel("kept", &["alice"]).await;
+    let listed = || async {
+        reqwest::get(format!("{bucket}?list-type=2"))
+            .await
+            .expect("list")
+            .text()
+            .await
+            .expect("listing")
+    };
+    // An upload that is kept, so the listing is seen to show objects.
+    let (status, up) = upload(&app, "alice", "kept", Some("application/pdf"), b"%PDF-1".to_vec(), None).await;
+    assert_eq!(status, 201, "{up}");
+    let kept = format!("<Key>files/{}</Key>", id_of(&up));
+    assert!(listed().await.contains(&kept), "{}", listed().await);
+    let answer = crate::attachments_uploads::upload_across(&app, || async {
+        let (status, body) = app
+            .request("DELETE", "/v1/channels/room", Some(ADMIN_TOKEN), None)
+            .await;
+        assert!((200..300).contains(&status), "delete: {status} {body}");
+    })
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    assert_eq!(
+        count(&app, backend, "SELECT count(*) FROM attachments").await,
+        1,
+        "the kept upload's row only"
+    );
+    eventually("only the kept object is in the bucket", || async {
+        let listing = listed().await;
+        listing.contains(&kept) && listing.matches("<Key>").count() == 1
+    })
+    .await;
+    assert_eq!(
+        count(&app, backend, "SELECT count(*) FROM attachment_removals").await,
+        0
+    );
 }
 
 /// The removal queue is durable: objects whose rows a transaction deleted

@@ -162,8 +162,9 @@ async fn an_upload_whose_client_goes_away_is_expired_like_any_unsent_one(backend
 }
 
 /// Starts an upload of 20,000 bytes into `room` as alice and sends half
-/// of it; `meanwhile` runs; then the rest is sent. Returns the answer.
-async fn upload_across<F, Fut>(app: &TestApp, meanwhile: F) -> String
+/// of it (seen in the file store, or given 500 ms with S3); `meanwhile`
+/// runs; then the rest is sent. Returns the answer.
+pub(crate) async fn upload_across<F, Fut>(app: &TestApp, meanwhile: F) -> String
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = ()>,
@@ -171,7 +172,11 @@ where
     let part = vec![b'x'; 10_000];
     let mut socket = upload_head(app, "alice", "application/pdf", 2 * part.len()).await;
     socket.write_all(&part).await.expect("first half");
-    eventually("the first half received", || async { !stored_files(app).is_empty() }).await;
+    if app.state.config.attachments_store == chatd::config::AttachmentsStore::S3 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    } else {
+        eventually("the first half received", || async { !stored_files(app).is_empty() }).await;
+    }
     meanwhile().await;
     socket.write_all(&part).await.expect("second half");
     answer(socket).await
