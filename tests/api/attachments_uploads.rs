@@ -25,6 +25,7 @@ on_both_stores!(
     a_slow_steady_reader_downloads_the_whole_file,
     an_upload_finishing_after_its_channel_is_deleted_is_refused_and_removed,
     an_upload_finishing_after_its_user_is_erased_is_refused_and_removed,
+    an_upload_finishing_while_its_user_is_being_erased_is_refused,
 );
 
 /// The request deadline of these tests' servers (`handshake_timeout_ms`).
@@ -217,6 +218,38 @@ async fn an_upload_finishing_after_its_user_is_erased_is_refused_and_removed(bac
     .await;
     assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
     assert!(answer.contains("\"code\":\"forbidden\""), "{answer}");
+    assert_eq!(count(&app, backend, "SELECT count(*) FROM attachments").await, 0);
+    eventually("the stored bytes removed", || nothing_left(&app, backend)).await;
+}
+
+/// An upload that ends while its user's erasure is pending (begun, its
+/// memberships not ended yet: here the pending mark written straight into
+/// `user_erasures`, as `erasure::start` stores it before anything else) is
+/// refused and leaves nothing: the statement that stores the row checks
+/// the mark, not only the membership.
+async fn an_upload_finishing_while_its_user_is_being_erased_is_refused(backend: Backend) {
+    use sqlx::Connection;
+    let app = spawn_app_with(backend, |_| {}).await;
+    app.create_channel("room", &["alice"]).await;
+    let mark = "INSERT INTO user_erasures (user_id, erased_at, started_at, pending) VALUES ('alice', 0, 0, true)";
+    let answer = upload_across(&app, || async {
+        match backend {
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&app.db.url).await.expect("pg");
+                sqlx::query(mark).execute(&mut conn).await.expect("mark");
+            }
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&app.db.url).await.expect("sqlite");
+                sqlx::query(mark).execute(&mut conn).await.expect("mark");
+            }
+        }
+    })
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    assert_eq!(
+        count(&app, backend, "SELECT count(*) FROM members WHERE user_id = 'alice'").await,
+        1
+    );
     assert_eq!(count(&app, backend, "SELECT count(*) FROM attachments").await, 0);
     eventually("the stored bytes removed", || nothing_left(&app, backend)).await;
 }
