@@ -1,6 +1,6 @@
 //! Integration tests: one binary (one link step), one module per area.
 //! Every test that touches storage runs on both stores (`on_both_stores!`).
-//! The fixtures are in `crates/chatd-testkit`, shared with the other test
+//! The fixtures are in `testkit/` (`chatd-testkit`), shared with the other test
 //! binaries.
 
 mod admin_listen;

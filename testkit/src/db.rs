@@ -213,7 +213,7 @@ impl Drop for TestDb {
 /// The migrations directory of `backend` in the repository.
 fn migrations_dir(backend: Backend) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../migrations")
+        .join("../migrations")
         .join(match backend {
             Backend::Postgres => "postgres",
             Backend::Sqlite => "sqlite",
