@@ -27,11 +27,8 @@ pub fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
     if path.len() <= MAX_LOGGED_PATH_BYTES {
         return std::borrow::Cow::Borrowed(path);
     }
-    let mut end = MAX_LOGGED_PATH_BYTES;
-    while !path.is_char_boundary(end) {
-        end -= 1;
-    }
-    std::borrow::Cow::Owned(format!("{}…", &path[..end]))
+    let kept = crate::protocol::cut_to_bytes(path, MAX_LOGGED_PATH_BYTES);
+    std::borrow::Cow::Owned(format!("{kept}…"))
 }
 
 /// Logs and counts the request once its response head is ready. For the

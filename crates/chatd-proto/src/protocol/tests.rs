@@ -292,6 +292,17 @@ mod codec {
     }
 
     #[test]
+    fn cut_to_bytes_keeps_whole_characters() {
+        assert_eq!(cut_to_bytes("", 4), "");
+        assert_eq!(cut_to_bytes("abc", 0), "");
+        assert_eq!(cut_to_bytes("abc", 3), "abc");
+        assert_eq!(cut_to_bytes("abc", 9), "abc");
+        // '🙂' is four bytes: a cut inside it drops it whole.
+        assert_eq!(cut_to_bytes("a🙂b", 4), "a");
+        assert_eq!(cut_to_bytes("a🙂b", 5), "a🙂");
+    }
+
+    #[test]
     fn attachments_are_checked_and_let_the_body_be_empty() {
         let id = "01a24a0f-85e2-7144-875a-7b61f7db7d78";
         let check = |fields: &str| {
