@@ -24,7 +24,7 @@ pub enum StateError {
     #[error(transparent)]
     Attachments(#[from] crate::attachments::StorageError),
     /// The webhook feed's first start (`webhook_start`) could not be stored.
-    #[error("webhook feed start: {0}")]
+    #[error("webhook feed start")]
     WebhookStart(#[source] crate::store::StoreError),
 }
 
