@@ -127,25 +127,23 @@ impl Receiver {
 
     /// Waits until the accepted entries hold every seq of `1..=n`.
     async fn wait_accepted(&self, n: i64) -> Vec<Value> {
-        let started = Instant::now();
-        loop {
+        poll_until(|| {
             let accepted = self.accepted();
             let mut seqs: Vec<i64> = accepted.iter().map(seq_of).collect();
             seqs.sort_unstable();
             seqs.dedup();
             if seqs.len() as i64 >= n {
-                return accepted;
+                return Ok(accepted);
             }
-            assert!(
-                started.elapsed() < WAIT,
+            Err(format!(
                 "the receiver got seqs {seqs:?} of 1..={n} in time; requests: {:?}",
                 self.requests()
                     .iter()
                     .map(|r| (r.status, r.json.to_string()))
                     .collect::<Vec<_>>()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            ))
+        })
+        .await
     }
 
     fn stop(self) {
@@ -727,16 +725,25 @@ fn accepted_keys(receiver: &Receiver) -> Vec<(String, i64)> {
 
 /// Waits until the receiver accepted every one of `keys`.
 async fn wait_keys(receiver: &Receiver, keys: &[(&str, i64)]) -> Vec<(String, i64)> {
-    let started = Instant::now();
-    loop {
+    poll_until(|| {
         let got = accepted_keys(receiver);
         if keys.iter().all(|(c, s)| got.iter().any(|(gc, gs)| gc == c && gs == s)) {
-            return got;
+            return Ok(got);
         }
-        assert!(
-            started.elapsed() < WAIT,
-            "the receiver got {got:?}, not all of {keys:?}"
-        );
+        Err(format!("the receiver got {got:?}, not all of {keys:?}"))
+    })
+    .await
+}
+
+/// Calls `check` every 50 ms until it gives `Ok`, and fails the test with
+/// its last `Err` text once [`WAIT`] has passed.
+async fn poll_until<T>(mut check: impl FnMut() -> Result<T, String>) -> T {
+    let started = Instant::now();
+    loop {
+        match check() {
+            Ok(done) => return done,
+            Err(why) => assert!(started.elapsed() < WAIT, "{why}"),
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
