@@ -5,7 +5,9 @@ import { type NotifySettingsChange } from './notify-settings.js';
 import type { Message } from './log.js';
 import { type SearchOptions, type SearchPage } from './search.js';
 import { Emitter, type ExternalStore } from './store.js';
-import type { AddMemberOptions, AllMembersOptions, ChannelInfo, ChannelSnapshot, ChannelSummary, ChatClientEvents, ChatClientOptions, ConnectionSnapshot, CreateChannelOptions, DirectResult, DirectoryOptions, DirectoryPage, MemberList, MemberListStore, MemberRole, MembershipOptions, MembersOptions, MembersPage, Presence, MessageSendOptions, NotifySettings, SendOptions, ThreadStore, SentEntry } from './types.js';
+import type { AddMemberOptions, AllMembersOptions, ChannelInfo, CreateChannelOptions, DirectResult, DirectoryOptions, DirectoryPage, MemberList, MemberListStore, MemberRole, MembershipOptions, MembersOptions, MembersPage } from './member-types.js';
+import type { ChannelSnapshot, ChannelSummary, ConnectionSnapshot, Presence, MessageSendOptions, NotifySettings, SendOptions, ThreadStore, SentEntry } from './snapshot-types.js';
+import type { ChatClientEvents, ChatClientOptions } from './types.js';
 /**
  * The chatd client: one WebSocket session that reconnects by itself, a durable outbox,
  * and a store per channel.

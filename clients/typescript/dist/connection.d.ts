@@ -1,7 +1,8 @@
 import { Features } from './features.js';
 import type { ClientFrame } from './protocol.js';
 import { LazyStore } from './store.js';
-import type { ClientContext, ConnectionSnapshot, ConnectionState } from './types.js';
+import type { ConnectionSnapshot, ConnectionState } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 /** Reads the `sub` claim of a JWT without verifying it (the server does that). */
 export declare function jwtSubject(token: string): string | undefined;
 /** @internal What the connection asks of the rest of the client. */

@@ -32,11 +32,32 @@ import { Emitter, type ExternalStore } from './store.js';
 import { Sync } from './sync.js';
 import { newThread } from './threads.js';
 import type {
-  AddMemberOptions, AllMembersOptions, ChannelInfo, ChannelSnapshot, ChannelSummary, ChatClientEvents, ChatClientOptions,
-  ClientContext, ConnectionSnapshot, CreateChannelOptions, DirectResult, DirectoryOptions, DirectoryPage, MemberList,
-  MemberListStore, MemberRole, MembershipOptions, MembersOptions, MembersPage, Presence, MessageSendOptions, NotifySettings,
-  SendOptions, ThreadStore, SentEntry,
-} from './types.js';
+  AddMemberOptions,
+  AllMembersOptions,
+  ChannelInfo,
+  CreateChannelOptions,
+  DirectResult,
+  DirectoryOptions,
+  DirectoryPage,
+  MemberList,
+  MemberListStore,
+  MemberRole,
+  MembershipOptions,
+  MembersOptions,
+  MembersPage,
+} from './member-types.js';
+import type {
+  ChannelSnapshot,
+  ChannelSummary,
+  ConnectionSnapshot,
+  Presence,
+  MessageSendOptions,
+  NotifySettings,
+  SendOptions,
+  ThreadStore,
+  SentEntry,
+} from './snapshot-types.js';
+import type { ChatClientEvents, ChatClientOptions, ClientContext } from './types.js';
 import { TypingIndicators } from './typing-indicators.js';
 
 /**

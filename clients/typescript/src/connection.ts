@@ -9,14 +9,8 @@ import { backoffDelay } from './backoff.js';
 import { Features } from './features.js';
 import type { ClientFrame } from './protocol.js';
 import { LazyStore } from './store.js';
-import type {
-  ClientContext,
-  ConnectionSnapshot,
-  ConnectionState,
-  OnlineEventSource,
-  WebSocketConstructor,
-  WebSocketLike,
-} from './types.js';
+import type { ConnectionSnapshot, ConnectionState } from './snapshot-types.js';
+import type { ClientContext, OnlineEventSource, WebSocketConstructor, WebSocketLike } from './types.js';
 
 /** Reads the `sub` claim of a JWT without verifying it (the server does that). */
 export function jwtSubject(token: string): string | undefined {

@@ -23,16 +23,32 @@ export {
   decodeMembershipFrame,
 } from './membership-frames.js';
 export type {
-  AddMemberOptions,
-  AllMembersOptions,
-  ChannelInfo,
+  ChatClientEvents,
+  ChatClientOptions,
+  OnlineEventSource,
+  WebSocketConstructor,
+  WebSocketLike,
+  WebSocketHandler,
+} from './types.js';
+export type {
   ChannelSnapshot,
   ChannelSummary,
   NotifySettings,
-  ChatClientEvents,
-  ChatClientOptions,
   ConnectionSnapshot,
   ConnectionState,
+  OutgoingMessage,
+  Presence,
+  MessageSendOptions,
+  SendOptions,
+  SentEntry,
+  ThreadSnapshot,
+  ThreadStore,
+  Watermarks,
+} from './snapshot-types.js';
+export type {
+  AddMemberOptions,
+  AllMembersOptions,
+  ChannelInfo,
   CreateChannelOptions,
   DirectResult,
   DirectoryChannel,
@@ -46,19 +62,7 @@ export type {
   MembersOptions,
   MembersPage,
   MembershipOptions,
-  OnlineEventSource,
-  OutgoingMessage,
-  Presence,
-  MessageSendOptions,
-  SendOptions,
-  SentEntry,
-  ThreadSnapshot,
-  ThreadStore,
-  Watermarks,
-  WebSocketConstructor,
-  WebSocketLike,
-  WebSocketHandler,
-} from './types.js';
+} from './member-types.js';
 export { Moderation } from './moderation.js';
 export {
   Attachments,
