@@ -46,6 +46,8 @@ export declare class Connection {
     get lastToken(): string | undefined;
     /** Moves to state `s` and emits `state`; nothing moves a closed connection. */
     setState(s: ConnectionState): void;
+    /** Resolves when a session is open (HELLO received); rejects on abort or close. */
+    whenOpen(signal?: AbortSignal): Promise<void>;
     /** The token option's value: the string, or what its function returns now. */
     getToken(): Promise<string>;
     /** Listens to the `online` event, starts the reply watchdog, and connects. */
