@@ -186,4 +186,3 @@ export class FrameRouter {
     this.p.c.events.emit('error', err, e);
   }
 }
-
