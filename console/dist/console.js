@@ -1,5 +1,43 @@
 "use strict";
 (() => {
+  // ../clients/typescript/src/channel-store.ts
+  var ChannelStore = class {
+    /** The channel. */
+    channelId;
+    /** {@inheritDoc ExternalStore.subscribe} */
+    subscribe;
+    /** {@inheritDoc ExternalStore.getSnapshot} */
+    getSnapshot;
+    client;
+    /** @internal Use {@link ChatClient.channel}. */
+    constructor(client, channelId, store) {
+      this.client = client;
+      this.channelId = channelId;
+      this.subscribe = store.subscribe;
+      this.getSnapshot = store.getSnapshot;
+    }
+    /** Sends a message to this channel (a reply or a thread reply with `options`, see {@link ChatClient.send}). */
+    send(body, options) {
+      return this.client.send(this.channelId, body, options);
+    }
+    /** Loads older entries; resolves to whether more exist. */
+    loadOlder(signal) {
+      return this.client.loadOlder(this.channelId, signal);
+    }
+    /** Marks everything held as read. */
+    markRead() {
+      this.client.markRead(this.channelId);
+    }
+    /** The user is typing. */
+    typing() {
+      this.client.typing(this.channelId);
+    }
+    /** The user stopped typing. */
+    stopTyping() {
+      this.client.stopTyping(this.channelId);
+    }
+  };
+
   // ../clients/typescript/src/attachment-types.ts
   var DEFAULT_ATTACHMENT_TYPES = Object.freeze([
     "image/png",
@@ -1967,6 +2005,31 @@
       this.store.invalidate();
       this.c.events.emit("state", s);
     }
+    /** Resolves when a session is open (HELLO received); rejects on abort or close. */
+    whenOpen(signal) {
+      const state = this.stateValue;
+      if (state === "open") return Promise.resolve();
+      if (signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
+      if (state === "closed") return Promise.reject(new ChatdError("closed", "client closed"));
+      return new Promise((resolve, reject) => {
+        const onAbort = () => {
+          off();
+          reject(new ChatdError("aborted", "aborted"));
+        };
+        const off = this.c.events.on("state", (s) => {
+          if (s === "open") {
+            off();
+            signal?.removeEventListener("abort", onAbort);
+            resolve();
+          } else if (s === "closed") {
+            off();
+            signal?.removeEventListener("abort", onAbort);
+            reject(new ChatdError("closed", "client closed"));
+          }
+        });
+        signal?.addEventListener("abort", onAbort, { once: true });
+      });
+    }
     /** The token option's value: the string, or what its function returns now. */
     async getToken() {
       const t = this.c.opts.token;
@@ -2185,6 +2248,259 @@
     });
     return { channels, hasMore: b.hasMore };
   }
+
+  // ../clients/typescript/src/membership-frames.ts
+  function num(v) {
+    return typeof v === "number" && Number.isFinite(v) ? v : void 0;
+  }
+  function str(v) {
+    return typeof v === "string" ? v : void 0;
+  }
+  function decodeMemberFrame(v) {
+    const channelId = str(v.channelId);
+    const userId = str(v.userId);
+    const op = str(v.op);
+    const afterSeq = num(v.afterSeq);
+    const ts = num(v.ts) ?? 0;
+    if (channelId === void 0 || userId === void 0 || op === void 0 || afterSeq === void 0) return void 0;
+    const f = { type: "MEMBER", channelId, userId, op, afterSeq, ts };
+    const role = str(v.role);
+    if (role !== void 0) f.role = role;
+    if (v.mutedUntil === null || num(v.mutedUntil) !== void 0) f.mutedUntil = v.mutedUntil;
+    const actorId = str(v.actorId);
+    if (actorId !== void 0) f.actorId = actorId;
+    return f;
+  }
+  function decodeHelloChannel(v) {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return void 0;
+    const r = v;
+    const channelId = str(r.channelId);
+    const lastSeq = num(r.lastSeq);
+    if (channelId === void 0 || lastSeq === void 0) return void 0;
+    const out = {
+      channelId,
+      lastSeq,
+      deliveredSeq: num(r.deliveredSeq) ?? 0,
+      readSeq: num(r.readSeq) ?? 0
+    };
+    const unread = num(r.unread);
+    if (unread !== void 0) out.unread = unread;
+    const memberCount = num(r.memberCount);
+    if (memberCount !== void 0) out.memberCount = memberCount;
+    const kind = str(r.kind);
+    if (kind !== void 0) out.kind = kind;
+    const visibility = str(r.visibility);
+    if (visibility !== void 0) out.visibility = visibility;
+    const role = str(r.role);
+    if (role !== void 0) out.role = role;
+    const unreadMentions = num(r.unreadMentions);
+    if (unreadMentions !== void 0) out.unreadMentions = unreadMentions;
+    const notify = str(r.notify);
+    if (notify !== void 0) out.notify = notify;
+    const postingRole = str(r.postingRole);
+    if (postingRole !== void 0) out.postingRole = postingRole;
+    const slowModeMs = num(r.slowModeMs);
+    if (slowModeMs !== void 0) out.slowModeMs = slowModeMs;
+    const retentionSecs = num(r.retentionSecs);
+    if (retentionSecs !== void 0) out.retentionSecs = retentionSecs;
+    if (r.snoozeUntil === null) out.snoozeUntil = null;
+    else if (num(r.snoozeUntil) !== void 0) out.snoozeUntil = num(r.snoozeUntil);
+    if (r.name === null || typeof r.name === "string") out.name = r.name;
+    if (r.metadata === null) out.metadata = null;
+    else if (typeof r.metadata === "object" && !Array.isArray(r.metadata)) out.metadata = r.metadata;
+    return out;
+  }
+  function decodeChannelAddedFrame(v) {
+    const channel = decodeHelloChannel(v.channel);
+    return channel === void 0 ? void 0 : { type: "CHANNEL_ADDED", channel };
+  }
+  function decodeChannelRemovedFrame(v) {
+    const channelId = str(v.channelId);
+    if (channelId === void 0) return void 0;
+    const reason = str(v.reason);
+    return reason === void 0 ? { type: "CHANNEL_REMOVED", channelId } : { type: "CHANNEL_REMOVED", channelId, reason };
+  }
+  function decodeMembershipFrame(v) {
+    switch (v.type) {
+      case "MEMBER":
+        return decodeMemberFrame(v);
+      case "CHANNEL_ADDED":
+        return decodeChannelAddedFrame(v);
+      case "CHANNEL_REMOVED":
+        return decodeChannelRemovedFrame(v);
+      default:
+        return void 0;
+    }
+  }
+
+  // ../clients/typescript/src/frame-parse.ts
+  function parseServerFrame(text) {
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return void 0;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return void 0;
+    const type = value.type;
+    if (typeof type !== "string") return void 0;
+    if (type === "MEMBER" || type === "CHANNEL_ADDED" || type === "CHANNEL_REMOVED") {
+      return decodeMembershipFrame(value);
+    }
+    return value;
+  }
+
+  // ../clients/typescript/src/notify-settings.ts
+  async function setNotifySettings(c, conn, channelId, change, signal) {
+    if (conn.state === "closed") throw new ChatdError("closed", "client closed");
+    const body = {};
+    if (change.notify !== void 0) body.notify = change.notify;
+    if (change.snoozeUntil !== void 0) body.snoozeUntil = change.snoozeUntil;
+    const path = `/v1/me/channels/${encodeURIComponent(channelId)}/settings`;
+    const answer = await request(c.opts, conn, "PUT", path, { body, signal });
+    return parseNotifySettings(answer.body);
+  }
+  function parseNotifySettings(v) {
+    const r = typeof v === "object" && v !== null ? v : {};
+    const { notify, snoozeUntil } = r;
+    if (typeof notify !== "string" || snoozeUntil !== null && typeof snoozeUntil !== "number") {
+      throw new ChatdError("internal", "PUT /v1/me/channels/{channelId}/settings: malformed answer");
+    }
+    return { notify, snoozeUntil };
+  }
+
+  // ../clients/typescript/src/frame-router.ts
+  var FrameRouter = class {
+    p;
+    /** Frames go to the parts of `targets`. */
+    constructor(targets) {
+      this.p = targets;
+    }
+    /** A server frame arrived on connection `gen`: to the part that handles it. */
+    onFrame(text, gen) {
+      const f = parseServerFrame(text);
+      if (f === void 0) return;
+      switch (f.type) {
+        case "HELLO":
+          this.onHello(f, gen);
+          break;
+        case "MSG_ACK":
+          if (this.p.sender.onAck(f)) this.p.typingIndicators.messageStored(f.channelId);
+          break;
+        case "MSG_RECV":
+          this.p.channels.memberNow(this.p.channels.ctx(f.channelId));
+          this.p.sync.ingest(f.channelId, [f], false);
+          break;
+        case "SYNC_BATCH":
+          this.p.sync.onBatch(f);
+          break;
+        case "RECEIPT":
+          this.p.receipts.onReceipt(f);
+          this.p.memberLists.onReceipt(f);
+          break;
+        case "ERROR":
+          this.onError(f);
+          break;
+        case "TYPING":
+          this.p.typingIndicators.onTyping(f);
+          break;
+        case "PRESENCE":
+          this.p.presenceSub.onPresence(f);
+          break;
+        case "CHANNEL_ADDED":
+          this.onChannelAdded(f);
+          break;
+        case "CHANNEL_REMOVED":
+          this.p.channels.markRemoved(this.p.channels.ctx(f.channelId), f.reason ?? "deleted");
+          break;
+        case "CHANNEL_SETTINGS":
+          this.onSettings(f);
+          break;
+        case "CHANNEL_UPDATED":
+          if (typeof f.channelId === "string") this.p.channels.moderation.stated(f.channelId, f.postingRole, f.slowModeMs, f.retentionSecs);
+          this.p.c.events.emit("channelUpdated", f);
+          break;
+        case "MEMBER":
+          this.p.channels.applyMember(f);
+          this.p.channels.moderation.onMember(f);
+          this.p.memberLists.onMember(f);
+          this.p.c.events.emit("member", f);
+          break;
+        default:
+          break;
+      }
+    }
+    /** `CHANNEL_SETTINGS`: the user changed a channel's settings (on any session). */
+    onSettings(f) {
+      let s;
+      try {
+        s = parseNotifySettings(f);
+      } catch {
+        return;
+      }
+      if (typeof f.channelId === "string") this.p.channels.applySettings(f.channelId, s);
+    }
+    /** A session opened: take its channels, then read, subscribe and send what waits. */
+    onHello(h2, gen) {
+      this.p.conn.opened(gen, h2.sessionId);
+      const listed = this.p.channels.applyHello(h2);
+      for (const c of h2.channels) this.p.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs, c.retentionSecs);
+      this.p.conn.setState("open");
+      this.p.conn.store.invalidate();
+      this.p.c.events.emit("hello", h2);
+      for (const id of listed) {
+        const ch = this.p.channels.get(id);
+        if (ch !== void 0) this.p.channels.markListed(ch);
+      }
+      for (const ch of this.p.channels.all()) {
+        if (!ch.opened || ch.removed) continue;
+        this.p.sync.resume(ch);
+        if (ch.olderWaiters.length > 0) this.p.sync.pumpOlder(ch);
+      }
+      this.p.memberLists.opened();
+      this.p.presenceSub.opened();
+      void this.p.sender.resendAll();
+    }
+    /**
+     * `CHANNEL_ADDED`: the user is in the channel now; it is tracked as a `HELLO` channel
+     * from then on (listed, and an opened one reads what it lacks from the entry's `lastSeq`).
+     */
+    onChannelAdded(f) {
+      const ch = this.p.channels.ctx(f.channel.channelId);
+      this.p.channels.added(ch, f.channel);
+      this.p.channels.moderation.stated(ch.id, f.channel.postingRole, f.channel.slowModeMs, f.channel.retentionSecs);
+      if (ch.opened) {
+        this.p.sync.resume(ch);
+        if (ch.olderWaiters.length > 0) this.p.sync.pumpOlder(ch);
+      }
+    }
+    /**
+     * An ERROR: a record's (by clientMsgId), the refusal of an unknown frame type, a SYNC's
+     * (by channelId), a `forbidden` naming a channel the user is known to be out of (a
+     * frame sent before its removal was heard of: dropped), or, naming nothing, maybe the
+     * presence subscription's; else `error`.
+     */
+    onError(e) {
+      const err = ChatdError.fromFrame(e);
+      const refusedIn = e.channelId ?? (e.clientMsgId !== void 0 ? this.p.sender.channelOf(e.clientMsgId) : void 0);
+      if (err.reason !== void 0 && refusedIn !== void 0) this.p.channels.moderation.onRefusal(refusedIn, err);
+      if (e.clientMsgId !== void 0 && this.p.sender.onError(e.clientMsgId, err)) return;
+      if (e.code === "unknown_type") {
+        const u = this.p.conn.features.refuseOldest();
+        if (u !== void 0) {
+          if (u.clientMsgId !== void 0) this.p.sender.unsupported(u.clientMsgId, err);
+          return;
+        }
+      }
+      if (e.channelId !== void 0 && e.clientMsgId === void 0 && this.p.sync.onError(e.channelId, err)) return;
+      if (e.channelId === void 0 && e.clientMsgId === void 0 && e.messageId !== void 0 && this.p.sync.onThreadError(e.messageId, err)) return;
+      if (e.code === "forbidden" && e.channelId !== void 0 && e.clientMsgId === void 0 && this.p.channels.get(e.channelId)?.removed === true) return;
+      if (err.retryable && e.clientMsgId === void 0 && e.channelId === void 0 && e.messageId === void 0) {
+        this.p.presenceSub.refused(err);
+      }
+      this.p.c.events.emit("error", err, e);
+    }
+  };
 
   // ../clients/typescript/src/receipts.ts
   function applyReceipt(prev, kind, seq) {
@@ -2744,6 +3060,18 @@
   }
 
   // ../clients/typescript/src/outbox.ts
+  function messageOp(channelId, body, options) {
+    const { replyTo, threadId } = options;
+    return {
+      type: "MSG_SEND",
+      channelId,
+      body,
+      ...replyTo !== void 0 ? { replyTo } : {},
+      ...threadId !== void 0 ? { threadId } : {},
+      ...mentionFields(options),
+      ...options.attachments !== void 0 ? { attachments: outboxAttachments(options.attachments) } : {}
+    };
+  }
   var MemoryOutboxStorage = class {
     records = /* @__PURE__ */ new Map();
     /** {@inheritDoc OutboxStorage.load} */
@@ -3116,126 +3444,6 @@
       this.timer = void 0;
     }
   };
-
-  // ../clients/typescript/src/membership-frames.ts
-  function num(v) {
-    return typeof v === "number" && Number.isFinite(v) ? v : void 0;
-  }
-  function str(v) {
-    return typeof v === "string" ? v : void 0;
-  }
-  function decodeMemberFrame(v) {
-    const channelId = str(v.channelId);
-    const userId = str(v.userId);
-    const op = str(v.op);
-    const afterSeq = num(v.afterSeq);
-    const ts = num(v.ts) ?? 0;
-    if (channelId === void 0 || userId === void 0 || op === void 0 || afterSeq === void 0) return void 0;
-    const f = { type: "MEMBER", channelId, userId, op, afterSeq, ts };
-    const role = str(v.role);
-    if (role !== void 0) f.role = role;
-    if (v.mutedUntil === null || num(v.mutedUntil) !== void 0) f.mutedUntil = v.mutedUntil;
-    const actorId = str(v.actorId);
-    if (actorId !== void 0) f.actorId = actorId;
-    return f;
-  }
-  function decodeHelloChannel(v) {
-    if (typeof v !== "object" || v === null || Array.isArray(v)) return void 0;
-    const r = v;
-    const channelId = str(r.channelId);
-    const lastSeq = num(r.lastSeq);
-    if (channelId === void 0 || lastSeq === void 0) return void 0;
-    const out = {
-      channelId,
-      lastSeq,
-      deliveredSeq: num(r.deliveredSeq) ?? 0,
-      readSeq: num(r.readSeq) ?? 0
-    };
-    const unread = num(r.unread);
-    if (unread !== void 0) out.unread = unread;
-    const memberCount = num(r.memberCount);
-    if (memberCount !== void 0) out.memberCount = memberCount;
-    const kind = str(r.kind);
-    if (kind !== void 0) out.kind = kind;
-    const visibility = str(r.visibility);
-    if (visibility !== void 0) out.visibility = visibility;
-    const role = str(r.role);
-    if (role !== void 0) out.role = role;
-    const unreadMentions = num(r.unreadMentions);
-    if (unreadMentions !== void 0) out.unreadMentions = unreadMentions;
-    const notify = str(r.notify);
-    if (notify !== void 0) out.notify = notify;
-    const postingRole = str(r.postingRole);
-    if (postingRole !== void 0) out.postingRole = postingRole;
-    const slowModeMs = num(r.slowModeMs);
-    if (slowModeMs !== void 0) out.slowModeMs = slowModeMs;
-    const retentionSecs = num(r.retentionSecs);
-    if (retentionSecs !== void 0) out.retentionSecs = retentionSecs;
-    if (r.snoozeUntil === null) out.snoozeUntil = null;
-    else if (num(r.snoozeUntil) !== void 0) out.snoozeUntil = num(r.snoozeUntil);
-    if (r.name === null || typeof r.name === "string") out.name = r.name;
-    if (r.metadata === null) out.metadata = null;
-    else if (typeof r.metadata === "object" && !Array.isArray(r.metadata)) out.metadata = r.metadata;
-    return out;
-  }
-  function decodeChannelAddedFrame(v) {
-    const channel = decodeHelloChannel(v.channel);
-    return channel === void 0 ? void 0 : { type: "CHANNEL_ADDED", channel };
-  }
-  function decodeChannelRemovedFrame(v) {
-    const channelId = str(v.channelId);
-    if (channelId === void 0) return void 0;
-    const reason = str(v.reason);
-    return reason === void 0 ? { type: "CHANNEL_REMOVED", channelId } : { type: "CHANNEL_REMOVED", channelId, reason };
-  }
-  function decodeMembershipFrame(v) {
-    switch (v.type) {
-      case "MEMBER":
-        return decodeMemberFrame(v);
-      case "CHANNEL_ADDED":
-        return decodeChannelAddedFrame(v);
-      case "CHANNEL_REMOVED":
-        return decodeChannelRemovedFrame(v);
-      default:
-        return void 0;
-    }
-  }
-
-  // ../clients/typescript/src/frame-parse.ts
-  function parseServerFrame(text) {
-    let value;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return void 0;
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return void 0;
-    const type = value.type;
-    if (typeof type !== "string") return void 0;
-    if (type === "MEMBER" || type === "CHANNEL_ADDED" || type === "CHANNEL_REMOVED") {
-      return decodeMembershipFrame(value);
-    }
-    return value;
-  }
-
-  // ../clients/typescript/src/notify-settings.ts
-  async function setNotifySettings(c, conn, channelId, change, signal) {
-    if (conn.state === "closed") throw new ChatdError("closed", "client closed");
-    const body = {};
-    if (change.notify !== void 0) body.notify = change.notify;
-    if (change.snoozeUntil !== void 0) body.snoozeUntil = change.snoozeUntil;
-    const path = `/v1/me/channels/${encodeURIComponent(channelId)}/settings`;
-    const answer = await request(c.opts, conn, "PUT", path, { body, signal });
-    return parseNotifySettings(answer.body);
-  }
-  function parseNotifySettings(v) {
-    const r = typeof v === "object" && v !== null ? v : {};
-    const { notify, snoozeUntil } = r;
-    if (typeof notify !== "string" || snoozeUntil !== null && typeof snoozeUntil !== "number") {
-      throw new ChatdError("internal", "PUT /v1/me/channels/{channelId}/settings: malformed answer");
-    }
-    return { notify, snoozeUntil };
-  }
 
   // ../clients/typescript/src/search.ts
   var SEARCH_Q_MAX_BYTES = 256;
@@ -4039,6 +4247,196 @@
     }
   };
 
+  // ../clients/typescript/src/typing-indicators.ts
+  var TypingIndicators = class {
+    c;
+    conn;
+    channels;
+    /** Indicators of the channels, sent and received on the connection. */
+    constructor(c, conn, channels) {
+      this.c = c;
+      this.conn = conn;
+      this.channels = channels;
+    }
+    /** The user is typing in the channel: sends `start` at most once per throttle period (none in a removed channel). */
+    typing(channelId) {
+      const ch = this.channels.ctx(channelId);
+      if (this.conn.features.unsupported.has("TYPING") || ch.removed) return;
+      if (ch.throttle.onInput(this.c.now())) this.conn.send({ type: "TYPING", channelId, state: "start" });
+    }
+    /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
+    stopTyping(channelId) {
+      const ch = this.channels.ctx(channelId);
+      if (this.conn.features.unsupported.has("TYPING") || ch.removed) return;
+      if (ch.throttle.onStop()) this.conn.send({ type: "TYPING", channelId, state: "stop" });
+    }
+    /** The user sends a message to the channel: the server stops the indicator when it is stored. */
+    messageSent(channelId) {
+      this.channels.ctx(channelId).throttle.onSent();
+    }
+    /**
+     * A message of the user was stored in the channel (its ACK): if the user typed since
+     * sending, `start` goes out again, since the server's `stop` for the message ends a
+     * `start` that reached it before the message was stored.
+     */
+    messageStored(channelId) {
+      const ch = this.channels.ctx(channelId);
+      if (this.conn.features.unsupported.has("TYPING") || ch.removed) return;
+      if (ch.throttle.onStored(this.c.now())) this.conn.send({ type: "TYPING", channelId, state: "start" });
+    }
+    /** A TYPING arrived: another member's indicator starts or stops. */
+    onTyping(t) {
+      this.conn.features.confirm("TYPING");
+      if (t.userId === this.c.userId) return;
+      const ch = this.channels.ctx(t.channelId);
+      if (ch.typing.apply(t, this.c.now())) ch.store.invalidate();
+      this.scheduleExpiry(ch);
+    }
+    /** The connection dropped: no indicator is known to be live any more. */
+    dropped() {
+      for (const ch of this.channels.all()) {
+        ch.typing.expire(Number.POSITIVE_INFINITY);
+        ch.store.invalidate();
+      }
+    }
+    /** The client closed: no more expiry timers. */
+    close() {
+      for (const ch of this.channels.all()) clearTimeout(ch.typingTimer);
+    }
+    scheduleExpiry(ch) {
+      clearTimeout(ch.typingTimer);
+      const next = ch.typing.nextExpiry();
+      if (next === void 0) return;
+      ch.typingTimer = setTimeout(
+        () => {
+          if (ch.typing.expire(this.c.now())) ch.store.invalidate();
+          this.scheduleExpiry(ch);
+        },
+        Math.max(0, next - this.c.now()) + 5
+      );
+    }
+  };
+
+  // ../clients/typescript/src/client-parts.ts
+  var ClientParts = class {
+    /** The client's context. */
+    c;
+    /** The WebSocket session. */
+    conn;
+    /** Per-channel state, snapshots, membership, the channel list. */
+    channels;
+    /** `MSG_READ` and `MSG_DELIVERED` out, `RECEIPT` in. */
+    receipts;
+    /** `SYNC`: channels' and threads' reads. */
+    sync;
+    /** The outbox records this tab holds. */
+    tabOutbox;
+    /** The send path. */
+    sender;
+    /** Typing both ways. */
+    typingIndicators;
+    /** The presence subscription. */
+    presenceSub;
+    /** `GET /v1/me/channels`. */
+    refresher;
+    /** The members routes. */
+    memberRoutes;
+    /** The live member lists. */
+    memberLists;
+    /** The directory, joining and leaving. */
+    dir;
+    /** New group and direct channels. */
+    newChannels;
+    /** Search. */
+    finder;
+    /** Moderation's routes. */
+    moderation;
+    /** Attachments' routes. */
+    attachments;
+    router;
+    /**
+     * Makes the context (the user id from the options or the token, when there) and the
+     * parts; `send` is the client's (attachments' `sendFiles` sends through it).
+     */
+    constructor(options, events, send) {
+      const uid = options.userId ?? (typeof options.token === "string" ? jwtSubject(options.token) : void 0);
+      const c = {
+        opts: options,
+        now: options.now ?? Date.now,
+        tabId: crypto.randomUUID(),
+        events,
+        userId: uid ?? ""
+      };
+      this.c = c;
+      const conn = new Connection(c, {
+        frame: (text, gen) => {
+          this.router.onFrame(text, gen);
+        },
+        dropped: () => {
+          this.sync.dropped();
+          this.presenceSub.dropped();
+          this.typingIndicators.dropped();
+          this.sender.dropped();
+        },
+        stale: (now, limitMs) => this.sender.stale(now, limitMs) || this.sync.stale(now, limitMs)
+      });
+      this.conn = conn;
+      const channels = new Channels(c, () => this.tabOutbox.records());
+      this.channels = channels;
+      this.tabOutbox = new TabOutbox(c, conn, channels, {
+        acked: (p, ack) => {
+          this.sender.completed(p, ack);
+        },
+        adopted: () => {
+          void this.sender.resendAll();
+        }
+      });
+      this.receipts = new Receipts(c, conn, channels);
+      this.sync = new Sync(c, conn, channels, this.receipts);
+      this.attachments = new Attachments(c, conn, channels, send);
+      this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox, this.attachments);
+      this.typingIndicators = new TypingIndicators(c, conn, channels);
+      this.presenceSub = new PresenceSubscription(c, conn);
+      this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
+      this.memberRoutes = new Members(c, conn, channels);
+      this.memberLists = new MemberLists(c, {
+        readAll: (channelId, signal) => this.memberRoutes.all(channelId, { signal }),
+        openConn: () => conn.openGen,
+        closed: () => conn.state === "closed"
+      });
+      this.dir = new Directory(c, conn, channels, this.refresher);
+      this.newChannels = new NewChannels(c, conn, this.refresher);
+      this.finder = new Search(c, conn);
+      this.moderation = new Moderation(c, conn, channels.moderation);
+      this.router = new FrameRouter(this);
+    }
+    /**
+     * Reads the user id from the token when it is not known yet, loads the outbox, joins the
+     * other tabs and connects.
+     */
+    async start() {
+      if (this.c.userId === "") {
+        const t = await this.conn.getToken();
+        this.c.userId = jwtSubject(t) ?? "";
+        if (this.c.userId === "") throw new ChatdError("invalid_field", "userId: not given and not in the token");
+      }
+      if (this.c.opts.tabSync !== false) this.tabOutbox.joinTabs();
+      await this.tabOutbox.load();
+      this.conn.start();
+    }
+    /** Closes the connection and every part that holds timers, listeners or waiters. */
+    close() {
+      this.conn.close();
+      this.presenceSub.close();
+      this.receipts.close();
+      this.sender.close();
+      this.typingIndicators.close();
+      this.memberLists.close();
+      this.channels.moderation.close();
+      this.tabOutbox.close();
+    }
+  };
+
   // ../clients/typescript/src/threads.ts
   var ThreadLog = class {
     /** The channel. */
@@ -4222,76 +4620,6 @@
     });
   }
 
-  // ../clients/typescript/src/typing-indicators.ts
-  var TypingIndicators = class {
-    c;
-    conn;
-    channels;
-    /** Indicators of the channels, sent and received on the connection. */
-    constructor(c, conn, channels) {
-      this.c = c;
-      this.conn = conn;
-      this.channels = channels;
-    }
-    /** The user is typing in the channel: sends `start` at most once per throttle period (none in a removed channel). */
-    typing(channelId) {
-      const ch = this.channels.ctx(channelId);
-      if (this.conn.features.unsupported.has("TYPING") || ch.removed) return;
-      if (ch.throttle.onInput(this.c.now())) this.conn.send({ type: "TYPING", channelId, state: "start" });
-    }
-    /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
-    stopTyping(channelId) {
-      const ch = this.channels.ctx(channelId);
-      if (this.conn.features.unsupported.has("TYPING") || ch.removed) return;
-      if (ch.throttle.onStop()) this.conn.send({ type: "TYPING", channelId, state: "stop" });
-    }
-    /** The user sends a message to the channel: the server stops the indicator when it is stored. */
-    messageSent(channelId) {
-      this.channels.ctx(channelId).throttle.onSent();
-    }
-    /**
-     * A message of the user was stored in the channel (its ACK): if the user typed since
-     * sending, `start` goes out again, since the server's `stop` for the message ends a
-     * `start` that reached it before the message was stored.
-     */
-    messageStored(channelId) {
-      const ch = this.channels.ctx(channelId);
-      if (this.conn.features.unsupported.has("TYPING") || ch.removed) return;
-      if (ch.throttle.onStored(this.c.now())) this.conn.send({ type: "TYPING", channelId, state: "start" });
-    }
-    /** A TYPING arrived: another member's indicator starts or stops. */
-    onTyping(t) {
-      this.conn.features.confirm("TYPING");
-      if (t.userId === this.c.userId) return;
-      const ch = this.channels.ctx(t.channelId);
-      if (ch.typing.apply(t, this.c.now())) ch.store.invalidate();
-      this.scheduleExpiry(ch);
-    }
-    /** The connection dropped: no indicator is known to be live any more. */
-    dropped() {
-      for (const ch of this.channels.all()) {
-        ch.typing.expire(Number.POSITIVE_INFINITY);
-        ch.store.invalidate();
-      }
-    }
-    /** The client closed: no more expiry timers. */
-    close() {
-      for (const ch of this.channels.all()) clearTimeout(ch.typingTimer);
-    }
-    scheduleExpiry(ch) {
-      clearTimeout(ch.typingTimer);
-      const next = ch.typing.nextExpiry();
-      if (next === void 0) return;
-      ch.typingTimer = setTimeout(
-        () => {
-          if (ch.typing.expire(this.c.now())) ch.store.invalidate();
-          this.scheduleExpiry(ch);
-        },
-        Math.max(0, next - this.c.now()) + 5
-      );
-    }
-  };
-
   // ../clients/typescript/src/client.ts
   var ChatClient = class {
     /** Typed events. */
@@ -4314,80 +4642,20 @@
     moderation;
     /** Attachments (protocol §15): `upload`, `sendFiles`, `url` and `download`. See {@link Attachments}. */
     attachments;
-    c;
-    conn;
-    channels;
-    receipts;
-    sync;
-    tabOutbox;
-    sender;
-    typingIndicators;
-    presenceSub;
-    refresher;
-    memberRoutes;
-    memberLists;
-    dir;
-    newChannels;
-    finder;
+    p;
     started = false;
     /** Creates a client; nothing happens until {@link ChatClient.start}. */
     constructor(options) {
-      const uid = options.userId ?? (typeof options.token === "string" ? jwtSubject(options.token) : void 0);
-      const c = {
-        opts: options,
-        now: options.now ?? Date.now,
-        tabId: crypto.randomUUID(),
-        events: this.events,
-        userId: uid ?? ""
-      };
-      this.c = c;
-      const conn = new Connection(c, {
-        frame: (text, gen) => {
-          this.onFrame(text, gen);
-        },
-        dropped: () => {
-          this.sync.dropped();
-          this.presenceSub.dropped();
-          this.typingIndicators.dropped();
-          this.sender.dropped();
-        },
-        stale: (now, limitMs) => this.sender.stale(now, limitMs) || this.sync.stale(now, limitMs)
-      });
-      this.conn = conn;
-      const channels = new Channels(c, () => this.tabOutbox.records());
-      this.channels = channels;
-      this.tabOutbox = new TabOutbox(c, conn, channels, {
-        acked: (p, ack) => {
-          this.sender.completed(p, ack);
-        },
-        adopted: () => {
-          void this.sender.resendAll();
-        }
-      });
-      this.receipts = new Receipts(c, conn, channels);
-      this.sync = new Sync(c, conn, channels, this.receipts);
-      this.attachments = new Attachments(c, conn, channels, (id, body, o) => this.send(id, body, o));
-      this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox, this.attachments);
-      this.typingIndicators = new TypingIndicators(c, conn, channels);
-      this.presenceSub = new PresenceSubscription(c, conn);
-      this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
-      this.memberRoutes = new Members(c, conn, channels);
-      this.memberLists = new MemberLists(c, {
-        readAll: (channelId, signal) => this.memberRoutes.all(channelId, { signal }),
-        openConn: () => conn.openGen,
-        closed: () => conn.state === "closed"
-      });
-      this.dir = new Directory(c, conn, channels, this.refresher);
-      this.newChannels = new NewChannels(c, conn, this.refresher);
-      this.finder = new Search(c, conn);
-      this.moderation = new Moderation(c, conn, channels.moderation);
-      this.connection = conn.store;
-      this.presence = this.presenceSub.store;
-      this.channelList = channels.list;
+      this.p = new ClientParts(options, this.events, (id, body, o) => this.send(id, body, o));
+      this.moderation = this.p.moderation;
+      this.attachments = this.p.attachments;
+      this.connection = this.p.conn.store;
+      this.presence = this.p.presenceSub.store;
+      this.channelList = this.p.channels.list;
     }
     /** The user id. */
     get userId() {
-      return this.c.userId;
+      return this.p.c.userId;
     }
     /**
      * Loads the outbox, joins the other tabs and connects. Resolves once the outbox is
@@ -4396,62 +4664,27 @@
     async start() {
       if (this.started) return;
       this.started = true;
-      if (this.c.userId === "") {
-        const t = await this.conn.getToken();
-        this.c.userId = jwtSubject(t) ?? "";
-        if (this.c.userId === "") throw new ChatdError("invalid_field", "userId: not given and not in the token");
-      }
-      if (this.c.opts.tabSync !== false) this.tabOutbox.joinTabs();
-      await this.tabOutbox.load();
-      this.conn.start();
+      await this.p.start();
     }
     /** Resolves when a session is open (HELLO received); rejects on abort or close. */
     whenOpen(signal) {
-      const state = this.conn.state;
-      if (state === "open") return Promise.resolve();
-      if (signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
-      if (state === "closed") return Promise.reject(new ChatdError("closed", "client closed"));
-      return new Promise((resolve, reject) => {
-        const onAbort = () => {
-          off();
-          reject(new ChatdError("aborted", "aborted"));
-        };
-        const off = this.events.on("state", (s) => {
-          if (s === "open") {
-            off();
-            signal?.removeEventListener("abort", onAbort);
-            resolve();
-          } else if (s === "closed") {
-            off();
-            signal?.removeEventListener("abort", onAbort);
-            reject(new ChatdError("closed", "client closed"));
-          }
-        });
-        signal?.addEventListener("abort", onAbort, { once: true });
-      });
+      return this.p.conn.whenOpen(signal);
     }
     /** Closes the connection for good. Outbox records stay in storage for the next start. */
     close() {
-      this.conn.close();
-      this.presenceSub.close();
-      this.receipts.close();
-      this.sender.close();
-      this.typingIndicators.close();
-      this.memberLists.close();
-      this.channels.moderation.close();
-      this.tabOutbox.close();
+      this.p.close();
     }
     /** Drops the current connection at once (as a network failure would); the client reconnects. */
     reconnect() {
-      this.conn.reconnect();
+      this.p.conn.reconnect();
     }
     // ---------------------------------------------------------------- channels
     /** The store of one channel (opened on its newest entries when first asked for). */
     channel(channelId) {
-      const ch = this.channels.ctx(channelId);
+      const ch = this.p.channels.ctx(channelId);
       if (!ch.opened) {
         ch.opened = true;
-        this.sync.openChannel(ch);
+        this.p.sync.openChannel(ch);
       }
       return new ChannelStore(this, channelId, ch.store);
     }
@@ -4468,18 +4701,18 @@
      */
     thread(channelId, rootId) {
       this.channel(channelId);
-      const ch = this.channels.ctx(channelId);
+      const ch = this.p.channels.ctx(channelId);
       let t = ch.threads.get(rootId);
       if (t === void 0) {
-        t = newThread(ch, rootId, this.userId, () => this.tabOutbox.records());
+        t = newThread(ch, rootId, this.userId, () => this.p.tabOutbox.records());
         ch.threads.set(rootId, t);
-        this.sync.openThread(ch, t);
+        this.p.sync.openThread(ch, t);
       }
       const ctx = t;
       return {
         subscribe: ctx.store.subscribe,
         getSnapshot: ctx.store.getSnapshot,
-        loadOlder: (signal) => this.sync.threadOlder(ch, ctx, signal),
+        loadOlder: (signal) => this.p.sync.threadOlder(ch, ctx, signal),
         send: (body, options = {}) => this.send(channelId, body, { ...options, threadId: rootId })
       };
     }
@@ -4488,7 +4721,7 @@
      * messages and {@link ChatClient.refreshChannels} since.
      */
     channelIds() {
-      return this.channels.ids();
+      return this.p.channels.ids();
     }
     /**
      * Reads the user's channels (`GET /v1/me/channels`, with the connection's token) and
@@ -4503,7 +4736,7 @@
      * code).
      */
     refreshChannels(signal) {
-      return this.refresher.refresh(signal);
+      return this.p.refresher.refresh(signal);
     }
     /**
      * Reads one page of a channel's members (`GET /v1/channels/{channelId}/members`, with
@@ -4526,7 +4759,7 @@
      * ```
      */
     members(channelId, options = {}) {
-      return this.memberRoutes.page(channelId, options);
+      return this.p.memberRoutes.page(channelId, options);
     }
     /**
      * Reads every member of a channel: {@link ChatClient.members} page after page
@@ -4535,7 +4768,7 @@
      * made while paging may show in later pages only). Rejects as `members` does.
      */
     allMembers(channelId, options = {}) {
-      return this.memberRoutes.all(channelId, options);
+      return this.p.memberRoutes.all(channelId, options);
     }
     /**
      * A channel's member list kept live (protocol 1.2 §13.3): {@link ChatClient.allMembers}
@@ -4557,7 +4790,7 @@
      * ```
      */
     memberList(channelId) {
-      return this.memberLists.get(channelId);
+      return this.p.memberLists.get(channelId);
     }
     /**
      * Reads one page of the directory of public channels (`GET /v1/directory`, protocol
@@ -4579,7 +4812,7 @@
      * ```
      */
     directory(options = {}) {
-      return this.dir.page(options);
+      return this.p.dir.page(options);
     }
     /**
      * One page of search results (`GET /v1/me/search`, protocol §18): the messages of the
@@ -4588,11 +4821,11 @@
      * details: {@link Search.page}.
      */
     search(q, options = {}) {
-      return this.finder.page(q, options);
+      return this.p.finder.page(q, options);
     }
     /** Every page of a search, read as the loop asks, following `next` ({@link Search.pages}). */
     searchPages(q, options = {}) {
-      return this.finder.pages(q, options);
+      return this.p.finder.pages(q, options);
     }
     /**
      * Joins a public channel (`PUT /v1/me/channels/{channelId}`, protocol §13.2; also when
@@ -4611,7 +4844,7 @@
      * from a server before protocol 1.2, `unavailable`, `aborted`, `closed`.
      */
     join(channelId, options = {}) {
-      return this.dir.join(channelId, options);
+      return this.p.dir.join(channelId, options);
     }
     /**
      * Leaves a channel (`DELETE /v1/me/channels/{channelId}`, protocol §13.2; also when the
@@ -4625,7 +4858,7 @@
      * `unavailable`, `aborted`, `closed`.
      */
     leave(channelId, options = {}) {
-      return this.dir.leave(channelId, options);
+      return this.p.dir.leave(channelId, options);
     }
     /**
      * Opens the one direct channel of the user and `userId` (`PUT /v1/me/direct/{userId}`,
@@ -4650,7 +4883,7 @@
      * ```
      */
     direct(userId, options = {}) {
-      return this.newChannels.direct(userId, options);
+      return this.p.newChannels.direct(userId, options);
     }
     /**
      * Creates a group channel with the user as its `owner` and `members` as `member`s (`POST
@@ -4665,7 +4898,7 @@
      * before protocol 1.2, `unavailable`, `aborted`, `closed`.
      */
     createChannel(options = {}) {
-      return this.newChannels.create(options);
+      return this.p.newChannels.create(options);
     }
     /**
      * Adds `userId` to a channel (`PUT /v1/channels/{channelId}/members/{userId}`, protocol
@@ -4681,7 +4914,7 @@
      * `invalid_field` for a bad id or role; `unavailable`, `aborted`, `closed`.
      */
     addMember(channelId, userId, options = {}) {
-      return this.memberRoutes.put(channelId, userId, options.role, options);
+      return this.p.memberRoutes.put(channelId, userId, options.role, options);
     }
     /**
      * Sets the role of a member of a channel (`member`, `moderator` or `owner`; `PUT
@@ -4690,7 +4923,7 @@
      * {@link ChatClient.addMember} does.
      */
     setMemberRole(channelId, userId, role, options = {}) {
-      return this.memberRoutes.put(channelId, userId, role, options);
+      return this.p.memberRoutes.put(channelId, userId, role, options);
     }
     /**
      * Removes `userId` from a channel (`DELETE /v1/channels/{channelId}/members/{userId}`;
@@ -4700,16 +4933,16 @@
      * `removed`). Rejects as {@link ChatClient.addMember} does.
      */
     removeMember(channelId, userId, options = {}) {
-      return this.memberRoutes.remove(channelId, userId, options);
+      return this.p.memberRoutes.remove(channelId, userId, options);
     }
     /**
      * Loads the page of entries just below the oldest held one. Resolves to whether even
      * older entries exist.
      */
     loadOlder(channelId, signal) {
-      const ch = this.channels.ctx(channelId);
+      const ch = this.p.channels.ctx(channelId);
       if (!ch.opened) this.channel(channelId);
-      return this.sync.loadOlder(ch, signal);
+      return this.p.sync.loadOlder(ch, signal);
     }
     /**
      * Reads the channel's held window again so that messages the retention sweep erased
@@ -4719,13 +4952,13 @@
      * (`unavailable` when the connection is not open or drops meanwhile, or the SYNC's error).
      */
     recheckExpired(channelId) {
-      const ch = this.channels.ctx(channelId);
+      const ch = this.p.channels.ctx(channelId);
       if (!ch.opened) this.channel(channelId);
-      return this.sync.recheck(ch);
+      return this.p.sync.recheck(ch);
     }
     /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
     markRead(channelId) {
-      this.receipts.markRead(channelId);
+      this.p.receipts.markRead(channelId);
     }
     // ---------------------------------------------------------------- sending
     /**
@@ -4746,20 +4979,8 @@
      * carries, kept in the outbox record too; refused: `invalid_field` (`field` `attachments`).
      */
     send(channelId, body, options = {}) {
-      this.typingIndicators.messageSent(channelId);
-      const { replyTo, threadId } = options;
-      return this.sender.enqueue(
-        {
-          type: "MSG_SEND",
-          channelId,
-          body,
-          ...replyTo !== void 0 ? { replyTo } : {},
-          ...threadId !== void 0 ? { threadId } : {},
-          ...mentionFields(options),
-          ...options.attachments !== void 0 ? { attachments: outboxAttachments(options.attachments) } : {}
-        },
-        options
-      );
+      this.p.typingIndicators.messageSent(channelId);
+      return this.p.sender.enqueue(messageOp(channelId, body, options), options);
     }
     /**
      * Changes the user's notification settings of a channel (protocol §16.3, `PUT
@@ -4770,13 +4991,13 @@
      * (not a member), `unavailable`, `aborted`, `closed`.
      */
     async setNotifySettings(channelId, change, signal) {
-      const s = await setNotifySettings(this.c, this.conn, channelId, change, signal);
-      this.channels.applySettings(channelId, s);
+      const s = await setNotifySettings(this.p.c, this.p.conn, channelId, change, signal);
+      this.p.channels.applySettings(channelId, s);
       return s;
     }
     /** Edits one of the user's messages (version 1.1). */
     edit(channelId, messageId, body, options = {}) {
-      return this.sender.enqueue({ type: "MSG_EDIT", channelId, messageId, body }, options);
+      return this.p.sender.enqueue({ type: "MSG_EDIT", channelId, messageId, body }, options);
     }
     /**
      * Deletes a message (version 1.1): one of the user's own, or, for a `moderator` or
@@ -4785,7 +5006,7 @@
      * to a delete the user's role does not allow. {@link mayDelete} says whether to offer it.
      */
     deleteMessage(channelId, messageId, options = {}) {
-      return this.sender.enqueue({ type: "MSG_DELETE", channelId, messageId }, options);
+      return this.p.sender.enqueue({ type: "MSG_DELETE", channelId, messageId }, options);
     }
     /**
      * Whether the user may delete `message` as far as this client knows: it is not deleted,
@@ -4801,19 +5022,19 @@
     }
     /** Adds or removes a reaction (version 1.1). */
     react(channelId, messageId, emoji, op = "add", options = {}) {
-      return this.sender.enqueue({ type: "MSG_REACT", channelId, messageId, emoji, op }, options);
+      return this.p.sender.enqueue({ type: "MSG_REACT", channelId, messageId, emoji, op }, options);
     }
     /** Sends a failed outbox record again, with its same clientMsgId. */
     retry(clientMsgId) {
-      return this.sender.retry(clientMsgId);
+      return this.p.sender.retry(clientMsgId);
     }
     /** Removes an outbox record (normally a failed one); its waiters reject with `discarded`. */
     discard(clientMsgId) {
-      return this.sender.discard(clientMsgId);
+      return this.p.sender.discard(clientMsgId);
     }
     /** The outbox records in send order (this tab's and other tabs'). */
     outbox() {
-      return this.sender.records();
+      return this.p.sender.records();
     }
     /**
      * Resolves when an outbox record is ACKed (also one loaded from storage after a reload).
@@ -4821,16 +5042,16 @@
      * stops this wait only: the record stays in the outbox and is still sent).
      */
     whenSent(clientMsgId, signal) {
-      return this.sender.whenSent(clientMsgId, signal);
+      return this.p.sender.whenSent(clientMsgId, signal);
     }
     // ---------------------------------------------------------------- typing & presence
     /** The user is typing in the channel: sends `start` at most once per throttle period. */
     typing(channelId) {
-      this.typingIndicators.typing(channelId);
+      this.p.typingIndicators.typing(channelId);
     }
     /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
     stopTyping(channelId) {
-      this.typingIndicators.stopTyping(channelId);
+      this.p.typingIndicators.stopTyping(channelId);
     }
     /**
      * Replaces the presence subscription (kept across reconnects). An empty list ends it.
@@ -4845,168 +5066,7 @@
      * `error`. An empty subscription is never pending.
      */
     subscribePresence(userIds) {
-      this.presenceSub.subscribe(userIds);
-    }
-    // ================================================================ frames
-    /** A server frame arrived on connection `gen`: to the part that handles it. */
-    onFrame(text, gen) {
-      const f = parseServerFrame(text);
-      if (f === void 0) return;
-      switch (f.type) {
-        case "HELLO":
-          this.onHello(f, gen);
-          break;
-        case "MSG_ACK":
-          if (this.sender.onAck(f)) this.typingIndicators.messageStored(f.channelId);
-          break;
-        case "MSG_RECV":
-          this.channels.memberNow(this.channels.ctx(f.channelId));
-          this.sync.ingest(f.channelId, [f], false);
-          break;
-        case "SYNC_BATCH":
-          this.sync.onBatch(f);
-          break;
-        case "RECEIPT":
-          this.receipts.onReceipt(f);
-          this.memberLists.onReceipt(f);
-          break;
-        case "ERROR":
-          this.onError(f);
-          break;
-        case "TYPING":
-          this.typingIndicators.onTyping(f);
-          break;
-        case "PRESENCE":
-          this.presenceSub.onPresence(f);
-          break;
-        case "CHANNEL_ADDED":
-          this.onChannelAdded(f);
-          break;
-        case "CHANNEL_REMOVED":
-          this.channels.markRemoved(this.channels.ctx(f.channelId), f.reason ?? "deleted");
-          break;
-        case "CHANNEL_SETTINGS":
-          this.onSettings(f);
-          break;
-        case "CHANNEL_UPDATED":
-          if (typeof f.channelId === "string") this.channels.moderation.stated(f.channelId, f.postingRole, f.slowModeMs, f.retentionSecs);
-          this.events.emit("channelUpdated", f);
-          break;
-        case "MEMBER":
-          this.channels.applyMember(f);
-          this.channels.moderation.onMember(f);
-          this.memberLists.onMember(f);
-          this.events.emit("member", f);
-          break;
-        default:
-          break;
-      }
-    }
-    /** `CHANNEL_SETTINGS`: the user changed a channel's settings (on any session). */
-    onSettings(f) {
-      let s;
-      try {
-        s = parseNotifySettings(f);
-      } catch {
-        return;
-      }
-      if (typeof f.channelId === "string") this.channels.applySettings(f.channelId, s);
-    }
-    /** A session opened: take its channels, then read, subscribe and send what waits. */
-    onHello(h2, gen) {
-      this.conn.opened(gen, h2.sessionId);
-      const listed = this.channels.applyHello(h2);
-      for (const c of h2.channels) this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs, c.retentionSecs);
-      this.conn.setState("open");
-      this.conn.store.invalidate();
-      this.events.emit("hello", h2);
-      for (const id of listed) {
-        const ch = this.channels.get(id);
-        if (ch !== void 0) this.channels.markListed(ch);
-      }
-      for (const ch of this.channels.all()) {
-        if (!ch.opened || ch.removed) continue;
-        this.sync.resume(ch);
-        if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);
-      }
-      this.memberLists.opened();
-      this.presenceSub.opened();
-      void this.sender.resendAll();
-    }
-    /**
-     * `CHANNEL_ADDED`: the user is in the channel now; it is tracked as a `HELLO` channel
-     * from then on (listed, and an opened one reads what it lacks from the entry's `lastSeq`).
-     */
-    onChannelAdded(f) {
-      const ch = this.channels.ctx(f.channel.channelId);
-      this.channels.added(ch, f.channel);
-      this.channels.moderation.stated(ch.id, f.channel.postingRole, f.channel.slowModeMs, f.channel.retentionSecs);
-      if (ch.opened) {
-        this.sync.resume(ch);
-        if (ch.olderWaiters.length > 0) this.sync.pumpOlder(ch);
-      }
-    }
-    /**
-     * An ERROR: a record's (by clientMsgId), the refusal of an unknown frame type, a SYNC's
-     * (by channelId), a `forbidden` naming a channel the user is known to be out of (a
-     * frame sent before its removal was heard of: dropped), or, naming nothing, maybe the
-     * presence subscription's; else `error`.
-     */
-    onError(e) {
-      const err = ChatdError.fromFrame(e);
-      const refusedIn = e.channelId ?? (e.clientMsgId !== void 0 ? this.sender.channelOf(e.clientMsgId) : void 0);
-      if (err.reason !== void 0 && refusedIn !== void 0) this.channels.moderation.onRefusal(refusedIn, err);
-      if (e.clientMsgId !== void 0 && this.sender.onError(e.clientMsgId, err)) return;
-      if (e.code === "unknown_type") {
-        const u = this.conn.features.refuseOldest();
-        if (u !== void 0) {
-          if (u.clientMsgId !== void 0) this.sender.unsupported(u.clientMsgId, err);
-          return;
-        }
-      }
-      if (e.channelId !== void 0 && e.clientMsgId === void 0 && this.sync.onError(e.channelId, err)) return;
-      if (e.channelId === void 0 && e.clientMsgId === void 0 && e.messageId !== void 0 && this.sync.onThreadError(e.messageId, err)) return;
-      if (e.code === "forbidden" && e.channelId !== void 0 && e.clientMsgId === void 0 && this.channels.get(e.channelId)?.removed === true) return;
-      if (err.retryable && e.clientMsgId === void 0 && e.channelId === void 0 && e.messageId === void 0) {
-        this.presenceSub.refused(err);
-      }
-      this.events.emit("error", err, e);
-    }
-  };
-  var ChannelStore = class {
-    /** The channel. */
-    channelId;
-    /** {@inheritDoc ExternalStore.subscribe} */
-    subscribe;
-    /** {@inheritDoc ExternalStore.getSnapshot} */
-    getSnapshot;
-    client;
-    /** @internal Use {@link ChatClient.channel}. */
-    constructor(client, channelId, store) {
-      this.client = client;
-      this.channelId = channelId;
-      this.subscribe = store.subscribe;
-      this.getSnapshot = store.getSnapshot;
-    }
-    /** Sends a message to this channel (a reply or a thread reply with `options`, see {@link ChatClient.send}). */
-    send(body, options) {
-      return this.client.send(this.channelId, body, options);
-    }
-    /** Loads older entries; resolves to whether more exist. */
-    loadOlder(signal) {
-      return this.client.loadOlder(this.channelId, signal);
-    }
-    /** Marks everything held as read. */
-    markRead() {
-      this.client.markRead(this.channelId);
-    }
-    /** The user is typing. */
-    typing() {
-      this.client.typing(this.channelId);
-    }
-    /** The user stopped typing. */
-    stopTyping() {
-      this.client.stopTyping(this.channelId);
+      this.p.presenceSub.subscribe(userIds);
     }
   };
 

@@ -14,7 +14,8 @@ import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import type { Message } from './message-states.js';
 import type { SentWithAttachments } from './send.js';
-import type { ClientContext, MessageSendOptions, SentEntry } from './types.js';
+import type { MessageSendOptions, SentEntry } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 /** The bytes of an upload: a `Blob` (a browser's `File` too) or raw bytes. */
 export type AttachmentData = Blob | ArrayBuffer | Uint8Array;
 /** How far an upload is: bytes of the body sent so far, and in all. */

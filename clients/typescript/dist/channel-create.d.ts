@@ -9,7 +9,8 @@
  */
 import type { ChannelRefresh } from './channel-refresh.js';
 import type { Connection } from './connection.js';
-import type { ChannelInfo, ClientContext, CreateChannelOptions, DirectResult, MembershipOptions } from './types.js';
+import type { ChannelInfo, CreateChannelOptions, DirectResult, MembershipOptions } from './member-types.js';
+import type { ClientContext } from './types.js';
 /** @internal New group channels and direct channels. */
 export declare class NewChannels {
     private readonly c;

@@ -12,7 +12,8 @@ import type { ChannelCtx, Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import type { HelloChannel } from './protocol.js';
 import type { Sync } from './sync.js';
-import type { ChannelSummary, ClientContext } from './types.js';
+import type { ChannelSummary } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 /** @internal The channel list, read from the user HTTP routes. */
 export declare class ChannelRefresh {
     private readonly c;

@@ -1,11 +1,20 @@
-import { Attachments } from './attachments.js';
-import { Moderation } from './moderation.js';
-import type { OutboxRecord } from './outbox.js';
-import { type NotifySettingsChange } from './notify-settings.js';
+/**
+ * {@link ChatClient}, the client's public face: its methods hand each call to the part of
+ * {@link ClientParts} that does it. {@link ChannelStore} is one channel's face.
+ *
+ * @module
+ */
+import type { Attachments } from './attachments.js';
+import { ChannelStore } from './channel-store.js';
 import type { Message } from './log.js';
-import { type SearchOptions, type SearchPage } from './search.js';
+import type { AddMemberOptions, AllMembersOptions, ChannelInfo, CreateChannelOptions, DirectResult, DirectoryOptions, DirectoryPage, MemberList, MemberListStore, MemberRole, MembershipOptions, MembersOptions, MembersPage } from './member-types.js';
+import type { Moderation } from './moderation.js';
+import { type NotifySettingsChange } from './notify-settings.js';
+import { type OutboxRecord } from './outbox.js';
+import type { SearchOptions, SearchPage } from './search.js';
+import type { ChannelSummary, ConnectionSnapshot, MessageSendOptions, NotifySettings, Presence, SendOptions, SentEntry, ThreadStore } from './snapshot-types.js';
 import { Emitter, type ExternalStore } from './store.js';
-import type { AddMemberOptions, AllMembersOptions, ChannelInfo, ChannelSnapshot, ChannelSummary, ChatClientEvents, ChatClientOptions, ConnectionSnapshot, CreateChannelOptions, DirectResult, DirectoryOptions, DirectoryPage, MemberList, MemberListStore, MemberRole, MembershipOptions, MembersOptions, MembersPage, Presence, MessageSendOptions, NotifySettings, SendOptions, ThreadStore, SentEntry } from './types.js';
+import type { ChatClientEvents, ChatClientOptions } from './types.js';
 /**
  * The chatd client: one WebSocket session that reconnects by itself, a durable outbox,
  * and a store per channel.
@@ -40,21 +49,7 @@ export declare class ChatClient {
     readonly moderation: Moderation;
     /** Attachments (protocol §15): `upload`, `sendFiles`, `url` and `download`. See {@link Attachments}. */
     readonly attachments: Attachments;
-    private readonly c;
-    private readonly conn;
-    private readonly channels;
-    private readonly receipts;
-    private readonly sync;
-    private readonly tabOutbox;
-    private readonly sender;
-    private readonly typingIndicators;
-    private readonly presenceSub;
-    private readonly refresher;
-    private readonly memberRoutes;
-    private readonly memberLists;
-    private readonly dir;
-    private readonly newChannels;
-    private readonly finder;
+    private readonly p;
     private started;
     /** Creates a client; nothing happens until {@link ChatClient.start}. */
     constructor(options: ChatClientOptions);
@@ -363,48 +358,5 @@ export declare class ChatClient {
      * `error`. An empty subscription is never pending.
      */
     subscribePresence(userIds: readonly string[]): void;
-    /** A server frame arrived on connection `gen`: to the part that handles it. */
-    private onFrame;
-    /** `CHANNEL_SETTINGS`: the user changed a channel's settings (on any session). */
-    private onSettings;
-    /** A session opened: take its channels, then read, subscribe and send what waits. */
-    private onHello;
-    /**
-     * `CHANNEL_ADDED`: the user is in the channel now; it is tracked as a `HELLO` channel
-     * from then on (listed, and an opened one reads what it lacks from the entry's `lastSeq`).
-     */
-    private onChannelAdded;
-    /**
-     * An ERROR: a record's (by clientMsgId), the refusal of an unknown frame type, a SYNC's
-     * (by channelId), a `forbidden` naming a channel the user is known to be out of (a
-     * frame sent before its removal was heard of: dropped), or, naming nothing, maybe the
-     * presence subscription's; else `error`.
-     */
-    private onError;
-}
-/**
- * One channel's store, for `useSyncExternalStore(store.subscribe, store.getSnapshot)`, with
- * the channel's actions.
- */
-export declare class ChannelStore implements ExternalStore<ChannelSnapshot> {
-    /** The channel. */
-    readonly channelId: string;
-    /** {@inheritDoc ExternalStore.subscribe} */
-    readonly subscribe: (listener: () => void) => () => void;
-    /** {@inheritDoc ExternalStore.getSnapshot} */
-    readonly getSnapshot: () => ChannelSnapshot;
-    private readonly client;
-    /** @internal Use {@link ChatClient.channel}. */
-    constructor(client: ChatClient, channelId: string, store: ExternalStore<ChannelSnapshot>);
-    /** Sends a message to this channel (a reply or a thread reply with `options`, see {@link ChatClient.send}). */
-    send(body: string, options?: MessageSendOptions): Promise<SentEntry>;
-    /** Loads older entries; resolves to whether more exist. */
-    loadOlder(signal?: AbortSignal): Promise<boolean>;
-    /** Marks everything held as read. */
-    markRead(): void;
-    /** The user is typing. */
-    typing(): void;
-    /** The user stopped typing. */
-    stopTyping(): void;
 }
 //# sourceMappingURL=client.d.ts.map

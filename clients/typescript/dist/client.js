@@ -1,34 +1,9 @@
-/**
- * {@link ChatClient}, the client's public face, and {@link ChannelStore}: they make the
- * parts (connection, channels, sync, send path, tab outbox, receipts, typing, presence,
- * channel refresh, members, directory, new channels) and route each server frame to the
- * part that handles it.
- *
- * @module
- */
-import { outboxAttachments } from './attachment-types.js';
-import { Attachments } from './attachments.js';
-import { NewChannels } from './channel-create.js';
-import { ChannelRefresh } from './channel-refresh.js';
-import { Channels } from './channels.js';
-import { Connection, jwtSubject } from './connection.js';
-import { Directory } from './directory.js';
-import { ChatdError } from './errors.js';
-import { MemberLists } from './member-lists.js';
-import { Members } from './members.js';
-import { Moderation } from './moderation.js';
-import { TabOutbox } from './outbox-tabs.js';
-import { PresenceSubscription } from './presence.js';
-import { parseServerFrame } from './frame-parse.js';
-import { mentionFields } from './mentions.js';
-import { parseNotifySettings, setNotifySettings } from './notify-settings.js';
-import { Receipts } from './receipts.js';
-import { Search } from './search.js';
-import { Sender } from './send.js';
+import { ChannelStore } from './channel-store.js';
+import { ClientParts } from './client-parts.js';
+import { setNotifySettings } from './notify-settings.js';
+import { messageOp } from './outbox.js';
 import { Emitter } from './store.js';
-import { Sync } from './sync.js';
 import { newThread } from './threads.js';
-import { TypingIndicators } from './typing-indicators.js';
 /**
  * The chatd client: one WebSocket session that reconnects by itself, a durable outbox,
  * and a store per channel.
@@ -63,80 +38,20 @@ export class ChatClient {
     moderation;
     /** Attachments (protocol §15): `upload`, `sendFiles`, `url` and `download`. See {@link Attachments}. */
     attachments;
-    c;
-    conn;
-    channels;
-    receipts;
-    sync;
-    tabOutbox;
-    sender;
-    typingIndicators;
-    presenceSub;
-    refresher;
-    memberRoutes;
-    memberLists;
-    dir;
-    newChannels;
-    finder;
+    p;
     started = false;
     /** Creates a client; nothing happens until {@link ChatClient.start}. */
     constructor(options) {
-        const uid = options.userId ?? (typeof options.token === 'string' ? jwtSubject(options.token) : undefined);
-        const c = {
-            opts: options,
-            now: options.now ?? Date.now,
-            tabId: crypto.randomUUID(),
-            events: this.events,
-            userId: uid ?? '',
-        };
-        this.c = c;
-        const conn = new Connection(c, {
-            frame: (text, gen) => {
-                this.onFrame(text, gen);
-            },
-            dropped: () => {
-                this.sync.dropped();
-                this.presenceSub.dropped();
-                this.typingIndicators.dropped();
-                this.sender.dropped();
-            },
-            stale: (now, limitMs) => this.sender.stale(now, limitMs) || this.sync.stale(now, limitMs),
-        });
-        this.conn = conn;
-        const channels = new Channels(c, () => this.tabOutbox.records());
-        this.channels = channels;
-        this.tabOutbox = new TabOutbox(c, conn, channels, {
-            acked: (p, ack) => {
-                this.sender.completed(p, ack);
-            },
-            adopted: () => {
-                void this.sender.resendAll();
-            },
-        });
-        this.receipts = new Receipts(c, conn, channels);
-        this.sync = new Sync(c, conn, channels, this.receipts);
-        this.attachments = new Attachments(c, conn, channels, (id, body, o) => this.send(id, body, o));
-        this.sender = new Sender(c, conn, channels, this.sync, this.tabOutbox, this.attachments);
-        this.typingIndicators = new TypingIndicators(c, conn, channels);
-        this.presenceSub = new PresenceSubscription(c, conn);
-        this.refresher = new ChannelRefresh(c, conn, channels, this.sync);
-        this.memberRoutes = new Members(c, conn, channels);
-        this.memberLists = new MemberLists(c, {
-            readAll: (channelId, signal) => this.memberRoutes.all(channelId, { signal }),
-            openConn: () => conn.openGen,
-            closed: () => conn.state === 'closed',
-        });
-        this.dir = new Directory(c, conn, channels, this.refresher);
-        this.newChannels = new NewChannels(c, conn, this.refresher);
-        this.finder = new Search(c, conn);
-        this.moderation = new Moderation(c, conn, channels.moderation);
-        this.connection = conn.store;
-        this.presence = this.presenceSub.store;
-        this.channelList = channels.list;
+        this.p = new ClientParts(options, this.events, (id, body, o) => this.send(id, body, o));
+        this.moderation = this.p.moderation;
+        this.attachments = this.p.attachments;
+        this.connection = this.p.conn.store;
+        this.presence = this.p.presenceSub.store;
+        this.channelList = this.p.channels.list;
     }
     /** The user id. */
     get userId() {
-        return this.c.userId;
+        return this.p.c.userId;
     }
     /**
      * Loads the outbox, joins the other tabs and connects. Resolves once the outbox is
@@ -146,68 +61,27 @@ export class ChatClient {
         if (this.started)
             return;
         this.started = true;
-        if (this.c.userId === '') {
-            const t = await this.conn.getToken();
-            this.c.userId = jwtSubject(t) ?? '';
-            if (this.c.userId === '')
-                throw new ChatdError('invalid_field', 'userId: not given and not in the token');
-        }
-        if (this.c.opts.tabSync !== false)
-            this.tabOutbox.joinTabs();
-        await this.tabOutbox.load();
-        this.conn.start();
+        await this.p.start();
     }
     /** Resolves when a session is open (HELLO received); rejects on abort or close. */
     whenOpen(signal) {
-        const state = this.conn.state;
-        if (state === 'open')
-            return Promise.resolve();
-        if (signal?.aborted === true)
-            return Promise.reject(new ChatdError('aborted', 'aborted'));
-        if (state === 'closed')
-            return Promise.reject(new ChatdError('closed', 'client closed'));
-        return new Promise((resolve, reject) => {
-            const onAbort = () => {
-                off();
-                reject(new ChatdError('aborted', 'aborted'));
-            };
-            const off = this.events.on('state', (s) => {
-                if (s === 'open') {
-                    off();
-                    signal?.removeEventListener('abort', onAbort);
-                    resolve();
-                }
-                else if (s === 'closed') {
-                    off();
-                    signal?.removeEventListener('abort', onAbort);
-                    reject(new ChatdError('closed', 'client closed'));
-                }
-            });
-            signal?.addEventListener('abort', onAbort, { once: true });
-        });
+        return this.p.conn.whenOpen(signal);
     }
     /** Closes the connection for good. Outbox records stay in storage for the next start. */
     close() {
-        this.conn.close();
-        this.presenceSub.close();
-        this.receipts.close();
-        this.sender.close();
-        this.typingIndicators.close();
-        this.memberLists.close();
-        this.channels.moderation.close();
-        this.tabOutbox.close();
+        this.p.close();
     }
     /** Drops the current connection at once (as a network failure would); the client reconnects. */
     reconnect() {
-        this.conn.reconnect();
+        this.p.conn.reconnect();
     }
     // ---------------------------------------------------------------- channels
     /** The store of one channel (opened on its newest entries when first asked for). */
     channel(channelId) {
-        const ch = this.channels.ctx(channelId);
+        const ch = this.p.channels.ctx(channelId);
         if (!ch.opened) {
             ch.opened = true;
-            this.sync.openChannel(ch);
+            this.p.sync.openChannel(ch);
         }
         return new ChannelStore(this, channelId, ch.store);
     }
@@ -224,18 +98,18 @@ export class ChatClient {
      */
     thread(channelId, rootId) {
         this.channel(channelId);
-        const ch = this.channels.ctx(channelId);
+        const ch = this.p.channels.ctx(channelId);
         let t = ch.threads.get(rootId);
         if (t === undefined) {
-            t = newThread(ch, rootId, this.userId, () => this.tabOutbox.records());
+            t = newThread(ch, rootId, this.userId, () => this.p.tabOutbox.records());
             ch.threads.set(rootId, t);
-            this.sync.openThread(ch, t);
+            this.p.sync.openThread(ch, t);
         }
         const ctx = t;
         return {
             subscribe: ctx.store.subscribe,
             getSnapshot: ctx.store.getSnapshot,
-            loadOlder: (signal) => this.sync.threadOlder(ch, ctx, signal),
+            loadOlder: (signal) => this.p.sync.threadOlder(ch, ctx, signal),
             send: (body, options = {}) => this.send(channelId, body, { ...options, threadId: rootId }),
         };
     }
@@ -244,7 +118,7 @@ export class ChatClient {
      * messages and {@link ChatClient.refreshChannels} since.
      */
     channelIds() {
-        return this.channels.ids();
+        return this.p.channels.ids();
     }
     /**
      * Reads the user's channels (`GET /v1/me/channels`, with the connection's token) and
@@ -259,7 +133,7 @@ export class ChatClient {
      * code).
      */
     refreshChannels(signal) {
-        return this.refresher.refresh(signal);
+        return this.p.refresher.refresh(signal);
     }
     /**
      * Reads one page of a channel's members (`GET /v1/channels/{channelId}/members`, with
@@ -282,7 +156,7 @@ export class ChatClient {
      * ```
      */
     members(channelId, options = {}) {
-        return this.memberRoutes.page(channelId, options);
+        return this.p.memberRoutes.page(channelId, options);
     }
     /**
      * Reads every member of a channel: {@link ChatClient.members} page after page
@@ -291,7 +165,7 @@ export class ChatClient {
      * made while paging may show in later pages only). Rejects as `members` does.
      */
     allMembers(channelId, options = {}) {
-        return this.memberRoutes.all(channelId, options);
+        return this.p.memberRoutes.all(channelId, options);
     }
     /**
      * A channel's member list kept live (protocol 1.2 §13.3): {@link ChatClient.allMembers}
@@ -313,7 +187,7 @@ export class ChatClient {
      * ```
      */
     memberList(channelId) {
-        return this.memberLists.get(channelId);
+        return this.p.memberLists.get(channelId);
     }
     /**
      * Reads one page of the directory of public channels (`GET /v1/directory`, protocol
@@ -335,7 +209,7 @@ export class ChatClient {
      * ```
      */
     directory(options = {}) {
-        return this.dir.page(options);
+        return this.p.dir.page(options);
     }
     /**
      * One page of search results (`GET /v1/me/search`, protocol §18): the messages of the
@@ -344,11 +218,11 @@ export class ChatClient {
      * details: {@link Search.page}.
      */
     search(q, options = {}) {
-        return this.finder.page(q, options);
+        return this.p.finder.page(q, options);
     }
     /** Every page of a search, read as the loop asks, following `next` ({@link Search.pages}). */
     searchPages(q, options = {}) {
-        return this.finder.pages(q, options);
+        return this.p.finder.pages(q, options);
     }
     /**
      * Joins a public channel (`PUT /v1/me/channels/{channelId}`, protocol §13.2; also when
@@ -367,7 +241,7 @@ export class ChatClient {
      * from a server before protocol 1.2, `unavailable`, `aborted`, `closed`.
      */
     join(channelId, options = {}) {
-        return this.dir.join(channelId, options);
+        return this.p.dir.join(channelId, options);
     }
     /**
      * Leaves a channel (`DELETE /v1/me/channels/{channelId}`, protocol §13.2; also when the
@@ -381,7 +255,7 @@ export class ChatClient {
      * `unavailable`, `aborted`, `closed`.
      */
     leave(channelId, options = {}) {
-        return this.dir.leave(channelId, options);
+        return this.p.dir.leave(channelId, options);
     }
     /**
      * Opens the one direct channel of the user and `userId` (`PUT /v1/me/direct/{userId}`,
@@ -406,7 +280,7 @@ export class ChatClient {
      * ```
      */
     direct(userId, options = {}) {
-        return this.newChannels.direct(userId, options);
+        return this.p.newChannels.direct(userId, options);
     }
     /**
      * Creates a group channel with the user as its `owner` and `members` as `member`s (`POST
@@ -421,7 +295,7 @@ export class ChatClient {
      * before protocol 1.2, `unavailable`, `aborted`, `closed`.
      */
     createChannel(options = {}) {
-        return this.newChannels.create(options);
+        return this.p.newChannels.create(options);
     }
     /**
      * Adds `userId` to a channel (`PUT /v1/channels/{channelId}/members/{userId}`, protocol
@@ -437,7 +311,7 @@ export class ChatClient {
      * `invalid_field` for a bad id or role; `unavailable`, `aborted`, `closed`.
      */
     addMember(channelId, userId, options = {}) {
-        return this.memberRoutes.put(channelId, userId, options.role, options);
+        return this.p.memberRoutes.put(channelId, userId, options.role, options);
     }
     /**
      * Sets the role of a member of a channel (`member`, `moderator` or `owner`; `PUT
@@ -446,7 +320,7 @@ export class ChatClient {
      * {@link ChatClient.addMember} does.
      */
     setMemberRole(channelId, userId, role, options = {}) {
-        return this.memberRoutes.put(channelId, userId, role, options);
+        return this.p.memberRoutes.put(channelId, userId, role, options);
     }
     /**
      * Removes `userId` from a channel (`DELETE /v1/channels/{channelId}/members/{userId}`;
@@ -456,17 +330,17 @@ export class ChatClient {
      * `removed`). Rejects as {@link ChatClient.addMember} does.
      */
     removeMember(channelId, userId, options = {}) {
-        return this.memberRoutes.remove(channelId, userId, options);
+        return this.p.memberRoutes.remove(channelId, userId, options);
     }
     /**
      * Loads the page of entries just below the oldest held one. Resolves to whether even
      * older entries exist.
      */
     loadOlder(channelId, signal) {
-        const ch = this.channels.ctx(channelId);
+        const ch = this.p.channels.ctx(channelId);
         if (!ch.opened)
             this.channel(channelId);
-        return this.sync.loadOlder(ch, signal);
+        return this.p.sync.loadOlder(ch, signal);
     }
     /**
      * Reads the channel's held window again so that messages the retention sweep erased
@@ -476,14 +350,14 @@ export class ChatClient {
      * (`unavailable` when the connection is not open or drops meanwhile, or the SYNC's error).
      */
     recheckExpired(channelId) {
-        const ch = this.channels.ctx(channelId);
+        const ch = this.p.channels.ctx(channelId);
         if (!ch.opened)
             this.channel(channelId);
-        return this.sync.recheck(ch);
+        return this.p.sync.recheck(ch);
     }
     /** Marks the channel read up to its newest held entry (monotonic: never moves back). */
     markRead(channelId) {
-        this.receipts.markRead(channelId);
+        this.p.receipts.markRead(channelId);
     }
     // ---------------------------------------------------------------- sending
     /**
@@ -504,17 +378,8 @@ export class ChatClient {
      * carries, kept in the outbox record too; refused: `invalid_field` (`field` `attachments`).
      */
     send(channelId, body, options = {}) {
-        this.typingIndicators.messageSent(channelId);
-        const { replyTo, threadId } = options;
-        return this.sender.enqueue({
-            type: 'MSG_SEND',
-            channelId,
-            body,
-            ...(replyTo !== undefined ? { replyTo } : {}),
-            ...(threadId !== undefined ? { threadId } : {}),
-            ...mentionFields(options),
-            ...(options.attachments !== undefined ? { attachments: outboxAttachments(options.attachments) } : {}),
-        }, options);
+        this.p.typingIndicators.messageSent(channelId);
+        return this.p.sender.enqueue(messageOp(channelId, body, options), options);
     }
     /**
      * Changes the user's notification settings of a channel (protocol §16.3, `PUT
@@ -525,13 +390,13 @@ export class ChatClient {
      * (not a member), `unavailable`, `aborted`, `closed`.
      */
     async setNotifySettings(channelId, change, signal) {
-        const s = await setNotifySettings(this.c, this.conn, channelId, change, signal);
-        this.channels.applySettings(channelId, s);
+        const s = await setNotifySettings(this.p.c, this.p.conn, channelId, change, signal);
+        this.p.channels.applySettings(channelId, s);
         return s;
     }
     /** Edits one of the user's messages (version 1.1). */
     edit(channelId, messageId, body, options = {}) {
-        return this.sender.enqueue({ type: 'MSG_EDIT', channelId, messageId, body }, options);
+        return this.p.sender.enqueue({ type: 'MSG_EDIT', channelId, messageId, body }, options);
     }
     /**
      * Deletes a message (version 1.1): one of the user's own, or, for a `moderator` or
@@ -540,7 +405,7 @@ export class ChatClient {
      * to a delete the user's role does not allow. {@link mayDelete} says whether to offer it.
      */
     deleteMessage(channelId, messageId, options = {}) {
-        return this.sender.enqueue({ type: 'MSG_DELETE', channelId, messageId }, options);
+        return this.p.sender.enqueue({ type: 'MSG_DELETE', channelId, messageId }, options);
     }
     /**
      * Whether the user may delete `message` as far as this client knows: it is not deleted,
@@ -558,19 +423,19 @@ export class ChatClient {
     }
     /** Adds or removes a reaction (version 1.1). */
     react(channelId, messageId, emoji, op = 'add', options = {}) {
-        return this.sender.enqueue({ type: 'MSG_REACT', channelId, messageId, emoji, op }, options);
+        return this.p.sender.enqueue({ type: 'MSG_REACT', channelId, messageId, emoji, op }, options);
     }
     /** Sends a failed outbox record again, with its same clientMsgId. */
     retry(clientMsgId) {
-        return this.sender.retry(clientMsgId);
+        return this.p.sender.retry(clientMsgId);
     }
     /** Removes an outbox record (normally a failed one); its waiters reject with `discarded`. */
     discard(clientMsgId) {
-        return this.sender.discard(clientMsgId);
+        return this.p.sender.discard(clientMsgId);
     }
     /** The outbox records in send order (this tab's and other tabs'). */
     outbox() {
-        return this.sender.records();
+        return this.p.sender.records();
     }
     /**
      * Resolves when an outbox record is ACKed (also one loaded from storage after a reload).
@@ -578,16 +443,16 @@ export class ChatClient {
      * stops this wait only: the record stays in the outbox and is still sent).
      */
     whenSent(clientMsgId, signal) {
-        return this.sender.whenSent(clientMsgId, signal);
+        return this.p.sender.whenSent(clientMsgId, signal);
     }
     // ---------------------------------------------------------------- typing & presence
     /** The user is typing in the channel: sends `start` at most once per throttle period. */
     typing(channelId) {
-        this.typingIndicators.typing(channelId);
+        this.p.typingIndicators.typing(channelId);
     }
     /** The user stopped typing (cleared the input): sends `stop` if a `start` is live. */
     stopTyping(channelId) {
-        this.typingIndicators.stopTyping(channelId);
+        this.p.typingIndicators.stopTyping(channelId);
     }
     /**
      * Replaces the presence subscription (kept across reconnects). An empty list ends it.
@@ -602,194 +467,7 @@ export class ChatClient {
      * `error`. An empty subscription is never pending.
      */
     subscribePresence(userIds) {
-        this.presenceSub.subscribe(userIds);
-    }
-    // ================================================================ frames
-    /** A server frame arrived on connection `gen`: to the part that handles it. */
-    onFrame(text, gen) {
-        const f = parseServerFrame(text);
-        if (f === undefined)
-            return;
-        switch (f.type) {
-            case 'HELLO':
-                this.onHello(f, gen);
-                break;
-            case 'MSG_ACK':
-                if (this.sender.onAck(f))
-                    this.typingIndicators.messageStored(f.channelId);
-                break;
-            case 'MSG_RECV':
-                // fan-out reaches current members only
-                this.channels.memberNow(this.channels.ctx(f.channelId));
-                this.sync.ingest(f.channelId, [f], false);
-                break;
-            case 'SYNC_BATCH':
-                this.sync.onBatch(f);
-                break;
-            case 'RECEIPT':
-                this.receipts.onReceipt(f);
-                this.memberLists.onReceipt(f);
-                break;
-            case 'ERROR':
-                this.onError(f);
-                break;
-            case 'TYPING':
-                this.typingIndicators.onTyping(f);
-                break;
-            case 'PRESENCE':
-                this.presenceSub.onPresence(f);
-                break;
-            case 'CHANNEL_ADDED':
-                this.onChannelAdded(f);
-                break;
-            case 'CHANNEL_REMOVED':
-                // (no reason from a version 1.1 server: the channel was deleted)
-                this.channels.markRemoved(this.channels.ctx(f.channelId), f.reason ?? 'deleted');
-                break;
-            case 'CHANNEL_SETTINGS':
-                this.onSettings(f);
-                break;
-            case 'CHANNEL_UPDATED':
-                if (typeof f.channelId === 'string')
-                    this.channels.moderation.stated(f.channelId, f.postingRole, f.slowModeMs, f.retentionSecs);
-                this.events.emit('channelUpdated', f);
-                break;
-            case 'MEMBER':
-                this.channels.applyMember(f);
-                this.channels.moderation.onMember(f);
-                this.memberLists.onMember(f);
-                this.events.emit('member', f);
-                break;
-            default:
-                break; // unknown frame types are ignored
-        }
-    }
-    /** `CHANNEL_SETTINGS`: the user changed a channel's settings (on any session). */
-    onSettings(f) {
-        let s;
-        try {
-            s = parseNotifySettings(f);
-        }
-        catch {
-            return; // a malformed frame changes nothing
-        }
-        if (typeof f.channelId === 'string')
-            this.channels.applySettings(f.channelId, s);
-    }
-    /** A session opened: take its channels, then read, subscribe and send what waits. */
-    onHello(h, gen) {
-        this.conn.opened(gen, h.sessionId);
-        const listed = this.channels.applyHello(h);
-        for (const c of h.channels)
-            this.channels.moderation.stated(c.channelId, c.postingRole, c.slowModeMs, c.retentionSecs);
-        this.conn.setState('open');
-        this.conn.store.invalidate();
-        this.events.emit('hello', h);
-        for (const id of listed) {
-            const ch = this.channels.get(id);
-            if (ch !== undefined)
-                this.channels.markListed(ch);
-        }
-        for (const ch of this.channels.all()) {
-            if (!ch.opened || ch.removed)
-                continue;
-            this.sync.resume(ch);
-            if (ch.olderWaiters.length > 0)
-                this.sync.pumpOlder(ch);
-        }
-        // MEMBER frames sent while away are lost: the member lists are read again
-        this.memberLists.opened();
-        this.presenceSub.opened();
-        void this.sender.resendAll();
-    }
-    /**
-     * `CHANNEL_ADDED`: the user is in the channel now; it is tracked as a `HELLO` channel
-     * from then on (listed, and an opened one reads what it lacks from the entry's `lastSeq`).
-     */
-    onChannelAdded(f) {
-        const ch = this.channels.ctx(f.channel.channelId);
-        this.channels.added(ch, f.channel);
-        this.channels.moderation.stated(ch.id, f.channel.postingRole, f.channel.slowModeMs, f.channel.retentionSecs);
-        if (ch.opened) {
-            this.sync.resume(ch);
-            if (ch.olderWaiters.length > 0)
-                this.sync.pumpOlder(ch);
-        }
-    }
-    /**
-     * An ERROR: a record's (by clientMsgId), the refusal of an unknown frame type, a SYNC's
-     * (by channelId), a `forbidden` naming a channel the user is known to be out of (a
-     * frame sent before its removal was heard of: dropped), or, naming nothing, maybe the
-     * presence subscription's; else `error`.
-     */
-    onError(e) {
-        const err = ChatdError.fromFrame(e);
-        // a moderation refusal (muted, read_only, slow_mode) tells the channel's snapshot
-        const refusedIn = e.channelId ?? (e.clientMsgId !== undefined ? this.sender.channelOf(e.clientMsgId) : undefined);
-        if (err.reason !== undefined && refusedIn !== undefined)
-            this.channels.moderation.onRefusal(refusedIn, err);
-        if (e.clientMsgId !== undefined && this.sender.onError(e.clientMsgId, err))
-            return;
-        if (e.code === 'unknown_type') {
-            const u = this.conn.features.refuseOldest();
-            if (u !== undefined) {
-                if (u.clientMsgId !== undefined)
-                    this.sender.unsupported(u.clientMsgId, err);
-                return;
-            }
-        }
-        if (e.channelId !== undefined && e.clientMsgId === undefined && this.sync.onError(e.channelId, err))
-            return;
-        // a thread's read refused naming only its root (`not_found`)
-        if (e.channelId === undefined && e.clientMsgId === undefined && e.messageId !== undefined && this.sync.onThreadError(e.messageId, err))
-            return;
-        // a frame (TYPING, a receipt) that crossed the channel's CHANNEL_REMOVED: expected, not news
-        if (e.code === 'forbidden' && e.channelId !== undefined && e.clientMsgId === undefined && this.channels.get(e.channelId)?.removed === true)
-            return;
-        if (err.retryable && e.clientMsgId === undefined && e.channelId === undefined && e.messageId === undefined) {
-            this.presenceSub.refused(err);
-        }
-        this.events.emit('error', err, e);
-    }
-}
-/**
- * One channel's store, for `useSyncExternalStore(store.subscribe, store.getSnapshot)`, with
- * the channel's actions.
- */
-export class ChannelStore {
-    /** The channel. */
-    channelId;
-    /** {@inheritDoc ExternalStore.subscribe} */
-    subscribe;
-    /** {@inheritDoc ExternalStore.getSnapshot} */
-    getSnapshot;
-    client;
-    /** @internal Use {@link ChatClient.channel}. */
-    constructor(client, channelId, store) {
-        this.client = client;
-        this.channelId = channelId;
-        this.subscribe = store.subscribe;
-        this.getSnapshot = store.getSnapshot;
-    }
-    /** Sends a message to this channel (a reply or a thread reply with `options`, see {@link ChatClient.send}). */
-    send(body, options) {
-        return this.client.send(this.channelId, body, options);
-    }
-    /** Loads older entries; resolves to whether more exist. */
-    loadOlder(signal) {
-        return this.client.loadOlder(this.channelId, signal);
-    }
-    /** Marks everything held as read. */
-    markRead() {
-        this.client.markRead(this.channelId);
-    }
-    /** The user is typing. */
-    typing() {
-        this.client.typing(this.channelId);
-    }
-    /** The user stopped typing. */
-    stopTyping() {
-        this.client.stopTyping(this.channelId);
+        this.p.presenceSub.subscribe(userIds);
     }
 }
 //# sourceMappingURL=client.js.map

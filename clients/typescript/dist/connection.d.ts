@@ -1,7 +1,8 @@
 import { Features } from './features.js';
 import type { ClientFrame } from './protocol.js';
 import { LazyStore } from './store.js';
-import type { ClientContext, ConnectionSnapshot, ConnectionState } from './types.js';
+import type { ConnectionSnapshot, ConnectionState } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 /** Reads the `sub` claim of a JWT without verifying it (the server does that). */
 export declare function jwtSubject(token: string): string | undefined;
 /** @internal What the connection asks of the rest of the client. */
@@ -45,6 +46,8 @@ export declare class Connection {
     get lastToken(): string | undefined;
     /** Moves to state `s` and emits `state`; nothing moves a closed connection. */
     setState(s: ConnectionState): void;
+    /** Resolves when a session is open (HELLO received); rejects on abort or close. */
+    whenOpen(signal?: AbortSignal): Promise<void>;
     /** The token option's value: the string, or what its function returns now. */
     getToken(): Promise<string>;
     /** Listens to the `online` event, starts the reply watchdog, and connects. */

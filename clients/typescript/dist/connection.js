@@ -1,11 +1,12 @@
 /**
- * The transport: one WebSocket at a time, its token, the connection state, reconnects
- * with backoff (sooner on the `online` event), the reply watchdog, and numbering the
- * frames sent on a connection.
+ * The transport: one WebSocket at a time, its token, the connection state (and waiting
+ * for it to be open), reconnects with backoff (sooner on the `online` event), the reply
+ * watchdog, and numbering the frames sent on a connection.
  *
  * @module
  */
 import { backoffDelay } from './backoff.js';
+import { ChatdError } from './errors.js';
 import { Features } from './features.js';
 import { LazyStore } from './store.js';
 /** Reads the `sub` claim of a JWT without verifying it (the server does that). */
@@ -78,6 +79,35 @@ export class Connection {
         this.stateValue = s;
         this.store.invalidate();
         this.c.events.emit('state', s);
+    }
+    /** Resolves when a session is open (HELLO received); rejects on abort or close. */
+    whenOpen(signal) {
+        const state = this.stateValue;
+        if (state === 'open')
+            return Promise.resolve();
+        if (signal?.aborted === true)
+            return Promise.reject(new ChatdError('aborted', 'aborted'));
+        if (state === 'closed')
+            return Promise.reject(new ChatdError('closed', 'client closed'));
+        return new Promise((resolve, reject) => {
+            const onAbort = () => {
+                off();
+                reject(new ChatdError('aborted', 'aborted'));
+            };
+            const off = this.c.events.on('state', (s) => {
+                if (s === 'open') {
+                    off();
+                    signal?.removeEventListener('abort', onAbort);
+                    resolve();
+                }
+                else if (s === 'closed') {
+                    off();
+                    signal?.removeEventListener('abort', onAbort);
+                    reject(new ChatdError('closed', 'client closed'));
+                }
+            });
+            signal?.addEventListener('abort', onAbort, { once: true });
+        });
     }
     /** The token option's value: the string, or what its function returns now. */
     async getToken() {

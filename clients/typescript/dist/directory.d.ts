@@ -11,7 +11,8 @@
 import type { ChannelRefresh } from './channel-refresh.js';
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
-import type { ClientContext, DirectoryOptions, DirectoryPage, MembershipOptions } from './types.js';
+import type { DirectoryOptions, DirectoryPage, MembershipOptions } from './member-types.js';
+import type { ClientContext } from './types.js';
 /** @internal The directory, joining and leaving. */
 export declare class Directory {
     private readonly c;

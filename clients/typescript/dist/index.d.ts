@@ -8,7 +8,8 @@
  *
  * @packageDocumentation
  */
-export { ChatClient, ChannelStore } from './client.js';
+export { ChatClient } from './client.js';
+export { ChannelStore } from './channel-store.js';
 export { jwtSubject } from './connection.js';
 export { applyReceipt } from './receipts.js';
 export { computeUnread, type UnreadInputs } from './unread.js';
@@ -16,7 +17,9 @@ export { computeUnreadMentions, mentionFields, mentionsUser, type MentionFields,
 export type { NotifySettingsChange } from './notify-settings.js';
 export { foldMemberFrame, foldReceipt, memberFrameShown } from './member-lists.js';
 export { decodeChannelAddedFrame, decodeChannelRemovedFrame, decodeHelloChannel, decodeMemberFrame, decodeMembershipFrame, } from './membership-frames.js';
-export type { AddMemberOptions, AllMembersOptions, ChannelInfo, ChannelSnapshot, ChannelSummary, NotifySettings, ChatClientEvents, ChatClientOptions, ConnectionSnapshot, ConnectionState, CreateChannelOptions, DirectResult, DirectoryChannel, DirectoryOptions, DirectoryPage, Member, MemberList, MemberListSnapshot, MemberListStore, MemberRole, MembersOptions, MembersPage, MembershipOptions, OnlineEventSource, OutgoingMessage, Presence, MessageSendOptions, SendOptions, SentEntry, ThreadSnapshot, ThreadStore, Watermarks, WebSocketConstructor, WebSocketLike, WebSocketHandler, } from './types.js';
+export type { ChatClientEvents, ChatClientOptions, OnlineEventSource, WebSocketConstructor, WebSocketLike, WebSocketHandler, } from './types.js';
+export type { ChannelSnapshot, ChannelSummary, NotifySettings, ConnectionSnapshot, ConnectionState, OutgoingMessage, Presence, MessageSendOptions, SendOptions, SentEntry, ThreadSnapshot, ThreadStore, Watermarks, } from './snapshot-types.js';
+export type { AddMemberOptions, AllMembersOptions, ChannelInfo, CreateChannelOptions, DirectResult, DirectoryChannel, DirectoryOptions, DirectoryPage, Member, MemberList, MemberListSnapshot, MemberListStore, MemberRole, MembersOptions, MembersPage, MembershipOptions, } from './member-types.js';
 export { Moderation } from './moderation.js';
 export { Attachments, type AttachmentData, type AttachmentUrlOptions, type DownloadOptions, type FileToSend, type SendFilesOptions, type UploadOptions, type UploadProgress, } from './attachments.js';
 export { DEFAULT_ATTACHMENT_TYPES, IMAGE_TYPES, isImageType, parseMessageAttachments, signedExpiry, type Attachment, type AttachmentRef, type MessageAttachment, type OutboxAttachment, } from './attachment-types.js';

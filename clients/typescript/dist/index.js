@@ -8,7 +8,8 @@
  *
  * @packageDocumentation
  */
-export { ChatClient, ChannelStore } from './client.js';
+export { ChatClient } from './client.js';
+export { ChannelStore } from './channel-store.js';
 export { jwtSubject } from './connection.js';
 export { applyReceipt } from './receipts.js';
 export { computeUnread } from './unread.js';

@@ -1,5 +1,6 @@
 import type { MemberFrame, ReceiptFrame } from './protocol.js';
-import type { ClientContext, Member, MemberList, MemberListStore } from './types.js';
+import type { Member, MemberList, MemberListStore } from './member-types.js';
+import type { ClientContext } from './types.js';
 /**
  * Whether a `MEMBER` frame with `afterSeq` is surely shown by a members read whose `atSeq`
  * is `atSeq` (see the module's comment: equal seqs are not).

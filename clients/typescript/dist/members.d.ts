@@ -11,7 +11,8 @@
  */
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
-import type { AllMembersOptions, ClientContext, MemberList, MemberRole, MembersOptions, MembersPage, MembershipOptions } from './types.js';
+import type { AllMembersOptions, MemberList, MemberRole, MembersOptions, MembersPage, MembershipOptions } from './member-types.js';
+import type { ClientContext } from './types.js';
 /** @internal A channel's members, read and changed through the user HTTP routes. */
 export declare class Members {
     private readonly c;

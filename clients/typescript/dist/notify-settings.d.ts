@@ -7,7 +7,8 @@
  * @module
  */
 import type { Connection } from './connection.js';
-import type { ClientContext, NotifySettings } from './types.js';
+import type { NotifySettings } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 /** What {@link setNotifySettings} changes: a field left out keeps its value. */
 export interface NotifySettingsChange {
     /** `all`, `mentions` or `none`. */

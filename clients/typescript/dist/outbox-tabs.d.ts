@@ -10,7 +10,8 @@ import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
 import { type OutboxRecord, type OutboxStorage } from './outbox.js';
-import type { ClientContext, SentEntry } from './types.js';
+import type { SentEntry } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 /** @internal A `send`, `whenSent` or `retry` call waiting for its record's outcome. */
 export interface Waiter {
     /** The record was ACKed. */

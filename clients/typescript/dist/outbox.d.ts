@@ -1,5 +1,6 @@
-import type { OutboxAttachment } from './attachment-types.js';
+import { type OutboxAttachment } from './attachment-types.js';
 import type { SerializedError } from './errors.js';
+import type { MessageSendOptions } from './snapshot-types.js';
 /** What an outbox record asks the server to store. */
 export type OutboxOp = {
     readonly type: 'MSG_SEND';
@@ -31,6 +32,11 @@ export type OutboxOp = {
     readonly emoji: string;
     readonly op: 'add' | 'remove';
 };
+/**
+ * The op of a message send: `body`, with the reply, thread, mention and attachment fields
+ * that `options` sets (kept in the outbox record, so that every retry sends the same frame).
+ */
+export declare function messageOp(channelId: string, body: string, options: MessageSendOptions): OutboxOp;
 /** One durable outbox record: written before the first try, removed when ACKed. */
 export interface OutboxRecord {
     /** The user the record belongs to. */

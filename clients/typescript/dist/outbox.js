@@ -1,3 +1,21 @@
+import { outboxAttachments } from './attachment-types.js';
+import { mentionFields } from './mentions.js';
+/**
+ * The op of a message send: `body`, with the reply, thread, mention and attachment fields
+ * that `options` sets (kept in the outbox record, so that every retry sends the same frame).
+ */
+export function messageOp(channelId, body, options) {
+    const { replyTo, threadId } = options;
+    return {
+        type: 'MSG_SEND',
+        channelId,
+        body,
+        ...(replyTo !== undefined ? { replyTo } : {}),
+        ...(threadId !== undefined ? { threadId } : {}),
+        ...mentionFields(options),
+        ...(options.attachments !== undefined ? { attachments: outboxAttachments(options.attachments) } : {}),
+    };
+}
 /** Outbox storage in memory: the Node default; lost with the process. Can be shared by several clients. */
 export class MemoryOutboxStorage {
     records = new Map();

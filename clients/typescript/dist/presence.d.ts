@@ -2,7 +2,8 @@ import type { Connection } from './connection.js';
 import type { ChatdError } from './errors.js';
 import type { PresenceFrame } from './protocol.js';
 import { LazyStore } from './store.js';
-import type { ClientContext, Presence } from './types.js';
+import type { Presence } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 /** @internal The presence subscription and what it brought. */
 export declare class PresenceSubscription {
     /** Presence of the subscribed users; keyed by user id. */

@@ -7,7 +7,8 @@
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import type { ReceiptFrame } from './protocol.js';
-import type { ClientContext, Watermarks } from './types.js';
+import type { Watermarks } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 /** Applies a receipt to a user's watermarks: never backwards; read implies delivered. Returns `prev` when nothing moved. */
 export declare function applyReceipt(prev: Watermarks, kind: 'delivered' | 'read', seq: number): Watermarks;
 /** @internal The user's watermarks going out, and others' coming in. */

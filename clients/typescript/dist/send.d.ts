@@ -5,7 +5,8 @@ import { type Pending, type TabOutbox } from './outbox-tabs.js';
 import { type OutboxOp, type OutboxRecord } from './outbox.js';
 import type { AckFrame } from './protocol.js';
 import type { Sync } from './sync.js';
-import type { ClientContext, SendOptions, SentEntry } from './types.js';
+import type { SendOptions, SentEntry } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 /** @internal What the send path tells once a send with attachments is stored (the attachments module reads its signed URLs). */
 export interface SentWithAttachments {
     /** A send carrying attachments was ACKed (not as a duplicate) and its entry, made from the ACK, is in its channel. */

@@ -16,7 +16,8 @@ import { ChatdError } from './errors.js';
 import { httpBase, httpError, requestJson } from './http.js';
 import type { Message } from './message-states.js';
 import type { SentWithAttachments } from './send.js';
-import type { ClientContext, MessageSendOptions, SentEntry } from './types.js';
+import type { MessageSendOptions, SentEntry } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 
 /** The bytes of an upload: a `Blob` (a browser's `File` too) or raw bytes. */
 export type AttachmentData = Blob | ArrayBuffer | Uint8Array;

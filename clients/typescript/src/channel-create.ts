@@ -13,7 +13,8 @@ import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
 import { request } from './http.js';
 import type { HelloChannel } from './protocol.js';
-import type { ChannelInfo, ClientContext, CreateChannelOptions, DirectResult, MemberRole, MembershipOptions } from './types.js';
+import type { ChannelInfo, CreateChannelOptions, DirectResult, MemberRole, MembershipOptions } from './member-types.js';
+import type { ClientContext } from './types.js';
 
 /** @internal New group channels and direct channels. */
 export class NewChannels {

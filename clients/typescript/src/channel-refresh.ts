@@ -14,7 +14,8 @@ import { ChatdError } from './errors.js';
 import { getJson } from './http.js';
 import type { HelloChannel } from './protocol.js';
 import type { Sync } from './sync.js';
-import type { ChannelSummary, ClientContext } from './types.js';
+import type { ChannelSummary } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 
 /** @internal The channel list, read from the user HTTP routes. */
 export class ChannelRefresh {

@@ -12,7 +12,8 @@ import type { ChannelRemovedReason, HelloChannel, HelloFrame, MemberFrame } from
 import { ModerationState } from './moderation-state.js';
 import { LazyStore } from './store.js';
 import type { ThreadCtx } from './threads.js';
-import type { ChannelSnapshot, ChannelSummary, ClientContext, NotifySettings, OutgoingMessage, Watermarks } from './types.js';
+import type { ChannelSnapshot, ChannelSummary, NotifySettings, OutgoingMessage, Watermarks } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 import { TypingThrottle, TypingTracker } from './typing.js';
 import { computeUnread } from './unread.js';
 import { outgoingAttachments } from './attachment-types.js';

@@ -1,22 +1,17 @@
 /**
- * The transport: one WebSocket at a time, its token, the connection state, reconnects
- * with backoff (sooner on the `online` event), the reply watchdog, and numbering the
- * frames sent on a connection.
+ * The transport: one WebSocket at a time, its token, the connection state (and waiting
+ * for it to be open), reconnects with backoff (sooner on the `online` event), the reply
+ * watchdog, and numbering the frames sent on a connection.
  *
  * @module
  */
 import { backoffDelay } from './backoff.js';
+import { ChatdError } from './errors.js';
 import { Features } from './features.js';
 import type { ClientFrame } from './protocol.js';
 import { LazyStore } from './store.js';
-import type {
-  ClientContext,
-  ConnectionSnapshot,
-  ConnectionState,
-  OnlineEventSource,
-  WebSocketConstructor,
-  WebSocketLike,
-} from './types.js';
+import type { ConnectionSnapshot, ConnectionState } from './snapshot-types.js';
+import type { ClientContext, OnlineEventSource, WebSocketConstructor, WebSocketLike } from './types.js';
 
 /** Reads the `sub` claim of a JWT without verifying it (the server does that). */
 export function jwtSubject(token: string): string | undefined {
@@ -103,6 +98,32 @@ export class Connection {
     this.stateValue = s;
     this.store.invalidate();
     this.c.events.emit('state', s);
+  }
+
+  /** Resolves when a session is open (HELLO received); rejects on abort or close. */
+  whenOpen(signal?: AbortSignal): Promise<void> {
+    const state = this.stateValue;
+    if (state === 'open') return Promise.resolve();
+    if (signal?.aborted === true) return Promise.reject(new ChatdError('aborted', 'aborted'));
+    if (state === 'closed') return Promise.reject(new ChatdError('closed', 'client closed'));
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        off();
+        reject(new ChatdError('aborted', 'aborted'));
+      };
+      const off = this.c.events.on('state', (s) => {
+        if (s === 'open') {
+          off();
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        } else if (s === 'closed') {
+          off();
+          signal?.removeEventListener('abort', onAbort);
+          reject(new ChatdError('closed', 'client closed'));
+        }
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /** The token option's value: the string, or what its function returns now. */

@@ -13,7 +13,8 @@ import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
 import { requestJson } from './http.js';
-import type { ClientContext, DirectoryChannel, DirectoryOptions, DirectoryPage, MembershipOptions } from './types.js';
+import type { DirectoryChannel, DirectoryOptions, DirectoryPage, MembershipOptions } from './member-types.js';
+import type { ClientContext } from './types.js';
 
 /** @internal The directory, joining and leaving. */
 export class Directory {

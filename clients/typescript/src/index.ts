@@ -8,7 +8,8 @@
  *
  * @packageDocumentation
  */
-export { ChatClient, ChannelStore } from './client.js';
+export { ChatClient } from './client.js';
+export { ChannelStore } from './channel-store.js';
 export { jwtSubject } from './connection.js';
 export { applyReceipt } from './receipts.js';
 export { computeUnread, type UnreadInputs } from './unread.js';
@@ -23,16 +24,32 @@ export {
   decodeMembershipFrame,
 } from './membership-frames.js';
 export type {
-  AddMemberOptions,
-  AllMembersOptions,
-  ChannelInfo,
+  ChatClientEvents,
+  ChatClientOptions,
+  OnlineEventSource,
+  WebSocketConstructor,
+  WebSocketLike,
+  WebSocketHandler,
+} from './types.js';
+export type {
   ChannelSnapshot,
   ChannelSummary,
   NotifySettings,
-  ChatClientEvents,
-  ChatClientOptions,
   ConnectionSnapshot,
   ConnectionState,
+  OutgoingMessage,
+  Presence,
+  MessageSendOptions,
+  SendOptions,
+  SentEntry,
+  ThreadSnapshot,
+  ThreadStore,
+  Watermarks,
+} from './snapshot-types.js';
+export type {
+  AddMemberOptions,
+  AllMembersOptions,
+  ChannelInfo,
   CreateChannelOptions,
   DirectResult,
   DirectoryChannel,
@@ -46,19 +63,7 @@ export type {
   MembersOptions,
   MembersPage,
   MembershipOptions,
-  OnlineEventSource,
-  OutgoingMessage,
-  Presence,
-  MessageSendOptions,
-  SendOptions,
-  SentEntry,
-  ThreadSnapshot,
-  ThreadStore,
-  Watermarks,
-  WebSocketConstructor,
-  WebSocketLike,
-  WebSocketHandler,
-} from './types.js';
+} from './member-types.js';
 export { Moderation } from './moderation.js';
 export {
   Attachments,

@@ -24,7 +24,8 @@ import type { ChatdError } from './errors.js';
 import { applyReceipt } from './receipts.js';
 import type { MemberFrame, ReceiptFrame } from './protocol.js';
 import { LazyStore } from './store.js';
-import type { ClientContext, Member, MemberList, MemberListSnapshot, MemberListStore } from './types.js';
+import type { Member, MemberList, MemberListSnapshot, MemberListStore } from './member-types.js';
+import type { ClientContext } from './types.js';
 
 /**
  * Whether a `MEMBER` frame with `afterSeq` is surely shown by a members read whose `atSeq`

@@ -15,14 +15,14 @@ import { ChatdError } from './errors.js';
 import { getJson, request } from './http.js';
 import type {
   AllMembersOptions,
-  ClientContext,
   Member,
   MemberList,
   MemberRole,
   MembersOptions,
   MembersPage,
   MembershipOptions,
-} from './types.js';
+} from './member-types.js';
+import type { ClientContext } from './types.js';
 
 /** The largest page the route gives (and {@link Members.all}'s default page size). */
 const MAX_PAGE = 500;

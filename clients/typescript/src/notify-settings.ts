@@ -9,7 +9,8 @@
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
 import { request } from './http.js';
-import type { ClientContext, NotifySettings } from './types.js';
+import type { NotifySettings } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 
 /** What {@link setNotifySettings} changes: a field left out keeps its value. */
 export interface NotifySettingsChange {

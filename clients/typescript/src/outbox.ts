@@ -1,5 +1,7 @@
-import type { OutboxAttachment } from './attachment-types.js';
+import { outboxAttachments, type OutboxAttachment } from './attachment-types.js';
 import type { SerializedError } from './errors.js';
+import { mentionFields } from './mentions.js';
+import type { MessageSendOptions } from './snapshot-types.js';
 
 /** What an outbox record asks the server to store. */
 export type OutboxOp =
@@ -27,6 +29,23 @@ export type OutboxOp =
       readonly emoji: string;
       readonly op: 'add' | 'remove';
     };
+
+/**
+ * The op of a message send: `body`, with the reply, thread, mention and attachment fields
+ * that `options` sets (kept in the outbox record, so that every retry sends the same frame).
+ */
+export function messageOp(channelId: string, body: string, options: MessageSendOptions): OutboxOp {
+  const { replyTo, threadId } = options;
+  return {
+    type: 'MSG_SEND',
+    channelId,
+    body,
+    ...(replyTo !== undefined ? { replyTo } : {}),
+    ...(threadId !== undefined ? { threadId } : {}),
+    ...mentionFields(options),
+    ...(options.attachments !== undefined ? { attachments: outboxAttachments(options.attachments) } : {}),
+  };
+}
 
 /** One durable outbox record: written before the first try, removed when ACKed. */
 export interface OutboxRecord {

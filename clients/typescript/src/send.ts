@@ -19,7 +19,8 @@ import { newPending, type Pending, type TabOutbox, type Waiter } from './outbox-
 import { sendOrder, type OutboxOp, type OutboxRecord } from './outbox.js';
 import type { AckFrame, ClientFrame, WireEntry } from './protocol.js';
 import type { Sync } from './sync.js';
-import type { ClientContext, SendOptions, SentEntry } from './types.js';
+import type { SendOptions, SentEntry } from './snapshot-types.js';
+import type { ClientContext } from './types.js';
 
 /** @internal What the send path tells once a send with attachments is stored (the attachments module reads its signed URLs). */
 export interface SentWithAttachments {

@@ -23,7 +23,7 @@ import { entryKind, MessageStates, type Message } from './message-states.js';
 import type { OutboxRecord } from './outbox.js';
 import type { WireEntry } from './protocol.js';
 import { LazyStore } from './store.js';
-import type { OutgoingMessage, ThreadSnapshot } from './types.js';
+import type { OutgoingMessage, ThreadSnapshot } from './snapshot-types.js';
 
 /** @internal The replies of one thread, folded: the pure core of a thread store. */
 export class ThreadLog {

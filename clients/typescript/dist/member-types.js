@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=member-types.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=snapshot-types.js.map
