@@ -103,4 +103,23 @@ describe('console message search in a real browser (alice and bob)', () => {
     await bob.locator('#search-results').waitFor({ state: 'hidden' });
     assert.equal(await bob.locator('#search-q').inputValue(), '');
   });
+
+  test('a long status line wraps inside the sidebar', async () => {
+    // One unbroken word of 150 letters, quoted back by "No messages match …".
+    const term = `z${'q'.repeat(149)}`;
+    await searchFor(bob, term);
+    const status = bob.locator('#search-status', { hasText: 'No messages match' });
+    await status.waitFor();
+    const fits = await status.evaluate((el) => {
+      const sidebar = el.closest('.sidebar');
+      if (sidebar === null) return 'no sidebar around the status';
+      const s = sidebar.getBoundingClientRect();
+      const r = el.getBoundingClientRect();
+      return r.right <= s.right + 0.5 && el.scrollWidth <= el.clientWidth
+        ? 'fits'
+        : `status right ${r.right} (scroll ${el.scrollWidth}/${el.clientWidth}) past the sidebar's ${s.right}`;
+    });
+    assert.equal(fits, 'fits');
+    await bob.locator('#search-close').click();
+  });
 });
