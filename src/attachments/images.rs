@@ -4,10 +4,26 @@
 //! then a full decode under a memory limit (an image that does not decode
 //! as its declared type is refused), then the thumbnail: at most
 //! `attachment_thumbnail_px` on the longer side, aspect kept, as JPEG.
+//!
+//! A PNG's metadata is compressed too (an `iCCP` colour profile, `zTXt` and
+//! `iTXt` text): a 1 MiB file can inflate to 1 GiB there before any pixel.
+//! The decoders allocate at most [`METADATA_ALLOC_BYTES`] for it while the
+//! header is read, and that much above the pixels while a PNG is decoded.
 
 use std::io::Cursor;
 
 use image::{ImageFormat, ImageReader, Limits};
+
+/// Most bytes a decoder may allocate while it reads an image's header, and
+/// (for a PNG) above its pixels while it decodes it: a PNG's inflated
+/// metadata (`iCCP`, `zTXt`, `iTXt`) and its row buffers. Real colour
+/// profiles are a few KiB to about 1 MiB. A PNG profile that inflates past
+/// this is dropped by the decoder (the image still decodes, without it).
+pub const METADATA_ALLOC_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Room above the pixels for the other decoders' own buffers (JPEG's
+/// component planes, WebP's), bytes.
+const DECODER_ALLOC_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The media type of the thumbnails chatd makes.
 pub const THUMBNAIL_TYPE: &str = "image/jpeg";
@@ -49,13 +65,18 @@ pub struct Inspected {
 }
 
 /// The width and height of `bytes` as an image of `format`, read from its
-/// header only (cheap whatever the image's size).
+/// header only (cheap whatever the image's size: at most
+/// [`METADATA_ALLOC_BYTES`] allocated, whatever its metadata inflates to).
 ///
 /// # Errors
 /// [`ImageRefusal::Undecodable`] when the header does not read as `format`;
 /// [`ImageRefusal::TooManyPixels`] over `max_pixels` (or for 0 pixels).
 pub fn dimensions(bytes: &[u8], format: ImageFormat, max_pixels: u64) -> Result<(u32, u32), ImageRefusal> {
-    let (width, height) = ImageReader::with_format(Cursor::new(bytes), format)
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut limits = Limits::default();
+    limits.max_alloc = Some(METADATA_ALLOC_BYTES);
+    reader.limits(limits);
+    let (width, height) = reader
         .into_dimensions()
         .map_err(|_| ImageRefusal::Undecodable(format.to_mime_type()))?;
     let pixels = u64::from(width) * u64::from(height);
@@ -88,8 +109,15 @@ pub fn inspect(
     let mut limits = Limits::default();
     limits.max_image_width = Some(width);
     limits.max_image_height = Some(height);
-    // RGBA of 16 bits per channel at most, with room for the decoder's own buffers.
-    limits.max_alloc = Some(pixels.saturating_mul(8).saturating_add(64 * 1024 * 1024));
+    // RGBA of 16 bits per channel at most, with room for the decoder's own
+    // buffers; a PNG's decoder spends that room on its metadata too, so it
+    // gets only what its metadata may take.
+    let room = if format == ImageFormat::Png {
+        METADATA_ALLOC_BYTES
+    } else {
+        DECODER_ALLOC_BYTES
+    };
+    limits.max_alloc = Some(pixels.saturating_mul(8).saturating_add(room));
     reader.limits(limits);
     let image = reader.decode().map_err(undecodable)?;
     let small = image.thumbnail(thumbnail_px, thumbnail_px).to_rgb8();
@@ -144,5 +172,67 @@ mod tests {
         ));
         // A PNG declared as JPEG.
         assert!(inspect(&png(8, 8), ImageFormat::Jpeg, 1_000_000, 320).is_err());
+    }
+
+    /// A 1×1 PNG whose `iCCP` profile inflates to `inflated` bytes of zeros.
+    fn png_with_iccp_bomb(inflated: usize) -> Vec<u8> {
+        use std::io::Write;
+        fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+            out.extend_from_slice(&u32::try_from(data.len()).expect("chunk").to_be_bytes());
+            let mut crc = flate2::Crc::new();
+            crc.update(kind);
+            crc.update(data);
+            out.extend_from_slice(kind);
+            out.extend_from_slice(data);
+            out.extend_from_slice(&crc.sum().to_be_bytes());
+        }
+        let mut profile = flate2::write::ZlibEncoder::new(b"prof\0\0".to_vec(), flate2::Compression::best());
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..inflated >> 20 {
+            profile.write_all(&zeros).expect("deflate");
+        }
+        let iccp = profile.finish().expect("deflate");
+        let mut idat = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        idat.write_all(&[0, 1, 2, 3]).expect("deflate");
+        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+        chunk(&mut out, b"IHDR", &[0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
+        chunk(&mut out, b"iCCP", &iccp);
+        chunk(&mut out, b"IDAT", &idat.finish().expect("deflate"));
+        chunk(&mut out, b"IEND", &[]);
+        out
+    }
+
+    /// The process's peak resident memory so far (`VmHWM`), bytes.
+    fn peak_rss() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+        let kib = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .expect("VmHWM");
+        kib * 1024
+    }
+
+    /// Found by a hostile test: a 1 MiB PNG whose colour profile inflates to
+    /// 1 GiB took the server from 20 to 536 MiB while only its header was
+    /// read (the decoder's default limit, 512 MiB), before any decode
+    /// permit. Now the header read and the decode stay within
+    /// METADATA_ALLOC_BYTES of metadata; the image still decodes. (256 MiB
+    /// here keeps the test quick; before the fix it raised the peak by as
+    /// much.)
+    #[test]
+    fn a_png_whose_colour_profile_inflates_to_256_mib_costs_no_more_than_its_bound() {
+        let bomb = png_with_iccp_bomb(256 << 20);
+        assert!(bomb.len() < 1 << 20, "the bomb is {} bytes", bomb.len());
+        let before = peak_rss();
+        assert_eq!(dimensions(&bomb, ImageFormat::Png, 1_000_000).expect("header"), (1, 1));
+        let inspected = inspect(&bomb, ImageFormat::Png, 1_000_000, 320).expect("decode");
+        assert_eq!((inspected.width, inspected.height), (1, 1));
+        let grew = peak_rss().saturating_sub(before);
+        assert!(
+            grew < 6 * METADATA_ALLOC_BYTES,
+            "reading a 1×1 PNG raised the peak memory by {} MiB",
+            grew >> 20
+        );
     }
 }
