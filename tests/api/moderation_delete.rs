@@ -93,12 +93,16 @@ async fn a_moderator_deletes_any_message_by_route_and_its_text_is_gone(backend: 
     assert_eq!(alice.recv_type("MSG_RECV").await["kind"], "delete");
     let left = rows_holding(&app, backend, "SPAM-9c1e").await;
     assert!(left.is_empty(), "text left after the deletes: {left:?}");
-    // A moderator's MSG_DELETE of a member's message works as well.
+    // A moderator's MSG_DELETE of a member's message works as well. (mo
+    // connects before the message: a session opened while it is being
+    // fanned out may or may not get its MSG_RECV, which made this test
+    // flaky when mo connected after alice's ACK.)
+    let mut mo = app.connect("mo").await;
     let third = alice.send_and_ack("room", "m3", "SPAM-9c1e three").await["messageId"]
         .as_str()
         .expect("id")
         .to_owned();
-    let mut mo = app.connect("mo").await;
+    assert_eq!(mo.recv_type("MSG_RECV").await["messageId"], json!(third));
     mo.send_json(json!({"type": "MSG_DELETE", "clientMsgId": "d1", "messageId": third}))
         .await;
     assert_eq!(mo.recv_type("MSG_ACK").await["seq"], 6);
