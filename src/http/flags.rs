@@ -136,7 +136,7 @@ pub async fn flag_message(
         }
     };
     let unknown = || ApiError::not_found("unknown or deleted message");
-    let message_id = uuid::Uuid::parse_str(&raw_message).map_err(|_| unknown())?;
+    let message_id = crate::ids::parse_message_id(&raw_message).map_err(|_| unknown())?;
     let message = state
         .store
         .message(message_id)
@@ -208,7 +208,7 @@ pub async fn list_flags(
 ) -> Result<Response, ApiError> {
     require_admin(&state, &headers)?;
     let query = QueryParams::new(query);
-    let after = query.after(|raw: &str| uuid::Uuid::parse_str(raw))?;
+    let after = query.after(crate::ids::parse_message_id)?;
     let limit = query.page_limit(DEFAULT_FLAGS_PAGE, MAX_FLAGS_PAGE)?;
     let (flags, has_more) = state.store.flags_page(after, limit).await?;
     let body = FlagList {

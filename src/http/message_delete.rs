@@ -59,7 +59,7 @@ pub async fn delete_message(
     permissions::may(actor, Action::DeleteAnyMessage).map_err(ApiError::from)?;
     let unknown = || ApiError::not_found("unknown or deleted message");
     // An id that is not a UUID names no message.
-    let target = uuid::Uuid::parse_str(&raw_message).map_err(|_| unknown())?;
+    let target = crate::ids::parse_message_id(&raw_message).map_err(|_| unknown())?;
     let message = state
         .store
         .message(target)

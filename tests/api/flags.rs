@@ -87,6 +87,13 @@ async fn a_member_flags_a_message_once_and_the_admin_pages_them(backend: Backend
         let (status, body) = flag(&app, user, message, body.clone()).await;
         assert_eq!(status, expected, "{user} {body}");
     }
+    // The message's id in any form but the wire's (lower-case, hyphenated;
+    // protocol §1): 404 as for any unknown id. Before, the route parsed it
+    // leniently and answered alice's flag of it (200).
+    for other_form in [id.to_uppercase(), id.replace('-', ""), format!("urn:uuid:{id}")] {
+        let (status, body) = flag(&app, "alice", &other_form, json!({"reason": "spam"})).await;
+        assert_eq!(status, 404, "{other_form}: {body}");
+    }
     // Each bad note is told what is wrong with it (before, a note with
     // U+0000 got the length message).
     for (note, says, not) in [

@@ -81,6 +81,19 @@ async fn a_moderator_deletes_any_message_by_route_and_its_text_is_gone(backend: 
         )
         .await;
     assert_eq!(status, 404, "a message of another channel");
+    // The live message's id in any form but the wire's (lower-case,
+    // hyphenated; protocol §1), as frames refuse them: 404, nothing deleted.
+    // Before, the route parsed it leniently and deleted the message.
+    for id in [
+        second.to_uppercase(),
+        second.replace('-', ""),
+        format!("urn:uuid:{second}"),
+        format!("{{{second}}}"),
+    ] {
+        let (status, _) = app.request("DELETE", &path(&id), Some(ADMIN_TOKEN), None).await;
+        assert_eq!(status, 404, "{id}");
+    }
+    assert_eq!(rows_holding(&app, backend, "SPAM-9c1e two").await.len(), 1);
 
     // The admin token: 204, the message's own sender as senderId.
     let (status, _) = app.request("DELETE", &path(&second), Some(ADMIN_TOKEN), None).await;
