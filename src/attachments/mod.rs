@@ -114,12 +114,20 @@ impl Attachments {
     /// Runs the removal task until `stop`: every second it removes the
     /// objects queued for removal (each taken off the queue once gone; one
     /// that fails stays queued and is tried again), and every
-    /// `min(attachment_orphan_ttl_secs, 60)` seconds it deletes the uploads
-    /// no message claimed within `attachment_orphan_ttl_secs`.
+    /// `min(attachment_orphan_ttl_secs, retention_sweep_secs, 60)` seconds
+    /// it deletes the uploads no message claimed within
+    /// `attachment_orphan_ttl_secs`, or within their channel's retention
+    /// (`retentionSecs`, else `retention_secs`) when that is shorter.
     pub fn spawn_sweeper(self: &Arc<Self>, store: Store, config: &Config, stop: CancellationToken) {
         let this = Arc::clone(self);
         let orphan_ttl_ms = i64::try_from(config.attachment_orphan_ttl_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-        let orphan_every = Duration::from_secs(config.attachment_orphan_ttl_secs.clamp(1, 60));
+        let retention_secs = i64::try_from(config.retention_secs).unwrap_or(i64::MAX);
+        let orphan_every = Duration::from_secs(
+            config
+                .attachment_orphan_ttl_secs
+                .min(config.retention_sweep_secs)
+                .clamp(1, 60),
+        );
         tokio::spawn(async move {
             let mut last_orphans = tokio::time::Instant::now();
             loop {
@@ -131,7 +139,7 @@ impl Attachments {
                     last_orphans = tokio::time::Instant::now();
                     let now = now_ms();
                     match store
-                        .expire_orphan_attachments(now.saturating_sub(orphan_ttl_ms), now)
+                        .expire_orphan_attachments(now.saturating_sub(orphan_ttl_ms), now, retention_secs)
                         .await
                     {
                         Ok(0) => {}

@@ -346,6 +346,14 @@ pub struct Config {
     /// An upload that is not part of a message this long after it was made
     /// is deleted, seconds.
     pub attachment_orphan_ttl_secs: u64,
+    /// The most bytes of one user's uploads that are not part of a message
+    /// (not sent yet, not expired), summed over all channels; an upload that
+    /// would pass it is refused 429 `rate_limited`. The default, 256 MiB,
+    /// holds a whole message's worth at the default limits
+    /// (`max_attachments_per_message` × `max_attachment_bytes` = 250 MiB)
+    /// while bounding what one member can pile up for
+    /// `attachment_orphan_ttl_secs`.
+    pub max_unclaimed_upload_bytes: u64,
     // Data lifecycle (`docs/protocol.md`, "Retention", §19).
     /// `message` entries older than this are erased by the retention sweep
     /// (as by a delete, with no new entry), seconds; 0 keeps them forever. A
@@ -436,6 +444,7 @@ impl Default for Config {
             attachments_s3_endpoint: None,
             attachments_s3_region: None,
             attachment_orphan_ttl_secs: 86_400,
+            max_unclaimed_upload_bytes: 268_435_456,
             retention_secs: 0,
             retention_sweep_secs: 3_600,
             erasure_batch: 256,

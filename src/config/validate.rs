@@ -241,6 +241,9 @@ impl Config {
         if self.attachment_orphan_ttl_secs == 0 || self.attachment_orphan_ttl_secs > 365 * 86_400 {
             return bad("attachment_orphan_ttl_secs must be between 1 and 31536000");
         }
+        if self.max_unclaimed_upload_bytes == 0 || self.max_unclaimed_upload_bytes > 1 << 50 {
+            return bad("max_unclaimed_upload_bytes must be between 1 and 1125899906842624");
+        }
         if !(1..=10_000).contains(&self.erasure_batch) {
             return bad("erasure_batch must be between 1 and 10000");
         }

@@ -5,8 +5,12 @@
 //! `max_attachment_bytes`), checked against the type allow-list and the
 //! size limit (413 at once when `Content-Length` says so), images measured
 //! and refused over `max_image_pixels` or when they do not decode, and
-//! their thumbnails made and stored. A refused upload leaves nothing
-//! behind.
+//! their thumbnails made and stored. The bytes of a user's uploads that
+//! no message claimed are bounded (`max_unclaimed_upload_bytes`, summed
+//! over all channels): 429 `rate_limited` past it, at once when
+//! `Content-Length` says so, as soon as the body passes what was left, and
+//! finally, exactly, in the statement that stores the row. A refused upload
+//! leaves nothing behind.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -21,7 +25,7 @@ use super::{ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::attachments::{self, images, storage::Writer};
 use crate::permissions;
 use crate::state::AppState;
-use crate::store::AttachmentRow;
+use crate::store::{AttachmentRow, UploadStored};
 
 /// Longest `filename`, bytes of UTF-8.
 pub const MAX_FILENAME_BYTES: usize = 255;
@@ -102,8 +106,25 @@ fn too_large(max: u64) -> ApiError {
     )
 }
 
+/// 429 `rate_limited`: with this upload (`size` bytes; "at least" while
+/// it is still arriving), the bytes of the user's uploads no message
+/// claimed (`unclaimed`) would pass `max` (`max_unclaimed_upload_bytes`).
+/// No `retryAfterMs`: it ends when the user sends uploads or they expire.
+fn over_bound(max: u64, unclaimed: i64, size: u64, at_least: bool) -> ApiError {
+    let at_least = if at_least { "at least " } else { "" };
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        &format!(
+            "over max_unclaimed_upload_bytes ({max} bytes): this user's uploads not yet part of a message \
+             hold {unclaimed} bytes and this one is {at_least}{size}; send them or wait for them to expire"
+        ),
+    )
+}
+
 /// `POST /v1/channels/{channelId}/attachments?filename=NAME`: 201 with the
-/// attachment; 413 `body_too_large`; 415 `unsupported_media_type`; 400
+/// attachment; 413 `body_too_large`; 429 `rate_limited` past
+/// `max_unclaimed_upload_bytes`; 415 `unsupported_media_type`; 400
 /// `invalid_field` (`body`: an image that does not decode or is too large;
 /// `filename`); 403 for a non-member or an unknown channel, as the history
 /// route, judged when the upload starts and again when its row is stored
@@ -125,6 +146,7 @@ fn too_large(max: u64) -> ApiError {
         (status = 403, description = "The admin token, a non-member, or an unknown channel", body = ErrorBody),
         (status = 413, description = "Over max_attachment_bytes", body = ErrorBody),
         (status = 415, description = "No Content-Type, or one not in attachment_types", body = ErrorBody),
+        (status = 429, description = "rate_limited: the user's uploads not yet part of a message would pass max_unclaimed_upload_bytes", body = ErrorBody),
         (status = 503, description = "Database or storage unavailable", body = ErrorBody),
     ),
     security(("userJwt" = [])),
@@ -173,6 +195,17 @@ pub async fn upload(
     if declared.is_some_and(|len| len > max) {
         return Err(too_large(max));
     }
+    // What the bound leaves when the upload starts: refused at once when
+    // `Content-Length` says more, and as soon as the body passes it. The
+    // row's insert judges again, exactly (others may have been stored or
+    // sent meanwhile).
+    let bound = config.max_unclaimed_upload_bytes;
+    let held = state.store.unclaimed_upload_bytes(&user.user_id).await?;
+    let left = bound.saturating_sub(u64::try_from(held).unwrap_or(0));
+    if let Some(len) = declared.filter(|len| *len > left) {
+        return Err(over_bound(bound, held, len, false));
+    }
+    let limits = Limits { max, bound, held, left };
     let id = uuid::Uuid::now_v7();
     let key = attachments::file_key(id);
     let format = images::format_of(&content_type);
@@ -184,7 +217,7 @@ pub async fn upload(
     let mut writer = storage.writer(&key).await.map_err(storage_failed)?;
     unclaimed.keys.push(key.clone());
     let idle = config.handshake_timeout();
-    let received = match receive(request, &mut writer, max, format.is_some(), idle).await {
+    let received = match receive(request, &mut writer, &limits, format.is_some(), idle).await {
         Ok(received) => received,
         Err(refusal) => {
             writer.abort().await;
@@ -240,8 +273,17 @@ pub async fn upload(
     // written: the channel may have been deleted, or the user removed or
     // erased, while the body arrived. Refused as at the start (the
     // dropped `unclaimed` removes the bytes).
-    if !state.store.insert_attachment(&row).await? {
-        return Err(ApiError::forbidden(&permissions::Denied::NotAMember.to_string()));
+    // The bound is judged there too, exactly: the insert stores the row
+    // only if the user's unclaimed bytes with this upload stay within it.
+    let bound_i64 = i64::try_from(bound).unwrap_or(i64::MAX);
+    match state.store.insert_attachment(&row, bound_i64).await? {
+        UploadStored::Stored => {}
+        UploadStored::NotAMember => {
+            return Err(ApiError::forbidden(&permissions::Denied::NotAMember.to_string()));
+        }
+        UploadStored::OverBound { unclaimed: held } => {
+            return Err(over_bound(bound, held, received.size, false));
+        }
     }
     unclaimed.claimed();
     let body = UploadedAttachment {
@@ -266,14 +308,27 @@ struct Received {
     image: Vec<u8>,
 }
 
+/// The bounds [`receive`] holds a body to.
+struct Limits {
+    /// `max_attachment_bytes`.
+    max: u64,
+    /// `max_unclaimed_upload_bytes`.
+    bound: u64,
+    /// The user's unclaimed bytes when the upload started.
+    held: i64,
+    /// What `bound` left then.
+    left: u64,
+}
+
 /// Streams `request`'s body into `writer`, hashing and counting it; 413
-/// as soon as it passes `max` bytes; 408 when no bytes arrive for `idle`
+/// as soon as it passes `max` bytes, 429 as soon as it passes what the
+/// bound on unclaimed bytes left; 408 when no bytes arrive for `idle`
 /// (a slow link may take minutes for a large file, but never stalls that
 /// long). Keeps the bytes of an image (`keep`).
 async fn receive(
     request: Request,
     writer: &mut Writer,
-    max: u64,
+    limits: &Limits,
     keep: bool,
     idle: std::time::Duration,
 ) -> Result<Received, ApiError> {
@@ -292,8 +347,11 @@ async fn receive(
         let Some(chunk) = next else { break };
         let chunk = chunk.map_err(|_| ApiError::bad_request("the request body could not be read"))?;
         size = size.saturating_add(chunk.len() as u64);
-        if size > max {
-            return Err(too_large(max));
+        if size > limits.max {
+            return Err(too_large(limits.max));
+        }
+        if size > limits.left {
+            return Err(over_bound(limits.bound, limits.held, size, true));
         }
         hasher.update(&chunk);
         if keep {

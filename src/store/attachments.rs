@@ -1,4 +1,5 @@
-//! Attachments (protocol.md §15): the row of each upload, the claim that
+//! Attachments (protocol.md §15): the rows of uploads (stored and expired
+//! unclaimed by `uploads.rs`), the claim that
 //! binds uploads to the message that carries them (in the transaction that
 //! stores the message), the attachments reads show on messages, and the
 //! durable queue of storage objects to remove (`attachment_removals`),
@@ -6,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, SqlStore};
 use super::{dispatch, dispatch_write, CommitSent, Entry, EntryKind, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 
@@ -19,28 +20,6 @@ macro_rules! attachment_columns {
 }
 pub(super) use attachment_columns;
 
-/// Stores an upload's row only if its uploader (`$3`) is still a member
-/// of its channel (`$2`, which then exists) and is not being erased (a
-/// pending erasure, `$16` = true): checked in the statement that writes
-/// the row, not only when the upload began. On PostgreSQL the member row
-/// is held `FOR SHARE`, so a channel delete, a leave or an erasure's
-/// membership end committing meanwhile is waited for and then seen.
-static INSERT_ATTACHMENT: Sql = Sql::each(
-    concat!(
-        "INSERT INTO attachments (",
-        attachment_columns!(),
-        ") SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 FROM members \
-         WHERE channel_id = $2 AND user_id = $3 \
-         AND NOT EXISTS (SELECT 1 FROM user_erasures WHERE user_id = $3 AND pending = $16) FOR SHARE OF members"
-    ),
-    concat!(
-        "INSERT INTO attachments (",
-        attachment_columns!(),
-        ") SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 FROM members \
-         WHERE channel_id = $2 AND user_id = $3 \
-         AND NOT EXISTS (SELECT 1 FROM user_erasures WHERE user_id = $3 AND pending = $16)"
-    ),
-);
 const ATTACHMENT_BY_ID: &str = concat!(
     "SELECT ",
     attachment_columns!(),
@@ -89,14 +68,6 @@ const QUEUE_OF_CHANNEL: [&str; 2] = [
      WHERE channel_id = $1 AND thumbnail_key IS NOT NULL ON CONFLICT DO NOTHING",
 ];
 const DELETE_OF_CHANNEL: &str = "DELETE FROM attachments WHERE channel_id = $1";
-/// Orphans: uploads made before `$1` (ms) that no message claimed.
-const QUEUE_ORPHANS: [&str; 2] = [
-    "INSERT INTO attachment_removals (storage_key, queued_at) SELECT storage_key, $2 FROM attachments \
-     WHERE message_id IS NULL AND created_at < $1 ON CONFLICT DO NOTHING",
-    "INSERT INTO attachment_removals (storage_key, queued_at) SELECT thumbnail_key, $2 FROM attachments \
-     WHERE message_id IS NULL AND created_at < $1 AND thumbnail_key IS NOT NULL ON CONFLICT DO NOTHING",
-];
-const DELETE_ORPHANS: &str = "DELETE FROM attachments WHERE message_id IS NULL AND created_at < $1";
 /// Up to `$1` queued removals, oldest first.
 const REMOVALS: &str = "SELECT storage_key FROM attachment_removals ORDER BY queued_at, storage_key LIMIT $1";
 const REMOVAL_DONE: &str = "DELETE FROM attachment_removals WHERE storage_key = $1";
@@ -158,18 +129,11 @@ pub(super) fn attachment_from_row<R: Columns>(row: &R) -> Result<AttachmentRow, 
     })
 }
 
-fn id_text(id: uuid::Uuid) -> String {
+pub(super) fn id_text(id: uuid::Uuid) -> String {
     id.hyphenated().to_string()
 }
 
 impl Store {
-    /// Stores the row of a new upload (its bytes are in storage already),
-    /// if its uploader is still a member of its channel (so the channel
-    /// exists) and is not being erased; `false` (nothing stored) otherwise.
-    pub async fn insert_attachment(&self, row: &AttachmentRow) -> Result<bool, StoreError> {
-        dispatch_write!(self, self.deadline(), insert_attachment(row))
-    }
-
     /// The upload with this id, or `None`.
     pub async fn attachment(&self, id: uuid::Uuid) -> Result<Option<AttachmentRow>, StoreError> {
         self.read(async { dispatch!(self.attachment(id)) }).await
@@ -178,12 +142,6 @@ impl Store {
     /// Records where upload `id`'s thumbnail is.
     pub async fn set_attachment_thumbnail(&self, id: uuid::Uuid, key: &str) -> Result<(), StoreError> {
         dispatch_write!(self, self.deadline(), set_attachment_thumbnail(id, key))
-    }
-
-    /// Deletes the rows of uploads no message claimed that were made before
-    /// `before` (ms), queueing their objects for removal; returns how many.
-    pub async fn expire_orphan_attachments(&self, before: i64, now: i64) -> Result<u64, StoreError> {
-        dispatch_write!(self, self.deadline(), expire_orphan_attachments(before, now))
     }
 
     /// Up to `limit` storage keys queued for removal, oldest first.
@@ -203,33 +161,6 @@ impl Store {
 }
 
 impl<D: Dialect> SqlStore<D> {
-    pub(super) async fn insert_attachment(&self, row: &AttachmentRow, sent: &CommitSent) -> Result<bool, StoreError> {
-        let mut tx = self.begin_write().await?;
-        let stored = sqlx::query::<D>(D::sql(&INSERT_ATTACHMENT))
-            .param(id_text(row.attachment_id))
-            .param(row.channel_id.as_str())
-            .param(row.uploader_id.as_str())
-            .param(row.content_type.as_str())
-            .param(row.size)
-            .param(row.sha256.as_str())
-            .param(row.filename.as_deref())
-            .param(row.width)
-            .param(row.height)
-            .param(row.created_at)
-            .param(row.message_id.map(id_text))
-            .param(row.storage_key.as_str())
-            .param(row.thumbnail_key.as_deref())
-            .param(row.url_key.as_str())
-            .param(row.url_ttl_secs)
-            .param(true)
-            .execute(tx.ex())
-            .await?
-            .rows_affected()
-            == 1;
-        Self::commit(tx, sent).await?;
-        Ok(stored)
-    }
-
     /// Whether message `id` carries attachments (an edit to an empty body
     /// is judged by it, `entry_rules::empty_body_refusal`), in `tx`.
     pub(super) async fn carries_attachments_in(
@@ -266,25 +197,6 @@ impl<D: Dialect> SqlStore<D> {
             .execute(tx.ex())
             .await?;
         Self::commit(tx, sent).await
-    }
-
-    pub(super) async fn expire_orphan_attachments(
-        &self,
-        before: i64,
-        now: i64,
-        sent: &CommitSent,
-    ) -> Result<u64, StoreError> {
-        let mut tx = self.begin_write().await?;
-        for statement in QUEUE_ORPHANS {
-            sqlx::query::<D>(statement)
-                .param(before)
-                .param(now)
-                .execute(tx.ex())
-                .await?;
-        }
-        let deleted = sqlx::query::<D>(DELETE_ORPHANS).param(before).execute(tx.ex()).await?;
-        Self::commit(tx, sent).await?;
-        Ok(deleted.rows_affected())
     }
 
     pub(super) async fn attachment_removals(&self, limit: u32) -> Result<Vec<String>, StoreError> {

@@ -79,6 +79,7 @@ mod search;
 pub mod search_terms;
 mod settings;
 mod types;
+mod uploads;
 mod webhooks;
 
 pub use attachments::AttachmentRow;
@@ -100,3 +101,4 @@ pub use retention::{SweepBatch, MAX_RETENTION_SECS, MAX_SWEEP_BATCH};
 pub use search::{BadCursor, SearchPage, SearchRequest, SCAN_WINDOW};
 pub use settings::SettingsPatch;
 pub use types::*;
+pub use uploads::UploadStored;

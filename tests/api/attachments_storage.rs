@@ -2,7 +2,8 @@
 //! store against a real S3-compatible server (`CHATD_TEST_S3_ENDPOINT`,
 //! moto's server mode started by `.ci/run`), the durable removal queue
 //! across a restart, a streamed body cut off at the limit, and an upload
-//! refused when it ends leaving nothing in the bucket.
+//! refused when it ends (its channel gone, or past the bound on unclaimed
+//! bytes) leaving nothing in the bucket.
 
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ on_both_stores!(
     a_removal_queued_before_a_crash_is_done_after_the_restart,
     a_chunked_body_is_cut_off_at_the_limit,
     an_upload_refused_at_its_end_leaves_nothing_in_s3,
+    an_upload_past_the_unclaimed_bound_leaves_nothing_in_s3,
 );
 
 /// The S3-compatible server of the test run (`.ci/run` starts moto's
@@ -35,6 +37,15 @@ async fn in_storage(app: &TestApp, key: &str) -> bool {
 /// A server storing attachments in a new bucket of the S3 server at
 /// `endpoint`, and the bucket's URL.
 async fn s3_app(backend: Backend, endpoint: &str) -> (TestApp, String) {
+    s3_app_with(backend, endpoint, |_| {}).await
+}
+
+/// [`s3_app`] with `also` applied to its configuration.
+async fn s3_app_with(
+    backend: Backend,
+    endpoint: &str,
+    also: impl FnOnce(&mut chatd::config::Config),
+) -> (TestApp, String) {
     for (name, value) in [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")] {
         if std::env::var_os(name).is_none() {
             std::env::set_var(name, value);
@@ -52,6 +63,7 @@ async fn s3_app(backend: Backend, endpoint: &str) -> (TestApp, String) {
         c.attachments_s3_bucket = Some(bucket.clone());
         c.attachments_s3_endpoint = Some(endpoint.to_owned());
         c.attachments_s3_region = Some("us-east-1".into());
+        also(c);
     })
     .await;
     (app, format!("{endpoint}/{bucket}"))
@@ -227,4 +239,50 @@ async fn a_chunked_body_is_cut_off_at_the_limit(backend: Backend) {
         stored_files(&app).is_empty() && count(&app, backend, "SELECT count(*) FROM attachments").await == 0
     })
     .await;
+}
+
+/// An upload refused 429 when it ends (it began with room under
+/// `max_unclaimed_upload_bytes`; another upload was stored meanwhile), its
+/// object already written to the bucket, leaves no object (listed), no row
+/// and nothing queued. Before, there was no bound: it was stored.
+async fn an_upload_past_the_unclaimed_bound_leaves_nothing_in_s3(backend: Backend) {
+    let Some(endpoint) = s3_endpoint() else {
+        eprintln!("CHATD_TEST_S3_ENDPOINT unset: the S3 test is skipped");
+        return;
+    };
+    let (app, bucket) = s3_app_with(backend, &endpoint, |c| c.max_unclaimed_upload_bytes = 25_000).await;
+    app.create_channel("room", &["alice"]).await;
+    app.create_channel("kept", &["alice"]).await;
+    let listed = || async {
+        reqwest::get(format!("{bucket}?list-type=2"))
+            .await
+            .expect("list")
+            .text()
+            .await
+            .expect("listing")
+    };
+    let kept = std::sync::Mutex::new(String::new());
+    let answer = crate::attachments_uploads::upload_across(&app, || async {
+        let (status, up) = upload(&app, "alice", "kept", Some("application/pdf"), vec![b'k'; 10_000], None).await;
+        assert_eq!(status, 201, "{up}");
+        *kept.lock().expect("kept") = format!("<Key>files/{}</Key>", id_of(&up));
+    })
+    .await;
+    let kept = kept.into_inner().expect("kept");
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(answer.contains("\"code\":\"rate_limited\""), "{answer}");
+    assert_eq!(
+        count(&app, backend, "SELECT count(*) FROM attachments").await,
+        1,
+        "the kept upload's row only"
+    );
+    eventually("only the kept object is in the bucket", || async {
+        let listing = listed().await;
+        listing.contains(&kept) && listing.matches("<Key>").count() == 1
+    })
+    .await;
+    assert_eq!(
+        count(&app, backend, "SELECT count(*) FROM attachment_removals").await,
+        0
+    );
 }

@@ -33,7 +33,7 @@ const DEADLINE_MS: u64 = 800;
 
 /// Opens a connection and writes the head of an upload of `len` bytes of
 /// `content_type` into channel `room` as `user`.
-async fn upload_head(app: &TestApp, user: &str, content_type: &str, len: usize) -> TcpStream {
+pub(crate) async fn upload_head(app: &TestApp, user: &str, content_type: &str, len: usize) -> TcpStream {
     let mut socket = TcpStream::connect(app.addr).await.expect("connect");
     let head = format!(
         "POST /v1/channels/room/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
@@ -45,7 +45,7 @@ async fn upload_head(app: &TestApp, user: &str, content_type: &str, len: usize) 
 }
 
 /// The whole answer on `socket`, as text.
-async fn answer(mut socket: TcpStream) -> String {
+pub(crate) async fn answer(mut socket: TcpStream) -> String {
     let mut bytes = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(30), socket.read_to_end(&mut bytes)).await;
     String::from_utf8_lossy(&bytes).into_owned()

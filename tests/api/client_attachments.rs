@@ -2,7 +2,8 @@
 //! server: `AdminClient::upload` with a user token returns the stored
 //! attachment, `send_with` carries it (an empty body allowed), the
 //! receiver's message event holds it with signed URLs that read the bytes
-//! without a token, and an upload of someone else is a refused send.
+//! without a token, and an upload of someone else is a refused send; an
+//! upload past `max_unclaimed_upload_bytes` is a typed 429 `rate_limited`.
 
 use std::time::Duration;
 
@@ -16,7 +17,10 @@ use chatd_testkit::*;
 
 use crate::attachments::png;
 
-on_both_stores!(the_client_uploads_sends_and_receives_attachments);
+on_both_stores!(
+    the_client_uploads_sends_and_receives_attachments,
+    an_upload_past_the_unclaimed_bound_is_a_typed_rate_limited_error,
+);
 
 fn config(app: &TestApp, user: &str) -> ClientConfig {
     let mut config = ClientConfig::new(app.ws_url(), app.token(user));
@@ -96,4 +100,33 @@ async fn the_client_uploads_sends_and_receives_attachments(backend: Backend) {
         }
         other => panic!("expected a refusal, got {other:?}"),
     }
+}
+
+/// `AdminClient::upload` past the server's `max_unclaimed_upload_bytes`
+/// fails with [`chatd_client::admin::AdminError::Status`] 429 whose
+/// `api_error()` is `rate_limited` (retryable, naming the bound). Before,
+/// there was no bound (201) and no typed reading of the body.
+async fn an_upload_past_the_unclaimed_bound_is_a_typed_rate_limited_error(backend: Backend) {
+    let app = spawn_app_with(backend, |c| c.max_unclaimed_upload_bytes = 1_000).await;
+    app.create_channel("room", &["alice"]).await;
+    let alice = AdminClient::new(format!("http://{}", app.addr), app.token("alice"));
+    alice
+        .upload("room", "application/pdf", vec![b'p'; 800], None)
+        .await
+        .expect("fits");
+    let error = alice
+        .upload("room", "application/pdf", vec![b'p'; 800], None)
+        .await
+        .expect_err("past the bound");
+    let api = error.api_error().expect("the spec's error shape");
+    assert_eq!(
+        (api.status, api.code.as_str(), api.retryable()),
+        (429, "rate_limited", true),
+        "{api:?}"
+    );
+    assert!(
+        api.message.contains("max_unclaimed_upload_bytes (1000 bytes)"),
+        "{api:?}"
+    );
+    assert_eq!(api.retry_after_ms, None);
 }

@@ -2,12 +2,14 @@
 //! generator and the fault harness: with the admin token every route; with a
 //! user JWT the routes a member may call (a channel's history and members).
 
+mod api_error;
 mod attachments;
 mod erasure;
 mod export;
 mod moderation;
 mod search;
 
+pub use api_error::ApiError;
 pub use attachments::Attachment;
 pub use export::{ExportLine, ExportStream, ExportedAttachment};
 pub use moderation::{Ban, BansPage, ChannelSettings, Flag, FlagsPage};

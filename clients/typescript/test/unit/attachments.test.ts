@@ -111,13 +111,19 @@ test('upload: raw bytes default to application/octet-stream and no filename; the
   assert.equal(new TextDecoder().decode(seen[1]?.bytes), 'hello');
 });
 
-test('upload: refusals become their codes, invalid_field with the body’s field; nothing reports full progress', async () => {
+test('upload: refusals become their codes (429 rate_limited past max_unclaimed_upload_bytes too), invalid_field with the body’s field; nothing reports full progress', async () => {
   const answers = [
     json(413, { error: { code: 'body_too_large', message: 'attachment over max_attachment_bytes (4000 bytes)' } }),
     json(415, { error: { code: 'unsupported_media_type', message: 'Content-Type must be one of attachment_types' } }),
     json(400, { error: { code: 'invalid_field', field: 'body', message: 'body: the image has 100000000 pixels, the limit is 50000000' } }),
     json(400, { error: { code: 'invalid_field', field: 'filename', message: 'filename: no / or control characters' } }),
     json(403, { error: { code: 'forbidden', message: 'not a member' } }),
+    json(429, {
+      error: {
+        code: 'rate_limited',
+        message: 'over max_unclaimed_upload_bytes (268435456 bytes): this user’s uploads not yet part of a message hold 251658240 bytes and this one is 26214400; send them or wait for them to expire',
+      },
+    }),
     json(503, { error: { code: 'unavailable', message: 'attachment storage unavailable; retry' } }),
   ];
   recordFetch((_p, n) => answers[n - 1] ?? json(500, {}));
@@ -133,6 +139,11 @@ test('upload: refusals become their codes, invalid_field with the body’s field
     assert.equal(e.field, 'filename');
   });
   await rejectsWith(up(), 'forbidden');
+  await rejectsWith(up(), 'rate_limited', (e) => {
+    assert.equal(e.retryable, true);
+    assert.equal(e.retryAfterMs, undefined);
+    assert.match(e.message, /max_unclaimed_upload_bytes/);
+  });
   await rejectsWith(up(), 'unavailable', (e) => {
     assert.equal(e.retryable, true);
   });

@@ -40,7 +40,10 @@ impl AdminClient {
     /// [`AdminError::Status`] 413 `body_too_large` (over the server's
     /// `max_attachment_bytes`), 415 `unsupported_media_type`, 400
     /// `invalid_field` (`body`: an image that does not decode or has too
-    /// many pixels; `filename`), 403 for a non-member.
+    /// many pixels; `filename`), 403 for a non-member, 429 `rate_limited`
+    /// when the user's uploads not yet part of a message would pass the
+    /// server's `max_unclaimed_upload_bytes` (send them, or wait for them
+    /// to expire). [`AdminError::api_error`] reads the code.
     pub async fn upload(
         &self,
         channel_id: &str,
