@@ -43,11 +43,16 @@
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
 //!
 //! and around them `handle.rs` (the `Store` enum, its timeouts and the
-//! `dispatch!` to the database), `types.rs` (the log's rows), `channel_types.rs` (channels', members' and positions' rows), `error.rs`, `connect.rs` (URLs, pools,
-//! migrations), `dialect.rs` (what an operation needs of a database),
-//! `entry_row.rs` (an entry's columns) and `channel_of.rs` (the routing cache).
+//! `dispatch!` to the database), `entry_types.rs` (the log's rows as stored
+//! and read, and the webhook feed's), `batch_types.rs` (what a write is
+//! asked and answers), `idempotency.rs` (whether a send is a retry of a
+//! stored entry), `channel_types.rs` (channels', members' and positions'
+//! rows), `error.rs`, `connect.rs` (URLs, pools, migrations), `dialect.rs`
+//! (what an operation needs of a database), `entry_row.rs` (an entry's
+//! columns) and `channel_of.rs` (the routing cache).
 
 mod attachments;
+mod batch_types;
 mod blocks;
 mod channel_lock;
 mod channel_of;
@@ -60,11 +65,13 @@ mod directory;
 mod entries;
 mod entry_row;
 mod entry_rules;
+mod entry_types;
 mod erasure;
 mod error;
 mod export;
 mod flags;
 mod handle;
+mod idempotency;
 mod last_seen;
 mod locked;
 mod log_write;
@@ -78,15 +85,16 @@ mod retention;
 mod search;
 pub mod search_terms;
 mod settings;
-mod types;
 mod webhooks;
 
 pub use attachments::AttachmentRow;
+pub use batch_types::*;
 pub use blocks::MAX_BLOCKS;
 pub use channel_types::*;
 pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;
+pub use entry_types::*;
 pub use erasure::HeldReaction;
 pub(crate) use error::CommitSent;
 pub use error::StoreError;
@@ -99,4 +107,3 @@ pub use moderation::{BanRow, BansPage};
 pub use retention::{SweepBatch, MAX_RETENTION_SECS, MAX_SWEEP_BATCH};
 pub use search::{BadCursor, SearchPage, SearchRequest, SCAN_WINDOW};
 pub use settings::SettingsPatch;
-pub use types::*;
