@@ -28,7 +28,7 @@
 //! | `entries.rs` | pages of the log, one entry by id or key, [`Store::channel_of`] |
 //! | `locked.rs` | what a batch reads of each channel under its lock: members, roles, moderation state |
 //! | `log_write/` | a batch of entries: the `Store` methods and SQLite's batch (`mod.rs`), the per-row path (`per_row.rs`: SQLite; PostgreSQL's fallback), what an entry does to its target (`effects.rs`) |
-//! | `pg_batch/` | PostgreSQL's set-based batch |
+//! | `pg_batch/` | PostgreSQL's set-based batch: the channels locked and read (`lock.rs`), the targets and effects (`changes.rs`), the inserts (`insert.rs`) |
 //! | `pg_hosts.rs` | which PostgreSQL host is the primary: a URL's host list followed through failovers; standby or not for `/readyz` |
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
 //! | `receipts.rs` | watermarks and each user's channel positions |
