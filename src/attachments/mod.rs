@@ -13,7 +13,7 @@
 //!
 //! The rows are the store's (`store/attachments.rs`); the routes are
 //! `http/attachments.rs`; a send claims its uploads in the transaction that
-//! stores it (`store/log_write.rs`).
+//! stores it (`store/log_write/per_row.rs`).
 
 pub mod images;
 pub mod signing;

@@ -9,6 +9,7 @@ mod attachment_get;
 mod attachments;
 mod blocks;
 mod body;
+mod channel_patch;
 mod channels;
 pub mod console;
 pub mod error;
@@ -59,7 +60,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(channels::create_channel, channels::list_channels))
         .routes(routes!(
             channels::get_channel,
-            channels::patch_channel,
+            channel_patch::patch_channel,
             channels::delete_channel
         ))
         .routes(routes!(me::my_channels, me::create_my_channel))

@@ -75,7 +75,7 @@ const ERASE_ROWS: [&str; 12] = [
 
 /// Copies SQLite's WAL into the database file and truncates it, so the
 /// pages `secure_delete` overwrote have no older copy left in the `-wal`
-/// file (as after a delete, `log_write.rs`).
+/// file (as after a delete, `log_write/mod.rs`).
 const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
 
 /// A reaction an erased user still holds: (channel, message, emoji).

@@ -2,7 +2,7 @@
 //! lock ([`super::channel_lock`]): its members with their roles and
 //! moderation state (mutes, slow mode's last message times, direct
 //! channels' blocks), and what the entry rules ask of it. Both write
-//! paths (`log_write.rs`, `pg_batch/`) keep one [`Locked`] per channel.
+//! paths (`log_write/`, `pg_batch/`) keep one [`Locked`] per channel.
 
 use std::collections::BTreeMap;
 

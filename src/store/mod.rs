@@ -27,8 +27,8 @@
 //! | `directory.rs` | the directory of public channels |
 //! | `entries.rs` | pages of the log, one entry by id or key, [`Store::channel_of`] |
 //! | `locked.rs` | what a batch reads of each channel under its lock: members, roles, moderation state |
-//! | `log_write.rs` | a batch of entries, per row (SQLite; PostgreSQL's fallback) |
-//! | `pg_batch/` | PostgreSQL's set-based batch |
+//! | `log_write/` | a batch of entries: the `Store` methods and SQLite's batch (`mod.rs`), the per-row path (`per_row.rs`: SQLite; PostgreSQL's fallback), what an entry does to its target (`effects.rs`) |
+//! | `pg_batch/` | PostgreSQL's set-based batch: the channels locked and read (`lock.rs`), the targets and effects (`changes.rs`), the inserts (`insert.rs`) |
 //! | `pg_hosts.rs` | which PostgreSQL host is the primary: a URL's host list followed through failovers; standby or not for `/readyz` |
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
 //! | `receipts.rs` | watermarks and each user's channel positions |
@@ -41,13 +41,19 @@
 //! | `erasure.rs` | erasing a user (§19): its erasure row and watermark, what is left to erase, its rows that are not entries |
 //! | `last_seen.rs` | presence's stored `lastSeenAt` |
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
+//! | `uploads.rs` | an upload's row stored under its checks (member, not being erased, within `max_unclaimed_upload_bytes`), the uploader's unclaimed bytes, expiring unclaimed uploads |
 //!
 //! and around them `handle.rs` (the `Store` enum, its timeouts and the
-//! `dispatch!` to the database), `types.rs` (the log's rows), `channel_types.rs` (channels', members' and positions' rows), `error.rs`, `connect.rs` (URLs, pools,
-//! migrations), `dialect.rs` (what an operation needs of a database),
-//! `entry_row.rs` (an entry's columns) and `channel_of.rs` (the routing cache).
+//! `dispatch!` to the database), `entry_types.rs` (the log's rows as stored
+//! and read, and the webhook feed's), `batch_types.rs` (what a write is
+//! asked and answers), `idempotency.rs` (whether a send is a retry of a
+//! stored entry), `channel_types.rs` (channels', members' and positions'
+//! rows), `error.rs`, `connect.rs` (URLs, pools, migrations), `dialect.rs`
+//! (what an operation needs of a database), `entry_row.rs` (an entry's
+//! columns) and `channel_of.rs` (the routing cache).
 
 mod attachments;
+mod batch_types;
 mod blocks;
 mod channel_lock;
 mod channel_of;
@@ -60,11 +66,13 @@ mod directory;
 mod entries;
 mod entry_row;
 mod entry_rules;
+mod entry_types;
 mod erasure;
 mod error;
 mod export;
 mod flags;
 mod handle;
+mod idempotency;
 mod last_seen;
 mod locked;
 mod log_write;
@@ -78,16 +86,17 @@ mod retention;
 mod search;
 pub mod search_terms;
 mod settings;
-mod types;
 mod uploads;
 mod webhooks;
 
 pub use attachments::AttachmentRow;
+pub use batch_types::*;
 pub use blocks::MAX_BLOCKS;
 pub use channel_types::*;
 pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;
+pub use entry_types::*;
 pub use erasure::HeldReaction;
 pub(crate) use error::CommitSent;
 pub use error::StoreError;
@@ -100,5 +109,4 @@ pub use moderation::{BanRow, BansPage};
 pub use retention::{SweepBatch, MAX_RETENTION_SECS, MAX_SWEEP_BATCH};
 pub use search::{BadCursor, SearchPage, SearchRequest, SCAN_WINDOW};
 pub use settings::SettingsPatch;
-pub use types::*;
 pub use uploads::UploadStored;

@@ -3,7 +3,7 @@
 //! shows and a deletion erases it: the preview is never stored), and one
 //! thread's replies paged by the `messages_thread` index. A root's thread
 //! summary is not read here: the write path keeps it on the root's row
-//! (`log_write.rs`, `pg_batch/`), so it comes with the row.
+//! (`log_write/`, `pg_batch/`), so it comes with the row.
 
 use std::collections::HashMap;
 

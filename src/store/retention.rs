@@ -105,7 +105,7 @@ impl Store {
         )?;
         if batch.erased > 0 {
             if let Store::Sqlite(s) = self {
-                // As after a delete (log_write.rs): the erased text leaves
+                // As after a delete (log_write/mod.rs): the erased text leaves
                 // the -wal file too.
                 if let Err(error) = sqlx::query::<sqlx::Sqlite>(CHECKPOINT).execute(&s.write_pool).await {
                     tracing::warn!(%error, "WAL checkpoint after a retention sweep failed");
@@ -180,7 +180,7 @@ impl<D: Dialect> SqlStore<D> {
                 continue;
             }
             let id = super::entry_row::id_text(parse_uuid(row.value(0)?)?);
-            // As a delete's effects (log_write.rs, `Change::Delete`), with no entry.
+            // As a delete's effects (log_write/effects.rs, `Change::Delete`), with no entry.
             Self::erase_message_content_in(&mut *tx, &id, now_ms).await?;
             sqlx::query::<D>(D::sql(&MARK_EXPIRED))
                 .param(&id)
