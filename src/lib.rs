@@ -31,7 +31,7 @@
 //! - [`telemetry`]: logs and metrics;
 //! - [`startup`]: building, running and shutting down the server.
 
-pub use chatd_proto::{ids, protocol};
+pub use chatd_proto::{ids, protocol, text};
 
 pub mod attachments;
 pub mod auth;

@@ -27,7 +27,7 @@ pub fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
     if path.len() <= MAX_LOGGED_PATH_BYTES {
         return std::borrow::Cow::Borrowed(path);
     }
-    let kept = crate::protocol::cut_to_bytes(path, MAX_LOGGED_PATH_BYTES);
+    let kept = crate::text::cut_to_bytes(path, MAX_LOGGED_PATH_BYTES);
     std::borrow::Cow::Owned(format!("{kept}…"))
 }
 

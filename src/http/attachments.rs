@@ -95,7 +95,7 @@ fn check_filename(name: &str) -> Result<(), ApiError> {
 /// The Unicode bidirectional controls (embeddings, overrides, isolates and
 /// marks), with which `\u{202e}gnp.exe` shows as `exe.png`.
 fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}') || super::channels::is_bidi_override(c)
+    crate::text::is_bidi_mark(c) || crate::text::is_bidi_override(c)
 }
 
 fn too_large(max: u64) -> ApiError {

@@ -16,6 +16,7 @@ use crate::permissions::{self, Action};
 use crate::protocol::{ChannelKind, Role, Visibility};
 use crate::state::AppState;
 use crate::store::{Channel, NewChannel, StoreError};
+use crate::text::is_bidi_override;
 
 /// The channel object of the API: `{"channelId", "members", "lastSeq",
 /// "createdAt", "name", "metadata", "kind", "visibility", "memberCount"}`
@@ -140,7 +141,7 @@ fn too_many(most: usize) -> ApiError {
 
 /// A channel `name`: at most [`MAX_NAME_CHARS`] characters, no control
 /// characters, no bidirectional embeddings, overrides or isolates
-/// ([`is_bidi_override`]; right-to-left text itself, and the marks, are
+/// ([`is_bidi_override`]: `\u{202e}nimda` shows as `admin`; right-to-left text itself, and the marks, are
 /// names like any other).
 ///
 /// # Errors
@@ -159,13 +160,6 @@ pub(super) fn check_name(name: &str) -> Result<(), ApiError> {
         ));
     }
     Ok(())
-}
-
-/// The Unicode bidirectional embeddings, overrides and isolates (U+202A to
-/// U+202E, U+2066 to U+2069), which reorder the text after them: with one,
-/// `\u{202e}nimda` shows as `admin`.
-pub(super) fn is_bidi_override(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Longest channel `name`, in characters (Unicode scalar values).

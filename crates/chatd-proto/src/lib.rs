@@ -11,3 +11,4 @@
 pub mod channel;
 pub mod ids;
 pub mod protocol;
+pub mod text;

@@ -129,19 +129,7 @@ pub const PREVIEW_BYTES: usize = 200;
 
 /// `text` cut to at most [`PREVIEW_BYTES`] bytes, at a character boundary.
 pub fn preview_text(text: &str) -> &str {
-    cut_to_bytes(text, PREVIEW_BYTES)
-}
-
-/// The longest start of `text` that is at most `max_bytes` bytes of UTF-8
-/// and ends on a character boundary (`text` itself when it is that short).
-/// `str::floor_char_boundary` does this from Rust 1.91, past this crate's
-/// `rust-version`.
-pub fn cut_to_bytes(text: &str, max_bytes: usize) -> &str {
-    let mut end = text.len().min(max_bytes);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    crate::text::cut_to_bytes(text, PREVIEW_BYTES)
 }
 
 /// The quoted message of a reply, as reads and MSG_RECV show it (§14).
