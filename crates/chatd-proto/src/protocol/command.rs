@@ -67,7 +67,11 @@ pub enum EntryChange {
 }
 
 /// Checks an `emoji`: 1 to [`MAX_EMOJI_BYTES`] bytes, no control
-/// characters, no whitespace.
+/// characters, no whitespace, and none of the invisible characters that
+/// make a reaction show as another or as nothing: bidirectional controls
+/// ([`crate::text::is_bidi_override`], [`crate::text::is_bidi_mark`]) and
+/// U+200B ZERO WIDTH SPACE. The joiner U+200D and the variation selectors,
+/// which emoji sequences are made of, are allowed.
 ///
 /// # Errors
 /// A reason safe to show to the client.
@@ -77,6 +81,12 @@ pub fn check_emoji(emoji: &str) -> Result<(), &'static str> {
     }
     if emoji.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err("must not contain control characters or whitespace");
+    }
+    if emoji
+        .chars()
+        .any(|c| crate::text::is_bidi_override(c) || crate::text::is_bidi_mark(c) || c == '\u{200b}')
+    {
+        return Err("must not contain bidirectional controls or U+200B");
     }
     Ok(())
 }
