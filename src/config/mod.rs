@@ -29,6 +29,10 @@ pub const MAX_TOKEN_TTL_SECS: u64 = 10 * 365 * 86_400;
 /// the store and the channel route read it from here).
 pub const MAX_RETENTION_SECS: u64 = 3_155_760_000;
 
+/// The default of `max_reactions_per_message`: the most distinct emoji one
+/// message may hold (§8), and the longest reaction list a read returns.
+pub const DEFAULT_MAX_REACTIONS_PER_MESSAGE: usize = 50;
+
 /// The config file read when neither `--config` nor `CHATD_CONFIG` names one.
 pub const DEFAULT_CONFIG_FILE: &str = "config/chatd.toml";
 
@@ -423,7 +427,7 @@ impl Default for Config {
             typing_max_members: 1_000,
             max_presence_subscriptions: 500,
             max_mentions: 50,
-            max_reactions_per_message: crate::store::DEFAULT_MAX_REACTIONS_PER_MESSAGE,
+            max_reactions_per_message: DEFAULT_MAX_REACTIONS_PER_MESSAGE,
             presence_grace_ms: 5_000,
             presence_ttl_ms: 30_000,
             webhook_url: None,

@@ -243,10 +243,6 @@ pub enum EntryOutcome {
     },
 }
 
-/// The default of `max_reactions_per_message`: the most distinct emoji one
-/// message may hold (§8), and the longest reaction list a read returns.
-pub const DEFAULT_MAX_REACTIONS_PER_MESSAGE: usize = 50;
-
 /// The result of one committed batch of sends.
 #[derive(Debug, Default)]
 pub struct BatchOutcome {

@@ -8,12 +8,12 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use super::batch_types::DEFAULT_MAX_REACTIONS_PER_MESSAGE;
 use super::channel_of::{ChannelOfCache, CAPACITY};
 use super::dialect::SqlStore;
 use super::error::StoreError;
 use super::handle::Store;
 use super::pg_hosts::PgHosts;
+use crate::config::DEFAULT_MAX_REACTIONS_PER_MESSAGE;
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");

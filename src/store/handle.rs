@@ -97,7 +97,7 @@ impl Store {
     }
 
     /// This store with `max_reactions_per_message` set to `most` (default
-    /// [`super::DEFAULT_MAX_REACTIONS_PER_MESSAGE`]): a reaction `add` of an
+    /// [`crate::config::DEFAULT_MAX_REACTIONS_PER_MESSAGE`]): a reaction `add` of an
     /// emoji no one holds on a message that holds `most` distinct emoji is
     /// refused ([`super::EntryOutcome::TooManyReactions`]), and reads that
     /// render a message's state (pages of the log, thread pages, search
