@@ -43,6 +43,7 @@ pub mod database_hosts;
 pub mod database_url;
 pub mod delivery;
 pub mod erasure;
+pub mod erasures;
 pub mod http;
 pub mod limits;
 pub mod listener;

@@ -57,7 +57,7 @@ pub struct AppState {
     /// The attachment storage (§15).
     pub attachments: Arc<crate::attachments::Attachments>,
     /// The user erasures running on this node (§19).
-    pub erasures: Arc<crate::erasure::registry::Erasures>,
+    pub erasures: Arc<crate::erasures::Erasures>,
 }
 
 impl AppState {

@@ -13,9 +13,9 @@
 //! rows and attachments go as for any delete), its memberships ended as
 //! `MEMBER` `leave`s on the channels' commit tasks, its other rows and its
 //! idempotency keys erased; last, the pending mark is cleared and the
-//! watermark raised to the end.
+//! watermark raised to the end. The erasures running on this node are kept
+//! in [`crate::erasures::Erasures`], a leaf the state holds.
 
-pub mod registry;
 mod run;
 
 use std::time::Duration;

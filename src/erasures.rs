@@ -13,7 +13,7 @@ use crate::ids::UserId;
 /// The erasures running on this node, by user: each one's "done" signal.
 #[derive(Debug, Default)]
 pub struct Erasures {
-    pub(super) running: Mutex<HashMap<UserId, watch::Receiver<bool>>>,
+    pub(crate) running: Mutex<HashMap<UserId, watch::Receiver<bool>>>,
 }
 
 impl Erasures {
