@@ -17,6 +17,7 @@
 //! in [`crate::erasures::Erasures`], a leaf the state holds.
 
 mod run;
+mod watermarks;
 
 use std::time::Duration;
 
@@ -26,11 +27,8 @@ use crate::ids::{now_ms, UserId};
 use crate::state::AppState;
 use crate::store::{Store, StoreError};
 
-/// How often a PostgreSQL node reads the erasure watermarks again (other
-/// nodes erase users too). An erasure answers no sooner than twice this
-/// after its watermark was stored, so every node refuses the old tokens by
-/// then.
-pub const REFRESH: Duration = Duration::from_secs(1);
+use watermarks::refresh_watermarks;
+pub use watermarks::REFRESH;
 
 /// Why an erasure could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -141,21 +139,5 @@ async fn resume_pending(state: &AppState) {
         tracing::info!(user_id = %user, "resuming an erasure left pending");
         state.delivery.user_erased(&user);
         let _ = spawn(state, &user, now_ms());
-    }
-}
-
-/// Reads the watermarks again every [`REFRESH`] (other nodes' erasures).
-async fn refresh_watermarks(state: &AppState) {
-    let mut tick = tokio::time::interval(REFRESH);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = state.shutdown.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        match state.store.erasure_watermarks().await {
-            Ok(rows) => state.auth.erased().record_all(&rows),
-            Err(error) => tracing::warn!(%error, "cannot read the erasure watermarks"),
-        }
     }
 }

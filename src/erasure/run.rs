@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use tokio::sync::oneshot;
 
-use super::REFRESH;
+use super::watermarks::REFRESH;
 use crate::commit::answer::SendAnswer;
 use crate::commit::{ReplyTo, SendJob};
 use crate::ids::{now_ms, ChannelId, ClientMsgId, UserId};
