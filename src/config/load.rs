@@ -7,7 +7,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::Serialize;
 
-use super::{Config, DEFAULT_CONFIG_FILE};
+use super::settings::{Config, DEFAULT_CONFIG_FILE};
 
 /// Settings that are text even when they look like numbers.
 const TEXT_KEYS: &[&str] = &[

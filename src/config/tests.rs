@@ -1,6 +1,7 @@
 //! Unit tests of loading and validating the settings.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use figment::providers::{Format, Serialized, Toml};
 use figment::Figment;

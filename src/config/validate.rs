@@ -1,7 +1,8 @@
 //! Checks of the settings that serde cannot express: ranges, bounds,
 //! combinations and grammars, each refused with the key it names.
 
-use super::{Config, ConfigError, MAX_RETENTION_SECS, MAX_TOKEN_TTL_SECS};
+use super::load::ConfigError;
+use super::settings::{AttachmentsStore, Config, MAX_RETENTION_SECS, MAX_TOKEN_TTL_SECS};
 use crate::database_url::database_url_problem;
 use crate::nats_addr::{parse_nats_urls, valid_subject_prefix};
 
@@ -262,7 +263,7 @@ impl Config {
                 ));
             }
         }
-        if self.attachments_store == super::AttachmentsStore::S3 && self.attachments_s3_bucket.is_none() {
+        if self.attachments_store == AttachmentsStore::S3 && self.attachments_s3_bucket.is_none() {
             return bad("attachments_store = \"s3\" needs attachments_s3_bucket");
         }
         if let Some(url) = &self.attachments_s3_endpoint {
