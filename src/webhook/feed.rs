@@ -26,9 +26,11 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::body;
 use super::lease::{self, Leases};
 use super::sender::{self, Sender, SenderError};
-use super::{body, Settings, Signal};
+use super::settings::Settings;
+use super::signal::Signal;
 use crate::ids::{now_ms, ChannelId};
 use crate::store::Store;
 use crate::telemetry;
