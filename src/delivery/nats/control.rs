@@ -7,8 +7,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::channel::ChannelCmd;
-use super::interest::UserCmd;
-use super::Inner;
+use super::inner::Inner;
+use super::tables::UserCmd;
 use crate::telemetry;
 
 /// Follows the connection: the `/readyz` detail and gauge, and after every

@@ -21,9 +21,9 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use super::inner::Inner;
 use super::peers::Peers;
 use super::wire::{presence_subject, typing_subject, PresenceEnvelope, TypingEnvelope};
-use super::{Cluster, Inner};
 use crate::delivery::ephemeral::NodeId;
 use crate::delivery::hub::Hub;
 use crate::ids::{ChannelId, UserId};
@@ -31,71 +31,6 @@ use crate::ids::{ChannelId, UserId};
 /// Users per heartbeat message (about 130 bytes each at most: well within
 /// NATS's default 1 MB payload).
 const HEARTBEAT_CHUNK: usize = 2000;
-
-impl Cluster {
-    /// This node's hub.
-    pub(crate) fn hub(&self) -> &Arc<Hub> {
-        &self.0.hub
-    }
-
-    /// Publishes a TYPING frame (already delivered on this node) for the
-    /// other nodes' sessions of `members`.
-    pub fn typing(&self, channel: &ChannelId, typer: &UserId, text: &Utf8Bytes, members: &[UserId]) {
-        let envelope = TypingEnvelope {
-            typer: typer.as_str().to_owned(),
-            text: text.as_str().to_owned(),
-            members: members.iter().map(|m| m.as_str().to_owned()).collect(),
-        };
-        if let Ok(payload) = serde_json::to_vec(&envelope) {
-            self.0
-                .publish(typing_subject(&self.0.prefix, channel), Bytes::from(payload));
-        }
-    }
-
-    /// Tells the other nodes this node now holds `user`.
-    pub fn presence_held(&self, user: &UserId) {
-        self.publish_presence(&PresenceEnvelope::Held {
-            node: self.node().to_string(),
-            user: user.as_str().to_owned(),
-        });
-    }
-
-    /// Tells the other nodes `user`'s last session on this node closed (its
-    /// grace period starts here).
-    pub fn presence_idle(&self, user: &UserId) {
-        self.publish_presence(&PresenceEnvelope::Idle {
-            node: self.node().to_string(),
-            user: user.as_str().to_owned(),
-        });
-    }
-
-    /// Tells the other nodes this node let go of `user`, last seen at
-    /// `last_seen_at` (ms).
-    pub fn presence_released(&self, user: &UserId, last_seen_at: i64) {
-        self.publish_presence(&PresenceEnvelope::Released {
-            node: self.node().to_string(),
-            user: user.as_str().to_owned(),
-            last_seen_at,
-        });
-    }
-
-    /// Tells the other nodes this node is leaving (shutdown).
-    pub(super) fn presence_leaving(&self) {
-        self.publish_presence(&PresenceEnvelope::Leaving {
-            node: self.node().to_string(),
-        });
-    }
-
-    fn node(&self) -> &NodeId {
-        self.0.hub.ephemeral().node()
-    }
-
-    fn publish_presence(&self, envelope: &PresenceEnvelope) {
-        if let Ok(payload) = serde_json::to_vec(envelope) {
-            self.0.publish(presence_subject(&self.0.prefix), Bytes::from(payload));
-        }
-    }
-}
 
 /// Presence between nodes: subscribes to `<prefix>.p`, applies what other
 /// nodes say, and sends this node's heartbeat every third of

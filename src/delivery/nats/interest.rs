@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
 use futures_util::StreamExt;
@@ -12,54 +13,18 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::channel::{ChannelCmd, ChannelCore};
+use super::ephemeral;
+use super::inner::Inner;
+use super::tables::{ChannelEntry, MembershipChange, UserCmd, UserEntry};
 use super::wire::{channel_subject, user_subject, UserEnvelope};
-use super::{ephemeral, Inner, JOIN_WAIT, RETRY};
 use crate::ids::{ChannelId, UserId};
 use crate::telemetry;
 
-/// What this node's sessions need, by user and by channel.
-#[derive(Default)]
-pub(super) struct Interest {
-    pub(super) users: HashMap<UserId, UserEntry>,
-    pub(super) channels: HashMap<ChannelId, ChannelEntry>,
-    next_generation: u64,
-}
-
-/// A user with live sessions on this node.
-pub(super) struct UserEntry {
-    /// Tells this entry from a later one of the same user.
-    generation: u64,
-    sessions: usize,
-    /// The channels this user holds a reference to.
-    channels: HashSet<ChannelId>,
-    ready: watch::Receiver<bool>,
-    pub(super) commands: mpsc::UnboundedSender<UserCmd>,
-    /// The user's membership changes, for [`run_membership`].
-    memberships: mpsc::UnboundedSender<MembershipChange>,
-    stop: CancellationToken,
-}
-
-/// A channel some local user is a member of.
-pub(super) struct ChannelEntry {
-    /// Users holding it.
-    refs: usize,
-    ready: watch::Receiver<bool>,
-    pub(super) commands: mpsc::UnboundedSender<ChannelCmd>,
-    stop: CancellationToken,
-}
-
-pub(super) enum UserCmd {
-    /// NATS came back: add channels joined while it was away.
-    Reconcile,
-}
-
-/// The user joined (`add`) or left `channel`, committed when its last seq
-/// was `seq` (on this node or another): see [`Inner::membership`].
-pub(super) struct MembershipChange {
-    channel: ChannelId,
-    add: bool,
-    seq: i64,
-}
+/// How long a session start waits for its subscriptions to be confirmed
+/// before it sends HELLO anyway (NATS down or slow).
+pub(super) const JOIN_WAIT: Duration = Duration::from_secs(2);
+/// Pause before retrying a database read that failed.
+const RETRY: Duration = Duration::from_secs(1);
 
 impl Inner {
     /// Counts a session of `user`, creating the user's entry (and its task)

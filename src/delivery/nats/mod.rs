@@ -13,11 +13,15 @@
 //! ([`channel`]) that hands its messages, local or remote, to the sessions in
 //! `seq` order, filling gaps from the database.
 //!
-//! Here: the connection and the public API ([`Cluster`]); in [`interest`]
-//! what this node subscribes to (users, channels, membership changes); in
+//! Here: the connection and the public API ([`Cluster`], with the typing
+//! and presence it publishes); in [`inner`] the state every task of the
+//! bridge shares, in [`tables`] the tables of users and channels, in
+//! [`interest`] what this node subscribes to (users, channels, membership
+//! changes); in
 //! [`publisher`] the ordered queue of publications; in [`control`] what the
 //! node does when the connection comes and goes; subjects and payloads in
-//! [`wire`], presence and typing between nodes in [`ephemeral`].
+//! [`wire`], what other nodes say of presence and typing, and this node's
+//! heartbeat, in [`ephemeral`].
 //!
 //! NATS is best effort (core NATS is at-most-once): when it is down, a node
 //! keeps storing, ACKing and delivering to its own sessions; publications wait
@@ -28,24 +32,25 @@
 mod channel;
 mod control;
 mod ephemeral;
+mod inner;
 mod interest;
 mod peers;
 mod publisher;
 mod sequencer;
+mod tables;
 mod wire;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
 use bytes::Bytes;
-use futures_util::stream::BoxStream;
-use futures_util::StreamExt;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
+use crate::delivery::ephemeral::NodeId;
 use crate::delivery::hub::Hub;
 use crate::ids::{ChannelId, UserId};
 use crate::nats_addr::parse_nats_urls;
@@ -55,17 +60,16 @@ use crate::telemetry;
 
 use channel::{ChannelCmd, Handoff};
 use control::run_control;
-use interest::Interest;
-use publisher::{run_publisher, Outbound};
+use inner::Inner;
+use interest::JOIN_WAIT;
+use publisher::run_publisher;
 pub use sequencer::{Offer, Sequencer};
+use tables::Interest;
 pub use wire::{
     channel_subject, encode_token, ping_subject, presence_subject, typing_subject, user_subject, ChannelEnvelope,
     PresenceEnvelope, TypingEnvelope, UserEnvelope,
 };
 
-/// How long a session start waits for its subscriptions to be confirmed
-/// before it sends HELLO anyway (NATS down or slow).
-const JOIN_WAIT: Duration = Duration::from_secs(2);
 /// How long the round trip that confirms subscriptions may take.
 const CONFIRM_WAIT: Duration = Duration::from_secs(1);
 /// How long start-up waits for the first NATS connection before serving
@@ -74,8 +78,6 @@ const CONNECT_WAIT: Duration = Duration::from_secs(2);
 /// Publications waiting for NATS (while it is down, or slow); past it new
 /// ones are dropped and counted, and other nodes recover from the database.
 const PUBLISH_QUEUE: usize = 8192;
-/// Pause before retrying a database read that failed.
-const RETRY: Duration = Duration::from_secs(1);
 /// Longest pause between two reconnect attempts.
 const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(2);
 
@@ -113,22 +115,6 @@ impl std::fmt::Debug for Cluster {
             .field("connected", &self.is_connected())
             .finish_non_exhaustive()
     }
-}
-
-struct Inner {
-    client: async_nats::Client,
-    prefix: String,
-    store: Store,
-    hub: Arc<Hub>,
-    gap_wait: Duration,
-    interest: Mutex<Interest>,
-    /// Publications on their way to NATS (see [`PUBLISH_QUEUE`]).
-    outbound: mpsc::Sender<Outbound>,
-    connected: watch::Sender<bool>,
-    /// Every task of the bridge (channels, users, publisher, control).
-    tasks: TaskTracker,
-    /// Cancelled at shutdown; every task holds a child of it.
-    stop: CancellationToken,
 }
 
 /// A live session's hold on its user's subscriptions; dropping it (session
@@ -357,6 +343,72 @@ impl Cluster {
     }
 }
 
+/// Typing and presence for the other nodes (`ephemeral.rs` receives them).
+impl Cluster {
+    /// This node's hub.
+    pub(crate) fn hub(&self) -> &Arc<Hub> {
+        &self.0.hub
+    }
+
+    /// Publishes a TYPING frame (already delivered on this node) for the
+    /// other nodes' sessions of `members`.
+    pub fn typing(&self, channel: &ChannelId, typer: &UserId, text: &Utf8Bytes, members: &[UserId]) {
+        let envelope = TypingEnvelope {
+            typer: typer.as_str().to_owned(),
+            text: text.as_str().to_owned(),
+            members: members.iter().map(|m| m.as_str().to_owned()).collect(),
+        };
+        if let Ok(payload) = serde_json::to_vec(&envelope) {
+            self.0
+                .publish(typing_subject(&self.0.prefix, channel), Bytes::from(payload));
+        }
+    }
+
+    /// Tells the other nodes this node now holds `user`.
+    pub fn presence_held(&self, user: &UserId) {
+        self.publish_presence(&PresenceEnvelope::Held {
+            node: self.node().to_string(),
+            user: user.as_str().to_owned(),
+        });
+    }
+
+    /// Tells the other nodes `user`'s last session on this node closed (its
+    /// grace period starts here).
+    pub fn presence_idle(&self, user: &UserId) {
+        self.publish_presence(&PresenceEnvelope::Idle {
+            node: self.node().to_string(),
+            user: user.as_str().to_owned(),
+        });
+    }
+
+    /// Tells the other nodes this node let go of `user`, last seen at
+    /// `last_seen_at` (ms).
+    pub fn presence_released(&self, user: &UserId, last_seen_at: i64) {
+        self.publish_presence(&PresenceEnvelope::Released {
+            node: self.node().to_string(),
+            user: user.as_str().to_owned(),
+            last_seen_at,
+        });
+    }
+
+    /// Tells the other nodes this node is leaving (shutdown).
+    fn presence_leaving(&self) {
+        self.publish_presence(&PresenceEnvelope::Leaving {
+            node: self.node().to_string(),
+        });
+    }
+
+    fn node(&self) -> &NodeId {
+        self.0.hub.ephemeral().node()
+    }
+
+    fn publish_presence(&self, envelope: &PresenceEnvelope) {
+        if let Ok(payload) = serde_json::to_vec(envelope) {
+            self.0.publish(presence_subject(&self.0.prefix), Bytes::from(payload));
+        }
+    }
+}
+
 /// With the test hooks: whether to publish now (and a delayed publication).
 #[cfg(feature = "test-hooks")]
 fn test_hook(inner: &Arc<Inner>, body: &str, subject: &str, payload: &[u8]) -> bool {
@@ -373,46 +425,4 @@ fn test_hook(inner: &Arc<Inner>, body: &str, subject: &str, payload: &[u8]) -> b
         return false;
     }
     true
-}
-
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, Interest> {
-        self.interest.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Queues a publication without waiting; a full queue drops it (counted).
-    fn publish(&self, subject: String, payload: Bytes) {
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.outbound.try_send(Outbound { subject, payload }) {
-            telemetry::nats_publish_failed("queue_full");
-        }
-    }
-
-    /// Subscribes and confirms the subscription by a round trip.
-    async fn subscribe(&self, subject: String) -> BoxStream<'static, Bytes> {
-        match self.client.subscribe(subject.clone()).await {
-            Ok(subscriber) => {
-                self.confirm().await;
-                subscriber.map(|message| message.payload).boxed()
-            }
-            Err(error) => {
-                tracing::error!(%subject, %error, "cannot subscribe; this node delivers only its own messages there");
-                futures_util::stream::pending().boxed()
-            }
-        }
-    }
-
-    /// A request nobody answers: the server's "no responders" reply comes
-    /// after it has processed every earlier command of this connection, so
-    /// our subscriptions are active once it is back. Skipped while
-    /// disconnected (the catch-up after the reconnect covers that case).
-    async fn confirm(&self) {
-        if !*self.connected.borrow() {
-            return;
-        }
-        match self.client.request(ping_subject(&self.prefix), Bytes::new()).await {
-            Ok(_) => {}
-            Err(error) if error.kind() == async_nats::client::RequestErrorKind::NoResponders => {}
-            Err(error) => tracing::debug!(%error, "subscriptions not confirmed"),
-        }
-    }
 }

@@ -3,17 +3,10 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use super::Inner;
+use super::inner::{Inner, Outbound};
 use crate::telemetry;
-
-/// One envelope on its way to NATS.
-pub(super) struct Outbound {
-    pub(super) subject: String,
-    pub(super) payload: Bytes,
-}
 
 /// Publishes queued envelopes in order; holds them while NATS is down (they
 /// go out after the reconnect). At shutdown, sends what is left while
