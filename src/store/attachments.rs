@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, SqlStore};
-use super::{dispatch, dispatch_write, CommitSent, Entry, EntryKind, Store, StoreError};
+use super::entry_types::{AttachmentRow, Entry, EntryKind};
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use crate::ids::{ChannelId, UserId};
 
 /// The columns of an attachment row, in [`attachment_from_row`]'s order.
@@ -74,38 +76,6 @@ const REMOVAL_DONE: &str = "DELETE FROM attachment_removals WHERE storage_key = 
 /// Queues one object (an upload whose row was never written).
 const QUEUE_ONE: &str =
     "INSERT INTO attachment_removals (storage_key, queued_at) VALUES ($1, $2) ON CONFLICT DO NOTHING";
-
-/// One upload as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttachmentRow {
-    /// A UUIDv7, lower-case hyphenated.
-    pub attachment_id: uuid::Uuid,
-    pub channel_id: ChannelId,
-    pub uploader_id: UserId,
-    /// The media type given at upload (lower case, no parameters).
-    pub content_type: String,
-    /// Bytes.
-    pub size: i64,
-    /// Hex SHA-256 of the bytes.
-    pub sha256: String,
-    pub filename: Option<String>,
-    /// Images: pixels.
-    pub width: Option<i64>,
-    pub height: Option<i64>,
-    /// ms since the epoch.
-    pub created_at: i64,
-    /// The message that carries it, once sent.
-    pub message_id: Option<uuid::Uuid>,
-    /// Where its bytes are in the attachment storage.
-    pub storage_key: String,
-    /// Where its thumbnail is, once made (images only).
-    pub thumbnail_key: Option<String>,
-    /// The key of its signed URLs (hex, 32 random bytes): never rendered.
-    pub url_key: String,
-    /// How long its signed URLs last from when they are made, seconds
-    /// (`attachment_url_ttl_secs` at upload).
-    pub url_ttl_secs: i64,
-}
 
 pub(super) fn attachment_from_row<R: Columns>(row: &R) -> Result<AttachmentRow, StoreError> {
     let id =

@@ -4,7 +4,8 @@
 //! block refuses the blocked user's entries.
 
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
-use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use crate::ids::UserId;
 
 /// `$1` blocks `$2` since `$3` (ms); affects no row when it did already.

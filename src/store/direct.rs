@@ -1,8 +1,10 @@
 //! Direct channels: the one channel of a pair of users, found by its pair
 //! (a unique index, not a scan) and made once however many ask at once.
 
+use super::channel_types::{Channel, NewChannel};
 use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
-use super::{dispatch, Channel, NewChannel, Store, StoreError};
+use super::error::StoreError;
+use super::handle::{dispatch, Store};
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::{ChannelKind, Visibility};
 

@@ -3,7 +3,8 @@
 //! name or id. Private and direct channels never appear.
 
 use super::dialect::{Columns, Dialect, Executes, Kind, Params, Sql, SqlStore};
-use super::{dispatch, Store, StoreError};
+use super::error::StoreError;
+use super::handle::{dispatch, Store};
 use crate::ids::ChannelId;
 
 /// Up to `$3` public group channels with an id above `$1` (`NULL`: from the

@@ -2,7 +2,8 @@
 //! reads entries selects ([`message_columns!`]), and its decoding.
 
 use super::dialect::Columns;
-use super::{Entry, EntryKind, StoreError, ThreadSummary};
+use super::entry_types::{Entry, EntryKind, ThreadSummary};
+use super::error::StoreError;
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
 /// Columns of an entry row, in the order [`entry_from_row`] reads them.

@@ -11,7 +11,9 @@
 //! `postingRole`, blocks, replies, attachments, mentions, the bound on
 //! distinct emoji per message) is added here, once.
 
-use super::{Change, ChannelSettings, Entry, EntryKind, EntryOutcome, Mentions, NewEntry, Reference, ReplyPreview};
+use super::batch_types::{Change, EntryOutcome, Mentions, NewEntry, Reference};
+use super::channel_types::ChannelSettings;
+use super::entry_types::{AttachmentRow, Entry, EntryKind, ReplyPreview};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Action, Actor, Role};
 use crate::protocol::{preview_text, Notify};
@@ -322,7 +324,7 @@ pub(super) fn kept_mentions(asked: &Mentions, members: &[UserId]) -> Vec<UserId>
 /// send's channel by its sender that no message carries yet; `None` when
 /// they may. All refusals read alike to the sender (an unknown id and
 /// someone else's upload are not told apart).
-pub(super) fn attachments_refusal(send: &NewEntry, found: &[super::AttachmentRow]) -> Option<EntryOutcome> {
+pub(super) fn attachments_refusal(send: &NewEntry, found: &[AttachmentRow]) -> Option<EntryOutcome> {
     let usable = |id: &uuid::Uuid| {
         found.iter().any(|row| {
             row.attachment_id == *id
@@ -342,8 +344,8 @@ pub(super) fn attachments_refusal(send: &NewEntry, found: &[super::AttachmentRow
 
 /// `rows` in the order of `send`'s `attachments` (each found by
 /// [`attachments_refusal`] before).
-pub(super) fn in_send_order(send: &NewEntry, rows: Vec<super::AttachmentRow>) -> Vec<super::AttachmentRow> {
-    let mut rows: Vec<Option<super::AttachmentRow>> = rows.into_iter().map(Some).collect();
+pub(super) fn in_send_order(send: &NewEntry, rows: Vec<AttachmentRow>) -> Vec<AttachmentRow> {
+    let mut rows: Vec<Option<AttachmentRow>> = rows.into_iter().map(Some).collect();
     send.attachments
         .iter()
         .filter_map(|id| {

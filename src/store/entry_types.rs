@@ -115,7 +115,7 @@ pub struct Entry {
     pub mentions_asked: Option<String>,
     /// Message: the uploads it carries (§15), in the order sent; set by the
     /// write path and by reads (empty once deleted, and where not read).
-    pub attachments: Vec<super::AttachmentRow>,
+    pub attachments: Vec<AttachmentRow>,
 }
 
 /// The quoted message of a reply at the time of a read or a commit (§14).
@@ -192,4 +192,36 @@ pub struct WebhookEntry {
     /// computed at its commit from their settings, its mentions and their
     /// blocks; empty for any entry but a `message`.
     pub notify: Vec<UserId>,
+}
+
+/// One upload as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentRow {
+    /// A UUIDv7, lower-case hyphenated.
+    pub attachment_id: uuid::Uuid,
+    pub channel_id: ChannelId,
+    pub uploader_id: UserId,
+    /// The media type given at upload (lower case, no parameters).
+    pub content_type: String,
+    /// Bytes.
+    pub size: i64,
+    /// Hex SHA-256 of the bytes.
+    pub sha256: String,
+    pub filename: Option<String>,
+    /// Images: pixels.
+    pub width: Option<i64>,
+    pub height: Option<i64>,
+    /// ms since the epoch.
+    pub created_at: i64,
+    /// The message that carries it, once sent.
+    pub message_id: Option<uuid::Uuid>,
+    /// Where its bytes are in the attachment storage.
+    pub storage_key: String,
+    /// Where its thumbnail is, once made (images only).
+    pub thumbnail_key: Option<String>,
+    /// The key of its signed URLs (hex, 32 random bytes): never rendered.
+    pub url_key: String,
+    /// How long its signed URLs last from when they are made, seconds
+    /// (`attachment_url_ttl_secs` at upload).
+    pub url_ttl_secs: i64,
 }

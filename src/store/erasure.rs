@@ -9,7 +9,8 @@
 //! (`crate::erasure`), never through this file.
 
 use super::dialect::{Affected, Columns, Dialect, Executes, Kind, Params, Sql, SqlStore};
-use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use crate::ids::{ChannelId, UserId};
 
 /// Records an erasure of `$1` asked at `$2` (ms), pending (`$3` = true):

@@ -20,7 +20,9 @@ use super::channel_types::parse_role;
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::Reading;
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
-use super::{dispatch, AttachmentRow, Entry, Store, StoreError};
+use super::entry_types::{AttachmentRow, Entry};
+use super::error::StoreError;
+use super::handle::{dispatch, Store};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Role;
 

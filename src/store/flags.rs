@@ -3,7 +3,8 @@
 //! in flag order.
 
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
-use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use crate::ids::{ChannelId, UserId};
 
 /// Flag `$1` of message `$2` (in channel `$3`) by `$4` with reason `$5` and

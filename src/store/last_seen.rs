@@ -2,7 +2,8 @@
 //! forward and is written in batches.
 
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
-use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use crate::ids::UserId;
 
 /// Moves user `$1`'s `lastSeenAt` forward to `$2` (never back); not for a

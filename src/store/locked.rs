@@ -6,10 +6,13 @@
 
 use std::collections::BTreeMap;
 
+use super::batch_types::{Change, NewEntry, OfflineMembers};
 use super::channel_types::parse_role;
+use super::channel_types::ChannelSettings;
 use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
 use super::entry_rules::{self, ChannelRules, SenderState};
-use super::{Change, ChannelSettings, Entry, EntryKind, NewEntry, OfflineMembers, StoreError};
+use super::entry_types::{Entry, EntryKind};
+use super::error::StoreError;
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::{Notify, Role};
 

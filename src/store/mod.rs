@@ -45,7 +45,7 @@
 //!
 //! and around them `handle.rs` (the `Store` enum, its timeouts and the
 //! `dispatch!` to the database), `entry_types.rs` (the log's rows as stored
-//! and read, and the webhook feed's), `batch_types.rs` (what a write is
+//! and read, an upload's row, and the webhook feed's), `batch_types.rs` (what a write is
 //! asked and answers), `idempotency.rs` (whether a send is a retry of a
 //! stored entry), `channel_types.rs` (channels', members' and positions'
 //! rows), `error.rs`, `connect.rs` (URLs, pools, migrations), `dialect.rs`
@@ -89,7 +89,6 @@ mod settings;
 mod uploads;
 mod webhooks;
 
-pub use attachments::AttachmentRow;
 pub use batch_types::*;
 pub use blocks::MAX_BLOCKS;
 pub use channel_types::*;
@@ -102,8 +101,8 @@ pub(crate) use error::CommitSent;
 pub use error::StoreError;
 pub use export::{ExportItem, ExportMembership, ExportPage, ExportReaction, EXPORT_PAGE};
 pub use flags::FlagRow;
+pub(crate) use handle::dispatch;
 pub use handle::Store;
-pub(crate) use handle::{dispatch, dispatch_write};
 pub use members::MembershipChange;
 pub use moderation::{BanRow, BansPage};
 pub use retention::{SweepBatch, MAX_RETENTION_SECS, MAX_SWEEP_BATCH};

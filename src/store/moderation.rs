@@ -6,8 +6,9 @@
 
 use super::channel_lock::LAST_SEQ;
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use super::members::DELETE_BAN;
-use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Action;
 

@@ -2,10 +2,13 @@
 //! forward, and where a user stands in every channel (watermarks and unread
 //! count).
 
+use super::channel_types::ChannelPosition;
 use super::channel_types::{parse_kind, parse_posting_role, parse_role, parse_visibility};
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::entry_types::Entry;
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use super::locked::parse_notify;
-use super::{dispatch, dispatch_write, ChannelPosition, CommitSent, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 
 /// Moves `delivered_seq` forward only; affects no row when it would not move.

@@ -7,11 +7,14 @@
 
 use std::collections::HashMap;
 
+use super::batch_types::EntryOutcome;
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{Reading, MESSAGE_BY_ID};
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::entry_rules::{self, TargetState};
-use super::{dispatch, EntriesPage, Entry, EntryOutcome, ReplyPreview, Store, StoreError};
+use super::entry_types::{EntriesPage, Entry, ReplyPreview};
+use super::error::StoreError;
+use super::handle::{dispatch, Store};
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::preview_text;
 

@@ -20,8 +20,9 @@
 
 use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::parse_uuid;
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use super::log_write::{CHECKPOINT, THREAD_REPLY_DELETED};
-use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
 use crate::ids::ChannelId;
 
 /// Most entries one sweep batch (one transaction) reads and erases: it

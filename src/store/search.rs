@@ -26,8 +26,10 @@
 use super::dialect::{Columns, Dialect, Executes, Kind, Params, SqlStore};
 use super::entries::Reading;
 use super::entry_row::{entry_from_row, id_text, message_columns};
+use super::entry_types::Entry;
+use super::error::StoreError;
+use super::handle::{dispatch, Store};
 use super::search_terms::{fts_query, is_indexed, like_pattern, short_term_variants};
-use super::{dispatch, Entry, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 
 /// The most rows of `messages` one page of a short-terms-only query scans

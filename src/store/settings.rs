@@ -4,9 +4,11 @@
 //! webhooks are on, under the channel lock by the write batch
 //! (`locked.rs`), which computes each entry's `notify`.
 
+use super::channel_types::ChannelSettings;
 use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch_write, Store};
 use super::locked::parse_notify;
-use super::{dispatch_write, ChannelSettings, CommitSent, Store, StoreError};
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::Notify;
 

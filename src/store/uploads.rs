@@ -4,9 +4,11 @@
 //! bytes an uploader holds unclaimed, and the expiry of orphans (after
 //! `attachment_orphan_ttl_secs`, or the channel's retention when shorter).
 
-use super::attachments::{attachment_columns, id_text, AttachmentRow};
+use super::attachments::{attachment_columns, id_text};
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
-use super::{dispatch, dispatch_write, CommitSent, Store, StoreError};
+use super::entry_types::AttachmentRow;
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use crate::ids::UserId;
 
 /// Serializes the row inserts of one uploader (`$1`) on PostgreSQL, until

@@ -7,7 +7,9 @@ use sqlx::Postgres;
 
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::{entry_from_row, message_columns, ENTRY_COLUMNS};
-use super::{dispatch, dispatch_write, CommitSent, Store, StoreError, WebhookBacklog, WebhookEntry};
+use super::entry_types::{WebhookBacklog, WebhookEntry};
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch, dispatch_write, Store};
 use crate::ids::{ChannelId, UserId};
 
 /// Channels whose log goes past their webhook cursor: id, last seq,

@@ -3,10 +3,12 @@
 //! (also for the retention sweep), a reaction moves the holders and counts,
 //! a thread reply moves its root's summary (§14).
 
+use super::super::batch_types::{Change, NewEntry};
 use super::super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
 use super::super::entry_row::{id_text, participants_text};
 use super::super::entry_rules::{self, TargetState};
-use super::super::{Change, Entry, NewEntry, StoreError};
+use super::super::entry_types::Entry;
+use super::super::error::StoreError;
 
 /// A reply at seq `$3`, ts `$2` joined the thread of root `$1`; `$4`: the
 /// root's new `participants` (`NULL`: unchanged).

@@ -12,10 +12,11 @@ mod per_row;
 
 use sqlx::Sqlite;
 
+use super::batch_types::{BatchOutcome, EntryOutcome, NewEntry, OfflineMembers};
 use super::dialect::SqlStore;
-use super::{
-    dispatch_write, BatchOutcome, CommitSent, EntryKind, EntryOutcome, NewEntry, OfflineMembers, Store, StoreError,
-};
+use super::entry_types::EntryKind;
+use super::error::{CommitSent, StoreError};
+use super::handle::{dispatch_write, Store};
 
 pub(super) use effects::THREAD_REPLY_DELETED;
 

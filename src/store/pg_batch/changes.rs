@@ -7,9 +7,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use sqlx::{Postgres, Row};
 
+use super::super::batch_types::{Change, EntryOutcome, NewEntry};
 use super::super::entry_row::{entry_from_row, message_columns, parse_uuid, participants_text};
 use super::super::entry_rules::{self, Count, TargetState};
-use super::super::{Change, Entry, NewEntry, StoreError};
+use super::super::entry_types::Entry;
+use super::super::error::StoreError;
 use crate::ids::UserId;
 
 /// Which of the messages `$1` (text[] of ids) carry attachments.
@@ -246,7 +248,7 @@ impl Changes {
 
     /// Why `send`, an edit to an empty body, may not be stored
     /// ([`entry_rules::empty_body_refusal`]); `None` for any other entry.
-    pub(super) fn empty_body_refusal(&self, send: &NewEntry) -> Option<super::super::EntryOutcome> {
+    pub(super) fn empty_body_refusal(&self, send: &NewEntry) -> Option<EntryOutcome> {
         let target = entry_rules::empty_edit_target(send)?;
         entry_rules::empty_body_refusal(send, self.carrying.contains(&target))
     }
