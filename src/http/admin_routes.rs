@@ -13,7 +13,7 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::ApiError;
+use super::error::ApiError;
 use crate::state::AppState;
 
 /// The routes only the admin token may call, (method, path template), and

@@ -15,8 +15,10 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 
 use super::attachments::storage_failed;
+use super::caller::{caller_from_header_or_query, Caller};
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery, QueryParams};
 use super::openapi::ErrorBody;
-use super::{ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::attachments::images::THUMBNAIL_TYPE;
 use crate::attachments::signing::{self, Part};
 use crate::state::AppState;
@@ -45,7 +47,7 @@ async fn readable(
         None if crate::auth::bearer(headers).is_none() && query.get("access_token").ok().flatten().is_none() => {
             return Err(not_found());
         }
-        None => Some(super::caller_from_header_or_query(state, headers, query)?),
+        None => Some(caller_from_header_or_query(state, headers, query)?),
     };
     let row = state.store.attachment(id).await?.ok_or_else(not_found)?;
     match (who, signed) {

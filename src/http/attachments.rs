@@ -19,9 +19,11 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::caller::{caller_from_header_or_query, channel_reader, Caller};
 use super::channels::channel_id;
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery, QueryParams};
 use super::openapi::ErrorBody;
-use super::{ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::attachments::{self, images, storage::Writer};
 use crate::permissions;
 use crate::state::AppState;
@@ -159,13 +161,13 @@ pub async fn upload(
     request: Request,
 ) -> Result<Response, ApiError> {
     let query = QueryParams::new(query);
-    let who = super::caller_from_header_or_query(&state, &headers, &query)?;
+    let who = caller_from_header_or_query(&state, &headers, &query)?;
     let ApiPath(raw) = path?;
     let channel = channel_id(&raw)?;
     let Caller::User(user) = &who else {
         return Err(ApiError::forbidden("uploads are made with a member's user token"));
     };
-    super::channel_reader(&state, &who, &channel).await?;
+    channel_reader(&state, &who, &channel).await?;
     let config = &state.config;
     let content_type = headers
         .get(header::CONTENT_TYPE)

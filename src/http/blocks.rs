@@ -10,9 +10,10 @@ use axum::Json;
 use serde::Serialize;
 
 use super::channels::user_id;
+use super::error::ApiError;
+use super::extract::ApiPath;
 use super::me::signed_in_user;
 use super::openapi::ErrorBody;
-use super::{ApiError, ApiPath};
 use crate::ids::now_ms;
 use crate::state::AppState;
 use crate::store::StoreError;

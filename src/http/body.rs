@@ -6,7 +6,8 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, StatusCode};
 
-use super::{require_admin, ApiError};
+use super::caller::require_admin;
+use super::error::ApiError;
 use crate::state::AppState;
 
 /// The body of an admin request: the credentials are checked first, so a
@@ -32,7 +33,7 @@ pub async fn read_body(request: Request, limit: usize) -> Result<Bytes, ApiError
             if status == StatusCode::PAYLOAD_TOO_LARGE {
                 // The same words as a declared over-long body (a chunked one
                 // is only found out while it is read).
-                ApiError::new(status, "body_too_large", &super::body_too_large(limit))
+                ApiError::new(status, "body_too_large", &body_too_large(limit))
             } else {
                 ApiError::new(status, "bad_request", &rejection.body_text())
             }
@@ -113,6 +114,15 @@ impl<'de> serde::Deserialize<'de> for UniqueKeys {
             }
         }
         deserializer.deserialize_map(Names)
+    }
+}
+
+/// The message of a 413 for a body over `limit` bytes.
+pub(super) fn body_too_large(limit: usize) -> String {
+    match limit {
+        1 => "request body over 1 byte".to_owned(),
+        _ if limit.is_multiple_of(1024 * 1024) => format!("request body over {} MiB", limit / (1024 * 1024)),
+        _ => format!("request body over {limit} bytes"),
     }
 }
 

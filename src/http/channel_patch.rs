@@ -9,9 +9,11 @@ use axum::Json;
 use serde_json::Value;
 
 use super::body::{parse_json, read_body};
+use super::caller::{actor_in, caller};
 use super::channels::{channel_id, check_name, visibility, ChannelView};
+use super::error::ApiError;
+use super::extract::ApiPath;
 use super::openapi::{ChannelPatchBody, ErrorBody};
-use super::{caller, ApiError, ApiPath};
 use crate::permissions::{self, Action};
 use crate::protocol::Role;
 use crate::state::AppState;
@@ -84,7 +86,7 @@ pub async fn patch_channel(
     caller(&state, &headers)?;
     let ApiPath(raw_channel) = path?;
     let id = channel_id(&raw_channel)?;
-    let (actor, by) = super::actor_in(&state, &headers, &id).await?;
+    let (actor, by) = actor_in(&state, &headers, &id).await?;
     permissions::may(actor, Action::UpdateChannel).map_err(ApiError::from)?;
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: serde_json::Map<String, Value> = parse_json(&body, PATCH_SHAPE)?;

@@ -9,8 +9,10 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::body::{admin_body, parse_json};
+use super::caller::{actor_in, caller, require_admin};
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery, QueryParams};
 use super::openapi::{ChannelsQuery, ErrorBody};
-use super::{caller, require_admin, ApiError, ApiPath, ApiQuery, QueryParams};
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::permissions::{self, Action};
 use crate::protocol::{ChannelKind, Role, Visibility};
@@ -332,7 +334,7 @@ pub async fn delete_channel(
     caller(&state, &headers)?;
     let ApiPath(raw_channel) = path?;
     let id = channel_id(&raw_channel)?;
-    let (actor, by) = super::actor_in(&state, &headers, &id).await?;
+    let (actor, by) = actor_in(&state, &headers, &id).await?;
     permissions::may(actor, Action::DeleteChannel).map_err(ApiError::from)?;
     let members = state
         .store

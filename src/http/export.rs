@@ -40,9 +40,11 @@ use bytes::Bytes;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
+use super::caller::require_admin;
 use super::channels::user_id;
+use super::error::ApiError;
+use super::extract::ApiPath;
 use super::openapi::ErrorBody;
-use super::{require_admin, ApiError, ApiPath};
 use crate::attachments::signing::{self, Part};
 use crate::auth::ErasedUsers;
 use crate::ids::UserId;

@@ -10,9 +10,11 @@ use axum::Json;
 use serde::Serialize;
 
 use super::body::{parse_json, read_body};
+use super::caller::require_admin;
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery, QueryParams};
 use super::me::signed_in_user;
 use super::openapi::ErrorBody;
-use super::{require_admin, ApiError, ApiPath, ApiQuery, QueryParams};
 use crate::ids::now_ms;
 use crate::permissions::Denied;
 use crate::protocol::TaggedMessage;

@@ -7,8 +7,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+use super::error::ApiError;
 use super::openapi::{ErrorBody, Health, Ready};
-use super::ApiError;
 use crate::state::AppState;
 
 /// How long `/readyz` waits for the database.

@@ -9,9 +9,11 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::body::{parse_json, read_body};
+use super::caller::{caller, Caller};
 use super::channels::{channel_id, check_name, create_and_announce, user_id, user_ids, visibility, ChannelView};
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery, QueryParams};
 use super::openapi::{ErrorBody, MyChannels};
-use super::{caller, ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::auth::AuthUser;
 use crate::commit::MembershipError;
 use crate::config::DmPolicy;

@@ -9,9 +9,11 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::body::{parse_json, read_body};
+use super::caller::{actor_in, caller, caller_from_header_or_query, channel_reader, Caller};
 use super::channels::{channel_id, user_id};
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery, QueryParams};
 use super::openapi::ErrorBody;
-use super::{ApiError, ApiPath, ApiQuery, Caller, QueryParams};
 use crate::commit::MembershipError;
 use crate::ids::{now_ms, ChannelId, UserId};
 use crate::permissions::{self, Action, Denied, Role};
@@ -112,12 +114,12 @@ pub async fn list_members(
     ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
     let query = QueryParams::new(query);
-    let who = super::caller_from_header_or_query(&state, &headers, &query)?;
+    let who = caller_from_header_or_query(&state, &headers, &query)?;
     let ApiPath(raw) = path?;
     let channel = channel_id(&raw)?;
     let after = query.after(UserId::parse)?;
     let limit = query.page_limit(DEFAULT_MEMBERS_PAGE, MAX_MEMBERS_PAGE)?;
-    super::channel_reader(&state, &who, &channel).await?;
+    channel_reader(&state, &who, &channel).await?;
     // A member's read and the page are two reads: a member removed in
     // between still gets the page it was allowed a moment before.
     let page = state
@@ -191,11 +193,11 @@ pub async fn add_member(
     raw: Request,
 ) -> Result<StatusCode, ApiError> {
     // The credentials first, as on every route.
-    super::caller(&state, &headers)?;
+    caller(&state, &headers)?;
     let ApiPath((raw_channel, raw_user)) = path?;
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
-    let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
+    let (actor, by) = actor_in(&state, &headers, &channel).await?;
     permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
     let body = read_body(raw, state.config.max_request_bytes).await?;
     let request: serde_json::Map<String, serde_json::Value> = if body.is_empty() {
@@ -290,7 +292,7 @@ pub async fn remove_member(
     ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Result<StatusCode, ApiError> {
     // The credentials first, as on every route.
-    super::caller(&state, &headers)?;
+    caller(&state, &headers)?;
     let ApiPath((raw_channel, raw_user)) = path?;
     let ban = match QueryParams::new(query).field("ban")? {
         None | Some("false") => false,
@@ -299,7 +301,7 @@ pub async fn remove_member(
     };
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
-    let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
+    let (actor, by) = actor_in(&state, &headers, &channel).await?;
     permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
     let change = if ban {
         MembershipChange::Ban

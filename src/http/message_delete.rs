@@ -10,9 +10,11 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use tokio::sync::oneshot;
 
+use super::caller::{actor_in, caller};
 use super::channels::channel_id;
+use super::error::ApiError;
+use super::extract::ApiPath;
 use super::openapi::ErrorBody;
-use super::{ApiError, ApiPath};
 use crate::commit::answer::SendAnswer;
 use crate::commit::{ReplyTo, SendJob};
 use crate::ids::ClientMsgId;
@@ -52,10 +54,10 @@ pub async fn delete_message(
     headers: HeaderMap,
     path: Result<ApiPath<(String, String)>, ApiError>,
 ) -> Result<StatusCode, ApiError> {
-    super::caller(&state, &headers)?;
+    caller(&state, &headers)?;
     let ApiPath((raw_channel, raw_message)) = path?;
     let channel = channel_id(&raw_channel)?;
-    let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
+    let (actor, by) = actor_in(&state, &headers, &channel).await?;
     permissions::may(actor, Action::DeleteAnyMessage).map_err(ApiError::from)?;
     let unknown = || ApiError::not_found("unknown or deleted message");
     // An id that is not a UUID names no message.

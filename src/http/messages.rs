@@ -11,9 +11,11 @@ use serde::Deserialize;
 use tokio::sync::oneshot;
 
 use super::body::{parse_json, read_body};
+use super::caller::{caller_from_header_or_query, channel_reader, require_admin};
 use super::channels::channel_id;
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery, QueryParams};
 use super::openapi::{ErrorBody, HistoryPage, HistoryQuery, MessageAck, PostMessageBody};
-use super::{require_admin, ApiError, ApiPath, ApiQuery, QueryParams};
 use crate::command::sync::{cut_page, read_page};
 use crate::commit::answer::{self, SendAnswer};
 use crate::commit::{ReplyTo, SendJob};
@@ -54,7 +56,7 @@ pub async fn history(
     ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
     let query = QueryParams::new(query);
-    let who = super::caller_from_header_or_query(&state, &headers, &query)?;
+    let who = caller_from_header_or_query(&state, &headers, &query)?;
     let ApiPath(raw) = path?;
     let id = channel_id(&raw)?;
     let param = |name: &'static str| query.field(name);
@@ -90,7 +92,7 @@ pub async fn history(
                 .map_err(|_| ApiError::invalid_field("threadId", "must be a lower-case hyphenated UUID"))
         })
         .transpose()?;
-    let reader = super::channel_reader(&state, &who, &id).await?;
+    let reader = channel_reader(&state, &who, &id).await?;
     if reader.is_none() && state.store.channel(&id).await?.is_none() {
         return Err(ApiError::not_found("unknown channel"));
     }

@@ -1,6 +1,7 @@
-//! The HTTP API (`docs/protocol.md` §4): router assembly, the request limits
-//! applied to every route, and the credential checks shared by the routes.
-//! The JSON error shape is [`error`], the extractors [`extract`].
+//! The HTTP API (`docs/protocol.md` §4): router assembly and the request
+//! limits applied to every route. The JSON error shape is [`error`], the
+//! extractors [`extract`], the credential checks shared by the routes
+//! `caller.rs` ([`Caller`], [`require_admin`], [`caller()`]).
 
 mod access;
 mod admin_routes;
@@ -9,6 +10,7 @@ mod attachment_get;
 mod attachments;
 mod blocks;
 mod body;
+mod caller;
 mod channel_patch;
 mod channels;
 pub mod console;
@@ -23,6 +25,7 @@ mod message_delete;
 mod messages;
 mod moderation;
 pub mod openapi;
+mod routes;
 mod search;
 mod settings;
 mod tokens;
@@ -30,67 +33,19 @@ mod users;
 pub mod ws;
 
 pub use admin_routes::{is_admin_route, ADMIN_ROUTES};
+pub use caller::{caller, require_admin, Caller};
 pub use error::ApiError;
 pub use extract::{ApiPath, ApiQuery, QueryParams, RepeatedParam};
 
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
-use utoipa::OpenApi;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
-use crate::auth::{self, AuthUser};
-use crate::ids::{ChannelId, UserId};
-use crate::permissions::{self, Action, Actor};
 use crate::state::AppState;
-
-/// Every route, each with its OpenAPI description. A route is added here
-/// with one line, `.routes(routes!(module::handler))` (handlers of one path
-/// together: `routes!(a::get_x, a::delete_x)`), for a handler annotated with
-/// `#[utoipa::path(...)]`: the path and method come from the annotation, so
-/// the router and `/v1/openapi.json` cannot disagree.
-pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .routes(routes!(ws::ws_handler))
-        .routes(routes!(channels::create_channel, channels::list_channels))
-        .routes(routes!(
-            channels::get_channel,
-            channel_patch::patch_channel,
-            channels::delete_channel
-        ))
-        .routes(routes!(me::my_channels, me::create_my_channel))
-        .routes(routes!(me::join_channel, me::leave_channel))
-        .routes(routes!(me::directory))
-        .routes(routes!(settings::put_settings))
-        .routes(routes!(search::search))
-        .routes(routes!(me::open_direct))
-        .routes(routes!(members::list_members))
-        .routes(routes!(members::add_member, members::remove_member))
-        .routes(routes!(moderation::list_bans))
-        .routes(routes!(moderation::lift_ban))
-        .routes(routes!(message_delete::delete_message))
-        .routes(routes!(blocks::block, blocks::unblock))
-        .routes(routes!(blocks::list_blocks))
-        .routes(routes!(flags::flag_message))
-        .routes(routes!(flags::list_flags))
-        .routes(routes!(messages::history, messages::post_message))
-        .routes(routes!(attachments::upload))
-        .routes(routes!(attachment_get::download))
-        .routes(routes!(attachment_get::thumbnail))
-        .routes(routes!(tokens::create_token))
-        .routes(routes!(export::export_user))
-        .routes(routes!(users::erase_user))
-        .routes(routes!(health::healthz))
-        .routes(routes!(health::readyz))
-        .routes(routes!(health::metrics))
-        .routes(routes!(openapi::openapi_json))
-        .routes(routes!(asyncapi::asyncapi_json))
-}
 
 /// The user routes a browser on a `cors_allowed_origins` origin may call:
 /// (method, path template). Only these ever send CORS headers; the admin
@@ -143,7 +98,7 @@ pub fn admin_router(state: AppState) -> Router {
 /// [`admin_routes::hide_admin_routes`] innermost, so an admin route is
 /// answered as an unknown route is.
 fn routes_with_layers(state: AppState, hide_admin: bool) -> Router {
-    let (routes, api) = api_routes().split_for_parts();
+    let (routes, api) = routes::api_routes().split_for_parts();
     // Every route's HTTP series at zero from the start.
     crate::telemetry::catalog::register_routes(api.paths.paths.keys().map(String::as_str));
     if state.config.console_enabled {
@@ -291,15 +246,6 @@ async fn one_authorization(request: axum::extract::Request, next: axum::middlewa
     next.run(request).await
 }
 
-/// The message of a 413 for a body over `limit` bytes.
-fn body_too_large(limit: usize) -> String {
-    match limit {
-        1 => "request body over 1 byte".to_owned(),
-        _ if limit.is_multiple_of(1024 * 1024) => format!("request body over {} MiB", limit / (1024 * 1024)),
-        _ => format!("request body over {limit} bytes"),
-    }
-}
-
 /// Answers 413 at once to a request whose `Content-Length` says its body is
 /// over `limit` (`max_request_bytes`), before any handler (or
 /// authentication) and without reading the body: the extractor alone would
@@ -320,7 +266,12 @@ async fn declared_body_limit(
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok());
     if declared.is_some_and(|len| len > limit as u64) {
-        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", &body_too_large(limit)).into_response();
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            &body::body_too_large(limit),
+        )
+        .into_response();
     }
     next.run(request).await
 }
@@ -348,129 +299,4 @@ async fn request_deadline(
         )
         .into_response(),
     }
-}
-
-/// Who made an authenticated request.
-#[derive(Debug)]
-pub enum Caller {
-    /// The admin token.
-    Admin,
-    /// A user JWT.
-    User(AuthUser),
-}
-
-/// Checks for the admin token.
-///
-/// # Errors
-/// 401 without a bearer token or with an invalid one; 403 for a valid user token.
-pub fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
-    let actor = match caller(state, headers)? {
-        Caller::Admin => Actor::Admin,
-        Caller::User(user) => {
-            tracing::info!(
-                target: "chatd::auth",
-                user_id = %user.user_id,
-                reason = "a user token on an admin route",
-                "admin credential refused"
-            );
-            Actor::User(None)
-        }
-    };
-    permissions::may(actor, Action::Administer).map_err(|denied| ApiError::forbidden(&denied.to_string()))
-}
-
-/// Identifies the caller from `Authorization: Bearer`: the admin token or a user JWT.
-///
-/// # Errors
-/// 401 when the header is missing or the token is neither.
-pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
-    let Some(token) = auth::bearer(headers) else {
-        return Err(refused("header", "missing bearer token"));
-    };
-    if state.auth.is_admin_token(token) {
-        return Ok(Caller::Admin);
-    }
-    state
-        .auth
-        .verify(token)
-        .map(Caller::User)
-        .map_err(|e| refused("header", &e.to_string()))
-}
-
-/// A credential refused: logged at `info` (target `chatd::auth`) with where
-/// it came from (`header`, `query`) and the reason, never the token itself
-/// (no [`auth::AuthError`] text holds it); the 401 to answer.
-pub(crate) fn refused(from: &'static str, reason: &str) -> ApiError {
-    tracing::info!(target: "chatd::auth", from, reason, "credential refused");
-    ApiError::unauthorized(reason)
-}
-
-/// Who reads `channel` through a route open to its members: `None` for the
-/// admin token (the route answers 404 itself for an unknown channel), the
-/// user for a member its role lets read ([`permissions::Action::Read`]).
-///
-/// # Errors
-/// 403 `forbidden` for a user who may not (not a member, or an unknown
-/// channel: the same answer); the store's error.
-pub(crate) async fn channel_reader<'a>(
-    state: &AppState,
-    who: &'a Caller,
-    channel: &ChannelId,
-) -> Result<Option<&'a UserId>, ApiError> {
-    let actor = match who {
-        Caller::Admin => return Ok(None),
-        Caller::User(user) => Actor::User(state.store.role_of(channel, &user.user_id).await?),
-    };
-    permissions::may(actor, Action::Read).map_err(|denied| ApiError::forbidden(&denied.to_string()))?;
-    Ok(match who {
-        Caller::User(user) => Some(&user.user_id),
-        Caller::Admin => None,
-    })
-}
-
-/// Who acts on a channel: the admin token (`Actor::Admin`, no user), or a
-/// user with its role in the channel (`None`: not a member, or an unknown
-/// channel). The role is read before the change, for an early refusal; the
-/// store judges the change again under the channel lock.
-///
-/// # Errors
-/// 401 for no or a refused token; the store's error.
-pub(crate) async fn actor_in(
-    state: &AppState,
-    headers: &HeaderMap,
-    channel: &ChannelId,
-) -> Result<(Actor, Option<UserId>), ApiError> {
-    Ok(match caller(state, headers)? {
-        Caller::Admin => (Actor::Admin, None),
-        Caller::User(user) => (
-            Actor::User(state.store.role_of(channel, &user.user_id).await?),
-            Some(user.user_id),
-        ),
-    })
-}
-
-/// Identifies the caller of a route open to users: the `Authorization`
-/// header (admin token or user JWT) when present, else the `access_token`
-/// query parameter, which only ever carries a user JWT (the admin token is
-/// never accepted in a URL, where proxies log it).
-///
-/// # Errors
-/// 401 when both are missing or the token is refused.
-pub(crate) fn caller_from_header_or_query(
-    state: &AppState,
-    headers: &HeaderMap,
-    query: &QueryParams,
-) -> Result<Caller, ApiError> {
-    if auth::bearer(headers).is_some() {
-        return caller(state, headers);
-    }
-    let token = query
-        .get("access_token")
-        .map_err(|repeated| refused("query", &repeated.to_string()))?
-        .ok_or_else(|| refused("query", "missing bearer token"))?;
-    state
-        .auth
-        .verify(token)
-        .map(Caller::User)
-        .map_err(|e| refused("query", &e.to_string()))
 }

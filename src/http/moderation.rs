@@ -9,9 +9,11 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
+use super::caller::{actor_in, caller};
 use super::channels::{channel_id, user_id};
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery, QueryParams};
 use super::openapi::ErrorBody;
-use super::{ApiError, ApiPath, ApiQuery, QueryParams};
 use crate::ids::UserId;
 use crate::permissions::{self, Action, Denied};
 use crate::state::AppState;
@@ -93,13 +95,13 @@ pub async fn list_bans(
     path: Result<ApiPath<String>, ApiError>,
     ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
-    super::caller(&state, &headers)?;
+    caller(&state, &headers)?;
     let ApiPath(raw) = path?;
     let channel = channel_id(&raw)?;
     let query = QueryParams::new(query);
     let after = query.after(UserId::parse)?;
     let limit = query.page_limit(DEFAULT_BANS_PAGE, MAX_BANS_PAGE)?;
-    let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
+    let (actor, by) = actor_in(&state, &headers, &channel).await?;
     permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
     let page = state
         .store
@@ -143,11 +145,11 @@ pub async fn lift_ban(
     headers: HeaderMap,
     path: Result<ApiPath<(String, String)>, ApiError>,
 ) -> Result<StatusCode, ApiError> {
-    super::caller(&state, &headers)?;
+    caller(&state, &headers)?;
     let ApiPath((raw_channel, raw_user)) = path?;
     let channel = channel_id(&raw_channel)?;
     let user = user_id(&raw_user, "userId")?;
-    let (actor, by) = super::actor_in(&state, &headers, &channel).await?;
+    let (actor, by) = actor_in(&state, &headers, &channel).await?;
     permissions::may(actor, Action::ManageMembers).map_err(ApiError::from)?;
     match state.store.unban(&channel, &user, by.as_ref()).await {
         Ok(lifted) => {

@@ -1,17 +1,14 @@
-//! The OpenAPI 3.1 document of the HTTP API, served at `GET /v1/openapi.json`.
+//! The OpenAPI 3.1 document of the HTTP API, served at `GET /v1/openapi.json`
+//! (the route and the document built from the routes are in `routes.rs`).
 //!
 //! Generated from the route definitions: every route is registered through
-//! [`utoipa_axum::router::OpenApiRouter::routes`] (see `super::api_routes`),
+//! [`utoipa_axum::router::OpenApiRouter::routes`] (see `super::routes::api_routes`),
 //! which adds the handler's `#[utoipa::path]` annotation to the document and
 //! the handler to the router in one call, so a route cannot be served without
 //! being documented. The shapes here are the ones the handlers build as JSON
 //! values (`serde_json::json!`) and so have no Rust type of their own; the
 //! tests below compare each with what the code really sends.
 
-use std::sync::OnceLock;
-
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
 
@@ -404,26 +401,6 @@ impl Modify for SecuritySchemes {
             SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::new("access_token"))),
         );
     }
-}
-
-/// The document, rendered once.
-static DOCUMENT: OnceLock<String> = OnceLock::new();
-
-/// The OpenAPI document of every route [`super::router`] serves.
-pub fn document() -> utoipa::openapi::OpenApi {
-    super::api_routes().split_for_parts().1
-}
-
-/// `GET /v1/openapi.json` (no auth): the OpenAPI 3.1 document of this API.
-#[utoipa::path(
-    get,
-    path = "/v1/openapi.json",
-    tag = "operations",
-    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json", body = Object)),
-)]
-pub async fn openapi_json() -> Response {
-    let text = DOCUMENT.get_or_init(|| document().to_json().unwrap_or_else(|_| "{}".to_owned()));
-    ([(header::CONTENT_TYPE, "application/json")], text.as_str()).into_response()
 }
 
 #[cfg(test)]

@@ -10,10 +10,12 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
+use super::caller::{channel_reader, Caller};
 use super::channels::channel_id;
+use super::error::ApiError;
+use super::extract::{ApiQuery, QueryParams};
 use super::me::signed_in_user;
 use super::openapi::{ErrorBody, HistoryMessage};
-use super::{channel_reader, ApiError, ApiQuery, Caller, QueryParams};
 use crate::protocol::TaggedMessage;
 use crate::state::AppState;
 use crate::store::search_terms::parse_terms;

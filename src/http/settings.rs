@@ -13,9 +13,10 @@ use serde_json::Value;
 
 use super::body::{parse_json, read_body};
 use super::channels::channel_id;
+use super::error::ApiError;
+use super::extract::ApiPath;
 use super::me::signed_in_user;
 use super::openapi::ErrorBody;
-use super::{ApiError, ApiPath};
 use crate::ids::MAX_SEQ;
 use crate::protocol::Notify;
 use crate::state::AppState;

@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use super::body::{admin_body, parse_json};
 use super::channels::user_id;
+use super::error::ApiError;
 use super::openapi::{ErrorBody, TokenCreated};
-use super::ApiError;
 use crate::state::AppState;
 
 /// The shape of the `POST /v1/tokens` body, as its refusals name it.

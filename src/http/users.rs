@@ -8,9 +8,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+use super::caller::require_admin;
 use super::channels::user_id;
+use super::error::ApiError;
+use super::extract::ApiPath;
 use super::openapi::ErrorBody;
-use super::{ApiError, ApiPath};
 use crate::erasure::{self, EraseError};
 use crate::state::AppState;
 
@@ -40,7 +42,7 @@ pub async fn erase_user(
     headers: HeaderMap,
     path: Result<ApiPath<String>, ApiError>,
 ) -> Result<Response, ApiError> {
-    super::require_admin(&state, &headers)?;
+    require_admin(&state, &headers)?;
     let ApiPath(raw) = path?;
     let user = user_id(&raw, "userId")?;
     let mut done = match erasure::start(&state, &user).await {

@@ -1,4 +1,4 @@
-use super::*;
+use crate::http::routes::document;
 
 /// The properties and required ones of a component schema.
 fn schema_fields(doc: &serde_json::Value, name: &str) -> (Vec<String>, Vec<String>) {

@@ -53,15 +53,15 @@ pub async fn ws_handler(
         // The header wins; without it, the query's one `access_token`.
         None => match query.get("access_token") {
             Ok(token) => (token.map(str::to_owned), "query"),
-            Err(repeated) => return crate::http::refused("query", &repeated.to_string()).into_response(),
+            Err(repeated) => return crate::http::caller::refused("query", &repeated.to_string()).into_response(),
         },
     };
     let Some(token) = token else {
-        return crate::http::refused(from, "missing bearer token").into_response();
+        return crate::http::caller::refused(from, "missing bearer token").into_response();
     };
     let user = match state.auth.verify(&token) {
         Ok(user) => user,
-        Err(e) => return crate::http::refused(from, &e.to_string()).into_response(),
+        Err(e) => return crate::http::caller::refused(from, &e.to_string()).into_response(),
     };
     if state.shutdown.is_cancelled() {
         return ApiError::unavailable("server is shutting down").into_response();
