@@ -4,6 +4,7 @@
 //! over the server's `max_unclaimed_upload_bytes` is 429 `rate_limited`)
 //! instead of parsing the body.
 
+use chatd_proto::protocol::ErrorCode;
 use serde::Deserialize;
 
 use super::AdminError;
@@ -31,11 +32,13 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// Whether the spec marks its code retryable (`rate_limited`,
-    /// `unavailable`, `internal`).
+    /// Whether the spec marks its code retryable
+    /// ([`ErrorCode::retryable`]); `false` for a code the frames do not
+    /// share (HTTP-only codes such as `unsupported_media_type`).
     #[must_use]
     pub fn retryable(&self) -> bool {
-        matches!(self.code.as_str(), "rate_limited" | "unavailable" | "internal")
+        serde_json::from_value::<ErrorCode>(serde_json::Value::String(self.code.clone()))
+            .is_ok_and(ErrorCode::retryable)
     }
 }
 
@@ -81,5 +84,16 @@ mod tests {
             body: "<html>bad gateway</html>".into(),
         };
         assert_eq!(other.api_error(), None);
+        for (code, retryable) in [
+            ("unavailable", true),
+            ("forbidden", false),
+            ("unsupported_media_type", false),
+        ] {
+            let error = AdminError::Status {
+                status: 400,
+                body: format!(r#"{{"error":{{"code":"{code}","message":"m"}}}}"#),
+            };
+            assert_eq!(error.api_error().expect("typed").retryable(), retryable, "{code}");
+        }
     }
 }
