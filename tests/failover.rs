@@ -195,10 +195,20 @@ async fn a_commit_the_standby_never_got_is_never_acked() {
     .await
     .expect("cancel the waits");
     assert!(cancelled >= 1, "no commit was waiting for the standby");
-    let visible: i64 = sqlx::query_scalar("SELECT count(*) FROM messages WHERE client_msg_id = 's-2'")
-        .fetch_one(&mut primary)
-        .await
-        .expect("read s-2");
+    // pg_cancel_backend only signals: the row shows once the backend has
+    // taken the signal and left its wait (it failed at once, read 0, once
+    // in CI). Polled for a few seconds; the assertion is the same.
+    let mut visible: i64 = 0;
+    for _ in 0..50 {
+        visible = sqlx::query_scalar("SELECT count(*) FROM messages WHERE client_msg_id = 's-2'")
+            .fetch_one(&mut primary)
+            .await
+            .expect("read s-2");
+        if visible == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     assert_eq!(visible, 1, "the cancelled commit is visible on the primary");
     drop(primary);
     // Retries now find s-2 stored: still no ACK, since their own commit
