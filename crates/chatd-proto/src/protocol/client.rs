@@ -1,12 +1,11 @@
-//! Client frames as they appear on the wire ([`ClientFrame`]), the refusal
-//! of a frame ([`FrameError`]) and the first decoding step
-//! ([`decode_client_frame`]): JSON, the `type` tag, each field's JSON type.
+//! Client frames as they appear on the wire ([`ClientFrame`]), the fields
+//! each type has (`CLIENT_TYPES`) and the refusal of a frame
+//! ([`FrameError`]); the first decoding step is `decode.rs`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::*;
-use crate::ids::ClientMsgId;
 
 /// A frame from client to server, as it appears on the wire (camelCase fields,
 /// tagged on `type`). Unknown fields are ignored.
@@ -223,168 +222,6 @@ impl FrameError {
             _ => {}
         }
         frame
-    }
-}
-
-/// Decodes one text frame into a [`ClientFrame`].
-///
-/// # Errors
-/// [`FrameError::BadFrame`] when the text is not a JSON object with a string
-/// `type`; [`FrameError::UnknownType`]; [`FrameError::InvalidField`] naming the
-/// first required field that is missing or of the wrong JSON type.
-pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
-    // Fast path: one pass straight into the typed frame. Only a refusal takes
-    // the slower path below, which finds the spec's code and the field. serde
-    // reads a tagged enum from a JSON array too (`["MSG_SEND","room","k","hi"]`
-    // would be taken as a send), and a frame is an object (the spec), so the
-    // fast path takes objects only.
-    // serde's tagged enum takes the last of two `type` keys without a word,
-    // so a text naming `"type"` more than once (rare: the name can also be
-    // a key inside a field's value) takes the slow path, which checks.
-    let typed = match is_json_object(text).then(|| serde_json::from_str::<ClientFrame>(text)) {
-        Some(Ok(frame)) if text.matches("\"type\"").nth(1).is_none() => return Ok(frame),
-        Some(Ok(_)) => None,
-        Some(Err(e)) => Some(e),
-        None => return Err(FrameError::BadFrame(not_an_object(text))),
-    };
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| FrameError::BadFrame(format!("not valid JSON ({})", e.classify_name())))?;
-    let Value::Object(map) = value else {
-        return Err(FrameError::BadFrame("not a JSON object".into()));
-    };
-    // Which `type` counts must not depend on the parser either (`Map` keeps
-    // the last value, a proxy may take the first).
-    if type_given_twice(text) {
-        return Err(FrameError::InvalidField {
-            field: "type",
-            reason: "appears more than once".into(),
-            client_msg_id: valid_client_msg_id(&map),
-        });
-    }
-    let Some(typed) = typed else {
-        // Decoded, with one top-level `type`: the other `"type"`s are inside values.
-        return serde_json::from_value(Value::Object(map))
-            .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())));
-    };
-    let Some(Value::String(ty)) = map.get("type") else {
-        return Err(FrameError::BadFrame("no string field \"type\"".into()));
-    };
-    let Some((_, fields)) = CLIENT_TYPES.iter().find(|(name, _)| name == ty) else {
-        return Err(FrameError::UnknownType);
-    };
-    if let Some(err) = check_field_kinds(&map, fields) {
-        return Err(err);
-    }
-    // The typed decoder refuses a field given twice, where `Map` keeps the
-    // last value: refuse it here too, so which value counts never depends on
-    // the parser (RFC 8259 §4 leaves repeated names unspecified).
-    if let Some(field) = repeated_field(&typed, fields) {
-        return Err(FrameError::InvalidField {
-            field,
-            reason: "appears more than once".into(),
-            client_msg_id: valid_client_msg_id(&map),
-        });
-    }
-    serde_json::from_value(Value::Object(map))
-        .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())))
-}
-
-/// Whether the JSON object `text` has the top-level key `type` more than
-/// once (read key by key, values skipped; `false` when it is not an object).
-fn type_given_twice(text: &str) -> bool {
-    struct TypeKeys(usize);
-    impl<'de> Deserialize<'de> for TypeKeys {
-        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Count;
-            impl<'de> serde::de::Visitor<'de> for Count {
-                type Value = TypeKeys;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a JSON object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TypeKeys, A::Error> {
-                    let mut n = 0;
-                    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                        n += usize::from(key == "type");
-                    }
-                    Ok(TypeKeys(n))
-                }
-            }
-            deserializer.deserialize_map(Count)
-        }
-    }
-    serde_json::from_str::<TypeKeys>(text).is_ok_and(|keys| keys.0 > 1)
-}
-
-/// Whether `text` starts, after JSON whitespace (RFC 8259 §2), with `{`:
-/// the only JSON value that can be a frame is an object.
-pub(super) fn is_json_object(text: &str) -> bool {
-    text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{')
-}
-
-/// The refusal of a text that is not a JSON object: whether it is JSON at all.
-fn not_an_object(text: &str) -> String {
-    match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-        Ok(_) => "not a JSON object".into(),
-        Err(e) => format!("not valid JSON ({})", e.classify_name()),
-    }
-}
-
-/// The frame's `clientMsgId` when it is a valid id, to echo in a refusal.
-fn valid_client_msg_id(map: &Map<String, Value>) -> Option<String> {
-    map.get("clientMsgId")
-        .and_then(Value::as_str)
-        .filter(|s| ClientMsgId::parse(s).is_ok())
-        .map(str::to_owned)
-}
-
-/// The field of `fields` (or `type`) that serde's "duplicate field" error
-/// names, if that is what `error` is.
-fn repeated_field(error: &serde_json::Error, fields: &[(&'static str, Kind, bool)]) -> Option<&'static str> {
-    let message = error.to_string();
-    let name = message.strip_prefix("duplicate field `")?.split('`').next()?;
-    std::iter::once("type")
-        .chain(fields.iter().map(|(field, _, _)| *field))
-        .find(|field| *field == name)
-}
-
-fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bool)]) -> Option<FrameError> {
-    let client_msg_id = valid_client_msg_id(map);
-    for (field, kind, required) in fields {
-        let reason = match (map.get(*field), kind) {
-            (None | Some(Value::Null), _) if !required => continue,
-            (None, _) => "is required",
-            (Some(Value::String(_)), Kind::Str) => continue,
-            (Some(Value::Number(n)), Kind::Int) if n.is_i64() => continue,
-            (Some(Value::Number(n)), Kind::Int) if n.is_u64() => "is out of range",
-            (Some(Value::Bool(_)), Kind::Bool) => continue,
-            (Some(Value::Array(_)), Kind::Array) => continue,
-            (Some(_), Kind::Str) => "must be a string",
-            (Some(_), Kind::Int) => "must be an integer",
-            (Some(_), Kind::Bool) => "must be true or false",
-            (Some(_), Kind::Array) => "must be an array",
-        };
-        return Some(FrameError::InvalidField {
-            field,
-            reason: reason.into(),
-            client_msg_id,
-        });
-    }
-    None
-}
-
-trait ClassifyName {
-    fn classify_name(&self) -> &'static str;
-}
-
-impl ClassifyName for serde_json::Error {
-    fn classify_name(&self) -> &'static str {
-        match self.classify() {
-            serde_json::error::Category::Io => "io",
-            serde_json::error::Category::Syntax => "syntax error",
-            serde_json::error::Category::Data => "unexpected data",
-            serde_json::error::Category::Eof => "unexpected end of input",
-        }
     }
 }
 

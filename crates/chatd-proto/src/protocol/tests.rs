@@ -229,6 +229,54 @@ mod codec {
     }
 
     #[test]
+    fn a_number_beyond_f64_in_an_unknown_field_is_ignored() {
+        // serde_json cannot read 1e400 as a value; an unknown field is still ignored (§5).
+        let f = decode_client_frame(r#"{"type":"MSG_READ","extra":1e400,"messageId":"m","y":[-1e999]}"#);
+        assert_eq!(f.unwrap(), ClientFrame::MsgRead { message_id: "m".into() });
+        let send = r#"{"extra":1e400,"type":"MSG_SEND","channelId":"c","clientMsgId":"k","body":"b"}"#;
+        assert!(matches!(decode_client_frame(send), Ok(ClientFrame::MsgSend { .. })));
+        // In a field the frame has, it is that field's refusal, with the key echoed.
+        let sync = r#"{"type":"SYNC","channelId":"c","afterSeq":1e400}"#;
+        let e = decode_client_frame(sync).unwrap_err();
+        assert_eq!((e.code(), field_of(e)), (ErrorCode::InvalidField, "afterSeq"));
+        let send = r#"{"type":"MSG_SEND","channelId":"c","clientMsgId":"k1","body":"b","mentions":[1e400]}"#;
+        match decode_client_frame(send).unwrap_err() {
+            FrameError::InvalidField {
+                field, client_msg_id, ..
+            } => assert_eq!((field, client_msg_id.as_deref()), ("mentions", Some("k1"))),
+            other => panic!("{other:?}"),
+        }
+        // Still not JSON: bad_frame.
+        for text in [
+            r#"{"type":"MSG_READ","messageId":"m","x":1e400"#,
+            r#"{"type":"MSG_READ","x":01}"#,
+        ] {
+            let e = decode_client_frame(text).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::BadFrame, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_integral_number_in_an_integer_field_is_that_integer() {
+        for (given, seq) in [("-0", 0), ("0.0", 0), ("3.0", 3), ("3e0", 3), ("1e3", 1000)] {
+            let text = format!(r#"{{"type":"SYNC","channelId":"c","afterSeq":{given}}}"#);
+            match decode_client_frame(&text) {
+                Ok(ClientFrame::Sync { after_seq, .. }) => assert_eq!(after_seq, Some(seq), "{given}"),
+                other => panic!("{given}: {other:?}"),
+            }
+        }
+        for given in ["0.5", "-1.25", "1e300"] {
+            let text = format!(r#"{{"type":"SYNC","channelId":"c","afterSeq":{given}}}"#);
+            let e = decode_client_frame(&text).unwrap_err();
+            assert_eq!(
+                (e.code(), field_of(e)),
+                (ErrorCode::InvalidField, "afterSeq"),
+                "{given}"
+            );
+        }
+    }
+
+    #[test]
     fn unknown_fields_are_ignored() {
         let f = decode_client_frame(r#"{"type":"MSG_READ","messageId":"m","ts":5,"x":{"y":[]}}"#).unwrap();
         assert_eq!(f, ClientFrame::MsgRead { message_id: "m".into() });

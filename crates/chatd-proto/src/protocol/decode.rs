@@ -1,0 +1,288 @@
+//! The first decoding step of a client frame ([`decode_client_frame`]):
+//! JSON, the `type` tag, each field's JSON type, with the spec's code and
+//! field for a refusal. The frames themselves are `client.rs`.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::client::{Kind, CLIENT_TYPES};
+use super::*;
+use crate::ids::ClientMsgId;
+
+/// Decodes one text frame into a [`ClientFrame`].
+///
+/// # Errors
+/// [`FrameError::BadFrame`] when the text is not a JSON object with a string
+/// `type`; [`FrameError::UnknownType`]; [`FrameError::InvalidField`] naming the
+/// first required field that is missing or of the wrong JSON type.
+pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
+    // Fast path: one pass straight into the typed frame. Only a refusal takes
+    // the slower path below, which finds the spec's code and the field. serde
+    // reads a tagged enum from a JSON array too (`["MSG_SEND","room","k","hi"]`
+    // would be taken as a send), and a frame is an object (the spec), so the
+    // fast path takes objects only.
+    // serde's tagged enum takes the last of two `type` keys without a word,
+    // so a text naming `"type"` more than once (rare: the name can also be
+    // a key inside a field's value) takes the slow path, which checks.
+    let typed = match is_json_object(text).then(|| serde_json::from_str::<ClientFrame>(text)) {
+        Some(Ok(frame)) if text.matches("\"type\"").nth(1).is_none() => return Ok(frame),
+        Some(Ok(_)) => None,
+        Some(Err(e)) => Some(e),
+        None => return Err(FrameError::BadFrame(not_an_object(text))),
+    };
+    let map = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return Err(FrameError::BadFrame("not a JSON object".into())),
+        Err(e) => known_fields(text, &e)?,
+    };
+    // Which `type` counts must not depend on the parser either (`Map` keeps
+    // the last value, a proxy may take the first).
+    if type_given_twice(text) {
+        return Err(FrameError::InvalidField {
+            field: "type",
+            reason: "appears more than once".into(),
+            client_msg_id: valid_client_msg_id(&map),
+        });
+    }
+    let Some(typed) = typed else {
+        // Decoded, with one top-level `type`: the other `"type"`s are inside values.
+        return serde_json::from_value(Value::Object(map))
+            .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())));
+    };
+    let Some(Value::String(ty)) = map.get("type") else {
+        return Err(FrameError::BadFrame("no string field \"type\"".into()));
+    };
+    let Some((_, fields)) = CLIENT_TYPES.iter().find(|(name, _)| name == ty) else {
+        return Err(FrameError::UnknownType);
+    };
+    let mut map = map;
+    integral_numbers_as_integers(&mut map, fields);
+    if let Some(err) = check_field_kinds(&map, fields) {
+        return Err(err);
+    }
+    // The typed decoder refuses a field given twice, where `Map` keeps the
+    // last value: refuse it here too, so which value counts never depends on
+    // the parser (RFC 8259 §4 leaves repeated names unspecified).
+    if let Some(field) = repeated_field(&typed, fields) {
+        return Err(FrameError::InvalidField {
+            field,
+            reason: "appears more than once".into(),
+            client_msg_id: valid_client_msg_id(&map),
+        });
+    }
+    serde_json::from_value(Value::Object(map))
+        .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())))
+}
+
+/// The frame object `text` with `type` and its type's fields only, for a
+/// text serde_json cannot read whole as a [`Value`] (`parse_error`): a
+/// number beyond f64 (`"extra": 1e400`) in a field the frame does not have
+/// is ignored like any unknown field (§5). Skipped values are scanned, not
+/// evaluated, so only the kept ones must be readable.
+///
+/// # Errors
+/// `bad_frame` "not valid JSON" when the text is not JSON at all;
+/// `invalid_field` naming a field of the frame that holds such a number.
+fn known_fields(text: &str, parse_error: &serde_json::Error) -> Result<Map<String, Value>, FrameError> {
+    let not_json = || FrameError::BadFrame(format!("not valid JSON ({})", parse_error.classify_name()));
+    // Only a number's range is forgiven in a skipped field; anything else
+    // serde_json refuses (a lone surrogate, bad syntax) stays `bad_frame`.
+    let out_of_range = |e: &serde_json::Error| e.to_string().starts_with("number out of range");
+    if !out_of_range(parse_error) {
+        return Err(not_json());
+    }
+    // First the `type`, wherever it is in the object, to know which fields to keep.
+    let ty = match read_keys(text, &["type"]) {
+        Ok(map) => map.get("type").and_then(Value::as_str).map(str::to_owned),
+        Err(_) => return Err(not_json()),
+    };
+    let fields = ty
+        .as_deref()
+        .and_then(|ty| CLIENT_TYPES.iter().find(|(name, _)| *name == ty))
+        .map_or(&[][..], |(_, fields)| *fields);
+    let mut keep: Vec<&str> = vec!["type"];
+    keep.extend(fields.iter().map(|(field, _, _)| *field));
+    match read_keys(text, &keep) {
+        Ok(map) => Ok(map),
+        Err(_) => {
+            // A kept field holds the unreadable value: find which, one at a time.
+            let field = fields
+                .iter()
+                .find(|(field, _, _)| read_keys(text, &[field]).is_err_and(|e| out_of_range(&e)));
+            match field {
+                Some((field, kind, _)) => Err(FrameError::InvalidField {
+                    field,
+                    reason: match kind {
+                        Kind::Str => "must be a string",
+                        Kind::Bool => "must be true or false",
+                        Kind::Int | Kind::Array => "holds a number out of range",
+                    }
+                    .into(),
+                    client_msg_id: crate::protocol::peek_client_msg_id(text)
+                        .filter(|id| ClientMsgId::parse(id).is_ok()),
+                }),
+                None => Err(not_json()),
+            }
+        }
+    }
+}
+
+/// The top-level object `text` with only the keys `keep` (the last of
+/// repeated ones); every other value is skipped unevaluated.
+fn read_keys(text: &str, keep: &[&str]) -> Result<Map<String, Value>, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let map = serde::de::DeserializeSeed::deserialize(Keep(keep), &mut deserializer)?;
+    deserializer.end()?;
+    Ok(map)
+}
+
+/// The seed of [`read_keys`]: a JSON object, keeping `0`'s keys only.
+struct Keep<'k>(&'k [&'k str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Keep<'_> {
+    type Value = Map<String, Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Keep<'_> {
+    type Value = Map<String, Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut kept = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if self.0.contains(&key.as_str()) {
+                let value = map.next_value::<Value>()?;
+                kept.insert(key, value);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(kept)
+    }
+}
+
+/// Whether the JSON object `text` has the top-level key `type` more than
+/// once (read key by key, values skipped; `false` when it is not an object).
+fn type_given_twice(text: &str) -> bool {
+    struct TypeKeys(usize);
+    impl<'de> Deserialize<'de> for TypeKeys {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Count;
+            impl<'de> serde::de::Visitor<'de> for Count {
+                type Value = TypeKeys;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TypeKeys, A::Error> {
+                    let mut n = 0;
+                    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        n += usize::from(key == "type");
+                    }
+                    Ok(TypeKeys(n))
+                }
+            }
+            deserializer.deserialize_map(Count)
+        }
+    }
+    serde_json::from_str::<TypeKeys>(text).is_ok_and(|keys| keys.0 > 1)
+}
+
+/// Whether `text` starts, after JSON whitespace (RFC 8259 §2), with `{`:
+/// the only JSON value that can be a frame is an object.
+pub(super) fn is_json_object(text: &str) -> bool {
+    text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{')
+}
+
+/// The refusal of a text that is not a JSON object: whether it is JSON at all.
+fn not_an_object(text: &str) -> String {
+    match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        Ok(_) => "not a JSON object".into(),
+        Err(e) => format!("not valid JSON ({})", e.classify_name()),
+    }
+}
+
+/// The frame's `clientMsgId` when it is a valid id, to echo in a refusal.
+fn valid_client_msg_id(map: &Map<String, Value>) -> Option<String> {
+    map.get("clientMsgId")
+        .and_then(Value::as_str)
+        .filter(|s| ClientMsgId::parse(s).is_ok())
+        .map(str::to_owned)
+}
+
+/// The field of `fields` (or `type`) that serde's "duplicate field" error
+/// names, if that is what `error` is.
+fn repeated_field(error: &serde_json::Error, fields: &[(&'static str, Kind, bool)]) -> Option<&'static str> {
+    let message = error.to_string();
+    let name = message.strip_prefix("duplicate field `")?.split('`').next()?;
+    std::iter::once("type")
+        .chain(fields.iter().map(|(field, _, _)| *field))
+        .find(|field| *field == name)
+}
+
+/// JSON has one kind of number: `-0`, `3.0` or `3e0` in an integer field
+/// is the integer it equals, but serde_json reads them as floats, which the
+/// typed decoder refuses. Rewritten as integers here; a float with a
+/// fraction, or past ±2^53 (where it no longer names one integer), is left
+/// for [`check_field_kinds`] to refuse.
+fn integral_numbers_as_integers(map: &mut Map<String, Value>, fields: &[(&'static str, Kind, bool)]) {
+    /// 2^53: every integer up to it is exactly one f64.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    for (field, kind, _) in fields {
+        let Some(Value::Number(n)) = map.get(*field) else {
+            continue;
+        };
+        let integral = n
+            .as_f64()
+            .filter(|f| n.is_f64() && matches!(kind, Kind::Int) && f.fract() == 0.0 && f.abs() <= EXACT);
+        if let Some(f) = integral {
+            // In range by the filter above, so the cast is exact.
+            #[allow(clippy::cast_possible_truncation)]
+            map.insert((*field).to_owned(), Value::from(f as i64));
+        }
+    }
+}
+
+fn check_field_kinds(map: &Map<String, Value>, fields: &[(&'static str, Kind, bool)]) -> Option<FrameError> {
+    let client_msg_id = valid_client_msg_id(map);
+    for (field, kind, required) in fields {
+        let reason = match (map.get(*field), kind) {
+            (None | Some(Value::Null), _) if !required => continue,
+            (None, _) => "is required",
+            (Some(Value::String(_)), Kind::Str) => continue,
+            (Some(Value::Number(n)), Kind::Int) if n.is_i64() => continue,
+            (Some(Value::Number(n)), Kind::Int) if n.is_u64() => "is out of range",
+            (Some(Value::Bool(_)), Kind::Bool) => continue,
+            (Some(Value::Array(_)), Kind::Array) => continue,
+            (Some(_), Kind::Str) => "must be a string",
+            (Some(_), Kind::Int) => "must be an integer",
+            (Some(_), Kind::Bool) => "must be true or false",
+            (Some(_), Kind::Array) => "must be an array",
+        };
+        return Some(FrameError::InvalidField {
+            field,
+            reason: reason.into(),
+            client_msg_id,
+        });
+    }
+    None
+}
+
+trait ClassifyName {
+    fn classify_name(&self) -> &'static str;
+}
+
+impl ClassifyName for serde_json::Error {
+    fn classify_name(&self) -> &'static str {
+        match self.classify() {
+            serde_json::error::Category::Io => "io",
+            serde_json::error::Category::Syntax => "syntax error",
+            serde_json::error::Category::Data => "unexpected data",
+            serde_json::error::Category::Eof => "unexpected end of input",
+        }
+    }
+}
