@@ -68,6 +68,10 @@ impl Sender {
             .user_agent(concat!("chatd/", env!("CARGO_PKG_VERSION")))
             // A webhook answers; it is not followed elsewhere.
             .redirect(reqwest::redirect::Policy::none())
+            // Below the 5 s after which common servers (Node's default
+            // `keepAliveTimeout`) close an idle connection, so a kept
+            // connection is seldom reused just as its receiver drops it.
+            .pool_idle_timeout(IDLE_CONNECTION)
             .build()
             .map_err(SenderError::Client)?;
         Ok(Self {
@@ -79,9 +83,26 @@ impl Sender {
 
     /// POSTs `body` (JSON) with `Chatd-Signature` made now. `Ok` on 2xx.
     ///
+    /// A request that fails with no answer and no timeout, as when the
+    /// receiver closed an idle kept-alive connection while the request was
+    /// on its way (a receiver that closes idle connections without
+    /// `Connection: close` made about 3 % of POSTs fail so), is sent once
+    /// more at once, on a new connection: delivery is at least once, so a
+    /// receiver that did get the first copy sees the same entries again.
+    ///
     /// # Errors
-    /// [`Failure`]: any other status, a timeout, no connection.
+    /// [`Failure`]: any other status, a timeout, no connection; for a
+    /// failed request, the second attempt's.
     pub async fn post(&self, body: Vec<u8>) -> Result<(), Failure> {
+        let body = bytes::Bytes::from(body);
+        match self.attempt(body.clone()).await {
+            Err(Failure::Request) => self.attempt(body).await,
+            other => other,
+        }
+    }
+
+    /// One POST of `body`, signed now.
+    async fn attempt(&self, body: bytes::Bytes) -> Result<(), Failure> {
         let signature = signature::header_value(&self.secret, now_ms(), &body);
         let result = self
             .client
@@ -101,6 +122,9 @@ impl Sender {
     }
 }
 
+/// How long an idle kept-alive connection to the receiver is kept for reuse.
+const IDLE_CONNECTION: Duration = Duration::from_secs(4);
+
 /// The first pause after a failure.
 const FIRST_PAUSE: Duration = Duration::from_millis(250);
 /// The longest pause between two attempts.
@@ -117,6 +141,101 @@ pub fn backoff(failures: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// Reads one HTTP/1.1 request (head and a `Content-Length` body) from
+    /// `stream`; `false` when the connection ended first.
+    async fn read_request(stream: &mut tokio::net::TcpStream) -> bool {
+        let mut seen = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                if seen.len() >= end + 4 + length {
+                    return true;
+                }
+            }
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => seen.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    /// A receiver that keeps connections alive and answers 204, except that
+    /// it drops the connection, unanswered, on the second request it reads
+    /// (what a receiver closing an idle connection as a request arrives
+    /// looks like to the sender). Returns its URL and its request count.
+    async fn receiver_dropping_the_second_request() -> (String, std::sync::Arc<std::sync::atomic::AtomicU32>) {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        let count = std::sync::Arc::new(AtomicU32::new(0));
+        let counted = count.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let counted = counted.clone();
+                tokio::spawn(async move {
+                    while read_request(&mut stream).await {
+                        if counted.fetch_add(1, Ordering::SeqCst) + 1 == 2 {
+                            return; // dropped: closed with no answer
+                        }
+                        let answer = b"HTTP/1.1 204 No Content\r\n\r\n";
+                        if stream.write_all(answer).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (url, count)
+    }
+
+    #[tokio::test]
+    async fn a_post_whose_kept_connection_is_dropped_unanswered_is_sent_again_at_once() {
+        use std::sync::atomic::Ordering;
+        let (url, count) = receiver_dropping_the_second_request().await;
+        let sender = Sender::new(&url, "secret", Duration::from_secs(5)).expect("sender");
+        assert_eq!(sender.post(b"{}".to_vec()).await, Ok(()), "first POST");
+        // The second goes over the kept connection, which the receiver drops
+        // unanswered; without the second attempt this was Failure::Request.
+        assert_eq!(sender.post(b"{}".to_vec()).await, Ok(()), "second POST");
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            3,
+            "the dropped request and its second attempt"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_receiver_that_keeps_failing_is_tried_twice_per_post_and_reported() {
+        // Every connection is dropped as soon as its request is read.
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counted = count.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                if read_request(&mut stream).await {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        });
+        let sender = Sender::new(&url, "secret", Duration::from_secs(5)).expect("sender");
+        assert_eq!(sender.post(b"{}".to_vec()).await, Err(Failure::Request));
+        assert_eq!(
+            count.load(std::sync::atomic::Ordering::SeqCst),
+            2,
+            "one POST, two attempts, no more"
+        );
+    }
 
     #[test]
     fn the_backoff_doubles_up_to_a_minute_with_jitter() {
