@@ -5455,7 +5455,7 @@
         h("li", {}, `Every message ${userId} sent is deleted for everyone (its text, edits, quotes of it, search entries and files are gone; members see “This message was deleted.”).`),
         h("li", {}, `Their reactions are removed and their memberships ended: ${userId} has left every channel, direct ones too.`),
         h("li", {}, `Their live sessions are closed, and every token issued to ${userId} before now is refused.`),
-        h("li", {}, `Their read marks, settings, blocks, flags, mutes, bans and last-seen time are gone.`)
+        h("li", {}, `Their read marks, settings, blocks, flags, mutes and last-seen time are gone. Channels that banned ${userId} keep the ban.`)
       ),
       h("p", { class: "hint" }, `A user chatd never saw is answered the same way: there was nothing to erase. Should ${userId} come back, mint a new token (a second from now at the earliest).`)
     ];

@@ -32,7 +32,8 @@ pub struct BanView {
     user_id: String,
     /// When it was banned, ms since the epoch.
     banned_at: i64,
-    /// The owner or moderator who banned it; absent when the admin token did.
+    /// The owner or moderator who banned it; absent when the admin token did,
+    /// or when that user was erased since (§19).
     #[serde(skip_serializing_if = "Option::is_none")]
     actor_id: Option<String>,
 }

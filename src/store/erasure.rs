@@ -2,8 +2,9 @@
 //! `user_erasures` (its watermark, and whether it is still pending), what is
 //! left to erase (the user's messages not deleted, the reactions it holds,
 //! its channels), and the user's rows that are not entries of a log
-//! (watermarks, settings, blocks, flags, `lastSeenAt`, bans, mutes, mention
-//! rows, unclaimed uploads, idempotency keys), each erased here in bounded
+//! (watermarks, settings, blocks, flags, `lastSeenAt`, mutes, mention
+//! rows, unclaimed uploads, idempotency keys; bans stay, without who made
+//! them when that is the erased user), each erased here in bounded
 //! transactions. The entries an erasure adds (deletes, reaction removals)
 //! and its membership changes go through group commit
 //! (`crate::erasure`), never through this file.
@@ -63,7 +64,11 @@ const ERASE_ROWS: [&str; 12] = [
     "DELETE FROM blocks WHERE blocker_id = $1 OR blocked_id = $1",
     "DELETE FROM flags WHERE reporter_id = $1",
     "DELETE FROM presence WHERE user_id = $1",
-    "DELETE FROM bans WHERE user_id = $1",
+    // The user's bans stay: a channel's decision to keep an id out, which
+    // the spec does not list among what an erasure takes, and which a new
+    // token for the same id would otherwise get around. Who banned is the
+    // erased user's trace in others' rows: forgotten.
+    "UPDATE bans SET banned_by = NULL WHERE banned_by = $1",
     "DELETE FROM member_limits WHERE user_id = $1",
     "DELETE FROM mentions WHERE user_id = $1",
     // Uploads no message claimed: bytes queued for the sweeper, rows gone.

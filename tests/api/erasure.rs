@@ -25,6 +25,7 @@ on_both_stores!(
     erasure_is_idempotent_and_answers_an_unknown_user,
     an_erasure_killed_mid_way_is_completed_after_the_restart,
     an_erasure_removes_the_users_objects_from_s3,
+    an_erasure_keeps_the_users_bans_and_forgets_who_banned,
 );
 
 /// `DELETE /v1/users/{user}` with `bearer`: the status.
@@ -673,4 +674,67 @@ async fn an_erasure_removes_the_users_objects_from_s3(backend: Backend) {
         storage.exists(&format!("files/{kept}")).await.expect("s3"),
         "bob's upload is kept"
     );
+}
+
+/// A ban is the channel's decision about an id, not the user's data (§19
+/// does not list it): it outlives the erasure, so the backend's new token
+/// for the same id is still kept out. An erased moderator's name leaves
+/// the bans it made.
+async fn an_erasure_keeps_the_users_bans_and_forgets_who_banned(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.post_channel(
+        json!({"channelId": "lobby", "visibility": "public", "owners": ["olive"],
+        "members": ["alice", "mona", "bob"]}),
+    )
+    .await;
+    let promote = json!({"role": "moderator"}).to_string();
+    let path = "/v1/channels/lobby/members/mona";
+    assert_eq!(
+        app.request("PUT", path, Some(&app.token("olive")), Some(&promote))
+            .await
+            .0,
+        204
+    );
+    for (by, user) in [("olive", "alice"), ("mona", "bob")] {
+        let path = format!("/v1/channels/lobby/members/{user}?ban=true");
+        let (status, body) = app.request("DELETE", &path, Some(&app.token(by)), None).await;
+        assert_eq!(status, 204, "{by} bans {user}: {body}");
+    }
+
+    assert_eq!(erase(&app, "alice", ADMIN_TOKEN).await, 204);
+    assert_eq!(erase(&app, "mona", ADMIN_TOKEN).await, 204);
+
+    let (status, bans) = app
+        .request("GET", "/v1/channels/lobby/bans", Some(ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(status, 200, "{bans}");
+    let listed: Vec<(Value, Value)> = bans["bans"]
+        .as_array()
+        .expect("bans")
+        .iter()
+        .map(|ban| {
+            (
+                ban["userId"].clone(),
+                ban.get("actorId").cloned().unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        vec![(json!("alice"), json!("olive")), (json!("bob"), Value::Null)],
+        "{bans}"
+    );
+    let by_mona = count_at(
+        &app.db.url,
+        backend,
+        "SELECT count(*) FROM bans WHERE banned_by = 'mona'",
+    )
+    .await;
+    assert_eq!(by_mona, 0);
+    // A token made after the erasure: the id is still banned.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (status, body) = app
+        .request("PUT", "/v1/me/channels/lobby", Some(&app.token("alice")), None)
+        .await;
+    assert_eq!((status, &body["error"]["reason"]), (403, &json!("banned")), "{body}");
 }
