@@ -4,6 +4,10 @@
 //! - [`storage`]: where the bytes live (`object_store`: the local file
 //!   system or an S3-compatible bucket), written in parts as they arrive;
 //! - [`images`]: images measured, bombs refused, thumbnails made at upload;
+//! - [`decodes`]: the decode budget (`max_image_pixels` in flight), shared
+//!   fairly between users;
+//! - [`in_flight`]: the uploads each user has in progress
+//!   (`max_uploads_in_flight_per_user`);
 //! - [`signing`]: the signed URLs messages carry (HMAC with the
 //!   attachment's own key, checked in constant time);
 //! - [`Attachments`]: the storage and the task that removes objects queued
@@ -15,19 +19,23 @@
 //! `http/attachments.rs`; a send claims its uploads in the transaction that
 //! stores it (`store/log_write/per_row.rs`).
 
+pub mod decodes;
 pub mod images;
+pub mod in_flight;
 pub mod signing;
 pub mod storage;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::ids::UserId;
 use crate::protocol::AttachmentObject;
 use crate::store::{AttachmentRow, Store};
+pub use decodes::{DecodeBudget, DecodePermit, PIXELS_PER_PERMIT};
+pub use in_flight::{TooManyUploads, UploadSlot, UploadSlots};
 pub use storage::{Storage, StorageError};
 
 /// The storage key of an attachment's bytes.
@@ -64,22 +72,17 @@ const DRAIN_EVERY: Duration = Duration::from_secs(1);
 const REMOVALS_PER_ROUND: u32 = 100;
 
 /// The attachment storage of this node, shared by the routes and the
-/// removal task.
+/// removal task, with the bounds uploads share.
 #[derive(Debug)]
 pub struct Attachments {
     /// Where the bytes are.
     pub storage: Storage,
-    /// The pixels that image decodes in flight may hold together, in units
-    /// of [`PIXELS_PER_PERMIT`]: `max_image_pixels` worth, so that uploads
-    /// of many large images decode in turn instead of each taking its
-    /// few hundred MiB at once.
-    decodes: Arc<Semaphore>,
-    /// The semaphore's size, in permits.
-    decode_budget: u32,
+    /// The uploads in progress per user (`max_uploads_in_flight_per_user`).
+    pub uploads: Arc<UploadSlots>,
+    /// The pixels image decodes in flight may hold together
+    /// (`max_image_pixels` worth), shared fairly between users.
+    pub decodes: DecodeBudget,
 }
-
-/// Pixels per permit of the decode budget.
-pub const PIXELS_PER_PERMIT: u64 = 65_536;
 
 impl Attachments {
     /// The storage `config` names.
@@ -87,28 +90,27 @@ impl Attachments {
     /// # Errors
     /// [`StorageError::Setup`] when it cannot be set up.
     pub fn from_config(config: &Config) -> Result<Self, StorageError> {
-        let decode_budget = u32::try_from(config.max_image_pixels.div_ceil(PIXELS_PER_PERMIT).max(1))
-            .unwrap_or(Semaphore::MAX_PERMITS as u32)
-            .min(Semaphore::MAX_PERMITS as u32);
         Ok(Self {
             storage: Storage::from_config(config)?,
-            decodes: Arc::new(Semaphore::new(decode_budget as usize)),
-            decode_budget,
+            uploads: Arc::new(UploadSlots::new(config.max_uploads_in_flight_per_user)),
+            decodes: DecodeBudget::new(config.max_image_pixels),
         })
     }
 
-    /// Waits until an image of `pixels` may be decoded: the permit it
-    /// returns holds that share of the decode budget until dropped (move
-    /// it into the decoding task, so the share is held for as long as the
-    /// memory is, even when the upload that asked has gone away).
+    /// Waits until `user_id` may decode an image of `pixels`: after its
+    /// earlier decodes, and for that share of the decode budget (see
+    /// [`decodes`]). The permit holds both until dropped (move it into the
+    /// decoding task, so the share is held for as long as the memory is,
+    /// even when the upload that asked has gone away).
     ///
     /// # Errors
     /// Only if the budget were closed, which nothing does.
-    pub async fn decode_permit(&self, pixels: u64) -> Result<OwnedSemaphorePermit, tokio::sync::AcquireError> {
-        let wanted = u32::try_from(pixels.div_ceil(PIXELS_PER_PERMIT).max(1))
-            .unwrap_or(u32::MAX)
-            .min(self.decode_budget);
-        Arc::clone(&self.decodes).acquire_many_owned(wanted).await
+    pub async fn decode_permit(
+        &self,
+        user_id: &UserId,
+        pixels: u64,
+    ) -> Result<DecodePermit, tokio::sync::AcquireError> {
+        self.decodes.permit(user_id, pixels).await
     }
 
     /// Runs the removal task until `stop`: every second it removes the

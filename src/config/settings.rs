@@ -348,6 +348,14 @@ pub struct Config {
     /// while bounding what one member can pile up for
     /// `attachment_orphan_ttl_secs`.
     pub max_unclaimed_upload_bytes: u64,
+    /// The most uploads one user may have in progress at once on this node
+    /// (from the request's start to its answer); one more is refused 429
+    /// `rate_limited` before its body is read.
+    pub max_uploads_in_flight_per_user: usize,
+    /// The longest one upload's body may take to arrive, seconds, however
+    /// steadily it arrives; past it 408. The default, 900 (15 minutes),
+    /// lets a 25 MiB file through at about 30 KB/s.
+    pub upload_timeout_secs: u64,
     // Data lifecycle (`docs/protocol.md`, "Retention", §19).
     /// `message` entries older than this are erased by the retention sweep
     /// (as by a delete, with no new entry), seconds; 0 keeps them forever. A
@@ -439,6 +447,8 @@ impl Default for Config {
             attachments_s3_region: None,
             attachment_orphan_ttl_secs: 86_400,
             max_unclaimed_upload_bytes: 268_435_456,
+            max_uploads_in_flight_per_user: 4,
+            upload_timeout_secs: 900,
             retention_secs: 0,
             retention_sweep_secs: 3_600,
             erasure_batch: 256,

@@ -385,6 +385,30 @@ fn the_reaction_bound_is_checked() {
     assert!(with(|c| c.max_reactions_per_message = 10_001).is_err());
 }
 
+/// `max_uploads_in_flight_per_user` (1 … 10000, default 4) and
+/// `upload_timeout_secs` (1 … 86400, default 900).
+#[test]
+fn the_upload_bounds_are_checked() {
+    let with = |f: fn(&mut Config)| {
+        let mut config = Config::default();
+        f(&mut config);
+        config.validate()
+    };
+    let defaults = Config::default();
+    assert_eq!(
+        (defaults.max_uploads_in_flight_per_user, defaults.upload_timeout_secs),
+        (4, 900)
+    );
+    assert!(with(|c| c.max_uploads_in_flight_per_user = 0).is_err());
+    assert!(with(|c| c.max_uploads_in_flight_per_user = 1).is_ok());
+    assert!(with(|c| c.max_uploads_in_flight_per_user = 10_000).is_ok());
+    assert!(with(|c| c.max_uploads_in_flight_per_user = 10_001).is_err());
+    assert!(with(|c| c.upload_timeout_secs = 0).is_err());
+    assert!(with(|c| c.upload_timeout_secs = 1).is_ok());
+    assert!(with(|c| c.upload_timeout_secs = 86_400).is_ok());
+    assert!(with(|c| c.upload_timeout_secs = 86_401).is_err());
+}
+
 /// `listen` and `admin_listen` must look like `host:port`: anything else is
 /// a configuration error (exit 2) at load, not a failure to bind (exit 1).
 #[test]

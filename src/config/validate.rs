@@ -245,6 +245,12 @@ impl Config {
         if self.max_unclaimed_upload_bytes == 0 || self.max_unclaimed_upload_bytes > 1 << 50 {
             return bad("max_unclaimed_upload_bytes must be between 1 and 1125899906842624");
         }
+        if !(1..=10_000).contains(&self.max_uploads_in_flight_per_user) {
+            return bad("max_uploads_in_flight_per_user must be between 1 and 10000");
+        }
+        if !(1..=86_400).contains(&self.upload_timeout_secs) {
+            return bad("upload_timeout_secs must be between 1 and 86400");
+        }
         if !(1..=10_000).contains(&self.erasure_batch) {
             return bad("erasure_batch must be between 1 and 10000");
         }

@@ -11,6 +11,13 @@
 //! `Content-Length` says so, as soon as the body passes what was left, and
 //! finally, exactly, in the statement that stores the row. A refused upload
 //! leaves nothing behind.
+//!
+//! One user's uploads in progress on a node are bounded
+//! (`max_uploads_in_flight_per_user`: 429 `rate_limited`, reason
+//! `uploads_in_flight`, before the body is read), and so is the time one
+//! body may take (`upload_timeout_secs`: 408), so a member trickling bytes
+//! cannot hold a node's connections and files. Image decodes share the
+//! node's decode budget fairly between users (`attachments::decodes`).
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -124,9 +131,27 @@ fn over_bound(max: u64, unclaimed: i64, size: u64, at_least: bool) -> ApiError {
     )
 }
 
+/// 429 `rate_limited`, reason `uploads_in_flight`: the user has `max`
+/// (`max_uploads_in_flight_per_user`) uploads in progress on this node. No
+/// `retryAfterMs`: it ends when one of them does.
+fn too_many_uploads(refused: attachments::TooManyUploads) -> ApiError {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        &format!(
+            "over max_uploads_in_flight_per_user ({}): this user has that many uploads in progress; \
+             retry when one ends",
+            refused.max
+        ),
+    )
+    .with_reason("uploads_in_flight")
+}
+
 /// `POST /v1/channels/{channelId}/attachments?filename=NAME`: 201 with the
 /// attachment; 413 `body_too_large`; 429 `rate_limited` past
-/// `max_unclaimed_upload_bytes`; 415 `unsupported_media_type`; 400
+/// `max_unclaimed_upload_bytes` or `max_uploads_in_flight_per_user` (this
+/// one before anything else is judged); 408 when the body stalls for
+/// `handshake_timeout_ms` or takes longer than `upload_timeout_secs`; 415 `unsupported_media_type`; 400
 /// `invalid_field` (`body`: an image that does not decode or is too large;
 /// `filename`); 403 for a non-member or an unknown channel, as the history
 /// route, judged when the upload starts and again when its row is stored
@@ -148,7 +173,8 @@ fn over_bound(max: u64, unclaimed: i64, size: u64, at_least: bool) -> ApiError {
         (status = 403, description = "The admin token, a non-member, or an unknown channel", body = ErrorBody),
         (status = 413, description = "Over max_attachment_bytes", body = ErrorBody),
         (status = 415, description = "No Content-Type, or one not in attachment_types", body = ErrorBody),
-        (status = 429, description = "rate_limited: the user's uploads not yet part of a message would pass max_unclaimed_upload_bytes", body = ErrorBody),
+        (status = 408, description = "No body bytes for handshake_timeout_ms, or the body took longer than upload_timeout_secs", body = ErrorBody),
+        (status = 429, description = "rate_limited: the user's uploads not yet part of a message would pass max_unclaimed_upload_bytes, or (reason uploads_in_flight) the user has max_uploads_in_flight_per_user uploads in progress", body = ErrorBody),
         (status = 503, description = "Database or storage unavailable", body = ErrorBody),
     ),
     security(("userJwt" = [])),
@@ -167,6 +193,14 @@ pub async fn upload(
     let Caller::User(user) = &who else {
         return Err(ApiError::forbidden("uploads are made with a member's user token"));
     };
+    // Held until the answer (or until this future is dropped, its client
+    // gone): given back however the upload ends.
+    let _slot = state
+        .attachments
+        .uploads
+        .acquire(&user.user_id)
+        .map_err(too_many_uploads)?;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(state.config.upload_timeout_secs);
     channel_reader(&state, &who, &channel).await?;
     let config = &state.config;
     let content_type = headers
@@ -218,8 +252,11 @@ pub async fn upload(
     let mut unclaimed = Unclaimed::new(&state);
     let mut writer = storage.writer(&key).await.map_err(storage_failed)?;
     unclaimed.keys.push(key.clone());
-    let idle = config.handshake_timeout();
-    let received = match receive(request, &mut writer, &limits, format.is_some(), idle).await {
+    let times = Times {
+        idle: config.handshake_timeout(),
+        deadline,
+    };
+    let received = match receive(request, &mut writer, &limits, format.is_some(), &times).await {
         Ok(received) => received,
         Err(refusal) => {
             writer.abort().await;
@@ -235,7 +272,7 @@ pub async fn upload(
             .map_err(|r| ApiError::invalid_field("body", &r.to_string()))?;
         let permit = state
             .attachments
-            .decode_permit(u64::from(w) * u64::from(h))
+            .decode_permit(&user.user_id, u64::from(w) * u64::from(h))
             .await
             .map_err(|_| ApiError::unavailable("image decoding unavailable; retry"))?;
         let inspected = tokio::task::spawn_blocking(move || {
@@ -322,29 +359,42 @@ struct Limits {
     left: u64,
 }
 
+/// How long [`receive`] waits for a body.
+struct Times {
+    /// Longest gap between body bytes (`handshake_timeout_ms`).
+    idle: std::time::Duration,
+    /// When the whole body must have arrived (`upload_timeout_secs` after
+    /// the request started).
+    deadline: tokio::time::Instant,
+}
+
 /// Streams `request`'s body into `writer`, hashing and counting it; 413
 /// as soon as it passes `max` bytes, 429 as soon as it passes what the
-/// bound on unclaimed bytes left; 408 when no bytes arrive for `idle`
-/// (a slow link may take minutes for a large file, but never stalls that
-/// long). Keeps the bytes of an image (`keep`).
+/// bound on unclaimed bytes left; 408 when no bytes arrive for
+/// `times.idle` (a slow link may take minutes for a large file, but never
+/// stalls that long) or the body is not all there by `times.deadline` (a
+/// trickle cannot hold an upload open forever). Keeps the bytes of an
+/// image (`keep`).
 async fn receive(
     request: Request,
     writer: &mut Writer,
     limits: &Limits,
     keep: bool,
-    idle: std::time::Duration,
+    times: &Times,
 ) -> Result<Received, ApiError> {
     let mut stream = request.into_body().into_data_stream();
     let mut hasher = Sha256::new();
     let mut size: u64 = 0;
     let mut image = Vec::new();
     loop {
-        let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
-            return Err(ApiError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "bad_request",
-                "no body bytes arrived within handshake_timeout_ms",
-            ));
+        let until = times.deadline.min(tokio::time::Instant::now() + times.idle);
+        let Ok(next) = tokio::time::timeout_at(until, stream.next()).await else {
+            let why = if tokio::time::Instant::now() >= times.deadline {
+                "the body did not arrive within upload_timeout_secs"
+            } else {
+                "no body bytes arrived within handshake_timeout_ms"
+            };
+            return Err(ApiError::new(StatusCode::REQUEST_TIMEOUT, "bad_request", why));
         };
         let Some(chunk) = next else { break };
         let chunk = chunk.map_err(|_| ApiError::bad_request("the request body could not be read"))?;

@@ -51,6 +51,11 @@ pub(crate) async fn answer(mut socket: TcpStream) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// The user whose decode permit a test holds to keep the budget busy.
+pub(crate) fn holder() -> chatd::ids::UserId {
+    chatd::ids::UserId::parse("holder").expect("user id")
+}
+
 /// Whether a whole object is in the file store (not only the staging file
 /// of one being written, named `…#n` by `object_store`).
 fn stored(app: &TestApp) -> bool {
@@ -102,7 +107,12 @@ async fn an_upload_that_stalls_gets_408_and_leaves_nothing(backend: Backend) {
 async fn image_decodes_wait_for_the_decode_budget(backend: Backend) {
     let app = spawn_app_with(backend, |c| c.max_image_pixels = 1_000_000).await;
     app.create_channel("room", &["alice"]).await;
-    let held = app.state.attachments.decode_permit(u64::MAX).await.expect("budget");
+    let held = app
+        .state
+        .attachments
+        .decode_permit(&holder(), u64::MAX)
+        .await
+        .expect("budget");
     let image = png(64, 64);
     let mut socket = upload_head(&app, "alice", "image/png", image.len()).await;
     socket.write_all(&image).await.expect("body");
@@ -126,7 +136,12 @@ async fn image_decodes_wait_for_the_decode_budget(backend: Backend) {
 async fn an_upload_ended_before_it_is_stored_leaves_nothing(backend: Backend) {
     let app = spawn_app_with(backend, |c| c.max_image_pixels = 1_000_000).await;
     app.create_channel("room", &["alice"]).await;
-    let held = app.state.attachments.decode_permit(u64::MAX).await.expect("budget");
+    let held = app
+        .state
+        .attachments
+        .decode_permit(&holder(), u64::MAX)
+        .await
+        .expect("budget");
     let image = png(64, 64);
     let mut socket = upload_head(&app, "alice", "image/png", image.len()).await;
     socket.write_all(&image).await.expect("body");
@@ -152,7 +167,12 @@ async fn an_upload_whose_client_goes_away_is_expired_like_any_unsent_one(backend
     })
     .await;
     app.create_channel("room", &["alice"]).await;
-    let held = app.state.attachments.decode_permit(u64::MAX).await.expect("budget");
+    let held = app
+        .state
+        .attachments
+        .decode_permit(&holder(), u64::MAX)
+        .await
+        .expect("budget");
     let image = png(64, 64);
     let mut socket = upload_head(&app, "alice", "image/png", image.len()).await;
     socket.write_all(&image).await.expect("body");

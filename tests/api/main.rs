@@ -5,6 +5,7 @@
 
 mod admin_listen;
 mod attachments;
+mod attachments_bounds;
 mod attachments_quota;
 mod attachments_storage;
 mod attachments_uploads;
