@@ -8,6 +8,8 @@
 //!   fairly between users;
 //! - [`in_flight`]: the uploads each user has in progress
 //!   (`max_uploads_in_flight_per_user`);
+//! - [`strays`]: objects no row names (a crash between writing the bytes
+//!   and the row), removed after a grace period by the removal task;
 //! - [`signing`]: the signed URLs messages carry (HMAC with the
 //!   attachment's own key, checked in constant time);
 //! - [`Attachments`]: the storage and the task that removes objects queued
@@ -24,6 +26,7 @@ pub mod images;
 pub mod in_flight;
 pub mod signing;
 pub mod storage;
+pub mod strays;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,8 +122,10 @@ impl Attachments {
     /// `min(attachment_orphan_ttl_secs, retention_sweep_secs, 60)` seconds
     /// it deletes the uploads no message claimed within
     /// `attachment_orphan_ttl_secs`, or within their channel's retention
-    /// (`retentionSecs`, else `retention_secs`) when that is shorter.
+    /// (`retentionSecs`, else `retention_secs`) when that is shorter. Beside
+    /// it, [`strays::spawn`] removes objects no row names.
     pub fn spawn_sweeper(self: &Arc<Self>, store: Store, config: &Config, stop: CancellationToken) {
+        strays::spawn(self.storage.clone(), store.clone(), strays::grace(config), stop.clone());
         let this = Arc::clone(self);
         let orphan_ttl_ms = i64::try_from(config.attachment_orphan_ttl_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
         let retention_secs = i64::try_from(config.retention_secs).unwrap_or(i64::MAX);

@@ -149,6 +149,28 @@ impl Storage {
         }
     }
 
+    /// The keys of the objects under `prefix` (`files/`, …) last written
+    /// before `cutoff_ms` (ms since the epoch), as the store lists them
+    /// (in pages: never the whole listing in memory).
+    ///
+    /// # Errors
+    /// The store's error, per item.
+    pub fn keys_older_than(&self, prefix: &str, cutoff_ms: i64) -> BoxStream<'static, Result<String, StorageError>> {
+        self.store
+            .list(Some(&Path::from(prefix)))
+            .filter_map(move |meta| {
+                let item = match meta {
+                    Ok(meta) if meta.last_modified.timestamp_millis() < cutoff_ms => {
+                        Some(Ok(meta.location.to_string()))
+                    }
+                    Ok(_) => None,
+                    Err(error) => Some(Err(from_store(error))),
+                };
+                std::future::ready(item)
+            })
+            .boxed()
+    }
+
     /// Deletes object `key`; a missing object is not an error.
     ///
     /// # Errors

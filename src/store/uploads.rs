@@ -1,8 +1,10 @@
 //! Uploads not yet part of a message (protocol.md §15): storing an
 //! upload's row under its checks (membership, no pending erasure, and the
 //! uploader's bound on unclaimed bytes, `max_unclaimed_upload_bytes`), the
-//! bytes an uploader holds unclaimed, and the expiry of orphans (after
-//! `attachment_orphan_ttl_secs`, or the channel's retention when shorter).
+//! bytes an uploader holds unclaimed, the expiry of orphans (after
+//! `attachment_orphan_ttl_secs`, or the channel's retention when shorter),
+//! and which storage keys rows still name (for objects left by a crash:
+//! `attachments::strays`).
 
 use super::attachments::{attachment_columns, id_text};
 use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
@@ -113,6 +115,12 @@ impl Store {
         self.read(async { dispatch!(self.unclaimed_upload_bytes(user)) }).await
     }
 
+    /// The storage keys (bytes and thumbnail) that the rows of the
+    /// attachments `ids` name now; an id with no row names none.
+    pub async fn attachment_keys_of(&self, ids: &[uuid::Uuid]) -> Result<Vec<String>, StoreError> {
+        self.read(async { dispatch!(self.attachment_keys_of(ids)) }).await
+    }
+
     /// Deletes the rows of uploads no message claimed that were made
     /// before `before` (ms), or before `now` less their channel's
     /// retention (its `retentionSecs`, else `global_retention_secs`; 0 is
@@ -185,6 +193,15 @@ impl<D: Dialect> SqlStore<D> {
         };
         Self::commit(tx, sent).await?;
         Ok(outcome)
+    }
+
+    pub(super) async fn attachment_keys_of(&self, ids: &[uuid::Uuid]) -> Result<Vec<String>, StoreError> {
+        let mut reader = self.reader().await?;
+        let rows = Self::attachments_by_ids_in(&mut reader, ids).await?;
+        Ok(rows
+            .into_iter()
+            .flat_map(|row| std::iter::once(row.storage_key).chain(row.thumbnail_key))
+            .collect())
     }
 
     pub(super) async fn unclaimed_upload_bytes(&self, user: &UserId) -> Result<i64, StoreError> {

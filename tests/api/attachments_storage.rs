@@ -24,7 +24,7 @@ on_both_stores!(
 
 /// The S3-compatible server of the test run (`.ci/run` starts moto's
 /// server mode there), or `None`: the S3 test is skipped.
-fn s3_endpoint() -> Option<String> {
+pub(crate) fn s3_endpoint() -> Option<String> {
     std::env::var("CHATD_TEST_S3_ENDPOINT").ok().filter(|e| !e.is_empty())
 }
 
@@ -36,7 +36,7 @@ async fn in_storage(app: &TestApp, key: &str) -> bool {
 
 /// A server storing attachments in a new bucket of the S3 server at
 /// `endpoint`, and the bucket's URL.
-async fn s3_app(backend: Backend, endpoint: &str) -> (TestApp, String) {
+pub(crate) async fn s3_app(backend: Backend, endpoint: &str) -> (TestApp, String) {
     s3_app_with(backend, endpoint, |_| {}).await
 }
 

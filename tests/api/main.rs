@@ -8,6 +8,7 @@ mod attachments;
 mod attachments_bounds;
 mod attachments_quota;
 mod attachments_storage;
+mod attachments_strays;
 mod attachments_uploads;
 mod backend_api;
 mod blocks;

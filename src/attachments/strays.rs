@@ -1,0 +1,141 @@
+//! Objects in attachment storage that no row names: what a crash leaves.
+//!
+//! An upload writes its bytes first and its row after (`http/attachments.rs`),
+//! and an image's thumbnail is written before its key is recorded. A process
+//! that dies between the two (a crash, `kill -9`; a shutdown or a refusal
+//! removes them itself) leaves an object that neither the orphan expiry nor
+//! the removal queue knows, since both work from rows. This sweep lists the
+//! storage's `files/` and `thumbnails/` keys older than a grace period and
+//! removes those no attachment row names.
+//!
+//! The grace period ([`grace`]) is at least [`STRAY_GRACE`], at least
+//! `attachment_orphan_ttl_secs`, and an hour more than `upload_timeout_secs`:
+//! an object being written now, or written moments before its row, is young
+//! (S3 may date an object written in parts from when its upload began, so
+//! the grace outlasts any upload). Keys of any other shape (another
+//! application's objects in a shared bucket) are never touched.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+
+use super::storage::{Storage, StorageError};
+use super::{file_key, thumbnail_key};
+use crate::store::{Store, StoreError};
+
+/// The least age (since last written) of an object this sweep may remove.
+pub const STRAY_GRACE: Duration = Duration::from_secs(24 * 3600);
+/// How often each node sweeps for strays (the first sweep comes this long
+/// after start: a crash's leftovers wait for it, nothing depends on them).
+pub const STRAY_SWEEP_EVERY: Duration = Duration::from_secs(6 * 3600);
+/// The grace period for `config`: the longest of [`STRAY_GRACE`],
+/// `attachment_orphan_ttl_secs`, and `upload_timeout_secs` plus an hour.
+pub fn grace(config: &crate::config::Config) -> Duration {
+    STRAY_GRACE
+        .max(Duration::from_secs(config.attachment_orphan_ttl_secs))
+        .max(Duration::from_secs(config.upload_timeout_secs.saturating_add(3600)))
+}
+
+/// Keys looked up in the database at once.
+const KEYS_PER_LOOKUP: usize = 500;
+
+/// Why a stray sweep stopped early (what it removed until then stays removed).
+#[derive(Debug, thiserror::Error)]
+pub enum StraySweepError {
+    /// Listing or deleting objects failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Reading which keys rows name failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The attachment id a storage key of ours names, with the key it must
+/// equal (`files/<id>` or `thumbnails/<id>`), or `None` for any other key.
+fn attachment_of(key: &str) -> Option<uuid::Uuid> {
+    let (prefix, id) = key.split_once('/')?;
+    let id = uuid::Uuid::parse_str(id).ok()?;
+    let ours = match prefix {
+        "files" => file_key(id),
+        "thumbnails" => thumbnail_key(id),
+        _ => return None,
+    };
+    (ours == key).then_some(id)
+}
+
+/// Removes the objects under `files/` and `thumbnails/` last written more
+/// than `grace` before `now_ms` (ms since the epoch) that no attachment row
+/// names; returns how many it removed. The listing is read in pages and the
+/// rows looked up [`KEYS_PER_LOOKUP`] keys at a time.
+///
+/// # Errors
+/// [`StraySweepError`] when the storage cannot be listed or an object
+/// deleted, or the database read fails.
+pub async fn sweep_strays(
+    storage: &Storage,
+    store: &Store,
+    grace: Duration,
+    now_ms: i64,
+) -> Result<usize, StraySweepError> {
+    let cutoff = now_ms.saturating_sub(i64::try_from(grace.as_millis()).unwrap_or(i64::MAX));
+    let mut removed = 0;
+    for prefix in ["files/", "thumbnails/"] {
+        let mut keys = storage.keys_older_than(prefix, cutoff).chunks(KEYS_PER_LOOKUP);
+        while let Some(page) = keys.next().await {
+            let page: Vec<(String, uuid::Uuid)> = page
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .filter_map(|key| attachment_of(&key).map(|id| (key, id)))
+                .collect();
+            let ids: Vec<uuid::Uuid> = page.iter().map(|(_, id)| *id).collect();
+            let named = store.attachment_keys_of(&ids).await?;
+            for (key, _) in page.into_iter().filter(|(key, _)| !named.contains(key)) {
+                storage.delete(&key).await?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// Runs [`sweep_strays`] every [`STRAY_SWEEP_EVERY`] until `stop`, with
+/// `grace` ([`grace`] of the settings); failures are logged and the next
+/// round tries again.
+pub fn spawn(storage: Storage, store: Store, grace: Duration, stop: tokio_util::sync::CancellationToken) {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(STRAY_SWEEP_EVERY) => {}
+            }
+            match sweep_strays(&storage, &store, grace, super::now_ms()).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(count = n, "attachment objects no row names removed"),
+                Err(error) => tracing::warn!(%error, "sweeping attachment objects no row names failed"),
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_keys_of_chatds_own_shape_name_an_attachment() {
+        let id = uuid::Uuid::now_v7();
+        assert_eq!(attachment_of(&file_key(id)), Some(id));
+        assert_eq!(attachment_of(&thumbnail_key(id)), Some(id));
+        for other in [
+            format!("other/{id}"),
+            format!("files/{id}/x"),
+            format!("files/{}", id.simple()),
+            format!("files/{}", id.hyphenated().to_string().to_uppercase()),
+            "files/".to_owned(),
+            "files/readme.txt".to_owned(),
+        ] {
+            assert_eq!(attachment_of(&other), None, "{other}");
+        }
+    }
+}
