@@ -202,6 +202,34 @@ mod tests {
         out
     }
 
+    /// A GIF whose logical screen (what [`dimensions`] reads) is 1×1 but
+    /// whose first frame is 3500×3500 pixels of one colour: 10,579 bytes,
+    /// made with Pillow (a 3500×3500 GIF, bytes 6..10 set to 1×1).
+    const GIF_1X1_SCREEN_3500_FRAME: &[u8] = include_bytes!("testdata/gif-1x1-screen-3500x3500-frame.gif");
+
+    /// Found by a hostile test (sixth breaker run): the decode budget counts
+    /// the pixels of a GIF's logical screen, but the `image` crate decodes a
+    /// first frame larger than the screen into a buffer of its own (up to the
+    /// `gif` crate's 50 MB per frame, within DECODER_ALLOC_BYTES), so a 10 KB
+    /// GIF that is 1×1 by its header costs 47 MiB; 20 uploaded at once took
+    /// the server's peak from 79 to 905 MiB, each holding one permit of 763.
+    #[test]
+    fn a_gif_whose_first_frame_is_larger_than_its_screen_costs_no_more_than_its_screen() {
+        let before = peak_rss();
+        assert_eq!(
+            dimensions(GIF_1X1_SCREEN_3500_FRAME, ImageFormat::Gif, 1_000_000).expect("header"),
+            (1, 1)
+        );
+        // Refused or decoded: either way it must not cost the frame's pixels.
+        let _ = inspect(GIF_1X1_SCREEN_3500_FRAME, ImageFormat::Gif, 1_000_000, 320);
+        let grew = peak_rss().saturating_sub(before);
+        assert!(
+            grew < 16 << 20,
+            "reading a GIF that is 1×1 by its header raised the peak memory by {} MiB",
+            grew >> 20
+        );
+    }
+
     /// The process's peak resident memory so far (`VmHWM`), bytes.
     fn peak_rss() -> u64 {
         let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
