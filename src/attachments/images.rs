@@ -25,6 +25,14 @@ pub const METADATA_ALLOC_BYTES: u64 = 8 * 1024 * 1024;
 /// component planes, WebP's), bytes.
 const DECODER_ALLOC_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Room above the pixels for a GIF's decoder, bytes. Its frame buffer fits
+/// in the 8 bytes per pixel already allowed (a valid GIF's frames lie within
+/// its logical screen) and its LZW tables take a few KiB; more room let a
+/// first frame larger than the screen decode into a buffer of its own, up
+/// to the `gif` crate's 50 MB per frame, from a 10 KB file that is 1×1 by
+/// its header.
+const GIF_ALLOC_BYTES: u64 = 1024 * 1024;
+
 /// The media type of the thumbnails chatd makes.
 pub const THUMBNAIL_TYPE: &str = "image/jpeg";
 
@@ -62,6 +70,57 @@ pub struct Inspected {
     pub width: u32,
     pub height: u32,
     pub thumbnail: Vec<u8>,
+}
+
+/// The share of the decode budget (in pixels, as `max_image_pixels`
+/// counts) that decoding `bytes` as `format`, of `pixels` by its header,
+/// takes while it runs: its pixels, except for a WebP holding lossless data
+/// (a `VP8L` image, or an `ALPH` plane, also inside animation frames),
+/// which takes the whole budget (`max_pixels`), so such decodes run one at
+/// a time on a node. Why: `image-webp` builds the tables of every
+/// prefix-code group a lossless stream names (up to 65,536, about 56 KiB
+/// each) outside any memory limit, so a 1.8 MB file that is 1×1 by its
+/// header took 550 MiB to decode; its memory is not bounded by its pixels,
+/// only its concurrency is bounded here (docs/known-issues.md).
+pub fn decode_charge(bytes: &[u8], format: ImageFormat, pixels: u64, max_pixels: u64) -> u64 {
+    if format == ImageFormat::WebP && webp_has_lossless_data(bytes) {
+        max_pixels.max(pixels)
+    } else {
+        pixels
+    }
+}
+
+/// Whether the WebP file `bytes` holds a `VP8L` or `ALPH` chunk, at its top
+/// level or in an `ANMF` frame; `true` for a file whose chunks do not parse
+/// (the decoder will judge it, under the stricter charge).
+fn webp_has_lossless_data(bytes: &[u8]) -> bool {
+    /// Whether the chunks in `data` (a list of RIFF chunks) hold lossless data.
+    fn in_chunks(mut data: &[u8], depth: u8) -> bool {
+        while !data.is_empty() {
+            let Some((head, rest)) = data.split_at_checked(8) else {
+                return true;
+            };
+            let (fourcc, size) = head.split_at(4);
+            let size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
+            let Some(body) = rest.get(..size) else { return true };
+            match fourcc {
+                b"VP8L" | b"ALPH" => return true,
+                // An animation frame: 16 bytes of its own, then its chunks.
+                b"ANMF" if depth == 0 => {
+                    if body.len() < 16 || in_chunks(&body[16..], 1) {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+            data = rest.get(size + (size & 1)..).unwrap_or_default();
+        }
+        false
+    }
+    match bytes {
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', chunks @ ..] => in_chunks(chunks, 0),
+        _ => true,
+    }
 }
 
 /// The width and height of `bytes` as an image of `format`, read from its
@@ -112,10 +171,10 @@ pub fn inspect(
     // RGBA of 16 bits per channel at most, with room for the decoder's own
     // buffers; a PNG's decoder spends that room on its metadata too, so it
     // gets only what its metadata may take.
-    let room = if format == ImageFormat::Png {
-        METADATA_ALLOC_BYTES
-    } else {
-        DECODER_ALLOC_BYTES
+    let room = match format {
+        ImageFormat::Png => METADATA_ALLOC_BYTES,
+        ImageFormat::Gif => GIF_ALLOC_BYTES,
+        _ => DECODER_ALLOC_BYTES,
     };
     limits.max_alloc = Some(pixels.saturating_mul(8).saturating_add(room));
     reader.limits(limits);
@@ -210,7 +269,7 @@ mod tests {
     /// Found by a hostile test (sixth breaker run): the decode budget counts
     /// the pixels of a GIF's logical screen, but the `image` crate decodes a
     /// first frame larger than the screen into a buffer of its own (up to the
-    /// `gif` crate's 50 MB per frame, within DECODER_ALLOC_BYTES), so a 10 KB
+    /// `gif` crate's 50 MB per frame, within the 64 MiB it had), so a 10 KB
     /// GIF that is 1×1 by its header costs 47 MiB; 20 uploaded at once took
     /// the server's peak from 79 to 905 MiB, each holding one permit of 763.
     #[test]
@@ -220,14 +279,80 @@ mod tests {
             dimensions(GIF_1X1_SCREEN_3500_FRAME, ImageFormat::Gif, 1_000_000).expect("header"),
             (1, 1)
         );
-        // Refused or decoded: either way it must not cost the frame's pixels.
-        let _ = inspect(GIF_1X1_SCREEN_3500_FRAME, ImageFormat::Gif, 1_000_000, 320);
+        // A frame outside the screen makes it an invalid GIF: refused, and
+        // without costing the frame's pixels.
+        assert_eq!(
+            inspect(GIF_1X1_SCREEN_3500_FRAME, ImageFormat::Gif, 1_000_000, 320).unwrap_err(),
+            ImageRefusal::Undecodable("image/gif")
+        );
         let grew = peak_rss().saturating_sub(before);
         assert!(
             grew < 16 << 20,
             "reading a GIF that is 1×1 by its header raised the peak memory by {} MiB",
             grew >> 20
         );
+    }
+
+    #[test]
+    fn a_webp_with_lossless_data_takes_the_whole_decode_budget() {
+        fn webp(chunks: &[(&[u8; 4], Vec<u8>)]) -> Vec<u8> {
+            let mut body = b"WEBP".to_vec();
+            for (fourcc, data) in chunks {
+                body.extend_from_slice(*fourcc);
+                body.extend_from_slice(&u32::try_from(data.len()).expect("size").to_le_bytes());
+                body.extend_from_slice(data);
+                if data.len() % 2 == 1 {
+                    body.push(0);
+                }
+            }
+            let mut file = b"RIFF".to_vec();
+            file.extend_from_slice(&u32::try_from(body.len()).expect("size").to_le_bytes());
+            file.extend_from_slice(&body);
+            file
+        }
+        let lossless = {
+            let image = image::RgbaImage::from_pixel(4, 4, image::Rgba([1, 2, 3, 255]));
+            let mut out = Cursor::new(Vec::new());
+            image.write_to(&mut out, ImageFormat::WebP).expect("encode");
+            out.into_inner()
+        };
+        let charge = |bytes: &[u8]| decode_charge(bytes, ImageFormat::WebP, 16, 1_000);
+        assert_eq!(charge(&lossless), 1_000, "the image crate writes lossless WebP");
+        assert_eq!(charge(&webp(&[(b"VP8 ", vec![0; 11])])), 16, "lossy");
+        assert_eq!(
+            charge(&webp(&[
+                (b"VP8X", vec![0; 10]),
+                (b"ALPH", vec![0; 3]),
+                (b"VP8 ", vec![0; 9])
+            ])),
+            1_000
+        );
+        let mut frame = vec![0u8; 16];
+        frame.extend_from_slice(b"VP8L");
+        frame.extend_from_slice(&4u32.to_le_bytes());
+        frame.extend_from_slice(&[0; 4]);
+        assert_eq!(
+            charge(&webp(&[(b"VP8X", vec![0; 10]), (b"ANMF", frame)])),
+            1_000,
+            "in a frame"
+        );
+        assert_eq!(charge(b"RIFF\x10\0\0\0WEBPVP8 \xff\xff\0\0"), 1_000, "cut short");
+        assert_eq!(
+            decode_charge(&lossless, ImageFormat::Png, 16, 1_000),
+            16,
+            "other formats"
+        );
+    }
+
+    #[test]
+    fn gifs_within_their_screen_still_decode_in_the_tighter_room() {
+        for (width, height) in [(1, 1), (300, 200), (2000, 1500)] {
+            let image = image::RgbaImage::from_pixel(width, height, image::Rgba([10, 200, 30, 255]));
+            let mut gif = Cursor::new(Vec::new());
+            image.write_to(&mut gif, ImageFormat::Gif).expect("encode");
+            let inspected = inspect(gif.get_ref(), ImageFormat::Gif, 50_000_000, 320).expect("a valid GIF decodes");
+            assert_eq!((inspected.width, inspected.height), (width, height));
+        }
     }
 
     /// The process's peak resident memory so far (`VmHWM`), bytes.

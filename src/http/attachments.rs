@@ -272,7 +272,10 @@ pub async fn upload(
             .map_err(|r| ApiError::invalid_field("body", &r.to_string()))?;
         let permit = state
             .attachments
-            .decode_permit(&user.user_id, u64::from(w) * u64::from(h))
+            .decode_permit(
+                &user.user_id,
+                images::decode_charge(&bytes, format, u64::from(w) * u64::from(h), max_pixels),
+            )
             .await
             .map_err(|_| ApiError::unavailable("image decoding unavailable; retry"))?;
         let inspected = tokio::task::spawn_blocking(move || {
