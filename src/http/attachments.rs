@@ -83,7 +83,9 @@ pub(super) fn is_upload(method: &axum::http::Method, path: &str) -> bool {
 }
 
 /// A `filename` checked: 1 to 255 bytes, no `/`, `\`, control or
-/// bidirectional control characters, not `.` or `..`.
+/// bidirectional control characters, not `.` or `..`, not blank
+/// ([`crate::text::shows_nothing`]) and no zero-width filler
+/// ([`crate::text::is_zero_width_filler`]: `\u{200b}invoice.pdf`).
 fn check_filename(name: &str) -> Result<(), ApiError> {
     let bad = |why: &str| Err(ApiError::invalid_field("filename", why));
     if name.is_empty() || name.len() > MAX_FILENAME_BYTES {
@@ -97,6 +99,11 @@ fn check_filename(name: &str) -> Result<(), ApiError> {
     }
     if name == "." || name == ".." {
         return bad("must not be . or ..");
+    }
+    if crate::text::shows_nothing(name) || name.chars().any(crate::text::is_zero_width_filler) {
+        return bad(
+            "must show something and not contain zero-width characters (U+200B, U+2060 to U+2064, U+FEFF, U+00AD)",
+        );
     }
     Ok(())
 }

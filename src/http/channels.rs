@@ -142,7 +142,9 @@ fn too_many(most: usize) -> ApiError {
 }
 
 /// A channel `name`: at most [`MAX_NAME_CHARS`] characters, no control
-/// characters, no bidirectional embeddings, overrides or isolates
+/// characters, not blank (only spaces or invisible characters), no
+/// zero-width filler (`\u{feff}admin` shows as `admin`), no bidirectional
+/// embeddings, overrides or isolates
 /// ([`is_bidi_override`]: `\u{202e}nimda` shows as `admin`; right-to-left text itself, and the marks, are
 /// names like any other).
 ///
@@ -154,6 +156,18 @@ pub(super) fn check_name(name: &str) -> Result<(), ApiError> {
     }
     if name.chars().any(char::is_control) {
         return Err(ApiError::invalid_field("name", "must not contain control characters"));
+    }
+    if crate::text::shows_nothing(name) {
+        return Err(ApiError::invalid_field(
+            "name",
+            "must show something: not only spaces or invisible characters (empty clears it)",
+        ));
+    }
+    if name.chars().any(crate::text::is_zero_width_filler) {
+        return Err(ApiError::invalid_field(
+            "name",
+            "must not contain zero-width characters (U+200B, U+2060 to U+2064, U+FEFF, U+00AD)",
+        ));
     }
     if name.chars().any(is_bidi_override) {
         return Err(ApiError::invalid_field(

@@ -344,6 +344,30 @@ async fn uploads_are_refused_by_type_size_image_and_name_leaving_nothing(backend
             b"x".to_vec(),
             Some("\u{202e}gnp.exe"),
         ),
+        // Blank, or with a zero-width filler: shown as nothing, or as
+        // another file's name.
+        (400, "invalid_field", Some("text/plain"), b"x".to_vec(), Some(" ")),
+        (
+            400,
+            "invalid_field",
+            Some("text/plain"),
+            b"x".to_vec(),
+            Some("\u{3164}"),
+        ),
+        (
+            400,
+            "invalid_field",
+            Some("text/plain"),
+            b"x".to_vec(),
+            Some("\u{200b}invoice.pdf"),
+        ),
+        (
+            400,
+            "invalid_field",
+            Some("text/plain"),
+            b"x".to_vec(),
+            Some("in\u{feff}voice.pdf"),
+        ),
     ];
     for (want, code, kind, bytes, name) in refusals {
         let (status, body) = upload(&app, "alice", "room", kind, bytes, name).await;

@@ -17,6 +17,7 @@ on_both_stores!(
     an_owner_makes_a_channel_public_and_private_again,
     the_directory_ignores_case_beyond_ascii_and_pages_such_a_query,
     channel_names_with_bidi_overrides_are_refused,
+    blank_channel_names_and_zero_width_fillers_are_refused,
 );
 
 async fn make(app: &TestApp, body: Value) {
@@ -488,5 +489,46 @@ async fn channel_names_with_bidi_overrides_are_refused(backend: Backend) {
         )
         .await;
     assert_eq!(status, 200, "{answer}");
+    app.stop().await;
+}
+
+/// Found by a hostile test (sixth breaker run): a name of spaces or
+/// invisible characters shows as no name, and `\u{feff}admin` as `admin`.
+/// Joiners that scripts need (U+200C in Persian) stay allowed.
+async fn blank_channel_names_and_zero_width_fillers_are_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let token = app.token("alice");
+    make(&app, json!({"channelId": "room", "owners": ["alice"]})).await;
+    for name in [
+        "   ",
+        "\u{a0}",
+        "\u{3164}",
+        "\u{2028}",
+        "\u{feff}admin",
+        "ad\u{200b}min",
+        "\u{2060}x",
+    ] {
+        let body = json!({"name": name}).to_string();
+        let (status, answer) = app
+            .request("PATCH", "/v1/channels/room", Some(&token), Some(&body))
+            .await;
+        assert_eq!(
+            (status, &answer["error"]["code"], &answer["error"]["field"]),
+            (400, &json!("invalid_field"), &json!("name")),
+            "{name:?}: {answer}"
+        );
+        let body = json!({"channelId": "spoof", "name": name}).to_string();
+        let (status, _) = app.request("POST", "/v1/me/channels", Some(&token), Some(&body)).await;
+        assert_eq!(status, 400, "{name:?}");
+    }
+    let (_, room) = app.request("GET", "/v1/channels/room", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(room["name"], Value::Null, "{room}");
+    for name in ["می\u{200c}خواهم", " padded ", ""] {
+        let body = json!({"name": name}).to_string();
+        let (status, answer) = app
+            .request("PATCH", "/v1/channels/room", Some(&token), Some(&body))
+            .await;
+        assert_eq!(status, 200, "{name:?}: {answer}");
+    }
     app.stop().await;
 }

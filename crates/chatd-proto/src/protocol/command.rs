@@ -70,8 +70,10 @@ pub enum EntryChange {
 /// characters, no whitespace, and none of the invisible characters that
 /// make a reaction show as another or as nothing: bidirectional controls
 /// ([`crate::text::is_bidi_override`], [`crate::text::is_bidi_mark`]) and
-/// U+200B ZERO WIDTH SPACE. The joiner U+200D and the variation selectors,
-/// which emoji sequences are made of, are allowed.
+/// U+200B ZERO WIDTH SPACE; and it must show something, holding other
+/// invisible characters only where emoji sequences need them
+/// ([`crate::text::emoji_refusal`]: the joiner U+200D, the variation
+/// selectors, a flag's tags).
 ///
 /// # Errors
 /// A reason safe to show to the client.
@@ -88,7 +90,10 @@ pub fn check_emoji(emoji: &str) -> Result<(), &'static str> {
     {
         return Err("must not contain bidirectional controls or U+200B");
     }
-    Ok(())
+    match crate::text::emoji_refusal(emoji) {
+        Some(reason) => Err(reason),
+        None => Ok(()),
+    }
 }
 
 /// Checks a body (MSG_SEND, MSG_EDIT): not empty, at most `max_body_bytes`

@@ -503,6 +503,12 @@ mod codec {
             ("👍\u{2066}", "add", "emoji"),
             ("\u{200f}👍", "add", "emoji"),
             ("\u{200b}", "add", "emoji"),
+            // Others that show as nothing or make a look-alike (sixth run).
+            ("👍\u{2060}", "add", "emoji"),
+            ("👍\u{e0020}", "add", "emoji"),
+            ("\u{feff}", "add", "emoji"),
+            ("\u{3164}", "add", "emoji"),
+            ("\u{200d}", "add", "emoji"),
             ("👍", "toggle", "op"),
             ("👍", "ADD", "op"),
         ] {
