@@ -631,15 +631,22 @@ async fn a_member_who_joins_late_is_not_handed_what_came_before_the_join() {
     alice.send_and_ack("room", "m1", "before dave").await;
     alice.send_and_ack("room", "m2", "still before dave").await;
     // Dave joins when the last seq is 2; the join's own event has not reached
-    // node D yet, but an older add (seq 0, from an earlier membership) does.
+    // node D yet, but an older add (seq 0, from an earlier membership) does,
+    // after its CHANNEL_ADDED (which opens the channel to dave's session).
     let mut db = sqlx::PgConnection::connect(&cluster._db.url).await.expect("connect");
     sqlx::query("INSERT INTO members (channel_id, user_id, joined_at, joined_seq) VALUES ('room', 'dave', 0, 2)")
         .execute(&mut db)
         .await
         .expect("join");
+    let added = chatd::delivery::nats::UserEnvelope::Frame {
+        frame_type: "CHANNEL_ADDED".into(),
+        channel_id: Some("room".into()),
+        text: json!({"type": "CHANNEL_ADDED", "channel": {"channelId": "room", "lastSeq": 0}}).to_string(),
+    };
     cluster
-        .publish_to_user("dave", &[membership_event("room", true, 0)])
+        .publish_to_user("dave", &[added, membership_event("room", true, 0)])
         .await;
+    assert_eq!(dave.recv_type("CHANNEL_ADDED").await["channel"]["channelId"], "room");
     // Node D takes the channel for dave (a catch-up from before the join
     // would arrive now).
     tokio::time::sleep(Duration::from_millis(800)).await;
