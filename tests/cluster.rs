@@ -1530,8 +1530,9 @@ async fn burst(ws: &mut WsClient, key: &str, n: usize, body: &str) {
 /// `CHANNEL_ADDED` before any `MSG_RECV` or `MEMBER` of the channel, and
 /// nothing of it after the `CHANNEL_REMOVED` (but after the next round's
 /// `CHANNEL_ADDED`, a rejoin, it may: the gate holds a removed channel's
-/// frames for a rejoin). Without the gate, xavier's session on A got late
-/// `MSG_RECV`s after its `CHANNEL_REMOVED` in every run.
+/// frames for a rejoin). Without the gate (its check run once, with
+/// `SessionHandle::gated` a no-op), xavier's session on A got late
+/// `MSG_RECV`s after its `CHANNEL_REMOVED` from the fifth round on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_add_and_a_removal_on_another_node_frame_the_channels_frames_on_every_session() {
     // Gaps behind a late message wait for it, not for a fill.
