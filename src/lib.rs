@@ -20,6 +20,7 @@
 //! - [`view`]: stored rows as frames, pages, store errors as wire codes;
 //! - [`commit`]: group commit, ACK and hand-off to delivery;
 //! - [`outbound`]: a session's bounded outbound queue and close switch;
+//! - [`channel_gate`]: which channel frames a session may get yet (§13.3 order);
 //! - [`delivery`]: frames to sessions, on this node or every node;
 //! - [`cluster`]: the NATS side of delivery (`nats_url`);
 //! - [`command`]: one handler per client command;
@@ -35,6 +36,7 @@ pub use chatd_proto::{ids, protocol, text};
 
 pub mod attachments;
 pub mod auth;
+pub mod channel_gate;
 pub mod close_code;
 pub mod command;
 pub mod commit;

@@ -15,6 +15,7 @@ use axum::extract::ws::Utf8Bytes;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::channel_gate::{ChannelGate, Kind, Offer};
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::ServerFrame;
 use crate::telemetry;
@@ -98,6 +99,17 @@ pub struct SessionHandle {
     /// and reach the hub in the other; a RECEIPT below one already queued is
     /// stale and dropped, so a session never sees a watermark go back.
     receipts: Arc<Mutex<HashMap<WatermarkKey, i64>>>,
+    /// The channels this session was told of, judging its channel frames
+    /// (§13.3 order; [`crate::channel_gate`]); `None`: every frame goes out
+    /// as it comes (handles of unit tests).
+    gate: Option<Arc<Mutex<ChannelGate<GatedFrame>>>>,
+}
+
+/// A channel frame as the gate holds it.
+#[derive(Debug)]
+struct GatedFrame {
+    text: Utf8Bytes,
+    type_name: &'static str,
 }
 
 impl SessionHandle {
@@ -118,6 +130,73 @@ impl SessionHandle {
             queued,
             close,
             receipts: Arc::default(),
+            gate: None,
+        }
+    }
+
+    /// This handle with a channel gate ([`crate::channel_gate`]): from now
+    /// on its channel frames are held until [`Self::hello`], then judged by
+    /// the channels the session was told of. A WebSocket session's handle
+    /// is gated before it is registered.
+    #[must_use]
+    pub fn gated(mut self) -> Self {
+        self.gate = Some(Arc::new(Mutex::new(ChannelGate::new())));
+        self
+    }
+
+    /// The session's HELLO listed `channels` (its snapshot was read): the
+    /// channel frames held since the handle was registered are judged
+    /// against it and queued, in order (see [`ChannelGate::hello`]).
+    pub fn hello<'a>(&self, channels: impl IntoIterator<Item = &'a ChannelId>) {
+        let Some(gate) = &self.gate else { return };
+        let mut gate = gate.lock().unwrap_or_else(|e| e.into_inner());
+        gate.hello(channels, std::time::Instant::now(), |frame| {
+            self.emit(frame);
+        });
+    }
+
+    /// Queues an encoded frame of `channel` (`MSG_RECV`, `MEMBER`,
+    /// `CHANNEL_ADDED`, `CHANNEL_REMOVED`, `RECEIPT`, `CHANNEL_UPDATED`,
+    /// `CHANNEL_SETTINGS`, `TYPING`: the kind is read from `type_name`)
+    /// through the session's gate: now, after the `CHANNEL_ADDED` that
+    /// announces the channel, or never (§13.3; [`crate::channel_gate`]).
+    /// `TYPING` is queued lossily ([`Self::push_ephemeral`]). Returns
+    /// whether the frame was queued now.
+    pub fn push_of(&self, channel: &ChannelId, text: Utf8Bytes, type_name: &'static str) -> bool {
+        let frame = GatedFrame { text, type_name };
+        let Some(gate) = &self.gate else {
+            return self.emit(frame);
+        };
+        // The offered frame is the first one out (released ones follow it).
+        let mut queued = None;
+        let mut gate = gate.lock().unwrap_or_else(|e| e.into_inner());
+        let offer = gate.offer(
+            channel,
+            Kind::of_frame(type_name),
+            frame,
+            std::time::Instant::now,
+            |frame| {
+                let out = self.emit(frame);
+                queued.get_or_insert(out);
+            },
+        );
+        match offer {
+            Offer::Out => queued.unwrap_or(false),
+            Offer::Held | Offer::Dropped => false,
+            Offer::Overflow => {
+                self.close
+                    .kick(crate::close_code::TRY_AGAIN_LATER, "too slow to take its frames");
+                false
+            }
+        }
+    }
+
+    /// Queues a frame the gate let through.
+    fn emit(&self, frame: GatedFrame) -> bool {
+        if frame.type_name == "TYPING" {
+            self.push_ephemeral(frame.text, frame.type_name)
+        } else {
+            self.push(frame.text, frame.type_name)
         }
     }
 

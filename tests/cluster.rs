@@ -176,6 +176,7 @@ fn membership_event(channel: &str, add: bool, seq: i64) -> chatd::delivery::nats
 fn marker_event() -> chatd::delivery::nats::UserEnvelope {
     chatd::delivery::nats::UserEnvelope::Frame {
         frame_type: "ERROR".into(),
+        channel_id: None,
         text: json!({"type": "ERROR", "code": "internal", "message": "marker", "retryable": true}).to_string(),
     }
 }
@@ -630,15 +631,22 @@ async fn a_member_who_joins_late_is_not_handed_what_came_before_the_join() {
     alice.send_and_ack("room", "m1", "before dave").await;
     alice.send_and_ack("room", "m2", "still before dave").await;
     // Dave joins when the last seq is 2; the join's own event has not reached
-    // node D yet, but an older add (seq 0, from an earlier membership) does.
+    // node D yet, but an older add (seq 0, from an earlier membership) does,
+    // after its CHANNEL_ADDED (which opens the channel to dave's session).
     let mut db = sqlx::PgConnection::connect(&cluster._db.url).await.expect("connect");
     sqlx::query("INSERT INTO members (channel_id, user_id, joined_at, joined_seq) VALUES ('room', 'dave', 0, 2)")
         .execute(&mut db)
         .await
         .expect("join");
+    let added = chatd::delivery::nats::UserEnvelope::Frame {
+        frame_type: "CHANNEL_ADDED".into(),
+        channel_id: Some("room".into()),
+        text: json!({"type": "CHANNEL_ADDED", "channel": {"channelId": "room", "lastSeq": 0}}).to_string(),
+    };
     cluster
-        .publish_to_user("dave", &[membership_event("room", true, 0)])
+        .publish_to_user("dave", &[added, membership_event("room", true, 0)])
         .await;
+    assert_eq!(dave.recv_type("CHANNEL_ADDED").await["channel"]["channelId"], "room");
     // Node D takes the channel for dave (a catch-up from before the join
     // would arrive now).
     tokio::time::sleep(Duration::from_millis(800)).await;
@@ -1431,4 +1439,207 @@ async fn mentions_and_settings_reach_every_node() {
         (&room["postingRole"], &room["slowModeMs"]),
         (&json!("moderator"), &json!(500))
     );
+}
+
+/// Protocol.md §13.3 as one session of a user sees one channel, frame by
+/// frame: nothing of the channel before its `CHANNEL_ADDED` (a `MSG_RECV`
+/// or `MEMBER` first is a frame the session was not told it may get), and
+/// nothing after its `CHANNEL_REMOVED` until the next `CHANNEL_ADDED`.
+struct ToldOrder {
+    channel: &'static str,
+    told: bool,
+    added: usize,
+    removed: usize,
+    recvs: usize,
+    /// Each frame out of order, described.
+    wrong: Vec<String>,
+}
+
+impl ToldOrder {
+    fn new(channel: &'static str) -> Self {
+        Self {
+            channel,
+            told: false,
+            added: 0,
+            removed: 0,
+            recvs: 0,
+            wrong: Vec::new(),
+        }
+    }
+
+    fn see(&mut self, frame: &Value) {
+        match frame["type"].as_str() {
+            Some("CHANNEL_ADDED") if frame["channel"]["channelId"] == self.channel => {
+                self.told = true;
+                self.added += 1;
+            }
+            Some("CHANNEL_REMOVED") if frame["channelId"] == self.channel => {
+                self.told = false;
+                self.removed += 1;
+            }
+            Some("MSG_RECV" | "MEMBER") if frame["channelId"] == self.channel => {
+                if frame["type"] == "MSG_RECV" {
+                    self.recvs += 1;
+                }
+                if !self.told {
+                    let when = if self.removed == self.added {
+                        "after CHANNEL_REMOVED"
+                    } else {
+                        "before CHANNEL_ADDED"
+                    };
+                    self.wrong.push(format!("{when} (adds {}): {frame}", self.added));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads `ws` until it is quiet for [`SILENCE`], checking every frame.
+    async fn read_until_quiet(&mut self, ws: &mut WsClient) {
+        while let Ok(frame) = tokio::time::timeout(SILENCE, ws.recv()).await {
+            self.see(&frame);
+        }
+    }
+}
+
+/// Sends `n` messages with `body` at once (pipelined) and waits for their
+/// `MSG_ACK`s, skipping other frames.
+async fn burst(ws: &mut WsClient, key: &str, n: usize, body: &str) {
+    for i in 0..n {
+        ws.send_msg("room", &format!("{key}-{i}"), body).await;
+    }
+    let mut acked = 0;
+    while acked < n {
+        let frame = ws.recv().await;
+        assert_ne!(frame["type"], "ERROR", "{frame}");
+        if frame["type"] == "MSG_ACK" {
+            acked += 1;
+        }
+    }
+}
+
+/// §13.3 across nodes, adds and removals racing messages: xavier has a
+/// session on node B (which carries `room` for dave) and one on node A
+/// (which carries it for alice); each round adds, then removes, xavier on
+/// node A while dave sends a burst on node B and alice one on A. A message
+/// stored on B right after the add reaches xavier's session on B at once,
+/// while the `CHANNEL_ADDED` may still travel from A through NATS; one
+/// stored on B right before the removal reaches xavier's session on A
+/// through NATS (400 ms late: dave's messages use the test hook), while A
+/// told it `CHANNEL_REMOVED` at once. Every session of xavier sees the
+/// `CHANNEL_ADDED` before any `MSG_RECV` or `MEMBER` of the channel, and
+/// nothing of it after the `CHANNEL_REMOVED` (but after the next round's
+/// `CHANNEL_ADDED`, a rejoin, it may: the gate holds a removed channel's
+/// frames for a rejoin). Without the gate (its check run once, with
+/// `SessionHandle::gated` a no-op), xavier's session on A got late
+/// `MSG_RECV`s after its `CHANNEL_REMOVED` from the fifth round on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_add_and_a_removal_on_another_node_frame_the_channels_frames_on_every_session() {
+    // Gaps behind a late message wait for it, not for a fill.
+    let Some(cluster) = Cluster::start(2, &[("CHATD_CLUSTER_GAP_WAIT_MS", "3000")]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "dave"]).await;
+    let late = format!("{} from dave", chatd::delivery::nats::TEST_NATS_DELAY);
+    let mut dave = b.connect("dave").await;
+    let mut alice = a.connect("alice").await;
+    let mut x_on_b = b.connect("xavier").await;
+    let mut x_on_a = a.connect("xavier").await;
+    const ROUNDS: usize = 12;
+    const BURST: usize = 12;
+    let (mut order_b, mut order_a) = (ToldOrder::new("room"), ToldOrder::new("room"));
+    for round in 0..ROUNDS {
+        for add in [true, false] {
+            let (dave_key, alice_key) = (format!("d{round}{add}"), format!("a{round}{add}"));
+            tokio::join!(
+                a.set_member("room", "xavier", add),
+                burst(&mut dave, &dave_key, BURST, &late),
+                burst(&mut alice, &alice_key, BURST, "from alice"),
+            );
+        }
+        // Read as it comes, so no queue fills.
+        while let Ok(frame) = tokio::time::timeout(Duration::from_millis(1), x_on_b.recv()).await {
+            order_b.see(&frame);
+        }
+        while let Ok(frame) = tokio::time::timeout(Duration::from_millis(1), x_on_a.recv()).await {
+            order_a.see(&frame);
+        }
+    }
+    order_b.read_until_quiet(&mut x_on_b).await;
+    order_a.read_until_quiet(&mut x_on_a).await;
+    for (name, order) in [("B", &order_b), ("A", &order_a)] {
+        assert!(order.wrong.is_empty(), "xavier on node {name}: {:#?}", order.wrong);
+        assert_eq!((order.added, order.removed), (ROUNDS, ROUNDS), "xavier on node {name}");
+        assert!(order.recvs > 0, "xavier on node {name} got messages");
+    }
+}
+
+/// §13.3 across nodes, deterministically (test hook): a message stored on
+/// node A just before xavier's removal reaches node B 400 ms late, after
+/// the `CHANNEL_REMOVED` that went on xavier's subject at once. Dave on B
+/// gets it; xavier on B gets its `MEMBER` `leave`, `CHANNEL_REMOVED`, and
+/// nothing more of the channel. (Before the channel gate, the late
+/// `MSG_RECV` followed the `CHANNEL_REMOVED`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_late_on_nats_does_not_follow_the_removal_it_preceded() {
+    let Some(cluster) = Cluster::start(2, &[("CHATD_CLUSTER_GAP_WAIT_MS", "3000")]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice", "dave", "xavier"]).await;
+    let mut dave = b.connect("dave").await;
+    let mut xavier = b.connect("xavier").await;
+    let mut alice = a.connect("alice").await;
+    let delayed = format!("{} stored before the removal", chatd::delivery::nats::TEST_NATS_DELAY);
+    let ack = alice.send_and_ack("room", "m1", &delayed).await;
+    a.set_member("room", "xavier", false).await;
+    let leave = xavier.recv_type("MEMBER").await;
+    assert_eq!((&leave["op"], &leave["userId"]), (&json!("leave"), &json!("xavier")));
+    assert_eq!(xavier.recv_type("CHANNEL_REMOVED").await["channelId"], "room");
+    let late = loop {
+        let frame = dave.recv().await;
+        if frame["type"] == "MSG_RECV" {
+            break frame;
+        }
+    };
+    assert_eq!(late["messageId"], ack["messageId"], "dave on B got the late message");
+    xavier.expect_silence(SILENCE).await;
+}
+
+/// §13.3 across nodes, deterministically: a `MEMBER` and a `MSG_RECV` of a
+/// channel that reach a session before the channel's `CHANNEL_ADDED` (as
+/// when they come from another node than the add) are held and follow it.
+/// Here the frames are published on NATS by hand, as another node would,
+/// before the real add.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_of_a_channel_that_arrive_before_its_channel_added_follow_it() {
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["alice"]).await;
+    let mut xavier = b.connect("xavier").await;
+    let member = json!({"type": "MEMBER", "channelId": "room", "userId": "zoe", "op": "join",
+        "role": "member", "afterSeq": 0, "ts": 1});
+    cluster
+        .publish_to_user(
+            "xavier",
+            &[chatd::delivery::nats::UserEnvelope::Frame {
+                frame_type: "MEMBER".into(),
+                channel_id: Some("room".into()),
+                text: member.to_string(),
+            }],
+        )
+        .await;
+    xavier.expect_silence(Duration::from_millis(300)).await;
+    a.set_member("room", "xavier", true).await;
+    assert_eq!(xavier.recv_type("CHANNEL_ADDED").await["channel"]["channelId"], "room");
+    assert_eq!(
+        xavier.recv_type("MEMBER").await,
+        member,
+        "the early frame, right after the add"
+    );
+    let join = xavier.recv_type("MEMBER").await;
+    assert_eq!((&join["op"], &join["userId"]), (&json!("join"), &json!("xavier")));
 }

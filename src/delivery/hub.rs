@@ -110,11 +110,14 @@ impl Hub {
         }
     }
 
-    /// Queues an already-encoded frame to every live session of `user_id`
-    /// except `except`.
+    /// Queues an already-encoded frame of `channel` to every live session
+    /// of `user_id` except `except`, through each session's channel gate
+    /// ([`SessionHandle::push_of`]; `None`: a frame from a node too old to
+    /// name its channel, queued as it comes).
     pub(crate) fn send_to_user(
         &self,
         user_id: &UserId,
+        channel: Option<&ChannelId>,
         text: &Utf8Bytes,
         type_name: &'static str,
         except: Option<&SessionId>,
@@ -122,7 +125,10 @@ impl Hub {
         let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
         for handle in sessions.get(user_id).into_iter().flatten() {
             if Some(&handle.id) != except {
-                handle.push(text.clone(), type_name);
+                match channel {
+                    Some(channel) => handle.push_of(channel, text.clone(), type_name),
+                    None => handle.push(text.clone(), type_name),
+                };
             }
         }
     }
@@ -131,40 +137,50 @@ impl Hub {
     /// skipping sessions that already got a RECEIPT at or above its `seq` for
     /// that watermark ([`SessionHandle::receipt_is_fresh`]), so receipts never
     /// go back, whatever order concurrent watermark moves reach the hub in.
+    /// A RECEIPT is a frame of its channel ([`SessionHandle::push_of`]).
     pub(crate) fn send_receipt(&self, user_id: &UserId, receipt: &ReceiptFrame, except: Option<&SessionId>) {
         let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
         for handle in sessions.get(user_id).into_iter().flatten() {
             if Some(&handle.id) != except && handle.receipt_is_fresh(&receipt.key, receipt.seq) {
-                handle.push(receipt.text.clone(), "RECEIPT");
+                handle.push_of(&receipt.key.0, receipt.text.clone(), "RECEIPT");
             }
         }
     }
 
-    /// Queues an encoded MSG_RECV to every live session of every member,
-    /// except `except`.
-    pub(crate) fn deliver(&self, text: &Utf8Bytes, members: &[UserId], except: Option<&SessionId>) {
-        self.send_to_users(members, text, "MSG_RECV", except);
+    /// Queues an encoded MSG_RECV of `channel` to every live session of
+    /// every member, except `except`.
+    pub(crate) fn deliver(
+        &self,
+        channel: &ChannelId,
+        text: &Utf8Bytes,
+        members: &[UserId],
+        except: Option<&SessionId>,
+    ) {
+        self.send_to_users(members, channel, text, "MSG_RECV", except);
     }
 
-    /// Queues an already-encoded frame to every live session of each of
-    /// `users` except `except`.
+    /// Queues an already-encoded frame of `channel` to every live session
+    /// of each of `users` except `except` ([`Self::send_to_user`]).
     pub(crate) fn send_to_users(
         &self,
         users: &[UserId],
+        channel: &ChannelId,
         text: &Utf8Bytes,
         type_name: &'static str,
         except: Option<&SessionId>,
     ) {
         for user in users {
-            self.send_to_user(user, text, type_name, except);
+            self.send_to_user(user, Some(channel), text, type_name, except);
         }
     }
 
-    /// Queues an encoded ephemeral frame (TYPING) to every live session of
-    /// every member but `typer` (none of the typer's own sessions), lossily
-    /// ([`SessionHandle::push_ephemeral`]).
+    /// Queues an encoded ephemeral frame (TYPING) of `channel` to every live
+    /// session of every member but `typer` (none of the typer's own
+    /// sessions), lossily, and only to sessions told of the channel
+    /// ([`SessionHandle::push_of`]).
     pub(crate) fn deliver_ephemeral(
         &self,
+        channel: &ChannelId,
         text: &Utf8Bytes,
         members: &[UserId],
         typer: &UserId,
@@ -173,7 +189,7 @@ impl Hub {
         let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
         for member in members.iter().filter(|m| *m != typer) {
             for handle in sessions.get(member).into_iter().flatten() {
-                handle.push_ephemeral(text.clone(), type_name);
+                handle.push_of(channel, text.clone(), type_name);
             }
         }
     }

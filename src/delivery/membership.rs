@@ -65,35 +65,41 @@ impl Delivery {
                     self.channel_added(user, position);
                 }
                 self.membership_changed(user, channel, true, outcome.after_seq);
-                self.frame_to_users(&outcome.members, &member, "MEMBER");
+                self.frame_to_users(&outcome.members, channel, &member, "MEMBER");
             }
-            MemberEvent::Role(_) => self.frame_to_users(&outcome.members, &member, "MEMBER"),
+            MemberEvent::Role(_) => self.frame_to_users(&outcome.members, channel, &member, "MEMBER"),
             MemberEvent::Mute(_) => {
                 // TYPING reads mutes with the members: forget both.
                 self.ephemeral().forget_members(channel);
-                self.frame_to_users(&outcome.members, &member, "MEMBER");
+                self.frame_to_users(&outcome.members, channel, &member, "MEMBER");
             }
             // Only the ban is new: the members (moderators keep the list).
-            MemberEvent::Ban { removed: false } => self.frame_to_users(&outcome.members, &member, "MEMBER"),
+            MemberEvent::Ban { removed: false } => self.frame_to_users(&outcome.members, channel, &member, "MEMBER"),
             MemberEvent::Ban { removed: true } => {
-                self.frame_to_users(&outcome.members, &member, "MEMBER");
-                self.frame_to_users(std::slice::from_ref(user), &member, "MEMBER");
+                self.frame_to_users(&outcome.members, channel, &member, "MEMBER");
+                self.frame_to_users(std::slice::from_ref(user), channel, &member, "MEMBER");
                 self.membership_changed(user, channel, false, outcome.after_seq);
                 self.frame_to_users(
                     std::slice::from_ref(user),
+                    channel,
                     &removed(channel, RemovedReason::Banned),
                     "CHANNEL_REMOVED",
                 );
             }
             MemberEvent::Leave => {
-                self.frame_to_users(&outcome.members, &member, "MEMBER");
-                self.frame_to_users(std::slice::from_ref(user), &member, "MEMBER");
+                self.frame_to_users(&outcome.members, channel, &member, "MEMBER");
+                self.frame_to_users(std::slice::from_ref(user), channel, &member, "MEMBER");
                 self.membership_changed(user, channel, false, outcome.after_seq);
                 let reason = match change {
                     MembershipChange::Leave => RemovedReason::Left,
                     _ => RemovedReason::Removed,
                 };
-                self.frame_to_users(std::slice::from_ref(user), &removed(channel, reason), "CHANNEL_REMOVED");
+                self.frame_to_users(
+                    std::slice::from_ref(user),
+                    channel,
+                    &removed(channel, reason),
+                    "CHANNEL_REMOVED",
+                );
             }
         }
     }
@@ -127,7 +133,7 @@ impl Delivery {
         for member in members {
             self.membership_changed(member, channel, false, 0);
         }
-        self.frame_to_users(members, &text, "CHANNEL_REMOVED");
+        self.frame_to_users(members, channel, &text, "CHANNEL_REMOVED");
     }
 
     /// `CHANNEL_SETTINGS` (§16) with `user`'s new `settings` in `channel`
@@ -138,7 +144,7 @@ impl Delivery {
             notify: settings.notify,
             snooze_until: settings.snooze_until,
         });
-        self.frame_to_users(std::slice::from_ref(user), &frame, "CHANNEL_SETTINGS");
+        self.frame_to_users(std::slice::from_ref(user), channel, &frame, "CHANNEL_SETTINGS");
     }
 
     /// `channel`'s shared settings changed: `CHANNEL_UPDATED` with them to
@@ -153,7 +159,7 @@ impl Delivery {
             slow_mode_ms: channel.slow_mode_ms,
             retention_secs: channel.retention_secs,
         });
-        self.frame_to_users(&channel.members, &frame, "CHANNEL_UPDATED");
+        self.frame_to_users(&channel.members, &channel.channel_id, &frame, "CHANNEL_UPDATED");
     }
 
     /// `CHANNEL_ADDED` with `position` to every live session of `user`, on every node.
@@ -161,15 +167,22 @@ impl Delivery {
         let frame = encode(&ServerFrame::ChannelAdded {
             channel: view::channel_state(position),
         });
-        self.frame_to_users(std::slice::from_ref(user), &frame, "CHANNEL_ADDED");
+        self.frame_to_users(
+            std::slice::from_ref(user),
+            &position.channel_id,
+            &frame,
+            "CHANNEL_ADDED",
+        );
     }
 
-    /// Queues an encoded frame to every live session of each of `users`, on
-    /// this node and (with NATS) on the others, in call order per user.
-    fn frame_to_users(&self, users: &[UserId], text: &Utf8Bytes, type_name: &'static str) {
+    /// Queues an encoded frame of `channel` to every live session of each
+    /// of `users`, on this node and (with NATS) on the others, in call order
+    /// per user, through each session's channel gate
+    /// ([`crate::channel_gate`]).
+    fn frame_to_users(&self, users: &[UserId], channel: &ChannelId, text: &Utf8Bytes, type_name: &'static str) {
         match self {
-            Delivery::Local(hub) => hub.send_to_users(users, text, type_name, None),
-            Delivery::Nats(cluster) => cluster.frame_to_users(users, text, type_name),
+            Delivery::Local(hub) => hub.send_to_users(users, channel, text, type_name, None),
+            Delivery::Nats(cluster) => cluster.frame_to_users(users, channel, text, type_name),
         }
     }
 }

@@ -197,7 +197,7 @@ impl Delivery {
             expires_at,
         };
         let text = Utf8Bytes::from(frame.encode());
-        self.hub().deliver_ephemeral(&text, members, typer, "TYPING");
+        self.hub().deliver_ephemeral(channel, &text, members, typer, "TYPING");
         if let Delivery::Nats(cluster) = self {
             cluster.typing(channel, typer, &text, members);
         }
@@ -220,7 +220,7 @@ impl Delivery {
         match self {
             Delivery::Local(hub) => {
                 let text = Utf8Bytes::from(ServerFrame::MsgRecv(view::recv(message)).encode());
-                hub.deliver(&text, members, except);
+                hub.deliver(&message.channel_id, &text, members, except);
             }
             Delivery::Nats(cluster) => cluster.committed(message, members, except),
         }

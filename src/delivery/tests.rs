@@ -182,3 +182,52 @@ fn a_slow_session_drops_typing_first_and_is_closed_only_for_messages() {
         "not to the typer's own sessions"
     );
 }
+
+/// A gated session (a WebSocket session's handle) through the hub: channel
+/// frames wait for the HELLO, a channel's frames wait for its
+/// CHANNEL_ADDED, and none pass after its CHANNEL_REMOVED (§13.3).
+#[test]
+fn a_gated_session_gets_a_channels_frames_only_between_its_add_and_its_removal() {
+    let (hub, delivery) = local();
+    let (tx, mut rx) = mpsc::channel(16);
+    let handle = SessionHandle::new(
+        "s1".into(),
+        UserId::parse("bob").unwrap(),
+        tx,
+        Arc::new(QueuedBytes::new(usize::MAX)),
+        Arc::new(CloseSignal::default()),
+    )
+    .gated();
+    hub.register(handle.clone());
+    let members: Arc<[UserId]> = Arc::from([UserId::parse("bob").unwrap()]);
+    let room = ChannelId::parse("room").unwrap();
+    let bob = UserId::parse("bob").unwrap();
+    let frame = |text: &'static str| Utf8Bytes::from_static(text);
+    let drain = |rx: &mut mpsc::Receiver<Utf8Bytes>| -> Vec<String> {
+        std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|t| t.to_string())
+            .collect()
+    };
+    // Before the HELLO: held; the HELLO has `room`.
+    delivery.entry_committed(&message(), &members, None);
+    assert!(drain(&mut rx).is_empty());
+    handle.hello([&room]);
+    assert_eq!(drain(&mut rx).len(), 1, "released after the HELLO");
+    // Removed: nothing more of it (unless it is added again).
+    hub.send_to_user(&bob, Some(&room), &frame("removed"), "CHANNEL_REMOVED", None);
+    delivery.entry_committed(&message(), &members, None);
+    delivery.typing(
+        &room,
+        &UserId::parse("alice").unwrap(),
+        TypingState::Start,
+        Some(1),
+        &members,
+    );
+    assert_eq!(drain(&mut rx), ["removed"]);
+    // A message before the rejoin's CHANNEL_ADDED follows it.
+    hub.send_to_user(&bob, Some(&room), &frame("added"), "CHANNEL_ADDED", None);
+    let got = drain(&mut rx);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0], "added");
+    assert!(got[1].contains("\"MSG_RECV\""));
+}

@@ -142,7 +142,7 @@ impl ChannelCore {
             }
             Offer::Ready(ready) => {
                 for d in ready {
-                    self.hub.deliver(&d.text, &d.members, d.except.as_ref());
+                    self.hub.deliver(&self.channel, &d.text, &d.members, d.except.as_ref());
                 }
                 self.delivered_any = true;
                 self.rearm(true);

@@ -135,7 +135,7 @@ pub(super) async fn run_typing(inner: Arc<Inner>, channel: ChannelId, stop: Canc
                     continue;
                 };
                 let members: Vec<UserId> = envelope.members.into_iter().map(UserId::from_trusted).collect();
-                hub.deliver_ephemeral(&Utf8Bytes::from(envelope.text), &members, &typer, "TYPING");
+                hub.deliver_ephemeral(&channel, &Utf8Bytes::from(envelope.text), &members, &typer, "TYPING");
             }
             Err(error) => tracing::debug!(%error, "undecodable typing from NATS"),
         }

@@ -353,12 +353,25 @@ async fn run_membership(
 
 fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
     match serde_json::from_slice::<UserEnvelope>(payload) {
-        Ok(UserEnvelope::Frame { frame_type, text }) => {
+        Ok(UserEnvelope::Frame {
+            frame_type,
+            channel_id,
+            text,
+        }) => {
             let Some(type_name) = crate::protocol::ServerFrame::known_type_name(&frame_type) else {
                 tracing::debug!(%frame_type, "unknown frame type from NATS");
                 return;
             };
-            inner.hub.send_to_user(user, &Utf8Bytes::from(text), type_name, None);
+            let channel = match channel_id.as_deref().map(ChannelId::parse).transpose() {
+                Ok(channel) => channel,
+                Err(error) => {
+                    tracing::warn!(%error, "bad channel id from NATS");
+                    return;
+                }
+            };
+            inner
+                .hub
+                .send_to_user(user, channel.as_ref(), &Utf8Bytes::from(text), type_name, None);
         }
         Ok(UserEnvelope::Receipt {
             channel_id,

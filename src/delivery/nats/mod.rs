@@ -305,17 +305,19 @@ impl Cluster {
         }
     }
 
-    /// Queues an encoded frame to this node's sessions of each of `users`
-    /// and publishes it on each user's subject for the other nodes holding
-    /// their sessions (in publication order per user).
-    pub fn frame_to_users(&self, users: &[UserId], text: &Utf8Bytes, type_name: &'static str) {
+    /// Queues an encoded frame of `channel` to this node's sessions of each
+    /// of `users` and publishes it on each user's subject for the other
+    /// nodes holding their sessions (in publication order per user); every
+    /// node hands it through each session's channel gate.
+    pub fn frame_to_users(&self, users: &[UserId], channel: &ChannelId, text: &Utf8Bytes, type_name: &'static str) {
         let envelope = UserEnvelope::Frame {
             frame_type: type_name.to_owned(),
+            channel_id: Some(channel.as_str().to_owned()),
             text: text.as_str().to_owned(),
         };
         let payload = serde_json::to_vec(&envelope).ok().map(Bytes::from);
         for user in users {
-            self.0.hub.send_to_user(user, text, type_name, None);
+            self.0.hub.send_to_user(user, Some(channel), text, type_name, None);
             if let Some(payload) = &payload {
                 self.0.publish(user_subject(&self.0.prefix, user), payload.clone());
             }

@@ -80,11 +80,18 @@ pub struct ChannelEnvelope {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum UserEnvelope {
-    /// An encoded server frame for every session of the user (a RECEIPT).
+    /// An encoded server frame of a channel for every session of the user
+    /// (`MEMBER`, `CHANNEL_ADDED`, `CHANNEL_REMOVED`, `CHANNEL_UPDATED`,
+    /// `CHANNEL_SETTINGS`).
     #[serde(rename_all = "camelCase")]
     Frame {
         /// The frame's `type`.
         frame_type: String,
+        /// The frame's channel, for the sessions' channel gates
+        /// ([`crate::channel_gate`]); absent from a node older than the
+        /// gate, whose frames go out as they come.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        channel_id: Option<String>,
         /// The frame as sent on the WebSocket.
         text: String,
     },

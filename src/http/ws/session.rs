@@ -94,7 +94,10 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
         outbound,
         queued.clone(),
         close.clone(),
-    );
+    )
+    // Channel frames wait for the HELLO, then go by what it and the later
+    // CHANNEL_ADDED / CHANNEL_REMOVED told the client (§13.3).
+    .gated();
     // Register before reading the channel states, so nothing stored after the
     // HELLO snapshot is missed (the client drops duplicates by messageId).
     state.hub.register(handle.clone());
@@ -111,13 +114,17 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
 
     let (sink, mut stream) = socket.split();
     let hello = match state.store.channel_states(&user.user_id).await {
-        Ok(positions) => ServerFrame::Hello {
-            user_id: user.user_id.as_str().to_owned(),
-            session_id: id.to_string(),
-            server_ts: now_ms(),
-            channels: positions.iter().map(view::channel_state).collect(),
-        },
+        Ok(positions) => {
+            handle.hello(positions.iter().map(|p| &p.channel_id));
+            ServerFrame::Hello {
+                user_id: user.user_id.as_str().to_owned(),
+                session_id: id.to_string(),
+                server_ts: now_ms(),
+                channels: positions.iter().map(view::channel_state).collect(),
+            }
+        }
         Err(error) => {
+            handle.hello(std::iter::empty());
             tracing::error!(%error, "cannot read channel states");
             close.close_after_drain(close_code::INTERNAL, "database unavailable");
             ServerFrame::Error(ErrorFrame::new(ErrorCode::Unavailable, "database unavailable"))
