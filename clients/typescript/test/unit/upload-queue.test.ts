@@ -159,6 +159,20 @@ test('uploads: one aborted while it waits its turn rejects aborted at once, send
   assert.equal(g.peak(), 1);
 });
 
+test('uploads: one waiting its turn when the client closes rejects closed and sends nothing', async () => {
+  const g = gatedFetch();
+  const c = client({ maxUploadsInFlight: 1 });
+  const a = c.attachments.upload('room', file('a'));
+  const b = c.attachments.upload('room', file('b'));
+  b.catch(() => undefined);
+  await tick(10);
+  c.close();
+  g.held[0]?.answer(json(201, stored('a')));
+  assert.equal((await a).filename, 'a', 'the upload under way ends as it would');
+  await rejectsWith(b, 'closed');
+  assert.deepEqual(g.started, ['a']);
+});
+
 test('uploads: a 429 uploads_in_flight is tried again after a backoff, keeping its turn; progress starts again from 0', async () => {
   const answers = [inFlight429(), inFlight429(), json(201, stored('a'))];
   let posts = 0;
