@@ -270,6 +270,102 @@
     return signal?.aborted === true;
   }
 
+  // ../clients/typescript/src/upload-queue.ts
+  var DEFAULT_MAX_UPLOADS_IN_FLIGHT = 3;
+  var UPLOAD_IN_FLIGHT_RETRIES = 10;
+  var DEFAULT_UPLOAD_RETRY_BACKOFF = { baseMs: 500, maxMs: 1e4 };
+  function maxUploadsInFlight(value) {
+    return value !== void 0 && Number.isInteger(value) && value >= 1 ? value : DEFAULT_MAX_UPLOADS_IN_FLIGHT;
+  }
+  function isUploadsInFlight(e) {
+    return e.code === "rate_limited" && e.reason === "uploads_in_flight";
+  }
+  var UploadSlots = class {
+    max;
+    running = 0;
+    waiting = [];
+    constructor(max) {
+      this.max = max;
+    }
+    /** Slots taken now. */
+    get inFlight() {
+      return this.running;
+    }
+    /** Calls waiting for a slot now. */
+    get queued() {
+      return this.waiting.length;
+    }
+    /**
+     * Resolves, once a slot is free and every earlier caller had one, to the function that
+     * gives it back (once; later calls do nothing). Rejects with `aborted` when `signal`
+     * aborts first.
+     */
+    acquire(signal) {
+      if (signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
+      if (this.running < this.max && this.waiting.length === 0) {
+        this.running++;
+        return Promise.resolve(this.releaser());
+      }
+      return new Promise((resolve, reject) => {
+        const onAbort = () => {
+          const i = this.waiting.indexOf(waiter);
+          if (i < 0) return;
+          this.waiting.splice(i, 1);
+          reject(new ChatdError("aborted", "aborted"));
+        };
+        const waiter = {
+          start: () => {
+            signal?.removeEventListener("abort", onAbort);
+            this.running++;
+            resolve(this.releaser());
+          }
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        this.waiting.push(waiter);
+      });
+    }
+    releaser() {
+      let given = false;
+      return () => {
+        if (given) return;
+        given = true;
+        this.running--;
+        while (this.running < this.max) {
+          const next = this.waiting.shift();
+          if (next === void 0) return;
+          next.start();
+        }
+      };
+    }
+  };
+  function sleep(ms, signal) {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(new ChatdError("aborted", "aborted"));
+        return;
+      }
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new ChatdError("aborted", "aborted"));
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  // ../clients/typescript/src/backoff.ts
+  function backoffDelay(attempt, options = {}) {
+    const base = options.baseMs ?? 250;
+    const max = options.maxMs ?? 3e4;
+    const random = options.random ?? Math.random;
+    const exp = Math.min(max, base * 2 ** Math.min(Math.max(0, attempt), 30));
+    const half = exp / 2;
+    return Math.round(half + random() * half);
+  }
+
   // ../clients/typescript/src/attachments.ts
   var SIGNED_READ_TRIES = 3;
   var Attachments = class {
@@ -277,12 +373,15 @@
     conn;
     channels;
     send;
+    /** The client's uploads in progress (`maxUploadsInFlight`) and those waiting their turn. */
+    slots;
     /** @internal */
     constructor(c, conn, channels, send) {
       this.c = c;
       this.conn = conn;
       this.channels = channels;
       this.send = send;
+      this.slots = new UploadSlots(maxUploadsInFlight(c.opts.maxUploadsInFlight));
     }
     /**
      * Uploads a file into a channel (`POST /v1/channels/{channelId}/attachments`): the raw
@@ -297,7 +396,18 @@
      * more than `max_image_pixels`) or `filename`, `forbidden` (not a member, or an unknown
      * channel), `unavailable` (the server cannot be reached or its storage failed: retry),
      * `aborted`, `closed`. A browser may see a refusal the server sent before it read a large
-     * body as a broken connection: `unavailable`.
+     * body as a broken connection: `unavailable`. `rate_limited`: past the server's
+     * `max_unclaimed_upload_bytes` (no `reason`: at once, not tried again; send the uploads
+     * or wait for them to expire), or with `reason` `uploads_in_flight` when the server still
+     * counted `max_uploads_in_flight_per_user` uploads of the user in progress (their other
+     * tabs and devices) after `UPLOAD_IN_FLIGHT_RETRIES` (10) tries again.
+     *
+     * At most the client's `maxUploadsInFlight` (default `DEFAULT_MAX_UPLOADS_IN_FLIGHT`,
+     * 3) uploads run at once; later calls wait in the
+     * order they were made (nothing sent, no progress, until their turn; `signal` stops the
+     * wait). An upload the server refuses with `reason` `uploads_in_flight` is tried again
+     * after a backoff (`uploadRetryBackoff`, default 500 ms doubling to 10 s with jitter),
+     * keeping its turn.
      *
      * @example
      * ```ts
@@ -318,16 +428,30 @@
       const body = data instanceof Blob ? data : new Blob([bytesOf(data)]);
       const what = "POST /v1/channels/{channelId}/attachments";
       const post = (token) => postBody(url, token, contentType, body, what, options);
-      const last = this.conn.lastToken;
-      let answer = await post(last ?? await this.conn.getToken());
-      if (answer.status === 401 && last !== void 0 && typeof this.c.opts.token === "function") {
-        const fresh = await this.conn.getToken();
-        if (fresh !== last) answer = await post(fresh);
+      const release = await this.slots.acquire(signal);
+      try {
+        for (let retry = 0; ; retry++) {
+          if (isClosed(this.conn)) throw new ChatdError("closed", "client closed");
+          if (isAborted2(signal)) throw new ChatdError("aborted", "aborted");
+          const last = this.conn.lastToken;
+          let answer = await post(last ?? await this.conn.getToken());
+          if (answer.status === 401 && last !== void 0 && typeof this.c.opts.token === "function") {
+            const fresh = await this.conn.getToken();
+            if (fresh !== last) answer = await post(fresh);
+          }
+          if (answer.status < 200 || answer.status >= 300) {
+            const err = httpError(answer.status, answer.body, what);
+            if (!isUploadsInFlight(err) || retry >= UPLOAD_IN_FLIGHT_RETRIES) throw err;
+            await sleep(backoffDelay(retry, this.c.opts.uploadRetryBackoff ?? DEFAULT_UPLOAD_RETRY_BACKOFF), signal);
+            continue;
+          }
+          const stored = parseAttachment(answer.body);
+          if (stored === void 0) throw new ChatdError("internal", `${what}: an answer of another shape`);
+          return stored;
+        }
+      } finally {
+        release();
       }
-      if (answer.status < 200 || answer.status >= 300) throw httpError(answer.status, answer.body, what);
-      const stored = parseAttachment(answer.body);
-      if (stored === void 0) throw new ChatdError("internal", `${what}: an answer of another shape`);
-      return stored;
     }
     /**
      * Uploads `files` into the channel one after the other, then sends them with `body` (which
@@ -468,6 +592,9 @@
   function bytesOf(data) {
     return data instanceof Uint8Array ? new Uint8Array(data) : new Uint8Array(data.slice(0));
   }
+  function isClosed(conn) {
+    return conn.state === "closed";
+  }
   function isAborted2(signal) {
     return signal?.aborted === true;
   }
@@ -478,6 +605,10 @@
   function postByXhr(Xhr, url, token, contentType, body, what, options) {
     const { signal, onProgress } = options;
     return new Promise((resolve, reject) => {
+      if (isAborted2(signal)) {
+        reject(new ChatdError("aborted", "aborted"));
+        return;
+      }
       const xhr = new Xhr();
       const onAbort = () => {
         xhr.abort();
@@ -1872,16 +2003,6 @@
     let n = 0;
     for (const s of seqs.values()) if (s > seq) n++;
     return n;
-  }
-
-  // ../clients/typescript/src/backoff.ts
-  function backoffDelay(attempt, options = {}) {
-    const base = options.baseMs ?? 250;
-    const max = options.maxMs ?? 3e4;
-    const random = options.random ?? Math.random;
-    const exp = Math.min(max, base * 2 ** Math.min(Math.max(0, attempt), 30));
-    const half = exp / 2;
-    return Math.round(half + random() * half);
   }
 
   // ../clients/typescript/src/features.ts

@@ -208,3 +208,87 @@ describe('console attachments whose signed URLs expired (attachment_url_ttl_secs
     assert.notEqual(download.url(), oldHref, 'a fresh URL');
   });
 });
+
+describe('console attachments with the server bounding uploads in progress (max_uploads_in_flight_per_user = 2)', () => {
+  let chatd: ChatdServer;
+  const browsers = new Browsers();
+
+  before(async () => {
+    chatd = await ChatdServer.start({ env: { CHATD_MAX_UPLOADS_IN_FLIGHT_PER_USER: '2' } });
+    await browsers.launch();
+    const r = await chatd.admin('POST', '/v1/channels', { channelId: 'many', members: ['alice', 'bob'] });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+  });
+
+  after(async () => {
+    await browsers.close();
+    await chatd?.dispose();
+  });
+
+  test('six files dropped at once, another tab of alice holding one of the two slots a while: all six in the tray, all become ready, sent in one message in order', async (t) => {
+    const alice = await browsers.signInAs(chatd, 'alice', { viewport: CHAT_VIEWPORT });
+    await openChannel(alice, 'many');
+    const answers: number[] = [];
+    alice.on('response', (res) => {
+      if (res.request().method() === 'POST' && new URL(res.url()).pathname === '/v1/channels/many/attachments') answers.push(res.status());
+    });
+    // another tab of alice: an upload whose body stays open, holding one of the server's two slots
+    let push: ((b: Uint8Array) => void) | undefined;
+    let end: (() => void) | undefined;
+    let ended = false;
+    const held = new ReadableStream<Uint8Array>({
+      start(ctl) {
+        push = (b) => {
+          ctl.enqueue(b);
+        };
+        end = () => {
+          if (ended) return;
+          ended = true;
+          ctl.close();
+        };
+      },
+    });
+    const other = fetch(`${chatd.httpUrl}/v1/channels/many/attachments?filename=other.txt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await chatd.token('alice')}`, 'content-type': 'text/plain' },
+      body: held,
+      duplex: 'half',
+    } as RequestInit);
+    // a failed test still ends that body before the server stops, and leaves nothing unhandled
+    void other.catch(() => undefined);
+    t.after(() => {
+      end?.();
+    });
+    push?.(new TextEncoder().encode('the other tab '));
+    await sleep(300);
+
+    const names = ['one.txt', 'two.txt', 'three.txt', 'four.txt', 'five.txt', 'six.txt'];
+    await alice.locator('#scroller').evaluate((el, list) => {
+      const dt = new DataTransfer();
+      for (const n of list) dt.items.add(new File([`bytes of ${n} `.repeat(100)], n, { type: 'text/plain' }));
+      el.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, names);
+    const tray = alice.locator('#tray li.tray-item');
+    await until(async () => (await tray.count()) === 6, 'all six in the tray');
+    assert.deepEqual(await tray.evaluateAll((els) => els.map((e) => e.getAttribute('data-name'))), names);
+    await sleep(1_500);
+    assert.ok(answers.includes(429), `the server refused some while the other tab held a slot: ${JSON.stringify(answers)}`);
+    assert.ok(
+      (await tray.evaluateAll((els) => els.map((e) => e.getAttribute('data-state')))).every((s) => s !== 'failed'),
+      'none failed while waiting',
+    );
+    push?.(new TextEncoder().encode('is done'));
+    end?.();
+    assert.equal((await other).status, 201);
+    await until(
+      async () => (await tray.evaluateAll((els) => els.map((e) => e.getAttribute('data-state')))).every((s) => s === 'ready'),
+      `all six ready: ${(await alice.locator('#tray').textContent()) ?? ''}`,
+    );
+    assert.equal(answers.filter((s) => s === 201).length, 6, JSON.stringify(answers));
+    await alice.locator('#composer').fill('six files');
+    await alice.locator('#composer').press('Enter');
+    const msg = alice.locator('#messages li.msg', { hasText: 'six files' });
+    await until(async () => (await msg.locator('.att-name').count()) === 6, 'the message with its six files');
+    assert.deepEqual(await msg.locator('.att-name').allTextContents(), names);
+  });
+});

@@ -41,10 +41,14 @@ export interface UploadOptions {
     /**
      * Called as the body goes out. In browsers (`XMLHttpRequest`) as the bytes are sent; where
      * there is only `fetch` (Node) once with `loaded: 0` before and once with `loaded ===
-     * total` after the server stored it.
+     * total` after the server stored it. Not while the upload waits its turn (the client's
+     * `maxUploadsInFlight`); from `loaded: 0` again when it is tried again.
      */
     readonly onProgress?: (progress: UploadProgress) => void;
-    /** Stops the upload (the call rejects with `aborted`; the server keeps nothing of it). */
+    /**
+     * Stops the upload (the call rejects with `aborted`; the server keeps nothing of it),
+     * also while it waits its turn (nothing was sent) or to be tried again.
+     */
     readonly signal?: AbortSignal;
 }
 /** Options of {@link Attachments.url}. */
@@ -85,6 +89,8 @@ export declare class Attachments implements SentWithAttachments {
     private readonly conn;
     private readonly channels;
     private readonly send;
+    /** The client's uploads in progress (`maxUploadsInFlight`) and those waiting their turn. */
+    private readonly slots;
     /** @internal */
     constructor(c: ClientContext, conn: Connection, channels: Channels, send: (channelId: string, body: string, options: MessageSendOptions) => Promise<SentEntry>);
     /**
@@ -100,7 +106,18 @@ export declare class Attachments implements SentWithAttachments {
      * more than `max_image_pixels`) or `filename`, `forbidden` (not a member, or an unknown
      * channel), `unavailable` (the server cannot be reached or its storage failed: retry),
      * `aborted`, `closed`. A browser may see a refusal the server sent before it read a large
-     * body as a broken connection: `unavailable`.
+     * body as a broken connection: `unavailable`. `rate_limited`: past the server's
+     * `max_unclaimed_upload_bytes` (no `reason`: at once, not tried again; send the uploads
+     * or wait for them to expire), or with `reason` `uploads_in_flight` when the server still
+     * counted `max_uploads_in_flight_per_user` uploads of the user in progress (their other
+     * tabs and devices) after `UPLOAD_IN_FLIGHT_RETRIES` (10) tries again.
+     *
+     * At most the client's `maxUploadsInFlight` (default `DEFAULT_MAX_UPLOADS_IN_FLIGHT`,
+     * 3) uploads run at once; later calls wait in the
+     * order they were made (nothing sent, no progress, until their turn; `signal` stops the
+     * wait). An upload the server refuses with `reason` `uploads_in_flight` is tried again
+     * after a backoff (`uploadRetryBackoff`, default 500 ms doubling to 10 s with jitter),
+     * keeping its turn.
      *
      * @example
      * ```ts

@@ -12,6 +12,8 @@
 import { parseAttachment, parseMessageAttachments } from './attachment-types.js';
 import { ChatdError } from './errors.js';
 import { httpBase, httpError, requestJson } from './http.js';
+import { DEFAULT_UPLOAD_RETRY_BACKOFF, isUploadsInFlight, maxUploadsInFlight, sleep, UPLOAD_IN_FLIGHT_RETRIES, UploadSlots } from './upload-queue.js';
+import { backoffDelay } from './backoff.js';
 /** How many times the sender's own entry is read for its signed URLs before giving up. */
 const SIGNED_READ_TRIES = 3;
 /**
@@ -24,12 +26,15 @@ export class Attachments {
     conn;
     channels;
     send;
+    /** The client's uploads in progress (`maxUploadsInFlight`) and those waiting their turn. */
+    slots;
     /** @internal */
     constructor(c, conn, channels, send) {
         this.c = c;
         this.conn = conn;
         this.channels = channels;
         this.send = send;
+        this.slots = new UploadSlots(maxUploadsInFlight(c.opts.maxUploadsInFlight));
     }
     /**
      * Uploads a file into a channel (`POST /v1/channels/{channelId}/attachments`): the raw
@@ -44,7 +49,18 @@ export class Attachments {
      * more than `max_image_pixels`) or `filename`, `forbidden` (not a member, or an unknown
      * channel), `unavailable` (the server cannot be reached or its storage failed: retry),
      * `aborted`, `closed`. A browser may see a refusal the server sent before it read a large
-     * body as a broken connection: `unavailable`.
+     * body as a broken connection: `unavailable`. `rate_limited`: past the server's
+     * `max_unclaimed_upload_bytes` (no `reason`: at once, not tried again; send the uploads
+     * or wait for them to expire), or with `reason` `uploads_in_flight` when the server still
+     * counted `max_uploads_in_flight_per_user` uploads of the user in progress (their other
+     * tabs and devices) after `UPLOAD_IN_FLIGHT_RETRIES` (10) tries again.
+     *
+     * At most the client's `maxUploadsInFlight` (default `DEFAULT_MAX_UPLOADS_IN_FLIGHT`,
+     * 3) uploads run at once; later calls wait in the
+     * order they were made (nothing sent, no progress, until their turn; `signal` stops the
+     * wait). An upload the server refuses with `reason` `uploads_in_flight` is tried again
+     * after a backoff (`uploadRetryBackoff`, default 500 ms doubling to 10 s with jitter),
+     * keeping its turn.
      *
      * @example
      * ```ts
@@ -67,19 +83,36 @@ export class Attachments {
         const body = data instanceof Blob ? data : new Blob([bytesOf(data)]);
         const what = 'POST /v1/channels/{channelId}/attachments';
         const post = (token) => postBody(url, token, contentType, body, what, options);
-        const last = this.conn.lastToken;
-        let answer = await post(last ?? (await this.conn.getToken()));
-        if (answer.status === 401 && last !== undefined && typeof this.c.opts.token === 'function') {
-            const fresh = await this.conn.getToken();
-            if (fresh !== last)
-                answer = await post(fresh);
+        const release = await this.slots.acquire(signal);
+        try {
+            for (let retry = 0;; retry++) {
+                if (isClosed(this.conn))
+                    throw new ChatdError('closed', 'client closed');
+                if (isAborted(signal))
+                    throw new ChatdError('aborted', 'aborted');
+                const last = this.conn.lastToken;
+                let answer = await post(last ?? (await this.conn.getToken()));
+                if (answer.status === 401 && last !== undefined && typeof this.c.opts.token === 'function') {
+                    const fresh = await this.conn.getToken();
+                    if (fresh !== last)
+                        answer = await post(fresh);
+                }
+                if (answer.status < 200 || answer.status >= 300) {
+                    const err = httpError(answer.status, answer.body, what);
+                    if (!isUploadsInFlight(err) || retry >= UPLOAD_IN_FLIGHT_RETRIES)
+                        throw err;
+                    await sleep(backoffDelay(retry, this.c.opts.uploadRetryBackoff ?? DEFAULT_UPLOAD_RETRY_BACKOFF), signal);
+                    continue;
+                }
+                const stored = parseAttachment(answer.body);
+                if (stored === undefined)
+                    throw new ChatdError('internal', `${what}: an answer of another shape`);
+                return stored;
+            }
         }
-        if (answer.status < 200 || answer.status >= 300)
-            throw httpError(answer.status, answer.body, what);
-        const stored = parseAttachment(answer.body);
-        if (stored === undefined)
-            throw new ChatdError('internal', `${what}: an answer of another shape`);
-        return stored;
+        finally {
+            release();
+        }
     }
     /**
      * Uploads `files` into the channel one after the other, then sends them with `body` (which
@@ -240,6 +273,10 @@ function fileName(data) {
 function bytesOf(data) {
     return data instanceof Uint8Array ? new Uint8Array(data) : new Uint8Array(data.slice(0));
 }
+/** Whether the client was closed (a call, so that TypeScript does not narrow the state once and for all). */
+function isClosed(conn) {
+    return conn.state === 'closed';
+}
 /** Whether the signal aborted (a call, so that TypeScript does not narrow it once and for all). */
 function isAborted(signal) {
     return signal?.aborted === true;
@@ -256,6 +293,10 @@ function postBody(url, token, contentType, body, what, options) {
 function postByXhr(Xhr, url, token, contentType, body, what, options) {
     const { signal, onProgress } = options;
     return new Promise((resolve, reject) => {
+        if (isAborted(signal)) {
+            reject(new ChatdError('aborted', 'aborted'));
+            return;
+        }
         const xhr = new Xhr();
         const onAbort = () => {
             xhr.abort();

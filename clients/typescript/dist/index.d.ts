@@ -22,6 +22,7 @@ export type { ChannelSnapshot, ChannelSummary, NotifySettings, ConnectionSnapsho
 export type { AddMemberOptions, AllMembersOptions, ChannelInfo, CreateChannelOptions, DirectResult, DirectoryChannel, DirectoryOptions, DirectoryPage, Member, MemberList, MemberListSnapshot, MemberListStore, MemberRole, MembersOptions, MembersPage, MembershipOptions, } from './member-types.js';
 export { Moderation } from './moderation.js';
 export { Attachments, type AttachmentData, type AttachmentUrlOptions, type DownloadOptions, type FileToSend, type SendFilesOptions, type UploadOptions, type UploadProgress, } from './attachments.js';
+export { DEFAULT_MAX_UPLOADS_IN_FLIGHT, DEFAULT_UPLOAD_RETRY_BACKOFF, UPLOAD_IN_FLIGHT_RETRIES } from './upload-queue.js';
 export { DEFAULT_ATTACHMENT_TYPES, IMAGE_TYPES, isImageType, parseMessageAttachments, signedExpiry, type Attachment, type AttachmentRef, type MessageAttachment, type OutboxAttachment, } from './attachment-types.js';
 export { SEARCH_Q_MAX_BYTES, type SearchOptions, type SearchPage } from './search.js';
 export type { Ban, BansOptions, BansPage, ChannelModeration, ChannelRules, ChannelSettings, Flag, FlagReason, ModerationOptions, PostingRole, } from './moderation-types.js';

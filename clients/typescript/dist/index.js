@@ -18,6 +18,7 @@ export { foldMemberFrame, foldReceipt, memberFrameShown } from './member-lists.j
 export { decodeChannelAddedFrame, decodeChannelRemovedFrame, decodeHelloChannel, decodeMemberFrame, decodeMembershipFrame, } from './membership-frames.js';
 export { Moderation } from './moderation.js';
 export { Attachments, } from './attachments.js';
+export { DEFAULT_MAX_UPLOADS_IN_FLIGHT, DEFAULT_UPLOAD_RETRY_BACKOFF, UPLOAD_IN_FLIGHT_RETRIES } from './upload-queue.js';
 export { DEFAULT_ATTACHMENT_TYPES, IMAGE_TYPES, isImageType, parseMessageAttachments, signedExpiry, } from './attachment-types.js';
 export { SEARCH_Q_MAX_BYTES } from './search.js';
 export { ChatdError, RETRYABLE_CODES } from './errors.js';

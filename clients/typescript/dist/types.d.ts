@@ -108,6 +108,21 @@ export interface ChatClientOptions {
      * demand. Kept so that code which sets it still compiles.
      */
     readonly channelRefreshMs?: number;
+    /**
+     * Uploads (`attachments.upload`, `attachments.sendFiles`) this client runs at once; the others
+     * wait in the order they were called (a whole number of at least 1; default
+     * `DEFAULT_MAX_UPLOADS_IN_FLIGHT`, 3). Keep it below the server's
+     * `max_uploads_in_flight_per_user` (default 4), which counts all the user's tabs and
+     * devices on a node.
+     */
+    readonly maxUploadsInFlight?: number;
+    /**
+     * Backoff before trying again an upload the server refused because the user has
+     * `max_uploads_in_flight_per_user` uploads in progress (429 `rate_limited`, `reason`
+     * `uploads_in_flight`): default `DEFAULT_UPLOAD_RETRY_BACKOFF`, 500 ms doubling to
+     * 10 s with jitter, `UPLOAD_IN_FLIGHT_RETRIES` times; an abort stops the wait.
+     */
+    readonly uploadRetryBackoff?: BackoffOptions;
     /** Clock (default Date.now). */
     readonly now?: () => number;
 }

@@ -18,6 +18,8 @@ import type { Message } from './message-states.js';
 import type { SentWithAttachments } from './send.js';
 import type { MessageSendOptions, SentEntry } from './snapshot-types.js';
 import type { ClientContext } from './types.js';
+import { DEFAULT_UPLOAD_RETRY_BACKOFF, isUploadsInFlight, maxUploadsInFlight, sleep, UPLOAD_IN_FLIGHT_RETRIES, UploadSlots } from './upload-queue.js';
+import { backoffDelay } from './backoff.js';
 
 /** The bytes of an upload: a `Blob` (a browser's `File` too) or raw bytes. */
 export type AttachmentData = Blob | ArrayBuffer | Uint8Array;
@@ -46,10 +48,14 @@ export interface UploadOptions {
   /**
    * Called as the body goes out. In browsers (`XMLHttpRequest`) as the bytes are sent; where
    * there is only `fetch` (Node) once with `loaded: 0` before and once with `loaded ===
-   * total` after the server stored it.
+   * total` after the server stored it. Not while the upload waits its turn (the client's
+   * `maxUploadsInFlight`); from `loaded: 0` again when it is tried again.
    */
   readonly onProgress?: (progress: UploadProgress) => void;
-  /** Stops the upload (the call rejects with `aborted`; the server keeps nothing of it). */
+  /**
+   * Stops the upload (the call rejects with `aborted`; the server keeps nothing of it),
+   * also while it waits its turn (nothing was sent) or to be tried again.
+   */
   readonly signal?: AbortSignal;
 }
 
@@ -96,6 +102,8 @@ export class Attachments implements SentWithAttachments {
   private readonly conn: Connection;
   private readonly channels: Channels;
   private readonly send: (channelId: string, body: string, options: MessageSendOptions) => Promise<SentEntry>;
+  /** The client's uploads in progress (`maxUploadsInFlight`) and those waiting their turn. */
+  private readonly slots: UploadSlots;
 
   /** @internal */
   constructor(
@@ -108,6 +116,7 @@ export class Attachments implements SentWithAttachments {
     this.conn = conn;
     this.channels = channels;
     this.send = send;
+    this.slots = new UploadSlots(maxUploadsInFlight(c.opts.maxUploadsInFlight));
   }
 
   /**
@@ -123,7 +132,18 @@ export class Attachments implements SentWithAttachments {
    * more than `max_image_pixels`) or `filename`, `forbidden` (not a member, or an unknown
    * channel), `unavailable` (the server cannot be reached or its storage failed: retry),
    * `aborted`, `closed`. A browser may see a refusal the server sent before it read a large
-   * body as a broken connection: `unavailable`.
+   * body as a broken connection: `unavailable`. `rate_limited`: past the server's
+   * `max_unclaimed_upload_bytes` (no `reason`: at once, not tried again; send the uploads
+   * or wait for them to expire), or with `reason` `uploads_in_flight` when the server still
+   * counted `max_uploads_in_flight_per_user` uploads of the user in progress (their other
+   * tabs and devices) after `UPLOAD_IN_FLIGHT_RETRIES` (10) tries again.
+   *
+   * At most the client's `maxUploadsInFlight` (default `DEFAULT_MAX_UPLOADS_IN_FLIGHT`,
+   * 3) uploads run at once; later calls wait in the
+   * order they were made (nothing sent, no progress, until their turn; `signal` stops the
+   * wait). An upload the server refuses with `reason` `uploads_in_flight` is tried again
+   * after a backoff (`uploadRetryBackoff`, default 500 ms doubling to 10 s with jitter),
+   * keeping its turn.
    *
    * @example
    * ```ts
@@ -144,16 +164,30 @@ export class Attachments implements SentWithAttachments {
     const body = data instanceof Blob ? data : new Blob([bytesOf(data)]);
     const what = 'POST /v1/channels/{channelId}/attachments';
     const post = (token: string): Promise<Answer> => postBody(url, token, contentType, body, what, options);
-    const last = this.conn.lastToken;
-    let answer = await post(last ?? (await this.conn.getToken()));
-    if (answer.status === 401 && last !== undefined && typeof this.c.opts.token === 'function') {
-      const fresh = await this.conn.getToken();
-      if (fresh !== last) answer = await post(fresh);
+    const release = await this.slots.acquire(signal);
+    try {
+      for (let retry = 0; ; retry++) {
+        if (isClosed(this.conn)) throw new ChatdError('closed', 'client closed');
+        if (isAborted(signal)) throw new ChatdError('aborted', 'aborted');
+        const last = this.conn.lastToken;
+        let answer = await post(last ?? (await this.conn.getToken()));
+        if (answer.status === 401 && last !== undefined && typeof this.c.opts.token === 'function') {
+          const fresh = await this.conn.getToken();
+          if (fresh !== last) answer = await post(fresh);
+        }
+        if (answer.status < 200 || answer.status >= 300) {
+          const err = httpError(answer.status, answer.body, what);
+          if (!isUploadsInFlight(err) || retry >= UPLOAD_IN_FLIGHT_RETRIES) throw err;
+          await sleep(backoffDelay(retry, this.c.opts.uploadRetryBackoff ?? DEFAULT_UPLOAD_RETRY_BACKOFF), signal);
+          continue;
+        }
+        const stored = parseAttachment(answer.body);
+        if (stored === undefined) throw new ChatdError('internal', `${what}: an answer of another shape`);
+        return stored;
+      }
+    } finally {
+      release();
     }
-    if (answer.status < 200 || answer.status >= 300) throw httpError(answer.status, answer.body, what);
-    const stored = parseAttachment(answer.body);
-    if (stored === undefined) throw new ChatdError('internal', `${what}: an answer of another shape`);
-    return stored;
   }
 
   /**
@@ -314,6 +348,11 @@ function bytesOf(data: ArrayBuffer | Uint8Array): Uint8Array<ArrayBuffer> {
   return data instanceof Uint8Array ? new Uint8Array(data) : new Uint8Array(data.slice(0));
 }
 
+/** Whether the client was closed (a call, so that TypeScript does not narrow the state once and for all). */
+function isClosed(conn: Connection): boolean {
+  return conn.state === 'closed';
+}
+
 /** Whether the signal aborted (a call, so that TypeScript does not narrow it once and for all). */
 function isAborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
@@ -340,6 +379,10 @@ function postByXhr(
 ): Promise<Answer> {
   const { signal, onProgress } = options;
   return new Promise<Answer>((resolve, reject) => {
+    if (isAborted(signal)) {
+      reject(new ChatdError('aborted', 'aborted'));
+      return;
+    }
     const xhr = new Xhr();
     const onAbort = (): void => {
       xhr.abort();

@@ -75,6 +75,7 @@ export {
   type UploadOptions,
   type UploadProgress,
 } from './attachments.js';
+export { DEFAULT_MAX_UPLOADS_IN_FLIGHT, DEFAULT_UPLOAD_RETRY_BACKOFF, UPLOAD_IN_FLIGHT_RETRIES } from './upload-queue.js';
 export {
   DEFAULT_ATTACHMENT_TYPES,
   IMAGE_TYPES,
