@@ -401,12 +401,11 @@ async fn sqlite_index_merges_small_commits_and_forgets_deleted_text() {
     use sqlx::Connection;
     let app = spawn_app(Backend::Sqlite).await;
     let mut conn = sqlx::SqliteConnection::connect(&app.db.url).await.expect("sqlite");
-    let config: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT k, v FROM message_search_config WHERE k IN ('automerge', 'crisismerge') ORDER BY k",
-    )
-    .fetch_all(&mut conn)
-    .await
-    .expect("config");
+    let config: Vec<(String, i64)> =
+        sqlx::query_as("SELECT k, v FROM message_search_config WHERE k IN ('automerge', 'crisismerge') ORDER BY k")
+            .fetch_all(&mut conn)
+            .await
+            .expect("config");
     assert_eq!(config, vec![("automerge".into(), 16), ("crisismerge".into(), 64)]);
 
     app.create_channel("room", &["alice", "bob"]).await;
