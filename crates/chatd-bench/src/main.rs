@@ -82,6 +82,11 @@ struct Cli {
     /// Message body size in bytes (at least 17: the send time travels in it).
     #[arg(long, default_value_t = 100, global = true)]
     body_bytes: usize,
+    /// Fill message bodies after the send time with chat text (the `search`
+    /// scenario's multilingual words, about `--body-bytes` in all) instead
+    /// of `x`s, so that a text index sees realistic sends.
+    #[arg(long, global = true)]
+    text_bodies: bool,
     /// The server's pid, to read its RSS (default: the only process named `chatd`).
     #[arg(long, global = true)]
     server_pid: Option<u32>,
@@ -304,6 +309,8 @@ struct Ctx {
     measure_from: Instant,
     measure_to: Instant,
     body_bytes: usize,
+    /// Chat text instead of `x`s after the send time (`--text-bodies`).
+    text_bodies: bool,
 }
 
 impl Ctx {
@@ -318,6 +325,7 @@ impl Ctx {
             measure_from: self.measure_from,
             measure_to: self.measure_to,
             body_bytes: self.body_bytes,
+            text_bodies: self.text_bodies,
         }
     }
 
@@ -328,6 +336,9 @@ impl Ctx {
     fn body(&self, intended: Instant) -> String {
         let nanos = intended.duration_since(self.base).as_nanos() as u64;
         let mut body = format!("{nanos:016x}.");
+        if self.text_bodies {
+            return search_seed::text_body(body, nanos, self.body_bytes);
+        }
         body.extend(std::iter::repeat_n('x', self.body_bytes.saturating_sub(body.len())));
         body
     }
@@ -459,6 +470,7 @@ async fn main() -> anyhow::Result<()> {
         measure_from: base,
         measure_to: base,
         body_bytes: cli.body_bytes,
+        text_bodies: cli.text_bodies,
     });
     let pid = cli.server_pid.or_else(stats::find_server_pid);
     let ephemeral = match cli.scenario.clone() {
@@ -838,6 +850,7 @@ async fn load(
         measure_from: start + cli.warmup,
         measure_to: start + cli.warmup + cli.duration,
         body_bytes: ctx.body_bytes,
+        text_bodies: ctx.text_bodies,
     });
     // CPU counters at the start and the end of the measured window.
     let cpu = {

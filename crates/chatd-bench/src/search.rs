@@ -13,8 +13,9 @@
 //! 3. The `send` load (`--duration` after `--warmup`) with the index, then
 //!    with it dropped (SQLite: its triggers; PostgreSQL: the GIN index),
 //!    then the index is put back (SQLite: the triggers, and the rows sent
-//!    without them are indexed; PostgreSQL: `CREATE INDEX`). Reports both
-//!    rates and their ratio.
+//!    without them are indexed; PostgreSQL: `CREATE INDEX`); with
+//!    `--send-rounds` above 1, again in the other order (ABBA), and so on.
+//!    Reports the mean rates, each phase's rate and CPU, and the ratio.
 
 use std::sync::Arc;
 
@@ -67,6 +68,10 @@ pub struct SearchArgs {
     send_members: usize,
     #[arg(long, default_value_t = 8)]
     send_in_flight: usize,
+    /// Rounds of the send comparison: with then without the index, then
+    /// without then with (ABBA), and so on; rates are the phases' mean.
+    #[arg(long, default_value_t = 1)]
+    send_rounds: usize,
 }
 
 /// The query kinds: name, `q`, whether it must find something.
@@ -161,40 +166,48 @@ pub async fn run(cli: &Cli, ctx: &Arc<Ctx>, pid: Option<u32>, args: SearchArgs) 
             "limit": 20, "seededBy": if seed_secs.is_some() { "sql" } else { "reused" },
             "sendConnections": args.send_connections, "sendChannels": args.send_channels,
             "sendMembers": args.send_members, "sendInFlight": args.send_in_flight,
+            "sendRounds": args.send_rounds, "textBodies": cli.text_bodies,
         }),
         ..Report::default()
     };
     report.extra.insert("queries".into(), json!(queries));
     report.extra.insert("seed_secs".into(), json!(seed_secs));
     if !args.no_send {
-        let with = send_phase(cli, ctx, pid, &args, "with").await?;
-        let mark = set_index(&args.seed_database_url, None).await?;
-        let without = send_phase(cli, ctx, pid, &args, "without").await;
-        let restore_started = Instant::now();
-        set_index(&args.seed_database_url, Some(mark)).await?;
-        let without = without?;
-        report.extra.insert(
-            "restore_index_secs".into(),
-            json!(restore_started.elapsed().as_secs_f64()),
-        );
-        let ratio = with.acked_per_sec / without.acked_per_sec.max(1e-9);
+        let rounds = compare_sends(cli, ctx, pid, &args).await?;
+        let rate = |phases: &[Report]| phases.iter().map(|r| r.acked_per_sec).sum::<f64>() / phases.len().max(1) as f64;
+        let (with_rate, without_rate) = (rate(&rounds.with), rate(&rounds.without));
+        let ratio = with_rate / without_rate.max(1e-9);
+        let each = |phases: &[Report]| phases.iter().map(|r| r.acked_per_sec.round()).collect::<Vec<_>>();
+        let cpus = |phases: &[Report]| phases.iter().map(|r| r.cpu.clone()).collect::<Vec<_>>();
+        report
+            .extra
+            .insert("restore_index_secs".into(), json!(rounds.restore_secs));
         report.extra.insert(
             "send".into(),
             json!({
-                "withIndexPerSec": with.acked_per_sec.round(),
-                "withoutIndexPerSec": without.acked_per_sec.round(),
+                "order": rounds.order,
+                "withIndexPerSec": with_rate.round(),
+                "withoutIndexPerSec": without_rate.round(),
                 "withOverWithout": (ratio * 1000.0).round() / 1000.0,
-                "withAckMs": with.send_to_ack_ms,
-                "withoutAckMs": without.send_to_ack_ms,
-                "withCpu": with.cpu,
-                "withoutCpu": without.cpu,
+                "withEachPerSec": each(&rounds.with),
+                "withoutEachPerSec": each(&rounds.without),
+                "withAckMs": rounds.with.iter().map(|r| r.send_to_ack_ms.clone()).collect::<Vec<_>>(),
+                "withoutAckMs": rounds.without.iter().map(|r| r.send_to_ack_ms.clone()).collect::<Vec<_>>(),
+                "withCpu": cpus(&rounds.with),
+                "withoutCpu": cpus(&rounds.without),
             }),
         );
-        report.acked = with.acked + without.acked;
-        report.cpu = with.cpu.clone();
-        report.verification = with.verification;
-        report.verification.ok &= !without.verification.ran || without.verification.ok;
-        report.verification.problems.extend(without.verification.problems);
+        let all = rounds.with.iter().chain(&rounds.without);
+        report.acked = all.clone().map(|r| r.acked).sum();
+        report.cpu = rounds.with.first().and_then(|r| r.cpu.clone());
+        report.verification.ok = true;
+        for phase in all {
+            report.verification.ok &= !phase.verification.ran || phase.verification.ok;
+            report
+                .verification
+                .problems
+                .extend(phase.verification.problems.iter().cloned());
+        }
     } else {
         // No send phase to judge: the queries' checks alone decide.
         report.verification.ok = true;
@@ -203,6 +216,48 @@ pub async fn run(cli: &Cli, ctx: &Arc<Ctx>, pid: Option<u32>, args: SearchArgs) 
     report.verification.ok &= problems.is_empty();
     report.verification.problems.extend(problems);
     Ok(report)
+}
+
+/// The send phases of [`compare_sends`], in the order they ran.
+struct Rounds {
+    with: Vec<Report>,
+    without: Vec<Report>,
+    /// `"with"`/`"without"` per phase, as run.
+    order: Vec<&'static str>,
+    /// Seconds each restore of the index took.
+    restore_secs: Vec<f64>,
+}
+
+/// `--send-rounds` rounds of a phase with the index and one without:
+/// with-without, then without-with, and so on (ABBA), so that a drift of
+/// the machine or of the database over the run weighs on both sides.
+async fn compare_sends(cli: &Cli, ctx: &Arc<Ctx>, pid: Option<u32>, args: &SearchArgs) -> anyhow::Result<Rounds> {
+    let mut rounds = Rounds {
+        with: Vec::new(),
+        without: Vec::new(),
+        order: Vec::new(),
+        restore_secs: Vec::new(),
+    };
+    for round in 0..args.send_rounds.max(1) {
+        let order = if round % 2 == 0 { [true, false] } else { [false, true] };
+        for indexed in order {
+            if indexed {
+                rounds
+                    .with
+                    .push(send_phase(cli, ctx, pid, args, &format!("with{round}")).await?);
+                rounds.order.push("with");
+            } else {
+                let mark = set_index(&args.seed_database_url, None).await?;
+                let phase = send_phase(cli, ctx, pid, args, &format!("without{round}")).await;
+                let restore_started = Instant::now();
+                set_index(&args.seed_database_url, Some(mark)).await?;
+                rounds.restore_secs.push(restore_started.elapsed().as_secs_f64());
+                rounds.without.push(phase?);
+                rounds.order.push("without");
+            }
+        }
+    }
+    Ok(rounds)
 }
 
 /// One closed-loop `send` phase on its own users and channels.

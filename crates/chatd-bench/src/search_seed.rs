@@ -218,6 +218,26 @@ pub fn message_text(rng: &mut Rng, i: i64) -> String {
     text
 }
 
+/// A send's body for `--text-bodies`: `head` (the send time), then chat
+/// text of [`message_text`] drawn from `seed`, words joined by spaces until
+/// the body holds at least `bytes` bytes, cut to at most `bytes` on a
+/// character boundary (never shorter than `head`).
+pub fn text_body(mut head: String, seed: u64, bytes: usize) -> String {
+    let mut rng = Rng::new(seed);
+    let mut i = 1;
+    while head.len() < bytes {
+        head.push_str(&message_text(&mut rng, i));
+        head.push(' ');
+        i += 1;
+    }
+    let mut end = bytes.max(head.find('.').map_or(0, |dot| dot + 1));
+    while !head.is_char_boundary(end) {
+        end -= 1;
+    }
+    head.truncate(end);
+    head
+}
+
 /// One seeded row.
 struct Row {
     id: String,
@@ -360,6 +380,15 @@ const SET_LAST: &str = "UPDATE channels SET last_seq = $2, last_ts = $3 WHERE ch
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_bodies_keep_the_head_and_the_size() {
+        for seed in 0..200 {
+            let body = text_body(format!("{seed:016x}."), seed, 100);
+            assert!(body.starts_with(&format!("{seed:016x}.")));
+            assert!(body.len() <= 100 && body.len() > 90, "{} bytes", body.len());
+        }
+    }
 
     #[test]
     fn the_terms_occur_about_as_often_as_documented() {

@@ -161,6 +161,7 @@ pub async fn run(
             measure_from: ctx.base,
             measure_to: ctx.base,
             body_bytes: ctx.body_bytes,
+            text_bodies: ctx.text_bodies,
         });
         let members = members.clamp(1, connections.max(1));
         let mode = mode_for(None, connections, in_flight);
