@@ -270,12 +270,16 @@ impl Auth {
             return Err(AuthError::Invalid(jsonwebtoken::errors::ErrorKind::ExpiredSignature));
         }
         let user_id = UserId::parse(&data.claims.sub).map_err(|_| AuthError::BadSubject)?;
+        // An `iat` past now (and the leeway) is not a time the token was
+        // issued at: it counts as no usable `iat`, so it cannot outlive an
+        // erasure (a token dated a year ahead did).
         let issued_at_ms = data
             .claims
             .iat
             .as_ref()
             .and_then(serde_json::Value::as_number)
-            .and_then(millis);
+            .and_then(millis)
+            .filter(|&iat| iat <= now.saturating_add(leeway_ms));
         if self.erased.refuses(&user_id, issued_at_ms) {
             return Err(AuthError::Erased);
         }

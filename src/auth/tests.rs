@@ -199,3 +199,21 @@ fn admin_token_comparison() {
     assert!(!a.is_admin_token("admin-token-0123456788"));
     assert!(!a.is_admin_token(""));
 }
+
+#[test]
+fn a_token_dated_in_the_future_does_not_outlive_its_users_erasure() {
+    let a = auth();
+    let alice = UserId::parse("alice").unwrap();
+    let now = now_ms() / 1000;
+    let token = |iat: i64| signed(serde_json::json!({"sub": "alice", "exp": now + 3600, "iat": iat}));
+    let (ahead, current) = (token(now + 365 * 86_400), token(now));
+    assert!(a.verify(&ahead).is_ok(), "no erasure: the date is not checked");
+    a.erased().record(&alice, now_ms());
+    assert!(matches!(a.verify(&ahead), Err(AuthError::Erased)), "a year ahead");
+    assert!(matches!(a.verify(&current), Err(AuthError::Erased)), "issued before");
+    // Issued after the erasure (and not in the future): accepted.
+    let b = auth();
+    b.erased().record(&alice, (now - 10) * 1000);
+    assert!(b.verify(&current).is_ok());
+    assert!(matches!(b.verify(&ahead), Err(AuthError::Erased)));
+}
