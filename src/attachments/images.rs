@@ -106,11 +106,7 @@ fn webp_has_lossless_data(bytes: &[u8]) -> bool {
             match fourcc {
                 b"VP8L" | b"ALPH" => return true,
                 // An animation frame: 16 bytes of its own, then its chunks.
-                b"ANMF" if depth == 0 => {
-                    if body.len() < 16 || in_chunks(&body[16..], 1) {
-                        return true;
-                    }
-                }
+                b"ANMF" if depth == 0 && (body.len() < 16 || in_chunks(&body[16..], 1)) => return true,
                 _ => {}
             }
             data = rest.get(size + (size & 1)..).unwrap_or_default();
