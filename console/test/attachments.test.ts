@@ -12,6 +12,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page, Route } from 'playwright-core';
+import { holdUploadSlots } from '../../clients/typescript/test/helpers/held-uploads.js';
 import { png } from '../../clients/typescript/test/helpers/png.js';
 import { Browsers, CHAT_VIEWPORT, ChatdServer, openChannel, sleep, until } from './harness.js';
 
@@ -225,42 +226,19 @@ describe('console attachments with the server bounding uploads in progress (max_
     await chatd?.dispose();
   });
 
-  test('six files dropped at once, another tab of alice holding one of the two slots a while: all six in the tray, all become ready, sent in one message in order', async (t) => {
+  test('six files dropped at once, another tab of alice holding the two slots a while: all six in the tray, all become ready, sent in one message in order', async (t) => {
     const alice = await browsers.signInAs(chatd, 'alice', { viewport: CHAT_VIEWPORT });
     await openChannel(alice, 'many');
     const answers: number[] = [];
     alice.on('response', (res) => {
       if (res.request().method() === 'POST' && new URL(res.url()).pathname === '/v1/channels/many/attachments') answers.push(res.status());
     });
-    // another tab of alice: an upload whose body stays open, holding one of the server's two slots
-    let push: ((b: Uint8Array) => void) | undefined;
-    let end: (() => void) | undefined;
-    let ended = false;
-    const held = new ReadableStream<Uint8Array>({
-      start(ctl) {
-        push = (b) => {
-          ctl.enqueue(b);
-        };
-        end = () => {
-          if (ended) return;
-          ended = true;
-          ctl.close();
-        };
-      },
-    });
-    const other = fetch(`${chatd.httpUrl}/v1/channels/many/attachments?filename=other.txt`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${await chatd.token('alice')}`, 'content-type': 'text/plain' },
-      body: held,
-      duplex: 'half',
-    } as RequestInit);
-    // a failed test still ends that body before the server stops, and leaves nothing unhandled
-    void other.catch(() => undefined);
+    // another tab of alice: two uploads whose bodies stay open, holding both of the server's
+    // slots until the console has been refused, then one of them a while longer
+    const other = await holdUploadSlots(chatd, 'alice', 'many', 2);
     t.after(() => {
-      end?.();
+      other.endAll();
     });
-    push?.(new TextEncoder().encode('the other tab '));
-    await sleep(300);
 
     const names = ['one.txt', 'two.txt', 'three.txt', 'four.txt', 'five.txt', 'six.txt'];
     await alice.locator('#scroller').evaluate((el, list) => {
@@ -271,15 +249,14 @@ describe('console attachments with the server bounding uploads in progress (max_
     const tray = alice.locator('#tray li.tray-item');
     await until(async () => (await tray.count()) === 6, 'all six in the tray');
     assert.deepEqual(await tray.evaluateAll((els) => els.map((e) => e.getAttribute('data-name'))), names);
+    await until(() => Promise.resolve(answers.includes(429)), 'a refusal of the console while the other tab holds both slots');
+    assert.equal((await other.release(0)).status, 201);
     await sleep(1_500);
-    assert.ok(answers.includes(429), `the server refused some while the other tab held a slot: ${JSON.stringify(answers)}`);
     assert.ok(
       (await tray.evaluateAll((els) => els.map((e) => e.getAttribute('data-state')))).every((s) => s !== 'failed'),
       'none failed while waiting',
     );
-    push?.(new TextEncoder().encode('is done'));
-    end?.();
-    assert.equal((await other).status, 201);
+    assert.equal((await other.release(1)).status, 201);
     await until(
       async () => (await tray.evaluateAll((els) => els.map((e) => e.getAttribute('data-state')))).every((s) => s === 'ready'),
       `all six ready: ${(await alice.locator('#tray').textContent()) ?? ''}`,

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { ChatdError, type ChatClient } from '../../src/index.js';
 import { ChatdServer, storeKinds } from '../helpers/server.js';
 import { makeClient } from '../helpers/clients.js';
+import { holdUploadSlots } from '../helpers/held-uploads.js';
 
 /** The answers to the upload route seen through `fetch`, by status, while `record` is on. */
 interface Seen {
@@ -60,35 +61,10 @@ for (const store of storeKinds()) {
       const alice = await makeClient(server, 'alice', { uploadRetryBackoff: { baseMs: 100, maxMs: 1000 } });
       clients.push(alice);
       // another tab of alice: an upload whose body stays open, holding the server's one slot
-      let push: ((b: Uint8Array) => void) | undefined;
-      let end: (() => void) | undefined;
-      let ended = false;
-      const held = new ReadableStream<Uint8Array>({
-        start(ctl) {
-          push = (b) => {
-            ctl.enqueue(b);
-          };
-          end = () => {
-            if (ended) return;
-            ended = true;
-            ctl.close();
-          };
-        },
-      });
-      const token = await server.token('alice');
-      const other = fetch(`${server.httpUrl}/v1/channels/uq-room/attachments?filename=other.txt`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
-        body: held,
-        duplex: 'half',
-      } as RequestInit);
-      // a failed test still ends that body before the server stops, and leaves nothing unhandled
-      void other.catch(() => undefined);
+      const other = await holdUploadSlots(server, 'alice', 'uq-room', 1);
       t.after(() => {
-        end?.();
+        other.endAll();
       });
-      push?.(new TextEncoder().encode('the other tab '));
-      await new Promise((r) => setTimeout(r, 300));
 
       const w = watchUploads();
       try {
@@ -101,9 +77,7 @@ for (const store of storeKinds()) {
           w.seen.statuses.every((s): boolean => s === 429),
           `all refused while the other tab holds the slot: ${JSON.stringify(w.seen)}`,
         );
-        push?.(new TextEncoder().encode('is done'));
-        end?.();
-        const otherRes = await other;
+        const otherRes = await other.release(0);
         assert.equal(otherRes.status, 201, await otherRes.clone().text());
         const done = await Promise.all(calls);
         assert.deepEqual(
