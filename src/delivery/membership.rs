@@ -16,7 +16,7 @@ use axum::extract::ws::Utf8Bytes;
 
 use super::Delivery;
 use crate::ids::{ChannelId, UserId};
-use crate::protocol::{MemberFrame, MemberOp, RemovedReason, ServerFrame};
+use crate::protocol::{MemberFrame, MemberOp, RemovedReason, Role, ServerFrame};
 use crate::store::{Channel, ChannelPosition, ChannelSettings, MemberEvent, MembershipChange, MembershipOutcome};
 use crate::view;
 
@@ -102,6 +102,21 @@ impl Delivery {
                 );
             }
         }
+        if let Some(successor) = &outcome.successor {
+            // Made owner by the server (no actor), after the change that
+            // took the last owner away, at the same `afterSeq`.
+            let promoted = encode(&ServerFrame::Member(MemberFrame {
+                channel_id: channel.as_str().to_owned(),
+                user_id: successor.as_str().to_owned(),
+                op: MemberOp::Role,
+                role: Some(Role::Owner),
+                muted_until: None,
+                actor_id: None,
+                after_seq: outcome.after_seq,
+                ts: outcome.ts,
+            }));
+            self.frame_to_users(&outcome.members, channel, &promoted, "MEMBER");
+        }
     }
 
     /// `channel` was just created: each member gets `CHANNEL_ADDED` (its
@@ -111,9 +126,9 @@ impl Delivery {
     pub fn channel_created(&self, channel: &Channel, owners: &[UserId]) {
         for member in &channel.members {
             let role = if owners.contains(member) {
-                crate::protocol::Role::Owner
+                Role::Owner
             } else {
-                crate::protocol::Role::Member
+                Role::Member
             };
             self.channel_added(member, &ChannelPosition::new_member(channel, role));
             self.membership_changed(member, &channel.channel_id, true, channel.last_seq);

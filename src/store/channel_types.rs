@@ -121,6 +121,10 @@ pub struct MembershipOutcome {
     /// For a join: the new member's HELLO entry, read under the lock (its
     /// `last_seq` is `after_seq`).
     pub added: Option<ChannelPosition>,
+    /// The member made owner in the same transaction because the change
+    /// took the channel's last owner away (`store::succession`); already
+    /// in `members`.
+    pub successor: Option<UserId>,
 }
 
 /// A page of a channel's members, in byte order of the user id.

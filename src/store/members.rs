@@ -8,6 +8,7 @@ use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore
 use super::entry_row::sorted_members;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::succession;
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Actor, MemberChange};
 use crate::protocol::{ChannelKind, Role, Visibility};
@@ -244,6 +245,7 @@ impl<D: Dialect> SqlStore<D> {
             event: None,
             members: Vec::new(),
             added: None,
+            successor: None,
         };
         if !change.allowed_in(locked.kind, locked.visibility) {
             // A member "joining" its own private channel changes nothing;
@@ -366,6 +368,11 @@ impl<D: Dialect> SqlStore<D> {
             // Already so: nothing to store or announce.
             _ => return Ok(unchanged),
         };
+        let successor = if succession::loses_an_owner(before, event) {
+            Self::appoint_successor(&mut tx, channel_id, user_id).await?
+        } else {
+            None
+        };
         let members = sorted_members(Self::members_in(tx.ex(), channel_id).await?);
         let added = match event {
             MemberEvent::Join(_) => Self::position_in(&mut tx, user_id, channel_id).await?,
@@ -378,6 +385,7 @@ impl<D: Dialect> SqlStore<D> {
             event: Some(event),
             members,
             added,
+            successor,
         })
     }
 

@@ -86,6 +86,7 @@ mod retention;
 mod search;
 pub mod search_terms;
 mod settings;
+mod succession;
 mod uploads;
 mod webhooks;
 

@@ -54,6 +54,7 @@ mod search;
 mod security;
 mod send;
 mod store;
+mod succession;
 mod sync;
 mod typing;
 mod upgrade;

@@ -3,7 +3,8 @@
 // /v1/me/channels; MEMBER join, role and leave fold into a live member list (in a channel
 // with no message, where every frame's afterSeq is the read's atSeq, and in one with
 // messages); CHANNEL_REMOVED with its reason (left, removed, deleted) drops the channel;
-// a member list is read again after a reconnect, getting what changed while away.
+// a member list is read again after a reconnect, getting what changed while away; the
+// member next in line is made owner when the last owner leaves (docs/protocol.md §13.1).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChannelSummary, ChatClient, MemberFrame, MemberListSnapshot } from '../../src/index.js';
@@ -186,6 +187,50 @@ for (const store of storeKinds()) {
         route.members.map((m) => [m.userId, m.role]),
         roles(alice, 'mf-busy'),
       );
+    });
+
+    test('succession: when the last owner leaves, the member next in line is made owner, in the member lists and in its own channel list (MEMBER role without actorId)', async () => {
+      await make('su-room', ['alice', 'bob'], ['olive']);
+      const alice = track(await makeClient(server, 'alice', { tabSync: false }));
+      const bob = track(await makeClient(server, 'bob', { tabSync: false }));
+      const olive = track(await makeClient(server, 'olive', { tabSync: false }));
+      await Promise.all([alice.whenOpen(), bob.whenOpen(), olive.whenOpen()]);
+      const frames: MemberFrame[] = [];
+      bob.events.on('member', (f) => frames.push(f));
+      await listShows(bob, 'su-room', [
+        ['alice', 'member'],
+        ['bob', 'member'],
+        ['olive', 'owner'],
+      ]);
+      await olive.setMemberRole('su-room', 'bob', 'moderator');
+      await olive.leave('su-room');
+      // bob, the only moderator, is next in line (alice joined with him)
+      await listShows(bob, 'su-room', [
+        ['alice', 'member'],
+        ['bob', 'owner'],
+      ]);
+      await listShows(alice, 'su-room', [
+        ['alice', 'member'],
+        ['bob', 'owner'],
+      ]);
+      await waitFor(
+        () => summary(bob, 'su-room')?.role === 'owner',
+        () => JSON.stringify(summary(bob, 'su-room')),
+      );
+      assert.deepEqual(
+        frames.map((f) => [f.userId, f.op, f.role, f.actorId]),
+        [
+          ['bob', 'role', 'moderator', 'olive'],
+          ['olive', 'leave', undefined, 'olive'],
+          ['bob', 'role', 'owner', undefined],
+        ],
+      );
+      // and has an owner's powers
+      await bob.setMemberRole('su-room', 'alice', 'moderator');
+      await listShows(alice, 'su-room', [
+        ['alice', 'moderator'],
+        ['bob', 'owner'],
+      ]);
     });
 
     test('CHANNEL_REMOVED: the channel goes with its reason: left (from another device), removed (by an owner), deleted (by the admin)', async () => {
