@@ -248,7 +248,10 @@ impl Auth {
                 }
                 jsonwebtoken::decode::<Checked>(token, &self.decoding, &self.validation)
             }
-            alg => {
+            // Only the identity provider's algorithms name a key; any
+            // other (HS384, HS512, PS256, …) is refused as an algorithm,
+            // whatever its `kid`.
+            alg @ (Algorithm::RS256 | Algorithm::ES256) => {
                 let kid = header.kid.as_deref().ok_or(AuthError::UnknownKey)?;
                 let key = self.keys.get(kid).ok_or(AuthError::UnknownKey)?;
                 if key.alg != alg {
@@ -258,6 +261,7 @@ impl Auth {
                 validation.algorithms = vec![key.alg];
                 jsonwebtoken::decode::<Checked>(token, &key.decoding, &validation)
             }
+            _ => return Err(AuthError::Invalid(jsonwebtoken::errors::ErrorKind::InvalidAlgorithm)),
         }
         .map_err(|e| AuthError::Invalid(e.into_kind()))?;
         // jsonwebtoken compares whole seconds (and rounds a fraction), which

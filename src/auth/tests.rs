@@ -217,3 +217,28 @@ fn a_token_dated_in_the_future_does_not_outlive_its_users_erasure() {
     assert!(b.verify(&current).is_ok());
     assert!(matches!(b.verify(&ahead), Err(AuthError::Erased)));
 }
+
+/// An HMAC token of another size (HS384, HS512) signed with the shared
+/// secret is refused for its algorithm, with or without a `kid`; it once
+/// got "unknown key id (kid)", which sent its sender looking for a key.
+#[test]
+fn an_hmac_token_of_another_algorithm_is_refused_as_such() {
+    let a = auth();
+    for alg in [Algorithm::HS384, Algorithm::HS512] {
+        for kid in [None, Some("k1")] {
+            let mut header = Header::new(alg);
+            header.kid = kid.map(str::to_owned);
+            let token = jsonwebtoken::encode(
+                &header,
+                &serde_json::json!({"sub": "alice", "exp": 9_999_999_999u64}),
+                &EncodingKey::from_secret("k".repeat(32).as_bytes()),
+            )
+            .unwrap();
+            assert_eq!(
+                a.verify(&token).map(|_| ()).unwrap_err().to_string(),
+                "invalid token: algorithm not accepted",
+                "{alg:?} with kid {kid:?}"
+            );
+        }
+    }
+}
