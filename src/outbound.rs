@@ -191,9 +191,10 @@ impl SessionHandle {
         }
     }
 
-    /// Queues a frame the gate let through.
+    /// Queues a frame the gate let through, lossily when its kind is
+    /// ephemeral (the gate's one reading of `type_name`).
     fn emit(&self, frame: GatedFrame) -> bool {
-        if frame.type_name == "TYPING" {
+        if Kind::of_frame(frame.type_name) == Kind::Ephemeral {
             self.push_ephemeral(frame.text, frame.type_name)
         } else {
             self.push(frame.text, frame.type_name)
