@@ -475,6 +475,29 @@ describe('console in a real browser (alice and bob)', () => {
     assert.equal(await alice.locator('#messages li.system[data-user="dave"]').count(), 0);
   });
 
+  test('when the last owner leaves, the member next in line becomes owner: the line says so and the owner’s controls appear at once', async () => {
+    await connected(alice);
+    await connected(bob);
+    assert.equal((await chatd.admin('POST', '/v1/channels', { channelId: 'heirs', members: ['alice', 'bob'], owners: ['carol'] })).status, 201);
+    await openChannel(alice, 'heirs');
+    await openChannel(bob, 'heirs');
+    const member = (page: Page, user: string): Locator => page.locator(`#member-list li.member[data-user="${user}"]`);
+    await member(alice, 'carol').waitFor();
+    assert.equal(await member(alice, 'carol').getAttribute('data-role'), 'owner');
+    assert.equal(await alice.locator('#rules-form').isVisible(), false, 'a member has no rules form');
+    assert.equal(await member(alice, 'bob').locator('.member-role-select').count(), 0);
+    // carol leaves with her own token: alice joined with bob and comes first by id, so she is next
+    const left = await fetch(`${chatd.httpUrl}/v1/me/channels/heirs`, { method: 'DELETE', headers: { authorization: `Bearer ${await chatd.token('carol')}` } });
+    assert.equal(left.status, 204);
+    await alice.locator('#messages li.system[data-op="role"][data-user="alice"]', { hasText: 'You are now owner' }).waitFor();
+    await bob.locator('#messages li.system[data-op="role"][data-user="alice"]', { hasText: 'alice is now owner' }).waitFor();
+    await until(async () => (await member(alice, 'alice').getAttribute('data-role')) === 'owner', 'alice shown as owner');
+    assert.equal(await member(alice, 'carol').count(), 0);
+    await alice.locator('#rules-form').waitFor();
+    await member(alice, 'bob').locator('.member-role-select').waitFor();
+    await until(async () => (await member(bob, 'alice').getAttribute('data-role')) === 'owner', 'bob sees alice as owner');
+  });
+
   test('Browse channels: alice finds a public channel by name, joins it, sees its messages, and leaves it; the sidebar follows at once', async () => {
     await connected(alice);
     for (const [channelId, visibility, name] of [
