@@ -76,11 +76,20 @@ async fn pass(state: &AppState, user: &UserId) -> Result<(), PassError> {
     let batch = state.config.erasure_batch;
     delete_messages(state, user, batch).await?;
     remove_reactions(state, user, batch).await?;
-    end_memberships(state, user, batch).await?;
-    // Anything a session stored before it was closed is found now: with no
-    // membership left, nothing more can come.
-    delete_messages(state, user, batch).await?;
-    remove_reactions(state, user, batch).await?;
+    // No membership is gained while the erasure is pending (the store
+    // refuses adds and joins, `StoreError::Erasing`), but one committed
+    // just as the erasure began may be missed by a read of the channels:
+    // ended, and what was sent there deleted, until a read finds none.
+    loop {
+        end_memberships(state, user, batch).await?;
+        // Anything a session stored before it was closed is found now: with
+        // no membership left, nothing more can come.
+        delete_messages(state, user, batch).await?;
+        remove_reactions(state, user, batch).await?;
+        if state.store.erasure_channels(user).await?.is_empty() {
+            break;
+        }
+    }
     state.store.erase_user_rows(user, now_ms()).await?;
     while state.store.erase_user_keys(user, batch).await? > 0 {
         stop_if_shutting_down(state)?;

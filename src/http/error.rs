@@ -121,6 +121,7 @@ impl From<StoreError> for ApiError {
             StoreError::NotFound => Self::not_found("unknown channel"),
             StoreError::NotAllowed => Self::forbidden("not allowed in this channel"),
             StoreError::Banned => Self::forbidden("banned from this channel").with_reason("banned"),
+            StoreError::Erasing => Self::new(StatusCode::CONFLICT, "conflict", "the user is being erased"),
             StoreError::Denied(denied) => Self::from(denied),
             StoreError::Unavailable(_) | StoreError::TimedOut => Self::unavailable("database unavailable"),
             StoreError::Standby => Self::unavailable("the database is a standby"),

@@ -21,12 +21,17 @@ const INSERT_CHANNEL: &str = "INSERT INTO channels (channel_id, created_at, kind
      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING";
 /// Adds members (`$2`, a list of ids) to channel `$1`, joined at `$3`, with
 /// the role `$4`; repeats and existing members are skipped (so owners,
-/// inserted first, stay owners).
+/// inserted first, stay owners), and so are users whose erasure is pending
+/// (`$5` = true: they gain no membership until it is done, §19).
 static INSERT_MEMBERS: Sql = Sql::each(
     "INSERT INTO members (channel_id, user_id, joined_at, role) \
-         SELECT $1, u, $3, $4 FROM UNNEST($2::text[]) AS u ON CONFLICT (channel_id, user_id) DO NOTHING",
+         SELECT $1, u, $3, $4 FROM UNNEST($2::text[]) AS u \
+         WHERE NOT EXISTS (SELECT 1 FROM user_erasures e WHERE e.user_id = u AND e.pending = $5) \
+         ON CONFLICT (channel_id, user_id) DO NOTHING",
     "INSERT INTO members (channel_id, user_id, joined_at, role) \
-         SELECT $1, value, $3, $4 FROM json_each($2) WHERE true ON CONFLICT (channel_id, user_id) DO NOTHING",
+         SELECT $1, value, $3, $4 FROM json_each($2) \
+         WHERE NOT EXISTS (SELECT 1 FROM user_erasures e WHERE e.user_id = value AND e.pending = $5) \
+         ON CONFLICT (channel_id, user_id) DO NOTHING",
 );
 const CHANNEL: &str =
     "SELECT channel_id, created_at, last_seq, name, metadata, kind, visibility, posting_role, slow_mode_ms, \
@@ -223,13 +228,13 @@ impl<D: Dialect> SqlStore<D> {
             )?
             .param(now)
             .param(role.as_str())
+            .param(true)
             .execute(tx.ex())
             .await?;
         }
+        // Read back: a user being erased was left out.
+        let members = sorted_members(Self::members_in(tx.ex(), channel_id).await?);
         Self::commit(tx, sent).await?;
-        let mut members: Vec<UserId> = new.owners.iter().chain(&new.members).cloned().collect();
-        members.sort();
-        members.dedup();
         Ok(Channel {
             channel_id: channel_id.clone(),
             members,

@@ -21,6 +21,10 @@ pub enum StoreError {
     /// The user is banned from the channel (§17): it may not join it again.
     #[error("banned from this channel")]
     Banned,
+    /// The user's erasure (§19) is pending: it gains no membership (an
+    /// add or a join) until the erasure is done.
+    #[error("the user is being erased")]
+    Erasing,
     /// The acting user's role, read under the channel lock, does not allow
     /// the change.
     #[error("{0}")]

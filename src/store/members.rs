@@ -20,6 +20,8 @@ const INSERT_MEMBER: &str = "INSERT INTO members (channel_id, user_id, joined_at
 /// Sets member `$2`'s role in channel `$1` to `$3`.
 const SET_ROLE: &str = "UPDATE members SET role = $3 WHERE channel_id = $1 AND user_id = $2";
 const DELETE_MEMBER: &str = "DELETE FROM members WHERE channel_id = $1 AND user_id = $2";
+/// Whether user `$1`'s erasure is pending (`$2` = true).
+const ERASING: &str = "SELECT 1 FROM user_erasures WHERE user_id = $1 AND pending = $2";
 /// Whether user `$2` is banned from channel `$1`.
 const IS_BANNED: &str = "SELECT 1 FROM bans WHERE channel_id = $1 AND user_id = $2";
 /// Bans user `$2` from channel `$1` at `$3` (ms), by `$4` (`NULL`: the
@@ -98,7 +100,8 @@ impl Store {
     /// [`StoreError::NotFound`] for an unknown channel,
     /// [`StoreError::NotAllowed`] when the channel's kind or visibility
     /// refuses the change (adding to or leaving a direct channel, joining a
-    /// private one), [`StoreError::Denied`] when `by`'s role does not allow it.
+    /// private one), [`StoreError::Denied`] when `by`'s role does not allow it,
+    /// [`StoreError::Erasing`] when a user being erased would be added or join.
     pub async fn change_membership(
         &self,
         channel_id: &ChannelId,
@@ -264,6 +267,18 @@ impl<D: Dialect> SqlStore<D> {
         if let (Some(by), Some(asked)) = (by, change.by_another()) {
             let actor = Self::role_in(&mut tx, channel_id, by).await?;
             permissions::may_change_member(Actor::User(actor), asked, before).map_err(StoreError::Denied)?;
+        }
+        // A user being erased (§19) gains no membership until its erasure
+        // is done: whatever it could send there would outlive the erasure.
+        if matches!(change, MembershipChange::Add(_) | MembershipChange::Join) && before.is_none() {
+            let erasing = sqlx::query::<D>(ERASING)
+                .param(user_id.as_str())
+                .param(true)
+                .fetch_optional(tx.ex())
+                .await?;
+            if erasing.is_some() {
+                return Err(StoreError::Erasing);
+            }
         }
         match (change, before) {
             // A banned user may not join again (§17) until the ban is lifted.

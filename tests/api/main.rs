@@ -28,6 +28,7 @@ mod directory;
 mod entries;
 mod entry_origin;
 mod erasure;
+mod erasure_pending;
 mod export;
 mod fanout;
 mod flags;
