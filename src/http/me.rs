@@ -173,6 +173,7 @@ pub async fn directory(
         (status = 400, description = "A bad channel id", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
         (status = 403, description = "Not a public channel (or unknown), or the admin token", body = ErrorBody),
+        (status = 409, description = "conflict: the user is being erased (§19)", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
     ),
     security(("userJwt" = [])),

@@ -181,6 +181,7 @@ const MEMBER_SHAPE: &str = r#"{"role"?: "member" | "moderator" | "owner", "muted
         (status = 400, description = "A bad channel or user id, or a bad body", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
         (status = 403, description = "The caller's role does not allow it, or a direct channel", body = ErrorBody),
+        (status = 409, description = "conflict: adding a user who is being erased (§19)", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),
         (status = 404, description = "Unknown channel (admin token)", body = ErrorBody),
     ),
