@@ -68,14 +68,21 @@ pub struct ClientConfig {
     /// or above the server's `typing_throttle_ms` (2 s; a start within it is
     /// dropped) and below its `typing_ttl_ms` (6 s). Default 3 s.
     pub typing_renew: Duration,
-    /// Keep every message's folded state (its current text, deletion and
-    /// reactions: [`crate::Client::message_state`], [`crate::Event::Changed`]).
-    /// The state of every message seen stays in memory for the client's
-    /// life, so its memory grows with the messages it receives; a program
-    /// that never reads the state (a bot, a load generator) turns it off,
-    /// and then gets no `Changed` events, `message_state` answers `None`,
-    /// and its own reaction entries arrive with `noop` false. Default true.
+    /// Keep the folded state of the messages seen (their current text,
+    /// deletion and reactions: [`crate::Client::message_state`],
+    /// [`crate::Event::Changed`]), at most
+    /// [`Self::folded_messages_per_channel`] per channel. A program that
+    /// never reads the state (a bot, a load generator) turns it off, and
+    /// then gets no `Changed` events, `message_state` answers `None`, and
+    /// its own reaction entries arrive with `noop` false. Default true.
     pub fold_messages: bool,
+    /// With [`Self::fold_messages`], the most messages whose state is kept
+    /// per channel (at least 1): past it the one held longest is forgotten,
+    /// and an edit, delete or reaction of a forgotten message changes
+    /// nothing (no `Changed` event; `message_state` answers `None`), as for
+    /// one never seen. Memory is about this many times 300 bytes plus each
+    /// message's text, per channel. Default 10,000.
+    pub folded_messages_per_channel: usize,
 }
 
 impl ClientConfig {
@@ -101,6 +108,7 @@ impl ClientConfig {
             write_buffer_bytes: 8 << 10,
             typing_renew: Duration::from_secs(3),
             fold_messages: true,
+            folded_messages_per_channel: 10_000,
         }
     }
 }

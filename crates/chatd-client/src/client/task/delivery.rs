@@ -55,7 +55,10 @@ impl Task {
         // Look the channel up by reference first: a clone of its id per
         // message only for a channel's first one.
         if !states.contains_key(&message.channel_id) {
-            states.insert(message.channel_id.clone(), ChannelMessages::default());
+            states.insert(
+                message.channel_id.clone(),
+                ChannelMessages::bounded(self.config.folded_messages_per_channel),
+            );
         }
         let Some(log) = states.get_mut(&message.channel_id) else {
             return Vec::new();

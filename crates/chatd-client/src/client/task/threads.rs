@@ -4,7 +4,7 @@
 use chatd_proto::protocol::{ClientFrame, TaggedMessage};
 
 use super::Task;
-use crate::log::MessageState;
+use crate::log::{ChannelMessages, MessageState};
 use crate::thread::{PageRead, PendingReply, Thread};
 
 impl Task {
@@ -28,7 +28,10 @@ impl Task {
         let Ok(mut states) = self.states.lock() else {
             return;
         };
-        let log = states.entry(channel_id.to_owned()).or_default();
+        let limit = self.config.folded_messages_per_channel;
+        let log = states
+            .entry(channel_id.to_owned())
+            .or_insert_with(|| ChannelMessages::bounded(limit));
         for TaggedMessage::MsgRecv(reply) in messages {
             log.insert_read(&reply, &self.user_id, last_seq);
         }
