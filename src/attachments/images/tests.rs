@@ -1,6 +1,6 @@
 //! Unit tests of reading images: sizes, thumbnails, and the bombs hostile
 //! tests found (PNG metadata, a GIF frame larger than its screen, lossless
-//! WebP's prefix-code groups).
+//! WebP's prefix-code groups), and WebP through libwebp.
 
 use super::*;
 
@@ -102,55 +102,169 @@ fn a_gif_whose_first_frame_is_larger_than_its_screen_costs_no_more_than_its_scre
     );
 }
 
-#[test]
-fn a_webp_with_lossless_data_takes_the_whole_decode_budget() {
-    fn webp(chunks: &[(&[u8; 4], Vec<u8>)]) -> Vec<u8> {
-        let mut body = b"WEBP".to_vec();
-        for (fourcc, data) in chunks {
-            body.extend_from_slice(*fourcc);
-            body.extend_from_slice(&u32::try_from(data.len()).expect("size").to_le_bytes());
-            body.extend_from_slice(data);
-            if data.len() % 2 == 1 {
-                body.push(0);
-            }
+/// A WebP file of `chunks` (fourcc, body).
+fn webp_file(chunks: &[(&[u8; 4], Vec<u8>)]) -> Vec<u8> {
+    let mut body = b"WEBP".to_vec();
+    for (fourcc, data) in chunks {
+        body.extend_from_slice(*fourcc);
+        body.extend_from_slice(&u32::try_from(data.len()).expect("size").to_le_bytes());
+        body.extend_from_slice(data);
+        if data.len() % 2 == 1 {
+            body.push(0);
         }
-        let mut file = b"RIFF".to_vec();
-        file.extend_from_slice(&u32::try_from(body.len()).expect("size").to_le_bytes());
-        file.extend_from_slice(&body);
-        file
     }
-    let lossless = {
-        let image = image::RgbaImage::from_pixel(4, 4, image::Rgba([1, 2, 3, 255]));
-        let mut out = Cursor::new(Vec::new());
-        image.write_to(&mut out, ImageFormat::WebP).expect("encode");
-        out.into_inner()
+    let mut file = b"RIFF".to_vec();
+    file.extend_from_slice(&u32::try_from(body.len()).expect("size").to_le_bytes());
+    file.extend_from_slice(&body);
+    file
+}
+
+/// A `width` × `height` WebP of one colour (libwebp's encoder).
+fn webp_image(width: u32, height: u32, lossless: bool, alpha: u8) -> Vec<u8> {
+    let pixels = [10, 200, 30, alpha].repeat((width * height) as usize);
+    let encoder = ::webp::Encoder::from_rgba(&pixels, width, height);
+    let out = if lossless {
+        encoder.encode_lossless()
+    } else {
+        encoder.encode(80.0)
     };
-    let charge = |bytes: &[u8]| decode_charge(bytes, ImageFormat::WebP, 16, 1_000);
-    assert_eq!(charge(&lossless), 1_000, "the image crate writes lossless WebP");
-    assert_eq!(charge(&webp(&[(b"VP8 ", vec![0; 11])])), 16, "lossy");
-    assert_eq!(
-        charge(&webp(&[
-            (b"VP8X", vec![0; 10]),
-            (b"ALPH", vec![0; 3]),
-            (b"VP8 ", vec![0; 9])
-        ])),
-        1_000
-    );
+    out.to_vec()
+}
+
+fn charge(bytes: &[u8], format: ImageFormat, size: (u32, u32), max: u64) -> u64 {
+    decode_charge(&mut Cursor::new(bytes), format, size, max).expect("in memory")
+}
+
+#[test]
+fn a_webp_with_lossless_data_is_charged_its_prefix_code_groups() {
+    let lossless = webp_image(4, 4, true, 255);
+    assert!(lossless.windows(4).any(|w| w == b"VP8L"), "libwebp writes VP8L");
+    let len = |b: &[u8]| (b.len() as u64).div_ceil(BYTES_PER_PIXEL);
+    let group = webp::LOSSLESS_GROUP_BYTES / BYTES_PER_PIXEL;
+    let max = 100_000_000;
+    // 4×4 pixels: at most one group.
+    let bytes = lossless.as_slice();
+    assert_eq!(charge(bytes, ImageFormat::WebP, (4, 4), max), 16 + len(bytes) + group);
+    let lossy = webp_file(&[(b"VP8 ", vec![0; 11])]);
+    assert_eq!(charge(&lossy, ImageFormat::WebP, (4, 4), max), 16 + len(&lossy), "lossy");
+    let alpha = webp_file(&[(b"VP8X", vec![0; 10]), (b"ALPH", vec![0; 3]), (b"VP8 ", vec![0; 9])]);
+    assert_eq!(charge(&alpha, ImageFormat::WebP, (4, 4), max), 16 + len(&alpha) + group);
     let mut frame = vec![0u8; 16];
     frame.extend_from_slice(b"VP8L");
     frame.extend_from_slice(&4u32.to_le_bytes());
     frame.extend_from_slice(&[0; 4]);
+    let animated = webp_file(&[(b"VP8X", vec![0; 10]), (b"ANMF", frame)]);
     assert_eq!(
-        charge(&webp(&[(b"VP8X", vec![0; 10]), (b"ANMF", frame)])),
-        1_000,
+        charge(&animated, ImageFormat::WebP, (4, 4), max),
+        16 + len(&animated) + group,
         "in a frame"
     );
-    assert_eq!(charge(b"RIFF\x10\0\0\0WEBPVP8 \xff\xff\0\0"), 1_000, "cut short");
+    let cut = b"RIFF\x10\0\0\0WEBPVP8 \xff\xff\0\0";
+    assert_eq!(charge(cut, ImageFormat::WebP, (4, 4), max), 16 + len(cut) + group, "cut short");
+    // One group per 4×4 pixels, 65,536 at most; the whole budget at most.
     assert_eq!(
-        decode_charge(&lossless, ImageFormat::Png, 16, 1_000),
-        16,
-        "other formats"
+        charge(bytes, ImageFormat::WebP, (400, 40), max),
+        16_000 + len(bytes) + 1_000 * group
     );
+    assert_eq!(
+        charge(bytes, ImageFormat::WebP, (4_000, 4_000), u64::MAX),
+        16_000_000 + len(bytes) + 65_536 * group
+    );
+    assert_eq!(charge(bytes, ImageFormat::WebP, (4_000, 4_000), 50_000_000), 50_000_000);
+    // PNG and GIF are decoded as a stream: their pixels only. A JPEG's
+    // decoder reads the whole file.
+    assert_eq!(charge(bytes, ImageFormat::Png, (4, 4), max), 16, "other formats");
+    assert_eq!(charge(bytes, ImageFormat::Gif, (4, 4), max), 16);
+    assert_eq!(charge(bytes, ImageFormat::Jpeg, (4, 4), max), 16 + len(bytes));
+}
+
+#[test]
+fn webp_stills_and_animations_decode_with_libwebp() {
+    for (width, height, lossless, alpha) in [(1, 1, true, 255), (300, 200, false, 255), (64, 640, true, 128), (33, 17, false, 7)] {
+        let file = webp_image(width, height, lossless, alpha);
+        let inspected = inspect(&file, ImageFormat::WebP, 1_000_000, 320).expect("a valid WebP decodes");
+        assert_eq!((inspected.width, inspected.height), (width, height));
+        let thumb = image::load_from_memory_with_format(&inspected.thumbnail, ImageFormat::Jpeg).expect("jpeg");
+        assert!(thumb.width().max(thumb.height()) <= 320.max(width.max(height).min(320)));
+        // Over max_image_pixels, cut short, or not WebP: refused.
+        let pixels = u64::from(width * height);
+        assert_eq!(
+            inspect(&file, ImageFormat::WebP, pixels - 1, 320).unwrap_err(),
+            ImageRefusal::TooManyPixels { pixels, max: pixels - 1 }
+        );
+        assert_eq!(
+            inspect(&file[..file.len() - 8], ImageFormat::WebP, 1_000_000, 320).unwrap_err(),
+            ImageRefusal::Undecodable("image/webp")
+        );
+    }
+    assert_eq!(
+        inspect(&png(8, 8), ImageFormat::WebP, 1_000_000, 320).unwrap_err(),
+        ImageRefusal::Undecodable("image/webp")
+    );
+    // An animation: its first frame on its canvas.
+    let config = ::webp::WebPConfig::new().expect("config");
+    let red = [250, 0, 0, 255].repeat(60 * 40);
+    let blue = [0, 0, 250, 255].repeat(60 * 40);
+    let mut encoder = ::webp::AnimEncoder::new(60, 40, &config);
+    encoder.add_frame(::webp::AnimFrame::from_rgba(&red, 60, 40, 0));
+    encoder.add_frame(::webp::AnimFrame::from_rgba(&blue, 60, 40, 100));
+    let animation = encoder.encode().to_vec();
+    assert_eq!(dimensions(&animation, ImageFormat::WebP, 10_000).expect("header"), (60, 40));
+    let inspected = inspect(&animation, ImageFormat::WebP, 10_000, 30).expect("an animation decodes");
+    assert_eq!((inspected.width, inspected.height), (60, 40));
+    let thumb = image::load_from_memory_with_format(&inspected.thumbnail, ImageFormat::Jpeg)
+        .expect("jpeg")
+        .to_rgb8();
+    assert_eq!((thumb.width(), thumb.height()), (30, 20));
+    let centre = thumb.get_pixel(15, 10);
+    assert!(centre[0] > 200 && centre[2] < 50, "the first frame (red), not {centre:?}");
+    // Its first frame cut short: refused.
+    assert_eq!(
+        inspect(&animation[..animation.len() / 2], ImageFormat::WebP, 10_000, 30).unwrap_err(),
+        ImageRefusal::Undecodable("image/webp")
+    );
+}
+
+/// An animated WebP whose canvas is 2×2 and whose first frame, 4×4, lies
+/// outside it: refused, as libwebp's own demuxer refuses it.
+#[test]
+fn an_animation_frame_outside_its_canvas_is_refused() {
+    let still = webp_image(4, 4, false, 255);
+    let vp8 = &still[12..];
+    let mut frame = vec![0u8; 16];
+    frame[6] = 3; // width - 1
+    frame[9] = 3; // height - 1
+    frame.extend_from_slice(vp8);
+    let animation = |canvas: u8| {
+        let mut vp8x = vec![0u8; 10];
+        vp8x[0] = 0x02; // animation
+        vp8x[4] = canvas - 1;
+        vp8x[7] = canvas - 1;
+        webp_file(&[(b"VP8X", vp8x), (b"ANIM", vec![0; 6]), (b"ANMF", frame.clone())])
+    };
+    let inspected = inspect(&animation(4), ImageFormat::WebP, 100, 30).expect("within its canvas");
+    assert_eq!((inspected.width, inspected.height), (4, 4));
+    let animation = animation(2);
+    assert_eq!(dimensions(&animation, ImageFormat::WebP, 100).expect("header"), (2, 2));
+    assert_eq!(
+        inspect(&animation, ImageFormat::WebP, 100, 30).unwrap_err(),
+        ImageRefusal::Undecodable("image/webp")
+    );
+}
+
+/// What the upload route does: the image spooled to a file, read from it.
+#[test]
+fn an_image_is_read_from_its_spool_file() {
+    use std::io::Write;
+    for (format, bytes) in [(ImageFormat::Png, png(40, 30)), (ImageFormat::WebP, webp_image(40, 30, false, 255))] {
+        let mut file = tempfile::tempfile().expect("temporary file");
+        file.write_all(&bytes).expect("write");
+        let mut file = std::io::BufReader::new(file);
+        assert_eq!(dimensions_of(&mut file, format, 10_000).expect("header"), (40, 30));
+        assert!(decode_charge(&mut file, format, (40, 30), 10_000).expect("charge") >= 1_200);
+        let inspected = inspect_file(&mut file, format, 10_000, 20).expect("decode");
+        assert_eq!((inspected.width, inspected.height), (40, 30));
+    }
 }
 
 #[test]
@@ -263,11 +377,10 @@ fn webp_with_prefix_code_groups(groups: u32) -> Vec<u8> {
 /// tables `image-webp` builds outside the `image` crate's limits; a
 /// 1.8 MB upload (10,000 groups) took the server's peak from 45 to 599
 /// MiB and was stored (201), four at once to 2.2 GiB, each with one
-/// decode permit. Here 1,500 groups (274 KB) cost 84 MiB. Open: only
-/// the decodes' concurrency is bounded (`decode_charge`); run with
-/// `--ignored` to see it (docs/known-issues.md).
+/// decode permit. Here 1,500 groups (274 KB) cost 84 MiB. libwebp, which
+/// decodes WebP now, builds only the groups the entropy image uses (one
+/// here).
 #[test]
-#[ignore = "open: image-webp builds every prefix-code group's tables outside any limit (docs/known-issues.md)"]
 fn a_webp_with_many_prefix_code_groups_costs_no_more_than_its_bound() {
     let bomb = webp_with_prefix_code_groups(1500);
     assert!(bomb.len() < 300_000, "the bomb is {} bytes", bomb.len());
