@@ -289,7 +289,8 @@ pub fn inspect_file<R: BufRead + Seek>(
     file.rewind().map_err(|_| ImageRefusal::Undecodable(name))?;
     let image = if format == ImageFormat::WebP {
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(|_| ImageRefusal::Undecodable(name))?;
+        file.read_to_end(&mut bytes)
+            .map_err(|_| ImageRefusal::Undecodable(name))?;
         let decoded = webp::decode(&bytes, width, height).ok_or(ImageRefusal::Undecodable(name))?;
         image::DynamicImage::ImageRgba8(decoded)
     } else {
@@ -324,3 +325,5 @@ pub fn inspect_file<R: BufRead + Seek>(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod webp_tests;

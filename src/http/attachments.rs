@@ -266,7 +266,11 @@ pub async fn upload(
     // An image's bytes are spooled to a file of their own as they arrive
     // (never held in memory), to be decoded from there once all are in.
     let mut spool = match format {
-        Some(_) => Some(spool_file(config.data_dir.clone()).await?),
+        Some(_) => Some(
+            attachments::spool::spool_file(config.data_dir.clone())
+                .await
+                .map_err(spool_failed)?,
+        ),
         None => None,
     };
     let received = match receive(request, &mut writer, &limits, spool.as_mut(), &times).await {
@@ -363,23 +367,6 @@ pub async fn upload(
 struct Received {
     size: u64,
     sha256: String,
-}
-
-/// An anonymous temporary file for an image upload's bytes, in `data_dir`
-/// (else in the system's temporary directory, when `data_dir` cannot hold
-/// it): never named in the file system, so it goes when closed, however
-/// the upload ends (a dropped future, a panic, the process's death).
-async fn spool_file(data_dir: std::path::PathBuf) -> Result<tokio::fs::File, ApiError> {
-    let file = tokio::task::spawn_blocking(move || {
-        tempfile::tempfile_in(&data_dir).or_else(|error| {
-            tracing::debug!(%error, dir = %data_dir.display(), "spooling an image upload in the temporary directory");
-            tempfile::tempfile()
-        })
-    })
-    .await
-    .map_err(|_| image_check_failed())?
-    .map_err(spool_failed)?;
-    Ok(tokio::fs::File::from_std(file))
 }
 
 fn spool_failed(error: std::io::Error) -> ApiError {

@@ -100,7 +100,11 @@ async fn image_uploads_one_byte_short_of_their_end_are_not_held_in_memory() {
     assert_eq!(names(), files_before, "the data directory holds no spool file");
     drop(sockets);
     eventually("the uploads ended", || async {
-        app.state.attachments.uploads.in_flight(&chatd::ids::UserId::parse("alice").expect("id")) == 0
+        app.state
+            .attachments
+            .uploads
+            .in_flight(&chatd::ids::UserId::parse("alice").expect("id"))
+            == 0
     })
     .await;
     assert_eq!(names(), files_before);

@@ -51,10 +51,7 @@ pub fn decode(bytes: &[u8], width: u32, height: u32) -> Option<RgbaImage> {
         return to_rgba(&image, width, height);
     }
     let frame = first_frame(bytes)?;
-    let (right, bottom) = (
-        frame.x.checked_add(frame.width)?,
-        frame.y.checked_add(frame.height)?,
-    );
+    let (right, bottom) = (frame.x.checked_add(frame.width)?, frame.y.checked_add(frame.height)?);
     if right > width || bottom > height {
         return None;
     }
