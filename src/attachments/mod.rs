@@ -25,6 +25,7 @@ pub mod decodes;
 pub mod images;
 pub mod in_flight;
 pub mod signing;
+pub mod spool;
 pub mod storage;
 pub mod strays;
 

@@ -1,8 +1,8 @@
 //! `POST /v1/channels/{channelId}/attachments` (protocol.md §15): a
 //! member uploads a file into a channel. The body is streamed to the
 //! attachment storage as it arrives (hashed and counted on the way; never
-//! the whole file in memory, but for images, which are decoded, at most
-//! `max_attachment_bytes`), checked against the type allow-list and the
+//! the whole file in memory: an image's bytes are also spooled to an
+//! anonymous temporary file, decoded from there once all are in), checked against the type allow-list and the
 //! size limit (413 at once when `Content-Length` says so), images measured
 //! and refused over `max_image_pixels` or when they do not decode, and
 //! their thumbnails made and stored. The bytes of a user's uploads that
@@ -263,7 +263,17 @@ pub async fn upload(
         idle: config.handshake_timeout(),
         deadline,
     };
-    let received = match receive(request, &mut writer, &limits, format.is_some(), &times).await {
+    // An image's bytes are spooled to a file of their own as they arrive
+    // (never held in memory), to be decoded from there once all are in.
+    let mut spool = match format {
+        Some(_) => Some(
+            attachments::spool::spool_file(config.data_dir.clone())
+                .await
+                .map_err(spool_failed)?,
+        ),
+        None => None,
+    };
+    let received = match receive(request, &mut writer, &limits, spool.as_mut(), &times).await {
         Ok(received) => received,
         Err(refusal) => {
             writer.abort().await;
@@ -272,25 +282,29 @@ pub async fn upload(
     };
     writer.finish().await.map_err(storage_failed)?;
     let (mut width, mut height, mut thumbnail_key) = (None, None, None);
-    if let Some(format) = format {
+    if let (Some(format), Some(spool)) = (format, spool) {
         let (max_pixels, px) = (config.max_image_pixels, config.attachment_thumbnail_px);
-        let bytes = received.image;
-        let (w, h) = images::dimensions(&bytes, format, max_pixels)
-            .map_err(|r| ApiError::invalid_field("body", &r.to_string()))?;
+        let file = std::io::BufReader::new(spool.into_std().await);
+        let (mut file, charge) = tokio::task::spawn_blocking(move || {
+            let mut file = file;
+            let size = images::dimensions_of(&mut file, format, max_pixels)
+                .map_err(|r| ApiError::invalid_field("body", &r.to_string()))?;
+            let charge = images::decode_charge(&mut file, format, size, max_pixels).map_err(spool_failed)?;
+            Ok::<_, ApiError>((file, charge))
+        })
+        .await
+        .map_err(|_| image_check_failed())??;
         let permit = state
             .attachments
-            .decode_permit(
-                &user.user_id,
-                images::decode_charge(&bytes, format, u64::from(w) * u64::from(h), max_pixels),
-            )
+            .decode_permit(&user.user_id, charge)
             .await
             .map_err(|_| ApiError::unavailable("image decoding unavailable; retry"))?;
         let inspected = tokio::task::spawn_blocking(move || {
             let _held = permit;
-            images::inspect(&bytes, format, max_pixels, px)
+            images::inspect_file(&mut file, format, max_pixels, px)
         })
         .await
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "image check failed"))?
+        .map_err(|_| image_check_failed())?
         .map_err(|refusal| ApiError::invalid_field("body", &refusal.to_string()))?;
         width = Some(i64::from(inspected.width));
         height = Some(i64::from(inspected.height));
@@ -353,8 +367,15 @@ pub async fn upload(
 struct Received {
     size: u64,
     sha256: String,
-    /// The bytes, for an image (to decode); empty otherwise.
-    image: Vec<u8>,
+}
+
+fn spool_failed(error: std::io::Error) -> ApiError {
+    tracing::warn!(%error, "an image upload's spool file failed");
+    ApiError::unavailable("image upload spool unavailable; retry")
+}
+
+fn image_check_failed() -> ApiError {
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "image check failed")
 }
 
 /// The bounds [`receive`] holds a body to.
@@ -383,19 +404,19 @@ struct Times {
 /// bound on unclaimed bytes left; 408 when no bytes arrive for
 /// `times.idle` (a slow link may take minutes for a large file, but never
 /// stalls that long) or the body is not all there by `times.deadline` (a
-/// trickle cannot hold an upload open forever). Keeps the bytes of an
-/// image (`keep`).
+/// trickle cannot hold an upload open forever). Copies the bytes of an
+/// image to its `spool` file too (flushed at the end).
 async fn receive(
     request: Request,
     writer: &mut Writer,
     limits: &Limits,
-    keep: bool,
+    mut spool: Option<&mut tokio::fs::File>,
     times: &Times,
 ) -> Result<Received, ApiError> {
+    use tokio::io::AsyncWriteExt;
     let mut stream = request.into_body().into_data_stream();
     let mut hasher = Sha256::new();
     let mut size: u64 = 0;
-    let mut image = Vec::new();
     loop {
         let until = times.deadline.min(tokio::time::Instant::now() + times.idle);
         let Ok(next) = tokio::time::timeout_at(until, stream.next()).await else {
@@ -416,15 +437,17 @@ async fn receive(
             return Err(over_bound(limits.bound, limits.held, size, true));
         }
         hasher.update(&chunk);
-        if keep {
-            image.extend_from_slice(&chunk);
+        if let Some(spool) = spool.as_deref_mut() {
+            spool.write_all(&chunk).await.map_err(spool_failed)?;
         }
         writer.write(&chunk).await.map_err(storage_failed)?;
+    }
+    if let Some(spool) = spool {
+        spool.flush().await.map_err(spool_failed)?;
     }
     Ok(Received {
         size,
         sha256: hex::encode(hasher.finalize()),
-        image,
     })
 }
 
