@@ -96,8 +96,10 @@ for c, what in ((pub, "E's own session (token minted during the erasure)"), (own
 s, _ = http("GET", "/v1/me/channels", token=t2)
 print("   the token minted during the erasure, after the 204:", s)
 try:
-    e2.next(timeout=3)
-    print("   E's session still open after the 204")
+    r = e2.send_msg(pub, f"{MARK} after the 204")
+    print("   E's session still open after the 204, a send got:", r["type"], r.get("seq"), r.get("code"))
+    while True:
+        e2.next(timeout=3)
 except Exception as ex:  # noqa: BLE001
     print("   E's session after the 204:", repr(ex)[:100])
 check(left == 0, f"text E wrote while being erased is still readable after the 204: {left} messages")
