@@ -14,6 +14,7 @@ from lib import ADMIN, RUN, URL, Session, channel, check, http, token, uid, FIND
 
 data_dir = sys.argv[1]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 20000
+MODE = sys.argv[3] if len(sys.argv) > 3 else "delete"   # or "erase": erase the marker's author instead
 MARK = f"Walmark{RUN}"
 
 
@@ -73,6 +74,13 @@ def bob():
 bt = threading.Thread(target=bob)
 bt.start()
 errors = 0
+if MODE == "erase":
+    t = time.time()
+    st, _ = http("DELETE", f"/v1/users/{A}")
+    while st == 202:
+        st, _ = http("DELETE", f"/v1/users/{A}")
+    print(f"   erasure of the marker's author: {st} after {time.time() - t:.1f}s")
+    msgs = []
 for m in msgs:
     cm = uuid.uuid4().hex
     t = time.time()
@@ -102,7 +110,7 @@ hits = grep()
 check(not hits, f"deleted text gone from the files after the export ended: {hits}")
 # some more ordinary traffic (no delete): does a later checkpoint wipe it?
 for i in range(300):
-    a.send_msg(room, "after " + "q" * 500)
+    b.send_msg(other, "after " + "q" * 500)
 time.sleep(2)
 hits = grep()
 check(not hits, f"deleted text gone after 300 more sends: {hits}")
