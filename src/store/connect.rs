@@ -146,6 +146,7 @@ impl Store {
                 timeout,
                 channel_of_cache: Arc::new(ChannelOfCache::new(CAPACITY)),
                 max_reactions: DEFAULT_MAX_REACTIONS_PER_MESSAGE,
+                wal_scrub: Arc::default(),
             }))
         } else if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
@@ -176,6 +177,7 @@ impl Store {
                 timeout,
                 channel_of_cache: Arc::new(ChannelOfCache::new(CAPACITY)),
                 max_reactions: DEFAULT_MAX_REACTIONS_PER_MESSAGE,
+                wal_scrub: Arc::default(),
             }))
         } else {
             Err(StoreError::UnsupportedUrl)

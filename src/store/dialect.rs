@@ -260,6 +260,9 @@ pub struct SqlStore<D: Database> {
     /// `add` may bring a message to, and the longest reaction list a read
     /// returns ([`super::Store::with_max_reactions_per_message`]).
     pub(super) max_reactions: usize,
+    /// SQLite: the checkpoint retried after an erasing write
+    /// ([`super::wal_scrub`]); unused on PostgreSQL.
+    pub(super) wal_scrub: Arc<super::wal_scrub::WalScrub>,
 }
 
 /// The PostgreSQL store: one pool; `FOR UPDATE` on the channel row
@@ -278,6 +281,7 @@ impl<D: Database> Clone for SqlStore<D> {
             timeout: self.timeout,
             channel_of_cache: Arc::clone(&self.channel_of_cache),
             max_reactions: self.max_reactions,
+            wal_scrub: Arc::clone(&self.wal_scrub),
         }
     }
 }

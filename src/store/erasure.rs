@@ -9,7 +9,7 @@
 //! and its membership changes go through group commit
 //! (`crate::erasure`), never through this file.
 
-use super::dialect::{Affected, Columns, Dialect, Executes, Kind, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
 use crate::ids::{ChannelId, UserId};
@@ -78,11 +78,6 @@ const ERASE_ROWS: [&str; 12] = [
      WHERE uploader_id = $1 AND message_id IS NULL AND thumbnail_key IS NOT NULL ON CONFLICT DO NOTHING",
     "DELETE FROM attachments WHERE uploader_id = $1 AND message_id IS NULL",
 ];
-
-/// Copies SQLite's WAL into the database file and truncates it, so the
-/// pages `secure_delete` overwrote have no older copy left in the `-wal`
-/// file (as after a delete, `log_write/mod.rs`).
-const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
 
 /// A reaction an erased user still holds: (channel, message, emoji).
 pub type HeldReaction = (ChannelId, uuid::Uuid, String);
@@ -250,17 +245,8 @@ impl<D: Dialect> SqlStore<D> {
             query.execute(tx.ex()).await?;
         }
         Self::commit(tx, sent).await?;
-        if D::KIND == Kind::Sqlite {
-            // A reader holding an old snapshot can keep it from finishing;
-            // the next delete's checkpoint, or SQLite's own, completes it.
-            let checkpoint = async {
-                let mut conn = self.write_pool.acquire().await?;
-                sqlx::query::<D>(CHECKPOINT).execute(conn.ex()).await
-            };
-            if let Err(error) = checkpoint.await {
-                tracing::warn!(%error, "WAL checkpoint after an erasure failed");
-            }
-        }
+        // The erased rows out of SQLite's -wal file too (`store::wal_scrub`).
+        self.scrub_wal().await;
         Ok(())
     }
 

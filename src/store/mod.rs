@@ -88,6 +88,7 @@ pub mod search_terms;
 mod settings;
 mod succession;
 mod uploads;
+mod wal_scrub;
 mod webhooks;
 
 pub use batch_types::*;

@@ -22,7 +22,7 @@ use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::parse_uuid;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
-use super::log_write::{CHECKPOINT, THREAD_REPLY_DELETED};
+use super::log_write::THREAD_REPLY_DELETED;
 use crate::ids::ChannelId;
 
 /// Most entries one sweep batch (one transaction) reads and erases: it
@@ -106,11 +106,8 @@ impl Store {
         )?;
         if batch.erased > 0 {
             if let Store::Sqlite(s) = self {
-                // As after a delete (log_write/mod.rs): the erased text leaves
-                // the -wal file too.
-                if let Err(error) = sqlx::query::<sqlx::Sqlite>(CHECKPOINT).execute(&s.write_pool).await {
-                    tracing::warn!(%error, "WAL checkpoint after a retention sweep failed");
-                }
+                // As after a delete: the erased text leaves the -wal file too.
+                s.scrub_wal().await;
             }
         }
         Ok(batch)

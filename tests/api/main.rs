@@ -60,3 +60,4 @@ mod succession;
 mod sync;
 mod typing;
 mod upgrade;
+mod wal_scrub;

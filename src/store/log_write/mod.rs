@@ -20,9 +20,6 @@ use super::handle::{dispatch_write, Store};
 
 pub(super) use effects::THREAD_REPLY_DELETED;
 
-/// Copies SQLite's WAL into the database file and truncates it.
-pub(super) const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
-
 impl Store {
     /// Stores a batch of sends in one transaction with one durable commit,
     /// within the store's timeout. See [`Store::write_batch_by`].
@@ -121,15 +118,9 @@ impl SqlStore<Sqlite> {
             .iter()
             .any(|o| matches!(o, EntryOutcome::Stored(e) if e.kind == EntryKind::Delete));
         if deleted {
-            // secure_delete overwrites the erased text in the pages, but in WAL
-            // mode older copies of those pages stay in the -wal file until a
-            // checkpoint: copy the WAL back and truncate it, so the text is
-            // gone from the files (protocol guarantee 9). A reader holding an
-            // old snapshot can keep it from finishing; the next delete's
-            // checkpoint, or SQLite's automatic one, completes it.
-            if let Err(error) = sqlx::query::<Sqlite>(CHECKPOINT).execute(&self.write_pool).await {
-                tracing::warn!(%error, "WAL checkpoint after a delete failed");
-            }
+            // The erased text out of the -wal file too (guarantee 9), without
+            // waiting for a reader's snapshot (`store::wal_scrub`).
+            self.scrub_wal().await;
         }
         Ok(batch)
     }
