@@ -20,6 +20,7 @@
 //! | `channel_lock.rs` | the channel row lock every write of a channel takes |
 //! | `channels.rs` | channels: create, read, list, rename, delete |
 //! | `members.rs` | members, when each joined, who shares a channel; mutes and bans as membership changes |
+//! | `succession.rs` | a group channel whose last owner goes: the next in line made owner in the same transaction |
 //! | `blocks.rs` | users' blocks of other users |
 //! | `flags.rs` | flags (reports) of messages |
 //! | `moderation.rs` | a channel's mutes (for TYPING) and bans (listed, lifted) |
@@ -34,6 +35,7 @@
 //! | `receipts.rs` | watermarks and each user's channel positions |
 //! | `replies.rs` | replies and threads as reads show them: previews, one thread's pages |
 //! | `settings.rs` | users' notification settings per channel (§16) |
+//! | `wal_scrub.rs` | SQLite: the `-wal` file truncated after an erasing write, without waiting for readers (retried) |
 //! | `retention.rs` | the retention sweep (§19): expired messages erased in bounded batches, no new entry |
 //! | `export.rs` | a user's data as one snapshot, page by page (§19's export) |
 //! | `search.rs` | search (§18): a page of a user's messages that hold every term, by the trigram index |
