@@ -22,6 +22,7 @@ use sqlx::{Database, Executor, Postgres, Row, Sqlite};
 
 use super::channel_of::ChannelOfCache;
 use super::error::{CommitSent, StoreError};
+use super::replica::{Replica, Source};
 
 /// A query of database `D` with its parameters.
 pub(super) type Q<'q, D> = Query<'q, D, <D as Database>::Arguments<'q>>;
@@ -260,6 +261,9 @@ pub struct SqlStore<D: Database> {
     /// `add` may bring a message to, and the longest reaction list a read
     /// returns ([`super::Store::with_max_reactions_per_message`]).
     pub(super) max_reactions: usize,
+    /// The standby that history, `SYNC` and search may read from
+    /// (`database_replica_url`; `None`: off, and always on SQLite).
+    pub(super) replica: Option<Arc<Replica<D>>>,
 }
 
 /// The PostgreSQL store: one pool; `FOR UPDATE` on the channel row
@@ -278,6 +282,7 @@ impl<D: Database> Clone for SqlStore<D> {
             timeout: self.timeout,
             channel_of_cache: Arc::clone(&self.channel_of_cache),
             max_reactions: self.max_reactions,
+            replica: self.replica.clone(),
         }
     }
 }
@@ -302,6 +307,27 @@ impl<D: Dialect> SqlStore<D> {
         Ok(self.read_pool.begin_with(D::sql(&BEGIN_SNAPSHOT)).await?)
     }
 
+    /// As [`Self::begin_snapshot`], for a read that may go to the standby
+    /// (`database_replica_url`): there once it has replayed everything the
+    /// primary had committed when the read began, else on the primary
+    /// ([`super::replica`]). Without a standby, exactly
+    /// [`Self::begin_snapshot`]: no query added.
+    pub(super) async fn begin_fresh_snapshot(&self) -> Result<sqlx::Transaction<'static, D>, StoreError> {
+        let Some(replica) = &self.replica else {
+            return self.begin_snapshot().await;
+        };
+        if replica.choose(&self.read_pool).await? == Source::Standby {
+            match replica.pool.begin_with(D::sql(&BEGIN_SNAPSHOT)).await {
+                Ok(tx) => return Ok(tx),
+                Err(error) => {
+                    tracing::debug!(%error, "standby failed; reading from the primary");
+                    crate::telemetry::db_replica_fallback("error");
+                }
+            }
+        }
+        self.begin_snapshot().await
+    }
+
     /// A connection for reads.
     pub(super) async fn reader(&self) -> Result<PoolConnection<D>, StoreError> {
         Ok(self.read_pool.acquire().await?)
@@ -319,6 +345,9 @@ impl<D: Dialect> SqlStore<D> {
     pub(super) async fn close(&self) {
         self.write_pool.close().await;
         self.read_pool.close().await;
+        if let Some(replica) = &self.replica {
+            replica.pool.close().await;
+        }
     }
 
     /// Runs `SELECT 1`.

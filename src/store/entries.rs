@@ -172,7 +172,7 @@ impl<D: Dialect> SqlStore<D> {
         let query = if backward { &MESSAGES_BEFORE } else { &MESSAGES_AFTER };
         // The page and its reactions from one snapshot, so the state
         // shown is the state at one point of the log.
-        let mut tx = self.begin_snapshot().await?;
+        let mut tx = self.begin_fresh_snapshot().await?;
         let page = Self::page_in(
             &mut *tx,
             query,

@@ -72,7 +72,7 @@ impl<D: Dialect> SqlStore<D> {
         backward: bool,
     ) -> Result<Result<EntriesPage, EntryOutcome>, StoreError> {
         // The root and the page from one snapshot.
-        let mut tx = self.begin_snapshot().await?;
+        let mut tx = self.begin_fresh_snapshot().await?;
         let state = sqlx::query::<D>(D::sql(&MESSAGE_BY_ID))
             .param(id_text(root))
             .fetch_optional(tx.ex())

@@ -152,7 +152,7 @@ impl Statement {
 
 impl<D: Dialect> SqlStore<D> {
     pub(super) async fn search(&self, request: SearchRequest<'_>) -> Result<Result<SearchPage, BadCursor>, StoreError> {
-        let mut tx = self.begin_snapshot().await?;
+        let mut tx = self.begin_fresh_snapshot().await?;
         let page = match D::KIND {
             Kind::Postgres => Self::search_postgres(&mut tx, &request).await?,
             Kind::Sqlite => Self::search_sqlite(&mut tx, &request).await?,
