@@ -21,6 +21,10 @@ pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/p
 /// Migrations of the SQLite schema, embedded at compile time.
 pub static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
+/// The `application_name` of chatd's connections to the standby of
+/// `database_replica_url`, as its `pg_stat_activity` shows them.
+pub const REPLICA_APPLICATION: &str = "chatd replica reads";
+
 /// How to open the database.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
@@ -207,10 +211,12 @@ impl Store {
             return Err(StoreError::UnsupportedUrl);
         };
         let ms = store.timeout.as_millis().max(1).to_string();
-        let options = PgConnectOptions::from_str(one)?.options([
-            ("statement_timeout", ms.as_str()),
-            ("idle_in_transaction_session_timeout", ms.as_str()),
-        ]);
+        let options = PgConnectOptions::from_str(one)?
+            .application_name(REPLICA_APPLICATION)
+            .options([
+                ("statement_timeout", ms.as_str()),
+                ("idle_in_transaction_session_timeout", ms.as_str()),
+            ]);
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(store.timeout)

@@ -95,7 +95,7 @@ mod webhooks;
 pub use batch_types::*;
 pub use blocks::MAX_BLOCKS;
 pub use channel_types::*;
-pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
+pub use connect::{StoreOptions, PG_MIGRATOR, REPLICA_APPLICATION, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;
 pub use entry_types::*;
