@@ -8,6 +8,8 @@
 //!   when it has caught up;
 //! - with the standby's replay paused, the same reads still return the
 //!   user's writes, from the primary, and the fallback is counted;
+//! - with the standby down, they go to the primary, and back to the standby
+//!   once it is up again;
 //! - guarantee 4: while sends commit, no read (most of them served by the
 //!   standby) returns a seq while a lower one is missing.
 //!
@@ -62,6 +64,7 @@ async fn metric(app: &TestApp, series: &str) -> f64 {
 
 const READS: &str = "chatd_db_replica_reads_total";
 const BEHIND: &str = "chatd_db_replica_fallbacks_total{reason=\"behind\"}";
+const FAILED: &str = "chatd_db_replica_fallbacks_total{reason=\"error\"}";
 
 /// After each send, the history route, SYNC and search by the sender return
 /// it at once. Asserts it for `rounds` sends, keys `{prefix}-{n}`.
@@ -139,6 +142,40 @@ async fn a_paused_standby_sends_reads_to_the_primary() {
     pair.standby
         .sql("SELECT pg_wal_replay_resume()")
         .expect("resume replay");
+    app.stop().await;
+}
+
+/// A standby that is down: every read goes to the primary, without waiting
+/// for the standby each time (counted as `error`), and back to the standby
+/// once it is up again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standby_that_is_down_sends_reads_to_the_primary_until_it_is_back() {
+    let Some(pair) = PgPair::start(false) else { return };
+    let app = server(&pair).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    own_writes_are_read(&app, &mut alice, "u", 2).await;
+    pair.standby.stop("fast");
+    let failed_before = metric(&app, FAILED).await;
+    let reads_before = metric(&app, READS).await;
+    let started = std::time::Instant::now();
+    own_writes_are_read(&app, &mut alice, "d", 5).await;
+    let took = started.elapsed();
+    assert_eq!(metric(&app, FAILED).await - failed_before, 15.0);
+    assert_eq!(
+        metric(&app, READS).await,
+        reads_before,
+        "a read went to the stopped standby"
+    );
+    assert!(took < std::time::Duration::from_secs(5), "15 reads took {took:?}");
+    pair.standby.start();
+    pair.wait_streaming(false);
+    pair.wait_replayed();
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let reads_before = metric(&app, READS).await;
+    own_writes_are_read(&app, &mut alice, "b", 3).await;
+    let reads = metric(&app, READS).await - reads_before;
+    assert!(reads >= 5.0, "only {reads} of 9 reads by the standby once it was back");
     app.stop().await;
 }
 

@@ -222,7 +222,7 @@ impl Store {
             .acquire_timeout(store.timeout)
             .connect_lazy_with(options);
         crate::telemetry::feature_on(crate::telemetry::catalog::When::ReplicaReads);
-        store.replica = Some(Arc::new(Replica { pool }));
+        store.replica = Some(Arc::new(Replica::new(pool)));
         Ok(Store::Postgres(store))
     }
 

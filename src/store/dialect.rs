@@ -319,10 +319,7 @@ impl<D: Dialect> SqlStore<D> {
         if replica.choose(&self.read_pool).await? == Source::Standby {
             match replica.pool.begin_with(D::sql(&BEGIN_SNAPSHOT)).await {
                 Ok(tx) => return Ok(tx),
-                Err(error) => {
-                    tracing::debug!(%error, "standby failed; reading from the primary");
-                    crate::telemetry::db_replica_fallback("error");
-                }
+                Err(error) => replica.failed(&error),
             }
         }
         self.begin_snapshot().await

@@ -8,7 +8,9 @@
 //! by then, this session's last send included (its ACK is sent after its
 //! commit returned). The read goes to the standby once the standby has
 //! replayed up to that position (`pg_last_wal_replay_lsn()`), asked every
-//! [`POLL`] for up to [`WAIT`]; otherwise it goes to the primary. The check
+//! [`POLL`] for up to [`WAIT`]; otherwise it goes to the primary (and for
+//! [`BACK_OFF`] reads do not wait for it again, or, after an error, do not
+//! try it at all). The check
 //! runs before the read's snapshot is taken (a statement of its own: a
 //! snapshot taken in the same statement could be older than the position it
 //! reads), and replay only moves forward, so the snapshot holds every
@@ -28,6 +30,7 @@
 //! query is added to a read or a write. When it is on, a send is unchanged
 //! too (the position is asked by the read, on the primary's read pool).
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use sqlx::Database;
@@ -49,10 +52,29 @@ const PRIMARY_POSITION: &str = "SELECT pg_current_wal_lsn()::text";
 const REPLAYED: &str = "SELECT COALESCE(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
      ELSE pg_current_wal_lsn() END >= $1::pg_lsn, FALSE)";
 
-/// The standby's pool (PostgreSQL only; an SQLite store never has one).
+/// The longest a read waits for a connection to the standby (a new one
+/// included) before it takes the standby for failed.
+pub(super) const CONNECT: Duration = Duration::from_millis(250);
+
+/// How long reads stay off a standby that failed (they go to the primary
+/// at once), and how long, after the standby was found behind, a read asks
+/// it once instead of waiting up to [`WAIT`] (a standby that lags for a
+/// while would add [`WAIT`] to every read).
+pub(super) const BACK_OFF: Duration = Duration::from_secs(1);
+
+/// The standby's pool (PostgreSQL only; an SQLite store never has one) and
+/// what the last reads found of it.
 #[derive(Debug)]
 pub struct Replica<D: Database> {
     pub(super) pool: sqlx::Pool<D>,
+    health: Mutex<Health>,
+}
+
+/// When the standby last failed, and last was behind.
+#[derive(Debug, Default, Clone, Copy)]
+struct Health {
+    failed: Option<Instant>,
+    behind: Option<Instant>,
 }
 
 /// Where a read goes.
@@ -64,44 +86,102 @@ pub(super) enum Source {
     Primary,
 }
 
+fn recent(at: Option<Instant>) -> bool {
+    at.is_some_and(|at| at.elapsed() < BACK_OFF)
+}
+
+impl<D: Database> Replica<D> {
+    /// The standby at `pool`, not known to have failed or lagged.
+    pub(super) fn new(pool: sqlx::Pool<D>) -> Self {
+        Self {
+            pool,
+            health: Mutex::new(Health::default()),
+        }
+    }
+
+    fn health(&self) -> std::sync::MutexGuard<'_, Health> {
+        self.health.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The standby failed (a connection or a statement): reads skip it for
+    /// [`BACK_OFF`]. Counted as a fallback (`error`).
+    pub(super) fn failed(&self, error: &dyn std::fmt::Display) {
+        tracing::debug!(%error, "standby failed; reading from the primary");
+        self.health().failed = Some(Instant::now());
+        telemetry::db_replica_fallback("error");
+    }
+}
+
 impl<D: Dialect> Replica<D> {
     /// Where a read beginning now may go, given `primary` (the pool whose
     /// position the standby must reach). Counts the choice in the metrics.
+    /// A standby that gives no connection within [`CONNECT`] failed.
+    /// Within [`BACK_OFF`] of a failure of the standby: the primary, without
+    /// asking either; within [`BACK_OFF`] of finding it behind: the standby
+    /// only if its first answer shows it caught up.
     ///
     /// # Errors
     /// The primary's error when its position cannot be read (the read
     /// would fail there too).
     pub(super) async fn choose(&self, primary: &sqlx::Pool<D>) -> Result<Source, StoreError> {
-        let mut conn = primary.acquire().await?;
-        let row = sqlx::query::<D>(PRIMARY_POSITION).fetch_one(conn.ex()).await?;
-        drop(conn);
+        let health = *self.health();
+        if recent(health.failed) {
+            telemetry::db_replica_fallback("error");
+            return Ok(Source::Primary);
+        }
+        let patient = !recent(health.behind);
+        // A standby that is down or unreachable: sqlx retries the connect
+        // until the pool's acquire timeout, so the wait is bounded here.
+        let conn = match tokio::time::timeout(CONNECT, self.pool.acquire()).await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(error)) => {
+                self.failed(&error);
+                return Ok(Source::Primary);
+            }
+            Err(_) => {
+                self.failed(&format!("no connection within {} ms", CONNECT.as_millis()));
+                return Ok(Source::Primary);
+            }
+        };
+        let mut on_primary = primary.acquire().await?;
+        let row = sqlx::query::<D>(PRIMARY_POSITION).fetch_one(on_primary.ex()).await?;
+        drop(on_primary);
         let position: String = row.value(0)?;
         let started = Instant::now();
-        let reason = match tokio::time::timeout(WAIT, self.wait_for(&position)).await {
-            Ok(Ok(())) => {
+        match tokio::time::timeout(WAIT, Self::wait_for(conn, &position, patient)).await {
+            Ok(Ok(true)) => {
+                self.health().behind = None;
                 telemetry::db_replica_read();
                 return Ok(Source::Standby);
             }
             Ok(Err(error)) => {
-                tracing::debug!(%error, "standby failed; reading from the primary");
-                "error"
+                self.failed(&error);
+                return Ok(Source::Primary);
             }
-            Err(_) => {
+            Ok(Ok(false)) | Err(_) => {
                 tracing::debug!(%position, waited_ms = started.elapsed().as_millis(), "standby behind; reading from the primary");
-                "behind"
+                self.health().behind = Some(Instant::now());
             }
-        };
-        telemetry::db_replica_fallback(reason);
+        }
+        telemetry::db_replica_fallback("behind");
         Ok(Source::Primary)
     }
 
-    /// Returns once the standby has replayed up to `position`.
-    async fn wait_for(&self, position: &str) -> Result<(), StoreError> {
-        let mut conn = self.pool.acquire().await?;
+    /// Whether the standby has replayed up to `position`: asked every
+    /// [`POLL`] until it has when `patient` (the caller bounds the wait),
+    /// else once.
+    async fn wait_for(
+        mut conn: sqlx::pool::PoolConnection<D>,
+        position: &str,
+        patient: bool,
+    ) -> Result<bool, StoreError> {
         loop {
             let row = sqlx::query::<D>(REPLAYED).param(position).fetch_one(conn.ex()).await?;
             if row.value::<bool>(0)? {
-                return Ok(());
+                return Ok(true);
+            }
+            if !patient {
+                return Ok(false);
             }
             tokio::time::sleep(POLL).await;
         }
