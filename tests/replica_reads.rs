@@ -8,6 +8,7 @@
 //!   when it has caught up;
 //! - with the standby's replay paused, the same reads still return the
 //!   user's writes, from the primary, and the fallback is counted;
+//! - a read that fails on the standby is answered by the primary;
 //! - with the standby down, they go to the primary, and back to the standby
 //!   once it is up again;
 //! - guarantee 4: while sends commit, no read (most of them served by the
@@ -176,6 +177,29 @@ async fn a_standby_that_is_down_sends_reads_to_the_primary_until_it_is_back() {
     own_writes_are_read(&app, &mut alice, "b", 3).await;
     let reads = metric(&app, READS).await - reads_before;
     assert!(reads >= 5.0, "only {reads} of 9 reads by the standby once it was back");
+    app.stop().await;
+}
+
+/// A read that fails on the standby (here: the replica URL names a
+/// database of the standby without chatd's tables, replayed like the rest)
+/// is answered from the primary, and the next reads skip the standby.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_that_fails_on_the_standby_is_answered_by_the_primary() {
+    let Some(pair) = PgPair::start(false) else { return };
+    pair.primary.sql("CREATE DATABASE empty").expect("create database");
+    pair.wait_replayed();
+    let standby = format!("postgres://postgres@127.0.0.1:{}/empty", pair.standby.port());
+    let app = spawn_app_on(TestDb::external(pair.primary.url()), move |c| {
+        c.db_timeout_ms = 2000;
+        c.database_replica_url = Some(standby);
+    })
+    .await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let failed_before = metric(&app, FAILED).await;
+    own_writes_are_read(&app, &mut alice, "f", 1).await;
+    assert_eq!(metric(&app, FAILED).await - failed_before, 3.0);
+    assert_eq!(metric(&app, READS).await, 0.0, "a failed read counted as the standby's");
     app.stop().await;
 }
 

@@ -115,6 +115,50 @@ impl Sql {
 /// first read fixes it until the transaction ends.
 static BEGIN_SNAPSHOT: Sql = Sql::each("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "BEGIN");
 
+/// Runs a read in one snapshot that may be the standby's
+/// ([`SqlStore::begin_fresh_snapshot`]): `$body`, a future using `$tx` (the
+/// snapshot's `&mut` connection), then the snapshot's commit. A read that
+/// failed on the standby (a connection lost, a query cancelled for a
+/// recovery conflict) runs once more on the primary, and the standby is
+/// skipped for a while. Evaluates to the read's `Result<_, StoreError>`.
+macro_rules! fresh_read {
+    ($store:expr, |$tx:ident| $body:expr) => {{
+        let (mut snapshot, on_standby) = $store.begin_fresh_snapshot().await?;
+        let first = {
+            let $tx: &mut _ = &mut *snapshot;
+            $body.await
+        };
+        let first = match first {
+            Ok(value) => snapshot
+                .commit()
+                .await
+                .map(|()| value)
+                .map_err($crate::store::StoreError::from),
+            Err(error) => Err(error),
+        };
+        match first {
+            Ok(value) => {
+                if on_standby {
+                    $crate::telemetry::db_replica_read();
+                }
+                Ok(value)
+            }
+            Err(error) if on_standby => {
+                $store.standby_failed(&error);
+                let mut snapshot = $store.begin_snapshot().await?;
+                let value = {
+                    let $tx: &mut _ = &mut *snapshot;
+                    $body.await
+                }?;
+                snapshot.commit().await?;
+                Ok(value)
+            }
+            Err(error) => Err(error),
+        }
+    }};
+}
+pub(super) use fresh_read;
+
 /// A database the store runs on: PostgreSQL or SQLite.
 pub trait Dialect:
     Database<Connection: Executes<Self>, Row: Columns, QueryResult: Affected> + for<'q> ArgumentsFor<'q> + fmt::Debug
@@ -310,19 +354,27 @@ impl<D: Dialect> SqlStore<D> {
     /// As [`Self::begin_snapshot`], for a read that may go to the standby
     /// (`database_replica_url`): there once it has replayed everything the
     /// primary had committed when the read began, else on the primary
-    /// ([`super::replica`]). Without a standby, exactly
-    /// [`Self::begin_snapshot`]: no query added.
-    pub(super) async fn begin_fresh_snapshot(&self) -> Result<sqlx::Transaction<'static, D>, StoreError> {
+    /// ([`super::replica`]); `true` with it when on the standby. Without a
+    /// standby, exactly [`Self::begin_snapshot`]: no query added. Used
+    /// through [`fresh_read`].
+    pub(super) async fn begin_fresh_snapshot(&self) -> Result<(sqlx::Transaction<'static, D>, bool), StoreError> {
         let Some(replica) = &self.replica else {
-            return self.begin_snapshot().await;
+            return Ok((self.begin_snapshot().await?, false));
         };
         if replica.choose(&self.read_pool).await? == Source::Standby {
             match replica.pool.begin_with(D::sql(&BEGIN_SNAPSHOT)).await {
-                Ok(tx) => return Ok(tx),
+                Ok(tx) => return Ok((tx, true)),
                 Err(error) => replica.failed(&error),
             }
         }
-        self.begin_snapshot().await
+        Ok((self.begin_snapshot().await?, false))
+    }
+
+    /// A read on the standby failed (`error`): reads skip it for a while.
+    pub(super) fn standby_failed(&self, error: &StoreError) {
+        if let Some(replica) = &self.replica {
+            replica.failed(error);
+        }
     }
 
     /// A connection for reads.

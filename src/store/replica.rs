@@ -26,6 +26,9 @@
 //! WAL; the standby replays commit records in WAL order, and a snapshot on
 //! it sees a prefix of them, so one that sees N sees N-1.
 //!
+//! A read that fails on the standby runs again on the primary
+//! ([`super::dialect::fresh_read`]).
+//!
 //! When the setting is off there is no replica and none of this runs: no
 //! query is added to a read or a write. When it is on, a send is unchanged
 //! too (the position is asked by the read, on the primary's read pool).
@@ -114,7 +117,8 @@ impl<D: Database> Replica<D> {
 
 impl<D: Dialect> Replica<D> {
     /// Where a read beginning now may go, given `primary` (the pool whose
-    /// position the standby must reach). Counts the choice in the metrics.
+    /// position the standby must reach). Counts a choice of the primary in
+    /// the metrics (a read the standby served is counted once it is done).
     /// A standby that gives no connection within [`CONNECT`] failed.
     /// Within [`BACK_OFF`] of a failure of the standby: the primary, without
     /// asking either; within [`BACK_OFF`] of finding it behind: the standby
@@ -151,7 +155,6 @@ impl<D: Dialect> Replica<D> {
         match tokio::time::timeout(WAIT, Self::wait_for(conn, &position, patient)).await {
             Ok(Ok(true)) => {
                 self.health().behind = None;
-                telemetry::db_replica_read();
                 return Ok(Source::Standby);
             }
             Ok(Err(error)) => {
