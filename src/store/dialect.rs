@@ -129,11 +129,10 @@ macro_rules! fresh_read {
             $body.await
         };
         let first = match first {
-            Ok(value) => snapshot
-                .commit()
-                .await
-                .map(|()| value)
-                .map_err($crate::store::StoreError::from),
+            Ok(value) => match snapshot.commit().await {
+                Ok(()) => Ok(value),
+                Err(error) => Err($crate::store::StoreError::from(error)),
+            },
             Err(error) => Err(error),
         };
         match first {
