@@ -62,3 +62,17 @@ pub(crate) fn database_url_problem(url: &str) -> Option<String> {
             .into(),
     )
 }
+
+/// Why `url` cannot be `database_replica_url` next to `database_url`
+/// `primary`, or `None`: it must be one PostgreSQL host (a standby of the
+/// primary's), and the primary PostgreSQL too (SQLite has no standby).
+pub(crate) fn database_replica_url_problem(url: &str, primary: &str) -> Option<String> {
+    if !(primary.starts_with("postgres://") || primary.starts_with("postgresql://")) {
+        return Some("database_replica_url needs a PostgreSQL database_url (SQLite has no standby)".into());
+    }
+    match crate::database_hosts::pg_host_list(url) {
+        Ok(list) if list.urls.len() == 1 => None,
+        Ok(_) => Some("database_replica_url names one PostgreSQL host (a standby)".into()),
+        Err(_) => Some("database_replica_url must be postgres://… (one standby host)".into()),
+    }
+}

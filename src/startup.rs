@@ -121,6 +121,10 @@ pub async fn open_store(config: &Config) -> Result<Store, StartupError> {
     })
     .await?
     .with_max_reactions_per_message(config.max_reactions_per_message);
+    let store = match &config.database_replica_url {
+        Some(url) => store.with_read_replica(url, config.db_max_connections)?,
+        None => store,
+    };
     store.migrate().await?;
     Ok(store)
 }

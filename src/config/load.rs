@@ -14,6 +14,7 @@ const TEXT_KEYS: &[&str] = &[
     "listen",
     "admin_listen",
     "database_url",
+    "database_replica_url",
     "data_dir",
     "jwt_secret",
     "admin_token",

@@ -131,6 +131,11 @@ pub struct Config {
     /// `postgres://…` or `sqlite://path`; unset: `sqlite://<data_dir>/chatd.db`.
     #[serde(deserialize_with = "lenient::opt_string")]
     pub database_url: Option<String>,
+    /// A PostgreSQL standby (one host) that history, `SYNC` and search may
+    /// read from once it has replayed what the primary had committed when
+    /// the read began; unset (the default): every read goes to the primary.
+    #[serde(deserialize_with = "lenient::opt_string")]
+    pub database_replica_url: Option<String>,
     /// Where the embedded database and generated secrets live.
     pub data_dir: PathBuf,
     /// HS256 secret for user tokens (UTF-8 bytes used as they are); unset: generated.
@@ -376,6 +381,7 @@ impl Default for Config {
             listen: "127.0.0.1:8080".into(),
             admin_listen: None,
             database_url: None,
+            database_replica_url: None,
             data_dir: PathBuf::from("./data"),
             jwt_secret: None,
             admin_token: None,

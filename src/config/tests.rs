@@ -445,3 +445,23 @@ fn listen_addresses_are_checked() {
         assert!(with("127.0.0.1:8080", Some(bad)).is_err(), "admin {bad}");
     }
 }
+
+#[test]
+fn a_replica_url_is_one_postgres_host_next_to_a_postgres_database() {
+    use crate::database_url::database_replica_url_problem;
+    let primary = "postgres://chatd@db1/chatd";
+    assert_eq!(
+        database_replica_url_problem("postgres://chatd@db2:5432/chatd", primary),
+        None
+    );
+    for bad in [
+        "postgres://chatd@db2,db3/chatd",
+        "sqlite://replica.db",
+        "mysql://db2/chatd",
+        "postgres://chatd@db2/chatd?target_session_attrs=read-only",
+    ] {
+        assert!(database_replica_url_problem(bad, primary).is_some(), "{bad}");
+    }
+    let on_sqlite = database_replica_url_problem("postgres://chatd@db2/chatd", "sqlite://./data/chatd.db");
+    assert!(on_sqlite.is_some_and(|m| m.contains("SQLite")));
+}

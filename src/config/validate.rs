@@ -3,7 +3,7 @@
 
 use super::load::ConfigError;
 use super::settings::{AttachmentsStore, Config, MAX_RETENTION_SECS, MAX_TOKEN_TTL_SECS};
-use crate::database_url::database_url_problem;
+use crate::database_url::{database_replica_url_problem, database_url_problem};
 use crate::nats_addr::{parse_nats_urls, valid_subject_prefix};
 
 impl Config {
@@ -97,6 +97,11 @@ impl Config {
         }
         if let Some(url) = &self.database_url {
             if let Some(message) = database_url_problem(url) {
+                return bad(&message);
+            }
+        }
+        if let Some(url) = &self.database_replica_url {
+            if let Some(message) = database_replica_url_problem(url, &self.database_url()) {
                 return bad(&message);
             }
         }

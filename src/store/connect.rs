@@ -13,12 +13,17 @@ use super::dialect::SqlStore;
 use super::error::StoreError;
 use super::handle::Store;
 use super::pg_hosts::PgHosts;
+use super::replica::Replica;
 use crate::config::DEFAULT_MAX_REACTIONS_PER_MESSAGE;
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 /// Migrations of the SQLite schema, embedded at compile time.
 pub static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// The `application_name` of chatd's connections to the standby of
+/// `database_replica_url`, as its `pg_stat_activity` shows them.
+pub const REPLICA_APPLICATION: &str = "chatd replica reads";
 
 /// How to open the database.
 #[derive(Debug, Clone)]
@@ -147,6 +152,7 @@ impl Store {
                 channel_of_cache: Arc::new(ChannelOfCache::new(CAPACITY)),
                 max_reactions: DEFAULT_MAX_REACTIONS_PER_MESSAGE,
                 wal_scrub: Arc::default(),
+                replica: None,
             }))
         } else if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
@@ -178,10 +184,48 @@ impl Store {
                 channel_of_cache: Arc::new(ChannelOfCache::new(CAPACITY)),
                 max_reactions: DEFAULT_MAX_REACTIONS_PER_MESSAGE,
                 wal_scrub: Arc::default(),
+                replica: None,
             }))
         } else {
             Err(StoreError::UnsupportedUrl)
         }
+    }
+
+    /// This store with history and `SYNC` pages, thread pages and search
+    /// reading from the PostgreSQL standby at `url` (`database_replica_url`)
+    /// whenever it has replayed what the primary had committed when the read
+    /// began, and from the primary otherwise ([`super::replica`]). The
+    /// standby's pool holds up to the store's `max_connections` connections,
+    /// opened on first use (a standby down at start does not stop chatd: its
+    /// reads go to the primary), with the read pool's `statement_timeout`
+    /// and `idle_in_transaction_session_timeout` (the store's timeout,
+    /// `timeout`).
+    ///
+    /// # Errors
+    /// [`StoreError::UnsupportedUrl`] on an SQLite store (it has no standby)
+    /// or for a `url` that is not one PostgreSQL host; the URL's parse error.
+    pub fn with_read_replica(self, url: &str, max_connections: u32) -> Result<Self, StoreError> {
+        let Store::Postgres(mut store) = self else {
+            return Err(StoreError::UnsupportedUrl);
+        };
+        let list = crate::database_hosts::pg_host_list(url).map_err(|_| StoreError::UnsupportedUrl)?;
+        let [one] = list.urls.as_slice() else {
+            return Err(StoreError::UnsupportedUrl);
+        };
+        let ms = store.timeout.as_millis().max(1).to_string();
+        let options = PgConnectOptions::from_str(one)?
+            .application_name(REPLICA_APPLICATION)
+            .options([
+                ("statement_timeout", ms.as_str()),
+                ("idle_in_transaction_session_timeout", ms.as_str()),
+            ]);
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .acquire_timeout(store.timeout)
+            .connect_lazy_with(options);
+        crate::telemetry::feature_on(crate::telemetry::catalog::When::ReplicaReads);
+        store.replica = Some(Arc::new(Replica::new(pool)));
+        Ok(Store::Postgres(store))
     }
 
     /// Applies the backend's pending migrations. On PostgreSQL they run on a

@@ -22,6 +22,7 @@ use sqlx::{Database, Executor, Postgres, Row, Sqlite};
 
 use super::channel_of::ChannelOfCache;
 use super::error::{CommitSent, StoreError};
+use super::replica::{Replica, Source};
 
 /// A query of database `D` with its parameters.
 pub(super) type Q<'q, D> = Query<'q, D, <D as Database>::Arguments<'q>>;
@@ -113,6 +114,49 @@ impl Sql {
 /// A read of several statements from one snapshot. SQLite in WAL mode: the
 /// first read fixes it until the transaction ends.
 static BEGIN_SNAPSHOT: Sql = Sql::each("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "BEGIN");
+
+/// Runs a read in one snapshot that may be the standby's
+/// ([`SqlStore::begin_fresh_snapshot`]): `$body`, a future using `$tx` (the
+/// snapshot's `&mut` connection), then the snapshot's commit. A read that
+/// failed on the standby (a connection lost, a query cancelled for a
+/// recovery conflict) runs once more on the primary, and the standby is
+/// skipped for a while. Evaluates to the read's `Result<_, StoreError>`.
+macro_rules! fresh_read {
+    ($store:expr, |$tx:ident| $body:expr) => {{
+        let (mut snapshot, on_standby) = $store.begin_fresh_snapshot().await?;
+        let first = {
+            let $tx: &mut _ = &mut *snapshot;
+            $body.await
+        };
+        let first = match first {
+            Ok(value) => match snapshot.commit().await {
+                Ok(()) => Ok(value),
+                Err(error) => Err($crate::store::StoreError::from(error)),
+            },
+            Err(error) => Err(error),
+        };
+        match first {
+            Ok(value) => {
+                if on_standby {
+                    $crate::telemetry::db_replica_read();
+                }
+                Ok(value)
+            }
+            Err(error) if on_standby => {
+                $store.standby_failed(&error);
+                let mut snapshot = $store.begin_snapshot().await?;
+                let value = {
+                    let $tx: &mut _ = &mut *snapshot;
+                    $body.await
+                }?;
+                snapshot.commit().await?;
+                Ok(value)
+            }
+            Err(error) => Err(error),
+        }
+    }};
+}
+pub(super) use fresh_read;
 
 /// A database the store runs on: PostgreSQL or SQLite.
 pub trait Dialect:
@@ -263,6 +307,9 @@ pub struct SqlStore<D: Database> {
     /// SQLite: the checkpoint retried after an erasing write
     /// ([`super::wal_scrub`]); unused on PostgreSQL.
     pub(super) wal_scrub: Arc<super::wal_scrub::WalScrub>,
+    /// The standby that history, `SYNC` and search may read from
+    /// (`database_replica_url`; `None`: off, and always on SQLite).
+    pub(super) replica: Option<Arc<Replica<D>>>,
 }
 
 /// The PostgreSQL store: one pool; `FOR UPDATE` on the channel row
@@ -282,6 +329,7 @@ impl<D: Database> Clone for SqlStore<D> {
             channel_of_cache: Arc::clone(&self.channel_of_cache),
             max_reactions: self.max_reactions,
             wal_scrub: Arc::clone(&self.wal_scrub),
+            replica: self.replica.clone(),
         }
     }
 }
@@ -306,6 +354,32 @@ impl<D: Dialect> SqlStore<D> {
         Ok(self.read_pool.begin_with(D::sql(&BEGIN_SNAPSHOT)).await?)
     }
 
+    /// As [`Self::begin_snapshot`], for a read that may go to the standby
+    /// (`database_replica_url`): there once it has replayed everything the
+    /// primary had committed when the read began, else on the primary
+    /// ([`super::replica`]); `true` with it when on the standby. Without a
+    /// standby, exactly [`Self::begin_snapshot`]: no query added. Used
+    /// through [`fresh_read`].
+    pub(super) async fn begin_fresh_snapshot(&self) -> Result<(sqlx::Transaction<'static, D>, bool), StoreError> {
+        let Some(replica) = &self.replica else {
+            return Ok((self.begin_snapshot().await?, false));
+        };
+        if replica.choose(&self.read_pool).await? == Source::Standby {
+            match replica.pool.begin_with(D::sql(&BEGIN_SNAPSHOT)).await {
+                Ok(tx) => return Ok((tx, true)),
+                Err(error) => replica.failed(&error),
+            }
+        }
+        Ok((self.begin_snapshot().await?, false))
+    }
+
+    /// A read on the standby failed (`error`): reads skip it for a while.
+    pub(super) fn standby_failed(&self, error: &StoreError) {
+        if let Some(replica) = &self.replica {
+            replica.failed(error);
+        }
+    }
+
     /// A connection for reads.
     pub(super) async fn reader(&self) -> Result<PoolConnection<D>, StoreError> {
         Ok(self.read_pool.acquire().await?)
@@ -323,6 +397,9 @@ impl<D: Dialect> SqlStore<D> {
     pub(super) async fn close(&self) {
         self.write_pool.close().await;
         self.read_pool.close().await;
+        if let Some(replica) = &self.replica {
+            replica.pool.close().await;
+        }
     }
 
     /// Runs `SELECT 1`.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::channel_lock::LAST_SEQ;
-use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{fresh_read, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::entry_types::{EntriesPage, Entry, EntryKind, ReactionState};
 use super::error::StoreError;
@@ -172,23 +172,20 @@ impl<D: Dialect> SqlStore<D> {
         let query = if backward { &MESSAGES_BEFORE } else { &MESSAGES_AFTER };
         // The page and its reactions from one snapshot, so the state
         // shown is the state at one point of the log.
-        let mut tx = self.begin_snapshot().await?;
-        let page = Self::page_in(
-            &mut *tx,
+        let reading = Reading {
+            reader,
+            most_reactions: self.max_reactions,
+        };
+        fresh_read!(self, |tx| Self::page_in(
+            tx,
             query,
             channel_id.as_str().to_owned(),
             channel_id,
             seq,
             limit,
-            Reading {
-                reader,
-                most_reactions: self.max_reactions,
-            },
+            reading,
             backward,
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(page)
+        ))
     }
 
     /// A page read in `tx` by `query` (`$1` = `key`: the channel, or a

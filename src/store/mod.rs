@@ -31,6 +31,7 @@
 //! | `log_write/` | a batch of entries: the `Store` methods and SQLite's batch (`mod.rs`), the per-row path (`per_row.rs`: SQLite; PostgreSQL's fallback), what an entry does to its target (`effects.rs`) |
 //! | `pg_batch/` | PostgreSQL's set-based batch: the channels locked and read (`lock.rs`), the targets and effects (`changes.rs`), the inserts (`insert.rs`) |
 //! | `pg_hosts.rs` | which PostgreSQL host is the primary: a URL's host list followed through failovers; standby or not for `/readyz` |
+//! | `replica.rs` | reads from a standby (`database_replica_url`): whether it has replayed the primary's position, else the primary |
 //! | `entry_rules.rs` | what decides each entry of a batch, for both write paths |
 //! | `receipts.rs` | watermarks and each user's channel positions |
 //! | `replies.rs` | replies and threads as reads show them: previews, one thread's pages |
@@ -83,6 +84,7 @@ mod moderation;
 mod pg_batch;
 mod pg_hosts;
 mod receipts;
+mod replica;
 mod replies;
 mod retention;
 mod search;
@@ -96,7 +98,7 @@ mod webhooks;
 pub use batch_types::*;
 pub use blocks::MAX_BLOCKS;
 pub use channel_types::*;
-pub use connect::{StoreOptions, PG_MIGRATOR, SQLITE_MIGRATOR};
+pub use connect::{StoreOptions, PG_MIGRATOR, REPLICA_APPLICATION, SQLITE_MIGRATOR};
 pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;
 pub use entry_types::*;

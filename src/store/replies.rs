@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::batch_types::EntryOutcome;
-use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{fresh_read, Columns, Dialect, Executes, Params, Sql, SqlStore};
 use super::entries::{Reading, MESSAGE_BY_ID};
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::entry_rules::{self, TargetState};
@@ -71,8 +71,26 @@ impl<D: Dialect> SqlStore<D> {
         reader: Option<&UserId>,
         backward: bool,
     ) -> Result<Result<EntriesPage, EntryOutcome>, StoreError> {
+        let reading = Reading {
+            reader,
+            most_reactions: self.max_reactions,
+        };
         // The root and the page from one snapshot.
-        let mut tx = self.begin_snapshot().await?;
+        fresh_read!(self, |tx| Self::thread_in(
+            tx, channel_id, root, seq, limit, reading, backward
+        ))
+    }
+
+    /// [`Self::thread_entries`] in `tx`.
+    async fn thread_in(
+        tx: &mut D::Connection,
+        channel_id: &ChannelId,
+        root: uuid::Uuid,
+        seq: i64,
+        limit: u32,
+        reading: Reading<'_>,
+        backward: bool,
+    ) -> Result<Result<EntriesPage, EntryOutcome>, StoreError> {
         let state = sqlx::query::<D>(D::sql(&MESSAGE_BY_ID))
             .param(id_text(root))
             .fetch_optional(tx.ex())
@@ -85,22 +103,7 @@ impl<D: Dialect> SqlStore<D> {
             return Ok(Err(refused));
         }
         let query = if backward { &THREAD_BEFORE } else { &THREAD_AFTER };
-        let reading = Reading {
-            reader,
-            most_reactions: self.max_reactions,
-        };
-        let page = Self::page_in(
-            &mut *tx,
-            query,
-            id_text(root),
-            channel_id,
-            seq,
-            limit,
-            reading,
-            backward,
-        )
-        .await?;
-        tx.commit().await?;
+        let page = Self::page_in(tx, query, id_text(root), channel_id, seq, limit, reading, backward).await?;
         Ok(Ok(page))
     }
 

@@ -23,7 +23,7 @@
 //! Membership is read in the same statement as the matches, from the same
 //! snapshot: a result is of a channel the user is a member of at the read.
 
-use super::dialect::{Columns, Dialect, Executes, Kind, Params, SqlStore};
+use super::dialect::{fresh_read, Columns, Dialect, Executes, Kind, Params, SqlStore};
 use super::entries::Reading;
 use super::entry_row::{entry_from_row, id_text, message_columns};
 use super::entry_types::Entry;
@@ -152,22 +152,29 @@ impl Statement {
 
 impl<D: Dialect> SqlStore<D> {
     pub(super) async fn search(&self, request: SearchRequest<'_>) -> Result<Result<SearchPage, BadCursor>, StoreError> {
-        let mut tx = self.begin_snapshot().await?;
-        let page = match D::KIND {
-            Kind::Postgres => Self::search_postgres(&mut tx, &request).await?,
-            Kind::Sqlite => Self::search_sqlite(&mut tx, &request).await?,
-        };
-        let Ok(mut page) = page else {
-            return Ok(Err(BadCursor));
-        };
-        Self::attach_previews(&mut tx, &mut page.entries).await?;
-        Self::attach_attachments(&mut tx, &mut page.entries).await?;
         let reading = Reading {
             reader: Some(request.user),
             most_reactions: self.max_reactions,
         };
-        Self::attach_reactions(&mut tx, &mut page.entries, reading).await?;
-        tx.commit().await?;
+        fresh_read!(self, |tx| Self::search_in(tx, &request, reading))
+    }
+
+    /// [`Self::search`] in `tx`.
+    async fn search_in(
+        tx: &mut D::Connection,
+        request: &SearchRequest<'_>,
+        reading: Reading<'_>,
+    ) -> Result<Result<SearchPage, BadCursor>, StoreError> {
+        let page = match D::KIND {
+            Kind::Postgres => Self::search_postgres(tx, request).await?,
+            Kind::Sqlite => Self::search_sqlite(tx, request).await?,
+        };
+        let Ok(mut page) = page else {
+            return Ok(Err(BadCursor));
+        };
+        Self::attach_previews(tx, &mut page.entries).await?;
+        Self::attach_attachments(tx, &mut page.entries).await?;
+        Self::attach_reactions(tx, &mut page.entries, reading).await?;
         Ok(Ok(page))
     }
 

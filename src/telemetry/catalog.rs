@@ -33,6 +33,8 @@ pub enum When {
     Webhooks,
     /// With a PostgreSQL URL of several hosts (or `target_session_attrs`).
     DbHosts,
+    /// With `database_replica_url`.
+    ReplicaReads,
 }
 
 /// One metric: its name, kind, `# HELP` text, and when its series exist.
@@ -53,7 +55,7 @@ const fn m(name: &'static str, kind: Kind, when: When, help: &'static str) -> Me
 }
 
 use Kind::{Counter, Gauge, Histogram};
-use When::{Always, DbHosts, Nats, Webhooks};
+use When::{Always, DbHosts, Nats, ReplicaReads, Webhooks};
 
 /// Every metric of `/metrics` (docs/deployment.md, "Metrics", lists them for operators).
 pub const METRICS: &[Metric] = &[
@@ -286,6 +288,18 @@ pub const METRICS: &[Metric] = &[
         DbHosts,
         "Standbys the primary counts as synchronous now.",
     ),
+    m(
+        "chatd_db_replica_reads_total",
+        Counter,
+        ReplicaReads,
+        "History, SYNC and search reads served by the standby (database_replica_url).",
+    ),
+    m(
+        "chatd_db_replica_fallbacks_total",
+        Counter,
+        ReplicaReads,
+        "Reads that went to the primary instead of the standby; reason behind (not caught up within 50 ms) or error.",
+    ),
 ];
 
 /// The `type` of every client frame (and `invalid`), labels of `chatd_frames_in_total`.
@@ -355,6 +369,11 @@ pub fn register(when: When) {
             }
             (name @ "chatd_nats_publish_failures_total", _) => {
                 for reason in ["queue_full", "error"] {
+                    metrics::counter!(name, "reason" => reason).increment(0);
+                }
+            }
+            (name @ "chatd_db_replica_fallbacks_total", _) => {
+                for reason in ["behind", "error"] {
                     metrics::counter!(name, "reason" => reason).increment(0);
                 }
             }

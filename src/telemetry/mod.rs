@@ -29,6 +29,8 @@
 //! | `chatd_db_primary_known` | gauge | 1 while a PostgreSQL primary is known among the URL's hosts, 0 while looking (several hosts only) |
 //! | `chatd_db_primary_switches_total` | counter | times the store followed the primary to another host |
 //! | `chatd_db_replication_lag_bytes` | gauge | WAL bytes the primary's slowest standby has not replayed (several hosts; needs `pg_monitor`) |
+//! | `chatd_db_replica_reads_total` | counter | history, SYNC and search reads served by the standby (with `database_replica_url`) |
+//! | `chatd_db_replica_fallbacks_total` | counter | `reason` (`behind`: not caught up within 50 ms; `error`): such reads served by the primary instead |
 //! | `chatd_db_sync_standbys` | gauge | standbys the primary counts as synchronous now (several hosts) |
 //! | `chatd_retention_erased_total` | counter | messages the retention sweep erased (§19) |
 //! | `chatd_retention_channels_left` | gauge | channels the running retention sweep has still to do (its progress) |
@@ -236,6 +238,17 @@ pub fn db_replication_lag(bytes: f64) {
 /// How many standbys the primary counts as synchronous now.
 pub fn db_sync_standbys(count: i64) {
     metrics::gauge!("chatd_db_sync_standbys").set(count as f64);
+}
+
+/// A history, SYNC or search read was served by the standby.
+pub fn db_replica_read() {
+    metrics::counter!("chatd_db_replica_reads_total").increment(1);
+}
+
+/// A read that could have gone to the standby went to the primary:
+/// `behind` (not caught up in time) or `error`.
+pub fn db_replica_fallback(reason: &'static str) {
+    metrics::counter!("chatd_db_replica_fallbacks_total", "reason" => reason).increment(1);
 }
 
 /// A group commit wrote `size` sends.
