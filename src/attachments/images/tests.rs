@@ -13,6 +13,7 @@ pub(super) fn png(width: u32, height: u32) -> Vec<u8> {
 
 #[test]
 fn an_image_is_measured_and_its_thumbnail_keeps_the_aspect() {
+    let _one = one_at_a_time();
     let inspected = inspect(&png(640, 320), ImageFormat::Png, 1_000_000, 320).expect("png");
     assert_eq!((inspected.width, inspected.height), (640, 320));
     let thumb = image::load_from_memory_with_format(&inspected.thumbnail, ImageFormat::Jpeg).expect("jpeg");
@@ -21,6 +22,7 @@ fn an_image_is_measured_and_its_thumbnail_keeps_the_aspect() {
 
 #[test]
 fn too_many_pixels_and_undecodable_bodies_are_refused() {
+    let _one = one_at_a_time();
     assert_eq!(
         inspect(&png(100, 100), ImageFormat::Png, 9_999, 320).unwrap_err(),
         ImageRefusal::TooManyPixels {
@@ -83,6 +85,7 @@ const GIF_1X1_SCREEN_3500_FRAME: &[u8] = include_bytes!("../testdata/gif-1x1-scr
 /// the server's peak from 79 to 905 MiB, each holding one permit of 763.
 #[test]
 fn a_gif_whose_first_frame_is_larger_than_its_screen_costs_no_more_than_its_screen() {
+    let _one = one_at_a_time();
     let before = peak_rss();
     assert_eq!(
         dimensions(GIF_1X1_SCREEN_3500_FRAME, ImageFormat::Gif, 1_000_000).expect("header"),
@@ -104,6 +107,7 @@ fn a_gif_whose_first_frame_is_larger_than_its_screen_costs_no_more_than_its_scre
 
 #[test]
 fn gifs_within_their_screen_still_decode_in_the_tighter_room() {
+    let _one = one_at_a_time();
     for (width, height) in [(1, 1), (300, 200), (2000, 1500)] {
         let image = image::RgbaImage::from_pixel(width, height, image::Rgba([10, 200, 30, 255]));
         let mut gif = Cursor::new(Vec::new());
@@ -111,6 +115,18 @@ fn gifs_within_their_screen_still_decode_in_the_tighter_room() {
         let inspected = inspect(gif.get_ref(), ImageFormat::Gif, 50_000_000, 320).expect("a valid GIF decodes");
         assert_eq!((inspected.width, inspected.height), (width, height));
     }
+}
+
+/// Held by every test of the image decoders, so one runs at a time: those
+/// that measure the process's peak memory (`VmHWM`) must not count another
+/// test's allocations, which `cargo test` runs on threads of the same
+/// process (a 256 MiB profile built by one test once showed in another's
+/// figure). A test that panicked leaves it usable.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Waits for [`ONE_AT_A_TIME`]; hold the guard for the whole test.
+pub(super) fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The process's peak resident memory so far (`VmHWM`), bytes.
@@ -133,6 +149,7 @@ pub(super) fn peak_rss() -> u64 {
 /// much.)
 #[test]
 fn a_png_whose_colour_profile_inflates_to_256_mib_costs_no_more_than_its_bound() {
+    let _one = one_at_a_time();
     let bomb = png_with_iccp_bomb(256 << 20);
     assert!(bomb.len() < 1 << 20, "the bomb is {} bytes", bomb.len());
     let before = peak_rss();

@@ -1,7 +1,7 @@
 //! Unit tests of WebP through libwebp: stills, animations, the decode
 //! charge, and the prefix-code-group bombs hostile tests found.
 
-use super::tests::{peak_rss, png};
+use super::tests::{one_at_a_time, peak_rss, png};
 use super::*;
 
 /// A WebP file of `chunks` (fourcc, body).
@@ -39,6 +39,7 @@ fn charge(bytes: &[u8], format: ImageFormat, size: (u32, u32), max: u64) -> u64 
 
 #[test]
 fn a_webp_with_lossless_data_is_charged_its_prefix_code_groups() {
+    let _one = one_at_a_time();
     let lossless = webp_image(4, 4, true, 255);
     assert!(lossless.windows(4).any(|w| w == b"VP8L"), "libwebp writes VP8L");
     let len = |b: &[u8]| (b.len() as u64).div_ceil(BYTES_PER_PIXEL);
@@ -90,6 +91,7 @@ fn a_webp_with_lossless_data_is_charged_its_prefix_code_groups() {
 
 #[test]
 fn webp_stills_and_animations_decode_with_libwebp() {
+    let _one = one_at_a_time();
     for (width, height, lossless, alpha) in [
         (1, 1, true, 255),
         (300, 200, false, 255),
@@ -153,6 +155,7 @@ fn webp_stills_and_animations_decode_with_libwebp() {
 /// outside it: refused, as libwebp's own demuxer refuses it.
 #[test]
 fn an_animation_frame_outside_its_canvas_is_refused() {
+    let _one = one_at_a_time();
     let still = webp_image(4, 4, false, 255);
     let vp8 = &still[12..];
     let mut frame = vec![0u8; 16];
@@ -179,6 +182,7 @@ fn an_animation_frame_outside_its_canvas_is_refused() {
 /// What the upload route does: the image spooled to a file, read from it.
 #[test]
 fn an_image_is_read_from_its_spool_file() {
+    let _one = one_at_a_time();
     use std::io::Write;
     for (format, bytes) in [
         (ImageFormat::Png, png(40, 30)),
@@ -355,6 +359,7 @@ fn lossless_file(b: Bits) -> Vec<u8> {
 /// 3.6 GiB whatever the image's size.)
 #[test]
 fn a_lossless_webp_using_many_prefix_code_groups_costs_no_more_than_its_charge() {
+    let _one = one_at_a_time();
     let side = 256;
     let bomb = webp_using_prefix_code_groups(side);
     let charge = decode_charge(&mut Cursor::new(&bomb), ImageFormat::WebP, (side, side), u64::MAX).expect("charge");
@@ -398,6 +403,7 @@ fn a_lossless_webp_using_many_prefix_code_groups_costs_no_more_than_its_charge()
 /// here).
 #[test]
 fn a_webp_with_many_prefix_code_groups_costs_no_more_than_its_bound() {
+    let _one = one_at_a_time();
     let bomb = webp_with_prefix_code_groups(1500);
     assert!(bomb.len() < 300_000, "the bomb is {} bytes", bomb.len());
     let before = peak_rss();
