@@ -7,7 +7,6 @@ mod admin_listen;
 mod attachments;
 mod attachments_bounds;
 mod attachments_quota;
-mod attachments_spool;
 mod attachments_storage;
 mod attachments_strays;
 mod attachments_uploads;

@@ -2,16 +2,44 @@
 //! 1): their bytes are spooled to an anonymous temporary file, as other
 //! types stream to storage only. Measured by the process's resident memory
 //! (the server runs in the test's process), file store, SQLite (the
-//! database plays no part).
+//! database plays no part). A test binary of its own, so no other test's
+//! allocations share the process while it measures (`cargo test` runs a
+//! binary's tests on threads of one process).
 
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 
 use chatd_testkit::{spawn_app_with, Backend, TestApp};
 
-use crate::attachments::eventually;
-use crate::attachments_uploads::upload_head;
+/// Polls `done` every 100 ms until it holds; panics after 10 s naming `what`.
+async fn eventually<F, Fut>(what: &str, mut done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..100 {
+        if done().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("not within 10 s: {what}");
+}
+
+/// An upload's request head to channel `room` by `user`, declaring `len`
+/// bytes of `content_type`; its body is the caller's to write.
+async fn upload_head(app: &TestApp, user: &str, content_type: &str, len: usize) -> TcpStream {
+    let mut socket = TcpStream::connect(app.addr).await.expect("connect");
+    let head = format!(
+        "POST /v1/channels/room/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n",
+        app.token(user)
+    );
+    socket.write_all(head.as_bytes()).await.expect("head");
+    socket
+}
 
 /// Uploads held open at once.
 const UPLOADS: usize = 8;
