@@ -63,6 +63,12 @@ async fn metric(app: &TestApp, series: &str) -> f64 {
     app.admin().metric(series).await
 }
 
+/// Held by every test here for its whole run: the replica metrics are the
+/// process's (one registry), and `cargo test` runs a binary's tests on
+/// threads of one process, so a test counting its reads must not count
+/// another's (CI once saw 45 reads where one test made 20).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 const READS: &str = "chatd_db_replica_reads_total";
 const BEHIND: &str = "chatd_db_replica_fallbacks_total{reason=\"behind\"}";
 const FAILED: &str = "chatd_db_replica_fallbacks_total{reason=\"error\"}";
@@ -93,6 +99,7 @@ async fn own_writes_are_read(app: &TestApp, alice: &mut WsClient, prefix: &str, 
 /// shows chatd's replica connections, and the metric counts the reads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn own_writes_are_read_back_and_reads_go_to_the_standby() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let Some(pair) = PgPair::start(false) else { return };
     let app = server(&pair).await;
     app.create_channel("room", &["alice"]).await;
@@ -116,6 +123,7 @@ async fn own_writes_are_read_back_and_reads_go_to_the_standby() {
 /// goes to the primary after a short wait, and says so in the metrics.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_standby_sends_reads_to_the_primary() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let Some(pair) = PgPair::start(false) else { return };
     let app = server(&pair).await;
     app.create_channel("room", &["alice"]).await;
@@ -151,6 +159,7 @@ async fn a_paused_standby_sends_reads_to_the_primary() {
 /// once it is up again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_standby_that_is_down_sends_reads_to_the_primary_until_it_is_back() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let Some(pair) = PgPair::start(false) else { return };
     let app = server(&pair).await;
     app.create_channel("room", &["alice"]).await;
@@ -185,6 +194,7 @@ async fn a_standby_that_is_down_sends_reads_to_the_primary_until_it_is_back() {
 /// is answered from the primary, and the next reads skip the standby.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_that_fails_on_the_standby_is_answered_by_the_primary() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let Some(pair) = PgPair::start(false) else { return };
     pair.primary.sql("CREATE DATABASE empty").expect("create database");
     pair.wait_replayed();
@@ -209,6 +219,7 @@ async fn a_read_that_fails_on_the_standby_is_answered_by_the_primary() {
 /// goes down, and most reads were the standby's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_read_returns_a_seq_while_a_lower_one_is_missing() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let Some(pair) = PgPair::start(false) else { return };
     let app = server(&pair).await;
     app.create_channel("room", &["alice", "bob", "carol", "dave"]).await;
