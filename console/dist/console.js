@@ -214,11 +214,11 @@
     if (f === void 0) throw new ChatdError("unavailable", "no fetch in this environment");
     const what = `${method} ${path.split("?")[0] ?? path}`;
     const json = options.body === void 0 ? void 0 : JSON.stringify(options.body);
-    const last = conn.lastToken;
-    let res = await fetchOnce(f, method, `${httpBase(opts)}${path}`, last ?? await conn.getToken(), json, what, signal);
-    if (res.status === 401 && last !== void 0 && typeof opts.token === "function") {
+    const last2 = conn.lastToken;
+    let res = await fetchOnce(f, method, `${httpBase(opts)}${path}`, last2 ?? await conn.getToken(), json, what, signal);
+    if (res.status === 401 && last2 !== void 0 && typeof opts.token === "function") {
       const fresh = await conn.getToken();
-      if (fresh !== last) {
+      if (fresh !== last2) {
         await res.body?.cancel().catch(() => void 0);
         res = await fetchOnce(f, method, `${httpBase(opts)}${path}`, fresh, json, what, signal);
       }
@@ -433,11 +433,11 @@
         for (let retry = 0; ; retry++) {
           if (isClosed(this.conn)) throw new ChatdError("closed", "client closed");
           if (isAborted2(signal)) throw new ChatdError("aborted", "aborted");
-          const last = this.conn.lastToken;
-          let answer = await post(last ?? await this.conn.getToken());
-          if (answer.status === 401 && last !== void 0 && typeof this.c.opts.token === "function") {
+          const last2 = this.conn.lastToken;
+          let answer = await post(last2 ?? await this.conn.getToken());
+          if (answer.status === 401 && last2 !== void 0 && typeof this.c.opts.token === "function") {
             const fresh = await this.conn.getToken();
-            if (fresh !== last) answer = await post(fresh);
+            if (fresh !== last2) answer = await post(fresh);
           }
           if (answer.status < 200 || answer.status >= 300) {
             const err = httpError(answer.status, answer.body, what);
@@ -517,11 +517,11 @@
           throw new ChatdError("unavailable", `${what}: ${String(e)}`);
         }
       };
-      const last = this.conn.lastToken;
-      let res = await get(last ?? await this.conn.getToken());
-      if (res.status === 401 && last !== void 0 && typeof this.c.opts.token === "function") {
+      const last2 = this.conn.lastToken;
+      let res = await get(last2 ?? await this.conn.getToken());
+      if (res.status === 401 && last2 !== void 0 && typeof this.c.opts.token === "function") {
         const fresh = await this.conn.getToken();
-        if (fresh !== last) {
+        if (fresh !== last2) {
           await res.body?.cancel().catch(() => void 0);
           res = await get(fresh);
         }
@@ -2980,12 +2980,12 @@
         const page = await this.page(channelId, opts);
         members.push(...page.members);
         atSeq = Math.min(atSeq, page.atSeq);
-        const last = page.members[page.members.length - 1];
+        const last2 = page.members[page.members.length - 1];
         if (!page.hasMore) break;
-        if (last === void 0 || after !== void 0 && !(last.userId > after)) {
+        if (last2 === void 0 || after !== void 0 && !(last2.userId > after)) {
           throw new ChatdError("internal", "GET /v1/channels/{channelId}/members: hasMore without a later member");
         }
-        after = last.userId;
+        after = last2.userId;
       }
       return { members, atSeq: Number.isFinite(atSeq) ? atSeq : 0 };
     }
@@ -3660,6 +3660,33 @@
     (r.clientMsgId === void 0 || typeof r.clientMsgId === "string") && (r.kind === void 0 || r.kind === "message") && (r.reactions === void 0 || Array.isArray(r.reactions));
   }
 
+  // ../clients/typescript/src/ids.ts
+  var last = { ms: -1, counter: 0 };
+  function uuidv7(nowMs = Date.now()) {
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    const ms = Math.max(0, Math.floor(nowMs));
+    let counter;
+    if (ms === last.ms && last.counter < 4095) {
+      counter = last.counter + 1;
+    } else {
+      counter = ((bytes[6] ?? 0) << 4 | (bytes[7] ?? 0) >> 4) & 2047;
+    }
+    last = { ms, counter };
+    const high = Math.floor(ms / 2 ** 16);
+    bytes[0] = high >>> 24 & 255;
+    bytes[1] = high >>> 16 & 255;
+    bytes[2] = high >>> 8 & 255;
+    bytes[3] = high & 255;
+    bytes[4] = ms >>> 8 & 255;
+    bytes[5] = ms & 255;
+    bytes[6] = 112 | counter >>> 8;
+    bytes[7] = counter & 255;
+    bytes[8] = 128 | (bytes[8] ?? 0) & 63;
+    const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
   // ../clients/typescript/src/send.ts
   var Sender = class {
     c;
@@ -3686,7 +3713,7 @@
       }
       const record = {
         userId: this.c.userId,
-        clientMsgId: options.clientMsgId ?? crypto.randomUUID(),
+        clientMsgId: options.clientMsgId ?? uuidv7(),
         op,
         createdAt: this.c.now(),
         order: this.outbox.nextOrder(),
@@ -4189,9 +4216,9 @@
       }
       if (n > 0) ch.store.invalidate();
       const through = req.through ?? 0;
-      const last = b.messages.length > 0 ? b.messages[b.messages.length - 1] : void 0;
-      if (last !== void 0 && last.seq < through) {
-        if (!this.recheckPage(ch, last.seq, through, n, (err, m) => done?.(err, m))) done?.(new ChatdError("unavailable", "connection lost"));
+      const last2 = b.messages.length > 0 ? b.messages[b.messages.length - 1] : void 0;
+      if (last2 !== void 0 && last2.seq < through) {
+        if (!this.recheckPage(ch, last2.seq, through, n, (err, m) => done?.(err, m))) done?.(new ChatdError("unavailable", "connection lost"));
         return;
       }
       done?.(void 0, n);
@@ -4675,7 +4702,7 @@
   };
   function newThread(ch, rootId, me, outbox) {
     const log = new ThreadLog(ch.log.channelId, rootId, me, ch.log.isStarted ? ch.log.high : 0);
-    let last;
+    let last2;
     const t = {
       log,
       error: void 0,
@@ -4683,8 +4710,8 @@
       loadingOlder: false,
       store: new LazyStore(() => {
         const next = buildThreadSnapshot(t, ch, me, outbox());
-        if (last !== void 0 && sameSnapshot(last, next)) return last;
-        last = next;
+        if (last2 !== void 0 && sameSnapshot(last2, next)) return last2;
+        last2 = next;
         return next;
       })
     };
@@ -5345,7 +5372,7 @@
     const list = h("ul", { class: "admin-channels", id: "admin-channel-list", "aria-label": "Channels" });
     const out = h("p", { class: "result", id: "channels-result", role: "status", "aria-live": "polite" });
     const more = h("button", { type: "button", id: "channels-more", hidden: true }, "More channels");
-    let last;
+    let last2;
     let generation = 0;
     const load = (after) => {
       const gen = after === void 0 ? ++generation : generation;
@@ -5360,7 +5387,7 @@
         const page = r.json;
         if (after === void 0) list.replaceChildren();
         for (const c of page.channels) list.append(row(c));
-        last = page.channels[page.channels.length - 1]?.channelId ?? last;
+        last2 = page.channels[page.channels.length - 1]?.channelId ?? last2;
         more.hidden = !page.hasMore;
         const n = list.childElementCount;
         result(out, true, n === 0 ? "No channels yet." : `${n} ${n === 1 ? "channel" : "channels"}${page.hasMore ? " shown, more follow" : ""}.`);
@@ -5523,7 +5550,7 @@
       return li;
     };
     more.addEventListener("click", () => {
-      load(last);
+      load(last2);
     });
     const refresh2 = h(
       "button",
@@ -6649,7 +6676,7 @@
     }
     /** A version 1.1 operation: its ERROR `unknown_type` marks it unsupported, and its outbox record is dropped. */
     v11(op, run) {
-      const clientMsgId = crypto.randomUUID();
+      const clientMsgId = uuidv7();
       run(clientMsgId).then(
         () => {
           this.hooks.notice("");
@@ -7136,19 +7163,19 @@
   }
   function bodyWithMentions(body, mentions, mentionAll, me) {
     const out = [];
-    let last = 0;
+    let last2 = 0;
     for (const m of body.matchAll(/(^|\s)@([^\s@]+)/g)) {
       const raw = m[2] ?? "";
       const word = raw.replace(/[.,;:!?)]+$/, "");
       const named = mentions.includes(word) || mentionAll && ALL_WORDS.has(word);
       if (!named) continue;
       const start = m.index + (m[1] ?? "").length;
-      if (start > last) out.push(body.slice(last, start));
+      if (start > last2) out.push(body.slice(last2, start));
       const mine = word === me || mentionAll && ALL_WORDS.has(word);
       out.push(h("span", { class: mine ? "mention mention-me" : "mention", "data-user": word }, `@${word}`));
-      last = start + 1 + word.length;
+      last2 = start + 1 + word.length;
     }
-    if (last < body.length) out.push(body.slice(last));
+    if (last2 < body.length) out.push(body.slice(last2));
     return out;
   }
   var MentionPicker = class {
@@ -7823,8 +7850,8 @@
       const ac = new AbortController();
       this.reading = ac;
       const q = this.input?.value.trim() ?? "";
-      const last = this.found[this.found.length - 1];
-      const after = more && last !== void 0 ? last.channelId : void 0;
+      const last2 = this.found[this.found.length - 1];
+      const after = more && last2 !== void 0 ? last2.channelId : void 0;
       this.state.client.directory({ q, after, limit: PAGE, signal: ac.signal }).then(
         (page) => {
           if (ac.signal.aborted || this.state.closed) return;
@@ -9241,8 +9268,8 @@
       if (t === "") continue;
       for (let i2 = lowered.indexOf(t); i2 >= 0; i2 = lowered.indexOf(t, i2 + 1)) {
         const first = from[i2] ?? 0;
-        const last = from[i2 + t.length - 1] ?? first;
-        for (let c = first; c <= last; c++) marked[c] = true;
+        const last2 = from[i2 + t.length - 1] ?? first;
+        for (let c = first; c <= last2; c++) marked[c] = true;
       }
     }
     const out = [];
@@ -9739,8 +9766,8 @@
           this.helloIds = new Set(hello.channels.map((x) => x.channelId));
           this.channels.render();
           if (this.state.current === void 0 || !c.channelIds().includes(this.state.current)) {
-            const last = lastChannel(this.userId);
-            this.select(last !== void 0 && c.channelIds().includes(last) ? last : c.channelIds()[0]);
+            const last2 = lastChannel(this.userId);
+            this.select(last2 !== void 0 && c.channelIds().includes(last2) ? last2 : c.channelIds()[0]);
           } else this.members.refresh();
         }),
         c.events.on("channelAdded", (id) => {
@@ -9856,8 +9883,8 @@
      */
     openBeforeHello() {
       if (this.sawHello || this.state.current !== void 0 || this.client.connection.getSnapshot().state !== "reconnecting") return;
-      const last = lastChannel(this.userId);
-      if (last !== void 0) this.select(last);
+      const last2 = lastChannel(this.userId);
+      if (last2 !== void 0) this.select(last2);
     }
     select(id) {
       if (id !== this.state.current) this.thread.hide();

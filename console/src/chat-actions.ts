@@ -4,7 +4,7 @@
  * An operation the server answers `unknown_type` to is remembered as unsupported, its
  * outbox record discarded, and its buttons go.
  */
-import type { Message } from '../../clients/typescript/src/index.js';
+import { uuidv7, type Message } from '../../clients/typescript/src/index.js';
 import { deleteControl } from './chat-delete.js';
 import { ModeratorMenu } from './chat-moderation.js';
 import { MessageReports } from './chat-report.js';
@@ -202,7 +202,7 @@ export class MessageActions {
 
   /** A version 1.1 operation: its ERROR `unknown_type` marks it unsupported, and its outbox record is dropped. */
   private v11(op: V11Op, run: (clientMsgId: string) => Promise<unknown>): void {
-    const clientMsgId = crypto.randomUUID();
+    const clientMsgId = uuidv7();
     run(clientMsgId).then(
       () => {
         this.hooks.notice('');

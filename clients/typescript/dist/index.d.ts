@@ -11,6 +11,7 @@
 export { ChatClient } from './client.js';
 export { ChannelStore } from './channel-store.js';
 export { jwtSubject } from './connection.js';
+export { uuidv7 } from './ids.js';
 export { applyReceipt } from './receipts.js';
 export { computeUnread, type UnreadInputs } from './unread.js';
 export { computeUnreadMentions, mentionFields, mentionsUser, type MentionFields, type UnreadMentionInputs } from './mentions.js';

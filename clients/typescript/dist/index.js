@@ -11,6 +11,7 @@
 export { ChatClient } from './client.js';
 export { ChannelStore } from './channel-store.js';
 export { jwtSubject } from './connection.js';
+export { uuidv7 } from './ids.js';
 export { applyReceipt } from './receipts.js';
 export { computeUnread } from './unread.js';
 export { computeUnreadMentions, mentionFields, mentionsUser } from './mentions.js';

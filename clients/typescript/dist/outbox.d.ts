@@ -41,7 +41,7 @@ export declare function messageOp(channelId: string, body: string, options: Mess
 export interface OutboxRecord {
     /** The user the record belongs to. */
     readonly userId: string;
-    /** The idempotency key, made once (crypto.randomUUID()) and reused on every retry. */
+    /** The idempotency key, made once (a UUIDv7, `uuidv7`) and reused on every retry. */
     readonly clientMsgId: string;
     /** What to store. */
     readonly op: OutboxOp;

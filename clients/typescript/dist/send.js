@@ -11,6 +11,7 @@ import { ackedAttachments, attachmentFields, outgoingAttachments } from './attac
 import { mentionFields } from './mentions.js';
 import { backoffDelay } from './backoff.js';
 import { ChatdError } from './errors.js';
+import { uuidv7 } from './ids.js';
 import { cutUtf8 } from './message-states.js';
 import { newPending } from './outbox-tabs.js';
 import { sendOrder } from './outbox.js';
@@ -41,7 +42,7 @@ export class Sender {
         }
         const record = {
             userId: this.c.userId,
-            clientMsgId: options.clientMsgId ?? crypto.randomUUID(),
+            clientMsgId: options.clientMsgId ?? uuidv7(),
             op,
             createdAt: this.c.now(),
             order: this.outbox.nextOrder(),

@@ -13,6 +13,7 @@ import { backoffDelay } from './backoff.js';
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
+import { uuidv7 } from './ids.js';
 import type { ChannelLog } from './log.js';
 import { cutUtf8 } from './message-states.js';
 import { newPending, type Pending, type TabOutbox, type Waiter } from './outbox-tabs.js';
@@ -56,7 +57,7 @@ export class Sender {
     }
     const record: OutboxRecord = {
       userId: this.c.userId,
-      clientMsgId: options.clientMsgId ?? crypto.randomUUID(),
+      clientMsgId: options.clientMsgId ?? uuidv7(),
       op,
       createdAt: this.c.now(),
       order: this.outbox.nextOrder(),

@@ -202,7 +202,7 @@ export interface Presence {
 export interface SendOptions {
   /** Stop waiting and stop retrying. The message may still have been stored (it would then show). */
   readonly signal?: AbortSignal;
-  /** Use this idempotency key instead of a fresh `crypto.randomUUID()`. */
+  /** Use this idempotency key instead of a fresh UUIDv7 (`uuidv7`). */
   readonly clientMsgId?: string;
 }
 
