@@ -10,10 +10,12 @@
 //!   other modules share;
 //! - `load.rs`: the layers read in order ([`Config::load`], [`Overrides`]);
 //! - `validate.rs`: the checks serde cannot express ([`Config::validate`]);
-//! - `lenient.rs`: serde helpers that take numbers where text is expected.
+//! - `lenient.rs`: serde helpers that take numbers where text is expected;
+//! - `redact.rs`: passwords hidden in the addresses a `Debug` print shows.
 
 mod lenient;
 mod load;
+mod redact;
 mod settings;
 mod validate;
 

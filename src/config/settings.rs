@@ -462,14 +462,22 @@ impl Default for Config {
     }
 }
 
-/// Shows every setting but the secrets (they are `skip_serializing`), so a
+/// Shows every setting but the secrets (they are `skip_serializing`), and
+/// the addresses with their passwords hidden ([`super::redact`]), so a
 /// `Debug` print never leaks them.
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match serde_json::to_string(self) {
-            Ok(json) => write!(f, "Config {json}"),
-            Err(_) => f.write_str("Config { .. }"),
+        let Ok(mut shown) = serde_json::to_value(self) else {
+            return f.write_str("Config { .. }");
+        };
+        if let Some(settings) = shown.as_object_mut() {
+            for key in super::redact::ADDRESS_KEYS {
+                if let Some(serde_json::Value::String(address)) = settings.get_mut(*key) {
+                    *address = super::redact::hide_passwords(address);
+                }
+            }
         }
+        write!(f, "Config {shown}")
     }
 }
 

@@ -41,11 +41,22 @@ fn debug_output_hides_secrets() {
     let config = Config {
         jwt_secret: Some("j".repeat(40)),
         admin_token: Some("a".repeat(40)),
+        database_url: Some("postgres://chatd:db-password@db1:5432,db2:5432/chatd".into()),
+        database_replica_url: Some("postgres://chatd@db2/chatd?password=replica-password".into()),
+        nats_url: Some("nats://n:nats-password@n1:4222,nats://n:nats-password@n2:4222".into()),
+        webhook_url: Some("https://hook:hook-password@example.com/in".into()),
         ..Config::default()
     };
     let shown = format!("{config:?}");
     assert!(shown.contains("max_body_bytes"));
     assert!(!shown.contains(&"j".repeat(40)) && !shown.contains(&"a".repeat(40)));
+    for password in ["db-password", "replica-password", "nats-password", "hook-password"] {
+        assert!(!shown.contains(password), "{password} shown in {shown}");
+    }
+    assert!(
+        shown.contains("postgres://chatd:***@db1:5432,db2:5432/chatd"),
+        "{shown}"
+    );
 }
 
 #[test]
