@@ -18,23 +18,32 @@
 //! body may take (`upload_timeout_secs`: 408), so a member trickling bytes
 //! cannot hold a node's connections and files. Image decodes share the
 //! node's decode budget fairly between users (`attachments::decodes`).
+//!
+//! - `body.rs`: the body read as it arrives, within its bounds and times;
+//! - `unclaimed.rs`: the objects written that no row names yet, removed
+//!   if the upload ends unstored.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt;
+
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use super::caller::{caller_from_header_or_query, channel_reader, Caller};
 use super::channels::channel_id;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery, QueryParams};
 use super::openapi::ErrorBody;
-use crate::attachments::{self, images, storage::Writer};
+use crate::attachments::{self, images};
 use crate::permissions;
 use crate::state::AppState;
 use crate::store::{AttachmentRow, UploadStored};
+
+mod body;
+mod unclaimed;
+
+use body::{receive, spool_failed, Limits, Times};
+use unclaimed::Unclaimed;
 
 /// Longest `filename`, bytes of UTF-8.
 pub const MAX_FILENAME_BYTES: usize = 255;
@@ -363,147 +372,8 @@ pub async fn upload(
     Ok((StatusCode::CREATED, axum::Json(body)).into_response())
 }
 
-/// What [`receive`] read of a body.
-struct Received {
-    size: u64,
-    sha256: String,
-}
-
-fn spool_failed(error: std::io::Error) -> ApiError {
-    tracing::warn!(%error, "an image upload's spool file failed");
-    ApiError::unavailable("image upload spool unavailable; retry")
-}
-
 fn image_check_failed() -> ApiError {
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "image check failed")
-}
-
-/// The bounds [`receive`] holds a body to.
-struct Limits {
-    /// `max_attachment_bytes`.
-    max: u64,
-    /// `max_unclaimed_upload_bytes`.
-    bound: u64,
-    /// The user's unclaimed bytes when the upload started.
-    held: i64,
-    /// What `bound` left then.
-    left: u64,
-}
-
-/// How long [`receive`] waits for a body.
-struct Times {
-    /// Longest gap between body bytes (`handshake_timeout_ms`).
-    idle: std::time::Duration,
-    /// When the whole body must have arrived (`upload_timeout_secs` after
-    /// the request started).
-    deadline: tokio::time::Instant,
-}
-
-/// Streams `request`'s body into `writer`, hashing and counting it; 413
-/// as soon as it passes `max` bytes, 429 as soon as it passes what the
-/// bound on unclaimed bytes left; 408 when no bytes arrive for
-/// `times.idle` (a slow link may take minutes for a large file, but never
-/// stalls that long) or the body is not all there by `times.deadline` (a
-/// trickle cannot hold an upload open forever). Copies the bytes of an
-/// image to its `spool` file too (flushed at the end).
-async fn receive(
-    request: Request,
-    writer: &mut Writer,
-    limits: &Limits,
-    mut spool: Option<&mut tokio::fs::File>,
-    times: &Times,
-) -> Result<Received, ApiError> {
-    use tokio::io::AsyncWriteExt;
-    let mut stream = request.into_body().into_data_stream();
-    let mut hasher = Sha256::new();
-    let mut size: u64 = 0;
-    loop {
-        let until = times.deadline.min(tokio::time::Instant::now() + times.idle);
-        let Ok(next) = tokio::time::timeout_at(until, stream.next()).await else {
-            let why = if tokio::time::Instant::now() >= times.deadline {
-                "the body did not arrive within upload_timeout_secs"
-            } else {
-                "no body bytes arrived within handshake_timeout_ms"
-            };
-            return Err(ApiError::new(StatusCode::REQUEST_TIMEOUT, "bad_request", why));
-        };
-        let Some(chunk) = next else { break };
-        let chunk = chunk.map_err(|_| ApiError::bad_request("the request body could not be read"))?;
-        size = size.saturating_add(chunk.len() as u64);
-        if size > limits.max {
-            return Err(too_large(limits.max));
-        }
-        if size > limits.left {
-            return Err(over_bound(limits.bound, limits.held, size, true));
-        }
-        hasher.update(&chunk);
-        if let Some(spool) = spool.as_deref_mut() {
-            spool.write_all(&chunk).await.map_err(spool_failed)?;
-        }
-        writer.write(&chunk).await.map_err(storage_failed)?;
-    }
-    if let Some(spool) = spool {
-        spool.flush().await.map_err(spool_failed)?;
-    }
-    Ok(Received {
-        size,
-        sha256: hex::encode(hasher.finalize()),
-    })
-}
-
-/// The objects an upload has written that no row names yet. Dropped
-/// before [`Unclaimed::claimed`] (the upload refused, failed, or dropped
-/// because its client went away), it removes them in a task of its own.
-struct Unclaimed {
-    state: AppState,
-    keys: Vec<String>,
-}
-
-impl Unclaimed {
-    fn new(state: &AppState) -> Self {
-        Self {
-            state: state.clone(),
-            keys: Vec::new(),
-        }
-    }
-
-    /// The row naming the objects is stored: they stay.
-    fn claimed(mut self) {
-        self.keys.clear();
-    }
-}
-
-impl Drop for Unclaimed {
-    fn drop(&mut self) {
-        if self.keys.is_empty() {
-            return;
-        }
-        let keys = std::mem::take(&mut self.keys);
-        let state = self.state.clone();
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    for key in keys {
-                        forget(&state, &key).await;
-                    }
-                });
-            }
-            Err(_) => tracing::warn!(
-                ?keys,
-                "objects of an unfinished upload left behind: no runtime to remove them"
-            ),
-        }
-    }
-}
-
-/// Removes an object of a refused upload now; queued for the removal task
-/// if that fails, so nothing stays behind.
-async fn forget(state: &AppState, key: &str) {
-    if state.attachments.storage.delete(key).await.is_err() {
-        if let Err(error) = state.store.queue_attachment_removal(key, attachments::now_ms()).await {
-            tracing::warn!(%error, "an object of a refused upload could not be removed or queued");
-        }
-    }
 }
 
 pub(super) fn storage_failed(error: attachments::StorageError) -> ApiError {
