@@ -459,18 +459,6 @@ async fn sync_pages_wait_for_the_client_to_read() {
     app.stop().await;
 }
 
-/// The resident set of this test process (server and clients), bytes.
-fn own_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .expect("VmRSS");
-    kib * 1024
-}
-
 /// A client that never reads and floods pings: the server answers each with
 /// a pong that cannot be sent. Those pongs are bounded by the session's byte
 /// bound (tungstenite's write buffer was unbounded: the process grew by
@@ -493,7 +481,7 @@ async fn a_ping_flood_from_a_client_that_never_reads_stays_bounded() {
     let mut ping = vec![0x89, 0x80 | 125, 0, 0, 0, 0];
     ping.extend(std::iter::repeat_n(b'p', 125));
     let chunk: Vec<u8> = ping.iter().copied().cycle().take(ping.len() * 8_000).collect();
-    let before = own_rss();
+    let before = chatd_testkit::resident_bytes();
     let tokio_tungstenite::MaybeTlsStream::Plain(tcp) = stalled.stream.get_mut() else {
         panic!("plain TCP expected");
     };
@@ -502,7 +490,7 @@ async fn a_ping_flood_from_a_client_that_never_reads_stays_bounded() {
     }
     // Let the server read the last ones.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let grown = own_rss().saturating_sub(before);
+    let grown = chatd_testkit::resident_bytes().saturating_sub(before);
     assert!(
         grown < 16 * 1024 * 1024,
         "48 MB of pings to a client that never reads grew the process by {} MiB",

@@ -9,53 +9,13 @@
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 
-use chatd_testkit::{spawn_app_with, Backend, TestApp};
-
-/// Polls `done` every 100 ms until it holds; panics after 10 s naming `what`.
-async fn eventually<F, Fut>(what: &str, mut done: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..100 {
-        if done().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("not within 10 s: {what}");
-}
-
-/// An upload's request head to channel `room` by `user`, declaring `len`
-/// bytes of `content_type`; its body is the caller's to write.
-async fn upload_head(app: &TestApp, user: &str, content_type: &str, len: usize) -> TcpStream {
-    let mut socket = TcpStream::connect(app.addr).await.expect("connect");
-    let head = format!(
-        "POST /v1/channels/room/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: {content_type}\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n",
-        app.token(user)
-    );
-    socket.write_all(head.as_bytes()).await.expect("head");
-    socket
-}
+use chatd_testkit::{eventually, resident_bytes, spawn_app_with, Backend, TestApp};
 
 /// Uploads held open at once.
 const UPLOADS: usize = 8;
 /// Bytes each declares (`max_attachment_bytes` is 25 MiB).
 const LEN: usize = 24_000_000;
-
-/// The process's resident memory now (`VmRSS`), bytes.
-fn rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let kib = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .expect("VmRSS");
-    kib * 1024
-}
 
 /// Bytes written so far to the file store's staging files (`…#n`, the
 /// objects being written).
@@ -102,10 +62,10 @@ async fn image_uploads_one_byte_short_of_their_end_are_not_held_in_memory() {
     };
     let files_before = names();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let before = rss();
+    let before = resident_bytes();
     let mut sockets = Vec::new();
     for _ in 0..UPLOADS {
-        let mut socket = upload_head(&app, "alice", "image/png", LEN).await;
+        let mut socket = app.upload_head("alice", "room", "image/png", LEN).await;
         socket.write_all(&body).await.expect("all but the last byte");
         sockets.push(socket);
     }
@@ -116,7 +76,7 @@ async fn image_uploads_one_byte_short_of_their_end_are_not_held_in_memory() {
         eventually("the bodies received", || async { staged_bytes(&app) >= want }).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let grew = rss().saturating_sub(before);
+    let grew = resident_bytes().saturating_sub(before);
     assert!(
         grew < (UPLOADS * LEN / 2) as u64,
         "{UPLOADS} image uploads of {LEN} bytes held one byte short raised the resident memory by {} MiB",

@@ -79,6 +79,27 @@ impl TestApp {
         }
     }
 
+    /// Opens a connection and writes the head of an upload of `len` bytes of
+    /// `content_type` into channel `channel` as `user` (`Connection: close`);
+    /// the body is the caller's to write, in whatever pieces and pace.
+    pub async fn upload_head(
+        &self,
+        user: &str,
+        channel: &str,
+        content_type: &str,
+        len: usize,
+    ) -> tokio::net::TcpStream {
+        use tokio::io::AsyncWriteExt;
+        let mut socket = tokio::net::TcpStream::connect(self.addr).await.expect("connect");
+        let head = format!(
+            "POST /v1/channels/{channel}/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: {content_type}\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n",
+            self.token(user)
+        );
+        socket.write_all(head.as_bytes()).await.expect("head");
+        socket
+    }
+
     /// A valid token for `user`, valid for an hour.
     pub fn token(&self, user: &str) -> String {
         self.token_ttl(user, 3600)

@@ -13,6 +13,8 @@
 //! - [`process`]: the `chatd` binary as a child process, with its log kept.
 //! - [`ws`]: a WebSocket client speaking JSON frames, and frame builders.
 //! - [`admin`]: the admin HTTP API and the probes (`/readyz`, `/metrics`).
+//! - [`wait`]: polling until the server has done something in its own
+//!   time, and the process's resident memory.
 //! - [`nats_node`]: a `chatd` node of a cluster (PostgreSQL and NATS) as a
 //!   child process, under a NATS subject prefix of the test's own.
 //!
@@ -26,6 +28,7 @@ pub mod db;
 pub mod nats_node;
 pub mod pg_server;
 pub mod process;
+pub mod wait;
 pub mod ws;
 
 use std::time::Duration;
@@ -36,6 +39,7 @@ pub use db::{pg_admin, postgres_url, AnyPool, Backend, TestDb};
 pub use nats_node::{require_nats, subject_prefix, NatsNode, NATS_URL};
 pub use pg_server::{own_postgres, OwnPostgres, PgPair};
 pub use process::{chatd_command, ServerProcess};
+pub use wait::{eventually, resident_bytes};
 pub use ws::{seqs, sync, ws_connect, ws_connect_hello, ws_request, WsClient};
 
 /// How long a test waits for a frame it expects.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use chatd_testkit::on_both_stores;
-use chatd_testkit::{spawn_app, spawn_app_with, Backend, TestApp, WsClient, ADMIN_TOKEN};
+use chatd_testkit::{eventually, spawn_app, spawn_app_with, Backend, TestApp, WsClient, ADMIN_TOKEN};
 
 on_both_stores!(
     an_upload_is_served_to_members_the_admin_and_signed_urls_only,
@@ -155,21 +155,6 @@ pub(crate) async fn count(app: &TestApp, backend: Backend, sql: &str) -> i64 {
                 .expect("count")
         }
     }
-}
-
-/// Waits (up to 10 s) until `done` holds.
-pub(crate) async fn eventually<F, Fut>(what: &str, mut done: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..100 {
-        if done().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("not within 10 s: {what}");
 }
 
 /// Sends a message with `attachments` and returns the answer (ACK or ERROR).

@@ -14,8 +14,9 @@ use chatd::ids::UserId;
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{spawn_app_with, Backend, TestApp};
 
-use crate::attachments::{count, eventually, png, stored_files, upload};
-use crate::attachments_uploads::{answer, holder, upload_head};
+use crate::attachments::{count, png, stored_files, upload};
+use crate::attachments_uploads::{answer, holder};
+use chatd_testkit::eventually;
 
 on_both_stores!(
     a_users_uploads_in_progress_are_bounded_and_their_slots_come_back,
@@ -53,7 +54,7 @@ async fn a_users_uploads_in_progress_are_bounded_and_their_slots_come_back(backe
     let alice = user("alice");
     let mut slow = Vec::new();
     for _ in 0..2 {
-        let mut socket = upload_head(&app, "alice", "application/pdf", 1_000).await;
+        let mut socket = app.upload_head("alice", "room", "application/pdf", 1_000).await;
         socket.write_all(b"x").await.expect("a first byte");
         slow.push(socket);
     }
@@ -63,7 +64,7 @@ async fn a_users_uploads_in_progress_are_bounded_and_their_slots_come_back(backe
     })
     .await;
 
-    let third = upload_head(&app, "alice", "application/pdf", 1_000).await;
+    let third = app.upload_head("alice", "room", "application/pdf", 1_000).await;
     let refused = tokio::time::timeout(Duration::from_secs(5), answer(third))
         .await
         .expect("answered without the body");
@@ -104,7 +105,7 @@ async fn an_upload_trickling_past_upload_timeout_secs_gets_408_and_leaves_nothin
     })
     .await;
     app.create_channel("room", &["alice"]).await;
-    let mut socket = upload_head(&app, "alice", "application/pdf", 100).await;
+    let mut socket = app.upload_head("alice", "room", "application/pdf", 100).await;
     let started = Instant::now();
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
@@ -154,7 +155,7 @@ async fn another_users_image_is_decoded_before_a_busy_users_queue_drains(backend
     let big = png(SIDE, SIDE);
     let mut sockets = Vec::new();
     for _ in 0..ALICES {
-        let mut socket = upload_head(&app, "alice", "image/png", big.len()).await;
+        let mut socket = app.upload_head("alice", "room", "image/png", big.len()).await;
         socket.write_all(&big).await.expect("body");
         sockets.push(("alice", socket));
     }
@@ -162,7 +163,7 @@ async fn another_users_image_is_decoded_before_a_busy_users_queue_drains(backend
     // Their decodes queue for the budget right after the bytes are stored.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let small = png(1, 1);
-    let mut socket = upload_head(&app, "bob", "image/png", small.len()).await;
+    let mut socket = app.upload_head("bob", "room", "image/png", small.len()).await;
     socket.write_all(&small).await.expect("body");
     sockets.push(("bob", socket));
     eventually("bob's image received", || async { whole_files(&app) == ALICES + 1 }).await;

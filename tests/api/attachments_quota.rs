@@ -15,8 +15,9 @@ use tokio::io::AsyncWriteExt;
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{spawn_app_with, Backend, TestApp, ADMIN_TOKEN};
 
-use crate::attachments::{count, eventually, id_of, send_with, stored_files, upload};
-use crate::attachments_uploads::{answer, upload_across, upload_head};
+use crate::attachments::{count, id_of, send_with, stored_files, upload};
+use crate::attachments_uploads::{answer, upload_across};
+use chatd_testkit::eventually;
 
 on_both_stores!(
     an_upload_past_the_unclaimed_bound_gets_429_and_leaves_nothing,
@@ -133,7 +134,7 @@ async fn two_uploads_finishing_together_cannot_both_pass_the_bound(backend: Back
     let mut sockets = Vec::new();
     for user in &users {
         for _ in 0..2 {
-            let mut socket = upload_head(&app, user, "application/pdf", body.len()).await;
+            let mut socket = app.upload_head(user, "room", "application/pdf", body.len()).await;
             socket.write_all(&body[1..]).await.expect("all but the last byte");
             sockets.push((user.clone(), socket));
         }
@@ -167,7 +168,7 @@ async fn a_content_length_past_what_is_left_is_refused_before_the_body(backend: 
     app.create_channel("room", &["alice"]).await;
     let (status, up) = upload(&app, "alice", "room", Some("application/pdf"), pdf(20_000), None).await;
     assert_eq!(status, 201, "{up}");
-    let socket = upload_head(&app, "alice", "application/pdf", 10_000).await;
+    let socket = app.upload_head("alice", "room", "application/pdf", 10_000).await;
     let answer = tokio::time::timeout(Duration::from_secs(5), answer(socket))
         .await
         .expect("answered without the body");

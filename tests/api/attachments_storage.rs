@@ -12,7 +12,8 @@ use serde_json::json;
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{spawn_app, spawn_app_with, Backend, TestApp, ADMIN_TOKEN};
 
-use crate::attachments::{count, eventually, get, id_of, png, send_with, stored_files, upload};
+use crate::attachments::{count, get, id_of, png, send_with, stored_files, upload};
+use chatd_testkit::eventually;
 
 on_both_stores!(
     the_s3_store_keeps_serves_and_removes_the_bytes,

@@ -14,7 +14,8 @@ use tokio::net::TcpStream;
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{spawn_app_with, Backend, TestApp, ADMIN_TOKEN};
 
-use crate::attachments::{count, eventually, id_of, png, stored_files, upload};
+use crate::attachments::{count, id_of, png, stored_files, upload};
+use chatd_testkit::eventually;
 
 on_both_stores!(
     an_upload_slower_than_the_request_deadline_is_stored,
@@ -30,19 +31,6 @@ on_both_stores!(
 
 /// The request deadline of these tests' servers (`handshake_timeout_ms`).
 const DEADLINE_MS: u64 = 800;
-
-/// Opens a connection and writes the head of an upload of `len` bytes of
-/// `content_type` into channel `room` as `user`.
-pub(crate) async fn upload_head(app: &TestApp, user: &str, content_type: &str, len: usize) -> TcpStream {
-    let mut socket = TcpStream::connect(app.addr).await.expect("connect");
-    let head = format!(
-        "POST /v1/channels/room/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: {content_type}\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n",
-        app.token(user)
-    );
-    socket.write_all(head.as_bytes()).await.expect("head");
-    socket
-}
 
 /// The whole answer on `socket`, as text.
 pub(crate) async fn answer(mut socket: TcpStream) -> String {
@@ -77,7 +65,9 @@ async fn an_upload_slower_than_the_request_deadline_is_stored(backend: Backend) 
     app.create_channel("room", &["alice"]).await;
     let parts = 12;
     let part = vec![b'x'; 1000];
-    let mut socket = upload_head(&app, "alice", "application/pdf", parts * part.len()).await;
+    let mut socket = app
+        .upload_head("alice", "room", "application/pdf", parts * part.len())
+        .await;
     for _ in 0..parts {
         tokio::time::sleep(Duration::from_millis(DEADLINE_MS / 4)).await;
         socket.write_all(&part).await.expect("part");
@@ -93,7 +83,7 @@ async fn an_upload_slower_than_the_request_deadline_is_stored(backend: Backend) 
 async fn an_upload_that_stalls_gets_408_and_leaves_nothing(backend: Backend) {
     let app = spawn_app_with(backend, |c| c.handshake_timeout_ms = DEADLINE_MS).await;
     app.create_channel("room", &["alice"]).await;
-    let mut socket = upload_head(&app, "alice", "application/pdf", 100_000).await;
+    let mut socket = app.upload_head("alice", "room", "application/pdf", 100_000).await;
     socket.write_all(&[b'x'; 10_000]).await.expect("part");
     let answer = answer(socket).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
@@ -114,7 +104,7 @@ async fn image_decodes_wait_for_the_decode_budget(backend: Backend) {
         .await
         .expect("budget");
     let image = png(64, 64);
-    let mut socket = upload_head(&app, "alice", "image/png", image.len()).await;
+    let mut socket = app.upload_head("alice", "room", "image/png", image.len()).await;
     socket.write_all(&image).await.expect("body");
     eventually("the bytes stored", || async { stored(&app) }).await;
     let mut early = [0u8; 1];
@@ -143,7 +133,7 @@ async fn an_upload_ended_before_it_is_stored_leaves_nothing(backend: Backend) {
         .await
         .expect("budget");
     let image = png(64, 64);
-    let mut socket = upload_head(&app, "alice", "image/png", image.len()).await;
+    let mut socket = app.upload_head("alice", "room", "image/png", image.len()).await;
     socket.write_all(&image).await.expect("body");
     eventually("the bytes stored", || async { stored(&app) }).await;
     app.shutdown.cancel();
@@ -174,7 +164,7 @@ async fn an_upload_whose_client_goes_away_is_expired_like_any_unsent_one(backend
         .await
         .expect("budget");
     let image = png(64, 64);
-    let mut socket = upload_head(&app, "alice", "image/png", image.len()).await;
+    let mut socket = app.upload_head("alice", "room", "image/png", image.len()).await;
     socket.write_all(&image).await.expect("body");
     eventually("the bytes stored", || async { stored(&app) }).await;
     drop(socket);
@@ -191,7 +181,9 @@ where
     Fut: std::future::Future<Output = ()>,
 {
     let part = vec![b'x'; 10_000];
-    let mut socket = upload_head(app, "alice", "application/pdf", 2 * part.len()).await;
+    let mut socket = app
+        .upload_head("alice", "room", "application/pdf", 2 * part.len())
+        .await;
     socket.write_all(&part).await.expect("first half");
     if app.state.config.attachments_store == chatd::config::AttachmentsStore::S3 {
         tokio::time::sleep(Duration::from_millis(500)).await;

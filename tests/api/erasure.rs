@@ -14,9 +14,10 @@ use serde_json::{json, Value};
 use chatd_testkit::{chatd, mint_token, on_both_stores, ServerProcess, TestDb};
 use chatd_testkit::{spawn_app, spawn_app_with, Backend, TestApp, WsClient, ADMIN_TOKEN, JWT_SECRET};
 
-use crate::attachments::{eventually, png, send_with, stored_files, upload};
+use crate::attachments::{png, send_with, stored_files, upload};
 use crate::entries::rows_holding;
 use crate::search::index_holds;
+use chatd_testkit::eventually;
 
 on_both_stores!(
     erasing_a_user_deletes_its_entries_ends_its_memberships_and_leaves_no_text,

@@ -12,8 +12,9 @@ use serde_json::{json, Value};
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{spawn_app_with, sync, Backend, TestApp, WsClient, ADMIN_TOKEN};
 
-use crate::attachments::{count, eventually, id_of, png, stored_files, upload};
+use crate::attachments::{count, id_of, png, stored_files, upload};
 use crate::entries::rows_holding;
+use chatd_testkit::eventually;
 
 on_both_stores!(
     an_expired_message_is_erased_everywhere_with_no_new_entry,
