@@ -72,6 +72,12 @@ impl ChannelOrder {
         self.held.len()
     }
 
+    /// The messages held above a gap, in `seq` order (an own message
+    /// built from its ACK among them until the gap below it is filled).
+    pub fn held_messages(&self) -> impl Iterator<Item = &RecvMessage> {
+        self.held.values()
+    }
+
     /// Takes one message (live, from SYNC or from an own ACK) and returns
     /// what can now be delivered, in `seq` order (possibly empty).
     pub fn offer(&mut self, message: RecvMessage) -> Vec<RecvMessage> {

@@ -14,8 +14,9 @@
 //! (a reply's edit delivered in between would be lost) is made again.
 //!
 //! A reply this client sent shows as pending until its ACK's message is
-//! delivered in the channel's order (right after the ACK, unless the ACK
-//! came above a gap the client is still filling).
+//! delivered in the channel's order: right after the ACK, or, when the ACK
+//! came above a gap the client is still filling, once the gap is filled
+//! (until then it is pending with its `seq`, never in `replies` too).
 
 use std::collections::HashMap;
 
@@ -33,19 +34,26 @@ pub struct Thread {
     /// The replies read or received since the oldest read page, in `seq`
     /// order, each once, with their current state.
     pub replies: Vec<MessageState>,
-    /// This client's replies in this thread not yet ACKed, in the order
-    /// they were sent.
+    /// This client's replies in this thread not yet delivered: those ACKed
+    /// above a gap (in `seq` order), then those not yet ACKed (in the order
+    /// they were sent). Each moves to `replies` when the channel delivers
+    /// it in order, and is then no longer here.
     pub pending: Vec<PendingReply>,
     /// Whether older replies than the first of `replies` can be read
     /// ([`crate::Client::load_older_replies`]).
     pub has_older: bool,
 }
 
-/// A reply handed to the client and not yet ACKed.
+/// A reply handed to the client and not yet delivered: not yet ACKed, or
+/// ACKed above a gap of the channel's log the client is still filling.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingReply {
     /// Its idempotency key.
     pub client_msg_id: String,
+    /// Once ACKed: its message id (`None` before the ACK).
+    pub message_id: Option<uuid::Uuid>,
+    /// Once ACKed: its position in the channel (`None` before the ACK).
+    pub seq: Option<i64>,
     /// Its text.
     pub body: String,
     /// The message it quotes, if any.

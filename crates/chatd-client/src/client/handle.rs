@@ -363,7 +363,9 @@ impl Client {
 
     /// The thread of `root_id` as this client holds it now: its replies
     /// in `seq` order with their current state, and this user's replies not
-    /// yet ACKed. `None` until [`Client::open_thread`] read it.
+    /// yet delivered (not yet ACKed, or ACKed above a gap the client is
+    /// still filling; [`Thread::pending`]). `None` until
+    /// [`Client::open_thread`] read it.
     pub async fn thread(&self, channel_id: &str, root_id: uuid::Uuid) -> Option<Thread> {
         let (reply, answer) = oneshot::channel();
         let command = Command::Thread {

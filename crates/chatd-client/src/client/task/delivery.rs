@@ -43,6 +43,16 @@ impl Task {
         }
     }
 
+    /// Stops tracking (and syncing) a channel: its held messages, own
+    /// replies ACKed above a gap among them, will not be delivered.
+    pub(super) fn forget_channel(&mut self, channel_id: &str) {
+        if let Some(order) = self.channels.remove(channel_id) {
+            for message in order.held_messages() {
+                self.acked_held.remove(&message.message_id);
+            }
+        }
+    }
+
     /// Folds `message` onto its channel's message state (resolving `noop`
     /// of the client's own reaction first); the new states of the messages
     /// it changed: an edit's, delete's or reaction's target, the messages
@@ -78,6 +88,9 @@ impl Task {
     ) -> Option<SessionEnd> {
         let mut last_from_others: HashMap<String, uuid::Uuid> = HashMap::new();
         for mut message in delivered {
+            if !self.acked_held.is_empty() {
+                self.acked_held.remove(&message.message_id);
+            }
             if self.config.auto_delivered && message.sender_id != self.user_id {
                 last_from_others.insert(message.channel_id.clone(), message.message_id);
             }

@@ -161,7 +161,7 @@ impl Task {
             // No longer a member (or the channel was deleted): stop
             // tracking (and syncing) it.
             ServerFrame::ChannelRemoved { channel_id, reason } => {
-                self.channels.remove(&channel_id);
+                self.forget_channel(&channel_id);
                 if let Some(end) = self.emit(Event::ChannelRemoved { channel_id, reason }).await {
                     return Some(end);
                 }
@@ -287,7 +287,7 @@ impl Task {
         if error.code == ErrorCode::Forbidden {
             // A SYNC for a channel this user left: stop asking.
             if let Some(channel) = error.channel_id.as_deref() {
-                self.channels.remove(channel);
+                self.forget_channel(channel);
             }
         }
         self.emit(Event::Error(error)).await

@@ -67,6 +67,10 @@ pub(super) struct Task {
     indicators: HashMap<(String, String), i64>,
     /// The threads opened with [`Client::open_thread`] and their reads.
     threads: ThreadReads<SendError>,
+    /// This user's thread replies ACKed above a gap and not yet delivered,
+    /// by message id: the frames sent for each (shown as pending until
+    /// delivered; `threads.rs`).
+    acked_held: HashMap<uuid::Uuid, u32>,
 }
 
 impl Task {
@@ -99,6 +103,7 @@ impl Task {
             presence_pending: None,
             indicators: HashMap::new(),
             threads: ThreadReads::default(),
+            acked_held: HashMap::new(),
         }
     }
 

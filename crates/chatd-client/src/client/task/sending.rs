@@ -188,7 +188,12 @@ impl Task {
                 *last = None;
             }
         }
+        let thread_reply = own.kind == EntryKind::Message && own.thread_id.is_some();
         self.offer(own, delivered);
+        if thread_reply && self.channels.get(&channel_id).is_some_and(|o| o.delivered() < seq) {
+            // Held above a gap: its thread shows it as pending until then.
+            self.acked_held.insert(message_id, pending.attempts);
+        }
         if let Some(reply) = pending.reply.take() {
             let _ = reply.send(Ok(Ack {
                 client_msg_id,

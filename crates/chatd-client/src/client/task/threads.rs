@@ -53,18 +53,37 @@ impl Task {
             })
             .unwrap_or_default();
         replies.sort_by_key(|m| m.seq);
-        let pending = self
+        // ACKed above a gap: held by the channel's order, not yet folded
+        // (so not in `replies`), in seq order.
+        let acked = self
+            .channels
+            .get(channel_id)
+            .into_iter()
+            .flat_map(|order| order.held_messages())
+            .filter_map(|m| Some((m, *self.acked_held.get(&m.message_id)?)))
+            .filter(|(m, _)| m.thread_id == Some(root_id))
+            .map(|(m, attempts)| PendingReply {
+                client_msg_id: m.client_msg_id.clone().unwrap_or_default(),
+                message_id: Some(m.message_id),
+                seq: Some(m.seq),
+                body: m.body.clone(),
+                reply_to: m.reply_to,
+                attempts,
+            });
+        let unacked = self
             .order
             .iter()
             .filter_map(|key| Some((key, self.pending.get(key)?)))
             .filter(|(_, p)| p.entry.is_none() && p.channel_id == channel_id && p.options.thread_id == Some(root_id))
             .map(|(key, p)| PendingReply {
                 client_msg_id: key.clone(),
+                message_id: None,
+                seq: None,
                 body: p.body.clone(),
                 reply_to: p.options.reply_to,
                 attempts: p.attempts,
-            })
-            .collect();
+            });
+        let pending = acked.chain(unacked).collect();
         Some(Thread {
             channel_id: channel_id.to_owned(),
             root_id,
@@ -72,5 +91,83 @@ impl Task {
             pending,
             has_older,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::sync::oneshot;
+
+    use super::super::testkit::task;
+    use crate::client::types::SendOptions;
+
+    fn id(n: u128) -> uuid::Uuid {
+        uuid::Uuid::from_u128(n)
+    }
+
+    fn recv(seq: i64, sender: &str, thread: Option<uuid::Uuid>) -> String {
+        let mut frame = serde_json::json!({
+            "type": "MSG_RECV", "messageId": id(seq as u128), "channelId": "room", "senderId": sender,
+            "seq": seq, "body": format!("m{seq}"), "ts": seq, "clientMsgId": format!("c{seq}"), "kind": "message"
+        });
+        if let Some(root) = thread {
+            frame["threadId"] = serde_json::json!(root);
+        }
+        frame.to_string()
+    }
+
+    /// The client's own reply ACKed (seq 3) while bob's seq 2 is still
+    /// missing: pending with its seq, not among the replies; once seq 2
+    /// comes, a reply (once) and no longer pending, and the MSG_RECV copy
+    /// of it that follows changes nothing.
+    #[tokio::test]
+    async fn an_own_reply_acked_above_a_gap_is_pending_until_delivered_in_order() {
+        let (mut task, _commands, _events) = task();
+        let mut out = Vec::new();
+        task.on_frame(&recv(1, "bob", None), &mut out).await;
+        let (tx, _rx) = oneshot::channel();
+        task.threads.ask("room", id(1), false, tx);
+        task.threads.page_taken("room", id(1), None, false);
+        let (reply, _answer) = oneshot::channel();
+        let options = SendOptions {
+            thread_id: Some(id(1)),
+            ..SendOptions::default()
+        };
+        task.add_pending("room".into(), "mine".into(), "my reply".into(), options, None, reply);
+        task.send_now(&mut out);
+        let thread = task.thread_snapshot("room", id(1)).expect("read");
+        assert_eq!((thread.pending.len(), thread.pending[0].seq), (1, None), "not ACKed");
+
+        let ack = serde_json::json!({
+            "type": "MSG_ACK", "clientMsgId": "mine", "messageId": id(3), "channelId": "room",
+            "seq": 3, "ts": 3, "duplicate": false
+        });
+        task.on_frame(&ack.to_string(), &mut out).await;
+        let thread = task.thread_snapshot("room", id(1)).expect("read");
+        assert_eq!(thread.replies, Vec::new(), "above the gap: not delivered");
+        let pending: Vec<_> = thread
+            .pending
+            .iter()
+            .map(|p| {
+                (
+                    p.client_msg_id.as_str(),
+                    p.message_id,
+                    p.seq,
+                    p.body.as_str(),
+                    p.attempts,
+                )
+            })
+            .collect();
+        assert_eq!(pending, vec![("mine", Some(id(3)), Some(3), "my reply", 1)]);
+
+        task.on_frame(&recv(2, "bob", Some(id(1))), &mut out).await;
+        let thread = task.thread_snapshot("room", id(1)).expect("read");
+        let replies: Vec<_> = thread.replies.iter().map(|m| (m.seq, m.body.as_str())).collect();
+        assert_eq!(replies, vec![(2, "m2"), (3, "my reply")]);
+        assert_eq!(thread.pending, Vec::new(), "delivered: no longer pending");
+        assert!(task.acked_held.is_empty());
+        task.on_frame(&recv(3, "alice", Some(id(1))), &mut out).await;
+        let again = task.thread_snapshot("room", id(1)).expect("read");
+        assert_eq!(again, thread, "the MSG_RECV of it is a duplicate");
     }
 }
