@@ -53,10 +53,25 @@ pub fn signed_path(row: &AttachmentRow, part: Part, now_secs: i64) -> String {
     )
 }
 
-/// Whether `sig` (hex) signs `row`'s `part` until `exp` and `exp` has not
-/// passed at `now_secs`. Compared in constant time.
+/// The `exp` of a signed URL, when written as [`signed_path`] writes it:
+/// decimal digits without a sign or a leading zero. Another spelling of the
+/// same number (`+1060`, `01060`) is not that URL (one URL, one spelling,
+/// for caches and block lists alike), so it verifies nothing.
+pub fn parse_exp(text: &str) -> Option<i64> {
+    let canonical =
+        !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0'));
+    canonical.then(|| text.parse().ok()).flatten()
+}
+
+/// Whether `sig` signs `row`'s `part` until `exp` and `exp` has not passed
+/// at `now_secs`. `sig` must be spelled as [`signed_path`] writes it: 64
+/// lower-case hex digits. Compared in constant time.
 pub fn verify(row: &AttachmentRow, part: Part, exp: i64, sig: &str, now_secs: i64) -> bool {
     if exp < now_secs {
+        return false;
+    }
+    let lower_hex = sig.len() == 64 && sig.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !lower_hex {
         return false;
     }
     let Ok(sig) = hex::decode(sig) else {
@@ -135,5 +150,30 @@ mod tests {
             1_000
         ));
         assert!(!verify(&row, Part::File, exp, "zz", 1_000));
+    }
+
+    /// Found by a hostile test: `sig` in upper case and `exp` as `+1060` or
+    /// `01060` were served, so one signed URL had many spellings.
+    #[test]
+    fn a_signed_url_verifies_only_as_it_was_written() {
+        let row = row();
+        let (exp, sig) = query(&signed_path(&row, Part::File, 1_000));
+        assert!(verify(&row, Part::File, exp, &sig, 1_000));
+        assert!(!verify(&row, Part::File, exp, &sig.to_uppercase(), 1_000), "upper case");
+        assert!(!verify(&row, Part::File, exp, &format!("{sig}00"), 1_000), "longer");
+        assert_eq!(parse_exp("1060"), Some(1060));
+        assert_eq!(parse_exp("0"), Some(0));
+        for other in [
+            "+1060",
+            "01060",
+            "-1060",
+            " 1060",
+            "1060 ",
+            "",
+            "1e3",
+            "99999999999999999999",
+        ] {
+            assert_eq!(parse_exp(other), None, "{other:?}");
+        }
     }
 }

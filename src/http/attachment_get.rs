@@ -39,7 +39,7 @@ async fn readable(
 ) -> Result<AttachmentRow, ApiError> {
     let id = crate::ids::parse_message_id(raw).map_err(|_| not_found())?;
     let signed = match (query.field("exp")?, query.field("sig")?) {
-        (Some(exp), Some(sig)) => Some((exp.parse::<i64>().map_err(|_| not_found())?, sig.to_owned())),
+        (Some(exp), Some(sig)) => Some((signing::parse_exp(exp).ok_or_else(not_found)?, sig.to_owned())),
         _ => None,
     };
     let who = match signed {

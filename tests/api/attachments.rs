@@ -280,6 +280,15 @@ async fn an_upload_is_served_to_members_the_admin_and_signed_urls_only(backend: 
     assert_eq!(get(&app, &swapped, None, None).await.0, 404);
     let later = url.replace("exp=", "exp=9");
     assert_eq!(get(&app, &later, None, None).await.0, 404);
+    // Other spellings of the same expiry and signature (breaker 8): 404.
+    let (path, sig) = url.split_once("&sig=").expect("sig");
+    for respelled in [
+        url.replace("exp=", "exp=%2B"),
+        url.replace("exp=", "exp=0"),
+        format!("{path}&sig={}", sig.to_uppercase()),
+    ] {
+        assert_eq!(get(&app, &respelled, None, None).await.0, 404, "{respelled}");
+    }
 
     // Reads carry it too (history).
     let (status, page) = app

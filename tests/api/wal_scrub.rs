@@ -81,3 +81,53 @@ async fn a_delete_behind_an_open_reader_is_answered_and_its_text_leaves_the_wal_
     }
     app.stop().await;
 }
+
+/// Found by a hostile run (breaker 8): a process killed while a reader held
+/// the delete's checkpoint back left the deleted text in `chatd.db-wal` and
+/// the older page in `chatd.db`, and a restart did not checkpoint, so the
+/// text stayed through hundreds of later sends. Opening the store now
+/// truncates the WAL. The crash is the files copied while the reader holds
+/// them (what a `kill -9` leaves on disk).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_text_left_in_the_wal_by_a_crash_is_gone_once_the_store_opens_again() {
+    let app = spawn_app(Backend::Sqlite).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let ack = alice.send_and_ack("room", "k1", "SECRET-crash-9d2f").await;
+    let mut reader = sqlx::SqliteConnection::connect(&app.db.url).await.expect("reader");
+    sqlx::query("BEGIN").execute(&mut reader).await.expect("begin");
+    let _: i64 = sqlx::query_scalar("SELECT count(*) FROM messages")
+        .fetch_one(&mut reader)
+        .await
+        .expect("read");
+    alice
+        .send_json(json!({"type": "MSG_DELETE", "clientMsgId": "d1", "messageId": ack["messageId"]}))
+        .await;
+    assert_eq!(answer_of(&mut alice).await["type"], "MSG_ACK");
+
+    let crashed = tempfile::tempdir().expect("dir");
+    for name in ["chatd.db", "chatd.db-wal"] {
+        std::fs::copy(app.db.dir.path().join(name), crashed.path().join(name)).expect("copy");
+    }
+    assert!(
+        !files_hold(crashed.path(), b"SECRET-crash-9d2f").is_empty(),
+        "the crash image holds the deleted text (else this test shows nothing)"
+    );
+    sqlx::query("COMMIT").execute(&mut reader).await.expect("commit");
+    app.stop().await;
+
+    let url = format!("sqlite://{}", crashed.path().join("chatd.db").display());
+    let store = chatd::store::Store::connect(&chatd::store::StoreOptions {
+        url,
+        max_connections: 2,
+        timeout: Duration::from_secs(5),
+    })
+    .await
+    .expect("open the crashed database");
+    let left = files_hold(crashed.path(), b"SECRET-crash-9d2f");
+    assert!(
+        left.is_empty(),
+        "the deleted text is still in {left:?} after the store opened"
+    );
+    drop(store);
+}
