@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use chatd_client::{Client, ClientConfig, Event, SendOptions, Thread};
-use chatd_testkit::{postgres_url, require_nats, subject_prefix, Backend, NatsNode, TestDb, WsClient, NATS_URL};
+use chatd_testkit::{postgres_url, reply, require_nats, subject_prefix, Backend, NatsNode, TestDb, WsClient, NATS_URL};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -62,17 +62,6 @@ async fn cluster(count: usize, extra: &[(&str, &str)]) -> Option<(TestDb, Vec<No
     let prefix = subject_prefix();
     let nodes = (0..count).map(|_| Node::start(&db, &prefix, extra)).collect();
     Some((db, nodes))
-}
-
-fn send(key: &str, body: &str, reply_to: Option<&Value>, thread_id: Option<&Value>) -> Value {
-    let mut frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": key, "body": body});
-    if let Some(id) = reply_to {
-        frame["replyTo"] = id.clone();
-    }
-    if let Some(id) = thread_id {
-        frame["threadId"] = id.clone();
-    }
-    frame
 }
 
 /// Sends `frame` and returns its MSG_ACK, skipping other frames.
@@ -124,7 +113,7 @@ async fn replies_and_threads_sent_on_one_node_read_the_same_on_another() {
     let root_id = root["messageId"].clone();
     bob.recv_type("MSG_RECV").await;
 
-    let quote = acked(&mut alice, send("q1", "quoting", Some(&root_id), None)).await;
+    let quote = acked(&mut alice, reply("q1", "quoting", Some(&root_id), None)).await;
     let recv = bob.recv_type("MSG_RECV").await;
     assert_eq!(recv["messageId"], quote["messageId"]);
     assert_eq!(
@@ -136,7 +125,7 @@ async fn replies_and_threads_sent_on_one_node_read_the_same_on_another() {
 
     let t1 = acked(
         &mut alice,
-        send("t1", "in the thread", Some(&quote["messageId"]), Some(&root_id)),
+        reply("t1", "in the thread", Some(&quote["messageId"]), Some(&root_id)),
     )
     .await;
     let recv = bob.recv_type("MSG_RECV").await;
@@ -148,7 +137,7 @@ async fn replies_and_threads_sent_on_one_node_read_the_same_on_another() {
     assert_eq!(recv["replyPreview"], json!({"senderId": "alice", "body": "quoting"}));
 
     // A thread reply from B reaches A.
-    let t2 = acked(&mut bob, send("t2", "bob in the thread", None, Some(&root_id))).await;
+    let t2 = acked(&mut bob, reply("t2", "bob in the thread", None, Some(&root_id))).await;
     let recv = alice.recv_type("MSG_RECV").await;
     assert_eq!(
         (&recv["messageId"], &recv["threadId"]),
@@ -246,10 +235,10 @@ async fn a_reply_filled_from_the_database_on_another_node_is_render_ready() {
     bob.recv_type("MSG_RECV").await;
 
     let lost = format!("{} a reply", chatd::delivery::nats::TEST_NATS_DROP);
-    let reply = acked(&mut alice, send("r1", &lost, Some(&root_id), Some(&root_id))).await;
-    acked(&mut alice, send("m3", "after it", None, None)).await;
+    let stored = acked(&mut alice, reply("r1", &lost, Some(&root_id), Some(&root_id))).await;
+    acked(&mut alice, reply("m3", "after it", None, None)).await;
     let filled = bob.recv_type("MSG_RECV").await;
-    assert_eq!(filled["messageId"], reply["messageId"], "{filled}");
+    assert_eq!(filled["messageId"], stored["messageId"], "{filled}");
     assert_eq!(
         (&filled["replyTo"], &filled["threadId"], &filled["replyPreview"]),
         (&root_id, &root_id, &json!({"senderId": "alice", "body": "the root"})),

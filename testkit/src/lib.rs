@@ -40,7 +40,7 @@ pub use nats_node::{require_nats, subject_prefix, NatsNode, NATS_URL};
 pub use pg_server::{own_postgres, OwnPostgres, PgPair};
 pub use process::{chatd_command, ServerProcess};
 pub use wait::{eventually, resident_bytes};
-pub use ws::{seqs, sync, ws_connect, ws_connect_hello, ws_request, WsClient};
+pub use ws::{reply, seqs, sync, ws_connect, ws_connect_hello, ws_request, WsClient};
 
 /// How long a test waits for a frame it expects.
 pub const FRAME_TIMEOUT: Duration = Duration::from_secs(10);

@@ -198,6 +198,19 @@ pub fn sync(channel: &str, after_seq: i64, limit: Option<i64>) -> Value {
     frame
 }
 
+/// A MSG_SEND into channel `room`, quoting `reply_to` and in thread
+/// `thread_id` when given (protocol.md §14).
+pub fn reply(key: &str, body: &str, reply_to: Option<&Value>, thread_id: Option<&Value>) -> Value {
+    let mut frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": key, "body": body});
+    if let Some(id) = reply_to {
+        frame["replyTo"] = id.clone();
+    }
+    if let Some(id) = thread_id {
+        frame["threadId"] = id.clone();
+    }
+    frame
+}
+
 /// Seqs of a list of MSG_RECV objects.
 pub fn seqs(messages: &[Value]) -> Vec<i64> {
     messages.iter().map(|m| m["seq"].as_i64().expect("seq")).collect()

@@ -9,7 +9,7 @@
 use serde_json::{json, Value};
 
 use chatd_testkit::on_both_stores;
-use chatd_testkit::{spawn_app, Backend, TestApp, WsClient, ADMIN_TOKEN};
+use chatd_testkit::{reply, spawn_app, Backend, TestApp, WsClient, ADMIN_TOKEN};
 
 use crate::entries::rows_holding;
 
@@ -21,17 +21,6 @@ on_both_stores!(
     a_thread_is_paged_like_a_channel,
     the_backend_post_takes_replies_and_refuses_bad_references,
 );
-
-fn reply(key: &str, body: &str, reply_to: Option<&Value>, thread_id: Option<&Value>) -> Value {
-    let mut frame = json!({"type": "MSG_SEND", "channelId": "room", "clientMsgId": key, "body": body});
-    if let Some(id) = reply_to {
-        frame["replyTo"] = id.clone();
-    }
-    if let Some(id) = thread_id {
-        frame["threadId"] = id.clone();
-    }
-    frame
-}
 
 /// Sends `frame` and returns its MSG_ACK or ERROR, skipping other frames.
 async fn answer(client: &mut WsClient, frame: Value) -> Value {
