@@ -208,6 +208,10 @@ async fn main() -> anyhow::Result<()> {
     if let Some(db) = &database {
         let _ = db.drop_database().await;
     }
+    // The run's own clusters stop and go now: `process::exit` below (a
+    // violation) would skip their `Drop` and leave them running.
+    drop(endpoint);
+    drop(pair);
     let (report, ok) = result?;
     if ok {
         let _ = std::fs::remove_dir_all(&dir);
