@@ -20,6 +20,15 @@
 //!   the new one's synchronous standby from a fresh base backup (`dbconn`
 //!   then terminates chatd's connections on the current primary).
 //!
+//! With `--replica-reads` (needs `failover`), chatd reads history, `SYNC`
+//! and search from the standby (`database_replica_url`), through an
+//! endpoint that follows the standby across failovers
+//! ([`standby_endpoint`]); the report gives chatd's counts of the reads
+//! the standby served and of those that went to the primary ([`metrics`]).
+//! Beside the devices, readers page every channel by `SYNC` and the history
+//! route and check each page ([`reads`]: no seq while a lower one is
+//! missing, nothing committed before the read missing).
+//!
 //! Every restart is also a reconnect storm: all clients reconnect at once
 //! and sync. Exit status 1 when the checker finds a violation. Usage:
 //! README.md and docs/reliability.md.
@@ -27,10 +36,13 @@
 mod check;
 mod churn;
 mod device;
+mod metrics;
 mod model;
+mod reads;
 mod record;
 mod sdk;
 mod server;
+mod standby_endpoint;
 mod threads;
 mod workload;
 
@@ -56,6 +68,7 @@ use crate::device::{device, DeviceClient};
 use crate::record::{ClientLog, UserReads};
 use crate::sdk::SdkDevice;
 use crate::server::{PgDatabase, Server};
+use crate::standby_endpoint::StandbyEndpoint;
 use crate::workload::Workload;
 
 #[derive(Parser, Debug)]
@@ -118,10 +131,24 @@ struct Cli {
     /// they send to it (membership changes racing sends; 0: none).
     #[arg(long, default_value_t = 2)]
     churners: usize,
+    /// With `failover`: chatd reads history, `SYNC` and search from the
+    /// standby (`database_replica_url` naming an endpoint that follows the
+    /// standby through the failovers); the report counts the reads the
+    /// standby served, and a run where it served none is a violation.
+    #[arg(long)]
+    replica_reads: bool,
+    /// Mean time between two reads of each channel's reader (a `SYNC`, a
+    /// history page after a seq, or the newest page, each checked); 0s: no
+    /// readers.
+    #[arg(long, default_value = "20ms", value_parser = humantime::parse_duration)]
+    read_every: Duration,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }
+
+/// The user the readers read as, a member of every channel.
+const READER: &str = "reader";
 
 /// What the coordinator tells the devices.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,12 +194,24 @@ async fn main() -> anyhow::Result<()> {
         None => database.as_ref().map(|d| d.url.clone()),
     };
     let mut server = Server::new(cli.chatd.clone(), dir.clone(), url)?;
+    let endpoint = match (&pair, cli.replica_reads) {
+        (Some(pair), true) => Some(StandbyEndpoint::start(pair.standby.port()).await?),
+        (None, true) => bail!("--replica-reads needs the failover fault (a primary and a standby of the run's own)"),
+        (_, false) => None,
+    };
+    if let Some(endpoint) = &endpoint {
+        server.set_replica_url(endpoint.url());
+    }
     server.start().await?;
-    let result = run(&cli, &mut server, database.as_ref(), pair.as_mut()).await;
+    let result = run(&cli, &mut server, database.as_ref(), pair.as_mut(), endpoint.as_ref()).await;
     let _ = server.terminate().await;
     if let Some(db) = &database {
         let _ = db.drop_database().await;
     }
+    // The run's own clusters stop and go now: `process::exit` below (a
+    // violation) would skip their `Drop` and leave them running.
+    drop(endpoint);
+    drop(pair);
     let (report, ok) = result?;
     if ok {
         let _ = std::fs::remove_dir_all(&dir);
@@ -196,6 +235,7 @@ async fn run(
     server: &mut Server,
     database: Option<&PgDatabase>,
     mut pair: Option<&mut PgPair>,
+    endpoint: Option<&StandbyEndpoint>,
 ) -> anyhow::Result<(serde_json::Value, bool)> {
     let admin = AdminClient::new(server.base(), server.admin_token.clone());
     let users: Vec<String> = (0..cli.users.max(2)).map(|i| format!("user{i}")).collect();
@@ -210,7 +250,11 @@ async fn run(
             .filter(|(i, _)| users.len() < 3 || *i != k % users.len())
             .map(|(_, u)| u.clone())
             .collect();
-        admin.create_channel(Some(channel), &members).await?;
+        let mut with_reader = members.clone();
+        if !cli.read_every.is_zero() {
+            with_reader.push(READER.to_owned());
+        }
+        admin.create_channel(Some(channel), &with_reader).await?;
         for m in &members {
             membership.entry(m.clone()).or_default().push(channel.clone());
         }
@@ -280,6 +324,21 @@ async fn run(
             Some(tokio::spawn(churn::run(admin.clone(), url, n, phase_rx.clone())))
         }
     };
+    let mut readers = Vec::new();
+    if !cli.read_every.is_zero() {
+        let token = admin.token(READER, Some(86_400)).await?;
+        for channel in &channels {
+            let reader = reads::Reader {
+                ws_url: format!("ws://127.0.0.1:{}/v1/ws", server.port),
+                admin: admin.clone(),
+                member: AdminClient::new(server.base(), token.clone()),
+                token: token.clone(),
+                channel: channel.clone(),
+                every: cli.read_every,
+            };
+            readers.push(tokio::spawn(reads::run(reader, phase_rx.clone())));
+        }
+    }
     let _ = phase_tx.send(Phase::Load);
 
     // Faults while the load runs.
@@ -313,7 +372,19 @@ async fn run(
                 (None, None) => continue,
             },
             "failover" => match pair.as_deref_mut() {
-                Some(pair) => tokio::task::block_in_place(|| pair.fail_over(true)),
+                Some(pair) => {
+                    tokio::task::block_in_place(|| pair.promote_standby());
+                    // The standby's endpoint names none while there is none
+                    // (its health check sees the promoted one is a primary),
+                    // then the old primary once it streams as the standby.
+                    if let Some(endpoint) = endpoint {
+                        endpoint.point_at(None);
+                    }
+                    tokio::task::block_in_place(|| pair.rejoin_old_primary(true));
+                    if let Some(endpoint) = endpoint {
+                        endpoint.point_at(Some(pair.standby.port()));
+                    }
+                }
                 None => continue,
             },
             "storm" => {
@@ -329,6 +400,11 @@ async fn run(
 
     // Drain: every send in flight must end ACKed (the clients retry).
     let _ = phase_tx.send(Phase::Drain);
+    let mut read_check = reads::ReadCheck::default();
+    for reader in readers {
+        read_check.merge(reader.await.context("reader task")?);
+    }
+    let replica_counts = server.replica_counts().await;
     let drain_deadline = Instant::now() + Duration::from_secs(120);
     while drained.load(Ordering::SeqCst) < devices.len() && Instant::now() < drain_deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -377,6 +453,12 @@ async fn run(
     for violation in churned.iter().flat_map(churn::Churn::violations) {
         findings.violations.push(violation);
     }
+    findings.violations.append(&mut read_check.violations);
+    if cli.replica_reads && replica_counts.standby == 0 {
+        findings
+            .violations
+            .push("(n) --replica-reads: the standby served no read (chatd_db_replica_reads_total 0)".into());
+    }
     let ok = findings.violations.is_empty();
     let sessions: usize = logs.iter().map(|l| l.sessions).sum();
     let report = json!({
@@ -405,6 +487,8 @@ async fn run(
         "messagesStored": findings.messages_stored,
         "finalSeqs": targets,
         "churn": churned.as_ref().map(churn::Churn::report),
+        "reads": read_check,
+        "replicaReads": cli.replica_reads.then_some(replica_counts),
         "violations": findings.violations,
     });
     Ok((report, ok))

@@ -530,10 +530,25 @@ impl PgPair {
     /// backup and started; once it streams, synchronous again (with
     /// `synchronous`). The two then swap roles.
     pub fn fail_over(&mut self, synchronous: bool) {
+        self.promote_standby();
+        self.rejoin_old_primary(synchronous);
+    }
+
+    /// The first half of [`PgPair::fail_over`]: SIGKILL to the primary and
+    /// promotion of the standby, which becomes [`PgPair::primary`]
+    /// (synchronous replication off while it has no standby);
+    /// [`PgPair::standby`] is then the dead old primary.
+    pub fn promote_standby(&mut self) {
         self.primary.kill();
         self.standby.promote();
         std::mem::swap(&mut self.primary, &mut self.standby);
         self.set_synchronous(false);
+    }
+
+    /// The second half of [`PgPair::fail_over`]: the dead old primary
+    /// rebuilt as the new primary's standby from a fresh base backup and
+    /// started; once it streams, synchronous again (with `synchronous`).
+    pub fn rejoin_old_primary(&mut self, synchronous: bool) {
         self.standby.rebuild_as_standby_of(&self.primary);
         self.standby.start();
         self.wait_streaming(false);

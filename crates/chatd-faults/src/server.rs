@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use tokio::process::{Child, Command};
 
+use crate::metrics::ReplicaCounts;
+
 /// A chatd child process on a fixed port, restartable on the same data.
 pub struct Server {
     binary: PathBuf,
@@ -15,6 +17,11 @@ pub struct Server {
     pub admin_token: String,
     data_dir: PathBuf,
     database_url: Option<String>,
+    /// `database_replica_url` (`--replica-reads`).
+    replica_url: Option<String>,
+    /// Replica reads counted by the processes that ended (read just before
+    /// each kill or termination).
+    replica_counted: ReplicaCounts,
     log: PathBuf,
     child: Option<Child>,
     http: reqwest::Client,
@@ -31,9 +38,47 @@ impl Server {
             log: data_dir.join("chatd.log"),
             data_dir,
             database_url,
+            replica_url: None,
+            replica_counted: ReplicaCounts::default(),
             child: None,
             http: reqwest::Client::new(),
         })
+    }
+
+    /// Starts chatd with `database_replica_url` = `url` from the next start on.
+    pub fn set_replica_url(&mut self, url: String) {
+        self.replica_url = Some(url);
+    }
+
+    /// The replica-read counters of every process so far, the running one
+    /// included (read from its `/metrics` now; a read that fails adds 0).
+    /// Reads made by a process between the last read of its counters and
+    /// its kill are not in it: a lower bound.
+    pub async fn replica_counts(&self) -> ReplicaCounts {
+        let mut counts = self.replica_counted;
+        counts.add(self.running_replica_counts().await);
+        counts
+    }
+
+    async fn running_replica_counts(&self) -> ReplicaCounts {
+        if self.replica_url.is_none() || self.child.is_none() {
+            return ReplicaCounts::default();
+        }
+        let read = async {
+            let response = self.http.get(format!("{}/metrics", self.base())).send().await?;
+            response.error_for_status()?.text().await
+        };
+        match tokio::time::timeout(Duration::from_secs(2), read).await {
+            Ok(Ok(text)) => ReplicaCounts::parse(&text),
+            _ => ReplicaCounts::default(),
+        }
+    }
+
+    /// Adds the running process's counters to those of the ended ones
+    /// (called just before it is stopped).
+    async fn keep_replica_counts(&mut self) {
+        let counts = self.running_replica_counts().await;
+        self.replica_counted.add(counts);
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -64,6 +109,9 @@ impl Server {
         if let Some(url) = &self.database_url {
             command.env("CHATD_DATABASE_URL", url);
         }
+        if let Some(url) = &self.replica_url {
+            command.env("CHATD_DATABASE_REPLICA_URL", url);
+        }
         self.child = Some(command.spawn().context("spawn chatd")?);
         for _ in 0..300 {
             if let Ok(r) = self.http.get(format!("{}/readyz", self.base())).send().await {
@@ -83,6 +131,7 @@ impl Server {
 
     /// `kill -9`: no chance to finish anything.
     pub async fn kill(&mut self) -> anyhow::Result<()> {
+        self.keep_replica_counts().await;
         if let Some(mut child) = self.child.take() {
             child.start_kill().context("SIGKILL")?;
             child.wait().await?;
@@ -92,6 +141,7 @@ impl Server {
 
     /// SIGTERM and wait for the graceful exit (at most 30 s, then SIGKILL).
     pub async fn terminate(&mut self) -> anyhow::Result<()> {
+        self.keep_replica_counts().await;
         if let Some(mut child) = self.child.take() {
             if let Some(pid) = child.id() {
                 Command::new("kill").arg("-TERM").arg(pid.to_string()).status().await?;
