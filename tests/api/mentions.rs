@@ -489,6 +489,10 @@ async fn bad_settings_are_refused_and_change_nothing(backend: Backend) {
         (r#"{"snoozeUntil": -1}"#, "snoozeUntil"),
         (r#"{"snoozeUntil": 1.5}"#, "snoozeUntil"),
         (r#"{"notify": "all", "snoozeUntil": 9007199254740992}"#, "snoozeUntil"),
+        // Unknown fields are refused like PATCH /v1/channels/{id}'s, also
+        // beside a good change (which is then not made either).
+        (r#"{"extra": 1}"#, "extra"),
+        (r#"{"notify": "none", "snoozeUntil": null, "snooze": 7}"#, "snooze"),
     ] {
         let (status, answer) = put_settings(app, "bob", "room", body).await;
         assert_eq!(status, 400, "{body}: {answer}");
