@@ -37,11 +37,19 @@ pub struct SettingsView {
 }
 
 /// The body's fields checked: `notify` one of the three words,
-/// `snoozeUntil` an integer 0..=2^53-1 or `null`; unknown fields ignored.
+/// `snoozeUntil` an integer 0..=2^53-1 or `null`; any other field is
+/// refused (as `PATCH /v1/channels/{id}` does), so a misspelt field is not
+/// taken for "leave it as it is".
 ///
 /// # Errors
 /// 400 `invalid_field` naming the field.
 fn patch_of(body: &serde_json::Map<String, Value>) -> Result<SettingsPatch, ApiError> {
+    if let Some(unknown) = body.keys().find(|k| !matches!(k.as_str(), "notify" | "snoozeUntil")) {
+        return Err(ApiError::invalid_field(
+            unknown,
+            "unknown field (notify and snoozeUntil may be changed)",
+        ));
+    }
     let notify = match body.get("notify") {
         None => None,
         Some(Value::String(text)) => Some(
@@ -75,17 +83,17 @@ fn patch_of(body: &serde_json::Map<String, Value>) -> Result<SettingsPatch, ApiE
 /// `{"notify"?, "snoozeUntil"?}`: 200 with the settings as they are now
 /// (a field left out keeps its value; `snoozeUntil: null` ends a snooze),
 /// and `CHANNEL_SETTINGS` to every live session of the caller. 400
-/// `invalid_field` for a bad value, 403 for a channel the caller is not in
+/// `invalid_field` for a bad value or an unknown field, 403 for a channel the caller is not in
 /// (or an unknown one) and for the admin token; nothing changes then.
 #[utoipa::path(
     put,
     path = "/v1/me/channels/{channelId}/settings",
     tag = "channels",
     params(("channelId" = String, Path, description = "The channel id")),
-    request_body(content = serde_json::Value, description = "notify and snoozeUntil, each optional"),
+    request_body(content = serde_json::Value, description = "notify and snoozeUntil, each optional; no other field"),
     responses(
         (status = 200, description = "The settings now", body = SettingsView),
-        (status = 400, description = "Not a JSON object, or a bad notify or snoozeUntil", body = ErrorBody),
+        (status = 400, description = "Not a JSON object, a bad notify or snoozeUntil, or an unknown field", body = ErrorBody),
         (status = 401, description = "No or a refused token", body = ErrorBody),
         (status = 403, description = "Not a member (or unknown channel), or the admin token", body = ErrorBody),
         (status = 503, description = "Database unavailable", body = ErrorBody),

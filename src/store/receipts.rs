@@ -37,7 +37,13 @@ const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, deliver
 /// collation; SQLite's BINARY already is). A channel read up to its last
 /// seq has nothing unread: its counts are 0 without a probe (both
 /// databases evaluate a `CASE` branch's subqueries only when it is taken),
-/// so a read-up user's HELLO costs one row per channel.
+/// so a read-up user's HELLO costs one row per channel. Each mention range
+/// is probed only when its mark is above `read_seq`: the watermarks row's
+/// `mention_seq` (the newest seq of the user's `mentions` rows there, or
+/// above) and the channel's `mention_all_seq` (its newest message that
+/// mentions all, or above), both written with the message (`log_write`,
+/// `pg_batch`) and never lowered, so a skipped probe is one that would
+/// have counted 0.
 macro_rules! channel_states_from {
     () => {
         "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
@@ -46,10 +52,12 @@ macro_rules! channel_states_from {
       AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id) END, c.name, c.metadata, \
      c.kind, c.visibility, (SELECT count(*) FROM members y WHERE y.channel_id = m.channel_id), m.role, \
      CASE WHEN COALESCE(w.read_seq, 0) >= c.last_seq THEN 0 ELSE \
+     CASE WHEN COALESCE(w.mention_seq, 0) > COALESCE(w.read_seq, 0) THEN \
      (SELECT count(*) FROM mentions z WHERE z.user_id = m.user_id AND z.channel_id = m.channel_id \
-      AND z.seq > COALESCE(w.read_seq, 0)) + \
+      AND z.seq > COALESCE(w.read_seq, 0)) ELSE 0 END + \
+     CASE WHEN c.mention_all_seq > COALESCE(w.read_seq, 0) THEN \
      (SELECT count(*) FROM messages a WHERE a.channel_id = m.channel_id AND a.mention_all \
-      AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id) END, \
+      AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id) ELSE 0 END END, \
      s.notify, s.snooze_until, c.posting_role, c.slow_mode_ms, c.retention_secs \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
      LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \

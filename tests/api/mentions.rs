@@ -18,6 +18,7 @@ on_both_stores!(
     the_idempotency_key_covers_mentions_and_mention_all,
     unread_mentions_count_exactly_and_clear_when_read,
     a_deleted_message_mentions_no_one,
+    unread_mentions_stay_exact_across_deletes_reads_and_joins,
     the_backend_post_takes_mentions_and_refuses_bad_ones,
     settings_are_kept_shown_and_sent_to_the_other_sessions,
     bad_settings_are_refused_and_change_nothing,
@@ -351,6 +352,87 @@ async fn a_deleted_message_mentions_no_one(backend: Backend) {
     app.stop().await;
 }
 
+/// `unreadMentions` probes the counts only above a member's and a
+/// channel's newest mention (`members.mention_seq`,
+/// `channels.mention_all_seq`); those marks only move up, so this walks
+/// the cases where a mark is left behind the log: a deleted newest
+/// mention, a watermark past the last mention but below the mark, a user
+/// mentioned before it joined, and a user that left and came back.
+async fn unread_mentions_stay_exact_across_deletes_reads_and_joins(backend: Backend) {
+    let app = spawn_app(backend).await;
+    room(&app).await;
+    let mut alice = app.connect("alice").await;
+    let mut olive = app.connect("olive").await;
+    let mut bob = app.connect("bob").await;
+    let counts = |entry: Value| (entry["unread"].as_i64(), entry["unreadMentions"].as_i64());
+
+    // bob's newest mention (seq 2) is deleted: the older one still counts.
+    let m1 = acked(&mut alice, send("a1", "@bob", json!({"mentions": ["bob"]}))).await;
+    let m2 = acked(&mut alice, send("a2", "@bob again", json!({"mentions": ["bob"]}))).await;
+    acked(
+        &mut alice,
+        json!({"type": "MSG_DELETE", "clientMsgId": "d2", "messageId": m2["messageId"]}),
+    )
+    .await;
+    assert_eq!(counts(my_room(&app, "bob").await), (Some(1), Some(1)));
+    assert_eq!(hello_room(&app, "bob").await["unreadMentions"], 1);
+    // Read past the first; the mark (seq 2) is still above the watermark.
+    bob.send_json(json!({"type": "MSG_READ", "messageId": m1["messageId"]}))
+        .await;
+    wait_for(&app, "bob", |c| c["readSeq"] == m1["seq"]).await;
+    acked(&mut alice, send("a3", "chatter", json!({}))).await;
+    assert_eq!(counts(my_room(&app, "bob").await), (Some(1), Some(0)));
+    assert_eq!(hello_room(&app, "bob").await["unreadMentions"], 0);
+
+    // A mention of all, counted for everyone but its sender, then deleted.
+    let all = acked(&mut olive, send("o1", "@all", json!({"mentionAll": true}))).await;
+    assert_eq!(my_room(&app, "bob").await["unreadMentions"], 1);
+    assert_eq!(my_room(&app, "carol").await["unreadMentions"], 1);
+    assert_eq!(my_room(&app, "olive").await["unreadMentions"], 0);
+    acked(
+        &mut olive,
+        json!({"type": "MSG_DELETE", "clientMsgId": "d3", "messageId": all["messageId"]}),
+    )
+    .await;
+    assert_eq!(my_room(&app, "bob").await["unreadMentions"], 0);
+    assert_eq!(my_room(&app, "carol").await["unreadMentions"], 0);
+    assert_eq!(hello_room(&app, "carol").await["unreadMentions"], 0);
+    // Another one after carol read everything, then carol reads past it.
+    let all2 = acked(&mut olive, send("o2", "@all again", json!({"mentionAll": true}))).await;
+    assert_eq!(my_room(&app, "carol").await["unreadMentions"], 1);
+    let mut carol = app.connect("carol").await;
+    carol
+        .send_json(json!({"type": "MSG_READ", "messageId": all2["messageId"]}))
+        .await;
+    wait_for(&app, "carol", |c| c["unreadMentions"] == 0).await;
+    acked(&mut alice, send("a4", "more chatter", json!({}))).await;
+    assert_eq!(counts(my_room(&app, "carol").await), (Some(1), Some(0)));
+
+    // dave is mentioned before he is a member (dropped), then added: only
+    // the standing mention of all counts (he has read nothing); mentioned
+    // as a member: one more, in the list and in HELLO.
+    acked(&mut alice, send("a5", "@dave", json!({"mentions": ["dave"]}))).await;
+    assert_eq!(app.put_member("room", "dave").await, 204);
+    assert_eq!(hello_room(&app, "dave").await["unreadMentions"], 1);
+    assert_eq!(my_room(&app, "dave").await["unreadMentions"], 1);
+    acked(&mut alice, send("a6", "@dave hi", json!({"mentions": ["dave"]}))).await;
+    assert_eq!(my_room(&app, "dave").await["unreadMentions"], 2);
+    assert_eq!(hello_room(&app, "dave").await["unreadMentions"], 2);
+
+    // bob leaves with mentions unread (this one and the second of all)
+    // and comes back: the count is the one he left with (his watermark
+    // and the mentions are still there).
+    acked(&mut alice, send("a7", "@bob back?", json!({"mentions": ["bob"]}))).await;
+    let before = my_room(&app, "bob").await;
+    assert_eq!(before["unreadMentions"], 2, "{before}");
+    assert_eq!(app.delete_member("room", "bob").await, 204);
+    assert_eq!(app.put_member("room", "bob").await, 204);
+    let after = my_room(&app, "bob").await;
+    assert_eq!(counts(after.clone()), counts(before), "{after}");
+    assert_eq!(hello_room(&app, "bob").await["unreadMentions"], 2);
+    app.stop().await;
+}
+
 async fn the_backend_post_takes_mentions_and_refuses_bad_ones(backend: Backend) {
     let app = spawn_app(backend).await;
     room(&app).await;
@@ -489,6 +571,10 @@ async fn bad_settings_are_refused_and_change_nothing(backend: Backend) {
         (r#"{"snoozeUntil": -1}"#, "snoozeUntil"),
         (r#"{"snoozeUntil": 1.5}"#, "snoozeUntil"),
         (r#"{"notify": "all", "snoozeUntil": 9007199254740992}"#, "snoozeUntil"),
+        // Unknown fields are refused like PATCH /v1/channels/{id}'s, also
+        // beside a good change (which is then not made either).
+        (r#"{"extra": 1}"#, "extra"),
+        (r#"{"notify": "none", "snoozeUntil": null, "snooze": 7}"#, "snooze"),
     ] {
         let (status, answer) = put_settings(app, "bob", "room", body).await;
         assert_eq!(status, 400, "{body}: {answer}");

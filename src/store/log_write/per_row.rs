@@ -26,6 +26,16 @@ static INSERT_MESSAGE: Sql = Sql::same(
 );
 /// User `$1` is mentioned by the message at seq `$3` of channel `$2` (§16).
 const INSERT_MENTION: &str = "INSERT INTO mentions (user_id, channel_id, seq) VALUES ($1, $2, $3)";
+/// Member `$1` of channel `$2` is mentioned at seq `$3`: its mark for
+/// `unreadMentions` (`receipts.rs`) on its watermarks row moves up to it,
+/// never down (a row made for it reads as no watermark: 0 and 0).
+const MARK_MENTION: &str = "INSERT INTO watermarks (user_id, channel_id, delivered_seq, read_seq, mention_seq) \
+     VALUES ($1, $2, 0, 0, $3) ON CONFLICT (channel_id, user_id) DO UPDATE \
+     SET mention_seq = excluded.mention_seq WHERE watermarks.mention_seq < excluded.mention_seq";
+/// Channel `$1`'s message at seq `$2` mentions all: the channel's mark for
+/// `unreadMentions` moves up to it, never down.
+const MARK_MENTION_ALL: &str =
+    "UPDATE channels SET mention_all_seq = $2 WHERE channel_id = $1 AND mention_all_seq < $2";
 /// Sets channel `$1`'s `last_seq` and `last_ts` at the end of a batch.
 const UPDATE_CHANNEL_SEQ: &str = "UPDATE channels SET last_seq = $2, last_ts = $3 WHERE channel_id = $1";
 /// Marks entry `$1` as having changed nothing.
@@ -201,8 +211,17 @@ impl<D: Dialect> SqlStore<D> {
                     ));
                 }
                 for user in entry_rules::mention_rows(&message) {
-                    sqlx::query::<D>(INSERT_MENTION)
-                        .param(user.as_str())
+                    for statement in [INSERT_MENTION, MARK_MENTION] {
+                        sqlx::query::<D>(statement)
+                            .param(user.as_str())
+                            .param(message.channel_id.as_str())
+                            .param(message.seq)
+                            .execute(tx.ex())
+                            .await?;
+                    }
+                }
+                if message.mention_all {
+                    sqlx::query::<D>(MARK_MENTION_ALL)
                         .param(message.channel_id.as_str())
                         .param(message.seq)
                         .execute(tx.ex())

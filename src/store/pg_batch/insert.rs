@@ -99,10 +99,25 @@ const INSERT_ENTRIES_WITH_EFFECTS: &str = concat!(
 );
 
 /// The `mentions` rows (§16) of the batch's new messages: user `$1[i]`
-/// mentioned at seq `$3[i]` of channel `$2[i]`. One statement per batch
-/// that has any.
-const INSERT_MENTIONS: &str = "INSERT INTO mentions (user_id, channel_id, seq) \
-     SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[])";
+/// mentioned at seq `$3[i]` of channel `$2[i]`, with each such member's
+/// mark (`watermarks.mention_seq`; a row made for it reads as no
+/// watermark) moved up to its newest; and the marks of
+/// the channels `$4[i]` whose message at seq `$5[i]` mentions all
+/// (`channels.mention_all_seq`). Marks never move down; `receipts.rs`
+/// probes the counts only above them. One statement per batch that has
+/// any mention.
+const INSERT_MENTIONS: &str = "WITH new AS (SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[]) \
+     AS n(user_id, channel_id, seq)), \
+     inserted AS (INSERT INTO mentions (user_id, channel_id, seq) SELECT user_id, channel_id, seq FROM new), \
+     marked AS (INSERT INTO watermarks (channel_id, user_id, delivered_seq, read_seq, mention_seq) \
+     SELECT channel_id, user_id, 0, 0, max(seq) FROM new GROUP BY channel_id, user_id \
+     ORDER BY channel_id, user_id \
+     ON CONFLICT (channel_id, user_id) DO UPDATE SET mention_seq = excluded.mention_seq \
+     WHERE watermarks.mention_seq < excluded.mention_seq), \
+     marked_all AS (UPDATE channels c SET mention_all_seq = a.seq \
+     FROM (SELECT channel_id, max(seq) AS seq FROM UNNEST($4::text[], $5::int8[]) AS t(channel_id, seq) \
+     GROUP BY channel_id) a WHERE c.channel_id = a.channel_id AND c.mention_all_seq < a.seq) \
+     SELECT 1";
 
 impl SqlStore<Postgres> {
     /// Slow mode: keeps the `ts` of each sender's last message of this
@@ -218,11 +233,13 @@ impl SqlStore<Postgres> {
                 ids.len()
             )));
         }
-        if !rows.mention_users.is_empty() {
+        if !rows.mention_users.is_empty() || !rows.all_channels.is_empty() {
             sqlx::query(INSERT_MENTIONS)
                 .bind(&rows.mention_users)
                 .bind(&rows.mention_channels)
                 .bind(&rows.mention_seqs)
+                .bind(&rows.all_channels)
+                .bind(&rows.all_seqs)
                 .execute(&mut **tx)
                 .await?;
         }
@@ -258,6 +275,9 @@ struct MessageColumns<'a> {
     mention_users: Vec<String>,
     mention_channels: Vec<&'a str>,
     mention_seqs: Vec<i64>,
+    /// The messages that mention all (§16): channel, seq.
+    all_channels: Vec<&'a str>,
+    all_seqs: Vec<i64>,
 }
 
 impl<'a> MessageColumns<'a> {
@@ -287,6 +307,8 @@ impl<'a> MessageColumns<'a> {
             mention_users: Vec::new(),
             mention_channels: Vec::new(),
             mention_seqs: Vec::new(),
+            all_channels: Vec::new(),
+            all_seqs: Vec::new(),
         }
     }
 
@@ -311,6 +333,10 @@ impl<'a> MessageColumns<'a> {
             self.mention_users.push(user.as_str().to_owned());
             self.mention_channels.push(send.channel_id.as_str());
             self.mention_seqs.push(message.seq);
+        }
+        if message.mention_all {
+            self.all_channels.push(send.channel_id.as_str());
+            self.all_seqs.push(message.seq);
         }
         self.message_id.push(message.message_id.hyphenated().to_string());
         self.channel_id.push(send.channel_id.as_str());
