@@ -8,10 +8,13 @@
 //! it; an upload in progress stays. On both stores, S3 against the real
 //! server (`CHATD_TEST_S3_ENDPOINT`).
 //!
-//! The crash is an upload's writer leaked with `std::mem::forget` after
-//! its first part: no destructor runs, as none does in a killed process,
-//! so the staging file or the multipart upload (and its journal row) stay
-//! exactly as a crash leaves them.
+//! The crash is modelled twice: an upload's writer leaked with
+//! `std::mem::forget` after its first part (no destructor runs, as none
+//! does in a killed process, so the staging file or the multipart upload and
+//! its journal row stay as a crash leaves them; beside it an upload in
+//! progress), and for real in `killed_process`: `chatd serve` as a child
+//! process killed with SIGKILL 6 MiB into an 8 MiB body (SQLite), the sweep
+//! then run on its data directory and bucket.
 
 use std::time::{Duration, SystemTime};
 
@@ -213,4 +216,172 @@ async fn an_s3_upload_a_crash_cut_off_is_aborted_by_the_sweep(backend: Backend) 
         .abort_multipart(&key, &id)
         .await
         .expect("an upload aborted already is no error");
+}
+
+/// The real thing: `chatd serve` as a child process killed (SIGKILL) in
+/// the middle of an upload's body, then the sweep run on its data.
+mod killed_process {
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use chatd::attachments::strays::sweep_strays;
+    use chatd::attachments::Storage;
+    use chatd::store::{Store, StoreOptions};
+    use chatd_testkit::{chatd, eventually, mint_token, ServerProcess};
+    use tokio::io::AsyncWriteExt;
+
+    use super::{age_file, get_text, uploads_in_progress, GRACE, OLD, WRITTEN};
+    use crate::attachments_storage::s3_endpoint;
+
+    const SECRET: &str = "crash-test-jwt-secret-0123456789abcdef";
+    const ADMIN: &str = "crash-test-admin-token-0123456789";
+
+    /// Starts the binary in `dir` with `env` and sends 6 MiB of an 8 MiB
+    /// upload into a new channel (the connection returned, to keep open).
+    async fn start_and_upload(dir: &Path, env: &[(&str, &str)]) -> (ServerProcess, tokio::net::TcpStream) {
+        let mut cmd = chatd!(dir);
+        cmd.env("CHATD_JWT_SECRET", SECRET).env("CHATD_ADMIN_TOKEN", ADMIN);
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        let server = ServerProcess::start(cmd);
+        server.admin(ADMIN).create_channel("room", &["alice"]).await;
+        let token = mint_token(SECRET, "alice", 600);
+        let mut stream = tokio::net::TcpStream::connect(&server.addr).await.expect("connect");
+        let head = format!(
+            "POST /v1/channels/room/attachments HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+            server.addr,
+            8 * 1024 * 1024
+        );
+        stream.write_all(head.as_bytes()).await.expect("head");
+        stream.write_all(&vec![b'x'; WRITTEN]).await.expect("body");
+        (server, stream)
+    }
+
+    /// The server's storage and database, opened in the test's process.
+    async fn open(data: &Path, s3: Option<(&str, &str)>) -> (Storage, Store) {
+        let mut config = chatd::config::Config {
+            data_dir: data.to_owned(),
+            ..chatd::config::Config::default()
+        };
+        if let Some((endpoint, bucket)) = s3 {
+            config.attachments_store = chatd::config::AttachmentsStore::S3;
+            config.attachments_s3_bucket = Some(bucket.to_owned());
+            config.attachments_s3_endpoint = Some(endpoint.to_owned());
+            config.attachments_s3_region = Some("us-east-1".into());
+        }
+        let storage = Storage::from_config(&config).expect("storage");
+        let store = Store::connect(&StoreOptions {
+            url: format!("sqlite://{}", data.join("chatd.db").display()),
+            max_connections: 2,
+            timeout: Duration::from_secs(5),
+        })
+        .await
+        .expect("store");
+        (storage, store)
+    }
+
+    /// The staging files under `dir` (names holding `#`).
+    fn staging_files(dir: &Path) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains('#')))
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_staging_file_left_by_a_killed_server_goes_after_the_grace() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut server, stream) = start_and_upload(dir.path(), &[]).await;
+        let files = dir.path().join("data/attachments/files");
+        eventually("the first part is in a staging file", || async {
+            staging_files(&files)
+                .iter()
+                .any(|p| std::fs::metadata(p).is_ok_and(|m| m.len() >= 5 * 1024 * 1024))
+        })
+        .await;
+        server.kill();
+        drop(stream);
+        let left = staging_files(&files);
+        assert_eq!(left.len(), 1, "the crash leaves the staging file: {left:?}");
+        age_file(&left[0], OLD);
+
+        let (storage, store) = open(&dir.path().join("data"), None).await;
+        let now = chatd::attachments::now_ms();
+        assert_eq!(sweep_strays(&storage, &store, GRACE, now).await.expect("sweep"), 1);
+        assert!(staging_files(&files).is_empty(), "{:?}", staging_files(&files));
+        assert_eq!(sweep_strays(&storage, &store, GRACE, now).await.expect("sweep"), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_s3_upload_cut_off_by_a_killed_server_is_aborted_by_the_sweep() {
+        let Some(endpoint) = s3_endpoint() else {
+            eprintln!("CHATD_TEST_S3_ENDPOINT unset: the S3 test is skipped");
+            return;
+        };
+        for (name, value) in [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")] {
+            if std::env::var_os(name).is_none() {
+                std::env::set_var(name, value);
+            }
+        }
+        let bucket = format!("chatd-test-{}", uuid::Uuid::now_v7().simple());
+        let bucket_url = format!("{endpoint}/{bucket}");
+        let created = reqwest::Client::new().put(&bucket_url).send().await.expect("bucket");
+        assert!(created.status().is_success());
+        let dir = tempfile::tempdir().expect("tempdir");
+        let env = [
+            ("CHATD_ATTACHMENTS_STORE", "s3"),
+            ("CHATD_ATTACHMENTS_S3_BUCKET", bucket.as_str()),
+            ("CHATD_ATTACHMENTS_S3_ENDPOINT", endpoint.as_str()),
+            ("CHATD_ATTACHMENTS_S3_REGION", "us-east-1"),
+            ("AWS_ACCESS_KEY_ID", "testing"),
+            ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ];
+        let (mut server, stream) = start_and_upload(dir.path(), &env).await;
+        let (storage, store) = open(&dir.path().join("data"), Some((&endpoint, &bucket))).await;
+        let journaled = || async { store.multiparts_started_before(i64::MAX, 10).await.expect("journal") };
+        eventually("the first part is in S3", || async {
+            let Some(upload) = journaled().await.pop() else {
+                return false;
+            };
+            get_text(&format!(
+                "{bucket_url}/{}?uploadId={}",
+                upload.storage_key, upload.upload_id
+            ))
+            .await
+            .1
+            .contains("<PartNumber>1</PartNumber>")
+        })
+        .await;
+        server.kill();
+        drop(stream);
+        let rows = journaled().await;
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert!(uploads_in_progress(&bucket_url).await.contains(&rows[0].upload_id));
+
+        let later = chatd::attachments::now_ms() + 1_000;
+        assert_eq!(
+            sweep_strays(&storage, &store, Duration::ZERO, later)
+                .await
+                .expect("sweep"),
+            1
+        );
+        let listed = uploads_in_progress(&bucket_url).await;
+        assert!(
+            !listed.contains("<UploadId>"),
+            "nothing of the upload is left: {listed}"
+        );
+        assert!(journaled().await.is_empty());
+        assert_eq!(
+            sweep_strays(&storage, &store, Duration::ZERO, later)
+                .await
+                .expect("sweep"),
+            0
+        );
+    }
 }
