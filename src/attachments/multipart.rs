@@ -142,6 +142,7 @@ impl Journal {
         runtime.spawn(async move {
             match self.s3.abort_multipart(&self.path, &self.upload_id).await {
                 Ok(()) => self.ended().await,
+                Err(error) if no_such_upload(&error) => self.ended().await,
                 Err(error) => tracing::warn!(%error, "aborting an abandoned upload failed; the stray sweep will"),
             }
         });

@@ -161,8 +161,8 @@ pub fn spawn(storage: Storage, store: Store, grace: Duration, stop: tokio_util::
             }
             match sweep_strays(&storage, &store, grace, super::now_ms()).await {
                 Ok(0) => {}
-                Ok(n) => tracing::info!(count = n, "attachment objects no row names removed"),
-                Err(error) => tracing::warn!(%error, "sweeping attachment objects no row names failed"),
+                Ok(n) => tracing::info!(count = n, "what crashes left in attachment storage removed"),
+                Err(error) => tracing::warn!(%error, "sweeping what crashes left in attachment storage failed"),
             }
         }
     });
