@@ -8,8 +8,12 @@
 //!   fairly between users;
 //! - [`in_flight`]: the uploads each user has in progress
 //!   (`max_uploads_in_flight_per_user`);
-//! - [`strays`]: objects no row names (a crash between writing the bytes
-//!   and the row), removed after a grace period by the removal task;
+//! - `multipart`: S3 uploads with their multipart id journaled
+//!   (`attachment_multiparts`) before the first part, so one cut off by a
+//!   crash can be aborted;
+//! - [`strays`]: what a crash leaves (objects no row names, the file
+//!   store's staging files, journaled S3 uploads never completed), removed
+//!   after a grace period, first a minute after start then every 6 hours;
 //! - [`signing`]: the signed URLs messages carry (HMAC with the
 //!   attachment's own key, checked in constant time);
 //! - [`Attachments`]: the storage and the task that removes objects queued
@@ -24,6 +28,7 @@
 pub mod decodes;
 pub mod images;
 pub mod in_flight;
+mod multipart;
 pub mod signing;
 pub mod spool;
 pub mod storage;

@@ -8,6 +8,15 @@
 //! storage's `files/` and `thumbnails/` keys older than a grace period and
 //! removes those no attachment row names.
 //!
+//! A crash in the middle of an upload's body leaves no object at all, but
+//! bytes still: on the file store a staging file `files/<id>#<n>` (which
+//! `object_store` never lists), on S3 an incomplete multipart upload (which
+//! S3 never lists as an object). The sweep removes the staging files of
+//! keys of its shapes older than the grace, and aborts the S3 uploads
+//! journaled in `attachment_multiparts` (`multipart.rs`) that began before
+//! it. An upload never outlasts `upload_timeout_secs`, so nothing older is
+//! in progress on any node.
+//!
 //! The grace period ([`grace`]) is at least [`STRAY_GRACE`], at least
 //! `attachment_orphan_ttl_secs`, and an hour more than `upload_timeout_secs`:
 //! an object being written now, or written moments before its row, is young
@@ -25,9 +34,21 @@ use crate::store::{Store, StoreError};
 
 /// The least age (since last written) of an object this sweep may remove.
 pub const STRAY_GRACE: Duration = Duration::from_secs(24 * 3600);
-/// How often each node sweeps for strays (the first sweep comes this long
-/// after start: a crash's leftovers wait for it, nothing depends on them).
+/// How often each node sweeps for strays, after the first sweep.
 pub const STRAY_SWEEP_EVERY: Duration = Duration::from_secs(6 * 3600);
+/// How long after start a node sweeps first: soon (a node restarted more
+/// often than [`STRAY_SWEEP_EVERY`] still sweeps), but not in the rush of
+/// the start itself.
+pub const FIRST_STRAY_SWEEP_AFTER: Duration = Duration::from_secs(60);
+
+/// The wait before sweep number `round` (0 the first) of a node.
+pub fn wait_before_sweep(round: u64) -> Duration {
+    if round == 0 {
+        FIRST_STRAY_SWEEP_AFTER
+    } else {
+        STRAY_SWEEP_EVERY
+    }
+}
 /// The grace period for `config`: the longest of [`STRAY_GRACE`],
 /// `attachment_orphan_ttl_secs`, and `upload_timeout_secs` plus an hour.
 pub fn grace(config: &crate::config::Config) -> Duration {
@@ -38,6 +59,8 @@ pub fn grace(config: &crate::config::Config) -> Duration {
 
 /// Keys looked up in the database at once.
 const KEYS_PER_LOOKUP: usize = 500;
+/// Journaled uploads read at once.
+const UPLOADS_PER_PAGE: u32 = 500;
 
 /// Why a stray sweep stopped early (what it removed until then stays removed).
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +75,7 @@ pub enum StraySweepError {
 
 /// The attachment id a storage key of ours names, with the key it must
 /// equal (`files/<id>` or `thumbnails/<id>`), or `None` for any other key.
-fn attachment_of(key: &str) -> Option<uuid::Uuid> {
+pub(super) fn attachment_of(key: &str) -> Option<uuid::Uuid> {
     let (prefix, id) = key.split_once('/')?;
     let id = uuid::Uuid::parse_str(id).ok()?;
     let ours = match prefix {
@@ -63,10 +86,13 @@ fn attachment_of(key: &str) -> Option<uuid::Uuid> {
     (ours == key).then_some(id)
 }
 
-/// Removes the objects under `files/` and `thumbnails/` last written more
-/// than `grace` before `now_ms` (ms since the epoch) that no attachment row
-/// names; returns how many it removed. The listing is read in pages and the
-/// rows looked up [`KEYS_PER_LOOKUP`] keys at a time.
+/// Removes what a crash left that is older than `grace` before `now_ms`
+/// (ms since the epoch): the objects under `files/` and `thumbnails/` no
+/// attachment row names, the file store's staging files of such keys, and
+/// the S3 multipart uploads journaled as begun before then (aborted, their
+/// rows deleted). Returns how many of all three it removed. The listing is
+/// read in pages and the rows looked up [`KEYS_PER_LOOKUP`] keys at a time.
+/// Several nodes may sweep at once: what another removed is not an error.
 ///
 /// # Errors
 /// [`StraySweepError`] when the storage cannot be listed or an object
@@ -96,23 +122,47 @@ pub async fn sweep_strays(
             }
         }
     }
+    for prefix in ["files", "thumbnails"] {
+        removed += storage
+            .remove_staging_older_than(prefix, cutoff, |key| attachment_of(key).is_some())
+            .await?;
+    }
+    removed += abort_journaled_uploads(storage, store, cutoff).await?;
     Ok(removed)
 }
 
-/// Runs [`sweep_strays`] every [`STRAY_SWEEP_EVERY`] until `stop`, with
+/// Aborts the journaled S3 uploads begun before `cutoff` (ms since the
+/// epoch) and deletes their rows; returns how many.
+async fn abort_journaled_uploads(storage: &Storage, store: &Store, cutoff: i64) -> Result<usize, StraySweepError> {
+    let mut aborted = 0;
+    loop {
+        let page = store.multiparts_started_before(cutoff, UPLOADS_PER_PAGE).await?;
+        if page.is_empty() {
+            return Ok(aborted);
+        }
+        for upload in page {
+            storage.abort_multipart(&upload.storage_key, &upload.upload_id).await?;
+            store.multipart_ended(&upload.upload_id).await?;
+            aborted += 1;
+        }
+    }
+}
+
+/// Runs [`sweep_strays`] [`FIRST_STRAY_SWEEP_AFTER`] after start, then
+/// every [`STRAY_SWEEP_EVERY`] until `stop`, with
 /// `grace` ([`grace`] of the settings); failures are logged and the next
 /// round tries again.
 pub fn spawn(storage: Storage, store: Store, grace: Duration, stop: tokio_util::sync::CancellationToken) {
     tokio::spawn(async move {
-        loop {
+        for round in 0.. {
             tokio::select! {
                 () = stop.cancelled() => return,
-                () = tokio::time::sleep(STRAY_SWEEP_EVERY) => {}
+                () = tokio::time::sleep(wait_before_sweep(round)) => {}
             }
             match sweep_strays(&storage, &store, grace, super::now_ms()).await {
                 Ok(0) => {}
-                Ok(n) => tracing::info!(count = n, "attachment objects no row names removed"),
-                Err(error) => tracing::warn!(%error, "sweeping attachment objects no row names failed"),
+                Ok(n) => tracing::info!(count = n, "what crashes left in attachment storage removed"),
+                Err(error) => tracing::warn!(%error, "sweeping what crashes left in attachment storage failed"),
             }
         }
     });
@@ -137,5 +187,34 @@ mod tests {
         ] {
             assert_eq!(attachment_of(&other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn the_first_sweep_comes_within_a_minute_of_start_then_every_six_hours() {
+        assert!(wait_before_sweep(0) <= Duration::from_secs(60));
+        assert!(wait_before_sweep(0) > Duration::ZERO);
+        assert_eq!(wait_before_sweep(1), STRAY_SWEEP_EVERY);
+        assert_eq!(wait_before_sweep(7), STRAY_SWEEP_EVERY);
+    }
+
+    #[test]
+    fn staging_names_stage_keys_of_chatds_shape_only() {
+        let id = uuid::Uuid::now_v7();
+        let owned = |prefix: &str, name: &str| {
+            super::super::storage::staged_key(prefix, name).is_some_and(|key| attachment_of(&key).is_some())
+        };
+        assert!(owned("files", &format!("{id}#1")));
+        assert!(owned("thumbnails", &format!("{id}#12")));
+        for name in [
+            format!("{id}"),
+            format!("{id}#"),
+            format!("{id}#x"),
+            format!("{id}#1#2"),
+            format!("{}#1", id.simple()),
+            "readme.txt#1".to_owned(),
+        ] {
+            assert!(!owned("files", &name), "{name}");
+        }
+        assert!(!owned("other", &format!("{id}#1")));
     }
 }

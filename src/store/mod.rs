@@ -44,6 +44,7 @@
 //! | `erasure.rs` | erasing a user (§19): its erasure row and watermark, what is left to erase, its rows that are not entries |
 //! | `last_seen.rs` | presence's stored `lastSeenAt` |
 //! | `webhooks.rs` | webhook cursors, backlog and leases |
+//! | `multiparts.rs` | the journal of S3 multipart uploads in progress, so a crash's incomplete uploads can be aborted |
 //! | `uploads.rs` | an upload's row stored under its checks (member, not being erased, within `max_unclaimed_upload_bytes`), the uploader's unclaimed bytes, expiring unclaimed uploads |
 //!
 //! and around them `handle.rs` (the `Store` enum, its timeouts and the
@@ -81,6 +82,7 @@ mod locked;
 mod log_write;
 mod members;
 mod moderation;
+mod multiparts;
 mod pg_batch;
 mod pg_hosts;
 mod receipts;
@@ -111,6 +113,7 @@ pub(crate) use handle::dispatch;
 pub use handle::Store;
 pub use members::MembershipChange;
 pub use moderation::{BanRow, BansPage};
+pub use multiparts::JournaledMultipart;
 pub use retention::{SweepBatch, MAX_RETENTION_SECS, MAX_SWEEP_BATCH};
 pub use search::{BadCursor, SearchPage, SearchRequest, SCAN_WINDOW};
 pub use settings::SettingsPatch;

@@ -6,6 +6,7 @@
 mod admin_listen;
 mod attachments;
 mod attachments_bounds;
+mod attachments_crash_leftovers;
 mod attachments_quota;
 mod attachments_storage;
 mod attachments_strays;

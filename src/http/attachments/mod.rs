@@ -266,7 +266,7 @@ pub async fn upload(
     // refusal, a failure, or the client going away, which drops this
     // future) removes what it wrote.
     let mut unclaimed = Unclaimed::new(&state);
-    let mut writer = storage.writer(&key).await.map_err(storage_failed)?;
+    let mut writer = storage.writer(&key, &state.store).await.map_err(storage_failed)?;
     unclaimed.keys.push(key.clone());
     let times = Times {
         idle: config.handshake_timeout(),
