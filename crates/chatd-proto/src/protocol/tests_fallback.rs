@@ -91,6 +91,15 @@ fn an_unknown_field_of_any_depth_is_ignored() {
 }
 
 #[test]
+fn a_lone_surrogate_beside_a_number_beyond_f64_is_bad_frame_as_on_the_main_path() {
+    let main = r#"{"type":"MSG_READ","messageId":"m","y":"\ud800"}"#;
+    let e = decode_client_frame(main).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::BadFrame);
+    let fallback = r#"{"type":"MSG_READ","messageId":"m","x":1e400,"y":["\ud800"]}"#;
+    assert_eq!(decode_client_frame(fallback).unwrap_err().code(), ErrorCode::BadFrame);
+}
+
+#[test]
 fn a_deep_value_that_is_not_json_stays_bad_frame() {
     let open = format!(r#"{{"type":"MSG_READ","messageId":"m","x":{}"#, "[".repeat(30_000));
     let crossed = format!(
@@ -144,6 +153,32 @@ fn an_own_field_nested_too_deep_is_refused_and_named() {
             Err(FrameError::BadFrame("no string field \"type\"".into()))
         );
     }
+}
+
+#[test]
+fn a_deep_unknown_field_leaves_the_key_readable() {
+    // A refused send is answered by its stored key (§5), and `rate_limited`
+    // echoes its clientMsgId, whatever the depth of an unknown field (the
+    // peeks skip it with serde's `IgnoredAny`, which serde_json reads
+    // without recursion: a guard, this passed before the fallback's fix).
+    let deep = arrays(30_000);
+    let send = format!(r#"{{"type":"MSG_SEND","x":{deep},"channelId":"c","clientMsgId":"k1","body":"b"}}"#);
+    assert_eq!(peek_client_msg_id(&send).as_deref(), Some(CMID));
+    let key = peek_send_key(&send).expect("the key of a deep send");
+    assert_eq!(
+        (
+            key.client_msg_id.as_str(),
+            key.channel_id.as_deref(),
+            key.body.as_deref()
+        ),
+        (CMID, Some("c"), Some("b"))
+    );
+    // Still no key for a field given twice, nor for a key nested too deep.
+    let twice =
+        format!(r#"{{"type":"MSG_SEND","x":{deep},"channelId":"c","channelId":"d","clientMsgId":"k1","body":"b"}}"#);
+    assert_eq!(peek_send_key(&twice), None);
+    let own = format!(r#"{{"type":"MSG_SEND","channelId":"c","clientMsgId":{deep},"body":"b"}}"#);
+    assert_eq!((peek_send_key(&own), peek_client_msg_id(&own)), (None, None));
 }
 
 fn field_of(result: Result<ClientFrame, FrameError>) -> &'static str {
