@@ -331,4 +331,46 @@ mod tests {
         assert!(!is_json(&"[".repeat(100)));
         assert!(is_json(&format!("{}{}", "[".repeat(200), "]".repeat(200))));
     }
+
+    proptest::proptest! {
+        /// The scanner and serde_json agree on what is a JSON object, on
+        /// texts made of JSON's own characters (serde_json within its depth
+        /// and number range: the texts stay shallow and short).
+        #[test]
+        fn the_scanner_agrees_with_serde_json(text in r#"\{[ \[\]{}",:0-9eE.+\-a-z\\]{0,40}"#) {
+            let serde = serde_json::from_str::<serde_json::Value>(&text);
+            let agree = match &serde {
+                Ok(value) => object_members(&text).is_ok() == value.is_object(),
+                Err(e) if e.to_string().starts_with("number out of range") => object_members(&text).is_ok(),
+                Err(_) => object_members(&text).is_err(),
+            };
+            proptest::prop_assert!(agree, "{text}: {serde:?} vs {:?}", object_members(&text));
+        }
+
+        /// The same near valid JSON: one character of a valid object
+        /// deleted, replaced or inserted.
+        #[test]
+        fn the_scanner_agrees_with_serde_json_one_edit_away(
+            at in 0usize..70,
+            edit in 0u8..3,
+            c in proptest::sample::select(r#"{}[]",:0-9eE.+-tfnul\ x"#.chars().collect::<Vec<_>>()),
+        ) {
+            let base = r#"{"a":[1,-2.5e3,{"b":"c\n"},[]],"d":true,"e":null,"f":"\u00e9x","g":{}}"#;
+            let mut chars: Vec<char> = base.chars().collect();
+            let at = at % chars.len();
+            match edit {
+                0 => { chars.remove(at); }
+                1 => chars[at] = c,
+                _ => chars.insert(at, c),
+            }
+            let text: String = chars.into_iter().collect();
+            let serde = serde_json::from_str::<serde_json::Value>(&text);
+            let agree = match &serde {
+                Ok(value) => object_members(&text).is_ok() == value.is_object(),
+                Err(e) if e.to_string().starts_with("number out of range") => object_members(&text).is_ok(),
+                Err(_) => object_members(&text).is_err(),
+            };
+            proptest::prop_assert!(agree, "{text}: {serde:?} vs {:?}", object_members(&text));
+        }
+    }
 }
