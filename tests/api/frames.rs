@@ -17,6 +17,8 @@ on_both_stores!(
     nothing_stored_is_changed_by_bad_input,
     a_control_frame_over_125_bytes_closes_with_1002,
     an_oversized_frame_read_late_still_gets_its_close,
+    a_field_given_twice_beside_a_number_beyond_f64_is_refused,
+    an_unknown_field_nested_30000_deep_is_ignored,
 );
 
 async fn a_client_close_is_answered_with_a_close_frame(backend: Backend) {
@@ -295,5 +297,78 @@ async fn an_oversized_frame_read_late_still_gets_its_close(backend: Backend) {
     let mut buf = [0u8; 64];
     let read = tokio::time::timeout(std::time::Duration::from_millis(1000), tcp.read(&mut buf)).await;
     assert!(read.is_err(), "the server ended the connection at once: {read:?}");
+    app.stop().await;
+}
+
+/// Which of two values counts must not depend on the parser (breaker8,
+/// finding 4): a frame that also holds a number beyond f64 (decoded from its
+/// own fields) refuses a repeated field as any other frame does, and stores
+/// nothing.
+async fn a_field_given_twice_beside_a_number_beyond_f64_is_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    app.create_channel("other", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    for (text, field) in [
+        (
+            r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"d1","body":"first","body":"second","x":1e400}"#,
+            "body",
+        ),
+        (
+            r#"{"type":"MSG_SEND","channelId":"other","channelId":"room","clientMsgId":"d2","body":"b","x":1e400}"#,
+            "channelId",
+        ),
+        (
+            r#"{"type":"MSG_SEND","channelId":"room","clientMsgId":"d3","body":1,"body":"second"}"#,
+            "body",
+        ),
+    ] {
+        alice.send_text(text).await;
+        let err = alice.recv_type("ERROR").await;
+        assert_eq!(err["code"], "invalid_field", "{text}: {err}");
+        assert_eq!(err["field"], field, "{text}: {err}");
+        assert!(
+            err["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("appears more than once")),
+            "{err}"
+        );
+    }
+    // Nothing was stored, in either channel; the session goes on.
+    assert_eq!(alice.send_and_ack("room", "after", "b").await["seq"], 1);
+    assert_eq!(app.all_messages("room").await.len(), 1);
+    assert_eq!(app.all_messages("other").await.len(), 0);
+    app.stop().await;
+}
+
+/// §5: unknown fields are ignored, at any depth (breaker8, finding 5: past
+/// serde_json's recursion limit of 128 the frame was `bad_frame`). A field
+/// of the frame nested that deep is refused naming it, and stores nothing.
+async fn an_unknown_field_nested_30000_deep_is_ignored(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let mut alice = app.connect("alice").await;
+    let deep = format!("{}1{}", "[".repeat(30_000), "]".repeat(30_000));
+    let refused = format!(r#"{{"type":"MSG_SEND","channelId":"room","clientMsgId":"own","body":{deep}}}"#);
+    alice.send_text(&refused).await;
+    let err = alice.recv_type("ERROR").await;
+    assert_eq!(
+        (err["code"].as_str(), err["field"].as_str()),
+        (Some("invalid_field"), Some("body")),
+        "{err}"
+    );
+    assert_eq!(err["clientMsgId"], "own");
+    assert_eq!(app.all_messages("room").await.len(), 0);
+    let objects = format!("{}null{}", r#"{"a":"#.repeat(10_000), "}".repeat(10_000));
+    for (key, value) in [("deep-arrays", &deep), ("deep-objects", &objects)] {
+        let text =
+            format!(r#"{{"type":"MSG_SEND","x":{value},"channelId":"room","clientMsgId":"{key}","body":"{key}"}}"#);
+        assert!(text.len() < 65_536);
+        alice.send_text(&text).await;
+        assert_eq!(alice.recv_type("MSG_ACK").await["clientMsgId"], key);
+    }
+    let stored = app.all_messages("room").await;
+    let bodies: Vec<&str> = stored.iter().filter_map(|m| m["body"].as_str()).collect();
+    assert_eq!(bodies, ["deep-arrays", "deep-objects"]);
     app.stop().await;
 }

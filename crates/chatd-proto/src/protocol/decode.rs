@@ -2,10 +2,10 @@
 //! JSON, the `type` tag, each field's JSON type, with the spec's code and
 //! field for a refusal. The frames themselves are `client.rs`.
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::client::{Kind, CLIENT_TYPES};
+use super::scan;
 use super::*;
 use crate::ids::ClientMsgId;
 
@@ -30,8 +30,8 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
         Some(Err(e)) => Some(e),
         None => return Err(FrameError::BadFrame(not_an_object(text))),
     };
-    let map = match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => map,
+    let (map, repeated) = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => (map, None),
         Ok(_) => return Err(FrameError::BadFrame("not a JSON object".into())),
         Err(e) => known_fields(text, &e)?,
     };
@@ -62,8 +62,17 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
     }
     // The typed decoder refuses a field given twice, where `Map` keeps the
     // last value: refuse it here too, so which value counts never depends on
-    // the parser (RFC 8259 §4 leaves repeated names unspecified).
-    if let Some(field) = repeated_field(&typed, fields) {
+    // the parser (RFC 8259 §4 leaves repeated names unspecified). Read from
+    // the keys, not from the typed decoder's error, which names another
+    // fault when one comes first (`"body":1,"body":"b"`).
+    let repeated = repeated.or_else(|| {
+        repeated_field(&typed, fields).or_else(|| {
+            scan::object_members(text)
+                .ok()
+                .and_then(|members| first_repeated(&members, fields))
+        })
+    });
+    if let Some(field) = repeated {
         return Err(FrameError::InvalidField {
             field,
             reason: "appears more than once".into(),
@@ -74,122 +83,122 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
         .map_err(|e| FrameError::BadFrame(format!("cannot decode frame ({})", e.classify_name())))
 }
 
-/// The frame object `text` with `type` and its type's fields only, for a
-/// text serde_json cannot read whole as a [`Value`] (`parse_error`): a
-/// number beyond f64 (`"extra": 1e400`) in a field the frame does not have
-/// is ignored like any unknown field (§5). Skipped values are scanned, not
-/// evaluated, so only the kept ones must be readable.
+/// The frame object `text` with `type` and its type's fields only, and the
+/// first of those given more than once, for a text serde_json cannot read
+/// whole as a [`Value`] (`parse_error`) for a reason that may lie in a field
+/// the frame does not have, which is ignored like any unknown field (§5): a
+/// number beyond f64 (`"extra": 1e400`) or nesting past serde_json's
+/// recursion limit (128). The text is read member by member
+/// ([`scan::object_members`], iterative, any depth): skipped values are
+/// checked for syntax, not evaluated; only the kept ones must be readable.
 ///
 /// # Errors
 /// `bad_frame` "not valid JSON" when the text is not JSON at all;
-/// `invalid_field` naming a field of the frame that holds such a number.
-fn known_fields(text: &str, parse_error: &serde_json::Error) -> Result<Map<String, Value>, FrameError> {
-    let not_json = || FrameError::BadFrame(format!("not valid JSON ({})", parse_error.classify_name()));
-    // Only a number's range is forgiven in a skipped field; anything else
-    // serde_json refuses (a lone surrogate, bad syntax) stays `bad_frame`.
-    let out_of_range = |e: &serde_json::Error| e.to_string().starts_with("number out of range");
-    if !out_of_range(parse_error) {
-        return Err(not_json());
+/// `invalid_field` naming a field of the frame that holds such a number or
+/// is nested past the limit (for a string, integer or boolean field, its
+/// kind's refusal, as at any depth; for an array field, "is nested too deep").
+fn known_fields(
+    text: &str,
+    parse_error: &serde_json::Error,
+) -> Result<(Map<String, Value>, Option<&'static str>), FrameError> {
+    // Only these are forgiven in a skipped field; anything else serde_json
+    // refuses (a lone surrogate, bad syntax) stays `bad_frame`.
+    if !(out_of_range(parse_error) || too_deep(parse_error)) {
+        return Err(FrameError::BadFrame(format!(
+            "not valid JSON ({})",
+            parse_error.classify_name()
+        )));
     }
-    // First the `type`, wherever it is in the object, to know which fields to keep.
-    let ty = match read_keys(text, &["type"]) {
-        Ok(map) => map.get("type").and_then(Value::as_str).map(str::to_owned),
-        Err(_) => return Err(not_json()),
-    };
+    let members =
+        scan::object_members(text).map_err(|e| FrameError::BadFrame(format!("not valid JSON ({})", e.name())))?;
+    // The last `type` as a string (a repeated one is refused by the caller).
+    let ty = members
+        .iter()
+        .rev()
+        .find(|m| m.key == "type")
+        .and_then(|m| serde_json::from_str::<String>(m.value).ok());
     let fields = ty
         .as_deref()
         .and_then(|ty| CLIENT_TYPES.iter().find(|(name, _)| *name == ty))
         .map_or(&[][..], |(_, fields)| *fields);
-    let mut keep: Vec<&str> = vec!["type"];
-    keep.extend(fields.iter().map(|(field, _, _)| *field));
-    match read_keys(text, &keep) {
-        Ok(map) => Ok(map),
-        Err(_) => {
-            // A kept field holds the unreadable value: find which, one at a time.
-            let field = fields
-                .iter()
-                .find(|(field, _, _)| read_keys(text, &[field]).is_err_and(|e| out_of_range(&e)));
-            match field {
-                Some((field, kind, _)) => Err(FrameError::InvalidField {
-                    field,
-                    reason: match kind {
-                        Kind::Str => "must be a string",
-                        Kind::Bool => "must be true or false",
-                        Kind::Int | Kind::Array => "holds a number out of range",
+    let client_msg_id = || {
+        members
+            .iter()
+            .rev()
+            .find(|m| m.key == "clientMsgId")
+            .and_then(|m| serde_json::from_str::<String>(m.value).ok())
+            .filter(|id| ClientMsgId::parse(id).is_ok())
+    };
+    let mut kept = Map::new();
+    for member in &members {
+        if member.key == "type" {
+            // Anything but a string is left out: "no string field type".
+            if let Some(ty) = &ty {
+                kept.insert("type".to_owned(), Value::String(ty.clone()));
+            }
+            continue;
+        }
+        let Some((field, kind, _)) = fields.iter().find(|(field, _, _)| *field == member.key) else {
+            continue;
+        };
+        match serde_json::from_str::<Value>(member.value) {
+            Ok(value) => {
+                kept.insert((*field).to_owned(), value);
+            }
+            Err(e) => {
+                let reason = match kind {
+                    _ if !(out_of_range(&e) || too_deep(&e)) => {
+                        return Err(FrameError::BadFrame(format!("not valid JSON ({})", e.classify_name())))
                     }
-                    .into(),
-                    client_msg_id: crate::protocol::peek_client_msg_id(text)
-                        .filter(|id| ClientMsgId::parse(id).is_ok()),
-                }),
-                None => Err(not_json()),
+                    Kind::Str => "must be a string",
+                    Kind::Bool => "must be true or false",
+                    Kind::Int if too_deep(&e) => "must be an integer",
+                    Kind::Array if too_deep(&e) => "is nested too deep",
+                    Kind::Int | Kind::Array => "holds a number out of range",
+                };
+                return Err(FrameError::InvalidField {
+                    field,
+                    reason: reason.into(),
+                    client_msg_id: client_msg_id(),
+                });
             }
         }
     }
+    Ok((kept, first_repeated(&members, fields)))
 }
 
-/// The top-level object `text` with only the keys `keep` (the last of
-/// repeated ones); every other value is skipped unevaluated.
-fn read_keys(text: &str, keep: &[&str]) -> Result<Map<String, Value>, serde_json::Error> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let map = serde::de::DeserializeSeed::deserialize(Keep(keep), &mut deserializer)?;
-    deserializer.end()?;
-    Ok(map)
+/// Whether serde_json refused a number beyond f64.
+fn out_of_range(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("number out of range")
 }
 
-/// The seed of [`read_keys`]: a JSON object, keeping `0`'s keys only.
-struct Keep<'k>(&'k [&'k str]);
-
-impl<'de> serde::de::DeserializeSeed<'de> for Keep<'_> {
-    type Value = Map<String, Value>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
+/// Whether serde_json refused nesting past its recursion limit (128).
+fn too_deep(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("recursion limit exceeded")
 }
 
-impl<'de> serde::de::Visitor<'de> for Keep<'_> {
-    type Value = Map<String, Value>;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut kept = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if self.0.contains(&key.as_str()) {
-                let value = map.next_value::<Value>()?;
-                kept.insert(key, value);
-            } else {
-                map.next_value::<serde::de::IgnoredAny>()?;
+/// The first of `type` and `fields` whose key comes a second time among
+/// `members` (in the order of the second occurrences, as serde's typed
+/// decoder meets them).
+fn first_repeated(members: &[scan::Member<'_>], fields: &[(&'static str, Kind, bool)]) -> Option<&'static str> {
+    let own = std::iter::once("type").chain(fields.iter().map(|(field, _, _)| *field));
+    let mut seen: Vec<&str> = Vec::new();
+    for member in members {
+        if let Some(field) = own.clone().find(|field| *field == member.key) {
+            if seen.contains(&field) {
+                return Some(field);
             }
+            seen.push(field);
         }
-        Ok(kept)
     }
+    None
 }
 
 /// Whether the JSON object `text` has the top-level key `type` more than
-/// once (read key by key, values skipped; `false` when it is not an object).
+/// once (read key by key, values skipped, any depth; `false` when it is
+/// not an object).
 fn type_given_twice(text: &str) -> bool {
-    struct TypeKeys(usize);
-    impl<'de> Deserialize<'de> for TypeKeys {
-        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Count;
-            impl<'de> serde::de::Visitor<'de> for Count {
-                type Value = TypeKeys;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a JSON object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TypeKeys, A::Error> {
-                    let mut n = 0;
-                    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                        n += usize::from(key == "type");
-                    }
-                    Ok(TypeKeys(n))
-                }
-            }
-            deserializer.deserialize_map(Count)
-        }
-    }
-    serde_json::from_str::<TypeKeys>(text).is_ok_and(|keys| keys.0 > 1)
+    scan::object_members(text).is_ok_and(|members| members.iter().filter(|m| m.key == "type").count() > 1)
 }
 
 /// Whether `text` starts, after JSON whitespace (RFC 8259 §2), with `{`:
@@ -200,8 +209,11 @@ pub(super) fn is_json_object(text: &str) -> bool {
 
 /// The refusal of a text that is not a JSON object: whether it is JSON at all.
 fn not_an_object(text: &str) -> String {
+    // Read iteratively: a JSON array nested past serde_json's limit is
+    // still JSON, and still not an object.
     match serde_json::from_str::<serde::de::IgnoredAny>(text) {
         Ok(_) => "not a JSON object".into(),
+        Err(_) if scan::is_json(text) => "not a JSON object".into(),
         Err(e) => format!("not valid JSON ({})", e.classify_name()),
     }
 }

@@ -22,9 +22,12 @@ mod decode;
 mod entry;
 mod errors;
 mod keys;
+mod scan;
 mod server;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_fallback;
 
 pub use channels::*;
 pub use client::*;
