@@ -76,16 +76,31 @@ pub async fn sweep(store: &Store, global_secs: u64, now_ms: i64) -> Result<Sweep
     }
 }
 
-/// Runs [`sweep`] every `retention_sweep_secs` until `stop`, the first
-/// one a sweep period after the start.
+/// How long after start a node sweeps first: soon, so a node restarted
+/// more often than `retention_sweep_secs` (an hour by default) still
+/// sweeps, but not in the rush of the start itself.
+pub const FIRST_SWEEP_AFTER: Duration = Duration::from_secs(60);
+
+/// The wait before sweep number `round` (0 the first) of a node that sweeps
+/// `every`: the first after [`FIRST_SWEEP_AFTER`] (or `every`, if shorter).
+pub fn wait_before_sweep(round: u64, every: Duration) -> Duration {
+    if round == 0 {
+        FIRST_SWEEP_AFTER.min(every)
+    } else {
+        every
+    }
+}
+
+/// Runs [`sweep`] until `stop`: first [`FIRST_SWEEP_AFTER`] after the
+/// start, then every `retention_sweep_secs`.
 pub fn spawn(store: Store, config: &Config, stop: CancellationToken) {
     let global_secs = config.retention_secs;
     let every = Duration::from_secs(config.retention_sweep_secs.max(1));
     tokio::spawn(async move {
-        loop {
+        for round in 0u64.. {
             tokio::select! {
                 () = stop.cancelled() => return,
-                () = tokio::time::sleep(every) => {}
+                () = tokio::time::sleep(wait_before_sweep(round, every)) => {}
             }
             let started = std::time::SystemTime::now();
             let now_ms = crate::ids::now_ms();
@@ -101,4 +116,25 @@ pub fn spawn(store: Store, config: &Config, stop: CancellationToken) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{wait_before_sweep, FIRST_SWEEP_AFTER};
+
+    /// Found by a hostile run (breaker 8): the first sweep waited a whole
+    /// `retention_sweep_secs` (an hour by default) after start, so a node
+    /// restarted more often never swept.
+    #[test]
+    fn the_first_sweep_comes_within_a_minute_of_start_then_every_period() {
+        let hour = Duration::from_secs(3_600);
+        assert_eq!(wait_before_sweep(0, hour), FIRST_SWEEP_AFTER);
+        assert!(FIRST_SWEEP_AFTER <= Duration::from_secs(60));
+        assert_eq!(wait_before_sweep(1, hour), hour);
+        assert_eq!(wait_before_sweep(7, hour), hour);
+        let short = Duration::from_secs(5);
+        assert_eq!(wait_before_sweep(0, short), short, "never later than a period");
+    }
 }
