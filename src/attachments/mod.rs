@@ -11,6 +11,8 @@
 //! - `multipart`: S3 uploads with their multipart id journaled
 //!   (`attachment_multiparts`) before the first part, so one cut off by a
 //!   crash can be aborted;
+//! - `storage_error`: [`StorageError`], which `storage` and `multipart`
+//!   share;
 //! - [`strays`]: what a crash leaves (objects no row names, the file
 //!   store's staging files, journaled S3 uploads never completed), removed
 //!   after a grace period, first a minute after start then every 6 hours;
@@ -22,7 +24,7 @@
 //!   leaves nothing behind) and expires uploads no message claimed.
 //!
 //! The rows are the store's (`store/attachments.rs`); the routes are
-//! `http/attachments.rs`; a send claims its uploads in the transaction that
+//! `http/attachments/`; a send claims its uploads in the transaction that
 //! stores it (`store/log_write/per_row.rs`).
 
 pub mod decodes;
@@ -32,6 +34,7 @@ mod multipart;
 pub mod signing;
 pub mod spool;
 pub mod storage;
+mod storage_error;
 pub mod strays;
 
 use std::sync::Arc;
@@ -45,7 +48,8 @@ use crate::protocol::AttachmentObject;
 use crate::store::{AttachmentRow, Store};
 pub use decodes::{DecodeBudget, DecodePermit, PIXELS_PER_PERMIT};
 pub use in_flight::{TooManyUploads, UploadSlot, UploadSlots};
-pub use storage::{Storage, StorageError};
+pub use storage::Storage;
+pub use storage_error::StorageError;
 
 /// The storage key of an attachment's bytes.
 pub fn file_key(id: uuid::Uuid) -> String {

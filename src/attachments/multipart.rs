@@ -20,7 +20,7 @@ use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::{MultipartUpload, PutPayload, PutResult, UploadPart};
 
-use super::storage::StorageError;
+use super::storage_error::StorageError;
 use crate::store::Store;
 
 /// One S3 multipart upload, for `object_store::WriteMultipart`: parts are

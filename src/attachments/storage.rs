@@ -19,34 +19,10 @@ use object_store::{GetOptions, GetRange, ObjectStore, WriteMultipart};
 
 use super::multipart::{self, Journal, JournaledUpload};
 use crate::config::{AttachmentsStore, Config};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 
-/// A storage failure (the object store's error, or a bad setting).
-#[derive(Debug, thiserror::Error)]
-pub enum StorageError {
-    /// The object does not exist.
-    #[error("no such object")]
-    NotFound,
-    /// Anything else the store reported.
-    #[error("attachment storage: {0}")]
-    Store(#[from] object_store::Error),
-    /// The storage could not be set up (the directory, the S3 settings).
-    #[error("attachment storage: {0}")]
-    Setup(String),
-    /// An S3 upload could not be journaled (it was aborted).
-    #[error("attachment storage journal: {0}")]
-    Journal(#[source] StoreError),
-    /// Walking the file store's directory failed.
-    #[error("attachment storage: {0}")]
-    Io(#[from] std::io::Error),
-}
-
-fn from_store(error: object_store::Error) -> StorageError {
-    match error {
-        object_store::Error::NotFound { .. } => StorageError::NotFound,
-        other => StorageError::Store(other),
-    }
-}
+use super::storage_error::from_store;
+pub use super::storage_error::StorageError;
 
 /// The attachment storage in force.
 #[derive(Debug, Clone)]

@@ -28,7 +28,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use super::storage::{Storage, StorageError};
+use super::storage::Storage;
+use super::storage_error::StorageError;
 use super::{file_key, thumbnail_key};
 use crate::store::{Store, StoreError};
 
