@@ -46,6 +46,7 @@ pub mod database_url;
 pub mod delivery;
 pub mod erasure;
 pub mod erasures;
+pub mod fd_limit;
 pub mod http;
 pub mod limits;
 pub mod listener;

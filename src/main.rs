@@ -116,6 +116,17 @@ const MAX_TOKEN_TTL_SECS: u64 = chatd::auth::MAX_TOKEN_TTL_SECS;
 
 async fn serve(config: Config) -> Result<(), AnyError> {
     telemetry::init_tracing(&config.log, config.log_format)?;
+    // One descriptor per session: the soft limit up to the hard one
+    // (src/fd_limit.rs), before the listener opens.
+    match chatd::fd_limit::raise_to_hard() {
+        Ok(limit) => tracing::info!(
+            soft = ?limit.soft,
+            hard = ?limit.hard,
+            soft_before = ?limit.soft_before,
+            "open-file limit"
+        ),
+        Err(error) => tracing::warn!(%error, "cannot raise the open-file limit to its hard limit"),
+    }
     // Installed before anything is announced (see `shutdown_signal`).
     let signal = startup::shutdown_signal();
     let app = Application::build(config).await?;

@@ -70,6 +70,14 @@ struct Cli {
     /// multi-node run spreads its clients over the nodes.
     #[arg(long, value_delimiter = ',', global = true)]
     nodes: Vec<String>,
+    /// Source addresses of the WebSocket connections (comma-separated, e.g.
+    /// 127.0.0.2,127.0.0.3): connection `i` binds `source_addrs[i mod n]`
+    /// before connecting. One source address has about 28,000 ports to one
+    /// server address (Linux's `ip_local_port_range`), so 100,000
+    /// connections need at least four; any address of 127.0.0.0/8 is
+    /// local on Linux. Default: the system chooses.
+    #[arg(long, value_delimiter = ',', global = true)]
+    source_addrs: Vec<std::net::IpAddr>,
     /// The server's admin token (or CHATD_ADMIN_TOKEN).
     #[arg(long, env = "CHATD_ADMIN_TOKEN", hide_env_values = true, global = true)]
     admin_token: Option<String>,
@@ -213,6 +221,17 @@ enum Scenario {
         /// Connections per user (the server allows 100 per user by default).
         #[arg(long, default_value_t = 50)]
         per_user: usize,
+        /// Connections opened at once while connecting (each waits for
+        /// its HELLO).
+        #[arg(long, default_value_t = 64)]
+        connect_concurrency: usize,
+        /// After the hold, wait this long for the server to go away (the
+        /// operator's `kill -9` and restart; "holding" on stderr says when),
+        /// and time the reconnection: each client reconnects by itself with
+        /// its backoff and full jitter (50 ms doubling to 5 s), as any
+        /// client of the library does. 0: no storm.
+        #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+        storm_wait: Duration,
     },
     /// A member that missed X messages catches up with SYNC; then random
     /// history pages are read through the HTTP route.
@@ -304,6 +323,9 @@ struct Ctx {
     admin: AdminClient,
     /// WebSocket URLs, one per node; connection `i` uses `ws_urls[i % n]`.
     ws_urls: Vec<String>,
+    /// Source addresses; connection `i` binds `source_addrs[i % n]` (none:
+    /// the system chooses).
+    source_addrs: Vec<std::net::IpAddr>,
     run: String,
     base: Instant,
     measure_from: Instant,
@@ -320,6 +342,7 @@ impl Ctx {
         Ctx {
             admin: self.admin.clone(),
             ws_urls: self.ws_urls.clone(),
+            source_addrs: self.source_addrs.clone(),
             run: format!("{}-{suffix}", self.run),
             base: self.base,
             measure_from: self.measure_from,
@@ -358,6 +381,9 @@ impl Ctx {
         // what the server stored), and keeping it costs memory and CPU per
         // received frame that would be charged to the server's figures.
         config.fold_messages = false;
+        if !self.source_addrs.is_empty() {
+            config.local_addr = Some(self.source_addrs[index % self.source_addrs.len()]);
+        }
         config
     }
 }
@@ -454,6 +480,8 @@ async fn main() -> anyhow::Result<()> {
         .admin_token
         .clone()
         .context("the admin token is needed: --admin-token or CHATD_ADMIN_TOKEN")?;
+    // A connection is a descriptor: the soft limit up to the hard one.
+    raise_fd_limit();
     let base = Instant::now();
     let run = format!(
         "b{}",
@@ -465,6 +493,7 @@ async fn main() -> anyhow::Result<()> {
             .chain(&cli.nodes)
             .map(|u| format!("{}/v1/ws", u.trim_end_matches('/').replacen("http", "ws", 1)))
             .collect(),
+        source_addrs: cli.source_addrs.clone(),
         run,
         base,
         measure_from: base,
@@ -592,7 +621,20 @@ async fn main() -> anyhow::Result<()> {
             let settings = json!({"members": members, "senders": senders, "inFlight": in_flight, "rate": rate, "bodyBytes": cli.body_bytes});
             load(&cli, ctx, pid, "fanout", settings, vec![(channel, users)], plans).await?
         }
-        Scenario::Idle { connections, per_user } => idle(&cli, ctx, pid, connections, per_user.max(1)).await?,
+        Scenario::Idle {
+            connections,
+            per_user,
+            connect_concurrency,
+            storm_wait,
+        } => {
+            let args = IdleArgs {
+                connections,
+                per_user: per_user.max(1),
+                connect_concurrency: connect_concurrency.max(1),
+                storm_wait,
+            };
+            idle(&cli, ctx, pid, args).await?
+        }
         Scenario::Sync {
             messages,
             channel,
@@ -810,10 +852,23 @@ async fn connect_all(
     plans: &[Plan],
     tokens: &HashMap<String, String>,
 ) -> anyhow::Result<Vec<(Client, tokio::sync::mpsc::Receiver<Event>)>> {
-    let limit = Arc::new(Semaphore::new(64));
+    connect_all_with(ctx, plans, tokens, 64, |_| {}).await
+}
+
+/// [`connect_all`] with `concurrency` connections opened at once, each
+/// client's settings adjusted by `adjust` first.
+async fn connect_all_with(
+    ctx: &Arc<Ctx>,
+    plans: &[Plan],
+    tokens: &HashMap<String, String>,
+    concurrency: usize,
+    adjust: impl Fn(&mut ClientConfig),
+) -> anyhow::Result<Vec<(Client, tokio::sync::mpsc::Receiver<Event>)>> {
+    let limit = Arc::new(Semaphore::new(concurrency));
     let mut connecting = FuturesUnordered::new();
     for (i, plan) in plans.iter().enumerate() {
-        let config = ctx.client_config(i, tokens.get(&plan.user).cloned().unwrap_or_default());
+        let mut config = ctx.client_config(i, tokens.get(&plan.user).cloned().unwrap_or_default());
+        adjust(&mut config);
         let limit = limit.clone();
         connecting.push(async move {
             let _permit = limit.acquire().await;
@@ -845,6 +900,7 @@ async fn load(
     let ctx = Arc::new(Ctx {
         admin: ctx.admin.clone(),
         ws_urls: ctx.ws_urls.clone(),
+        source_addrs: ctx.source_addrs.clone(),
         run: ctx.run.clone(),
         base: ctx.base,
         measure_from: start + cli.warmup,
@@ -1175,17 +1231,25 @@ async fn verify(
     Ok(v)
 }
 
-async fn idle(
-    cli: &Cli,
-    ctx: Arc<Ctx>,
-    pid: Option<u32>,
+/// The `idle` scenario's settings.
+struct IdleArgs {
     connections: usize,
     per_user: usize,
-) -> anyhow::Result<Report> {
+    connect_concurrency: usize,
+    storm_wait: Duration,
+}
+
+async fn idle(cli: &Cli, ctx: Arc<Ctx>, pid: Option<u32>, args: IdleArgs) -> anyhow::Result<Report> {
+    let IdleArgs {
+        connections,
+        per_user,
+        connect_concurrency,
+        storm_wait,
+    } = args;
     let users: Vec<String> = (0..connections.div_ceil(per_user))
         .map(|i| format!("{}-i{i}", ctx.run))
         .collect();
-    let tokens = setup(&ctx, &[], &users, cli.duration.as_secs() + 3600).await?;
+    let tokens = setup(&ctx, &[], &users, cli.duration.as_secs() + storm_wait.as_secs() + 3600).await?;
     let before = pid.and_then(stats::rss_bytes);
     let plans: Vec<Plan> = (0..connections)
         .map(|i| Plan {
@@ -1195,16 +1259,26 @@ async fn idle(
             mix: None,
         })
         .collect();
+    let own_before = stats::rss_bytes(std::process::id());
     let started = Instant::now();
-    let clients = connect_all(&ctx, &plans, &tokens).await?;
+    // Idle clients get one small frame (HELLO with no channel) and pings:
+    // a 1 KiB read buffer keeps the generator's own memory per connection
+    // small (it runs on the same machine). Frames larger than the buffer
+    // are still read whole (tungstenite grows it for them).
+    let clients = connect_all_with(&ctx, &plans, &tokens, connect_concurrency, |config| {
+        config.read_buffer_bytes = 1024;
+        config.write_buffer_bytes = 1024;
+    })
+    .await?;
     let connect_secs = started.elapsed().as_secs_f64();
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after = pid.and_then(stats::rss_bytes);
+    let own_after = stats::rss_bytes(std::process::id());
     tokio::time::sleep(cli.duration).await;
     let still = clients.iter().filter(|(c, _)| c.is_connected()).count();
     let mut report = Report {
         scenario: "idle".into(),
-        settings: json!({"connections": connections, "perUser": per_user}),
+        settings: json!({"connections": connections, "perUser": per_user, "connectConcurrency": connect_concurrency, "sourceAddrs": ctx.source_addrs.len()}),
         measured_secs: cli.duration.as_secs_f64(),
         connections: clients.len(),
         server_rss_bytes: after,
@@ -1217,20 +1291,124 @@ async fn idle(
     report.extra.insert("connect_secs".into(), json!(connect_secs));
     report.extra.insert("still_connected".into(), json!(still));
     report.extra.insert("server_rss_before_bytes".into(), json!(before));
+    report.extra.insert(
+        "generator_rss_per_connection_bytes".into(),
+        json!(match (own_before, own_after) {
+            (Some(b), Some(a)) if connections > 0 => Some(a.saturating_sub(b) as f64 / connections as f64),
+            _ => None,
+        }),
+    );
+    let mut problems = Vec::new();
+    if still != connections {
+        problems.push(format!("{} of {connections} connections dropped", connections - still));
+    }
+    if !storm_wait.is_zero() && still == connections {
+        let storm = reconnect_storm(&clients, storm_wait).await;
+        if let Some(problem) = &storm.problem {
+            problems.push(problem.clone());
+        }
+        report.extra.insert("storm".into(), storm.to_json());
+    }
     report.verification = Verification {
         ran: !cli.no_verify,
-        ok: still == connections,
-        problems: if still == connections {
-            Vec::new()
-        } else {
-            vec![format!("{} of {connections} connections dropped", connections - still)]
-        },
+        ok: problems.is_empty(),
+        problems,
         ..Verification::default()
     };
     for (client, _) in &clients {
         client.close().await;
     }
     Ok(report)
+}
+
+/// What [`reconnect_storm`] saw.
+struct Storm {
+    /// From the first client seen disconnected to every client HELLOed again.
+    secs_to_all: Option<f64>,
+    /// Seconds (from the first disconnection) at which these shares of the
+    /// clients were connected again: 50 %, 90 %, 99 %, 100 %.
+    milestones: Vec<(u32, f64)>,
+    /// Fewest clients connected at one time during the storm.
+    fewest_connected: usize,
+    problem: Option<String>,
+}
+
+impl Storm {
+    fn to_json(&self) -> serde_json::Value {
+        json!({
+            "secsToAll": self.secs_to_all,
+            "connectedAfterSecs": self.milestones.iter().map(|(pct, s)| json!({"pct": pct, "secs": s})).collect::<Vec<_>>(),
+            "fewestConnected": self.fewest_connected,
+        })
+    }
+}
+
+/// Waits (up to `wait`) for the server to drop the clients, then until all
+/// are connected again, each by its own reconnect loop; samples every 50 ms.
+async fn reconnect_storm(clients: &[(Client, tokio::sync::mpsc::Receiver<Event>)], wait: Duration) -> Storm {
+    let total = clients.len();
+    let connected = || clients.iter().filter(|(c, _)| c.is_connected()).count();
+    eprintln!("idle: holding {total} connections; kill the server now");
+    let deadline = Instant::now() + wait;
+    let mut storm = Storm {
+        secs_to_all: None,
+        milestones: Vec::new(),
+        fewest_connected: total,
+        problem: None,
+    };
+    let lost_at = loop {
+        if connected() < total {
+            break Instant::now();
+        }
+        if Instant::now() >= deadline {
+            storm.problem = Some("the server was not stopped within --storm-wait".into());
+            return storm;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    eprintln!("idle: connections lost; timing the reconnection");
+    let mut next = 0;
+    let shares = [50u32, 90, 99, 100];
+    while Instant::now() < deadline {
+        let now = connected();
+        storm.fewest_connected = storm.fewest_connected.min(now);
+        let secs = lost_at.elapsed().as_secs_f64();
+        // Counted once at least half were seen down, so the clients that
+        // had not yet noticed the loss do not count as reconnected.
+        let dropped = storm.fewest_connected * 2 <= total;
+        while dropped && next < shares.len() && now * 100 >= total * shares[next] as usize {
+            storm.milestones.push((shares[next], secs));
+            next += 1;
+        }
+        if dropped && now == total {
+            storm.secs_to_all = Some(secs);
+            eprintln!("idle: all {total} connected again after {secs:.2} s");
+            // Held a moment, so the restarted server's RSS with every
+            // client back can be read.
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            return storm;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    storm.problem = Some(format!(
+        "{} of {total} clients not connected again within --storm-wait",
+        total - connected()
+    ));
+    storm
+}
+
+/// Raises this process's soft open-file limit to its hard limit (one
+/// descriptor per connection); a failure is reported and the run goes on.
+fn raise_fd_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let raised = Rlimit {
+        current: limit.maximum,
+        maximum: limit.maximum,
+    };
+    if let Err(error) = setrlimit(Resource::Nofile, raised) {
+        eprintln!("chatd-bench: cannot raise the open-file limit ({limit:?}): {error}");
+    }
 }
 
 async fn sync(

@@ -156,6 +156,7 @@ pub async fn run(
         let phase_ctx = Arc::new(Ctx {
             admin: ctx.admin.clone(),
             ws_urls: ctx.ws_urls.clone(),
+            source_addrs: ctx.source_addrs.clone(),
             run: run.clone(),
             base: ctx.base,
             measure_from: ctx.base,

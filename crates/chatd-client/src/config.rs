@@ -83,6 +83,14 @@ pub struct ClientConfig {
     /// one never seen. Memory is about this many times 300 bytes plus each
     /// message's text, per channel. Default 10,000.
     pub folded_messages_per_channel: usize,
+    /// The source address of the client's TCP connections (bound before
+    /// connecting, any port), or `None` (default) to let the system choose.
+    /// A load generator holding more connections to one server address
+    /// than one source address has ports (about 28,000 with Linux's default
+    /// `ip_local_port_range`) spreads them over several loopback addresses
+    /// (127.0.0.2, 127.0.0.3, …). For `ws://` URLs only: with `wss://` the
+    /// connection fails with [`crate::ConnectError::BadUrl`].
+    pub local_addr: Option<std::net::IpAddr>,
 }
 
 impl ClientConfig {
@@ -109,6 +117,7 @@ impl ClientConfig {
             typing_renew: Duration::from_secs(3),
             fold_messages: true,
             folded_messages_per_channel: 10_000,
+            local_addr: None,
         }
     }
 }

@@ -115,7 +115,12 @@ impl<'a> Reader<'a> {
                     let Some(message) = message else { return };
                     idle.as_mut().reset(tokio::time::Instant::now() + idle_limit);
                     match message {
-                        Ok(Message::Text(text)) => self.on_text(text.as_str()).await,
+                        // Boxed: a command's future (a send, a SYNC page,
+                        // the store's reads) is several KiB, and inline it
+                        // would be part of every idle session's task for
+                        // its whole life; boxed it exists while a frame is
+                        // handled (docs/performance.md, "100,000 connections").
+                        Ok(Message::Text(text)) => Box::pin(self.on_text(text.as_str())).await,
                         Ok(Message::Binary(_)) => {
                             telemetry::frame_in("invalid");
                             if self.within_rate(|| None).await {

@@ -110,10 +110,14 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
 
     // With NATS: subscribe to what this user needs (confirmed, sequencers
     // started) before the HELLO snapshot, so nothing falls between them.
-    let joined = state.delivery.join(&user.user_id, &handle).await;
+    // The start's futures (the NATS join, the store's read of the channel
+    // states) are boxed: inline they would size the session's task for its
+    // whole life, although they run once (docs/performance.md, "100,000
+    // connections").
+    let joined = Box::pin(state.delivery.join(&user.user_id, &handle)).await;
 
     let (sink, mut stream) = socket.split();
-    let hello = match state.store.channel_states(&user.user_id).await {
+    let hello = match Box::pin(state.store.channel_states(&user.user_id)).await {
         Ok(positions) => {
             handle.hello(positions.iter().map(|p| &p.channel_id));
             ServerFrame::Hello {
