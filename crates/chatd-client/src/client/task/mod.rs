@@ -8,7 +8,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
-use chatd_proto::protocol::ClientFrame;
+use chatd_proto::protocol::{ClientFrame, RecvMessage};
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
@@ -71,6 +71,9 @@ pub(super) struct Task {
     /// by message id: the frames sent for each (shown as pending until
     /// delivered; `threads.rs`).
     acked_held: HashMap<uuid::Uuid, u32>,
+    /// The buffer of the messages a frame made deliverable, kept empty
+    /// between frames so that a frame does not allocate one.
+    delivered_buf: Vec<RecvMessage>,
 }
 
 impl Task {
@@ -104,6 +107,7 @@ impl Task {
             indicators: HashMap::new(),
             threads: ThreadReads::default(),
             acked_held: HashMap::new(),
+            delivered_buf: Vec::new(),
         }
     }
 
