@@ -47,3 +47,12 @@ def leftovers(data_dir, grams=None):
             "AND instr(lower(COALESCE(edited_body, body)), ?) > 0", (g.lower(),)).fetchall()[0][0]
 
     return sorted(t for t in terms if live(t) == 0), sorted(s for s in seps if live(s) == 0)
+
+
+def answer(sess, cmid, timeout=20):
+    """The MSG_ACK or ERROR naming cmid, also when it was read already while waiting for
+    another key (answers of two channels' commit tasks may come in either order)."""
+    for f in sess.frames:
+        if f.get("clientMsgId") == cmid and f["type"] in ("MSG_ACK", "ERROR"):
+            return f
+    return sess.answer(cmid, timeout)

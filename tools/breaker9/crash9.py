@@ -90,7 +90,7 @@ def sender(user, stop):
                 sent_frames[f["clientMsgId"]] = f
                 s.send(f)
             for f in batch:
-                a = s.answer(f["clientMsgId"], timeout=20)
+                a = b9util.answer(s, f["clientMsgId"])
                 if a["type"] != "MSG_ACK":
                     continue
                 with lock:
@@ -102,7 +102,7 @@ def sender(user, stop):
                     d = {"type": "MSG_DELETE", "clientMsgId": k, "messageId": a["messageId"]}
                     sent_frames[k] = d
                     s.send(d)
-                    da = s.answer(k, timeout=20)
+                    da = b9util.answer(s, k)
                     if da["type"] == "MSG_ACK":
                         with lock:
                             acked[k] = da
