@@ -20,7 +20,7 @@ use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -32,6 +32,40 @@ const NOTSENT_LOWAT: u32 = 128 * 1024;
 
 /// How long HTTP connections get to finish after shutdown starts.
 const HTTP_DRAIN: Duration = Duration::from_secs(5);
+
+/// Binds `addr` (`host:port`; a host name is resolved, and its first address
+/// that binds is taken, as [`TcpListener::bind`] does) with `SO_REUSEADDR`
+/// and a queue of `backlog` connections not yet accepted (`listen(2)`; the
+/// kernel caps it at `net.core.somaxconn`). tokio's own `bind` asks for
+/// 1024, which a reconnect storm of tens of thousands of clients overflows:
+/// the kernel then drops their SYNs, and they come back only after their
+/// retries (1, 3, 7 s).
+///
+/// # Errors
+/// The resolver's error, else the last address's bind or listen error
+/// (`AddrInUse`, `PermissionDenied`, …); `InvalidInput` when `addr`
+/// resolves to no address.
+pub async fn bind(addr: &str, backlog: u32) -> io::Result<TcpListener> {
+    let mut last_error = None;
+    for address in tokio::net::lookup_host(addr).await? {
+        let socket = if address.is_ipv4() {
+            TcpSocket::new_v4()?
+        } else {
+            TcpSocket::new_v6()?
+        };
+        #[cfg(unix)]
+        socket.set_reuseaddr(true)?;
+        if let Err(error) = socket.bind(address) {
+            last_error = Some(error);
+            continue;
+        }
+        match socket.listen(backlog) {
+            Ok(listener) => return Ok(listener),
+            Err(error) => last_error = Some(error),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("{addr} names no address"))))
+}
 
 /// Serves `router` on `listener` until `shutdown` is cancelled, then stops
 /// accepting and waits (at most 5 s) for HTTP connections in progress.
@@ -260,5 +294,68 @@ impl hyper::rt::Write for WriteDeadline {
         let this = self.get_mut();
         let outcome = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
         this.guard(cx, outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Connects `count` clients to `listener`, which never accepts, and
+    /// returns how many connections the kernel completed within `wait`.
+    async fn completed_without_accept(listener: &TcpListener, count: usize, wait: Duration) -> usize {
+        let addr = listener.local_addr().expect("local addr");
+        let mut attempts = tokio::task::JoinSet::new();
+        for _ in 0..count {
+            attempts.spawn(async move { tokio::time::timeout(wait, tokio::net::TcpStream::connect(addr)).await });
+        }
+        let mut streams = Vec::new();
+        while let Some(attempt) = attempts.join_next().await {
+            if let Ok(Ok(Ok(stream))) = attempt {
+                streams.push(stream);
+            }
+        }
+        streams.len()
+    }
+
+    /// A reconnect storm needs a longer accept queue than tokio's 1024:
+    /// with it, 1,200 clients arriving before the server accepts any all
+    /// complete their handshake; with `TcpListener::bind` about 175 of them
+    /// wait for SYN retries.
+    #[tokio::test]
+    async fn the_listen_backlog_holds_a_storm_longer_than_tokios_default() {
+        const CLIENTS: usize = 1_200;
+        let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0);
+        assert!(
+            somaxconn >= 2_048,
+            "net.core.somaxconn is {somaxconn}: this test needs at least 2048 (Linux's default since 5.4 is 4096)"
+        );
+        let limit = crate::fd_limit::raise_to_hard().expect("raise the descriptor limit");
+        assert!(
+            limit.soft.is_none_or(|soft| soft >= 2 * CLIENTS as u64 + 100),
+            "the descriptor limit {limit:?} is too low for {CLIENTS} clients"
+        );
+        let wait = Duration::from_secs(2);
+        let tokios = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let with_default = completed_without_accept(&tokios, CLIENTS, wait).await;
+        drop(tokios);
+        let ours = bind("127.0.0.1:0", 2_048).await.expect("bind");
+        let with_backlog = completed_without_accept(&ours, CLIENTS, wait).await;
+        assert!(
+            with_default < CLIENTS,
+            "tokio's default queue took all {CLIENTS}: the test shows nothing"
+        );
+        assert_eq!(with_backlog, CLIENTS, "with a backlog of 2048 every client completes");
+    }
+
+    #[tokio::test]
+    async fn an_address_that_is_taken_is_an_error() {
+        let taken = bind("127.0.0.1:0", 16).await.expect("bind");
+        let addr = taken.local_addr().expect("addr").to_string();
+        let error = bind(&addr, 16).await.expect_err("the port is taken");
+        assert_eq!(error.kind(), io::ErrorKind::AddrInUse);
     }
 }

@@ -152,7 +152,7 @@ impl Application {
     /// # Errors
     /// [`StartupError`] naming the part that failed.
     pub async fn build(config: Config) -> Result<Self, StartupError> {
-        let listener = TcpListener::bind(&config.listen)
+        let listener = crate::listener::bind(&config.listen, config.listen_backlog)
             .await
             .map_err(|source| StartupError::Bind {
                 addr: config.listen.clone(),

@@ -122,6 +122,13 @@ pub struct Config {
     /// HTTP and WebSocket listen address, `host:port`.
     #[serde(deserialize_with = "lenient::string")]
     pub listen: String,
+    /// Length of the kernel's queue of connections not yet accepted on
+    /// `listen` (the `backlog` of `listen(2)`), connections. Linux caps it at
+    /// `net.core.somaxconn` (4096 by default since 5.4). A reconnect storm
+    /// (every client of a restarted node at once) overflows a short queue:
+    /// the kernel drops the SYNs past it and the clients retry after 1, 3,
+    /// 7 s. Default 4096 (tokio's own is 1024).
+    pub listen_backlog: u32,
     /// Where the admin routes are served, `host:port` (port 0 picks a free
     /// one). Unset: on `listen`, with everything else. Set: only here, and
     /// `listen` answers 404 for them and 401 for the admin token on the
@@ -379,6 +386,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:8080".into(),
+            listen_backlog: 4096,
             admin_listen: None,
             database_url: None,
             database_replica_url: None,

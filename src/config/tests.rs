@@ -476,3 +476,20 @@ fn a_replica_url_is_one_postgres_host_next_to_a_postgres_database() {
     let on_sqlite = database_replica_url_problem("postgres://chatd@db2/chatd", "sqlite://./data/chatd.db");
     assert!(on_sqlite.is_some_and(|m| m.contains("SQLite")));
 }
+
+#[test]
+fn the_listen_backlog_is_checked() {
+    let with = |backlog: u32| {
+        Config {
+            listen_backlog: backlog,
+            ..Config::default()
+        }
+        .validate()
+    };
+    assert_eq!(Config::default().listen_backlog, 4096);
+    assert!(with(1).is_ok() && with(65_535).is_ok());
+    for bad in [0, 65_536, u32::MAX] {
+        let error = with(bad).expect_err("refused").to_string();
+        assert!(error.contains("listen_backlog"), "{bad}: {error}");
+    }
+}

@@ -6,6 +6,10 @@ use super::settings::{AttachmentsStore, Config, MAX_RETENTION_SECS, MAX_TOKEN_TT
 use crate::database_url::{database_replica_url_problem, database_url_problem};
 use crate::nats_addr::{parse_nats_urls, valid_subject_prefix};
 
+/// Largest `listen_backlog` taken, connections: the kernel caps it at
+/// `net.core.somaxconn` anyway, and a larger figure is a typo.
+const MAX_LISTEN_BACKLOG: u32 = 65_535;
+
 impl Config {
     /// Checks ranges that serde cannot express.
     ///
@@ -59,6 +63,9 @@ impl Config {
         }
         if self.writer_shards == 0 || self.max_batch == 0 || self.db_max_connections == 0 {
             return bad("writer_shards, max_batch and db_max_connections must be positive");
+        }
+        if self.listen_backlog == 0 || self.listen_backlog > MAX_LISTEN_BACKLOG {
+            return bad("listen_backlog must be between 1 and 65535");
         }
         if self.max_connections == 0 || self.max_connections_per_user == 0 || self.handshake_timeout_ms == 0 {
             return bad("max_connections, max_connections_per_user and handshake_timeout_ms must be positive");
