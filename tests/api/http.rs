@@ -773,3 +773,38 @@ async fn repeated_query_parameters_are_refused(backend: Backend) {
     assert_eq!(status_code, 200);
     app.stop().await;
 }
+
+/// A request framed by both `Content-Length` and `Transfer-Encoding:
+/// chunked` (a request-smuggling shape) is read by its chunks alone, and the
+/// connection is closed after the answer (RFC 9112 §6.3: the server "MUST
+/// close the connection after responding to such a request"), so nothing
+/// the two framings disagree on is ever read as a next request. hyper
+/// decides this before chatd's code; the test pins it.
+#[tokio::test]
+async fn a_request_framed_by_both_length_and_chunks_closes_its_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app(Backend::Sqlite).await;
+    let body = r#"{"userId":"alice"}"#;
+    // Content-Length says 3 bytes; the chunks carry the token request, then
+    // a second request is pipelined on the same connection.
+    let request = format!(
+        "POST /v1/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+        body.len()
+    );
+    let mut tcp = tokio::net::TcpStream::connect(app.addr).await.expect("connect");
+    tcp.write_all(request.as_bytes()).await.expect("request");
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut response))
+        .await
+        .expect("the server closes the connection after its answer")
+        .expect("read");
+    let response = String::from_utf8_lossy(&response);
+    assert!(response.starts_with("HTTP/1.1 201"), "read by its chunks: {response}");
+    assert!(response.contains("connection: close"), "{response}");
+    assert!(response.contains("\"token\""), "{response}");
+    assert_eq!(
+        response.matches("HTTP/1.1 ").count(),
+        1,
+        "one answer, then closed: {response}"
+    );
+}
