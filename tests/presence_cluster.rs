@@ -36,6 +36,19 @@ impl Node {
         self.node.connect(user).await
     }
 
+    /// A node with NATS whose `CHATD_CLUSTER_GAP_WAIT_MS` is `gap_wait_ms`.
+    fn with_gap_wait(db: &TestDb, prefix: &str, gap_wait_ms: u64) -> Self {
+        let (ttl, grace, wait) = (TTL_MS.to_string(), GRACE_MS.to_string(), gap_wait_ms.to_string());
+        let settings = [
+            ("CHATD_PRESENCE_TTL_MS", ttl.as_str()),
+            ("CHATD_PRESENCE_GRACE_MS", grace.as_str()),
+            ("CHATD_TYPING_THROTTLE_MS", "0"),
+            ("CHATD_CLUSTER_GAP_WAIT_MS", wait.as_str()),
+        ];
+        let node = NatsNode::start(chatd_testkit::chatd!(db.dir.path()), db, NATS_URL, prefix, &settings);
+        Self { node }
+    }
+
     async fn create_channel(&self, id: &str, members: &[&str]) {
         self.node.admin.create_channel(id, members).await;
     }
@@ -95,20 +108,15 @@ async fn typing_and_presence_cross_nodes() {
     );
     assert!(typing["expiresAt"].is_i64());
     alice.send_and_ack("room", "m1", "hi").await;
-    // The message and the server's stop travel on different NATS subjects
-    // (the channel's, and the typing subject), so node B may hand them to
-    // bob in either order; both must come.
-    let (one, two) = (bob.recv().await, bob.recv().await);
-    let (recv, stop) = if one["type"] == "MSG_RECV" {
-        (one, two)
-    } else {
-        (two, one)
-    };
+    // The message, then the server's stop it causes: both travel on the
+    // channel's subject, the stop behind the message.
+    let recv = bob.recv().await;
     assert_eq!(
         (recv["type"].as_str(), &recv["seq"]),
         (Some("MSG_RECV"), &json!(1)),
         "{recv}"
     );
+    let stop = bob.recv().await;
     assert_eq!(
         (stop["type"].as_str(), stop["state"].as_str()),
         (Some("TYPING"), Some("stop")),
@@ -335,4 +343,90 @@ async fn a_node_logs_its_peers_joining_leaving_and_lost() {
         killed.elapsed()
     );
     assert_eq!(peers(&a).await, 0.0);
+}
+
+fn typing(state: &str) -> Value {
+    json!({"type": "TYPING", "channelId": "room", "state": state})
+}
+
+/// Rounds of what a client typing its messages does: alice, typing in
+/// `room`, sends a message (`body(round)`), and once she has its ACK types
+/// again. bob must get, each round, the message's MSG_RECV, then the `stop`
+/// it causes, then alice's new `start` (clients drop the typer's indicator
+/// when its message arrives: a `start` before the message would be lost).
+/// Panics with the rounds out of that order.
+async fn typing_follows_each_message(
+    alice: &mut WsClient,
+    bob: &mut WsClient,
+    rounds: std::ops::Range<i64>,
+    body: impl Fn(i64) -> String,
+) {
+    alice.send_json(typing("start")).await;
+    let first = bob.recv_type("TYPING").await;
+    assert_eq!(first["state"], "start", "{first}");
+    let total = rounds.end - rounds.start;
+    let mut out_of_order = Vec::new();
+    for round in rounds {
+        let ack = alice.send_and_ack("room", &format!("m{round}"), &body(round)).await;
+        alice.send_json(typing("start")).await;
+        let frames = [bob.recv().await, bob.recv().await, bob.recv().await];
+        let seen: Vec<String> = frames
+            .iter()
+            .map(|f| match f["type"].as_str() {
+                Some("MSG_RECV") => format!("MSG_RECV {}", f["seq"]),
+                Some("TYPING") => format!(
+                    "TYPING {} {}",
+                    f["userId"].as_str().unwrap_or("?"),
+                    f["state"].as_str().unwrap_or("?")
+                ),
+                _ => f.to_string(),
+            })
+            .collect();
+        let expected = [
+            format!("MSG_RECV {}", ack["seq"]),
+            "TYPING alice stop".to_owned(),
+            "TYPING alice start".to_owned(),
+        ];
+        if seen != expected {
+            out_of_order.push(format!("round {round}: {seen:?}"));
+        }
+    }
+    assert!(
+        out_of_order.is_empty(),
+        "out of order in {} of {total} rounds: {out_of_order:#?}",
+        out_of_order.len()
+    );
+}
+
+/// One node with NATS: the message goes to the other member through the
+/// channel's task, and so do the `stop` it causes and the typer's next
+/// `start`, behind it (before, TYPING went straight to the sessions and
+/// overtook the message nearly every round).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_one_node_typing_follows_the_message_it_ends() {
+    let Some((db, prefix)) = setup().await else { return };
+    let a = Node::start(&db, &prefix);
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = a.connect("alice").await;
+    let mut bob = a.connect("bob").await;
+    typing_follows_each_message(&mut alice, &mut bob, 1..51, |round| format!("message {round}")).await;
+}
+
+/// Two nodes: alice's `stop` and next `start` travel on the channel's
+/// subject, behind her message, and wait on bob's node for it. Made certain
+/// with the test hook that publishes a message 400 ms late (the TYPING
+/// frames are not delayed), then 50 ordinary rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn across_nodes_typing_follows_the_message_it_ends() {
+    let Some((db, prefix)) = setup().await else { return };
+    // A long gap wait: bob's node must release the frames when the late
+    // message arrives, not by reading the database.
+    let a = Node::with_gap_wait(&db, &prefix, 3000);
+    let b = Node::with_gap_wait(&db, &prefix, 3000);
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = b.connect("bob").await;
+    let mut alice = a.connect("alice").await;
+    let late = chatd::delivery::nats::TEST_NATS_DELAY;
+    typing_follows_each_message(&mut alice, &mut bob, 1..4, |round| format!("{late} message {round}")).await;
+    typing_follows_each_message(&mut alice, &mut bob, 4..54, |round| format!("message {round}")).await;
 }

@@ -274,7 +274,7 @@ fn committed(delivery: &Delivery, jobs: &[SendJob], batch: BatchOutcome) -> Vec<
             // reaction: §9) ends the sender's typing there, if any (one
             // atomic load when nobody types on this node).
             if message.kind == EntryKind::Message {
-                delivery.message_sent(&message.sender_id, &message.channel_id);
+                delivery.message_sent(&message.sender_id, &message.channel_id, message.seq);
             }
         }
         answers.push(answer);

@@ -181,7 +181,9 @@ impl Delivery {
 
     /// A TYPING frame of `typer` in `channel` that passed the throttle:
     /// queued (lossily) to every session of every member in `members` but
-    /// the typer's own, on every node.
+    /// the typer's own, on every node, never before a message of the channel
+    /// this node fanned out or handed out before it (with NATS, see
+    /// [`Cluster::typing`]).
     pub fn typing(
         &self,
         channel: &ChannelId,
@@ -190,6 +192,19 @@ impl Delivery {
         expires_at: Option<i64>,
         members: &Arc<[UserId]>,
     ) {
+        self.typing_after(channel, typer, state, expires_at, members, 0);
+    }
+
+    /// [`Self::typing`], following at least the message at seq `after`.
+    fn typing_after(
+        &self,
+        channel: &ChannelId,
+        typer: &UserId,
+        state: TypingState,
+        expires_at: Option<i64>,
+        members: &Arc<[UserId]>,
+        after: i64,
+    ) {
         let frame = ServerFrame::Typing {
             channel_id: channel.as_str().to_owned(),
             user_id: typer.as_str().to_owned(),
@@ -197,18 +212,21 @@ impl Delivery {
             expires_at,
         };
         let text = Utf8Bytes::from(frame.encode());
-        self.hub().deliver_ephemeral(channel, &text, members, typer, "TYPING");
-        if let Delivery::Nats(cluster) = self {
-            cluster.typing(channel, typer, &text, members);
+        match self {
+            // Fan-out is synchronous here: the frame is queued behind every
+            // MSG_RECV fanned out before it.
+            Delivery::Local(hub) => hub.deliver_ephemeral(channel, &text, members, typer, "TYPING"),
+            Delivery::Nats(cluster) => cluster.typing(channel, typer, &text, members, after),
         }
     }
 
-    /// A message from `sender` was stored in `channel` (the commit path,
-    /// after its fan-out): ends the sender's typing there, if any. Costs one
+    /// A message from `sender` was stored in `channel` at `seq` (the commit
+    /// path, after its fan-out): ends the sender's typing there, if any,
+    /// with a `stop` that every member gets after the message. Costs one
     /// atomic load when nobody types on this node.
-    pub fn message_sent(&self, sender: &UserId, channel: &ChannelId) {
+    pub fn message_sent(&self, sender: &UserId, channel: &ChannelId, seq: i64) {
         if let Some(members) = self.ephemeral().typing_ends_with_message(sender, channel) {
-            self.typing(channel, sender, TypingState::Stop, None, &members);
+            self.typing_after(channel, sender, TypingState::Stop, None, &members, seq);
         }
     }
 

@@ -8,7 +8,13 @@
 //! did not close within `cluster_gap_wait_ms`, a catch-up after a NATS
 //! reconnect, the start of a member who just joined). Whatever the path, each
 //! session gets the channel's messages in increasing `seq`, each once.
+//!
+//! The channel's TYPING frames, this node's ([`ChannelCmd::Typing`], queued
+//! behind its commits) and other nodes' (on the same NATS subject, behind
+//! their publisher's messages), go through the same task: each goes out
+//! once the messages up to the seq it follows have ([`typing`]).
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,13 +27,18 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::sequencer::{Offer, Sequencer};
-use super::wire::ChannelEnvelope;
+use super::wire::{ChannelEnvelope, TypingEnvelope};
 use crate::delivery::hub::Hub;
 use crate::ids::{ChannelId, UserId};
 use crate::outbound::SessionId;
 use crate::protocol::ServerFrame;
 use crate::store::{Entry, Store, StoreError};
 use crate::telemetry;
+
+mod typing;
+
+use typing::HeldTyping;
+pub(crate) use typing::TypingFrame;
 
 /// Most messages read from the database at once.
 const PAGE: u32 = 500;
@@ -69,6 +80,14 @@ pub(crate) enum ChannelCmd {
     Floor(i64),
     /// NATS came back: read what was committed meanwhile.
     CatchUp,
+    /// A TYPING frame of this node's (already published for the others).
+    Typing(TypingFrame),
+}
+
+/// What came from NATS on the channel's subject.
+enum Inbound {
+    Message(Handoff),
+    Typing(TypingFrame),
 }
 
 /// The recipients of messages read back from the database, in seq order:
@@ -115,6 +134,11 @@ pub(crate) struct ChannelCore {
     catch_up_due: bool,
     /// Whether anything was handed out yet (see [`ChannelCmd::Floor`]).
     delivered_any: bool,
+    /// The highest seq offered, shared with the node's channel table
+    /// (`tables::ChannelEntry::known`).
+    known: Arc<AtomicI64>,
+    /// TYPING frames waiting for the messages they follow.
+    typing: HeldTyping,
 }
 
 impl ChannelCore {
@@ -123,29 +147,59 @@ impl ChannelCore {
         Self {
             channel,
             store,
-            hub,
             gap_wait,
             seq: Sequencer::new(next),
             deadline: None,
             catch_up_due: false,
             delivered_any: false,
+            known: Arc::new(AtomicI64::new(next - 1)),
+            typing: HeldTyping::new(hub.ephemeral().settings().typing_ttl),
+            hub,
         }
     }
 
+    /// Records the highest seq offered in `known` (the node's channel table
+    /// holds the same), from now on.
+    pub fn sharing_known(mut self, known: Arc<AtomicI64>) -> Self {
+        known.fetch_max(self.known.load(Ordering::Acquire), Ordering::AcqRel);
+        self.known = known;
+        self
+    }
+
+    /// Hands a TYPING frame to the sessions now, or holds it until the
+    /// messages it follows are out.
+    fn offer_typing(&mut self, frame: TypingFrame) {
+        if let Some(frame) = self.typing.offer(frame, self.seq.next(), Instant::now()) {
+            self.deliver_typing(&frame);
+        }
+    }
+
+    fn deliver_typing(&self, frame: &TypingFrame) {
+        self.hub
+            .deliver_ephemeral(&self.channel, &frame.text, &frame.members, &frame.typer, "TYPING");
+    }
+
     /// Offers one message to the sequencer and delivers what became ready.
+    /// TYPING frames held behind them go out after them.
     fn offer(&mut self, delivery: Handoff) {
-        match self.seq.offer(delivery.seq, delivery) {
+        let seq = delivery.seq;
+        match self.seq.offer(seq, delivery) {
             Offer::Stale => telemetry::cluster_stale(),
             Offer::Held => {
+                self.known.fetch_max(seq, Ordering::AcqRel);
                 telemetry::cluster_held();
                 self.rearm(false);
             }
             Offer::Ready(ready) => {
+                self.known.fetch_max(seq, Ordering::AcqRel);
                 for d in ready {
                     self.hub.deliver(&self.channel, &d.text, &d.members, d.except.as_ref());
                 }
                 self.delivered_any = true;
                 self.rearm(true);
+                for frame in self.typing.ready(self.seq.next(), Instant::now()) {
+                    self.deliver_typing(&frame);
+                }
             }
         }
     }
@@ -238,8 +292,9 @@ impl ChannelCore {
     }
 
     /// Decodes an envelope from NATS; `None` (logged) when it is not one of
-    /// this channel's. Without members in it, the current ones are read.
-    async fn decode(&self, payload: &[u8]) -> Option<Handoff> {
+    /// this channel's. Without members in a message's, the current ones
+    /// are read.
+    async fn decode(&self, payload: &[u8]) -> Option<Inbound> {
         let envelope: ChannelEnvelope = match serde_json::from_slice(payload) {
             Ok(envelope) => envelope,
             Err(error) => {
@@ -247,7 +302,15 @@ impl ChannelCore {
                 return None;
             }
         };
-        if envelope.message.channel_id != self.channel.as_str() || envelope.message.seq < 1 {
+        let message = match (envelope.message, envelope.typing) {
+            (Some(message), _) => message,
+            (None, Some(typing)) => return self.decode_typing(typing).map(Inbound::Typing),
+            (None, None) => {
+                tracing::warn!(channel_id = %self.channel, "empty envelope from NATS");
+                return None;
+            }
+        };
+        if message.channel_id != self.channel.as_str() || message.seq < 1 {
             tracing::warn!(channel_id = %self.channel, "message from NATS for another channel");
             return None;
         }
@@ -262,7 +325,7 @@ impl ChannelCore {
             // Too many members for one NATS message: the current ones who
             // joined before it.
             None => match self.store.members_since(&self.channel).await {
-                Ok(members) => Recipients::new(&members).before(envelope.message.seq),
+                Ok(members) => Recipients::new(&members).before(message.seq),
                 Err(error) => {
                     // Dropped; the next message finds the gap and fills it.
                     tracing::warn!(channel_id = %self.channel, %error, "cannot read the members");
@@ -270,12 +333,29 @@ impl ChannelCore {
                 }
             },
         };
-        let seq = envelope.message.seq;
-        Some(Handoff {
+        let seq = message.seq;
+        Some(Inbound::Message(Handoff {
             seq,
-            text: Utf8Bytes::from(ServerFrame::MsgRecv(envelope.message).encode()),
+            text: Utf8Bytes::from(ServerFrame::MsgRecv(message).encode()),
             members,
             except: None,
+        }))
+    }
+
+    /// A TYPING frame from another node; `None` (logged) with a bad typer.
+    fn decode_typing(&self, typing: TypingEnvelope) -> Option<TypingFrame> {
+        let typer = match UserId::parse(&typing.typer) {
+            Ok(typer) => typer,
+            Err(error) => {
+                tracing::debug!(channel_id = %self.channel, %error, "bad typer from NATS");
+                return None;
+            }
+        };
+        Some(TypingFrame {
+            after: typing.after,
+            typer,
+            text: Utf8Bytes::from(typing.text),
+            members: typing.members.into_iter().map(UserId::from_trusted).collect(),
         })
     }
 
@@ -296,13 +376,14 @@ impl ChannelCore {
                     Some(ChannelCmd::Local(delivery)) => self.offer(delivery),
                     Some(ChannelCmd::Floor(seq)) => self.floor(seq).await,
                     Some(ChannelCmd::CatchUp) => self.catch_up().await,
+                    Some(ChannelCmd::Typing(frame)) => self.offer_typing(frame),
                 },
                 payload = inbound.next() => match payload {
-                    Some(payload) => {
-                        if let Some(delivery) = self.decode(&payload).await {
-                            self.offer(delivery);
-                        }
-                    }
+                    Some(payload) => match self.decode(&payload).await {
+                        Some(Inbound::Message(delivery)) => self.offer(delivery),
+                        Some(Inbound::Typing(frame)) => self.offer_typing(frame),
+                        None => {}
+                    },
                     // The subscription ended (the client closed): local only.
                     None => inbound = futures_util::stream::pending().boxed(),
                 },

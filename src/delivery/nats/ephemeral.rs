@@ -2,9 +2,10 @@
 //!
 //! Core NATS only, nothing kept by the broker: a dead node is noticed by the
 //! silence of its heartbeats, so no one has to clean up after it.
-//! - TYPING frames go to `<prefix>.t.<channel>` with the channel's members;
-//!   the nodes carrying that channel for a local user (they subscribe with
-//!   the channel's messages, [`run_typing`]) hand them to their sessions.
+//! - TYPING frames go to `<prefix>.c.<channel>`, the channel's own subject,
+//!   with the channel's members, behind the messages they follow; the
+//!   channel's task on each node carrying it hands them to its sessions
+//!   ([`super::channel`]).
 //! - Every node publishes on `<prefix>.p` the users it holds: at once when
 //!   it takes one, when a user's last session there closes (its grace
 //!   period starts: still online, no session) and when it lets go of one,
@@ -16,17 +17,15 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::ws::Utf8Bytes;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use tokio_util::sync::CancellationToken;
 
 use super::inner::Inner;
 use super::peers::Peers;
-use super::wire::{presence_subject, typing_subject, PresenceEnvelope, TypingEnvelope};
+use super::wire::{presence_subject, PresenceEnvelope};
 use crate::delivery::ephemeral::NodeId;
 use crate::delivery::hub::Hub;
-use crate::ids::{ChannelId, UserId};
+use crate::ids::UserId;
 
 /// Users per heartbeat message (about 130 bytes each at most: well within
 /// NATS's default 1 MB payload).
@@ -112,32 +111,5 @@ fn on_presence(hub: &Hub, peers: &mut Peers, payload: &[u8]) {
         },
         Ok(PresenceEnvelope::Leaving { node }) => ephemeral.remote_leaving(&NodeId::from(node)),
         Err(error) => tracing::debug!(%error, "undecodable presence from NATS"),
-    }
-}
-
-/// One carried channel's TYPING frames from other nodes, handed to this
-/// node's sessions of the members (lossily), until `stop`.
-pub(super) async fn run_typing(inner: Arc<Inner>, channel: ChannelId, stop: CancellationToken) {
-    let mut inbound = inner.subscribe(typing_subject(&inner.prefix, &channel)).await;
-    let hub = inner.hub.clone();
-    drop(inner);
-    loop {
-        let payload = tokio::select! {
-            _ = stop.cancelled() => return,
-            payload = inbound.next() => match payload {
-                Some(payload) => payload,
-                None => return,
-            },
-        };
-        match serde_json::from_slice::<TypingEnvelope>(&payload) {
-            Ok(envelope) => {
-                let Ok(typer) = UserId::parse(&envelope.typer) else {
-                    continue;
-                };
-                let members: Vec<UserId> = envelope.members.into_iter().map(UserId::from_trusted).collect();
-                hub.deliver_ephemeral(&channel, &Utf8Bytes::from(envelope.text), &members, &typer, "TYPING");
-            }
-            Err(error) => tracing::debug!(%error, "undecodable typing from NATS"),
-        }
     }
 }

@@ -4,6 +4,7 @@
 //! reference-counted by user, and the membership changes that move them.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,6 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::channel::{ChannelCmd, ChannelCore};
-use super::ephemeral;
 use super::inner::Inner;
 use super::tables::{ChannelEntry, MembershipChange, UserCmd, UserEntry};
 use super::wire::{channel_subject, user_subject, UserEnvelope};
@@ -168,12 +168,14 @@ impl Inner {
         let (ready_tx, ready) = watch::channel(false);
         let (commands, commands_rx) = mpsc::unbounded_channel();
         let stop = self.stop.child_token();
+        let known = Arc::new(AtomicI64::new(0));
         channels.insert(
             channel.clone(),
             ChannelEntry {
                 refs: 1,
                 ready: ready.clone(),
                 commands,
+                known: known.clone(),
                 stop: stop.clone(),
             },
         );
@@ -181,10 +183,13 @@ impl Inner {
         self.tasks.spawn(run_channel(
             self.clone(),
             channel.clone(),
-            floor,
-            ready_tx,
-            commands_rx,
-            stop,
+            ChannelStart {
+                floor,
+                known,
+                ready: ready_tx,
+                commands: commands_rx,
+                stop,
+            },
         ));
         ready
     }
@@ -222,17 +227,28 @@ where
     }
 }
 
-/// One channel's task: subscribe (confirmed), then start the sequencer at
-/// the channel's last seq read after that (or at the join's `floor`), then
-/// run it.
-async fn run_channel(
-    inner: Arc<Inner>,
-    channel: ChannelId,
+/// What a channel's task starts with, besides the channel.
+struct ChannelStart {
+    /// A local user joined when the channel's last seq was this.
     floor: Option<i64>,
+    /// The channel table's highest known seq (`ChannelEntry::known`).
+    known: Arc<AtomicI64>,
     ready: watch::Sender<bool>,
     commands: mpsc::UnboundedReceiver<ChannelCmd>,
     stop: CancellationToken,
-) {
+}
+
+/// One channel's task: subscribe (confirmed), then start the sequencer at
+/// the channel's last seq read after that (or at the join's `floor`), then
+/// run it.
+async fn run_channel(inner: Arc<Inner>, channel: ChannelId, start: ChannelStart) {
+    let ChannelStart {
+        floor,
+        known,
+        ready,
+        commands,
+        stop,
+    } = start;
     let inbound = inner.subscribe(channel_subject(&inner.prefix, &channel)).await;
     let store = inner.store.clone();
     let Some(last) = read_retrying(&stop, "a channel's last seq", || store.channel(&channel)).await else {
@@ -246,14 +262,12 @@ async fn run_channel(
         inner.hub.clone(),
         inner.gap_wait,
         start + 1,
-    );
+    )
+    .sharing_known(known);
     if start < last {
         core.catch_up().await;
     }
     let _ = ready.send(true);
-    inner
-        .tasks
-        .spawn(ephemeral::run_typing(inner.clone(), channel, stop.clone()));
     drop(inner);
     core.run(inbound, commands, stop).await;
 }

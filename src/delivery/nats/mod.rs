@@ -3,7 +3,8 @@
 //! PostgreSQL keeps the order and the data; NATS only carries, between nodes,
 //! what each node's sessions need (`docs/deployment.md`):
 //! - a committed message goes to `<prefix>.c.<channel>` with the members read
-//!   in its transaction ([`Cluster::committed`]);
+//!   in its transaction ([`Cluster::committed`]), and so does each TYPING
+//!   frame of the channel, behind the messages it follows ([`Cluster::typing`]);
 //! - RECEIPT frames and membership changes go to `<prefix>.u.<user>`
 //!   ([`Cluster::send_receipt`], [`Cluster::membership_changed`]).
 //!
@@ -11,7 +12,8 @@
 //! to `c.<channel>` for each channel one of those users is a member of
 //! (reference-counted by user). Each subscribed channel has one task
 //! ([`channel`]) that hands its messages, local or remote, to the sessions in
-//! `seq` order, filling gaps from the database.
+//! `seq` order, filling gaps from the database, and its TYPING frames each
+//! after the messages it follows.
 //!
 //! Here: the connection and the public API ([`Cluster`], with the typing
 //! and presence it publishes); in [`inner`] the state every task of the
@@ -40,6 +42,7 @@ mod sequencer;
 mod tables;
 mod wire;
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -58,7 +61,7 @@ use crate::outbound::SessionId;
 use crate::store::{Entry, Store};
 use crate::telemetry;
 
-use channel::{ChannelCmd, Handoff};
+use channel::{ChannelCmd, Handoff, TypingFrame};
 use control::run_control;
 use inner::Inner;
 use interest::JOIN_WAIT;
@@ -66,8 +69,8 @@ use publisher::run_publisher;
 pub use sequencer::{Offer, Sequencer};
 use tables::Interest;
 pub use wire::{
-    channel_subject, encode_token, ping_subject, presence_subject, typing_subject, user_subject, ChannelEnvelope,
-    PresenceEnvelope, TypingEnvelope, UserEnvelope,
+    channel_subject, encode_token, ping_subject, presence_subject, user_subject, ChannelEnvelope, PresenceEnvelope,
+    TypingEnvelope, UserEnvelope,
 };
 
 /// How long the round trip that confirms subscriptions may take.
@@ -218,10 +221,10 @@ impl Cluster {
     /// it). `members` were read in the storing transaction; `except` is the
     /// session whose send stored it.
     pub fn committed(&self, message: &Entry, members: &Arc<[UserId]>, except: Option<&SessionId>) {
-        let mut envelope = ChannelEnvelope {
-            message: crate::view::recv(message),
-            members: Some(members.iter().map(|m| m.as_str().to_owned()).collect()),
-        };
+        let mut envelope = ChannelEnvelope::message(
+            crate::view::recv(message),
+            Some(members.iter().map(|m| m.as_str().to_owned()).collect()),
+        );
         let mut payload = serde_json::to_vec(&envelope).unwrap_or_default();
         if payload.len() > self.0.client.max_payload() {
             // Too many members for one NATS message: receivers read them.
@@ -236,12 +239,12 @@ impl Cluster {
         if publish {
             self.0.publish(subject, Bytes::from(payload));
         }
-        let local = self
-            .0
-            .lock()
-            .channels
-            .get(&message.channel_id)
-            .map(|e| e.commands.clone());
+        // Known before this node's TYPING frames of the channel read it
+        // ([`Self::typing`]): the typer's `stop` and next `start` follow it.
+        let local = self.0.lock().channels.get(&message.channel_id).map(|e| {
+            e.known.fetch_max(message.seq, Ordering::AcqRel);
+            e.commands.clone()
+        });
         if let Some(commands) = local {
             let handoff = Handoff::stored(message, members.clone(), except.cloned());
             let _ = commands.send(ChannelCmd::Local(handoff));
@@ -345,24 +348,57 @@ impl Cluster {
     }
 }
 
-/// Typing and presence for the other nodes (`ephemeral.rs` receives them).
+/// Typing and presence for the other nodes (the channel tasks receive
+/// TYPING, `ephemeral.rs` presence).
 impl Cluster {
     /// This node's hub.
     pub(crate) fn hub(&self) -> &Arc<Hub> {
         &self.0.hub
     }
 
-    /// Publishes a TYPING frame (already delivered on this node) for the
-    /// other nodes' sessions of `members`.
-    pub fn typing(&self, channel: &ChannelId, typer: &UserId, text: &Utf8Bytes, members: &[UserId]) {
-        let envelope = TypingEnvelope {
+    /// A TYPING frame of `typer` in `channel` for every session of
+    /// `members` but the typer's, on every node, in the channel's order: it
+    /// follows the highest seq of the channel this node knows of (at least
+    /// `after`), so no member gets it before those messages. Published on
+    /// the channel's subject (behind this node's earlier publications of the
+    /// channel) and handed to this node's channel task (behind its earlier
+    /// commits); without a task here (no local session carries the channel
+    /// yet), straight to this node's sessions.
+    pub fn typing(&self, channel: &ChannelId, typer: &UserId, text: &Utf8Bytes, members: &Arc<[UserId]>, after: i64) {
+        let local = self
+            .0
+            .lock()
+            .channels
+            .get(channel)
+            .map(|e| (e.commands.clone(), e.known.load(Ordering::Acquire)));
+        let after = local.as_ref().map_or(after, |(_, known)| after.max(*known));
+        let envelope = ChannelEnvelope::typing(TypingEnvelope {
             typer: typer.as_str().to_owned(),
             text: text.as_str().to_owned(),
             members: members.iter().map(|m| m.as_str().to_owned()).collect(),
-        };
+            after,
+        });
         if let Ok(payload) = serde_json::to_vec(&envelope) {
             self.0
-                .publish(typing_subject(&self.0.prefix, channel), Bytes::from(payload));
+                .publish(channel_subject(&self.0.prefix, channel), Bytes::from(payload));
+        }
+        let frame = TypingFrame {
+            after,
+            typer: typer.clone(),
+            text: text.clone(),
+            members: members.clone(),
+        };
+        match local {
+            Some((commands, _)) => {
+                if let Err(mpsc::error::SendError(ChannelCmd::Typing(frame))) = commands.send(ChannelCmd::Typing(frame))
+                {
+                    // The task just ended: no local session carries it.
+                    self.0
+                        .hub
+                        .deliver_ephemeral(channel, &frame.text, &frame.members, typer, "TYPING");
+                }
+            }
+            None => self.0.hub.deliver_ephemeral(channel, text, members, typer, "TYPING"),
         }
     }
 

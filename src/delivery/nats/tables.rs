@@ -3,6 +3,8 @@
 //! [`super::inner::Inner`] under one lock; [`super::interest`] moves them.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicI64;
+use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -38,6 +40,10 @@ pub(super) struct ChannelEntry {
     pub(super) refs: usize,
     pub(super) ready: watch::Receiver<bool>,
     pub(super) commands: mpsc::UnboundedSender<ChannelCmd>,
+    /// The highest seq of the channel this node knows of (committed here,
+    /// or offered to its task from NATS or the database): where this node's
+    /// TYPING frames of the channel stand in its order ([`super::channel`]).
+    pub(super) known: Arc<AtomicI64>,
     pub(super) stop: CancellationToken,
 }
 

@@ -2,12 +2,12 @@
 //!
 //! Subjects (interest-based: a node subscribes only to what its own sessions
 //! need):
-//! - `<prefix>.c.<enc(channelId)>`: messages committed in one channel, as a
-//!   [`ChannelEnvelope`];
+//! - `<prefix>.c.<enc(channelId)>`: what happens in one channel, in its
+//!   order, as a [`ChannelEnvelope`]: its committed messages, and its
+//!   TYPING frames, each behind the messages its typer's node knew of (so
+//!   one publisher's typing never overtakes its messages);
 //! - `<prefix>.u.<enc(userId)>`: what is addressed to one user, as a
 //!   [`UserEnvelope`] (RECEIPT frames, membership changes);
-//! - `<prefix>.t.<enc(channelId)>`: TYPING frames of one channel, as a
-//!   [`TypingEnvelope`] (subscribed with the channel's messages);
 //! - `<prefix>.p`: presence between nodes, as a [`PresenceEnvelope`]
 //!   (heartbeats, users held and released, a node leaving); every node
 //!   subscribes;
@@ -48,11 +48,6 @@ pub fn user_subject(prefix: &str, user: &UserId) -> String {
     format!("{prefix}.u.{}", encode_token(user.as_str()))
 }
 
-/// `<prefix>.t.<enc(channel)>`: the subject of a channel's TYPING frames.
-pub fn typing_subject(prefix: &str, channel: &ChannelId) -> String {
-    format!("{prefix}.t.{}", encode_token(channel.as_str()))
-}
-
 /// `<prefix>.p`: the subject of presence between nodes.
 pub fn presence_subject(prefix: &str) -> String {
     format!("{prefix}.p")
@@ -63,17 +58,42 @@ pub fn ping_subject(prefix: &str) -> String {
     format!("{prefix}.ping")
 }
 
-/// A committed message on `<prefix>.c.<channel>`.
+/// What travels on `<prefix>.c.<channel>`: a committed message (`message`,
+/// with `members`) or a TYPING frame (`typing`), one of the two.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelEnvelope {
     /// The message as clients see it in MSG_RECV.
-    pub message: RecvMessage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<RecvMessage>,
     /// The channel's members read in the transaction that stored the message:
     /// the recipients on every node. Absent when the list would not fit in
     /// one NATS message; receivers then read the current members.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members: Option<Vec<String>>,
+    /// A TYPING frame of the channel (no `message` then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typing: Option<TypingEnvelope>,
+}
+
+impl ChannelEnvelope {
+    /// The envelope of a committed message for `members`.
+    pub fn message(message: RecvMessage, members: Option<Vec<String>>) -> Self {
+        Self {
+            message: Some(message),
+            members,
+            typing: None,
+        }
+    }
+
+    /// The envelope of a TYPING frame.
+    pub fn typing(typing: TypingEnvelope) -> Self {
+        Self {
+            message: None,
+            members: None,
+            typing: Some(typing),
+        }
+    }
 }
 
 /// Something addressed to one user, on `<prefix>.u.<user>`.
@@ -132,8 +152,9 @@ pub enum UserEnvelope {
     Erased,
 }
 
-/// A TYPING frame on `<prefix>.t.<channel>`: for every session of every
-/// member but the typer.
+/// A TYPING frame on `<prefix>.c.<channel>` (in a [`ChannelEnvelope`]): for
+/// every session of every member but the typer, once the receiving node has
+/// handed out the channel's messages up to `after`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TypingEnvelope {
@@ -144,6 +165,11 @@ pub struct TypingEnvelope {
     /// The channel's members as the typer's node read them (at most
     /// `typing_max_members`).
     pub members: Vec<String>,
+    /// The highest seq of the channel the typer's node knew when it sent the
+    /// frame (for a message's `stop`, at least that message's): receivers
+    /// hand the frame out only after their copy of that seq.
+    #[serde(default)]
+    pub after: i64,
 }
 
 /// Presence between nodes, on `<prefix>.p`. `node` is the sender's id,
@@ -260,9 +286,30 @@ mod tests {
         assert_eq!(text, r#"{"kind":"released","node":"n1","user":"bob","lastSeenAt":9}"#);
         assert_eq!(serde_json::from_str::<PresenceEnvelope>(&text).unwrap(), e);
         assert_eq!(presence_subject("chatd"), "chatd.p");
+    }
+
+    /// A TYPING frame on the channel's subject: no `message`, the frame
+    /// under `typing`; without `after` it follows nothing.
+    #[test]
+    fn channel_envelopes_carry_a_message_or_a_typing_frame() {
+        let typing = TypingEnvelope {
+            typer: "alice".into(),
+            text: r#"{"type":"TYPING"}"#.into(),
+            members: vec!["alice".into(), "bob".into()],
+            after: 7,
+        };
+        let text = serde_json::to_string(&ChannelEnvelope::typing(typing.clone())).unwrap();
         assert_eq!(
-            typing_subject("chatd", &ChannelId::parse("a.b").unwrap()),
-            "chatd.t.a_db"
+            text,
+            r#"{"typing":{"typer":"alice","text":"{\"type\":\"TYPING\"}","members":["alice","bob"],"after":7}}"#
+        );
+        let back: ChannelEnvelope = serde_json::from_str(&text).unwrap();
+        assert_eq!((back.message.is_none(), back.typing), (true, Some(typing)));
+        let old = r#"{"typer":"alice","text":"t","members":["bob"]}"#;
+        assert_eq!(
+            serde_json::from_str::<TypingEnvelope>(old).unwrap().after,
+            0,
+            "no `after`: at once"
         );
     }
 

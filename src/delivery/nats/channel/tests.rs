@@ -70,10 +70,10 @@ async fn fixture(messages: usize) -> Fixture {
 }
 
 fn envelope(message: &Entry, members: &[UserId]) -> Bytes {
-    let envelope = ChannelEnvelope {
-        message: crate::view::recv(message),
-        members: Some(members.iter().map(|m| m.as_str().to_owned()).collect()),
-    };
+    let envelope = ChannelEnvelope::message(
+        crate::view::recv(message),
+        Some(members.iter().map(|m| m.as_str().to_owned()).collect()),
+    );
     Bytes::from(serde_json::to_vec(&envelope).unwrap())
 }
 
@@ -183,6 +183,70 @@ async fn a_gap_that_does_not_close_is_filled_from_the_database_after_the_wait() 
     assert_eq!(seqs, [1, 2, 3, 4], "filled from the database, in order");
     stop.cancel();
     task.await.unwrap();
+}
+
+/// A TYPING frame of alice's in the channel's order: one from another node
+/// that follows seq 1 waits for seq 1 (committed here, or from NATS), and
+/// one of this node's queued behind a commit goes out after it.
+#[tokio::test]
+async fn a_typing_frame_waits_for_the_message_it_follows() {
+    let mut f = fixture(2).await;
+    let room = ChannelId::parse("room").unwrap();
+    let known = Arc::new(AtomicI64::new(0));
+    let core =
+        ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1).sharing_known(known.clone());
+    let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Bytes>();
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(core.run(tokio_stream_from(inbound_rx), cmd_rx, stop.clone()));
+    let typing = |state: &str, after: i64| TypingEnvelope {
+        typer: "alice".into(),
+        text: format!(r#"{{"type":"TYPING","state":"{state}"}}"#),
+        members: vec!["alice".into(), "bob".into()],
+        after,
+    };
+    // From another node: the stop of seq 1, before seq 1 arrives.
+    let payload = serde_json::to_vec(&ChannelEnvelope::typing(typing("stop", 1))).unwrap();
+    inbound_tx.send(Bytes::from(payload)).unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(f.bob.try_recv().is_err(), "the stop waits for seq 1");
+    inbound_tx.send(envelope(&f.stored[0], &f.members)).unwrap();
+    assert_eq!(next_seq(&mut f.bob).await, 1);
+    assert_eq!(next_text(&mut f.bob).await, r#"{"type":"TYPING","state":"stop"}"#);
+    assert_eq!(known.load(Ordering::Acquire), 1, "the highest seq offered");
+    // This node's: a commit, then a start queued behind it that follows it.
+    cmd_tx
+        .send(ChannelCmd::Local(Handoff::stored(
+            &f.stored[1],
+            f.members.clone(),
+            None,
+        )))
+        .unwrap();
+    let start = typing("start", 2);
+    cmd_tx
+        .send(ChannelCmd::Typing(TypingFrame {
+            after: start.after,
+            typer: f.members[0].clone(),
+            text: Utf8Bytes::from(start.text),
+            members: f.members.clone(),
+        }))
+        .unwrap();
+    assert_eq!(next_seq(&mut f.bob).await, 2);
+    assert_eq!(next_text(&mut f.bob).await, r#"{"type":"TYPING","state":"start"}"#);
+    // One that follows what was handed out goes at once.
+    let payload = serde_json::to_vec(&ChannelEnvelope::typing(typing("stop", 0))).unwrap();
+    inbound_tx.send(Bytes::from(payload)).unwrap();
+    assert_eq!(next_text(&mut f.bob).await, r#"{"type":"TYPING","state":"stop"}"#);
+    stop.cancel();
+    task.await.unwrap();
+}
+
+async fn next_text(rx: &mut mpsc::Receiver<Utf8Bytes>) -> String {
+    let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("a frame in time")
+        .expect("queue open");
+    frame.to_string()
 }
 
 fn tokio_stream_from(mut rx: mpsc::UnboundedReceiver<Bytes>) -> BoxStream<'static, Bytes> {
