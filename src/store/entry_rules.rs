@@ -359,7 +359,7 @@ pub(super) fn in_send_order(send: &NewEntry, rows: Vec<AttachmentRow>) -> Vec<At
 /// The users whose `mentions` rows a stored message adds (§16): those it
 /// kept but its sender (a user's own messages never count in
 /// `unreadMentions`); none when it mentions all (`unreadMentions` counts
-/// those from the `messages_mention_all` index, each message once).
+/// those from their `mention_all` flag, each message once: `receipts.rs`).
 pub(super) fn mention_rows<'a>(message: &'a Entry) -> impl Iterator<Item = &'a UserId> + 'a {
     message
         .mentions

@@ -21,58 +21,94 @@ const ADVANCE_READ: &str = "INSERT INTO watermarks (channel_id, user_id, deliver
      ON CONFLICT (channel_id, user_id) DO UPDATE SET read_seq = excluded.read_seq, \
      delivered_seq = CASE WHEN watermarks.delivered_seq < excluded.read_seq THEN excluded.read_seq ELSE watermarks.delivered_seq END \
      WHERE watermarks.read_seq < excluded.read_seq";
-/// Each channel of `$1` with its last seq, the user's watermarks and
-/// unread count: the `message` entries after `read_seq`, not deleted,
-/// not sent by the user, counted from the (channel_id, seq) index (no
-/// stored counter that could drift); the channel's kind, visibility and
-/// member count (from the members' primary key), and the user's role; its
-/// unread mentions (§16): its `mentions` rows above `read_seq` (a range of
-/// their primary key; deleted messages and the user's own have none) and
-/// the messages above it that mention all (the `messages_mention_all`
-/// partial index, index-only; a delete clears the flag; such a message adds
-/// no `mentions` rows, so none counts twice); and its
-/// notification settings (none stored: `all`, no snooze); the channel's
-/// `postingRole` and `slowModeMs` (§17); in
-/// byte order of the id (PostgreSQL: `COLLATE "C"`, whatever the database's
-/// collation; SQLite's BINARY already is). A channel read up to its last
-/// seq has nothing unread: its counts are 0 without a probe (both
-/// databases evaluate a `CASE` branch's subqueries only when it is taken),
-/// so a read-up user's HELLO costs one row per channel. Each mention range
-/// is probed only when its mark is above `read_seq`: the watermarks row's
+/// Each channel of `$1` with its last seq, the user's watermarks, its
+/// unread count and unread mentions packed in one column (below), the
+/// channel's kind, visibility and member count (from the members' primary
+/// key), the user's role, its count of unread mentions of it by name, its
+/// notification settings (none stored: `all`, no snooze), the channel's
+/// `postingRole` and `slowModeMs` (§17) and retention; in byte order of the
+/// id (PostgreSQL: `COLLATE "C"`, whatever the database's collation;
+/// SQLite's BINARY already is).
+///
+/// Unread: the `message` entries after `read_seq`, not deleted, not sent
+/// by the user, counted from the `messages_unread` index (no stored
+/// counter that could drift). Unread mentions (§16): the user's `mentions`
+/// rows above `read_seq` (a range of their primary key; deleted messages
+/// and the user's own have none) plus the unread messages that mention
+/// all (a message that mentions all adds no `mentions` rows, so none
+/// counts twice; a delete clears the flag with the text).
+///
+/// A channel read up to its last seq has nothing unread: its counts are 0
+/// without a probe (both databases evaluate a `CASE` branch's subqueries
+/// only when it is taken), so a read-up user's HELLO costs one row per
+/// channel. The `mentions` range is probed only when the watermarks row's
 /// `mention_seq` (the newest seq of the user's `mentions` rows there, or
-/// above) and the channel's `mention_all_seq` (its newest message that
-/// mentions all, or above), both written with the message (`log_write`,
-/// `pg_batch`) and never lowered, so a skipped probe is one that would
-/// have counted 0.
-macro_rules! channel_states_from {
-    () => {
-        "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
-     CASE WHEN COALESCE(w.read_seq, 0) >= c.last_seq THEN 0 ELSE \
-     (SELECT count(*) FROM messages x WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
-      AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id) END, c.name, c.metadata, \
+/// above; written with the message by `log_write` and `pg_batch`, never
+/// lowered) is above `read_seq`, so a skipped probe is one that would have
+/// counted 0.
+///
+/// The unread column is [`unpack_unread`]'s: the unread count times 2^32
+/// plus the unread messages that mention all (NULL: 2^31 unread or more,
+/// refused by [`position`]). On PostgreSQL both come from the one
+/// index-only range of `messages_unread`, which includes `mention_all`
+/// (migration 0024): a range per channel fewer than two, which is what a
+/// user with unread mentions everywhere paid for (docs/performance.md,
+/// "One range for unread and the mentions of all"). On SQLite the mentions
+/// of all are a second range, of the `messages_mention_all` partial index,
+/// probed only above the channel's `mention_all_seq` mark (written and
+/// kept like `mention_seq`): there a probe is cheaper than a filter on
+/// every unread row (measured, same section).
+macro_rules! channel_states {
+    (pg, $where:literal) => {
+        concat!(
+            channel_states!(
+                "(SELECT CASE WHEN count(*) < 2147483648 THEN count(*) * 4294967296 \
+                 + count(*) FILTER (WHERE x.mention_all) END FROM messages x \
+                 WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
+                 AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id)"
+            ),
+            $where
+        )
+    };
+    (sqlite, $where:literal) => {
+        concat!(
+            channel_states!(
+                "(SELECT CASE WHEN count(*) < 2147483648 THEN count(*) * 4294967296 END FROM messages x \
+                 WHERE x.channel_id = m.channel_id AND x.seq > COALESCE(w.read_seq, 0) \
+                 AND x.kind = 'message' AND NOT x.deleted AND x.sender_id <> m.user_id) + \
+                 CASE WHEN c.mention_all_seq > COALESCE(w.read_seq, 0) THEN \
+                 (SELECT count(*) FROM messages a WHERE a.channel_id = m.channel_id AND a.mention_all \
+                 AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id) ELSE 0 END"
+            ),
+            $where
+        )
+    };
+    ($unread:literal) => {
+        concat!(
+            "SELECT c.channel_id, c.last_seq, COALESCE(w.delivered_seq, 0), COALESCE(w.read_seq, 0), \
+     CASE WHEN COALESCE(w.read_seq, 0) >= c.last_seq THEN 0 ELSE ",
+            $unread,
+            " END, c.name, c.metadata, \
      c.kind, c.visibility, (SELECT count(*) FROM members y WHERE y.channel_id = m.channel_id), m.role, \
-     CASE WHEN COALESCE(w.read_seq, 0) >= c.last_seq THEN 0 ELSE \
      CASE WHEN COALESCE(w.mention_seq, 0) > COALESCE(w.read_seq, 0) THEN \
      (SELECT count(*) FROM mentions z WHERE z.user_id = m.user_id AND z.channel_id = m.channel_id \
-      AND z.seq > COALESCE(w.read_seq, 0)) ELSE 0 END + \
-     CASE WHEN c.mention_all_seq > COALESCE(w.read_seq, 0) THEN \
-     (SELECT count(*) FROM messages a WHERE a.channel_id = m.channel_id AND a.mention_all \
-      AND a.seq > COALESCE(w.read_seq, 0) AND a.sender_id <> m.user_id) ELSE 0 END END, \
+      AND z.seq > COALESCE(w.read_seq, 0)) ELSE 0 END, \
      s.notify, s.snooze_until, c.posting_role, c.slow_mode_ms, c.retention_secs \
      FROM members m JOIN channels c ON c.channel_id = m.channel_id \
      LEFT JOIN watermarks w ON w.channel_id = m.channel_id AND w.user_id = m.user_id \
      LEFT JOIN channel_settings s ON s.channel_id = m.channel_id AND s.user_id = m.user_id "
+        )
     };
 }
-static CHANNEL_STATES: Sql = Sql::same(concat!(
-    channel_states_from!(),
-    "WHERE m.user_id = $1 ORDER BY c.channel_id COLLATE \"C\""
-));
+static CHANNEL_STATES: Sql = Sql::each(
+    channel_states!(pg, "WHERE m.user_id = $1 ORDER BY c.channel_id COLLATE \"C\""),
+    channel_states!(sqlite, "WHERE m.user_id = $1 ORDER BY c.channel_id"),
+);
 /// User `$1`'s entry of channel `$2`, as in [`CHANNEL_STATES`].
-static CHANNEL_STATE: Sql = Sql::same(concat!(
-    channel_states_from!(),
-    "WHERE m.user_id = $1 AND m.channel_id = $2"
-));
+static CHANNEL_STATE: Sql = Sql::each(
+    channel_states!(pg, "WHERE m.user_id = $1 AND m.channel_id = $2"),
+    channel_states!(sqlite, "WHERE m.user_id = $1 AND m.channel_id = $2"),
+);
 
 impl Store {
     /// Where `user_id` stands in every channel it is a member of, by channel id.
@@ -141,19 +177,21 @@ impl<D: Dialect> SqlStore<D> {
 
 /// A row of [`CHANNEL_STATES`] or [`CHANNEL_STATE`].
 fn position<R: Columns>(row: &R) -> Result<ChannelPosition, StoreError> {
+    let (unread, unread_all) = unpack_unread(row.value(4)?)
+        .ok_or_else(|| StoreError::Corrupt("2^31 unread entries or more in one channel".to_owned()))?;
     Ok(ChannelPosition {
         channel_id: ChannelId::from_trusted(row.value(0)?),
         last_seq: row.value(1)?,
         delivered_seq: row.value(2)?,
         read_seq: row.value(3)?,
-        unread: row.value(4)?,
+        unread,
         name: row.value(5)?,
         metadata: row.value(6)?,
         kind: parse_kind(row.value(7)?)?,
         visibility: parse_visibility(row.value(8)?)?,
         member_count: row.value(9)?,
         role: parse_role(row.value(10)?)?,
-        unread_mentions: row.value(11)?,
+        unread_mentions: row.value::<i64>(11)? + unread_all,
         notify: row
             .value::<Option<String>>(12)?
             .map(parse_notify)
@@ -164,4 +202,29 @@ fn position<R: Columns>(row: &R) -> Result<ChannelPosition, StoreError> {
         slow_mode_ms: row.value(15)?,
         retention_secs: row.value(16)?,
     })
+}
+
+/// The unread column of [`CHANNEL_STATES`] as (unread entries, unread
+/// messages that mention all): `unread * 2^32 + all`. `None`: the column
+/// is NULL, which the statement answers for 2^31 unread entries or more in
+/// one channel (where the product would leave 64 bits; counting that many
+/// would take far longer than `db_timeout_ms` anyway).
+fn unpack_unread(packed: Option<i64>) -> Option<(i64, i64)> {
+    packed.filter(|p| *p >= 0).map(|p| (p >> 32, p & 0xFFFF_FFFF))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unpack_unread;
+
+    #[test]
+    fn the_unread_column_unpacks_into_unread_and_mentions_of_all() {
+        assert_eq!(unpack_unread(Some(0)), Some((0, 0)));
+        assert_eq!(unpack_unread(Some((135 << 32) + 2)), Some((135, 2)));
+        let most = (1_i64 << 31) - 1;
+        assert_eq!(unpack_unread(Some((most << 32) + most)), Some((most, most)));
+        // NULL: 2^31 unread or more (the statement's bound); never negative.
+        assert_eq!(unpack_unread(None), None);
+        assert_eq!(unpack_unread(Some(-1)), None);
+    }
 }

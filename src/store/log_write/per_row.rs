@@ -33,7 +33,8 @@ const MARK_MENTION: &str = "INSERT INTO watermarks (user_id, channel_id, deliver
      VALUES ($1, $2, 0, 0, $3) ON CONFLICT (channel_id, user_id) DO UPDATE \
      SET mention_seq = excluded.mention_seq WHERE watermarks.mention_seq < excluded.mention_seq";
 /// Channel `$1`'s message at seq `$2` mentions all: the channel's mark for
-/// `unreadMentions` moves up to it, never down.
+/// `unreadMentions` moves up to it, never down (read by SQLite's
+/// statement; PostgreSQL's counts the mentions of all in the unread range).
 const MARK_MENTION_ALL: &str =
     "UPDATE channels SET mention_all_seq = $2 WHERE channel_id = $1 AND mention_all_seq < $2";
 /// Sets channel `$1`'s `last_seq` and `last_ts` at the end of a batch.

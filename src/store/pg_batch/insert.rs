@@ -104,8 +104,11 @@ const INSERT_ENTRIES_WITH_EFFECTS: &str = concat!(
 /// watermark) moved up to its newest; and the marks of
 /// the channels `$4[i]` whose message at seq `$5[i]` mentions all
 /// (`channels.mention_all_seq`). Marks never move down; `receipts.rs`
-/// probes the counts only above them. One statement per batch that has
-/// any mention.
+/// probes the `mentions` rows only above a member's mark (PostgreSQL counts
+/// the mentions of all within the unread range and reads no channel mark;
+/// it is kept for SQLite's statement and for a node of the previous
+/// version during an upgrade). One statement per batch that has any
+/// mention.
 const INSERT_MENTIONS: &str = "WITH new AS (SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[]) \
      AS n(user_id, channel_id, seq)), \
      inserted AS (INSERT INTO mentions (user_id, channel_id, seq) SELECT user_id, channel_id, seq FROM new), \
