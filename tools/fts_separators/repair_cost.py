@@ -1,8 +1,8 @@
+"""See README.md: the separator repair's cost on a big index (N chat-like texts)."""
 # cost of the separator repair on a big index: N rows of chat-like text, merged
 import os, random, time, json, apsw, sys
 random.seed(5)
 N=int(sys.argv[1])
-if os.path.exists("/tmp/fts-separators-s.db") and len(sys.argv)>2: pass
 p="/tmp/fts-separators-s.db"
 for f in (p,p+"-wal",p+"-shm"):
     if os.path.exists(f): os.remove(f)

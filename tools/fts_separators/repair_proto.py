@@ -1,3 +1,4 @@
+"""See README.md: stale FTS5 separators of deleted text, and the repair (with `repair`)."""
 import os, random, sys, time, apsw
 random.seed(int(sys.argv[1]) if len(sys.argv)>1 else 1)
 N = int(sys.argv[2]) if len(sys.argv)>2 else 400
