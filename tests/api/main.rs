@@ -53,6 +53,7 @@ mod receipts;
 mod replies;
 mod retention;
 mod search;
+mod search_separators;
 mod security;
 mod send;
 mod store;

@@ -56,7 +56,7 @@ async fn found(app: &TestApp, user: &str, q: &str) -> Vec<String> {
         .collect()
 }
 
-async fn acked(client: &mut WsClient, frame: Value) -> Value {
+pub(crate) async fn acked(client: &mut WsClient, frame: Value) -> Value {
     client.send_json(frame.clone()).await;
     loop {
         let got = client.recv().await;
