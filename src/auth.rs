@@ -65,11 +65,21 @@ struct Checked {
 /// A NumericDate (RFC 7519 §2): seconds since the Unix epoch, "which may be
 /// non-integer" (PyJWT writes `time.time() + ttl` as it is), here in
 /// milliseconds, rounded down. Negative or non-numeric values are refused
-/// (the token is `malformed`).
+/// (the token is `malformed`); a number past what a `u64` of seconds holds
+/// (`1e300`) is refused as [`EXP_OUT_OF_RANGE`], which names it, rather than
+/// left to jsonwebtoken, which cannot read it and calls `exp` missing.
 fn numeric_date_ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
     let number = serde_json::Number::deserialize(deserializer)?;
+    // jsonwebtoken reads a float as seconds only below u64::MAX (as f64).
+    if number.as_u64().is_none() && number.as_f64().is_some_and(|f| f >= u64::MAX as f64) {
+        return Err(serde::de::Error::custom(EXP_OUT_OF_RANGE));
+    }
     millis(&number).ok_or_else(|| serde::de::Error::custom("not a NumericDate (seconds since the epoch, >= 0)"))
 }
+
+/// The decoder's message, and the refusal's words, for an `exp` too large
+/// to be a time ([`numeric_date_ms`]).
+const EXP_OUT_OF_RANGE: &str = "exp out of range";
 
 fn millis(number: &serde_json::Number) -> Option<u64> {
     if let Some(whole) = number.as_u64() {
@@ -117,6 +127,7 @@ fn refusal(kind: &jsonwebtoken::errors::ErrorKind) -> &'static str {
         K::InvalidIssuer => "issuer not accepted",
         K::InvalidAudience => "audience not accepted",
         K::MissingRequiredClaim(_) => "a required claim is missing",
+        K::Json(e) if e.to_string().starts_with(EXP_OUT_OF_RANGE) => EXP_OUT_OF_RANGE,
         // Our claims type needs `sub` and `exp`: without one, decoding the
         // payload fails before the validation would name it.
         K::Json(e)

@@ -15,8 +15,10 @@
 
 use std::time::Duration;
 
-use chatd_client::{Client, ClientConfig, Event, SendOptions, Thread};
-use chatd_testkit::{postgres_url, reply, require_nats, subject_prefix, Backend, NatsNode, TestDb, WsClient, NATS_URL};
+use chatd_client::{Client, ClientConfig, Event, SendOptions};
+use chatd_testkit::{
+    postgres_url, reply, require_nats, subject_prefix, thread_until, Backend, NatsNode, TestDb, WsClient, NATS_URL,
+};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -294,7 +296,10 @@ async fn the_clients_reply_acked_above_a_gap_is_pending_until_delivered_in_order
     );
 
     client.reconnect().await;
-    let thread = thread_until(&client, &mut events, root, |t| !t.replies.is_empty()).await;
+    let thread = thread_until(&client, &mut events, "room", root, "the reply delivered", |t| {
+        !t.replies.is_empty()
+    })
+    .await;
     let replies: Vec<_> = thread.replies.iter().map(|m| (m.seq, m.body.as_str())).collect();
     assert_eq!(replies, vec![(3, "my reply")], "once, as a reply");
     assert_eq!(thread.pending, Vec::new());
@@ -310,24 +315,5 @@ async fn wait_message(events: &mut mpsc::Receiver<Event>, seq: i64) {
             Ok(None) => panic!("events closed"),
             Err(_) => panic!("no message at {seq} in time"),
         }
-    }
-}
-
-/// Waits until `check` holds for the thread, reading (and dropping) events
-/// meanwhile so the client's task is not held up.
-async fn thread_until(
-    client: &Client,
-    events: &mut mpsc::Receiver<Event>,
-    root: uuid::Uuid,
-    check: impl Fn(&Thread) -> bool,
-) -> Thread {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let thread = client.thread("room", root).await.expect("the thread was opened");
-        if check(&thread) {
-            return thread;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{thread:#?}");
-        let _ = tokio::time::timeout(Duration::from_millis(50), events.recv()).await;
     }
 }

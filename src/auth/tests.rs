@@ -93,6 +93,25 @@ fn times_with_a_fraction_are_numeric_dates() {
     }
 }
 
+/// An `exp` too large to be a time (`1e300`, past a `u64` of seconds) is
+/// refused saying so: it was refused as "a required claim is missing",
+/// since jsonwebtoken, unable to read it, takes it for absent.
+#[test]
+fn an_exp_out_of_range_is_refused_as_such() {
+    let a = auth();
+    for exp in [serde_json::json!(1e300), serde_json::json!(1.8446744073709552e19)] {
+        let refused = a
+            .verify(&signed(serde_json::json!({"sub": "alice", "exp": exp})))
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(refused.to_string(), "invalid token: exp out of range", "exp {exp}");
+    }
+    // The largest whole number of seconds is still a time (far ahead).
+    assert!(a
+        .verify(&signed(serde_json::json!({"sub": "alice", "exp": u64::MAX})))
+        .is_ok());
+}
+
 #[test]
 fn expired_tokens_are_refused() {
     let a = auth();

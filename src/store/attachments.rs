@@ -7,10 +7,11 @@
 
 use std::collections::HashMap;
 
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params};
 use super::entry_types::{AttachmentRow, Entry, EntryKind};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 
 /// The columns of an attachment row, in [`attachment_from_row`]'s order.

@@ -3,9 +3,10 @@
 //! direct channel's lock by the write batch (`channel_lock.rs`), where a
 //! block refuses the blocked user's entries.
 
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 use crate::ids::UserId;
 
 /// `$1` blocks `$2` since `$3` (ms); affects no row when it did already.

@@ -3,9 +3,10 @@
 //! its deletion), so each one sees the others' effects or commits before them.
 
 use super::channel_types::{parse_kind, parse_posting_role, parse_role, parse_visibility};
-use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params, Sql};
 use super::entry_rules::ChannelRules;
 use super::error::StoreError;
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Action, Actor, Role};
 use crate::protocol::{ChannelKind, Visibility};

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use super::channel_types::{parse_kind, parse_posting_role, parse_visibility};
 use super::channel_types::{Channel, ChannelPatch, NewChannel};
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql};
 use super::entry_row::sorted_members;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Action;
 use crate::protocol::{ChannelKind, Role, Visibility};

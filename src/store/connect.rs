@@ -9,11 +9,11 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 use super::channel_of::{ChannelOfCache, CAPACITY};
-use super::dialect::SqlStore;
 use super::error::StoreError;
 use super::handle::Store;
 use super::pg_hosts::PgHosts;
 use super::replica::Replica;
+use super::sql_store::SqlStore;
 use crate::config::DEFAULT_MAX_REACTIONS_PER_MESSAGE;
 
 /// Migrations of the PostgreSQL schema, embedded at compile time.

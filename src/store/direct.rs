@@ -2,9 +2,10 @@
 //! (a unique index, not a scan) and made once however many ask at once.
 
 use super::channel_types::{Channel, NewChannel};
-use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params};
 use super::error::StoreError;
 use super::handle::{dispatch, Store};
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::{ChannelKind, Visibility};
 

@@ -2,9 +2,10 @@
 //! byte order of the id, filtered by a case-insensitive substring of the
 //! name or id. Private and direct channels never appear.
 
-use super::dialect::{Columns, Dialect, Executes, Kind, Params, Sql, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Kind, Params, Sql};
 use super::error::StoreError;
 use super::handle::{dispatch, Store};
+use super::sql_store::SqlStore;
 use crate::ids::ChannelId;
 
 /// Up to `$3` public group channels with an id above `$1` (`NULL`: from the

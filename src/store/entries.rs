@@ -5,11 +5,12 @@
 use std::collections::HashMap;
 
 use super::channel_lock::LAST_SEQ;
-use super::dialect::{fresh_read, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params, Sql};
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::entry_types::{EntriesPage, Entry, EntryKind, ReactionState};
 use super::error::StoreError;
 use super::handle::{dispatch, Store};
+use super::sql_store::{fresh_read, SqlStore};
 use crate::ids::{ChannelId, ClientMsgId, UserId};
 
 pub(super) static MESSAGE_BY_KEY: Sql = select_entries!("WHERE sender_id = $1 AND client_msg_id = $2");

@@ -9,9 +9,10 @@
 //! and its membership changes go through group commit
 //! (`crate::erasure`), never through this file.
 
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 
 /// Records an erasure of `$1` asked at `$2` (ms), pending (`$3` = true):

@@ -17,12 +17,13 @@ use tokio::sync::mpsc;
 
 use super::attachments::{attachment_columns, attachment_from_row};
 use super::channel_types::parse_role;
-use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params, Sql};
 use super::entries::Reading;
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::entry_types::{AttachmentRow, Entry};
 use super::error::StoreError;
 use super::handle::{dispatch, Store};
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Role;
 

@@ -2,9 +2,10 @@
 //! when the message is deleted (a flag holds no text), listed for the admin
 //! in flag order.
 
-use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params, Sql};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 
 /// Flag `$1` of message `$2` (in channel `$3`) by `$4` with reason `$5` and

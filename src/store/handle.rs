@@ -6,8 +6,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::channel_of::ChannelOfCache;
-use super::dialect::{PgStore, SqliteStore};
 use super::error::{CommitSent, StoreError};
+use super::sql_store::{PgStore, SqliteStore};
 
 /// The database, whichever backend the URL names.
 #[derive(Debug, Clone)]

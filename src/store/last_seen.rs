@@ -1,9 +1,10 @@
 //! Presence's stored part: each user's `lastSeenAt`, which only moves
 //! forward and is written in batches.
 
-use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params, Sql};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 use crate::ids::UserId;
 
 /// Moves user `$1`'s `lastSeenAt` forward to `$2` (never back); not for a

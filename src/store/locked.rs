@@ -9,10 +9,11 @@ use std::collections::BTreeMap;
 use super::batch_types::{Change, NewEntry, OfflineMembers};
 use super::channel_types::parse_role;
 use super::channel_types::ChannelSettings;
-use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params};
 use super::entry_rules::{self, ChannelRules, SenderState};
 use super::entry_types::{Entry, EntryKind};
 use super::error::StoreError;
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::{Notify, Role};
 

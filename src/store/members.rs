@@ -4,10 +4,11 @@
 use super::channel_lock::{LAST_SEQ, ROLE_OF};
 use super::channel_types::parse_role;
 use super::channel_types::{MemberEvent, MemberRow, MembersPage, MembershipOutcome};
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql};
 use super::entry_row::sorted_members;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 use super::succession;
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::{self, Actor, MemberChange};

@@ -53,8 +53,11 @@
 //! asked and answers), `idempotency.rs` (whether a send is a retry of a
 //! stored entry), `channel_types.rs` (channels', members' and positions'
 //! rows), `error.rs`, `connect.rs` (URLs, pools, migrations), `dialect.rs`
-//! (what an operation needs of a database), `entry_row.rs` (an entry's
-//! columns) and `channel_of.rs` (the routing cache).
+//! (what an operation needs of a database), `sql_store.rs` (`SqlStore`: its
+//! pools, standby and WAL scrub, and the transactions every operation
+//! begins; above `dialect.rs`, `replica.rs` and `wal_scrub.rs`, which know
+//! nothing of it), `entry_row.rs` (an entry's columns) and `channel_of.rs`
+//! (the routing cache).
 
 mod attachments;
 mod batch_types;
@@ -92,6 +95,7 @@ mod retention;
 mod search;
 pub mod search_terms;
 mod settings;
+mod sql_store;
 mod succession;
 mod uploads;
 mod wal_scrub;
@@ -101,7 +105,6 @@ pub use batch_types::*;
 pub use blocks::MAX_BLOCKS;
 pub use channel_types::*;
 pub use connect::{StoreOptions, PG_MIGRATOR, REPLICA_APPLICATION, SQLITE_MIGRATOR};
-pub use dialect::{PgStore, SqlStore, SqliteStore};
 pub use directory::DirectoryEntry;
 pub use entry_types::*;
 pub use erasure::HeldReaction;
@@ -117,4 +120,5 @@ pub use multiparts::JournaledMultipart;
 pub use retention::{SweepBatch, MAX_RETENTION_SECS, MAX_SWEEP_BATCH};
 pub use search::{BadCursor, SearchPage, SearchRequest, SCAN_WINDOW};
 pub use settings::SettingsPatch;
+pub use sql_store::{PgStore, SqlStore, SqliteStore};
 pub use uploads::UploadStored;

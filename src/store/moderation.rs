@@ -5,10 +5,11 @@
 //! channel's commit task.
 
 use super::channel_lock::LAST_SEQ;
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
 use super::members::DELETE_BAN;
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Action;
 

@@ -4,9 +4,10 @@
 //! read by the stray sweep (`attachments/strays.rs`), which aborts those
 //! uploads.
 
-use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 
 /// Records upload `$1` of key `$2` begun at `$3`.
 const JOURNAL: &str =

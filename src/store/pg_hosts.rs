@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, Row};
 
-use super::dialect::PgStore;
 use super::error::StoreError;
+use super::sql_store::PgStore;
 use crate::telemetry;
 
 /// How often the watcher asks the current primary whether it still is one.

@@ -4,11 +4,12 @@
 
 use super::channel_types::ChannelPosition;
 use super::channel_types::{parse_kind, parse_posting_role, parse_role, parse_visibility};
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql};
 use super::entry_types::Entry;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
 use super::locked::parse_notify;
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 
 /// Moves `delivered_seq` forward only; affects no row when it would not move.

@@ -27,7 +27,7 @@
 //! it sees a prefix of them, so one that sees N sees N-1.
 //!
 //! A read that fails on the standby runs again on the primary
-//! ([`super::dialect::fresh_read`]).
+//! ([`super::sql_store::fresh_read`]).
 //!
 //! When the setting is off there is no replica and none of this runs: no
 //! query is added to a read or a write. When it is on, a send is unchanged

@@ -8,13 +8,14 @@
 use std::collections::HashMap;
 
 use super::batch_types::EntryOutcome;
-use super::dialect::{fresh_read, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params, Sql};
 use super::entries::{Reading, MESSAGE_BY_ID};
 use super::entry_row::{entry_from_row, id_text, parse_uuid, select_entries};
 use super::entry_rules::{self, TargetState};
 use super::entry_types::{EntriesPage, Entry, ReplyPreview};
 use super::error::StoreError;
 use super::handle::{dispatch, Store};
+use super::sql_store::{fresh_read, SqlStore};
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::preview_text;
 

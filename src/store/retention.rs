@@ -18,11 +18,12 @@
 //! channel's length. The task that runs the sweep, channel after channel,
 //! is `crate::retention`.
 
-use super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params, Sql};
 use super::entry_row::parse_uuid;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
 use super::log_write::THREAD_REPLY_DELETED;
+use super::sql_store::SqlStore;
 use crate::ids::ChannelId;
 
 /// Most entries one sweep batch (one transaction) reads and erases: it

@@ -23,13 +23,14 @@
 //! Membership is read in the same statement as the matches, from the same
 //! snapshot: a result is of a channel the user is a member of at the read.
 
-use super::dialect::{fresh_read, Columns, Dialect, Executes, Kind, Params, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Kind, Params};
 use super::entries::Reading;
 use super::entry_row::{entry_from_row, id_text, message_columns};
 use super::entry_types::Entry;
 use super::error::StoreError;
 use super::handle::{dispatch, Store};
 use super::search_terms::{fts_query, is_indexed, like_pattern, short_term_variants};
+use super::sql_store::{fresh_read, SqlStore};
 use crate::ids::{ChannelId, UserId};
 
 /// The most rows of `messages` one page of a short-terms-only query scans

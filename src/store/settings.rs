@@ -5,10 +5,11 @@
 //! (`locked.rs`), which computes each entry's `notify`.
 
 use super::channel_types::ChannelSettings;
-use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch_write, Store};
 use super::locked::parse_notify;
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::Notify;
 

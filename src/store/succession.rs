@@ -12,8 +12,9 @@
 //! itself a `member` leaves the channel without an owner.
 
 use super::channel_types::MemberEvent;
-use super::dialect::{Columns, Dialect, Executes, Params, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Params};
 use super::error::StoreError;
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::Role;
 

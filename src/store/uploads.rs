@@ -7,10 +7,11 @@
 //! `attachments::strays`).
 
 use super::attachments::{attachment_columns, id_text};
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql};
 use super::entry_types::AttachmentRow;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 use crate::ids::UserId;
 
 /// Serializes the row inserts of one uploader (`$1`) on PostgreSQL, until

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::dialect::{Columns, Dialect, Executes, Kind, SqlStore};
+use super::dialect::{Columns, Dialect, Executes, Kind};
 
 /// Copies SQLite's WAL into the database file and truncates it.
 const TRUNCATE: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
@@ -36,35 +36,35 @@ pub struct WalScrub {
     running: AtomicBool,
 }
 
-impl<D: Dialect> SqlStore<D> {
+impl WalScrub {
     /// After a committed write that erased text: truncates SQLite's WAL now
-    /// if no reader holds an old snapshot, else leaves it to a task that
-    /// tries again until it can. Never waits for a reader. Nothing on
-    /// PostgreSQL.
-    pub(super) async fn scrub_wal(&self) {
+    /// (on a connection of `pool`, the writer's) if no reader holds an old
+    /// snapshot, else leaves it to a task that tries again every [`RETRY`]
+    /// until it can. Never waits for a reader; `busy` is the busy timeout
+    /// the connection gets back after the checkpoint. Nothing on PostgreSQL.
+    pub(super) async fn request<D: Dialect>(self: &Arc<Self>, pool: &sqlx::Pool<D>, busy: Duration) {
         if D::KIND != Kind::Sqlite {
             return;
         }
-        self.wal_scrub.requests.fetch_add(1, Ordering::SeqCst);
-        match checkpoint_now(&self.write_pool, self.timeout).await {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        match checkpoint_now(pool, busy).await {
             Ok(true) => {}
-            Ok(false) => self.retry_scrub(),
+            Ok(false) => self.retry(pool, busy),
             Err(error) => {
                 tracing::warn!(%error, "WAL checkpoint after an erasing write failed; retrying");
-                self.retry_scrub();
+                self.retry(pool, busy);
             }
         }
     }
 
     /// Starts the retrying task unless one runs already (it then also
     /// covers this request: it settles only requests made before its try).
-    fn retry_scrub(&self) {
-        if self.wal_scrub.running.swap(true, Ordering::SeqCst) {
+    fn retry<D: Dialect>(self: &Arc<Self>, pool: &sqlx::Pool<D>, busy: Duration) {
+        if self.running.swap(true, Ordering::SeqCst) {
             return;
         }
-        let pool = self.write_pool.clone();
-        let scrub = Arc::clone(&self.wal_scrub);
-        let busy = self.timeout;
+        let pool = pool.clone();
+        let scrub = Arc::clone(self);
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(RETRY).await;

@@ -5,11 +5,12 @@
 
 use sqlx::Postgres;
 
-use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql};
 use super::entry_row::{entry_from_row, message_columns, ENTRY_COLUMNS};
 use super::entry_types::{WebhookBacklog, WebhookEntry};
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 
 /// Channels whose log goes past their webhook cursor: id, last seq,

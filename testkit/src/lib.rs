@@ -17,6 +17,7 @@
 //!   time, and the process's resident memory.
 //! - [`nats_node`]: a `chatd` node of a cluster (PostgreSQL and NATS) as a
 //!   child process, under a NATS subject prefix of the test's own.
+//! - [`client`]: waiting on what a `chatd-client` client holds (a thread).
 //!
 //! A crate of its own rather than a module each test binary includes: its
 //! items are `pub`, so a binary that uses only some of them compiles without
@@ -24,6 +25,7 @@
 
 pub mod admin;
 pub mod app;
+pub mod client;
 pub mod db;
 pub mod nats_node;
 pub mod pg_server;
@@ -35,6 +37,7 @@ use std::time::Duration;
 
 pub use admin::Admin;
 pub use app::{spawn_app, spawn_app_on, spawn_app_with, test_config, TestApp};
+pub use client::thread_until;
 pub use db::{pg_admin, postgres_url, AnyPool, Backend, TestDb};
 pub use nats_node::{require_nats, subject_prefix, NatsNode, NATS_URL};
 pub use pg_server::{own_postgres, OwnPostgres, PgPair};

@@ -1,6 +1,6 @@
 //! PostgreSQL servers of the test's own: one to stop, restart, freeze or
 //! kill ([`OwnPostgres`]), and a primary with a streaming standby to fail
-//! over ([`PgPair`]). They live in `chatd-faults` (`pg_cluster.rs`), which
+//! over ([`PgPair`]). They live in `chatd-faults` (`pg_cluster/`), which
 //! the fault harness shares.
 
 pub use chatd_faults::pg_cluster::{own_postgres, OwnPostgres, PgPair};

@@ -7,35 +7,14 @@
 
 use std::time::Duration;
 
-use chatd_client::{Client, ClientConfig, Event, SendError, SendOptions, StartFrom, Thread};
+use chatd_client::{Client, ClientConfig, SendError, SendOptions, StartFrom, Thread};
 use chatd_proto::protocol::ErrorCode;
 use serde_json::json;
-use tokio::sync::mpsc;
 
 use chatd_testkit::on_both_stores;
 use chatd_testkit::*;
 
 on_both_stores!(a_client_thread_holds_each_reply_once_in_order_with_pending_replies);
-
-/// Waits until `check` holds for the thread as `client` holds it, reading
-/// (and dropping) events meanwhile so the client's task is not held up.
-async fn thread_until(
-    client: &Client,
-    events: &mut mpsc::Receiver<Event>,
-    root: uuid::Uuid,
-    what: &str,
-    check: impl Fn(&Thread) -> bool,
-) -> Thread {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let thread = client.thread("room", root).await.expect("the thread was opened");
-        if check(&thread) {
-            return thread;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{what}: {thread:#?}");
-        let _ = tokio::time::timeout(Duration::from_millis(50), events.recv()).await;
-    }
-}
 
 fn seqs(thread: &Thread) -> Vec<i64> {
     thread.replies.iter().map(|r| r.seq).collect()
@@ -102,7 +81,7 @@ async fn a_client_thread_holds_each_reply_once_in_order_with_pending_replies(bac
         alice.send_json(frame).await;
         alice.recv_type("MSG_ACK").await;
     }
-    let thread = thread_until(&bob, &mut events, root_id, "the later entries", |t| {
+    let thread = thread_until(&bob, &mut events, "room", root_id, "the later entries", |t| {
         t.replies.len() == 26
     })
     .await;
@@ -134,15 +113,20 @@ async fn a_client_thread_holds_each_reply_once_in_order_with_pending_replies(bac
         .submit_with("room", "b2", "bob 2", in_thread.clone())
         .await
         .expect("submitted");
-    let held = thread_until(&bob, &mut events, root_id, "bob 2 pending after a refusal", |t| {
-        t.pending.iter().any(|p| p.client_msg_id == "b2" && p.attempts >= 1)
-    })
+    let held = thread_until(
+        &bob,
+        &mut events,
+        "room",
+        root_id,
+        "bob 2 pending after a refusal",
+        |t| t.pending.iter().any(|p| p.client_msg_id == "b2" && p.attempts >= 1),
+    )
     .await;
     assert_eq!(held.pending.len(), 1, "{held:#?}");
     assert_eq!(held.pending[0].body, "bob 2");
     assert!(held.replies.iter().any(|r| r.body == "bob 1"));
     let ack = second.await.expect("sent after the wait");
-    let thread = thread_until(&bob, &mut events, root_id, "bob 2 a reply", |t| {
+    let thread = thread_until(&bob, &mut events, "room", root_id, "bob 2 a reply", |t| {
         t.pending.is_empty() && t.replies.iter().any(|r| r.message_id == ack.message_id)
     })
     .await;

@@ -4,11 +4,12 @@
 //! a thread reply moves its root's summary (§14).
 
 use super::super::batch_types::{Change, NewEntry};
-use super::super::dialect::{Affected, Dialect, Executes, Params, Sql, SqlStore};
+use super::super::dialect::{Affected, Dialect, Executes, Params, Sql};
 use super::super::entry_row::{id_text, participants_text};
 use super::super::entry_rules::{self, TargetState};
 use super::super::entry_types::Entry;
 use super::super::error::StoreError;
+use super::super::sql_store::SqlStore;
 
 /// A reply at seq `$3`, ts `$2` joined the thread of root `$1`; `$4`: the
 /// root's new `participants` (`NULL`: unchanged).

@@ -13,10 +13,10 @@ mod per_row;
 use sqlx::Sqlite;
 
 use super::batch_types::{BatchOutcome, EntryOutcome, NewEntry, OfflineMembers};
-use super::dialect::SqlStore;
 use super::entry_types::EntryKind;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch_write, Store};
+use super::sql_store::SqlStore;
 
 pub(super) use effects::THREAD_REPLY_DELETED;
 

@@ -7,13 +7,14 @@
 use std::collections::BTreeMap;
 
 use super::super::batch_types::{BatchOutcome, EntryOutcome, NewEntry, OfflineMembers, References};
-use super::super::dialect::{Columns, Dialect, Executes, Params, Sql, SqlStore};
+use super::super::dialect::{Columns, Dialect, Executes, Params, Sql};
 use super::super::entries::{MESSAGE_BY_ID, MESSAGE_BY_KEY};
 use super::super::entry_row::{entry_from_row, id_text, mentions_text, op_text};
 use super::super::entry_rules::{self, ChannelRules, TargetState};
 use super::super::entry_types::Entry;
 use super::super::error::{CommitSent, StoreError};
 use super::super::locked::Locked;
+use super::super::sql_store::SqlStore;
 use super::effects::Read;
 use crate::ids::ChannelId;
 use crate::protocol::ChannelKind;

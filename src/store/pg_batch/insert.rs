@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use sqlx::{Postgres, Row};
 
 use super::super::batch_types::{Change, EntryOutcome, NewEntry};
-use super::super::dialect::SqlStore;
 use super::super::entry_row::{mentions_text, op_text};
 use super::super::entry_rules;
 use super::super::entry_types::Entry;
 use super::super::error::StoreError;
 use super::super::locked::Locked;
+use super::super::sql_store::SqlStore;
 use super::changes::Effects;
 use super::Decided;
 

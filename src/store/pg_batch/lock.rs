@@ -10,10 +10,10 @@ use sqlx::{Postgres, Row};
 use super::super::batch_types::{NewEntry, OfflineMembers};
 use super::super::channel_types::ChannelSettings;
 use super::super::channel_types::{parse_kind, parse_posting_role, parse_role};
-use super::super::dialect::SqlStore;
 use super::super::entry_rules::ChannelRules;
 use super::super::error::StoreError;
 use super::super::locked::{parse_notify, Locked, LockedMember};
+use super::super::sql_store::SqlStore;
 use crate::ids::UserId;
 use crate::protocol::ChannelKind;
 

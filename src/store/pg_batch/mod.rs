@@ -21,11 +21,11 @@ use sqlx::Postgres;
 
 use self::changes::Changes;
 use super::batch_types::{BatchOutcome, Change, EntryOutcome, NewEntry, OfflineMembers};
-use super::dialect::SqlStore;
 use super::entry_row::{entry_from_row, message_columns};
 use super::entry_rules;
 use super::error::{CommitSent, StoreError};
 use super::locked::Locked;
+use super::sql_store::SqlStore;
 use crate::ids::ChannelId;
 
 /// The stored entries with the keys `($1[i], $2[i])` (sender, client id; text[] each).

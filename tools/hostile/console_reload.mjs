@@ -1,11 +1,19 @@
 // The web console reloaded in the middle of sending: every message whose Enter was pressed
-// must be stored exactly once and shown once. usage:
-//   NODE_PATH=/work/main/console/node_modules node console_reload.mjs http://127.0.0.1:PORT ADMIN_TOKEN [ROUNDS]
+// must be stored exactly once and shown once. usage (a server already running, e.g. by a
+// breaker's serve.sh):
+//   NODE_PATH=/work/main/console/node_modules node console_reload.mjs [URL [ADMIN_TOKEN [ROUNDS]]]
+// URL and ADMIN_TOKEN default to CHATD_URL and CHATD_ADMIN_TOKEN (as tools/hostile/chatd_lib.py).
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const { chromium } = require('playwright-core');
 
-const [url, admin, roundsArg] = process.argv.slice(2);
+const [urlArg, adminArg, roundsArg] = process.argv.slice(2);
+const url = urlArg ?? process.env.CHATD_URL;
+const admin = adminArg ?? process.env.CHATD_ADMIN_TOKEN;
+if (!url || !admin) {
+  console.error('usage: console_reload.mjs [URL [ADMIN_TOKEN [ROUNDS]]] (or CHATD_URL, CHATD_ADMIN_TOKEN)');
+  process.exit(2);
+}
 const rounds = Number(roundsArg ?? 3);
 const run = Math.random().toString(16).slice(2, 8);
 const H = { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' };

@@ -1,18 +1,27 @@
 // The console in two tabs of one user while chatd is killed (-9) in the middle of sending and
 // started again; both tabs reloaded while it is down. Every message whose Enter was pressed
-// must be stored once and shown once in each tab. usage (the server is started by serve.sh):
-//   CHATD_BIN=... NODE_PATH=/work/main/console/node_modules node console_kill.mjs PORT
+// must be stored once and shown once in each tab. The script starts (and kills) its own server
+// with a breaker's serve.sh, which prints the server's PID. usage:
+//   CHATD_SERVE=tools/breaker8/serve.sh CHATD_ADMIN_TOKEN=breaker8-admin-token-0123456789 \
+//   CHATD_BIN=... NODE_PATH=/work/main/console/node_modules node console_kill.mjs PORT [STORE]
+// PORT defaults to CHATD_PORT; STORE (sqlite or pg, serve.sh's first argument) to sqlite.
+// CHATD_ADMIN_TOKEN must be the one that serve.sh gives the server.
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 const require = createRequire(import.meta.url);
 const { chromium } = require('playwright-core');
 
-const port = process.argv[2] ?? '18930';
+const port = process.argv[2] ?? process.env.CHATD_PORT;
+const store = process.argv[3] ?? 'sqlite';
+const admin = process.env.CHATD_ADMIN_TOKEN;
+const serve = process.env.CHATD_SERVE;
+if (!port || !admin || !serve) {
+  console.error('usage: CHATD_SERVE=.../serve.sh CHATD_ADMIN_TOKEN=... console_kill.mjs PORT [STORE]');
+  process.exit(2);
+}
 const url = `http://127.0.0.1:${port}`;
-const admin = 'breaker7-admin-token-0123456789';
-const here = path.dirname(new URL(import.meta.url).pathname);
-const start = () => Number(execFileSync('bash', [`${here}/serve.sh`, 'sqlite', port]).toString().trim().split('\n')[0]);
+const start = () => Number(execFileSync('bash', [path.resolve(serve), store, port]).toString().trim().split('\n')[0]);
 let pid = start();
 const run = Math.random().toString(16).slice(2, 8);
 const H = { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' };
