@@ -194,6 +194,49 @@ fn a_removal_and_rejoin_before_hello_reads_as_told() {
     assert_eq!(p.take(), ["leave", "removed", "added", "join"]);
 }
 
+/// Issue 29: a rejoin's `CHANNEL_ADDED`, then a stale `CHANNEL_REMOVED`
+/// (another node's, older, late on NATS), then the correction the user's
+/// membership task sends after it (`delivery/nats/membership.rs`): the
+/// channel's frames that came between are held and follow the correction,
+/// and the channel ends open.
+#[test]
+fn a_stale_removal_and_its_correction_lose_nothing_of_the_channel() {
+    let mut p = Probe::after_hello(&["a"]);
+    assert_eq!(p.offer("a", Kind::Added, "rejoin-added"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Of, "join"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Of, "stale-leave"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Removed, "stale-removed"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Of, "m1"), Offer::Held);
+    assert_eq!(p.offer("a", Kind::Added, "corrected"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Of, "m2"), Offer::Out);
+    assert_eq!(
+        p.take(),
+        [
+            "rejoin-added",
+            "join",
+            "stale-leave",
+            "stale-removed",
+            "corrected",
+            "m1",
+            "m2"
+        ]
+    );
+}
+
+/// The same before the HELLO, which already has the rejoin: the stale
+/// removal and its correction both reach the client, and the channel ends
+/// open.
+#[test]
+fn a_stale_removal_and_its_correction_before_hello_end_open() {
+    let mut p = Probe::before_hello();
+    assert_eq!(p.offer("a", Kind::Removed, "stale-removed"), Offer::Held);
+    assert_eq!(p.offer("a", Kind::Added, "corrected"), Offer::Held);
+    p.hello(&["a"]);
+    assert_eq!(p.take(), ["stale-removed", "corrected"]);
+    assert_eq!(p.offer("a", Kind::Of, "m"), Offer::Out);
+    assert_eq!(p.take(), ["m"]);
+}
+
 #[test]
 fn too_much_before_hello_overflows() {
     let mut p = Probe::before_hello();
