@@ -202,7 +202,8 @@ fn a_removal_and_rejoin_before_hello_reads_as_told() {
 #[test]
 fn a_stale_removal_and_its_correction_lose_nothing_of_the_channel() {
     let mut p = Probe::after_hello(&["a"]);
-    assert_eq!(p.offer("a", Kind::Added, "rejoin-added"), Offer::Out);
+    // The session had the channel: the rejoin's frame tells it nothing.
+    assert_eq!(p.offer("a", Kind::Added, "rejoin-added"), Offer::Dropped);
     assert_eq!(p.offer("a", Kind::Of, "join"), Offer::Out);
     assert_eq!(p.offer("a", Kind::Of, "stale-leave"), Offer::Out);
     assert_eq!(p.offer("a", Kind::Removed, "stale-removed"), Offer::Out);
@@ -211,16 +212,22 @@ fn a_stale_removal_and_its_correction_lose_nothing_of_the_channel() {
     assert_eq!(p.offer("a", Kind::Of, "m2"), Offer::Out);
     assert_eq!(
         p.take(),
-        [
-            "rejoin-added",
-            "join",
-            "stale-leave",
-            "stale-removed",
-            "corrected",
-            "m1",
-            "m2"
-        ]
+        ["join", "stale-leave", "stale-removed", "corrected", "m1", "m2"]
     );
+}
+
+/// A removal read after a quick rejoin committed is followed by the
+/// correction, then the rejoin's own `CHANNEL_ADDED` arrives: it is
+/// dropped, so the client sees one `CHANNEL_REMOVED` and one
+/// `CHANNEL_ADDED`, as made.
+#[test]
+fn a_channel_added_of_an_open_channel_is_dropped() {
+    let mut p = Probe::after_hello(&["a"]);
+    assert_eq!(p.offer("a", Kind::Removed, "removed"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Added, "corrected"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Added, "rejoin-added"), Offer::Dropped);
+    assert_eq!(p.offer("a", Kind::Of, "m"), Offer::Out);
+    assert_eq!(p.take(), ["removed", "corrected", "m"]);
 }
 
 /// The same before the HELLO, which already has the rejoin: the stale
