@@ -15,7 +15,11 @@
 //!   held, only dropped.
 //! - a `CHANNEL_REMOVED` drops what was held for its channel (it came
 //!   before the removal); one of a channel the session was never told of
-//!   is dropped too (nothing to remove).
+//!   is dropped too (nothing to remove);
+//! - a `CHANNEL_ADDED` of a channel the session has (and has not been told
+//!   it left) told it nothing new and is dropped: a repeat, or the rejoin's
+//!   own frame after the correction a node sends for a stale
+//!   `CHANNEL_REMOVED` (`delivery/nats/membership.rs`).
 //!
 //! Before the HELLO snapshot is read every channel frame is held, in order
 //! (at most [`PRE_HELLO_FRAMES`]); [`ChannelGate::hello`] replays them
@@ -174,7 +178,7 @@ impl<F> ChannelGate<F> {
         self.hello = Some(keys.into_boxed_slice());
         let mut emit = emit;
         for held in std::mem::take(&mut self.held) {
-            self.judge(&held.channel, held.kind, held.frame, &|| now, true, &mut emit);
+            self.judge(&held.channel, held.kind, held.frame, &|| now, &mut emit);
         }
     }
 
@@ -207,7 +211,7 @@ impl<F> ChannelGate<F> {
         if !self.held.is_empty() {
             self.expire(now());
         }
-        self.judge(channel, kind, frame, &now, false, &mut emit)
+        self.judge(channel, kind, frame, &now, &mut emit)
     }
 
     /// Drops the held frames older than [`HOLD_FOR`].
@@ -226,13 +230,16 @@ impl<F> ChannelGate<F> {
         kind: Kind,
         frame: F,
         now: &impl Fn() -> Instant,
-        replay: bool,
         emit: &mut impl FnMut(F),
     ) -> Offer {
         let told = self.told(channel);
         match (kind, told) {
-            // The HELLO, read after this was sent, has the channel already.
-            (Kind::Added, Told::Open) if replay => Offer::Dropped,
+            // The session has the channel already: the HELLO, read after
+            // this was sent, or a `CHANNEL_ADDED` the node's membership
+            // task sent after a stale `CHANNEL_REMOVED`
+            // (`delivery/nats/membership.rs`) ahead of this one. Nothing is
+            // held for an open channel, so nothing is released.
+            (Kind::Added, Told::Open) => Offer::Dropped,
             (Kind::Added, _) => {
                 emit(frame);
                 let (release, keep): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.held)

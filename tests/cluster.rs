@@ -1664,3 +1664,69 @@ async fn frames_of_a_channel_that_arrive_before_its_channel_added_follow_it() {
     let join = xavier.recv_type("MEMBER").await;
     assert_eq!((&join["op"], &join["userId"]), (&json!("join"), &json!("xavier")));
 }
+
+/// One user's membership of one channel changed on two nodes in quick
+/// succession: removed on node A, whose publications on users' subjects
+/// reach NATS 400 ms late (test hook), then added again on node B, whose go
+/// out at once. The rejoin's `CHANNEL_ADDED` reaches xavier's sessions on B
+/// (local) and on C (through NATS) before the removal's `CHANNEL_REMOVED`
+/// from A, which NATS does not order with B's. Each node reads such a frame
+/// against the database after sending it, and follows the stale removal
+/// with a `CHANNEL_ADDED`: both sessions end as members (as the database
+/// has xavier) and get the channel's next `MSG_RECV`. (Before, the late
+/// `CHANNEL_REMOVED` was the last word, and each session's channel gate
+/// then held the message and dropped it: xavier believed it was removed
+/// until it reconnected.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removal_late_from_one_node_does_not_undo_a_rejoin_on_another() {
+    let Some(cluster) = Cluster::start(2, &[]).await else {
+        return;
+    };
+    let [b, c] = &cluster.nodes[..] else { unreachable!() };
+    let a = Node::start(
+        &cluster._db,
+        NATS_URL,
+        &cluster.prefix,
+        &[(chatd::delivery::nats::TEST_NATS_USER_DELAY_ENV, "400")],
+    );
+    b.create_channel("room", &["alice", "xavier"]).await;
+    let mut alice = c.connect("alice").await;
+    let mut x_on_b = b.connect("xavier").await;
+    let mut x_on_c = c.connect("xavier").await;
+
+    a.set_member("room", "xavier", false).await;
+    b.set_member("room", "xavier", true).await;
+    // Well past A's 400 ms: its removal has reached B and C.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    // Its ACK among xavier's MEMBER frames to alice (`burst` skips them).
+    burst(&mut alice, "m1", 1, "after the rejoin").await;
+    for (name, ws) in [("B", &mut x_on_b), ("C", &mut x_on_c)] {
+        let mut seen = Vec::new();
+        loop {
+            let Ok(frame) = tokio::time::timeout(Duration::from_secs(5), ws.recv()).await else {
+                panic!("xavier on {name} never got the message after its rejoin; frames: {seen:#?}");
+            };
+            if frame["type"] == "MSG_RECV" {
+                assert_eq!(frame["clientMsgId"], "m1-0", "xavier on {name}: {frame}");
+                break;
+            }
+            seen.push(frame);
+        }
+        // The removal did arrive after the rejoin (else this tests nothing).
+        assert!(
+            seen.iter().any(|f| f["type"] == "CHANNEL_REMOVED"),
+            "xavier on {name}: {seen:#?}"
+        );
+        // Whatever came, the last membership frame says xavier is a member.
+        let last = seen
+            .iter()
+            .rev()
+            .find(|f| f["type"] == "CHANNEL_ADDED" || f["type"] == "CHANNEL_REMOVED");
+        assert!(
+            last.is_none_or(|f| f["type"] == "CHANNEL_ADDED"),
+            "xavier on {name}: {seen:#?}"
+        );
+    }
+    drop(a);
+}

@@ -194,6 +194,56 @@ fn a_removal_and_rejoin_before_hello_reads_as_told() {
     assert_eq!(p.take(), ["leave", "removed", "added", "join"]);
 }
 
+/// Issue 29: a rejoin's `CHANNEL_ADDED`, then a stale `CHANNEL_REMOVED`
+/// (another node's, older, late on NATS), then the correction the user's
+/// membership task sends after it (`delivery/nats/membership.rs`): the
+/// channel's frames that came between are held and follow the correction,
+/// and the channel ends open.
+#[test]
+fn a_stale_removal_and_its_correction_lose_nothing_of_the_channel() {
+    let mut p = Probe::after_hello(&["a"]);
+    // The session had the channel: the rejoin's frame tells it nothing.
+    assert_eq!(p.offer("a", Kind::Added, "rejoin-added"), Offer::Dropped);
+    assert_eq!(p.offer("a", Kind::Of, "join"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Of, "stale-leave"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Removed, "stale-removed"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Of, "m1"), Offer::Held);
+    assert_eq!(p.offer("a", Kind::Added, "corrected"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Of, "m2"), Offer::Out);
+    assert_eq!(
+        p.take(),
+        ["join", "stale-leave", "stale-removed", "corrected", "m1", "m2"]
+    );
+}
+
+/// A removal read after a quick rejoin committed is followed by the
+/// correction, then the rejoin's own `CHANNEL_ADDED` arrives: it is
+/// dropped, so the client sees one `CHANNEL_REMOVED` and one
+/// `CHANNEL_ADDED`, as made.
+#[test]
+fn a_channel_added_of_an_open_channel_is_dropped() {
+    let mut p = Probe::after_hello(&["a"]);
+    assert_eq!(p.offer("a", Kind::Removed, "removed"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Added, "corrected"), Offer::Out);
+    assert_eq!(p.offer("a", Kind::Added, "rejoin-added"), Offer::Dropped);
+    assert_eq!(p.offer("a", Kind::Of, "m"), Offer::Out);
+    assert_eq!(p.take(), ["removed", "corrected", "m"]);
+}
+
+/// The same before the HELLO, which already has the rejoin: the stale
+/// removal and its correction both reach the client, and the channel ends
+/// open.
+#[test]
+fn a_stale_removal_and_its_correction_before_hello_end_open() {
+    let mut p = Probe::before_hello();
+    assert_eq!(p.offer("a", Kind::Removed, "stale-removed"), Offer::Held);
+    assert_eq!(p.offer("a", Kind::Added, "corrected"), Offer::Held);
+    p.hello(&["a"]);
+    assert_eq!(p.take(), ["stale-removed", "corrected"]);
+    assert_eq!(p.offer("a", Kind::Of, "m"), Offer::Out);
+    assert_eq!(p.take(), ["m"]);
+}
+
 #[test]
 fn too_much_before_hello_overflows() {
     let mut p = Probe::before_hello();

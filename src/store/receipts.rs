@@ -117,6 +117,17 @@ impl Store {
         self.read(async { dispatch!(self.channel_states(user_id)) }).await
     }
 
+    /// Where `user_id` stands in `channel_id`, as in its HELLO; `None` for a
+    /// non-member or an unknown channel.
+    pub async fn channel_state(
+        &self,
+        user_id: &UserId,
+        channel_id: &ChannelId,
+    ) -> Result<Option<ChannelPosition>, StoreError> {
+        self.read(async { dispatch!(self.channel_state(user_id, channel_id)) })
+            .await
+    }
+
     /// Moves `user_id`'s delivered (or read) watermark in the message's channel
     /// forward to the message's `seq`. Returns whether it moved.
     ///
@@ -135,6 +146,19 @@ impl<D: Dialect> SqlStore<D> {
             .fetch_all(self.reader().await?.ex())
             .await?;
         rows.iter().map(position).collect()
+    }
+
+    pub(super) async fn channel_state(
+        &self,
+        user_id: &UserId,
+        channel_id: &ChannelId,
+    ) -> Result<Option<ChannelPosition>, StoreError> {
+        let row = sqlx::query::<D>(D::sql(&CHANNEL_STATE))
+            .param(user_id.as_str())
+            .param(channel_id.as_str())
+            .fetch_optional(self.reader().await?.ex())
+            .await?;
+        row.as_ref().map(position).transpose()
     }
 
     /// `user_id`'s entry of `channel_id` (`None`: not a member), read in

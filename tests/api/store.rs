@@ -22,6 +22,7 @@ on_both_stores!(
     a_member_is_recorded_with_the_seq_it_joined_at,
     a_members_change_is_judged_by_the_roles_under_the_channel_lock,
     a_membership_change_says_what_changed_and_at_which_seq,
+    one_channels_state_is_its_entry_of_channel_states,
 );
 
 mod postgres_only {
@@ -780,6 +781,41 @@ async fn a_member_is_recorded_with_the_seq_it_joined_at(backend: Backend) {
         .expect("rejoin");
     assert_eq!(since("bob").await, Some(3), "a join after a removal is a new join");
     assert_eq!(store.member_since(&ch("nope"), &user("bob")).await.expect("read"), None);
+}
+
+/// `channel_state` (a membership task's `CHANNEL_ADDED` after a stale
+/// removal) reads what `channel_states` (HELLO) has for that channel, and
+/// nothing for a non-member or an unknown channel.
+async fn one_channels_state_is_its_entry_of_channel_states(backend: Backend) {
+    let (store, _db) = open(backend).await;
+    for id in ["a", "room"] {
+        store
+            .create_channel(&ch(id), &[user("alice"), user("bob")], 1)
+            .await
+            .expect("create");
+    }
+    store
+        .write_batch(&[send("alice", "room", "k1", "x")], 10)
+        .await
+        .expect("batch");
+    let all = store.channel_states(&user("bob")).await.expect("states");
+    let one = store
+        .channel_state(&user("bob"), &ch("room"))
+        .await
+        .expect("state")
+        .expect("a member");
+    assert_eq!(one, all[1]);
+    assert_eq!((one.last_seq, one.unread), (1, 1));
+    assert!(store
+        .channel_state(&user("carol"), &ch("room"))
+        .await
+        .expect("state")
+        .is_none());
+    assert!(store
+        .channel_state(&user("bob"), &ch("nope"))
+        .await
+        .expect("state")
+        .is_none());
 }
 
 async fn channels_and_members(backend: Backend) {

@@ -39,6 +39,10 @@ pub(super) struct Inner {
     pub(super) tasks: TaskTracker,
     /// Cancelled at shutdown; every task holds a child of it.
     pub(super) stop: CancellationToken,
+    /// With the test hooks: users' subjects' prefix and the queue that
+    /// publishes on them late ([`super::TEST_NATS_USER_DELAY_ENV`]).
+    #[cfg(feature = "test-hooks")]
+    pub(super) user_delay: Option<(String, mpsc::UnboundedSender<(tokio::time::Instant, Outbound)>)>,
 }
 
 impl Inner {
@@ -48,6 +52,13 @@ impl Inner {
 
     /// Queues a publication without waiting; a full queue drops it (counted).
     pub(super) fn publish(&self, subject: String, payload: Bytes) {
+        #[cfg(feature = "test-hooks")]
+        if let Some((users, delayed)) = &self.user_delay {
+            if subject.starts_with(users.as_str()) {
+                let _ = delayed.send((tokio::time::Instant::now(), Outbound { subject, payload }));
+                return;
+            }
+        }
         if let Err(mpsc::error::TrySendError::Full(_)) = self.outbound.try_send(Outbound { subject, payload }) {
             telemetry::nats_publish_failed("queue_full");
         }
@@ -81,4 +92,27 @@ impl Inner {
             Err(error) => tracing::debug!(%error, "subscriptions not confirmed"),
         }
     }
+}
+
+/// With the test hooks: when [`super::TEST_NATS_USER_DELAY_ENV`] is set,
+/// the users' subjects' prefix and a queue whose task hands each
+/// publication to `outbound` that many milliseconds after it was queued, in
+/// order. The task ends when the queue's sender (in [`Inner`]) is dropped.
+#[cfg(feature = "test-hooks")]
+pub(super) fn test_user_delay(
+    prefix: &str,
+    outbound: &mpsc::Sender<Outbound>,
+) -> Option<(String, mpsc::UnboundedSender<(tokio::time::Instant, Outbound)>)> {
+    let ms: u64 = std::env::var(super::TEST_NATS_USER_DELAY_ENV).ok()?.parse().ok()?;
+    let (delayed, mut queue) = mpsc::unbounded_channel::<(tokio::time::Instant, Outbound)>();
+    let outbound = outbound.clone();
+    tokio::spawn(async move {
+        while let Some((at, item)) = queue.recv().await {
+            tokio::time::sleep_until(at + Duration::from_millis(ms)).await;
+            if outbound.send(item).await.is_err() {
+                return;
+            }
+        }
+    });
+    Some((format!("{prefix}.u."), delayed))
 }

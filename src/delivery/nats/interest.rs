@@ -1,7 +1,9 @@
 //! What this node subscribes to: a `u.<user>` subscription (and its task)
 //! per user with a live session here, a `c.<channel>` subscription (and its
 //! channel task) per channel one of those users is a member of,
-//! reference-counted by user, and the membership changes that move them.
+//! reference-counted by user, and taking or giving back a channel when a
+//! membership changes (decided by the user's membership task,
+//! [`super::membership`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicI64;
@@ -15,8 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::channel::{ChannelCmd, ChannelCore};
 use super::inner::Inner;
-use super::tables::{ChannelEntry, MembershipChange, UserCmd, UserEntry};
+use super::membership::run_membership;
+use super::tables::{ChannelEntry, UserCmd, UserEntry};
 use super::wire::{channel_subject, user_subject, UserEnvelope};
+use crate::channel_gate::Kind;
 use crate::ids::{ChannelId, UserId};
 use crate::telemetry;
 
@@ -115,27 +119,17 @@ impl Inner {
         ready
     }
 
-    /// Hands a membership change to the user's membership task (no-op for
-    /// a user without local sessions), which applies them one at a time as
-    /// the database has them ([`run_membership`]). Changes made on different
-    /// nodes arrive here in any order (each node applies its own at once,
-    /// the others' come through NATS later), so the event's `add` cannot be
-    /// applied as it is: an older removal arriving after a newer add would
-    /// end the member's delivery for good.
-    pub(super) fn membership(&self, user: &UserId, channel: &ChannelId, add: bool, seq: i64) {
-        if let Some(entry) = self.lock().users.get(user) {
-            let _ = entry.memberships.send(MembershipChange {
-                channel: channel.clone(),
-                add,
-                seq,
-            });
-        }
-    }
-
     /// Takes (`member`) or gives back `channel` for the user's entry, if it
     /// is still `generation`. `floor`: the seq after which a newly taken
     /// channel starts delivering (the join's own seq).
-    fn set_membership(self: &Arc<Self>, user: &UserId, generation: u64, channel: &ChannelId, member: bool, floor: i64) {
+    pub(super) fn set_membership(
+        self: &Arc<Self>,
+        user: &UserId,
+        generation: u64,
+        channel: &ChannelId,
+        member: bool,
+        floor: i64,
+    ) {
         let mut guard = self.lock();
         let interest = &mut *guard;
         let Some(entry) = interest.users.get_mut(user).filter(|e| e.generation == generation) else {
@@ -323,48 +317,6 @@ async fn run_user(
     }
 }
 
-/// One user's membership changes, one at a time, in a task of their own so
-/// that the database reads never hold up the user's RECEIPT frames.
-///
-/// The database decides, read after the change committed: every change is
-/// followed by its own event, so the last one handled reads the final state,
-/// whatever order the events came in. When the read fails, the node keeps (or
-/// takes) the channel: delivery goes by each message's own member list, so a
-/// channel held for a user who left costs traffic until the user's last
-/// session here ends, never a delivery, while one given up for a member would
-/// lose that member's messages for good.
-async fn run_membership(
-    inner: Arc<Inner>,
-    user: UserId,
-    generation: u64,
-    mut changes: mpsc::UnboundedReceiver<MembershipChange>,
-    stop: CancellationToken,
-) {
-    loop {
-        let change = tokio::select! {
-            _ = stop.cancelled() => return,
-            change = changes.recv() => match change {
-                Some(change) => change,
-                None => return,
-            },
-        };
-        let MembershipChange { channel, add, seq } = change;
-        // The floor of a join is the join's own seq from the database, not
-        // the event's: a stale event (an earlier join, or a removal) has a
-        // lower seq, and catching up from it would hand the member what was
-        // stored while it was not one.
-        let (member, floor) = match inner.store.member_since(&channel, &user).await {
-            Ok(Some(joined)) => (true, joined),
-            Ok(None) => (false, seq),
-            Err(error) => {
-                tracing::warn!(user_id = %user, channel_id = %channel, add, %error, "cannot read a membership; keeping the channel");
-                (true, seq)
-            }
-        };
-        inner.set_membership(&user, generation, &channel, member, floor);
-    }
-}
-
 fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
     match serde_json::from_slice::<UserEnvelope>(payload) {
         Ok(UserEnvelope::Frame {
@@ -383,9 +335,15 @@ fn on_user_payload(inner: &Arc<Inner>, user: &UserId, payload: &[u8]) {
                     return;
                 }
             };
-            inner
-                .hub
-                .send_to_user(user, channel.as_ref(), &Utf8Bytes::from(text), type_name, None);
+            let text = Utf8Bytes::from(text);
+            match (channel, Kind::of_frame(type_name)) {
+                // Another node's membership frame: read against the database
+                // in order with this user's other membership changes.
+                (Some(channel), kind @ (Kind::Added | Kind::Removed)) => {
+                    inner.membership_frame(user, &channel, kind == Kind::Added, text, type_name);
+                }
+                (channel, _) => inner.hub.send_to_user(user, channel.as_ref(), &text, type_name, None),
+            }
         }
         Ok(UserEnvelope::Receipt {
             channel_id,

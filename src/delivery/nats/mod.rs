@@ -18,8 +18,9 @@
 //! Here: the connection and the public API ([`Cluster`], with the typing
 //! and presence it publishes); in [`inner`] the state every task of the
 //! bridge shares, in [`tables`] the tables of users and channels, in
-//! [`interest`] what this node subscribes to (users, channels, membership
-//! changes); in
+//! [`interest`] what this node subscribes to (users, channels), in
+//! [`membership`] each user's membership changes and `CHANNEL_ADDED` /
+//! `CHANNEL_REMOVED` frames, checked against the database; in
 //! [`publisher`] the ordered queue of publications; in [`control`] what the
 //! node does when the connection comes and goes; subjects and payloads in
 //! [`wire`], what other nodes say of presence and typing, and this node's
@@ -36,6 +37,7 @@ mod control;
 mod ephemeral;
 mod inner;
 mod interest;
+mod membership;
 mod peers;
 mod publisher;
 mod sequencer;
@@ -52,6 +54,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::channel_gate::Kind;
 use crate::config::Config;
 use crate::delivery::ephemeral::NodeId;
 use crate::delivery::hub::Hub;
@@ -95,6 +98,12 @@ pub const TEST_NATS_DELAY: &str = "__chatd_test_nats_delay__";
 /// See [`TEST_NATS_DELAY`], milliseconds.
 #[cfg(feature = "test-hooks")]
 pub const TEST_NATS_DELAY_MS: u64 = 400;
+/// With the `test-hooks` feature: a node started with this environment
+/// variable set to a number of milliseconds publishes everything on users'
+/// subjects (`<prefix>.u.*`: membership frames, RECEIPTs) that late, in
+/// order. Not a `CHATD_` setting (the settings refuse unknown keys).
+#[cfg(feature = "test-hooks")]
+pub const TEST_NATS_USER_DELAY_ENV: &str = "TEST_CHATD_NATS_USER_DELAY_MS";
 
 /// Why the NATS bridge could not start.
 #[derive(Debug, thiserror::Error)]
@@ -170,6 +179,8 @@ impl Cluster {
             .connect(servers)
             .await?;
         let (outbound, outbound_rx) = mpsc::channel(PUBLISH_QUEUE);
+        #[cfg(feature = "test-hooks")]
+        let outbound_tx = outbound.clone();
         let (connected, _) = watch::channel(false);
         let inner = Arc::new(Inner {
             client,
@@ -182,6 +193,8 @@ impl Cluster {
             connected,
             tasks: TaskTracker::new(),
             stop: CancellationToken::new(),
+            #[cfg(feature = "test-hooks")]
+            user_delay: inner::test_user_delay(&config.nats_subject_prefix, &outbound_tx),
         });
         inner.tasks.spawn(run_publisher(inner.clone(), outbound_rx));
         inner.tasks.spawn(run_control(inner.clone(), events_rx));
@@ -311,7 +324,10 @@ impl Cluster {
     /// Queues an encoded frame of `channel` to this node's sessions of each
     /// of `users` and publishes it on each user's subject for the other
     /// nodes holding their sessions (in publication order per user); every
-    /// node hands it through each session's channel gate.
+    /// node hands it through each session's channel gate, and a
+    /// `CHANNEL_ADDED` or `CHANNEL_REMOVED` first through the user's
+    /// membership task, which sends it and then, if the database says
+    /// otherwise, what the database says ([`membership`]).
     pub fn frame_to_users(&self, users: &[UserId], channel: &ChannelId, text: &Utf8Bytes, type_name: &'static str) {
         let envelope = UserEnvelope::Frame {
             frame_type: type_name.to_owned(),
@@ -319,8 +335,16 @@ impl Cluster {
             text: text.as_str().to_owned(),
         };
         let payload = serde_json::to_vec(&envelope).ok().map(Bytes::from);
+        let kind = Kind::of_frame(type_name);
         for user in users {
-            self.0.hub.send_to_user(user, Some(channel), text, type_name, None);
+            match kind {
+                // Read against the database first, like another node's.
+                Kind::Added | Kind::Removed => {
+                    self.0
+                        .membership_frame(user, channel, kind == Kind::Added, text.clone(), type_name);
+                }
+                Kind::Of | Kind::Ephemeral => self.0.hub.send_to_user(user, Some(channel), text, type_name, None),
+            }
             if let Some(payload) = &payload {
                 self.0.publish(user_subject(&self.0.prefix, user), payload.clone());
             }

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
 
+use axum::extract::ws::Utf8Bytes;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -29,8 +30,9 @@ pub(super) struct UserEntry {
     pub(super) channels: HashSet<ChannelId>,
     pub(super) ready: watch::Receiver<bool>,
     pub(super) commands: mpsc::UnboundedSender<UserCmd>,
-    /// The user's membership changes, for `run_membership` (`interest.rs`).
-    pub(super) memberships: mpsc::UnboundedSender<MembershipChange>,
+    /// The user's membership changes and frames, for `run_membership`
+    /// (`membership.rs`).
+    pub(super) memberships: mpsc::UnboundedSender<MembershipCmd>,
     pub(super) stop: CancellationToken,
 }
 
@@ -53,10 +55,20 @@ pub(super) enum UserCmd {
     Reconcile,
 }
 
-/// The user joined (`add`) or left `channel`, committed when its last seq
-/// was `seq` (on this node or another): see [`super::inner::Inner::membership`].
-pub(super) struct MembershipChange {
-    pub(super) channel: ChannelId,
-    pub(super) add: bool,
-    pub(super) seq: i64,
+/// What a user's membership task handles, in order
+/// ([`super::membership::run_membership`]).
+pub(super) enum MembershipCmd {
+    /// The user joined (`add`) or left `channel`, committed when its last
+    /// seq was `seq` (on this node or another): the node takes or gives back
+    /// the channel as the database has it ([`super::inner::Inner::membership`]).
+    Changed { channel: ChannelId, add: bool, seq: i64 },
+    /// A `CHANNEL_ADDED` (`add`) or `CHANNEL_REMOVED` of `channel` for the
+    /// user's sessions, encoded: sent, then corrected if the database says
+    /// otherwise ([`super::inner::Inner::membership_frame`]).
+    Frame {
+        channel: ChannelId,
+        add: bool,
+        text: Utf8Bytes,
+        type_name: &'static str,
+    },
 }
