@@ -32,7 +32,7 @@
 //! - [`telemetry`]: logs and metrics;
 //! - [`startup`]: building, running and shutting down the server.
 
-pub use chatd_proto::{ids, protocol, text};
+pub use chatd_proto::{ids, number, protocol, text};
 
 pub mod attachments;
 pub mod auth;

@@ -111,7 +111,7 @@ pub async fn patch_channel(
     };
     let slow_mode_ms = match request.get("slowModeMs") {
         None => None,
-        Some(value) => match value.as_i64() {
+        Some(value) => match crate::number::integer_value(value) {
             Some(ms) if (0..=MAX_SLOW_MODE_MS).contains(&ms) => Some(ms),
             _ => {
                 return Err(ApiError::invalid_field(
@@ -125,7 +125,7 @@ pub async fn patch_channel(
     let retention_secs = match patch_field(&request, "retentionSecs") {
         None => None,
         Some(None) => Some(None),
-        Some(Some(value)) => match value.as_i64() {
+        Some(Some(value)) => match crate::number::integer_value(&value) {
             Some(secs) if (0..=crate::store::MAX_RETENTION_SECS).contains(&secs) => Some(Some(secs)),
             _ => {
                 return Err(ApiError::invalid_field(

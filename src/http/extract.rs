@@ -58,16 +58,16 @@ impl QueryParams {
             .map_err(|_| ApiError::invalid_field(name, "given more than once"))
     }
 
-    /// A page route's `limit`: an integer in `1..=most`, `default` when absent.
+    /// A page route's `limit`: an integer in `1..=most`, `default` when
+    /// absent; read as a JSON number is (`1e2` is 100; [`crate::number::integer_text`]).
     ///
     /// # Errors
     /// 400 `invalid_field` for anything else, or when given more than once.
     pub fn page_limit(&self, default: u32, most: u32) -> Result<u32, ApiError> {
         match self.field("limit")? {
             None => Ok(default),
-            Some(raw) => raw
-                .parse::<u32>()
-                .ok()
+            Some(raw) => crate::number::integer_text(raw)
+                .and_then(|n| u32::try_from(n).ok())
                 .filter(|n| (1..=most).contains(n))
                 .ok_or_else(|| ApiError::invalid_field("limit", &format!("must be an integer between 1 and {most}"))),
         }

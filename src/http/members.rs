@@ -215,7 +215,7 @@ pub async fn add_member(
     let mute = match request.get("mutedUntil") {
         None => None,
         Some(serde_json::Value::Null) => Some(None),
-        Some(value) => match value.as_i64() {
+        Some(value) => match crate::number::integer_value(value) {
             Some(ms) if (0..=crate::ids::MAX_SEQ).contains(&ms) => Some(Some(ms)),
             _ => {
                 return Err(ApiError::invalid_field(

@@ -62,7 +62,7 @@ pub async fn history(
     let param = |name: &'static str| query.field(name);
     let int = |name: &'static str, range: &'static str| -> Result<Option<i64>, ApiError> {
         param(name)?
-            .map(|v| v.parse::<i64>().map_err(|_| ApiError::invalid_field(name, range)))
+            .map(|v| crate::number::integer_text(v).ok_or_else(|| ApiError::invalid_field(name, range)))
             .transpose()
     };
     let after_seq = int("afterSeq", "must be an integer between 0 and 2^53-1")?;
@@ -81,8 +81,8 @@ pub async fn history(
     let limit = match param("limit")? {
         None => None,
         Some(v) => Some(
-            v.parse::<i64>()
-                .map_err(|_| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?,
+            crate::number::integer_text(v)
+                .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer between 1 and 500"))?,
         ),
     };
     let limit = check_limit(limit).map_err(|reason| ApiError::invalid_field("limit", reason))?;

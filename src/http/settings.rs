@@ -60,7 +60,7 @@ fn patch_of(body: &serde_json::Map<String, Value>) -> Result<SettingsPatch, ApiE
     let snooze_until = match body.get("snoozeUntil") {
         None => None,
         Some(Value::Null) => Some(None),
-        Some(Value::Number(n)) => match n.as_i64().filter(|ms| (0..=MAX_SEQ).contains(ms)) {
+        Some(Value::Number(n)) => match crate::number::integer(n).filter(|ms| (0..=MAX_SEQ).contains(ms)) {
             Some(ms) => Some(Some(ms)),
             None => {
                 return Err(ApiError::invalid_field(

@@ -22,7 +22,9 @@ pub(super) struct CreateToken {
     /// The token's `sub`.
     user_id: String,
     /// Lifetime, 1 to 315360000 s; default `token_ttl_secs`.
+    /// Any integral JSON number (`3.6e3` is 3600), as in a frame (§5).
     #[schema(minimum = 1, maximum = 315_360_000)]
+    #[serde(default, deserialize_with = "crate::number::optional_integer")]
     ttl_seconds: Option<u64>,
 }
 

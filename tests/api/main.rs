@@ -35,6 +35,7 @@ mod fanout;
 mod flags;
 mod frames;
 mod http;
+mod http_numbers;
 mod idp_tokens;
 mod lifecycle;
 mod logs;

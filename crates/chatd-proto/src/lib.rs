@@ -3,6 +3,7 @@
 //!
 //! - [`ids`]: validated identifiers and units (§1 of the contract);
 //! - [`protocol`]: WebSocket frames, their codec and validation (§5);
+//! - [`number`]: the one rule for JSON numbers in integer fields (frames and HTTP);
 //! - [`channel`]: a channel's kind and visibility and a member's role (§13.1).
 //!
 //! Depends only on serde, serde_json, uuid and thiserror, so an application
@@ -10,5 +11,6 @@
 
 pub mod channel;
 pub mod ids;
+pub mod number;
 pub mod protocol;
 pub mod text;

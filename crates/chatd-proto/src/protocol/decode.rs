@@ -238,23 +238,20 @@ fn repeated_field(error: &serde_json::Error, fields: &[(&'static str, Kind, bool
 
 /// JSON has one kind of number: `-0`, `3.0` or `3e0` in an integer field
 /// is the integer it equals, but serde_json reads them as floats, which the
-/// typed decoder refuses. Rewritten as integers here; a float with a
+/// typed decoder refuses. Rewritten as integers here by the shared rule
+/// ([`crate::number::integer`], which HTTP bodies use too); a float with a
 /// fraction, or past ±2^53 (where it no longer names one integer), is left
 /// for [`check_field_kinds`] to refuse.
 fn integral_numbers_as_integers(map: &mut Map<String, Value>, fields: &[(&'static str, Kind, bool)]) {
-    /// 2^53: every integer up to it is exactly one f64.
-    const EXACT: f64 = 9_007_199_254_740_992.0;
     for (field, kind, _) in fields {
         let Some(Value::Number(n)) = map.get(*field) else {
             continue;
         };
-        let integral = n
-            .as_f64()
-            .filter(|f| n.is_f64() && matches!(kind, Kind::Int) && f.fract() == 0.0 && f.abs() <= EXACT);
-        if let Some(f) = integral {
-            // In range by the filter above, so the cast is exact.
-            #[allow(clippy::cast_possible_truncation)]
-            map.insert((*field).to_owned(), Value::from(f as i64));
+        if !(n.is_f64() && matches!(kind, Kind::Int)) {
+            continue;
+        }
+        if let Some(i) = crate::number::integer(n) {
+            map.insert((*field).to_owned(), Value::from(i));
         }
     }
 }
