@@ -66,6 +66,7 @@ class Session:
         self.ws = connect(WS, additional_headers={"Authorization": f"Bearer {tok}"},
                           max_size=None, open_timeout=30, **kw)
         self.frames = []
+        self.answered = set()  # indexes in frames of answers answer() returned
         self.hello = self.next(lambda f: f["type"] == "HELLO")
 
     def send(self, frame):
@@ -84,8 +85,19 @@ class Session:
                 return f
 
     def answer(self, cmid, timeout=10):
-        """The MSG_ACK or ERROR naming clientMsgId cmid."""
-        return self.next(lambda f: f.get("clientMsgId") == cmid and f["type"] in ("MSG_ACK", "ERROR"), timeout)
+        """The MSG_ACK or ERROR naming clientMsgId cmid that no earlier call returned: one
+        already read while waiting for something else (answers of two channels' commit
+        tasks may come in either order) is taken first; a retry with the same key gets the
+        next answer, not the first one again."""
+        def is_answer(f):
+            return f.get("clientMsgId") == cmid and f["type"] in ("MSG_ACK", "ERROR")
+        for i, f in enumerate(self.frames):
+            if i not in self.answered and is_answer(f):
+                self.answered.add(i)
+                return f
+        f = self.next(is_answer, timeout)
+        self.answered.add(len(self.frames) - 1)
+        return f
 
     def send_msg(self, channel_id, body, cmid=None, **extra):
         cmid = cmid or uuid.uuid4().hex
