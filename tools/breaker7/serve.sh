@@ -1,27 +1,8 @@
 #!/bin/bash
 # Starts a chatd for breaker7's scripts: serve.sh sqlite|pg [port] [extra env...]
-# Prints the PID; data in /var/tmp/b7-data-<port>, log in /var/tmp/b7-<port>.log.
-# CHATD_BIN overrides the binary (default: the release build in the target dir).
-set -e
-store=${1:-sqlite}; port=${2:-18907}; shift 2 || true
-bin=${CHATD_BIN:-/var/tmp/target-breaker7/release/chatd}
-data=/var/tmp/b7-data-$port
-mkdir -p "$data"
-export CHATD_LISTEN=127.0.0.1:$port CHATD_DATA_DIR=$data \
-  CHATD_ADMIN_TOKEN=breaker7-admin-token-0123456789 \
-  CHATD_JWT_SECRET=breaker7-jwt-secret-0123456789abcdef0123456789 \
-  CHATD_LOG=${CHATD_LOG:-info}
-if [ "$store" = pg ]; then
-  db=${B7_DB:-b7_$port}
-  psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $db" 2>/dev/null || true
-  export CHATD_DATABASE_URL=postgres://postgres@127.0.0.1:5432/$db
-fi
-for kv in "$@"; do export "$kv"; done
-nohup "$bin" serve >>/var/tmp/b7-$port.log 2>&1 &
-echo $!
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && exit 0
-  sleep 0.2
-done
-echo "server did not come up" >&2
-exit 1
+# Prints the PID; data in /var/tmp/b7-data-<port>, log in /var/tmp/b7-<port>.log,
+# database b7_<port> (or $B7_DB).
+# tools/hostile/serve.sh does the work; CHATD_BIN overrides the binary.
+HOSTILE_NAME=breaker7 HOSTILE_PORT=18907 HOSTILE_DATA_PREFIX=/var/tmp/b7-data- \
+  HOSTILE_LOG_PREFIX=/var/tmp/b7- HOSTILE_DB=$B7_DB HOSTILE_DB_PREFIX=b7_ \
+  exec bash "$(dirname "$0")/../hostile/serve.sh" "$@"

@@ -1,29 +1,8 @@
 #!/bin/bash
 # Starts a chatd for breaker8's scripts: serve.sh sqlite|pg [port] [extra env...]
-# Prints the PID; data in /var/tmp/b8-data-<port>, log in /var/tmp/b8-<port>.log.
-# CHATD_BIN overrides the binary (default: the release build in the target dir).
-# B8_KEEP=1 keeps an existing data dir (a restart); else the data dir is reused too
-# (delete it yourself for a fresh start).
-set -e
-store=${1:-sqlite}; port=${2:-18980}; shift 2 || true
-bin=${CHATD_BIN:-/var/tmp/target-breaker8/release/chatd}
-data=${B8_DATA:-/var/tmp/b8-data-$port}
-mkdir -p "$data"
-export CHATD_LISTEN=127.0.0.1:$port CHATD_DATA_DIR=$data \
-  CHATD_ADMIN_TOKEN=breaker8-admin-token-0123456789 \
-  CHATD_JWT_SECRET=breaker8-jwt-secret-0123456789abcdef0123456789 \
-  CHATD_LOG=${CHATD_LOG:-info}
-if [ "$store" = pg ]; then
-  db=${B8_DB:-breaker8_$port}
-  psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $db" 2>/dev/null || true
-  export CHATD_DATABASE_URL=postgres://postgres@127.0.0.1:5432/$db
-fi
-for kv in "$@"; do export "$kv"; done
-nohup "$bin" serve >>/var/tmp/b8-$port.log 2>&1 &
-echo $!
-for _ in $(seq 1 150); do
-  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && exit 0
-  sleep 0.2
-done
-echo "server did not come up" >&2
-exit 1
+# Prints the PID; data in /var/tmp/b8-data-<port> (or $B8_DATA), log in
+# /var/tmp/b8-<port>.log, database breaker8_<port> (or $B8_DB).
+# tools/hostile/serve.sh does the work; CHATD_BIN overrides the binary.
+HOSTILE_NAME=breaker8 HOSTILE_PORT=18980 HOSTILE_DATA=$B8_DATA HOSTILE_DATA_PREFIX=/var/tmp/b8-data- \
+  HOSTILE_LOG_PREFIX=/var/tmp/b8- HOSTILE_DB=$B8_DB HOSTILE_DB_PREFIX=breaker8_ \
+  exec bash "$(dirname "$0")/../hostile/serve.sh" "$@"
