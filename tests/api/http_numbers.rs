@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 use chatd_testkit::on_both_stores;
 use chatd_testkit::{spawn_app, Backend, TestApp, ADMIN_TOKEN};
 
+use crate::mentions::my_room;
+
 on_both_stores!(
     settings_take_an_integral_number_as_that_integer,
     a_channel_patch_takes_integral_numbers_as_those_integers,
@@ -31,20 +33,6 @@ fn refused(field: &str, sent: &str, (status, body): (u16, Value)) {
 async fn room(app: &TestApp) {
     app.post_channel(json!({"channelId": "room", "owners": ["olive"], "members": ["alice", "bob"]}))
         .await;
-}
-
-async fn my_room(app: &TestApp, user: &str) -> Value {
-    let (status, body) = app
-        .request("GET", "/v1/me/channels", Some(&app.token(user)), None)
-        .await;
-    assert_eq!(status, 200, "{body}");
-    body["channels"]
-        .as_array()
-        .expect("channels")
-        .iter()
-        .find(|c| c["channelId"] == "room")
-        .cloned()
-        .expect("room listed")
 }
 
 async fn settings_take_an_integral_number_as_that_integer(backend: Backend) {

@@ -63,8 +63,8 @@ async fn read_as(app: &TestApp, user: &str) -> Vec<Value> {
     body["messages"].as_array().expect("messages").clone()
 }
 
-/// `user`'s entry of `room` in `GET /v1/me/channels`.
-async fn my_room(app: &TestApp, user: &str) -> Value {
+/// `user`'s entry of `room` in `GET /v1/me/channels` (also used by `http_numbers`).
+pub(crate) async fn my_room(app: &TestApp, user: &str) -> Value {
     let (status, body) = app
         .request("GET", "/v1/me/channels", Some(&app.token(user)), None)
         .await;
