@@ -7,13 +7,16 @@
 //! envelopes from other nodes (NATS), and reads from the database (a gap that
 //! did not close within `cluster_gap_wait_ms`, a catch-up after a NATS
 //! reconnect, the start of a member who just joined). Whatever the path, each
-//! session gets the channel's messages in increasing `seq`, each once.
+//! session gets the channel's messages in increasing `seq`, each once, and a
+//! read that finds one of this node's commits whose handoff is queued uses
+//! that handoff, so the session whose send stored it is spared as well.
 //!
 //! The channel's TYPING frames, this node's ([`ChannelCmd::Typing`], queued
 //! behind its commits) and other nodes' (on the same NATS subject, behind
 //! their publisher's messages), go through the same task: each goes out
 //! once the messages up to the seq it follows have ([`typing`]).
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -139,11 +142,24 @@ pub(crate) struct ChannelCore {
     known: Arc<AtomicI64>,
     /// TYPING frames waiting for the messages they follow.
     typing: HeldTyping,
+    /// What the rest of the node tells this task.
+    commands: mpsc::UnboundedReceiver<ChannelCmd>,
+    /// Commands taken from `commands` while a read from the database was
+    /// offered ([`Self::prefer_local`]), handled before any newer one.
+    backlog: VecDeque<ChannelCmd>,
 }
 
 impl ChannelCore {
-    /// A channel whose next message to hand out is `next`.
-    pub fn new(channel: ChannelId, store: Store, hub: Arc<Hub>, gap_wait: Duration, next: i64) -> Self {
+    /// A channel whose next message to hand out is `next`, told what to do
+    /// through `commands`.
+    pub fn new(
+        channel: ChannelId,
+        store: Store,
+        hub: Arc<Hub>,
+        gap_wait: Duration,
+        next: i64,
+        commands: mpsc::UnboundedReceiver<ChannelCmd>,
+    ) -> Self {
         Self {
             channel,
             store,
@@ -155,6 +171,8 @@ impl ChannelCore {
             known: Arc::new(AtomicI64::new(next - 1)),
             typing: HeldTyping::new(hub.ephemeral().settings().typing_ttl),
             hub,
+            commands,
+            backlog: VecDeque::new(),
         }
     }
 
@@ -220,7 +238,7 @@ impl ChannelCore {
     /// while it was not one. (A member who left and came back also misses, in
     /// this read, what was stored during its earlier membership; it sees the
     /// seq jump and can SYNC it.)
-    async fn read(&self, after: i64, limit: u32) -> Result<(Vec<Handoff>, bool), StoreError> {
+    async fn read(&mut self, after: i64, limit: u32) -> Result<(Vec<Handoff>, bool), StoreError> {
         let (messages, more) = self.store.messages_after(&self.channel, after, limit).await?;
         if messages.is_empty() {
             return Ok((Vec::new(), more));
@@ -231,7 +249,45 @@ impl ChannelCore {
             .iter()
             .map(|m| Handoff::stored(m, recipients.before(m.seq), None))
             .collect();
-        Ok((deliveries, more))
+        Ok((self.prefer_local(deliveries), more))
+    }
+
+    /// A read from the database can return a message this node committed
+    /// whose [`ChannelCmd::Local`] is still queued (committed while the read
+    /// ran, or while this task was busy): that handoff knows the session
+    /// whose send stored it, which must not get the MSG_RECV (it has the
+    /// ACK), and the members of the storing transaction. Takes the queued
+    /// commands into the backlog and uses their `Local` handoffs in place
+    /// of the read copies of the same seq; the rest keep their order.
+    ///
+    /// Left: a message committed before the read whose `Local` is queued
+    /// only after the read returns (a few microseconds of the commit task's
+    /// loop over its batch) still reaches its sender's session once, as a
+    /// copy of its ACK (delivery is at least once; clients drop it by
+    /// `messageId`).
+    fn prefer_local(&mut self, read: Vec<Handoff>) -> Vec<Handoff> {
+        while let Ok(command) = self.commands.try_recv() {
+            self.backlog.push_back(command);
+        }
+        let (Some(first), Some(last)) = (read.first().map(|d| d.seq), read.last().map(|d| d.seq)) else {
+            return read;
+        };
+        let mut local: HashMap<i64, Handoff> = HashMap::new();
+        for command in std::mem::take(&mut self.backlog) {
+            match command {
+                ChannelCmd::Local(handoff) if (first..=last).contains(&handoff.seq) => {
+                    local.insert(handoff.seq, handoff);
+                }
+                other => self.backlog.push_back(other),
+            }
+        }
+        if local.is_empty() {
+            return read;
+        }
+        let read: Vec<Handoff> = read.into_iter().map(|d| local.remove(&d.seq).unwrap_or(d)).collect();
+        // Not in the read (it cannot be, the read is gapless): offered later.
+        self.backlog.extend(local.into_values().map(ChannelCmd::Local));
+        read
     }
 
     /// The deadline passed: retry the catch-up, or fill the gap below the
@@ -359,24 +415,33 @@ impl ChannelCore {
         })
     }
 
+    /// Handles one command.
+    async fn command(&mut self, command: ChannelCmd) {
+        match command {
+            ChannelCmd::Local(delivery) => self.offer(delivery),
+            ChannelCmd::Floor(seq) => self.floor(seq).await,
+            ChannelCmd::CatchUp => self.catch_up().await,
+            ChannelCmd::Typing(frame) => self.offer_typing(frame),
+        }
+    }
+
     /// Runs until `stop` or until every command sender is gone: offers what
-    /// comes from `inbound` (NATS payloads) and `commands`, and fills gaps.
-    pub async fn run(
-        mut self,
-        mut inbound: BoxStream<'static, Bytes>,
-        mut commands: mpsc::UnboundedReceiver<ChannelCmd>,
-        stop: CancellationToken,
-    ) {
+    /// comes from `inbound` (NATS payloads) and the commands, and fills gaps.
+    pub async fn run(mut self, mut inbound: BoxStream<'static, Bytes>, stop: CancellationToken) {
         loop {
+            if let Some(command) = self.backlog.pop_front() {
+                if stop.is_cancelled() {
+                    return;
+                }
+                self.command(command).await;
+                continue;
+            }
             let deadline = self.deadline;
             tokio::select! {
                 _ = stop.cancelled() => return,
-                command = commands.recv() => match command {
+                command = self.commands.recv() => match command {
                     None => return,
-                    Some(ChannelCmd::Local(delivery)) => self.offer(delivery),
-                    Some(ChannelCmd::Floor(seq)) => self.floor(seq).await,
-                    Some(ChannelCmd::CatchUp) => self.catch_up().await,
-                    Some(ChannelCmd::Typing(frame)) => self.offer_typing(frame),
+                    Some(command) => self.command(command).await,
                 },
                 payload = inbound.next() => match payload {
                     Some(payload) => match self.decode(&payload).await {

@@ -256,6 +256,7 @@ async fn run_channel(inner: Arc<Inner>, channel: ChannelId, start: ChannelStart)
         inner.hub.clone(),
         inner.gap_wait,
         start + 1,
+        commands,
     )
     .sharing_known(known);
     if start < last {
@@ -263,7 +264,7 @@ async fn run_channel(inner: Arc<Inner>, channel: ChannelId, start: ChannelStart)
     }
     let _ = ready.send(true);
     drop(inner);
-    core.run(inbound, commands, stop).await;
+    core.run(inbound, stop).await;
 }
 
 /// One user's task: subscribe to the user's subject (confirmed), read the

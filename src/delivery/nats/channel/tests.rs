@@ -115,10 +115,57 @@ async fn a_catch_up_skips_members_who_joined_after_the_message() {
     f.store.write_batch(&[third], 40).await.unwrap();
     // A catch-up from the channel's start (a NATS reconnect, or a floor
     // from a stale event).
-    let mut core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1);
+    let (_cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let mut core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1, cmd_rx);
     core.catch_up().await;
     assert_eq!(next_seq(&mut f.bob).await, 3, "nothing from before bob came back");
     assert!(f.bob.try_recv().is_err());
+}
+
+fn session(hub: &Hub, id: &str, user: &UserId) -> mpsc::Receiver<Utf8Bytes> {
+    let (tx, rx) = mpsc::channel(64);
+    hub.register(SessionHandle::new(
+        id.into(),
+        user.clone(),
+        tx,
+        Arc::new(crate::outbound::QueuedBytes::new(usize::MAX)),
+        Arc::new(CloseSignal::default()),
+    ));
+    rx
+}
+
+/// A read from the database (here a catch-up after a NATS reconnect) that
+/// finds a message this node committed while its handoff still waits in
+/// the task's queue hands out the queued handoff: the session whose send
+/// stored it has the ACK and gets no MSG_RECV; the sender's other session
+/// and the other members get it once.
+#[tokio::test]
+async fn a_read_that_finds_a_queued_local_commit_spares_the_session_that_sent_it() {
+    let mut f = fixture(1).await;
+    let room = ChannelId::parse("room").unwrap();
+    let mut sending = session(&f.hub, "alice-1", &f.members[0]);
+    let mut other = session(&f.hub, "alice-2", &f.members[0]);
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    // Committed by alice-1 on this node; its handoff is queued, not taken yet.
+    cmd_tx
+        .send(ChannelCmd::Local(Handoff::stored(
+            &f.stored[0],
+            f.members.clone(),
+            Some("alice-1".into()),
+        )))
+        .unwrap();
+    let mut core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1, cmd_rx);
+    core.catch_up().await;
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(core.run(futures_util::stream::pending().boxed(), stop.clone()));
+    assert_eq!(next_seq(&mut f.bob).await, 1);
+    assert_eq!(next_seq(&mut other).await, 1, "the sender's other session gets it");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(sending.try_recv().is_err(), "the sending session has the ACK");
+    assert!(f.bob.try_recv().is_err(), "once");
+    assert!(other.try_recv().is_err(), "once");
+    stop.cancel();
+    task.await.unwrap();
 }
 
 #[tokio::test]
@@ -126,11 +173,11 @@ async fn a_later_seq_is_held_until_the_earlier_one_arrives() {
     let mut f = fixture(3).await;
     let room = ChannelId::parse("room").unwrap();
     // A long wait: the gap must close by the late message, not by a fill.
-    let core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1);
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Bytes>();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1, cmd_rx);
     let stop = CancellationToken::new();
-    let task = tokio::spawn(core.run(tokio_stream_from(inbound_rx), cmd_rx, stop.clone()));
+    let task = tokio::spawn(core.run(tokio_stream_from(inbound_rx), stop.clone()));
     // seq 3 from NATS, then 1 committed locally by alice's session, then 2 from NATS.
     inbound_tx.send(envelope(&f.stored[2], &f.members)).unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -161,11 +208,11 @@ async fn a_gap_that_does_not_close_is_filled_from_the_database_after_the_wait() 
     let mut f = fixture(4).await;
     let room = ChannelId::parse("room").unwrap();
     let wait = Duration::from_millis(300);
-    let core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), wait, 1);
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Bytes>();
     let (_cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), wait, 1, cmd_rx);
     let stop = CancellationToken::new();
-    let task = tokio::spawn(core.run(tokio_stream_from(inbound_rx), cmd_rx, stop.clone()));
+    let task = tokio::spawn(core.run(tokio_stream_from(inbound_rx), stop.clone()));
     // Only seq 4 arrives; 1..=3 never come through NATS.
     let started = std::time::Instant::now();
     inbound_tx.send(envelope(&f.stored[3], &f.members)).unwrap();
@@ -193,12 +240,12 @@ async fn a_typing_frame_waits_for_the_message_it_follows() {
     let mut f = fixture(2).await;
     let room = ChannelId::parse("room").unwrap();
     let known = Arc::new(AtomicI64::new(0));
-    let core =
-        ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1).sharing_known(known.clone());
     let (inbound_tx, inbound_rx) = mpsc::unbounded_channel::<Bytes>();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1, cmd_rx)
+        .sharing_known(known.clone());
     let stop = CancellationToken::new();
-    let task = tokio::spawn(core.run(tokio_stream_from(inbound_rx), cmd_rx, stop.clone()));
+    let task = tokio::spawn(core.run(tokio_stream_from(inbound_rx), stop.clone()));
     let typing = |state: &str, after: i64| TypingEnvelope {
         typer: "alice".into(),
         text: format!(r#"{{"type":"TYPING","state":"{state}"}}"#),
