@@ -153,25 +153,22 @@ impl<D: Dialect> SqlStore<D> {
         user_id: &UserId,
         channel_id: &ChannelId,
     ) -> Result<Option<ChannelPosition>, StoreError> {
-        let row = sqlx::query::<D>(D::sql(&CHANNEL_STATE))
-            .param(user_id.as_str())
-            .param(channel_id.as_str())
-            .fetch_optional(self.reader().await?.ex())
-            .await?;
-        row.as_ref().map(position).transpose()
+        let mut conn = self.reader().await?;
+        Self::position_in(&mut conn, user_id, channel_id).await
     }
 
-    /// `user_id`'s entry of `channel_id` (`None`: not a member), read in
-    /// `tx` (under the channel lock: a new member's `CHANNEL_ADDED`).
+    /// `user_id`'s entry of `channel_id` (`None`: not a member), read on
+    /// `conn`: a pooled reader ([`Store::channel_state`]) or a transaction
+    /// under the channel lock (a new member's `CHANNEL_ADDED`).
     pub(super) async fn position_in(
-        tx: &mut sqlx::Transaction<'static, D>,
+        conn: &mut D::Connection,
         user_id: &UserId,
         channel_id: &ChannelId,
     ) -> Result<Option<ChannelPosition>, StoreError> {
         let row = sqlx::query::<D>(D::sql(&CHANNEL_STATE))
             .param(user_id.as_str())
             .param(channel_id.as_str())
-            .fetch_optional(tx.ex())
+            .fetch_optional(conn.ex())
             .await?;
         row.as_ref().map(position).transpose()
     }
