@@ -51,14 +51,7 @@ async fn fixture(messages: usize) -> Fixture {
         })
         .collect();
     let hub = Arc::new(Hub::default());
-    let (tx, bob) = mpsc::channel(64);
-    hub.register(SessionHandle::new(
-        "bob-1".into(),
-        members[1].clone(),
-        tx,
-        Arc::new(crate::outbound::QueuedBytes::new(usize::MAX)),
-        Arc::new(CloseSignal::default()),
-    ));
+    let bob = session(&hub, "bob-1", &members[1]);
     Fixture {
         store,
         hub,
@@ -122,6 +115,13 @@ async fn a_catch_up_skips_members_who_joined_after_the_message() {
     assert!(f.bob.try_recv().is_err());
 }
 
+/// The handoff of this node's commit of `f.stored[n]`, sent by session
+/// `except`.
+fn local(f: &Fixture, n: usize, except: Option<&str>) -> ChannelCmd {
+    ChannelCmd::Local(Handoff::stored(&f.stored[n], f.members.clone(), except.map(Into::into)))
+}
+
+/// Registers a session `id` of `user` and returns its queue.
 fn session(hub: &Hub, id: &str, user: &UserId) -> mpsc::Receiver<Utf8Bytes> {
     let (tx, rx) = mpsc::channel(64);
     hub.register(SessionHandle::new(
@@ -147,13 +147,7 @@ async fn a_read_that_finds_a_queued_local_commit_spares_the_session_that_sent_it
     let mut other = session(&f.hub, "alice-2", &f.members[0]);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     // Committed by alice-1 on this node; its handoff is queued, not taken yet.
-    cmd_tx
-        .send(ChannelCmd::Local(Handoff::stored(
-            &f.stored[0],
-            f.members.clone(),
-            Some("alice-1".into()),
-        )))
-        .unwrap();
+    cmd_tx.send(local(&f, 0, Some("alice-1"))).unwrap();
     let mut core = ChannelCore::new(room, f.store.clone(), f.hub.clone(), Duration::from_secs(30), 1, cmd_rx);
     core.catch_up().await;
     let stop = CancellationToken::new();
@@ -182,13 +176,7 @@ async fn a_later_seq_is_held_until_the_earlier_one_arrives() {
     inbound_tx.send(envelope(&f.stored[2], &f.members)).unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(f.bob.try_recv().is_err(), "seq 3 is held while 1 and 2 are missing");
-    cmd_tx
-        .send(ChannelCmd::Local(Handoff::stored(
-            &f.stored[0],
-            f.members.clone(),
-            Some("alice-1".into()),
-        )))
-        .unwrap();
+    cmd_tx.send(local(&f, 0, Some("alice-1"))).unwrap();
     assert_eq!(next_seq(&mut f.bob).await, 1);
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(f.bob.try_recv().is_err(), "seq 3 still waits for 2");
@@ -262,13 +250,7 @@ async fn a_typing_frame_waits_for_the_message_it_follows() {
     assert_eq!(next_text(&mut f.bob).await, r#"{"type":"TYPING","state":"stop"}"#);
     assert_eq!(known.load(Ordering::Acquire), 1, "the highest seq offered");
     // This node's: a commit, then a start queued behind it that follows it.
-    cmd_tx
-        .send(ChannelCmd::Local(Handoff::stored(
-            &f.stored[1],
-            f.members.clone(),
-            None,
-        )))
-        .unwrap();
+    cmd_tx.send(local(&f, 1, None)).unwrap();
     let start = typing("start", 2);
     cmd_tx
         .send(ChannelCmd::Typing(TypingFrame {
