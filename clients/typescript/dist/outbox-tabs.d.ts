@@ -66,6 +66,12 @@ export declare class TabOutbox {
     readonly storage: OutboxStorage;
     /** Where a new record is written synchronously until `storage.put` resolved (see outbox-wal.ts). */
     readonly writeAhead: WriteAhead;
+    /**
+     * This tab's new records whose `storage.put` the send path has not taken yet (by
+     * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
+     * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+     */
+    readonly writing: Set<string>;
     private readonly c;
     private readonly conn;
     private readonly channels;

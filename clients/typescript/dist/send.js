@@ -68,6 +68,8 @@ export class Sender {
         // kept across a reload from here on: written synchronously, before this call returns (the
         // console clears its composer at once); the storage's put takes a transaction or more
         this.outbox.writeAhead.add(record);
+        // a load that reads the storage before the put is taken below leaves the record to us
+        this.outbox.writing.add(record.clientMsgId);
         // durable before the first try: the put starts at once (IndexedDB runs a store's
         // transactions in the order they were made); the puts' outcomes are taken in send order,
         // so the sends go out in the order they were made
@@ -78,10 +80,15 @@ export class Sender {
         ready.then(() => {
             this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
             if (signal?.aborted === true) {
-                // aborted while being written: the record must not stay behind to be sent by a later load
-                void this.outbox.storage.delete(this.c.userId, record.clientMsgId);
+                // aborted while being written: the record must not stay behind to be sent by a later
+                // load (which leaves it alone until it is deleted)
+                const deleted = () => {
+                    this.outbox.writing.delete(record.clientMsgId);
+                };
+                void this.outbox.storage.delete(this.c.userId, record.clientMsgId).then(deleted, deleted);
                 return;
             }
+            this.outbox.writing.delete(record.clientMsgId);
             if (this.outbox.pending.has(record.clientMsgId))
                 return;
             this.outbox.pending.set(record.clientMsgId, p);
@@ -90,6 +97,7 @@ export class Sender {
             this.transmit(p);
         }, (e) => {
             // the send is refused (its caller is told): no later load may send it
+            this.outbox.writing.delete(record.clientMsgId);
             this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
             for (const w of p.waiters)
                 w.reject(new ChatdError('internal', `outbox storage failed: ${String(e)}`));

@@ -76,6 +76,12 @@ export class TabOutbox {
   readonly storage: OutboxStorage;
   /** Where a new record is written synchronously until `storage.put` resolved (see outbox-wal.ts). */
   readonly writeAhead: WriteAhead;
+  /**
+   * This tab's new records whose `storage.put` the send path has not taken yet (by
+   * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
+   * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+   */
+  readonly writing = new Set<string>();
   private readonly c: ClientContext;
   private readonly conn: Connection;
   private readonly channels: Channels;
@@ -249,6 +255,7 @@ export class TabOutbox {
     await this.absorbWriteAhead(live);
     const records = await this.storage.load(this.c.userId);
     for (const r0 of sendOrder(records)) {
+      if (r0.owner === this.c.tabId && this.writing.has(r0.clientMsgId)) continue;
       const existing = this.pending.get(r0.clientMsgId);
       if (existing !== undefined && (!existing.foreign || live.has(existing.record.owner))) continue;
       let r = r0;
