@@ -3380,6 +3380,12 @@
     storage;
     /** Where a new record is written synchronously until `storage.put` resolved (see outbox-wal.ts). */
     writeAhead;
+    /**
+     * This tab's new records whose `storage.put` the send path has not taken yet (by
+     * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
+     * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+     */
+    writing = /* @__PURE__ */ new Set();
     c;
     conn;
     channels;
@@ -3535,6 +3541,7 @@
       await this.absorbWriteAhead(live);
       const records = await this.storage.load(this.c.userId);
       for (const r0 of sendOrder(records)) {
+        if (r0.owner === this.c.tabId && this.writing.has(r0.clientMsgId)) continue;
         const existing = this.pending.get(r0.clientMsgId);
         if (existing !== void 0 && (!existing.foreign || live.has(existing.record.owner))) continue;
         let r = r0;
@@ -3830,6 +3837,7 @@
       };
       promise.then(settled, settled);
       this.outbox.writeAhead.add(record);
+      this.outbox.writing.add(record.clientMsgId);
       const put = this.outbox.storage.put(record);
       put.catch(() => void 0);
       const ready = this.putChain.then(() => put);
@@ -3838,9 +3846,13 @@
         () => {
           this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
           if (signal?.aborted === true) {
-            void this.outbox.storage.delete(this.c.userId, record.clientMsgId);
+            const deleted = () => {
+              this.outbox.writing.delete(record.clientMsgId);
+            };
+            void this.outbox.storage.delete(this.c.userId, record.clientMsgId).then(deleted, deleted);
             return;
           }
+          this.outbox.writing.delete(record.clientMsgId);
           if (this.outbox.pending.has(record.clientMsgId)) return;
           this.outbox.pending.set(record.clientMsgId, p);
           this.outbox.broadcast({ t: "put", record });
@@ -3848,6 +3860,7 @@
           this.transmit(p);
         },
         (e) => {
+          this.outbox.writing.delete(record.clientMsgId);
           this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
           for (const w of p.waiters) w.reject(new ChatdError("internal", `outbox storage failed: ${String(e)}`));
           p.waiters = [];
