@@ -3299,12 +3299,93 @@
     return [...records].sort((a, b) => a.order - b.order || (a.clientMsgId < b.clientMsgId ? -1 : 1));
   }
 
+  // ../clients/typescript/src/outbox-wal.ts
+  var PREFIX = "chatd-outbox-wal:";
+  function platformWriteAheadStore() {
+    if (typeof globalThis.document === "undefined") return void 0;
+    try {
+      return globalThis.localStorage;
+    } catch {
+      return void 0;
+    }
+  }
+  var WriteAhead = class {
+    store;
+    /** `store`: where entries are written (undefined: the write-ahead does nothing). */
+    constructor(store) {
+      this.store = store;
+    }
+    /** Writes `record` synchronously; false when there is no store or it refused (quota, blocked). */
+    add(record) {
+      if (this.store === void 0) return false;
+      try {
+        this.store.setItem(keyOf(record.userId, record.clientMsgId), JSON.stringify(record));
+        return true;
+      } catch {
+        return false;
+      }
+    }
+    /** Removes the entry of (userId, clientMsgId) if any. */
+    remove(userId, clientMsgId) {
+      try {
+        this.store?.removeItem(keyOf(userId, clientMsgId));
+      } catch {
+      }
+    }
+    /** The user's entries (unreadable ones are removed: nothing can be sent from them). */
+    list(userId) {
+      const s = this.store;
+      if (s === void 0) return [];
+      const prefix = `${PREFIX}${encodeURIComponent(userId)}:`;
+      const out = [];
+      try {
+        const keys = [];
+        for (let i = 0; i < s.length; i++) {
+          const k = s.key(i);
+          if (k?.startsWith(prefix) === true) keys.push(k);
+        }
+        for (const k of keys) {
+          const r = parseRecord(s.getItem(k), userId);
+          if (r === void 0) s.removeItem(k);
+          else out.push(r);
+        }
+      } catch {
+      }
+      return out;
+    }
+  };
+  function keyOf(userId, clientMsgId) {
+    return `${PREFIX}${encodeURIComponent(userId)}:${clientMsgId}`;
+  }
+  function parseRecord(text, userId) {
+    if (text === null) return void 0;
+    let v;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      return void 0;
+    }
+    if (typeof v !== "object" || v === null) return void 0;
+    const r = v;
+    const op = r.op;
+    const ok = r.userId === userId && typeof r.clientMsgId === "string" && typeof r.createdAt === "number" && typeof r.order === "number" && typeof r.owner === "string" && (r.state === "pending" || r.state === "failed") && typeof op === "object" && op !== null && typeof op.type === "string" && typeof op.channelId === "string";
+    return ok ? v : void 0;
+  }
+
   // ../clients/typescript/src/outbox-tabs.ts
   var TabOutbox = class {
     /** The records by clientMsgId. */
     pending = /* @__PURE__ */ new Map();
     /** Where the records are kept across reloads. */
     storage;
+    /** Where a new record is written synchronously until `storage.put` resolved (see outbox-wal.ts). */
+    writeAhead;
+    /**
+     * This tab's new records whose `storage.put` the send path has not taken yet (by
+     * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
+     * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+     */
+    writing = /* @__PURE__ */ new Set();
     c;
     conn;
     channels;
@@ -3315,13 +3396,20 @@
     watchedOwners = /* @__PURE__ */ new Set();
     loadChain = Promise.resolve();
     orderCounter = 0;
-    /** Storage: the `storage` option, else IndexedDB when present, else memory. */
+    /**
+     * Storage: the `storage` option, else IndexedDB when present, else memory. Write-ahead:
+     * the `writeAhead` option, else `localStorage` in a browser with the default IndexedDB
+     * storage (a memory storage, given or default, is not meant to outlive the page).
+     */
     constructor(c, conn, channels, hooks) {
       this.c = c;
       this.conn = conn;
       this.channels = channels;
       this.hooks = hooks;
-      this.storage = c.opts.storage ?? (globalThis.indexedDB !== void 0 ? new IndexedDBOutboxStorage() : new MemoryOutboxStorage());
+      const idb = c.opts.storage === void 0 && globalThis.indexedDB !== void 0;
+      this.storage = c.opts.storage ?? (idb ? new IndexedDBOutboxStorage() : new MemoryOutboxStorage());
+      const wal = c.opts.writeAhead;
+      this.writeAhead = new WriteAhead(wal === null ? void 0 : wal ?? (idb ? platformWriteAheadStore() : void 0));
       const nav = globalThis.navigator;
       this.locks = c.opts.tabSync === false ? void 0 : nav?.locks;
     }
@@ -3435,10 +3523,25 @@
       }
       return live;
     }
+    /**
+     * Moves the write-ahead entries of tabs that are gone (reloaded, closed, crashed) into
+     * the storage, unchanged (same key: a record already there is only written again), so the
+     * load that follows adopts them. A live tab's entries are left to it: it removes them once
+     * its own `put` resolved. An entry is removed only after its `put` resolved.
+     */
+    async absorbWriteAhead(live) {
+      for (const r of this.writeAhead.list(this.c.userId)) {
+        if (live.has(r.owner)) continue;
+        await this.storage.put(r);
+        this.writeAhead.remove(r.userId, r.clientMsgId);
+      }
+    }
     async loadLocked() {
-      const records = await this.storage.load(this.c.userId);
       const live = await this.liveOwners();
+      await this.absorbWriteAhead(live);
+      const records = await this.storage.load(this.c.userId);
       for (const r0 of sendOrder(records)) {
+        if (r0.owner === this.c.tabId && this.writing.has(r0.clientMsgId)) continue;
         const existing = this.pending.get(r0.clientMsgId);
         if (existing !== void 0 && (!existing.foreign || live.has(existing.record.owner))) continue;
         let r = r0;
@@ -3733,14 +3836,23 @@
         signal?.removeEventListener("abort", onAbort);
       };
       promise.then(settled, settled);
-      const put = this.putChain.then(() => this.outbox.storage.put(record));
-      this.putChain = put.catch(() => void 0);
-      put.then(
+      this.outbox.writeAhead.add(record);
+      this.outbox.writing.add(record.clientMsgId);
+      const put = this.outbox.storage.put(record);
+      put.catch(() => void 0);
+      const ready = this.putChain.then(() => put);
+      this.putChain = ready.catch(() => void 0);
+      ready.then(
         () => {
+          this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
           if (signal?.aborted === true) {
-            void this.outbox.storage.delete(this.c.userId, record.clientMsgId);
+            const deleted = () => {
+              this.outbox.writing.delete(record.clientMsgId);
+            };
+            void this.outbox.storage.delete(this.c.userId, record.clientMsgId).then(deleted, deleted);
             return;
           }
+          this.outbox.writing.delete(record.clientMsgId);
           if (this.outbox.pending.has(record.clientMsgId)) return;
           this.outbox.pending.set(record.clientMsgId, p);
           this.outbox.broadcast({ t: "put", record });
@@ -3748,6 +3860,8 @@
           this.transmit(p);
         },
         (e) => {
+          this.outbox.writing.delete(record.clientMsgId);
+          this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
           for (const w of p.waiters) w.reject(new ChatdError("internal", `outbox storage failed: ${String(e)}`));
           p.waiters = [];
         }

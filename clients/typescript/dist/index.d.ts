@@ -33,6 +33,7 @@ export { ChannelLog, entryKind, type IngestResult, type Message } from './log.js
 export { cutUtf8, PREVIEW_MAX_BYTES } from './message-states.js';
 export { ThreadLog } from './threads.js';
 export { IndexedDBOutboxStorage, MemoryOutboxStorage, sendOrder, type IDBFactoryLike, type OutboxOp, type OutboxRecord, type OutboxStorage, } from './outbox.js';
+export { platformWriteAheadStore, type WriteAheadStore } from './outbox-wal.js';
 export { TypingThrottle, TypingTracker } from './typing.js';
 export { Emitter, type ExternalStore } from './store.js';
 export * from './protocol.js';

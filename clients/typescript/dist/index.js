@@ -28,6 +28,7 @@ export { ChannelLog, entryKind } from './log.js';
 export { cutUtf8, PREVIEW_MAX_BYTES } from './message-states.js';
 export { ThreadLog } from './threads.js';
 export { IndexedDBOutboxStorage, MemoryOutboxStorage, sendOrder, } from './outbox.js';
+export { platformWriteAheadStore } from './outbox-wal.js';
 export { TypingThrottle, TypingTracker } from './typing.js';
 export { Emitter } from './store.js';
 export * from './protocol.js';

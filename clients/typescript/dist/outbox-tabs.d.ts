@@ -10,6 +10,7 @@ import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
 import { type OutboxRecord, type OutboxStorage } from './outbox.js';
+import { WriteAhead } from './outbox-wal.js';
 import type { SentEntry } from './snapshot-types.js';
 import type { ClientContext } from './types.js';
 /** @internal A `send`, `whenSent` or `retry` call waiting for its record's outcome. */
@@ -63,6 +64,14 @@ export declare class TabOutbox {
     readonly pending: Map<string, Pending>;
     /** Where the records are kept across reloads. */
     readonly storage: OutboxStorage;
+    /** Where a new record is written synchronously until `storage.put` resolved (see outbox-wal.ts). */
+    readonly writeAhead: WriteAhead;
+    /**
+     * This tab's new records whose `storage.put` the send path has not taken yet (by
+     * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
+     * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+     */
+    readonly writing: Set<string>;
     private readonly c;
     private readonly conn;
     private readonly channels;
@@ -73,7 +82,11 @@ export declare class TabOutbox {
     private readonly watchedOwners;
     private loadChain;
     private orderCounter;
-    /** Storage: the `storage` option, else IndexedDB when present, else memory. */
+    /**
+     * Storage: the `storage` option, else IndexedDB when present, else memory. Write-ahead:
+     * the `writeAhead` option, else `localStorage` in a browser with the default IndexedDB
+     * storage (a memory storage, given or default, is not meant to outlive the page).
+     */
     constructor(c: ClientContext, conn: Connection, channels: Channels, hooks: TabOutboxHooks);
     /** The records, in the order they were added (for the channels' `outgoing`). */
     records(): IterableIterator<OutboxRecord>;
@@ -94,6 +107,13 @@ export declare class TabOutbox {
     /** When another tab dies, its lock is released: adopt its records then. */
     private watchOwner;
     private liveOwners;
+    /**
+     * Moves the write-ahead entries of tabs that are gone (reloaded, closed, crashed) into
+     * the storage, unchanged (same key: a record already there is only written again), so the
+     * load that follows adopts them. A live tab's entries are left to it: it removes them once
+     * its own `put` resolved. An entry is removed only after its `put` resolved.
+     */
+    private absorbWriteAhead;
     private loadLocked;
 }
 /** @internal A record not sent yet (by this tab: `foreign` false). */

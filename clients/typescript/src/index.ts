@@ -115,6 +115,7 @@ export {
   type OutboxRecord,
   type OutboxStorage,
 } from './outbox.js';
+export { platformWriteAheadStore, type WriteAheadStore } from './outbox-wal.js';
 export { TypingThrottle, TypingTracker } from './typing.js';
 export { Emitter, type ExternalStore } from './store.js';
 export * from './protocol.js';

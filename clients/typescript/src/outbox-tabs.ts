@@ -10,6 +10,7 @@ import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
 import { IndexedDBOutboxStorage, MemoryOutboxStorage, sendOrder, type OutboxRecord, type OutboxStorage } from './outbox.js';
+import { platformWriteAheadStore, WriteAhead } from './outbox-wal.js';
 import type { SentEntry } from './snapshot-types.js';
 import type { ClientContext } from './types.js';
 
@@ -73,6 +74,14 @@ export class TabOutbox {
   readonly pending = new Map<string, Pending>();
   /** Where the records are kept across reloads. */
   readonly storage: OutboxStorage;
+  /** Where a new record is written synchronously until `storage.put` resolved (see outbox-wal.ts). */
+  readonly writeAhead: WriteAhead;
+  /**
+   * This tab's new records whose `storage.put` the send path has not taken yet (by
+   * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
+   * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+   */
+  readonly writing = new Set<string>();
   private readonly c: ClientContext;
   private readonly conn: Connection;
   private readonly channels: Channels;
@@ -84,17 +93,20 @@ export class TabOutbox {
   private loadChain: Promise<void> = Promise.resolve();
   private orderCounter = 0;
 
-  /** Storage: the `storage` option, else IndexedDB when present, else memory. */
+  /**
+   * Storage: the `storage` option, else IndexedDB when present, else memory. Write-ahead:
+   * the `writeAhead` option, else `localStorage` in a browser with the default IndexedDB
+   * storage (a memory storage, given or default, is not meant to outlive the page).
+   */
   constructor(c: ClientContext, conn: Connection, channels: Channels, hooks: TabOutboxHooks) {
     this.c = c;
     this.conn = conn;
     this.channels = channels;
     this.hooks = hooks;
-    this.storage =
-      c.opts.storage ??
-      ((globalThis as { indexedDB?: unknown }).indexedDB !== undefined
-        ? new IndexedDBOutboxStorage()
-        : new MemoryOutboxStorage());
+    const idb = c.opts.storage === undefined && (globalThis as { indexedDB?: unknown }).indexedDB !== undefined;
+    this.storage = c.opts.storage ?? (idb ? new IndexedDBOutboxStorage() : new MemoryOutboxStorage());
+    const wal = c.opts.writeAhead;
+    this.writeAhead = new WriteAhead(wal === null ? undefined : (wal ?? (idb ? platformWriteAheadStore() : undefined)));
     const nav = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator;
     this.locks = c.opts.tabSync === false ? undefined : nav?.locks;
   }
@@ -224,10 +236,26 @@ export class TabOutbox {
     return live;
   }
 
+  /**
+   * Moves the write-ahead entries of tabs that are gone (reloaded, closed, crashed) into
+   * the storage, unchanged (same key: a record already there is only written again), so the
+   * load that follows adopts them. A live tab's entries are left to it: it removes them once
+   * its own `put` resolved. An entry is removed only after its `put` resolved.
+   */
+  private async absorbWriteAhead(live: Set<string>): Promise<void> {
+    for (const r of this.writeAhead.list(this.c.userId)) {
+      if (live.has(r.owner)) continue;
+      await this.storage.put(r);
+      this.writeAhead.remove(r.userId, r.clientMsgId);
+    }
+  }
+
   private async loadLocked(): Promise<void> {
-    const records = await this.storage.load(this.c.userId);
     const live = await this.liveOwners();
+    await this.absorbWriteAhead(live);
+    const records = await this.storage.load(this.c.userId);
     for (const r0 of sendOrder(records)) {
+      if (r0.owner === this.c.tabId && this.writing.has(r0.clientMsgId)) continue;
       const existing = this.pending.get(r0.clientMsgId);
       if (existing !== undefined && (!existing.foreign || live.has(existing.record.owner))) continue;
       let r = r0;

@@ -78,16 +78,31 @@ export class Sender {
       signal?.removeEventListener('abort', onAbort);
     };
     promise.then(settled, settled);
-    // durable before the first try; puts are chained so sends go out in the order they were made
-    const put = this.putChain.then(() => this.outbox.storage.put(record));
-    this.putChain = put.catch(() => undefined);
-    put.then(
+    // kept across a reload from here on: written synchronously, before this call returns (the
+    // console clears its composer at once); the storage's put takes a transaction or more
+    this.outbox.writeAhead.add(record);
+    // a load that reads the storage before the put is taken below leaves the record to us
+    this.outbox.writing.add(record.clientMsgId);
+    // durable before the first try: the put starts at once (IndexedDB runs a store's
+    // transactions in the order they were made); the puts' outcomes are taken in send order,
+    // so the sends go out in the order they were made
+    const put = this.outbox.storage.put(record);
+    put.catch(() => undefined); // its failure is handled below, once the earlier puts are
+    const ready = this.putChain.then(() => put);
+    this.putChain = ready.catch(() => undefined);
+    ready.then(
       () => {
+        this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
         if (signal?.aborted === true) {
-          // aborted while being written: the record must not stay behind to be sent by a later load
-          void this.outbox.storage.delete(this.c.userId, record.clientMsgId);
+          // aborted while being written: the record must not stay behind to be sent by a later
+          // load (which leaves it alone until it is deleted)
+          const deleted = (): void => {
+            this.outbox.writing.delete(record.clientMsgId);
+          };
+          void this.outbox.storage.delete(this.c.userId, record.clientMsgId).then(deleted, deleted);
           return;
         }
+        this.outbox.writing.delete(record.clientMsgId);
         if (this.outbox.pending.has(record.clientMsgId)) return;
         this.outbox.pending.set(record.clientMsgId, p);
         this.outbox.broadcast({ t: 'put', record });
@@ -95,6 +110,9 @@ export class Sender {
         this.transmit(p);
       },
       (e: unknown) => {
+        // the send is refused (its caller is told): no later load may send it
+        this.outbox.writing.delete(record.clientMsgId);
+        this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
         for (const w of p.waiters) w.reject(new ChatdError('internal', `outbox storage failed: ${String(e)}`));
         p.waiters = [];
       },

@@ -9,6 +9,7 @@
 import type { BackoffOptions } from './backoff.js';
 import type { ChatdError } from './errors.js';
 import type { OutboxRecord, OutboxStorage } from './outbox.js';
+import type { WriteAheadStore } from './outbox-wal.js';
 import type {
   ChannelRemovedReason,
   ErrorFrame,
@@ -82,6 +83,13 @@ export interface ChatClientOptions {
   readonly WebSocket?: WebSocketConstructor;
   /** Outbox storage; default IndexedDB when present, else memory. */
   readonly storage?: OutboxStorage;
+  /**
+   * Where a new outbox record is written synchronously at `send`, before `storage.put`
+   * resolves, so that a page reloaded or closed at once keeps it (the next load moves it
+   * into `storage`). Default: the browser's `localStorage` when `storage` is the default
+   * (IndexedDB); none in Node or with a `storage` given. `null`: none.
+   */
+  readonly writeAhead?: WriteAheadStore | null;
   /** Backoff of send retries (default 250 ms doubling to 30 s, with jitter). */
   readonly retryBackoff?: BackoffOptions;
   /** Backoff of reconnects (default 250 ms doubling to 10 s, with jitter). */
