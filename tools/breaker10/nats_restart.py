@@ -77,6 +77,9 @@ for rnd in range(rounds):
     channel(D, [Y])
     channel(E, [X, Y])
     channel(P, [X, Y], visibility="public")
+    F, G = uid("F"), uid("G")
+    channel(F, [X, Y])
+    channel(G, [X, Y])
     tx, ty = token(X, 3600), token(Y, 3600)
     sx = session(tx, pb)   # X on node B
     sy = session(ty, pa)   # Y on node A
@@ -95,6 +98,8 @@ for rnd in range(rounds):
     s2, _ = http("DELETE", f"/v1/channels/{E}/members/{X}")
     s3, _ = http("DELETE", f"/v1/channels/{P}/members/{X}?ban=true")
     assert (s1, s2, s3) == (204, 204, 204), (s1, s2, s3)
+    s4, _ = http("DELETE", f"/v1/channels/{F}")
+    s5, _ = http("PUT", f"/v1/channels/{G}/members/{X}", body={"role": "moderator"})
     for ch_ in (E, P):
         sy.send_msg(ch_, "after X left, during the outage")
     time.sleep(3)
@@ -120,6 +125,8 @@ for rnd in range(rounds):
     removed_p = ("CHANNEL_REMOVED", P) in types
     check(added, f"round {rnd}: X got CHANNEL_ADDED for D (added during the outage): {added}")
     check(removed_e and removed_p, f"round {rnd}: X got CHANNEL_REMOVED for E (removed) {removed_e} and P (banned) {removed_p}")
+    role = any(f["type"] == "MEMBER" and f.get("channelId") == G and f.get("op") == "role" for f in sx.frames[n_before:])
+    print(f"   round {rnd}: (same cause) CHANNEL_REMOVED for deleted F: {('CHANNEL_REMOVED', F) in types}; MEMBER role in G: {role}")
     leaked = [t for t in types if t[0] == "MSG_RECV" and t[1] in (E, P)]
     check(not leaked, f"round {rnd}: X got MSG_RECV of channels it left during the outage: {leaked[:3]}")
     # live after the outage, both ways and in D
