@@ -29,7 +29,7 @@ st, hd = req("OPTIONS", "/v1/me/channels", "https://app.example.com", pre)
 check(hd.get("access-control-allow-origin") == "https://app.example.com", f"listed origin preflight: {st} {hd.get('access-control-allow-origin')}")
 for o in ["https://app.example.com.evil.net", "https://evil.app.example.com", "http://app.example.com",
           "https://app.example.com:443", "https://APP.example.com", "null", "https://app.example.co",
-          "https://app.example.com/", "*"]  # (a trailing tab is OWS: the same origin):
+          "https://app.example.com/", "*"]:  # (a trailing tab is OWS: the same origin)
     st, hd = req("OPTIONS", "/v1/me/channels", o, pre)
     acao = hd.get("access-control-allow-origin")
     check(acao in (None,), f"origin {o!r}: ACAO {acao!r}")
