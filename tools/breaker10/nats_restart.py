@@ -148,6 +148,27 @@ for rnd in range(rounds):
         types2 = [(f["type"], f.get("channelId") or f.get("channel", {}).get("channelId")) for f in sx.frames[n_before:]]
         print(f"   round {rnd}: 30 s later: D message live {late}; CHANNEL_ADDED D {('CHANNEL_ADDED', D) in types2}; "
               f"CHANNEL_REMOVED E {('CHANNEL_REMOVED', E) in types2}; X's frames since the outage: {[t[0] for t in types2][-12:]}")
+        H = uid("H")
+        channel(H, [Y])
+        http("PUT", f"/v1/channels/{H}/members/{X}")
+        time.sleep(2)
+        types3 = [(f["type"], f.get("channelId") or f.get("channel", {}).get("channelId")) for f in sx.frames[n_before:]]
+        r3 = sy.send_msg(D, "D after a later change")
+        try:
+            sx.next(lambda f: f["type"] == "MSG_RECV" and f["messageId"] == r3["messageId"], timeout=5)
+            late3 = True
+        except TimeoutError:
+            late3 = False
+        print(f"   round {rnd}: after a later add to H (NATS up): CHANNEL_ADDED H {('CHANNEL_ADDED', H) in types3}; "
+              f"CHANNEL_ADDED D {('CHANNEL_ADDED', D) in types3}; CHANNEL_REMOVED E {('CHANNEL_REMOVED', E) in types3}; D live {late3}")
+        rx = sx.send_msg(C, "X's message to be read")
+        sy.send({"type": "MSG_READ", "messageId": rx["messageId"]})
+        try:
+            sx.next(lambda f: f["type"] == "RECEIPT" and f.get("messageId") == rx["messageId"], timeout=5)
+            rec = True
+        except TimeoutError:
+            rec = False
+        print(f"   round {rnd}: Y (node A) reads X's message: X on B gets the RECEIPT {rec}")
         fresh = session(tx, pb)
         print(f"   round {rnd}: a new session of X on B: HELLO channels {sorted(c['channelId'][:1] for c in fresh.hello['channels'])}")
         fresh.close()
