@@ -234,13 +234,14 @@ impl Store {
         Ok(Store::Postgres(store))
     }
 
-    /// Applies the backend's pending migrations. On PostgreSQL they run on a
-    /// connection of their own without the store's timeouts (a migration may
-    /// rightly take long, and waits for another node's migration lock), which
-    /// is closed afterwards.
+    /// Applies the backend's pending migrations (and, on SQLite, repairs
+    /// the search index's separators: `search_separators::repair_all`).
+    /// On PostgreSQL they run on a connection of their own without the
+    /// store's timeouts (a migration may rightly take long, and waits for
+    /// another node's migration lock), which is closed afterwards.
     ///
     /// # Errors
-    /// [`StoreError::Migrate`].
+    /// [`StoreError::Migrate`]; on SQLite, the repair's errors.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match self {
             Store::Postgres(s) => {
@@ -253,7 +254,12 @@ impl Store {
                 PG_MIGRATOR.run(&mut conn).await?;
                 let _ = sqlx::Connection::close(conn).await;
             }
-            Store::Sqlite(s) => SQLITE_MIGRATOR.run(&s.write_pool).await?,
+            Store::Sqlite(s) => {
+                SQLITE_MIGRATOR.run(&s.write_pool).await?;
+                // Separators a delete left before every delete repaired
+                // them (`search_separators`): checked once per start.
+                s.repair_all_search_separators().await?;
+            }
         }
         Ok(())
     }
