@@ -35,7 +35,10 @@
 //!    it. For each, the leaf page is read and its first term decoded
 //!    ([`first_term`]).
 //! 3. A separator that is no longer a prefix of its page's first term is set
-//!    to that first term. The first term is a live term: it sorts after
+//!    to that first term; one whose page is gone (an incremental merge
+//!    deletes the leaves of its input segments it has merged, not their
+//!    separators, until the merge ends) is dropped, as FTS5 reads it no
+//!    more. The first term is a live term: it sorts after
 //!    every term of the earlier pages and not after any term of its own
 //!    page, so it separates the pages as well as the old separator did and
 //!    every lookup reaches the same page (FTS5's `integrity-check` accepts
@@ -100,6 +103,8 @@ const ALL_SEPARATORS: &str = "SELECT segid, term, pgno FROM message_search_idx W
 const LEAF: &str = "SELECT block FROM message_search_data WHERE id = $1";
 /// Sets segment `$2`'s separator `$3` to `$1`.
 const SET_SEPARATOR: &str = "UPDATE message_search_idx SET term = $1 WHERE segid = $2 AND term = $3";
+/// Drops segment `$1`'s separator `$2` (of a page merged away).
+const DROP_SEPARATOR: &str = "DELETE FROM message_search_idx WHERE segid = $1 AND term = $2";
 
 /// Why the repair failed. The transaction it runs in is then rolled back:
 /// the delete is refused rather than committed with a fragment left.
@@ -108,10 +113,6 @@ pub enum SeparatorError {
     /// A statement failed.
     #[error("search index separators: {0}")]
     Sql(#[from] sqlx::Error),
-    /// `message_search_idx` names a leaf page `message_search_data` does
-    /// not hold.
-    #[error("search index: no leaf page {pgno} of segment {segid}")]
-    MissingPage { segid: i64, pgno: i64 },
     /// A leaf page that does not read as FTS5's format this module knows.
     #[error("search index: leaf page {pgno} of segment {segid} unreadable: {why}")]
     Leaf { segid: i64, pgno: i64, why: LeafError },
@@ -150,6 +151,8 @@ pub struct Repaired {
     pub checked: usize,
     /// Separators set to their page's first term.
     pub fixed: usize,
+    /// Separators of pages an incremental merge took away, dropped.
+    pub dropped: usize,
 }
 
 /// The texts a transaction takes out of the search index, kept as what
@@ -419,12 +422,23 @@ async fn fix_separators(
     for (segid, separator, pgno) in rows {
         let pgno = pgno >> 1;
         let id = leaf_id(segid, pgno).ok_or(SeparatorError::BadRow { segid, pgno })?;
-        let page: Vec<u8> = sqlx::query_scalar(LEAF)
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or(SeparatorError::MissingPage { segid, pgno })?;
+        let page: Option<Vec<u8>> = sqlx::query_scalar(LEAF).bind(id).fetch_optional(&mut *conn).await?;
         done.checked += 1;
+        let Some(page) = page else {
+            // An incremental merge (`fts5TrimSegments`) deletes the leaves
+            // of its input segments it has merged, but not their rows of
+            // `message_search_idx`, which stay until the merge ends: FTS5
+            // no longer reads them (a lookup that lands below the
+            // segment's first leaf starts at that leaf, and the
+            // integrity-check skips them), so the separator goes.
+            sqlx::query(DROP_SEPARATOR)
+                .bind(segid)
+                .bind(&separator)
+                .execute(&mut *conn)
+                .await?;
+            done.dropped += 1;
+            continue;
+        };
         let first = first_term(&page).map_err(|why| SeparatorError::Leaf { segid, pgno, why })?;
         let Some(first) = first else { continue };
         if first.starts_with(&separator) {
