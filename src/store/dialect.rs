@@ -255,11 +255,11 @@ impl Dialect for Sqlite {
         Ok(query.bind(ids))
     }
 
-    fn repair_search_separators<'c>(
+    async fn repair_search_separators<'c>(
         conn: &'c mut Self::Connection,
         gone: &'c GoneTexts,
-    ) -> impl Future<Output = Result<Repaired, StoreError>> + Send + 'c {
-        async move { Ok(search_separators::repair(conn, gone).await?) }
+    ) -> Result<Repaired, StoreError> {
+        Ok(search_separators::repair(conn, gone).await?)
     }
 }
 

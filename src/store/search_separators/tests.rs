@@ -189,7 +189,7 @@ async fn repairs(alphabet: &[char], seed: u64) {
     integrity_check(&mut conn).await;
     // Every kept text is still found, no deleted text is.
     for (i, text) in texts.iter().enumerate() {
-        let found = searches(&mut conn, &[text.clone()]).await.remove(0);
+        let found = searches(&mut conn, std::slice::from_ref(text)).await.remove(0);
         assert_eq!(found.contains(&(i as i64 + 1)), i % 2 == 0, "text {i}");
     }
 }
