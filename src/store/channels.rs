@@ -10,6 +10,7 @@ use super::dialect::{Affected, Columns, Dialect, Executes, Params, Sql};
 use super::entry_row::sorted_members;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
+use super::search_separators::GoneTexts;
 use super::sql_store::SqlStore;
 use crate::ids::{ChannelId, UserId};
 use crate::permissions::Action;
@@ -346,6 +347,9 @@ impl<D: Dialect> SqlStore<D> {
         }
         Self::check_under_lock(&mut tx, channel_id, by, Action::DeleteChannel).await?;
         let members = Self::members_in(tx.ex(), channel_id).await?;
+        // Its texts leave the search index (SQLite; `search_separators`).
+        let mut gone = GoneTexts::new();
+        gone.note_channel_in::<D>(&mut tx, channel_id.as_str()).await?;
         // Every statement in the one transaction: a failure rolls
         // all of them back, so nothing is left half-deleted.
         for statement in DELETE_CHANNEL {
@@ -354,6 +358,7 @@ impl<D: Dialect> SqlStore<D> {
                 .execute(tx.ex())
                 .await?;
         }
+        D::repair_search_separators(&mut tx, &gone).await?;
         // §15: its attachments go, their objects queued for removal after
         // the commit.
         let now = std::time::SystemTime::now()
@@ -361,6 +366,9 @@ impl<D: Dialect> SqlStore<D> {
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         Self::erase_attachments_of_channel_in(&mut tx, channel_id.as_str(), now).await?;
         Self::commit(tx, sent).await?;
+        // Its texts out of SQLite's -wal file too, as after a delete
+        // (`store::wal_scrub`; nothing on PostgreSQL).
+        self.scrub_wal().await;
         Ok(sorted_members(members))
     }
 }

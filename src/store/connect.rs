@@ -234,10 +234,11 @@ impl Store {
         Ok(Store::Postgres(store))
     }
 
-    /// Applies the backend's pending migrations. On PostgreSQL they run on a
-    /// connection of their own without the store's timeouts (a migration may
-    /// rightly take long, and waits for another node's migration lock), which
-    /// is closed afterwards.
+    /// Applies the backend's pending migrations (and, on SQLite, repairs
+    /// the search index's separators: `search_separators::repair_all`).
+    /// On PostgreSQL they run on a connection of their own without the
+    /// store's timeouts (a migration may rightly take long, and waits for
+    /// another node's migration lock), which is closed afterwards.
     ///
     /// # Errors
     /// [`StoreError::Migrate`].
@@ -253,7 +254,16 @@ impl Store {
                 PG_MIGRATOR.run(&mut conn).await?;
                 let _ = sqlx::Connection::close(conn).await;
             }
-            Store::Sqlite(s) => SQLITE_MIGRATOR.run(&s.write_pool).await?,
+            Store::Sqlite(s) => {
+                SQLITE_MIGRATOR.run(&s.write_pool).await?;
+                // Separators a delete left before every delete repaired
+                // them (`search_separators`): checked once per start. A
+                // failure is logged and the server starts: a delete that
+                // meets the same page fails on its own, loudly.
+                if let Err(error) = s.repair_all_search_separators().await {
+                    tracing::error!(%error, "search index: separators not checked at start");
+                }
+            }
         }
         Ok(())
     }

@@ -14,12 +14,14 @@
 //! the connection and the row.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::OnceLock;
 
 use sqlx::query::Query;
 use sqlx::{Database, Executor, Postgres, Row, Sqlite};
 
 use super::error::StoreError;
+use super::search_separators::{self, GoneTexts, Repaired};
 
 /// A query of database `D` with its parameters.
 pub(super) type Q<'q, D> = Query<'q, D, <D as Database>::Arguments<'q>>;
@@ -126,6 +128,16 @@ pub trait Dialect:
     /// `json_each`).
     fn bind_ids<'q>(query: Q<'q, Self>, ids: &'q [&'q str]) -> Result<Q<'q, Self>, StoreError>;
 
+    /// After the last statement of a transaction that took the texts
+    /// `gone` out of the search index, before its commit: SQLite sets every
+    /// separator of the FTS5 index that still holds a fragment of them to
+    /// its page's first term ([`search_separators`]); PostgreSQL does
+    /// nothing (its trigram index keeps no separators of its own).
+    fn repair_search_separators<'c>(
+        conn: &'c mut Self::Connection,
+        gone: &'c GoneTexts,
+    ) -> impl Future<Output = Result<Repaired, StoreError>> + Send + 'c;
+
     /// The text of `sql` on this database.
     fn sql(sql: &'static Sql) -> &'static str {
         match Self::KIND {
@@ -221,6 +233,13 @@ impl Dialect for Postgres {
     fn bind_ids<'q>(query: Q<'q, Self>, ids: &'q [&'q str]) -> Result<Q<'q, Self>, StoreError> {
         Ok(query.bind(ids))
     }
+
+    fn repair_search_separators<'c>(
+        _conn: &'c mut Self::Connection,
+        _gone: &'c GoneTexts,
+    ) -> impl Future<Output = Result<Repaired, StoreError>> + Send + 'c {
+        std::future::ready(Ok(Repaired::default()))
+    }
 }
 
 impl Dialect for Sqlite {
@@ -234,6 +253,13 @@ impl Dialect for Sqlite {
     fn bind_ids<'q>(query: Q<'q, Self>, ids: &'q [&'q str]) -> Result<Q<'q, Self>, StoreError> {
         let ids = serde_json::to_string(ids).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(query.bind(ids))
+    }
+
+    async fn repair_search_separators<'c>(
+        conn: &'c mut Self::Connection,
+        gone: &'c GoneTexts,
+    ) -> Result<Repaired, StoreError> {
+        Ok(search_separators::repair(conn, gone).await?)
     }
 }
 

@@ -23,6 +23,7 @@ use super::entry_row::parse_uuid;
 use super::error::{CommitSent, StoreError};
 use super::handle::{dispatch, dispatch_write, Store};
 use super::log_write::THREAD_REPLY_DELETED;
+use super::search_separators::GoneTexts;
 use super::sql_store::SqlStore;
 use crate::ids::ChannelId;
 
@@ -164,6 +165,8 @@ impl<D: Dialect> SqlStore<D> {
             .fetch_all(tx.ex())
             .await?;
         let mut batch = SweepBatch::default();
+        // The texts the sweep takes out of the search index (SQLite; `search_separators`).
+        let mut gone = GoneTexts::new();
         let mut last_judged = swept;
         let mut reached_unexpired = false;
         for row in &rows {
@@ -180,7 +183,7 @@ impl<D: Dialect> SqlStore<D> {
             }
             let id = super::entry_row::id_text(parse_uuid(row.value(0)?)?);
             // As a delete's effects (log_write/effects.rs, `Change::Delete`), with no entry.
-            Self::erase_message_content_in(&mut *tx, &id, now_ms).await?;
+            Self::erase_message_content_in(&mut *tx, &id, now_ms, &mut gone).await?;
             sqlx::query::<D>(D::sql(&MARK_EXPIRED))
                 .param(&id)
                 .execute(tx.ex())
@@ -200,6 +203,7 @@ impl<D: Dialect> SqlStore<D> {
                 .param(last_judged)
                 .execute(tx.ex())
                 .await?;
+            D::repair_search_separators(&mut tx, &gone).await?;
             Self::commit(tx, sent).await?;
         }
         Ok(batch)

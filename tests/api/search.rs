@@ -45,7 +45,7 @@ async fn search_raw(app: &TestApp, bearer: &str, q: &str, extra: &str) -> (u16, 
 }
 
 /// The bodies found for `q` by `user` (first page of up to 100), newest first.
-async fn found(app: &TestApp, user: &str, q: &str) -> Vec<String> {
+pub(crate) async fn found(app: &TestApp, user: &str, q: &str) -> Vec<String> {
     let (status, body) = search_raw(app, &app.token(user), q, "limit=100").await;
     assert_eq!(status, 200, "{q}: {body}");
     body["results"]

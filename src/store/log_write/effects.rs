@@ -9,6 +9,7 @@ use super::super::entry_row::{id_text, participants_text};
 use super::super::entry_rules::{self, TargetState};
 use super::super::entry_types::Entry;
 use super::super::error::StoreError;
+use super::super::search_separators::GoneTexts;
 use super::super::sql_store::SqlStore;
 
 /// A reply at seq `$3`, ts `$2` joined the thread of root `$1`; `$4`: the
@@ -70,11 +71,15 @@ impl<D: Dialect> SqlStore<D> {
     /// the commit, at `now` ms), its `mentions` rows, its text, the text of
     /// its edits and its reactions. The row keeps its channel and seq. A
     /// `Change::Delete` and the retention sweep both erase through it.
+    /// The text it takes out of the search index is noted in `gone`, for
+    /// [`Dialect::repair_search_separators`] before the commit.
     pub(in crate::store) async fn erase_message_content_in(
         tx: &mut D::Connection,
         id: &str,
         now: i64,
+        gone: &mut GoneTexts,
     ) -> Result<(), StoreError> {
+        gone.note_message_in::<D>(tx, id).await?;
         Self::erase_attachments_of_message_in(tx, id, now).await?;
         for statement in [
             &ERASE_MENTIONS,
@@ -95,12 +100,14 @@ impl<D: Dialect> SqlStore<D> {
     /// `reply_count`), a reaction moves the holders and counts (a no-op
     /// `add` of a held one or `remove` of one not held changes nothing), a
     /// thread reply moves its root's summary (§14). `read`: the states the
-    /// rules were given. Returns whether it changed anything.
+    /// rules were given. The text an edit or a delete takes out of the
+    /// search index is noted in `gone`. Returns whether it changed anything.
     pub(super) async fn apply(
         tx: &mut sqlx::Transaction<'static, D>,
         send: &NewEntry,
         entry: &Entry,
         read: &Read,
+        gone: &mut GoneTexts,
     ) -> Result<bool, StoreError> {
         match &send.change {
             Change::Message => {}
@@ -118,8 +125,10 @@ impl<D: Dialect> SqlStore<D> {
                 }
             }
             Change::Edit { target } => {
+                let id = id_text(*target);
+                gone.note_message_in::<D>(tx, &id).await?;
                 sqlx::query::<D>(D::sql(&APPLY_EDIT))
-                    .param(id_text(*target))
+                    .param(id)
                     .param(&send.body)
                     .param(entry.ts)
                     .execute(tx.ex())
@@ -127,7 +136,7 @@ impl<D: Dialect> SqlStore<D> {
             }
             Change::Delete { target } => {
                 let id = id_text(*target);
-                Self::erase_message_content_in(tx, &id, entry.ts).await?;
+                Self::erase_message_content_in(tx, &id, entry.ts, gone).await?;
                 if let Some(root) = read.target.as_ref().and_then(|t| t.thread_id) {
                     sqlx::query::<D>(D::sql(&THREAD_REPLY_DELETED))
                         .param(id_text(root))

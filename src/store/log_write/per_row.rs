@@ -14,6 +14,7 @@ use super::super::entry_rules::{self, ChannelRules, TargetState};
 use super::super::entry_types::Entry;
 use super::super::error::{CommitSent, StoreError};
 use super::super::locked::Locked;
+use super::super::search_separators::GoneTexts;
 use super::super::sql_store::SqlStore;
 use super::effects::Read;
 use crate::ids::ChannelId;
@@ -87,6 +88,9 @@ impl<D: Dialect> SqlStore<D> {
         }
 
         let mut outcomes = Vec::with_capacity(sends.len());
+        // The texts the batch's edits and deletes take out of the search
+        // index (SQLite; `search_separators`).
+        let mut gone = GoneTexts::new();
         for send in sends {
             // The idempotency key decides first (guarantee 2): a send that
             // may not be stored still gets the message stored under its
@@ -229,7 +233,7 @@ impl<D: Dialect> SqlStore<D> {
                         .execute(tx.ex())
                         .await?;
                 }
-                message.noop = !Self::apply(&mut tx, send, &message, &read).await?;
+                message.noop = !Self::apply(&mut tx, send, &message, &read, &mut gone).await?;
                 if message.noop {
                     sqlx::query::<D>(D::sql(&MARK_NOOP))
                         .param(id_text(message.message_id))
@@ -268,6 +272,7 @@ impl<D: Dialect> SqlStore<D> {
             }
             members.push((channel_id.clone(), state.members));
         }
+        D::repair_search_separators(&mut tx, &gone).await?;
         Self::commit(tx, sent).await?;
         Ok(BatchOutcome { outcomes, members })
     }
