@@ -1730,3 +1730,87 @@ async fn a_removal_late_from_one_node_does_not_undo_a_rejoin_on_another() {
     }
     drop(a);
 }
+
+/// Reads `client`'s frames until it has a `CHANNEL_ADDED` of each of
+/// `added` and a `CHANNEL_REMOVED` of each of `removed` (panics when a
+/// frame takes longer than the kit's frame timeout).
+async fn until_membership(client: &mut WsClient, added: &[&str], removed: &[&str]) {
+    let mut added: HashSet<&str> = added.iter().copied().collect();
+    let mut removed: HashSet<&str> = removed.iter().copied().collect();
+    while !added.is_empty() || !removed.is_empty() {
+        let frame = client.recv().await;
+        match frame["type"].as_str() {
+            Some("CHANNEL_ADDED") => {
+                added.remove(frame["channel"]["channelId"].as_str().unwrap_or_default());
+            }
+            Some("CHANNEL_REMOVED") => {
+                removed.remove(frame["channelId"].as_str().unwrap_or_default());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Membership changes made on another node while NATS was down (their
+/// frames published into the outage, or held and sent before this node
+/// resubscribed) reach this node's sessions once NATS is back, as the
+/// database has them; and later changes reach them as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn membership_changed_on_another_node_during_a_nats_outage_reaches_sessions_after_it() {
+    if postgres_url().is_none() {
+        return;
+    }
+    let mut nats = NatsServer::start(free_port());
+    let url = format!("nats://127.0.0.1:{}", nats.port);
+    let Some(cluster) = Cluster::start_on(2, &url, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("stays", &["xavier", "yann"]).await;
+    a.create_channel("left", &["xavier", "yann"]).await;
+    a.create_channel("joined", &["yann"]).await;
+    let mut xavier = b.connect("xavier").await;
+
+    nats.kill();
+    a.wait_nats("disconnected").await;
+    b.wait_nats("disconnected").await;
+    a.set_member("joined", "xavier", true).await;
+    a.set_member("left", "xavier", false).await;
+    let _nats = NatsServer::start(nats.port);
+    a.wait_nats("connected").await;
+    b.wait_nats("connected").await;
+    if tokio::time::timeout(
+        Duration::from_secs(8),
+        until_membership(&mut xavier, &["joined"], &["left"]),
+    )
+    .await
+    .is_err()
+    {
+        panic!(
+            "the changes made during the outage never reached xavier's session\n{}",
+            b.log_text()
+        );
+    }
+    // The channel joined during the outage delivers live.
+    let mut yann = a.connect("yann").await;
+    let ack = yann.send_and_ack("joined", "j1", "after the outage").await;
+    loop {
+        let frame = xavier.recv().await;
+        if frame["type"] == "MSG_RECV" && frame["channelId"] == "joined" {
+            assert_eq!(frame["messageId"], ack["messageId"]);
+            break;
+        }
+    }
+    // And a change made after the outage reaches the session as before.
+    a.create_channel("later", &["yann"]).await;
+    a.set_member("later", "xavier", true).await;
+    if tokio::time::timeout(Duration::from_secs(8), until_membership(&mut xavier, &["later"], &[]))
+        .await
+        .is_err()
+    {
+        panic!(
+            "a change made after the outage never reached xavier's session\n{}",
+            b.log_text()
+        );
+    }
+}

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 
 use super::channel::ChannelCmd;
 use super::inner::Inner;
-use super::tables::UserCmd;
+use super::tables::MembershipCmd;
 use crate::telemetry;
 
 /// Follows the connection: the `/readyz` detail and gauge, and after every
@@ -33,14 +33,14 @@ pub(super) async fn run_control(inner: Arc<Inner>, mut events: mpsc::UnboundedRe
                     let interest = inner.lock();
                     (
                         interest.channels.values().map(|c| c.commands.clone()).collect(),
-                        interest.users.values().map(|u| u.commands.clone()).collect(),
+                        interest.users.values().map(|u| u.memberships.clone()).collect(),
                     )
                 };
                 for channel in channels {
                     let _ = channel.send(ChannelCmd::CatchUp);
                 }
                 for user in users {
-                    let _ = user.send(UserCmd::Reconcile);
+                    let _ = user.send(MembershipCmd::Reconcile);
                 }
             }
             async_nats::Event::Disconnected => {

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::channel::{ChannelCmd, ChannelCore};
 use super::inner::Inner;
 use super::membership::run_membership;
-use super::tables::{ChannelEntry, UserCmd, UserEntry};
+use super::tables::{ChannelEntry, UserEntry};
 use super::wire::{channel_subject, user_subject, UserEnvelope};
 use crate::channel_gate::Kind;
 use crate::ids::{ChannelId, UserId};
@@ -42,7 +42,6 @@ impl Inner {
         let generation = interest.next_generation;
         interest.next_generation += 1;
         let (ready_tx, ready) = watch::channel(false);
-        let (commands, commands_rx) = mpsc::unbounded_channel();
         let (memberships, memberships_rx) = mpsc::unbounded_channel();
         let stop = self.stop.child_token();
         interest.users.insert(
@@ -52,7 +51,6 @@ impl Inner {
                 sessions: 1,
                 channels: HashSet::new(),
                 ready: ready.clone(),
-                commands,
                 memberships,
                 stop: stop.clone(),
             },
@@ -65,14 +63,8 @@ impl Inner {
             stop.clone(),
         ));
         telemetry::nats_subscriptions("user", 1.0);
-        self.tasks.spawn(run_user(
-            self.clone(),
-            user.clone(),
-            generation,
-            ready_tx,
-            commands_rx,
-            stop,
-        ));
+        self.tasks
+            .spawn(run_user(self.clone(), user.clone(), generation, ready_tx, stop));
         ready
     }
 
@@ -99,7 +91,7 @@ impl Inner {
 
     /// Adds channels to a user's entry (only if it is still `generation`),
     /// returning the readiness of each newly held channel.
-    fn add_channels(
+    pub(super) fn add_channels(
         self: &Arc<Self>,
         user: &UserId,
         generation: u64,
@@ -117,6 +109,15 @@ impl Inner {
             }
         }
         ready
+    }
+
+    /// The channels the user's entry holds, if it is still `generation`.
+    pub(super) fn held_channels(&self, user: &UserId, generation: u64) -> Option<HashSet<ChannelId>> {
+        self.lock()
+            .users
+            .get(user)
+            .filter(|e| e.generation == generation)
+            .map(|e| e.channels.clone())
     }
 
     /// Takes (`member`) or gives back `channel` for the user's entry, if it
@@ -269,13 +270,15 @@ async fn run_channel(inner: Arc<Inner>, channel: ChannelId, start: ChannelStart)
 
 /// One user's task: subscribe to the user's subject (confirmed), read the
 /// user's channels and take them (waiting for their subscriptions), then
-/// handle what comes for the user: RECEIPT frames, membership changes.
+/// handle what comes for the user on NATS: RECEIPT frames, membership
+/// changes (those go on to the user's membership task, `membership.rs`,
+/// which also brings the user's channels back to the database's after a
+/// NATS reconnect).
 async fn run_user(
     inner: Arc<Inner>,
     user: UserId,
     generation: u64,
     ready: watch::Sender<bool>,
-    mut commands: mpsc::UnboundedReceiver<UserCmd>,
     stop: CancellationToken,
 ) {
     let mut inbound = inner.subscribe(user_subject(&inner.prefix, &user)).await;
@@ -292,24 +295,6 @@ async fn run_user(
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
-            command = commands.recv() => match command {
-                None => return,
-                Some(UserCmd::Reconcile) => {
-                    // Only adds: a channel left meanwhile costs a subscription
-                    // until the user's last session ends, never a delivery
-                    // (recipients come with each message).
-                    match inner.store.channel_states(&user).await {
-                        Ok(states) => {
-                            let channels = states
-                                .into_iter()
-                                .map(|s| s.channel_id)
-                                .collect();
-                            let _ = inner.add_channels(&user, generation, channels);
-                        }
-                        Err(error) => tracing::warn!(user_id = %user, %error, "cannot re-read a user's channels"),
-                    }
-                }
-            },
             payload = inbound.next() => match payload {
                 Some(payload) => on_user_payload(&inner, &user, &payload),
                 None => inbound = futures_util::stream::pending().boxed(),

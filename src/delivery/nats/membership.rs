@@ -5,6 +5,9 @@
 //!
 //! - a change of the node's interest ([`MembershipCmd::Changed`]): the node
 //!   takes or gives back the channel for the user as the database has it;
+//! - after a NATS reconnect ([`MembershipCmd::Reconcile`]), the user's
+//!   channels as the database lists them, taken and told to the sessions
+//!   where they differ from what the node held ([`reconcile`]);
 //! - a `CHANNEL_ADDED` or `CHANNEL_REMOVED` for the user's sessions
 //!   ([`MembershipCmd::Frame`]), from this node or another: sent as it came,
 //!   then, when the database says otherwise ([`correction`]), followed by a
@@ -28,7 +31,7 @@
 //! frame and node holding the user's sessions (two for a correction);
 //! `MSG_RECV` does not come here.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use axum::extract::ws::Utf8Bytes;
@@ -39,6 +42,7 @@ use super::inner::Inner;
 use super::tables::MembershipCmd;
 use crate::ids::{ChannelId, UserId};
 use crate::protocol::{RemovedReason, ServerFrame};
+use crate::store::ChannelPosition;
 use crate::view;
 
 impl Inner {
@@ -168,7 +172,51 @@ pub(super) async fn run_membership(
                     correct(&inner, &user, &channel, member, &mut removals).await;
                 }
             }
+            MembershipCmd::Reconcile => reconcile(&inner, &user, generation, &mut removals).await,
         }
+    }
+}
+
+/// NATS came back. The frames of this user's changes made on other nodes
+/// while it was away may be lost (published into the outage, or sent by a
+/// node that reconnected before this one had resubscribed), so the node
+/// and the sessions are brought to the user's channels as the database
+/// lists them, read once: a channel the node did not hold for the user is
+/// taken and told to the sessions (`CHANNEL_ADDED` with the entry just
+/// read; the channel's frames that came first were held by each session's
+/// gate for it), one the node held and the database no longer lists is
+/// given back and told (`CHANNEL_REMOVED`, reason `deleted` for a channel
+/// gone, else the last one sent here, else `removed`). A session's gate
+/// drops a frame that tells it nothing new. `MEMBER` frames lost in the
+/// outage are not replayed (the members route has the list).
+async fn reconcile(inner: &Arc<Inner>, user: &UserId, generation: u64, removals: &mut HashMap<ChannelId, Utf8Bytes>) {
+    let states = match inner.store.channel_states(user).await {
+        Ok(states) => states,
+        Err(error) => {
+            tracing::warn!(user_id = %user, %error, "cannot re-read a user's channels after a NATS reconnect");
+            return;
+        }
+    };
+    let Some(held) = inner.held_channels(user, generation) else {
+        return;
+    };
+    let listed: HashSet<&ChannelId> = states.iter().map(|s| &s.channel_id).collect();
+    let gone: Vec<ChannelId> = held.iter().filter(|c| !listed.contains(c)).cloned().collect();
+    let new: Vec<&ChannelPosition> = states.iter().filter(|s| !held.contains(&s.channel_id)).collect();
+    let _ = inner.add_channels(user, generation, new.iter().map(|s| s.channel_id.clone()).collect());
+    for position in new {
+        removals.remove(&position.channel_id);
+        let frame = ServerFrame::ChannelAdded {
+            channel: view::channel_state(position),
+        };
+        let text = Utf8Bytes::from(frame.encode());
+        inner
+            .hub
+            .send_to_user(user, Some(&position.channel_id), &text, "CHANNEL_ADDED", None);
+    }
+    for channel in gone {
+        inner.set_membership(user, generation, &channel, false, 0);
+        correct(inner, user, &channel, false, removals).await;
     }
 }
 

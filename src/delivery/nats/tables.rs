@@ -29,7 +29,6 @@ pub(super) struct UserEntry {
     /// The channels this user holds a reference to.
     pub(super) channels: HashSet<ChannelId>,
     pub(super) ready: watch::Receiver<bool>,
-    pub(super) commands: mpsc::UnboundedSender<UserCmd>,
     /// The user's membership changes and frames, for `run_membership`
     /// (`membership.rs`).
     pub(super) memberships: mpsc::UnboundedSender<MembershipCmd>,
@@ -49,14 +48,9 @@ pub(super) struct ChannelEntry {
     pub(super) stop: CancellationToken,
 }
 
-/// A command to a user's task.
-pub(super) enum UserCmd {
-    /// NATS came back: add channels joined while it was away.
-    Reconcile,
-}
-
 /// What a user's membership task handles, in order
 /// ([`super::membership::run_membership`]).
+#[derive(Debug)]
 pub(super) enum MembershipCmd {
     /// The user joined (`add`) or left `channel`, committed when its last
     /// seq was `seq` (on this node or another): the node takes or gives back
@@ -71,4 +65,9 @@ pub(super) enum MembershipCmd {
         text: Utf8Bytes,
         type_name: &'static str,
     },
+    /// NATS came back: the frames of changes made on other nodes while it
+    /// was away may be lost; the node and the sessions are brought to the
+    /// user's channels as the database lists them
+    /// ([`super::membership::run_membership`]).
+    Reconcile,
 }
