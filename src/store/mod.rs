@@ -96,6 +96,7 @@ mod retention;
 mod search;
 pub mod search_separators;
 pub mod search_terms;
+mod separator_notes;
 mod settings;
 mod sql_store;
 mod succession;

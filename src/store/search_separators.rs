@@ -47,7 +47,8 @@
 //!    of the first term holds only what a live text holds.
 //!
 //! At every start, after the migrations, [`repair_all`] checks every
-//! separator once (`SqlStore::repair_all_search_separators`): an index
+//! separator once (`SqlStore::repair_all_search_separators`, in
+//! `separator_notes.rs`): an index
 //! written before this repair existed is repaired too.
 //!
 //! It writes FTS5's shadow tables and reads its leaf format, which is not a
@@ -67,14 +68,10 @@
 //! `cargo bench --bench search_separators` (`benches/search_separators.rs`;
 //! the figures are in `docs/known-issues.md`).
 
+use sqlx::{Row, SqliteConnection};
 use std::collections::HashSet;
 
-use futures_util::TryStreamExt;
-use sqlx::{Row, Sqlite, SqliteConnection};
-
-use super::dialect::{Columns, Dialect, Executes, Kind, Params};
-use super::error::{CommitSent, StoreError};
-use super::sql_store::SqlStore;
+use super::error::StoreError;
 
 /// Candidates per scan of `message_search_idx` (bound as one JSON array).
 const CHUNK: usize = 10_000;
@@ -87,12 +84,6 @@ const CHECK_ALL_ABOVE: usize = 20 * CHUNK;
 /// The current text `$1`'s row has in the index: none unless it is a
 /// message not deleted (the triggers of `0015_search.sql` index exactly
 /// those, with this text).
-const INDEXED_TEXT: &str = "SELECT COALESCE(edited_body, body) FROM messages \
-     WHERE message_id = $1 AND kind = 'message' AND NOT deleted";
-/// Every text channel `$1`'s rows have in the index.
-const INDEXED_TEXTS_OF_CHANNEL: &str = "SELECT COALESCE(edited_body, body) FROM messages \
-     WHERE channel_id = $1 AND kind = 'message' AND NOT deleted";
-/// Applies the pending changes of this transaction to the index's pages.
 const FLUSH: &str = "INSERT INTO message_search (message_search) VALUES ('flush')";
 /// The separators that are one of the candidates `$1` (a JSON array of hex).
 const CANDIDATE_SEPARATORS: &str = "SELECT segid, term, pgno FROM message_search_idx \
@@ -211,46 +202,6 @@ impl GoneTexts {
                 }
             }
         }
-    }
-
-    /// Notes the text message `id` has in the index now, if any: called
-    /// before the statement that erases or replaces it. Nothing on
-    /// PostgreSQL.
-    pub(in crate::store) async fn note_message_in<D: Dialect>(
-        &mut self,
-        conn: &mut D::Connection,
-        id: &str,
-    ) -> Result<(), StoreError> {
-        if D::KIND != Kind::Sqlite {
-            return Ok(());
-        }
-        let row = sqlx::query::<D>(INDEXED_TEXT)
-            .param(id)
-            .fetch_optional(conn.ex())
-            .await?;
-        if let Some(row) = row {
-            self.add_text(&row.value::<String>(0)?);
-        }
-        Ok(())
-    }
-
-    /// Notes every text channel `channel_id` has in the index: called
-    /// before its messages are deleted. Nothing on PostgreSQL.
-    pub(in crate::store) async fn note_channel_in<D: Dialect>(
-        &mut self,
-        conn: &mut D::Connection,
-        channel_id: &str,
-    ) -> Result<(), StoreError> {
-        if D::KIND != Kind::Sqlite {
-            return Ok(());
-        }
-        let mut texts = sqlx::query::<D>(INDEXED_TEXTS_OF_CHANNEL)
-            .param(channel_id)
-            .fetch(conn.ex());
-        while let Some(row) = texts.try_next().await? {
-            self.add_text(&row.value::<String>(0)?);
-        }
-        Ok(())
     }
 
     /// The candidates as JSON arrays of hex, [`CHUNK`] at a time.
@@ -388,28 +339,6 @@ pub async fn repair_all(conn: &mut SqliteConnection) -> Result<Repaired, Separat
         rows.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?));
     }
     fix_separators(conn, rows).await
-}
-
-impl SqlStore<Sqlite> {
-    /// [`repair_all`] in a write transaction of its own, then the WAL
-    /// scrubbed when a separator was set: run once at start
-    /// ([`super::Store::migrate`]), for what deletes left before they
-    /// repaired (an index of 1,000,000 messages has about 18,000 rows of
-    /// `message_search_idx`, one page read each).
-    pub(super) async fn repair_all_search_separators(&self) -> Result<Repaired, StoreError> {
-        let mut tx = self.begin_write().await?;
-        let done = repair_all(&mut tx).await?;
-        Self::commit(tx, &CommitSent::default()).await?;
-        if done.fixed > 0 {
-            tracing::info!(
-                checked = done.checked,
-                fixed = done.fixed,
-                "search index: separators of deleted text repaired"
-            );
-            self.scrub_wal().await;
-        }
-        Ok(done)
-    }
 }
 
 /// Step 3 of the repair for the separators `rows` (`segid`, `term`,
