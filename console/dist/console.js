@@ -3298,6 +3298,20 @@
   function sendOrder(records) {
     return [...records].sort((a, b) => a.order - b.order || (a.clientMsgId < b.clientMsgId ? -1 : 1));
   }
+  function sameOp(a, b) {
+    return sameValue(a, b);
+  }
+  function sameValue(a, b) {
+    if (a === b) return true;
+    if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+    if (Array.isArray(a) !== Array.isArray(b)) return false;
+    if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
+    const ra = a;
+    const rb = b;
+    const keys = (r) => Object.keys(r).filter((k) => r[k] !== void 0);
+    const ka = keys(ra);
+    return ka.length === keys(rb).length && ka.every((k) => sameValue(ra[k], rb[k]));
+  }
 
   // ../clients/typescript/src/outbox-wal.ts
   var PREFIX = "chatd-outbox-wal:";
@@ -3384,8 +3398,9 @@
      * This tab's new records whose `storage.put` the send path has not taken yet (by
      * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
      * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+     * A send with the same clientMsgId made meanwhile waits on the one held here.
      */
-    writing = /* @__PURE__ */ new Set();
+    writing = /* @__PURE__ */ new Map();
     c;
     conn;
     channels;
@@ -3464,6 +3479,12 @@
       this.releaseTabLock?.();
     }
     onBroadcast(m) {
+      const held = this.pending.get(m.t === "put" ? m.record.clientMsgId : m.clientMsgId);
+      const op = m.t === "put" ? m.record.op : m.op;
+      if (held !== void 0 && !held.foreign && op !== void 0 && !sameOp(held.record.op, op)) return;
+      if (m.t === "put" && held !== void 0 && !held.foreign && held.record.state === "pending" && m.record.state === "pending" && m.record.owner !== this.c.tabId && this.c.tabId < m.record.owner) {
+        return;
+      }
       if (m.t === "put") {
         const r = m.record;
         const p = this.pending.get(r.clientMsgId);
@@ -3808,15 +3829,28 @@
       this.sync = sync;
       this.outbox = outbox;
     }
-    /** Makes `op` an outbox record and sends it; resolves on its ACK (see `ChatClient.send`). */
+    /**
+     * Makes `op` an outbox record and sends it; resolves on its ACK (see `ChatClient.send`).
+     * With the clientMsgId of a record this tab holds (being written, waiting for its ACK, or
+     * failed; its own or another tab's), no second record is made: the call waits for that
+     * one's outcome, and a failed one is sent again (as `retry` does), when `op` is the same;
+     * else it rejects with `idempotency_conflict`, as the server would answer, and the held
+     * record goes on unchanged.
+     */
     enqueue(op, options) {
       if (options.signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
       if (op.type !== "MSG_SEND" && this.conn.features.unsupported.has(op.type)) {
         return Promise.reject(new ChatdError("unknown_type", `the server does not support ${op.type}`));
       }
+      const clientMsgId = options.clientMsgId ?? uuidv7();
+      const held = this.outbox.writing.get(clientMsgId) ?? this.outbox.pending.get(clientMsgId);
+      if (held?.deleting !== void 0) {
+        return held.deleting.then(() => this.enqueue(op, { ...options, clientMsgId }));
+      }
+      if (held !== void 0) return this.again(held, op, options.signal);
       const record = {
         userId: this.c.userId,
-        clientMsgId: options.clientMsgId ?? uuidv7(),
+        clientMsgId,
         op,
         createdAt: this.c.now(),
         order: this.outbox.nextOrder(),
@@ -3824,54 +3858,108 @@
         owner: this.c.tabId
       };
       const p = newPending(record, false);
-      const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
-      const signal = options.signal;
-      const onAbort = () => {
-        for (const w of p.waiters) w.reject(new ChatdError("aborted", "aborted"));
-        p.waiters = [];
-        if (this.outbox.pending.get(record.clientMsgId) === p) void this.discard(record.clientMsgId);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      const settled = () => {
-        signal?.removeEventListener("abort", onAbort);
-      };
-      promise.then(settled, settled);
+      const promise = this.claim(p, options.signal);
       this.outbox.writeAhead.add(record);
-      this.outbox.writing.add(record.clientMsgId);
+      this.outbox.writing.set(clientMsgId, p);
       const put = this.outbox.storage.put(record);
       put.catch(() => void 0);
       const ready = this.putChain.then(() => put);
       this.putChain = ready.catch(() => void 0);
       ready.then(
         () => {
-          this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
-          if (signal?.aborted === true) {
-            const deleted = () => {
-              this.outbox.writing.delete(record.clientMsgId);
-            };
-            void this.outbox.storage.delete(this.c.userId, record.clientMsgId).then(deleted, deleted);
+          this.outbox.writeAhead.remove(record.userId, clientMsgId);
+          const existing = this.outbox.pending.get(clientMsgId);
+          if (existing !== void 0) {
+            this.outbox.writing.delete(clientMsgId);
+            void this.outbox.storage.put(existing.record).catch(() => void 0);
+            const waiters = p.waiters;
+            p.waiters = [];
+            if (!sameOp(existing.record.op, op)) {
+              for (const w of waiters) w.reject(conflict(clientMsgId));
+              return;
+            }
+            existing.waiters.push(...waiters);
+            if (existing.record.state === "failed" && waiters.some((w) => w.claim === true)) this.revive(existing);
             return;
           }
-          this.outbox.writing.delete(record.clientMsgId);
-          if (this.outbox.pending.has(record.clientMsgId)) return;
-          this.outbox.pending.set(record.clientMsgId, p);
+          if (!p.waiters.some((w) => w.claim === true)) {
+            const deleted = () => {
+              this.outbox.writing.delete(clientMsgId);
+            };
+            p.deleting = this.outbox.storage.delete(this.c.userId, clientMsgId).then(deleted, deleted);
+            return;
+          }
+          this.outbox.writing.delete(clientMsgId);
+          this.outbox.pending.set(clientMsgId, p);
           this.outbox.broadcast({ t: "put", record });
           this.channels.changed(op.channelId);
           this.transmit(p);
         },
         (e) => {
-          this.outbox.writing.delete(record.clientMsgId);
-          this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
+          this.outbox.writing.delete(clientMsgId);
+          this.outbox.writeAhead.remove(record.userId, clientMsgId);
           for (const w of p.waiters) w.reject(new ChatdError("internal", `outbox storage failed: ${String(e)}`));
           p.waiters = [];
         }
       );
       return promise;
     }
+    /**
+     * A send with the clientMsgId of the held record `p`: waits for its outcome when `op` is
+     * the same (a failed record is sent again), else rejects with `idempotency_conflict`.
+     */
+    again(p, op, signal) {
+      if (!sameOp(p.record.op, op)) return Promise.reject(conflict(p.record.clientMsgId));
+      const promise = this.claim(p, signal);
+      if (p.record.state === "failed") this.revive(p);
+      return promise;
+    }
+    /**
+     * A waiter of a send call on `p`. Its `signal` rejects it with `aborted`; when no other
+     * send call of this tab then waits for the record, and the record is this tab's, it
+     * leaves the outbox (and the storage), so nothing resends it; one being written is
+     * deleted once its put is done.
+     */
+    claim(p, signal) {
+      const clientMsgId = p.record.clientMsgId;
+      const promise = new Promise((resolve, reject) => {
+        const onAbort = () => {
+          const cur = this.outbox.writing.get(clientMsgId) ?? this.outbox.pending.get(clientMsgId);
+          const i = cur?.waiters.indexOf(waiter) ?? -1;
+          if (cur === void 0 || i < 0) return;
+          cur.waiters.splice(i, 1);
+          reject(new ChatdError("aborted", "aborted"));
+          if (cur.waiters.some((w) => w.claim === true)) return;
+          if (this.outbox.pending.get(clientMsgId) === cur && !cur.foreign) void this.discard(clientMsgId);
+        };
+        const waiter = {
+          claim: true,
+          resolve: (v) => {
+            signal?.removeEventListener("abort", onAbort);
+            resolve(v);
+          },
+          reject: (e) => {
+            signal?.removeEventListener("abort", onAbort);
+            reject(e);
+          }
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        p.waiters.push(waiter);
+      });
+      promise.catch(() => void 0);
+      return promise;
+    }
     /** Sends a failed outbox record again, with its same clientMsgId. */
     async retry(clientMsgId) {
       const p = this.outbox.pending.get(clientMsgId);
       if (p === void 0) throw new ChatdError("not_found", "no such outbox record");
+      await this.takeOver(p);
+      const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+      this.transmit(p);
+      return promise;
+    }
+    /** Makes `p` this tab's pending record again (durably, other tabs told). */
+    async takeOver(p) {
       const record = { ...p.record, state: "pending", owner: this.c.tabId };
       delete record.error;
       p.record = record;
@@ -3880,9 +3968,17 @@
       await this.outbox.storage.put(record);
       this.outbox.broadcast({ t: "put", record });
       this.channels.changed(record.op.channelId);
-      const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
-      this.transmit(p);
-      return promise;
+    }
+    /** A send made with the key of the failed record `p`: it is sent again, as by `retry` (a failed put fails it again). */
+    revive(p) {
+      this.takeOver(p).then(
+        () => {
+          this.transmit(p);
+        },
+        (e) => {
+          this.fail(p, new ChatdError("internal", `outbox storage failed: ${String(e)}`));
+        }
+      );
     }
     /** Removes an outbox record; its waiters reject with `discarded`. */
     async discard(clientMsgId) {
@@ -3891,8 +3987,9 @@
       this.outbox.pending.delete(clientMsgId);
       clearTimeout(p.retryTimer);
       for (const w of p.waiters) w.reject(new ChatdError("discarded", "discarded"));
+      p.waiters = [];
       await this.outbox.storage.delete(this.c.userId, clientMsgId);
-      this.outbox.broadcast({ t: "deleted", clientMsgId });
+      this.outbox.broadcast({ t: "deleted", clientMsgId, op: p.record.op });
       this.channels.changed(p.record.op.channelId);
     }
     /** The outbox records in send order (this tab's and other tabs'). */
@@ -3964,7 +4061,7 @@
       };
       this.completed(p, sent);
       void this.outbox.storage.delete(this.c.userId, a.clientMsgId);
-      this.outbox.broadcast({ t: "acked", clientMsgId: a.clientMsgId, ack: sent });
+      this.outbox.broadcast({ t: "acked", clientMsgId: a.clientMsgId, ack: sent, op: p.record.op });
       return p.record.op.type === "MSG_SEND" && !a.duplicate;
     }
     /** An outbox record was ACKed (here or in another tab). */
@@ -4141,6 +4238,13 @@
       // without signed URLs (the ACK has none): the attachments module reads them next
       ...op.attachments !== void 0 && op.attachments.length > 0 ? { attachments: ackedAttachments(op.attachments) } : {}
     };
+  }
+  function conflict(clientMsgId) {
+    return new ChatdError(
+      "idempotency_conflict",
+      `clientMsgId ${clientMsgId} is already in the outbox with another channel, body or option; nothing was sent`,
+      { retryable: false }
+    );
   }
   function frameOf(r) {
     const op = r.op;
@@ -5239,6 +5343,11 @@
      *
      * `options.attachments` (protocol §15): uploads ({@link Attachments.upload}) the message
      * carries, kept in the outbox record too; refused: `invalid_field` (`field` `attachments`).
+     *
+     * `options.clientMsgId` of a record the outbox holds (this tab's or another tab's): the
+     * call settles with that record, on its one ACK (a failed record is sent again, as by
+     * `retry`); with another channel, body or option it rejects at once with
+     * `idempotency_conflict`, as the server would, and the held record goes on unchanged.
      */
     send(channelId, body, options = {}) {
       this.p.typingIndicators.messageSent(channelId);

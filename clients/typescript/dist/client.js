@@ -376,6 +376,11 @@ export class ChatClient {
      *
      * `options.attachments` (protocol §15): uploads ({@link Attachments.upload}) the message
      * carries, kept in the outbox record too; refused: `invalid_field` (`field` `attachments`).
+     *
+     * `options.clientMsgId` of a record the outbox holds (this tab's or another tab's): the
+     * call settles with that record, on its one ACK (a failed record is sent again, as by
+     * `retry`); with another channel, body or option it rejects at once with
+     * `idempotency_conflict`, as the server would, and the held record goes on unchanged.
      */
     send(channelId, body, options = {}) {
         this.p.typingIndicators.messageSent(channelId);

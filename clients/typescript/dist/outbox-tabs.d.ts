@@ -9,7 +9,7 @@
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
-import { type OutboxRecord, type OutboxStorage } from './outbox.js';
+import { type OutboxOp, type OutboxRecord, type OutboxStorage } from './outbox.js';
 import { WriteAhead } from './outbox-wal.js';
 import type { SentEntry } from './snapshot-types.js';
 import type { ClientContext } from './types.js';
@@ -19,6 +19,12 @@ export interface Waiter {
     resolve: (v: SentEntry) => void;
     /** It failed, was discarded, or the client closed. */
     reject: (e: ChatdError) => void;
+    /**
+     * A `send` (or `edit`, `deleteMessage`, `react`) call's: while one of these waits, the
+     * record is wanted (aborting one such call takes the record out of the outbox only when
+     * no other call of this tab made with the same clientMsgId still waits for it).
+     */
+    claim?: boolean;
 }
 /** @internal An outbox record held in memory, with where its sending is. */
 export interface Pending {
@@ -38,6 +44,12 @@ export interface Pending {
     retryTimer: ReturnType<typeof setTimeout> | undefined;
     /** Calls waiting for its outcome. */
     waiters: Waiter[];
+    /**
+     * Set when every send call of a record being written was aborted: its delete from the
+     * storage, once its put is done (a send with the same clientMsgId waits for it, then
+     * makes a new record).
+     */
+    deleting?: Promise<void>;
 }
 /** What tabs tell each other about the records. */
 type BroadcastMsg = {
@@ -47,9 +59,11 @@ type BroadcastMsg = {
     t: 'acked';
     clientMsgId: string;
     ack: SentEntry;
+    op?: OutboxOp;
 } | {
     t: 'deleted';
     clientMsgId: string;
+    op?: OutboxOp;
 };
 /** @internal What the tab outbox asks of the send path. */
 export interface TabOutboxHooks {
@@ -70,8 +84,9 @@ export declare class TabOutbox {
      * This tab's new records whose `storage.put` the send path has not taken yet (by
      * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
      * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+     * A send with the same clientMsgId made meanwhile waits on the one held here.
      */
-    readonly writing: Set<string>;
+    readonly writing: Map<string, Pending>;
     private readonly c;
     private readonly conn;
     private readonly channels;

@@ -1,5 +1,5 @@
 import { ChatdError } from './errors.js';
-import { IndexedDBOutboxStorage, MemoryOutboxStorage, sendOrder } from './outbox.js';
+import { IndexedDBOutboxStorage, MemoryOutboxStorage, sameOp, sendOrder } from './outbox.js';
 import { platformWriteAheadStore, WriteAhead } from './outbox-wal.js';
 /** @internal The outbox records this tab knows of (its own and its live tabs'), and their storage. */
 export class TabOutbox {
@@ -13,8 +13,9 @@ export class TabOutbox {
      * This tab's new records whose `storage.put` the send path has not taken yet (by
      * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
      * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+     * A send with the same clientMsgId made meanwhile waits on the one held here.
      */
-    writing = new Set();
+    writing = new Map();
     c;
     conn;
     channels;
@@ -99,6 +100,23 @@ export class TabOutbox {
         this.releaseTabLock?.();
     }
     onBroadcast(m) {
+        const held = this.pending.get(m.t === 'put' ? m.record.clientMsgId : m.clientMsgId);
+        const op = m.t === 'put' ? m.record.op : m.op;
+        // another message under the same key, sent by that tab at the same time as ours (see BroadcastMsg)
+        if (held !== undefined && !held.foreign && op !== undefined && !sameOp(held.record.op, op))
+            return;
+        if (m.t === 'put' &&
+            held !== undefined &&
+            !held.foreign &&
+            held.record.state === 'pending' &&
+            m.record.state === 'pending' &&
+            m.record.owner !== this.c.tabId &&
+            this.c.tabId < m.record.owner) {
+            // both tabs made (or took) the record at once, and each told the other: one of them
+            // must send it, not neither; the tab with the lower id keeps it, the other gives it up
+            // (its calls settle on this tab's 'acked')
+            return;
+        }
         if (m.t === 'put') {
             const r = m.record;
             const p = this.pending.get(r.clientMsgId);

@@ -115,4 +115,12 @@ export declare class IndexedDBOutboxStorage implements OutboxStorage {
 }
 /** Sorts records into the order they must be (re)sent: by `order`, then key. */
 export declare function sendOrder(records: readonly OutboxRecord[]): OutboxRecord[];
+/**
+ * @internal Whether two ops ask the server to store the same thing: the server's idempotency
+ * key (protocol §6.2) covers the channel, the body and every other field of the frame, so a
+ * send reusing a clientMsgId with any of them changed gets `idempotency_conflict`. Fields
+ * left out and fields set to `undefined` are the same (a record read back from storage
+ * has none of the latter).
+ */
+export declare function sameOp(a: OutboxOp, b: OutboxOp): boolean;
 //# sourceMappingURL=outbox.d.ts.map

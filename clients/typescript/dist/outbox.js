@@ -130,4 +130,29 @@ function toError(e) {
 export function sendOrder(records) {
     return [...records].sort((a, b) => a.order - b.order || (a.clientMsgId < b.clientMsgId ? -1 : 1));
 }
+/**
+ * @internal Whether two ops ask the server to store the same thing: the server's idempotency
+ * key (protocol §6.2) covers the channel, the body and every other field of the frame, so a
+ * send reusing a clientMsgId with any of them changed gets `idempotency_conflict`. Fields
+ * left out and fields set to `undefined` are the same (a record read back from storage
+ * has none of the latter).
+ */
+export function sameOp(a, b) {
+    return sameValue(a, b);
+}
+function sameValue(a, b) {
+    if (a === b)
+        return true;
+    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null)
+        return false;
+    if (Array.isArray(a) !== Array.isArray(b))
+        return false;
+    if (Array.isArray(a) && Array.isArray(b))
+        return a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
+    const ra = a;
+    const rb = b;
+    const keys = (r) => Object.keys(r).filter((k) => r[k] !== undefined);
+    const ka = keys(ra);
+    return ka.length === keys(rb).length && ka.every((k) => sameValue(ra[k], rb[k]));
+}
 //# sourceMappingURL=outbox.js.map

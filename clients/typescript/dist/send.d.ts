@@ -23,10 +23,33 @@ export declare class Sender {
     private putChain;
     /** Sends the outbox's records on the connection; ACKed entries go into the channels through `sync`. */
     constructor(c: ClientContext, conn: Connection, channels: Channels, sync: Sync, outbox: TabOutbox, attached?: SentWithAttachments);
-    /** Makes `op` an outbox record and sends it; resolves on its ACK (see `ChatClient.send`). */
+    /**
+     * Makes `op` an outbox record and sends it; resolves on its ACK (see `ChatClient.send`).
+     * With the clientMsgId of a record this tab holds (being written, waiting for its ACK, or
+     * failed; its own or another tab's), no second record is made: the call waits for that
+     * one's outcome, and a failed one is sent again (as `retry` does), when `op` is the same;
+     * else it rejects with `idempotency_conflict`, as the server would answer, and the held
+     * record goes on unchanged.
+     */
     enqueue(op: OutboxOp, options: SendOptions): Promise<SentEntry>;
+    /**
+     * A send with the clientMsgId of the held record `p`: waits for its outcome when `op` is
+     * the same (a failed record is sent again), else rejects with `idempotency_conflict`.
+     */
+    private again;
+    /**
+     * A waiter of a send call on `p`. Its `signal` rejects it with `aborted`; when no other
+     * send call of this tab then waits for the record, and the record is this tab's, it
+     * leaves the outbox (and the storage), so nothing resends it; one being written is
+     * deleted once its put is done.
+     */
+    private claim;
     /** Sends a failed outbox record again, with its same clientMsgId. */
     retry(clientMsgId: string): Promise<SentEntry>;
+    /** Makes `p` this tab's pending record again (durably, other tabs told). */
+    private takeOver;
+    /** A send made with the key of the failed record `p`: it is sent again, as by `retry` (a failed put fails it again). */
+    private revive;
     /** Removes an outbox record; its waiters reject with `discarded`. */
     discard(clientMsgId: string): Promise<void>;
     /** The outbox records in send order (this tab's and other tabs'). */

@@ -14,7 +14,7 @@ import { ChatdError } from './errors.js';
 import { uuidv7 } from './ids.js';
 import { cutUtf8 } from './message-states.js';
 import { newPending } from './outbox-tabs.js';
-import { sendOrder } from './outbox.js';
+import { sameOp, sendOrder } from './outbox.js';
 /** @internal Sends this tab's outbox records and settles them. */
 export class Sender {
     c;
@@ -33,16 +33,32 @@ export class Sender {
         this.sync = sync;
         this.outbox = outbox;
     }
-    /** Makes `op` an outbox record and sends it; resolves on its ACK (see `ChatClient.send`). */
+    /**
+     * Makes `op` an outbox record and sends it; resolves on its ACK (see `ChatClient.send`).
+     * With the clientMsgId of a record this tab holds (being written, waiting for its ACK, or
+     * failed; its own or another tab's), no second record is made: the call waits for that
+     * one's outcome, and a failed one is sent again (as `retry` does), when `op` is the same;
+     * else it rejects with `idempotency_conflict`, as the server would answer, and the held
+     * record goes on unchanged.
+     */
     enqueue(op, options) {
         if (options.signal?.aborted === true)
             return Promise.reject(new ChatdError('aborted', 'aborted'));
         if (op.type !== 'MSG_SEND' && this.conn.features.unsupported.has(op.type)) {
             return Promise.reject(new ChatdError('unknown_type', `the server does not support ${op.type}`));
         }
+        const clientMsgId = options.clientMsgId ?? uuidv7();
+        const held = this.outbox.writing.get(clientMsgId) ?? this.outbox.pending.get(clientMsgId);
+        if (held?.deleting !== undefined) {
+            // every earlier send of this key was aborted while its record was written, and the
+            // record is being deleted: a new one is made once that is done
+            return held.deleting.then(() => this.enqueue(op, { ...options, clientMsgId }));
+        }
+        if (held !== undefined)
+            return this.again(held, op, options.signal);
         const record = {
             userId: this.c.userId,
-            clientMsgId: options.clientMsgId ?? uuidv7(),
+            clientMsgId,
             op,
             createdAt: this.c.now(),
             order: this.outbox.nextOrder(),
@@ -50,26 +66,13 @@ export class Sender {
             owner: this.c.tabId,
         };
         const p = newPending(record, false);
-        const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
-        const signal = options.signal;
-        const onAbort = () => {
-            for (const w of p.waiters)
-                w.reject(new ChatdError('aborted', 'aborted'));
-            p.waiters = [];
-            // still waiting for its ACK: out of the outbox (storage too), so nothing resends it
-            if (this.outbox.pending.get(record.clientMsgId) === p)
-                void this.discard(record.clientMsgId);
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-        const settled = () => {
-            signal?.removeEventListener('abort', onAbort);
-        };
-        promise.then(settled, settled);
+        const promise = this.claim(p, options.signal);
         // kept across a reload from here on: written synchronously, before this call returns (the
         // console clears its composer at once); the storage's put takes a transaction or more
         this.outbox.writeAhead.add(record);
-        // a load that reads the storage before the put is taken below leaves the record to us
-        this.outbox.writing.add(record.clientMsgId);
+        // a load that reads the storage before the put is taken below leaves the record to us,
+        // and a send with the same clientMsgId made until then waits on it
+        this.outbox.writing.set(clientMsgId, p);
         // durable before the first try: the put starts at once (IndexedDB runs a store's
         // transactions in the order they were made); the puts' outcomes are taken in send order,
         // so the sends go out in the order they were made
@@ -78,31 +81,100 @@ export class Sender {
         const ready = this.putChain.then(() => put);
         this.putChain = ready.catch(() => undefined);
         ready.then(() => {
-            this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
-            if (signal?.aborted === true) {
-                // aborted while being written: the record must not stay behind to be sent by a later
-                // load (which leaves it alone until it is deleted)
-                const deleted = () => {
-                    this.outbox.writing.delete(record.clientMsgId);
-                };
-                void this.outbox.storage.delete(this.c.userId, record.clientMsgId).then(deleted, deleted);
+            this.outbox.writeAhead.remove(record.userId, clientMsgId);
+            const existing = this.outbox.pending.get(clientMsgId);
+            if (existing !== undefined) {
+                // another tab's record with this key came in while ours was written (its broadcast,
+                // or a load): ours replaced it in the storage, so it is put back; the calls wait on it
+                this.outbox.writing.delete(clientMsgId);
+                void this.outbox.storage.put(existing.record).catch(() => undefined);
+                const waiters = p.waiters;
+                p.waiters = [];
+                if (!sameOp(existing.record.op, op)) {
+                    for (const w of waiters)
+                        w.reject(conflict(clientMsgId));
+                    return;
+                }
+                existing.waiters.push(...waiters);
+                if (existing.record.state === 'failed' && waiters.some((w) => w.claim === true))
+                    this.revive(existing);
                 return;
             }
-            this.outbox.writing.delete(record.clientMsgId);
-            if (this.outbox.pending.has(record.clientMsgId))
+            if (!p.waiters.some((w) => w.claim === true)) {
+                // every send of it was aborted while it was being written: the record must not stay
+                // behind to be sent by a later load (which leaves it alone until it is deleted)
+                const deleted = () => {
+                    this.outbox.writing.delete(clientMsgId);
+                };
+                p.deleting = this.outbox.storage.delete(this.c.userId, clientMsgId).then(deleted, deleted);
                 return;
-            this.outbox.pending.set(record.clientMsgId, p);
+            }
+            this.outbox.writing.delete(clientMsgId);
+            this.outbox.pending.set(clientMsgId, p);
             this.outbox.broadcast({ t: 'put', record });
             this.channels.changed(op.channelId);
             this.transmit(p);
         }, (e) => {
-            // the send is refused (its caller is told): no later load may send it
-            this.outbox.writing.delete(record.clientMsgId);
-            this.outbox.writeAhead.remove(record.userId, record.clientMsgId);
+            // the send is refused (its callers are told): no later load may send it
+            this.outbox.writing.delete(clientMsgId);
+            this.outbox.writeAhead.remove(record.userId, clientMsgId);
             for (const w of p.waiters)
                 w.reject(new ChatdError('internal', `outbox storage failed: ${String(e)}`));
             p.waiters = [];
         });
+        return promise;
+    }
+    /**
+     * A send with the clientMsgId of the held record `p`: waits for its outcome when `op` is
+     * the same (a failed record is sent again), else rejects with `idempotency_conflict`.
+     */
+    again(p, op, signal) {
+        if (!sameOp(p.record.op, op))
+            return Promise.reject(conflict(p.record.clientMsgId));
+        const promise = this.claim(p, signal);
+        if (p.record.state === 'failed')
+            this.revive(p);
+        return promise;
+    }
+    /**
+     * A waiter of a send call on `p`. Its `signal` rejects it with `aborted`; when no other
+     * send call of this tab then waits for the record, and the record is this tab's, it
+     * leaves the outbox (and the storage), so nothing resends it; one being written is
+     * deleted once its put is done.
+     */
+    claim(p, signal) {
+        const clientMsgId = p.record.clientMsgId;
+        const promise = new Promise((resolve, reject) => {
+            const onAbort = () => {
+                // the record held now under the key (the waiter moves when another tab's is taken)
+                const cur = this.outbox.writing.get(clientMsgId) ?? this.outbox.pending.get(clientMsgId);
+                const i = cur?.waiters.indexOf(waiter) ?? -1;
+                if (cur === undefined || i < 0)
+                    return; // settled already
+                cur.waiters.splice(i, 1);
+                reject(new ChatdError('aborted', 'aborted'));
+                if (cur.waiters.some((w) => w.claim === true))
+                    return;
+                // still waiting for its ACK: out of the outbox (storage too), so nothing resends it
+                if (this.outbox.pending.get(clientMsgId) === cur && !cur.foreign)
+                    void this.discard(clientMsgId);
+            };
+            const waiter = {
+                claim: true,
+                resolve: (v) => {
+                    signal?.removeEventListener('abort', onAbort);
+                    resolve(v);
+                },
+                reject: (e) => {
+                    signal?.removeEventListener('abort', onAbort);
+                    reject(e);
+                },
+            };
+            signal?.addEventListener('abort', onAbort, { once: true });
+            p.waiters.push(waiter);
+        });
+        // a caller that drops the promise gets no unhandled rejection (e.g. `closed` at close)
+        promise.catch(() => undefined);
         return promise;
     }
     /** Sends a failed outbox record again, with its same clientMsgId. */
@@ -110,6 +182,13 @@ export class Sender {
         const p = this.outbox.pending.get(clientMsgId);
         if (p === undefined)
             throw new ChatdError('not_found', 'no such outbox record');
+        await this.takeOver(p);
+        const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
+        this.transmit(p);
+        return promise;
+    }
+    /** Makes `p` this tab's pending record again (durably, other tabs told). */
+    async takeOver(p) {
         const record = { ...p.record, state: 'pending', owner: this.c.tabId };
         delete record.error;
         p.record = record;
@@ -118,9 +197,14 @@ export class Sender {
         await this.outbox.storage.put(record);
         this.outbox.broadcast({ t: 'put', record });
         this.channels.changed(record.op.channelId);
-        const promise = new Promise((resolve, reject) => p.waiters.push({ resolve, reject }));
-        this.transmit(p);
-        return promise;
+    }
+    /** A send made with the key of the failed record `p`: it is sent again, as by `retry` (a failed put fails it again). */
+    revive(p) {
+        this.takeOver(p).then(() => {
+            this.transmit(p);
+        }, (e) => {
+            this.fail(p, new ChatdError('internal', `outbox storage failed: ${String(e)}`));
+        });
     }
     /** Removes an outbox record; its waiters reject with `discarded`. */
     async discard(clientMsgId) {
@@ -131,8 +215,9 @@ export class Sender {
         clearTimeout(p.retryTimer);
         for (const w of p.waiters)
             w.reject(new ChatdError('discarded', 'discarded'));
+        p.waiters = [];
         await this.outbox.storage.delete(this.c.userId, clientMsgId);
-        this.outbox.broadcast({ t: 'deleted', clientMsgId });
+        this.outbox.broadcast({ t: 'deleted', clientMsgId, op: p.record.op });
         this.channels.changed(p.record.op.channelId);
     }
     /** The outbox records in send order (this tab's and other tabs'). */
@@ -214,7 +299,7 @@ export class Sender {
         };
         this.completed(p, sent);
         void this.outbox.storage.delete(this.c.userId, a.clientMsgId);
-        this.outbox.broadcast({ t: 'acked', clientMsgId: a.clientMsgId, ack: sent });
+        this.outbox.broadcast({ t: 'acked', clientMsgId: a.clientMsgId, ack: sent, op: p.record.op });
         return p.record.op.type === 'MSG_SEND' && !a.duplicate;
     }
     /** An outbox record was ACKed (here or in another tab). */
@@ -420,6 +505,10 @@ function replyFields(op, log) {
         // without signed URLs (the ACK has none): the attachments module reads them next
         ...(op.attachments !== undefined && op.attachments.length > 0 ? { attachments: ackedAttachments(op.attachments) } : {}),
     };
+}
+/** The refusal of a send reusing a held record's clientMsgId with another op (the server's answer to it). */
+function conflict(clientMsgId) {
+    return new ChatdError('idempotency_conflict', `clientMsgId ${clientMsgId} is already in the outbox with another channel, body or option; nothing was sent`, { retryable: false });
 }
 /** The frame that sends an outbox record. */
 function frameOf(r) {

@@ -9,7 +9,7 @@
 import type { Channels } from './channels.js';
 import type { Connection } from './connection.js';
 import { ChatdError } from './errors.js';
-import { IndexedDBOutboxStorage, MemoryOutboxStorage, sendOrder, type OutboxRecord, type OutboxStorage } from './outbox.js';
+import { IndexedDBOutboxStorage, MemoryOutboxStorage, sameOp, sendOrder, type OutboxOp, type OutboxRecord, type OutboxStorage } from './outbox.js';
 import { platformWriteAheadStore, WriteAhead } from './outbox-wal.js';
 import type { SentEntry } from './snapshot-types.js';
 import type { ClientContext } from './types.js';
@@ -20,6 +20,12 @@ export interface Waiter {
   resolve: (v: SentEntry) => void;
   /** It failed, was discarded, or the client closed. */
   reject: (e: ChatdError) => void;
+  /**
+   * A `send` (or `edit`, `deleteMessage`, `react`) call's: while one of these waits, the
+   * record is wanted (aborting one such call takes the record out of the outbox only when
+   * no other call of this tab made with the same clientMsgId still waits for it).
+   */
+  claim?: boolean;
 }
 
 /** @internal An outbox record held in memory, with where its sending is. */
@@ -40,13 +46,24 @@ export interface Pending {
   retryTimer: ReturnType<typeof setTimeout> | undefined;
   /** Calls waiting for its outcome. */
   waiters: Waiter[];
+  /**
+   * Set when every send call of a record being written was aborted: its delete from the
+   * storage, once its put is done (a send with the same clientMsgId waits for it, then
+   * makes a new record).
+   */
+  deleting?: Promise<void>;
 }
 
 /** What tabs tell each other about the records. */
+// `op` of 'acked' and 'deleted': the record's (absent from older versions' messages). A tab
+// holding a record with the same clientMsgId but another op (two tabs sent different
+// messages with one key at once) ignores messages about the other: the server stores one of
+// them and refuses the other with `idempotency_conflict`, each tab's record settles on its
+// own answer.
 type BroadcastMsg =
   | { t: 'put'; record: OutboxRecord }
-  | { t: 'acked'; clientMsgId: string; ack: SentEntry }
-  | { t: 'deleted'; clientMsgId: string };
+  | { t: 'acked'; clientMsgId: string; ack: SentEntry; op?: OutboxOp }
+  | { t: 'deleted'; clientMsgId: string; op?: OutboxOp };
 
 interface BroadcastChannelLike {
   postMessage(m: unknown): void;
@@ -80,8 +97,9 @@ export class TabOutbox {
    * This tab's new records whose `storage.put` the send path has not taken yet (by
    * clientMsgId). A load leaves them to it: it holds them once their put resolved, with the
    * caller's waiters (the put starts in the `send` call, so a load running then may read them).
+   * A send with the same clientMsgId made meanwhile waits on the one held here.
    */
-  readonly writing = new Set<string>();
+  readonly writing = new Map<string, Pending>();
   private readonly c: ClientContext;
   private readonly conn: Connection;
   private readonly channels: Channels;
@@ -173,6 +191,24 @@ export class TabOutbox {
   }
 
   private onBroadcast(m: BroadcastMsg): void {
+    const held = this.pending.get(m.t === 'put' ? m.record.clientMsgId : m.clientMsgId);
+    const op = m.t === 'put' ? m.record.op : m.op;
+    // another message under the same key, sent by that tab at the same time as ours (see BroadcastMsg)
+    if (held !== undefined && !held.foreign && op !== undefined && !sameOp(held.record.op, op)) return;
+    if (
+      m.t === 'put' &&
+      held !== undefined &&
+      !held.foreign &&
+      held.record.state === 'pending' &&
+      m.record.state === 'pending' &&
+      m.record.owner !== this.c.tabId &&
+      this.c.tabId < m.record.owner
+    ) {
+      // both tabs made (or took) the record at once, and each told the other: one of them
+      // must send it, not neither; the tab with the lower id keeps it, the other gives it up
+      // (its calls settle on this tab's 'acked')
+      return;
+    }
     if (m.t === 'put') {
       const r = m.record;
       const p = this.pending.get(r.clientMsgId);

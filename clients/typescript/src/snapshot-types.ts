@@ -200,9 +200,19 @@ export interface Presence {
 
 /** Options of a send-like call. */
 export interface SendOptions {
-  /** Stop waiting and stop retrying. The message may still have been stored (it would then show). */
+  /**
+   * Stop waiting and stop retrying. The message may still have been stored (it would then
+   * show). With several calls of one `clientMsgId`, it rejects its own call only; the record
+   * leaves the outbox when no other call of this tab waits for it (README, "Sending again
+   * with the same `clientMsgId`").
+   */
   readonly signal?: AbortSignal;
-  /** Use this idempotency key instead of a fresh UUIDv7 (`uuidv7`). */
+  /**
+   * Use this idempotency key instead of a fresh UUIDv7 (`uuidv7`). A key the outbox holds
+   * already makes no second record: the call settles with that record (a failed one is sent
+   * again), or rejects with `idempotency_conflict` when the op differs (README, "Sending
+   * again with the same `clientMsgId`").
+   */
   readonly clientMsgId?: string;
 }
 
