@@ -148,6 +148,9 @@ pub struct AuthUser {
     /// Token expiry (`exp`), milliseconds since the Unix epoch (a fractional
     /// `exp` keeps its milliseconds).
     pub expires_at_ms: u64,
+    /// Token issue time (`iat`), ms since the Unix epoch; `None` when the
+    /// token has no usable `iat` (which an erasure treats as earlier, §19).
+    pub issued_at_ms: Option<u64>,
 }
 
 /// Keys and rules for both kinds of credentials.
@@ -301,6 +304,7 @@ impl Auth {
         Ok(AuthUser {
             user_id,
             expires_at_ms: data.claims.exp,
+            issued_at_ms,
         })
     }
 

@@ -91,6 +91,9 @@ pub struct SessionHandle {
     pub id: SessionId,
     /// The authenticated user.
     pub user_id: UserId,
+    /// The session's token `iat` (ms; `None`: none usable), which an
+    /// erasure of the user made later refuses (§19, [`Self::issued_at`]).
+    pub issued_at_ms: Option<u64>,
     outbound: mpsc::Sender<Utf8Bytes>,
     queued: Arc<QueuedBytes>,
     close: Arc<CloseSignal>,
@@ -126,12 +129,22 @@ impl SessionHandle {
         Self {
             id,
             user_id,
+            issued_at_ms: None,
             outbound,
             queued,
             close,
             receipts: Arc::default(),
             gate: None,
         }
+    }
+
+    /// This handle for a session whose token was issued at `issued_at_ms`
+    /// (ms since the epoch; `None`, as [`Self::new`] leaves it: no usable
+    /// `iat`, which an erasure of the user refuses whenever it was made).
+    #[must_use]
+    pub fn issued_at(mut self, issued_at_ms: Option<u64>) -> Self {
+        self.issued_at_ms = issued_at_ms;
+        self
     }
 
     /// This handle with a channel gate ([`crate::channel_gate`]): from now

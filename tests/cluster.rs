@@ -863,6 +863,48 @@ async fn nats_outage_degrades_to_local_delivery_and_recovers_after_restart() {
     bob.expect_silence(SILENCE).await;
 }
 
+/// An erasure made on node A while NATS is down (§19; tenth hostile run,
+/// finding 2): the user's session on node B still closes with 1008 within
+/// a few seconds, by B's own read of the erasure watermarks (the erasing
+/// node's message travels only on NATS). Another user's session stays, and
+/// so does a session of the user with a token issued after the erasure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_erasure_during_a_nats_outage_closes_the_users_sessions_on_other_nodes() {
+    if postgres_url().is_none() {
+        return;
+    }
+    let mut nats = NatsServer::start(free_port());
+    let url = format!("nats://127.0.0.1:{}", nats.port);
+    let Some(cluster) = Cluster::start_on(2, &url, &[]).await else {
+        return;
+    };
+    let [a, b] = &cluster.nodes[..] else { unreachable!() };
+    a.create_channel("room", &["xavier", "bob"]).await;
+    let mut xavier = b.connect("xavier").await;
+    let mut bob = b.connect("bob").await;
+
+    nats.kill();
+    a.wait_nats("disconnected").await;
+    b.wait_nats("disconnected").await;
+    let erased = Instant::now();
+    let (status, body) = a.admin.request(reqwest::Method::DELETE, "/v1/users/xavier", None).await;
+    assert_eq!(status, 204, "{body}");
+    assert_eq!(xavier.recv_close_code().await, 1008, "{}", b.log_text());
+    assert!(
+        erased.elapsed() < Duration::from_secs(6),
+        "closed only after {:?}",
+        erased.elapsed()
+    );
+    bob.expect_silence(SILENCE).await;
+
+    // A token issued after the erasure (`iat` is in whole seconds) opens a
+    // session that later watermark reads leave open.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let mut again = b.connect("xavier").await;
+    again.expect_silence(Duration::from_millis(2500)).await;
+    bob.expect_silence(SILENCE).await;
+}
+
 /// SIGKILL of a node while a client pipelines sends into it: the client
 /// reconnects to another node, syncs, and resends what was not ACKed (same
 /// clientMsgIds). Every ACKed message is stored once with the ids of its ACK,

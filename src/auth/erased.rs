@@ -17,18 +17,31 @@ pub struct ErasedUsers {
 }
 
 impl ErasedUsers {
-    /// Records `user`'s watermark `at` (ms); a lower one than held is ignored.
-    pub fn record(&self, user: &UserId, at: i64) {
+    /// Records `user`'s watermark `at` (ms); a lower one than held is
+    /// ignored. Returns whether the held watermark rose (or is new).
+    pub fn record(&self, user: &UserId, at: i64) -> bool {
         let mut map = self.watermarks.write().unwrap_or_else(|e| e.into_inner());
-        let held = map.entry(user.clone()).or_insert(at);
-        *held = (*held).max(at);
+        match map.get_mut(user) {
+            Some(held) if *held >= at => false,
+            Some(held) => {
+                *held = at;
+                true
+            }
+            None => {
+                map.insert(user.clone(), at);
+                true
+            }
+        }
     }
 
-    /// Records every watermark of `rows` ([`Self::record`] each).
-    pub fn record_all(&self, rows: &[(UserId, i64)]) {
-        for (user, at) in rows {
-            self.record(user, *at);
-        }
+    /// Records every watermark of `rows` ([`Self::record`] each); returns
+    /// the users whose watermark rose (erased, or erased again, since the
+    /// last read), whose live sessions may now be refused.
+    pub fn record_all(&self, rows: &[(UserId, i64)]) -> Vec<UserId> {
+        rows.iter()
+            .filter(|(user, at)| self.record(user, *at))
+            .map(|(user, _)| user.clone())
+            .collect()
     }
 
     /// `user`'s watermark (ms since the Unix epoch), if it was ever erased.
@@ -71,5 +84,21 @@ mod tests {
         assert!(erased.refuses(&alice, Some(8_000)));
         assert_eq!(erased.watermark(&alice), Some(9_000));
         assert_eq!(erased.watermark(&bob), None);
+    }
+
+    #[test]
+    fn a_read_of_the_watermarks_names_the_users_whose_watermark_rose() {
+        let erased = ErasedUsers::default();
+        let alice = UserId::parse("alice").unwrap();
+        let bob = UserId::parse("bob").unwrap();
+        assert!(erased.record(&alice, 5_000), "new");
+        assert!(!erased.record(&alice, 5_000), "the same");
+        assert!(!erased.record(&alice, 3_000), "lower");
+        assert_eq!(
+            erased.record_all(&[(alice.clone(), 9_000), (bob.clone(), 1), (bob.clone(), 1)]),
+            vec![alice.clone(), bob.clone()],
+            "raised and new, once each"
+        );
+        assert_eq!(erased.record_all(&[(alice, 9_000), (bob, 1)]), Vec::<UserId>::new());
     }
 }

@@ -65,6 +65,7 @@ impl TestSession {
         let user = AuthUser {
             user_id: UserId::parse(user).unwrap(),
             expires_at_ms: u64::MAX / 2,
+            issued_at_ms: None,
         };
         let handle = SessionHandle::new(
             uuid::Uuid::now_v7().to_string().into(),

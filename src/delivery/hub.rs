@@ -110,6 +110,22 @@ impl Hub {
         }
     }
 
+    /// Closes with 1008 "user erased" (§19) each live session of `user_id`
+    /// whose token `erased` now refuses (issued before the user's erasure
+    /// watermark); a session of a token issued after it stays. Returns how
+    /// many were closed.
+    pub fn kick_erased(&self, user_id: &UserId, erased: &crate::auth::ErasedUsers) -> usize {
+        let sessions = self.sessions.read().unwrap_or_else(|e| e.into_inner());
+        let mut closed = 0;
+        for handle in sessions.get(user_id).into_iter().flatten() {
+            if erased.refuses(&handle.user_id, handle.issued_at_ms) {
+                handle.kick(crate::close_code::POLICY, "user erased");
+                closed += 1;
+            }
+        }
+        closed
+    }
+
     /// Queues an already-encoded frame of `channel` to every live session
     /// of `user_id` except `except`, through each session's channel gate
     /// ([`SessionHandle::push_of`]; `None`: a frame from a node too old to

@@ -108,7 +108,8 @@ fn spawn(state: &AppState, user: &UserId, started: i64) -> watch::Receiver<bool>
 /// The store's error when the watermarks cannot be read.
 pub async fn start_background(state: &AppState) -> Result<(), StoreError> {
     let rows = state.store.erasure_watermarks().await?;
-    state.auth.erased().record_all(&rows);
+    // No session is open yet: the users whose watermark rose are not needed.
+    let _ = state.auth.erased().record_all(&rows);
     let resume = state.clone();
     tokio::spawn(async move { resume_pending(&resume).await });
     if matches!(state.store, Store::Postgres(_)) {

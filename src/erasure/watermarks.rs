@@ -1,6 +1,9 @@
 //! Other nodes' erasures: on PostgreSQL every node reads the erasure
 //! watermarks again every [`REFRESH`], so each refuses an erased user's
-//! earlier tokens soon after any node stored the watermark.
+//! earlier tokens soon after any node stored the watermark, and closes
+//! this node's live sessions of such tokens with 1008 (§19). The erasing
+//! node also tells the others over NATS at once; this read is what closes
+//! them when that message was lost (NATS down during the erasure).
 
 use std::time::Duration;
 
@@ -22,7 +25,15 @@ pub(super) async fn refresh_watermarks(state: &AppState) {
             _ = tick.tick() => {}
         }
         match state.store.erasure_watermarks().await {
-            Ok(rows) => state.auth.erased().record_all(&rows),
+            Ok(rows) => {
+                let erased = state.auth.erased();
+                for user in erased.record_all(&rows) {
+                    let closed = state.hub.kick_erased(&user, erased);
+                    if closed > 0 {
+                        tracing::info!(user = %user, closed, "closed the sessions of a user erased on another node");
+                    }
+                }
+            }
             Err(error) => tracing::warn!(%error, "cannot read the erasure watermarks"),
         }
     }

@@ -62,6 +62,15 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes, shape: &str) -> 
     if let Ok(UniqueKeys(Some(field))) = serde_json::from_slice::<UniqueKeys>(body) {
         return Err(ApiError::invalid_field(&field, "appears more than once"));
     }
+    // A fraction is not an integer even when its nearest double is
+    // (`0.99999999999999999`, `1e-400`); past this point only that double
+    // is left (`chatd::number`). No body has a field that takes a fraction.
+    if let Some(field) = std::str::from_utf8(body).ok().and_then(crate::number::hidden_fraction) {
+        return Err(ApiError::invalid_field(
+            &field,
+            "must be an integer (this number has a fraction)",
+        ));
+    }
     serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
         let at = format!("line {}, column {}", e.line(), e.column());

@@ -17,6 +17,7 @@ on_both_stores!(
     a_mute_takes_an_integral_number_as_that_integer,
     a_token_ttl_takes_an_integral_number_as_that_integer,
     page_queries_take_integral_numbers_as_those_integers,
+    a_fraction_whose_double_is_integral_is_refused,
 );
 
 /// Asserts a 400 `invalid_field` naming `field`.
@@ -254,6 +255,75 @@ async fn page_queries_take_integral_numbers_as_those_integers(backend: Backend) 
         ("/v1/channels?limit=inf", "limit"),
     ] {
         refused(field, query, get(query.into()).await);
+    }
+    app.stop().await;
+}
+
+/// Tenth hostile run, finding 3: a fraction whose nearest double is an
+/// integer (`0.99999999999999999` is 1.0, `1e-400` is 0.0) is still a
+/// fraction, in a body and in a query; nothing is stored.
+async fn a_fraction_whose_double_is_integral_is_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    room(&app).await;
+    let bob = app.token("bob");
+    for (method, path, token, body, field) in [
+        (
+            "PUT",
+            "/v1/me/channels/room/settings",
+            bob.as_str(),
+            r#"{"snoozeUntil": 0.99999999999999999}"#,
+            "snoozeUntil",
+        ),
+        (
+            "PUT",
+            "/v1/me/channels/room/settings",
+            bob.as_str(),
+            r#"{"snoozeUntil": 1e-400}"#,
+            "snoozeUntil",
+        ),
+        (
+            "PATCH",
+            "/v1/channels/room",
+            ADMIN_TOKEN,
+            r#"{"slowModeMs": 999.99999999999999999}"#,
+            "slowModeMs",
+        ),
+        (
+            "PATCH",
+            "/v1/channels/room",
+            ADMIN_TOKEN,
+            r#"{"retentionSecs": 1e-400}"#,
+            "retentionSecs",
+        ),
+        (
+            "PUT",
+            "/v1/channels/room/members/bob",
+            ADMIN_TOKEN,
+            r#"{"mutedUntil": 4100000000000.00000001}"#,
+            "mutedUntil",
+        ),
+        (
+            "POST",
+            "/v1/tokens",
+            ADMIN_TOKEN,
+            r#"{"userId": "alice", "ttlSeconds": 3599.99999999999999999}"#,
+            "ttlSeconds",
+        ),
+    ] {
+        refused(field, body, app.request(method, path, Some(token), Some(body)).await);
+    }
+    assert_eq!(my_room(&app, "bob").await["snoozeUntil"], Value::Null, "nothing stored");
+    let (status, channel) = app.request("GET", "/v1/channels/room", Some(ADMIN_TOKEN), None).await;
+    assert_eq!(status, 200, "{channel}");
+    assert_ne!(channel["slowModeMs"], json!(1000), "{channel}");
+    assert_ne!(channel["retentionSecs"], json!(0), "{channel}");
+    for (query, field) in [
+        ("/v1/channels/room/messages?afterSeq=0.99999999999999999", "afterSeq"),
+        ("/v1/channels/room/messages?afterSeq=1e-400", "afterSeq"),
+        ("/v1/channels/room/messages?limit=2.9999999999999999", "limit"),
+        ("/v1/channels?limit=2.9999999999999999", "limit"),
+    ] {
+        refused(field, query, app.request("GET", query, Some(ADMIN_TOKEN), None).await);
     }
     app.stop().await;
 }

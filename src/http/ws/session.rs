@@ -95,12 +95,18 @@ pub async fn run(socket: WebSocket, state: AppState, user: AuthUser, _permit: Co
         queued.clone(),
         close.clone(),
     )
+    .issued_at(user.issued_at_ms)
     // Channel frames wait for the HELLO, then go by what it and the later
     // CHANNEL_ADDED / CHANNEL_REMOVED told the client (§13.3).
     .gated();
     // Register before reading the channel states, so nothing stored after the
     // HELLO snapshot is missed (the client drops duplicates by messageId).
     state.hub.register(handle.clone());
+    // A watermark read between the token's check and the registration
+    // found no session of this one to close: checked again now (§19).
+    if state.auth.erased().refuses(&user.user_id, user.issued_at_ms) {
+        close.kick(close_code::POLICY, "user erased");
+    }
     let registration = Registration {
         hub: state.hub.clone(),
         user_id: user.user_id.clone(),

@@ -56,7 +56,7 @@ pub fn decode_client_frame(text: &str) -> Result<ClientFrame, FrameError> {
         return Err(FrameError::UnknownType);
     };
     let mut map = map;
-    integral_numbers_as_integers(&mut map, fields);
+    integral_numbers_as_integers(text, &mut map, fields);
     if let Some(err) = check_field_kinds(&map, fields) {
         return Err(err);
     }
@@ -238,11 +238,14 @@ fn repeated_field(error: &serde_json::Error, fields: &[(&'static str, Kind, bool
 
 /// JSON has one kind of number: `-0`, `3.0` or `3e0` in an integer field
 /// is the integer it equals, but serde_json reads them as floats, which the
-/// typed decoder refuses. Rewritten as integers here by the shared rule
-/// ([`crate::number::integer`], which HTTP bodies use too); a float with a
-/// fraction, or past ±2^53 (where it no longer names one integer), is left
-/// for [`check_field_kinds`] to refuse.
-fn integral_numbers_as_integers(map: &mut Map<String, Value>, fields: &[(&'static str, Kind, bool)]) {
+/// typed decoder refuses. Rewritten as integers here by the shared rule,
+/// decided from the number's text in the frame `text`
+/// ([`crate::number::integer_literal`], which HTTP bodies use too: the
+/// parsed `f64` of `0.99999999999999999` is 1.0); a fraction, or a float
+/// past ±2^53 (where it no longer names one integer), is left for
+/// [`check_field_kinds`] to refuse.
+fn integral_numbers_as_integers(text: &str, map: &mut Map<String, Value>, fields: &[(&'static str, Kind, bool)]) {
+    let mut members = None;
     for (field, kind, _) in fields {
         let Some(Value::Number(n)) = map.get(*field) else {
             continue;
@@ -250,7 +253,10 @@ fn integral_numbers_as_integers(map: &mut Map<String, Value>, fields: &[(&'stati
         if !(n.is_f64() && matches!(kind, Kind::Int)) {
             continue;
         }
-        if let Some(i) = crate::number::integer(n) {
+        // `Map` keeps the last of a repeated key (refused below anyway).
+        let members = members.get_or_insert_with(|| scan::object_members(text).unwrap_or_default());
+        let written = members.iter().rev().find(|m| m.key == *field).map(|m| m.value);
+        if let Some(i) = written.and_then(crate::number::integer_literal) {
             map.insert((*field).to_owned(), Value::from(i));
         }
     }

@@ -22,7 +22,7 @@ mod decode;
 mod entry;
 mod errors;
 mod keys;
-mod scan;
+pub(crate) mod scan;
 mod server;
 #[cfg(test)]
 mod tests;

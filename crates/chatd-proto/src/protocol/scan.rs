@@ -10,7 +10,7 @@ use std::borrow::Cow;
 /// Why a text is not JSON: serde_json's category names, as the decoder
 /// words its `bad_frame` refusals ("not valid JSON (syntax error)").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum NotJson {
+pub(crate) enum NotJson {
     /// The text ends inside a value.
     Eof,
     /// Anything else that breaks the grammar.
@@ -30,7 +30,7 @@ impl NotJson {
 /// One member of a JSON object: its key (escapes decoded) and its value's
 /// text, exactly as given (no surrounding whitespace).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Member<'t> {
+pub(crate) struct Member<'t> {
     pub key: Cow<'t, str>,
     pub value: &'t str,
 }
@@ -39,7 +39,7 @@ pub(super) struct Member<'t> {
 ///
 /// # Errors
 /// [`NotJson`] when `text` (whole) is not one JSON object.
-pub(super) fn object_members(text: &str) -> Result<Vec<Member<'_>>, NotJson> {
+pub(crate) fn object_members(text: &str) -> Result<Vec<Member<'_>>, NotJson> {
     let b = text.as_bytes();
     let mut pos = expect(b, ws(b, 0), b'{')?;
     let mut members = Vec::new();

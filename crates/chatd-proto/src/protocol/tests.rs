@@ -277,6 +277,27 @@ mod codec {
     }
 
     #[test]
+    fn a_fraction_whose_double_is_integral_is_refused() {
+        // The tenth hostile run: the parsed f64 of each is 1.0, 0.0 or 3.0.
+        for (field, given) in [
+            ("afterSeq", "0.99999999999999999"),
+            ("afterSeq", "1e-400"),
+            ("afterSeq", " 1.0000000000000000001 "),
+            ("limit", "2.9999999999999999"),
+        ] {
+            let text = format!(r#"{{"type":"SYNC","channelId":"c","{field}":{given}}}"#);
+            let e = decode_client_frame(&text).unwrap_err();
+            assert_eq!((e.code(), field_of(e)), (ErrorCode::InvalidField, field), "{text}");
+        }
+        // The same numbers inside another field's value are not looked at.
+        let text = r#"{"type":"SYNC","channelId":"c","afterSeq":2e0,"x":{"afterSeq":0.99999999999999999}}"#;
+        match decode_client_frame(text) {
+            Ok(ClientFrame::Sync { after_seq, .. }) => assert_eq!(after_seq, Some(2)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn unknown_fields_are_ignored() {
         let f = decode_client_frame(r#"{"type":"MSG_READ","messageId":"m","ts":5,"x":{"y":[]}}"#).unwrap();
         assert_eq!(f, ClientFrame::MsgRead { message_id: "m".into() });
