@@ -805,18 +805,23 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Two nodes on a nats-server of their own (on a free port), for tests
+/// that kill and restart it; `None` without PostgreSQL.
+async fn two_nodes_on_their_own_nats() -> Option<(NatsServer, Cluster)> {
+    postgres_url()?;
+    let nats = NatsServer::start(free_port());
+    let url = format!("nats://127.0.0.1:{}", nats.port);
+    let cluster = Cluster::start_on(2, &url, &[]).await?;
+    Some((nats, cluster))
+}
+
 /// NATS goes away: nodes keep storing, ACKing and delivering locally, and say
 /// so (`/readyz` detail, gauge); when it is back on the same port they
 /// resubscribe by themselves, remote members get what was sent during the
 /// outage (catch-up) and what is sent after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nats_outage_degrades_to_local_delivery_and_recovers_after_restart() {
-    if postgres_url().is_none() {
-        return;
-    }
-    let mut nats = NatsServer::start(free_port());
-    let url = format!("nats://127.0.0.1:{}", nats.port);
-    let Some(cluster) = Cluster::start_on(2, &url, &[]).await else {
+    let Some((mut nats, cluster)) = two_nodes_on_their_own_nats().await else {
         return;
     };
     let [a, b] = &cluster.nodes[..] else { unreachable!() };
@@ -870,12 +875,7 @@ async fn nats_outage_degrades_to_local_delivery_and_recovers_after_restart() {
 /// so does a session of the user with a token issued after the erasure.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_erasure_during_a_nats_outage_closes_the_users_sessions_on_other_nodes() {
-    if postgres_url().is_none() {
-        return;
-    }
-    let mut nats = NatsServer::start(free_port());
-    let url = format!("nats://127.0.0.1:{}", nats.port);
-    let Some(cluster) = Cluster::start_on(2, &url, &[]).await else {
+    let Some((mut nats, cluster)) = two_nodes_on_their_own_nats().await else {
         return;
     };
     let [a, b] = &cluster.nodes[..] else { unreachable!() };
@@ -1799,12 +1799,7 @@ async fn until_membership(client: &mut WsClient, added: &[&str], removed: &[&str
 /// database has them; and later changes reach them as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn membership_changed_on_another_node_during_a_nats_outage_reaches_sessions_after_it() {
-    if postgres_url().is_none() {
-        return;
-    }
-    let mut nats = NatsServer::start(free_port());
-    let url = format!("nats://127.0.0.1:{}", nats.port);
-    let Some(cluster) = Cluster::start_on(2, &url, &[]).await else {
+    let Some((mut nats, cluster)) = two_nodes_on_their_own_nats().await else {
         return;
     };
     let [a, b] = &cluster.nodes[..] else { unreachable!() };
