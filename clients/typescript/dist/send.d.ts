@@ -44,6 +44,13 @@ export declare class Sender {
      * deleted once its put is done.
      */
     private claim;
+    /**
+     * Waits for the outcome of the record `p` (a send call's wait when `claim`, else a
+     * `whenSent`). When `signal` aborts first, the wait rejects with `aborted` and leaves the
+     * record that holds it then (a waiter moves when another tab's record with the same key is
+     * taken), and `aborted` is called with that record; a wait already settled is left alone.
+     */
+    private wait;
     /** Sends a failed outbox record again, with its same clientMsgId. */
     retry(clientMsgId: string): Promise<SentEntry>;
     /** Makes `p` this tab's pending record again (durably, other tabs told). */

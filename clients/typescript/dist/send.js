@@ -143,24 +143,36 @@ export class Sender {
      * deleted once its put is done.
      */
     claim(p, signal) {
+        const promise = this.wait(p, signal, true, (cur) => {
+            if (cur.waiters.some((w) => w.claim === true))
+                return;
+            // still waiting for its ACK: out of the outbox (storage too), so nothing resends it
+            if (this.outbox.pending.get(cur.record.clientMsgId) === cur && !cur.foreign)
+                void this.discard(cur.record.clientMsgId);
+        });
+        // a caller that drops the promise gets no unhandled rejection (e.g. `closed` at close)
+        promise.catch(() => undefined);
+        return promise;
+    }
+    /**
+     * Waits for the outcome of the record `p` (a send call's wait when `claim`, else a
+     * `whenSent`). When `signal` aborts first, the wait rejects with `aborted` and leaves the
+     * record that holds it then (a waiter moves when another tab's record with the same key is
+     * taken), and `aborted` is called with that record; a wait already settled is left alone.
+     */
+    wait(p, signal, claim, aborted) {
         const clientMsgId = p.record.clientMsgId;
-        const promise = new Promise((resolve, reject) => {
+        return new Promise((resolve, reject) => {
             const onAbort = () => {
-                // the record held now under the key (the waiter moves when another tab's is taken)
                 const cur = this.outbox.writing.get(clientMsgId) ?? this.outbox.pending.get(clientMsgId);
                 const i = cur?.waiters.indexOf(waiter) ?? -1;
                 if (cur === undefined || i < 0)
                     return; // settled already
                 cur.waiters.splice(i, 1);
                 reject(new ChatdError('aborted', 'aborted'));
-                if (cur.waiters.some((w) => w.claim === true))
-                    return;
-                // still waiting for its ACK: out of the outbox (storage too), so nothing resends it
-                if (this.outbox.pending.get(clientMsgId) === cur && !cur.foreign)
-                    void this.discard(clientMsgId);
+                aborted?.(cur);
             };
             const waiter = {
-                claim: true,
                 resolve: (v) => {
                     signal?.removeEventListener('abort', onAbort);
                     resolve(v);
@@ -170,12 +182,11 @@ export class Sender {
                     reject(e);
                 },
             };
+            if (claim)
+                waiter.claim = true;
             signal?.addEventListener('abort', onAbort, { once: true });
             p.waiters.push(waiter);
         });
-        // a caller that drops the promise gets no unhandled rejection (e.g. `closed` at close)
-        promise.catch(() => undefined);
-        return promise;
     }
     /** Sends a failed outbox record again, with its same clientMsgId. */
     async retry(clientMsgId) {
@@ -231,27 +242,8 @@ export class Sender {
             return Promise.reject(new ChatdError('not_found', 'no such outbox record'));
         if (signal?.aborted === true)
             return Promise.reject(new ChatdError('aborted', 'aborted'));
-        return new Promise((resolve, reject) => {
-            // aborting stops this wait only: the record stays in the outbox and is still sent
-            const waiter = {
-                resolve: (v) => {
-                    signal?.removeEventListener('abort', onAbort);
-                    resolve(v);
-                },
-                reject: (e) => {
-                    signal?.removeEventListener('abort', onAbort);
-                    reject(e);
-                },
-            };
-            const onAbort = () => {
-                const i = p.waiters.indexOf(waiter);
-                if (i >= 0)
-                    p.waiters.splice(i, 1);
-                reject(new ChatdError('aborted', 'aborted'));
-            };
-            signal?.addEventListener('abort', onAbort, { once: true });
-            p.waiters.push(waiter);
-        });
+        // aborting stops this wait only: the record stays in the outbox and is still sent
+        return this.wait(p, signal, false);
     }
     /**
      * A connection opened: send this tab's records, then those other tabs left behind
