@@ -430,3 +430,56 @@ async fn across_nodes_typing_follows_the_message_it_ends() {
     typing_follows_each_message(&mut alice, &mut bob, 1..4, |round| format!("{late} message {round}")).await;
     typing_follows_each_message(&mut alice, &mut bob, 4..54, |round| format!("message {round}")).await;
 }
+
+/// The next PRESENCE frame, skipping membership frames.
+async fn next_presence(client: &mut WsClient) -> Value {
+    loop {
+        let frame = client.recv().await;
+        if frame["type"] == "PRESENCE" {
+            return frame;
+        }
+        assert!(
+            ["MEMBER", "CHANNEL_REMOVED"].contains(&frame["type"].as_str().unwrap_or_default()),
+            "unexpected frame {frame}"
+        );
+    }
+}
+
+/// A removal committed on node A ends, on node B too, the presence reports
+/// between the removed user and a user with whom the channel was the only
+/// one shared (§9): alice's subscription on B shows bob `offline` and
+/// reports nothing more of him, and bob's on A shows alice `offline`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removal_on_one_node_ends_presence_reports_on_another() {
+    let Some((db, prefix)) = setup().await else { return };
+    let a = Node::start(&db, &prefix);
+    let b = Node::start(&db, &prefix);
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut bob = a.connect("bob").await;
+    let mut alice = b.connect("alice").await;
+    alice.send_json(sub(&["bob"])).await;
+    wait_presence(&mut alice, "bob", "online").await;
+    bob.send_json(sub(&["alice"])).await;
+    wait_presence(&mut bob, "alice", "online").await;
+    let (status, body) = a
+        .node
+        .admin
+        .request(reqwest::Method::DELETE, "/v1/channels/room/members/bob", None)
+        .await;
+    assert_eq!(status, 204, "{body}");
+    let hidden = next_presence(&mut alice).await;
+    assert_eq!(
+        hidden,
+        json!({"type": "PRESENCE", "userId": "bob", "status": "offline"})
+    );
+    let hidden = next_presence(&mut bob).await;
+    assert_eq!(
+        hidden,
+        json!({"type": "PRESENCE", "userId": "alice", "status": "offline"})
+    );
+    // bob leaving (past the grace and the TTL) tells alice nothing more.
+    drop(bob);
+    tokio::time::sleep(Duration::from_millis(GRACE_MS + TTL_MS)).await;
+    let _bob = a.connect("bob").await;
+    alice.expect_silence(Duration::from_millis(800)).await;
+}

@@ -5,8 +5,12 @@
 //! Only users who share a channel with the subscriber are shown (one read of
 //! the members table per PRESENCE_SUB); any other id is always `offline`
 //! with no `lastSeenAt`, so presence tells nothing about strangers. Which
-//! users are shown is decided at the PRESENCE_SUB: a client re-subscribes
-//! after its channels change. A block made later hides the blocker at once
+//! users are shown is decided at the PRESENCE_SUB, and judged again when a
+//! membership of the subscriber or of a watched user ends: a user who no
+//! longer shares a channel is then shown `offline` and reported no more
+//! ([`crate::delivery::Delivery::sharing_may_have_ended`], within about a
+//! second); a user who starts sharing one is shown from the next
+//! PRESENCE_SUB. A block made later hides the blocker at once
 //! ([`crate::delivery::Delivery::user_blocked`]).
 
 use std::collections::HashSet;

@@ -76,6 +76,7 @@ impl Delivery {
             // Only the ban is new: the members (moderators keep the list).
             MemberEvent::Ban { removed: false } => self.frame_to_users(&outcome.members, channel, &member, "MEMBER"),
             MemberEvent::Ban { removed: true } => {
+                self.sharing_may_have_ended(std::slice::from_ref(user));
                 self.frame_to_users(&outcome.members, channel, &member, "MEMBER");
                 self.frame_to_users(std::slice::from_ref(user), channel, &member, "MEMBER");
                 self.membership_changed(user, channel, false, outcome.after_seq);
@@ -87,6 +88,7 @@ impl Delivery {
                 );
             }
             MemberEvent::Leave => {
+                self.sharing_may_have_ended(std::slice::from_ref(user));
                 self.frame_to_users(&outcome.members, channel, &member, "MEMBER");
                 self.frame_to_users(std::slice::from_ref(user), channel, &member, "MEMBER");
                 self.membership_changed(user, channel, false, outcome.after_seq);
@@ -145,6 +147,7 @@ impl Delivery {
     pub fn channel_removed(&self, channel: &ChannelId, members: &[UserId]) {
         self.ephemeral().forget_members(channel);
         let text = removed(channel, RemovedReason::Deleted);
+        self.sharing_may_have_ended(members);
         for member in members {
             self.membership_changed(member, channel, false, 0);
         }

@@ -2,14 +2,16 @@
 //! the subscription, then changes; offline only `presence_grace_ms` after the
 //! last session closed (a reconnect inside it does not flap); strangers are
 //! always offline with no lastSeenAt; lastSeenAt kept across restarts; bad
-//! subscriptions refused with the connection left open.
+//! subscriptions refused with the connection left open; a user who stops
+//! sharing a channel with the subscriber is shown offline and reported no
+//! more, without a new subscription.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use chatd_testkit::on_both_stores;
-use chatd_testkit::{spawn_app_with, Backend, WsClient};
+use chatd_testkit::{spawn_app_with, Backend, WsClient, ADMIN_TOKEN};
 
 on_both_stores!(
     a_snapshot_follows_the_subscription_then_one_frame_per_change,
@@ -21,6 +23,8 @@ on_both_stores!(
     a_presence_sub_counts_one_frame_per_ten_ids,
     a_refused_presence_sub_retried_after_retry_after_ms_is_accepted,
     a_flood_of_refused_presence_subs_is_closed_like_any_flood,
+    a_subscription_stops_reporting_users_who_no_longer_share_a_channel,
+    a_deleted_channel_ends_the_reports_of_the_users_it_alone_shared,
 );
 
 fn sub(ids: &[&str]) -> Value {
@@ -276,5 +280,113 @@ async fn a_flood_of_refused_presence_subs_is_closed_like_any_flood(backend: Back
         tokio::time::sleep(Duration::from_millis(33)).await;
     }
     assert_eq!(bob.recv_close_code().await, 1008, "closed: rate limit exceeded");
+    app.stop().await;
+}
+
+/// The next PRESENCE frame, skipping the membership frames around it.
+async fn next_presence(client: &mut WsClient) -> Value {
+    loop {
+        let frame = client.recv().await;
+        if frame["type"] == "PRESENCE" {
+            return frame;
+        }
+        assert!(
+            ["MEMBER", "CHANNEL_REMOVED"].contains(&frame["type"].as_str().unwrap_or_default()),
+            "unexpected frame {frame}"
+        );
+    }
+}
+
+/// No PRESENCE frame for `wait` (membership frames are skipped).
+async fn no_presence(client: &mut WsClient, wait: Duration) {
+    let until = Instant::now() + wait;
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match tokio::time::timeout(left, client.recv()).await {
+            Err(_) => return,
+            Ok(frame) => assert_ne!(frame["type"], "PRESENCE", "{frame}"),
+        }
+    }
+}
+
+/// §9: only users who share a channel with the subscriber are reported.
+/// When bob is removed from the one channel he shared with alice, each
+/// one's open subscription shows the other `offline` (no `lastSeenAt`) and
+/// reports nothing more of them; carol, still sharing another channel with
+/// alice, stays reported, and dave, who also shares a second channel with
+/// alice, is not hidden by his removal from the first. Before, both
+/// subscriptions kept reporting the other until they were renewed.
+async fn a_subscription_stops_reporting_users_who_no_longer_share_a_channel(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.presence_grace_ms = 100;
+        c.presence_ttl_ms = 2000;
+    })
+    .await;
+    app.create_channel("room", &["alice", "bob", "dave"]).await;
+    app.create_channel("other", &["alice", "carol", "dave"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut bob = app.connect("bob").await;
+    let dave = app.connect("dave").await;
+    alice.send_json(sub(&["bob", "carol", "dave"])).await;
+    recv_presence(&mut alice, "bob", "online").await;
+    recv_presence(&mut alice, "carol", "offline").await;
+    recv_presence(&mut alice, "dave", "online").await;
+    bob.send_json(sub(&["alice"])).await;
+    recv_presence(&mut bob, "alice", "online").await;
+
+    for user in ["bob", "dave"] {
+        let path = format!("/v1/channels/room/members/{user}");
+        assert_eq!(app.request("DELETE", &path, Some(ADMIN_TOKEN), None).await.0, 204);
+    }
+    let hidden = next_presence(&mut alice).await;
+    assert_eq!(
+        hidden,
+        json!({"type": "PRESENCE", "userId": "bob", "status": "offline"})
+    );
+    let hidden = next_presence(&mut bob).await;
+    assert_eq!(
+        hidden,
+        json!({"type": "PRESENCE", "userId": "alice", "status": "offline"})
+    );
+    no_presence(&mut alice, Duration::from_millis(1500)).await;
+
+    // bob coming and going tells alice nothing; carol and dave still do.
+    drop(bob);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let bob = app.connect("bob").await;
+    let carol = app.connect("carol").await;
+    recv_presence(&mut alice, "carol", "online").await;
+    drop(dave);
+    recv_presence(&mut alice, "dave", "offline").await;
+    no_presence(&mut alice, Duration::from_millis(500)).await;
+    drop((bob, carol));
+    app.stop().await;
+}
+
+/// A deleted channel that was the only one two users shared ends their
+/// reports of each other like a removal does.
+async fn a_deleted_channel_ends_the_reports_of_the_users_it_alone_shared(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.presence_grace_ms = 100;
+        c.presence_ttl_ms = 2000;
+    })
+    .await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let bob = app.connect("bob").await;
+    alice.send_json(sub(&["bob"])).await;
+    recv_presence(&mut alice, "bob", "online").await;
+    assert_eq!(
+        app.request("DELETE", "/v1/channels/room", Some(ADMIN_TOKEN), None)
+            .await
+            .0,
+        204
+    );
+    let hidden = next_presence(&mut alice).await;
+    assert_eq!(
+        hidden,
+        json!({"type": "PRESENCE", "userId": "bob", "status": "offline"})
+    );
+    drop(bob);
+    no_presence(&mut alice, Duration::from_millis(800)).await;
     app.stop().await;
 }

@@ -22,11 +22,13 @@
 //! session that is behind drops them, and is never closed for them.
 //!
 //! Here: the state, its lock and the settings; presence in [`presence`],
-//! typing in [`typing`], the members cache in [`members_cache`].
+//! typing in [`typing`], the members cache in [`members_cache`], presence
+//! of users who stop sharing a channel in [`unshared`].
 
 mod members_cache;
 mod presence;
 mod typing;
+mod unshared;
 
 #[cfg(test)]
 mod tests;
@@ -45,6 +47,8 @@ use members_cache::{CachedMembers, CachedMutes};
 use presence::{LocalUser, RemoteHold};
 use typing::Typing;
 pub use typing::{TypingDecision, TypingStop};
+use unshared::PendingChecks;
+pub use unshared::SharingCheck;
 
 /// The typing and presence settings (`typing_*`, `presence_*`).
 #[derive(Debug, Clone, Copy)]
@@ -142,6 +146,12 @@ struct State {
     watchers: HashMap<UserId, Vec<SessionHandle>>,
     /// What each subscribed session watches, to undo it.
     subscriptions: HashMap<SessionId, Vec<UserId>>,
+    /// Each session's last PRESENCE_SUB, numbered (from `next_generation`),
+    /// so that a sharing check of an older one is ignored ([`unshared`]).
+    subscription_generations: HashMap<SessionId, u64>,
+    /// Sessions whose watched users may no longer share a channel with
+    /// them, for the upkeep to judge ([`unshared`]).
+    checks: PendingChecks,
     typing: HashMap<(UserId, ChannelId), Typing>,
     /// `lastSeenAt` values not yet written to the database.
     pending_last_seen: Vec<(UserId, i64)>,

@@ -59,7 +59,7 @@ impl State {
 
     /// The PRESENCE frame of `user` as a watcher sees it (`visible`: shares a
     /// channel with the watcher; a stranger is always offline, no lastSeenAt).
-    fn frame(&self, user: &UserId, visible: bool) -> ServerFrame {
+    pub(super) fn frame(&self, user: &UserId, visible: bool) -> ServerFrame {
         let online = visible && self.online(user);
         ServerFrame::Presence {
             user_id: user.as_str().to_owned(),
@@ -77,6 +77,7 @@ impl State {
     }
 
     fn unsubscribe(&mut self, session: &SessionId) {
+        self.subscription_generations.remove(session);
         let Some(users) = self.subscriptions.remove(session) else {
             return;
         };
@@ -319,6 +320,9 @@ impl Ephemeral {
             state.record_last_seen(user, *at, false);
         }
         state.unsubscribe(&session.id);
+        state.next_generation += 1;
+        let generation = state.next_generation;
+        state.subscription_generations.insert(session.id.clone(), generation);
         for user in listed {
             let shown = visible.contains(user);
             session.push_ephemeral(Utf8Bytes::from(state.frame(user, shown).encode()), "PRESENCE");

@@ -216,3 +216,73 @@ async fn a_user_in_its_grace_on_another_node_is_online_but_has_no_session() {
     );
     assert!(frames(&mut rx).is_empty());
 }
+
+/// What [`Ephemeral::sharing_may_have_ended`] notes for a user: the
+/// sessions watching it (for it) and its own sessions (for all they
+/// watch), one check per session, never the session's own user.
+#[tokio::test]
+async fn sharing_checks_cover_the_watchers_and_the_users_own_sessions() {
+    let e = Ephemeral::new(settings());
+    let (alice, mut alice_rx) = watcher("alice");
+    let (bob, _bob_rx) = watcher("bob");
+    let (carol, _carol_rx) = watcher("carol");
+    let all: HashSet<UserId> = ["alice", "bob", "carol", "dave"].into_iter().map(user).collect();
+    e.subscribe(&alice, &[user("bob"), user("alice")], &all, &[]);
+    e.subscribe(&bob, &[user("alice"), user("dave")], &all, &[]);
+    e.subscribe(&carol, &[user("dave")], &all, &[]);
+    frames(&mut alice_rx);
+    e.sharing_may_have_ended(&[user("bob")]);
+    let mut checks: Vec<(String, Vec<String>)> = e
+        .take_sharing_checks()
+        .into_iter()
+        .map(|c| {
+            let mut users: Vec<String> = c.users.iter().map(|u| u.as_str().to_owned()).collect();
+            users.sort();
+            (c.session.user_id.as_str().to_owned(), users)
+        })
+        .collect();
+    checks.sort();
+    assert_eq!(
+        checks,
+        vec![
+            ("alice".to_owned(), vec!["bob".to_owned()]),
+            ("bob".to_owned(), vec!["alice".to_owned(), "dave".to_owned()]),
+        ]
+    );
+    assert!(e.take_sharing_checks().is_empty(), "taken once");
+}
+
+/// A check hides what it found unshared (an `offline` frame without
+/// `lastSeenAt`, then nothing more of that user), unless the session
+/// subscribed again after the check was taken: its new subscription was
+/// judged on a read of its own.
+#[tokio::test]
+async fn a_sharing_check_of_an_older_subscription_hides_nothing() {
+    let e = Ephemeral::new(settings());
+    let (alice, mut alice_rx) = watcher("alice");
+    let all: HashSet<UserId> = ["bob", "carol"].into_iter().map(user).collect();
+    e.subscribe(&alice, &[user("bob"), user("carol")], &all, &[]);
+    frames(&mut alice_rx);
+
+    e.sharing_may_have_ended(&[user("bob")]);
+    let stale = e.take_sharing_checks().pop().unwrap();
+    e.subscribe(&alice, &[user("bob"), user("carol")], &all, &[]);
+    frames(&mut alice_rx);
+    assert_eq!(e.hide_unshared(&stale, &[user("bob")]), 0);
+    assert!(frames(&mut alice_rx).is_empty());
+
+    e.sharing_may_have_ended(&[user("bob")]);
+    let fresh = e.take_sharing_checks().pop().unwrap();
+    assert_eq!(e.hide_unshared(&fresh, &[user("bob")]), 1);
+    assert_eq!(
+        frames(&mut alice_rx),
+        vec![serde_json::json!({"type": "PRESENCE", "userId": "bob", "status": "offline"})]
+    );
+    // bob's sessions come and go unseen; carol is still reported.
+    e.session_opened(&user("bob"));
+    e.session_opened(&user("carol"));
+    assert_eq!(
+        frames(&mut alice_rx),
+        vec![serde_json::json!({"type": "PRESENCE", "userId": "carol", "status": "online"})]
+    );
+}

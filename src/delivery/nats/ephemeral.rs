@@ -110,6 +110,11 @@ fn on_presence(hub: &Hub, peers: &mut Peers, payload: &[u8]) {
             Err(error) => tracing::warn!(%error, "bad user id in presence from NATS"),
         },
         Ok(PresenceEnvelope::Leaving { node }) => ephemeral.remote_leaving(&NodeId::from(node)),
+        // The sender noted its own sessions when it published.
+        Ok(PresenceEnvelope::Unshared { node, users }) if node.as_str() != ephemeral.node().as_ref() => {
+            ephemeral.sharing_may_have_ended(&ids(users));
+        }
+        Ok(PresenceEnvelope::Unshared { .. }) => {}
         Err(error) => tracing::debug!(%error, "undecodable presence from NATS"),
     }
 }

@@ -65,6 +65,10 @@ use crate::store::{Entry, Store};
 use crate::telemetry;
 
 use channel::{ChannelCmd, Handoff, TypingFrame};
+
+/// Users per `unshared` presence message (a deleted channel's members; ids
+/// of at most 128 bytes keep it well within NATS's default 1 MB payload).
+const UNSHARED_CHUNK: usize = 2000;
 use control::run_control;
 use inner::Inner;
 use interest::JOIN_WAIT;
@@ -309,6 +313,21 @@ impl Cluster {
         if let Ok(payload) = serde_json::to_vec(&envelope) {
             self.0
                 .publish(user_subject(&self.0.prefix, blocked), Bytes::from(payload));
+        }
+    }
+
+    /// A membership of each of `users` ended: published to every node,
+    /// which judges again the presence subscriptions watching them or of
+    /// them (this node noted its own already,
+    /// [`super::Delivery::sharing_may_have_ended`]). In messages of at most
+    /// [`UNSHARED_CHUNK`] users.
+    pub fn sharing_may_have_ended(&self, users: &[UserId]) {
+        let node = self.node().to_string();
+        for chunk in users.chunks(UNSHARED_CHUNK) {
+            self.publish_presence(&PresenceEnvelope::Unshared {
+                node: node.clone(),
+                users: chunk.iter().map(|u| u.as_str().to_owned()).collect(),
+            });
         }
     }
 

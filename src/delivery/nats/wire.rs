@@ -228,6 +228,19 @@ pub enum PresenceEnvelope {
         /// The sender.
         node: String,
     },
+    /// A membership of each of `users` ended (or a channel of theirs was
+    /// deleted), committed by the sender: every node judges again the
+    /// presence subscriptions that watch them or are theirs
+    /// ([`crate::delivery::ephemeral::Ephemeral::sharing_may_have_ended`]).
+    /// A node older than this variant logs it as undecodable and keeps
+    /// reporting them until the subscription is renewed.
+    #[serde(rename_all = "camelCase")]
+    Unshared {
+        /// The sender.
+        node: String,
+        /// The users concerned.
+        users: Vec<String>,
+    },
 }
 
 #[cfg(test)]
