@@ -431,18 +431,11 @@ async fn across_nodes_typing_follows_the_message_it_ends() {
     typing_follows_each_message(&mut alice, &mut bob, 4..54, |round| format!("message {round}")).await;
 }
 
-/// The next PRESENCE frame, skipping membership frames.
+/// The next PRESENCE frame, skipping the membership frames around it.
 async fn next_presence(client: &mut WsClient) -> Value {
-    loop {
-        let frame = client.recv().await;
-        if frame["type"] == "PRESENCE" {
-            return frame;
-        }
-        assert!(
-            ["MEMBER", "CHANNEL_REMOVED"].contains(&frame["type"].as_str().unwrap_or_default()),
-            "unexpected frame {frame}"
-        );
-    }
+    client
+        .recv_type_skipping("PRESENCE", &["MEMBER", "CHANNEL_REMOVED"])
+        .await
 }
 
 /// A removal committed on node A ends, on node B too, the presence reports

@@ -152,6 +152,19 @@ impl WsClient {
         frame
     }
 
+    /// The next frame of type `ty`, skipping frames whose type is one of
+    /// `skip`; any other frame fails the test.
+    pub async fn recv_type_skipping(&mut self, ty: &str, skip: &[&str]) -> Value {
+        loop {
+            let frame = self.recv().await;
+            if frame["type"] == ty {
+                return frame;
+            }
+            let other = frame["type"].as_str().unwrap_or_default();
+            assert!(skip.contains(&other), "unexpected frame {frame}");
+        }
+    }
+
     /// Sends a message and returns its MSG_ACK.
     pub async fn send_and_ack(&mut self, channel: &str, client_msg_id: &str, body: &str) -> Value {
         self.send_msg(channel, client_msg_id, body).await;

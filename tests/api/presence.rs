@@ -285,16 +285,9 @@ async fn a_flood_of_refused_presence_subs_is_closed_like_any_flood(backend: Back
 
 /// The next PRESENCE frame, skipping the membership frames around it.
 async fn next_presence(client: &mut WsClient) -> Value {
-    loop {
-        let frame = client.recv().await;
-        if frame["type"] == "PRESENCE" {
-            return frame;
-        }
-        assert!(
-            ["MEMBER", "CHANNEL_REMOVED"].contains(&frame["type"].as_str().unwrap_or_default()),
-            "unexpected frame {frame}"
-        );
-    }
+    client
+        .recv_type_skipping("PRESENCE", &["MEMBER", "CHANNEL_REMOVED"])
+        .await
 }
 
 /// No PRESENCE frame for `wait` (membership frames are skipped).
