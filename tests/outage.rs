@@ -429,6 +429,9 @@ async fn stopping_and_restarting_postgres() {
     let error = alice.recv_type("ERROR").await;
     assert_eq!(error["code"], "unavailable", "{error}");
     assert_eq!(error["retryable"], true, "{error}");
+    // named, so the client asks that read again (before, the ERROR named
+    // nothing and a client's catch-up waited for its reply watchdog)
+    assert_eq!(error["channelId"], "room", "{error}");
     assert!(
         started.elapsed() <= bound(),
         "SYNC answered after {:?}",

@@ -4276,6 +4276,10 @@
     channels;
     receipts;
     syncs = /* @__PURE__ */ new Map();
+    /** A channel's opening or catch-up read (or a thread's first read, keyed channel NUL root) refused with a retryable error: the timer that asks again. */
+    retryTimers = /* @__PURE__ */ new Map();
+    /** How many such refusals in a row, per key (the backoff's attempt). */
+    retryAttempts = /* @__PURE__ */ new Map();
     /** Reads over the connection into the channels; appended entries are delivered receipts to be. */
     constructor(c, conn, channels, receipts) {
       this.c = c;
@@ -4350,6 +4354,7 @@
         for (const w of t.olderWaiters.splice(0)) w();
         return;
       }
+      this.retryAttempts.delete(`${ch.id}\0${t.log.rootId}`);
       if (!t.log.start(b.messages, b.lastSeq, b.hasMore)) this.openThread(ch, t);
       t.store.invalidate();
       if (t.log.isStarted && t.olderWaiters.length > 0) this.pumpThreadOlder(ch, t);
@@ -4494,6 +4499,7 @@
         for (const w of ws) w();
         return;
       }
+      this.retryAttempts.delete(ch.id);
       if (kind === "open" && !ch.log.isStarted) {
         const first = b.messages[0];
         ch.log.start(first !== void 0 ? first.seq - 1 : req?.afterSeq ?? 0);
@@ -4557,10 +4563,12 @@
         ch.loadingOlder = false;
         for (const w of ch.olderWaiters.splice(0)) w(err);
       }
+      if ((req.kind === "open" || req.kind === "forward") && err.retryable) this.retryRead(ch, err);
       const t = req.thread;
       if (t !== void 0) {
         t.loadingOlder = false;
-        if (req.kind === "thread") t.error = err.toJSON();
+        if (req.kind === "thread" && err.retryable) this.retryRead(ch, err, t);
+        else if (req.kind === "thread") t.error = err.toJSON();
         for (const w of t.olderWaiters.splice(0)) w(err);
         t.store.invalidate();
       }
@@ -4584,8 +4592,37 @@
       for (const q of this.syncs.values()) for (const r of q) if (now - r.sentAt > limitMs) return true;
       return false;
     }
+    /**
+     * Asks a channel's refused opening or catch-up read (with `thread`: that thread's first
+     * read) again after a backoff
+     * (`retryBackoff`, at least the ERROR's `retryAfterMs`), on the same connection; one
+     * timer per channel. A reconnect meanwhile asks by itself (HELLO resumes the channel).
+     */
+    retryRead(ch, err, thread) {
+      const key2 = thread === void 0 ? ch.id : `${ch.id}\0${thread.log.rootId}`;
+      if (this.retryTimers.has(key2)) return;
+      const attempt = this.retryAttempts.get(key2) ?? 0;
+      this.retryAttempts.set(key2, attempt + 1);
+      const delay = Math.max(backoffDelay(attempt, { baseMs: 250, maxMs: 3e4, ...this.c.opts.retryBackoff }), err.retryAfterMs ?? 0);
+      const gen = this.conn.openGen;
+      const timer = setTimeout(() => {
+        this.retryTimers.delete(key2);
+        if (this.conn.openGen !== gen || !ch.opened || ch.removed) return;
+        if (thread !== void 0) this.openThread(ch, thread);
+        else if (ch.log.isStarted) this.catchUp(ch);
+        else this.openChannel(ch);
+      }, delay);
+      this.retryTimers.set(key2, timer);
+    }
+    /** The client closed: no read is asked again. */
+    close() {
+      for (const t of this.retryTimers.values()) clearTimeout(t);
+      this.retryTimers.clear();
+    }
     /** The connection dropped: no SYNC on it will be answered (they are sent again after HELLO). */
     dropped() {
+      for (const t of this.retryTimers.values()) clearTimeout(t);
+      this.retryTimers.clear();
       const lost = [...this.syncs.values()].flat().filter((r) => r.kind === "recheck");
       this.syncs.clear();
       for (const r of lost) r.done?.(new ChatdError("unavailable", "connection lost"));
@@ -4793,6 +4830,7 @@
     /** Closes the connection and every part that holds timers, listeners or waiters. */
     close() {
       this.conn.close();
+      this.sync.close();
       this.presenceSub.close();
       this.receipts.close();
       this.sender.close();

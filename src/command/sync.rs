@@ -63,7 +63,8 @@ pub fn cut_page(entries: &[Entry], has_more: bool, page: Page, budget: usize) ->
 
 /// Answers a SYNC for up to `limit` messages of `channel_id` at `page`: a
 /// SYNC_BATCH (cut to `max_page_bytes`), `forbidden` for a non-member or
-/// unknown channel, or the store's error.
+/// unknown channel, or the store's error (`unavailable`, `internal`), each
+/// ERROR naming the channel.
 ///
 /// Backpressure: the page is read only once at most one page waits in the
 /// session's queue, so a client that asks for pages and does not read them
@@ -110,7 +111,12 @@ pub async fn run(ctx: Context<'_>, channel_id: ChannelId, page: Page, limit: u32
             }
         }
         Ok(None) => ServerFrame::Error(view::not_a_member(&channel_id)),
-        Err(error) => ServerFrame::Error(view::store_error(&error)),
+        Err(error) => {
+            // Named, so the client knows which read to ask again (its others go on).
+            let mut refused = view::store_error(&error);
+            refused.channel_id = Some(channel_id.as_str().to_owned());
+            ServerFrame::Error(refused)
+        }
     };
     ctx.session.send(&frame);
 }

@@ -136,6 +136,7 @@ export class ClientParts {
     /** Closes the connection and every part that holds timers, listeners or waiters. */
     close() {
         this.conn.close();
+        this.sync.close();
         this.presenceSub.close();
         this.receipts.close();
         this.sender.close();

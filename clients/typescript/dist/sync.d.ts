@@ -12,6 +12,10 @@ export declare class Sync {
     private readonly channels;
     private readonly receipts;
     private readonly syncs;
+    /** A channel's opening or catch-up read (or a thread's first read, keyed channel NUL root) refused with a retryable error: the timer that asks again. */
+    private readonly retryTimers;
+    /** How many such refusals in a row, per key (the backoff's attempt). */
+    private readonly retryAttempts;
     /** Reads over the connection into the channels; appended entries are delivered receipts to be. */
     constructor(c: ClientContext, conn: Connection, channels: Channels, receipts: Receipts);
     /** An opened channel after a (re)connection or a listing: open it, or catch it up; then its threads. */
@@ -64,6 +68,15 @@ export declare class Sync {
     onThreadError(messageId: string, err: ChatdError): boolean;
     /** Whether a SYNC has waited for its answer longer than `limitMs`. */
     stale(now: number, limitMs: number): boolean;
+    /**
+     * Asks a channel's refused opening or catch-up read (with `thread`: that thread's first
+     * read) again after a backoff
+     * (`retryBackoff`, at least the ERROR's `retryAfterMs`), on the same connection; one
+     * timer per channel. A reconnect meanwhile asks by itself (HELLO resumes the channel).
+     */
+    private retryRead;
+    /** The client closed: no read is asked again. */
+    close(): void;
     /** The connection dropped: no SYNC on it will be answered (they are sent again after HELLO). */
     dropped(): void;
     private syncQueue;

@@ -145,6 +145,7 @@ export class ClientParts implements FrameTargets {
   /** Closes the connection and every part that holds timers, listeners or waiters. */
   close(): void {
     this.conn.close();
+    this.sync.close();
     this.presenceSub.close();
     this.receipts.close();
     this.sender.close();

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { backoffDelay } from './backoff.js';
 import { mentionsUser } from './mentions.js';
 import type { ChannelCtx, Channels } from './channels.js';
 import type { Connection } from './connection.js';
@@ -38,6 +39,10 @@ export class Sync {
   private readonly channels: Channels;
   private readonly receipts: Receipts;
   private readonly syncs = new Map<string, SyncReq[]>();
+  /** A channel's opening or catch-up read (or a thread's first read, keyed channel NUL root) refused with a retryable error: the timer that asks again. */
+  private readonly retryTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** How many such refusals in a row, per key (the backoff's attempt). */
+  private readonly retryAttempts = new Map<string, number>();
 
   /** Reads over the connection into the channels; appended entries are delivered receipts to be. */
   constructor(c: ClientContext, conn: Connection, channels: Channels, receipts: Receipts) {
@@ -118,6 +123,7 @@ export class Sync {
       for (const w of t.olderWaiters.splice(0)) w();
       return;
     }
+    this.retryAttempts.delete(`${ch.id}\u0000${t.log.rootId}`);
     // a read older than what the channel held when the thread opened: read again
     if (!t.log.start(b.messages, b.lastSeq, b.hasMore)) this.openThread(ch, t);
     t.store.invalidate();
@@ -273,6 +279,7 @@ export class Sync {
       for (const w of ws) w();
       return;
     }
+    this.retryAttempts.delete(ch.id);
     if (kind === 'open' && !ch.log.isStarted) {
       const first = b.messages[0];
       ch.log.start(first !== undefined ? first.seq - 1 : (req?.afterSeq ?? 0));
@@ -340,11 +347,17 @@ export class Sync {
       ch.loadingOlder = false;
       for (const w of ch.olderWaiters.splice(0)) w(err);
     }
+    // the newest page or the entries above the window, refused for now (`unavailable`: the
+    // database did not answer in time): asked again, or the channel stays short of what it
+    // knows exists until a later entry or reconnect happens to ask
+    if ((req.kind === 'open' || req.kind === 'forward') && err.retryable) this.retryRead(ch, err);
     const t = req.thread;
     if (t !== undefined) {
       // the thread's read was refused (an unknown root, a message that is no root): it fails
       t.loadingOlder = false;
-      if (req.kind === 'thread') t.error = err.toJSON();
+      // a thread's first read refused for now is asked again (as a channel's, below)
+      if (req.kind === 'thread' && err.retryable) this.retryRead(ch, err, t);
+      else if (req.kind === 'thread') t.error = err.toJSON();
       for (const w of t.olderWaiters.splice(0)) w(err);
       t.store.invalidate();
     }
@@ -371,8 +384,39 @@ export class Sync {
     return false;
   }
 
+  /**
+   * Asks a channel's refused opening or catch-up read (with `thread`: that thread's first
+   * read) again after a backoff
+   * (`retryBackoff`, at least the ERROR's `retryAfterMs`), on the same connection; one
+   * timer per channel. A reconnect meanwhile asks by itself (HELLO resumes the channel).
+   */
+  private retryRead(ch: ChannelCtx, err: ChatdError, thread?: ThreadCtx): void {
+    const key = thread === undefined ? ch.id : `${ch.id}\u0000${thread.log.rootId}`;
+    if (this.retryTimers.has(key)) return;
+    const attempt = this.retryAttempts.get(key) ?? 0;
+    this.retryAttempts.set(key, attempt + 1);
+    const delay = Math.max(backoffDelay(attempt, { baseMs: 250, maxMs: 30_000, ...this.c.opts.retryBackoff }), err.retryAfterMs ?? 0);
+    const gen = this.conn.openGen;
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(key);
+      if (this.conn.openGen !== gen || !ch.opened || ch.removed) return;
+      if (thread !== undefined) this.openThread(ch, thread);
+      else if (ch.log.isStarted) this.catchUp(ch);
+      else this.openChannel(ch);
+    }, delay);
+    this.retryTimers.set(key, timer);
+  }
+
+  /** The client closed: no read is asked again. */
+  close(): void {
+    for (const t of this.retryTimers.values()) clearTimeout(t);
+    this.retryTimers.clear();
+  }
+
   /** The connection dropped: no SYNC on it will be answered (they are sent again after HELLO). */
   dropped(): void {
+    for (const t of this.retryTimers.values()) clearTimeout(t);
+    this.retryTimers.clear();
     const lost = [...this.syncs.values()].flat().filter((r) => r.kind === 'recheck');
     this.syncs.clear();
     for (const r of lost) r.done?.(new ChatdError('unavailable', 'connection lost'));

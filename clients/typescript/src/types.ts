@@ -90,7 +90,11 @@ export interface ChatClientOptions {
    * (IndexedDB); none in Node or with a `storage` given. `null`: none.
    */
   readonly writeAhead?: WriteAheadStore | null;
-  /** Backoff of send retries (default 250 ms doubling to 30 s, with jitter). */
+  /**
+   * Backoff of send retries, and of a channel's opening or catch-up read (or a thread's
+   * first read) asked again after a retryable refusal (default 250 ms doubling to 30 s,
+   * with jitter).
+   */
   readonly retryBackoff?: BackoffOptions;
   /** Backoff of reconnects (default 250 ms doubling to 10 s, with jitter). */
   readonly reconnectBackoff?: BackoffOptions;

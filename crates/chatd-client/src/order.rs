@@ -39,6 +39,9 @@ pub struct ChannelOrder {
     syncing: bool,
     /// Since when messages have been held above a gap (None: nothing held).
     gap_since: Option<Instant>,
+    /// A SYNC was refused for now (a retryable ERROR): none is asked
+    /// before this.
+    retry_at: Option<Instant>,
 }
 
 impl ChannelOrder {
@@ -141,7 +144,7 @@ impl ChannelOrder {
     /// just before the MSG_RECV of an earlier message committed with it).
     /// Messages known to be missing from HELLO ask at once.
     pub fn sync_needed_after(&mut self, grace: Duration) -> Option<i64> {
-        if self.syncing || self.next == 0 {
+        if self.syncing || self.next == 0 || self.retry_at.is_some_and(|at| Instant::now() < at) {
             return None;
         }
         let gap_due = self.gap_since.is_some_and(|since| since.elapsed() >= grace);
@@ -158,6 +161,7 @@ impl ChannelOrder {
     /// Returns the `afterSeq` of the follow-up SYNC when more is missing.
     pub fn sync_done(&mut self, has_more: bool) -> Option<i64> {
         self.syncing = false;
+        self.retry_at = None;
         if has_more {
             self.syncing = true;
             return Some(self.next - 1);
@@ -169,9 +173,24 @@ impl ChannelOrder {
         None
     }
 
-    /// The connection dropped: an outstanding SYNC will never be answered.
+    /// The outstanding SYNC was refused for now (a retryable ERROR naming
+    /// this channel): the same read is asked again, from `retry_at` on.
+    /// Returns whether one was outstanding. Before, `syncing` stayed set and
+    /// the channel was not synced again on that connection.
+    pub fn sync_refused(&mut self, retry_at: Instant) -> bool {
+        if !self.syncing {
+            return false;
+        }
+        self.syncing = false;
+        self.retry_at = Some(retry_at);
+        true
+    }
+
+    /// The connection dropped: an outstanding SYNC will never be answered
+    /// (the next connection asks at once).
     pub fn connection_lost(&mut self) {
         self.syncing = false;
+        self.retry_at = None;
     }
 }
 
@@ -290,5 +309,22 @@ mod tests {
         assert_eq!(o.sync_needed(), Some(0));
         o.connection_lost();
         assert_eq!(o.sync_needed(), Some(0));
+    }
+
+    #[test]
+    fn a_refused_sync_is_asked_again_after_its_wait() {
+        let mut o = ChannelOrder::after(0);
+        o.observe_last_seq(3, StartFrom::Now);
+        assert_eq!(o.sync_needed(), Some(0));
+        assert_eq!(o.sync_needed(), None, "one outstanding at a time");
+        // refused (`unavailable`): not at once, then the same read again
+        assert!(o.sync_refused(Instant::now() + Duration::from_millis(30)));
+        assert_eq!(o.sync_needed(), None, "not before the wait");
+        std::thread::sleep(Duration::from_millis(40));
+        assert_eq!(o.sync_needed(), Some(0));
+        let ready = o.offer(m(1)).len() + o.offer(m(2)).len() + o.offer(m(3)).len();
+        assert_eq!(ready, 3);
+        assert_eq!(o.sync_done(false), None);
+        assert!(!o.sync_refused(Instant::now()), "none outstanding");
     }
 }

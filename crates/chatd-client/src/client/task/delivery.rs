@@ -137,6 +137,7 @@ pub(super) fn receipt_frame(message_id: uuid::Uuid, read: bool) -> ClientFrame {
 
 #[cfg(test)]
 mod tests {
+    use chatd_proto::protocol::ClientFrame;
     use tokio::sync::oneshot;
 
     use super::super::testkit::{task, task_with};
@@ -195,6 +196,41 @@ mod tests {
         let states = task.states.lock().expect("states");
         let state = states.get("room").and_then(|s| s.get(&id(1))).expect("folded");
         assert_eq!(state.reactions, Vec::new(), "added, then removed");
+    }
+
+    /// A gap's SYNC refused `unavailable` (the ERROR names the channel): the
+    /// same read is asked again after a backoff. Before, the channel's SYNC
+    /// stayed outstanding until the connection dropped, and the messages
+    /// above the gap were held.
+    #[tokio::test]
+    async fn a_gap_sync_refused_for_now_is_asked_again() {
+        let (mut task, _commands, _events) = task();
+        let mut out = Vec::new();
+        task.on_frame(&recv(1, "bob"), &mut out).await;
+        task.on_frame(&recv(3, "bob"), &mut out).await;
+        tokio::time::sleep(task.config.gap_sync_delay + std::time::Duration::from_millis(10)).await;
+        out.clear();
+        task.syncs_due(&mut out);
+        let asked = |out: &[ClientFrame]| -> Vec<Option<i64>> {
+            out.iter()
+                .filter_map(|f| match f {
+                    ClientFrame::Sync { after_seq, .. } => Some(*after_seq),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(asked(&out), vec![Some(1)]);
+        out.clear();
+        let refused = serde_json::json!({
+            "type": "ERROR", "code": "unavailable", "message": "database unavailable; retry",
+            "retryable": true, "channelId": "room"
+        })
+        .to_string();
+        task.on_frame(&refused, &mut out).await;
+        tokio::time::sleep(task.config.backoff_initial + std::time::Duration::from_millis(10)).await;
+        out.clear();
+        task.syncs_due(&mut out);
+        assert_eq!(asked(&out), vec![Some(1)], "the refused read is asked again");
     }
 
     /// With `fold_messages` off the client keeps no state per message (its

@@ -119,6 +119,7 @@ impl Task {
                     self.offer(message, &mut delivered);
                 }
                 let limit = i64::from(self.config.sync_limit.clamp(1, 500));
+                self.sync_backoff.reset();
                 if let Some(order) = self.channels.get_mut(&channel_id) {
                     if let Some(after_seq) = order.sync_done(has_more) {
                         out.push(ClientFrame::Sync {
@@ -252,6 +253,23 @@ impl Task {
                 }
             }
             return None;
+        }
+        if let (true, None, None, None, Some(channel)) = (
+            error.retryable,
+            &error.client_msg_id,
+            &error.message_id,
+            &error.field,
+            error.channel_id.as_deref(),
+        ) {
+            // A channel's SYNC refused for now (the database did not answer
+            // in time): asked again after a backoff, `retryAfterMs` a floor.
+            if let Some(order) = self.channels.get_mut(channel) {
+                let mut wait = self.sync_backoff.next_delay().max(Duration::from_millis(1));
+                if let Some(ms) = error.retry_after_ms {
+                    wait = wait.max(Duration::from_millis(ms));
+                }
+                order.sync_refused(std::time::Instant::now() + wait);
+            }
         }
         if matches!(
             error.code,

@@ -74,6 +74,9 @@ pub(super) struct Task {
     /// The buffer of the messages a frame made deliverable, kept empty
     /// between frames so that a frame does not allocate one.
     delivered_buf: Vec<RecvMessage>,
+    /// The wait before a channel's SYNC refused for now is asked again
+    /// (reset by any SYNC_BATCH).
+    sync_backoff: Backoff,
 }
 
 impl Task {
@@ -84,6 +87,7 @@ impl Task {
         connected: watch::Sender<bool>,
         user_id: String,
     ) -> Self {
+        let sync_backoff = Backoff::new(config.backoff_initial, config.backoff_max);
         let channels = config
             .resume
             .iter()
@@ -108,6 +112,7 @@ impl Task {
             threads: ThreadReads::default(),
             acked_held: HashMap::new(),
             delivered_buf: Vec::new(),
+            sync_backoff,
         }
     }
 
