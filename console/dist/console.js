@@ -3921,19 +3921,31 @@
      * deleted once its put is done.
      */
     claim(p, signal) {
+      const promise = this.wait(p, signal, true, (cur) => {
+        if (cur.waiters.some((w) => w.claim === true)) return;
+        if (this.outbox.pending.get(cur.record.clientMsgId) === cur && !cur.foreign) void this.discard(cur.record.clientMsgId);
+      });
+      promise.catch(() => void 0);
+      return promise;
+    }
+    /**
+     * Waits for the outcome of the record `p` (a send call's wait when `claim`, else a
+     * `whenSent`). When `signal` aborts first, the wait rejects with `aborted` and leaves the
+     * record that holds it then (a waiter moves when another tab's record with the same key is
+     * taken), and `aborted` is called with that record; a wait already settled is left alone.
+     */
+    wait(p, signal, claim, aborted) {
       const clientMsgId = p.record.clientMsgId;
-      const promise = new Promise((resolve, reject) => {
+      return new Promise((resolve, reject) => {
         const onAbort = () => {
           const cur = this.outbox.writing.get(clientMsgId) ?? this.outbox.pending.get(clientMsgId);
           const i = cur?.waiters.indexOf(waiter) ?? -1;
           if (cur === void 0 || i < 0) return;
           cur.waiters.splice(i, 1);
           reject(new ChatdError("aborted", "aborted"));
-          if (cur.waiters.some((w) => w.claim === true)) return;
-          if (this.outbox.pending.get(clientMsgId) === cur && !cur.foreign) void this.discard(clientMsgId);
+          aborted?.(cur);
         };
         const waiter = {
-          claim: true,
           resolve: (v) => {
             signal?.removeEventListener("abort", onAbort);
             resolve(v);
@@ -3943,11 +3955,10 @@
             reject(e);
           }
         };
+        if (claim) waiter.claim = true;
         signal?.addEventListener("abort", onAbort, { once: true });
         p.waiters.push(waiter);
       });
-      promise.catch(() => void 0);
-      return promise;
     }
     /** Sends a failed outbox record again, with its same clientMsgId. */
     async retry(clientMsgId) {
@@ -4001,25 +4012,7 @@
       const p = this.outbox.pending.get(clientMsgId);
       if (p === void 0) return Promise.reject(new ChatdError("not_found", "no such outbox record"));
       if (signal?.aborted === true) return Promise.reject(new ChatdError("aborted", "aborted"));
-      return new Promise((resolve, reject) => {
-        const waiter = {
-          resolve: (v) => {
-            signal?.removeEventListener("abort", onAbort);
-            resolve(v);
-          },
-          reject: (e) => {
-            signal?.removeEventListener("abort", onAbort);
-            reject(e);
-          }
-        };
-        const onAbort = () => {
-          const i = p.waiters.indexOf(waiter);
-          if (i >= 0) p.waiters.splice(i, 1);
-          reject(new ChatdError("aborted", "aborted"));
-        };
-        signal?.addEventListener("abort", onAbort, { once: true });
-        p.waiters.push(waiter);
-      });
+      return this.wait(p, signal, false);
     }
     /**
      * A connection opened: send this tab's records, then those other tabs left behind
