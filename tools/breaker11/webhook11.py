@@ -93,8 +93,10 @@ def entries(since=0):
         if path != "/hook" or mode not in ("ok", "slow"):
             continue
         ev = json.loads(body)
-        items = [ev] if ev["type"] == "entry" else ev["entries"]
-        out.extend(items)
+        if ev["type"] == "entry":
+            out.append(ev)
+        elif ev["type"] == "entries":
+            out.extend(ev["entries"])
     return out
 
 
@@ -276,6 +278,27 @@ flags = [b for p_, b, o, m in GOT if b'"type":"flag"' in b and m == "ok"]
 check(ok6, f"the flag is POSTed once the receiver answers ({len(flags)})")
 bad6 = [w for w in (b"FLAGGEDSECRET", b"NOTESECRET") if any(w in b for b in flags)]
 check(not bad6, f"the flag POSTed after the message's delete and both users' erasure carries none of their text: {bad6}")
+
+# ---- 7. a channel deleted and made again under the same id: its new entries (seq 1, 2, ...)
+# are POSTed like any channel's (§12 "a channel made later is sent from its first entry")
+C7 = uid("wh7")
+channel(C7, [G, F])
+for i in range(5):
+    gs.send_msg(C7, f"old life {i}")
+check(wait_for(lambda: sum(1 for it in of_channel(C7) if it["entry"].get("body", "").startswith("old life")) >= 5, 30),
+      "C7's first life posted")
+s, _ = http("DELETE", f"/v1/channels/{C7}")
+check(s == 204, f"delete C7: {s}")
+time.sleep(1.0)
+channel(C7, [G, F])
+time.sleep(0.5)
+gs2 = Session(token(G))
+for i in range(3):
+    a = gs2.send_msg(C7, f"new life {i}")
+    check(a["type"] == "MSG_ACK", f"new life {i}: seq {a.get('seq')}")
+ok7 = wait_for(lambda: sum(1 for it in of_channel(C7) if it["entry"].get("body", "").startswith("new life")) >= 3, 20)
+newl = sorted(it["entry"]["seq"] for it in of_channel(C7) if it["entry"].get("body", "").startswith("new life"))
+check(ok7, f"the re-made channel's entries are POSTed: seqs {newl} (want [1, 2, 3])")
 
 print("FINDINGS:", len(FINDINGS))
 for f in FINDINGS:
