@@ -65,7 +65,15 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes, shape: &str) -> 
     // A fraction is not an integer even when its nearest double is
     // (`0.99999999999999999`, `1e-400`); past this point only that double
     // is left (`chatd::number`). No body has a field that takes a fraction.
-    if let Some(field) = std::str::from_utf8(body).ok().and_then(crate::number::hidden_fraction) {
+    // A member the body's struct does not read is ignored like any unknown
+    // field (a backend's additive field may hold any number); a body read
+    // as a map (its fields unknown here) has every member looked at.
+    let fields = struct_fields::<T>();
+    let wanted = |key: &str| fields.is_none_or(|fields| fields.contains(&key));
+    if let Some(field) = std::str::from_utf8(body)
+        .ok()
+        .and_then(|text| crate::number::hidden_fraction_among(text, wanted))
+    {
         return Err(ApiError::invalid_field(
             &field,
             "must be an integer (this number has a fraction)",
@@ -83,6 +91,42 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes, shape: &str) -> 
         };
         ApiError::bad_request(&message)
     })
+}
+
+/// The member names the struct `T` reads (serde's field list, renames and
+/// aliases included), or `None` when `T` does not decode as a struct with a
+/// fixed list (a map, a `Value`, a struct with a flattened part).
+fn struct_fields<T: serde::de::DeserializeOwned>() -> Option<&'static [&'static str]> {
+    let mut fields = None;
+    let _ = T::deserialize(FieldsProbe(&mut fields));
+    fields
+}
+
+/// A deserializer that only records the field list a struct asks for, then
+/// fails (no value is made).
+struct FieldsProbe<'a>(&'a mut Option<&'static [&'static str]>);
+
+impl<'de> serde::Deserializer<'de> for FieldsProbe<'_> {
+    type Error = serde::de::value::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
+        Err(serde::de::Error::custom("not a struct"))
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        *self.0 = Some(fields);
+        Err(serde::de::Error::custom("fields read"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+        unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+    }
 }
 
 /// The field a "missing field" decode error names.
@@ -143,6 +187,30 @@ mod tests {
     struct Shape {
         #[allow(dead_code)]
         role: String,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Renamed {
+        #[allow(dead_code)]
+        #[serde(default)]
+        ttl_seconds: Option<i64>,
+        #[allow(dead_code)]
+        #[serde(alias = "uid")]
+        user_id: String,
+    }
+
+    #[test]
+    fn a_struct_s_fields_are_read_and_a_map_has_none() {
+        assert_eq!(struct_fields::<Renamed>(), Some(&["ttlSeconds", "uid", "userId"][..]));
+        assert_eq!(struct_fields::<serde_json::Value>(), None);
+        assert_eq!(struct_fields::<serde_json::Map<String, serde_json::Value>>(), None);
+        // A hidden fraction in a member the struct reads is refused, in another ignored.
+        let read = Bytes::from_static(br#"{"userId":"a","ttlSeconds":0.99999999999999999}"#);
+        assert!(format!("{:?}", parse_json::<Renamed>(&read, "{}").expect_err("refused")).contains("ttlSeconds"));
+        let other = Bytes::from_static(br#"{"userId":"a","traceId":1e-400}"#);
+        assert!(parse_json::<Renamed>(&other, "{}").is_ok());
+        assert!(parse_json::<serde_json::Map<String, serde_json::Value>>(&other, "{}").is_err());
     }
 
     #[test]

@@ -18,6 +18,7 @@ on_both_stores!(
     a_token_ttl_takes_an_integral_number_as_that_integer,
     page_queries_take_integral_numbers_as_those_integers,
     a_fraction_whose_double_is_integral_is_refused,
+    an_unknown_member_whose_number_hides_a_fraction_is_ignored,
 );
 
 /// Asserts a 400 `invalid_field` naming `field`.
@@ -325,5 +326,45 @@ async fn a_fraction_whose_double_is_integral_is_refused(backend: Backend) {
     ] {
         refused(field, query, app.request("GET", query, Some(ADMIN_TOKEN), None).await);
     }
+    app.stop().await;
+}
+
+/// Eleventh hostile run: the backend post ignores members it does not read
+/// (src/http/messages.rs, "a backend that sends a field of a later version
+/// is not refused"), also when their number hides a fraction; a member it
+/// reads as an integer is still refused (`ttlSeconds`, above).
+async fn an_unknown_member_whose_number_hides_a_fraction_is_ignored(backend: Backend) {
+    let app = spawn_app(backend).await;
+    room(&app).await;
+    for (key, body) in [
+        (
+            "k1",
+            r#"{"senderId": "alice", "clientMsgId": "k1", "body": "one", "traceId": 1e-400}"#,
+        ),
+        (
+            "k2",
+            r#"{"senderId": "alice", "clientMsgId": "k2", "body": "two", "clientTs": 1796662687199.0001}"#,
+        ),
+        (
+            "k3",
+            r#"{"senderId": "alice", "clientMsgId": "k3", "body": "three", "score": 0.99999999999999999}"#,
+        ),
+    ] {
+        let (status, answer) = app
+            .request("POST", "/v1/channels/room/messages", Some(ADMIN_TOKEN), Some(body))
+            .await;
+        assert_eq!((status, &answer["clientMsgId"]), (201, &json!(key)), "{body}: {answer}");
+    }
+    refused(
+        "ttlSeconds",
+        "ttlSeconds beside an unknown member",
+        app.request(
+            "POST",
+            "/v1/tokens",
+            Some(ADMIN_TOKEN),
+            Some(r#"{"userId": "alice", "traceId": 1e-400, "ttlSeconds": 0.99999999999999999}"#),
+        )
+        .await,
+    );
     app.stop().await;
 }

@@ -153,11 +153,19 @@ pub fn integer_literal(text: &str) -> Option<i64> {
 /// A reader that decodes an object to a `Value` or a typed struct, where
 /// the numbers' text is gone, refuses such a member first.
 pub fn hidden_fraction(text: &str) -> Option<String> {
+    hidden_fraction_among(text, |_| true)
+}
+
+/// [`hidden_fraction`] among the top-level members whose key `wanted`
+/// takes: a reader that ignores unknown members (an additive field of a
+/// later version) looks only at the ones it reads.
+pub fn hidden_fraction_among(text: &str, wanted: impl Fn(&str) -> bool) -> Option<String> {
     let members = crate::protocol::scan::object_members(text).ok()?;
     members
         .into_iter()
         .find(|m| {
-            m.value.starts_with(|c: char| c == '-' || c.is_ascii_digit())
+            wanted(&m.key)
+                && m.value.starts_with(|c: char| c == '-' || c.is_ascii_digit())
                 && integer_literal(m.value).is_none()
                 && serde_json::from_str::<Number>(m.value)
                     .ok()
