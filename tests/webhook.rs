@@ -839,7 +839,120 @@ on_both_stores!(
     a_restart_in_the_middle_of_a_backlog_resumes_from_the_cursor,
     a_backlog_goes_in_batches_of_webhook_batch_max,
     an_entry_refused_past_the_retry_budget_is_skipped,
+    a_retried_entry_carries_the_text_as_it_is_now,
+    a_retried_flag_carries_the_message_as_it_is_now_and_an_erased_reporter_s_is_not_sent,
 );
+
+/// Waits until the receiver has answered at least one request holding
+/// `text` with a non-2xx status.
+async fn wait_refused_with(receiver: &Receiver, text: &str) {
+    poll_until(|| {
+        let refused = receiver
+            .requests()
+            .iter()
+            .any(|r| r.status >= 300 && String::from_utf8_lossy(&r.body).contains(text));
+        if refused {
+            Ok(())
+        } else {
+            Err(format!("no refused request with {text:?}"))
+        }
+    })
+    .await;
+}
+
+/// Guarantee 9 and 14 reach the webhook: an entry retried after a failure
+/// is read again for each attempt, so a message deleted and its sender
+/// erased while the receiver was failing goes out with `body` "" (the
+/// delete's own entry follows it), never with the text first read. Before,
+/// every retry POSTed the bytes rendered for the first attempt, for up to
+/// `webhook_max_retry_secs`.
+async fn a_retried_entry_carries_the_text_as_it_is_now(backend: Backend) {
+    let receiver = Receiver::start(&[], 500).await;
+    let app = app_for(backend, &receiver, |_| {}).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let ack = alice.send_and_ack("room", "k1", "call me at 555-0100").await;
+    wait_refused_with(&receiver, "555-0100").await;
+    let id = ack["messageId"].clone();
+    entry_ack(
+        &mut alice,
+        json!({"type": "MSG_DELETE", "clientMsgId": "d1", "messageId": id}),
+    )
+    .await;
+    drop(alice);
+    let (status, _) = app
+        .request("DELETE", "/v1/users/alice", Some(chatd_testkit::ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(status, 204);
+    receiver.set_otherwise(200);
+    let accepted = receiver.wait_accepted(2).await;
+    assert_eq!(accepted[0]["entry"]["messageId"], id);
+    assert_eq!(accepted[0]["entry"]["body"], "", "{}", accepted[0]);
+    for request in receiver.requests().iter().filter(|r| r.status == 200) {
+        assert!(
+            !String::from_utf8_lossy(&request.body).contains("555-0100"),
+            "deleted text sent: {}",
+            request.json
+        );
+    }
+    app.stop().await;
+    receiver.stop();
+}
+
+/// A flag's POST is made again from what is stored for each attempt: after
+/// the flagged message was deleted, the flag goes out with the entry's body
+/// "" (not the text it had when flagged); a flag whose reporter was erased
+/// meanwhile (the erasure removes it, with its `note`) is not sent at all.
+async fn a_retried_flag_carries_the_message_as_it_is_now_and_an_erased_reporter_s_is_not_sent(backend: Backend) {
+    let receiver = Receiver::start(&[], 500).await;
+    let app = app_for(backend, &receiver, |_| {}).await;
+    app.create_channel("room", &["alice", "bob", "carol"]).await;
+    let mut bob = app.connect("bob").await;
+    let ack = bob.send_and_ack("room", "b1", "buy now at evil.example").await;
+    let id = ack["messageId"].as_str().expect("id").to_owned();
+    let path = format!("/v1/messages/{id}/flags");
+    for (reporter, note) in [("alice", "ads by bob"), ("carol", "carol's own words")] {
+        let body = json!({"reason": "spam", "note": note}).to_string();
+        let (status, flag) = app
+            .request("POST", &path, Some(&app.token(reporter)), Some(&body))
+            .await;
+        assert_eq!(status, 201, "{flag}");
+    }
+    wait_refused_with(&receiver, "carol's own words").await;
+    entry_ack(
+        &mut bob,
+        json!({"type": "MSG_DELETE", "clientMsgId": "d1", "messageId": id}),
+    )
+    .await;
+    let (status, _) = app
+        .request("DELETE", "/v1/users/carol", Some(chatd_testkit::ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(status, 204);
+    receiver.set_otherwise(200);
+    let posted = poll_until(|| {
+        let flags: Vec<Request> = receiver
+            .requests()
+            .into_iter()
+            .filter(|r| r.json["type"] == "flag" && r.status == 200)
+            .collect();
+        flags.first().cloned().ok_or_else(|| "no flag accepted".to_owned())
+    })
+    .await;
+    assert_eq!(posted.json["flag"]["reporterId"], "alice", "{}", posted.json);
+    assert_eq!(posted.json["entry"]["body"], "", "{}", posted.json);
+    // The backoff's next attempt of carol's flag would have come by now.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for request in receiver.requests().iter().filter(|r| r.status == 200) {
+        let text = String::from_utf8_lossy(&request.body);
+        assert!(!text.contains("evil.example"), "deleted text sent: {text}");
+        assert!(
+            !text.contains("carol's own words"),
+            "an erased reporter's note sent: {text}"
+        );
+    }
+    app.stop().await;
+    receiver.stop();
+}
 
 /// Several nodes (PostgreSQL and NATS, real `chatd` processes).
 mod cluster {

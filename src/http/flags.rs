@@ -162,16 +162,34 @@ pub async fn flag_message(
     if created {
         tracing::info!(message_id = %message_id, channel_id = %message.channel_id, "message flagged");
         if let Some(feed) = &state.webhooks {
-            let body = serde_json::json!({
-                "type": "flag",
-                "flag": view,
-                "entry": TaggedMessage::MsgRecv(view::recv_read(&message)),
-            });
-            feed.post_flag(body.to_string().into_bytes());
+            let (store, reporter) = (state.store.clone(), user.user_id.clone());
+            feed.post_flag(move || flag_body(store.clone(), message_id, reporter.clone()));
         }
     }
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(view)).into_response())
+}
+
+/// The webhook body of `reporter`'s flag of `message_id` as stored now
+/// (`{"type":"flag","flag","entry"}`, the entry read now: a deleted
+/// message's body is `""`); `None` when the flag or the message is gone.
+async fn flag_body(
+    store: crate::store::Store,
+    message_id: uuid::Uuid,
+    reporter: crate::ids::UserId,
+) -> Result<Option<Vec<u8>>, crate::store::StoreError> {
+    let Some(flag) = store.flag_of(message_id, &reporter).await? else {
+        return Ok(None);
+    };
+    let Some(message) = store.message(message_id).await? else {
+        return Ok(None);
+    };
+    let body = serde_json::json!({
+        "type": "flag",
+        "flag": FlagView::from(flag),
+        "entry": TaggedMessage::MsgRecv(view::recv_read(&message)),
+    });
+    Ok(Some(body.to_string().into_bytes()))
 }
 
 /// The query of `GET /v1/flags`.

@@ -57,6 +57,12 @@ impl Store {
         dispatch_write!(self, self.deadline(), flag(flag))
     }
 
+    /// `reporter`'s flag of message `message_id`, if stored (an erasure of
+    /// the reporter removes it). A read.
+    pub async fn flag_of(&self, message_id: uuid::Uuid, reporter: &UserId) -> Result<Option<FlagRow>, StoreError> {
+        self.read(async { dispatch!(self.flag_of(message_id, reporter)) }).await
+    }
+
     /// Up to `limit` flags after `after` (from the first when `None`), in
     /// flag order, and whether more follow.
     pub async fn flags_page(&self, after: Option<uuid::Uuid>, limit: u32) -> Result<(Vec<FlagRow>, bool), StoreError> {
@@ -87,6 +93,19 @@ impl<D: Dialect> SqlStore<D> {
         let stored = flag_from_row(&row)?;
         Self::commit(tx, sent).await?;
         Ok((stored, created))
+    }
+
+    pub(super) async fn flag_of(
+        &self,
+        message_id: uuid::Uuid,
+        reporter: &UserId,
+    ) -> Result<Option<FlagRow>, StoreError> {
+        let row = sqlx::query::<D>(FLAG_OF)
+            .param(message_id.hyphenated().to_string())
+            .param(reporter.as_str())
+            .fetch_optional(self.reader().await?.ex())
+            .await?;
+        row.as_ref().map(flag_from_row).transpose()
     }
 
     pub(super) async fn flags_page(

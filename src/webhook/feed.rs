@@ -95,12 +95,20 @@ impl Feed {
         })
     }
 
-    /// POSTs `body` (a flag's `{"type":"flag",…}`) on a task of its own,
-    /// retried with the feed's backoff for up to `webhook_max_retry_secs`
-    /// until a 2xx; given up at shutdown. Not durable: a flag whose POST has
+    /// POSTs a flag's `{"type":"flag",…}` on a task of its own, retried
+    /// with the feed's backoff for up to `webhook_max_retry_secs` until a
+    /// 2xx; given up at shutdown. `render` makes the body before each
+    /// attempt from what is stored then (the message's text as now, so a
+    /// delete or an erasure made meanwhile is never sent); `None` (the flag
+    /// is gone: its reporter was erased) ends it unsent, and a render that
+    /// fails counts as a failed attempt. Not durable: a flag whose POST has
     /// not succeeded before the node stops is not sent again (it stays in
     /// `GET /v1/flags`).
-    pub fn post_flag(&self, body: Vec<u8>) {
+    pub fn post_flag<F, Fut>(&self, render: F)
+    where
+        F: Fn() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<Option<Vec<u8>>, crate::store::StoreError>> + Send,
+    {
         let sender = self.flags.clone();
         let stop = self.stop.clone();
         let max_retry = self.max_retry;
@@ -108,9 +116,16 @@ impl Feed {
             let started = tokio::time::Instant::now();
             let mut failures = 0;
             loop {
-                let result = tokio::select! {
-                    () = stop.cancelled() => return,
-                    result = sender.post(body.clone()) => result,
+                let result = match render().await {
+                    Ok(Some(body)) => tokio::select! {
+                        () = stop.cancelled() => return,
+                        result = sender.post(body) => result,
+                    },
+                    Ok(None) => return,
+                    Err(error) => {
+                        tracing::warn!(%error, "webhook: a flag's message not read again");
+                        Err(sender::Failure::Store)
+                    }
                 };
                 let Err(failure) = result else { return };
                 failures += 1;
@@ -310,13 +325,11 @@ async fn drive(shared: &Shared, channel: &ChannelId, stop: &CancellationToken) {
         let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
             continue;
         };
-        let (first, last) = (first.entry.seq, last.entry.seq);
-        let payload = body::render(&entries, shared.settings.batch_max > 1);
         let what = Batch {
-            payload,
-            seqs: (first, last),
+            seqs: (first.entry.seq, last.entry.seq),
             count: entries.len(),
         };
+        let last = what.seqs.1;
         match send(shared, channel, what, bucket, stop).await {
             Sent::Delivered | Sent::Skipped => cursor.sent = last,
             // The loop's top writes what was sent and returns.
@@ -325,27 +338,60 @@ async fn drive(shared: &Shared, channel: &ChannelId, stop: &CancellationToken) {
     }
 }
 
-/// One request's worth of entries.
+/// One request's worth of entries: which ones (the read ahead copies only
+/// say that; [`send`] reads them again for each attempt).
 struct Batch {
-    payload: Vec<u8>,
     /// The first and last seq.
     seqs: (i64, i64),
     count: usize,
 }
 
+/// The payload of `batch` as the entries are now: read again right before
+/// each attempt, so that text deleted, edited or erased since the entries
+/// were read ahead, or since an earlier attempt, is never sent (guarantees 9
+/// and 14; a deleted message's body is `""`). `Ok(None)`: none of them is
+/// stored any more (the channel was deleted).
+async fn render_now(
+    shared: &Shared,
+    channel: &ChannelId,
+    batch: &Batch,
+) -> Result<Option<Vec<u8>>, crate::store::StoreError> {
+    let (first, last) = batch.seqs;
+    let limit = u32::try_from(batch.count).unwrap_or(u32::MAX);
+    let mut entries = shared.store.webhook_entries_after(channel, first - 1, limit).await?;
+    entries.retain(|e| e.entry.seq <= last);
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(body::render(&entries, shared.settings.batch_max > 1)))
+}
+
 /// POSTs `batch` until a 2xx, the retry budget is spent, or the driver must
-/// stop.
+/// stop; each attempt's payload is read again ([`render_now`]), and a read
+/// that fails counts as a failed attempt.
 async fn send(shared: &Shared, channel: &ChannelId, batch: Batch, bucket: i32, stop: &CancellationToken) -> Sent {
-    let Batch { payload, seqs, count } = batch;
+    let seqs = batch.seqs;
+    let count = batch.count;
     let mut first_failure: Option<Instant> = None;
     let mut failures = 0u32;
     loop {
         if stop.is_cancelled() || !shared.leases.holds(bucket) {
             return Sent::Stopped;
         }
-        let result = tokio::select! {
-            _ = stop.cancelled() => return Sent::Stopped,
-            result = shared.sender.post(payload.clone()) => result,
+        let payload = match render_now(shared, channel, &batch).await {
+            Ok(Some(payload)) => Some(payload),
+            Ok(None) => return Sent::Skipped,
+            Err(error) => {
+                tracing::warn!(%error, channel = %channel.as_str(), "webhook entries not read again");
+                None
+            }
+        };
+        let result = match payload {
+            Some(payload) => tokio::select! {
+                _ = stop.cancelled() => return Sent::Stopped,
+                result = shared.sender.post(payload) => result,
+            },
+            None => Err(sender::Failure::Store),
         };
         let failure = match result {
             Ok(()) => {

@@ -22,16 +22,21 @@ pub enum Failure {
     /// The request failed otherwise (connection reset, bad answer).
     #[error("request failed")]
     Request,
+    /// Nothing was sent: the entries could not be read again for the
+    /// attempt (the database is unavailable).
+    #[error("entries not read")]
+    Store,
 }
 
 impl Failure {
-    /// The metric label: the status code, or `timeout`, `connect`, `request`.
+    /// The metric label: the status code, or `timeout`, `connect`, `request`, `store`.
     pub fn label(&self) -> String {
         match self {
             Failure::Status(code) => code.to_string(),
             Failure::Timeout => "timeout".into(),
             Failure::Connect => "connect".into(),
             Failure::Request => "request".into(),
+            Failure::Store => "store".into(),
         }
     }
 }
