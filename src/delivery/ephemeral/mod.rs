@@ -146,6 +146,10 @@ struct State {
     watchers: HashMap<UserId, Vec<SessionHandle>>,
     /// What each subscribed session watches, to undo it.
     subscriptions: HashMap<SessionId, Vec<UserId>>,
+    /// The subscribed sessions of each user (those with an entry in
+    /// `subscriptions`), so that a user's own subscriptions are found
+    /// without walking every watcher ([`unshared`]).
+    subscribers: HashMap<UserId, HashMap<SessionId, SessionHandle>>,
     /// Each session's last PRESENCE_SUB, numbered (from `next_generation`),
     /// so that a sharing check of an older one is ignored ([`unshared`]).
     subscription_generations: HashMap<SessionId, u64>,

@@ -76,8 +76,15 @@ impl State {
         }
     }
 
-    fn unsubscribe(&mut self, session: &SessionId) {
+    /// Ends the subscription of `user`'s session `session`, if any.
+    fn unsubscribe(&mut self, user: &UserId, session: &SessionId) {
         self.subscription_generations.remove(session);
+        if let Some(sessions) = self.subscribers.get_mut(user) {
+            sessions.remove(session);
+            if sessions.is_empty() {
+                self.subscribers.remove(user);
+            }
+        }
         let Some(users) = self.subscriptions.remove(session) else {
             return;
         };
@@ -134,7 +141,7 @@ impl Ephemeral {
     /// user's typing here ends.
     pub fn session_closed(&self, user: &UserId, session: &SessionId) -> SessionClosed {
         let mut state = self.lock();
-        state.unsubscribe(session);
+        state.unsubscribe(user, session);
         let mut closed = SessionClosed::default();
         let Some(local) = state.local.get_mut(user) else {
             return closed;
@@ -319,7 +326,7 @@ impl Ephemeral {
         for (user, at) in stored {
             state.record_last_seen(user, *at, false);
         }
-        state.unsubscribe(&session.id);
+        state.unsubscribe(&session.user_id, &session.id);
         state.next_generation += 1;
         let generation = state.next_generation;
         state.subscription_generations.insert(session.id.clone(), generation);
@@ -333,6 +340,11 @@ impl Ephemeral {
         let watched: Vec<UserId> = listed.iter().filter(|u| visible.contains(*u)).cloned().collect();
         if !watched.is_empty() {
             state.subscriptions.insert(session.id.clone(), watched);
+            state
+                .subscribers
+                .entry(session.user_id.clone())
+                .or_default()
+                .insert(session.id.clone(), session.clone());
         }
     }
 

@@ -66,10 +66,14 @@ impl Ephemeral {
                 }
             }
         }
-        let concerned: HashSet<&UserId> = users.iter().collect();
-        for (user, watchers) in &state.watchers {
-            for session in watchers.iter().filter(|s| concerned.contains(&s.user_id)) {
-                state.checks.note(session, user);
+        for user in users {
+            let Some(sessions) = state.subscribers.get(user) else {
+                continue;
+            };
+            for (id, session) in sessions {
+                for watched in state.subscriptions.get(id).into_iter().flatten() {
+                    state.checks.note(session, watched);
+                }
             }
         }
     }

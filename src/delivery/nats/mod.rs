@@ -65,10 +65,6 @@ use crate::store::{Entry, Store};
 use crate::telemetry;
 
 use channel::{ChannelCmd, Handoff, TypingFrame};
-
-/// Users per `unshared` presence message (a deleted channel's members; ids
-/// of at most 128 bytes keep it well within NATS's default 1 MB payload).
-const UNSHARED_CHUNK: usize = 2000;
 use control::run_control;
 use inner::Inner;
 use interest::JOIN_WAIT;
@@ -79,6 +75,10 @@ pub use wire::{
     channel_subject, encode_token, ping_subject, presence_subject, user_subject, ChannelEnvelope, PresenceEnvelope,
     TypingEnvelope, UserEnvelope,
 };
+
+/// Users per `unshared` presence message (a deleted channel's members; ids
+/// of at most 128 bytes keep it well within NATS's default 1 MB payload).
+const UNSHARED_CHUNK: usize = 2000;
 
 /// How long the round trip that confirms subscriptions may take.
 const CONFIRM_WAIT: Duration = Duration::from_secs(1);
