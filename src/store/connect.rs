@@ -153,6 +153,7 @@ impl Store {
                 max_reactions: DEFAULT_MAX_REACTIONS_PER_MESSAGE,
                 wal_scrub: Arc::default(),
                 replica: None,
+                search_indexer: Arc::default(),
             }))
         } else if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)?
@@ -185,6 +186,7 @@ impl Store {
                 max_reactions: DEFAULT_MAX_REACTIONS_PER_MESSAGE,
                 wal_scrub: Arc::default(),
                 replica: None,
+                search_indexer: Arc::default(),
             };
             // A process that died while a reader kept an erasing write's
             // checkpoint from finishing left the erased text in the `-wal`
@@ -235,7 +237,9 @@ impl Store {
     }
 
     /// Applies the backend's pending migrations (and, on SQLite, repairs
-    /// the search index's separators: `search_separators::repair_all`).
+    /// the search index's separators, `search_separators::repair_all`, and
+    /// starts the indexer that keeps the index after each send's commit,
+    /// `search_indexer`).
     /// On PostgreSQL they run on a connection of their own without the
     /// store's timeouts (a migration may rightly take long, and waits for
     /// another node's migration lock), which is closed afterwards.
@@ -263,6 +267,9 @@ impl Store {
                 if let Err(error) = s.repair_all_search_separators().await {
                     tracing::error!(%error, "search index: separators not checked at start");
                 }
+                // The rows a crash left unindexed, then each batch's
+                // (`search_indexer`).
+                s.start_search_indexer();
             }
         }
         Ok(())

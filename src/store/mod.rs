@@ -40,6 +40,7 @@
 //! | `retention.rs` | the retention sweep (§19): expired messages erased in bounded batches, no new entry |
 //! | `export.rs` | a user's data as one snapshot, page by page (§19's export) |
 //! | `search.rs` | search (§18): a page of a user's messages that hold every term, by the trigram index |
+//! | `search_indexer.rs` | SQLite: the search index kept after each send's commit, up to a stored watermark; the test hold |
 //! | `search_separators.rs` | SQLite: the search index's b-tree separators that hold a fragment of a text a transaction took out, repaired before its commit |
 //! | `search_terms.rs` | a search's terms and how each database matches one |
 //! | `erasure.rs` | erasing a user (§19): its erasure row and watermark, what is left to erase, its rows that are not entries |
@@ -94,6 +95,7 @@ mod replica;
 mod replies;
 mod retention;
 mod search;
+mod search_indexer;
 pub mod search_separators;
 pub mod search_terms;
 mod separator_notes;

@@ -2,9 +2,14 @@
 //! channels (or of one of them) whose current text holds every term,
 //! newest first, render-ready, a page at a time.
 //!
-//! Each database answers from its trigram index (migration 0015), kept in
-//! the transaction that changes a message, so a deleted or edited-away
-//! text is never found once its entry is committed:
+//! Each database answers from its trigram index (migration 0015). A
+//! deleted or edited-away text is never found once its entry is committed:
+//! PostgreSQL keeps its index in the transaction that changes a message;
+//! SQLite takes a text out of its index in that transaction too, but adds
+//! a new message's text after the send's commit (`search_indexer.rs`,
+//! migration 0025), so it also reads the rows above the indexer's
+//! watermark from `messages`, matched as the index would match them
+//! ([`holds_indexed_term`]):
 //!
 //! - PostgreSQL: `lower(COALESCE(edited_body, body)) LIKE lower('%term%')`
 //!   per term, served by the `pg_trgm` GIN index `messages_search` (or, for
@@ -15,7 +20,9 @@
 //! - SQLite: the FTS5 `trigram` table `message_search` (its rowids are
 //!   `messages`' rowids), walked newest first (`ORDER BY rowid DESC` is the
 //!   index's own order, so a page stops after `limit` matches whatever the
-//!   number of matches); the cursor is a rowid. A query of short terms
+//!   number of matches), after the rows not indexed yet (newer than every
+//!   indexed row, read newest first until the page is full); the cursor is
+//!   a rowid. A query of short terms
 //!   only (fewer than 3 characters, which hold no trigram) scans at most
 //!   [`SCAN_WINDOW`] rows of `messages` per page, newest first; a page may
 //!   then hold fewer than `limit` results and still have a `next`.
@@ -25,13 +32,15 @@
 
 use super::dialect::{Columns, Dialect, Executes, Kind, Params};
 use super::entries::Reading;
-use super::entry_row::{entry_from_row, id_text, message_columns};
+use super::entry_row::{entry_from_row, id_text, message_columns, ENTRY_COLUMNS};
 use super::entry_types::Entry;
 use super::error::StoreError;
 use super::handle::{dispatch, Store};
-use super::search_terms::{fts_query, is_indexed, like_pattern, short_term_variants};
+use super::search_indexer::WATERMARK;
+use super::search_terms::{fts_query, holds_indexed_term, is_indexed, like_pattern, short_term_variants};
 use super::sql_store::{fresh_read, SqlStore};
 use crate::ids::{ChannelId, UserId};
+use futures_util::TryStreamExt;
 
 /// The most rows of `messages` one page of a short-terms-only query scans
 /// (SQLite: rowids; PostgreSQL: rows by `message_id`; a page then covers
@@ -148,6 +157,28 @@ impl Statement {
             };
         }
         Ok(query.fetch_all(tx.ex()).await?)
+    }
+
+    /// Reads the rows one by one while `keep` answers `true` for the last.
+    async fn fetch_while<D: Dialect>(
+        &self,
+        tx: &mut D::Connection,
+        mut keep: impl FnMut(&D::Row) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut query = sqlx::query::<D>(&self.sql);
+        for param in &self.params {
+            query = match param {
+                Param::Text(text) => query.param(text.as_str()),
+                Param::Int(n) => query.param(*n),
+            };
+        }
+        let mut rows = query.fetch(tx.ex());
+        while let Some(row) = rows.try_next().await? {
+            if !keep(&row)? {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -289,8 +320,9 @@ impl<D: Dialect> SqlStore<D> {
         st
     }
 
-    /// The terms of 3 characters or more by the FTS5 index, the shorter
-    /// ones by conditions on the text; newest rowid first.
+    /// The terms of 3 characters or more by the FTS5 index (and, for the
+    /// rows above the indexer's watermark, by the same rule on their text),
+    /// the shorter ones by conditions on the text; newest rowid first.
     async fn search_sqlite(
         tx: &mut D::Connection,
         request: &SearchRequest<'_>,
@@ -304,8 +336,9 @@ impl<D: Dialect> SqlStore<D> {
         };
         let columns = PG_COLUMNS.replace("::text", "");
         let (indexed, short): (Vec<&String>, Vec<&String>) = request.terms.iter().partition(|t| is_indexed(t));
-        let mut st = Statement::new(Kind::Sqlite);
-        st.push("SELECT ").push(&columns).push(", m.rowid");
+        let want = request.limit as usize + 1;
+        // (entry, rowid), newest first.
+        let mut found: Vec<(Entry, i64)> = Vec::with_capacity(want);
         // The scan's lowest rowid, for a query of short terms only.
         let mut floor = None;
         if indexed.is_empty() {
@@ -316,57 +349,95 @@ impl<D: Dialect> SqlStore<D> {
             let start = before.min(top.saturating_add(1));
             let low = start.saturating_sub(SCAN_WINDOW).max(1);
             floor = Some(low);
+            let mut st = Statement::new(Kind::Sqlite);
+            st.push("SELECT ").push(&columns).push(", m.rowid");
             st.push(" FROM messages m WHERE m.kind = 'message' AND NOT m.deleted AND m.rowid < ")
                 .bind(Param::Int(start))
                 .push(" AND m.rowid >= ")
                 .bind(Param::Int(low));
+            short_conditions(&mut st, &short);
+            st.channels(request);
+            st.push(" ORDER BY m.rowid DESC LIMIT ").bind(Param::Int(want as i64));
+            for row in &st.fetch::<D>(tx).await? {
+                found.push((entry_from_row(row)?, row.value::<i64>(ENTRY_COLUMNS)?));
+            }
         } else {
-            // CROSS JOIN: the index drives, in its own (rowid) order.
-            st.push(" FROM message_search s CROSS JOIN messages m ON m.rowid = s.rowid WHERE message_search MATCH ")
+            // The rows the indexer has not reached (`search_indexer.rs`):
+            // newer than every indexed row, so first, matched on their text
+            // as the index would match them, until the page is full.
+            let upto: i64 = sqlx::query::<D>(WATERMARK).fetch_one(tx.ex()).await?.value(0)?;
+            if before > upto.saturating_add(1) {
+                let mut st = Statement::new(Kind::Sqlite);
+                st.push("SELECT ")
+                    .push(&columns)
+                    .push(", m.rowid, COALESCE(m.edited_body, m.body)")
+                    .push(" FROM messages m WHERE m.kind = 'message' AND NOT m.deleted AND m.rowid > ")
+                    .bind(Param::Int(upto))
+                    .push(" AND m.rowid < ")
+                    .bind(Param::Int(before));
+                short_conditions(&mut st, &short);
+                st.channels(request);
+                st.push(" ORDER BY m.rowid DESC");
+                st.fetch_while::<D>(tx, |row| {
+                    let text: String = row.value(ENTRY_COLUMNS + 1)?;
+                    if indexed.iter().all(|term| holds_indexed_term(&text, term)) {
+                        found.push((entry_from_row(row)?, row.value::<i64>(ENTRY_COLUMNS)?));
+                    }
+                    Ok(found.len() < want)
+                })
+                .await?;
+            }
+            if found.len() < want {
+                // CROSS JOIN: the index drives, in its own (rowid) order.
+                let mut st = Statement::new(Kind::Sqlite);
+                st.push("SELECT ").push(&columns).push(", m.rowid");
+                st.push(
+                    " FROM message_search s CROSS JOIN messages m ON m.rowid = s.rowid WHERE message_search MATCH ",
+                )
                 .text(fts_query(indexed.iter().map(|t| t.as_str())))
                 .push(" AND s.rowid < ")
-                .bind(Param::Int(before));
-        }
-        for term in short {
-            if term.is_ascii() {
-                // SQLite's LIKE folds ASCII, all that an ASCII term needs.
-                st.push(" AND COALESCE(m.edited_body, m.body) LIKE ")
-                    .text(like_pattern(term))
-                    .push(" ESCAPE '\\'");
-            } else {
-                st.push(" AND (");
-                for (i, variant) in short_term_variants(term).into_iter().enumerate() {
-                    if i > 0 {
-                        st.push(" OR ");
-                    }
-                    st.push("instr(COALESCE(m.edited_body, m.body), ")
-                        .text(variant)
-                        .push(") > 0");
+                .bind(Param::Int(before.min(upto.saturating_add(1))));
+                short_conditions(&mut st, &short);
+                st.channels(request);
+                st.push(" ORDER BY s.rowid DESC LIMIT ")
+                    .bind(Param::Int((want - found.len()) as i64));
+                for row in &st.fetch::<D>(tx).await? {
+                    found.push((entry_from_row(row)?, row.value::<i64>(ENTRY_COLUMNS)?));
                 }
-                st.push(")");
             }
         }
-        st.channels(request);
-        st.push(if floor.is_some() {
-            " ORDER BY m.rowid DESC LIMIT "
-        } else {
-            " ORDER BY s.rowid DESC LIMIT "
-        })
-        .bind(Param::Int(i64::from(request.limit) + 1));
-        let rows = st.fetch::<D>(tx).await?;
-        let mut entries = Vec::with_capacity(rows.len());
-        let mut rowids = Vec::with_capacity(rows.len());
-        for row in &rows {
-            entries.push(entry_from_row(row)?);
-            rowids.push(row.value::<i64>(super::entry_row::ENTRY_COLUMNS)?);
-        }
-        let next = if entries.len() > request.limit as usize {
-            entries.truncate(request.limit as usize);
-            rowids.get(request.limit as usize - 1).map(i64::to_string)
+        let next = if found.len() > request.limit as usize {
+            found.truncate(request.limit as usize);
+            found.last().map(|(_, rowid)| rowid.to_string())
         } else {
             // A short-terms scan that stopped at its window goes on below it.
             floor.filter(|low| *low > 1).map(|low| low.to_string())
         };
+        let entries = found.into_iter().map(|(entry, _)| entry).collect();
         Ok(Ok(SearchPage { entries, next }))
+    }
+}
+
+/// The conditions of the `short` terms (fewer than 3 characters) on the
+/// text of `m`: `LIKE` for an ASCII term (SQLite's folds ASCII), `instr` of
+/// each case spelling for another.
+fn short_conditions(st: &mut Statement, short: &[&String]) {
+    for term in short {
+        if term.is_ascii() {
+            st.push(" AND COALESCE(m.edited_body, m.body) LIKE ")
+                .text(like_pattern(term))
+                .push(" ESCAPE '\\'");
+        } else {
+            st.push(" AND (");
+            for (i, variant) in short_term_variants(term).into_iter().enumerate() {
+                if i > 0 {
+                    st.push(" OR ");
+                }
+                st.push("instr(COALESCE(m.edited_body, m.body), ")
+                    .text(variant)
+                    .push(") > 0");
+            }
+            st.push(")");
+        }
     }
 }

@@ -83,6 +83,29 @@ pub fn fts_query<'a>(terms: impl IntoIterator<Item = &'a str>) -> String {
         .join(" AND ")
 }
 
+/// `text` case folded as the FTS5 `trigram` tokenizer (`case_sensitive 0`)
+/// folds what it indexes: each character to its lower case (the first
+/// character of it, so one for one).
+pub fn fold(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_ascii_lowercase()
+            } else {
+                c.to_lowercase().next().unwrap_or(c)
+            }
+        })
+        .collect()
+}
+
+/// Whether `text` holds the indexed `term` ([`is_indexed`]) as the FTS5
+/// index finds it: the folded term within the folded text. Used for the
+/// SQLite rows not indexed yet (`search_indexer.rs`), so that a message is
+/// found the same before and after the indexer reaches it.
+pub fn holds_indexed_term(text: &str, term: &str) -> bool {
+    fold(text).contains(&fold(term))
+}
+
 /// Every spelling of the short `term` (fewer than [`INDEXED_CHARS`]
 /// characters) that a case-insensitive match accepts: each character as
 /// written, lower-cased and upper-cased, in every combination (at most 9),
@@ -143,6 +166,15 @@ mod tests {
     #[test]
     fn fts_queries_quote_each_term() {
         assert_eq!(fts_query(["foo-bar", "say\"hi"]), "\"foo-bar\" AND \"say\"\"hi\"");
+    }
+
+    #[test]
+    fn indexed_terms_match_the_folded_text() {
+        assert!(holds_indexed_term("Der ÄRGER war groß", "ärger"));
+        assert!(holds_indexed_term("ΟΔΌΣ Αθηνών", "οδόσ"));
+        assert!(holds_indexed_term("明日は東京タワーに行きます", "東京タ"));
+        assert!(holds_indexed_term("release build-42.rc3", "BUILD-42.RC"));
+        assert!(!holds_indexed_term("release build-42.rc3", "build-43"));
     }
 
     #[test]

@@ -14,11 +14,15 @@ use super::error::{CommitSent, StoreError};
 use super::search_separators::{repair_all, GoneTexts, Repaired};
 use super::sql_store::SqlStore;
 
+/// The text message `$1` has in the index, if any (SQLite only: a row
+/// above the indexer's watermark holds nothing there, `search_indexer`).
 const INDEXED_TEXT: &str = "SELECT COALESCE(edited_body, body) FROM messages \
-     WHERE message_id = $1 AND kind = 'message' AND NOT deleted";
+     WHERE message_id = $1 AND kind = 'message' AND NOT deleted \
+     AND rowid <= (SELECT upto FROM search_indexed)";
 /// Every text channel `$1`'s rows have in the index.
 const INDEXED_TEXTS_OF_CHANNEL: &str = "SELECT COALESCE(edited_body, body) FROM messages \
-     WHERE channel_id = $1 AND kind = 'message' AND NOT deleted";
+     WHERE channel_id = $1 AND kind = 'message' AND NOT deleted \
+     AND rowid <= (SELECT upto FROM search_indexed)";
 /// Applies the pending changes of this transaction to the index's pages.
 impl GoneTexts {
     /// Notes the text message `id` has in the index now, if any: called

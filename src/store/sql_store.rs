@@ -20,6 +20,7 @@ use super::channel_of::ChannelOfCache;
 use super::dialect::{Dialect, Executes, Sql};
 use super::error::{CommitSent, StoreError};
 use super::replica::{Replica, Source};
+use super::search_indexer::SearchIndexer;
 use super::wal_scrub::WalScrub;
 
 /// The store on one database: its pools, its bound on every call and the
@@ -45,6 +46,9 @@ pub struct SqlStore<D: Database> {
     /// The standby that history, `SYNC` and search may read from
     /// (`database_replica_url`; `None`: off, and always on SQLite).
     pub(super) replica: Option<Arc<Replica<D>>>,
+    /// SQLite: the indexer that keeps the search index after the send's
+    /// commit ([`super::search_indexer`]); unused on PostgreSQL.
+    pub(super) search_indexer: Arc<SearchIndexer>,
 }
 
 /// The PostgreSQL store: one pool; `FOR UPDATE` on the channel row
@@ -65,6 +69,7 @@ impl<D: Database> Clone for SqlStore<D> {
             max_reactions: self.max_reactions,
             wal_scrub: Arc::clone(&self.wal_scrub),
             replica: self.replica.clone(),
+            search_indexer: Arc::clone(&self.search_indexer),
         }
     }
 }

@@ -54,6 +54,7 @@ mod receipts;
 mod replies;
 mod retention;
 mod search;
+mod search_after_commit;
 mod search_separators;
 mod security;
 mod send;

@@ -224,12 +224,14 @@ async fn pages_follow_next_newest_first_to_the_end(backend: Backend) {
 
 /// Whether the search index itself (not the search route) holds `needle`:
 /// SQLite: whether every trigram of `needle` is a term of the FTS5 index
-/// (read by `fts5vocab`); PostgreSQL: whether the GIN index, forced, finds
+/// (read by `fts5vocab`) once the indexer has caught up; PostgreSQL: whether the GIN index, forced, finds
 /// a row for `needle` (its entries of a dead row version are never returned).
 pub(crate) async fn index_holds(app: &TestApp, backend: Backend, needle: &str) -> bool {
     use sqlx::Connection;
     match backend {
         Backend::Sqlite => {
+            // What the indexer (after each send's commit) would add by now.
+            app.state.store.catch_up_search_index().await.expect("indexed");
             let mut conn = sqlx::SqliteConnection::connect(&app.db.url).await.expect("sqlite");
             sqlx::query("CREATE VIRTUAL TABLE temp.search_terms USING fts5vocab(main, message_search, 'row')")
                 .execute(&mut conn)

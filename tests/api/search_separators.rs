@@ -129,6 +129,12 @@ async fn leaves_no_separator(taken: Taken) {
         .await;
         last_ts = ack["ts"].as_i64().expect("ts");
         ids.push(ack["messageId"].clone());
+        // In the index before any text is taken out (the separators under
+        // test are the index's), one indexing transaction per send, as
+        // when the send's own transaction indexed it: a segment of one
+        // text each (a bulk-indexed segment meets SQLite 3.46's FTS5
+        // `integrity-check` failure after deletes, docs/known-issues.md).
+        app.state.store.catch_up_search_index().await.expect("indexed");
     }
     // Queries: a trigram and a longer substring of every 10th text, kept
     // or taken out.

@@ -11,8 +11,9 @@
 //!    and two terms; p50/p99 per kind. Each page is checked: every result
 //!    holds every term (case folded), and a kind that must match finds.
 //! 3. The `send` load (`--duration` after `--warmup`) with the index, then
-//!    with it dropped (SQLite: its triggers; PostgreSQL: the GIN index),
-//!    then the index is put back (SQLite: the triggers, and the rows sent
+//!    with it dropped (SQLite: its triggers and the server's indexer, which
+//!    keeps it after each send's commit; PostgreSQL: the GIN index), then
+//!    the index is put back (SQLite: the triggers, and the rows sent
 //!    without them are indexed; PostgreSQL: `CREATE INDEX`); with
 //!    `--send-rounds` above 1, again in the other order (ABBA), and so on.
 //!    Reports the mean rates, each phase's rate and CPU, and the ratio.
@@ -31,7 +32,9 @@ use crate::{Cli, Ctx, Mode};
 
 /// The migration that creates the index, whose statements the scenario
 /// drops and puts back.
-const SQLITE_MIGRATION: &str = include_str!("../../../migrations/sqlite/0015_search.sql");
+/// SQLite: the triggers as migration 0025 left them (the index kept after
+/// each send's commit by the server's indexer, up to `search_indexed.upto`).
+const SQLITE_MIGRATION: &str = include_str!("../../../migrations/sqlite/0025_search_after_commit.sql");
 const PG_MIGRATION: &str = include_str!("../../../migrations/postgres/0015_search.sql");
 
 /// The `search` scenario's settings.
@@ -182,6 +185,9 @@ pub async fn run(cli: &Cli, ctx: &Arc<Ctx>, pid: Option<u32>, args: SearchArgs) 
         report
             .extra
             .insert("restore_index_secs".into(), json!(rounds.restore_secs));
+        report
+            .extra
+            .insert("index_catch_up_secs".into(), json!(rounds.catch_up_secs));
         report.extra.insert(
             "send".into(),
             json!({
@@ -226,6 +232,9 @@ struct Rounds {
     order: Vec<&'static str>,
     /// Seconds each restore of the index took.
     restore_secs: Vec<f64>,
+    /// SQLite: seconds after each phase with the index until the server's
+    /// indexer had indexed every message sent in it (0 when it kept up).
+    catch_up_secs: Vec<f64>,
 }
 
 /// `--send-rounds` rounds of a phase with the index and one without:
@@ -237,6 +246,7 @@ async fn compare_sends(cli: &Cli, ctx: &Arc<Ctx>, pid: Option<u32>, args: &Searc
         without: Vec::new(),
         order: Vec::new(),
         restore_secs: Vec::new(),
+        catch_up_secs: Vec::new(),
     };
     for round in 0..args.send_rounds.max(1) {
         let order = if round % 2 == 0 { [true, false] } else { [false, true] };
@@ -246,6 +256,7 @@ async fn compare_sends(cli: &Cli, ctx: &Arc<Ctx>, pid: Option<u32>, args: &Searc
                     .with
                     .push(send_phase(cli, ctx, pid, args, &format!("with{round}")).await?);
                 rounds.order.push("with");
+                rounds.catch_up_secs.push(wait_indexed(&args.seed_database_url).await?);
             } else {
                 let mark = set_index(&args.seed_database_url, None).await?;
                 let phase = send_phase(cli, ctx, pid, args, &format!("without{round}")).await;
@@ -281,9 +292,35 @@ async fn send_phase(
     crate::load(cli, phase, pid, "send", json!({}), layout, plans).await
 }
 
+/// SQLite: waits until the server's indexer has indexed every stored
+/// message (`search_indexed.upto` at the highest rowid); the seconds it
+/// took. Nothing on PostgreSQL (its index is kept in the send's
+/// transaction).
+async fn wait_indexed(url: &str) -> anyhow::Result<f64> {
+    if url.starts_with("postgres") {
+        return Ok(0.0);
+    }
+    let started = Instant::now();
+    let mut db = sqlx::SqliteConnection::connect(url).await?;
+    loop {
+        let behind: i64 = sqlx::query_scalar(
+            "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM messages) - (SELECT upto FROM search_indexed)",
+        )
+        .fetch_one(&mut db)
+        .await?;
+        if behind <= 0 {
+            return Ok(started.elapsed().as_secs_f64());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// Drops the search index of the database at `url` (`restore` `None`;
 /// returns SQLite's highest rowid then) or restores it (`Some` of that
-/// rowid: SQLite indexes the rows stored after it).
+/// rowid: SQLite indexes the rows stored after it). SQLite: dropping is
+/// the triggers and the server's indexer (the watermark set past every
+/// rowid, so it finds nothing to do); restoring, the triggers, the rows
+/// sent meanwhile indexed, and the watermark at the highest rowid.
 async fn set_index(url: &str, restore: Option<i64>) -> anyhow::Result<i64> {
     let mut mark = 0;
     if url.starts_with("postgres") {
@@ -314,6 +351,8 @@ async fn set_index(url: &str, restore: Option<i64>) -> anyhow::Result<i64> {
             .bind(after)
             .execute(&mut *tx)
             .await?;
+            tx.execute("UPDATE search_indexed SET upto = (SELECT COALESCE(MAX(rowid), 0) FROM messages)")
+                .await?;
             tx.commit().await?;
         } else {
             let mut tx = db.begin().await?;
@@ -326,6 +365,8 @@ async fn set_index(url: &str, restore: Option<i64>) -> anyhow::Result<i64> {
             }
             mark = sqlx::query_scalar("SELECT COALESCE(MAX(rowid), 0) FROM messages")
                 .fetch_one(&mut *tx)
+                .await?;
+            tx.execute("UPDATE search_indexed SET upto = 9223372036854775807")
                 .await?;
             tx.commit().await?;
         }

@@ -274,6 +274,9 @@ impl<D: Dialect> SqlStore<D> {
         }
         D::repair_search_separators(&mut tx, &gone).await?;
         Self::commit(tx, sent).await?;
+        // SQLite: the new messages enter the search index now, after the
+        // commit (`search_indexer`); a search finds them meanwhile.
+        self.search_indexer.wake();
         Ok(BatchOutcome { outcomes, members })
     }
 
