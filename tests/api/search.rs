@@ -232,23 +232,7 @@ pub(crate) async fn index_holds(app: &TestApp, backend: Backend, needle: &str) -
         Backend::Sqlite => {
             // What the indexer (after each send's commit) would add by now.
             app.state.store.catch_up_search_index().await.expect("indexed");
-            let mut conn = sqlx::SqliteConnection::connect(&app.db.url).await.expect("sqlite");
-            sqlx::query("CREATE VIRTUAL TABLE temp.search_terms USING fts5vocab(main, message_search, 'row')")
-                .execute(&mut conn)
-                .await
-                .expect("vocab");
-            let chars: Vec<char> = needle.to_lowercase().chars().collect();
-            let mut all = true;
-            for window in chars.windows(3) {
-                let trigram: String = window.iter().collect();
-                let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM temp.search_terms WHERE term = $1")
-                    .bind(&trigram)
-                    .fetch_one(&mut conn)
-                    .await
-                    .expect("term");
-                all &= n > 0;
-            }
-            all
+            crate::search_after_commit::vocab_holds_now(app, needle).await
         }
         Backend::Postgres => {
             // In a transaction rolled back at the end: without the other

@@ -25,7 +25,7 @@ on_both_stores!(
 
 /// Whether every trigram of `needle` (lower-cased) is a term of SQLite's
 /// index now, without letting the indexer catch up first.
-async fn vocab_holds_now(app: &TestApp, needle: &str) -> bool {
+pub(crate) async fn vocab_holds_now(app: &TestApp, needle: &str) -> bool {
     use sqlx::Connection;
     let mut conn = sqlx::SqliteConnection::connect(&app.db.url).await.expect("sqlite");
     sqlx::query("CREATE VIRTUAL TABLE temp.now_terms USING fts5vocab(main, message_search, 'row')")
