@@ -41,6 +41,7 @@
 //! | `export.rs` | a user's data as one snapshot, page by page (§19's export) |
 //! | `search.rs` | search (§18): a page of a user's messages that hold every term, by the trigram index |
 //! | `search_indexer.rs` | SQLite: the search index kept after each send's commit, up to a stored watermark; the test hold |
+//! | `indexer_signal.rs` | the indexer's wake-up and switches, held by every clone of the store |
 //! | `search_separators.rs` | SQLite: the search index's b-tree separators that hold a fragment of a text a transaction took out, repaired before its commit |
 //! | `search_terms.rs` | a search's terms and how each database matches one |
 //! | `erasure.rs` | erasing a user (§19): its erasure row and watermark, what is left to erase, its rows that are not entries |
@@ -82,6 +83,7 @@ mod export;
 mod flags;
 mod handle;
 mod idempotency;
+mod indexer_signal;
 mod last_seen;
 mod locked;
 mod log_write;

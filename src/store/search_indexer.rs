@@ -3,7 +3,7 @@
 //!
 //! FTS5's work per trigram inside every send batch, on the one writer, cost
 //! sends about 40 %. Now a send batch stores its rows and commits; then
-//! [`SearchIndexer`]'s task indexes the rows above the watermark
+//! the indexer's task indexes the rows above the watermark
 //! (`search_indexed.upto`), in write transactions of its own of at most
 //! [`CHUNK`] rowids, each raising the watermark over what it indexed:
 //!
@@ -17,17 +17,17 @@
 //! - meanwhile a search reads the rows above the watermark from `messages`
 //!   (`search.rs`), so a message is found once ACKed.
 //!
-//! The task wakes when a batch has committed ([`SearchIndexer::wake`]), at
+//! The task wakes when a batch has committed
+//! ([`super::indexer_signal::SearchIndexer::wake`]), at
 //! most once per [`PACE`], and every [`TICK`] in case rows came another
 //! way (a bulk import). Nothing of
 //! this runs on PostgreSQL, whose GIN index is kept in the transaction.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::Sqlite;
-use tokio::sync::Notify;
 
 use super::dialect::{Columns, Executes};
 use super::error::{CommitSent, StoreError};
@@ -59,22 +59,6 @@ const INDEX_ROWS: &str = "INSERT INTO message_search (rowid, text) \
      WHERE rowid > $1 AND rowid <= $2 AND kind = 'message' AND NOT deleted";
 /// Raises the watermark to `$1`.
 const SET_WATERMARK: &str = "UPDATE search_indexed SET upto = $1";
-
-/// The indexer's state, shared by the store's clones: the wake-up and the
-/// test hold.
-#[derive(Debug, Default)]
-pub struct SearchIndexer {
-    wake: Notify,
-    held: AtomicBool,
-    started: AtomicBool,
-}
-
-impl SearchIndexer {
-    /// A batch that stored messages has committed: index them soon.
-    pub(super) fn wake(&self) {
-        self.wake.notify_one();
-    }
-}
 
 impl Store {
     /// Test hook: while `held`, the SQLite indexer indexes nothing (sends

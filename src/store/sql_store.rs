@@ -19,8 +19,8 @@ use sqlx::{Database, Postgres, Sqlite};
 use super::channel_of::ChannelOfCache;
 use super::dialect::{Dialect, Executes, Sql};
 use super::error::{CommitSent, StoreError};
+use super::indexer_signal::SearchIndexer;
 use super::replica::{Replica, Source};
-use super::search_indexer::SearchIndexer;
 use super::wal_scrub::WalScrub;
 
 /// The store on one database: its pools, its bound on every call and the
