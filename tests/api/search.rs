@@ -67,21 +67,26 @@ pub(crate) async fn acked(client: &mut WsClient, frame: Value) -> Value {
     }
 }
 
+/// Texts in several scripts and cases, with punctuation: the search's
+/// folding and term splitting are judged on them (here, and before and after
+/// SQLite's indexer reaches them in `search_after_commit.rs`).
+pub(crate) const SCRIPT_BODIES: &[&str] = &[
+    "Der ÄRGER war groß",
+    "ΟΔΌΣ Αθηνών",
+    "ПРИВЕТ, мир",
+    "明日は東京タワーに行きます",
+    "서울 날씨가 좋아요",
+    "release build-42.rc3 is out",
+    "write to ops@example.com now",
+    "ok go",
+    "50% off_sale",
+];
+
 async fn terms_are_found_in_any_script_and_case(backend: Backend) {
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice", "bob"]).await;
     let mut alice = app.connect("alice").await;
-    let bodies = [
-        "Der ÄRGER war groß",
-        "ΟΔΌΣ Αθηνών",
-        "ПРИВЕТ, мир",
-        "明日は東京タワーに行きます",
-        "서울 날씨가 좋아요",
-        "release build-42.rc3 is out",
-        "write to ops@example.com now",
-        "ok go",
-        "50% off_sale",
-    ];
+    let bodies = SCRIPT_BODIES;
     for (i, body) in bodies.iter().enumerate() {
         alice.send_and_ack("room", &format!("m{i}"), body).await;
     }

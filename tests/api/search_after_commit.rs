@@ -79,17 +79,7 @@ const QUERIES: &[&str] = &[
     "QZPITEM 3",
 ];
 
-const BODIES: &[&str] = &[
-    "Der ÄRGER war groß",
-    "ΟΔΌΣ Αθηνών",
-    "ПРИВЕТ, мир",
-    "明日は東京タワーに行きます",
-    "서울 날씨가 좋아요",
-    "release build-42.rc3 is out",
-    "write to ops@example.com now",
-    "ok go",
-    "50% off_sale",
-];
+use crate::search::SCRIPT_BODIES as BODIES;
 
 async fn answers(app: &TestApp) -> Vec<Vec<String>> {
     let mut all = Vec::new();

@@ -4,7 +4,7 @@
 // CHANNEL_ADDED, GET /v1/me/channels). A test file that calls `fakeFetch` puts the real
 // `fetch` back after each test with `afterEach(restoreFetch)`.
 import assert from 'node:assert/strict';
-import { ChatClient, ChatdError, type HelloChannel } from '../../src/index.js';
+import { ChatClient, ChatdError, type HelloChannel, type WireEntry } from '../../src/index.js';
 import { fakeSockets, type FakeSocket } from './fake-socket.js';
 
 /** One request the fake `fetch` saw. */
@@ -89,6 +89,19 @@ export function entry(channelId: string, over: Partial<HelloChannel> = {}): Hell
 }
 
 /** Resolves after `ms` milliseconds (0: after the queued tasks). */
+/** bob's message `seq` in `room` as the server sends it (`b<seq>`, body `bob <seq>`, key `bk<seq>`). */
+export const bob = (seq: number): WireEntry => ({
+  type: 'MSG_RECV',
+  messageId: `b${seq}`,
+  channelId: 'room',
+  senderId: 'bob',
+  seq,
+  ts: seq,
+  body: `bob ${seq}`,
+  clientMsgId: `bk${seq}`,
+  kind: 'message',
+});
+
 export const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A client on a fake WebSocket (see {@link open}). */

@@ -5,21 +5,10 @@
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OutboxRecord, SentEntry, WireEntry } from '../../src/index.js';
-import { entry, open, restoreFetch, tick } from '../helpers/fakes.js';
+import { bob, entry, open, restoreFetch, tick } from '../helpers/fakes.js';
 
 afterEach(restoreFetch);
 
-const bob = (seq: number): WireEntry => ({
-  type: 'MSG_RECV',
-  messageId: `b${seq}`,
-  channelId: 'room',
-  senderId: 'bob',
-  seq,
-  ts: seq,
-  body: `bob ${seq}`,
-  clientMsgId: `bk${seq}`,
-  kind: 'message',
-});
 
 test('a send: pending in outgoing, then on its ACK in messages (one snapshot moves it); `acked` fires once, after the snapshot shows it, before send resolves', async () => {
   const h = await open([entry('room', { lastSeq: 0 })]);

@@ -6,22 +6,10 @@
 // later entry kept lacking the newest ones.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import type { WireEntry } from '../../src/index.js';
-import { entry, open, restoreFetch, tick } from '../helpers/fakes.js';
+import { bob, entry, open, restoreFetch, tick } from '../helpers/fakes.js';
 
 afterEach(restoreFetch);
 
-const bob = (seq: number): WireEntry => ({
-  type: 'MSG_RECV',
-  messageId: `b${seq}`,
-  channelId: 'room',
-  senderId: 'bob',
-  seq,
-  ts: seq,
-  body: `bob ${seq}`,
-  clientMsgId: `bk${seq}`,
-  kind: 'message',
-});
 
 const unavailable = { type: 'ERROR', code: 'unavailable', message: 'database unavailable', retryable: true, channelId: 'room' };
 
