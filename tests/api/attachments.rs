@@ -348,6 +348,14 @@ async fn uploads_are_refused_by_type_size_image_and_name_leaving_nothing(backend
             b"x".to_vec(),
             Some("\u{3164}"),
         ),
+        // A lone combining mark (tenth breaker run): it marks nothing.
+        (
+            400,
+            "invalid_field",
+            Some("text/plain"),
+            b"x".to_vec(),
+            Some("\u{20dd}"),
+        ),
         (
             400,
             "invalid_field",

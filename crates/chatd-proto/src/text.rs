@@ -69,20 +69,33 @@ pub fn is_zero_width_filler(c: char) -> bool {
     matches!(c, '\u{00ad}' | '\u{200b}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
 }
 
-/// Whether `text` is not empty and shows nothing: every character
-/// whitespace or [`is_invisible`] (`"\u{a0}"`, `"\u{3164}"`, `"   "`).
+/// Whether `c` shows something on its own: not whitespace, not
+/// [`is_invisible`], not a combining mark (Unicode's general category M:
+/// U+0301, U+20DD, the Thai vowel sign U+0E31, U+1D16D, which only change
+/// the character before them), and not a placeholder that stands for
+/// nothing (U+FFFC, the object replacement character; U+1D159, the musical
+/// null notehead).
+pub fn shows_alone(c: char) -> bool {
+    !(c.is_whitespace()
+        || is_invisible(c)
+        || unicode_normalization::char::is_combining_mark(c)
+        || matches!(c, '\u{fffc}' | '\u{1d159}'))
+}
+
+/// Whether `text` is not empty and shows nothing: no character
+/// [`shows_alone`] (`"\u{a0}"`, `"\u{3164}"`, `"   "`, a lone `"\u{301}"`).
 pub fn shows_nothing(text: &str) -> bool {
-    !text.is_empty() && text.chars().all(|c| c.is_whitespace() || is_invisible(c))
+    !text.is_empty() && !text.chars().any(shows_alone)
 }
 
 /// Why `emoji` would show as another reaction or as nothing, if it would:
-/// it must show something, and of the [`is_invisible`] characters it may
+/// it must show something (a character that [`shows_alone`]), and of the [`is_invisible`] characters it may
 /// hold only those emoji sequences are made of, where they belong: the
 /// joiner U+200D between two characters, the variation selectors U+FE0E
 /// and U+FE0F after one, and tags (U+E0020 to U+E007F) in a flag's tag
 /// sequence (U+1F3F4, tags, U+E007F).
 pub fn emoji_refusal(emoji: &str) -> Option<&'static str> {
-    if !emoji.chars().any(|c| !is_invisible(c) && !c.is_whitespace()) {
+    if !emoji.chars().any(shows_alone) {
         return Some("must show something");
     }
     let chars: Vec<char> = emoji.chars().collect();
@@ -170,9 +183,32 @@ mod tests {
             "\u{fe0f}👍",
             "\u{e0067}\u{e007f}",
             "\u{1f3f4}\u{e0067}",
+            "\u{301}",
+            "\u{20e3}",
+            "\u{fffc}",
         ] {
             assert!(emoji_refusal(bad).is_some(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn lone_combining_marks_and_placeholders_show_nothing() {
+        for blank in [
+            "\u{301}",
+            "\u{20dd}",
+            "\u{e31}",
+            "\u{1d16d}\u{1d17b}",
+            " \u{301} ",
+            "\u{1d159}",
+            "\u{fffc}",
+            "\u{200b}\u{301}",
+        ] {
+            assert!(shows_nothing(blank), "{blank:?}");
+        }
+        for shown in ["e\u{301}", "ภาษาไทย", "क्षि", "1\u{fe0f}\u{20e3}", "a", "\u{fffc}x"] {
+            assert!(!shows_nothing(shown), "{shown:?}");
+        }
+        assert!(!shows_nothing(""));
     }
 
     #[test]

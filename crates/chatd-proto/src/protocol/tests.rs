@@ -530,6 +530,13 @@ mod codec {
             ("\u{feff}", "add", "emoji"),
             ("\u{3164}", "add", "emoji"),
             ("\u{200d}", "add", "emoji"),
+            // Lone combining marks and placeholders (tenth run).
+            ("\u{301}", "add", "emoji"),
+            ("\u{20dd}", "add", "emoji"),
+            ("\u{e31}", "add", "emoji"),
+            ("\u{1d16d}", "add", "emoji"),
+            ("\u{fffc}", "add", "emoji"),
+            ("\u{1d159}", "add", "emoji"),
             ("👍", "toggle", "op"),
             ("👍", "ADD", "op"),
         ] {
