@@ -37,7 +37,7 @@ use super::entry_types::Entry;
 use super::error::StoreError;
 use super::handle::{dispatch, Store};
 use super::search_indexer::WATERMARK;
-use super::search_terms::{fts_query, holds_indexed_term, is_indexed, like_pattern, short_term_variants};
+use super::search_terms::{fts_query, holds_indexed_term, is_indexed, like_folds, like_pattern, short_term_variants};
 use super::sql_store::{fresh_read, SqlStore};
 use crate::ids::{ChannelId, UserId};
 use futures_util::TryStreamExt;
@@ -419,11 +419,11 @@ impl<D: Dialect> SqlStore<D> {
 }
 
 /// The conditions of the `short` terms (fewer than 3 characters) on the
-/// text of `m`: `LIKE` for an ASCII term (SQLite's folds ASCII), `instr` of
-/// each case spelling for another.
+/// text of `m`: `LIKE` for a term whose letters fold with ASCII letters
+/// only (SQLite's folds ASCII), `instr` of each spelling for another.
 fn short_conditions(st: &mut Statement, short: &[&String]) {
     for term in short {
-        if term.is_ascii() {
+        if like_folds(term) {
             st.push(" AND COALESCE(m.edited_body, m.body) LIKE ")
                 .text(like_pattern(term))
                 .push(" ESCAPE '\\'");

@@ -14,6 +14,7 @@ use crate::entries::rows_holding;
 
 on_both_stores!(
     terms_are_found_in_any_script_and_case,
+    short_terms_find_every_case_form,
     only_the_callers_current_channels_are_searched,
     pages_follow_next_newest_first_to_the_end,
     edited_away_and_deleted_text_is_never_found_and_leaves_the_index,
@@ -142,6 +143,32 @@ async fn terms_are_found_in_any_script_and_case(backend: Backend) {
     assert_eq!(hit["kind"], "message");
     assert_eq!(hit["reactions"], json!([]));
     assert!(body.get("next").is_none(), "one page: {body}");
+}
+
+/// Found by a hostile test: on SQLite a term of 1–2 characters missed a
+/// titlecase letter (`ǅ` for `ǆ`) and letters whose lower case is ASCII
+/// (`İ` for `i`, the Kelvin sign for `k`), which longer terms and
+/// PostgreSQL find.
+async fn short_terms_find_every_case_form(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let mut alice = app.connect("alice").await;
+    let bodies = ["ǅamija", "İZMİR", "7 \u{212a}W"];
+    for (i, body) in bodies.iter().enumerate() {
+        alice.send_and_ack("room", &format!("s{i}"), body).await;
+    }
+    let one = |body: &str| vec![body.to_owned()];
+    assert_eq!(
+        found(&app, "bob", "ǆa").await,
+        one(bodies[0]),
+        "titlecase, 2 characters"
+    );
+    assert_eq!(found(&app, "bob", "Ǆ").await, one(bodies[0]), "titlecase, 1 character");
+    assert_eq!(found(&app, "bob", "ǆamija").await, one(bodies[0]), "titlecase, indexed");
+    assert_eq!(found(&app, "bob", "iz").await, one(bodies[1]), "İ for i, short");
+    assert_eq!(found(&app, "bob", "kw").await, one(bodies[2]), "the Kelvin sign for k");
+    assert_eq!(found(&app, "bob", "zw").await, Vec::<String>::new());
+    app.stop().await;
 }
 
 async fn only_the_callers_current_channels_are_searched(backend: Backend) {
