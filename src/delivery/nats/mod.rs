@@ -331,6 +331,21 @@ impl Cluster {
         }
     }
 
+    /// A membership of each of `users` started (or one of them unblocked
+    /// someone): published to every node, which judges again the presence
+    /// subscriptions that requested them or are theirs (this node noted its
+    /// own already, [`super::Delivery::sharing_may_have_started`]). In
+    /// messages of at most [`UNSHARED_CHUNK`] users.
+    pub fn sharing_may_have_started(&self, users: &[UserId]) {
+        let node = self.node().to_string();
+        for chunk in users.chunks(UNSHARED_CHUNK) {
+            self.publish_presence(&PresenceEnvelope::Shared {
+                node: node.clone(),
+                users: chunk.iter().map(|u| u.as_str().to_owned()).collect(),
+            });
+        }
+    }
+
     /// `user` was erased: published to the nodes holding its sessions,
     /// which close them with 1008 (this node did already,
     /// [`super::Delivery::user_erased`]).
