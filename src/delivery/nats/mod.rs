@@ -76,7 +76,8 @@ pub use wire::{
     TypingEnvelope, UserEnvelope,
 };
 
-/// Users per `unshared` presence message (a deleted channel's members; ids
+/// Users per `unshared` or `shared` presence message (a deleted or a new
+/// channel's members; ids
 /// of at most 128 bytes keep it well within NATS's default 1 MB payload).
 const UNSHARED_CHUNK: usize = 2000;
 
