@@ -434,7 +434,7 @@ async fn across_nodes_typing_follows_the_message_it_ends() {
 /// The next PRESENCE frame, skipping the membership frames around it.
 async fn next_presence(client: &mut WsClient) -> Value {
     client
-        .recv_type_skipping("PRESENCE", &["MEMBER", "CHANNEL_REMOVED"])
+        .recv_type_skipping("PRESENCE", &["MEMBER", "CHANNEL_ADDED", "CHANNEL_REMOVED"])
         .await
 }
 
@@ -475,4 +475,40 @@ async fn a_removal_on_one_node_ends_presence_reports_on_another() {
     tokio::time::sleep(Duration::from_millis(GRACE_MS + TTL_MS)).await;
     let _bob = a.connect("bob").await;
     alice.expect_silence(Duration::from_millis(800)).await;
+}
+
+/// An add committed on node A shows, on node B too, the added user to a
+/// subscription that requested it while they shared no channel (§9), and
+/// the other way: alice's subscription on B shows carol `online` without a
+/// new PRESENCE_SUB, then her `offline` when she goes; carol's on A shows
+/// alice. Before, only the next PRESENCE_SUB showed them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_add_on_one_node_starts_presence_reports_on_another() {
+    let Some((db, prefix)) = setup().await else { return };
+    let a = Node::start(&db, &prefix);
+    let b = Node::start(&db, &prefix);
+    a.create_channel("room", &["alice", "bob"]).await;
+    let mut carol = a.connect("carol").await;
+    let mut alice = b.connect("alice").await;
+    alice.send_json(sub(&["carol"])).await;
+    wait_presence(&mut alice, "carol", "offline").await;
+    carol.send_json(sub(&["alice"])).await;
+    wait_presence(&mut carol, "alice", "offline").await;
+    let (status, body) = a
+        .node
+        .admin
+        .request(reqwest::Method::PUT, "/v1/channels/room/members/carol", None)
+        .await;
+    assert_eq!(status, 204, "{body}");
+    assert_eq!(
+        next_presence(&mut alice).await,
+        json!({"type": "PRESENCE", "userId": "carol", "status": "online"})
+    );
+    assert_eq!(
+        next_presence(&mut carol).await,
+        json!({"type": "PRESENCE", "userId": "alice", "status": "online"})
+    );
+    drop(carol);
+    let gone = next_presence(&mut alice).await;
+    assert_eq!((&gone["userId"], &gone["status"]), (&json!("carol"), &json!("offline")));
 }

@@ -2,20 +2,24 @@
 //! with one PRESENCE per listed id (the snapshot), then one per change
 //! ([`crate::delivery::ephemeral::Ephemeral::subscribe`]).
 //!
-//! Only users who share a channel with the subscriber are shown (one read of
-//! the members table per PRESENCE_SUB); any other id is always `offline`
-//! with no `lastSeenAt`, so presence tells nothing about strangers. Which
-//! users are shown is decided at the PRESENCE_SUB, and judged again when a
-//! membership of the subscriber or of a watched user ends: a user who no
-//! longer shares a channel is then shown `offline` and reported no more
-//! ([`crate::delivery::Delivery::sharing_may_have_ended`], within about a
-//! second); a user who starts sharing one is shown from the next
-//! PRESENCE_SUB. A block made later hides the blocker at once
-//! ([`crate::delivery::Delivery::user_blocked`]).
-
-use std::collections::HashSet;
+//! Only users who share a channel with the subscriber and do not block it
+//! are shown ([`sharing::shown_among`], one read of the members table and
+//! one of the blocks per PRESENCE_SUB); any other id is `offline` with no
+//! `lastSeenAt`, so presence tells nothing about strangers. Which users are
+//! shown is decided at the PRESENCE_SUB, and judged again, within about a
+//! second, when a membership of the subscriber or of a requested user ends
+//! or starts: a user who no longer shares a channel is then shown `offline`
+//! and reported no more
+//! ([`crate::delivery::Delivery::sharing_may_have_ended`]); a hidden user
+//! who starts sharing one (and does not block the subscriber) gets its
+//! current presence and is reported from then on
+//! ([`crate::delivery::Delivery::sharing_may_have_started`]). A block made
+//! later hides the blocker at once
+//! ([`crate::delivery::Delivery::user_blocked`]); an unblock is judged as a
+//! start.
 
 use super::Context;
+use crate::delivery::sharing;
 use crate::ids::UserId;
 use crate::protocol::{check_presence_count, ErrorFrame};
 use crate::view;
@@ -32,21 +36,9 @@ pub async fn run(ctx: Context<'_>, user_ids: Vec<UserId>) -> Result<(), ErrorFra
     let store = &ctx.state.store;
     let me = &ctx.user.user_id;
     let others: Vec<UserId> = user_ids.iter().filter(|u| *u != me).cloned().collect();
-    let mut visible: HashSet<UserId> = store
-        .sharing_a_channel(me, &others)
+    let mut visible = sharing::shown_among(store, me, &others)
         .await
-        .map_err(|e| view::store_error(&e))?
-        .into_iter()
-        .collect();
-    // A user who blocks the subscriber is shown offline to it (§17).
-    let visible_others: Vec<UserId> = visible.iter().cloned().collect();
-    for blocker in store
-        .blockers_among(me, &visible_others)
-        .await
-        .map_err(|e| view::store_error(&e))?
-    {
-        visible.remove(&blocker);
-    }
+        .map_err(|e| view::store_error(&e))?;
     if user_ids.contains(me) {
         visible.insert(me.clone());
     }

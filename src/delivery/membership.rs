@@ -66,6 +66,7 @@ impl Delivery {
                 }
                 self.membership_changed(user, channel, true, outcome.after_seq);
                 self.frame_to_users(&outcome.members, channel, &member, "MEMBER");
+                self.sharing_may_have_started(std::slice::from_ref(user));
             }
             MemberEvent::Role(_) => self.frame_to_users(&outcome.members, channel, &member, "MEMBER"),
             MemberEvent::Mute(_) => {
@@ -124,7 +125,8 @@ impl Delivery {
     /// `channel` was just created: each member gets `CHANNEL_ADDED` (its
     /// role: `owner` for those in `owners`, else `member`) on every live
     /// session, and, with NATS, the nodes holding its sessions start
-    /// carrying the channel for it.
+    /// carrying the channel for it; presence subscriptions of and to its
+    /// members are judged again ([`Delivery::sharing_may_have_started`]).
     pub fn channel_created(&self, channel: &Channel, owners: &[UserId]) {
         for member in &channel.members {
             let role = if owners.contains(member) {
@@ -135,6 +137,7 @@ impl Delivery {
             self.channel_added(member, &ChannelPosition::new_member(channel, role));
             self.membership_changed(member, &channel.channel_id, true, channel.last_seq);
         }
+        self.sharing_may_have_started(&channel.members);
     }
 
     /// `channel` was deleted with these `members`: every live session of

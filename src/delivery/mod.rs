@@ -16,6 +16,7 @@ pub mod ephemeral;
 pub mod hub;
 mod membership;
 pub mod nats;
+pub mod sharing;
 
 use std::sync::Arc;
 
@@ -277,21 +278,6 @@ impl Delivery {
         }
     }
 
-    /// A membership of each of `users` ended, or a channel of theirs was
-    /// deleted: on every node, the sessions watching one of them and their
-    /// own sessions that watch anyone are judged again by the next upkeep,
-    /// and shown `offline` whom they no longer share a channel with
-    /// ([`ephemeral::Ephemeral::sharing_may_have_ended`]).
-    pub fn sharing_may_have_ended(&self, users: &[UserId]) {
-        if users.is_empty() {
-            return;
-        }
-        self.ephemeral().sharing_may_have_ended(users);
-        if let Delivery::Nats(cluster) = self {
-            cluster.sharing_may_have_ended(users);
-        }
-    }
-
     /// `user` was erased (§19): its live sessions, on this node and (with
     /// NATS) every node holding one, close with 1008.
     pub fn user_erased(&self, user: &UserId) {
@@ -337,28 +323,9 @@ async fn run_upkeep(delivery: Delivery, store: Store) {
         ephemeral.expire(tokio::time::Instant::now());
         let pending = ephemeral.take_pending_last_seen();
         write_last_seen(&store, pending).await;
-        check_sharing(&store, ephemeral).await;
+        sharing::check_sharing(&store, ephemeral).await;
     }
     write_last_seen(&store, ephemeral.drain_last_seen()).await;
-}
-
-/// Judges the sharing checks noted since the last tick: one read per
-/// watching session of which users it watches still share a channel with
-/// it; the others are hidden from it
-/// ([`ephemeral::Ephemeral::hide_unshared`]). A read that fails leaves that
-/// session's subscription as it is (logged; its next PRESENCE_SUB judges).
-async fn check_sharing(store: &Store, ephemeral: &ephemeral::Ephemeral) {
-    for check in ephemeral.take_sharing_checks() {
-        match store.sharing_a_channel(&check.session.user_id, &check.users).await {
-            Ok(sharing) => {
-                let unshared: Vec<UserId> = check.users.iter().filter(|u| !sharing.contains(u)).cloned().collect();
-                if !unshared.is_empty() {
-                    ephemeral.hide_unshared(&check, &unshared);
-                }
-            }
-            Err(error) => tracing::warn!(%error, "cannot judge a presence subscription after a membership ended"),
-        }
-    }
 }
 
 async fn write_last_seen(store: &Store, mut pending: Vec<(UserId, i64)>) {

@@ -89,7 +89,12 @@ pub async fn unblock(
     let user = signed_in_user(&state, &headers)?;
     let ApiPath(raw) = path?;
     let other = user_id(&raw, "userId")?;
-    state.store.unblock(&user.user_id, &other).await?;
+    if state.store.unblock(&user.user_id, &other).await? {
+        // The blocked user's subscriptions may show the caller again.
+        state
+            .delivery
+            .sharing_may_have_started(std::slice::from_ref(&user.user_id));
+    }
     Ok(StatusCode::NO_CONTENT)
 }
 

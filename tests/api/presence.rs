@@ -4,7 +4,8 @@
 //! always offline with no lastSeenAt; lastSeenAt kept across restarts; bad
 //! subscriptions refused with the connection left open; a user who stops
 //! sharing a channel with the subscriber is shown offline and reported no
-//! more, without a new subscription.
+//! more, and one who starts sharing one is shown and reported, without a new
+//! subscription (unless it blocks the subscriber).
 
 use std::time::{Duration, Instant};
 
@@ -25,6 +26,8 @@ on_both_stores!(
     a_flood_of_refused_presence_subs_is_closed_like_any_flood,
     a_subscription_stops_reporting_users_who_no_longer_share_a_channel,
     a_deleted_channel_ends_the_reports_of_the_users_it_alone_shared,
+    a_user_who_starts_sharing_a_channel_is_reported_without_a_new_subscription,
+    a_blocker_is_not_shown_on_a_new_shared_channel_until_it_unblocks,
 );
 
 fn sub(ids: &[&str]) -> Value {
@@ -286,7 +289,7 @@ async fn a_flood_of_refused_presence_subs_is_closed_like_any_flood(backend: Back
 /// The next PRESENCE frame, skipping the membership frames around it.
 async fn next_presence(client: &mut WsClient) -> Value {
     client
-        .recv_type_skipping("PRESENCE", &["MEMBER", "CHANNEL_REMOVED"])
+        .recv_type_skipping("PRESENCE", &["MEMBER", "CHANNEL_ADDED", "CHANNEL_REMOVED"])
         .await
 }
 
@@ -381,5 +384,97 @@ async fn a_deleted_channel_ends_the_reports_of_the_users_it_alone_shared(backend
     );
     drop(bob);
     no_presence(&mut alice, Duration::from_millis(800)).await;
+    app.stop().await;
+}
+
+/// §9, the other way: a user the subscriber requested while they shared no
+/// channel (shown `offline`, no `lastSeenAt`) is shown, within about a
+/// second and without a new PRESENCE_SUB, once they start sharing one: its
+/// current status, then every change. Both ways: carol added to alice's
+/// channel; eve and alice put in a new channel together. Before, only the
+/// next PRESENCE_SUB showed them.
+async fn a_user_who_starts_sharing_a_channel_is_reported_without_a_new_subscription(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.presence_grace_ms = 100;
+        c.presence_ttl_ms = 2000;
+    })
+    .await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    app.create_channel("elsewhere", &["carol", "eve"]).await;
+    let mut alice = app.connect("alice").await;
+    let mut carol = app.connect("carol").await;
+    let eve = app.connect("eve").await;
+    alice.send_json(sub(&["carol", "eve"])).await;
+    for user in ["carol", "eve"] {
+        let frame = recv_presence(&mut alice, user, "offline").await;
+        assert!(frame.get("lastSeenAt").is_none(), "{frame}");
+    }
+    carol.send_json(sub(&["alice"])).await;
+    recv_presence(&mut carol, "alice", "offline").await;
+
+    let added = app
+        .request("PUT", "/v1/channels/room/members/carol", Some(ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(added.0, 204, "{added:?}");
+    assert_eq!(
+        next_presence(&mut alice).await,
+        json!({"type": "PRESENCE", "userId": "carol", "status": "online"})
+    );
+    assert_eq!(
+        next_presence(&mut carol).await,
+        json!({"type": "PRESENCE", "userId": "alice", "status": "online"})
+    );
+    // Then every change: carol's offline after the grace, with lastSeenAt.
+    drop(carol);
+    let gone = next_presence(&mut alice).await;
+    assert_eq!((&gone["userId"], &gone["status"]), (&json!("carol"), &json!("offline")));
+    assert!(gone["lastSeenAt"].is_i64(), "{gone}");
+
+    // A new channel with both shows eve.
+    app.create_channel("fresh", &["alice", "eve"]).await;
+    assert_eq!(
+        next_presence(&mut alice).await,
+        json!({"type": "PRESENCE", "userId": "eve", "status": "online"})
+    );
+    no_presence(&mut alice, Duration::from_millis(800)).await;
+    drop(eve);
+    recv_presence(&mut alice, "eve", "offline").await;
+    app.stop().await;
+}
+
+/// A user who blocks the subscriber stays hidden from it when they start
+/// sharing a channel (the read of a PRESENCE_SUB judges: §17), and is shown
+/// once the block is lifted, without a new PRESENCE_SUB.
+async fn a_blocker_is_not_shown_on_a_new_shared_channel_until_it_unblocks(backend: Backend) {
+    let app = spawn_app_with(backend, |c| {
+        c.presence_grace_ms = 100;
+        c.presence_ttl_ms = 2000;
+    })
+    .await;
+    app.create_channel("room", &["alice", "bob"]).await;
+    let carol_token = app.token("carol");
+    let blocked = app
+        .request("PUT", "/v1/me/blocks/alice", Some(&carol_token), None)
+        .await;
+    assert_eq!(blocked.0, 204, "{blocked:?}");
+    let mut alice = app.connect("alice").await;
+    let _carol = app.connect("carol").await;
+    alice.send_json(sub(&["carol"])).await;
+    recv_presence(&mut alice, "carol", "offline").await;
+
+    let added = app
+        .request("PUT", "/v1/channels/room/members/carol", Some(ADMIN_TOKEN), None)
+        .await;
+    assert_eq!(added.0, 204, "{added:?}");
+    no_presence(&mut alice, Duration::from_millis(1500)).await;
+
+    let unblocked = app
+        .request("DELETE", "/v1/me/blocks/alice", Some(&carol_token), None)
+        .await;
+    assert_eq!(unblocked.0, 204, "{unblocked:?}");
+    assert_eq!(
+        next_presence(&mut alice).await,
+        json!({"type": "PRESENCE", "userId": "carol", "status": "online"})
+    );
     app.stop().await;
 }

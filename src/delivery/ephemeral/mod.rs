@@ -23,12 +23,12 @@
 //!
 //! Here: the state, its lock and the settings; presence in [`presence`],
 //! typing in [`typing`], the members cache in [`members_cache`], presence
-//! of users who stop sharing a channel in [`unshared`].
+//! of users who stop or start sharing a channel in [`sharing`].
 
 mod members_cache;
 mod presence;
+mod sharing;
 mod typing;
-mod unshared;
 
 #[cfg(test)]
 mod tests;
@@ -45,10 +45,10 @@ use crate::outbound::{SessionHandle, SessionId};
 pub use members_cache::MEMBERS_FRESH;
 use members_cache::{CachedMembers, CachedMutes};
 use presence::{LocalUser, RemoteHold};
+use sharing::PendingChecks;
+pub use sharing::SharingCheck;
 use typing::Typing;
 pub use typing::{TypingDecision, TypingStop};
-use unshared::PendingChecks;
-pub use unshared::SharingCheck;
 
 /// The typing and presence settings (`typing_*`, `presence_*`).
 #[derive(Debug, Clone, Copy)]
@@ -146,16 +146,26 @@ struct State {
     watchers: HashMap<UserId, Vec<SessionHandle>>,
     /// What each subscribed session watches, to undo it.
     subscriptions: HashMap<SessionId, Vec<UserId>>,
+    /// Sessions that requested each user but are shown it `offline` (no
+    /// shared channel, or it blocks them), so that a membership that starts
+    /// can show it ([`sharing`]).
+    hidden_watchers: HashMap<UserId, Vec<SessionHandle>>,
+    /// What each subscribed session requested and is hidden from it, to
+    /// undo it (at most `max_presence_subscriptions` ids, as `subscriptions`).
+    hidden: HashMap<SessionId, Vec<UserId>>,
     /// The subscribed sessions of each user (those with an entry in
-    /// `subscriptions`), so that a user's own subscriptions are found
-    /// without walking every watcher ([`unshared`]).
+    /// `subscriptions` or `hidden` when subscribing), so that a user's own
+    /// subscriptions are found without walking every watcher ([`sharing`]).
     subscribers: HashMap<UserId, HashMap<SessionId, SessionHandle>>,
     /// Each session's last PRESENCE_SUB, numbered (from `next_generation`),
-    /// so that a sharing check of an older one is ignored ([`unshared`]).
+    /// so that a sharing check of an older one is ignored ([`sharing`]).
     subscription_generations: HashMap<SessionId, u64>,
     /// Sessions whose watched users may no longer share a channel with
-    /// them, for the upkeep to judge ([`unshared`]).
+    /// them, for the upkeep to judge ([`sharing`]).
     checks: PendingChecks,
+    /// Sessions whose hidden users may now share a channel with them, for
+    /// the upkeep to judge ([`sharing`]).
+    start_checks: PendingChecks,
     typing: HashMap<(UserId, ChannelId), Typing>,
     /// `lastSeenAt` values not yet written to the database.
     pending_last_seen: Vec<(UserId, i64)>,

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use axum::extract::ws::Utf8Bytes;
 use tokio::time::Instant;
 
+use super::sharing::unlist;
 use super::{Ephemeral, NodeId, SessionClosed, State};
 use crate::ids::{now_ms, UserId};
 use crate::outbound::{SessionHandle, SessionId};
@@ -38,7 +39,7 @@ impl State {
         self.local.contains_key(user) || self.remote.get(user).is_some_and(|nodes| !nodes.is_empty())
     }
 
-    fn record_last_seen(&mut self, user: &UserId, at: i64, persist: bool) {
+    pub(super) fn record_last_seen(&mut self, user: &UserId, at: i64, persist: bool) {
         let entry = self.last_seen.entry(user.clone()).or_insert(at);
         *entry = (*entry).max(at);
         if persist {
@@ -76,26 +77,38 @@ impl State {
         }
     }
 
-    /// Ends the subscription of `user`'s session `session`, if any.
+    /// Ends the subscription of `user`'s session `session`, if any: its
+    /// shown and hidden ids and the checks noted for it are forgotten.
     fn unsubscribe(&mut self, user: &UserId, session: &SessionId) {
         self.subscription_generations.remove(session);
+        self.checks.forget(session);
+        self.start_checks.forget(session);
         if let Some(sessions) = self.subscribers.get_mut(user) {
             sessions.remove(session);
             if sessions.is_empty() {
                 self.subscribers.remove(user);
             }
         }
-        let Some(users) = self.subscriptions.remove(session) else {
-            return;
-        };
-        for user in users {
-            if let Some(list) = self.watchers.get_mut(&user) {
-                list.retain(|h| &h.id != session);
-                if list.is_empty() {
-                    self.watchers.remove(&user);
-                }
-            }
+        for user in self.subscriptions.remove(session).into_iter().flatten() {
+            unlist(&mut self.watchers, &user, session);
         }
+        for user in self.hidden.remove(session).into_iter().flatten() {
+            unlist(&mut self.hidden_watchers, &user, session);
+        }
+    }
+
+    /// Whether no subscription is left in any of the maps (tests: nothing
+    /// leaks once the sessions closed).
+    #[cfg(test)]
+    pub(super) fn no_subscriptions(&self) -> bool {
+        self.watchers.is_empty()
+            && self.subscriptions.is_empty()
+            && self.hidden_watchers.is_empty()
+            && self.hidden.is_empty()
+            && self.subscribers.is_empty()
+            && self.subscription_generations.is_empty()
+            && self.checks.is_empty()
+            && self.start_checks.is_empty()
     }
 }
 
@@ -311,7 +324,9 @@ impl Ephemeral {
 
     /// Replaces `session`'s subscription: it watches `visible` (the listed
     /// users that share a channel with it) from now on, and gets one PRESENCE
-    /// per id of `listed` at once (strangers: offline, no `lastSeenAt`).
+    /// per id of `listed` at once (strangers: offline, no `lastSeenAt`); the
+    /// other listed ids are kept hidden, for a membership that starts to
+    /// show them ([`super::sharing`]).
     /// `stored` holds `lastSeenAt` values read from the database for listed
     /// users this node knew none of. Done under the lock, so no change falls
     /// between the snapshot and the watching.
@@ -330,16 +345,30 @@ impl Ephemeral {
         state.next_generation += 1;
         let generation = state.next_generation;
         state.subscription_generations.insert(session.id.clone(), generation);
+        let (mut watched, mut hidden) = (Vec::new(), Vec::new());
         for user in listed {
             let shown = visible.contains(user);
             session.push_ephemeral(Utf8Bytes::from(state.frame(user, shown).encode()), "PRESENCE");
             if shown {
                 state.watchers.entry(user.clone()).or_default().push(session.clone());
+                watched.push(user.clone());
+            } else {
+                state
+                    .hidden_watchers
+                    .entry(user.clone())
+                    .or_default()
+                    .push(session.clone());
+                hidden.push(user.clone());
             }
         }
-        let watched: Vec<UserId> = listed.iter().filter(|u| visible.contains(*u)).cloned().collect();
+        let any = !watched.is_empty() || !hidden.is_empty();
         if !watched.is_empty() {
             state.subscriptions.insert(session.id.clone(), watched);
+        }
+        if !hidden.is_empty() {
+            state.hidden.insert(session.id.clone(), hidden);
+        }
+        if any {
             state
                 .subscribers
                 .entry(session.user_id.clone())
@@ -350,34 +379,27 @@ impl Ephemeral {
 
     /// `blocker` now blocks `blocked` (§17): every session of `blocked` on
     /// this node that watches `blocker` gets `blocker` `offline` (no
-    /// `lastSeenAt`) at once and stops watching it; its next PRESENCE_SUB
-    /// judges the block again. Doing nothing when no such session watches.
+    /// `lastSeenAt`) at once and stops watching it (it is hidden, as a
+    /// stranger is); its next PRESENCE_SUB, or a membership that starts
+    /// after an unblock, judges the block again. Doing nothing when no such
+    /// session watches.
     pub fn hide_blocker(&self, blocked: &UserId, blocker: &UserId) {
         let mut state = self.lock();
-        let mut hidden = Vec::new();
-        if let Some(watchers) = state.watchers.get_mut(blocker) {
-            watchers.retain(|h| {
-                let of_blocked = &h.user_id == blocked;
-                if of_blocked {
-                    hidden.push(h.clone());
-                }
-                !of_blocked
-            });
-            if watchers.is_empty() {
-                state.watchers.remove(blocker);
-            }
-        }
-        if hidden.is_empty() {
+        let of_blocked: Vec<SessionHandle> = state
+            .watchers
+            .get(blocker)
+            .into_iter()
+            .flatten()
+            .filter(|h| &h.user_id == blocked)
+            .cloned()
+            .collect();
+        if of_blocked.is_empty() {
             return;
         }
         let text = Utf8Bytes::from(state.frame(blocker, false).encode());
-        for handle in hidden {
-            handle.push_ephemeral(text.clone(), "PRESENCE");
-            if let Some(watched) = state.subscriptions.get_mut(&handle.id) {
-                watched.retain(|u| u != blocker);
-                if watched.is_empty() {
-                    state.subscriptions.remove(&handle.id);
-                }
+        for handle in of_blocked {
+            if state.hide(&handle, blocker) {
+                handle.push_ephemeral(text.clone(), "PRESENCE");
             }
         }
     }

@@ -286,3 +286,114 @@ async fn a_sharing_check_of_an_older_subscription_hides_nothing() {
         vec![serde_json::json!({"type": "PRESENCE", "userId": "carol", "status": "online"})]
     );
 }
+
+/// What [`Ephemeral::sharing_may_have_started`] notes for a user: the
+/// sessions that requested it hidden (for it) and its own sessions (for
+/// what they requested); a taken check holds only the ids hidden then.
+#[tokio::test]
+async fn start_checks_cover_the_hidden_requests_and_the_users_own_sessions() {
+    let e = Ephemeral::new(settings());
+    let (alice, mut alice_rx) = watcher("alice");
+    let (bob, _bob_rx) = watcher("bob");
+    let (carol, _carol_rx) = watcher("carol");
+    let shared: HashSet<UserId> = ["dave"].into_iter().map(user).collect();
+    e.subscribe(&alice, &[user("bob"), user("dave")], &shared, &[]);
+    e.subscribe(&bob, &[user("alice"), user("dave"), user("eve")], &shared, &[]);
+    e.subscribe(&carol, &[user("dave")], &shared, &[]);
+    frames(&mut alice_rx);
+    e.sharing_may_have_started(&[user("bob")]);
+    let mut checks: Vec<(String, Vec<String>)> = e
+        .take_start_checks()
+        .into_iter()
+        .map(|c| {
+            let mut users: Vec<String> = c.users.iter().map(|u| u.as_str().to_owned()).collect();
+            users.sort();
+            (c.session.user_id.as_str().to_owned(), users)
+        })
+        .collect();
+    checks.sort();
+    assert_eq!(
+        checks,
+        vec![
+            ("alice".to_owned(), vec!["bob".to_owned()]),
+            // dave is shown to bob already: not judged again.
+            ("bob".to_owned(), vec!["alice".to_owned(), "eve".to_owned()]),
+        ]
+    );
+    assert!(e.take_start_checks().is_empty(), "taken once");
+    assert!(e.take_sharing_checks().is_empty(), "no ended check");
+}
+
+/// A started check shows what the read found visible (its current status,
+/// `lastSeenAt` as a snapshot has it, then every change), unless the
+/// session subscribed again after the check was taken; a user hidden by an
+/// ended check can be shown again by a later start.
+#[tokio::test]
+async fn a_start_check_shows_hidden_users_once_and_respects_generations() {
+    let e = Ephemeral::new(settings());
+    let (alice, mut alice_rx) = watcher("alice");
+    let none = HashSet::new();
+    e.subscribe(&alice, &[user("bob"), user("carol")], &none, &[]);
+    frames(&mut alice_rx);
+    e.session_opened(&user("bob"));
+    assert!(frames(&mut alice_rx).is_empty(), "hidden: nothing");
+
+    e.sharing_may_have_started(&[user("bob")]);
+    let stale = e.take_start_checks().pop().unwrap();
+    e.subscribe(&alice, &[user("bob"), user("carol")], &none, &[]);
+    frames(&mut alice_rx);
+    assert_eq!(e.show_shared(&stale, &[user("bob")], &[]), 0);
+    assert!(frames(&mut alice_rx).is_empty());
+
+    e.sharing_may_have_started(&[user("bob"), user("carol")]);
+    let fresh = e.take_start_checks().pop().unwrap();
+    // carol is offline with a stored lastSeenAt; only bob and carol are in the check.
+    let shown = [user("bob"), user("carol"), user("dave")];
+    assert_eq!(e.show_shared(&fresh, &shown, &[(user("carol"), 42)]), 2);
+    assert_eq!(e.show_shared(&fresh, &shown, &[]), 0, "shown once");
+    let mut got = frames(&mut alice_rx);
+    got.sort_by(|a, b| a["userId"].as_str().cmp(&b["userId"].as_str()));
+    assert_eq!(
+        got,
+        vec![
+            serde_json::json!({"type": "PRESENCE", "userId": "bob", "status": "online"}),
+            serde_json::json!({"type": "PRESENCE", "userId": "carol", "status": "offline", "lastSeenAt": 42}),
+        ]
+    );
+    e.session_opened(&user("carol"));
+    assert_eq!(frames(&mut alice_rx)[0]["status"], "online", "then every change");
+
+    // Hidden by an ended check, shown again by a later start.
+    e.sharing_may_have_ended(&[user("bob")]);
+    let ended = e.take_sharing_checks().pop().unwrap();
+    assert_eq!(e.hide_unshared(&ended, &[user("bob")]), 1);
+    frames(&mut alice_rx);
+    e.sharing_may_have_started(&[user("bob")]);
+    let again = e.take_start_checks().pop().unwrap();
+    assert_eq!(again.users, vec![user("bob")]);
+    assert_eq!(e.show_shared(&again, &[user("bob")], &[]), 1);
+    assert_eq!(frames(&mut alice_rx)[0]["status"], "online");
+}
+
+/// Nothing of a subscription is left once its session closed or it was
+/// replaced by an empty one: shown and hidden ids, their indexes, the
+/// generations and the checks noted for it (no leak per session).
+#[tokio::test]
+async fn no_subscription_state_is_left_after_the_sessions_close() {
+    let e = Ephemeral::new(settings());
+    let (alice, _alice_rx) = watcher("alice");
+    let (bob, _bob_rx) = watcher("bob");
+    let shared: HashSet<UserId> = ["bob", "alice"].into_iter().map(user).collect();
+    e.session_opened(&user("alice"));
+    e.session_opened(&user("bob"));
+    e.subscribe(&alice, &[user("bob"), user("carol"), user("alice")], &shared, &[]);
+    e.subscribe(&bob, &[user("alice"), user("dave")], &shared, &[]);
+    e.hide_blocker(&user("bob"), &user("alice"));
+    e.sharing_may_have_ended(&[user("bob")]);
+    e.sharing_may_have_started(&[user("carol"), user("dave")]);
+    assert!(!e.lock().no_subscriptions());
+    e.subscribe(&bob, &[], &shared, &[]);
+    e.session_closed(&user("alice"), &alice.id);
+    e.session_closed(&user("bob"), &bob.id);
+    assert!(e.lock().no_subscriptions(), "{:?}", *e.lock());
+}

@@ -114,7 +114,10 @@ fn on_presence(hub: &Hub, peers: &mut Peers, payload: &[u8]) {
         Ok(PresenceEnvelope::Unshared { node, users }) if node.as_str() != ephemeral.node().as_ref() => {
             ephemeral.sharing_may_have_ended(&ids(users));
         }
-        Ok(PresenceEnvelope::Unshared { .. }) => {}
+        Ok(PresenceEnvelope::Shared { node, users }) if node.as_str() != ephemeral.node().as_ref() => {
+            ephemeral.sharing_may_have_started(&ids(users));
+        }
+        Ok(PresenceEnvelope::Unshared { .. } | PresenceEnvelope::Shared { .. }) => {}
         Err(error) => tracing::debug!(%error, "undecodable presence from NATS"),
     }
 }

@@ -76,7 +76,8 @@ pub use wire::{
     TypingEnvelope, UserEnvelope,
 };
 
-/// Users per `unshared` presence message (a deleted channel's members; ids
+/// Users per `unshared` or `shared` presence message (a deleted or a new
+/// channel's members; ids
 /// of at most 128 bytes keep it well within NATS's default 1 MB payload).
 const UNSHARED_CHUNK: usize = 2000;
 
@@ -325,6 +326,21 @@ impl Cluster {
         let node = self.node().to_string();
         for chunk in users.chunks(UNSHARED_CHUNK) {
             self.publish_presence(&PresenceEnvelope::Unshared {
+                node: node.clone(),
+                users: chunk.iter().map(|u| u.as_str().to_owned()).collect(),
+            });
+        }
+    }
+
+    /// A membership of each of `users` started (or one of them unblocked
+    /// someone): published to every node, which judges again the presence
+    /// subscriptions that requested them or are theirs (this node noted its
+    /// own already, [`super::Delivery::sharing_may_have_started`]). In
+    /// messages of at most [`UNSHARED_CHUNK`] users.
+    pub fn sharing_may_have_started(&self, users: &[UserId]) {
+        let node = self.node().to_string();
+        for chunk in users.chunks(UNSHARED_CHUNK) {
+            self.publish_presence(&PresenceEnvelope::Shared {
                 node: node.clone(),
                 users: chunk.iter().map(|u| u.as_str().to_owned()).collect(),
             });

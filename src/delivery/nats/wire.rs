@@ -241,6 +241,20 @@ pub enum PresenceEnvelope {
         /// The users concerned.
         users: Vec<String>,
     },
+    /// A membership of each of `users` started (an add, a join, a rejoin, a
+    /// new channel), or one of them unblocked someone, committed by the
+    /// sender: every node judges again the presence subscriptions that
+    /// requested them (hidden) or are theirs
+    /// ([`crate::delivery::ephemeral::Ephemeral::sharing_may_have_started`]).
+    /// A node older than this variant logs it as undecodable (debug) and
+    /// shows them from the subscriber's next PRESENCE_SUB, as it did before.
+    #[serde(rename_all = "camelCase")]
+    Shared {
+        /// The sender.
+        node: String,
+        /// The users concerned.
+        users: Vec<String>,
+    },
 }
 
 #[cfg(test)]
