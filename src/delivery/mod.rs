@@ -238,7 +238,7 @@ impl Delivery {
     pub fn entry_committed(&self, message: &Entry, members: &Arc<[UserId]>, except: Option<&SessionId>) {
         match self {
             Delivery::Local(hub) => {
-                let text = Utf8Bytes::from(ServerFrame::MsgRecv(view::recv(message)).encode());
+                let text = Utf8Bytes::from(ServerFrame::encode_msg_recv(&view::recv(message)));
                 hub.deliver(&message.channel_id, &text, members, except);
             }
             Delivery::Nats(cluster) => cluster.committed(message, members, except),

@@ -48,7 +48,7 @@ async fn messages(events: &mut mpsc::Receiver<Event>, channel: &str, n: usize) -
             .expect("event stream open");
         if let Event::Message(m) = event {
             if m.channel_id == channel {
-                got.push(m);
+                got.push(*m);
             }
         }
     }
@@ -318,7 +318,7 @@ async fn a_reconnect_storm_completes_without_errors(backend: Backend) {
         let mut sessions = 0;
         while got.len() < 200 {
             match tokio::time::timeout_at(deadline, events.recv()).await {
-                Ok(Some(Event::Message(m))) => got.push(m),
+                Ok(Some(Event::Message(m))) => got.push(*m),
                 Ok(Some(Event::Connected { .. })) => sessions += 1,
                 Ok(Some(Event::Error(e))) => panic!("{}: error during the storm: {e:?}", client.user_id()),
                 Ok(Some(Event::Stopped { reason })) => panic!("{}: stopped: {reason}", client.user_id()),
@@ -460,7 +460,7 @@ async fn membership_frames_become_typed_events_in_order(backend: Backend) {
                 assert_eq!((member.role, member.actor_id), (Some(Role::Member), None));
                 break;
             }
-            Event::Message(message) if early.is_empty() && message.seq == 1 => early.push(message),
+            Event::Message(message) if early.is_empty() && message.seq == 1 => early.push(*message),
             other => panic!("expected Member, got {other:?}"),
         }
     }

@@ -32,7 +32,7 @@ fn config(app: &TestApp, user: &str) -> ClientConfig {
 async fn next_message(events: &mut mpsc::Receiver<Event>) -> RecvMessage {
     loop {
         match tokio::time::timeout(Duration::from_secs(20), events.recv()).await {
-            Ok(Some(Event::Message(m))) => return m,
+            Ok(Some(Event::Message(m))) => return *m,
             Ok(Some(_)) => {}
             Ok(None) => panic!("events closed"),
             Err(_) => panic!("no message in time"),

@@ -33,7 +33,7 @@ async fn changed(events: &mut mpsc::Receiver<Event>, seq: i64) -> MessageState {
             .expect("events open");
         match event {
             Event::Message(m) => seen = m.seq,
-            Event::Changed { state, .. } if seen == seq => return state,
+            Event::Changed { state, .. } if seen == seq => return *state,
             _ => {}
         }
     }

@@ -38,7 +38,7 @@ async fn changes_after(events: &mut mpsc::Receiver<Event>, seq: i64) -> Vec<Mess
         match tokio::time::timeout(wait, events.recv()).await {
             Ok(Some(Event::Message(m))) if seen == seq => panic!("nothing after {seq} expected, got {m:?}"),
             Ok(Some(Event::Message(m))) => seen = m.seq,
-            Ok(Some(Event::Changed { state, .. })) if seen == seq => states.push(state),
+            Ok(Some(Event::Changed { state, .. })) if seen == seq => states.push(*state),
             Ok(Some(_)) => {}
             Ok(None) => panic!("events closed"),
             Err(_) if seen == seq => return states,

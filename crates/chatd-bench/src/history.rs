@@ -200,7 +200,7 @@ pub async fn run(cli: &Cli, ctx: &Ctx, args: HistoryArgs) -> anyhow::Result<Repo
                 let mut got = Vec::with_capacity(catch_up as usize);
                 while (got.len() as i64) < catch_up {
                     match tokio::time::timeout(Duration::from_secs(60), events.recv()).await {
-                        Ok(Some(Event::Message(m))) if &m.channel_id == channel => got.push(m),
+                        Ok(Some(Event::Message(m))) if &m.channel_id == channel => got.push(*m),
                         Ok(Some(_)) => {}
                         _ => break,
                     }

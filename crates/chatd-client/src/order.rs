@@ -31,8 +31,9 @@ pub enum StartFrom {
 pub struct ChannelOrder {
     /// The next `seq` to deliver; 0 while unknown.
     next: i64,
-    /// Messages above `next`, waiting for the gap below them.
-    held: BTreeMap<i64, RecvMessage>,
+    /// Messages above `next`, waiting for the gap below them (boxed as
+    /// they were decoded: see [`ChannelOrder::offer`]).
+    held: BTreeMap<i64, Box<RecvMessage>>,
     /// The highest `seq` known to exist (from HELLO), to fetch with SYNC.
     missing_up_to: i64,
     /// A SYNC for this channel is outstanding.
@@ -78,12 +79,16 @@ impl ChannelOrder {
     /// The messages held above a gap, in `seq` order (an own message
     /// built from its ACK among them until the gap below it is filled).
     pub fn held_messages(&self) -> impl Iterator<Item = &RecvMessage> {
-        self.held.values()
+        self.held.values().map(|m| &**m)
     }
 
     /// Takes one message (live, from SYNC or from an own ACK) and returns
     /// what can now be delivered, in `seq` order (possibly empty).
-    pub fn offer(&mut self, message: RecvMessage) -> Vec<RecvMessage> {
+    ///
+    /// Boxed, as [`chatd_proto::protocol::ServerFrame::MsgRecv`] carries
+    /// it: a message (about 400 bytes) is moved as a pointer from the
+    /// decoder to the application.
+    pub fn offer(&mut self, message: Box<RecvMessage>) -> Vec<Box<RecvMessage>> {
         let mut ready = Vec::new();
         self.offer_into(message, &mut ready);
         ready
@@ -92,7 +97,7 @@ impl ChannelOrder {
     /// [`Self::offer`], appending what can now be delivered to `ready`. The
     /// usual case, the next message with nothing held, goes straight to
     /// `ready` without passing through the held messages.
-    pub fn offer_into(&mut self, message: RecvMessage, ready: &mut Vec<RecvMessage>) {
+    pub fn offer_into(&mut self, message: Box<RecvMessage>, ready: &mut Vec<Box<RecvMessage>>) {
         if self.next == 0 {
             self.next = message.seq;
         }
@@ -198,8 +203,8 @@ impl ChannelOrder {
 mod tests {
     use super::*;
 
-    fn m(seq: i64) -> RecvMessage {
-        RecvMessage {
+    fn m(seq: i64) -> Box<RecvMessage> {
+        Box::new(RecvMessage {
             message_id: uuid::Uuid::now_v7(),
             channel_id: "c".into(),
             sender_id: "u".into(),
@@ -208,10 +213,10 @@ mod tests {
             ts: seq,
             client_msg_id: Some(format!("k{seq}")),
             ..Default::default()
-        }
+        })
     }
 
-    fn seqs(v: &[RecvMessage]) -> Vec<i64> {
+    fn seqs(v: &[Box<RecvMessage>]) -> Vec<i64> {
         v.iter().map(|m| m.seq).collect()
     }
 

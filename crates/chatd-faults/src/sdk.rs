@@ -222,7 +222,7 @@ async fn read_reports(
                 }
             },
             "entries" => match serde_json::from_value::<Vec<RecvMessage>>(report["entries"].clone()) {
-                Ok(entries) => Some(entries.into_iter().map(Event::Message).collect()),
+                Ok(entries) => Some(entries.into_iter().map(|m| Event::Message(Box::new(m))).collect()),
                 Err(e) => {
                     eprintln!("sdk driver: bad entries {e}: {line}");
                     None

@@ -66,7 +66,7 @@ impl Handoff {
     pub fn stored(message: &Entry, members: Arc<[UserId]>, except: Option<SessionId>) -> Self {
         Self {
             seq: message.seq,
-            text: Utf8Bytes::from(ServerFrame::MsgRecv(crate::view::recv(message)).encode()),
+            text: Utf8Bytes::from(ServerFrame::encode_msg_recv(&crate::view::recv(message))),
             members,
             except,
         }
@@ -392,7 +392,7 @@ impl ChannelCore {
         let seq = message.seq;
         Some(Inbound::Message(Handoff {
             seq,
-            text: Utf8Bytes::from(ServerFrame::MsgRecv(message).encode()),
+            text: Utf8Bytes::from(ServerFrame::encode_msg_recv(&message)),
             members,
             except: None,
         }))

@@ -155,7 +155,7 @@ pub(super) fn server_frames() -> Vec<ServerFrame> {
             ts: 1,
             duplicate: false,
         }),
-        ServerFrame::MsgRecv(recv_message()),
+        ServerFrame::MsgRecv(Box::new(recv_message())),
         ServerFrame::Receipt {
             channel_id: "room".into(),
             user_id: "bob".into(),

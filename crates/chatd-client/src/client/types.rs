@@ -91,7 +91,11 @@ pub enum Event {
     /// A log entry (a message, edit, delete or reaction: `kind`),
     /// delivered once and in `seq` order per channel. The client's own
     /// entries are included (built from their ACK).
-    Message(RecvMessage),
+    ///
+    /// Boxed as it was decoded ([`chatd_proto::protocol::ServerFrame::MsgRecv`]):
+    /// the message (about 400 bytes) travels to the application as a
+    /// pointer, and every [`Event`] stays small.
+    Message(Box<RecvMessage>),
     /// A message's state changed (an edit, delete or reaction was folded
     /// onto it; or, §14, the message it quotes was edited or deleted, or a
     /// reply in its thread arrived or was deleted), right after that
@@ -99,8 +103,10 @@ pub enum Event {
     Changed {
         /// The channel.
         channel_id: String,
-        /// The message's new state.
-        state: MessageState,
+        /// The message's new state (boxed: unboxed, this variant would
+        /// make every [`Event`] about 300 bytes, and each event is moved
+        /// several times on its way to the application).
+        state: Box<MessageState>,
     },
     /// A watermark moved (someone read or received up to a message).
     Receipt {
@@ -210,6 +216,15 @@ pub enum Event {
         reason: String,
     },
 }
+
+// Every event is moved about ten times between the session task and the
+// application (the event channel's send, push, pop and receive); glibc's
+// memcpy takes a loop twice as dear above 256 bytes (`.ci/recv-cost`,
+// docs/known-issues.md). Large payloads are boxed to stay under it.
+const _: () = assert!(
+    std::mem::size_of::<Event>() <= 256,
+    "Event grew past 256 bytes: box the large variant"
+);
 
 /// A log entry about a message (`docs/protocol.md` §8), sent with the same
 /// safe retries as a message.

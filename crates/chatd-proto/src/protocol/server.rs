@@ -48,11 +48,6 @@ pub enum PresenceStatus {
 }
 
 /// A frame from server to client.
-// MSG_RECV, the most frequent frame, is also the largest (§14's fields made
-// it pass clippy's bound): kept inline, since boxing it would cost one more
-// allocation for every MSG_RECV decoded or built, to save stack space of
-// the rare small frames.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum ServerFrame {
@@ -68,8 +63,16 @@ pub enum ServerFrame {
     #[serde(rename = "MSG_ACK")]
     MsgAck(AckFrame),
     /// A message stored in one of the user's channels.
+    ///
+    /// Boxed: a [`RecvMessage`] is about 400 bytes, and a decoded frame
+    /// moves a dozen times between the socket and the application (the
+    /// client's session task, its ordering, the event channel); one
+    /// allocation when decoded makes each of those moves a pointer's
+    /// instead of a 400-byte copy (`.ci/recv-cost`, docs/known-issues.md).
+    /// The wire text is the same as unboxed. A server encodes it with
+    /// [`ServerFrame::encode_msg_recv`], from a reference, without the box.
     #[serde(rename = "MSG_RECV")]
-    MsgRecv(RecvMessage),
+    MsgRecv(Box<RecvMessage>),
     /// A watermark moved.
     #[serde(rename = "RECEIPT", rename_all = "camelCase")]
     Receipt {
@@ -167,12 +170,37 @@ pub enum ServerFrame {
     },
 }
 
+// A decoded frame is moved several times on a client's receive path:
+// MSG_RECV's message is boxed so that a frame stays under the 256 bytes
+// above which glibc's memcpy takes its dearer loop (`.ci/recv-cost`).
+const _: () = assert!(
+    std::mem::size_of::<ServerFrame>() <= 256,
+    "ServerFrame grew past 256 bytes"
+);
+
 impl ServerFrame {
     /// The JSON text of the frame.
     pub fn encode(&self) -> String {
         // Serializing these types cannot fail: every map key is a string and
         // no field has a fallible Serialize impl.
         serde_json::to_string(self).unwrap_or_else(|_| {
+            String::from("{\"type\":\"ERROR\",\"code\":\"internal\",\"message\":\"encode\",\"retryable\":true}")
+        })
+    }
+
+    /// The JSON text of `ServerFrame::MsgRecv(message)`, byte for byte,
+    /// written from a reference: no frame built (no box, no copy of the
+    /// message), for a server that fans out an entry it holds.
+    pub fn encode_msg_recv(message: &RecvMessage) -> String {
+        /// The borrowed twin of [`ServerFrame::MsgRecv`]: the same tag
+        /// written first, then the message's fields.
+        #[derive(Serialize)]
+        #[serde(tag = "type")]
+        enum Borrowed<'a> {
+            #[serde(rename = "MSG_RECV")]
+            MsgRecv(&'a RecvMessage),
+        }
+        serde_json::to_string(&Borrowed::MsgRecv(message)).unwrap_or_else(|_| {
             String::from("{\"type\":\"ERROR\",\"code\":\"internal\",\"message\":\"encode\",\"retryable\":true}")
         })
     }
@@ -206,7 +234,7 @@ impl ServerFrame {
             None => serde_json::from_str::<Tag<'_>>(text).ok().map(|t| t.ty),
         };
         match tag.as_deref() {
-            Some("MSG_RECV") => serde_json::from_str(text).map(Self::MsgRecv),
+            Some("MSG_RECV") => serde_json::from_str::<RecvMessage>(text).map(|m| Self::MsgRecv(Box::new(m))),
             Some("MSG_ACK") => serde_json::from_str(text).map(Self::MsgAck),
             Some("ERROR") => serde_json::from_str(text).map(Self::Error),
             _ => serde_json::from_str(text),

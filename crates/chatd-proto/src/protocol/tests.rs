@@ -773,17 +773,17 @@ mod codec {
         };
         // A frame's entry: its key, no `byAdmin`; one made through an HTTP
         // route with the admin token: `byAdmin`, no key (§12).
-        let v: Value = serde_json::from_str(&ServerFrame::MsgRecv(msg.clone()).encode()).unwrap();
+        let v: Value = serde_json::from_str(&ServerFrame::MsgRecv(Box::new(msg.clone())).encode()).unwrap();
         assert_eq!((&v["clientMsgId"], v.get("byAdmin")), (&Value::from("c1"), None));
         let by_admin = RecvMessage {
             client_msg_id: None,
             by_admin: true,
             ..msg.clone()
         };
-        let v: Value = serde_json::from_str(&ServerFrame::MsgRecv(by_admin.clone()).encode()).unwrap();
+        let v: Value = serde_json::from_str(&ServerFrame::MsgRecv(Box::new(by_admin.clone())).encode()).unwrap();
         assert_eq!((v.get("clientMsgId"), &v["byAdmin"]), (None, &Value::Bool(true)));
         match serde_json::from_value::<ServerFrame>(v).unwrap() {
-            ServerFrame::MsgRecv(back) => assert_eq!(back, by_admin),
+            ServerFrame::MsgRecv(back) => assert_eq!(*back, by_admin),
             other => panic!("{other:?}"),
         }
         let batch = ServerFrame::SyncBatch {
@@ -802,8 +802,97 @@ mod codec {
         assert_eq!(v["code"], "rate_limited");
         assert_eq!(v["retryable"], true);
         assert!(v.get("field").is_none());
-        let back: ServerFrame = serde_json::from_str(&ServerFrame::MsgRecv(msg).encode()).unwrap();
+        let back: ServerFrame = serde_json::from_str(&ServerFrame::MsgRecv(Box::new(msg)).encode()).unwrap();
         assert!(matches!(back, ServerFrame::MsgRecv(_)));
+    }
+
+    /// A MSG_RECV with every field of [`RecvMessage`] set, pinned to its
+    /// exact text (field order, names, the flags left out when false), and
+    /// decoded back equal by both decoders: the frame's Rust shape may
+    /// change (the message boxed, fields grouped) without its bytes
+    /// changing.
+    #[test]
+    fn msg_recv_with_every_field_set_keeps_its_exact_text() {
+        let id = |n: u128| uuid::Uuid::from_u128(n);
+        let message = RecvMessage {
+            message_id: id(1),
+            channel_id: "room".into(),
+            sender_id: "alice".into(),
+            seq: 2,
+            body: "hi \"you\"".into(),
+            ts: 3,
+            client_msg_id: Some("k1".into()),
+            by_admin: true,
+            kind: EntryKind::Reaction,
+            target_id: Some(id(4)),
+            emoji: Some("👍".into()),
+            op: Some(ReactOp::Remove),
+            noop: true,
+            edited_at: Some(5),
+            deleted: true,
+            expired: true,
+            reactions: Some(vec![ReactionCount {
+                emoji: "🎉".into(),
+                count: 6,
+                me: true,
+            }]),
+            reply_to: Some(id(7)),
+            reply_preview: Some(ReplyPreview {
+                sender_id: "bob".into(),
+                body: "quoted".into(),
+                deleted: true,
+            }),
+            thread_id: Some(id(8)),
+            thread: Some(ThreadSummary {
+                reply_count: 9,
+                last_reply_at: 10,
+                last_reply_seq: 11,
+                participants: vec!["bob".into(), "carol".into()],
+            }),
+            mentions: vec!["bob".into()],
+            mention_all: true,
+            attachments: vec![AttachmentObject {
+                attachment_id: id(12),
+                content_type: "image/png".into(),
+                size: 13,
+                filename: Some("a.png".into()),
+                width: Some(14),
+                height: Some(15),
+                url: "/v1/attachments/x?exp=1&sig=s".into(),
+                thumbnail_url: Some("/v1/attachments/x/thumbnail?exp=1&sig=s".into()),
+            }],
+        };
+        let expected = concat!(
+            r#"{"type":"MSG_RECV","messageId":"00000000-0000-0000-0000-000000000001","channelId":"room","#,
+            r#""senderId":"alice","seq":2,"body":"hi \"you\"","ts":3,"clientMsgId":"k1","byAdmin":true,"#,
+            r#""kind":"reaction","targetId":"00000000-0000-0000-0000-000000000004","emoji":"👍","op":"remove","#,
+            r#""noop":true,"editedAt":5,"deleted":true,"expired":true,"#,
+            r#""reactions":[{"emoji":"🎉","count":6,"me":true}],"#,
+            r#""replyTo":"00000000-0000-0000-0000-000000000007","#,
+            r#""replyPreview":{"senderId":"bob","body":"quoted","deleted":true},"#,
+            r#""threadId":"00000000-0000-0000-0000-000000000008","#,
+            r#""thread":{"replyCount":9,"lastReplyAt":10,"lastReplySeq":11,"participants":["bob","carol"]},"#,
+            r#""mentions":["bob"],"mentionAll":true,"#,
+            r#""attachments":[{"attachmentId":"00000000-0000-0000-0000-00000000000c","contentType":"image/png","#,
+            r#""size":13,"filename":"a.png","width":14,"height":15,"url":"/v1/attachments/x?exp=1&sig=s","#,
+            r#""thumbnailUrl":"/v1/attachments/x/thumbnail?exp=1&sig=s"}]}"#
+        );
+        let frame = ServerFrame::MsgRecv(message.clone().into());
+        assert_eq!(frame.encode(), expected);
+        assert_eq!(ServerFrame::encode_msg_recv(&message), expected);
+        assert_eq!(ServerFrame::decode(expected).expect("fast decode"), frame);
+        assert_eq!(
+            serde_json::from_str::<ServerFrame>(expected).expect("serde decode"),
+            frame
+        );
+        // The same entry inside SYNC_BATCH and history: the same fields
+        // after the tag.
+        let tagged = serde_json::to_string(&TaggedMessage::MsgRecv(message.clone())).expect("tagged");
+        assert_eq!(tagged, expected);
+        assert_eq!(
+            serde_json::from_str::<TaggedMessage>(expected).expect("tagged decode"),
+            TaggedMessage::MsgRecv(message)
+        );
     }
 }
 
@@ -945,7 +1034,7 @@ mod server_frame_decode {
         error.retry_after_ms = Some(n.unsigned_abs());
         error.client_msg_id = flag.then(|| text.clone());
         vec![
-            ServerFrame::MsgRecv(recv(text.clone(), n)),
+            ServerFrame::MsgRecv(Box::new(recv(text.clone(), n))),
             ServerFrame::MsgAck(AckFrame {
                 client_msg_id: text.clone(),
                 message_id: uuid::Uuid::from_u128(n as u128),

@@ -28,7 +28,11 @@ impl Task {
         }
     }
 
-    pub(super) fn offer(&mut self, message: RecvMessage, delivered: &mut Vec<RecvMessage>) {
+    #[allow(
+        clippy::vec_box,
+        reason = "moved on as boxed to the application: a pointer, not 400 bytes"
+    )]
+    pub(super) fn offer(&mut self, message: Box<RecvMessage>, delivered: &mut Vec<Box<RecvMessage>>) {
         // By reference, one lookup (one hash of the id) for every message
         // of a known channel; the id is cloned, and hashed again, only for
         // a channel's first message (the receive path's cost is guarded by
@@ -84,9 +88,13 @@ impl Task {
             .collect()
     }
 
+    #[allow(
+        clippy::vec_box,
+        reason = "moved on as boxed to the application: a pointer, not 400 bytes"
+    )]
     pub(super) async fn deliver(
         &mut self,
-        delivered: &mut Vec<RecvMessage>,
+        delivered: &mut Vec<Box<RecvMessage>>,
         out: &mut Vec<ClientFrame>,
     ) -> Option<SessionEnd> {
         let mut last_from_others: HashMap<String, uuid::Uuid> = HashMap::new();
@@ -114,7 +122,13 @@ impl Task {
             }
             for state in changed {
                 let channel_id = channel_id.clone();
-                if let Some(end) = self.emit(Event::Changed { channel_id, state }).await {
+                if let Some(end) = self
+                    .emit(Event::Changed {
+                        channel_id,
+                        state: Box::new(state),
+                    })
+                    .await
+                {
                     return Some(end);
                 }
             }

@@ -116,7 +116,7 @@ impl Task {
                     if let (true, Some(last), Some(_)) = (self.config.fold_messages, last_seq, &message.reactions) {
                         self.read_as_of.insert(message.message_id, last);
                     }
-                    self.offer(message, &mut delivered);
+                    self.offer(Box::new(message), &mut delivered);
                 }
                 let limit = i64::from(self.config.sync_limit.clamp(1, 500));
                 self.sync_backoff.reset();

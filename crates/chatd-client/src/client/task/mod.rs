@@ -73,7 +73,11 @@ pub(super) struct Task {
     acked_held: HashMap<uuid::Uuid, u32>,
     /// The buffer of the messages a frame made deliverable, kept empty
     /// between frames so that a frame does not allocate one.
-    delivered_buf: Vec<RecvMessage>,
+    #[allow(
+        clippy::vec_box,
+        reason = "moved on as boxed to the application: a pointer, not 400 bytes"
+    )]
+    delivered_buf: Vec<Box<RecvMessage>>,
     /// The wait before a channel's SYNC refused for now is asked again
     /// (reset by any SYNC_BATCH).
     sync_backoff: Backoff,

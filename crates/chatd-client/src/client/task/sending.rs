@@ -134,7 +134,11 @@ impl Task {
     /// Answers the send an ACK is for and offers its entry for delivery
     /// (built from the ACK and what was sent). Returns false, taking
     /// nothing, when no send with its key is pending.
-    pub(super) fn on_ack(&mut self, ack: AckFrame, delivered: &mut Vec<RecvMessage>) -> bool {
+    #[allow(
+        clippy::vec_box,
+        reason = "moved on as boxed to the application: a pointer, not 400 bytes"
+    )]
+    pub(super) fn on_ack(&mut self, ack: AckFrame, delivered: &mut Vec<Box<RecvMessage>>) -> bool {
         let AckFrame {
             client_msg_id,
             message_id,
@@ -146,7 +150,7 @@ impl Task {
         let Some(mut pending) = self.pending.remove(&client_msg_id) else {
             return false;
         };
-        let mut own = RecvMessage {
+        let mut own = Box::new(RecvMessage {
             message_id,
             channel_id: channel_id.clone(),
             sender_id: self.user_id.clone(),
@@ -157,7 +161,7 @@ impl Task {
             reply_to: pending.options.reply_to,
             thread_id: pending.options.thread_id,
             ..Default::default()
-        };
+        });
         match pending.entry.take() {
             None => {}
             Some(EntryRequest::Edit { message_id, .. }) => {
