@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 use super::attachments::storage_failed;
 use super::caller::{caller_from_header_or_query, Caller};
 use super::error::ApiError;
-use super::extract::{ApiPath, ApiQuery, QueryParams};
+use super::extract::{ApiPath, LossyQuery, QueryParams};
 use super::openapi::ErrorBody;
 use crate::attachments::images::THUMBNAIL_TYPE;
 use crate::attachments::signing::{self, Part};
@@ -262,7 +262,7 @@ pub async fn download(
     State(state): State<AppState>,
     headers: HeaderMap,
     path: Result<ApiPath<String>, ApiError>,
-    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
+    LossyQuery(query): LossyQuery<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
     let query = QueryParams::new(query);
     let ApiPath(raw) = path?;
@@ -303,7 +303,7 @@ pub async fn thumbnail(
     State(state): State<AppState>,
     headers: HeaderMap,
     path: Result<ApiPath<String>, ApiError>,
-    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
+    LossyQuery(query): LossyQuery<Vec<(String, String)>>,
 ) -> Result<Response, ApiError> {
     let query = QueryParams::new(query);
     let ApiPath(raw) = path?;

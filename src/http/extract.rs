@@ -131,7 +131,9 @@ fn path_field(key: &str) -> &str {
     }
 }
 
-/// `axum::extract::Query` whose refusals use the API's error shape (400 `bad_request`).
+/// `axum::extract::Query` whose refusals use the API's error shape (400
+/// `bad_request`), refusing a parameter that is not UTF-8 once
+/// percent-decoded with 400 `invalid_field` naming it.
 #[derive(Debug)]
 pub struct ApiQuery<T>(pub T);
 
@@ -143,9 +145,97 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
+        // serde_urlencoded decodes bytes that are not UTF-8 lossily (each bad
+        // sequence becomes U+FFFD), so `?filename=%FF.txt` would be stored as
+        // "\u{FFFD}.txt" and `?q=%FF` searched for U+FFFD: refuse such a
+        // parameter, as a path segment that is not UTF-8 is refused.
+        if let Some(name) = parts.uri.query().and_then(first_non_utf8_param) {
+            return Err(ApiError::invalid_field(&name, "not UTF-8 once percent-decoded"));
+        }
+        LossyQuery::<T>::from_request_parts(parts, state)
+            .await
+            .map(|LossyQuery(value)| ApiQuery(value))
+    }
+}
+
+/// [`ApiQuery`] that takes bytes that are not UTF-8 as U+FFFD: for the
+/// signed attachment URLs, where any altered URL (`sig=%FF…` included) is
+/// answered 404 like every other one that does not verify (protocol §15).
+#[derive(Debug)]
+pub struct LossyQuery<T>(pub T);
+
+impl<S, T> axum::extract::FromRequestParts<S> for LossyQuery<T>
+where
+    S: Send + Sync,
+    T: serde::de::DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
         axum::extract::Query::<T>::from_request_parts(parts, state)
             .await
-            .map(|axum::extract::Query(value)| ApiQuery(value))
+            .map(|axum::extract::Query(value)| LossyQuery(value))
             .map_err(|rejection| ApiError::new(rejection.status(), "bad_request", &rejection.body_text()))
+    }
+}
+
+/// The name (decoded lossily) of the first `name=value` pair of the query
+/// `query` (`application/x-www-form-urlencoded`) whose name or value is not
+/// UTF-8 once percent-decoded, or `None` when every pair is.
+fn first_non_utf8_param(query: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = form_decode(name);
+        let bad = std::str::from_utf8(&name).is_err() || std::str::from_utf8(&form_decode(value)).is_err();
+        bad.then(|| String::from_utf8_lossy(&name).into_owned())
+    })
+}
+
+/// `text` percent-decoded as a form field: `+` is a space, `%XY` the byte
+/// XY; a `%` not followed by two hex digits stays as it is (as
+/// `serde_urlencoded` reads it).
+fn form_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => match (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            ) {
+                (Some(hi), Some(lo)) => {
+                    // Two hex digits: at most 0xFF.
+                    out.push(u8::try_from(hi * 16 + lo).unwrap_or(u8::MAX));
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            other => out.push(other),
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pair_that_is_not_utf8_once_decoded_is_named() {
+        assert_eq!(first_non_utf8_param("q=%C3%A4rger&limit=5"), None);
+        assert_eq!(first_non_utf8_param("q=a+b%20c&x=%"), None);
+        assert_eq!(first_non_utf8_param("limit=5&q=%FF"), Some("q".to_owned()));
+        assert_eq!(
+            first_non_utf8_param("filename=%ED%A0%80.txt"),
+            Some("filename".to_owned())
+        );
+        assert_eq!(first_non_utf8_param("q=%C0%80"), Some("q".to_owned()));
+        assert_eq!(first_non_utf8_param("%FF=1"), Some("\u{FFFD}".to_owned()));
+        assert_eq!(form_decode("a+%41%4"), b"a A%4".to_vec());
     }
 }

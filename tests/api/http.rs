@@ -20,6 +20,7 @@ on_both_stores!(
     a_channel_of_up_to_100_000_members_is_created_in_one_request,
     the_size_limits_of_requests_and_pages_are_settings,
     repeated_query_parameters_are_refused,
+    query_parameters_that_are_not_utf8_are_refused,
 );
 
 /// Sends a raw HTTP/1.1 request head (and `body`) and returns what the
@@ -807,4 +808,66 @@ async fn a_request_framed_by_both_length_and_chunks_closes_its_connection() {
         1,
         "one answer, then closed: {response}"
     );
+}
+
+/// A query parameter whose percent-decoded bytes are not UTF-8 is refused
+/// `invalid_field` naming it, as such a path segment is: it was decoded
+/// lossily (each bad sequence became U+FFFD), so `?filename=%FF.txt` stored
+/// an upload named "\u{FFFD}.txt" and `?q=%FF` searched for U+FFFD
+/// (breaker12). Nothing is stored by the refused upload.
+async fn query_parameters_that_are_not_utf8_are_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    app.create_channel("room", &["alice"]).await;
+    let alice = app.token("alice");
+    for (path, field) in [
+        ("/v1/me/search?q=%FF", "q"),
+        ("/v1/me/search?q=%ED%A0%80abc", "q"),
+        ("/v1/directory?q=%C0%80", "q"),
+        ("/v1/channels/room/messages?afterSeq=0&x=%FF", "x"),
+    ] {
+        let (status, body) = app.request("GET", path, Some(&alice), None).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str(), body["error"]["field"].as_str()),
+            (400, Some("invalid_field"), Some(field)),
+            "{path}: {body}"
+        );
+    }
+    let upload = |query: &'static str| {
+        app.http
+            .post(app.url(&format!("/v1/channels/room/attachments?{query}")))
+            .bearer_auth(&alice)
+            .header("content-type", "text/plain")
+            .body("hello")
+            .send()
+    };
+    let response = upload("filename=%FF.txt").await.expect("http");
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["error"]["field"], "filename", "{body}");
+    // UTF-8 percent-encoded still works, and the refused upload left nothing.
+    let (status, body) = app
+        .request("GET", "/v1/me/search?q=%C3%A4rger", Some(&alice), None)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let response = upload("filename=%C3%A4.txt").await.expect("http");
+    assert_eq!(response.status(), 201);
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["filename"], "ä.txt");
+    // A signed attachment URL altered into bytes that are not UTF-8 is
+    // answered as any altered one (§15: 404), not 400.
+    let id = body["attachmentId"].as_str().expect("id");
+    let altered = format!("/v1/attachments/{id}?exp=4102444800&sig=%FF");
+    let (status, _) = app.request("GET", &altered, None, None).await;
+    assert_eq!(status, 404, "{altered}");
+    let export = app
+        .http
+        .get(app.url("/v1/users/alice/export"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(export.status(), 200);
+    let text = export.text().await.expect("export");
+    assert_eq!(text.matches("\"type\":\"attachment\"").count(), 1, "{text}");
+    app.stop().await;
 }
