@@ -49,6 +49,20 @@ fn frames(rx: &mut mpsc::Receiver<Utf8Bytes>) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `checks` as (watching user, watched users), each list sorted.
+fn by_user(checks: Vec<SharingCheck>) -> Vec<(String, Vec<String>)> {
+    let mut by_user: Vec<(String, Vec<String>)> = checks
+        .into_iter()
+        .map(|c| {
+            let mut users: Vec<String> = c.users.iter().map(|u| u.as_str().to_owned()).collect();
+            users.sort();
+            (c.session.user_id.as_str().to_owned(), users)
+        })
+        .collect();
+    by_user.sort();
+    by_user
+}
+
 #[tokio::test]
 async fn typing_is_throttled_and_stopped_once() {
     let e = Ephemeral::new(settings());
@@ -232,16 +246,7 @@ async fn sharing_checks_cover_the_watchers_and_the_users_own_sessions() {
     e.subscribe(&carol, &[user("dave")], &all, &[]);
     frames(&mut alice_rx);
     e.sharing_may_have_ended(&[user("bob")]);
-    let mut checks: Vec<(String, Vec<String>)> = e
-        .take_sharing_checks()
-        .into_iter()
-        .map(|c| {
-            let mut users: Vec<String> = c.users.iter().map(|u| u.as_str().to_owned()).collect();
-            users.sort();
-            (c.session.user_id.as_str().to_owned(), users)
-        })
-        .collect();
-    checks.sort();
+    let checks = by_user(e.take_sharing_checks());
     assert_eq!(
         checks,
         vec![
@@ -302,16 +307,7 @@ async fn start_checks_cover_the_hidden_requests_and_the_users_own_sessions() {
     e.subscribe(&carol, &[user("dave")], &shared, &[]);
     frames(&mut alice_rx);
     e.sharing_may_have_started(&[user("bob")]);
-    let mut checks: Vec<(String, Vec<String>)> = e
-        .take_start_checks()
-        .into_iter()
-        .map(|c| {
-            let mut users: Vec<String> = c.users.iter().map(|u| u.as_str().to_owned()).collect();
-            users.sort();
-            (c.session.user_id.as_str().to_owned(), users)
-        })
-        .collect();
-    checks.sort();
+    let checks = by_user(e.take_start_checks());
     assert_eq!(
         checks,
         vec![
