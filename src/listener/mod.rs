@@ -8,12 +8,10 @@
 //! Upgraded WebSocket connections leave this loop's accounting at the upgrade:
 //! their limits live in [`crate::http::ws`].
 
-use std::future::Future;
+mod write_deadline;
+
 use std::io;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Router;
@@ -24,10 +22,13 @@ use tokio::net::{TcpListener, TcpSocket};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use write_deadline::WriteDeadline;
+
 /// `TCP_NOTSENT_LOWAT` of every connection, bytes: a writer is woken when
 /// fewer than half of this wait unsent, so a peer that takes at least
 /// `NOTSENT_LOWAT / 2` bytes per `handshake_timeout_ms` (6.4 KB/s at the
-/// default 10 s) is never taken for a stalled one.
+/// default 10 s) is never taken for a stalled one, while the response is
+/// written and after its last write (see [`WriteDeadline`]).
 const NOTSENT_LOWAT: u32 = 128 * 1024;
 
 /// How long HTTP connections get to finish after shutdown starts.
@@ -163,137 +164,6 @@ pub async fn serve(listener: TcpListener, router: Router, handshake_timeout: Dur
         tracing::debug!("http connections still open after the drain period; closing them");
         abort.cancel();
         connections.wait().await;
-    }
-}
-
-/// An HTTP connection's socket whose writes fail with `TimedOut` once one has
-/// waited `limit` for the peer to take data. hyper's HTTP/1.1 server has no
-/// write timeout: a client that pipelines requests and never reads the
-/// responses would hold its connection forever, even with `GET /healthz`
-/// alone. Off (`off`) once the connection is upgraded: the
-/// WebSocket session has its own bound on a slow peer.
-///
-/// Dropped while a write still waits for the peer (a WebSocket writer ended
-/// by its session, a write past its deadline), the socket is reset
-/// (`SO_LINGER` 0) rather than closed: a normal close leaves the unsent data,
-/// up to a few MB a socket, in kernel memory in FIN-WAIT-1 for minutes after
-/// the server let go, outside every cap (a few hundred such sockets hold
-/// hundreds of MB). A peer that takes nothing gets nothing more.
-/// Any other socket is closed normally (a reset could destroy a response
-/// the client has not read yet), with `TCP_USER_TIMEOUT` set to `limit`: if
-/// the peer then takes nothing for that long (a response that went whole
-/// into the kernel's buffer before an idle keep-alive close), the kernel
-/// drops the orphan instead of keeping it for minutes.
-struct WriteDeadline {
-    inner: TokioIo<tokio::net::TcpStream>,
-    limit: Duration,
-    /// Set when the socket stops being an HTTP connection.
-    off: Arc<AtomicBool>,
-    /// Running while a write waits for the peer.
-    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
-    /// The last write or flush waits for the peer (returned `Pending`, or
-    /// failed past its deadline) and nothing was written since.
-    waiting: bool,
-}
-
-impl Drop for WriteDeadline {
-    fn drop(&mut self) {
-        let socket = self.inner.inner();
-        if self.waiting {
-            let _ = socket.set_zero_linger();
-        } else {
-            // `TCP_USER_TIMEOUT` (RFC 5482) is Linux's (and Android's):
-            // elsewhere such an orphan is left to the kernel's own limits.
-            #[cfg(any(target_os = "linux", target_os = "android"))]
-            let _ = socket2::SockRef::from(socket).set_tcp_user_timeout(Some(self.limit));
-        }
-    }
-}
-
-impl WriteDeadline {
-    fn new(inner: TokioIo<tokio::net::TcpStream>, limit: Duration) -> Self {
-        Self {
-            inner,
-            limit,
-            off: Arc::new(AtomicBool::new(false)),
-            stalled: None,
-            waiting: false,
-        }
-    }
-
-    /// After a write returned `Pending`: whether it has now waited too long
-    /// (the timer wakes the task when it has).
-    fn timed_out(&mut self, cx: &mut Context<'_>) -> bool {
-        self.waiting = true;
-        if self.off.load(Ordering::Relaxed) {
-            self.stalled = None;
-            return false;
-        }
-        let limit = self.limit;
-        let timer = self.stalled.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
-        timer.as_mut().poll(cx).is_ready()
-    }
-
-    /// Maps an inner write's outcome: progress resets the timer.
-    fn guard<T>(&mut self, cx: &mut Context<'_>, outcome: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
-        match outcome {
-            Poll::Pending if self.timed_out(cx) => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the peer took no data for handshake_timeout_ms",
-            ))),
-            Poll::Pending => Poll::Pending,
-            ready => {
-                self.stalled = None;
-                self.waiting = false;
-                ready
-            }
-        }
-    }
-}
-
-impl hyper::rt::Read for WriteDeadline {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: hyper::rt::ReadBufCursor<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
-    }
-}
-
-impl hyper::rt::Write for WriteDeadline {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let outcome = Pin::new(&mut this.inner).poll_write(cx, buf);
-        this.guard(cx, outcome)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_flush(cx) {
-            // A finished flush (always, on TCP) writes nothing: only a write
-            // that makes progress says the peer takes data again.
-            Poll::Pending => this.guard(cx, Poll::Pending),
-            ready => ready,
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let outcome = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
-        this.guard(cx, outcome)
     }
 }
 
