@@ -15,7 +15,10 @@ use crate::ids::ChannelId;
 /// serves the order; `strpos(lower(…))` is a substring test, not a pattern
 /// (a `%` or `_` in the text is itself). SQLite: `instr`, the primary key;
 /// its `lower` folds ASCII only, so a `$2` beyond ASCII is matched in Rust
-/// ([`SqlStore::directory_folded`]).
+/// ([`SqlStore::directory_folded`]), and an ASCII `$2` against a name whose
+/// `İ` (`char(304)`, U+0130) and Kelvin sign (`char(8490)`, U+212A) are
+/// first replaced by `i` and `k`, the only characters beyond ASCII whose
+/// lower case (PostgreSQL's) is ASCII. (Channel ids are ASCII.)
 static DIRECTORY: Sql = Sql::each(
     "SELECT c.channel_id, c.name, c.last_seq, (SELECT count(*) FROM members m WHERE m.channel_id = c.channel_id) \
      FROM channels c WHERE c.visibility = 'public' AND c.kind = 'group' \
@@ -27,7 +30,7 @@ static DIRECTORY: Sql = Sql::each(
      FROM channels c WHERE c.visibility = 'public' AND c.kind = 'group' \
      AND c.channel_id > COALESCE($1, '') \
      AND ($2 IS NULL OR instr(lower(c.channel_id), lower($2)) > 0 \
-          OR instr(lower(COALESCE(c.name, '')), lower($2)) > 0) \
+          OR instr(lower(replace(replace(COALESCE(c.name, ''), char(304), 'i'), char(8490), 'k')), lower($2)) > 0) \
      ORDER BY c.channel_id LIMIT $3",
 );
 
@@ -110,20 +113,18 @@ impl<D: Dialect> SqlStore<D> {
 
     /// [`Self::directory`] matching `query` in Rust: pages of every public
     /// channel after `after`, kept when the id or name holds `query` in
-    /// Unicode lower case, until `limit + 1` are kept or none are left.
+    /// Unicode lower case ([`lower`]), until `limit + 1` are kept or none
+    /// are left.
     async fn directory_folded(
         &self,
         query: &str,
         after: Option<&ChannelId>,
         limit: u32,
     ) -> Result<(Vec<DirectoryEntry>, bool), StoreError> {
-        let folded = query.to_lowercase();
+        let folded = lower(query);
         let holds = |entry: &DirectoryEntry| {
-            entry.channel_id.as_str().to_lowercase().contains(&folded)
-                || entry
-                    .name
-                    .as_deref()
-                    .is_some_and(|name| name.to_lowercase().contains(&folded))
+            lower(entry.channel_id.as_str()).contains(&folded)
+                || entry.name.as_deref().is_some_and(|name| lower(name).contains(&folded))
         };
         let mut kept = Vec::new();
         let mut cursor = after.cloned();
@@ -140,4 +141,13 @@ impl<D: Dialect> SqlStore<D> {
         kept.truncate(limit as usize);
         Ok((kept, has_more))
     }
+}
+
+/// `text` in lower case as PostgreSQL's `lower()` makes it (under
+/// `C.UTF-8`): each character to the first character of its Unicode lower
+/// case, one for one and whatever its neighbours (`İ` to `i`, `Σ` to `σ`
+/// at the end of a word too), where `str::to_lowercase` makes `İ` two
+/// characters (`i` + U+0307) and a final `Σ` `ς`.
+fn lower(text: &str) -> String {
+    text.chars().map(|c| c.to_lowercase().next().unwrap_or(c)).collect()
 }

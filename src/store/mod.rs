@@ -81,6 +81,7 @@ mod erasure;
 mod error;
 mod export;
 mod flags;
+mod fts5_fold;
 mod handle;
 mod idempotency;
 mod indexer_signal;

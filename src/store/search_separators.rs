@@ -72,6 +72,7 @@ use sqlx::{Row, SqliteConnection};
 use std::collections::HashSet;
 
 use super::error::StoreError;
+use super::fts5_fold::fts5_fold_char;
 
 /// Candidates per scan of `message_search_idx` (bound as one JSON array).
 const CHUNK: usize = 10_000;
@@ -174,12 +175,14 @@ impl GoneTexts {
     /// Notes `text`, which leaves the index in this transaction.
     ///
     /// FTS5's `trigram` tokenizer (`case_sensitive 0`) folds each character
-    /// with its own Unicode table (`sqlite3Fts5UnicodeFold`), which need
-    /// not match Rust's for every character. A candidate that matches no
-    /// separator costs nothing, a folding missed would leave a fragment,
-    /// so each non-ASCII character stands for itself and its lower, upper
-    /// and lower-of-upper forms (simple case folding is among them); ASCII
-    /// is folded exactly as FTS5 does (`A`–`Z` to `a`–`z`).
+    /// with its own Unicode table (`sqlite3Fts5UnicodeFold`, mirrored by
+    /// [`super::fts5_fold`]), which need not match Rust's for every
+    /// character. A candidate that matches no separator costs nothing, a
+    /// folding missed would leave a fragment, so each non-ASCII character
+    /// stands for itself, its lower, upper and lower-of-upper forms (simple
+    /// case folding is among them) and FTS5's fold of it (U+FFFE and U+FFFF
+    /// are indexed as U+FFFD); ASCII is folded exactly as FTS5 does (`A`–`Z`
+    /// to `a`–`z`).
     pub fn add_text(&mut self, text: &str) {
         let chars: Vec<Vec<char>> = text.chars().map(variants).collect();
         let mut bytes = Vec::with_capacity(16);
@@ -225,6 +228,7 @@ fn variants(c: char) -> Vec<char> {
             out.push(x);
         }
     };
+    push(fts5_fold_char(c));
     c.to_lowercase().for_each(&mut push);
     for upper in c.to_uppercase() {
         push(upper);

@@ -16,6 +16,7 @@ on_both_stores!(
     user_channel_creation_off_refuses_and_creates_nothing,
     an_owner_makes_a_channel_public_and_private_again,
     the_directory_ignores_case_beyond_ascii_and_pages_such_a_query,
+    the_directory_folds_dotted_i_kelvin_and_final_sigma_as_postgresql_does,
     channel_names_with_bidi_overrides_are_refused,
     blank_channel_names_and_zero_width_fillers_are_refused,
 );
@@ -441,6 +442,46 @@ async fn the_directory_ignores_case_beyond_ascii_and_pages_such_a_query(backend:
     let (_, rest) = directory(&app, &token, &format!("q={}&limit=2&after=p2", encoded("äpfel"))).await;
     assert_eq!(ids(&rest), ["p3"]);
     assert_eq!(rest["hasMore"], false);
+}
+
+/// Found by the twelfth hostile run: on SQLite `q=izmir` did not find
+/// "İzmir Kulübü" (an ASCII `q` took SQLite's `lower`, which leaves `İ`), nor
+/// did `izmir kulübü` (Rust's `to_lowercase` makes `İ` `i` + U+0307) or
+/// `σίσυφοσ` "ΣΊΣΥΦΟΣ" (Rust's makes a final `Σ` `ς`). PostgreSQL's `lower`
+/// finds each: the two stores now answer the same.
+async fn the_directory_folds_dotted_i_kelvin_and_final_sigma_as_postgresql_does(backend: Backend) {
+    let app = spawn_app(backend).await;
+    for (id, name) in [
+        ("tr-1", "İzmir Kulübü"),
+        ("k-1", "\u{212a}elvin club"),
+        ("gr-2", "ΣΊΣΥΦΟΣ"),
+        ("zz", "plain"),
+    ] {
+        make(&app, json!({"channelId": id, "visibility": "public"})).await;
+        let body = json!({"name": name}).to_string();
+        let (status, _) = app
+            .request("PATCH", &format!("/v1/channels/{id}"), Some(ADMIN_TOKEN), Some(&body))
+            .await;
+        assert_eq!(status, 200);
+    }
+    let token = app.token("dave");
+    for (q, want) in [
+        ("izmir", vec!["tr-1"]),
+        ("IZMIR", vec!["tr-1"]),
+        ("İzmir", vec!["tr-1"]),
+        ("İZMİR", vec!["tr-1"]),
+        ("izmir kulübü", vec!["tr-1"]),
+        ("kelvin", vec!["k-1"]),
+        ("KELVIN", vec!["k-1"]),
+        ("\u{212a}elvin", vec!["k-1"]),
+        ("σίσυφοσ", vec!["gr-2"]),
+        ("ΣΊΣΥΦΟΣ", vec!["gr-2"]),
+        ("σίσυφος", vec![]),
+    ] {
+        let (status, page) = directory(&app, &token, &format!("q={}", encoded(q))).await;
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(ids(&page), want, "q={q}");
+    }
 }
 
 /// A channel name with a bidirectional embedding, override or isolate

@@ -146,9 +146,10 @@ async fn terms_are_found_in_any_script_and_case(backend: Backend) {
 }
 
 /// Found by a hostile test: on SQLite a term of 1–2 characters missed a
-/// titlecase letter (`ǅ` for `ǆ`) and letters whose lower case is ASCII
-/// (`İ` for `i`, the Kelvin sign for `k`), which longer terms and
-/// PostgreSQL find.
+/// titlecase letter (`ǅ` for `ǆ`) and the Kelvin sign for `k`, which
+/// longer terms and PostgreSQL find. `i` finds `İ` on PostgreSQL only:
+/// SQLite's short terms fold as its index does (FTS5's table, which leaves
+/// `İ` as it is; the twelfth hostile run), so that `iz` and `izm` agree.
 async fn short_terms_find_every_case_form(backend: Backend) {
     let app = spawn_app(backend).await;
     app.create_channel("room", &["alice", "bob"]).await;
@@ -165,7 +166,13 @@ async fn short_terms_find_every_case_form(backend: Backend) {
     );
     assert_eq!(found(&app, "bob", "Ǆ").await, one(bodies[0]), "titlecase, 1 character");
     assert_eq!(found(&app, "bob", "ǆamija").await, one(bodies[0]), "titlecase, indexed");
-    assert_eq!(found(&app, "bob", "iz").await, one(bodies[1]), "İ for i, short");
+    let i_for_dotted = match backend {
+        Backend::Postgres => one(bodies[1]),
+        Backend::Sqlite => Vec::new(),
+    };
+    assert_eq!(found(&app, "bob", "iz").await, i_for_dotted, "İ for i, short");
+    assert_eq!(found(&app, "bob", "izm").await, i_for_dotted, "İ for i, indexed");
+    assert_eq!(found(&app, "bob", "İz").await, one(bodies[1]), "İ for İ, short");
     assert_eq!(found(&app, "bob", "kw").await, one(bodies[2]), "the Kelvin sign for k");
     assert_eq!(found(&app, "bob", "zw").await, Vec::<String>::new());
     app.stop().await;
