@@ -108,6 +108,24 @@ fn parse_range(value: Option<&HeaderValue>, size: u64) -> Result<Option<Range<u6
 
 /// Whether a type is shown inline (images, audio, video); every other is
 /// served as a download.
+/// Whether `If-None-Match` (every line of it) names `etag` (quoted, `"…"`)
+/// or is `*`: then the answer is 304. The comparison is RFC 9110's weak one
+/// (§13.1.2), as that header requires: `W/"…"` names the same file as `"…"`,
+/// so a cache that kept the tag as weak (as some proxies do) still revalidates.
+fn none_match(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| {
+            v.trim() == "*"
+                || v.split(',').any(|tag| {
+                    let tag = tag.trim();
+                    tag.strip_prefix("W/").unwrap_or(tag) == etag
+                })
+        })
+}
+
 fn inline(content_type: &str) -> bool {
     ["image/", "audio/", "video/"]
         .iter()
@@ -184,11 +202,7 @@ async fn serve(
         (false, None) => "attachment".to_owned(),
     };
     builder = builder.header(header::CONTENT_DISPOSITION, disposition);
-    if headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim() == "*" || v.split(',').any(|t| t.trim() == etag))
-    {
+    if none_match(headers, &etag) {
         return builder
             .status(StatusCode::NOT_MODIFIED)
             .body(Body::empty())
@@ -357,6 +371,30 @@ mod tests {
         assert_eq!(range("bytes=0-99999999999999999999999", 100), Ok(Some(0..100)));
         assert_eq!(range("bytes=-99999999999999999999999", 100), Ok(Some(0..100)));
         assert_eq!(range("bytes=99999999999999999999999-", 100), Err(()));
+    }
+
+    fn matches(lines: &[&str]) -> bool {
+        let mut headers = HeaderMap::new();
+        for line in lines {
+            headers.append(header::IF_NONE_MATCH, HeaderValue::from_str(line).expect("header"));
+        }
+        none_match(&headers, "\"abc\"")
+    }
+
+    #[test]
+    fn if_none_match_compares_weakly_on_every_line() {
+        assert!(matches(&["\"abc\""]));
+        assert!(matches(&["*"]));
+        assert!(matches(&["\"x\", \"abc\""]));
+        // RFC 9110 §13.1.2: If-None-Match uses the weak comparison.
+        assert!(matches(&["W/\"abc\""]));
+        assert!(matches(&["\"x\", W/\"abc\""]));
+        // The header given on two lines is one list (RFC 9110 §5.3).
+        assert!(matches(&["\"x\"", "\"abc\""]));
+        assert!(!matches(&[]));
+        assert!(!matches(&["\"abcd\""]));
+        assert!(!matches(&["abc"]));
+        assert!(!matches(&["w/\"abc\""]));
     }
 
     #[test]

@@ -225,6 +225,19 @@ async fn an_upload_is_served_to_members_the_admin_and_signed_urls_only(backend: 
         .await
         .expect("http");
     assert_eq!(res.status().as_u16(), 304);
+    // Its tag given weak (`W/"…"`, as a cache may keep it) also matches:
+    // If-None-Match compares weakly (RFC 9110 §13.1.2); so does a list on two lines.
+    for tags in [
+        vec![format!("W/\"{sha}\"")],
+        vec!["\"other\"".to_owned(), format!("\"{sha}\"")],
+    ] {
+        let mut request = app.http.get(app.url(&path)).bearer_auth(app.token("bob"));
+        for tag in &tags {
+            request = request.header("if-none-match", tag);
+        }
+        let res = request.send().await.expect("http");
+        assert_eq!(res.status().as_u16(), 304, "{tags:?}");
+    }
     // A range.
     let (status, headers, bytes) = get(&app, &path, Some(&app.token("bob")), Some("bytes=0-4")).await;
     assert_eq!((status, bytes.as_slice()), (206, &text[0..5]));
