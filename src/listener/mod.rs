@@ -8,6 +8,7 @@
 //! Upgraded WebSocket connections leave this loop's accounting at the upgrade:
 //! their limits live in [`crate::http::ws`].
 
+mod unsent;
 mod write_deadline;
 
 use std::io;
@@ -28,7 +29,10 @@ use write_deadline::WriteDeadline;
 /// fewer than half of this wait unsent, so a peer that takes at least
 /// `NOTSENT_LOWAT / 2` bytes per `handshake_timeout_ms` (6.4 KB/s at the
 /// default 10 s) is never taken for a stalled one, while the response is
-/// written and after its last write (see [`WriteDeadline`]).
+/// written and after its last write (see [`WriteDeadline`]). "Takes" is what
+/// the peer's kernel acknowledges: an application that drains a large
+/// receive buffer slowly shows progress only each time its kernel reopens
+/// the window (docs/configuration.md, `handshake_timeout_ms`).
 const NOTSENT_LOWAT: u32 = 128 * 1024;
 
 /// How long HTTP connections get to finish after shutdown starts.

@@ -12,6 +12,8 @@ use std::time::Duration;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use super::unsent::{self, stalled, UnsentWait};
+
 /// An HTTP connection's socket whose writes fail with `TimedOut` once one has
 /// waited `limit` for the peer to take data. hyper's HTTP/1.1 server has no
 /// write timeout: a client that pipelines requests and never reads the
@@ -21,76 +23,72 @@ use tokio::net::TcpStream;
 ///
 /// Shutting down (the end of a `Connection: close` response, or of a
 /// connection the client ended) first waits, under the same bound, until the
-/// kernel has sent everything written (at most `TCP_NOTSENT_LOWAT` bytes):
-/// each halving of what is left unsent counts as progress, so a peer that
-/// reads slowly but steadily gets the end of its download, and one that takes
-/// nothing for `limit` is reset. Closing earlier and leaving the rest to the
-/// kernel under `TCP_USER_TIMEOUT` cut such peers off: Linux measures that
-/// timeout, for a peer whose receive window is full, from a zero-window probe
-/// that may date from long before the close, so a download read at 80 KB/s
-/// through a small receive buffer for longer than `limit` was reset a moment
-/// after its last write, its last tens of KB never delivered.
+/// kernel has sent everything written (at most `TCP_NOTSENT_LOWAT` bytes;
+/// [`UnsentWait`]), so a peer that reads slowly but steadily gets the end of
+/// its download, and one that takes nothing for `limit` is reset.
 ///
 /// Dropped while a write still waits for the peer (a WebSocket writer ended
-/// by its session, a write or the wait above past its deadline), the socket
-/// is reset (`SO_LINGER` 0) rather than closed: a normal close leaves the
+/// by its session, a write or that wait past its deadline), the socket is
+/// reset (`SO_LINGER` 0) rather than closed: a normal close leaves the
 /// unsent data, up to a few MB a socket, in kernel memory in FIN-WAIT-1 for
 /// minutes after the server let go, outside every cap (a few hundred such
 /// sockets hold hundreds of MB). A peer that takes nothing gets nothing more.
-/// Dropped after that wait, the socket is closed normally: all that is left
-/// is within the window the peer has offered. Dropped otherwise (the
-/// connection ended on an error, or was aborted at the end of a shutdown's
-/// drain period), it is closed normally with `TCP_USER_TIMEOUT` set to
-/// `limit`, so the kernel drops the orphan instead of keeping it for minutes.
+/// Dropped after that wait, it is closed normally. Dropped otherwise (hyper
+/// ending a keep-alive connection at its idle bound, which runs from the
+/// last write, or on an error), the same wait runs in a task of its own
+/// before the close ([`unsent::close_when_sent`]); so does an upgraded
+/// socket's, once its WebSocket session is over. One dropped where no
+/// runtime runs is closed normally with `TCP_USER_TIMEOUT` set to `limit`,
+/// so the kernel drops the orphan instead of keeping it for minutes.
 pub(super) struct WriteDeadline {
-    inner: TokioIo<TcpStream>,
+    /// The socket; `None` only while it is being dropped.
+    inner: Option<TokioIo<TcpStream>>,
     limit: Duration,
     /// Set when the socket stops being an HTTP connection.
     pub(super) off: Arc<AtomicBool>,
-    /// Running while a write, or the wait before shutting down, waits for the peer.
+    /// Running while a write waits for the peer.
     stalled: Option<Pin<Box<tokio::time::Sleep>>>,
     /// The last write or flush waits for the peer (returned `Pending`, or
-    /// failed past its deadline) and nothing was written since.
+    /// failed past its deadline), or the wait for the unsent bytes timed
+    /// out, and nothing was written since.
     waiting: bool,
-    /// Where the wait for the unsent bytes before shutting down is.
-    unsent: Unsent,
-}
-
-/// The wait, before shutting down, for the kernel to send what was written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Unsent {
-    /// Not started: nothing was shut down yet.
-    NotChecked,
-    /// Waiting until fewer than `below` bytes are unsent (`TCP_NOTSENT_LOWAT`
-    /// set to twice that: the kernel reports writable below half of it).
-    Waiting { below: u32 },
-    /// Everything written has been sent (or the peer is gone).
-    Sent,
+    /// The wait for the unsent bytes before shutting down.
+    unsent: UnsentWait,
 }
 
 impl Drop for WriteDeadline {
     fn drop(&mut self) {
-        let socket = self.inner.inner();
+        let Some(io) = self.inner.take() else { return };
+        let stream = io.into_inner();
         if self.waiting {
-            let _ = socket.set_zero_linger();
-        } else if self.unsent != Unsent::Sent {
-            // `TCP_USER_TIMEOUT` (RFC 5482) is Linux's (and Android's):
-            // elsewhere such an orphan is left to the kernel's own limits.
-            #[cfg(any(target_os = "linux", target_os = "android"))]
-            let _ = socket2::SockRef::from(socket).set_tcp_user_timeout(Some(self.limit));
+            let _ = stream.set_zero_linger();
+            return;
         }
+        if self.unsent.is_over() {
+            return;
+        }
+        // Whatever ended it: `off` is no guide here, as the accept loop sets
+        // it when hyper's part ends, before it drops a connection that was
+        // not upgraded.
+        let Err(stream) = unsent::close_when_sent(stream, self.limit) else {
+            return;
+        };
+        // `TCP_USER_TIMEOUT` (RFC 5482) is Linux's (and Android's):
+        // elsewhere such an orphan is left to the kernel's own limits.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let _ = socket2::SockRef::from(&stream).set_tcp_user_timeout(Some(self.limit));
     }
 }
 
 impl WriteDeadline {
     pub(super) fn new(inner: TokioIo<TcpStream>, limit: Duration) -> Self {
         Self {
-            inner,
+            inner: Some(inner),
             limit,
             off: Arc::new(AtomicBool::new(false)),
             stalled: None,
             waiting: false,
-            unsent: Unsent::NotChecked,
+            unsent: UnsentWait::new(limit),
         }
     }
 
@@ -124,87 +122,12 @@ impl WriteDeadline {
             }
         }
     }
-
-    /// Ready once the kernel has sent everything written: first whether it
-    /// already has, else down from half of `NOTSENT_LOWAT`, halving each time
-    /// fewer bytes than the current step are left. Each step reached resets
-    /// the deadline; `TimedOut` when none is reached within `limit`.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn poll_sent(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        loop {
-            let below = match self.unsent {
-                Unsent::Sent => return Poll::Ready(Ok(())),
-                Unsent::NotChecked => 1,
-                Unsent::Waiting { below } => below,
-            };
-            let stream = self.inner.inner();
-            socket2::SockRef::from(stream).set_tcp_notsent_lowat(below.saturating_mul(2))?;
-            match poll_writable(stream, cx) {
-                Poll::Ready(Ok(())) => {
-                    if self.unsent != Unsent::NotChecked {
-                        self.progressed();
-                    }
-                    self.unsent = match below {
-                        1 => Unsent::Sent,
-                        _ => Unsent::Waiting { below: below / 2 },
-                    };
-                }
-                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
-                Poll::Pending if self.unsent == Unsent::NotChecked => {
-                    self.unsent = Unsent::Waiting {
-                        below: super::NOTSENT_LOWAT / 2,
-                    };
-                }
-                Poll::Pending if self.timed_out(cx) => return Poll::Ready(Err(stalled())),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-    }
-
-    /// Elsewhere the kernel keeps what is unsent past the close.
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    fn poll_sent(&mut self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.unsent = Unsent::Sent;
-        Poll::Ready(Ok(()))
-    }
 }
 
-/// The error of a write (or of the wait before shutting down) past its deadline.
-fn stalled() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::TimedOut,
-        "the peer took no data for handshake_timeout_ms",
-    )
-}
-
-/// Ready when `stream` is writable now (with `TCP_NOTSENT_LOWAT`: fewer than
-/// half of it unsent), or has an error or hang-up pending (the shutdown that
-/// follows reports it); else `Pending`, woken when that changes. tokio keeps
-/// the last readiness it saw, so the socket's own (level) state is asked with
-/// `poll(2)`, and tokio's cleared when it is not writable.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn poll_writable(stream: &TcpStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    loop {
-        ready!(stream.poll_write_ready(cx))?;
-        let now = stream.try_io(tokio::io::Interest::WRITABLE, || {
-            let mut fds = [PollFd::new(stream, PollFlags::OUT)];
-            let at_once = Timespec { tv_sec: 0, tv_nsec: 0 };
-            poll(&mut fds, Some(&at_once)).map_err(io::Error::from)?;
-            let revents = fds[0].revents();
-            if revents.intersects(PollFlags::OUT | PollFlags::ERR | PollFlags::HUP) {
-                Ok(())
-            } else {
-                Err(io::ErrorKind::WouldBlock.into())
-            }
-        });
-        match now {
-            Ok(()) => return Poll::Ready(Ok(())),
-            // Readiness cleared: the next `poll_write_ready` waits for the kernel.
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
-            Err(error) => return Poll::Ready(Err(error)),
-        }
-    }
+/// The error of a call on a socket already let go (none is made: hyper
+/// stops calling before it drops the socket).
+fn gone() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "the socket was let go")
 }
 
 impl hyper::rt::Read for WriteDeadline {
@@ -213,20 +136,29 @@ impl hyper::rt::Read for WriteDeadline {
         cx: &mut Context<'_>,
         buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+        match self.get_mut().inner.as_mut() {
+            Some(io) => Pin::new(io).poll_read(cx, buf),
+            None => Poll::Ready(Err(gone())),
+        }
     }
 }
 
 impl hyper::rt::Write for WriteDeadline {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        let outcome = Pin::new(&mut this.inner).poll_write(cx, buf);
+        let Some(io) = this.inner.as_mut() else {
+            return Poll::Ready(Err(gone()));
+        };
+        let outcome = Pin::new(io).poll_write(cx, buf);
         this.guard(cx, outcome)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_flush(cx) {
+        let Some(io) = this.inner.as_mut() else {
+            return Poll::Ready(Err(gone()));
+        };
+        match Pin::new(io).poll_flush(cx) {
             // A finished flush (always, on TCP) writes nothing: only a write
             // that makes progress says the peer takes data again.
             Poll::Pending => this.guard(cx, Poll::Pending),
@@ -236,15 +168,22 @@ impl hyper::rt::Write for WriteDeadline {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        let Some(io) = this.inner.as_mut() else {
+            return Poll::Ready(Err(gone()));
+        };
         // An upgraded socket is the WebSocket session's, which bounds its peer itself.
         if !this.off.load(Ordering::Relaxed) {
-            ready!(this.poll_sent(cx))?;
+            if let Err(error) = ready!(this.unsent.poll(io.inner(), cx)) {
+                // Past its deadline the socket is reset when dropped.
+                this.waiting = error.kind() == io::ErrorKind::TimedOut;
+                return Poll::Ready(Err(error));
+            }
         }
-        Pin::new(&mut this.inner).poll_shutdown(cx)
+        Pin::new(io).poll_shutdown(cx)
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+        self.inner.as_ref().is_some_and(|io| io.is_write_vectored())
     }
 
     fn poll_write_vectored(
@@ -253,7 +192,10 @@ impl hyper::rt::Write for WriteDeadline {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        let outcome = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        let Some(io) = this.inner.as_mut() else {
+            return Poll::Ready(Err(gone()));
+        };
+        let outcome = Pin::new(io).poll_write_vectored(cx, bufs);
         this.guard(cx, outcome)
     }
 }
@@ -284,15 +226,24 @@ mod tests {
         (server, client)
     }
 
+    /// How the server's end is let go after its last write.
+    #[derive(Clone, Copy)]
+    enum End {
+        /// Shut down, as hyper ends a `Connection: close` response.
+        ShutDown,
+        /// Dropped, as hyper drops a keep-alive connection at its idle bound.
+        Dropped,
+    }
+
     /// Writes `len` bytes through a `WriteDeadline` of `limit` in writes as
     /// large as the kernel takes (as hyper does with the chunks it has
-    /// queued), says so on `written`, then shuts down (the end of a
-    /// `Connection: close` download) and drops the socket.
-    fn write_then_shut_down(
+    /// queued), says so on `written`, then lets the socket go as `end` says.
+    fn write_then_end(
         server: TcpStream,
         len: usize,
         limit: Duration,
         written: oneshot::Sender<()>,
+        end: End,
     ) -> tokio::task::JoinHandle<io::Result<()>> {
         tokio::spawn(async move {
             let mut io = WriteDeadline::new(TokioIo::new(server), limit);
@@ -302,8 +253,30 @@ mod tests {
                 at += poll_fn(|cx| hyper::rt::Write::poll_write(Pin::new(&mut io), cx, &body[at..])).await?;
             }
             let _ = written.send(());
-            poll_fn(|cx| hyper::rt::Write::poll_shutdown(Pin::new(&mut io), cx)).await
+            match end {
+                End::ShutDown => poll_fn(|cx| hyper::rt::Write::poll_shutdown(Pin::new(&mut io), cx)).await,
+                End::Dropped => Ok(()),
+            }
         })
+    }
+
+    /// Reads everything `client` gets, 2 KiB every 25 ms (about 80 KB/s),
+    /// until the end of the stream; panics when it is reset first.
+    async fn read_slowly(client: &mut TcpStream, len: usize) -> (usize, std::time::Duration) {
+        let started = std::time::Instant::now();
+        let mut got = 0;
+        let mut chunk = [0u8; 2048];
+        loop {
+            match client.read(&mut chunk).await {
+                Ok(0) => return (got, started.elapsed()),
+                Ok(n) => got += n,
+                Err(error) => panic!(
+                    "cut off after {:?} and {got} of {len} bytes: {error}",
+                    started.elapsed()
+                ),
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
     }
 
     /// A reader taking 2 KiB every 25 ms (about 80 KB/s) through a small
@@ -318,27 +291,32 @@ mod tests {
         const LEN: usize = 600_000;
         let (server, mut client) = pair().await;
         let (written, _) = oneshot::channel();
-        let writer = write_then_shut_down(server, LEN, Duration::from_secs(5), written);
-        let started = std::time::Instant::now();
-        let mut got = 0;
-        let mut chunk = [0u8; 2048];
-        loop {
-            match client.read(&mut chunk).await {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(error) => panic!(
-                    "cut off after {:?} and {got} of {LEN} bytes: {error}",
-                    started.elapsed()
-                ),
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        let writer = write_then_end(server, LEN, Duration::from_secs(5), written, End::ShutDown);
+        let (got, took) = read_slowly(&mut client, LEN).await;
         assert_eq!(got, LEN);
-        assert!(started.elapsed() > Duration::from_secs(5), "read faster than the limit");
+        assert!(took > Duration::from_secs(5), "read faster than the limit");
         writer
             .await
             .expect("the writer's task")
             .expect("the shutdown after everything was sent");
+    }
+
+    /// The same reader gets everything when the socket is dropped without a
+    /// shutdown after the last write, as hyper drops a keep-alive connection
+    /// whose idle bound (`handshake_timeout_ms` from the last write) ran out
+    /// while the kernel still held the response's end. Before, the drop set
+    /// `TCP_USER_TIMEOUT` and the end was reset (the thirteenth hostile run:
+    /// a keep-alive download at 7 KB/s, 272,384 of 280,000 bytes).
+    #[tokio::test]
+    async fn a_slow_steady_reader_gets_everything_written_before_a_drop() {
+        const LEN: usize = 600_000;
+        let (server, mut client) = pair().await;
+        let (written, _) = oneshot::channel();
+        let writer = write_then_end(server, LEN, Duration::from_secs(5), written, End::Dropped);
+        let (got, took) = read_slowly(&mut client, LEN).await;
+        assert_eq!(got, LEN);
+        assert!(took > Duration::from_secs(5), "read faster than the limit");
+        writer.await.expect("the writer's task").expect("the writes");
     }
 
     /// A reader that stops taking data once everything is written is not
@@ -348,7 +326,7 @@ mod tests {
     async fn a_reader_that_stops_before_the_end_times_the_shutdown_out() {
         let (server, mut client) = pair().await;
         let (written, mut all_written) = oneshot::channel();
-        let writer = write_then_shut_down(server, 600_000, Duration::from_secs(1), written);
+        let writer = write_then_end(server, 600_000, Duration::from_secs(1), written, End::ShutDown);
         let mut chunk = [0u8; 2048];
         loop {
             tokio::select! {
@@ -360,6 +338,33 @@ mod tests {
         let outcome = writer.await.expect("the writer's task");
         let error = outcome.expect_err("the shutdown waits for a reader that takes nothing");
         assert_eq!(error.kind(), io::ErrorKind::TimedOut, "{error}");
+        let mut rest = Vec::new();
+        let end = client.read_to_end(&mut rest).await;
+        assert!(
+            end.is_err(),
+            "the socket is reset, not closed: read {} more bytes and an end",
+            rest.len()
+        );
+    }
+
+    /// A reader that stops once everything is written is not waited for
+    /// beyond the limit after a drop either: the task that waits for the
+    /// unsent bytes resets the socket.
+    #[tokio::test]
+    async fn a_reader_that_stops_before_the_end_of_a_dropped_socket_is_reset() {
+        let (server, mut client) = pair().await;
+        let (written, mut all_written) = oneshot::channel();
+        let writer = write_then_end(server, 600_000, Duration::from_secs(1), written, End::Dropped);
+        let mut chunk = [0u8; 2048];
+        loop {
+            tokio::select! {
+                _ = &mut all_written => break,
+                read = client.read(&mut chunk) => assert!(read.expect("read") > 0, "the end came before the last write"),
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        writer.await.expect("the writer's task").expect("the writes");
+        tokio::time::sleep(Duration::from_secs(3)).await;
         let mut rest = Vec::new();
         let end = client.read_to_end(&mut rest).await;
         assert!(
