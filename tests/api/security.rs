@@ -22,6 +22,7 @@ on_both_stores!(
     protocol_violations_close_with_1002_or_1007,
     a_panicking_session_affects_no_other,
     naughty_strings_round_trip_byte_identical,
+    a_websocket_key_that_is_not_16_bytes_in_base64_is_refused,
 );
 
 async fn outsiders_and_non_members_are_forbidden_everywhere_alike(backend: Backend) {
@@ -261,6 +262,36 @@ async fn an_idle_or_dribbling_peer_is_closed(backend: Backend) {
         "closed after {:?}",
         started.elapsed()
     );
+    app.stop().await;
+}
+
+/// RFC 6455 §4.2.1: the key is 16 bytes in base64. Anything else is 400
+/// and opens no session (the thirteenth hostile run: a 5,000-character key
+/// was upgraded); the RFC's own sample key is upgraded.
+async fn a_websocket_key_that_is_not_16_bytes_in_base64_is_refused(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let long = "A".repeat(5_000);
+    for (key, upgraded) in [
+        ("dGhlIHNhbXBsZSBub25jZQ==", true),
+        (long.as_str(), false),
+        ("dGhlIHNhbXBsZSBub25jZQ", false),
+        ("dGhlIHNhbXBsZSBub25jZQ=!", false),
+        ("dGhlIHNhbXBsZSBub25j*Q==", false),
+        ("aGVsbG8=", false),
+    ] {
+        let mut raw = TcpStream::connect(app.addr).await.expect("connect");
+        let request = format!(
+            "GET /v1/ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {}\r\n\r\n",
+            app.addr,
+            app.token("alice")
+        );
+        raw.write_all(request.as_bytes()).await.expect("handshake");
+        let mut head = vec![0u8; 4096];
+        let n = raw.read(&mut head).await.expect("response");
+        let head = String::from_utf8_lossy(&head[..n]);
+        let want = if upgraded { "HTTP/1.1 101" } else { "HTTP/1.1 400" };
+        assert!(head.starts_with(want), "key {:.40}…: {head}", key);
+    }
     app.stop().await;
 }
 

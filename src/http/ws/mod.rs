@@ -70,6 +70,11 @@ pub async fn ws_handler(
         Ok(u) => u,
         Err(rejection) => return ApiError::bad_request(&rejection.body_text()).into_response(),
     };
+    // axum checks that the key is there, not what it is.
+    let key = headers.get(axum::http::header::SEC_WEBSOCKET_KEY);
+    if !key.is_some_and(|key| is_websocket_key(key.as_bytes())) {
+        return ApiError::bad_request("Sec-WebSocket-Key must be 16 bytes in base64 (RFC 6455 §4.2.1)").into_response();
+    }
     let permit = match state.limits.acquire(&user.user_id) {
         Ok(permit) => permit,
         Err(refused @ ConnectionRefused::PerUser) => {
@@ -96,4 +101,15 @@ pub async fn ws_handler(
             let span = tracing::info_span!("session", user_id = %user.user_id);
             tracker.track_future(session::run(socket, state, user, permit).instrument(span))
         })
+}
+
+/// Whether `key` is a `Sec-WebSocket-Key` as RFC 6455 §4.2.1 requires: 16
+/// bytes in base64, that is 22 characters of its alphabet and `==` (every
+/// client sends 16 random bytes; before, a 5,000-character key was upgraded).
+fn is_websocket_key(key: &[u8]) -> bool {
+    key.len() == 24
+        && key.ends_with(b"==")
+        && key[..22]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'+' || *c == b'/')
 }
