@@ -8,6 +8,7 @@
 //! Upgraded WebSocket connections leave this loop's accounting at the upgrade:
 //! their limits live in [`crate::http::ws`].
 
+mod deadline;
 mod unsent;
 mod write_deadline;
 

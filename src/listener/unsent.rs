@@ -9,21 +9,18 @@
 //! waits itself, with the same rule as for a write: each step of progress
 //! starts the deadline again, and none for the deadline resets the socket.
 
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::net::TcpStream;
 
-/// The state of one wait for the unsent bytes of a socket.
+use super::deadline::Deadline;
+
+/// Where one wait for the unsent bytes of a socket is; its time bound is the
+/// connection's [`Deadline`].
 pub(super) struct UnsentWait {
-    /// Longest time without a step (`handshake_timeout_ms`).
-    limit: Duration,
     step: Step,
-    /// Running while no step is reached.
-    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 /// Where a wait is.
@@ -38,13 +35,9 @@ enum Step {
 }
 
 impl UnsentWait {
-    /// A wait that allows `limit` between steps.
-    pub(super) fn new(limit: Duration) -> Self {
-        Self {
-            limit,
-            step: Step::NotChecked,
-            stalled: None,
-        }
+    /// A wait not started.
+    pub(super) fn new() -> Self {
+        Self { step: Step::NotChecked }
     }
 
     /// Whether the wait found everything sent.
@@ -55,13 +48,18 @@ impl UnsentWait {
     /// Ready once the kernel has sent everything written to `stream`: first
     /// whether it already has, else down from half of `NOTSENT_LOWAT`,
     /// halving each time fewer bytes than the current step are left. Each
-    /// step reached starts the deadline again.
+    /// step reached starts `deadline` again.
     ///
     /// # Errors
-    /// `TimedOut` when no step is reached within `limit`; the socket's own
-    /// error when setting `TCP_NOTSENT_LOWAT` or asking its state fails.
+    /// `TimedOut` when no step is reached within the deadline; the socket's
+    /// own error when setting `TCP_NOTSENT_LOWAT` or asking its state fails.
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    pub(super) fn poll(&mut self, stream: &TcpStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    pub(super) fn poll(
+        &mut self,
+        stream: &TcpStream,
+        deadline: &mut Deadline,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
         loop {
             let below = match self.step {
                 Step::Sent => return Poll::Ready(Ok(())),
@@ -72,7 +70,7 @@ impl UnsentWait {
             socket2::SockRef::from(stream).set_tcp_notsent_lowat(below.saturating_mul(2))?;
             match poll_writable(stream, cx) {
                 Poll::Ready(Ok(())) => {
-                    self.stalled = None;
+                    deadline.reset();
                     self.step = match below {
                         1 => Step::Sent,
                         _ => Step::Below(below / 2),
@@ -82,21 +80,20 @@ impl UnsentWait {
                 Poll::Pending if self.step == Step::NotChecked => {
                     self.step = Step::Below(super::NOTSENT_LOWAT / 2);
                 }
-                Poll::Pending => {
-                    let limit = self.limit;
-                    let timer = self.stalled.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
-                    if timer.as_mut().poll(cx).is_ready() {
-                        return Poll::Ready(Err(stalled()));
-                    }
-                    return Poll::Pending;
-                }
+                Poll::Pending if deadline.expired(cx) => return Poll::Ready(Err(stalled())),
+                Poll::Pending => return Poll::Pending,
             }
         }
     }
 
     /// Elsewhere the kernel keeps what is unsent past the close.
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    pub(super) fn poll(&mut self, _stream: &TcpStream, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    pub(super) fn poll(
+        &mut self,
+        _stream: &TcpStream,
+        _deadline: &mut Deadline,
+        _cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
         self.step = Step::Sent;
         Poll::Ready(Ok(()))
     }
@@ -120,8 +117,8 @@ pub(super) fn close_when_sent(stream: TcpStream, limit: Duration) -> Result<(), 
         return Err(stream);
     };
     runtime.spawn(async move {
-        let mut wait = UnsentWait::new(limit);
-        let outcome = std::future::poll_fn(|cx| wait.poll(&stream, cx)).await;
+        let (mut wait, mut deadline) = (UnsentWait::new(), Deadline::new(limit));
+        let outcome = std::future::poll_fn(|cx| wait.poll(&stream, &mut deadline, cx)).await;
         if outcome.is_err_and(|error| error.kind() == io::ErrorKind::TimedOut) {
             let _ = stream.set_zero_linger();
         }

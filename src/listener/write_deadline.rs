@@ -1,7 +1,6 @@
 //! An HTTP connection's socket with a bound on how long its peer may take no
 //! data, while a response is written and after its last write.
 
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +11,7 @@ use std::time::Duration;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use super::deadline::Deadline;
 use super::unsent::{self, stalled, UnsentWait};
 
 /// An HTTP connection's socket whose writes fail with `TimedOut` once one has
@@ -43,11 +43,10 @@ use super::unsent::{self, stalled, UnsentWait};
 pub(super) struct WriteDeadline {
     /// The socket; `None` only while it is being dropped.
     inner: Option<TokioIo<TcpStream>>,
-    limit: Duration,
+    /// Running while a write, or the wait for the unsent bytes, waits for the peer.
+    deadline: Deadline,
     /// Set when the socket stops being an HTTP connection.
     pub(super) off: Arc<AtomicBool>,
-    /// Running while a write waits for the peer.
-    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
     /// The last write or flush waits for the peer (returned `Pending`, or
     /// failed past its deadline), or the wait for the unsent bytes timed
     /// out, and nothing was written since.
@@ -70,13 +69,13 @@ impl Drop for WriteDeadline {
         // Whatever ended it: `off` is no guide here, as the accept loop sets
         // it when hyper's part ends, before it drops a connection that was
         // not upgraded.
-        let Err(stream) = unsent::close_when_sent(stream, self.limit) else {
+        let Err(stream) = unsent::close_when_sent(stream, self.deadline.limit()) else {
             return;
         };
         // `TCP_USER_TIMEOUT` (RFC 5482) is Linux's (and Android's):
         // elsewhere such an orphan is left to the kernel's own limits.
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        let _ = socket2::SockRef::from(&stream).set_tcp_user_timeout(Some(self.limit));
+        let _ = socket2::SockRef::from(&stream).set_tcp_user_timeout(Some(self.deadline.limit()));
     }
 }
 
@@ -84,11 +83,10 @@ impl WriteDeadline {
     pub(super) fn new(inner: TokioIo<TcpStream>, limit: Duration) -> Self {
         Self {
             inner: Some(inner),
-            limit,
+            deadline: Deadline::new(limit),
             off: Arc::new(AtomicBool::new(false)),
-            stalled: None,
             waiting: false,
-            unsent: UnsentWait::new(limit),
+            unsent: UnsentWait::new(),
         }
     }
 
@@ -97,17 +95,15 @@ impl WriteDeadline {
     fn timed_out(&mut self, cx: &mut Context<'_>) -> bool {
         self.waiting = true;
         if self.off.load(Ordering::Relaxed) {
-            self.stalled = None;
+            self.deadline.reset();
             return false;
         }
-        let limit = self.limit;
-        let timer = self.stalled.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
-        timer.as_mut().poll(cx).is_ready()
+        self.deadline.expired(cx)
     }
 
     /// The peer took data: the deadline starts again.
     fn progressed(&mut self) {
-        self.stalled = None;
+        self.deadline.reset();
         self.waiting = false;
     }
 
@@ -173,7 +169,7 @@ impl hyper::rt::Write for WriteDeadline {
         };
         // An upgraded socket is the WebSocket session's, which bounds its peer itself.
         if !this.off.load(Ordering::Relaxed) {
-            if let Err(error) = ready!(this.unsent.poll(io.inner(), cx)) {
+            if let Err(error) = ready!(this.unsent.poll(io.inner(), &mut this.deadline, cx)) {
                 // Past its deadline the socket is reset when dropped.
                 this.waiting = error.kind() == io::ErrorKind::TimedOut;
                 return Poll::Ready(Err(error));
